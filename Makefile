@@ -1,0 +1,94 @@
+# adaptmon — build, test and run.
+#   make            build ./adaptmon
+#   make run        install missing packages, build, start the server
+#   make test       install missing packages, build, run every test
+#   make asan       build with ASan+UBSan into build-asan/ and run the tests
+#   make bench-core scoring-core benchmark (report: bench/README.md)
+
+BUILD    ?= build
+CC       ?= cc
+PKGS     := libmicrohttpd jansson sqlite3 libutf8proc
+OPT      ?= -O2
+SAN      ?=
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wpointer-arith -Wcast-qual -Wformat=2 -Wvla
+CFLAGS   ?= $(OPT) -g
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) $(SAN) \
+             -Icore -I$(BUILD)/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstemmer -lpthread -lm
+LDFLAGS  ?=
+
+CORE_SRC := $(wildcard core/*.c core/compat/*.c)
+GEN_OBJ  ?= $(BUILD)/gen/stopwords_data.o
+CORE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC)) $(GEN_OBJ)
+SRV_SRC  := $(wildcard server/*.c)
+SRV_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(SRV_SRC))
+UT_SRC   := $(wildcard tests/unit/test_*.c)
+UT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UT_SRC))
+STOPWORD_DATA := $(wildcard data/stopwords/snowball/*.stop.txt) data/stopwords/stopwords-iso/stopwords-iso.json
+
+.PHONY: all deps run test unit asan clean bench-core lint
+all: adaptmon
+
+adaptmon: $(BUILD)/adaptmon
+	cp $< $@
+
+$(BUILD)/adaptmon: $(SRV_OBJ) $(BUILD)/libamcore.a
+	$(CC) $(SAN) $(LDFLAGS) -o $@ $(SRV_OBJ) $(BUILD)/libamcore.a $(LDLIBS)
+
+$(BUILD)/libamcore.a: $(CORE_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/%.o: %.c $(wildcard core/*.h core/compat/*.h server/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iserver -c -o $@ $<
+
+# Stopword lists are compiled in from the shipped data files.
+$(BUILD)/tools/gen_stopwords: tools/gen_stopwords.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 $(shell pkg-config --cflags jansson) -o $@ $< $(shell pkg-config --libs jansson)
+
+$(BUILD)/gen/stopwords_data.c: $(BUILD)/tools/gen_stopwords $(STOPWORD_DATA)
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/gen_stopwords data/stopwords $@
+
+$(BUILD)/gen/stopwords_data.o: $(BUILD)/gen/stopwords_data.c
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/testutil.o: tests/unit/testutil.c tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -DAM_SRCDIR='"$(CURDIR)"' -c -o $@ $<
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/testutil.o $(BUILD)/libamcore.a tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/testutil.o \
+	    $(BUILD)/libamcore.a -lcmocka $(LDLIBS) $(SAN)
+
+unit: $(UT_BIN)
+
+deps:
+	@sh tools/deps.sh
+
+run: deps all
+	./adaptmon serve
+
+test: deps
+	$(MAKE) all unit
+	@BUILD=$(BUILD) sh tests/run.sh
+
+asan: deps
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    build-asan/adaptmon unit
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    BUILD=build-asan ADAPTMON=build-asan/adaptmon sh tests/run.sh
+
+bench-core: deps all
+	sh bench/core.sh
+
+lint:
+	clang-format --dry-run --Werror core/*.c core/*.h core/compat/*.[ch] server/*.[ch]
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 -Icore core server
+
+clean:
+	rm -rf build build-asan adaptmon

@@ -1,0 +1,300 @@
+/* am.c — common definitions of the scoring core (see am.h). */
+#include "am.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *am_strerror(int err)
+{
+    switch (err) {
+    case AM_OK: return "ok";
+    case AM_ERR_NOMEM: return "out of memory";
+    case AM_ERR_INVALID: return "invalid argument";
+    case AM_ERR_UTF8: return "invalid UTF-8";
+    case AM_ERR_NUL: return "NUL byte in text";
+    case AM_ERR_PARSE: return "malformed input";
+    case AM_ERR_RANGE: return "value out of range";
+    case AM_ERR_NOTFOUND: return "not found";
+    case AM_ERR_IO: return "I/O error";
+    case AM_ERR_CONFLICT: return "conflict";
+    case AM_ERR_INTERNAL: return "internal error";
+    default: return "unknown error";
+    }
+}
+
+static void am_oom(size_t n)
+{
+    fprintf(stderr, "adaptmon: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *am_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        am_oom(n);
+    return p;
+}
+
+void *am_xcalloc(size_t nmemb, size_t size)
+{
+    void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+    if (!p)
+        am_oom(nmemb * size);
+    return p;
+}
+
+void *am_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        am_oom(n);
+    return q;
+}
+
+char *am_xstrdup(const char *s)
+{
+    return am_xstrndup(s, strlen(s));
+}
+
+char *am_xstrndup(const char *s, size_t n)
+{
+    char *p = am_xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+/* ---- am_buf ------------------------------------------------------------- */
+
+void am_buf_init(am_buf *b)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void am_buf_cleanup(am_buf *b)
+{
+    free(b->data);
+    am_buf_init(b);
+}
+
+void am_buf_reset(am_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+static void am_buf_grow(am_buf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    b->data = am_xrealloc(b->data, cap);
+    b->cap = cap;
+}
+
+void am_buf_append(am_buf *b, const char *s, size_t n)
+{
+    am_buf_grow(b, n);
+    if (n)
+        memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void am_buf_appends(am_buf *b, const char *s)
+{
+    am_buf_append(b, s, strlen(s));
+}
+
+void am_buf_appendc(am_buf *b, char c)
+{
+    am_buf_append(b, &c, 1);
+}
+
+void am_buf_printf(am_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    am_buf_grow(b, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+const char *am_buf_str(const am_buf *b)
+{
+    return b->data ? b->data : "";
+}
+
+char *am_buf_detach(am_buf *b)
+{
+    char *s = b->data ? b->data : am_xstrdup("");
+    am_buf_init(b);
+    return s;
+}
+
+/* ---- am_toks ------------------------------------------------------------ */
+
+void am_toks_init(am_toks *t)
+{
+    t->v = NULL;
+    t->n = 0;
+    t->cap = 0;
+}
+
+void am_toks_reset(am_toks *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->v[i]);
+    t->n = 0;
+}
+
+void am_toks_cleanup(am_toks *t)
+{
+    am_toks_reset(t);
+    free(t->v);
+    am_toks_init(t);
+}
+
+void am_toks_push(am_toks *t, const char *s, size_t n)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 16;
+        t->v = am_xrealloc(t->v, t->cap * sizeof *t->v);
+    }
+    t->v[t->n++] = am_xstrndup(s, n);
+}
+
+void am_toks_pushs(am_toks *t, const char *s)
+{
+    am_toks_push(t, s, strlen(s));
+}
+
+void am_toks_join(const am_toks *t, am_buf *b)
+{
+    am_buf_reset(b);
+    am_buf_append(b, "", 0);
+    for (size_t i = 0; i < t->n; i++) {
+        if (i)
+            am_buf_appendc(b, ' ');
+        am_buf_appends(b, t->v[i]);
+    }
+}
+
+static int am_ascii_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+void am_toks_split_ascii(am_toks *t, const char *s)
+{
+    const char *p = s;
+    while (*p) {
+        while (*p && am_ascii_space((unsigned char)*p))
+            p++;
+        const char *start = p;
+        while (*p && !am_ascii_space((unsigned char)*p))
+            p++;
+        if (p > start)
+            am_toks_push(t, start, (size_t)(p - start));
+    }
+}
+
+int am_py_isspace(int32_t cp)
+{
+    if (cp == ' ' || (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x1F))
+        return 1;
+    if (cp < 0x80)
+        return 0;
+    return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
+           cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+size_t am_utf8_decode(const char *s, size_t len, int32_t *cp)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (u[0] < 0x80 || len < 2) {
+        *cp = u[0];
+        return 1;
+    }
+    if ((u[0] & 0xE0) == 0xC0) {
+        *cp = ((int32_t)(u[0] & 0x1F) << 6) | (u[1] & 0x3F);
+        return 2;
+    }
+    if ((u[0] & 0xF0) == 0xE0 && len >= 3) {
+        *cp = ((int32_t)(u[0] & 0x0F) << 12) | ((int32_t)(u[1] & 0x3F) << 6) | (u[2] & 0x3F);
+        return 3;
+    }
+    if (len >= 4) {
+        *cp = ((int32_t)(u[0] & 0x07) << 18) | ((int32_t)(u[1] & 0x3F) << 12) |
+              ((int32_t)(u[2] & 0x3F) << 6) | (u[3] & 0x3F);
+        return 4;
+    }
+    *cp = u[0];
+    return 1;
+}
+
+size_t am_utf8_encode(int32_t cp, char *out)
+{
+    unsigned char *o = (unsigned char *)out;
+    if (cp < 0x80) {
+        o[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (unsigned char)(0xC0 | (cp >> 6));
+        o[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (unsigned char)(0xE0 | (cp >> 12));
+        o[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (unsigned char)(0xF0 | (cp >> 18));
+    o[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+void am_toks_split_py(am_toks *t, const char *s)
+{
+    size_t len = strlen(s);
+    size_t i = 0;
+    while (i < len) {
+        int32_t cp;
+        size_t n;
+        /* skip whitespace */
+        while (i < len) {
+            n = am_utf8_decode(s + i, len - i, &cp);
+            if (!am_py_isspace(cp))
+                break;
+            i += n;
+        }
+        size_t start = i;
+        while (i < len) {
+            n = am_utf8_decode(s + i, len - i, &cp);
+            if (am_py_isspace(cp))
+                break;
+            i += n;
+        }
+        if (i > start)
+            am_toks_push(t, s + start, i - start);
+    }
+}

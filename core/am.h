@@ -1,0 +1,108 @@
+/*
+ * am.h — common definitions of the adaptmon scoring core.
+ *
+ * Error codes, allocation wrappers, a growable byte buffer (am_buf) and a
+ * token list (am_toks). Everything in core/ builds on these. The core does
+ * no I/O and keeps no global mutable state, so every function here may be
+ * called from many threads at once on distinct objects.
+ *
+ * Conventions (DESIGN.md): functions return int, 0 (AM_OK) on success or a
+ * negative enum am_err; results go through out-parameters; ownership is
+ * stated in the comment above each function.
+ */
+#ifndef AM_H
+#define AM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum am_err {
+    AM_OK = 0,
+    AM_ERR_NOMEM = -1,    /* allocation failed (the x-wrappers abort instead) */
+    AM_ERR_INVALID = -2,  /* invalid argument or option value */
+    AM_ERR_UTF8 = -3,     /* input is not valid UTF-8 */
+    AM_ERR_NUL = -4,      /* input contains a NUL byte */
+    AM_ERR_PARSE = -5,    /* malformed structured input (CSV, JSON, SGML, TBX) */
+    AM_ERR_RANGE = -6,    /* a value or size is outside the allowed range */
+    AM_ERR_NOTFOUND = -7, /* a named thing (language, list, id) does not exist */
+    AM_ERR_IO = -8,       /* I/O failure (server/CLI only; core never does I/O) */
+    AM_ERR_CONFLICT = -9, /* state conflict (server only) */
+    AM_ERR_INTERNAL = -10 /* broken invariant or library failure */
+};
+
+/* Returns a static, human-readable name for an am_err code ("invalid UTF-8", ...). */
+const char *am_strerror(int err);
+
+/* Allocation wrappers: never return NULL; on allocation failure they print a
+ * message to stderr and abort() (as redis does), so callers need not test.
+ * Memory is released with free(). */
+void *am_xmalloc(size_t n);
+void *am_xcalloc(size_t nmemb, size_t size);
+void *am_xrealloc(void *p, size_t n);
+char *am_xstrdup(const char *s);
+char *am_xstrndup(const char *s, size_t n);
+
+/* ---- am_buf: growable, always NUL-terminated byte buffer ---------------- */
+typedef struct am_buf {
+    char *data;  /* NUL-terminated; NULL until the first append */
+    size_t len;  /* bytes used, excluding the terminating NUL */
+    size_t cap;
+} am_buf;
+
+/* Initializes an empty buffer (no allocation). Pair with am_buf_cleanup. */
+void am_buf_init(am_buf *b);
+/* Frees the buffer's memory and leaves it empty and reusable. */
+void am_buf_cleanup(am_buf *b);
+/* Sets length to 0, keeping the allocation. */
+void am_buf_reset(am_buf *b);
+void am_buf_append(am_buf *b, const char *s, size_t n);
+void am_buf_appends(am_buf *b, const char *s);
+void am_buf_appendc(am_buf *b, char c);
+/* printf-style append. */
+void am_buf_printf(am_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Returns the buffer's string ("" when empty); valid until the next change. */
+const char *am_buf_str(const am_buf *b);
+/* Transfers ownership of the string to the caller (caller frees) and leaves
+ * the buffer empty. Never returns NULL. */
+char *am_buf_detach(am_buf *b);
+
+/* ---- am_toks: list of tokens, each an owned NUL-terminated string ------- */
+typedef struct am_toks {
+    char **v;   /* v[0..n-1], each owned by the list */
+    size_t n;
+    size_t cap;
+} am_toks;
+
+void am_toks_init(am_toks *t);
+/* Frees every token and the array; the list is empty and reusable after. */
+void am_toks_cleanup(am_toks *t);
+/* Frees the tokens, keeps the array allocation. */
+void am_toks_reset(am_toks *t);
+/* Appends a copy of s[0..n). */
+void am_toks_push(am_toks *t, const char *s, size_t n);
+void am_toks_pushs(am_toks *t, const char *s);
+/* Joins the tokens with one ASCII space into b (b is reset first). */
+void am_toks_join(const am_toks *t, am_buf *b);
+
+/* Splits on ASCII whitespace (space, \t, \n, \v, \f, \r), as Ruby's
+ * String#split and rk.rb do. Appends to t (does not reset it). */
+void am_toks_split_ascii(am_toks *t, const char *s);
+/* Splits as Python's str.split() with no argument: on every code point for
+ * which str.isspace() is true (ASCII whitespace, U+001C..U+001F, U+0085,
+ * U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000).
+ * s must be valid UTF-8. Appends to t. sacreBLEU splits tokenized text so. */
+void am_toks_split_py(am_toks *t, const char *s);
+
+/* Decodes one UTF-8 code point at s (which must be valid UTF-8, len > 0).
+ * Stores it in *cp and returns the number of bytes consumed (1..4). */
+size_t am_utf8_decode(const char *s, size_t len, int32_t *cp);
+/* Encodes cp as UTF-8 into out (at least 4 bytes); returns the byte count. */
+size_t am_utf8_encode(int32_t cp, char *out);
+/* True when cp is whitespace for Python's str.isspace(). */
+int am_py_isspace(int32_t cp);
+
+#endif

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs the Debian packages adaptmon needs to build and test, when missing.
+# As root it runs apt-get; otherwise it prints the exact command to run.
+set -e
+PKGS="build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev \
+libutf8proc-dev libstemmer-dev libcmocka-dev python3 curl sqlite3"
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+    echo "deps: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $missing
+else
+    echo "deps: missing Debian packages:$missing"
+    echo "deps: run: sudo apt-get update && sudo apt-get install -y$missing"
+    exit 1
+fi
