@@ -23,6 +23,9 @@ int am_text_validate(const char *s, size_t len, size_t *err_offset);
 /* Removes XML-like inline tags (<x id="1"/>, <g id="2">, </g>, <bpt …>,
  * <term …>…</term> keeps the content) and decodes the entities &lt; &gt;
  * &amp; &quot; &apos;. A '<' that does not start a tag ("a < b") is kept.
+ * The XLIFF native-code elements <bpt> <ept> <ph> <it> are removed with
+ * their content (<bpt id="1">&lt;b&gt;</bpt> is markup, not text); comments
+ * <!--…--> are removed. Entities are decoded once ("&amp;lt;" → "&lt;").
  * Writes into out (reset first). Returns AM_OK. */
 int am_text_strip_tags(const char *s, am_buf *out);
 
