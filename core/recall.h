@@ -1,0 +1,159 @@
+/*
+ * recall.h — immediate adaptation recall R0, R1, …, Rk and R0+1
+ * (METRICS.md §2; Simianer, Wuebker & DeNero, NAACL 2019).
+ *
+ * The occurrence history occ[w] (number of confirmed segments so far whose
+ * confirmed translation contains content word w) lives with the caller — in
+ * SQLite for the server, in an am_vocab for the CLI — and is read through a
+ * lookup callback. Scoring a segment does not modify the history: the result
+ * lists the words whose count the caller must then increment by one
+ * (am_recall_seg_commit does so for an am_vocab history).
+ *
+ * Flow per confirmed segment i:
+ *   1. content words of the confirmed translation and of each hypothesis
+ *      (am_recall_content_words for the standard profile; the simianer2019
+ *      profile has its own extraction in compat/simianer2019.h);
+ *   2. am_recall_segment: the deduplicated types T_i (first-appearance order,
+ *      after the optional novel-word filter), each with its shot number
+ *      shot = occ_before[w], and per system whether w occurs among the
+ *      hypothesis's content words;
+ *   3. the caller persists occ[w] += 1 for every word of the result and adds
+ *      each system's segment totals to its session totals
+ *      (am_recall_totals_merge).
+ *
+ * A word with shot s enters R_s (when s <= k) and R0+1 (when s <= 1). The
+ * occurrence history depends only on the confirmed translations, so every
+ * system scored on the segment shares the words and shots.
+ */
+#ifndef AM_RECALL_H
+#define AM_RECALL_H
+
+#include "am.h"
+#include "stopwords.h"
+#include "text.h"
+#include "tok.h"
+#include "vocab.h"
+
+/* Highest supported k (same bound as AM_MAX_K in config.h). */
+#define AM_RECALL_MAX_K 16
+
+/* The value am_recall_score returns for an empty denominator (JSON null). */
+#define AM_RECALL_NULL (-1.0)
+
+/* Reads the history: stores in *occ_before the number of confirmed segments
+ * before this one whose translation contained word (0 when never seen).
+ * Returns AM_OK, or a negative am_err that aborts the scoring and is
+ * returned to the caller unchanged. */
+typedef int (*am_recall_lookup_fn)(void *ctx, const char *word, int64_t *occ_before);
+
+/* Reads a background vocabulary (novel-word variant): stores in *count the
+ * word's count in the MT training data, 0 when the word is absent. Returns
+ * AM_OK or a negative am_err (aborts the scoring). */
+typedef int (*am_recall_background_fn)(void *ctx, const char *word, int64_t *count);
+
+typedef struct am_recall_config {
+    enum am_tok_kind tokenizer; /* standard profile tokenizer (default intl) */
+    enum am_norm norm;          /* token normalization (default NFKC) */
+    int casefold;               /* 1: Unicode case folding (default) */
+    int strip_tags;             /* 1: remove inline markup first (default) */
+    const am_sw *stopwords;     /* not owned; normalized like the tokens;
+                                   NULL = no stopwords */
+    int k;                      /* highest shot reported, 0..AM_RECALL_MAX_K
+                                   (default 1) */
+    am_recall_background_fn background; /* NULL: no novel-word filter */
+    void *background_ctx;
+    int64_t rare_threshold;     /* with a background: count only words whose
+                                   background count is <= this (default 0) */
+} am_recall_config;
+
+/* Fills *c with the standard profile's defaults: intl, NFKC, casefold,
+ * strip_tags, no stopwords, k = 1, no background, rare_threshold 0. */
+void am_recall_config_init(am_recall_config *c);
+
+/* ---- totals ---------------------------------------------------------- */
+
+typedef struct am_recall_count {
+    int64_t hits;
+    int64_t total;
+} am_recall_count;
+
+typedef struct am_recall_totals {
+    int k;                              /* r[0..k] are in use */
+    am_recall_count r[AM_RECALL_MAX_K + 1]; /* r[s]: R_s (s-shot) */
+    am_recall_count r01;                /* R0+1: shots 0 and 1 */
+} am_recall_totals;
+
+/* Zeroes *t for shots 0..k (k is clamped to 0..AM_RECALL_MAX_K). */
+void am_recall_totals_init(am_recall_totals *t, int k);
+/* Adds one word with the given shot and hit flag: it enters R_shot when
+ * shot <= k and R0+1 when shot <= 1; other shots change nothing. */
+void am_recall_totals_add(am_recall_totals *t, int64_t shot, int hit);
+/* dst += src. Returns AM_OK, or AM_ERR_INVALID when the k differ (dst is
+ * then unchanged). */
+int am_recall_totals_merge(am_recall_totals *dst, const am_recall_totals *src);
+/* hits/total, or AM_RECALL_NULL (-1.0, "null") when total is 0. Scores are
+ * otherwise in [0, 1], so a negative value always means null. */
+double am_recall_score(const am_recall_count *c);
+
+/* ---- segment scoring ------------------------------------------------- */
+
+typedef struct am_recall_seg {
+    int k;
+    am_toks words;        /* T_i: content-word types of the confirmed
+                             translation, deduplicated, first-appearance
+                             order, after the novel-word filter. The caller
+                             increments occ[w] by one for EVERY word here
+                             (also those with shot > k). */
+    int64_t *shot;        /* shot[i] = occ[words.v[i]] before this segment;
+                             word i is counted in R_shot when shot <= k */
+    size_t nsys;
+    unsigned char *hit;   /* hit[s * words.n + i]: 1 when word i occurs among
+                             system s's hypothesis content words */
+    am_recall_totals *sys; /* sys[s]: system s's totals for this segment */
+} am_recall_seg;
+
+/* Initializes an empty result (no allocation). Pair with am_recall_seg_cleanup. */
+void am_recall_seg_init(am_recall_seg *r);
+/* Frees everything the result owns; it is empty and reusable after. */
+void am_recall_seg_cleanup(am_recall_seg *r);
+
+/* Standard-profile content words of text (METRICS.md §1): strip tags (when
+ * cfg->strip_tags) → tokenize with cfg->tokenizer → normalize each token
+ * (cfg->norm, cfg->casefold) → drop stopwords (cfg->stopwords), tokens made
+ * only of punctuation/symbols and tokens made only of decimal digits.
+ * Appends the remaining normalized tokens to out in text order (duplicates
+ * kept; out is not reset). Returns AM_OK, AM_ERR_NUL / AM_ERR_UTF8 for
+ * invalid input (out unchanged) or AM_ERR_INVALID. */
+int am_recall_content_words(const am_recall_config *cfg, const char *text, am_toks *out);
+
+/* Scores one confirmed segment from extracted content words: ref = content
+ * tokens of the confirmed translation (duplicates allowed), hyps[0..nsys) =
+ * content tokens of each system's hypothesis (nsys may be 0). Uses cfg->k,
+ * cfg->background, cfg->background_ctx and cfg->rare_threshold only. The
+ * lookup is called once per type. *out must have been initialized
+ * (am_recall_seg_init); it is reset first and stays owned by the caller
+ * (am_recall_seg_cleanup), also on error (then it is empty). Returns AM_OK,
+ * AM_ERR_INVALID (bad k, NULL lookup), or an error from a callback. */
+int am_recall_segment(const am_recall_config *cfg, const am_toks *ref, const am_toks *hyps,
+                      size_t nsys, am_recall_lookup_fn lookup, void *lookup_ctx,
+                      am_recall_seg *out);
+
+/* Standard profile, whole segment: am_recall_content_words on translation
+ * and on each hyps[s] (s < nsys), then am_recall_segment. Returns as those. */
+int am_recall_score_texts(const am_recall_config *cfg, const char *translation,
+                          const char *const *hyps, size_t nsys, am_recall_lookup_fn lookup,
+                          void *lookup_ctx, am_recall_seg *out);
+
+/* ---- in-memory history (CLI, tests) ---------------------------------- */
+
+/* An am_recall_lookup_fn over an am_vocab history (ctx is the am_vocab *;
+ * absent words have occ 0). Always AM_OK. */
+int am_recall_vocab_lookup(void *ctx, const char *word, int64_t *occ_before);
+/* An am_recall_background_fn over an am_vocab of background counts (ctx is
+ * the am_vocab *, e.g. from am_vocab_parse_counts). Always AM_OK. */
+int am_recall_vocab_background(void *ctx, const char *word, int64_t *count);
+/* Applies a scored segment to an am_vocab history: occ[w] += 1 for every
+ * word of r. */
+void am_recall_seg_commit(const am_recall_seg *r, am_vocab *hist);
+
+#endif

@@ -1,0 +1,252 @@
+/* test_stopwords.c — stopword sets (core/stopwords.h). */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "stopwords.h"
+#include "text.h"
+
+static const char *const snowball_files[][2] = {
+    {"danish", "da"},    {"dutch", "nl"},      {"english", "en"},   {"finnish", "fi"},
+    {"french", "fr"},    {"german", "de"},     {"hungarian", "hu"}, {"italian", "it"},
+    {"norwegian", "no"}, {"portuguese", "pt"}, {"russian", "ru"},   {"spanish", "es"},
+    {"swedish", "sv"},
+};
+
+/* Parses a Snowball list file the way its header describes it ('|' starts a
+ * comment, the word is the first field of a line) into distinct words. */
+static size_t read_snowball(const char *file, char ***words_out)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "data/stopwords/snowball/%s.stop.txt", file);
+    char *buf = tu_read(rel, NULL);
+    char **words = NULL;
+    size_t n = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *bar = strchr(line, '|');
+        if (bar)
+            *bar = '\0';
+        char *w = line + strspn(line, " \t\r");
+        size_t len = strcspn(w, " \t\r");
+        if (len == 0)
+            continue;
+        w[len] = '\0';
+        int dup = 0;
+        for (size_t i = 0; i < n; i++)
+            dup |= strcmp(words[i], w) == 0;
+        if (dup)
+            continue;
+        words = realloc(words, (n + 1) * sizeof *words);
+        words[n++] = strdup(w);
+    }
+    free(buf);
+    *words_out = words;
+    return n;
+}
+
+static void free_words(char **w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(w[i]);
+    free(w);
+}
+
+static void test_lang_codes(void **state)
+{
+    (void)state;
+    char out[8];
+    assert_int_equal(am_sw_lang("fr", out, sizeof out), AM_OK);
+    assert_string_equal(out, "fr");
+    assert_int_equal(am_sw_lang("fr-FR", out, sizeof out), AM_OK);
+    assert_string_equal(out, "fr");
+    assert_int_equal(am_sw_lang("fr_XX", out, sizeof out), AM_OK);
+    assert_string_equal(out, "fr");
+    assert_int_equal(am_sw_lang("es-419", out, sizeof out), AM_OK);
+    assert_string_equal(out, "es");
+    assert_int_equal(am_sw_lang("PT-br", out, sizeof out), AM_OK);
+    assert_string_equal(out, "pt");
+    assert_int_equal(am_sw_lang("zh-Hant-TW", out, sizeof out), AM_OK);
+    assert_string_equal(out, "zh");
+    assert_int_equal(am_sw_lang("", out, sizeof out), AM_ERR_INVALID);
+    assert_int_equal(am_sw_lang("f", out, sizeof out), AM_ERR_INVALID);
+    assert_int_equal(am_sw_lang("f1", out, sizeof out), AM_ERR_INVALID);
+    assert_int_equal(am_sw_lang("fr-", out, sizeof out), AM_ERR_INVALID);
+    assert_int_equal(am_sw_lang("-fr", out, sizeof out), AM_ERR_INVALID);
+    assert_int_equal(am_sw_lang("français", out, sizeof out), AM_ERR_INVALID);
+    assert_int_equal(am_sw_lang("fr", out, 2), AM_ERR_INVALID);
+
+    assert_string_equal(am_sw_default_source("en"), "snowball");
+    assert_string_equal(am_sw_default_source("fr-FR"), "snowball");
+    assert_string_equal(am_sw_default_source("no"), "snowball");
+    assert_string_equal(am_sw_default_source("cs_CZ"), "iso");
+    assert_string_equal(am_sw_default_source("ja"), "iso");
+    assert_string_equal(am_sw_default_source("xx"), "none");
+    assert_string_equal(am_sw_default_source("?"), "none");
+    assert_string_equal(am_sw_default_source(NULL), "none");
+}
+
+static void test_iso_sizes(void **state)
+{
+    (void)state;
+    json_t *iso = tu_json("data/stopwords/stopwords-iso/stopwords-iso.json");
+    json_t *fr = json_object_get(iso, "fr");
+    assert_non_null(fr);
+    /* The number data/golden/tico19-enfr-dev.json's rk.rb run states. */
+    assert_int_equal(json_array_size(fr), 691);
+
+    const char *forms[] = {"fr", "fr-FR", "fr_XX", "FR", "fr-CA"};
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+        am_sw *sw = NULL;
+        assert_int_equal(am_sw_builtin("iso", forms[f], AM_NORM_NONE, 0, &sw), AM_OK);
+        assert_non_null(sw);
+        assert_int_equal(am_sw_size(sw), json_array_size(fr));
+        size_t i;
+        json_t *w;
+        json_array_foreach(fr, i, w) assert_true(am_sw_contains(sw, json_string_value(w)));
+        am_sw_free(sw);
+    }
+
+    /* Every stopwords-iso language loads, with its words as listed. */
+    const char *lang;
+    json_t *arr;
+    size_t nlang = 0;
+    json_object_foreach(iso, lang, arr)
+    {
+        am_sw *sw = NULL;
+        assert_int_equal(am_sw_builtin("iso", lang, AM_NORM_NONE, 0, &sw), AM_OK);
+        assert_true(am_sw_size(sw) > 0);
+        assert_true(am_sw_size(sw) <= json_array_size(arr));
+        size_t i;
+        json_t *w;
+        json_array_foreach(arr, i, w) assert_true(am_sw_contains(sw, json_string_value(w)));
+        am_sw_free(sw);
+        nlang++;
+    }
+    assert_int_equal(nlang, 58);
+    json_decref(iso);
+}
+
+static void test_snowball_lists(void **state)
+{
+    (void)state;
+    for (size_t f = 0; f < sizeof snowball_files / sizeof snowball_files[0]; f++) {
+        char **words;
+        size_t n = read_snowball(snowball_files[f][0], &words);
+        assert_true(n > 50);
+        am_sw *sw = NULL;
+        assert_int_equal(am_sw_builtin("snowball", snowball_files[f][1], AM_NORM_NONE, 0, &sw),
+                         AM_OK);
+        assert_int_equal(am_sw_size(sw), n);
+        for (size_t i = 0; i < n; i++)
+            assert_true(am_sw_contains(sw, words[i]));
+        assert_false(am_sw_contains(sw, "|"));
+        assert_false(am_sw_contains(sw, ""));
+        am_sw_free(sw);
+        free_words(words, n);
+    }
+    am_sw *en = NULL;
+    assert_int_equal(am_sw_builtin("snowball", "en-GB", AM_NORM_NFKC, 1, &en), AM_OK);
+    assert_true(am_sw_contains(en, "the"));
+    assert_true(am_sw_contains(en, "yourselves"));
+    assert_false(am_sw_contains(en, "The")); /* lookups take normalized words */
+    assert_false(am_sw_contains(en, "terrier"));
+    assert_false(am_sw_contains(en, "mine")); /* commented out in the list */
+    am_sw_free(en);
+}
+
+static void test_normalization(void **state)
+{
+    (void)state;
+    /* German stopwords-iso has case and ß variants that fold together. */
+    json_t *iso = tu_json("data/stopwords/stopwords-iso/stopwords-iso.json");
+    json_t *de = json_object_get(iso, "de");
+    am_sw *raw = NULL, *folded = NULL;
+    assert_int_equal(am_sw_builtin("iso", "de", AM_NORM_NONE, 0, &raw), AM_OK);
+    assert_int_equal(am_sw_builtin("iso", "de", AM_NORM_NFKC, 1, &folded), AM_OK);
+    assert_int_equal(am_sw_size(raw), json_array_size(de));
+    assert_true(am_sw_size(folded) < am_sw_size(raw));
+    am_buf b;
+    am_buf_init(&b);
+    size_t i;
+    json_t *w;
+    json_array_foreach(de, i, w)
+    {
+        assert_int_equal(am_text_normalize(json_string_value(w), AM_NORM_NFKC, 1, &b), AM_OK);
+        assert_true(am_sw_contains(folded, am_buf_str(&b)));
+    }
+    assert_true(am_sw_contains(raw, "daß"));
+    assert_false(am_sw_contains(folded, "daß"));
+    assert_true(am_sw_contains(folded, "dass"));
+    am_buf_cleanup(&b);
+    am_sw_free(raw);
+    am_sw_free(folded);
+    json_decref(iso);
+}
+
+static void test_custom(void **state)
+{
+    (void)state;
+    const char *words[] = {"The", "\xef\xac\x81sh", "the", "", "Stra\303\237e"};
+    am_sw *cs = NULL, *fold = NULL, *nfc = NULL;
+    assert_int_equal(am_sw_from_words(words, 5, AM_NORM_NONE, 0, &cs), AM_OK);
+    assert_int_equal(am_sw_size(cs), 4); /* "" skipped */
+    assert_true(am_sw_contains(cs, "The"));
+    assert_true(am_sw_contains(cs, "the"));
+    assert_true(am_sw_contains(cs, "\xef\xac\x81sh"));
+    assert_false(am_sw_contains(cs, "fish"));
+
+    assert_int_equal(am_sw_from_words(words, 5, AM_NORM_NFKC, 1, &fold), AM_OK);
+    assert_int_equal(am_sw_size(fold), 3); /* The/the merge */
+    assert_true(am_sw_contains(fold, "the"));
+    assert_false(am_sw_contains(fold, "The"));
+    assert_true(am_sw_contains(fold, "fish")); /* NFKC splits the ligature */
+    assert_true(am_sw_contains(fold, "strasse"));
+
+    assert_int_equal(am_sw_from_words(words, 5, AM_NORM_NFC, 0, &nfc), AM_OK);
+    assert_true(am_sw_contains(nfc, "\xef\xac\x81sh"));
+    assert_true(am_sw_contains(nfc, "The"));
+
+    am_sw *bad = (am_sw *)1;
+    const char *badw[] = {"ok", "\xff"};
+    assert_int_equal(am_sw_from_words(badw, 2, AM_NORM_NONE, 0, &bad), AM_ERR_UTF8);
+    assert_null(bad);
+    am_sw *empty = NULL;
+    assert_int_equal(am_sw_from_words(NULL, 0, AM_NORM_NFKC, 1, &empty), AM_OK);
+    assert_int_equal(am_sw_size(empty), 0);
+    assert_false(am_sw_contains(empty, "the"));
+    am_sw_free(empty);
+    am_sw_free(cs);
+    am_sw_free(fold);
+    am_sw_free(nfc);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    am_sw *sw = (am_sw *)1;
+    assert_int_equal(am_sw_builtin("snowball", "ja", AM_NORM_NFKC, 1, &sw), AM_ERR_NOTFOUND);
+    assert_null(sw);
+    assert_int_equal(am_sw_builtin("iso", "xx", AM_NORM_NFKC, 1, &sw), AM_ERR_NOTFOUND);
+    assert_int_equal(am_sw_builtin("snowball", "cs-CZ", AM_NORM_NONE, 0, &sw), AM_ERR_NOTFOUND);
+    assert_int_equal(am_sw_builtin("nltk", "en", AM_NORM_NFKC, 1, &sw), AM_ERR_INVALID);
+    assert_int_equal(am_sw_builtin("iso", "", AM_NORM_NFKC, 1, &sw), AM_ERR_INVALID);
+    assert_int_equal(am_sw_builtin("iso", NULL, AM_NORM_NFKC, 1, &sw), AM_ERR_INVALID);
+    assert_null(sw);
+    assert_int_equal(am_sw_builtin("none", "ja", AM_NORM_NFKC, 1, &sw), AM_OK);
+    assert_non_null(sw);
+    assert_int_equal(am_sw_size(sw), 0);
+    am_sw_free(sw);
+    am_sw_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lang_codes),     cmocka_unit_test(test_iso_sizes),
+        cmocka_unit_test(test_snowball_lists), cmocka_unit_test(test_normalization),
+        cmocka_unit_test(test_custom),         cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
