@@ -1,0 +1,119 @@
+/*
+ * glossary.h — an in-memory terminology glossary and its parsers.
+ *
+ * A glossary is a list of entries: a source string, one or more target
+ * alternatives, a case-sensitive flag, a forbidden flag (the targets must
+ * NOT be used; uses are reported) and an optional id. Parsers read memory
+ * buffers (no I/O):
+ *
+ *   CSV/TSV  RFC 4180 quoting ("a, b" and "5 gestes ""barrière""" work), CRLF
+ *            or LF records, an optional UTF-8 BOM. A header row is recognised
+ *            by column NAME (case-insensitive):
+ *              source:  source, src, sourcestring, source_term, term
+ *              target:  target, targets, tgt, targetstring, target_term, translation
+ *              id:      id, stringid, entry_id
+ *              flags:   case_sensitive (or casesensitive, case),
+ *                       forbidden (or do_not_use)
+ *            values true/false, 1/0, yes/no, y/n, empty = false.
+ *            Other columns (sourceLang, targetLang, pos, description, …)
+ *            are ignored, so the TICO-19 files (f_*.csv and g_*.csv) load
+ *            as they are. Without a header (first row names no source AND
+ *            target column) every row needs 2+ columns: source, target;
+ *            further columns are ignored.
+ *            Targets holding '|' are split into alternatives ("a|b").
+ *            Source and targets are trimmed of ASCII whitespace. Blank
+ *            lines are ignored; rows whose source and target are both empty
+ *            (the TICO-19 es file has 306 such padding rows) are skipped and
+ *            counted in report.skipped. A row with only one of them empty is
+ *            an error. An empty input is an empty glossary.
+ *   JSON     (jansson) [{"source":"…","targets":["…"],"case_sensitive":false,
+ *            "forbidden":false,"id":"…"}] or {"entries":[…]}; "target":"…"
+ *            (one string, not split) is accepted instead of "targets"; id
+ *            may be a string or an integer; unknown keys are ignored.
+ *
+ * Errors carry a 1-based line number (and column where known); JSON errors
+ * about an entry's content carry the 1-based entry number instead (jansson
+ * keeps no positions for values). Parsers never crash on garbage and
+ * respect the size limits of am_gloss_limits.
+ *
+ * Matching (tokenization, normalization, stems) is done on a compiled form
+ * built by terms.h (am_terms_lex_build), not here: this module has no
+ * dependency on the text pipeline.
+ */
+#ifndef AM_GLOSSARY_H
+#define AM_GLOSSARY_H
+
+#include "am.h"
+
+typedef struct am_gloss_entry {
+    char *source;     /* owned, non-empty, valid UTF-8 */
+    char **targets;   /* owned array of n_targets owned non-empty strings */
+    size_t n_targets; /* >= 1 */
+    int case_sensitive;
+    int forbidden;
+    char *id; /* owned; NULL when the entry has no id */
+} am_gloss_entry;
+
+typedef struct am_gloss {
+    am_gloss_entry *v; /* v[0..n-1] */
+    size_t n;
+    size_t cap;
+} am_gloss;
+
+enum am_gloss_format {
+    AM_GLOSS_AUTO = 0, /* JSON when the first non-space byte is '[' or '{';
+                          TSV when the first line holds a tab; else CSV */
+    AM_GLOSS_CSV,
+    AM_GLOSS_TSV,
+    AM_GLOSS_JSON
+};
+
+typedef struct am_gloss_limits {
+    size_t max_bytes;       /* input size (default 64 MiB) */
+    size_t max_entries;     /* entries in one glossary (default 1,000,000) */
+    size_t max_field_bytes; /* one CSV field / JSON string (default 64 KiB) */
+    size_t max_targets;     /* alternatives per entry (default 64) */
+    size_t max_columns;     /* CSV columns per row (default 256) */
+} am_gloss_limits;
+
+typedef struct am_gloss_report {
+    enum am_gloss_format format; /* the format actually parsed */
+    int has_header;              /* CSV/TSV: a header row was recognised */
+    size_t rows;                 /* data rows (skipped ones included) / JSON entries read */
+    size_t skipped;              /* empty rows skipped (CSV/TSV) */
+    /* On error: */
+    size_t line;    /* 1-based line of the error, 0 when unknown */
+    size_t column;  /* 1-based byte column, 0 when unknown */
+    size_t entry;   /* JSON: 1-based entry number of a content error, else 0 */
+    char msg[256];  /* "line 12: unterminated quoted field", "" on success */
+} am_gloss_report;
+
+/* Returns the default limits. */
+am_gloss_limits am_gloss_limits_default(void);
+
+/* Initializes an empty glossary (no allocation). Pair with am_gloss_cleanup. */
+void am_gloss_init(am_gloss *g);
+/* Frees every entry; g is empty and reusable afterwards. */
+void am_gloss_cleanup(am_gloss *g);
+
+/* Appends an entry, copying every string (the caller keeps its own).
+ * source and each target must be non-empty valid UTF-8 without NUL bytes
+ * (empty → AM_ERR_INVALID, invalid → AM_ERR_UTF8); id may be NULL.
+ * n_targets must be >= 1 (else AM_ERR_INVALID). On error g is unchanged. */
+int am_gloss_add(am_gloss *g, const char *source, const char *const *targets,
+                 size_t n_targets, int case_sensitive, int forbidden, const char *id);
+
+/* Parses buf[0..len) in the given format and appends its entries to out,
+ * which must be empty (am_gloss_init). limits NULL → defaults. report may
+ * be NULL. Returns AM_OK; AM_ERR_PARSE (malformed), AM_ERR_UTF8 (invalid
+ * UTF-8), AM_ERR_NUL (NUL byte), AM_ERR_RANGE (a limit exceeded) or
+ * AM_ERR_INVALID (bad argument), with report->line/msg set. On error out is
+ * left empty. The entries are owned by out (am_gloss_cleanup). */
+int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
+                   const am_gloss_limits *limits, am_gloss *out, am_gloss_report *report);
+
+/* Parses "csv", "tsv", "json", "auto". Returns AM_OK or AM_ERR_INVALID. */
+int am_gloss_format_parse(const char *name, enum am_gloss_format *out);
+const char *am_gloss_format_name(enum am_gloss_format f);
+
+#endif
