@@ -1,0 +1,115 @@
+/*
+ * bleu.h — BLEU exactly as sacreBLEU 2.6.0 computes it
+ * (sacrebleu/metrics/bleu.py, helpers.extract_all_word_ngrams), from
+ * mergeable sufficient statistics, one reference per segment.
+ *
+ * A segment's statistics: both sides are optionally lowercased (Python
+ * str.lower()), right-stripped (str.rstrip()), tokenized with a sacreBLEU
+ * tokenizer (core/tok.h; 13a by default) and split as str.split(); then
+ * sys_len / ref_len are the token counts and, for n = 1..4, total[n-1] is
+ * the number of hypothesis n-grams and correct[n-1] the clipped matches
+ * (Counter intersection with the reference). Corpus statistics are the
+ * element-wise sums (am_bleu_merge), as sacreBLEU's sum_of_lists; corpus
+ * BLEU is sacreBLEU's compute_bleu on the sums, operation for operation.
+ *
+ * An empty reference ("") is rejected, as sacreBLEU raises "Empty or None
+ * reference sentence found."; a reference that tokenizes to nothing (e.g.
+ * "  ") is accepted (ref_len 0). An empty hypothesis is fine (BLEU 0).
+
+ *
+ * Lowercasing uses am_chrf_py_lower (chrf.h), so bleu.c links with chrf.c.
+ */
+#ifndef AM_BLEU_H
+#define AM_BLEU_H
+
+#include "am.h"
+#include "tok.h"
+
+#define AM_BLEU_MAX_ORDER 4
+
+/* Sufficient statistics (plain data: copy freely, zero with
+ * am_bleu_stats_init, nothing to free). */
+typedef struct am_bleu_stats {
+    int64_t sys_len; /* hypothesis tokens */
+    int64_t ref_len; /* reference tokens (closest = the only reference) */
+    int64_t correct[AM_BLEU_MAX_ORDER];
+    int64_t total[AM_BLEU_MAX_ORDER];
+} am_bleu_stats;
+
+/* Options that change the statistics (statistics computed with different
+ * options must not be merged). */
+typedef struct am_bleu_opts {
+    enum am_tok_kind tokenizer; /* default AM_TOK_13A (sacreBLEU's default) */
+    int lowercase;              /* sacreBLEU lowercase=True */
+} am_bleu_opts;
+
+enum am_bleu_smooth {
+    AM_BLEU_SMOOTH_NONE = 0,
+    AM_BLEU_SMOOTH_FLOOR, /* default value 0.1 */
+    AM_BLEU_SMOOTH_ADD_K, /* default value 1 */
+    AM_BLEU_SMOOTH_EXP    /* sacreBLEU's default, corpus and sentence */
+};
+
+/* Options of the score formula (BLEU.compute_bleu's arguments). */
+typedef struct am_bleu_score_opts {
+    enum am_bleu_smooth smooth;
+    double smooth_value; /* for floor / add-k; < 0 means sacreBLEU's default */
+    int effective_order; /* 1: ignore orders with no hypothesis n-gram */
+    int max_order;       /* 1..AM_BLEU_MAX_ORDER; default 4 */
+} am_bleu_score_opts;
+
+/* A score with its parts, as sacreBLEU's BLEUScore. */
+typedef struct am_bleu_result {
+    double score; /* 0..100, never NaN */
+    double bp;    /* brevity penalty */
+    double precisions[AM_BLEU_MAX_ORDER];
+} am_bleu_result;
+
+/* Opaque reusable workspace (buffers and hash tables); one per thread. */
+typedef struct am_bleu_ws am_bleu_ws;
+
+/* Creates a workspace into *out. Caller frees with am_bleu_ws_free.
+ * Returns AM_OK, or AM_ERR_INVALID when out is NULL. */
+int am_bleu_ws_new(am_bleu_ws **out);
+/* Frees a workspace (NULL is a no-op). */
+void am_bleu_ws_free(am_bleu_ws *ws);
+
+/* Sets *o to sacreBLEU's defaults: 13a, case-sensitive. */
+void am_bleu_opts_init(am_bleu_opts *o);
+/* Sets *o to sacreBLEU's defaults for corpus_bleu (sentence == 0: exp
+ * smoothing, no effective order, order 4) or sentence_bleu (sentence != 0:
+ * exp smoothing, effective order). */
+void am_bleu_score_opts_init(am_bleu_score_opts *o, int sentence);
+/* Zeroes the statistics. */
+void am_bleu_stats_init(am_bleu_stats *s);
+
+/* Computes one segment's statistics (hypothesis hyp, single reference
+ * ref; valid UTF-8, NUL-terminated, borrowed) and adds them to *stats
+ * (zero *stats first to get the segment's own statistics). ws may be NULL
+ * (a temporary workspace is used), opts may be NULL (defaults). Returns
+ * AM_OK; AM_ERR_INVALID (stats unchanged) when stats/hyp/ref is NULL, ref is
+ * "" or the tokenizer is unknown; AM_ERR_RANGE when a sum would overflow
+ * or a side is longer than 2^26 bytes. */
+int am_bleu_stats_add(am_bleu_stats *stats, am_bleu_ws *ws, const am_bleu_opts *opts,
+                      const char *hyp, const char *ref);
+
+/* dst += src, element-wise. Returns AM_OK, or AM_ERR_RANGE (dst unchanged)
+ * when a sum would overflow. */
+int am_bleu_merge(am_bleu_stats *dst, const am_bleu_stats *src);
+
+/* sacreBLEU's BLEU.compute_bleu on the statistics (which are not changed).
+ * opts may be NULL (corpus defaults). Returns AM_OK, or AM_ERR_INVALID for
+ * NULL stats/out or options out of range. */
+int am_bleu_compute(const am_bleu_stats *stats, const am_bleu_score_opts *opts,
+                    am_bleu_result *out);
+
+/* Corpus BLEU (sacreBLEU corpus_bleu / BLEU() defaults) of summed
+ * statistics into *out. Returns AM_OK or AM_ERR_INVALID. */
+int am_bleu_score(const am_bleu_stats *stats, double *out);
+
+/* Sentence BLEU (sacreBLEU sentence_bleu defaults: exp smoothing,
+ * effective order) of one segment's statistics into *out. Returns AM_OK
+ * or AM_ERR_INVALID. */
+int am_bleu_sentence_score(const am_bleu_stats *seg, double *out);
+
+#endif
