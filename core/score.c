@@ -1,0 +1,514 @@
+/* score.c — one confirmed segment, every metric (see score.h). */
+#include "score.h"
+
+#include "compat/simianer2019.h"
+#include "stopwords.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct am_scorer {
+    am_config cfg;
+    am_sw *sw;                /* owned; NULL = no stopwords */
+    am_terms_lex *lex;        /* owned; compiled glossary (may be empty) */
+    am_recall_config rcfg;    /* borrows sw and the background */
+    char *signature;          /* owned */
+};
+
+struct am_score_ws {
+    am_buf src, ref;          /* tag-stripped source and translation */
+    am_buf *hyp;              /* tag-stripped hypotheses [cap_sys] */
+    am_terms_ws **terms;      /* one term workspace per system [cap_sys] */
+    size_t cap_sys;
+    am_recall_seg recall;
+    am_sys_seg *sys;          /* [cap_sys] */
+    am_ter_ws *ter;
+    am_toks ter_ref, ter_hyp;
+    double *cost;             /* per TER reference token */
+    size_t *tok_start, *tok_end; /* byte ranges of the TER reference tokens */
+    size_t cap_cost;
+    am_bleu_ws *bleu;
+    am_chrf_ws *chrf;
+    const char **hyp_ptr;     /* [cap_sys] */
+};
+
+/* ---- scorer ---------------------------------------------------------- */
+
+static int am_scorer_stopwords(const am_config *cfg, const char *const *custom, size_t n_custom,
+                               am_sw **out, am_buf *err)
+{
+    int simianer = cfg->profile == AM_PROFILE_SIMIANER2019;
+    enum am_norm norm = simianer ? AM_NORM_NONE : cfg->norm;
+    int casefold = simianer ? 0 : !cfg->case_sensitive;
+    char lang[8];
+    int has_lang = am_sw_lang(cfg->target_lang, lang, sizeof lang) == AM_OK;
+    const char *source;
+
+    *out = NULL;
+    switch (cfg->stopwords) {
+    case AM_SW_NONE:
+        return AM_OK;
+    case AM_SW_CUSTOM: {
+        int rc = am_sw_from_words(custom, n_custom, norm, casefold, out);
+        if (rc != AM_OK && err)
+            am_buf_printf(err, "custom stopword list: %s", am_strerror(rc));
+        return rc;
+    }
+    case AM_SW_SNOWBALL:
+    case AM_SW_ISO:
+        source = am_config_sw_name(cfg->stopwords);
+        break;
+    default:
+        if (!has_lang)
+            return AM_OK;
+        source = am_sw_default_source(lang);
+        break;
+    }
+    if (!strcmp(source, "none"))
+        return AM_OK;
+    int rc = am_sw_builtin(source, has_lang ? lang : cfg->target_lang, norm, casefold, out);
+    if (rc != AM_OK && err)
+        am_buf_printf(err, "no %s stopword list for language '%s'", source, cfg->target_lang);
+    return rc;
+}
+
+int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_custom,
+                  const am_gloss *gloss, const am_vocab *background, am_scorer **out,
+                  am_buf *err)
+{
+    *out = NULL;
+    if (err)
+        am_buf_reset(err);
+    int rc = am_config_check(cfg, err);
+    if (rc != AM_OK)
+        return rc;
+    if (cfg->stopwords == AM_SW_CUSTOM && n_custom > 0 && !custom_sw)
+        return AM_ERR_INVALID;
+
+    am_scorer *s = am_xcalloc(1, sizeof *s);
+    s->cfg = *cfg;
+    s->cfg.has_background = background != NULL;
+    rc = am_scorer_stopwords(&s->cfg, custom_sw, n_custom, &s->sw, err);
+    if (rc != AM_OK)
+        goto fail;
+
+    am_recall_config_init(&s->rcfg);
+    s->rcfg.tokenizer = am_config_tokenizer(&s->cfg);
+    s->rcfg.norm = s->cfg.norm;
+    s->rcfg.casefold = !s->cfg.case_sensitive;
+    s->rcfg.strip_tags = 0; /* am_score_segment strips once for every metric */
+    s->rcfg.stopwords = s->sw;
+    s->rcfg.k = s->cfg.k;
+    if (background) {
+        s->rcfg.background = am_recall_vocab_background;
+        /* The callback only reads the vocabulary. */
+        s->rcfg.background_ctx = (void *)(uintptr_t)background;
+        s->rcfg.rare_threshold = s->cfg.rare_threshold;
+    }
+
+    am_terms_cfg tc;
+    am_terms_cfg_default(&tc);
+    tc.tok_tgt = am_config_tokenizer(&s->cfg);
+    tc.tok_src = s->cfg.tokenizer_auto
+                     ? am_tok_default_for_lang(strcmp(s->cfg.source_lang, "und") ? s->cfg.source_lang
+                                                                                : NULL)
+                     : s->cfg.tokenizer;
+    tc.norm = s->cfg.norm;
+    tc.casefold = !s->cfg.case_sensitive;
+    tc.sw = s->cfg.profile == AM_PROFILE_STANDARD ? s->sw : NULL;
+    tc.stem_match = s->cfg.stem_match;
+    tc.stem_lang = s->cfg.target_lang;
+    tc.n_windows = s->cfg.nwindows;
+    for (size_t i = 0; i < s->cfg.nwindows; i++)
+        tc.windows[i] = (size_t)s->cfg.windows[i];
+    am_gloss empty;
+    am_gloss_init(&empty);
+    rc = am_terms_lex_build(gloss ? gloss : &empty, &tc, &s->lex);
+    if (rc != AM_OK) {
+        if (err) {
+            if (rc == AM_ERR_NOTFOUND)
+                am_buf_printf(err, "no Snowball stemmer for language '%s'", s->cfg.target_lang);
+            else
+                am_buf_printf(err, "glossary: %s", am_strerror(rc));
+        }
+        goto fail;
+    }
+
+    am_buf sig;
+    am_buf_init(&sig);
+    am_config_signature(&s->cfg, &sig);
+    s->signature = am_buf_detach(&sig);
+    *out = s;
+    return AM_OK;
+fail:
+    am_scorer_free(s);
+    return rc;
+}
+
+void am_scorer_free(am_scorer *s)
+{
+    if (!s)
+        return;
+    am_sw_free(s->sw);
+    am_terms_lex_free(s->lex);
+    free(s->signature);
+    free(s);
+}
+
+const am_config *am_scorer_config(const am_scorer *s)
+{
+    return &s->cfg;
+}
+
+const char *am_scorer_signature(const am_scorer *s)
+{
+    return s->signature;
+}
+
+size_t am_scorer_glossary_size(const am_scorer *s)
+{
+    return am_terms_lex_size(s->lex);
+}
+
+const am_terms_lex *am_scorer_lex(const am_scorer *s)
+{
+    return s->lex;
+}
+
+/* ---- workspace ------------------------------------------------------- */
+
+am_score_ws *am_score_ws_new(void)
+{
+    am_score_ws *ws = am_xcalloc(1, sizeof *ws);
+    am_buf_init(&ws->src);
+    am_buf_init(&ws->ref);
+    am_recall_seg_init(&ws->recall);
+    ws->ter = am_ter_ws_new();
+    am_toks_init(&ws->ter_ref);
+    am_toks_init(&ws->ter_hyp);
+    /* These only fail for a NULL argument. */
+    if (am_bleu_ws_new(&ws->bleu) != AM_OK || am_chrf_ws_new(&ws->chrf) != AM_OK)
+        abort();
+    return ws;
+}
+
+void am_score_ws_free(am_score_ws *ws)
+{
+    if (!ws)
+        return;
+    am_buf_cleanup(&ws->src);
+    am_buf_cleanup(&ws->ref);
+    for (size_t i = 0; i < ws->cap_sys; i++) {
+        am_buf_cleanup(&ws->hyp[i]);
+        am_terms_ws_free(ws->terms[i]);
+    }
+    free(ws->hyp);
+    free(ws->terms);
+    free(ws->sys);
+    free(ws->hyp_ptr);
+    am_recall_seg_cleanup(&ws->recall);
+    am_ter_ws_free(ws->ter);
+    am_toks_cleanup(&ws->ter_ref);
+    am_toks_cleanup(&ws->ter_hyp);
+    free(ws->cost);
+    free(ws->tok_start);
+    free(ws->tok_end);
+    am_bleu_ws_free(ws->bleu);
+    am_chrf_ws_free(ws->chrf);
+    free(ws);
+}
+
+am_terms_ws *am_score_ws_terms(am_score_ws *ws)
+{
+    if (ws->cap_sys == 0) {
+        ws->cap_sys = 1;
+        ws->hyp = am_xcalloc(1, sizeof *ws->hyp);
+        ws->terms = am_xcalloc(1, sizeof *ws->terms);
+        ws->sys = am_xcalloc(1, sizeof *ws->sys);
+        ws->hyp_ptr = am_xcalloc(1, sizeof *ws->hyp_ptr);
+        am_buf_init(&ws->hyp[0]);
+        ws->terms[0] = am_terms_ws_new();
+    }
+    return ws->terms[0];
+}
+
+static void am_score_ws_reserve(am_score_ws *ws, size_t nsys)
+{
+    if (nsys <= ws->cap_sys)
+        return;
+    ws->hyp = am_xrealloc(ws->hyp, nsys * sizeof *ws->hyp);
+    ws->terms = am_xrealloc(ws->terms, nsys * sizeof *ws->terms);
+    ws->sys = am_xrealloc(ws->sys, nsys * sizeof *ws->sys);
+    ws->hyp_ptr = am_xrealloc((void *)ws->hyp_ptr, nsys * sizeof *ws->hyp_ptr);
+    for (size_t i = ws->cap_sys; i < nsys; i++) {
+        am_buf_init(&ws->hyp[i]);
+        ws->terms[i] = am_terms_ws_new();
+    }
+    ws->cap_sys = nsys;
+}
+
+/* ---- scoring --------------------------------------------------------- */
+
+static int am_check_text(const char *s, const char *field, const char **err_field)
+{
+    int rc = am_text_validate(s, strlen(s), NULL);
+    if (rc != AM_OK && err_field)
+        *err_field = field;
+    return rc;
+}
+
+/* Copies (or tag-strips) text into b. */
+static void am_prepare(const am_scorer *s, const char *text, am_buf *b)
+{
+    if (s->cfg.profile == AM_PROFILE_STANDARD && s->cfg.strip_tags) {
+        am_text_strip_tags(text, b);
+    } else {
+        am_buf_reset(b);
+        am_buf_append(b, text, strlen(text));
+    }
+}
+
+/* Byte ranges of the Python-whitespace tokens of text, which are exactly
+ * the TER tokens (sacreBLEU's TercomTokenizer with default settings only
+ * changes case). Returns the number of tokens found (at most cap). */
+static size_t am_ws_token_ranges(const char *text, size_t *start, size_t *end, size_t cap)
+{
+    size_t len = strlen(text), i = 0, n = 0;
+    while (i < len) {
+        int32_t cp;
+        size_t k;
+        while (i < len && (k = am_utf8_decode(text + i, len - i, &cp)) && am_py_isspace(cp))
+            i += k;
+        if (i >= len)
+            break;
+        size_t b = i;
+        while (i < len && (k = am_utf8_decode(text + i, len - i, &cp)) && !am_py_isspace(cp))
+            i += k;
+        if (n < cap) {
+            start[n] = b;
+            end[n] = i;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* Per-reference-token TERm costs from the term instances' byte ranges.
+ * Returns 1 when some token lies in a term span (costs are needed). */
+static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg *terms)
+{
+    size_t n = ws->ter_ref.n;
+    if (!terms || terms->n_inst == 0 || n == 0)
+        return 0;
+    if (ws->cap_cost < n) {
+        ws->cost = am_xrealloc(ws->cost, n * sizeof *ws->cost);
+        ws->tok_start = am_xrealloc(ws->tok_start, n * sizeof *ws->tok_start);
+        ws->tok_end = am_xrealloc(ws->tok_end, n * sizeof *ws->tok_end);
+        ws->cap_cost = n;
+    }
+    size_t found = am_ws_token_ranges(am_buf_str(&ws->ref), ws->tok_start, ws->tok_end, n);
+    if (found != n)
+        return 0; /* cannot happen: lower-casing never creates whitespace */
+    int any = 0;
+    for (size_t j = 0; j < n; j++) {
+        ws->cost[j] = 1.0;
+        for (size_t i = 0; i < terms->n_inst; i++) {
+            const am_terms_span *sp = &terms->inst[i].ref;
+            if (sp->byte_end > sp->byte_start && ws->tok_start[j] < sp->byte_end &&
+                sp->byte_start < ws->tok_end[j]) {
+                ws->cost[j] = s->cfg.term_cost;
+                any = 1;
+                break;
+            }
+        }
+    }
+    return any;
+}
+
+int am_score_segment(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
+                     am_recall_lookup_fn lookup, void *lookup_ctx, am_seg_result *out,
+                     const char **err_field)
+{
+    int rc;
+    memset(out, 0, sizeof *out);
+    if (in->nsys > AM_SCORE_MAX_SYSTEMS)
+        return AM_ERR_RANGE;
+    if (!in->translation)
+        return AM_ERR_INVALID;
+    if (in->source && (rc = am_check_text(in->source, "source", err_field)) != AM_OK)
+        return rc;
+    if ((rc = am_check_text(in->translation, "translation", err_field)) != AM_OK)
+        return rc;
+    for (size_t i = 0; i < in->nsys; i++) {
+        if (!in->hyps[i])
+            return AM_ERR_INVALID;
+        if ((rc = am_check_text(in->hyps[i], "hypothesis", err_field)) != AM_OK)
+            return rc;
+    }
+    am_score_ws_reserve(ws, in->nsys ? in->nsys : 1);
+
+    am_prepare(s, in->source ? in->source : "", &ws->src);
+    am_prepare(s, in->translation, &ws->ref);
+    for (size_t i = 0; i < in->nsys; i++) {
+        am_prepare(s, in->hyps[i], &ws->hyp[i]);
+        ws->hyp_ptr[i] = am_buf_str(&ws->hyp[i]);
+    }
+    const char *ref = am_buf_str(&ws->ref);
+
+    /* Recall: one pass for every system (shared words and shots). */
+    if (s->cfg.profile == AM_PROFILE_SIMIANER2019)
+        rc = am_simianer_segment(&s->rcfg, ref, ws->hyp_ptr, in->nsys, lookup, lookup_ctx,
+                                 &ws->recall);
+    else
+        rc = am_recall_score_texts(&s->rcfg, ref, ws->hyp_ptr, in->nsys, lookup, lookup_ctx,
+                                   &ws->recall);
+    if (rc != AM_OK)
+        return rc;
+
+    rc = am_ter_tokenize(ref, s->cfg.ter_case_sensitive, &ws->ter_ref);
+    if (rc != AM_OK)
+        return rc;
+    int use_terms = am_terms_lex_size(s->lex) > 0 || in->n_annots > 0;
+
+    am_chrf_opts copts;
+    am_chrf_opts_init(&copts);
+    am_chrf_score_opts cso, csopp;
+    am_chrf_score_opts_init(&cso, 0);
+    am_chrf_score_opts_init(&csopp, 2);
+
+    for (size_t i = 0; i < in->nsys; i++) {
+        am_sys_seg *r = &ws->sys[i];
+        const char *hyp = ws->hyp_ptr[i];
+        memset(r, 0, sizeof *r);
+        r->recall = ws->recall.sys[i];
+
+        am_terms_cfg tc; /* only the windows matter for the totals */
+        am_terms_cfg_default(&tc);
+        tc.n_windows = s->cfg.nwindows;
+        for (size_t w = 0; w < s->cfg.nwindows; w++)
+            tc.windows[w] = (size_t)s->cfg.windows[w];
+        am_terms_totals_init(&r->terms_totals, &tc);
+        if (use_terms) {
+            rc = am_terms_score(ws->terms[i], s->lex, am_buf_str(&ws->src), hyp, ref, in->annots,
+                                in->n_annots, &r->terms);
+            if (rc != AM_OK)
+                return rc;
+            rc = am_terms_totals_add(&r->terms_totals, &r->terms->totals);
+            if (rc != AM_OK)
+                return rc;
+        }
+
+        am_toks_reset(&ws->ter_hyp);
+        if ((rc = am_ter_tokenize(hyp, s->cfg.ter_case_sensitive, &ws->ter_hyp)) != AM_OK)
+            return rc;
+        int weighted = am_term_costs(ws, s, r->terms);
+        rc = am_ter_pair(ws->ter, &ws->ter_hyp, &ws->ter_ref, weighted ? ws->cost : NULL,
+                         &r->ter_edits, &r->term_edits);
+        if (rc != AM_OK)
+            return rc;
+        r->ter_ref_len = ws->ter_ref.n;
+        r->sent_ter = am_ter_score(r->ter_edits, (double)r->ter_ref_len);
+        r->sent_term = am_ter_score(r->term_edits, (double)r->ter_ref_len);
+
+        /* sacreBLEU refuses an empty reference: BLEU and chrF are null then. */
+        am_bleu_stats_init(&r->bleu);
+        am_chrf_stats_init(&r->chrf);
+        r->sent_bleu = r->sent_chrf = r->sent_chrfpp = NAN;
+        if (*ref) {
+            if ((rc = am_bleu_stats_add(&r->bleu, ws->bleu, NULL, hyp, ref)) != AM_OK)
+                return rc;
+            if ((rc = am_chrf_stats_add(&r->chrf, ws->chrf, &copts, hyp, ref)) != AM_OK)
+                return rc;
+            r->has_bleu = 1;
+            am_bleu_sentence_score(&r->bleu, &r->sent_bleu);
+            am_chrf_sentence_score(&r->chrf, &cso, &r->sent_chrf);
+            am_chrf_sentence_score(&r->chrf, &csopp, &r->sent_chrfpp);
+        }
+    }
+    out->recall = &ws->recall;
+    out->sys = ws->sys;
+    out->nsys = in->nsys;
+    return AM_OK;
+}
+
+/* ---- totals ---------------------------------------------------------- */
+
+void am_totals_init(am_totals *t, const am_scorer *s)
+{
+    memset(t, 0, sizeof *t);
+    am_recall_totals_init(&t->recall, s->cfg.k);
+    am_terms_cfg tc;
+    am_terms_cfg_default(&tc);
+    tc.n_windows = s->cfg.nwindows;
+    for (size_t w = 0; w < s->cfg.nwindows; w++)
+        tc.windows[w] = (size_t)s->cfg.windows[w];
+    am_terms_totals_init(&t->terms, &tc);
+    am_ter_stats_init(&t->ter);
+    am_ter_stats_init(&t->term);
+    am_bleu_stats_init(&t->bleu);
+    am_chrf_stats_init(&t->chrf);
+}
+
+void am_totals_add(am_totals *t, const am_sys_seg *seg)
+{
+    t->segments++;
+    am_recall_totals_merge(&t->recall, &seg->recall);
+    am_terms_totals_add(&t->terms, &seg->terms_totals);
+    am_ter_stats_add(&t->ter, seg->ter_edits, seg->ter_ref_len);
+    am_ter_stats_add(&t->term, seg->term_edits, seg->ter_ref_len);
+    if (seg->has_bleu) {
+        am_bleu_merge(&t->bleu, &seg->bleu);
+        am_chrf_merge(&t->chrf, &seg->chrf);
+        t->bleu_segments++;
+    }
+}
+
+int am_totals_merge(am_totals *dst, const am_totals *src)
+{
+    am_totals tmp = *dst;
+    if (am_recall_totals_merge(&tmp.recall, &src->recall) != AM_OK ||
+        am_terms_totals_add(&tmp.terms, &src->terms) != AM_OK ||
+        am_bleu_merge(&tmp.bleu, &src->bleu) != AM_OK ||
+        am_chrf_merge(&tmp.chrf, &src->chrf) != AM_OK)
+        return AM_ERR_INVALID;
+    tmp.segments += src->segments;
+    tmp.bleu_segments += src->bleu_segments;
+    am_ter_stats_merge(&tmp.ter, &src->ter);
+    am_ter_stats_merge(&tmp.term, &src->term);
+    *dst = tmp;
+    return AM_OK;
+}
+
+static double am_null_if_neg(double x)
+{
+    return x < 0 ? NAN : x;
+}
+
+void am_totals_scores_compute(const am_totals *t, am_totals_scores *out)
+{
+    for (size_t i = 0; i <= AM_MAX_K; i++)
+        out->r[i] = NAN;
+    for (int i = 0; i <= t->recall.k; i++)
+        out->r[i] = am_null_if_neg(am_recall_score(&t->recall.r[i]));
+    out->r01 = am_null_if_neg(am_recall_score(&t->recall.r01));
+    am_terms_totals_scores(&t->terms, &out->terms);
+    if (t->segments > 0) {
+        out->ter = am_ter_stats_score(&t->ter);
+        out->term = am_ter_stats_score(&t->term);
+        out->one_minus_term = 1.0 - out->term;
+    } else {
+        out->ter = out->term = out->one_minus_term = NAN;
+    }
+    out->bleu = NAN;
+    if (t->bleu_segments > 0)
+        am_bleu_score(&t->bleu, &out->bleu);
+    am_chrf_score_opts cso;
+    out->chrf = out->chrfpp = NAN;
+    if (t->bleu_segments > 0) {
+        am_chrf_score_opts_init(&cso, 0);
+        am_chrf_score(&t->chrf, &cso, &out->chrf);
+        am_chrf_score_opts_init(&cso, 2);
+        am_chrf_score(&t->chrf, &cso, &out->chrfpp);
+    }
+}

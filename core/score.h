@@ -1,0 +1,137 @@
+/*
+ * score.h — one entry point: score a confirmed segment for a session
+ * (standard and simianer2019 profiles; alam2021 works on whole SGML
+ * documents, see compat/alam2021.h).
+ *
+ * Objects:
+ *   am_scorer      the session's compiled settings: config, stopword set,
+ *                  compiled glossary, signature. Immutable after creation:
+ *                  one scorer may serve many threads.
+ *   am_score_ws    a per-thread workspace (TER, BLEU, chrF and term
+ *                  buffers, the stemmer). Never share one between threads.
+ *   am_seg_result  one segment's scores; lives in the workspace until its
+ *                  next use (copy what you keep).
+ *   am_totals      a system's running session totals: plain data, add and
+ *                  merge freely; scores are computed from them on demand.
+ *
+ * The occurrence history (recall) is read through a callback, so the
+ * caller keeps it where it wants (SQLite in the server, an am_vocab in the
+ * CLI); after scoring, the caller increments occ[w] for every word of
+ * result->recall.words (am_recall_seg_commit does it for an am_vocab).
+ */
+#ifndef AM_SCORE_H
+#define AM_SCORE_H
+
+#include "am.h"
+#include "bleu.h"
+#include "chrf.h"
+#include "config.h"
+#include "glossary.h"
+#include "recall.h"
+#include "ter.h"
+#include "terms.h"
+
+typedef struct am_scorer am_scorer;
+typedef struct am_score_ws am_score_ws;
+
+/* Builds a scorer. cfg is copied. custom_sw/n_custom: the words of a
+ * custom stopword list (used when cfg->stopwords is AM_SW_CUSTOM; copied).
+ * gloss may be NULL (no glossary); it is compiled, not kept. background
+ * may be NULL; when given it is borrowed (it must outlive the scorer) and
+ * enables the novel-word variant with cfg->rare_threshold. On error *out
+ * is NULL and err (may be NULL) holds a message. Returns AM_OK,
+ * AM_ERR_INVALID (inconsistent options), AM_ERR_NOTFOUND (no stopword
+ * list or stemmer for the language) or AM_ERR_UTF8. Caller frees with
+ * am_scorer_free. */
+int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_custom,
+                  const am_gloss *gloss, const am_vocab *background, am_scorer **out,
+                  am_buf *err);
+void am_scorer_free(am_scorer *s);
+/* The scorer's settings and signature (owned by the scorer). */
+const am_config *am_scorer_config(const am_scorer *s);
+const char *am_scorer_signature(const am_scorer *s);
+/* Number of glossary entries compiled into the scorer. */
+size_t am_scorer_glossary_size(const am_scorer *s);
+/* The compiled glossary (for previews, am_terms_preview). */
+const am_terms_lex *am_scorer_lex(const am_scorer *s);
+
+/* A new workspace (caller frees). Never NULL. */
+am_score_ws *am_score_ws_new(void);
+void am_score_ws_free(am_score_ws *ws);
+/* The workspace's term workspace (for am_terms_preview). */
+am_terms_ws *am_score_ws_terms(am_score_ws *ws);
+
+/* One confirmed segment. Texts are NUL-terminated and validated by the
+ * scorer (invalid UTF-8 or NUL → error, nothing scored). */
+typedef struct am_seg_input {
+    const char *source;             /* may be NULL or "" (no glossary terms) */
+    const char *translation;        /* the confirmed translation */
+    const char *const *hyps;        /* hyps[0..nsys): each system's hypothesis */
+    size_t nsys;
+    const am_terms_annot *annots;   /* explicit term annotations, may be NULL */
+    size_t n_annots;
+} am_seg_input;
+
+/* One system's scores on one segment. Sentence scores are NAN when not
+ * defined (JSON null): e.g. BLEU against an empty translation. */
+typedef struct am_sys_seg {
+    am_recall_totals recall;   /* this segment's R_k counts */
+    const am_terms_seg *terms; /* term instances and matches (points into ws) */
+    am_terms_totals terms_totals;
+    double ter_edits;          /* sacreBLEU TER edits */
+    double term_edits;         /* TERm (term-weighted) edits */
+    size_t ter_ref_len;        /* unweighted reference length (TER tokens) */
+    am_bleu_stats bleu;
+    am_chrf_stats chrf;        /* char orders 1..6 and word orders 1..2 */
+    int has_bleu;              /* BLEU and chrF statistics present (0 when the
+                                  translation is empty: sacreBLEU refuses it) */
+    double sent_bleu, sent_chrf, sent_chrfpp, sent_ter, sent_term;
+} am_sys_seg;
+
+typedef struct am_seg_result {
+    const am_recall_seg *recall; /* words, shots, hits (points into ws) */
+    am_sys_seg *sys;             /* sys[0..nsys) (points into ws) */
+    size_t nsys;
+} am_seg_result;
+
+/* Scores one segment: recall against the history read through lookup (see
+ * recall.h), terms, TER/TERm, BLEU and chrF for each system. *out points
+ * into ws and is valid until ws is used again. The history is not changed.
+ * Returns AM_OK, AM_ERR_UTF8/AM_ERR_NUL (invalid text; err_field, when not
+ * NULL, receives "source", "translation" or "hypothesis"), AM_ERR_RANGE
+ * (more than AM_SCORE_MAX_SYSTEMS systems), or an error from lookup. */
+#define AM_SCORE_MAX_SYSTEMS 64
+int am_score_segment(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
+                     am_recall_lookup_fn lookup, void *lookup_ctx, am_seg_result *out,
+                     const char **err_field);
+
+/* ---- running totals of one system ------------------------------------ */
+typedef struct am_totals {
+    int64_t segments;
+    am_recall_totals recall;
+    am_terms_totals terms;
+    am_ter_stats ter;
+    am_ter_stats term;
+    am_bleu_stats bleu;
+    am_chrf_stats chrf;
+    int64_t bleu_segments; /* segments whose BLEU/chrF statistics were added */
+} am_totals;
+
+/* Zeroes *t for the scorer's settings (k, windows). */
+void am_totals_init(am_totals *t, const am_scorer *s);
+/* Adds one system's segment scores. */
+void am_totals_add(am_totals *t, const am_sys_seg *seg);
+/* dst += src (same settings). Returns AM_OK or AM_ERR_INVALID (dst unchanged). */
+int am_totals_merge(am_totals *dst, const am_totals *src);
+
+/* Session scores of a totals record; NAN = null. */
+typedef struct am_totals_scores {
+    double r[AM_MAX_K + 1];  /* r[0..k] */
+    double r01;
+    am_terms_scores terms;
+    double ter, term, one_minus_term;
+    double bleu, chrf, chrfpp;
+} am_totals_scores;
+void am_totals_scores_compute(const am_totals *t, am_totals_scores *out);
+
+#endif

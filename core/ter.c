@@ -1,0 +1,832 @@
+/*
+ * ter.c — TER (sacreBLEU 2.6.0) and term-weighted TERm; see ter.h for the
+ * exact semantics. The search mirrors sacreBLEU's lib_ter.py step by step:
+ * translation_edit_rate → search(); _shift → one round in search();
+ * _find_shifted_pairs → the three nested loops; BeamEditDistance → the
+ * banded DP (fwd_rows); trace_to_alignment → trace().
+ *
+ * Speed: costs are 64-bit integers in units of 1/AM_TER_COST_SCALE (exact
+ * for integer costs such as TER's 1 and the default C_term 2). A shift
+ * candidate differs from the current hypothesis h only inside a window
+ * [p, q) of positions; its edit distance is computed from h's forward rows
+ * up to p, the candidate's own rows p+1..q, and h's backward (suffix) rows at
+ * q: ED = min_j fwd[q][j] + bwd[q][j]. Both directions run over exactly the
+ * cells of sacreBLEU's beam, so this is the same shortest path through the
+ * same band as the plain forward computation (exact in integer arithmetic).
+ */
+#include "ter.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+#define TER_MAX_TOKENS ((size_t)1 << 24)
+#define TER_INF (INT64_MAX / 4)
+
+typedef int64_t cost_t;
+
+/* Trace operations, named as in sacreBLEU (hypothesis → reference view):
+ * OP_DEL consumes a hypothesis word (extra word), OP_INS consumes a
+ * reference word (missing word). */
+enum { OP_UNDEF = 0, OP_NOP, OP_SUB, OP_DEL, OP_INS };
+
+struct am_ter_ws {
+    /* token interning */
+    const char **slot_str;
+    int *slot_id;
+    size_t slot_cap;
+    /* token ids: original and current hypothesis, candidate, reference */
+    int *h0, *h, *cand;
+    int *r;
+    size_t n, m;
+    /* per-reference-position costs (scaled) */
+    cost_t *unit, *rc;
+    /* banded DP layout: cell (i, j) lives at [rowoff[i] + j] for
+     * j in [rowlo[i], rowhi[i]); only j in [minj[i], maxj[i]) (the beam) is
+     * ever computed, the other stored cells stay TER_INF. */
+    size_t *minj, *maxj, *rowlo, *rowhi;
+    ptrdiff_t *rowoff;
+    size_t cells;
+    cost_t *fwd, *bwd, *cfwd; /* h forward, h backward, candidate forward */
+    unsigned char *ops;
+    /* trace and alignment */
+    unsigned char *trace;
+    long *align;
+    int *herr_ps, *rerr_ps; /* prefix sums of the error flags */
+    /* capacities */
+    size_t cap_n, cap_m, cap_cells, cap_rows;
+};
+
+am_ter_ws *am_ter_ws_new(void)
+{
+    return am_xcalloc(1, sizeof(am_ter_ws));
+}
+
+void am_ter_ws_free(am_ter_ws *ws)
+{
+    if (!ws)
+        return;
+    free(ws->slot_str);
+    free(ws->slot_id);
+    free(ws->h0);
+    free(ws->h);
+    free(ws->cand);
+    free(ws->r);
+    free(ws->unit);
+    free(ws->rc);
+    free(ws->minj);
+    free(ws->maxj);
+    free(ws->rowlo);
+    free(ws->rowhi);
+    free(ws->rowoff);
+    free(ws->fwd);
+    free(ws->bwd);
+    free(ws->cfwd);
+    free(ws->ops);
+    free(ws->trace);
+    free(ws->align);
+    free(ws->herr_ps);
+    free(ws->rerr_ps);
+    free(ws);
+}
+
+/* ---- tokenizer ------------------------------------------------------------ */
+
+/* Other_Lowercase / Other_Uppercase ranges (Unicode 15 PropList.txt) that
+ * carry no case mapping and so are not caught by the category test below. */
+static const utf8proc_int32_t other_cased[][2] = {
+    {0x00AA, 0x00AA}, {0x00BA, 0x00BA}, {0x02B0, 0x02B8}, {0x02C0, 0x02C1},
+    {0x02E0, 0x02E4}, {0x0345, 0x0345}, {0x037A, 0x037A}, {0x10FC, 0x10FC},
+    {0x1D2C, 0x1D6A}, {0x1D78, 0x1D78}, {0x1D9B, 0x1DBF}, {0x2071, 0x2071},
+    {0x207F, 0x207F}, {0x2090, 0x209C}, {0x2160, 0x217F}, {0x24B6, 0x24E9},
+    {0x2C7C, 0x2C7D}, {0xA69C, 0xA69D}, {0xA770, 0xA770}, {0xA7F2, 0xA7F4},
+    {0xA7F8, 0xA7F9}, {0xAB5C, 0xAB5F}, {0xAB69, 0xAB69}, {0x10780, 0x10780},
+    {0x10783, 0x10785}, {0x10787, 0x107B0}, {0x107B2, 0x107BA}, {0x1E030, 0x1E06D},
+    {0x1F130, 0x1F149}, {0x1F150, 0x1F169}, {0x1F170, 0x1F189},
+};
+
+/* Python's _PyUnicode_IsCased (Unicode "Cased": Lowercase, Uppercase or
+ * Lt), from utf8proc data plus the table above. */
+static int py_is_cased(utf8proc_int32_t c)
+{
+    utf8proc_category_t cat = utf8proc_category(c);
+    if (cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT)
+        return 1;
+    if (utf8proc_tolower(c) != c || utf8proc_toupper(c) != c)
+        return 1;
+    for (size_t k = 0; k < sizeof other_cased / sizeof other_cased[0]; k++)
+        if (c >= other_cased[k][0] && c <= other_cased[k][1])
+            return 1;
+    return 0;
+}
+
+/* Python's _PyUnicode_IsCaseIgnorable, approximated: Mn Me Cf Lm Sk and the
+ * Word_Break MidLetter, MidNumLet and Single_Quote characters. */
+static int py_is_case_ignorable(utf8proc_int32_t c)
+{
+    switch (c) {
+    case 0x0027: case 0x002E: case 0x003A: case 0x00B7: case 0x0387: case 0x055F:
+    case 0x05F4: case 0x2018: case 0x2019: case 0x2024: case 0x2027: case 0xFE13:
+    case 0xFE52: case 0xFE55: case 0xFF07: case 0xFF0E: case 0xFF1A:
+        return 1;
+    default:
+        break;
+    }
+    utf8proc_category_t cat = utf8proc_category(c);
+    return cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_ME || cat == UTF8PROC_CATEGORY_CF ||
+           cat == UTF8PROC_CATEGORY_LM || cat == UTF8PROC_CATEGORY_SK;
+}
+
+/* Final_Sigma context (Python's handle_capital_sigma) for the capital sigma
+ * at s[at .. after): the nearest code point before it that is not
+ * case-ignorable exists and is cased, and the nearest one after it that is
+ * not case-ignorable, if any, is not cased. s is valid UTF-8. */
+static int final_sigma(const unsigned char *s, size_t len, size_t at, size_t after)
+{
+    size_t k = at;
+    utf8proc_int32_t c = -1;
+    while (k > 0) {
+        size_t b = k - 1;
+        while (b > 0 && (s[b] & 0xC0) == 0x80)
+            b--;
+        utf8proc_iterate(s + b, (utf8proc_ssize_t)(k - b), &c);
+        k = b;
+        if (!py_is_case_ignorable(c))
+            break;
+        c = -1;
+    }
+    if (c < 0 || !py_is_cased(c))
+        return 0;
+    k = after;
+    while (k < len) {
+        utf8proc_ssize_t b = utf8proc_iterate(s + k, (utf8proc_ssize_t)(len - k), &c);
+        assert(b > 0);
+        if (!py_is_case_ignorable(c))
+            return !py_is_cased(c);
+        k += (size_t)b;
+    }
+    return 1;
+}
+
+/* Lower-cases valid UTF-8 text as Python's str.lower() into out. */
+static void py_lower(const unsigned char *s, size_t len, am_buf *out)
+{
+    size_t k = 0;
+    while (k < len) {
+        size_t a = k;
+        while (k < len && s[k] < 0x80)
+            k++;
+        if (k > a) { /* ASCII run */
+            size_t base = out->len;
+            am_buf_append(out, (const char *)s + a, k - a);
+            for (size_t q = base; q < out->len; q++)
+                if (out->data[q] >= 'A' && out->data[q] <= 'Z')
+                    out->data[q] = (char)(out->data[q] + 32);
+            continue;
+        }
+        utf8proc_int32_t c;
+        utf8proc_ssize_t b = utf8proc_iterate(s + k, (utf8proc_ssize_t)(len - k), &c);
+        assert(b > 0);
+        char enc[8];
+        size_t el;
+        if (c == 0x0130) { /* LATIN CAPITAL LETTER I WITH DOT ABOVE → i + U+0307 */
+            el = am_utf8_encode(0x69, enc);
+            el += am_utf8_encode(0x307, enc + el);
+        } else if (c == 0x03A3) {
+            el = am_utf8_encode(final_sigma(s, len, k, k + (size_t)b) ? 0x03C2 : 0x03C3, enc);
+        } else {
+            el = am_utf8_encode(utf8proc_tolower(c), enc);
+        }
+        am_buf_append(out, enc, el);
+        k += (size_t)b;
+    }
+}
+
+int am_ter_tokenize(const char *text, int case_sensitive, am_toks *out)
+{
+    if (!text || !out)
+        return AM_ERR_INVALID;
+    am_toks_reset(out);
+    size_t len = strlen(text);
+    const unsigned char *s = (const unsigned char *)text;
+    /* validate (am_toks_split_py requires valid UTF-8) */
+    for (size_t k = 0; k < len;) {
+        if (s[k] < 0x80) {
+            k++;
+            continue;
+        }
+        utf8proc_int32_t c;
+        utf8proc_ssize_t b = utf8proc_iterate(s + k, (utf8proc_ssize_t)(len - k), &c);
+        if (b <= 0)
+            return AM_ERR_UTF8;
+        k += (size_t)b;
+    }
+    if (case_sensitive) {
+        am_toks_split_py(out, text);
+        return AM_OK;
+    }
+    am_buf b;
+    am_buf_init(&b);
+    py_lower(s, len, &b);
+    am_toks_split_py(out, am_buf_str(&b));
+    am_buf_cleanup(&b);
+    return AM_OK;
+}
+
+/* ---- preparation ---------------------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* Maps every token to a small integer id (equal strings, equal ids) into
+ * ws->h0 and ws->r. */
+static void intern(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref)
+{
+    size_t total = hyp->n + ref->n;
+    size_t cap = 16;
+    while (cap < 2 * total)
+        cap *= 2;
+    if (cap > ws->slot_cap) {
+        free(ws->slot_str);
+        free(ws->slot_id);
+        ws->slot_str = am_xmalloc(cap * sizeof(*ws->slot_str));
+        ws->slot_id = am_xmalloc(cap * sizeof(*ws->slot_id));
+        ws->slot_cap = cap;
+    }
+    memset(ws->slot_str, 0, cap * sizeof(*ws->slot_str));
+    int next = 0;
+    for (size_t k = 0; k < total; k++) {
+        const char *t = k < hyp->n ? hyp->v[k] : ref->v[k - hyp->n];
+        size_t slot = (size_t)hash_str(t) & (cap - 1);
+        while (ws->slot_str[slot] && strcmp(ws->slot_str[slot], t) != 0)
+            slot = (slot + 1) & (cap - 1);
+        if (!ws->slot_str[slot]) {
+            ws->slot_str[slot] = t;
+            ws->slot_id[slot] = next++;
+        }
+        if (k < hyp->n)
+            ws->h0[k] = ws->slot_id[slot];
+        else
+            ws->r[k - hyp->n] = ws->slot_id[slot];
+    }
+}
+
+/* Grows the per-pair arrays for n hypothesis and m reference words. */
+static void reserve(am_ter_ws *ws, size_t n, size_t m)
+{
+    if (n + 1 > ws->cap_n) {
+        size_t c = ws->cap_n ? ws->cap_n : 32;
+        while (c < n + 1)
+            c *= 2;
+        ws->h0 = am_xrealloc(ws->h0, c * sizeof(int));
+        ws->h = am_xrealloc(ws->h, c * sizeof(int));
+        ws->cand = am_xrealloc(ws->cand, c * sizeof(int));
+        ws->herr_ps = am_xrealloc(ws->herr_ps, c * sizeof(int));
+        ws->minj = am_xrealloc(ws->minj, c * sizeof(size_t));
+        ws->maxj = am_xrealloc(ws->maxj, c * sizeof(size_t));
+        ws->rowlo = am_xrealloc(ws->rowlo, c * sizeof(size_t));
+        ws->rowhi = am_xrealloc(ws->rowhi, c * sizeof(size_t));
+        ws->rowoff = am_xrealloc(ws->rowoff, c * sizeof(ptrdiff_t));
+        ws->cap_n = c;
+    }
+    if (m + 1 > ws->cap_m) {
+        size_t c = ws->cap_m ? ws->cap_m : 32;
+        while (c < m + 1)
+            c *= 2;
+        ws->r = am_xrealloc(ws->r, c * sizeof(int));
+        ws->unit = am_xrealloc(ws->unit, c * sizeof(cost_t));
+        ws->rc = am_xrealloc(ws->rc, c * sizeof(cost_t));
+        ws->align = am_xrealloc(ws->align, c * sizeof(long));
+        ws->rerr_ps = am_xrealloc(ws->rerr_ps, c * sizeof(int));
+        ws->cap_m = c;
+    }
+    if (n + m + 1 > ws->cap_rows) {
+        size_t c = ws->cap_rows ? ws->cap_rows : 64;
+        while (c < n + m + 1)
+            c *= 2;
+        ws->trace = am_xrealloc(ws->trace, c);
+        ws->cap_rows = c;
+    }
+}
+
+/* Computes the beam of every row (BeamEditDistance._edit_distance: the
+ * cells [minj, maxj) around the pseudo-diagonal floor(i * |ref|/|hyp|); the
+ * last row is complete; row 0 is the complete initial row) and the banded
+ * storage layout, and sets every stored cell to TER_INF. Each stored row i
+ * also covers minj[i]-1 and the cells row i+1 reads, so the forward DP needs
+ * no bounds checks. */
+static void layout(am_ter_ws *ws)
+{
+    size_t n = ws->n, m = ws->m;
+    double ratio = n ? (double)m / (double)n : 1.0;
+    double bw_d = AM_TER_BEAM_WIDTH;
+    if ((double)AM_TER_BEAM_WIDTH < ratio / 2)
+        bw_d = ceil(ratio / 2 + AM_TER_BEAM_WIDTH);
+    long bw = (long)bw_d;
+    ws->minj[0] = 0;
+    ws->maxj[0] = m + 1;
+    for (size_t i = 1; i <= n; i++) {
+        long pd = (long)floor((double)i * ratio);
+        long lo = pd - bw, hi = pd + bw;
+        ws->minj[i] = lo > 0 ? (size_t)lo : 0;
+        ws->maxj[i] = hi < (long)(m + 1) ? (size_t)(hi > 0 ? hi : 0) : m + 1;
+        if (i == n)
+            ws->maxj[i] = m + 1;
+        if (ws->maxj[i] < ws->minj[i])
+            ws->maxj[i] = ws->minj[i];
+    }
+    size_t cells = 0;
+    for (size_t i = 0; i <= n; i++) {
+        size_t lo = 0, hi = m + 1;
+        if (i > 0) {
+            lo = ws->minj[i] > 0 ? ws->minj[i] - 1 : 0;
+            hi = ws->maxj[i];
+            if (i < n && ws->maxj[i + 1] > hi)
+                hi = ws->maxj[i + 1];
+            if (hi > m + 1)
+                hi = m + 1;
+            if (hi < lo)
+                hi = lo;
+        }
+        ws->rowlo[i] = lo;
+        ws->rowhi[i] = hi;
+        ws->rowoff[i] = (ptrdiff_t)cells - (ptrdiff_t)lo;
+        cells += hi - lo;
+    }
+    ws->cells = cells;
+    if (cells > ws->cap_cells) {
+        size_t c = ws->cap_cells ? ws->cap_cells : 256;
+        while (c < cells)
+            c *= 2;
+        ws->fwd = am_xrealloc(ws->fwd, c * sizeof(cost_t));
+        ws->bwd = am_xrealloc(ws->bwd, c * sizeof(cost_t));
+        ws->cfwd = am_xrealloc(ws->cfwd, c * sizeof(cost_t));
+        ws->ops = am_xrealloc(ws->ops, c);
+        ws->cap_cells = c;
+    }
+    for (size_t k = 0; k < cells; k++) {
+        ws->fwd[k] = TER_INF;
+        ws->bwd[k] = TER_INF;
+        ws->cfwd[k] = TER_INF;
+    }
+    memset(ws->ops, OP_UNDEF, cells);
+}
+
+/* ---- banded edit distance ------------------------------------------------- */
+
+#define CELL(buf, i, j) ((buf)[ws->rowoff[i] + (ptrdiff_t)(j)])
+
+/* Row 0 of the forward matrix: the running sum of reference costs. */
+static void fwd_row0(am_ter_ws *ws, const cost_t *rc)
+{
+    cost_t *row = ws->fwd + ws->rowoff[0];
+    row[0] = 0;
+    for (size_t j = 1; j <= ws->m; j++)
+        row[j] = row[j - 1] + rc[j - 1];
+}
+
+/* Computes forward rows from..to of hypothesis x into dst (ws->fwd or
+ * ws->cfwd); row from-1 is read from src. Each cell starts at TER_INF and an
+ * operation replaces the current value only when strictly cheaper, in
+ * sacreBLEU's order: diagonal (match/substitution), extra hypothesis word
+ * (cost 1), missing reference word; ops (may be NULL) receives the chosen
+ * operations. */
+static void fwd_rows(am_ter_ws *ws, const int *x, const cost_t *rc, size_t from, size_t to,
+                     const cost_t *src, cost_t *dst, unsigned char *ops)
+{
+    const int *r = ws->r;
+    const cost_t one = AM_TER_COST_SCALE;
+    const cost_t *pv = src + ws->rowoff[from - 1];
+    for (size_t i = from; i <= to; i++) {
+        cost_t *cu = dst + ws->rowoff[i];
+        size_t j = ws->minj[i], hi = ws->maxj[i];
+        int xw = x[i - 1];
+        if (ops) {
+            unsigned char *op = ops + ws->rowoff[i];
+            if (j == 0 && j < hi) {
+                cu[0] = pv[0] + one;
+                op[0] = OP_DEL;
+                j = 1;
+            }
+            for (; j < hi; j++) {
+                cost_t best = TER_INF, c;
+                unsigned char bop = OP_UNDEF;
+                int eq = xw == r[j - 1];
+                c = pv[j - 1] + (eq ? 0 : rc[j - 1]);
+                if (best > c) {
+                    best = c;
+                    bop = eq ? OP_NOP : OP_SUB;
+                }
+                c = pv[j] + one;
+                if (best > c) {
+                    best = c;
+                    bop = OP_DEL;
+                }
+                c = cu[j - 1] + rc[j - 1];
+                if (best > c) {
+                    best = c;
+                    bop = OP_INS;
+                }
+                cu[j] = best;
+                op[j] = bop;
+            }
+        } else {
+            if (j == 0 && j < hi) {
+                cu[0] = pv[0] + one;
+                j = 1;
+            }
+            cost_t left = cu[j - (j > 0)];
+            if (j == 0)
+                left = TER_INF;
+            for (; j < hi; j++) {
+                cost_t best = pv[j - 1] + (xw == r[j - 1] ? 0 : rc[j - 1]);
+                cost_t c = pv[j] + one;
+                best = c < best ? c : best;
+                c = left + rc[j - 1];
+                best = c < best ? c : best;
+                best = best < TER_INF ? best : TER_INF;
+                cu[j] = best;
+                left = best;
+            }
+        }
+        pv = cu;
+    }
+}
+
+/* Backward (suffix) rows of the current hypothesis h: bwd[i][j] = cheapest
+ * way from cell (i, j) to (n, m) through beam cells only. Rows to..0. */
+static void bwd_rows(am_ter_ws *ws, const int *h, const cost_t *rc, size_t to)
+{
+    size_t n = ws->n, m = ws->m;
+    const int *r = ws->r;
+    const cost_t one = AM_TER_COST_SCALE;
+    if (to >= n) {
+        cost_t *row = ws->bwd + ws->rowoff[n];
+        row[m] = 0;
+        for (size_t j = m; j-- > ws->minj[n];)
+            row[j] = row[j + 1] + rc[j];
+        to = n - 1;
+        if (n == 0)
+            return;
+    }
+    for (size_t i = to + 1; i-- > 0;) {
+        cost_t *cu = ws->bwd + ws->rowoff[i];
+        const cost_t *nx = ws->bwd + ws->rowoff[i + 1];
+        size_t lo = ws->minj[i], hi = ws->maxj[i];
+        size_t nlo = ws->minj[i + 1], nhi = ws->maxj[i + 1];
+        int hw = h[i];
+        cost_t right = TER_INF;
+        for (size_t j = hi; j-- > lo;) {
+            cost_t best = TER_INF, c;
+            if (j < m && j + 1 >= nlo && j + 1 < nhi) {
+                c = nx[j + 1] + (hw == r[j] ? 0 : rc[j]);
+                best = c < best ? c : best;
+            }
+            if (j >= nlo && j < nhi) {
+                c = nx[j] + one;
+                best = c < best ? c : best;
+            }
+            if (j < m) {
+                c = right + rc[j];
+                best = c < best ? c : best;
+            }
+            cu[j] = best;
+            right = best;
+        }
+    }
+}
+
+/* Edit distance of candidate x, equal to h outside [p, q) (p < q <= n). */
+static cost_t cand_cost(am_ter_ws *ws, const int *x, const cost_t *rc, size_t p, size_t q)
+{
+    fwd_rows(ws, x, rc, p + 1, q, ws->fwd, ws->cfwd, NULL);
+    const cost_t *f = ws->cfwd + ws->rowoff[q];
+    const cost_t *b = ws->bwd + ws->rowoff[q];
+    cost_t best = TER_INF;
+    for (size_t j = ws->minj[q]; j < ws->maxj[q]; j++) {
+        cost_t c = f[j] + b[j];
+        best = c < best ? c : best;
+    }
+    return best;
+}
+
+/* Backtracks the trace of the current hypothesis and derives sacreBLEU's
+ * alignment (trace_to_alignment of the flipped trace): align[k] = hypothesis
+ * position aligned to reference word k (-1 before the start), and prefix sums
+ * of the hypothesis/reference error flags. Returns AM_OK or
+ * AM_ERR_INTERNAL when the trace meets an undefined cell. */
+static int trace(am_ter_ws *ws)
+{
+    size_t i = ws->n, j = ws->m, t = 0;
+    while (i > 0 || j > 0) {
+        unsigned char op;
+        if (i == 0)
+            op = OP_INS;
+        else if (j < ws->minj[i] || j >= ws->maxj[i])
+            return AM_ERR_INTERNAL;
+        else
+            op = CELL(ws->ops, i, j);
+        ws->trace[t++] = op;
+        if (op == OP_NOP || op == OP_SUB) {
+            i--;
+            j--;
+        } else if (op == OP_INS) {
+            j--;
+        } else if (op == OP_DEL) {
+            i--;
+        } else {
+            return AM_ERR_INTERNAL;
+        }
+    }
+    long ph = -1, pr = -1;
+    ws->herr_ps[0] = 0;
+    ws->rerr_ps[0] = 0;
+    while (t > 0) {
+        unsigned char op = ws->trace[--t];
+        if (op == OP_NOP || op == OP_SUB) {
+            int e = op == OP_SUB;
+            ph++;
+            pr++;
+            ws->align[pr] = ph;
+            ws->herr_ps[ph + 1] = ws->herr_ps[ph] + e;
+            ws->rerr_ps[pr + 1] = ws->rerr_ps[pr] + e;
+        } else if (op == OP_DEL) { /* flipped: insertion of a hypothesis word */
+            ph++;
+            ws->herr_ps[ph + 1] = ws->herr_ps[ph] + 1;
+        } else { /* OP_INS, flipped: deletion of a reference word */
+            pr++;
+            ws->align[pr] = ph;
+            ws->rerr_ps[pr + 1] = ws->rerr_ps[pr] + 1;
+        }
+    }
+    assert(ph + 1 == (long)ws->n && pr + 1 == (long)ws->m);
+    return AM_OK;
+}
+
+/* _perform_shift: moves words[start, start+len) to target, into out. */
+static void perform_shift(const int *w, size_t n, size_t start, size_t len, size_t target, int *out)
+{
+    size_t k = 0;
+#define CPY(a, b)                                                                                  \
+    do {                                                                                           \
+        for (size_t q_ = (a); q_ < (b); q_++)                                                      \
+            out[k++] = w[q_];                                                                      \
+    } while (0)
+    if (target < start) {
+        CPY(0, target);
+        CPY(start, start + len);
+        CPY(target, start);
+        CPY(start + len, n);
+    } else if (target > start + len) {
+        CPY(0, start);
+        CPY(start + len, target);
+        CPY(start, start + len);
+        CPY(target, n);
+    } else {
+        size_t e = len + target < n ? len + target : n;
+        CPY(0, start);
+        CPY(start + len, e);
+        CPY(start, start + len);
+        CPY(e, n);
+    }
+#undef CPY
+    assert(k == n);
+}
+
+/* First and one-past-last positions where a and b differ; returns 0 when
+ * they are identical. */
+static int diff_window(const int *a, const int *b, size_t n, size_t from, size_t *p, size_t *q)
+{
+    size_t lo = from;
+    while (lo < n && a[lo] == b[lo])
+        lo++;
+    if (lo == n)
+        return 0;
+    size_t hi = n;
+    while (hi > lo && a[hi - 1] == b[hi - 1])
+        hi--;
+    *p = lo;
+    *q = hi;
+    return 1;
+}
+
+/* translation_edit_rate for the prepared pair with reference costs rc.
+ * Stores the edits (scaled) in *out. Returns AM_OK or AM_ERR_INTERNAL. */
+static int search(am_ter_ws *ws, const cost_t *rc, cost_t *out)
+{
+    size_t n = ws->n, m = ws->m;
+    assert(m > 0);
+    int *h = ws->h;
+    const int *r = ws->r;
+    const cost_t one = AM_TER_COST_SCALE;
+    memcpy(h, ws->h0, n * sizeof(int));
+    fwd_row0(ws, rc);
+    if (n > 0)
+        fwd_rows(ws, h, rc, 1, n, ws->fwd, ws->fwd, ws->ops);
+    bwd_rows(ws, h, rc, n);
+    cost_t shift_costs = 0;
+    long checked = 0;
+    for (;;) {
+        cost_t pre = CELL(ws->fwd, n, m);
+        int rv = trace(ws);
+        if (rv != AM_OK)
+            return rv;
+        int have = 0;
+        cost_t b_gain = 0, b_cost = 0;
+        size_t b_len = 0, b_sh = 0, b_idx = 0;
+        int stop = 0;
+        for (size_t sh = 0; sh < n && !stop; sh++) {
+            size_t sr0 = sh > AM_TER_MAX_SHIFT_DIST ? sh - AM_TER_MAX_SHIFT_DIST : 0;
+            size_t sr1 = sh + AM_TER_MAX_SHIFT_DIST + 1 < m ? sh + AM_TER_MAX_SHIFT_DIST + 1 : m;
+            for (size_t sr = sr0; sr < sr1 && !stop; sr++) {
+                size_t len = 0;
+                cost_t span_cost = one;
+                while (h[sh + len] == r[sr + len] && len < AM_TER_MAX_SHIFT_SIZE) {
+                    if (rc[sr + len] > span_cost)
+                        span_cost = rc[sr + len];
+                    len++;
+                    /* one (sh, sr, len) candidate from _find_shifted_pairs */
+                    if (ws->herr_ps[sh + len] - ws->herr_ps[sh] != 0 &&
+                        ws->rerr_ps[sr + len] - ws->rerr_ps[sr] != 0 &&
+                        !((long)sh <= ws->align[sr] && ws->align[sr] < (long)(sh + len))) {
+                        long prev_idx = -1;
+                        for (long off = -1; off < (long)len; off++) {
+                            long idx = (long)sr + off == -1 ? 0 : ws->align[(long)sr + off] + 1;
+                            if (idx == prev_idx)
+                                continue;
+                            prev_idx = idx;
+                            perform_shift(h, n, sh, len, (size_t)idx, ws->cand);
+                            size_t p, q;
+                            size_t from = sh < (size_t)idx ? sh : (size_t)idx;
+                            cost_t ed = pre;
+                            if (diff_window(h, ws->cand, n, from, &p, &q))
+                                ed = cand_cost(ws, ws->cand, rc, p, q);
+                            cost_t gain = pre - ed - (span_cost - one);
+                            checked++;
+                            /* sacreBLEU's ranking tuple (gain, len, -sh, -idx) */
+                            int better;
+                            if (!have)
+                                better = 1;
+                            else if (gain != b_gain)
+                                better = gain > b_gain;
+                            else if (len != b_len)
+                                better = len > b_len;
+                            else if (sh != b_sh)
+                                better = sh < b_sh;
+                            else
+                                better = (size_t)idx < b_idx;
+                            if (better) {
+                                have = 1;
+                                b_gain = gain;
+                                b_len = len;
+                                b_sh = sh;
+                                b_idx = (size_t)idx;
+                                b_cost = span_cost;
+                            }
+                        }
+                        if (checked >= AM_TER_MAX_SHIFT_CANDIDATES) {
+                            stop = 1;
+                            break;
+                        }
+                    }
+                    if (n == sh + len || m == sr + len)
+                        break;
+                }
+            }
+        }
+        /* sacreBLEU stops without applying the round's best shift once the
+         * candidate limit is reached */
+        if (checked >= AM_TER_MAX_SHIFT_CANDIDATES || !have || b_gain <= 0) {
+            *out = shift_costs + pre;
+            return AM_OK;
+        }
+        shift_costs += b_cost;
+        perform_shift(h, n, b_sh, b_len, b_idx, ws->cand);
+        size_t p, q;
+        int changed = diff_window(h, ws->cand, n, 0, &p, &q);
+        assert(changed);
+        (void)changed;
+        memcpy(h, ws->cand, n * sizeof(int));
+        fwd_rows(ws, h, rc, p + 1, n, ws->fwd, ws->fwd, ws->ops);
+        bwd_rows(ws, h, rc, q - 1);
+    }
+}
+
+/* ---- public entry points -------------------------------------------------- */
+
+/* Validates the arguments; *all_unit tells whether ref_cost is NULL or all 1. */
+static int check_args(const am_toks *hyp, const am_toks *ref, const double *ref_cost, int *all_unit)
+{
+    if (!hyp || !ref)
+        return AM_ERR_INVALID;
+    if (hyp->n > TER_MAX_TOKENS || ref->n > TER_MAX_TOKENS)
+        return AM_ERR_RANGE;
+    *all_unit = 1;
+    if (ref_cost) {
+        for (size_t j = 0; j < ref->n; j++) {
+            if (!(ref_cost[j] >= 1.0 && ref_cost[j] <= AM_TER_MAX_COST))
+                return AM_ERR_INVALID;
+            if (ref_cost[j] != 1.0)
+                *all_unit = 0;
+        }
+    }
+    return AM_OK;
+}
+
+int am_ter_pair(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref, const double *ref_cost,
+                double *ter_edits, double *term_edits)
+{
+    int all_unit;
+    int rv = check_args(hyp, ref, ref_cost, &all_unit);
+    if (rv != AM_OK)
+        return rv;
+    if (ref->n == 0) { /* sacreBLEU: every hypothesis word is an edit, length 0 */
+        if (ter_edits)
+            *ter_edits = (double)hyp->n;
+        if (term_edits)
+            *term_edits = (double)hyp->n;
+        return AM_OK;
+    }
+    am_ter_ws *own = NULL;
+    if (!ws)
+        ws = own = am_ter_ws_new();
+    ws->n = hyp->n;
+    ws->m = ref->n;
+    reserve(ws, ws->n, ws->m);
+    intern(ws, hyp, ref);
+    layout(ws);
+    for (size_t j = 0; j < ws->m; j++)
+        ws->unit[j] = AM_TER_COST_SCALE;
+    cost_t ter = 0, term = 0;
+    rv = search(ws, ws->unit, &ter);
+    if (rv == AM_OK) {
+        term = ter;
+        if (!all_unit && term_edits) {
+            for (size_t j = 0; j < ws->m; j++)
+                ws->rc[j] = (cost_t)llround(ref_cost[j] * AM_TER_COST_SCALE);
+            layout(ws); /* resets the matrices to TER_INF */
+            rv = search(ws, ws->rc, &term);
+            if (term < ter) /* guard: TERm never below TER (see ter.h) */
+                term = ter;
+        }
+    }
+    am_ter_ws_free(own);
+    if (rv != AM_OK)
+        return rv;
+    if (ter_edits)
+        *ter_edits = (double)ter / AM_TER_COST_SCALE;
+    if (term_edits)
+        *term_edits = (double)term / AM_TER_COST_SCALE;
+    return AM_OK;
+}
+
+int am_ter_edits(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref, const double *ref_cost,
+                 double *edits)
+{
+    if (!edits)
+        return AM_ERR_INVALID;
+    return am_ter_pair(ws, hyp, ref, ref_cost, NULL, edits);
+}
+
+double am_ter_score(double edits, double ref_len)
+{
+    if (ref_len > 0)
+        return edits / ref_len;
+    return edits > 0 ? 1.0 : 0.0;
+}
+
+void am_ter_stats_init(am_ter_stats *s)
+{
+    s->edits = 0.0;
+    s->ref_len = 0.0;
+    s->n = 0;
+}
+
+void am_ter_stats_add(am_ter_stats *s, double edits, size_t ref_len)
+{
+    s->edits += edits;
+    s->ref_len += (double)ref_len;
+    s->n++;
+}
+
+void am_ter_stats_merge(am_ter_stats *into, const am_ter_stats *from)
+{
+    into->edits += from->edits;
+    into->ref_len += from->ref_len;
+    into->n += from->n;
+}
+
+double am_ter_stats_score(const am_ter_stats *s)
+{
+    return am_ter_score(s->edits, s->ref_len);
+}

@@ -1,0 +1,127 @@
+/*
+ * ter.h — TER (sacreBLEU 2.6.0, default settings) and the term-weighted
+ * TERm of METRICS.md §3 (standard profile).
+ *
+ * TER follows sacreBLEU's lib_ter.py exactly:
+ *   * tokenizer: TercomTokenizer with its defaults (normalized=False,
+ *     no_punct=False, asian_support=False); case_sensitive=False lower-cases
+ *     the text with Python's str.lower(), then the text is split as
+ *     Python's str.split() does;
+ *   * edit distance: Levenshtein restricted to a beam of 25 cells around the
+ *     pseudo-diagonal (wider when |ref|/|hyp| > 50), with sacreBLEU's
+ *     preference order of operations for the trace (match/substitution,
+ *     then extra hypothesis word, then missing reference word);
+ *   * shifts: tercom-style greedy search; spans of at most 10 words, moved at
+ *     most 50 positions; candidates filtered and ranked exactly as sacreBLEU
+ *     does (gain, then longer span, then earlier hypothesis start, then
+ *     earlier target); at most 1000 candidates per sentence pair counted
+ *     over all rounds — when the limit is reached the round's best shift is
+ *     not applied (as in sacreBLEU);
+ *   * sentence TER = edits / |ref|; empty reference: edits = |hyp| and
+ *     length 0, score 1 when edits > 0 else 0; corpus TER = Σ edits / Σ |ref|.
+ *   sacreBLEU's prefix-row cache is a pure memoization (rows depend only on
+ *   the hypothesis prefix, and every hypothesis in one search has the same
+ *   length, so the beam is the same); we reuse the rows of the current
+ *   hypothesis instead, which gives the same numbers.
+ *
+ * TERm (standard profile): the same search with per-reference-position
+ * costs ref_cost[j] >= 1 (C_term inside a term instance's span, else 1):
+ *   * substituting reference word j, or leaving it out (the hypothesis lacks
+ *     it), costs ref_cost[j]; an extra hypothesis word costs 1; the first DP
+ *     row is the running sum of ref_cost;
+ *   * a shift of a hypothesis span that matches reference words
+ *     [r, r+len) costs max(ref_cost[r .. r+len-1]) (i.e. C_term when the span
+ *     covers a term word, else 1); a shift is ranked by its net gain
+ *     (edit-distance reduction − (shift cost − 1)) and applied when the net
+ *     gain is > 0 — with unit costs this is exactly TER's rule;
+ *   * TERm edits = Σ shift costs + final weighted edit distance, normalized
+ *     by the UNWEIGHTED reference length.
+ *   With ref_cost NULL or all 1 the computation is TER's, bit for bit.
+ *   Guard (by construction TERm >= TER): the shift search is greedy, so under
+ *   weighted costs it may in principle settle on a shift sequence whose cost
+ *   is below the unit-cost TER value found by TER's own search. TERm edits
+ *   are therefore reported as max(weighted edits, TER edits) for the same
+ *   pair; adding a term can never lower the score below TER.
+ *
+ * Deviations (documented): lower-casing uses utf8proc's simple lowercase
+ * mapping (Unicode version of the installed utf8proc) plus Python's two
+ * special cases, U+0130 → "i̇" (U+0069 U+0307) and the context-dependent
+ * final sigma (U+03A3 → U+03C2). For the final-sigma context, "cased" and
+ * "case-ignorable" are derived from utf8proc data (Lu/Ll/Lt, a case
+ * mapping, or a small Other_Lowercase/Other_Uppercase table; Mn/Me/Cf/Lm/Sk
+ * plus the Word_Break MidLetter/MidNumLet/Single_Quote characters). Checked
+ * against CPython 3.11 str.lower() on every code point alone and on 20,000
+ * random strings around U+03A3: identical (the Unicode versions of Python
+ * and utf8proc may still differ on newly encoded characters).
+ *
+ * All functions are thread-safe on distinct objects; nothing does I/O.
+ */
+#ifndef AM_TER_H
+#define AM_TER_H
+
+#include <stddef.h>
+
+#include "am.h"
+
+/* Limits of the search (sacreBLEU's values). */
+#define AM_TER_BEAM_WIDTH 25
+#define AM_TER_MAX_SHIFT_SIZE 10
+#define AM_TER_MAX_SHIFT_DIST 50
+#define AM_TER_MAX_SHIFT_CANDIDATES 1000
+
+/* Tokenizes text as sacreBLEU's default TercomTokenizer followed by
+ * str.split(): lower-cases (Python str.lower()) unless case_sensitive, then
+ * splits on Python whitespace. out is reset first and receives the tokens
+ * (owned by out; caller cleans it up). Returns AM_OK, AM_ERR_INVALID for
+ * NULL arguments, or AM_ERR_UTF8 when text is not valid UTF-8 (out is then
+ * left empty). */
+int am_ter_tokenize(const char *text, int case_sensitive, am_toks *out);
+
+/* Reusable workspace: holds every buffer the search needs so that scoring
+ * many segments allocates nothing once the buffers have grown. Not shared
+ * between threads. */
+typedef struct am_ter_ws am_ter_ws;
+
+/* Creates a workspace (caller frees with am_ter_ws_free). Never NULL. */
+am_ter_ws *am_ter_ws_new(void);
+/* Frees a workspace and its buffers; NULL is allowed. */
+void am_ter_ws_free(am_ter_ws *ws);
+
+/* Number of edits of hyp against ref (tokens from am_ter_tokenize).
+ * ref_cost NULL: plain TER edits. Otherwise ref_cost[0..ref->n) gives the
+ * cost of editing each reference position (each finite and >= 1) and the
+ * result is the TERm edits (guarded: never below the TER edits, see above).
+ * ws may be NULL (a temporary workspace is used). Returns AM_OK,
+ * AM_ERR_INVALID (NULL hyp/ref/edits, bad ref_cost), AM_ERR_RANGE (more
+ * than 2^24 tokens on a side) or AM_ERR_INTERNAL (broken invariant). */
+int am_ter_edits(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref,
+                 const double *ref_cost, double *edits);
+
+/* TER and TERm edits of one pair at once (shares tokenisation work and the
+ * unit-cost search). ref_cost as for am_ter_edits (NULL: term_edits equals
+ * ter_edits). Either output may be NULL. Same return values. */
+int am_ter_pair(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref,
+                const double *ref_cost, double *ter_edits, double *term_edits);
+
+/* Sentence score from edits and the (unweighted) reference length, as a
+ * fraction: edits/ref_len; when ref_len is 0: 1 if edits > 0, else 0.
+ * (sacreBLEU reports 100 times this.) */
+double am_ter_score(double edits, double ref_len);
+
+/* Corpus accumulation: Σ edits and Σ reference lengths. Zero-initialize
+ * (or am_ter_stats_init) before use. */
+typedef struct am_ter_stats {
+    double edits;   /* Σ edits (TER or TERm) */
+    double ref_len; /* Σ unweighted reference lengths */
+    size_t n;       /* number of segments added */
+} am_ter_stats;
+
+void am_ter_stats_init(am_ter_stats *s);
+/* Adds one segment's edits and reference length. */
+void am_ter_stats_add(am_ter_stats *s, double edits, size_t ref_len);
+/* Adds every segment of from into into. */
+void am_ter_stats_merge(am_ter_stats *into, const am_ter_stats *from);
+/* Corpus score as a fraction, same rule as am_ter_score. */
+double am_ter_stats_score(const am_ter_stats *s);
+
+#endif

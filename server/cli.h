@@ -1,0 +1,11 @@
+/* cli.h — entry points of the adaptmon commands (one file per command). */
+#ifndef AM_CLI_H
+#define AM_CLI_H
+
+#define AM_VERSION "0.1.0"
+
+/* `adaptmon score`: argv[0] is "score". Returns the process exit status
+ * (0 ok, 1 bad input, 2 usage error). */
+int am_cli_score(int argc, char **argv);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * main.c — the adaptmon command line: `adaptmon score …` (offline scoring),
+ * `adaptmon version`, `adaptmon help`. Each command lives in its own file
+ * (cli_score.c, …); main only dispatches.
+ */
+#include "cli.h"
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fputs("usage: adaptmon COMMAND [OPTIONS]\n"
+          "\n"
+          "commands:\n"
+          "  score     score files offline (adaptmon score --help)\n"
+          "  version   print the version and the metric signature version\n"
+          "  help      this text\n",
+          out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "score"))
+        return am_cli_score(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("adaptmon %s (signature adaptmon:%d)\n", AM_VERSION, AM_SIGNATURE_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "adaptmon: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

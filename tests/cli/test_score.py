@@ -1,0 +1,369 @@
+#!/usr/bin/env python3
+"""Black-box tests of `adaptmon score` against the golden values in data/golden/.
+
+The expected numbers are read from data/golden/*.json (computed by sacreBLEU
+2.6.0, rk.rb and evaluate_term_wmt.py); this file only compares. Runs with the
+Python standard library only and ends with the line "N passed, N failed".
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ADAPTMON = os.environ.get("ADAPTMON", os.path.join(ROOT, "adaptmon"))
+if not os.path.isabs(ADAPTMON):
+    ADAPTMON = os.path.join(ROOT, ADAPTMON)
+DATA = os.path.join(ROOT, "data")
+DEV = os.path.join(DATA, "tico19-enfr-dev")
+SRC = os.path.join(DEV, "dev.en-fr.en.sgm")
+REF = os.path.join(DEV, "dev.en-fr.fr.sgm")
+HYP = os.path.join(DEV, "en-fr.dev.txt.truecased.sgm")
+
+with open(os.path.join(DATA, "golden", "tico19-enfr-dev.json"), encoding="utf-8") as f:
+    GOLD = json.load(f)
+with open(os.path.join(DATA, "golden", "seeds.json"), encoding="utf-8") as f:
+    SEEDS = json.load(f)
+
+TMP = tempfile.mkdtemp(prefix="adaptmon-cli-")
+
+
+def run(*args, check=True, timeout=120):
+    """Runs adaptmon score ARGS; returns (exit status, stdout, stderr)."""
+    p = subprocess.run([ADAPTMON, "score", *args], capture_output=True, timeout=timeout)
+    out = p.stdout.decode("utf-8", "replace")
+    err = p.stderr.decode("utf-8", "replace")
+    if check and p.returncode != 0:
+        raise AssertionError("exit %d: %s" % (p.returncode, err))
+    return p.returncode, out, err
+
+
+def run_json(*args):
+    return json.loads(run(*args, "--json")[1])
+
+
+def write(name, data):
+    path = os.path.join(TMP, name)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    with open(path, mode) as f:
+        f.write(data)
+    return path
+
+
+def close(a, b, tol, what):
+    if a is None or b is None or not math.isclose(a, b, rel_tol=0, abs_tol=tol):
+        raise AssertionError("%s: got %r, expected %r (tol %g)" % (what, a, b, tol))
+
+
+def eq(a, b, what):
+    if a != b:
+        raise AssertionError("%s: got %r, expected %r" % (what, a, b))
+
+
+def per_seg(d, system):
+    """Per-segment objects of a --per-segment --json run, keyed by id."""
+    return {s["id"]: s["systems"][system] for s in d["per_segment"]}
+
+
+# ---- TICO-19 dev set -------------------------------------------------------
+
+def test_simianer2019_tico_corpus_and_segments():
+    d = run_json("--profile", "simianer2019", "--stopwords", "iso", "--target-lang", "fr",
+                 "--sgm-ref", REF, "--sgm-hyp", "Fairseq=" + HYP, "--per-segment")
+    g = GOLD["simianer2019_rk.rb"]
+    tot = d["systems"]["Fairseq"]
+    for key in ("r0", "r1", "r01"):
+        eq([tot[key]["hits"], tot[key]["total"]], g[key], key)
+    segs = per_seg(d, "Fairseq")
+    eq(len(segs), GOLD["segments"], "segments")
+    for gs in GOLD["per_segment"]:
+        s = segs[gs["id"]]
+        for key in ("r0", "r1", "r01"):
+            exp = gs[key + "_rk.rb"]
+            c = s[key]
+            if c["total"] == 0:
+                eq(c["score"], None, "segment %s %s null" % (gs["id"], key))
+                eq(exp, 0.0, "rk.rb prints 0.0 for an empty count")
+            else:
+                close(c["score"], exp, 1e-12, "segment %s %s" % (gs["id"], key))
+
+
+def test_alam2021_tico_corpus_and_segments():
+    d = run_json("--profile", "alam2021", "--sgm-src", SRC, "--sgm-ref", REF,
+                 "--sgm-hyp", "Fairseq=" + HYP, "--per-segment")
+    g = GOLD["alam2021_evaluate_term_wmt.py_no_lemmatizer"]
+    r = d["systems"]["Fairseq"]
+    eq(r["exact_match_correct"], g["exact_match_correct"], "exact match correct")
+    eq(r["exact_match_terms"], g["exact_match_terms"], "exact match terms")
+    close(r["window_overlap"]["2"], g["window_overlap_2"], 1e-12, "WO2")
+    close(r["window_overlap"]["3"], g["window_overlap_3"], 1e-12, "WO3")
+    close(r["one_minus_term"], g["one_minus_term_ter"], 1e-12, "1-TERm")
+    segs = {s["id"]: s for s in r["segments"]}
+    for gs in GOLD["per_segment"]:
+        s = segs[gs["id"]]
+        eq(s["exact_match_correct"], gs["exact_match_correct_alam2021"], "EM " + gs["id"])
+        eq(s["exact_match_terms"], gs["exact_match_terms_alam2021"], "terms " + gs["id"])
+        close(s["window_overlap"]["2"], gs["window_overlap_2_alam2021"], 1e-12, "WO2 " + gs["id"])
+        close(s["window_overlap"]["3"], gs["window_overlap_3_alam2021"], 1e-12, "WO3 " + gs["id"])
+        close(s["term_ter"], gs["term_ter_alam2021"], 1e-12, "TERm " + gs["id"])
+
+
+def test_sacrebleu_tico_corpus_and_segments():
+    # sacreBLEU sees the text as it is: no tag stripping or entity decoding.
+    d = run_json("--no-strip-tags", "--sgm-ref", REF, "--sgm-hyp", "Fairseq=" + HYP,
+                 "--per-segment")
+    g = GOLD["sacrebleu_2.6.0"]
+    tot = d["systems"]["Fairseq"]
+    close(tot["bleu"], g["bleu"], 1e-9, "BLEU")
+    close(tot["chrf"], g["chrf2"], 1e-9, "chrF2")
+    close(tot["chrfpp"], g["chrf2pp"], 1e-9, "chrF2++")
+    close(tot["ter"], g["ter"], 1e-9, "TER")
+    segs = per_seg(d, "Fairseq")
+    for gs in GOLD["per_segment"]:
+        s = segs[gs["id"]]
+        close(s["bleu"], gs["sentence_bleu"], 1e-9, "sentence BLEU " + gs["id"])
+        close(s["chrf"], gs["sentence_chrf2"], 1e-9, "sentence chrF2 " + gs["id"])
+        close(s["ter"], gs["sentence_ter"], 1e-9, "sentence TER " + gs["id"])
+    d = run_json("--no-strip-tags", "--ter-case-sensitive", "--sgm-ref", REF,
+                 "--sgm-hyp", "Fairseq=" + HYP)
+    close(d["systems"]["Fairseq"]["ter"], g["ter_case_sensitive"], 1e-9, "TER -c")
+    if "ter:cs" not in d["signature"]:
+        raise AssertionError("signature lacks ter:cs: " + d["signature"])
+
+
+def test_plain_text_equals_sgml():
+    # The same session from plain-text files gives the same totals.
+    d = run_json("--sgm-src", SRC, "--sgm-ref", REF, "--sgm-hyp", "Fairseq=" + HYP,
+                 "--per-segment")
+    ids = [s["id"] for s in d["per_segment"]]
+    texts = {}
+    for name, path in (("src", SRC), ("ref", REF), ("hyp", HYP)):
+        texts[name] = sgml_texts(path)
+    for name in texts:
+        write(name + ".txt", "".join(texts[name][i] + "\n" for i in ids))
+    p = run_json("--src", os.path.join(TMP, "src.txt"), "--ref", os.path.join(TMP, "ref.txt"),
+                 "--hyp", "Fairseq=" + os.path.join(TMP, "hyp.txt"))
+    a, b = d["systems"]["Fairseq"], p["systems"]["Fairseq"]
+    for key in ("r0", "r1", "r01", "bleu", "chrf", "chrfpp", "ter"):
+        eq(b[key], a[key], key)
+
+
+def sgml_texts(path):
+    """Segment texts as data/README.md defines them (test-side reader)."""
+    import re
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r'\s*<seg id="([^"]+)">(.*)</seg>\s*$', line)
+            if not m:
+                continue
+            t = re.sub(r"<[^>]*>", "", m.group(2))
+            t = (t.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"')
+                 .replace("&apos;", "'").replace("&amp;", "&"))
+            out[m.group(1)] = " ".join(t.split())
+    return out
+
+
+def test_by_doc_sessions():
+    one = run_json("--sgm-ref", REF, "--sgm-hyp", "Fairseq=" + HYP)
+    many = run_json("--by-doc", "--sgm-ref", REF, "--sgm-hyp", "Fairseq=" + HYP)
+    eq(many["sessions"], 13, "13 documents")
+    a, b = one["systems"]["Fairseq"], many["systems"]["Fairseq"]
+    eq(b["segments"], a["segments"], "segments")
+    # Separate histories: more words are first seen (R0 grows), BLEU is unchanged.
+    if not b["r0"]["total"] > a["r0"]["total"]:
+        raise AssertionError("per-document sessions should count more zero-shot words")
+    eq(b["r01"]["total"], b["r0"]["total"] + b["r1"]["total"], "R0+1 = R0 + R1 counts")
+    close(b["bleu"], a["bleu"], 1e-12, "BLEU does not depend on sessions")
+
+
+# ---- worked examples of the papers ------------------------------------------
+
+def slides_files(seeds_key):
+    segs = SEEDS[seeds_key]["segments"]
+    ref = write(seeds_key + ".ref", "".join(s["translation"] + "\n" for s in segs))
+    hyp = write(seeds_key + ".hyp", "".join(s["hypothesis"] + "\n" for s in segs))
+    return ref, hyp
+
+
+def check_slides(d, system, seeds_key, per_segment=True):
+    g = SEEDS[seeds_key]
+    tot = d["systems"][system]
+    for key in ("r0", "r1", "r01"):
+        eq([tot[key]["hits"], tot[key]["total"]], g["session"][key], "session " + key)
+    if per_segment:
+        for gs, s in zip(g["segments"], d["per_segment"]):
+            sy = s["systems"][system]
+            for key in ("r0", "r1", "r01"):
+                eq([sy[key]["hits"], sy[key]["total"]], gs[key], key)
+            words = {w["word"]: [w["shot"], w["hits"][system]] for w in s["words"]}
+            eq(words, gs["words"], "words")
+
+
+def test_slides_standard_profile():
+    ref, hyp = slides_files("simianer2019_slides")
+    d = run_json("--target-lang", "en", "--ref", ref, "--hyp", "adaptive=" + hyp,
+                 "--per-segment")
+    check_slides(d, "adaptive", "simianer2019_slides")
+    if "sw:snowball" not in d["signature"]:
+        raise AssertionError("English default stopwords are Snowball's: " + d["signature"])
+
+
+def test_slides_simianer2019_profile_custom_stopwords():
+    ref, hyp = slides_files("simianer2019_slides")
+    sw = write("the.txt", "the\nThe\n")
+    d = run_json("--profile", "simianer2019", "--stopwords-file", sw, "--ref", ref,
+                 "--hyp", "adaptive=" + hyp, "--per-segment")
+    check_slides(d, "adaptive", "simianer2019_slides")
+
+
+def test_nonadaptive_second_system():
+    ref, hyp = slides_files("simianer2019_slides")
+    segs = SEEDS["simianer2019_nonadaptive"]["segments"]
+    hyp2 = write("nonadaptive.hyp", "".join(s["hypothesis"] + "\n" for s in segs))
+    d = run_json("--target-lang", "en", "--ref", ref, "--hyp", "adaptive=" + hyp,
+                 "--hyp", "static=" + hyp2)
+    check_slides(d, "adaptive", "simianer2019_slides", per_segment=False)
+    check_slides(d, "static", "simianer2019_nonadaptive", per_segment=False)
+
+
+def test_alam2021_table2_standard_profile():
+    t = SEEDS["alam2021_table2"]
+    gloss = write("table2.json", json.dumps(
+        [{"source": s, "targets": tg} for s, tg in t["glossary"]]))
+    src = write("table2.src", t["source"] + "\n")
+    ref = write("table2.ref", t["translation"] + "\n")
+    args = ["--source-lang", "en", "--target-lang", "es", "--glossary", gloss,
+            "--src", src, "--ref", ref]
+    for i, o in enumerate(t["outputs"]):
+        args += ["--hyp", "out%d=%s" % (i + 1, write("table2.hyp%d" % i, o["hypothesis"] + "\n"))]
+    d = run_json(*args)
+    for i, o in enumerate(t["outputs"]):
+        terms = d["systems"]["out%d" % (i + 1)]["terms"]
+        eq([terms["exact"], terms["instances"]], o["exact_match"], "exact match out%d" % (i + 1))
+        close(terms["partial_match"] * terms["instances"], o["partial_match"][0], 1e-12,
+              "partial match out%d" % (i + 1))
+
+
+def test_term_never_lowers_below_ter():
+    # 1 - TERm <= 1 - TER: term weights only add cost.
+    d = run_json("--source-lang", "en", "--target-lang", "fr", "--sgm-src", SRC, "--sgm-ref", REF,
+                 "--sgm-hyp", "Fairseq=" + HYP, "--per-segment")
+    for s in d["per_segment"]:
+        sy = s["systems"]["Fairseq"]
+        if sy["term_edits"] < sy["ter_edits"]:
+            raise AssertionError("segment %s: TERm edits below TER edits" % s["id"])
+        if "terms" not in sy or sy["terms"]["instances"] == 0:
+            eq(sy["term_edits"], sy["ter_edits"], "no terms: TERm = TER (%s)" % s["id"])
+
+
+# ---- bad input ----------------------------------------------------------------
+
+def expect_error(args, status, needle):
+    rc, out, err = run(*args, check=False)
+    eq(rc, status, "exit status for %r (stderr %r)" % (args, err))
+    if needle not in err:
+        raise AssertionError("stderr %r lacks %r" % (err, needle))
+    if "AddressSanitizer" in err or "runtime error" in err:
+        raise AssertionError("sanitizer report: " + err)
+
+
+def test_invalid_utf8_is_rejected_with_line():
+    ref = write("bad.ref", b"fine line\nbad \xff byte\n")
+    hyp = write("bad.hyp", b"a\nb\n")
+    expect_error(["--ref", ref, "--hyp", hyp], 1, "bad.ref:2:5: invalid UTF-8")
+
+
+def test_nul_byte_is_rejected():
+    ref = write("nul.ref", b"a\x00b\n")
+    hyp = write("nul.hyp", b"x\n")
+    expect_error(["--ref", ref, "--hyp", hyp], 1, "NUL byte")
+
+
+def test_mismatched_line_counts():
+    ref = write("three.ref", "a\nb\nc\n")
+    hyp = write("two.hyp", "a\nb\n")
+    expect_error(["--ref", ref, "--hyp", hyp], 1, "has 2 lines but")
+
+
+def test_unknown_option_and_bad_values():
+    expect_error(["--frobnicate", "1"], 2, "unknown option")
+    expect_error(["--tokenizer", "moses", "--ref", "x", "--hyp", "y"], 2, "invalid value 'moses'")
+    expect_error(["--k", "-1", "--ref", "x", "--hyp", "y"], 2, "option 'k'")
+    expect_error(["--windows", "2,,3", "--ref", "x", "--hyp", "y"], 2, "option 'windows'")
+    expect_error(["--ref", "x"], 2, "need --ref FILE and at least one --hyp")
+
+
+def test_unreadable_file():
+    expect_error(["--ref", os.path.join(TMP, "missing"), "--hyp", "/dev/null"], 1,
+                 "cannot open")
+
+
+def test_empty_lines_and_empty_files_are_defined():
+    ref = write("empty.ref", "\nThe cat sat\n\n")
+    hyp = write("empty.hyp", "nothing\n\n\n")
+    d = run_json("--target-lang", "en", "--ref", ref, "--hyp", "h=" + hyp, "--per-segment")
+    eq(d["segments"], 3, "three segments")
+    s = d["per_segment"][0]["systems"]["h"]
+    eq(s["r0"]["score"], None, "nothing to count is null")
+    eq(s["bleu"], None, "BLEU against an empty translation is null")
+    ref0 = write("zero.ref", "")
+    hyp0 = write("zero.hyp", "")
+    d = run_json("--ref", ref0, "--hyp", "h=" + hyp0)
+    eq(d["segments"], 0, "no segments")
+    eq(d["systems"]["h"]["r0"]["score"], None, "empty session is null")
+
+
+def test_long_line():
+    words = " ".join("w%d" % (i % 5000) for i in range(100000))
+    ref = write("long.ref", words + "\n")
+    hyp = write("long.hyp", words + "\n")
+    d = run_json("--target-lang", "en", "--ref", ref, "--hyp", "h=" + hyp)
+    tot = d["systems"]["h"]
+    eq(tot["r0"]["total"], 5000, "5000 distinct words")
+    eq(tot["r0"]["hits"], 5000, "all hit")
+    close(tot["ter"], 0.0, 0, "identical: TER 0")
+
+
+def test_malformed_sgml_and_glossary():
+    bad = write("bad.sgm", '<refset>\n<doc docid="d">\n<seg id="1">unterminated\n')
+    expect_error(["--sgm-ref", bad, "--sgm-hyp", bad], 1, "bad.sgm:")
+    gl = write("bad.csv", 'source,target\n"unterminated,quote\n')
+    ref = write("g.ref", "a\n")
+    expect_error(["--glossary", gl, "--ref", ref, "--hyp", ref], 1, "bad.csv")
+
+
+def test_alam2021_needs_sgml():
+    ref = write("p.ref", "a\n")
+    expect_error(["--profile", "alam2021", "--ref", ref, "--hyp", ref], 2, "needs WMT21 SGML")
+
+
+def test_help_lists_every_option():
+    rc, out, _ = run("--help")
+    for opt in ("--tokenizer", "--stopwords", "--windows", "--term-cost", "--k", "--profile",
+                "--sgm-hyp", "--per-segment", "--json", "--by-doc", "--glossary"):
+        if opt not in out:
+            raise AssertionError("--help lacks " + opt)
+
+
+def main():
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
+    passed = failed = 0
+    for name, fn in tests:
+        try:
+            fn()
+            print("ok     " + name)
+            passed += 1
+        except Exception:
+            print("FAILED " + name)
+            traceback.print_exc(file=sys.stdout)
+            failed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

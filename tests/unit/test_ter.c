@@ -1,0 +1,489 @@
+/* test_ter.c — TER (sacreBLEU 2.6.0) and TERm (core/ter.h). */
+#include "testutil.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "am.h"
+#include "ter.h"
+
+/* ---- a minimal SGML segment reader (test only) ----------------------------- */
+
+typedef struct seg {
+    char *id;
+    char *text;     /* tags removed, whitespace collapsed, trimmed */
+    am_toks words;  /* text split on spaces (case kept) */
+    unsigned char *in_term; /* per word: inside a <term>…</term> element */
+} seg;
+
+typedef struct segset {
+    seg *v;
+    size_t n;
+} segset;
+
+/* Reads every line holding <seg id="…">…</seg>. */
+static void read_sgm(const char *rel, segset *out)
+{
+    char *buf = tu_read(rel, NULL);
+    size_t cap = 64;
+    out->v = calloc(cap, sizeof(seg));
+    out->n = 0;
+    assert_non_null(out->v);
+    char *line = buf;
+    while (line && *line) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        char *p = strstr(line, "<seg id=\"");
+        if (p) {
+            p += strlen("<seg id=\"");
+            char *q = strchr(p, '"');
+            assert_non_null(q);
+            char *gt = strchr(q, '>');
+            assert_non_null(gt);
+            char *end = strstr(gt, "</seg>");
+            assert_non_null(end);
+            if (out->n == cap) {
+                cap *= 2;
+                out->v = realloc(out->v, cap * sizeof(seg));
+                assert_non_null(out->v);
+            }
+            seg *s = &out->v[out->n++];
+            s->id = strndup(p, (size_t)(q - p));
+            /* strip tags, collapse whitespace, track <term> words */
+            size_t cap_w = 16, nw = 0;
+            s->in_term = malloc(cap_w);
+            am_toks_init(&s->words);
+            am_buf text, word;
+            am_buf_init(&text);
+            am_buf_init(&word);
+            int depth = 0, word_term = 0;
+            const char *c = gt + 1;
+            for (;;) {
+                int flush = c >= end || isspace((unsigned char)*c) || *c == '<';
+                if (flush && word.len) {
+                    if (text.len)
+                        am_buf_appendc(&text, ' ');
+                    am_buf_append(&text, word.data, word.len);
+                    am_toks_push(&s->words, word.data, word.len);
+                    if (nw == cap_w) {
+                        cap_w *= 2;
+                        s->in_term = realloc(s->in_term, cap_w);
+                    }
+                    s->in_term[nw++] = (unsigned char)word_term;
+                    am_buf_reset(&word);
+                    word_term = 0;
+                }
+                if (c >= end)
+                    break;
+                const char *e = *c == '<' ? strchr(c, '>') : NULL;
+                if (e && e < end && (isalpha((unsigned char)c[1]) || c[1] == '/')) {
+                    if (strncmp(c, "<term", 5) == 0)
+                        depth++;
+                    else if (strncmp(c, "</term", 6) == 0)
+                        depth--;
+                    c = e + 1;
+                    continue;
+                }
+                if (*c == '&') { /* the five XML entities */
+                    static const char *const ent[][2] = {
+                        {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}, {"&quot;", "\""}, {"&apos;", "'"}};
+                    size_t en;
+                    for (en = 0; en < 5; en++)
+                        if (strncmp(c, ent[en][0], strlen(ent[en][0])) == 0)
+                            break;
+                    if (en < 5) {
+                        am_buf_appends(&word, ent[en][1]);
+                        if (depth > 0)
+                            word_term = 1;
+                        c += strlen(ent[en][0]);
+                        continue;
+                    }
+                }
+                if (!isspace((unsigned char)*c)) {
+                    am_buf_appendc(&word, *c);
+                    if (depth > 0)
+                        word_term = 1;
+                }
+                c++;
+            }
+            s->text = am_buf_detach(&text);
+            am_buf_cleanup(&word);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(buf);
+}
+
+static void free_sgm(segset *s)
+{
+    for (size_t k = 0; k < s->n; k++) {
+        free(s->v[k].id);
+        free(s->v[k].text);
+        free(s->v[k].in_term);
+        am_toks_cleanup(&s->v[k].words);
+    }
+    free(s->v);
+}
+
+static const seg *find_seg(const segset *s, const char *id)
+{
+    for (size_t k = 0; k < s->n; k++)
+        if (strcmp(s->v[k].id, id) == 0)
+            return &s->v[k];
+    return NULL;
+}
+
+typedef struct tico {
+    segset ref, hyp;
+    json_t *golden;
+} tico;
+
+static int tico_setup(void **state)
+{
+    tico *t = calloc(1, sizeof(*t));
+    read_sgm("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &t->ref);
+    read_sgm("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &t->hyp);
+    t->golden = tu_json("data/golden/tico19-enfr-dev.json");
+    *state = t;
+    return 0;
+}
+
+static int tico_teardown(void **state)
+{
+    tico *t = *state;
+    free_sgm(&t->ref);
+    free_sgm(&t->hyp);
+    json_decref(t->golden);
+    free(t);
+    return 0;
+}
+
+/* TER edits of one text pair (tokenizing both). */
+static double ter_texts(am_ter_ws *ws, const char *hyp, const char *ref, int cs, size_t *ref_len)
+{
+    am_toks h, r;
+    am_toks_init(&h);
+    am_toks_init(&r);
+    assert_int_equal(am_ter_tokenize(hyp, cs, &h), AM_OK);
+    assert_int_equal(am_ter_tokenize(ref, cs, &r), AM_OK);
+    double e = -1;
+    assert_int_equal(am_ter_edits(ws, &h, &r, NULL, &e), AM_OK);
+    *ref_len = r.n;
+    am_toks_cleanup(&h);
+    am_toks_cleanup(&r);
+    return e;
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+static void test_seed_vectors(void **state)
+{
+    (void)state;
+    json_t *j = tu_json("data/golden/seeds.json");
+    json_t *cases = json_object_get(json_object_get(j, "sacrebleu_ter_vectors"), "cases");
+    assert_true(json_array_size(cases) >= 6);
+    am_ter_ws *ws = am_ter_ws_new();
+    size_t k;
+    json_t *c;
+    json_array_foreach(cases, k, c) {
+        json_t *hyp = json_object_get(c, "hyp"), *ref = json_object_get(c, "ref");
+        assert_int_equal(json_array_size(hyp), json_array_size(ref));
+        am_ter_stats st;
+        am_ter_stats_init(&st);
+        for (size_t q = 0; q < json_array_size(hyp); q++) {
+            size_t rl;
+            double e = ter_texts(ws, json_string_value(json_array_get(hyp, q)),
+                                 json_string_value(json_array_get(ref, q)), 0, &rl);
+            am_ter_stats_add(&st, e, rl);
+        }
+        tu_assert_close(am_ter_stats_score(&st), json_number_value(json_object_get(c, "ter")), 1e-12);
+    }
+    am_ter_ws_free(ws);
+    json_decref(j);
+}
+
+static void test_tico_sentence_and_corpus(void **state)
+{
+    tico *t = *state;
+    json_t *per = json_object_get(t->golden, "per_segment");
+    assert_int_equal(t->ref.n, 971);
+    assert_int_equal(json_array_size(per), t->ref.n);
+    am_ter_ws *ws = am_ter_ws_new();
+    am_ter_stats lc, cs;
+    am_ter_stats_init(&lc);
+    am_ter_stats_init(&cs);
+    size_t bad = 0;
+    for (size_t k = 0; k < t->ref.n; k++) {
+        const seg *r = &t->ref.v[k];
+        const seg *h = find_seg(&t->hyp, r->id);
+        assert_non_null(h);
+        json_t *g = json_array_get(per, k);
+        assert_string_equal(json_string_value(json_object_get(g, "id")), r->id);
+        size_t rl;
+        double e = ter_texts(ws, h->text, r->text, 0, &rl);
+        am_ter_stats_add(&lc, e, rl);
+        double want = json_number_value(json_object_get(g, "sentence_ter"));
+        double got = 100.0 * am_ter_score(e, (double)rl);
+        if (fabs(got - want) >= 1e-9) {
+            print_message("segment %s: TER %.12f, sacreBLEU %.12f\n", r->id, got, want);
+            bad++;
+        }
+        double e2 = ter_texts(ws, h->text, r->text, 1, &rl);
+        am_ter_stats_add(&cs, e2, rl);
+    }
+    assert_int_equal(bad, 0);
+    json_t *sb = json_object_get(t->golden, "sacrebleu_2.6.0");
+    tu_assert_close(100.0 * am_ter_stats_score(&lc), json_number_value(json_object_get(sb, "ter")), 1e-9);
+    tu_assert_close(100.0 * am_ter_stats_score(&cs),
+                    json_number_value(json_object_get(sb, "ter_case_sensitive")), 1e-9);
+    /* merge gives the same corpus value */
+    am_ter_stats a, b;
+    am_ter_stats_init(&a);
+    am_ter_stats_init(&b);
+    am_ter_stats_add(&a, lc.edits / 2, 10);
+    am_ter_stats_add(&b, lc.edits - lc.edits / 2, (size_t)lc.ref_len - 10);
+    am_ter_stats_merge(&a, &b);
+    assert_true(am_ter_stats_score(&a) == am_ter_stats_score(&lc));
+    assert_int_equal(a.n, 2);
+    am_ter_ws_free(ws);
+}
+
+/* Tokenizes both sides lower-cased; ref_cost[j] = cost for words flagged in
+ * flags (or NULL). */
+static void toks_of(const char *text, am_toks *t)
+{
+    am_toks_init(t);
+    assert_int_equal(am_ter_tokenize(text, 0, t), AM_OK);
+}
+
+static void test_term_equals_ter_without_terms(void **state)
+{
+    tico *t = *state;
+    am_ter_ws *ws = am_ter_ws_new();
+    for (size_t k = 0; k < t->ref.n; k++) {
+        const seg *r = &t->ref.v[k];
+        const seg *h = find_seg(&t->hyp, r->id);
+        am_toks ht, rt;
+        toks_of(h->text, &ht);
+        toks_of(r->text, &rt);
+        double *ones = malloc((rt.n + 1) * sizeof(double));
+        for (size_t j = 0; j < rt.n; j++)
+            ones[j] = 1.0;
+        double ter = -1, term = -2, term_null = -3, e1 = -4;
+        assert_int_equal(am_ter_pair(ws, &ht, &rt, ones, &ter, &term), AM_OK);
+        assert_int_equal(am_ter_edits(ws, &ht, &rt, NULL, &term_null), AM_OK);
+        assert_int_equal(am_ter_edits(NULL, &ht, &rt, ones, &e1), AM_OK);
+        assert_true(term == ter);
+        assert_true(term_null == ter);
+        assert_true(e1 == ter);
+        free(ones);
+        am_toks_cleanup(&ht);
+        am_toks_cleanup(&rt);
+    }
+    am_ter_ws_free(ws);
+}
+
+static void test_term_never_below_ter(void **state)
+{
+    tico *t = *state;
+    am_ter_ws *ws = am_ter_ws_new();
+    unsigned long rng = 12345;
+    size_t raised = 0, tagged = 0;
+    am_ter_stats st_ter, st_term;
+    am_ter_stats_init(&st_ter);
+    am_ter_stats_init(&st_term);
+    for (int round = 0; round < 3; round++) {
+        for (size_t k = 0; k < t->ref.n; k++) {
+            const seg *r = &t->ref.v[k];
+            const seg *h = find_seg(&t->hyp, r->id);
+            am_toks ht, rt;
+            toks_of(h->text, &ht);
+            toks_of(r->text, &rt);
+            assert_int_equal(rt.n, r->words.n);
+            double *cost = malloc((rt.n + 1) * sizeof(double));
+            for (size_t j = 0; j < rt.n; j++) {
+                if (round == 0) { /* the real <term> spans of the reference */
+                    cost[j] = r->in_term[j] ? 2.0 : 1.0;
+                } else { /* random spans, C_term 2 or 3.5 */
+                    rng = rng * 6364136223846793005UL + 1442695040888963407UL;
+                    cost[j] = ((rng >> 33) % 5 == 0) ? (round == 1 ? 2.0 : 3.5) : 1.0;
+                }
+            }
+            double ter = -1, term = -1;
+            assert_int_equal(am_ter_pair(ws, &ht, &rt, cost, &ter, &term), AM_OK);
+            assert_true(term >= ter);
+            if (term > ter)
+                raised++;
+            if (round == 0) {
+                for (size_t j = 0; j < rt.n; j++)
+                    tagged += r->in_term[j];
+                am_ter_stats_add(&st_ter, ter, rt.n);
+                am_ter_stats_add(&st_term, term, rt.n);
+            }
+            free(cost);
+            am_toks_cleanup(&ht);
+            am_toks_cleanup(&rt);
+        }
+    }
+    assert_true(tagged > 900);  /* 901 term tags, several words each */
+    assert_true(raised > 100);  /* term costs make a difference */
+    assert_true(am_ter_stats_score(&st_term) > am_ter_stats_score(&st_ter));
+    print_message("TICO corpus TER %.6f, TERm (reference <term> spans, C=2) %.6f\n",
+                  am_ter_stats_score(&st_ter), am_ter_stats_score(&st_term));
+    am_ter_ws_free(ws);
+}
+
+/* hyp/ref texts; term positions given as a string of '0'/'1' per
+ * reference word ('1' = C_term 2). */
+static void check_term(const char *hyp, const char *ref, const char *mask, double want_ter,
+                       double want_term)
+{
+    am_toks ht, rt;
+    toks_of(hyp, &ht);
+    toks_of(ref, &rt);
+    assert_int_equal(strlen(mask), rt.n);
+    double cost[64];
+    for (size_t j = 0; j < rt.n; j++)
+        cost[j] = mask[j] == '1' ? 2.0 : 1.0;
+    double ter = -1, term = -1;
+    assert_int_equal(am_ter_pair(NULL, &ht, &rt, cost, &ter, &term), AM_OK);
+    tu_assert_close(ter, want_ter, 0);
+    tu_assert_close(term, want_term, 0);
+    am_toks_cleanup(&ht);
+    am_toks_cleanup(&rt);
+}
+
+static void test_term_hand_cases(void **state)
+{
+    (void)state;
+    check_term("a b X c", "a b T c", "0010", 1, 2);   /* substitution of a term word */
+    check_term("a X T c", "a b T c", "0010", 1, 1);   /* substitution of another word */
+    check_term("a b c", "a b T c", "0010", 1, 2);     /* term word left out */
+    check_term("a c", "a b T c", "0010", 2, 3);       /* one term, one plain word left out */
+    check_term("a b T Y c", "a b T c", "0010", 1, 1); /* extra hypothesis word: 1 */
+    check_term("a b T c", "a b T c", "0010", 0, 0);
+    check_term("", "a T", "01", 2, 3);                /* empty hypothesis */
+    check_term("X Y", "T U", "11", 2, 4);
+    /* "a b c" is aligned without error, so only T may move: shift costs 2 */
+    check_term("T a b c", "a b c T", "0001", 1, 2);
+    check_term("c a b", "a b c", "000", 1, 1);        /* plain shift */
+    /* the plain span "a b c" is moved instead of the term-bearing "x y z" */
+    check_term("x y z a b c", "a b c x y z", "000100", 1, 1);
+    /* only the term word can move (the rest is longer than 10 words) */
+    check_term("a b c d e f g h i j k T", "T a b c d e f g h i j k", "100000000000", 1, 2);
+    /* an empty reference: edits = |hyp| */
+    check_term("a b", "", "", 2, 2);
+}
+
+static void test_scores_and_special_cases(void **state)
+{
+    (void)state;
+    assert_true(am_ter_score(3, 4) == 0.75);
+    assert_true(am_ter_score(2, 0) == 1.0);
+    assert_true(am_ter_score(0, 0) == 0.0);
+    am_ter_stats s;
+    am_ter_stats_init(&s);
+    assert_true(am_ter_stats_score(&s) == 0.0);
+    am_ter_stats_add(&s, 1, 0);
+    assert_true(am_ter_stats_score(&s) == 1.0);
+    am_ter_stats_add(&s, 1, 4);
+    assert_true(am_ter_stats_score(&s) == 0.5);
+
+    am_toks h, r;
+    toks_of("a b", &h);
+    toks_of("a c", &r);
+    double e;
+    double bad_cost[2] = {1.0, 0.5};
+    assert_int_equal(am_ter_edits(NULL, &h, &r, bad_cost, &e), AM_ERR_INVALID);
+    bad_cost[1] = NAN;
+    assert_int_equal(am_ter_edits(NULL, &h, &r, bad_cost, &e), AM_ERR_INVALID);
+    assert_int_equal(am_ter_edits(NULL, NULL, &r, NULL, &e), AM_ERR_INVALID);
+    assert_int_equal(am_ter_edits(NULL, &h, &r, NULL, NULL), AM_ERR_INVALID);
+    assert_int_equal(am_ter_edits(NULL, &h, &r, NULL, &e), AM_OK);
+    assert_true(e == 1.0);
+    am_toks_cleanup(&h);
+    am_toks_cleanup(&r);
+}
+
+static void check_tok(const char *text, int cs, const char *want_joined)
+{
+    am_toks t;
+    am_buf b;
+    am_toks_init(&t);
+    am_buf_init(&b);
+    assert_int_equal(am_ter_tokenize(text, cs, &t), AM_OK);
+    am_toks_join(&t, &b);
+    assert_string_equal(am_buf_str(&b), want_joined);
+    am_buf_cleanup(&b);
+    am_toks_cleanup(&t);
+}
+
+static void test_tokenizer(void **state)
+{
+    (void)state;
+    /* no punctuation splitting, no normalization: lower-case + split only */
+    check_tok("  Hello,  World! (Test)\t\n", 0, "hello, world! (test)");
+    check_tok("Hello, World!", 1, "Hello, World!");
+    check_tok("", 0, "");
+    check_tok("ÉCOLE Ærø ẞ ǅ", 0, "école ærø ß ǆ");
+    /* Python: 'İ'.lower() == 'i\u0307' */
+    check_tok("İSTANBUL", 0, "i\xcc\x87stanbul");
+    /* Python's final sigma */
+    check_tok("ΟΔΟΣ Σ ΣΑ AΣ. ΑΣ'Α", 0, "οδος σ σα aς. ασ'α");
+    /* Python whitespace: U+00A0 and U+3000 split */
+    check_tok("a\xc2\xa0" "b\xe3\x80\x80" "C", 0, "a b c");
+    am_toks t;
+    am_toks_init(&t);
+    assert_int_equal(am_ter_tokenize("bad \xff utf8", 0, &t), AM_ERR_UTF8);
+    assert_int_equal(t.n, 0);
+    assert_int_equal(am_ter_tokenize(NULL, 0, &t), AM_ERR_INVALID);
+    am_toks_cleanup(&t);
+}
+
+/* Long and very unequal inputs: exercises the beam (widened when
+ * |ref|/|hyp| > 50), the shift-distance limit and the candidate limit; the
+ * results must stay within the trivial bounds. */
+static void test_long_inputs(void **state)
+{
+    (void)state;
+    am_buf hb, rb;
+    am_buf_init(&hb);
+    am_buf_init(&rb);
+    for (int k = 0; k < 300; k++)
+        am_buf_printf(&rb, "w%d ", k % 37);
+    for (int k = 0; k < 250; k++)
+        am_buf_printf(&hb, "w%d ", (k * 7) % 41);
+    size_t rl;
+    am_ter_ws *ws = am_ter_ws_new();
+    double e = ter_texts(ws, am_buf_str(&hb), am_buf_str(&rb), 0, &rl);
+    assert_int_equal(rl, 300);
+    assert_true(e >= 50 && e <= 300);
+    double e2 = ter_texts(ws, "w1 w2", am_buf_str(&rb), 0, &rl);
+    assert_true(e2 == 298);
+    double e3 = ter_texts(ws, am_buf_str(&rb), "w1", 0, &rl);
+    assert_true(e3 == 299);
+    /* identical long texts: 0 */
+    double e4 = ter_texts(ws, am_buf_str(&rb), am_buf_str(&rb), 0, &rl);
+    assert_true(e4 == 0);
+    am_ter_ws_free(ws);
+    am_buf_cleanup(&hb);
+    am_buf_cleanup(&rb);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tokenizer),
+        cmocka_unit_test(test_scores_and_special_cases),
+        cmocka_unit_test(test_seed_vectors),
+        cmocka_unit_test(test_term_hand_cases),
+        cmocka_unit_test(test_long_inputs),
+        cmocka_unit_test_setup_teardown(test_tico_sentence_and_corpus, tico_setup, tico_teardown),
+        cmocka_unit_test_setup_teardown(test_term_equals_ter_without_terms, tico_setup, tico_teardown),
+        cmocka_unit_test_setup_teardown(test_term_never_below_ter, tico_setup, tico_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
