@@ -83,8 +83,13 @@ asan: deps
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    BUILD=build-asan ADAPTMON=build-asan/adaptmon sh tests/run.sh
 
-bench-core: deps all
-	sh bench/core.sh
+$(BUILD)/bench/bench_core: bench/bench_core.c $(BUILD)/libamcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libamcore.a $(LDLIBS)
+
+bench-core: deps
+	$(MAKE) all $(BUILD)/bench/bench_core
+	sh bench/core.sh $(BUILD)/bench/bench_core
 
 lint:
 	clang-format --dry-run --Werror core/*.c core/*.h core/compat/*.[ch] server/*.[ch]

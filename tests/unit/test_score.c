@@ -1,0 +1,255 @@
+/* test_score.c — session options, signature and the one-call segment scorer. */
+#include "testutil.h"
+
+#include "config.h"
+#include "score.h"
+#include "sgml.h"
+#include "vocab.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_config_defaults_and_signature(void **state)
+{
+    (void)state;
+    am_config c;
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "target_lang", "fr", NULL), AM_OK);
+    am_buf sig;
+    am_buf_init(&sig);
+    am_config_signature(&c, &sig);
+    assert_string_equal(am_buf_str(&sig), "adaptmon:1|profile:standard|tok:intl|case:fold|"
+                                          "norm:nfkc|sw:snowball|k:1|wo:2,3|cterm:2");
+    assert_int_equal(am_config_set(&c, "target_lang", "zh-CN", NULL), AM_OK);
+    am_config_signature(&c, &sig);
+    assert_non_null(strstr(am_buf_str(&sig), "|tok:zh|"));
+    assert_non_null(strstr(am_buf_str(&sig), "|sw:iso|"));
+    assert_int_equal(am_config_set(&c, "term-cost", "2.5", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "windows", "1, 4", NULL), AM_OK);
+    am_config_signature(&c, &sig);
+    assert_non_null(strstr(am_buf_str(&sig), "|wo:1,4|cterm:2.5"));
+    am_buf_cleanup(&sig);
+}
+
+static void test_config_rejects_bad_values(void **state)
+{
+    (void)state;
+    am_config c, before;
+    am_config_init(&c);
+    before = c;
+    am_buf err;
+    am_buf_init(&err);
+    static const char *const bad[][2] = {
+        {"k", "17"},          {"k", "x"},           {"k", ""},          {"windows", "0"},
+        {"windows", "2,2"},   {"windows", "1,2,3,4,5,6,7,8,9"}, {"term_cost", "0.5"},
+        {"term_cost", "nan"}, {"tokenizer", "moses"}, {"case", "upper"}, {"normalize", "nfd"},
+        {"stopwords", "all"}, {"profile", "bleu"},    {"target_lang", "f"}, {"target_lang", "fr;"},
+        {"stem_match", "maybe"}, {"rare_threshold", "-1"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(am_config_set(&c, bad[i][0], bad[i][1], &err), AM_ERR_INVALID);
+        assert_non_null(strstr(am_buf_str(&err), bad[i][0][0] == 't' && bad[i][0][1] == 'e'
+                                                     ? "term_cost"
+                                                     : ""));
+        assert_memory_equal(&c, &before, sizeof c);
+    }
+    assert_int_equal(am_config_set(&c, "colour", "red", &err), AM_ERR_NOTFOUND);
+    assert_non_null(strstr(am_buf_str(&err), "unknown option 'colour'"));
+    am_buf_cleanup(&err);
+}
+
+static void test_option_table_covers_every_option(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    for (const am_config_option *o = am_config_options(); o->name; o++, n++) {
+        am_config c;
+        am_config_init(&c);
+        /* every documented option is known to am_config_set */
+        assert_int_not_equal(am_config_set(&c, o->name, "\x01", NULL), AM_ERR_NOTFOUND);
+    }
+    assert_true(n >= 14);
+}
+
+static am_scorer *make_scorer(const char *lang, const am_gloss *g)
+{
+    am_config c;
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "target_lang", lang, NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "source_lang", "en", NULL), AM_OK);
+    am_scorer *s = NULL;
+    assert_int_equal(am_scorer_new(&c, NULL, 0, g, NULL, &s, NULL), AM_OK);
+    return s;
+}
+
+static void test_slides_through_scorer(void **state)
+{
+    (void)state;
+    json_t *seeds = tu_json("data/golden/seeds.json");
+    json_t *ex = json_object_get(seeds, "simianer2019_slides");
+    json_t *segs = json_object_get(ex, "segments");
+    am_scorer *s = make_scorer("en", NULL);
+    am_score_ws *ws = am_score_ws_new();
+    am_vocab *hist = am_vocab_new();
+    am_totals tot;
+    am_totals_init(&tot, s);
+    for (size_t i = 0; i < json_array_size(segs); i++) {
+        json_t *sg = json_array_get(segs, i);
+        const char *hyp = json_string_value(json_object_get(sg, "hypothesis"));
+        am_seg_input in = {.source = json_string_value(json_object_get(sg, "source")),
+                           .translation = json_string_value(json_object_get(sg, "translation")),
+                           .hyps = &hyp,
+                           .nsys = 1};
+        am_seg_result res;
+        assert_int_equal(am_score_segment(s, ws, &in, am_recall_vocab_lookup, hist, &res, NULL),
+                         AM_OK);
+        json_t *r0 = json_object_get(sg, "r0");
+        assert_int_equal(res.sys[0].recall.r[0].hits, json_integer_value(json_array_get(r0, 0)));
+        assert_int_equal(res.sys[0].recall.r[0].total, json_integer_value(json_array_get(r0, 1)));
+        am_recall_seg_commit(res.recall, hist);
+        am_totals_add(&tot, &res.sys[0]);
+    }
+    json_t *sess = json_object_get(ex, "session");
+    assert_int_equal(tot.recall.r01.hits,
+                     json_integer_value(json_array_get(json_object_get(sess, "r01"), 0)));
+    assert_int_equal(tot.recall.r01.total,
+                     json_integer_value(json_array_get(json_object_get(sess, "r01"), 1)));
+    am_vocab_free(hist);
+    am_score_ws_free(ws);
+    am_scorer_free(s);
+    json_decref(seeds);
+}
+
+static void test_invalid_text_is_rejected_and_counts_nothing(void **state)
+{
+    (void)state;
+    am_scorer *s = make_scorer("en", NULL);
+    am_score_ws *ws = am_score_ws_new();
+    am_vocab *hist = am_vocab_new();
+    const char *hyp = "ok";
+    am_seg_input in = {.translation = "bad \xc3\x28 utf8", .hyps = &hyp, .nsys = 1};
+    am_seg_result res;
+    const char *field = NULL;
+    assert_int_equal(am_score_segment(s, ws, &in, am_recall_vocab_lookup, hist, &res, &field),
+                     AM_ERR_UTF8);
+    assert_string_equal(field, "translation");
+    const char *badhyp = "x\xed\xa0\x80"; /* a surrogate */
+    in.translation = "fine";
+    in.hyps = &badhyp;
+    assert_int_equal(am_score_segment(s, ws, &in, am_recall_vocab_lookup, hist, &res, &field),
+                     AM_ERR_UTF8);
+    assert_string_equal(field, "hypothesis");
+    assert_int_equal(am_vocab_count(hist), 0);
+    am_vocab_free(hist);
+    am_score_ws_free(ws);
+    am_scorer_free(s);
+}
+
+/* Session totals merged from two halves equal the totals of one pass, and
+ * TERm equals TER on segments without term instances. */
+static void test_totals_merge_and_term_equals_ter(void **state)
+{
+    (void)state;
+    size_t len;
+    char *buf = tu_read("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &len);
+    am_sgml_doc ref;
+    assert_int_equal(am_sgml_parse(buf, len, &ref, NULL), AM_OK);
+    free(buf);
+    buf = tu_read("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &len);
+    am_sgml_doc hyp;
+    assert_int_equal(am_sgml_parse(buf, len, &hyp, NULL), AM_OK);
+    free(buf);
+    buf = tu_read("data/tico19-enfr-dev/dev.en-fr.en.sgm", &len);
+    am_sgml_doc src;
+    assert_int_equal(am_sgml_parse(buf, len, &src, NULL), AM_OK);
+    free(buf);
+    buf = tu_read("data/glossaries/tico19/f_en-fr_XX.csv", &len);
+    am_gloss g;
+    am_gloss_init(&g);
+    assert_int_equal(am_gloss_parse(buf, len, AM_GLOSS_AUTO, NULL, &g, NULL), AM_OK);
+    free(buf);
+
+    am_scorer *s = make_scorer("fr", &g);
+    am_score_ws *ws = am_score_ws_new();
+    am_vocab *hist = am_vocab_new();
+    am_totals all, a, b;
+    am_totals_init(&all, s);
+    am_totals_init(&a, s);
+    am_totals_init(&b, s);
+    size_t with_terms = 0;
+    for (size_t i = 0; i < ref.nsegs; i++) {
+        size_t j = am_sgml_find_seg(&hyp, ref.segs[i].id);
+        assert_true(j != (size_t)-1);
+        const char *h = hyp.segs[j].text;
+        am_seg_input in = {.source = src.segs[i].text,
+                           .translation = ref.segs[i].text,
+                           .hyps = &h,
+                           .nsys = 1};
+        am_seg_result res;
+        assert_int_equal(am_score_segment(s, ws, &in, am_recall_vocab_lookup, hist, &res, NULL),
+                         AM_OK);
+        const am_sys_seg *r = &res.sys[0];
+        assert_true(r->term_edits >= r->ter_edits);
+        if (!r->terms || r->terms->n_inst == 0)
+            assert_true(r->term_edits == r->ter_edits);
+        else
+            with_terms++;
+        am_recall_seg_commit(res.recall, hist);
+        am_totals_add(&all, r);
+        am_totals_add(i < ref.nsegs / 2 ? &a : &b, r);
+    }
+    assert_true(with_terms > 100);
+    assert_int_equal(am_totals_merge(&a, &b), AM_OK);
+    am_totals_scores x, y;
+    am_totals_scores_compute(&all, &x);
+    am_totals_scores_compute(&a, &y);
+    assert_true(x.r[0] == y.r[0] && x.r[1] == y.r[1] && x.r01 == y.r01);
+    assert_true(x.bleu == y.bleu && x.chrf == y.chrf && x.chrfpp == y.chrfpp);
+    assert_true(x.ter == y.ter && x.term == y.term);
+    assert_true(x.terms.exact == y.terms.exact);
+    assert_true(x.term > x.ter);
+    assert_int_equal(all.segments, (int64_t)ref.nsegs);
+
+    am_vocab_free(hist);
+    am_score_ws_free(ws);
+    am_scorer_free(s);
+    am_gloss_cleanup(&g);
+    am_sgml_free(&ref);
+    am_sgml_free(&hyp);
+    am_sgml_free(&src);
+}
+
+static void test_unknown_stopword_language(void **state)
+{
+    (void)state;
+    am_config c;
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "target_lang", "tlh", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "stopwords", "snowball", NULL), AM_OK);
+    am_scorer *s = NULL;
+    am_buf err;
+    am_buf_init(&err);
+    assert_int_equal(am_scorer_new(&c, NULL, 0, NULL, NULL, &s, &err), AM_ERR_NOTFOUND);
+    assert_null(s);
+    assert_non_null(strstr(am_buf_str(&err), "no snowball stopword list"));
+    /* auto falls back to none for a language no list has */
+    assert_int_equal(am_config_set(&c, "stopwords", "auto", NULL), AM_OK);
+    assert_int_equal(am_scorer_new(&c, NULL, 0, NULL, NULL, &s, &err), AM_OK);
+    assert_non_null(strstr(am_scorer_signature(s), "|sw:none|"));
+    am_scorer_free(s);
+    am_buf_cleanup(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config_defaults_and_signature),
+        cmocka_unit_test(test_config_rejects_bad_values),
+        cmocka_unit_test(test_option_table_covers_every_option),
+        cmocka_unit_test(test_slides_through_scorer),
+        cmocka_unit_test(test_invalid_text_is_rejected_and_counts_nothing),
+        cmocka_unit_test(test_totals_merge_and_term_equals_ter),
+        cmocka_unit_test(test_unknown_stopword_language),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
