@@ -21,8 +21,10 @@ LDFLAGS  ?=
 CORE_SRC := $(wildcard core/*.c core/compat/*.c)
 GEN_OBJ  ?= $(BUILD)/gen/stopwords_data.o
 CORE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC)) $(GEN_OBJ)
-SRV_SRC  := $(wildcard server/*.c)
-SRV_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(SRV_SRC))
+SRV_SRC  := $(filter-out server/main.c,$(wildcard server/*.c))
+SRV_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(SRV_SRC)) $(BUILD)/gen/embedded.o
+# Files compiled into the binary (migrations, the API contract, the dashboard).
+EMBED    := $(sort $(wildcard schema/*.sql)) openapi.yaml $(sort $(wildcard server/dashboard/*.*))
 UT_SRC   := $(wildcard tests/unit/test_*.c)
 UT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UT_SRC))
 STOPWORD_DATA := $(wildcard data/stopwords/snowball/*.stop.txt) data/stopwords/stopwords-iso/stopwords-iso.json
@@ -33,8 +35,23 @@ all: adaptmon
 adaptmon: $(BUILD)/adaptmon
 	cp $< $@
 
-$(BUILD)/adaptmon: $(SRV_OBJ) $(BUILD)/libamcore.a
-	$(CC) $(SAN) $(LDFLAGS) -o $@ $(SRV_OBJ) $(BUILD)/libamcore.a $(LDLIBS)
+$(BUILD)/adaptmon: $(BUILD)/server/main.o $(BUILD)/libamserver.a $(BUILD)/libamcore.a
+	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libamserver.a: $(SRV_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 -o $@ $<
+
+$(BUILD)/gen/embedded.c: $(BUILD)/tools/embed $(EMBED)
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed $@ $(EMBED)
+
+$(BUILD)/gen/embedded.o: $(BUILD)/gen/embedded.c
+	$(CC) $(ALL_CFLAGS) -Iserver -c -o $@ $<
 
 $(BUILD)/libamcore.a: $(CORE_OBJ)
 	rm -f $@
@@ -60,10 +77,10 @@ $(BUILD)/tests/testutil.o: tests/unit/testutil.c tests/unit/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -DAM_SRCDIR='"$(CURDIR)"' -c -o $@ $<
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/testutil.o $(BUILD)/libamcore.a tests/unit/testutil.h
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/testutil.o $(BUILD)/libamserver.a $(BUILD)/libamcore.a tests/unit/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/testutil.o \
-	    $(BUILD)/libamcore.a -lcmocka $(LDLIBS) $(SAN)
+	$(CC) $(ALL_CFLAGS) -Iserver -Itests/unit -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/testutil.o \
+	    $(BUILD)/libamserver.a $(BUILD)/libamcore.a -lcmocka $(LDLIBS) $(SAN)
 
 unit: $(UT_BIN)
 

@@ -1,0 +1,36 @@
+/*
+ * server.h — the running service: one struct am_server passed explicitly to
+ * every part (no global mutable state outside main.c).
+ */
+#ifndef AM_SERVER_H
+#define AM_SERVER_H
+
+#include "log.h"
+#include "metrics.h"
+#include "sessions.h"
+#include "srvconfig.h"
+#include "store.h"
+
+typedef struct am_server {
+    am_srv_config cfg;        /* effective configuration */
+    am_log log;               /* leveled logger */
+    am_store *store;          /* the database */
+    am_sessions *sessions;    /* per-session runtime cache (scorers, locks) */
+    am_metrics *metrics;      /* Prometheus registry */
+    int64_t started_ms;       /* Unix ms at start */
+    volatile int ready;       /* 1 once migrations ran and the socket listens */
+    volatile int stopping;    /* 1 once SIGTERM/SIGINT arrived */
+    void *daemon;             /* struct MHD_Daemon * (http.c) */
+} am_server;
+
+/* Starts the HTTP daemon on cfg.listen:cfg.port (http.c). Returns AM_OK or
+ * AM_ERR_IO with a message in err. */
+int am_http_start(am_server *srv, am_buf *err);
+/* Stops accepting, waits for in-flight requests (at most
+ * cfg.shutdown_timeout_ms), stops the daemon (http.c). */
+void am_http_stop(am_server *srv);
+
+/* Unix time in milliseconds (CLOCK_REALTIME). */
+int64_t am_now_ms(void);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * sessions.h — the per-session runtime cache: for each session in use, its
+ * compiled scorer (options + glossary + stopwords + background vocabulary)
+ * and the lock that serializes its writes. Built from the store on first
+ * use and rebuilt when the glossary changes; nothing here is authoritative
+ * (the database is), so the cache can be dropped at any time.
+ */
+#ifndef AM_SESSIONS_H
+#define AM_SESSIONS_H
+
+#include "am.h"
+#include "score.h"
+#include "store.h"
+
+#include <pthread.h>
+
+typedef struct am_sessions am_sessions;
+
+typedef struct am_sess {
+    char *id;
+    am_scorer *scorer;         /* owned */
+    am_vocab *background;      /* owned; NULL without a background vocabulary */
+    int64_t glossary_version;  /* of the glossary compiled into scorer */
+    pthread_mutex_t lock;      /* held by a writer for its whole transaction */
+    int refs;                  /* guarded by the cache lock */
+    int stale;                 /* dropped from the cache; freed at last release */
+} am_sess;
+
+am_sessions *am_sessions_new(am_store *st, size_t max_cached);
+void am_sessions_free(am_sessions *c);
+/* Returns the session's runtime (refcounted; pair with am_sessions_release),
+ * building or rebuilding it from the store when needed. AM_ERR_NOTFOUND
+ * when the session does not exist; other errors with a message in err. */
+int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *err);
+void am_sessions_release(am_sessions *c, am_sess *s);
+/* Drops a session from the cache (deleted, or its glossary changed). */
+void am_sessions_forget(am_sessions *c, const char *id);
+
+/* Builds a scorer from stored session data (shared by the cache, session
+ * creation and replays): options JSON object, custom stopwords JSON array
+ * (NULL), glossary JSON array (NULL), background vocabulary (borrowed,
+ * NULL). On error err holds a message suitable for a 422 detail. */
+int am_sessions_build_scorer(const char *options_json, const char *custom_sw_json,
+                             const char *glossary_json, const am_vocab *background,
+                             am_scorer **out, am_buf *err);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * srvconfig.h — the server's configuration: one declarative table (name,
+ * type, bounds, default, help) from which the command-line flags, the
+ * environment variables (ADAPTMON_<NAME>), the config file (name = value
+ * lines, '#' comments) and deploy/adaptmon.conf.example all derive.
+ * Precedence: flag > environment > file > default.
+ */
+#ifndef AM_SRVCONFIG_H
+#define AM_SRVCONFIG_H
+
+#include "am.h"
+
+#include <stdint.h>
+
+typedef struct am_srv_config {
+    char listen[64];          /* address, default 127.0.0.1 */
+    int port;                 /* default 8080 */
+    char db[512];             /* default ./var/adaptmon.db */
+    int threads;              /* libmicrohttpd pool threads, default 4 */
+    int64_t max_body;         /* bytes, default 1 MiB */
+    int64_t max_glossary_body;/* bytes for glossary/vocabulary uploads, default 64 MiB */
+    int max_connections;      /* default 1024 */
+    int conn_timeout;         /* seconds idle before a connection is closed, default 30 */
+    int max_tokens;           /* per text of a segment, default 10000 */
+    int max_glossary_entries; /* default 100000 */
+    int max_systems;          /* hypotheses per segment, default 16 */
+    char write_token[256];    /* bearer token for writes ("" = no auth) */
+    char read_token[256];     /* read-only bearer token ("" = reads open) */
+    int durability;           /* 0 normal, 1 full (enum am_durability) */
+    int log_level;            /* 0 error, 1 warn, 2 info, 3 debug */
+    int shutdown_timeout_ms;  /* default 10000 */
+    char config_file[512];    /* the file read, "" = none */
+    char owner_map[1024];     /* optional shard map for 421 answers, "" = none */
+} am_srv_config;
+
+typedef struct am_srv_option {
+    const char *name;   /* flag --name, env ADAPTMON_NAME (upper, '-' → '_') */
+    const char *type;   /* "string", "int", "size", "enum", "secret" */
+    const char *def;    /* default as text */
+    const char *help;
+} am_srv_option;
+
+/* The option table, NULL-name terminated. */
+const am_srv_option *am_srv_options(void);
+/* Defaults. */
+void am_srv_config_init(am_srv_config *c);
+/* Sets one option from text. AM_ERR_NOTFOUND (unknown) or AM_ERR_INVALID
+ * with a message in err. */
+int am_srv_config_set(am_srv_config *c, const char *name, const char *value, am_buf *err);
+/* Resolves the whole configuration: defaults, then the config file (from
+ * --config FILE, or ADAPTMON_CONFIG), then the environment, then argv
+ * (argv[0] is the command name; flags --name value or --name=value).
+ * Returns AM_OK, or AM_ERR_INVALID/AM_ERR_IO with a message in err. */
+int am_srv_config_load(am_srv_config *c, int argc, char **argv, char **envp, am_buf *err);
+/* Writes a commented example configuration (every option with its default
+ * and help) into out. */
+void am_srv_config_example(am_buf *out);
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * store.h — all of adaptmon's SQL: one SQLite database (WAL, busy_timeout,
+ * foreign keys on), numbered migrations from schema/ applied at open,
+ * prepared statements, transactions.
+ *
+ * Data model (schema/001_init.sql):
+ *   sessions       id, options (JSON), signature, timestamps, last seq,
+ *                  version (bumped by every change: the metrics ETag),
+ *                  glossary (JSON entries, NULL = none) and its version,
+ *                  custom stopwords (JSON array, NULL = none)
+ *   segments       (session, seq) → client id, body hash, request JSON,
+ *                  result JSON; client id unique per session
+ *   vocab          (session, word) → occ (confirmed segments containing
+ *                  the word), first and last seq
+ *   occurrences    (session, word, seq): which segments contain a word
+ *   totals         (session, system) → running totals (JSON of am_totals)
+ *   vocabularies, vocabulary_words: background vocabularies by name
+ *
+ * Threading: one am_store is shared by all handler threads; every function
+ * is safe to call concurrently (the store serializes access to its
+ * connection(s) internally). A write transaction (am_store_tx_begin …
+ * commit/rollback) holds the write lock for the calling thread until it
+ * ends; only that thread may call store functions with the tx handle.
+ *
+ * Strings returned through out-parameters are malloc'd (caller frees).
+ * Every function returns AM_OK or a negative am_err: AM_ERR_NOTFOUND,
+ * AM_ERR_CONFLICT (unique key), AM_ERR_IO (SQLite error; logged with the
+ * SQLite message), AM_ERR_INVALID (bad argument).
+ */
+#ifndef AM_STORE_H
+#define AM_STORE_H
+
+#include "am.h"
+
+#include <stdint.h>
+
+typedef struct am_store am_store;
+typedef struct am_store_tx am_store_tx;
+
+enum am_durability {
+    AM_DURABLE_NORMAL = 0, /* WAL + synchronous=NORMAL: survives a process crash */
+    AM_DURABLE_FULL = 1    /* WAL + synchronous=FULL: survives power loss */
+};
+
+/* Opens (creating if needed, with parent directories) the database at
+ * path and applies pending migrations. ":memory:" is allowed (tests). On
+ * error *out is NULL and err holds a message. Caller closes. */
+int am_store_open(const char *path, enum am_durability durability, am_store **out, am_buf *err);
+/* Checkpoints the WAL (TRUNCATE) and closes. NULL-safe. */
+void am_store_close(am_store *st);
+/* Schema version after migrations; database file size in bytes (main file
+ * plus WAL). */
+int am_store_schema_version(am_store *st);
+int64_t am_store_size_bytes(am_store *st);
+/* Runs a cheap query ("SELECT 1"); AM_OK when the database answers. */
+int am_store_ping(am_store *st);
+
+/* ---- sessions ------------------------------------------------------------ */
+typedef struct am_store_session {
+    char *id;
+    char *options;          /* JSON object text as stored */
+    char *signature;
+    char *custom_stopwords; /* JSON array text or NULL */
+    char *glossary;         /* JSON array of entries, or NULL */
+    int64_t glossary_version;
+    int64_t created_at;     /* Unix ms */
+    int64_t updated_at;     /* Unix ms */
+    int64_t segments;       /* highest seq (= number of segments) */
+    int64_t version;        /* bumped on every change */
+} am_store_session;
+
+/* Frees the strings of s (not s itself) and zeroes it. */
+void am_store_session_clear(am_store_session *s);
+
+/* Creates a session. AM_ERR_CONFLICT when the id exists. */
+int am_store_session_create(am_store *st, const char *id, const char *options_json,
+                            const char *signature, const char *custom_stopwords_json,
+                            int64_t now_ms);
+/* Loads a session into *out (caller clears). AM_ERR_NOTFOUND. */
+int am_store_session_get(am_store *st, const char *id, am_store_session *out);
+/* Lists sessions ordered by id, those with id > after (NULL = from the
+ * start), at most limit. *out is a malloc'd array of *n sessions (caller
+ * clears each and frees the array). */
+int am_store_session_list(am_store *st, const char *after, size_t limit, am_store_session **out,
+                          size_t *n);
+/* Number of sessions. */
+int am_store_session_count(am_store *st, int64_t *n);
+/* Deletes a session and everything that belongs to it. AM_ERR_NOTFOUND. */
+int am_store_session_delete(am_store *st, const char *id);
+/* Replaces the session's glossary (JSON array text; NULL removes it),
+ * bumps glossary_version and version. AM_ERR_NOTFOUND. */
+int am_store_glossary_put(am_store *st, const char *id, const char *glossary_json,
+                          int64_t now_ms);
+
+/* ---- write transactions ------------------------------------------------- */
+/* BEGIN IMMEDIATE. *tx is valid until commit or rollback. */
+int am_store_tx_begin(am_store *st, am_store_tx **tx);
+/* COMMIT: returns after the data is durable per the store's durability. On
+ * error the transaction is rolled back. */
+int am_store_tx_commit(am_store_tx *tx);
+void am_store_tx_rollback(am_store_tx *tx);
+
+/* Within a transaction: */
+/* The session's highest seq and version (AM_ERR_NOTFOUND: no session). */
+int am_store_tx_session_state(am_store_tx *tx, const char *session, int64_t *last_seq,
+                              int64_t *version);
+/* Finds a segment by client id: its seq, body hash and result (caller
+ * frees the strings; pointers may be NULL when not wanted).
+ * AM_ERR_NOTFOUND when the client id is new. */
+int am_store_tx_segment_find(am_store_tx *tx, const char *session, const char *client_id,
+                             int64_t *seq, char **body_hash, char **result_json);
+/* Inserts segment seq (must be last_seq + 1 for appends) and sets the
+ * session's segments = max(segments, seq), updated_at, version + 1. */
+int am_store_tx_segment_insert(am_store_tx *tx, const char *session, int64_t seq,
+                               const char *client_id, const char *body_hash,
+                               const char *request_json, const char *result_json,
+                               int64_t now_ms);
+/* Replaces the request/hash/result of an existing segment (PUT). */
+int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq,
+                               const char *body_hash, const char *request_json,
+                               const char *result_json, int64_t now_ms);
+/* Iterates the session's segments with seq >= from in seq order, calling
+ * fn(ctx, seq, client_id, request_json); a non-zero return stops the walk
+ * and is returned. */
+typedef int (*am_store_segment_fn)(void *ctx, int64_t seq, const char *client_id,
+                                   const char *request_json);
+int am_store_tx_segments_walk(am_store_tx *tx, const char *session, int64_t from,
+                              am_store_segment_fn fn, void *ctx);
+/* occ of word before this transaction's increments (0 when absent). */
+int am_store_tx_vocab_get(am_store_tx *tx, const char *session, const char *word, int64_t *occ);
+/* occ += 1, last_seq = seq (first_seq set on insert) and records the
+ * occurrence (session, word, seq). */
+int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *word, int64_t seq);
+/* Deletes the vocab, occurrences and totals of a session (replay). */
+int am_store_tx_history_clear(am_store_tx *tx, const char *session);
+/* Reads/writes a system's totals JSON. get: AM_ERR_NOTFOUND when absent. */
+int am_store_tx_totals_get(am_store_tx *tx, const char *session, const char *system,
+                           char **stats_json);
+int am_store_tx_totals_put(am_store_tx *tx, const char *session, const char *system,
+                           const char *stats_json);
+/* Background-vocabulary lookup inside a transaction (0 when absent). */
+int am_store_tx_background_get(am_store_tx *tx, const char *name, const char *word,
+                               int64_t *count);
+
+/* ---- reads (outside transactions) --------------------------------------- */
+/* All systems' totals of a session: fn(ctx, system, stats_json) in system
+ * name order. */
+typedef int (*am_store_totals_fn)(void *ctx, const char *system, const char *stats_json);
+int am_store_totals_each(am_store *st, const char *session, am_store_totals_fn fn, void *ctx);
+/* Segments with seq > after, at most limit, in seq order:
+ * fn(ctx, seq, client_id, request_json, result_json, created_at). */
+typedef int (*am_store_segrow_fn)(void *ctx, int64_t seq, const char *client_id,
+                                  const char *request_json, const char *result_json,
+                                  int64_t created_at);
+int am_store_segments_each(am_store *st, const char *session, int64_t after, size_t limit,
+                           am_store_segrow_fn fn, void *ctx);
+/* One segment by client id (caller frees). AM_ERR_NOTFOUND. */
+int am_store_segment_get(am_store *st, const char *session, const char *client_id, int64_t *seq,
+                         char **request_json, char **result_json);
+/* A word's history: occ, and the seqs of the segments containing it, in
+ * order: fn(ctx, seq). AM_ERR_NOTFOUND when the word never occurred. */
+typedef int (*am_store_seq_fn)(void *ctx, int64_t seq);
+int am_store_word_history(am_store *st, const char *session, const char *word, int64_t *occ,
+                          am_store_seq_fn fn, void *ctx);
+/* Result JSON of the segment with this seq (caller frees). */
+int am_store_segment_result(am_store *st, const char *session, int64_t seq, char **client_id,
+                            char **result_json);
+
+/* ---- background vocabularies ------------------------------------------- */
+/* Replaces vocabulary name with the given words and counts (one
+ * transaction). */
+int am_store_vocabulary_put(am_store *st, const char *name, const char *const *words,
+                            const int64_t *counts, size_t n, int64_t now_ms);
+/* Size and creation time; AM_ERR_NOTFOUND. */
+int am_store_vocabulary_info(am_store *st, const char *name, int64_t *words, int64_t *created_at);
+int am_store_vocabulary_delete(am_store *st, const char *name);
+
+/* ---- backups ------------------------------------------------------------ */
+/* Consistent online copy of the database into dest_path (SQLite backup
+ * API), while the server keeps running. */
+int am_store_backup(am_store *st, const char *dest_path, am_buf *err);
+
+#endif
