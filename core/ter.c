@@ -42,6 +42,10 @@ struct am_ter_ws {
     int *h0, *h, *cand;
     int *r;
     size_t n, m;
+    /* reference positions of each token id, ascending: occ[occ_start[id] ..
+     * occ_start[id + 1]) */
+    int *occ, *occ_start;
+    size_t nids, cap_ids;
     /* per-reference-position costs (scaled) */
     cost_t *unit, *rc;
     /* banded DP layout: cell (i, j) lives at [rowoff[i] + j] for
@@ -75,6 +79,8 @@ void am_ter_ws_free(am_ter_ws *ws)
     free(ws->h);
     free(ws->cand);
     free(ws->r);
+    free(ws->occ);
+    free(ws->occ_start);
     free(ws->unit);
     free(ws->rc);
     free(ws->minj);
@@ -279,6 +285,26 @@ static void intern(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref)
         else
             ws->r[k - hyp->n] = ws->slot_id[slot];
     }
+    size_t nids = (size_t)next;
+    if (nids + 1 > ws->cap_ids) {
+        ws->occ_start = am_xrealloc(ws->occ_start, (nids + 1) * sizeof(int));
+        ws->cap_ids = nids + 1;
+    }
+    ws->nids = nids;
+    memset(ws->occ_start, 0, (nids + 1) * sizeof(int));
+    for (size_t j = 0; j < ref->n; j++)
+        ws->occ_start[ws->r[j] + 1]++;
+    for (size_t id = 0; id < nids; id++)
+        ws->occ_start[id + 1] += ws->occ_start[id];
+    /* occ_start[id + 1] is now the end of id's block; filling backwards
+     * moves it to the start of id's block, then shift the array down */
+    for (size_t j = ref->n; j-- > 0;) {
+        int id = ws->r[j];
+        ws->occ[--ws->occ_start[id + 1]] = (int)j;
+    }
+    for (size_t id = 0; id < nids; id++)
+        ws->occ_start[id] = ws->occ_start[id + 1];
+    ws->occ_start[nids] = (int)ref->n;
 }
 
 /* Grows the per-pair arrays for n hypothesis and m reference words. */
@@ -304,6 +330,7 @@ static void reserve(am_ter_ws *ws, size_t n, size_t m)
         while (c < m + 1)
             c *= 2;
         ws->r = am_xrealloc(ws->r, c * sizeof(int));
+        ws->occ = am_xrealloc(ws->occ, c * sizeof(int));
         ws->unit = am_xrealloc(ws->unit, c * sizeof(cost_t));
         ws->rc = am_xrealloc(ws->rc, c * sizeof(cost_t));
         ws->align = am_xrealloc(ws->align, c * sizeof(long));
@@ -323,8 +350,8 @@ static void reserve(am_ter_ws *ws, size_t n, size_t m)
  * cells [minj, maxj) around the pseudo-diagonal floor(i * |ref|/|hyp|); the
  * last row is complete; row 0 is the complete initial row) and the banded
  * storage layout, and sets every stored cell to TER_INF. Each stored row i
- * also covers minj[i]-1 and the cells row i+1 reads, so the forward DP needs
- * no bounds checks. */
+ * also covers minj[i]-1 and the cells rows i-1 and i+1 read, so neither DP
+ * direction needs bounds checks. */
 static void layout(am_ter_ws *ws)
 {
     size_t n = ws->n, m = ws->m;
@@ -349,10 +376,15 @@ static void layout(am_ter_ws *ws)
     for (size_t i = 0; i <= n; i++) {
         size_t lo = 0, hi = m + 1;
         if (i > 0) {
+            /* forward reads of row i+1 and backward reads of row i-1 */
             lo = ws->minj[i] > 0 ? ws->minj[i] - 1 : 0;
+            if (ws->minj[i - 1] < lo)
+                lo = ws->minj[i - 1];
             hi = ws->maxj[i];
             if (i < n && ws->maxj[i + 1] > hi)
                 hi = ws->maxj[i + 1];
+            if (ws->maxj[i - 1] + 1 > hi)
+                hi = ws->maxj[i - 1] + 1;
             if (hi > m + 1)
                 hi = m + 1;
             if (hi < lo)
@@ -396,11 +428,13 @@ static void fwd_row0(am_ter_ws *ws, const cost_t *rc)
 }
 
 /* Computes forward rows from..to of hypothesis x into dst (ws->fwd or
- * ws->cfwd); row from-1 is read from src. Each cell starts at TER_INF and an
- * operation replaces the current value only when strictly cheaper, in
- * sacreBLEU's order: diagonal (match/substitution), extra hypothesis word
- * (cost 1), missing reference word; ops (may be NULL) receives the chosen
- * operations. */
+ * ws->cfwd); row from-1 is read from src. With ops (the trace is needed):
+ * each cell starts at TER_INF and an operation replaces the current value
+ * only when strictly cheaper, in sacreBLEU's order: diagonal (match/
+ * substitution), extra hypothesis word (cost 1), missing reference word.
+ * Without ops only the minimum is kept; cells fed only by cells outside the
+ * beam then hold TER_INF plus a few costs, which stays above every real cost
+ * and far below overflow (costs are capped, see check_args). */
 static void fwd_rows(am_ter_ws *ws, const int *x, const cost_t *rc, size_t from, size_t to,
                      const cost_t *src, cost_t *dst, unsigned char *ops)
 {
@@ -445,16 +479,13 @@ static void fwd_rows(am_ter_ws *ws, const int *x, const cost_t *rc, size_t from,
                 cu[0] = pv[0] + one;
                 j = 1;
             }
-            cost_t left = cu[j - (j > 0)];
-            if (j == 0)
-                left = TER_INF;
+            cost_t left = j > 0 ? cu[j - 1] : TER_INF;
             for (; j < hi; j++) {
                 cost_t best = pv[j - 1] + (xw == r[j - 1] ? 0 : rc[j - 1]);
                 cost_t c = pv[j] + one;
                 best = c < best ? c : best;
                 c = left + rc[j - 1];
                 best = c < best ? c : best;
-                best = best < TER_INF ? best : TER_INF;
                 cu[j] = best;
                 left = best;
             }
@@ -483,23 +514,20 @@ static void bwd_rows(am_ter_ws *ws, const int *h, const cost_t *rc, size_t to)
         cost_t *cu = ws->bwd + ws->rowoff[i];
         const cost_t *nx = ws->bwd + ws->rowoff[i + 1];
         size_t lo = ws->minj[i], hi = ws->maxj[i];
-        size_t nlo = ws->minj[i + 1], nhi = ws->maxj[i + 1];
         int hw = h[i];
-        cost_t right = TER_INF;
-        for (size_t j = hi; j-- > lo;) {
-            cost_t best = TER_INF, c;
-            if (j < m && j + 1 >= nlo && j + 1 < nhi) {
-                c = nx[j + 1] + (hw == r[j] ? 0 : rc[j]);
-                best = c < best ? c : best;
-            }
-            if (j >= nlo && j < nhi) {
-                c = nx[j] + one;
-                best = c < best ? c : best;
-            }
-            if (j < m) {
-                c = right + rc[j];
-                best = c < best ? c : best;
-            }
+        size_t j = hi;
+        if (j == m + 1) { /* last column: only the extra-word move */
+            j--;
+            cu[m] = nx[m] + one;
+        }
+        cost_t right = hi == m + 1 ? cu[m] : TER_INF; /* (i, hi) is outside the beam */
+        /* cells of row i+1 outside its beam are stored TER_INF */
+        while (j-- > lo) {
+            cost_t best = nx[j + 1] + (hw == r[j] ? 0 : rc[j]);
+            cost_t c = nx[j] + one;
+            best = c < best ? c : best;
+            c = right + rc[j];
+            best = c < best ? c : best;
             cu[j] = best;
             right = best;
         }
@@ -648,7 +676,14 @@ static int search(am_ter_ws *ws, const cost_t *rc, cost_t *out)
         for (size_t sh = 0; sh < n && !stop; sh++) {
             size_t sr0 = sh > AM_TER_MAX_SHIFT_DIST ? sh - AM_TER_MAX_SHIFT_DIST : 0;
             size_t sr1 = sh + AM_TER_MAX_SHIFT_DIST + 1 < m ? sh + AM_TER_MAX_SHIFT_DIST + 1 : m;
-            for (size_t sr = sr0; sr < sr1 && !stop; sr++) {
+            /* the reference positions holding h[sh], ascending (the pairs
+             * whose first words differ yield nothing) */
+            const int *o = ws->occ + ws->occ_start[h[sh]];
+            const int *oend = ws->occ + ws->occ_start[h[sh] + 1];
+            while (o < oend && (size_t)*o < sr0)
+                o++;
+            for (; o < oend && (size_t)*o < sr1 && !stop; o++) {
+                size_t sr = (size_t)*o;
                 size_t len = 0;
                 cost_t span_cost = one;
                 while (h[sh + len] == r[sr + len] && len < AM_TER_MAX_SHIFT_SIZE) {
@@ -774,7 +809,6 @@ int am_ter_pair(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref, const dou
         if (!all_unit && term_edits) {
             for (size_t j = 0; j < ws->m; j++)
                 ws->rc[j] = (cost_t)llround(ref_cost[j] * AM_TER_COST_SCALE);
-            layout(ws); /* resets the matrices to TER_INF */
             rv = search(ws, ws->rc, &term);
             if (term < ter) /* guard: TERm never below TER (see ter.h) */
                 term = ter;

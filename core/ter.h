@@ -21,8 +21,9 @@
  *     length 0, score 1 when edits > 0 else 0; corpus TER = Σ edits / Σ |ref|.
  *   sacreBLEU's prefix-row cache is a pure memoization (rows depend only on
  *   the hypothesis prefix, and every hypothesis in one search has the same
- *   length, so the beam is the same); we reuse the rows of the current
- *   hypothesis instead, which gives the same numbers.
+ *   length, so the beam is the same); we reuse the forward (prefix) and
+ *   backward (suffix) rows of the current hypothesis instead and recompute
+ *   only the rows a shift changes, which gives the same numbers.
  *
  * TERm (standard profile): the same search with per-reference-position
  * costs ref_cost[j] >= 1 (C_term inside a term instance's span, else 1):
@@ -50,9 +51,10 @@
  * "case-ignorable" are derived from utf8proc data (Lu/Ll/Lt, a case
  * mapping, or a small Other_Lowercase/Other_Uppercase table; Mn/Me/Cf/Lm/Sk
  * plus the Word_Break MidLetter/MidNumLet/Single_Quote characters). Checked
- * against CPython 3.11 str.lower() on every code point alone and on 20,000
- * random strings around U+03A3: identical (the Unicode versions of Python
- * and utf8proc may still differ on newly encoded characters).
+ * against CPython 3.11 str.lower() (Unicode 14) on every code point alone,
+ * on every code point next to a sigma and on 20,000 random strings: the only
+ * differences are code points unassigned in Unicode 14 but assigned in the
+ * Unicode 15 data of utf8proc 2.8.
  *
  * All functions are thread-safe on distinct objects; nothing does I/O.
  */
@@ -68,6 +70,12 @@
 #define AM_TER_MAX_SHIFT_SIZE 10
 #define AM_TER_MAX_SHIFT_DIST 50
 #define AM_TER_MAX_SHIFT_CANDIDATES 1000
+/* Costs are computed in integers, in units of 1/AM_TER_COST_SCALE: exact for
+ * TER and for integer (or binary-fraction) term costs; other ref_cost values
+ * are rounded to the nearest 1/65536. ref_cost values must lie in
+ * [1, AM_TER_MAX_COST]. */
+#define AM_TER_COST_SCALE 65536
+#define AM_TER_MAX_COST 10000.0
 
 /* Tokenizes text as sacreBLEU's default TercomTokenizer followed by
  * str.split(): lower-cases (Python str.lower()) unless case_sensitive, then
@@ -89,7 +97,7 @@ void am_ter_ws_free(am_ter_ws *ws);
 
 /* Number of edits of hyp against ref (tokens from am_ter_tokenize).
  * ref_cost NULL: plain TER edits. Otherwise ref_cost[0..ref->n) gives the
- * cost of editing each reference position (each finite and >= 1) and the
+ * cost of editing each reference position (each in [1, AM_TER_MAX_COST]) and the
  * result is the TERm edits (guarded: never below the TER edits, see above).
  * ws may be NULL (a temporary workspace is used). Returns AM_OK,
  * AM_ERR_INVALID (NULL hyp/ref/edits, bad ref_cost), AM_ERR_RANGE (more

@@ -251,8 +251,7 @@ static void test_tico_sentence_and_corpus(void **state)
     am_ter_ws_free(ws);
 }
 
-/* Tokenizes both sides lower-cased; ref_cost[j] = cost for words flagged in
- * flags (or NULL). */
+/* Initializes t with the default (lower-casing) TER tokens of text. */
 static void toks_of(const char *text, am_toks *t)
 {
     am_toks_init(t);
@@ -374,6 +373,10 @@ static void test_term_hand_cases(void **state)
     check_term("x y z a b c", "a b c x y z", "000100", 1, 1);
     /* only the term word can move (the rest is longer than 10 words) */
     check_term("a b c d e f g h i j k T", "T a b c d e f g h i j k", "100000000000", 1, 2);
+    /* here the weighted search alone ends at 2 edits, below TER's 3 (the
+     * greedy unit search misses that path): the guard keeps TERm = TER */
+    check_term("c b a a", "a c a b", "1010", 3, 3);
+    check_term("b d d c e", "c b e c d", "01001", 4, 4);
     /* an empty reference: edits = |hyp| */
     check_term("a b", "", "", 2, 2);
 }
