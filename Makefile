@@ -7,7 +7,7 @@
 
 BUILD    ?= build
 CC       ?= cc
-PKGS     := libmicrohttpd jansson sqlite3 libutf8proc
+PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0
 OPT      ?= -O2
 SAN      ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

@@ -157,7 +157,7 @@ int am_gloss_add(am_gloss *g, const char *source, const char *const *targets,
 
 int am_gloss_format_parse(const char *name, enum am_gloss_format *out)
 {
-    static const char *const names[] = {"auto", "csv", "tsv", "json"};
+    static const char *const names[] = {"auto", "csv", "tsv", "json", "tbx"};
     if (!name || !out)
         return AM_ERR_INVALID;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -176,6 +176,7 @@ const char *am_gloss_format_name(enum am_gloss_format f)
     case AM_GLOSS_CSV: return "csv";
     case AM_GLOSS_TSV: return "tsv";
     case AM_GLOSS_JSON: return "json";
+    case AM_GLOSS_TBX: return "tbx";
     }
     return "unknown";
 }
@@ -677,6 +678,12 @@ static int parse_json(const char *buf, size_t len, const am_gloss_limits *lim, a
 
 /* ---- entry point --------------------------------------------------------- */
 
+static int starts_with(const char *s, size_t len, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return len >= n && memcmp(s, prefix, n) == 0;
+}
+
 int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
                    const am_gloss_limits *limits, am_gloss *out, am_gloss_report *report)
 {
@@ -686,7 +693,7 @@ int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
     am_gloss_limits lim = limits ? *limits : am_gloss_limits_default();
     if ((!buf && len) || !out || out->n != 0)
         return rep_err(rep, AM_ERR_INVALID, 0, 0, "invalid argument");
-    if (format < AM_GLOSS_AUTO || format > AM_GLOSS_JSON)
+    if (format < AM_GLOSS_AUTO || format > AM_GLOSS_TBX)
         return rep_err(rep, AM_ERR_INVALID, 0, 0, "unknown glossary format");
     if (len > lim.max_bytes)
         return rep_err(rep, AM_ERR_RANGE, 0, 0, "glossary larger than %zu bytes", lim.max_bytes);
@@ -705,7 +712,10 @@ int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
         size_t i = 0;
         while (i < len && is_ascii_space(buf[i]))
             i++;
-        if (i < len && (buf[i] == '[' || buf[i] == '{')) {
+        if (starts_with(buf + i, len - i, "<?xml") || starts_with(buf + i, len - i, "<martif") ||
+            starts_with(buf + i, len - i, "<tbx")) {
+            format = AM_GLOSS_TBX;
+        } else if (i < len && (buf[i] == '[' || buf[i] == '{')) {
             format = AM_GLOSS_JSON;
         } else {
             format = AM_GLOSS_CSV;
@@ -717,10 +727,15 @@ int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
         }
     }
     rep->format = format;
-    if (format == AM_GLOSS_JSON)
+    if (format == AM_GLOSS_TBX) {
+        /* validated and BOM-stripped above; tbx.c re-checks (cheap) and
+         * fills the report itself */
+        rc = am_gloss_parse_tbx(buf, len, NULL, NULL, &lim, out, rep);
+    } else if (format == AM_GLOSS_JSON) {
         rc = parse_json(buf, len, &lim, out, rep);
-    else
+    } else {
         rc = parse_csv(buf, len, format == AM_GLOSS_TSV ? '\t' : ',', &lim, out, rep);
+    }
     if (rc)
         am_gloss_cleanup(out);
     return rc;

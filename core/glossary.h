@@ -31,6 +31,8 @@
  *            (one string, not split) is accepted instead of "targets"; id
  *            may be a string or an integer; unknown keys are ignored.
  *
+ *   TBX      (libxml2) TermBase eXchange, see am_gloss_parse_tbx.
+ *
  * Errors carry a 1-based line number (and column where known); JSON errors
  * about an entry's content carry the 1-based entry number instead (jansson
  * keeps no positions for values). Parsers never crash on garbage and
@@ -61,11 +63,14 @@ typedef struct am_gloss {
 } am_gloss;
 
 enum am_gloss_format {
-    AM_GLOSS_AUTO = 0, /* JSON when the first non-space byte is '[' or '{';
+    AM_GLOSS_AUTO = 0, /* TBX when the input (after an optional BOM and ASCII
+                          whitespace) starts with "<?xml", "<martif" or "<tbx";
+                          JSON when the first non-space byte is '[' or '{';
                           TSV when the first line holds a tab; else CSV */
     AM_GLOSS_CSV,
     AM_GLOSS_TSV,
-    AM_GLOSS_JSON
+    AM_GLOSS_JSON,
+    AM_GLOSS_TBX /* languages picked from the document (am_gloss_parse_tbx) */
 };
 
 typedef struct am_gloss_limits {
@@ -112,7 +117,47 @@ int am_gloss_add(am_gloss *g, const char *source, const char *const *targets,
 int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
                    const am_gloss_limits *limits, am_gloss *out, am_gloss_report *report);
 
-/* Parses "csv", "tsv", "json", "auto". Returns AM_OK or AM_ERR_INVALID. */
+/* Parses a TBX glossary (ISO 30042: TBX-Basic / TBX v2 <martif> with
+ * termEntry/langSet/tig|ntig, and TBX v3 <tbx> with conceptEntry/langSec/
+ * termSec; element names are matched by local name, any namespace) from
+ * buf[0..len) and appends its entries to out, which must be empty.
+ * Implemented in tbx.c with libxml2.
+ *
+ * Languages: source_lang / target_lang (e.g. "en", "fr-FR") match the
+ * xml:lang of langSet/langSec by primary subtag, ASCII case-insensitively
+ * ("en" matches "en-US" and "EN_gb"). NULL source_lang → the language of the
+ * first langSet/langSec of the first entry; NULL target_lang → the first
+ * language in document order whose primary subtag differs from the source.
+ * Both given with the same primary subtag → AM_ERR_INVALID.
+ *
+ * Each concept entry (termEntry/conceptEntry) gives, for every distinct
+ * source term, one entry whose alternatives are the distinct target terms
+ * in document order, and — when some target terms have administrativeStatus
+ * (termNote type="administrativeStatus" or "normativeAuthorization", or an
+ * <administrativeStatus> element) deprecatedTerm-admn-sts,
+ * supersededTerm-admn-sts, deprecated(Term) or superseded(Term) — a second
+ * entry with forbidden = 1 holding those. id = the entry's id attribute
+ * (NULL when absent); case_sensitive = 0. Term text is trimmed and inner
+ * ASCII whitespace runs are collapsed to one space. Entries without a
+ * source term or without a target term are skipped (report->skipped);
+ * report->rows counts the concept entries read.
+ *
+ * Security: no entity expansion, no DTD or network access; a DOCTYPE that
+ * declares any entity, or a reference to an undeclared entity, is rejected
+ * (AM_ERR_PARSE). Limits: max_bytes (input), max_entries, max_field_bytes
+ * (a term or id), max_targets (target alternatives of one entry, and also
+ * distinct source terms of one concept entry).
+ * Returns AM_OK; AM_ERR_PARSE (malformed XML with libxml2's message and
+ * line/column, empty input, root not <martif>/<tbx>), AM_ERR_UTF8 /
+ * AM_ERR_NUL (with line/column), AM_ERR_RANGE (a limit) or AM_ERR_INVALID
+ * (bad argument or language tag). On error out is left empty. report may
+ * be NULL. The entries are owned by out (am_gloss_cleanup). Thread-safe
+ * (no global handler is installed; see tbx.c about xmlInitParser). */
+int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
+                       const char *target_lang, const am_gloss_limits *limits, am_gloss *out,
+                       am_gloss_report *report);
+
+/* Parses "csv", "tsv", "json", "tbx", "auto". Returns AM_OK or AM_ERR_INVALID. */
 int am_gloss_format_parse(const char *name, enum am_gloss_format *out);
 const char *am_gloss_format_name(enum am_gloss_format f);
 

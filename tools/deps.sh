@@ -3,7 +3,7 @@
 # As root it runs apt-get; otherwise it prints the exact command to run.
 set -e
 PKGS="build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev \
-libutf8proc-dev libstemmer-dev libcmocka-dev python3 curl sqlite3 bc time"
+libutf8proc-dev libstemmer-dev libcmocka-dev libxml2-dev python3 curl sqlite3 bc time"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

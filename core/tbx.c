@@ -1,0 +1,751 @@
+/*
+ * tbx.c — TBX (TermBase eXchange, ISO 30042) import into an am_gloss
+ * (see glossary.h, am_gloss_parse_tbx).
+ *
+ * Parsing uses libxml2 from a memory buffer with its own parser context:
+ * errors go to a structured handler installed on that context (ctxt->sax->
+ * serror), never to a process-wide handler, so concurrent parses on
+ * distinct threads do not interfere. Security:
+ *   - XML_PARSE_NONET, and neither XML_PARSE_NOENT nor XML_PARSE_DTDLOAD /
+ *     DTDATTR / DTDVALID: no entity substitution, no external DTD loading;
+ *     the externalSubset SAX callback is replaced by a no-op besides.
+ *   - any entity declaration (general or parameter, parsed or unparsed) in
+ *     the internal subset stops the parser at once (xmlStopParser from the
+ *     entityDecl / unparsedEntityDecl callbacks) and the document is
+ *     rejected: XXE and "billion laughs" never get to expand anything.
+ *     A plain DOCTYPE (<!DOCTYPE martif SYSTEM "TBXcoreStructV02.dtd">) is
+ *     accepted and its DTD is not read; a reference to an undeclared
+ *     entity, which libxml2 tolerates when there is an external DTD, is
+ *     rejected too (its text would be unknown).
+ *   - XML_PARSE_HUGE is not set, so libxml2's own depth/size limits hold.
+ * The input is validated as UTF-8 (AM_ERR_UTF8/AM_ERR_NUL with line and
+ * column) before libxml2 sees it, and libxml2 is told to read it as UTF-8
+ * whatever the XML declaration says.
+ *
+ * libxml2 global state: xmlInitParser() is called on every parse; it is
+ * idempotent and guarded by libxml2's own init mutex (2.9+). Programs using
+ * several threads should still call xmlInitParser() once in main() before
+ * starting them (libxml2's advice), and may call xmlCleanupParser() once at
+ * exit (only to make leak checkers quiet). This file never calls
+ * xmlCleanupParser().
+ */
+#include "glossary.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/SAX2.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+
+/* ---- parser state shared with the libxml2 callbacks ---------------------- */
+
+typedef struct tbx_xml_state {
+    int entity_decl; /* the DOCTYPE declared an entity (rejected) */
+    int entity_ref; /* a reference to an undeclared entity (rejected) */
+    size_t entity_line;
+    char entity_name[64];
+    int have_err; /* an error (level >= XML_ERR_ERROR) was recorded */
+    int err_fatal; /* ... and it was fatal */
+    size_t err_line, err_col;
+    char err_msg[200];
+} tbx_xml_state;
+
+static tbx_xml_state *ctx_state(void *ctx)
+{
+    xmlParserCtxtPtr c = ctx;
+    return c ? (tbx_xml_state *)c->_private : NULL;
+}
+
+/* Structured error handler of our parser context: keeps the first fatal
+ * error (or the first error when no fatal one came yet). */
+static void on_xml_error(void *ctx, xmlErrorPtr err)
+{
+    tbx_xml_state *st = ctx_state(ctx);
+    if (!st || !err || err->level < XML_ERR_ERROR)
+        return;
+    if (st->have_err && (st->err_fatal || err->level != XML_ERR_FATAL))
+        return;
+    st->have_err = 1;
+    st->err_fatal = err->level == XML_ERR_FATAL;
+    st->err_line = err->line > 0 ? (size_t)err->line : 0;
+    st->err_col = err->int2 > 0 ? (size_t)err->int2 : 0;
+    const char *m = err->message ? err->message : "malformed XML";
+    size_t n = strlen(m);
+    while (n && (m[n - 1] == '\n' || m[n - 1] == ' ' || m[n - 1] == '\r'))
+        n--;
+    if (n >= sizeof st->err_msg)
+        n = sizeof st->err_msg - 1;
+    memcpy(st->err_msg, m, n);
+    st->err_msg[n] = '\0';
+}
+
+static void note_entity(void *ctx, const xmlChar *name)
+{
+    xmlParserCtxtPtr c = ctx;
+    tbx_xml_state *st = ctx_state(ctx);
+    if (st && !st->entity_decl) {
+        st->entity_decl = 1;
+        st->entity_line = (size_t)xmlSAX2GetLineNumber(ctx);
+        snprintf(st->entity_name, sizeof st->entity_name, "%s", name ? (const char *)name : "?");
+    }
+    xmlStopParser(c);
+}
+
+static void on_entity_decl(void *ctx, const xmlChar *name, int type, const xmlChar *public_id,
+                           const xmlChar *system_id, xmlChar *content)
+{
+    (void)type;
+    (void)public_id;
+    (void)system_id;
+    (void)content;
+    note_entity(ctx, name);
+}
+
+static void on_unparsed_entity_decl(void *ctx, const xmlChar *name, const xmlChar *public_id,
+                                    const xmlChar *system_id, const xmlChar *notation)
+{
+    (void)public_id;
+    (void)system_id;
+    (void)notation;
+    note_entity(ctx, name);
+}
+
+/* A reference to an entity that is not predefined (all declarations are
+ * rejected, so it is undeclared — libxml2 lets that pass when the document
+ * has an external DTD): its text is unknown, so the document is rejected. */
+static void on_reference(void *ctx, const xmlChar *name)
+{
+    xmlParserCtxtPtr c = ctx;
+    tbx_xml_state *st = ctx_state(ctx);
+    if (st && !st->entity_ref) {
+        st->entity_ref = 1;
+        st->entity_line = (size_t)xmlSAX2GetLineNumber(ctx);
+        snprintf(st->entity_name, sizeof st->entity_name, "%s", name ? (const char *)name : "?");
+    }
+    xmlStopParser(c);
+}
+
+/* Never loads an external DTD subset. */
+static void on_external_subset(void *ctx, const xmlChar *name, const xmlChar *external_id,
+                               const xmlChar *system_id)
+{
+    (void)ctx;
+    (void)name;
+    (void)external_id;
+    (void)system_id;
+}
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static int tbx_err(am_gloss_report *r, int rc, size_t line, size_t col, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+static int tbx_err(am_gloss_report *r, int rc, size_t line, size_t col, const char *fmt, ...)
+{
+    char tmp[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    r->line = line;
+    r->column = col;
+    if (line && col)
+        snprintf(r->msg, sizeof r->msg, "line %zu, column %zu: %s", line, col, tmp);
+    else if (line)
+        snprintf(r->msg, sizeof r->msg, "line %zu: %s", line, tmp);
+    else
+        snprintf(r->msg, sizeof r->msg, "%s", tmp);
+    return rc;
+}
+
+static int is_ascii_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+static int ascii_lower(int c)
+{
+    return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
+}
+
+static int ascii_ieq(const char *a, const char *b)
+{
+    while (*a && *b && ascii_lower((unsigned char)*a) == ascii_lower((unsigned char)*b)) {
+        a++;
+        b++;
+    }
+    return *a == '\0' && *b == '\0';
+}
+
+/* Returns the length (1..4) of the valid UTF-8 sequence at s[0..len), or 0
+ * when it is invalid (overlong, surrogate, > U+10FFFF, truncated). */
+static size_t utf8_seq_len(const unsigned char *s, size_t len)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        return (len >= 2 && (s[1] & 0xC0) == 0x80) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (len < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80)
+            return 0;
+        if (c == 0xE0 && s[1] < 0xA0)
+            return 0;
+        if (c == 0xED && s[1] >= 0xA0)
+            return 0;
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (len < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
+            return 0;
+        if (c == 0xF0 && s[1] < 0x90)
+            return 0;
+        if (c == 0xF4 && s[1] >= 0x90)
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+/* Validates buf as UTF-8 without NUL; on failure returns AM_ERR_UTF8 or
+ * AM_ERR_NUL with the 1-based line and byte column of the offending byte. */
+static int validate_utf8(const char *buf, size_t len, size_t *line, size_t *col)
+{
+    const unsigned char *u = (const unsigned char *)buf;
+    size_t ln = 1, linestart = 0, i = 0;
+    while (i < len) {
+        if (u[i] < 0x80) {
+            if (u[i] == 0) {
+                *line = ln;
+                *col = i - linestart + 1;
+                return AM_ERR_NUL;
+            }
+            if (u[i] == '\n') {
+                ln++;
+                linestart = i + 1;
+            }
+            i++;
+            continue;
+        }
+        size_t n = utf8_seq_len(u + i, len - i);
+        if (n == 0) {
+            *line = ln;
+            *col = i - linestart + 1;
+            return AM_ERR_UTF8;
+        }
+        i += n;
+    }
+    return AM_OK;
+}
+
+/* Length of the primary subtag of a language tag ("en" of "en-US"). */
+static size_t primary_len(const char *tag)
+{
+    size_t n = 0;
+    while (tag[n] && tag[n] != '-' && tag[n] != '_')
+        n++;
+    return n;
+}
+
+/* True when two language tags share their primary subtag (ASCII
+ * case-insensitive): "en" ~ "en-US" ~ "EN_gb". */
+static int lang_match(const char *a, const char *b)
+{
+    size_t na = primary_len(a), nb = primary_len(b);
+    if (na != nb || na == 0)
+        return 0;
+    for (size_t i = 0; i < na; i++)
+        if (ascii_lower((unsigned char)a[i]) != ascii_lower((unsigned char)b[i]))
+            return 0;
+    return 1;
+}
+
+/* A caller-supplied language tag: 1..35 ASCII letters, digits, '-' or '_',
+ * starting with a letter. */
+static int lang_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 35 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- DOM helpers --------------------------------------------------------- */
+
+static int elem_is(const xmlNode *n, const char *name)
+{
+    return n && n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
+}
+
+static int is_concept(const xmlNode *n)
+{
+    return elem_is(n, "termEntry") || elem_is(n, "conceptEntry");
+}
+
+static int is_lang_sec(const xmlNode *n)
+{
+    return elem_is(n, "langSet") || elem_is(n, "langSec");
+}
+
+/* Line of node n in the caller's buffer: libxml2's line plus line_off,
+ * the lines of leading whitespace removed before parsing. */
+static size_t node_line(const xmlNode *n, size_t line_off)
+{
+    long l = xmlGetLineNo(n);
+    return l > 0 ? (size_t)l + line_off : 0;
+}
+
+/* Next node after n in a pre-order walk of root's subtree (root excluded);
+ * descends into n's children when descend is true. NULL at the end. */
+static xmlNode *walk_next(xmlNode *n, const xmlNode *root, int descend)
+{
+    if (descend && n->children && n->type == XML_ELEMENT_NODE)
+        return n->children;
+    while (n && n != root) {
+        if (n->next)
+            return n->next;
+        n = n->parent;
+    }
+    return NULL;
+}
+
+/* The value of attribute name of element n (ns_href NULL: no namespace),
+ * found without DTD defaults; malloc'd via libxml2 (xmlFree) or NULL. */
+static xmlChar *attr_value(const xmlNode *n, const char *name, const char *ns_href)
+{
+    for (const xmlAttr *a = n->properties; a; a = a->next) {
+        if (strcmp((const char *)a->name, name) != 0)
+            continue;
+        if (ns_href ? (a->ns && a->ns->href && strcmp((const char *)a->ns->href, ns_href) == 0)
+                    : (a->ns == NULL))
+            return xmlNodeListGetString(n->doc, a->children, 1);
+    }
+    return NULL;
+}
+
+/* Language of a langSet/langSec: its xml:lang (or a bare lang attribute),
+ * else the nearest ancestor's. Returns an owned string (caller frees) or
+ * NULL when there is none. */
+static char *section_lang(const xmlNode *sec)
+{
+    for (const xmlNode *n = sec; n && n->type == XML_ELEMENT_NODE; n = n->parent) {
+        xmlChar *v = attr_value(n, "lang", (const char *)XML_XML_NAMESPACE);
+        if (!v)
+            v = attr_value(n, "lang", NULL);
+        if (v) {
+            const char *s = (const char *)v;
+            size_t len = strlen(s);
+            while (len && is_ascii_space(*s)) {
+                s++;
+                len--;
+            }
+            while (len && is_ascii_space(s[len - 1]))
+                len--;
+            char *out = len ? am_xstrndup(s, len) : NULL;
+            xmlFree(v);
+            if (out)
+                return out;
+        }
+    }
+    return NULL;
+}
+
+/* Text content of n with ASCII whitespace runs collapsed to one space and
+ * trimmed, into b (reset first). */
+static void node_text(const xmlNode *n, am_buf *b)
+{
+    am_buf_reset(b);
+    xmlChar *c = xmlNodeGetContent(n);
+    if (!c)
+        return;
+    int space = 0;
+    for (const char *p = (const char *)c; *p; p++) {
+        if (is_ascii_space(*p)) {
+            space = 1;
+            continue;
+        }
+        if (space && b->len)
+            am_buf_appendc(b, ' ');
+        space = 0;
+        am_buf_appendc(b, *p);
+    }
+    xmlFree(c);
+}
+
+/* True when status (trimmed, case-insensitive) marks a term that must not
+ * be used. */
+static int status_forbidden(const char *status)
+{
+    static const char *const bad[] = {
+        "deprecatedTerm-admn-sts", "supersededTerm-admn-sts", "deprecated",
+        "deprecatedTerm",          "supersededTerm",          "superseded",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (ascii_ieq(status, bad[i]))
+            return 1;
+    return 0;
+}
+
+/* True when the term container (tig / ntig / termSec, or the section when
+ * the term sits directly in it) carries a deprecated/superseded status:
+ * <termNote type="administrativeStatus">, type="normativeAuthorization"
+ * (older TBX), or a DCT-style <…:administrativeStatus> element. */
+static int container_forbidden(xmlNode *cont, am_buf *tmp)
+{
+    for (xmlNode *n = cont->children; n;) {
+        int descend = 1;
+        if (n->type == XML_ELEMENT_NODE) {
+            int is_status = elem_is(n, "administrativeStatus");
+            if (!is_status &&
+                (elem_is(n, "termNote") || elem_is(n, "admin") || elem_is(n, "descrip"))) {
+                xmlChar *type = attr_value(n, "type", NULL);
+                if (type) {
+                    is_status = ascii_ieq((const char *)type, "administrativeStatus") ||
+                                ascii_ieq((const char *)type, "normativeAuthorization");
+                    xmlFree(type);
+                }
+            }
+            if (is_status) {
+                node_text(n, tmp);
+                if (status_forbidden(am_buf_str(tmp)))
+                    return 1;
+                descend = 0;
+            } else if (elem_is(n, "term") || is_lang_sec(n) || is_concept(n)) {
+                descend = 0;
+            }
+        }
+        n = walk_next(n, cont, descend);
+    }
+    return 0;
+}
+
+/* The container of a term element inside section sec: the ancestor that is
+ * a direct child of sec (tig, ntig, termSec); NULL for a term placed
+ * directly in the section (not valid TBX: it has no status then). */
+static xmlNode *term_container(xmlNode *term, xmlNode *sec)
+{
+    xmlNode *c = term;
+    while (c->parent && c->parent != sec)
+        c = c->parent;
+    return (c == term || !c->parent) ? NULL : c;
+}
+
+/* ---- the import ---------------------------------------------------------- */
+
+typedef struct tbx_job {
+    const am_gloss_limits *lim;
+    am_gloss *out;
+    am_gloss_report *rep;
+    const char *src_lang; /* borrowed; NULL until known */
+    const char *tgt_lang;
+    size_t line_off; /* see node_line */
+    am_buf tmp, tmp2;
+    am_toks src, ok, bad; /* terms of the current entry */
+} tbx_job;
+
+static int toks_has(const am_toks *t, const char *s)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->v[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+/* Appends one glossary entry source -> targets (checking the limits). */
+static int emit(tbx_job *j, const char *source, const am_toks *targets, int forbidden,
+                const char *id, size_t line)
+{
+    if (targets->n > j->lim->max_targets)
+        return tbx_err(j->rep, AM_ERR_RANGE, line, 0, "more than %zu target alternatives",
+                       j->lim->max_targets);
+    if (j->out->n >= j->lim->max_entries)
+        return tbx_err(j->rep, AM_ERR_RANGE, line, 0, "more than %zu entries", j->lim->max_entries);
+    int rc =
+        am_gloss_add(j->out, source, (const char *const *)targets->v, targets->n, 0, forbidden, id);
+    if (rc)
+        return tbx_err(j->rep, rc == AM_ERR_UTF8 ? AM_ERR_UTF8 : AM_ERR_PARSE, line, 0,
+                       "unusable term in entry");
+    return AM_OK;
+}
+
+/* Imports one termEntry / conceptEntry. */
+static int do_entry(tbx_job *j, xmlNode *ce)
+{
+    am_toks_reset(&j->src);
+    am_toks_reset(&j->ok);
+    am_toks_reset(&j->bad);
+    j->rep->rows++;
+    for (xmlNode *n = ce->children; n;) {
+        if (!is_lang_sec(n)) {
+            n = walk_next(n, ce, !is_concept(n));
+            continue;
+        }
+        char *lang = section_lang(n);
+        int role = 0; /* 1 source, 2 target */
+        if (lang && j->src_lang && lang_match(lang, j->src_lang))
+            role = 1;
+        else if (lang && j->tgt_lang && lang_match(lang, j->tgt_lang))
+            role = 2;
+        free(lang);
+        if (role) {
+            for (xmlNode *t = n->children; t;) {
+                if (!elem_is(t, "term")) {
+                    t = walk_next(t, n, !is_lang_sec(t) && !is_concept(t));
+                    continue;
+                }
+                node_text(t, &j->tmp);
+                if (j->tmp.len > j->lim->max_field_bytes) {
+                    return tbx_err(j->rep, AM_ERR_RANGE, node_line(t, j->line_off), 0,
+                                   "term longer than %zu bytes", j->lim->max_field_bytes);
+                }
+                if (j->tmp.len) {
+                    const char *s = am_buf_str(&j->tmp);
+                    if (role == 1) {
+                        if (!toks_has(&j->src, s)) {
+                            if (j->src.n == j->lim->max_targets)
+                                return tbx_err(j->rep, AM_ERR_RANGE, node_line(t, j->line_off), 0,
+                                               "more than %zu source terms in one entry",
+                                               j->lim->max_targets);
+                            am_toks_pushs(&j->src, s);
+                        }
+                    } else {
+                        xmlNode *cont = term_container(t, n);
+                        am_toks *dst =
+                            (cont && container_forbidden(cont, &j->tmp2)) ? &j->bad : &j->ok;
+                        if (!toks_has(dst, s)) {
+                            if (dst->n == j->lim->max_targets)
+                                return tbx_err(j->rep, AM_ERR_RANGE, node_line(t, j->line_off), 0,
+                                               "more than %zu target alternatives",
+                                               j->lim->max_targets);
+                            am_toks_pushs(dst, s);
+                        }
+                    }
+                }
+                t = walk_next(t, n, 0);
+            }
+        }
+        n = walk_next(n, ce, 0);
+    }
+    if (j->src.n == 0 || j->ok.n + j->bad.n == 0) {
+        j->rep->skipped++;
+        return AM_OK;
+    }
+    size_t line = node_line(ce, j->line_off);
+    char *id = NULL;
+    xmlChar *idv = attr_value(ce, "id", NULL);
+    if (!idv)
+        idv = attr_value(ce, "id", (const char *)XML_XML_NAMESPACE);
+    if (idv) {
+        const char *s = (const char *)idv;
+        size_t len = strlen(s);
+        while (len && is_ascii_space(*s)) {
+            s++;
+            len--;
+        }
+        while (len && is_ascii_space(s[len - 1]))
+            len--;
+        if (len > j->lim->max_field_bytes) {
+            xmlFree(idv);
+            return tbx_err(j->rep, AM_ERR_RANGE, line, 0, "id longer than %zu bytes",
+                           j->lim->max_field_bytes);
+        }
+        if (len)
+            id = am_xstrndup(s, len);
+        xmlFree(idv);
+    }
+    int rc = AM_OK;
+    for (size_t i = 0; i < j->src.n && !rc; i++) {
+        if (j->ok.n)
+            rc = emit(j, j->src.v[i], &j->ok, 0, id, line);
+        if (!rc && j->bad.n)
+            rc = emit(j, j->src.v[i], &j->bad, 1, id, line);
+    }
+    free(id);
+    return rc;
+}
+
+/* Picks the languages not given by the caller: source = the language of
+ * the first langSet/langSec of the first entry that has one (skipping the
+ * caller's target language); target = the first language in document
+ * order whose primary subtag differs from the source's. Stores owned copies in *src / *tgt (left
+ * NULL when none). */
+static void pick_langs(xmlNode *root, char **src, char **tgt)
+{
+    for (xmlNode *n = root->children; n && !(*src && *tgt);) {
+        if (!is_lang_sec(n)) {
+            n = walk_next(n, root, 1);
+            continue;
+        }
+        char *lang = section_lang(n);
+        if (lang) {
+            if (!*src && !(*tgt && lang_match(lang, *tgt)))
+                *src = lang;
+            else if (*src && !*tgt && !lang_match(lang, *src))
+                *tgt = lang;
+            else
+                free(lang);
+        }
+        n = walk_next(n, root, 0);
+    }
+}
+
+int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
+                       const char *target_lang, const am_gloss_limits *limits, am_gloss *out,
+                       am_gloss_report *report)
+{
+    am_gloss_report dummy = {0};
+    am_gloss_report *rep = report ? report : &dummy;
+    memset(rep, 0, sizeof *rep);
+    rep->format = AM_GLOSS_TBX;
+    am_gloss_limits lim = limits ? *limits : am_gloss_limits_default();
+    if ((!buf && len) || !out || out->n != 0)
+        return tbx_err(rep, AM_ERR_INVALID, 0, 0, "invalid argument");
+    if (source_lang && !*source_lang)
+        source_lang = NULL; /* "" = unknown, as NULL */
+    if (target_lang && !*target_lang)
+        target_lang = NULL;
+    if ((source_lang && !lang_ok(source_lang)) || (target_lang && !lang_ok(target_lang)))
+        return tbx_err(rep, AM_ERR_INVALID, 0, 0, "invalid language tag");
+    if (source_lang && target_lang && lang_match(source_lang, target_lang))
+        return tbx_err(rep, AM_ERR_INVALID, 0, 0,
+                       "source and target languages are the same (%s, %s)", source_lang,
+                       target_lang);
+    if (len > lim.max_bytes)
+        return tbx_err(rep, AM_ERR_RANGE, 0, 0, "glossary larger than %zu bytes", lim.max_bytes);
+    if (len > (size_t)INT_MAX)
+        return tbx_err(rep, AM_ERR_RANGE, 0, 0, "TBX document larger than %d bytes", INT_MAX);
+    if (!buf)
+        buf = "";
+    size_t eline = 0, ecol = 0;
+    int rc = validate_utf8(buf, len, &eline, &ecol);
+    if (rc)
+        return tbx_err(rep, rc, eline, ecol, rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8");
+    /* Skip a BOM and leading whitespace (XML allows neither before the XML
+     * declaration; we tolerate both) and remember how far line/column
+     * numbers move: line_off lines, col_off bytes on the first line. */
+    size_t line_off = 0, col_off = 0;
+    {
+        size_t i = 0;
+        if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+            i = 3;
+        col_off = i;
+        while (i < len && is_ascii_space(buf[i])) {
+            if (buf[i] == '\n') {
+                line_off++;
+                col_off = 0;
+            } else {
+                col_off++;
+            }
+            i++;
+        }
+        if (i == len)
+            return tbx_err(rep, AM_ERR_PARSE, 0, 0, "empty TBX document");
+        buf += i;
+        len -= i;
+    }
+
+    xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
+    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+    if (!ctxt)
+        return tbx_err(rep, AM_ERR_NOMEM, 0, 0, "cannot create an XML parser");
+    tbx_xml_state st;
+    memset(&st, 0, sizeof st);
+    ctxt->_private = &st;
+    assert(ctxt->sax);
+    ctxt->sax->serror = on_xml_error;
+    ctxt->sax->initialized = XML_SAX2_MAGIC;
+    ctxt->sax->entityDecl = on_entity_decl;
+    ctxt->sax->unparsedEntityDecl = on_unparsed_entity_decl;
+    ctxt->sax->externalSubset = on_external_subset;
+    ctxt->sax->reference = on_reference;
+    int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
+               XML_PARSE_NOWARNING;
+    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, buf, (int)len, NULL, "UTF-8", opts);
+    int well_formed = ctxt->wellFormed;
+
+    char *auto_src = NULL, *auto_tgt = NULL;
+    tbx_job j;
+    memset(&j, 0, sizeof j);
+    if (st.entity_decl) {
+        rc = tbx_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + line_off : 0, 0,
+                     "the DOCTYPE declares entity '%s': entity declarations are not allowed",
+                     st.entity_name);
+        goto done;
+    }
+    if (st.entity_ref) {
+        rc = tbx_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + line_off : 0, 0,
+                     "reference to undeclared entity '&%s;'", st.entity_name);
+        goto done;
+    }
+    if (!doc || !well_formed) {
+        if (st.have_err)
+            rc = tbx_err(rep, AM_ERR_PARSE, st.err_line ? st.err_line + line_off : 0,
+                         (st.err_line == 1 && st.err_col) ? st.err_col + col_off : st.err_col,
+                         "malformed XML: %s", st.err_msg);
+        else
+            rc = tbx_err(rep, AM_ERR_PARSE, 0, 0, "malformed XML");
+        goto done;
+    }
+    xmlNode *root = xmlDocGetRootElement(doc);
+    if (!root || !(ascii_ieq((const char *)root->name, "martif") ||
+                   ascii_ieq((const char *)root->name, "tbx"))) {
+        rc = tbx_err(rep, AM_ERR_PARSE, root ? node_line(root, line_off) : 0, 0,
+                     "not a TBX document: the root element is <%s>, expected <martif> or <tbx>",
+                     root ? (const char *)root->name : "");
+        goto done;
+    }
+    j.src_lang = source_lang;
+    j.tgt_lang = target_lang;
+    if (!source_lang || !target_lang) {
+        if (source_lang)
+            auto_src = am_xstrdup(source_lang);
+        if (target_lang)
+            auto_tgt = am_xstrdup(target_lang);
+        pick_langs(root, &auto_src, &auto_tgt);
+        j.src_lang = auto_src;
+        j.tgt_lang = auto_tgt;
+    }
+    j.lim = &lim;
+    j.line_off = line_off;
+    j.out = out;
+    j.rep = rep;
+    for (xmlNode *n = root->children; n;) {
+        if (is_concept(n)) {
+            if ((rc = do_entry(&j, n)))
+                break;
+            n = walk_next(n, root, 0);
+        } else {
+            n = walk_next(n, root, 1);
+        }
+    }
+
+done:
+    am_buf_cleanup(&j.tmp);
+    am_buf_cleanup(&j.tmp2);
+    am_toks_cleanup(&j.src);
+    am_toks_cleanup(&j.ok);
+    am_toks_cleanup(&j.bad);
+    free(auto_src);
+    free(auto_tgt);
+    if (doc)
+        xmlFreeDoc(doc);
+    xmlFreeParserCtxt(ctxt);
+    if (rc)
+        am_gloss_cleanup(out);
+    return rc;
+}
