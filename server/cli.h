@@ -7,5 +7,8 @@
 /* `adaptmon score`: argv[0] is "score". Returns the process exit status
  * (0 ok, 1 bad input, 2 usage error). */
 int am_cli_score(int argc, char **argv);
+/* `adaptmon serve` (argv[0] "serve") and `adaptmon config-example` (argv[0]
+ * "config-example"), cli_serve.c. Returns the exit status (2: usage). */
+int am_cli_serve(int argc, char **argv, char **envp);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * embedded.h — files compiled into the binary at build time by
- * tools/embed.c (schema/*.sql, openapi.yaml, server/dashboard/*): the
+ * tools/embed.c (the schema migrations, openapi.yaml, the dashboard): the
  * program needs no file beside it at run time.
  */
 #ifndef AM_EMBEDDED_H

@@ -34,7 +34,7 @@ typedef struct am_req {
     size_t body_len;
     const char *content_type;    /* media type without parameters, lower case; NULL if absent */
     char request_id[40];         /* X-Request-Id of the request, or generated */
-    void *conn;                  /* struct MHD_Connection * (http.c only) */
+    void *conn;                  /* http.c's request context (http.c only) */
 } am_req;
 
 typedef struct am_resp {

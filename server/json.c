@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 
 json_t *am_json_real(double x)
 {
@@ -187,4 +188,182 @@ json_t *am_json_alam(const am_alam_result *r, int per_segment)
         json_object_set_new(o, "segments", segs);
     }
     return o;
+}
+
+char *am_json_dump(const json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    return s ? s : am_xstrdup("null");
+}
+
+static json_t *am_json_i64_array(const int64_t *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_integer((json_int_t)v[i]));
+    return a;
+}
+
+json_t *am_json_totals_raw(const am_totals *t)
+{
+    json_t *r = json_array();
+    for (int k = 0; k <= t->recall.k; k++)
+        json_array_append_new(r, json_pack("[II]", (json_int_t)t->recall.r[k].hits,
+                                           (json_int_t)t->recall.r[k].total));
+    json_t *tw = json_array(), *ws = json_array(), *wc = json_array();
+    for (size_t w = 0; w < t->terms.n_windows; w++) {
+        json_array_append_new(tw, json_integer((json_int_t)t->terms.windows[w]));
+        json_array_append_new(ws, json_real(t->terms.win_sum[w]));
+        json_array_append_new(wc, json_integer((json_int_t)t->terms.win_count[w]));
+    }
+    json_t *ch = json_array(), *wd = json_array();
+    for (size_t n = 0; n < AM_CHRF_MAX_CHAR_ORDER; n++)
+        json_array_append_new(ch, am_json_i64_array(t->chrf.ch[n], 3));
+    for (size_t n = 0; n < AM_CHRF_MAX_WORD_ORDER; n++)
+        json_array_append_new(wd, am_json_i64_array(t->chrf.wd[n], 3));
+    return json_pack(
+        "{sI sI sI s{sIsos[II]} s{sIsIsIsIsIsfsfsososo} s{sfsfsI} s{sfsfsI} s{sIsIsoso} s{soso}}",
+        "v", (json_int_t)1, "segments", (json_int_t)t->segments, "bleu_segments",
+        (json_int_t)t->bleu_segments, "recall", "k", (json_int_t)t->recall.k, "r", r, "r01",
+        (json_int_t)t->recall.r01.hits, (json_int_t)t->recall.r01.total, "terms",
+        "instances", (json_int_t)t->terms.instances, "exact", (json_int_t)t->terms.exact, "stem",
+        (json_int_t)t->terms.stem, "deviations", (json_int_t)t->terms.deviations, "forbidden",
+        (json_int_t)t->terms.forbidden, "partial_sum", t->terms.partial_sum, "reorder_sum",
+        t->terms.reorder_sum, "windows", tw, "win_sum", ws, "win_count", wc, "ter", "edits",
+        t->ter.edits, "ref_len", t->ter.ref_len, "n", (json_int_t)t->ter.n, "term", "edits",
+        t->term.edits, "ref_len", t->term.ref_len, "n", (json_int_t)t->term.n, "bleu", "sys_len",
+        (json_int_t)t->bleu.sys_len, "ref_len", (json_int_t)t->bleu.ref_len, "correct",
+        am_json_i64_array(t->bleu.correct, AM_BLEU_MAX_ORDER), "total",
+        am_json_i64_array(t->bleu.total, AM_BLEU_MAX_ORDER), "chrf", "ch", ch, "wd", wd);
+}
+
+static int am_json_get_i64(const json_t *o, const char *key, int64_t *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v))
+        return AM_ERR_PARSE;
+    *out = (int64_t)json_integer_value(v);
+    return AM_OK;
+}
+
+static int am_json_get_real(const json_t *o, const char *key, double *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_number(v))
+        return AM_ERR_PARSE;
+    *out = json_number_value(v);
+    return AM_OK;
+}
+
+static int am_json_i64s(const json_t *a, int64_t *out, size_t n)
+{
+    if (!json_is_array(a) || json_array_size(a) != n)
+        return AM_ERR_PARSE;
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(a, i);
+        if (!json_is_integer(v))
+            return AM_ERR_PARSE;
+        out[i] = (int64_t)json_integer_value(v);
+    }
+    return AM_OK;
+}
+
+int am_json_totals_parse(const json_t *j, const am_scorer *s, am_totals *t)
+{
+    am_totals_init(t, s);
+    const json_t *rec = json_object_get(j, "recall"), *terms = json_object_get(j, "terms");
+    const json_t *ter = json_object_get(j, "ter"), *term = json_object_get(j, "term");
+    const json_t *bleu = json_object_get(j, "bleu"), *chrf = json_object_get(j, "chrf");
+    int64_t k, x;
+    if (!rec || !terms || !ter || !term || !bleu || !chrf ||
+        am_json_get_i64(j, "segments", &t->segments) || am_json_get_i64(rec, "k", &k) ||
+        k != t->recall.k)
+        return AM_ERR_PARSE;
+    const json_t *r = json_object_get(rec, "r");
+    if (!json_is_array(r) || json_array_size(r) != (size_t)k + 1)
+        return AM_ERR_PARSE;
+    for (int64_t i = 0; i <= k; i++) {
+        int64_t p[2];
+        if (am_json_i64s(json_array_get(r, (size_t)i), p, 2))
+            return AM_ERR_PARSE;
+        t->recall.r[i].hits = p[0];
+        t->recall.r[i].total = p[1];
+    }
+    int64_t r01[2];
+    if (am_json_i64s(json_object_get(rec, "r01"), r01, 2))
+        return AM_ERR_PARSE;
+    t->recall.r01.hits = r01[0];
+    t->recall.r01.total = r01[1];
+    int64_t inst, ex, st, dev, fb;
+    if (am_json_get_i64(terms, "instances", &inst) || am_json_get_i64(terms, "exact", &ex) ||
+        am_json_get_i64(terms, "stem", &st) || am_json_get_i64(terms, "deviations", &dev) ||
+        am_json_get_i64(terms, "forbidden", &fb) ||
+        am_json_get_real(terms, "partial_sum", &t->terms.partial_sum) ||
+        am_json_get_real(terms, "reorder_sum", &t->terms.reorder_sum))
+        return AM_ERR_PARSE;
+    t->terms.instances = (uint64_t)inst;
+    t->terms.exact = (uint64_t)ex;
+    t->terms.stem = (uint64_t)st;
+    t->terms.deviations = (uint64_t)dev;
+    t->terms.forbidden = (uint64_t)fb;
+    const json_t *ws = json_object_get(terms, "win_sum"), *wc = json_object_get(terms, "win_count");
+    if (json_array_size(ws) != t->terms.n_windows || json_array_size(wc) != t->terms.n_windows)
+        return AM_ERR_PARSE;
+    for (size_t w = 0; w < t->terms.n_windows; w++) {
+        json_t *a = json_array_get(ws, w), *b = json_array_get(wc, w);
+        if (!json_is_number(a) || !json_is_integer(b))
+            return AM_ERR_PARSE;
+        t->terms.win_sum[w] = json_number_value(a);
+        t->terms.win_count[w] = (uint64_t)json_integer_value(b);
+    }
+    if (am_json_get_real(ter, "edits", &t->ter.edits) ||
+        am_json_get_real(ter, "ref_len", &t->ter.ref_len) || am_json_get_i64(ter, "n", &x))
+        return AM_ERR_PARSE;
+    t->ter.n = (size_t)x;
+    if (am_json_get_real(term, "edits", &t->term.edits) ||
+        am_json_get_real(term, "ref_len", &t->term.ref_len) || am_json_get_i64(term, "n", &x))
+        return AM_ERR_PARSE;
+    t->term.n = (size_t)x;
+    if (am_json_get_i64(bleu, "sys_len", &t->bleu.sys_len) ||
+        am_json_get_i64(bleu, "ref_len", &t->bleu.ref_len) ||
+        am_json_i64s(json_object_get(bleu, "correct"), t->bleu.correct, AM_BLEU_MAX_ORDER) ||
+        am_json_i64s(json_object_get(bleu, "total"), t->bleu.total, AM_BLEU_MAX_ORDER) ||
+        am_json_get_i64(j, "bleu_segments", &t->bleu_segments))
+        return AM_ERR_PARSE;
+    const json_t *ch = json_object_get(chrf, "ch"), *wd = json_object_get(chrf, "wd");
+    if (json_array_size(ch) != AM_CHRF_MAX_CHAR_ORDER || json_array_size(wd) != AM_CHRF_MAX_WORD_ORDER)
+        return AM_ERR_PARSE;
+    for (size_t n = 0; n < AM_CHRF_MAX_CHAR_ORDER; n++)
+        if (am_json_i64s(json_array_get(ch, n), t->chrf.ch[n], 3))
+            return AM_ERR_PARSE;
+    for (size_t n = 0; n < AM_CHRF_MAX_WORD_ORDER; n++)
+        if (am_json_i64s(json_array_get(wd, n), t->chrf.wd[n], 3))
+            return AM_ERR_PARSE;
+    return AM_OK;
+}
+
+json_t *am_json_config(const am_config *c)
+{
+    json_t *w = json_array();
+    for (size_t i = 0; i < c->nwindows; i++)
+        json_array_append_new(w, json_integer(c->windows[i]));
+    return json_pack("{sssssssssssssbsssIsosfsbsbsI}", "profile", am_config_profile_name(c->profile),
+                     "source_lang", c->source_lang, "target_lang", c->target_lang, "tokenizer",
+                     c->tokenizer_auto ? "auto" : am_tok_name(c->tokenizer), "case",
+                     c->case_sensitive ? "sensitive" : "fold", "normalize",
+                     am_text_norm_name(c->norm), "strip_tags", c->strip_tags, "stopwords",
+                     am_config_sw_name(c->stopwords), "k", (json_int_t)c->k, "windows", w,
+                     "term_cost", c->term_cost, "stem_match", c->stem_match, "ter_case_sensitive",
+                     c->ter_case_sensitive, "rare_threshold", (json_int_t)c->rare_threshold);
+}
+
+json_t *am_json_time(int64_t ms)
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char buf[96];
+    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+    return json_string(buf);
 }

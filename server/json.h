@@ -29,4 +29,21 @@ json_t *am_json_totals(const am_scorer *s, const am_totals *t);
  * per_segment is non-zero). */
 json_t *am_json_alam(const am_alam_result *r, int per_segment);
 
+/* The raw, mergeable statistics of a totals record (not the scores), for
+ * storage: every count and sum, reals with 17 significant digits so a
+ * round trip is exact. */
+json_t *am_json_totals_raw(const am_totals *t);
+/* Parses am_json_totals_raw output into *t (initialized for the scorer
+ * first). Returns AM_OK or AM_ERR_PARSE. */
+int am_json_totals_parse(const json_t *j, const am_scorer *s, am_totals *t);
+
+/* Every session option of c with its effective value, as the API shows
+ * them (tokenizer "auto" stays "auto"; windows as an array). */
+json_t *am_json_config(const am_config *c);
+/* RFC 3339 UTC timestamp with milliseconds of a Unix ms time. */
+json_t *am_json_time(int64_t ms);
+
+/* Serializes compactly with sorted keys and exact reals (caller frees). */
+char *am_json_dump(const json_t *j);
+
 #endif

@@ -14,13 +14,15 @@ static void usage(FILE *out)
     fputs("usage: adaptmon COMMAND [OPTIONS]\n"
           "\n"
           "commands:\n"
-          "  score     score files offline (adaptmon score --help)\n"
-          "  version   print the version and the metric signature version\n"
-          "  help      this text\n",
+          "  serve           run the HTTP service (adaptmon serve --help)\n"
+          "  config-example  print a commented example config file\n"
+          "  score           score files offline (adaptmon score --help)\n"
+          "  version         print the version and the metric signature version\n"
+          "  help            this text\n",
           out);
 }
 
-int main(int argc, char **argv)
+int main(int argc, char **argv, char **envp)
 {
     if (argc < 2) {
         usage(stderr);
@@ -29,6 +31,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "score"))
         return am_cli_score(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve") || !strcmp(cmd, "config-example"))
+        return am_cli_serve(argc - 1, argv + 1, envp);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("adaptmon %s (signature adaptmon:%d)\n", AM_VERSION, AM_SIGNATURE_VERSION);
         return 0;

@@ -17,6 +17,7 @@ typedef struct am_server {
     am_store *store;          /* the database */
     am_sessions *sessions;    /* per-session runtime cache (scorers, locks) */
     am_metrics *metrics;      /* Prometheus registry */
+    struct am_wspool *wspool; /* scoring workspaces (ingest.h) */
     int64_t started_ms;       /* Unix ms at start */
     volatile int ready;       /* 1 once migrations ran and the socket listens */
     volatile int stopping;    /* 1 once SIGTERM/SIGINT arrived */
@@ -32,5 +33,9 @@ void am_http_stop(am_server *srv);
 
 /* Unix time in milliseconds (CLOCK_REALTIME). */
 int64_t am_now_ms(void);
+
+/* The TCP port the daemon listens on (the chosen one when cfg.port is 0),
+ * or 0 when it is not running (http.c). */
+int am_http_port(const am_server *srv);
 
 #endif

@@ -9,6 +9,7 @@
 #define AM_SESSIONS_H
 
 #include "am.h"
+#include "glossary.h"
 #include "score.h"
 #include "store.h"
 
@@ -20,6 +21,7 @@ typedef struct am_sess {
     char *id;
     am_scorer *scorer;         /* owned */
     am_vocab *background;      /* owned; NULL without a background vocabulary */
+    am_gloss gloss;            /* the glossary compiled into scorer (entry order) */
     int64_t glossary_version;  /* of the glossary compiled into scorer */
     pthread_mutex_t lock;      /* held by a writer for its whole transaction */
     int refs;                  /* guarded by the cache lock */
@@ -43,5 +45,10 @@ void am_sessions_forget(am_sessions *c, const char *id);
 int am_sessions_build_scorer(const char *options_json, const char *custom_sw_json,
                              const char *glossary_json, const am_vocab *background,
                              am_scorer **out, am_buf *err);
+/* The same, keeping the parsed glossary in *gloss (initialized by the
+ * caller, filled on success; caller cleans up). gloss may be NULL. */
+int am_sessions_build(const char *options_json, const char *custom_sw_json,
+                      const char *glossary_json, const am_vocab *background, am_scorer **out,
+                      am_gloss *gloss, am_buf *err);
 
 #endif

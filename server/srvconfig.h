@@ -56,4 +56,14 @@ int am_srv_config_load(am_srv_config *c, int argc, char **argv, char **envp, am_
  * and help) into out. */
 void am_srv_config_example(am_buf *out);
 
+/* Applies config-file text (name = value lines, '#' comment lines, values
+ * optionally in double quotes) to c; origin names the file in messages
+ * ("origin:LINE: …"). Returns AM_OK or AM_ERR_INVALID with a message. */
+int am_srv_config_parse(am_srv_config *c, const char *text, size_t len, const char *origin,
+                        am_buf *err);
+/* Cross-option checks done at the end of am_srv_config_load (read-token
+ * needs write-token and must differ from it; max-glossary-body >=
+ * max-body). Returns AM_OK or AM_ERR_INVALID with a message in err. */
+int am_srv_config_check(const am_srv_config *c, am_buf *err);
+
 #endif

@@ -37,6 +37,9 @@
 typedef struct am_store am_store;
 typedef struct am_store_tx am_store_tx;
 
+/* Callback over (text, count) rows. */
+typedef int (*am_store_count_fn)(void *ctx, const char *word, int64_t count);
+
 enum am_durability {
     AM_DURABLE_NORMAL = 0, /* WAL + synchronous=NORMAL: survives a process crash */
     AM_DURABLE_FULL = 1    /* WAL + synchronous=FULL: survives power loss */
@@ -142,7 +145,16 @@ int am_store_tx_totals_put(am_store_tx *tx, const char *session, const char *sys
 int am_store_tx_background_get(am_store_tx *tx, const char *name, const char *word,
                                int64_t *count);
 
+/* Term choices: how often the translator used target alternative `alt` of
+ * the glossary entry with source `entry` (both normalized text). */
+int am_store_tx_choice_incr(am_store_tx *tx, const char *session, const char *entry,
+                            const char *alt);
+/* Deleted with the history by am_store_tx_history_clear. */
+
 /* ---- reads (outside transactions) --------------------------------------- */
+/* All recorded choices of an entry: fn(ctx, alt, count), most used first. */
+int am_store_choices_each(am_store *st, const char *session, const char *entry,
+                          am_store_count_fn fn, void *ctx);
 /* All systems' totals of a session: fn(ctx, system, stats_json) in system
  * name order. */
 typedef int (*am_store_totals_fn)(void *ctx, const char *system, const char *stats_json);
@@ -174,10 +186,38 @@ int am_store_vocabulary_put(am_store *st, const char *name, const char *const *w
 /* Size and creation time; AM_ERR_NOTFOUND. */
 int am_store_vocabulary_info(am_store *st, const char *name, int64_t *words, int64_t *created_at);
 int am_store_vocabulary_delete(am_store *st, const char *name);
+/* Every word of vocabulary name: fn(ctx, word, count); a non-zero return
+ * stops the walk and is returned. AM_ERR_NOTFOUND when name is unknown. */
+int am_store_vocabulary_each(am_store *st, const char *name, am_store_count_fn fn, void *ctx);
 
 /* ---- backups ------------------------------------------------------------ */
 /* Consistent online copy of the database into dest_path (SQLite backup
  * API), while the server keeps running. */
 int am_store_backup(am_store *st, const char *dest_path, am_buf *err);
+
+/* ---- additions (store.c) ------------------------------------------------ */
+/* Like am_store_open, with an explicit list of migration files instead of
+ * the embedded ones (tests; only paths "schema/NNN_name.sql" are used, in
+ * NNN order). Each migration above the database's recorded version runs in
+ * its own transaction with its schema_migrations row. A database whose
+ * version is newer than the highest given migration is refused
+ * (AM_ERR_RANGE, message in err). */
+struct am_embedded_file;
+int am_store_open_ex(const char *path, enum am_durability durability,
+                     const struct am_embedded_file *migrations, size_t n, am_store **out,
+                     am_buf *err);
+/* Copies the message of the store's most recent SQLite failure (any
+ * thread) into out, after resetting it: "what: sqlite message (code)". */
+void am_store_last_error(am_store *st, am_buf *out);
+/* Every AM_ERR_IO failure is passed to fn(ctx, message) (e.g. to log it);
+ * fn may be called from any thread, one call at a time. NULL disables. */
+typedef void (*am_store_log_fn)(void *ctx, const char *msg);
+void am_store_set_logger(am_store *st, am_store_log_fn fn, void *ctx);
+/* The write connection's PRAGMA synchronous (1 NORMAL, 2 FULL). */
+int am_store_synchronous(am_store *st, int *level);
+/* am_store_tx_vocab_get + am_store_tx_vocab_incr in one statement: stores
+ * the word's occ before this increment in *occ_before (may be NULL). */
+int am_store_tx_vocab_bump(am_store_tx *tx, const char *session, const char *word, int64_t seq,
+                           int64_t *occ_before);
 
 #endif

@@ -1,0 +1,58 @@
+/*
+ * api.h — the endpoint handlers (one file per resource: api_sessions.c,
+ * api_glossary.c, api_segments.c, api_metrics.c, api_export.c,
+ * api_vocab.c, api_system.c) and the few helpers they share. The route
+ * table (routes.c) maps method + path onto these.
+ */
+#ifndef AM_API_H
+#define AM_API_H
+
+#include "glossary.h"
+#include "http.h"
+#include "server.h"
+#include "store.h"
+
+/* sessions */
+void am_api_session_create(am_req *req, am_resp *resp);
+void am_api_session_get(am_req *req, am_resp *resp);
+void am_api_session_list(am_req *req, am_resp *resp);
+void am_api_session_delete(am_req *req, am_resp *resp);
+/* glossary */
+void am_api_glossary_put(am_req *req, am_resp *resp);
+void am_api_glossary_get(am_req *req, am_resp *resp);
+void am_api_glossary_delete(am_req *req, am_resp *resp);
+/* segments */
+void am_api_segment_post(am_req *req, am_resp *resp);
+void am_api_segment_put(am_req *req, am_resp *resp);
+void am_api_segment_get(am_req *req, am_resp *resp);
+void am_api_segment_list(am_req *req, am_resp *resp);
+void am_api_check(am_req *req, am_resp *resp);
+/* metrics and history */
+void am_api_metrics(am_req *req, am_resp *resp);
+void am_api_word(am_req *req, am_resp *resp);
+/* export */
+void am_api_export(am_req *req, am_resp *resp);
+/* background vocabularies */
+void am_api_vocab_put(am_req *req, am_resp *resp);
+void am_api_vocab_get(am_req *req, am_resp *resp);
+void am_api_vocab_delete(am_req *req, am_resp *resp);
+/* service */
+void am_api_healthz(am_req *req, am_resp *resp);
+void am_api_readyz(am_req *req, am_resp *resp);
+void am_api_prometheus(am_req *req, am_resp *resp);
+void am_api_openapi(am_req *req, am_resp *resp);
+
+/* Shared helpers (api_common.c). */
+/* Loads the session of req->params[0] into *row (caller clears); on error
+ * fills resp (404/500) and returns the error. */
+int am_api_load_session(am_req *req, am_resp *resp, am_store_session *row);
+/* Parses an optional integer query parameter within [lo, hi] (keeps *out
+ * when absent); 400 problem on a bad value. */
+int am_api_query_int(am_req *req, am_resp *resp, const char *key, int64_t lo, int64_t hi,
+                     int64_t *out);
+/* The session resource object. */
+json_t *am_api_session_json(am_server *srv, const am_store_session *row);
+/* Canonical JSON text of a glossary (caller frees). */
+char *am_api_gloss_json(const am_gloss *g);
+
+#endif

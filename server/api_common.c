@@ -1,0 +1,58 @@
+/* api_common.c — helpers shared by the handlers (see api.h). */
+#include "api.h"
+
+#include "json.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int am_api_load_session(am_req *req, am_resp *resp, am_store_session *row)
+{
+    memset(row, 0, sizeof *row);
+    int rc = am_store_session_get(req->srv->store, req->params[0], row);
+    if (rc == AM_ERR_NOTFOUND)
+        am_resp_problem(resp, req, 404, "not-found", "Not found", "no session '%s'",
+                        req->params[0]);
+    else if (rc != AM_OK)
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "reading the session failed");
+    return rc;
+}
+
+int am_api_query_int(am_req *req, am_resp *resp, const char *key, int64_t lo, int64_t hi,
+                     int64_t *out)
+{
+    const char *v = am_req_query(req, key);
+    if (!v)
+        return AM_OK;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (!*v || *end || errno || x < lo || x > hi) {
+        am_resp_problem(resp, req, 400, "bad-request", "Bad query parameter",
+                        "'%s' must be an integer from %lld to %lld", key, (long long)lo,
+                        (long long)hi);
+        return AM_ERR_INVALID;
+    }
+    *out = x;
+    return AM_OK;
+}
+
+char *am_api_gloss_json(const am_gloss *g)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < g->n; i++) {
+        const am_gloss_entry *e = &g->v[i];
+        json_t *t = json_array();
+        for (size_t k = 0; k < e->n_targets; k++)
+            json_array_append_new(t, json_string(e->targets[k]));
+        json_t *o = json_pack("{sssosbsb}", "source", e->source, "targets", t, "case_sensitive",
+                              e->case_sensitive, "forbidden", e->forbidden);
+        if (e->id)
+            json_object_set_new(o, "id", json_string(e->id));
+        json_array_append_new(arr, o);
+    }
+    char *s = am_json_dump(arr);
+    json_decref(arr);
+    return s;
+}

@@ -1,0 +1,124 @@
+/* api_glossary.c — PUT/GET/DELETE /v1/sessions/{id}/glossary. */
+#include "api.h"
+
+#include "json.h"
+#include "sessions.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The glossary format of a request's media type; -1 when unsupported. */
+static int am_gloss_media(const char *ct)
+{
+    if (!ct)
+        return -1;
+    if (!strcmp(ct, "application/json") || (strlen(ct) > 5 && !strcmp(ct + strlen(ct) - 5, "+json")))
+        return AM_GLOSS_JSON;
+    if (!strcmp(ct, "text/csv"))
+        return AM_GLOSS_CSV;
+    if (!strcmp(ct, "text/tab-separated-values") || !strcmp(ct, "text/tsv"))
+        return AM_GLOSS_TSV;
+    if (!strcmp(ct, "application/x-tbx") || !strcmp(ct, "application/tbx+xml") ||
+        !strcmp(ct, "application/xml") || !strcmp(ct, "text/xml"))
+        return AM_GLOSS_TBX;
+    return -1;
+}
+
+void am_api_glossary_put(am_req *req, am_resp *resp)
+{
+    am_store_session row;
+    if (am_api_load_session(req, resp, &row) != AM_OK)
+        return;
+    int fmt = am_gloss_media(req->content_type);
+    if (fmt < 0) {
+        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+                        "glossaries are application/json, text/csv, text/tab-separated-values or "
+                        "application/x-tbx (TBX-Basic)");
+        am_store_session_clear(&row);
+        return;
+    }
+    am_gloss g;
+    am_gloss_init(&g);
+    am_gloss_report rep;
+    memset(&rep, 0, sizeof rep);
+    am_gloss_limits lim = am_gloss_limits_default();
+    lim.max_entries = (size_t)req->srv->cfg.max_glossary_entries;
+    lim.max_bytes = (size_t)req->srv->cfg.max_glossary_body;
+    int rc;
+    if (fmt == AM_GLOSS_TBX) {
+        json_t *opts = json_loads(row.options, 0, NULL);
+        rc = am_gloss_parse_tbx(req->body, req->body_len,
+                                json_string_value(json_object_get(opts, "source_lang")),
+                                json_string_value(json_object_get(opts, "target_lang")), &lim, &g,
+                                &rep);
+        json_decref(opts);
+    } else {
+        rc = am_gloss_parse(req->body, req->body_len, (enum am_gloss_format)fmt, &lim, &g, &rep);
+    }
+    if (rc != AM_OK) {
+        am_resp_problem(resp, req, rc == AM_ERR_RANGE ? 413 : 422,
+                        rc == AM_ERR_RANGE   ? "payload-too-large"
+                        : rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8"
+                                                                : "invalid-value",
+                        "Invalid glossary", "%s", rep.msg[0] ? rep.msg : am_strerror(rc));
+        if (rep.line)
+            am_resp_problem_set(resp, "line", json_integer((json_int_t)rep.line));
+        am_gloss_cleanup(&g);
+        am_store_session_clear(&row);
+        return;
+    }
+    char *txt = am_api_gloss_json(&g);
+    size_t entries = g.n;
+    am_gloss_cleanup(&g);
+    /* the glossary must compile with the session's options (stemmer, …) */
+    am_scorer *sc = NULL;
+    am_buf err;
+    am_buf_init(&err);
+    rc = am_sessions_build_scorer(row.options, row.custom_stopwords, txt, NULL, &sc, &err);
+    am_scorer_free(sc);
+    if (rc != AM_OK) {
+        am_resp_problem(resp, req, 422, "invalid-value", "Invalid glossary", "%s",
+                        am_buf_str(&err));
+    } else if (am_store_glossary_put(req->srv->store, row.id, txt, am_now_ms()) != AM_OK) {
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "the glossary was not stored");
+    } else {
+        am_sessions_forget(req->srv->sessions, row.id);
+        am_store_session_clear(&row);
+        am_store_session_get(req->srv->store, req->params[0], &row);
+        am_resp_json(resp, 200,
+                     json_pack("{sssIsIsIss}", "session", row.id, "entries", (json_int_t)entries,
+                               "skipped", (json_int_t)rep.skipped, "version",
+                               (json_int_t)row.glossary_version, "format",
+                               am_gloss_format_name(rep.format)));
+    }
+    am_buf_cleanup(&err);
+    free(txt);
+    am_store_session_clear(&row);
+}
+
+void am_api_glossary_get(am_req *req, am_resp *resp)
+{
+    am_store_session row;
+    if (am_api_load_session(req, resp, &row) != AM_OK)
+        return;
+    json_t *entries = row.glossary ? json_loads(row.glossary, 0, NULL) : json_array();
+    am_resp_json(resp, 200,
+                 json_pack("{sssIsIso}", "session", row.id, "version",
+                           (json_int_t)row.glossary_version, "count",
+                           (json_int_t)json_array_size(entries), "entries", entries));
+    am_store_session_clear(&row);
+}
+
+void am_api_glossary_delete(am_req *req, am_resp *resp)
+{
+    am_store_session row;
+    if (am_api_load_session(req, resp, &row) != AM_OK)
+        return;
+    if (am_store_glossary_put(req->srv->store, row.id, NULL, am_now_ms()) != AM_OK) {
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "the glossary was not removed");
+    } else {
+        am_sessions_forget(req->srv->sessions, row.id);
+        resp->status = 204;
+    }
+    am_store_session_clear(&row);
+}

@@ -1,0 +1,147 @@
+/* api_metrics.c — GET …/metrics (with a strong ETag) and GET …/vocabulary/{word}. */
+#include "api.h"
+
+#include "ingest.h"
+#include "json.h"
+#include "sessions.h"
+#include "text.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Does If-None-Match list etag (or "*")? */
+static int am_etag_matches(const char *inm, const char *etag)
+{
+    if (!inm)
+        return 0;
+    size_t n = strlen(etag);
+    const char *p = inm;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (*p == '*')
+            return 1;
+        if (!strncmp(p, etag, n) && (p[n] == '\0' || p[n] == ',' || p[n] == ' '))
+            return 1;
+        while (*p && *p != ',')
+            p++;
+    }
+    return 0;
+}
+
+void am_api_metrics(am_req *req, am_resp *resp)
+{
+    am_store_session row;
+    if (am_api_load_session(req, resp, &row) != AM_OK)
+        return;
+    char etag[200];
+    snprintf(etag, sizeof etag, "\"%s-%lld\"", row.id, (long long)row.version);
+    am_store_session_clear(&row);
+    am_resp_header(resp, "ETag", etag);
+    am_resp_header(resp, "Cache-Control", "no-cache");
+    if (am_etag_matches(am_req_header(req, "If-None-Match"), etag)) {
+        resp->status = 304;
+        return;
+    }
+    am_fail f;
+    am_fail_init(&f);
+    json_t *out = NULL;
+    if (am_ingest_metrics(req->srv, req->params[0], &out, &f) == AM_OK) {
+        /* the version read with the totals decides the ETag */
+        json_t *v = json_object_get(out, "version");
+        char et2[200];
+        snprintf(et2, sizeof et2, "\"%s-%lld\"", req->params[0], (long long)json_integer_value(v));
+        if (strcmp(et2, etag)) {
+            resp->nheaders = 0;
+            am_resp_header(resp, "ETag", et2);
+            am_resp_header(resp, "Cache-Control", "no-cache");
+        }
+        am_resp_json(resp, 200, out);
+    } else {
+        resp->nheaders = 0;
+        am_resp_problem(resp, req, f.status, f.slug, f.title, "%s", am_buf_str(&f.detail));
+    }
+    am_fail_cleanup(&f);
+}
+
+typedef struct am_word_ctx {
+    am_server *srv;
+    const char *session;
+    const char *word;
+    json_t *arr;
+} am_word_ctx;
+
+static int am_word_seq(void *ctx, int64_t seq)
+{
+    am_word_ctx *c = ctx;
+    char *cid = NULL, *res = NULL;
+    if (am_store_segment_result(c->srv->store, c->session, seq, &cid, &res) != AM_OK)
+        return 0;
+    json_t *r = json_loads(res, 0, NULL);
+    json_t *words = json_object_get(json_object_get(r, "scores"), "words");
+    json_t *item = json_pack("{sIss}", "seq", (json_int_t)seq, "id", cid);
+    for (size_t i = 0; i < json_array_size(words); i++) {
+        json_t *w = json_array_get(words, i);
+        if (!strcmp(json_string_value(json_object_get(w, "word")) ? json_string_value(json_object_get(w, "word")) : "", c->word)) {
+            json_object_set(item, "shot", json_object_get(w, "shot"));
+            json_object_set(item, "hits", json_object_get(w, "hits"));
+            break;
+        }
+    }
+    json_array_append_new(c->arr, item);
+    json_decref(r);
+    free(cid);
+    free(res);
+    return 0;
+}
+
+void am_api_word(am_req *req, am_resp *resp)
+{
+    am_sess *sess = NULL;
+    am_buf err;
+    am_buf_init(&err);
+    int rc = am_sessions_acquire(req->srv->sessions, req->params[0], &sess, &err);
+    if (rc != AM_OK) {
+        if (rc == AM_ERR_NOTFOUND)
+            am_resp_problem(resp, req, 404, "not-found", "Not found", "no session '%s'",
+                            req->params[0]);
+        else
+            am_resp_problem(resp, req, 500, "internal", "Session unavailable", "%s",
+                            am_buf_str(&err));
+        am_buf_cleanup(&err);
+        return;
+    }
+    /* the word is normalized as the session normalizes content words */
+    const am_config *cfg = am_scorer_config(sess->scorer);
+    am_buf norm;
+    am_buf_init(&norm);
+    if (cfg->profile == AM_PROFILE_STANDARD)
+        rc = am_text_normalize(req->params[1], cfg->norm, !cfg->case_sensitive, &norm);
+    else
+        am_buf_appends(&norm, req->params[1]);
+    am_sessions_release(req->srv->sessions, sess);
+    if (rc != AM_OK) {
+        am_resp_problem(resp, req, 404, "not-found", "Not found", "not a valid word");
+        goto done;
+    }
+    am_word_ctx c = {req->srv, req->params[0], am_buf_str(&norm), json_array()};
+    int64_t occ = 0;
+    rc = am_store_word_history(req->srv->store, req->params[0], c.word, &occ, am_word_seq, &c);
+    if (rc == AM_ERR_NOTFOUND) {
+        json_decref(c.arr);
+        am_resp_problem(resp, req, 404, "not-found", "Not found",
+                        "'%s' (normalized '%s') does not occur in a confirmed translation of '%s'",
+                        req->params[1], c.word, req->params[0]);
+    } else if (rc != AM_OK) {
+        json_decref(c.arr);
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "reading the history failed");
+    } else {
+        am_resp_json(resp, 200,
+                     json_pack("{sssssssIso}", "session", req->params[0], "word", req->params[1],
+                               "normalized", c.word, "occurrences", (json_int_t)occ, "history",
+                               c.arr));
+    }
+done:
+    am_buf_cleanup(&norm);
+    am_buf_cleanup(&err);
+}

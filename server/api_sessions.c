@@ -1,0 +1,365 @@
+/* api_sessions.c — POST/GET/DELETE /v1/sessions[/{id}], GET /v1/sessions. */
+#include "api.h"
+
+#include "json.h"
+#include "sessions.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+json_t *am_api_session_json(am_server *srv, const am_store_session *row)
+{
+    (void)srv;
+    json_t *opts = json_loads(row->options, 0, NULL);
+    am_scorer *sc = NULL;
+    am_buf err;
+    am_buf_init(&err);
+    json_t *eff = NULL;
+    if (am_sessions_build_scorer(row->options, row->custom_stopwords, NULL, NULL, &sc, &err) ==
+        AM_OK) {
+        eff = am_json_config(am_scorer_config(sc));
+        am_scorer_free(sc);
+    } else {
+        eff = json_object();
+    }
+    am_buf_cleanup(&err);
+    const char *keys[] = {"baseline_system", "background_vocabulary"};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = json_object_get(opts, keys[i]);
+        json_object_set(eff, keys[i], v ? v : json_null());
+    }
+    size_t gl = 0;
+    if (row->glossary) {
+        json_t *g = json_loads(row->glossary, 0, NULL);
+        gl = json_array_size(g);
+        json_decref(g);
+    }
+    char base[300];
+    snprintf(base, sizeof base, "/v1/sessions/%s", row->id);
+    json_t *links = json_object();
+    const char *rel[] = {"self", "segments", "metrics", "glossary", "events", "export"};
+    const char *suf[] = {"", "/segments", "/metrics", "/glossary", "/events", "/export"};
+    for (size_t i = 0; i < 6; i++) {
+        char l[340];
+        snprintf(l, sizeof l, "%s%s", base, suf[i]);
+        json_object_set_new(links, rel[i], json_string(l));
+    }
+    json_t *o = json_pack(
+        "{sssosososssIs{sIsI}sososo}", "id", row->id, "name",
+        json_incref(json_object_get(opts, "name") ? json_object_get(opts, "name") : json_null()),
+        "source_lang", json_incref(json_object_get(eff, "source_lang")), "target_lang",
+        json_incref(json_object_get(eff, "target_lang")), "signature", row->signature, "segments",
+        (json_int_t)row->segments, "glossary", "entries", (json_int_t)gl, "version",
+        (json_int_t)row->glossary_version, "options", eff, "created_at",
+        am_json_time(row->created_at), "updated_at", am_json_time(row->updated_at));
+    json_t *sw = row->custom_stopwords ? json_loads(row->custom_stopwords, 0, NULL) : NULL;
+    if (sw)
+        json_object_set_new(o, "stopword_list", sw);
+    json_t *md = json_object_get(opts, "metadata");
+    json_object_set(o, "metadata", md ? md : json_null());
+    json_object_set_new(o, "links", links);
+    json_decref(opts);
+    return o;
+}
+
+/* Generates an id "s-" + 16 hex digits from the clock and a counter-free
+ * source (the address of a stack object mixes in the thread). */
+static void am_new_id(char *out, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    uint64_t x = (uint64_t)am_now_ms() * 6364136223846793005ULL;
+    int local;
+    x ^= (uint64_t)(uintptr_t)&local * 1442695040888963407ULL;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f) {
+        uint64_t r = 0;
+        if (fread(&r, sizeof r, 1, f) == 1)
+            x ^= r;
+        fclose(f);
+    }
+    char buf[19] = "s-";
+    for (int i = 0; i < 16; i++)
+        buf[2 + i] = hex[(x >> (4 * i)) & 15];
+    buf[18] = '\0';
+    snprintf(out, n, "%s", buf);
+}
+
+void am_api_session_create(am_req *req, am_resp *resp)
+{
+    json_t *body;
+    if (am_req_json(req, resp, &body) != AM_OK)
+        return;
+    static const char *const known[] = {"id",        "name",     "source_lang", "target_lang",
+                                        "options",   "glossary", "stopword_list", "metadata"};
+    const char *key;
+    json_t *v;
+    json_object_foreach(body, key, v)
+    {
+        size_t k;
+        for (k = 0; k < sizeof known / sizeof known[0]; k++)
+            if (!strcmp(key, known[k]))
+                break;
+        if (k == sizeof known / sizeof known[0]) {
+            am_resp_problem(resp, req, 422, "unknown-field", "Unknown field",
+                            "unknown field '%.64s' (allowed: id, name, source_lang, target_lang, "
+                            "options, glossary, stopword_list, metadata)",
+                            key);
+            am_resp_problem_set(resp, "field", json_string(key));
+            json_decref(body);
+            return;
+        }
+    }
+    char id[130];
+    json_t *jid = json_object_get(body, "id");
+    if (jid) {
+        if (!json_is_string(jid) || !am_http_valid_id(json_string_value(jid))) {
+            am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                            "'id' must be 1-128 characters from [A-Za-z0-9._-]");
+            am_resp_problem_set(resp, "field", json_string("id"));
+            json_decref(body);
+            return;
+        }
+        snprintf(id, sizeof id, "%s", json_string_value(jid));
+    } else {
+        am_new_id(id, sizeof id);
+    }
+    json_t *opts = json_object();
+    json_t *in = json_object_get(body, "options");
+    const char *fail_field = NULL;
+    const char *fail_msg = NULL;
+    if (in && !json_is_object(in)) {
+        fail_field = "options";
+        fail_msg = "'options' must be an object";
+    }
+    const char *langs[] = {"source_lang", "target_lang"};
+    for (size_t i = 0; i < 2 && !fail_msg; i++) {
+        json_t *l = json_object_get(body, langs[i]);
+        if (!l) {
+            am_resp_problem(resp, req, 422, "missing-field", "Missing field", "'%s' is required",
+                            langs[i]);
+            am_resp_problem_set(resp, "field", json_string(langs[i]));
+            json_decref(opts);
+            json_decref(body);
+            return;
+        }
+        if (!json_is_string(l)) {
+            fail_field = langs[i];
+            fail_msg = "language codes are strings such as \"en\" or \"fr-FR\"";
+        } else {
+            json_object_set(opts, langs[i], l);
+        }
+    }
+    json_object_foreach(in, key, v)
+    {
+        if (fail_msg)
+            break;
+        if (!strcmp(key, "source_lang") || !strcmp(key, "target_lang")) {
+            fail_field = key;
+            fail_msg = "languages are top-level fields, not options";
+            break;
+        }
+        json_object_set(opts, key, v);
+    }
+    json_t *name = json_object_get(body, "name"), *md = json_object_get(body, "metadata");
+    if (!fail_msg && name && !json_is_string(name)) {
+        fail_field = "name";
+        fail_msg = "'name' must be a string";
+    }
+    if (!fail_msg && md && !json_is_object(md)) {
+        fail_field = "metadata";
+        fail_msg = "'metadata' must be an object";
+    }
+    if (fail_msg) {
+        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value", "%s", fail_msg);
+        am_resp_problem_set(resp, "field", json_string(fail_field));
+        json_decref(opts);
+        json_decref(body);
+        return;
+    }
+    if (name)
+        json_object_set(opts, "name", name);
+    if (md)
+        json_object_set(opts, "metadata", md);
+
+    /* service options */
+    const char *bg = NULL;
+    json_t *bgv = json_object_get(opts, "background_vocabulary");
+    json_t *bs = json_object_get(opts, "baseline_system");
+    if ((bgv && !json_is_string(bgv)) || (bs && (!json_is_string(bs) ||
+                                                 !am_http_valid_id(json_string_value(bs))))) {
+        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                        "baseline_system and background_vocabulary are names ([A-Za-z0-9._-])");
+        json_decref(opts);
+        json_decref(body);
+        return;
+    }
+    bg = bgv ? json_string_value(bgv) : NULL;
+    json_t *prof = json_object_get(opts, "profile");
+    if (json_is_string(prof) && !strcmp(json_string_value(prof), "alam2021")) {
+        am_resp_problem(resp, req, 422, "invalid-value", "Unsupported profile",
+                        "profile alam2021 reproduces a script on WMT21 SGML files; use `adaptmon "
+                        "score --profile alam2021` offline (live sessions: standard or "
+                        "simianer2019)");
+        am_resp_problem_set(resp, "field", json_string("options.profile"));
+        json_decref(opts);
+        json_decref(body);
+        return;
+    }
+
+    /* custom stopwords */
+    json_t *swl = json_object_get(body, "stopword_list");
+    char *sw_txt = NULL;
+    if (swl) {
+        int ok = json_is_array(swl) && json_array_size(swl) <= 100000;
+        for (size_t i = 0; ok && i < json_array_size(swl); i++)
+            ok = json_is_string(json_array_get(swl, i)) &&
+                 json_string_length(json_array_get(swl, i)) > 0;
+        if (!ok) {
+            am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                            "'stopword_list' must be an array of non-empty strings");
+            am_resp_problem_set(resp, "field", json_string("stopword_list"));
+            json_decref(opts);
+            json_decref(body);
+            return;
+        }
+        if (!json_object_get(opts, "stopwords"))
+            json_object_set_new(opts, "stopwords", json_string("custom"));
+        sw_txt = am_json_dump(swl);
+    }
+    /* glossary given inline */
+    json_t *gl = json_object_get(body, "glossary");
+    char *gl_txt = NULL;
+    if (gl) {
+        am_gloss g;
+        am_gloss_init(&g);
+        am_gloss_report rep;
+        char *raw = am_json_dump(gl);
+        am_gloss_limits lim = am_gloss_limits_default();
+        lim.max_entries = (size_t)req->srv->cfg.max_glossary_entries;
+        int rc = am_gloss_parse(raw, strlen(raw), AM_GLOSS_JSON, &lim, &g, &rep);
+        free(raw);
+        if (rc != AM_OK) {
+            am_resp_problem(resp, req, 422, "invalid-value", "Invalid glossary", "%s", rep.msg);
+            am_resp_problem_set(resp, "field", json_string("glossary"));
+            am_gloss_cleanup(&g);
+            free(sw_txt);
+            json_decref(opts);
+            json_decref(body);
+            return;
+        }
+        gl_txt = am_api_gloss_json(&g);
+        am_gloss_cleanup(&g);
+    }
+
+    /* the options must build a scorer (and the vocabulary must exist) */
+    am_buf err;
+    am_buf_init(&err);
+    char *opts_txt = am_json_dump(opts);
+    am_scorer *sc = NULL;
+    int rc = AM_OK;
+    if (bg) {
+        int64_t words, created;
+        rc = am_store_vocabulary_info(req->srv->store, bg, &words, &created);
+        if (rc != AM_OK)
+            am_buf_printf(&err, "background vocabulary '%s' does not exist (PUT "
+                                "/v1/vocabularies/%s first)",
+                          bg, bg);
+    }
+    if (rc == AM_OK)
+        rc = am_sessions_build_scorer(opts_txt, sw_txt, gl_txt, NULL, &sc, &err);
+    if (rc != AM_OK) {
+        am_resp_problem(resp, req, 422, rc == AM_ERR_NOTFOUND && !err.len ? "invalid-value"
+                                        : strstr(am_buf_str(&err), "unknown option")
+                                            ? "unknown-field"
+                                            : "invalid-value",
+                        "Invalid session options", "%s", err.len ? am_buf_str(&err) : am_strerror(rc));
+        goto done;
+    }
+    rc = am_store_session_create(req->srv->store, id, opts_txt, am_scorer_signature(sc), sw_txt,
+                                 am_now_ms());
+    if (rc == AM_OK && gl_txt)
+        rc = am_store_glossary_put(req->srv->store, id, gl_txt, am_now_ms());
+    if (rc == AM_ERR_CONFLICT) {
+        am_resp_problem(resp, req, 409, "conflict", "Session exists", "a session '%s' exists", id);
+        goto done;
+    } else if (rc != AM_OK) {
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "the session was not stored");
+        goto done;
+    }
+    am_store_session row;
+    memset(&row, 0, sizeof row);
+    if (am_store_session_get(req->srv->store, id, &row) == AM_OK) {
+        char loc[200];
+        snprintf(loc, sizeof loc, "/v1/sessions/%s", id);
+        am_resp_header(resp, "Location", loc);
+        am_resp_json(resp, 201, am_api_session_json(req->srv, &row));
+        am_store_session_clear(&row);
+    } else {
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "the session vanished");
+    }
+done:
+    am_scorer_free(sc);
+    am_buf_cleanup(&err);
+    free(opts_txt);
+    free(sw_txt);
+    free(gl_txt);
+    json_decref(opts);
+    json_decref(body);
+}
+
+void am_api_session_get(am_req *req, am_resp *resp)
+{
+    am_store_session row;
+    memset(&row, 0, sizeof row);
+    if (am_api_load_session(req, resp, &row) != AM_OK)
+        return;
+    am_resp_json(resp, 200, am_api_session_json(req->srv, &row));
+    am_store_session_clear(&row);
+}
+
+void am_api_session_list(am_req *req, am_resp *resp)
+{
+    int64_t limit = 50;
+    if (am_api_query_int(req, resp, "limit", 1, 1000, &limit) != AM_OK)
+        return;
+    const char *after = am_req_query(req, "after");
+    if (after && !am_http_valid_id(after)) {
+        am_resp_problem(resp, req, 400, "bad-request", "Bad query",
+                        "'after' must be a session id");
+        return;
+    }
+    am_store_session *rows = NULL;
+    size_t n = 0;
+    if (am_store_session_list(req->srv->store, after, (size_t)limit + 1, &rows, &n) != AM_OK) {
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "listing sessions failed");
+        return;
+    }
+    json_t *arr = json_array();
+    size_t shown = n > (size_t)limit ? (size_t)limit : n;
+    for (size_t i = 0; i < shown; i++)
+        json_array_append_new(arr, am_api_session_json(req->srv, &rows[i]));
+    json_t *next = n > (size_t)limit ? json_string(rows[shown - 1].id) : json_null();
+    for (size_t i = 0; i < n; i++)
+        am_store_session_clear(&rows[i]);
+    free(rows);
+    int64_t total = 0;
+    am_store_session_count(req->srv->store, &total);
+    am_resp_json(resp, 200,
+                 json_pack("{sososI}", "sessions", arr, "next", next, "total", (json_int_t)total));
+}
+
+void am_api_session_delete(am_req *req, am_resp *resp)
+{
+    const char *id = req->params[0];
+    int rc = am_store_session_delete(req->srv->store, id);
+    if (rc == AM_ERR_NOTFOUND) {
+        am_resp_problem(resp, req, 404, "not-found", "Not found", "no session '%s'", id);
+        return;
+    }
+    if (rc != AM_OK) {
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "deleting failed");
+        return;
+    }
+    am_sessions_forget(req->srv->sessions, id);
+    resp->status = 204;
+}

@@ -1,0 +1,51 @@
+/* api_system.c — /healthz, /readyz, /metrics, /openapi.yaml. */
+#include "api.h"
+
+#include "embedded.h"
+
+#include <string.h>
+
+void am_api_healthz(am_req *req, am_resp *resp)
+{
+    (void)req;
+    am_resp_json(resp, 200, json_pack("{ss}", "status", "ok"));
+}
+
+void am_api_readyz(am_req *req, am_resp *resp)
+{
+    am_server *srv = req->srv;
+    if (!srv->ready || srv->stopping) {
+        am_resp_json(resp, 503, json_pack("{ss}", "status", srv->stopping ? "stopping" : "starting"));
+        return;
+    }
+    if (am_store_ping(srv->store) != AM_OK) {
+        am_resp_json(resp, 503, json_pack("{ss}", "status", "database unavailable"));
+        return;
+    }
+    am_resp_json(resp, 200, json_pack("{sssi}", "status", "ready", "schema_version",
+                                      am_store_schema_version(srv->store)));
+}
+
+void am_api_prometheus(am_req *req, am_resp *resp)
+{
+    am_server *srv = req->srv;
+    int64_t sessions = 0;
+    am_store_session_count(srv->store, &sessions);
+    am_buf out;
+    am_buf_init(&out);
+    am_metrics_render(srv->metrics, &out, sessions, am_store_size_bytes(srv->store),
+                      (double)(am_now_ms() - srv->started_ms) / 1000.0);
+    size_t n = out.len;
+    am_resp_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", am_buf_detach(&out), n);
+}
+
+void am_api_openapi(am_req *req, am_resp *resp)
+{
+    const am_embedded_file *f = am_embedded_find("openapi.yaml");
+    if (!f) {
+        am_resp_problem(resp, req, 500, "internal", "Missing contract",
+                        "openapi.yaml was not embedded at build time");
+        return;
+    }
+    am_resp_data(resp, 200, "application/yaml", (const char *)f->data, f->len);
+}

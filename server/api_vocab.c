@@ -1,0 +1,83 @@
+/* api_vocab.c — PUT/GET/DELETE /v1/vocabularies/{name}: background
+ * vocabularies ("count word" lines) for the novel-word variant. */
+#include "api.h"
+
+#include "json.h"
+#include "vocab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void am_api_vocab_put(am_req *req, am_resp *resp)
+{
+    const char *ct = req->content_type;
+    if (!ct || strcmp(ct, "text/plain")) {
+        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+                        "a vocabulary is text/plain: one 'count word' line per word");
+        return;
+    }
+    am_vocab *v = am_vocab_new();
+    size_t line = 0;
+    const char *msg = NULL;
+    int rc = am_vocab_parse_counts(req->body, req->body_len, v, &line, &msg);
+    if (rc != AM_OK) {
+        am_resp_problem(resp, req, 422, rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8"
+                                                                               : "invalid-value",
+                        "Invalid vocabulary", "line %zu: %s", line, msg ? msg : am_strerror(rc));
+        am_resp_problem_set(resp, "line", json_integer((json_int_t)line));
+        am_vocab_free(v);
+        return;
+    }
+    size_t n = am_vocab_count(v);
+    const char **words = am_xcalloc(n ? n : 1, sizeof *words);
+    int64_t *counts = am_xcalloc(n ? n : 1, sizeof *counts);
+    size_t it = 0, i = 0;
+    const char *k;
+    int64_t c;
+    while (am_vocab_next(v, &it, &k, &c) && i < n) {
+        words[i] = k;
+        counts[i++] = c;
+    }
+    int64_t w0, created;
+    int existed = am_store_vocabulary_info(req->srv->store, req->params[0], &w0, &created) == AM_OK;
+    rc = am_store_vocabulary_put(req->srv->store, req->params[0], words, counts, i, am_now_ms());
+    free(words);
+    free(counts);
+    am_vocab_free(v);
+    if (rc != AM_OK) {
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "the vocabulary was not stored");
+        return;
+    }
+    am_resp_json(resp, existed ? 200 : 201,
+                 json_pack("{sssI}", "name", req->params[0], "words", (json_int_t)i));
+}
+
+void am_api_vocab_get(am_req *req, am_resp *resp)
+{
+    int64_t words, created;
+    int rc = am_store_vocabulary_info(req->srv->store, req->params[0], &words, &created);
+    if (rc == AM_ERR_NOTFOUND) {
+        am_resp_problem(resp, req, 404, "not-found", "Not found", "no vocabulary '%s'",
+                        req->params[0]);
+        return;
+    }
+    if (rc != AM_OK) {
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "reading failed");
+        return;
+    }
+    am_resp_json(resp, 200,
+                 json_pack("{sssIso}", "name", req->params[0], "words", (json_int_t)words,
+                           "created_at", am_json_time(created)));
+}
+
+void am_api_vocab_delete(am_req *req, am_resp *resp)
+{
+    int rc = am_store_vocabulary_delete(req->srv->store, req->params[0]);
+    if (rc == AM_ERR_NOTFOUND)
+        am_resp_problem(resp, req, 404, "not-found", "Not found", "no vocabulary '%s'",
+                        req->params[0]);
+    else if (rc != AM_OK)
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "deleting failed");
+    else
+        resp->status = 204;
+}

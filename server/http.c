@@ -1,0 +1,1177 @@
+/*
+ * http.c — libmicrohttpd glue (see http.h and server.h): the daemon, the
+ * route table dispatch, body limits, authentication, request ids,
+ * problem+json, one log line and one metrics sample per request.
+ *
+ * Life of a request (all on one libmicrohttpd pool thread):
+ *   1. am_http_uri_cb (MHD_OPTION_URI_LOG_CALLBACK) allocates the request
+ *      context with the raw request target (before MHD decodes it, so an
+ *      encoded '/' in an id cannot split a path segment) and counts the
+ *      request as in flight.
+ *   2. First call of am_http_access: headers are known. The request id is
+ *      chosen, the target parsed and percent-decoded, the route matched
+ *      (404/405/OPTIONS), the token checked (401/403), the path parameters
+ *      validated (404) and Content-Length checked against the body limit
+ *      (413). When one of these fails and a body is coming, the problem is
+ *      sent at once with "Connection: close" and the body is never read.
+ *   3. Upload calls: the body is buffered up to the limit. A chunked body
+ *      that grows past it is dropped as it arrives (not buffered) and
+ *      answered 413 with "Connection: close" when its end arrives (MHD
+ *      0.9.75 cannot queue a response in the middle of an upload); a client
+ *      that keeps sending far beyond the limit is disconnected.
+ *   4. Last call: the handler runs and its am_resp becomes the response.
+ *   5. am_http_done_cb (MHD_OPTION_NOTIFY_COMPLETED): one INFO log line and
+ *      one am_metrics_request sample, the context is freed.
+ *
+ * Choices: an invalid path parameter (an id outside [A-Za-z0-9._-]{1,128},
+ * "." or "..", or a {word} that is not 1..256 bytes of UTF-8) is answered
+ * 404 not-found — no resource can have that name — with a detail naming
+ * the rule. A malformed percent-encoding (or an encoded NUL) in the target
+ * is 400 bad-request. Wrong or read-only tokens are 403, a missing one 401.
+ */
+#include "http.h"
+#include "server.h"
+
+#include "text.h"
+
+#include <arpa/inet.h>
+#include <assert.h>
+#include <ctype.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AM_HTTP_MAX_SEGS 16 /* path segments considered for routing */
+#define AM_HTTP_MAX_QUERY 32 /* query parameters kept */
+#define AM_HTTP_MAX_WORD 256 /* bytes of a {word} path parameter */
+#define AM_HTTP_MAX_ID 128 /* bytes of any other path parameter */
+#define AM_HTTP_DISCARD_SLACK (8LL * 1024 * 1024) /* dropped bytes tolerated past the limit */
+
+/* The daemon's private state, kept in srv->daemon. */
+typedef struct am_http {
+    struct MHD_Daemon *daemon;
+    am_server *srv;
+    atomic_int inflight; /* requests between the URI callback and completion */
+    atomic_int active; /* of those, the ones being answered (handler or sending) */
+    _Atomic int64_t progress_ns; /* last time any request made progress */
+    atomic_uint_fast64_t ids;
+    uint64_t seed; /* request-id generator */
+    atomic_int started; /* set once MHD_start_daemon returned */
+    char start_err[256]; /* last libmicrohttpd message before the start succeeded */
+} am_http;
+
+enum am_http_phase { AM_PH_NEW = 0, AM_PH_BODY, AM_PH_DONE };
+
+/* One request's context (the con_cls of libmicrohttpd). */
+typedef struct am_http_ctx {
+    am_http *http;
+    struct MHD_Connection *conn;
+    int64_t start_ns; /* CLOCK_MONOTONIC */
+    char *target; /* raw request target, owned */
+    char method[16]; /* copy for the completion log */
+    enum am_http_phase phase;
+    am_req req;
+    const am_route *route; /* matched route, or NULL */
+    const char *route_label; /* route pattern for metrics ("other" when none) */
+    char *path; /* decoded path, owned */
+    char *raw_path; /* path as sent, when the decoded one is not UTF-8 */
+    char *segs[AM_HTTP_MAX_SEGS];
+    size_t nsegs;
+    int too_many_segs;
+    char *qk[AM_HTTP_MAX_QUERY], *qv[AM_HTTP_MAX_QUERY];
+    size_t nq;
+    char ctype[128];
+    am_buf body;
+    int64_t limit;
+    int64_t dropped; /* body bytes dropped after the limit was passed */
+    am_resp early; /* response decided before the body */
+    int has_early;
+    int close_conn; /* send "Connection: close" */
+    int status; /* sent status (0: none queued) */
+    size_t bytes; /* sent body length */
+    const char *lost_reason; /* why the connection was closed without the response */
+    int active; /* counted in am_http.active */
+} am_http_ctx;
+
+int64_t am_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t am_http_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- validation and decoding --------------------------------------------- */
+
+int am_http_valid_id(const char *s)
+{
+    if (!s)
+        return 0;
+    size_t n = 0;
+    for (; s[n]; n++) {
+        unsigned char c = (unsigned char)s[n];
+        if (!(isalnum(c) || c == '.' || c == '_' || c == '-') || c > 0x7f)
+            return 0;
+        if (n >= AM_HTTP_MAX_ID)
+            return 0;
+    }
+    if (!n || !strcmp(s, ".") || !strcmp(s, ".."))
+        return 0;
+    return 1;
+}
+
+/* Valid {word} parameter: 1..256 bytes of UTF-8 without NUL. */
+static int am_http_valid_word(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 1 && n <= AM_HTTP_MAX_WORD && am_text_validate(s, n, NULL) == AM_OK;
+}
+
+static int am_http_hex(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decodes s[0..n) into a malloc'd string (*out, caller frees);
+ * plus_space: '+' means ' ' (query strings). Returns -1 (and *out NULL)
+ * for a malformed escape or an encoded NUL. */
+static int am_http_decode(const char *s, size_t n, int plus_space, char **out)
+{
+    char *d = am_xmalloc(n + 1), *w = d;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '%') {
+            int hi = i + 1 < n ? am_http_hex(s[i + 1]) : -1;
+            int lo = i + 2 < n ? am_http_hex(s[i + 2]) : -1;
+            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+                free(d);
+                *out = NULL;
+                return -1;
+            }
+            *w++ = (char)(hi * 16 + lo);
+            i += 2;
+        } else if (plus_space && s[i] == '+') {
+            *w++ = ' ';
+        } else {
+            *w++ = s[i];
+        }
+    }
+    *w = '\0';
+    *out = d;
+    return 0;
+}
+
+/* ---- responses ----------------------------------------------------------- */
+
+static void am_resp_clear_body(am_resp *resp)
+{
+    free(resp->body);
+    resp->body = NULL;
+    resp->body_len = 0;
+}
+
+/* Frees everything resp owns (body, headers, stream fd). */
+static void am_resp_cleanup(am_resp *resp)
+{
+    am_resp_clear_body(resp);
+    for (size_t i = 0; i < resp->nheaders; i++) {
+        free(resp->headers[i][0]);
+        free(resp->headers[i][1]);
+    }
+    resp->nheaders = 0;
+    if (resp->stream_fd >= 0)
+        close(resp->stream_fd);
+    resp->stream_fd = -1;
+}
+
+static void am_resp_init(am_resp *resp)
+{
+    memset(resp, 0, sizeof *resp);
+    resp->stream_fd = -1;
+}
+
+void am_resp_take(am_resp *resp, int status, const char *content_type, char *data, size_t len)
+{
+    am_resp_clear_body(resp);
+    resp->status = status;
+    resp->content_type = content_type;
+    resp->body = data;
+    resp->body_len = data ? len : 0;
+}
+
+void am_resp_data(am_resp *resp, int status, const char *content_type, const char *data, size_t len)
+{
+    char *copy = NULL;
+    if (data && len) {
+        copy = am_xmalloc(len + 1);
+        memcpy(copy, data, len);
+        copy[len] = '\0';
+    }
+    am_resp_take(resp, status, content_type, copy, copy ? len : 0);
+}
+
+/* Serializes j (borrowed) compactly with exact reals, newline-terminated. */
+static char *am_http_dump(const json_t *j, size_t *len)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    char *out = am_xmalloc(n + 2);
+    memcpy(out, s, n);
+    out[n] = '\n';
+    out[n + 1] = '\0';
+    free(s);
+    *len = n + 1;
+    return out;
+}
+
+void am_resp_json(am_resp *resp, int status, json_t *body)
+{
+    size_t len = 0;
+    char *s = body ? am_http_dump(body, &len) : NULL;
+    json_decref(body);
+    if (!s) {
+        static const char fallback[] =
+            "{\"type\":\"https://adaptmon.dev/problems/internal\",\"title\":\"Internal error\","
+            "\"status\":500,\"detail\":\"the response could not be encoded\"}\n";
+        am_resp_data(resp, 500, "application/problem+json", fallback, sizeof fallback - 1);
+        return;
+    }
+    am_resp_take(resp, status, "application/json", s, len);
+}
+
+void am_resp_header(am_resp *resp, const char *name, const char *value)
+{
+    for (size_t i = 0; i < resp->nheaders; i++) {
+        if (!strcasecmp(resp->headers[i][0], name)) {
+            free(resp->headers[i][1]);
+            resp->headers[i][1] = am_xstrdup(value);
+            return;
+        }
+    }
+    if (resp->nheaders >= AM_HTTP_MAX_HEADERS)
+        return; /* a handler bug; the header is dropped rather than the response */
+    resp->headers[resp->nheaders][0] = am_xstrdup(name);
+    resp->headers[resp->nheaders][1] = am_xstrdup(value);
+    resp->nheaders++;
+}
+
+static const char *am_resp_get_header(const am_resp *resp, const char *name)
+{
+    for (size_t i = 0; i < resp->nheaders; i++)
+        if (!strcasecmp(resp->headers[i][0], name))
+            return resp->headers[i][1];
+    return NULL;
+}
+
+void am_resp_problem(am_resp *resp, const am_req *req, int status, const char *slug,
+                     const char *title, const char *detail_fmt, ...)
+{
+    char detail[1024];
+    va_list ap;
+    va_start(ap, detail_fmt);
+    vsnprintf(detail, sizeof detail, detail_fmt, ap);
+    va_end(ap);
+    char type[160];
+    snprintf(type, sizeof type, "https://adaptmon.dev/problems/%s", slug);
+    json_t *j = json_object();
+    json_object_set_new(j, "type", json_string(type));
+    json_object_set_new(j, "title", json_string(title));
+    json_object_set_new(j, "status", json_integer(status));
+    /* json_string refuses invalid UTF-8 (a detail quoting raw input) */
+    json_t *d = json_string(detail);
+    json_object_set_new(j, "detail", d ? d : json_string("(detail not valid UTF-8)"));
+    if (req && req->path) {
+        json_t *inst = json_string(req->path);
+        if (inst)
+            json_object_set_new(j, "instance", inst);
+    }
+    if (req && req->request_id[0])
+        json_object_set_new(j, "request_id", json_string(req->request_id));
+    am_resp_json(resp, status, j);
+    if (resp->status == status)
+        resp->content_type = "application/problem+json";
+}
+
+void am_resp_problem_set(am_resp *resp, const char *key, json_t *value)
+{
+    json_t *j = NULL;
+    if (resp->body && value)
+        j = json_loadb(resp->body, resp->body_len, 0, NULL);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        json_decref(value);
+        return;
+    }
+    json_object_set_new(j, key, value);
+    size_t len = 0;
+    char *s = am_http_dump(j, &len);
+    json_decref(j);
+    if (s) {
+        free(resp->body);
+        resp->body = s;
+        resp->body_len = len;
+    }
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+const char *am_req_query(const am_req *req, const char *key)
+{
+    const am_http_ctx *x = req ? req->conn : NULL;
+    if (!x)
+        return NULL;
+    for (size_t i = 0; i < x->nq; i++)
+        if (!strcmp(x->qk[i], key))
+            return x->qv[i];
+    return NULL;
+}
+
+const char *am_req_header(const am_req *req, const char *name)
+{
+    const am_http_ctx *x = req ? req->conn : NULL;
+    if (!x || !x->conn)
+        return NULL;
+    return MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, name);
+}
+
+/* The charset parameter of a Content-Type header value, copied into out
+ * (lower case, quotes removed); "" when absent. */
+static void am_http_charset(const char *ct, char *out, size_t n)
+{
+    out[0] = '\0';
+    for (const char *p = ct ? strchr(ct, ';') : NULL; p; p = strchr(p + 1, ';')) {
+        const char *q = p + 1;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        if (strncasecmp(q, "charset=", 8))
+            continue;
+        q += 8;
+        if (*q == '"')
+            q++;
+        size_t k = 0;
+        while (*q && *q != ';' && *q != '"' && *q != ' ' && k + 1 < n)
+            out[k++] = (char)tolower((unsigned char)*q++);
+        out[k] = '\0';
+        return;
+    }
+}
+
+static int am_http_is_json_type(const char *ct)
+{
+    if (!strcmp(ct, "application/json"))
+        return 1;
+    size_t n = strlen(ct);
+    return n > 5 && !strcmp(ct + n - 5, "+json") && strchr(ct, '/');
+}
+
+/* A request without a Content-Type header is parsed as JSON too (the body
+ * must still be a JSON object); a declared non-JSON type is 415 (curl -d
+ * sends application/x-www-form-urlencoded: the detail names the type), as
+ * is a charset other than UTF-8 (or its subset US-ASCII). */
+int am_req_json(const am_req *req, am_resp *resp, json_t **out)
+{
+    *out = NULL;
+    if (req->content_type && !am_http_is_json_type(req->content_type)) {
+        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+                        "the body must be JSON (Content-Type: application/json), not %s",
+                        req->content_type);
+        return AM_ERR_INVALID;
+    }
+    char cs[32];
+    am_http_charset(am_req_header(req, "Content-Type"), cs, sizeof cs);
+    if (cs[0] && strcmp(cs, "utf-8") && strcmp(cs, "utf8") && strcmp(cs, "us-ascii")) {
+        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+                        "JSON bodies must be UTF-8, not charset=%s", cs);
+        return AM_ERR_INVALID;
+    }
+    if (!req->body || !req->body_len) {
+        am_resp_problem(resp, req, 400, "bad-json", "Malformed JSON",
+                        "the request body is empty; a JSON object is expected");
+        return AM_ERR_PARSE;
+    }
+    size_t off = 0;
+    int rc = am_text_validate(req->body, req->body_len, &off);
+    if (rc == AM_ERR_UTF8) {
+        am_resp_problem(resp, req, 422, "invalid-utf8", "Invalid UTF-8",
+                        "the body is not valid UTF-8 (first bad byte at offset %zu)", off);
+        am_resp_problem_set(resp, "offset", json_integer((json_int_t)off));
+        return AM_ERR_UTF8;
+    }
+    if (rc == AM_ERR_NUL) {
+        am_resp_problem(resp, req, 400, "bad-json", "Malformed JSON",
+                        "the body holds a NUL byte at offset %zu", off);
+        am_resp_problem_set(resp, "offset", json_integer((json_int_t)off));
+        return AM_ERR_PARSE;
+    }
+    json_error_t jerr;
+    json_t *j = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!j) {
+        am_resp_problem(resp, req, 400, "bad-json", "Malformed JSON", "line %d, column %d: %s",
+                        jerr.line, jerr.column, jerr.text);
+        am_resp_problem_set(resp, "line", json_integer(jerr.line));
+        am_resp_problem_set(resp, "column", json_integer(jerr.column));
+        return AM_ERR_PARSE;
+    }
+    if (!json_is_object(j)) {
+        json_decref(j);
+        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                        "the body must be a JSON object");
+        return AM_ERR_INVALID;
+    }
+    *out = j;
+    return AM_OK;
+}
+
+/* ---- request context ----------------------------------------------------- */
+
+static void am_http_ctx_free(am_http_ctx *x)
+{
+    if (!x)
+        return;
+    free(x->target);
+    free(x->path);
+    free(x->raw_path);
+    for (size_t i = 0; i < x->nsegs; i++)
+        free(x->segs[i]);
+    for (size_t i = 0; i < x->nq; i++) {
+        free(x->qk[i]);
+        free(x->qv[i]);
+    }
+    for (size_t i = 0; i < AM_HTTP_MAX_PARAMS; i++)
+        free((char *)(uintptr_t)x->req.params[i]);
+    am_buf_cleanup(&x->body);
+    am_resp_cleanup(&x->early);
+    free(x);
+}
+
+static uint64_t am_http_mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* X-Request-Id when it is 1..64 of [A-Za-z0-9._-], else a new one. */
+static void am_http_request_id(am_http_ctx *x)
+{
+    const char *h = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "X-Request-Id");
+    size_t n = 0;
+    int ok = h != NULL;
+    for (; ok && h[n]; n++) {
+        unsigned char c = (unsigned char)h[n];
+        if (n >= 64 || !(isalnum(c) || c == '.' || c == '_' || c == '-') || c > 0x7f)
+            ok = 0;
+    }
+    if (ok && n >= 1) {
+        memcpy(x->req.request_id, h, n + 1);
+        return;
+    }
+    uint64_t k = atomic_fetch_add(&x->http->ids, 1);
+    uint64_t v = am_http_mix(x->http->seed ^ am_http_mix(k));
+    snprintf(x->req.request_id, sizeof x->req.request_id, "%016llx", (unsigned long long)v);
+}
+
+/* Parses the raw target into path, segments and query. Returns 0, or -1
+ * for malformed encoding or a target that is not a path. */
+static int am_http_parse_target(am_http_ctx *x)
+{
+    const char *t = x->target;
+    if (!strncasecmp(t, "http://", 7) || !strncasecmp(t, "https://", 8)) {
+        t = strchr(strstr(t, "//") + 2, '/'); /* absolute form */
+        if (!t)
+            t = "/";
+    }
+    if (t[0] != '/')
+        return -1;
+    const char *q = strchr(t, '?');
+    size_t plen = q ? (size_t)(q - t) : strlen(t);
+    const char *hash = memchr(t, '#', plen);
+    if (hash)
+        plen = (size_t)(hash - t);
+    if (am_http_decode(t, plen, 0, &x->path) < 0)
+        return -1;
+    /* segments of the raw path, each decoded on its own */
+    const char *p = t + 1, *end = t + plen;
+    for (;;) {
+        const char *slash = memchr(p, '/', (size_t)(end - p));
+        const char *stop = slash ? slash : end;
+        if (x->nsegs == AM_HTTP_MAX_SEGS) {
+            x->too_many_segs = 1;
+            break;
+        }
+        if (am_http_decode(p, (size_t)(stop - p), 0, &x->segs[x->nsegs]) < 0)
+            return -1;
+        x->nsegs++;
+        if (!slash)
+            break;
+        p = slash + 1;
+    }
+    /* query: k=v pairs separated by '&' */
+    if (q) {
+        const char *s = q + 1;
+        const char *qend = strchr(s, '#');
+        if (!qend)
+            qend = s + strlen(s);
+        while (s < qend && x->nq < AM_HTTP_MAX_QUERY) {
+            const char *amp = memchr(s, '&', (size_t)(qend - s));
+            const char *stop = amp ? amp : qend;
+            if (stop > s) {
+                const char *eq = memchr(s, '=', (size_t)(stop - s));
+                const char *kend = eq ? eq : stop;
+                char *k = NULL, *v = NULL;
+                if (am_http_decode(s, (size_t)(kend - s), 1, &k) < 0)
+                    return -1;
+                if (am_http_decode(eq ? eq + 1 : stop, eq ? (size_t)(stop - eq - 1) : 0, 1, &v) <
+                    0) {
+                    free(k);
+                    return -1;
+                }
+                x->qk[x->nq] = k;
+                x->qv[x->nq] = v;
+                x->nq++;
+                if (am_text_validate(k, strlen(k), NULL) != AM_OK ||
+                    am_text_validate(v, strlen(v), NULL) != AM_OK)
+                    return -1; /* handlers only ever see UTF-8 text */
+            }
+            s = amp ? amp + 1 : qend;
+        }
+    }
+    return 0;
+}
+
+/* Matches route r against the path segments. On a match and when params
+ * is non-NULL, fills params with decoded copies (caller owns). */
+static int am_http_match(const am_http_ctx *x, const am_route *r, char **params, size_t *nparams)
+{
+    if (x->too_many_segs || r->pattern[0] != '/')
+        return 0;
+    const char *p = r->pattern + 1;
+    size_t i = 0, np = 0;
+    for (;;) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        if (i >= x->nsegs)
+            return 0;
+        const char *seg = x->segs[i];
+        if (len >= 2 && p[0] == '{' && p[len - 1] == '}') {
+            if (!seg[0])
+                return 0; /* an empty segment matches no parameter */
+            if (params) {
+                assert(np < AM_HTTP_MAX_PARAMS);
+                params[np] = am_xstrdup(seg);
+            }
+            np++;
+        } else if (strlen(seg) != len || strncmp(seg, p, len)) {
+            goto nomatch;
+        }
+        i++;
+        if (!slash)
+            break;
+        p = slash + 1;
+    }
+    if (i != x->nsegs)
+        goto nomatch;
+    if (nparams)
+        *nparams = np;
+    return 1;
+nomatch:
+    if (params)
+        for (size_t k = 0; k < np; k++) {
+            free(params[k]);
+            params[k] = NULL;
+        }
+    return 0;
+}
+
+/* The name of parameter k of pattern ("id", "word", …) copied into out. */
+static void am_http_param_name(const char *pattern, size_t k, char *out, size_t n)
+{
+    out[0] = '\0';
+    const char *p = pattern;
+    for (size_t i = 0; (p = strchr(p, '{')); i++, p++) {
+        const char *close = strchr(p, '}');
+        if (!close)
+            return;
+        if (i == k) {
+            size_t len = (size_t)(close - p - 1);
+            if (len >= n)
+                len = n - 1;
+            memcpy(out, p + 1, len);
+            out[len] = '\0';
+            return;
+        }
+    }
+}
+
+/* Constant-time comparison of a presented token with a configured one;
+ * the time depends on neither token's content or length (tokens are at
+ * most 255 bytes). */
+static int am_http_token_eq(const char *given, size_t glen, const char *token)
+{
+    size_t tlen = strlen(token);
+    unsigned diff = glen != tlen;
+    for (size_t i = 0; i < 256; i++) {
+        unsigned char a = i < glen ? (unsigned char)given[i] : 0;
+        unsigned char b = i < tlen ? (unsigned char)token[i] : 0;
+        diff |= (unsigned)(a ^ b);
+    }
+    return diff == 0;
+}
+
+/* Sets the early response to a problem. */
+static void am_http_early(am_http_ctx *x, int status, const char *slug, const char *title,
+                          const char *detail)
+{
+    am_resp_problem(&x->early, &x->req, status, slug, title, "%s", detail);
+    x->has_early = 1;
+}
+
+/* Checks the bearer token for the matched route; sets the early response
+ * on failure. */
+static void am_http_auth(am_http_ctx *x)
+{
+    const am_srv_config *cfg = &x->http->srv->cfg;
+    enum am_auth need = x->route->auth;
+    if (need == AM_AUTH_NONE)
+        return;
+    if (need == AM_AUTH_WRITE && !cfg->write_token[0])
+        return;
+    if (need == AM_AUTH_READ && !cfg->write_token[0] && !cfg->read_token[0])
+        return;
+    const char *h = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Authorization");
+    const char *tok = NULL;
+    if (h && !strncasecmp(h, "Bearer", 6) && (h[6] == ' ' || h[6] == '\t')) {
+        tok = h + 7;
+        while (*tok == ' ' || *tok == '\t')
+            tok++;
+    }
+    if (!tok || !*tok) {
+        am_http_early(x, 401, "unauthorized", "Unauthorized",
+                      "this server needs a bearer token: Authorization: Bearer <token>");
+        am_resp_header(&x->early, "WWW-Authenticate", "Bearer realm=\"adaptmon\"");
+        return;
+    }
+    size_t n = strlen(tok);
+    while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t'))
+        n--;
+    int is_write = cfg->write_token[0] && am_http_token_eq(tok, n, cfg->write_token);
+    int is_read = cfg->read_token[0] && am_http_token_eq(tok, n, cfg->read_token);
+    if (is_write || (need == AM_AUTH_READ && is_read))
+        return;
+    am_http_early(x, 403, "forbidden", "Forbidden",
+                  is_read ? "the read-only token cannot change state; use the write token"
+                          : "the bearer token is not valid for this server");
+}
+
+/* True when the request announces a body. */
+static int am_http_has_body(am_http_ctx *x)
+{
+    const char *cl = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strcmp(cl, "0"))
+        return 1;
+    return MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Transfer-Encoding") != NULL;
+}
+
+/* Body limit of the matched route. */
+static int64_t am_http_limit(const am_http_ctx *x)
+{
+    const am_srv_config *cfg = &x->http->srv->cfg;
+    if (x->route && !strcmp(x->route->method, "PUT")) {
+        const char *pat = x->route->pattern;
+        size_t n = strlen(pat);
+        if ((n >= 9 && !strcmp(pat + n - 9, "/glossary")) || !strncmp(pat, "/v1/vocabularies/", 17))
+            return cfg->max_glossary_body;
+    }
+    return cfg->max_body;
+}
+
+/* Appends the methods allowed on the path to allow ("GET, HEAD, …"). */
+static void am_http_allow(const am_http_ctx *x, char *allow, size_t n)
+{
+    allow[0] = '\0';
+    int get = 0, head = 0;
+    for (const am_route *r = am_routes(); r->method; r++) {
+        if (!am_http_match(x, r, NULL, NULL))
+            continue;
+        if (!strcmp(r->method, "GET"))
+            get = 1;
+        if (!strcmp(r->method, "HEAD"))
+            head = 1;
+        if (strstr(allow, r->method)) /* methods are distinct words: no false hits */
+            continue;
+        size_t len = strlen(allow);
+        snprintf(allow + len, n - len, "%s%s", len ? ", " : "", r->method);
+    }
+    size_t len = strlen(allow);
+    if (get && !head)
+        snprintf(allow + len, n - len, ", HEAD");
+    len = strlen(allow);
+    snprintf(allow + len, n - len, "%sOPTIONS", len ? ", " : "");
+}
+
+/* Everything that can be decided from the request line and headers. */
+static void am_http_prepare(am_http_ctx *x, const char *method)
+{
+    am_server *srv = x->http->srv;
+    snprintf(x->method, sizeof x->method, "%s", method);
+    x->req.srv = srv;
+    x->req.method = method;
+    x->req.conn = x;
+    x->req.body = "";
+    x->route_label = "other";
+    x->limit = srv->cfg.max_body;
+    am_http_request_id(x);
+
+    const char *ct = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Content-Type");
+    if (ct) {
+        size_t k = 0;
+        while (*ct == ' ')
+            ct++;
+        for (; ct[k] && ct[k] != ';' && ct[k] != ' ' && k + 1 < sizeof x->ctype; k++)
+            x->ctype[k] = (char)tolower((unsigned char)ct[k]);
+        x->ctype[k] = '\0';
+        x->req.content_type = x->ctype;
+    }
+
+    if (am_http_parse_target(x) < 0) {
+        x->req.path = x->path ? x->path : x->target;
+        am_http_early(x, 400, "bad-request", "Bad request",
+                      "the request target is not a path, or holds a malformed percent-encoding, "
+                      "an encoded NUL byte or a query that is not UTF-8");
+        return;
+    }
+    x->req.path = x->path;
+    if (am_text_validate(x->path, strlen(x->path), NULL) != AM_OK) {
+        /* problem "instance" must be text: show the path as sent */
+        const char *q = strchr(x->target, '?');
+        x->raw_path = am_xstrndup(x->target, q ? (size_t)(q - x->target) : strlen(x->target));
+        x->req.path = x->raw_path;
+    }
+
+    /* route: the method's route, or HEAD on a GET route */
+    const am_route *path_hit = NULL;
+    const char *m = method;
+    int is_head = !strcmp(method, "HEAD");
+    for (int pass = 0; pass < 2 && !x->route; pass++) {
+        for (const am_route *r = am_routes(); r->method; r++) {
+            if (!am_http_match(x, r, NULL, NULL))
+                continue;
+            if (!path_hit)
+                path_hit = r;
+            if (!strcmp(r->method, m)) {
+                x->route = r;
+                break;
+            }
+        }
+        if (!is_head)
+            break;
+        m = "GET";
+    }
+    if (!path_hit) {
+        am_http_early(x, 404, "not-found", "Not found", "no resource at this path");
+        return;
+    }
+    x->route_label = path_hit->pattern;
+    if (!strcmp(method, "OPTIONS")) {
+        char allow[128];
+        am_http_allow(x, allow, sizeof allow);
+        am_resp_data(&x->early, 204, NULL, NULL, 0);
+        am_resp_header(&x->early, "Allow", allow);
+        x->has_early = 1;
+        return;
+    }
+    if (!x->route) {
+        char allow[128];
+        am_http_allow(x, allow, sizeof allow);
+        char detail[256];
+        snprintf(detail, sizeof detail, "%s is not allowed here; allowed: %s", method, allow);
+        am_http_early(x, 405, "method-not-allowed", "Method not allowed", detail);
+        am_resp_header(&x->early, "Allow", allow);
+        return;
+    }
+    x->route_label = x->route->pattern;
+    x->req.route = x->route->pattern;
+
+    am_http_auth(x);
+    if (x->has_early)
+        return;
+
+    char *params[AM_HTTP_MAX_PARAMS] = {0};
+    size_t np = 0;
+    am_http_match(x, x->route, params, &np);
+    for (size_t k = 0; k < np; k++)
+        x->req.params[k] = params[k];
+    x->req.nparams = np;
+    for (size_t k = 0; k < np; k++) {
+        char name[32];
+        am_http_param_name(x->route->pattern, k, name, sizeof name);
+        int word = !strcmp(name, "word");
+        if (word ? am_http_valid_word(params[k]) : am_http_valid_id(params[k]))
+            continue;
+        char detail[512];
+        if (word)
+            snprintf(detail, sizeof detail,
+                     "the {word} path parameter must be 1..256 bytes of UTF-8, so no such "
+                     "resource exists");
+        else
+            snprintf(detail, sizeof detail,
+                     "'%.140s' is not a valid {%s}: ids are 1..128 of [A-Za-z0-9._-] (not '.' or "
+                     "'..'), so no such resource exists",
+                     am_text_validate(params[k], strlen(params[k]), NULL) == AM_OK ? params[k]
+                                                                                   : "?",
+                     name);
+        am_http_early(x, 404, "not-found", "Not found", detail);
+        return;
+    }
+
+    x->limit = am_http_limit(x);
+    const char *cl = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Content-Length");
+    if (cl) {
+        char *end = NULL;
+        unsigned long long v = strtoull(cl, &end, 10);
+        if (end != cl && (v > (unsigned long long)x->limit)) {
+            char detail[160];
+            snprintf(detail, sizeof detail, "the body (%llu bytes) is larger than %lld bytes", v,
+                     (long long)x->limit);
+            am_http_early(x, 413, "payload-too-large", "Payload too large", detail);
+            am_resp_problem_set(&x->early, "limit", json_integer(x->limit));
+            x->close_conn = 1;
+        }
+    }
+}
+
+/* Counts the request as being answered (shutdown waits for these). */
+static void am_http_set_active(am_http_ctx *x)
+{
+    if (!x->active) {
+        x->active = 1;
+        atomic_fetch_add(&x->http->active, 1);
+    }
+}
+
+/* Turns resp into a libmicrohttpd response and queues it; resp is emptied. */
+static enum MHD_Result am_http_queue(am_http_ctx *x, am_resp *resp)
+{
+    am_http_set_active(x);
+    struct MHD_Response *r = NULL;
+    size_t bytes = 0;
+    if (resp->stream_fd >= 0) {
+        r = MHD_create_response_from_pipe(resp->stream_fd);
+        if (r)
+            resp->stream_fd = -1; /* MHD closes it */
+        am_resp_clear_body(resp);
+    } else if (resp->body && resp->body_len) {
+        bytes = resp->body_len;
+        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
+        if (r) {
+            resp->body = NULL;
+            resp->body_len = 0;
+        }
+    } else {
+        r = MHD_create_response_from_buffer(0, (void *)(uintptr_t) "", MHD_RESPMEM_PERSISTENT);
+    }
+    if (!r) {
+        am_resp_cleanup(resp);
+        return MHD_NO;
+    }
+    if (resp->content_type && resp->status != 204 && resp->status != 304)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
+    MHD_add_response_header(r, "X-Request-Id", x->req.request_id);
+    for (size_t i = 0; i < resp->nheaders; i++)
+        MHD_add_response_header(r, resp->headers[i][0], resp->headers[i][1]);
+    if (x->path && !strncmp(x->path, "/v1/", 4) && !am_resp_get_header(resp, "Cache-Control"))
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (x->close_conn || x->http->srv->stopping)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    int status = resp->status;
+    am_resp_cleanup(resp);
+    enum MHD_Result ok = MHD_queue_response(x->conn, (unsigned)status, r);
+    MHD_destroy_response(r);
+    if (ok == MHD_YES) {
+        x->status = status;
+        x->bytes = bytes;
+        x->phase = AM_PH_DONE;
+    }
+    return ok;
+}
+
+/* Runs the handler of the matched route and queues its response. */
+static enum MHD_Result am_http_dispatch(am_http_ctx *x)
+{
+    am_resp resp;
+    am_resp_init(&resp);
+    am_http_set_active(x);
+    x->req.method = x->route->method; /* HEAD runs the GET handler */
+    x->req.body = am_buf_str(&x->body);
+    x->req.body_len = x->body.len;
+    x->route->handler(&x->req, &resp);
+    if (resp.status < 100 || resp.status > 599) {
+        am_log_at(&x->http->srv->log, AM_LOG_ERROR, x->req.request_id,
+                  "handler of %s %s set no valid status (%d)", x->route->method, x->route->pattern,
+                  resp.status);
+        am_resp_cleanup(&resp);
+        am_resp_init(&resp);
+        am_resp_problem(&resp, &x->req, 500, "internal", "Internal error",
+                        "the request could not be answered");
+    }
+    return am_http_queue(x, &resp);
+}
+
+static enum MHD_Result am_http_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                      const char *method, const char *version,
+                                      const char *upload_data, size_t *upload_data_size,
+                                      void **con_cls)
+{
+    am_http *h = cls;
+    am_http_ctx *x = *con_cls;
+    (void)version;
+    atomic_store(&h->progress_ns, am_http_mono_ns());
+    if (!x) { /* the URI callback always runs first; this is a safety net */
+        x = am_xcalloc(1, sizeof *x);
+        x->http = h;
+        x->start_ns = am_http_mono_ns();
+        x->target = am_xstrdup(url);
+        am_resp_init(&x->early);
+        atomic_fetch_add(&h->inflight, 1);
+        *con_cls = x;
+    }
+
+    if (x->phase == AM_PH_NEW) {
+        x->conn = conn;
+        x->phase = AM_PH_BODY;
+        am_http_prepare(x, method);
+        if (x->has_early && am_http_has_body(x)) {
+            x->close_conn = 1; /* the body is not read: the connection cannot be reused */
+            return am_http_queue(x, &x->early);
+        }
+        return MHD_YES;
+    }
+
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (x->phase == AM_PH_DONE || x->has_early) {
+            x->dropped += (int64_t)n;
+            /* keep draining what is owed, but not forever */
+            if (x->dropped <= x->limit + AM_HTTP_DISCARD_SLACK)
+                return MHD_YES;
+            x->status = x->early.status ? x->early.status : 413; /* logged and counted */
+            x->lost_reason = "connection closed: the body kept coming";
+            return MHD_NO;
+        }
+        if ((int64_t)(x->body.len + n) > x->limit) {
+            char detail[160];
+            snprintf(detail, sizeof detail, "the body is larger than %lld bytes",
+                     (long long)x->limit);
+            am_http_early(x, 413, "payload-too-large", "Payload too large", detail);
+            am_resp_problem_set(&x->early, "limit", json_integer(x->limit));
+            x->close_conn = 1;
+            x->dropped = (int64_t)(x->body.len + n);
+            am_buf_cleanup(&x->body);
+            return MHD_YES;
+        }
+        am_buf_append(&x->body, upload_data, n);
+        return MHD_YES;
+    }
+
+    if (x->phase == AM_PH_DONE)
+        return MHD_YES;
+    if (x->has_early)
+        return am_http_queue(x, &x->early);
+    return am_http_dispatch(x);
+}
+
+static void *am_http_uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    am_http *h = cls;
+    (void)conn;
+    am_http_ctx *x = am_xcalloc(1, sizeof *x);
+    x->http = h;
+    x->start_ns = am_http_mono_ns();
+    x->target = am_xstrdup(uri ? uri : "");
+    am_resp_init(&x->early);
+    atomic_fetch_add(&h->inflight, 1);
+    return x;
+}
+
+static void am_http_done_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
+                            enum MHD_RequestTerminationCode toe)
+{
+    am_http *h = cls;
+    am_http_ctx *x = *con_cls;
+    (void)conn;
+    if (!x)
+        return;
+    *con_cls = NULL;
+    double secs = (double)(am_http_mono_ns() - x->start_ns) / 1e9;
+    am_server *srv = h->srv;
+    if (x->status) {
+        /* the raw path (as sent, without the query) is unambiguous in logs */
+        const char *q = strchr(x->target, '?');
+        int plen = q ? (int)(q - x->target) : (int)strlen(x->target);
+        if (plen > 512)
+            plen = 512;
+        const char *why = x->lost_reason ? x->lost_reason : "connection lost";
+        int ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
+        am_log_at(&srv->log, AM_LOG_INFO, x->req.request_id, "%s %.*s %d %zuB %.3fms%s%s%s",
+                  x->method, plen, x->target, x->status, x->bytes, secs * 1e3, ok ? "" : " (",
+                  ok ? "" : why, ok ? "" : ")");
+        am_metrics_request(srv->metrics, x->method, x->route_label, x->status, secs);
+    } else if (x->phase != AM_PH_NEW) {
+        am_log_at(&srv->log, AM_LOG_DEBUG, x->req.request_id,
+                  "%s request ended before a response (code %d)", x->method, (int)toe);
+    }
+    if (x->active)
+        atomic_fetch_sub(&h->active, 1);
+    am_http_ctx_free(x);
+    atomic_fetch_sub(&h->inflight, 1);
+    atomic_store(&h->progress_ns, am_http_mono_ns());
+}
+
+/* libmicrohttpd's own messages go through the logger at WARN. */
+static void am_http_mhd_log(void *cls, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 0)))
+#endif
+    ;
+static void am_http_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    am_http *h = cls;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+        msg[--n] = '\0';
+    if (!h->started) {
+        size_t k = n < sizeof h->start_err ? n : sizeof h->start_err - 1;
+        memcpy(h->start_err, msg, k);
+        h->start_err[k] = '\0';
+    }
+    am_log_at(&h->srv->log, AM_LOG_WARN, NULL, "libmicrohttpd: %s", msg);
+}
+
+int am_http_start(am_server *srv, am_buf *err)
+{
+    const am_srv_config *cfg = &srv->cfg;
+    struct sockaddr_in sin;
+    struct sockaddr_in6 sin6;
+    struct sockaddr *sa;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+    memset(&sin, 0, sizeof sin);
+    memset(&sin6, 0, sizeof sin6);
+    if (inet_pton(AF_INET, cfg->listen, &sin.sin_addr) == 1) {
+        sin.sin_family = AF_INET;
+        sin.sin_port = htons((uint16_t)cfg->port);
+        sa = (struct sockaddr *)&sin;
+    } else if (inet_pton(AF_INET6, cfg->listen, &sin6.sin6_addr) == 1) {
+        sin6.sin6_family = AF_INET6;
+        sin6.sin6_port = htons((uint16_t)cfg->port);
+        sa = (struct sockaddr *)&sin6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        am_buf_printf(err, "listen address '%s' is not an IPv4 or IPv6 literal", cfg->listen);
+        return AM_ERR_INVALID;
+    }
+    if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES)
+        flags |= MHD_USE_EPOLL;
+    else if (MHD_is_feature_supported(MHD_FEATURE_POLL) == MHD_YES)
+        flags |= MHD_USE_POLL;
+
+    am_http *h = am_xcalloc(1, sizeof *h);
+    h->srv = srv;
+    atomic_init(&h->inflight, 0);
+    atomic_init(&h->active, 0);
+    atomic_init(&h->progress_ns, 0);
+    atomic_init(&h->ids, 0);
+    uint64_t seed = 0;
+    if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed)
+        seed = (uint64_t)am_http_mono_ns() ^ ((uint64_t)getpid() << 32);
+    h->seed = seed;
+
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, (uint16_t)cfg->port, NULL, NULL, &am_http_access, h, MHD_OPTION_EXTERNAL_LOGGER,
+        &am_http_mhd_log, h, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)cfg->threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->conn_timeout, MHD_OPTION_URI_LOG_CALLBACK,
+        &am_http_uri_cb, h, MHD_OPTION_NOTIFY_COMPLETED, &am_http_done_cb, h, MHD_OPTION_END);
+    if (!d) {
+        am_buf_printf(err, "cannot listen on %s%s%s:%d%s%s", (flags & MHD_USE_IPv6) ? "[" : "",
+                      cfg->listen, (flags & MHD_USE_IPv6) ? "]" : "", cfg->port,
+                      h->start_err[0] ? ": " : " (address in use or not permitted?)", h->start_err);
+        free(h);
+        return AM_ERR_IO;
+    }
+    h->daemon = d;
+    h->started = 1;
+    srv->daemon = h;
+    return AM_OK;
+}
+
+int am_http_port(const am_server *srv)
+{
+    const am_http *h = srv->daemon;
+    if (!h || !h->daemon)
+        return 0;
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? (int)info->port : 0;
+}
+
+void am_http_stop(am_server *srv)
+{
+    am_http *h = srv->daemon;
+    if (!h)
+        return;
+    /* No new connections. Requests being answered finish; requests still
+     * arriving may finish while they make progress, but a client that
+     * stalls mid-request does not hold the shutdown (2 s without progress
+     * from any request). Everything is bounded by shutdown_timeout_ms. */
+    MHD_socket lfd = MHD_quiesce_daemon(h->daemon);
+    int64_t t0 = am_http_mono_ns();
+    int64_t deadline = t0 + (int64_t)srv->cfg.shutdown_timeout_ms * 1000000;
+    const int64_t stall = 2000000000LL;
+    for (;;) {
+        int64_t now = am_http_mono_ns();
+        int active = atomic_load(&h->active), inflight = atomic_load(&h->inflight);
+        if (now >= deadline) {
+            if (inflight > 0)
+                am_log_at(&srv->log, AM_LOG_WARN, NULL,
+                          "%d request(s) still running after %d ms; stopping anyway", inflight,
+                          srv->cfg.shutdown_timeout_ms);
+            break;
+        }
+        if (!active && (!inflight || now - atomic_load(&h->progress_ns) > stall))
+            break;
+        struct timespec ts = {0, 5 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    am_log_at(&srv->log, AM_LOG_DEBUG, NULL, "waited %.0f ms for in-flight requests (%d left)",
+              (double)(am_http_mono_ns() - t0) / 1e6, atomic_load(&h->inflight));
+    MHD_stop_daemon(h->daemon);
+    am_log_at(&srv->log, AM_LOG_DEBUG, NULL, "HTTP daemon stopped");
+    if (lfd != MHD_INVALID_SOCKET)
+        close(lfd);
+    free(h);
+    srv->daemon = NULL;
+}

@@ -1,0 +1,818 @@
+/* ingest.c — confirmed segments into a session (see ingest.h). */
+#include "ingest.h"
+
+#include "http.h"
+#include "json.h"
+#include "sessions.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- workspace pool ------------------------------------------------------ */
+
+struct am_wspool {
+    pthread_mutex_t mu;
+    am_score_ws **free;
+    size_t n, cap;
+};
+
+am_wspool *am_wspool_new(void)
+{
+    am_wspool *p = am_xcalloc(1, sizeof *p);
+    pthread_mutex_init(&p->mu, NULL);
+    return p;
+}
+
+void am_wspool_free(am_wspool *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        am_score_ws_free(p->free[i]);
+    free(p->free);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+am_score_ws *am_wspool_get(am_wspool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    am_score_ws *ws = p->n ? p->free[--p->n] : NULL;
+    pthread_mutex_unlock(&p->mu);
+    return ws ? ws : am_score_ws_new();
+}
+
+void am_wspool_put(am_wspool *p, am_score_ws *ws)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 16;
+        p->free = am_xrealloc(p->free, p->cap * sizeof *p->free);
+    }
+    p->free[p->n++] = ws;
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* ---- failures ------------------------------------------------------------ */
+
+void am_fail_init(am_fail *f)
+{
+    memset(f, 0, sizeof *f);
+    am_buf_init(&f->detail);
+}
+
+void am_fail_cleanup(am_fail *f)
+{
+    am_buf_cleanup(&f->detail);
+}
+
+static int am_failf(am_fail *f, int status, const char *slug, const char *title, const char *field,
+                    const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
+
+static int am_failf(am_fail *f, int status, const char *slug, const char *title, const char *field,
+                    const char *fmt, ...)
+{
+    f->status = status;
+    f->slug = slug;
+    f->title = title;
+    f->field = field;
+    am_buf_reset(&f->detail);
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[512];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    am_buf_appends(&f->detail, tmp);
+    return AM_ERR_INVALID;
+}
+
+/* ---- request validation --------------------------------------------------- */
+
+/* A JSON string field without NUL bytes and within the token limit. */
+static int am_text_field(json_t *v, const char *name, const am_srv_config *cfg, const char **out,
+                         am_fail *f)
+{
+    if (!json_is_string(v))
+        return am_failf(f, 422, "invalid-value", "Invalid value", name, "'%s' must be a string",
+                        name);
+    const char *s = json_string_value(v);
+    if (strlen(s) != json_string_length(v))
+        return am_failf(f, 422, "invalid-utf8", "Invalid text", name,
+                        "'%s' contains a NUL character", name);
+    am_toks t;
+    am_toks_init(&t);
+    am_toks_split_py(&t, s);
+    size_t n = t.n;
+    am_toks_cleanup(&t);
+    if (cfg && n > (size_t)cfg->max_tokens)
+        return am_failf(f, 422, "too-many-tokens", "Too many tokens", name,
+                        "'%s' has %zu tokens; the limit is %d", name, n, cfg->max_tokens);
+    *out = s;
+    return AM_OK;
+}
+
+static int am_seg_terms(json_t *terms, am_seg_req *r, am_fail *f)
+{
+    if (!json_is_array(terms))
+        return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+                        "'terms' must be an array of {source, targets, span}");
+    size_t n = json_array_size(terms), ntargets = 0;
+    if (n > 1000)
+        return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+                        "at most 1000 term annotations per segment");
+    for (size_t i = 0; i < n; i++) {
+        json_t *t = json_array_get(terms, i);
+        if (!json_is_object(t))
+            return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+                            "terms[%zu] must be an object", i);
+        json_t *tg = json_object_get(t, "targets");
+        ntargets += json_is_array(tg) ? json_array_size(tg) : 1;
+    }
+    r->annots = am_xcalloc(n ? n : 1, sizeof *r->annots);
+    r->targets = am_xcalloc(ntargets ? ntargets : 1, sizeof *r->targets);
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *t = json_array_get(terms, i);
+        am_terms_annot *a = &r->annots[i];
+        const char *key;
+        json_t *v;
+        json_object_foreach(t, key, v)
+        {
+            if (strcmp(key, "source") && strcmp(key, "targets") && strcmp(key, "target") &&
+                strcmp(key, "case_sensitive") && strcmp(key, "span"))
+                return am_failf(f, 422, "unknown-field", "Unknown field", "terms",
+                                "terms[%zu]: unknown field '%s'", i, key);
+        }
+        json_t *src = json_object_get(t, "source");
+        if (src && !json_is_string(src))
+            return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+                            "terms[%zu].source must be a string", i);
+        a->source = src ? json_string_value(src) : NULL;
+        json_t *tg = json_object_get(t, "targets");
+        json_t *one = json_object_get(t, "target");
+        a->targets = r->targets + used;
+        if (tg && json_is_array(tg) && json_array_size(tg) > 0 && !one) {
+            for (size_t k = 0; k < json_array_size(tg); k++) {
+                json_t *x = json_array_get(tg, k);
+                if (!json_is_string(x) || !*json_string_value(x))
+                    return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+                                    "terms[%zu].targets must be non-empty strings", i);
+                r->targets[used++] = json_string_value(x);
+            }
+            a->n_targets = json_array_size(tg);
+        } else if (one && json_is_string(one) && *json_string_value(one) && !tg) {
+            r->targets[used++] = json_string_value(one);
+            a->n_targets = 1;
+        } else {
+            return am_failf(f, 422, "missing-field", "Missing field", "terms",
+                            "terms[%zu] needs 'targets' (array of strings) or 'target'", i);
+        }
+        json_t *cs = json_object_get(t, "case_sensitive");
+        if (cs && !json_is_boolean(cs))
+            return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+                            "terms[%zu].case_sensitive must be a boolean", i);
+        a->case_sensitive = json_is_true(cs);
+        json_t *span = json_object_get(t, "span");
+        if (span) {
+            json_t *s0 = json_array_get(span, 0), *s1 = json_array_get(span, 1);
+            size_t tl = strlen(r->translation);
+            if (!json_is_array(span) || json_array_size(span) != 2 || !json_is_integer(s0) ||
+                !json_is_integer(s1) || json_integer_value(s0) < 0 ||
+                json_integer_value(s1) <= json_integer_value(s0) ||
+                (size_t)json_integer_value(s1) > tl)
+                return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+                                "terms[%zu].span must be [start, end) byte offsets within the "
+                                "translation (%zu bytes)",
+                                i, tl);
+            a->has_span = 1;
+            a->span_start = (size_t)json_integer_value(s0);
+            a->span_end = (size_t)json_integer_value(s1);
+        }
+    }
+    r->n_annots = n;
+    return AM_OK;
+}
+
+int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg, am_seg_req *r,
+                     am_fail *f)
+{
+    memset(r, 0, sizeof *r);
+    static const char *const known[] = {"id",          "source", "hypothesis", "hypotheses",
+                                        "translation", "terms",  "metadata"};
+    const char *key;
+    json_t *v;
+    json_object_foreach(body, key, v)
+    {
+        size_t k;
+        for (k = 0; k < sizeof known / sizeof known[0]; k++)
+            if (!strcmp(key, known[k]))
+                break;
+        if (k == sizeof known / sizeof known[0])
+            return am_failf(f, 422, "unknown-field", "Unknown field", key,
+                            "unknown field '%.64s' (allowed: id, source, hypothesis, hypotheses, "
+                            "translation, terms, metadata)",
+                            key);
+    }
+    json_t *id = json_object_get(body, "id");
+    if (!id && path_id) {
+        r->id = path_id;
+    } else if (!id) {
+        return am_failf(f, 422, "missing-field", "Missing field", "id",
+                        "'id' (the client's segment id) is required");
+    } else if (!json_is_string(id) || !am_http_valid_id(json_string_value(id))) {
+        return am_failf(f, 422, "invalid-value", "Invalid value", "id",
+                        "'id' must be a string of 1-128 characters from [A-Za-z0-9._-]");
+    } else {
+        r->id = json_string_value(id);
+        if (path_id && strcmp(path_id, r->id))
+            return am_failf(f, 422, "invalid-value", "Invalid value", "id",
+                            "body id '%s' differs from the URL's '%s'", r->id, path_id);
+    }
+    json_t *tr = json_object_get(body, "translation");
+    if (!tr)
+        return am_failf(f, 422, "missing-field", "Missing field", "translation",
+                        "'translation' (the confirmed translation) is required");
+    if (am_text_field(tr, "translation", cfg, &r->translation, f))
+        return AM_ERR_INVALID;
+    json_t *src = json_object_get(body, "source");
+    if (src && !json_is_null(src) && am_text_field(src, "source", cfg, &r->source, f))
+        return AM_ERR_INVALID;
+    json_t *h = json_object_get(body, "hypothesis"), *hs = json_object_get(body, "hypotheses");
+    if (h && hs)
+        return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
+                        "give either 'hypothesis' or 'hypotheses', not both");
+    if (h) {
+        if (am_text_field(h, "hypothesis", cfg, &r->hyp[0], f))
+            return AM_ERR_INVALID;
+        r->sys[0] = "default";
+        r->nsys = 1;
+    } else if (hs) {
+        if (!json_is_object(hs) || json_object_size(hs) == 0)
+            return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
+                            "'hypotheses' must be a non-empty object {system: text}");
+        size_t max = cfg ? (size_t)cfg->max_systems : AM_SCORE_MAX_SYSTEMS;
+        if (max > AM_SCORE_MAX_SYSTEMS)
+            max = AM_SCORE_MAX_SYSTEMS;
+        if (json_object_size(hs) > max)
+            return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
+                            "at most %zu systems per segment", max);
+        /* systems in name order, so results do not depend on key order */
+        const char *names[AM_SCORE_MAX_SYSTEMS];
+        size_t n = 0;
+        json_object_foreach(hs, key, v)
+        {
+            if (!am_http_valid_id(key))
+                return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
+                                "system names must match [A-Za-z0-9._-]{1,128}");
+            names[n++] = key;
+        }
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+                const char *t = names[j];
+                names[j] = names[j - 1];
+                names[j - 1] = t;
+            }
+        for (size_t i = 0; i < n; i++) {
+            r->sys[i] = names[i];
+            if (am_text_field(json_object_get(hs, names[i]), "hypotheses", cfg, &r->hyp[i], f))
+                return AM_ERR_INVALID;
+        }
+        r->nsys = n;
+    } else {
+        return am_failf(f, 422, "missing-field", "Missing field", "hypothesis",
+                        "'hypothesis' (text) or 'hypotheses' ({system: text}) is required");
+    }
+    json_t *md = json_object_get(body, "metadata");
+    if (md && !json_is_object(md))
+        return am_failf(f, 422, "invalid-value", "Invalid value", "metadata",
+                        "'metadata' must be an object");
+    json_t *terms = json_object_get(body, "terms");
+    if (terms && am_seg_terms(terms, r, f))
+        return AM_ERR_INVALID;
+    /* the canonical form is the body with the id made explicit */
+    json_t *canon = json_deep_copy(body);
+    json_object_set_new(canon, "id", json_string(r->id));
+    r->canonical = am_json_dump(canon);
+    json_decref(canon);
+    return AM_OK;
+}
+
+void am_seg_req_cleanup(am_seg_req *r)
+{
+    free(r->annots);
+    free(r->targets);
+    free(r->canonical);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- the transaction ------------------------------------------------------ */
+
+typedef struct am_lookup_ctx {
+    am_store_tx *tx;
+    const char *session;
+} am_lookup_ctx;
+
+static int am_tx_lookup(void *ctx, const char *word, int64_t *occ)
+{
+    am_lookup_ctx *c = ctx;
+    return am_store_tx_vocab_get(c->tx, c->session, word, occ);
+}
+
+static uint64_t am_fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* Scores one segment inside tx at seq, updates history and totals, and
+ * returns the result object (new reference). */
+static int am_apply(am_server *srv, am_sess *sess, am_store_tx *tx, const char *session,
+                    int64_t seq, const am_seg_req *req, int64_t now, json_t **result, am_fail *f)
+{
+    const am_scorer *sc = sess->scorer;
+    am_score_ws *ws = am_wspool_get(srv->wspool);
+    am_lookup_ctx lc = {tx, session};
+    am_seg_input in = {.source = req->source,
+                       .translation = req->translation,
+                       .hyps = req->hyp,
+                       .nsys = req->nsys,
+                       .annots = req->annots,
+                       .n_annots = req->n_annots};
+    am_seg_result res;
+    const char *field = NULL;
+    int rc = am_score_segment(sc, ws, &in, am_tx_lookup, &lc, &res, &field);
+    if (rc != AM_OK) {
+        am_wspool_put(srv->wspool, ws);
+        if (rc == AM_ERR_IO)
+            return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed");
+        return am_failf(f, 422, rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "invalid-value",
+                        "Cannot score segment", field, "%s%s%s", am_strerror(rc),
+                        field ? " in " : "", field ? field : "");
+    }
+    for (size_t i = 0; i < res.recall->words.n && rc == AM_OK; i++)
+        rc = am_store_tx_vocab_incr(tx, session, res.recall->words.v[i], seq);
+
+    json_t *scores = am_json_segment(sc, &res, req->sys);
+    json_t *totals = json_object();
+    for (size_t k = 0; k < req->nsys && rc == AM_OK; k++) {
+        am_totals t;
+        char *raw = NULL;
+        int g = am_store_tx_totals_get(tx, session, req->sys[k], &raw);
+        if (g == AM_OK) {
+            json_t *j = json_loads(raw, 0, NULL);
+            if (!j || am_json_totals_parse(j, sc, &t) != AM_OK)
+                rc = AM_ERR_INTERNAL;
+            json_decref(j);
+        } else if (g == AM_ERR_NOTFOUND) {
+            am_totals_init(&t, sc);
+        } else {
+            rc = g;
+        }
+        free(raw);
+        if (rc != AM_OK)
+            break;
+        am_totals_add(&t, &res.sys[k]);
+        json_t *rj = am_json_totals_raw(&t);
+        char *txt = am_json_dump(rj);
+        json_decref(rj);
+        rc = am_store_tx_totals_put(tx, session, req->sys[k], txt);
+        free(txt);
+        json_object_set_new(totals, req->sys[k], am_json_totals(sc, &t));
+        /* the translator's choice among a glossary entry's alternatives */
+        if (k == 0 && res.sys[0].terms) {
+            const am_terms_seg *ts = res.sys[0].terms;
+            for (size_t i = 0; i < ts->n_inst && rc == AM_OK; i++) {
+                const am_terms_inst *inst = &ts->inst[i];
+                if (inst->origin != AM_TERMS_GLOSSARY || inst->entry >= sess->gloss.n)
+                    continue;
+                const am_gloss_entry *e = &sess->gloss.v[inst->entry];
+                if (inst->alt < e->n_targets)
+                    rc = am_store_tx_choice_incr(tx, session, e->source, e->targets[inst->alt]);
+            }
+        }
+    }
+    am_metrics_segments(srv->metrics, (int64_t)req->nsys);
+    am_wspool_put(srv->wspool, ws);
+    if (rc != AM_OK) {
+        json_decref(scores);
+        json_decref(totals);
+        return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed (%s)",
+                        am_strerror(rc));
+    }
+    char ts[32];
+    snprintf(ts, sizeof ts, "%lld", (long long)now);
+    *result = json_pack("{sssssIsssoso}", "session", session, "id", req->id, "seq", (json_int_t)seq,
+                        "signature", am_scorer_signature(sc), "scores", scores, "totals", totals);
+    json_object_set_new(*result, "created_ms", json_integer((json_int_t)now));
+    return AM_OK;
+}
+
+static int am_acquire(am_server *srv, const char *session, am_sess **out, am_fail *f)
+{
+    am_buf err;
+    am_buf_init(&err);
+    int rc = am_sessions_acquire(srv->sessions, session, out, &err);
+    if (rc == AM_ERR_NOTFOUND)
+        am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+    else if (rc != AM_OK)
+        am_failf(f, 500, "internal", "Session unavailable", NULL, "%s",
+                 err.len ? am_buf_str(&err) : am_strerror(rc));
+    am_buf_cleanup(&err);
+    return rc;
+}
+
+int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, json_t **result,
+                   int *status, am_fail *f)
+{
+    am_sess *sess;
+    int rc = am_acquire(srv, session, &sess, f);
+    if (rc != AM_OK)
+        return rc;
+    pthread_mutex_lock(&sess->lock);
+    am_store_tx *tx = NULL;
+    rc = am_store_tx_begin(srv->store, &tx);
+    if (rc != AM_OK) {
+        am_failf(f, 503, "unavailable", "Database busy", NULL, "could not start a transaction");
+        goto out;
+    }
+    int64_t seq = 0;
+    char *stored_req = NULL, *stored_res = NULL;
+    int found = am_store_tx_segment_find(tx, session, req->id, &seq, NULL, &stored_res);
+    if (found == AM_OK) {
+        /* idempotency: the same body answers the stored result */
+        int64_t s2;
+        char *rq = NULL, *rs = NULL;
+        am_store_tx_rollback(tx);
+        tx = NULL;
+        rc = am_store_segment_get(srv->store, session, req->id, &s2, &rq, &rs);
+        if (rc == AM_OK && !strcmp(rq, req->canonical)) {
+            *result = json_loads(rs, 0, NULL);
+            *status = 200;
+        } else if (rc == AM_OK) {
+            rc = AM_ERR_CONFLICT;
+            am_failf(f, 409, "conflict", "Segment exists with another body", "id",
+                     "segment '%s' was posted before with a different body; PUT "
+                     "/v1/sessions/%s/segments/%s replaces it",
+                     req->id, session, req->id);
+        } else {
+            am_failf(f, 500, "internal", "Storage error", NULL, "reading the stored segment failed");
+        }
+        free(rq);
+        free(rs);
+        free(stored_res);
+        goto out;
+    }
+    free(stored_req);
+    free(stored_res);
+    if (found != AM_ERR_NOTFOUND) {
+        rc = found;
+        am_failf(f, 500, "internal", "Storage error", NULL, "looking up the segment failed");
+        goto out;
+    }
+    int64_t last = 0, version = 0;
+    rc = am_store_tx_session_state(tx, session, &last, &version);
+    if (rc != AM_OK) {
+        am_failf(f, rc == AM_ERR_NOTFOUND ? 404 : 500, rc == AM_ERR_NOTFOUND ? "not-found" : "internal",
+                 "Session unavailable", NULL, "session '%s' is gone", session);
+        goto out;
+    }
+    int64_t now = am_now_ms();
+    json_t *res = NULL;
+    rc = am_apply(srv, sess, tx, session, last + 1, req, now, &res, f);
+    if (rc != AM_OK)
+        goto out;
+    char *txt = am_json_dump(res);
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
+    rc = am_store_tx_segment_insert(tx, session, last + 1, req->id, hash, req->canonical, txt, now);
+    free(txt);
+    if (rc == AM_OK)
+        rc = am_store_tx_commit(tx);
+    tx = NULL; /* commit ends the transaction, also on failure */
+    if (rc != AM_OK) {
+        json_decref(res);
+        am_failf(f, 500, "internal", "Storage error", NULL, "the segment could not be stored");
+        goto out;
+    }
+    *result = res;
+    *status = 201;
+out:
+    if (tx)
+        am_store_tx_rollback(tx);
+    pthread_mutex_unlock(&sess->lock);
+    am_sessions_release(srv->sessions, sess);
+    return rc;
+}
+
+/* ---- replacement and replay ------------------------------------------------ */
+
+typedef struct am_row {
+    int64_t seq;
+    char *client_id;
+    char *request;
+} am_row;
+
+typedef struct am_rows {
+    am_row *v;
+    size_t n, cap;
+} am_rows;
+
+static int am_collect(void *ctx, int64_t seq, const char *client_id, const char *request_json)
+{
+    am_rows *r = ctx;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 256;
+        r->v = am_xrealloc(r->v, r->cap * sizeof *r->v);
+    }
+    r->v[r->n].seq = seq;
+    r->v[r->n].client_id = am_xstrdup(client_id);
+    r->v[r->n].request = am_xstrdup(request_json);
+    r->n++;
+    return 0;
+}
+
+static void am_rows_free(am_rows *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->v[i].client_id);
+        free(r->v[i].request);
+    }
+    free(r->v);
+}
+
+int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req,
+                      json_t **result, int *status, am_fail *f)
+{
+    am_sess *sess;
+    int rc = am_acquire(srv, session, &sess, f);
+    if (rc != AM_OK)
+        return rc;
+    pthread_mutex_lock(&sess->lock);
+    am_rows rows = {0};
+    json_t *last_res = NULL;
+    am_store_tx *tx = NULL;
+    rc = am_store_tx_begin(srv->store, &tx);
+    if (rc != AM_OK) {
+        am_failf(f, 503, "unavailable", "Database busy", NULL, "could not start a transaction");
+        goto out;
+    }
+    int64_t seq = 0;
+    char *stored_res = NULL;
+    rc = am_store_tx_segment_find(tx, session, req->id, &seq, NULL, &stored_res);
+    free(stored_res);
+    if (rc == AM_ERR_NOTFOUND) {
+        am_failf(f, 404, "not-found", "Not found", "id",
+                 "no segment '%s' in session '%s'; POST creates segments", req->id, session);
+        goto out;
+    } else if (rc != AM_OK) {
+        am_failf(f, 500, "internal", "Storage error", NULL, "looking up the segment failed");
+        goto out;
+    }
+    rc = am_store_tx_segments_walk(tx, session, 1, am_collect, &rows);
+    if (rc == AM_OK)
+        rc = am_store_tx_history_clear(tx, session);
+    if (rc != AM_OK) {
+        am_failf(f, 500, "internal", "Storage error", NULL, "reading the session failed");
+        goto out;
+    }
+    int64_t now = am_now_ms();
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
+    /* replay every segment in order, the replaced one with its new body */
+    for (size_t i = 0; i < rows.n && rc == AM_OK; i++) {
+        am_seg_req stored;
+        const am_seg_req *use = req;
+        json_t *body = NULL;
+        int replaced = rows.v[i].seq == seq;
+        if (!replaced) {
+            body = json_loads(rows.v[i].request, 0, NULL);
+            am_fail pf;
+            am_fail_init(&pf);
+            /* stored requests were valid when posted: no limits now */
+            rc = body ? am_seg_req_parse(body, NULL, NULL, &stored, &pf) : AM_ERR_INTERNAL;
+            am_fail_cleanup(&pf);
+            if (rc != AM_OK) {
+                json_decref(body);
+                am_failf(f, 500, "internal", "Replay failed", NULL,
+                         "stored segment %lld cannot be read", (long long)rows.v[i].seq);
+                break;
+            }
+            use = &stored;
+        }
+        json_t *res = NULL;
+        rc = am_apply(srv, sess, tx, session, rows.v[i].seq, use, now, &res, f);
+        if (rc == AM_OK && rows.v[i].seq >= seq) {
+            char *txt = am_json_dump(res);
+            if (replaced)
+                rc = am_store_tx_segment_update(tx, session, seq, hash, req->canonical, txt, now);
+            else
+                rc = am_store_tx_segment_update(tx, session, rows.v[i].seq, NULL, NULL, txt, now);
+            free(txt);
+            if (rc != AM_OK)
+                am_failf(f, 500, "internal", "Storage error", NULL, "updating results failed");
+        }
+        if (replaced) {
+            last_res = res;
+            res = NULL;
+        }
+        json_decref(res);
+        if (!replaced) {
+            am_seg_req_cleanup(&stored);
+            json_decref(body);
+        }
+    }
+    if (rc == AM_OK) {
+        rc = am_store_tx_commit(tx);
+        tx = NULL;
+        if (rc != AM_OK)
+            am_failf(f, 500, "internal", "Storage error", NULL, "the replacement could not be stored");
+    }
+    if (rc == AM_OK) {
+        *result = last_res;
+        last_res = NULL;
+        *status = 200;
+    }
+out:
+    if (tx)
+        am_store_tx_rollback(tx);
+    json_decref(last_res);
+    am_rows_free(&rows);
+    pthread_mutex_unlock(&sess->lock);
+    am_sessions_release(srv->sessions, sess);
+    return rc;
+}
+
+/* ---- metrics and check ------------------------------------------------------ */
+
+typedef struct am_tot_ctx {
+    const am_scorer *sc;
+    json_t *systems;
+    json_t *raw; /* system → am_totals_scores as JSON numbers for relative diffs */
+    int rc;
+} am_tot_ctx;
+
+static int am_tot_each(void *ctx, const char *system, const char *stats_json)
+{
+    am_tot_ctx *c = ctx;
+    json_t *j = json_loads(stats_json, 0, NULL);
+    am_totals t;
+    if (!j || am_json_totals_parse(j, c->sc, &t) != AM_OK) {
+        json_decref(j);
+        c->rc = AM_ERR_INTERNAL;
+        return 1;
+    }
+    json_decref(j);
+    json_object_set_new(c->systems, system, am_json_totals(c->sc, &t));
+    return 0;
+}
+
+/* score value of a metric path in a totals object, NAN when null */
+static double am_metric_value(json_t *tot, const char *key)
+{
+    json_t *v = json_object_get(tot, key);
+    if (json_is_object(v))
+        v = json_object_get(v, "score");
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+int am_ingest_metrics(am_server *srv, const char *session, json_t **out, am_fail *f)
+{
+    am_sess *sess;
+    int rc = am_acquire(srv, session, &sess, f);
+    if (rc != AM_OK)
+        return rc;
+    am_tot_ctx c = {sess->scorer, json_object(), NULL, AM_OK};
+    rc = am_store_totals_each(srv->store, session, am_tot_each, &c);
+    if (rc == AM_OK)
+        rc = c.rc;
+    if (rc != AM_OK) {
+        json_decref(c.systems);
+        am_sessions_release(srv->sessions, sess);
+        return am_failf(f, 500, "internal", "Storage error", NULL, "reading totals failed");
+    }
+    am_store_session row;
+    memset(&row, 0, sizeof row);
+    rc = am_store_session_get(srv->store, session, &row);
+    if (rc != AM_OK) {
+        json_decref(c.systems);
+        am_sessions_release(srv->sessions, sess);
+        return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+    }
+    json_t *opts = json_loads(row.options, 0, NULL);
+    const char *baseline = json_string_value(json_object_get(opts, "baseline_system"));
+    json_t *rel = json_object();
+    json_t *base = baseline ? json_object_get(c.systems, baseline) : NULL;
+    if (base) {
+        static const char *const keys[] = {"r0", "r1", "r01", "bleu", "chrf", "chrfpp", "ter",
+                                           "one_minus_term"};
+        const char *name;
+        json_t *tot;
+        json_object_foreach(c.systems, name, tot)
+        {
+            if (!strcmp(name, baseline))
+                continue;
+            json_t *o = json_object();
+            for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+                double b = am_metric_value(base, keys[i]), x = am_metric_value(tot, keys[i]);
+                json_object_set_new(o, keys[i],
+                                    isfinite(b) && isfinite(x) && b != 0 ? json_real((x - b) / b)
+                                                                        : json_null());
+            }
+            double be = am_metric_value(json_object_get(base, "terms"), "exact_match");
+            double xe = am_metric_value(json_object_get(tot, "terms"), "exact_match");
+            json_object_set_new(o, "term_exact_match",
+                                isfinite(be) && isfinite(xe) && be != 0 ? json_real((xe - be) / be)
+                                                                       : json_null());
+            json_object_set_new(rel, name, o);
+        }
+    }
+    *out = json_pack("{sssssIsIsososo}", "session", session, "signature",
+                     am_scorer_signature(sess->scorer), "segments", (json_int_t)row.segments,
+                     "version", (json_int_t)row.version, "baseline_system",
+                     baseline ? json_string(baseline) : json_null(), "systems", c.systems,
+                     "relative_to_baseline", rel);
+    json_decref(opts);
+    am_store_session_clear(&row);
+    am_sessions_release(srv->sessions, sess);
+    return AM_OK;
+}
+
+typedef struct am_choice_ctx {
+    json_t *arr;
+} am_choice_ctx;
+
+static int am_choice_each(void *ctx, const char *alt, int64_t count)
+{
+    am_choice_ctx *c = ctx;
+    json_array_append_new(c->arr, json_pack("{sssI}", "target", alt, "count", (json_int_t)count));
+    return 0;
+}
+
+int am_ingest_check(am_server *srv, const char *session, const char *source,
+                    const char *hypothesis, json_t **out, am_fail *f)
+{
+    am_sess *sess;
+    int rc = am_acquire(srv, session, &sess, f);
+    if (rc != AM_OK)
+        return rc;
+    am_score_ws *ws = am_wspool_get(srv->wspool);
+    const am_terms_prev *pv = NULL;
+    size_t n = 0;
+    rc = am_terms_preview(am_score_ws_terms(ws), am_scorer_lex(sess->scorer), source, hypothesis,
+                          &pv, &n);
+    if (rc != AM_OK) {
+        am_wspool_put(srv->wspool, ws);
+        am_sessions_release(srv->sessions, sess);
+        return am_failf(f, 422, "invalid-value", "Cannot check", NULL, "%s", am_strerror(rc));
+    }
+    json_t *terms = json_array();
+    int64_t forbidden = 0, missing = 0;
+    for (size_t i = 0; i < n; i++) {
+        const am_terms_prev *p = &pv[i];
+        if (p->entry >= sess->gloss.n)
+            continue;
+        const am_gloss_entry *e = &sess->gloss.v[p->entry];
+        json_t *targets = json_array();
+        for (size_t k = 0; k < e->n_targets; k++)
+            json_array_append_new(targets, json_string(e->targets[k]));
+        json_t *o = json_pack("{sIsssosb}", "entry", (json_int_t)p->entry, "source", e->source,
+                              "targets", targets, "forbidden", e->forbidden);
+        json_object_set_new(o, "source_span",
+                            json_pack("[II]", (json_int_t)p->src.byte_start,
+                                      (json_int_t)p->src.byte_end));
+        const char *used = p->used == AM_TERMS_EXACT ? "exact" : p->used == AM_TERMS_STEM ? "stem" : NULL;
+        json_object_set_new(o, "used", used ? json_string(used) : json_null());
+        if (used && p->alt < e->n_targets) {
+            json_object_set_new(o, "used_target", json_string(e->targets[p->alt]));
+            json_object_set_new(o, "hypothesis_span",
+                                json_pack("[II]", (json_int_t)p->hyp.byte_start,
+                                          (json_int_t)p->hyp.byte_end));
+        }
+        if (e->forbidden && used)
+            forbidden++;
+        if (!e->forbidden && !used)
+            missing++;
+        am_choice_ctx cc = {json_array()};
+        am_store_choices_each(srv->store, session, e->source, am_choice_each, &cc);
+        json_object_set_new(o, "translator_choices", cc.arr);
+        json_t *first = json_array_get(cc.arr, 0);
+        json_object_set_new(o, "established_target",
+                            first ? json_incref(json_object_get(first, "target")) : json_null());
+        json_array_append_new(terms, o);
+    }
+    am_wspool_put(srv->wspool, ws);
+    *out = json_pack("{sssosIsI}", "session", session, "terms", terms, "missing_terms",
+                     (json_int_t)missing, "forbidden_used", (json_int_t)forbidden);
+    am_sessions_release(srv->sessions, sess);
+    return AM_OK;
+}

@@ -1,0 +1,76 @@
+/*
+ * ingest.h — confirmed segments into a session: request validation, the
+ * one-transaction post (score, update the vocabulary history and the
+ * per-system totals, store the request and result, commit, then answer),
+ * idempotent re-posts, replacement with a replay of the history, and the
+ * next-hypothesis check. Handlers (api_segments.c) only parse and encode.
+ */
+#ifndef AM_INGEST_H
+#define AM_INGEST_H
+
+#include "score.h"
+#include "server.h"
+
+#include <jansson.h>
+
+/* A pool of scoring workspaces shared by the handler threads. */
+typedef struct am_wspool am_wspool;
+am_wspool *am_wspool_new(void);
+void am_wspool_free(am_wspool *p);
+am_score_ws *am_wspool_get(am_wspool *p);
+void am_wspool_put(am_wspool *p, am_score_ws *ws);
+
+/* A validated segment request. Strings point into the JSON it was parsed
+ * from (keep that alive); canonical is owned. */
+typedef struct am_seg_req {
+    const char *id;
+    const char *source;      /* NULL when absent */
+    const char *translation;
+    size_t nsys;
+    const char *sys[AM_SCORE_MAX_SYSTEMS];
+    const char *hyp[AM_SCORE_MAX_SYSTEMS];
+    am_terms_annot *annots;  /* owned array */
+    const char **targets;    /* owned storage behind annots[i].targets */
+    size_t n_annots;
+    char *canonical;         /* canonical JSON text of the request (owned) */
+} am_seg_req;
+
+/* What went wrong with a request: HTTP status, problem slug, detail. */
+typedef struct am_fail {
+    int status;
+    const char *slug;
+    const char *title;
+    am_buf detail;
+    const char *field; /* offending field or NULL */
+} am_fail;
+void am_fail_init(am_fail *f);
+void am_fail_cleanup(am_fail *f);
+
+/* Validates a segment body (id, source, hypothesis|hypotheses, translation,
+ * terms, metadata; nothing else). path_id, when not NULL, is the id from
+ * the URL (PUT), which the body's id must equal when present. Returns
+ * AM_OK or AM_ERR_INVALID with *fail filled. */
+int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg, am_seg_req *out,
+                     am_fail *fail);
+void am_seg_req_cleanup(am_seg_req *r);
+
+/* Posts a segment. On success *result is the stored result object (new
+ * reference) and *status 201 (new) or 200 (identical re-post). A different
+ * body for a known id fails with 409. */
+int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, json_t **result,
+                   int *status, am_fail *fail);
+/* Replaces a known segment (PUT) and replays the session's history so
+ * that the totals equal a fresh replay. 404 for an unknown segment. */
+int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req,
+                      json_t **result, int *status, am_fail *fail);
+
+/* Totals of every system of a session as a JSON object {system: totals},
+ * plus relative differences to the baseline system when it has totals. */
+int am_ingest_metrics(am_server *srv, const char *session, json_t **out, am_fail *fail);
+
+/* The check endpoint: glossary terms of source and their use in hypothesis,
+ * with the translator's established choice for each entry. */
+int am_ingest_check(am_server *srv, const char *session, const char *source,
+                    const char *hypothesis, json_t **out, am_fail *fail);
+
+#endif

@@ -1,0 +1,245 @@
+/*
+ * metrics.c — the Prometheus registry of /metrics (see metrics.h).
+ *
+ * Routes are a small fixed set (the route table plus "other"), so the
+ * series live in two small arrays under one mutex: request counters keyed
+ * by (method, route, code) and latency histograms keyed by route. Methods
+ * outside the HTTP set are counted as "OTHER" and the number of series is
+ * capped, so no client can grow the registry without bound.
+ */
+#include "metrics.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AM_MET_BUCKETS 12
+#define AM_MET_MAX_SERIES 1024 /* request counters; beyond, counted as route "other" */
+#define AM_MET_MAX_ROUTES 128 /* histograms; beyond, counted as route "other" */
+
+static const double am_met_bounds[AM_MET_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                     0.05,   0.1,   0.25,   0.5,   1,    2.5};
+static const char *const am_met_bound_text[AM_MET_BUCKETS] = {"0.0005", "0.001", "0.0025", "0.005",
+                                                              "0.01",   "0.025", "0.05",   "0.1",
+                                                              "0.25",   "0.5",   "1",      "2.5"};
+
+typedef struct am_met_counter {
+    const char *method; /* static */
+    char *route; /* owned */
+    int code;
+    int64_t n;
+} am_met_counter;
+
+typedef struct am_met_hist {
+    char *route; /* owned */
+    int64_t buckets[AM_MET_BUCKETS]; /* not cumulative: counts per bucket */
+    int64_t count;
+    double sum;
+} am_met_hist;
+
+struct am_metrics {
+    pthread_mutex_t lock;
+    am_met_counter *counters;
+    size_t ncounters, capcounters;
+    am_met_hist *hists;
+    size_t nhists, caphists;
+    int64_t segments;
+};
+
+am_metrics *am_metrics_new(void)
+{
+    am_metrics *m = am_xcalloc(1, sizeof *m);
+    pthread_mutex_init(&m->lock, NULL);
+    return m;
+}
+
+void am_metrics_free(am_metrics *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->ncounters; i++)
+        free(m->counters[i].route);
+    for (size_t i = 0; i < m->nhists; i++)
+        free(m->hists[i].route);
+    free(m->counters);
+    free(m->hists);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+/* The static label value for a method: the standard ones, else "OTHER". */
+static const char *am_met_method(const char *method)
+{
+    static const char *const known[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"};
+    for (size_t i = 0; method && i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp(method, known[i]))
+            return known[i];
+    return "OTHER";
+}
+
+/* Finds or adds the histogram of route (lock held). */
+static am_met_hist *am_met_hist_for(am_metrics *m, const char *route)
+{
+    for (size_t i = 0; i < m->nhists; i++)
+        if (!strcmp(m->hists[i].route, route))
+            return &m->hists[i];
+    if (m->nhists >= AM_MET_MAX_ROUTES && strcmp(route, "other"))
+        return am_met_hist_for(m, "other");
+    if (m->nhists == m->caphists) {
+        m->caphists = m->caphists ? 2 * m->caphists : 16;
+        m->hists = am_xrealloc(m->hists, m->caphists * sizeof *m->hists);
+    }
+    am_met_hist *h = &m->hists[m->nhists++];
+    memset(h, 0, sizeof *h);
+    h->route = am_xstrdup(route);
+    return h;
+}
+
+/* Finds or adds the counter of (method, route, code) (lock held). */
+static am_met_counter *am_met_counter_for(am_metrics *m, const char *method, const char *route,
+                                          int code)
+{
+    for (size_t i = 0; i < m->ncounters; i++) {
+        am_met_counter *c = &m->counters[i];
+        if (c->code == code && c->method == method && !strcmp(c->route, route))
+            return c;
+    }
+    if (m->ncounters >= AM_MET_MAX_SERIES && strcmp(route, "other"))
+        return am_met_counter_for(m, method, "other", code);
+    if (m->ncounters == m->capcounters) {
+        m->capcounters = m->capcounters ? 2 * m->capcounters : 32;
+        m->counters = am_xrealloc(m->counters, m->capcounters * sizeof *m->counters);
+    }
+    am_met_counter *c = &m->counters[m->ncounters++];
+    c->method = method;
+    c->route = am_xstrdup(route);
+    c->code = code;
+    c->n = 0;
+    return c;
+}
+
+void am_metrics_request(am_metrics *m, const char *method, const char *route, int status,
+                        double seconds)
+{
+    if (!m)
+        return;
+    const char *meth = am_met_method(method);
+    if (!route || !*route)
+        route = "other";
+    if (!(seconds >= 0)) /* also catches NaN */
+        seconds = 0;
+    size_t b = 0;
+    while (b < AM_MET_BUCKETS && seconds > am_met_bounds[b])
+        b++;
+    pthread_mutex_lock(&m->lock);
+    am_met_counter_for(m, meth, route, status)->n++;
+    am_met_hist *h = am_met_hist_for(m, route);
+    if (b < AM_MET_BUCKETS)
+        h->buckets[b]++;
+    h->count++;
+    h->sum += seconds;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void am_metrics_segments(am_metrics *m, int64_t n)
+{
+    if (!m || n <= 0)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->segments += n;
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* Appends a label value with the escapes of the text format. */
+static void am_met_label(am_buf *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\')
+            am_buf_appends(out, "\\\\");
+        else if (*s == '"')
+            am_buf_appends(out, "\\\"");
+        else if (*s == '\n')
+            am_buf_appends(out, "\\n");
+        else
+            am_buf_appendc(out, *s);
+    }
+}
+
+static int am_met_cmp_counter(const void *a, const void *b)
+{
+    const am_met_counter *x = a, *y = b;
+    int c = strcmp(x->route, y->route);
+    if (!c)
+        c = strcmp(x->method, y->method);
+    if (!c)
+        c = (x->code > y->code) - (x->code < y->code);
+    return c;
+}
+
+static int am_met_cmp_hist(const void *a, const void *b)
+{
+    const am_met_hist *x = a, *y = b;
+    return strcmp(x->route, y->route);
+}
+
+void am_metrics_render(am_metrics *m, am_buf *out, int64_t sessions, int64_t db_bytes,
+                       double uptime_seconds)
+{
+    pthread_mutex_lock(&m->lock);
+    /* sorted in place: the order of the arrays carries no meaning */
+    if (m->ncounters)
+        qsort(m->counters, m->ncounters, sizeof *m->counters, am_met_cmp_counter);
+    if (m->nhists)
+        qsort(m->hists, m->nhists, sizeof *m->hists, am_met_cmp_hist);
+
+    am_buf_appends(out, "# HELP adaptmon_http_requests_total HTTP requests answered, by method, "
+                        "route pattern and status code.\n"
+                        "# TYPE adaptmon_http_requests_total counter\n");
+    for (size_t i = 0; i < m->ncounters; i++) {
+        const am_met_counter *c = &m->counters[i];
+        am_buf_printf(out, "adaptmon_http_requests_total{method=\"%s\",route=\"", c->method);
+        am_met_label(out, c->route);
+        am_buf_printf(out, "\",code=\"%d\"} %lld\n", c->code, (long long)c->n);
+    }
+
+    am_buf_appends(out, "# HELP adaptmon_http_request_duration_seconds Time from the request "
+                        "line to the response sent, by route pattern.\n"
+                        "# TYPE adaptmon_http_request_duration_seconds histogram\n");
+    for (size_t i = 0; i < m->nhists; i++) {
+        const am_met_hist *h = &m->hists[i];
+        int64_t cum = 0;
+        for (size_t b = 0; b <= AM_MET_BUCKETS; b++) {
+            cum += b < AM_MET_BUCKETS ? h->buckets[b] : 0;
+            am_buf_appends(out, "adaptmon_http_request_duration_seconds_bucket{route=\"");
+            am_met_label(out, h->route);
+            am_buf_printf(out, "\",le=\"%s\"} %lld\n",
+                          b < AM_MET_BUCKETS ? am_met_bound_text[b] : "+Inf",
+                          (long long)(b < AM_MET_BUCKETS ? cum : h->count));
+        }
+        am_buf_appends(out, "adaptmon_http_request_duration_seconds_sum{route=\"");
+        am_met_label(out, h->route);
+        am_buf_printf(out, "\"} %.9g\n", h->sum);
+        am_buf_appends(out, "adaptmon_http_request_duration_seconds_count{route=\"");
+        am_met_label(out, h->route);
+        am_buf_printf(out, "\"} %lld\n", (long long)h->count);
+    }
+    int64_t segments = m->segments;
+    pthread_mutex_unlock(&m->lock);
+
+    am_buf_printf(out,
+                  "# HELP adaptmon_segments_scored_total Segments scored (one per system and "
+                  "segment).\n"
+                  "# TYPE adaptmon_segments_scored_total counter\n"
+                  "adaptmon_segments_scored_total %lld\n"
+                  "# HELP adaptmon_sessions Sessions in the database.\n"
+                  "# TYPE adaptmon_sessions gauge\n"
+                  "adaptmon_sessions %lld\n"
+                  "# HELP adaptmon_database_bytes Size of the database (main file and WAL) in "
+                  "bytes.\n"
+                  "# TYPE adaptmon_database_bytes gauge\n"
+                  "adaptmon_database_bytes %lld\n"
+                  "# HELP adaptmon_uptime_seconds Seconds since the server started.\n"
+                  "# TYPE adaptmon_uptime_seconds gauge\n"
+                  "adaptmon_uptime_seconds %.3f\n",
+                  (long long)segments, (long long)sessions, (long long)db_bytes, uptime_seconds);
+}

@@ -1,0 +1,39 @@
+/* routes.c — every endpoint in one table: method, path, handler, access.
+ * The contract of each is in openapi.yaml (served at /openapi.yaml). */
+#include "api.h"
+
+static const am_route am_route_table[] = {
+    {"GET", "/healthz", am_api_healthz, AM_AUTH_NONE},
+    {"GET", "/readyz", am_api_readyz, AM_AUTH_NONE},
+    {"GET", "/metrics", am_api_prometheus, AM_AUTH_NONE},
+    {"GET", "/openapi.yaml", am_api_openapi, AM_AUTH_NONE},
+
+    {"POST", "/v1/sessions", am_api_session_create, AM_AUTH_WRITE},
+    {"GET", "/v1/sessions", am_api_session_list, AM_AUTH_READ},
+    {"GET", "/v1/sessions/{id}", am_api_session_get, AM_AUTH_READ},
+    {"DELETE", "/v1/sessions/{id}", am_api_session_delete, AM_AUTH_WRITE},
+
+    {"PUT", "/v1/sessions/{id}/glossary", am_api_glossary_put, AM_AUTH_WRITE},
+    {"GET", "/v1/sessions/{id}/glossary", am_api_glossary_get, AM_AUTH_READ},
+    {"DELETE", "/v1/sessions/{id}/glossary", am_api_glossary_delete, AM_AUTH_WRITE},
+
+    {"POST", "/v1/sessions/{id}/segments", am_api_segment_post, AM_AUTH_WRITE},
+    {"GET", "/v1/sessions/{id}/segments", am_api_segment_list, AM_AUTH_READ},
+    {"GET", "/v1/sessions/{id}/segments/{sid}", am_api_segment_get, AM_AUTH_READ},
+    {"PUT", "/v1/sessions/{id}/segments/{sid}", am_api_segment_put, AM_AUTH_WRITE},
+    {"POST", "/v1/sessions/{id}/check", am_api_check, AM_AUTH_READ},
+
+    {"GET", "/v1/sessions/{id}/metrics", am_api_metrics, AM_AUTH_READ},
+    {"GET", "/v1/sessions/{id}/vocabulary/{word}", am_api_word, AM_AUTH_READ},
+    {"GET", "/v1/sessions/{id}/export", am_api_export, AM_AUTH_READ},
+
+    {"PUT", "/v1/vocabularies/{name}", am_api_vocab_put, AM_AUTH_WRITE},
+    {"GET", "/v1/vocabularies/{name}", am_api_vocab_get, AM_AUTH_READ},
+    {"DELETE", "/v1/vocabularies/{name}", am_api_vocab_delete, AM_AUTH_WRITE},
+
+    {NULL, NULL, NULL, AM_AUTH_NONE}};
+
+const am_route *am_routes(void)
+{
+    return am_route_table;
+}

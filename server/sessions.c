@@ -1,0 +1,322 @@
+/*
+ * sessions.c — the per-session runtime cache (see sessions.h).
+ *
+ * A small hash-free design: the cache is an array scanned under one mutex.
+ * Lookups are by id among at most max_cached entries; the linear scan is
+ * cheap next to the SQLite transaction every write does, and the cache is
+ * bounded (least recently used entries without users are evicted).
+ */
+#include "sessions.h"
+
+#include "glossary.h"
+#include "vocab.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct am_sessions {
+    am_store *st;
+    pthread_mutex_t mu;
+    am_sess **v;
+    int64_t *used; /* last-use tick per entry */
+    size_t n, cap, max;
+    int64_t tick;
+};
+
+am_sessions *am_sessions_new(am_store *st, size_t max_cached)
+{
+    am_sessions *c = am_xcalloc(1, sizeof *c);
+    c->st = st;
+    c->max = max_cached ? max_cached : 1;
+    pthread_mutex_init(&c->mu, NULL);
+    return c;
+}
+
+static void am_sess_free(am_sess *s)
+{
+    if (!s)
+        return;
+    am_scorer_free(s->scorer);
+    am_vocab_free(s->background);
+    am_gloss_cleanup(&s->gloss);
+    pthread_mutex_destroy(&s->lock);
+    free(s->id);
+    free(s);
+}
+
+void am_sessions_free(am_sessions *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        am_sess_free(c->v[i]);
+    free(c->v);
+    free(c->used);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* Text of a JSON scalar option for am_config_set. */
+static int am_opt_text(json_t *v, char *buf, size_t n)
+{
+    if (json_is_string(v))
+        snprintf(buf, n, "%s", json_string_value(v));
+    else if (json_is_true(v))
+        snprintf(buf, n, "true");
+    else if (json_is_false(v))
+        snprintf(buf, n, "false");
+    else if (json_is_integer(v))
+        snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(buf, n, "%.17g", json_real_value(v));
+    else if (json_is_array(v)) {
+        size_t off = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *x = json_array_get(v, i);
+            if (!json_is_integer(x))
+                return AM_ERR_INVALID;
+            int w = snprintf(buf + off, n - off, "%s%lld", i ? "," : "",
+                             (long long)json_integer_value(x));
+            if (w < 0 || (size_t)w >= n - off)
+                return AM_ERR_INVALID;
+            off += (size_t)w;
+        }
+    } else {
+        return AM_ERR_INVALID;
+    }
+    return AM_OK;
+}
+
+/* Options handled by the service, not by am_config. */
+static int am_service_option(const char *key)
+{
+    return !strcmp(key, "baseline_system") || !strcmp(key, "background_vocabulary") ||
+           !strcmp(key, "name") || !strcmp(key, "metadata");
+}
+
+int am_sessions_build_scorer(const char *options_json, const char *custom_sw_json,
+                             const char *glossary_json, const am_vocab *background,
+                             am_scorer **out, am_buf *err)
+{
+    return am_sessions_build(options_json, custom_sw_json, glossary_json, background, out, NULL,
+                             err);
+}
+
+int am_sessions_build(const char *options_json, const char *custom_sw_json,
+                      const char *glossary_json, const am_vocab *background, am_scorer **out,
+                      am_gloss *keep, am_buf *err)
+{
+    *out = NULL;
+    json_error_t je;
+    json_t *opts = json_loads(options_json, 0, &je);
+    if (!json_is_object(opts)) {
+        json_decref(opts);
+        am_buf_printf(err, "stored options are not a JSON object");
+        return AM_ERR_INVALID;
+    }
+    am_config cfg;
+    am_config_init(&cfg);
+    const char *key;
+    json_t *val;
+    int rc = AM_OK;
+    json_object_foreach(opts, key, val)
+    {
+        if (am_service_option(key))
+            continue;
+        char text[512];
+        if (am_opt_text(val, text, sizeof text) != AM_OK) {
+            am_buf_printf(err, "option '%s' has the wrong type", key);
+            rc = AM_ERR_INVALID;
+            break;
+        }
+        rc = am_config_set(&cfg, key, text, err);
+        if (rc != AM_OK) {
+            rc = AM_ERR_INVALID;
+            break;
+        }
+    }
+    json_decref(opts);
+    if (rc != AM_OK)
+        return rc;
+
+    /* custom stopwords */
+    json_t *sw = NULL;
+    const char **words = NULL;
+    size_t nwords = 0;
+    if (custom_sw_json) {
+        sw = json_loads(custom_sw_json, 0, &je);
+        if (!json_is_array(sw)) {
+            json_decref(sw);
+            am_buf_printf(err, "stored stopwords are not a JSON array");
+            return AM_ERR_INVALID;
+        }
+        nwords = json_array_size(sw);
+        words = am_xcalloc(nwords ? nwords : 1, sizeof *words);
+        for (size_t i = 0; i < nwords; i++)
+            words[i] = json_string_value(json_array_get(sw, i));
+    }
+
+    /* glossary */
+    am_gloss g;
+    am_gloss_init(&g);
+    if (glossary_json) {
+        am_gloss_report rep;
+        rc = am_gloss_parse(glossary_json, strlen(glossary_json), AM_GLOSS_JSON, NULL, &g, &rep);
+        if (rc != AM_OK) {
+            am_buf_printf(err, "stored glossary: %s", rep.msg);
+            free(words);
+            json_decref(sw);
+            return rc;
+        }
+    }
+    rc = am_scorer_new(&cfg, words, nwords, glossary_json ? &g : NULL, background, out, err);
+    if (rc == AM_OK && keep) {
+        *keep = g; /* hand the entries over */
+        am_gloss_init(&g);
+    }
+    am_gloss_cleanup(&g);
+    free(words);
+    json_decref(sw);
+    return rc;
+}
+
+/* Loads a background vocabulary from the store into an am_vocab. */
+static int am_bg_add(void *ctx, const char *word, int64_t count)
+{
+    am_vocab_set(ctx, word, count);
+    return 0;
+}
+
+static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *err)
+{
+    am_store_session row;
+    memset(&row, 0, sizeof row);
+    int rc = am_store_session_get(c->st, id, &row);
+    if (rc != AM_OK)
+        return rc;
+    am_sess *s = am_xcalloc(1, sizeof *s);
+    s->id = am_xstrdup(id);
+    am_gloss_init(&s->gloss);
+    pthread_mutex_init(&s->lock, NULL);
+    s->glossary_version = row.glossary_version;
+
+    json_t *opts = json_loads(row.options, 0, NULL);
+    const char *bg = json_string_value(json_object_get(opts, "background_vocabulary"));
+    if (bg) {
+        s->background = am_vocab_new();
+        rc = am_store_vocabulary_each(c->st, bg, am_bg_add, s->background);
+        if (rc != AM_OK)
+            am_buf_printf(err, "background vocabulary '%s' is not available", bg);
+    }
+    json_decref(opts);
+    if (rc == AM_OK)
+        rc = am_sessions_build(row.options, row.custom_stopwords, row.glossary, s->background,
+                               &s->scorer, &s->gloss, err);
+    am_store_session_clear(&row);
+    if (rc != AM_OK) {
+        am_sess_free(s);
+        return rc;
+    }
+    *out = s;
+    return AM_OK;
+}
+
+static size_t am_find(const am_sessions *c, const char *id)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->v[i]->id, id))
+            return i;
+    return (size_t)-1;
+}
+
+static void am_drop_at(am_sessions *c, size_t i)
+{
+    am_sess *s = c->v[i];
+    c->v[i] = c->v[c->n - 1];
+    c->used[i] = c->used[c->n - 1];
+    c->n--;
+    if (s->refs == 0)
+        am_sess_free(s);
+    else
+        s->stale = 1;
+}
+
+int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *err)
+{
+    *out = NULL;
+    /* Every change of a session's scorer inputs (glossary PUT, delete) goes
+     * through this process and calls am_sessions_forget, so a cached entry
+     * is current. */
+    pthread_mutex_lock(&c->mu);
+    size_t i = am_find(c, id);
+    if (i != (size_t)-1) {
+        c->v[i]->refs++;
+        c->used[i] = ++c->tick;
+        *out = c->v[i];
+        pthread_mutex_unlock(&c->mu);
+        return AM_OK;
+    }
+    pthread_mutex_unlock(&c->mu);
+    int rc;
+
+    /* Build outside the cache lock (glossaries can take a while). */
+    am_sess *s = NULL;
+    rc = am_sess_build(c, id, &s, err);
+    if (rc != AM_OK)
+        return rc;
+
+    pthread_mutex_lock(&c->mu);
+    i = am_find(c, id);
+    if (i != (size_t)-1 && c->v[i]->glossary_version >= s->glossary_version) {
+        /* Another thread built it meanwhile: use theirs. */
+        am_sess_free(s);
+        s = c->v[i];
+        c->used[i] = ++c->tick;
+    } else {
+        if (i != (size_t)-1)
+            am_drop_at(c, i);
+        if (c->n == c->max) {
+            /* evict the least recently used entry */
+            size_t lru = 0;
+            for (size_t k = 1; k < c->n; k++)
+                if (c->used[k] < c->used[lru])
+                    lru = k;
+            am_drop_at(c, lru);
+        }
+        if (c->n == c->cap) {
+            c->cap = c->cap ? c->cap * 2 : 64;
+            c->v = am_xrealloc(c->v, c->cap * sizeof *c->v);
+            c->used = am_xrealloc(c->used, c->cap * sizeof *c->used);
+        }
+        c->v[c->n] = s;
+        c->used[c->n] = ++c->tick;
+        c->n++;
+    }
+    s->refs++;
+    *out = s;
+    pthread_mutex_unlock(&c->mu);
+    return AM_OK;
+}
+
+void am_sessions_release(am_sessions *c, am_sess *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&c->mu);
+    s->refs--;
+    int free_it = s->refs == 0 && s->stale;
+    pthread_mutex_unlock(&c->mu);
+    if (free_it)
+        am_sess_free(s);
+}
+
+void am_sessions_forget(am_sessions *c, const char *id)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t i = am_find(c, id);
+    if (i != (size_t)-1)
+        am_drop_at(c, i);
+    pthread_mutex_unlock(&c->mu);
+}

@@ -1,0 +1,1862 @@
+/*
+ * store.c — adaptmon's SQLite store (see store.h). All of the service's SQL
+ * lives in this file; every value coming from a request is bound, never
+ * spliced into SQL text.
+ *
+ * Design
+ * ------
+ * Connections. One read-write connection (the writer) and, for file
+ * databases, a small pool of read-only connections (readers). All are
+ * opened in SQLite's multi-thread mode (SQLITE_OPEN_NOMUTEX): each carries
+ * its own pthread mutex and is used by one thread at a time.
+ *   - Every write goes through the writer under its mutex. A write
+ *     transaction (am_store_tx_begin … commit/rollback) holds that mutex
+ *     from BEGIN IMMEDIATE to COMMIT/ROLLBACK, so writers are serialized in
+ *     the process and never see SQLITE_BUSY from each other.
+ *   - Reads outside transactions take any free reader (try-lock round
+ *     robin, else wait for one). In WAL mode a reader sees the last
+ *     committed state and never waits for the writer, so GETs are not
+ *     blocked by long write transactions. Readers see committed data only,
+ *     including when called by the thread that holds an open transaction.
+ *   - ":memory:" databases are private to one connection, so they have no
+ *     readers: reads then use the writer under its mutex.
+ * The writer's mutex is recursive: a thread holding a transaction may call
+ * the non-transactional write functions (session_create, glossary_put, …);
+ * they then run inside its transaction (multi-statement ones inside a
+ * SAVEPOINT) and become durable with its commit. Only one transaction per
+ * thread: a nested am_store_tx_begin returns AM_ERR_INVALID.
+ *
+ * Statements. Each connection prepares a statement on first use
+ * (SQLITE_PREPARE_PERSISTENT) and keeps it; after every use it is reset and
+ * its bindings cleared. A statement that is still stepping (a walk whose
+ * callback calls back into the store) is not reused: a temporary copy is
+ * prepared and finalized for the nested use.
+ *
+ * Callbacks. Functions that report rows through callbacks collect small
+ * results first and call back after releasing the connection, so a
+ * callback may call the store (totals_each, segments_each, word_history).
+ * am_store_tx_segments_walk and am_store_vocabulary_each stream (their
+ * results can be large): the walk's callback may call the am_store_tx_*
+ * functions of its transaction; vocabulary_each's callback must not call
+ * the store.
+ *
+ * Durability. WAL with synchronous=NORMAL (AM_DURABLE_NORMAL: a commit
+ * survives a process crash) or FULL (AM_DURABLE_FULL: also power loss);
+ * foreign_keys=ON; busy_timeout 5000 ms (other processes, e.g. a backup
+ * tool, may hold locks briefly).
+ *
+ * Migrations. schema/NNN_name.sql files embedded in the binary
+ * (embedded.h) are applied at open, in NNN order, those above the highest
+ * version recorded in schema_migrations, each in its own BEGIN IMMEDIATE
+ * transaction together with its schema_migrations row. A database whose
+ * recorded version is above the highest embedded one is refused. Migration
+ * files must not contain transaction statements; they run with foreign keys
+ * on (a table rebuild needs PRAGMA defer_foreign_keys=ON inside it).
+ *
+ * Hot path. A POST's transaction touches rows by primary key only: the
+ * session's sid is looked up once per transaction and cached; vocab is an
+ * upsert on (sid, word); occurrences, totals and segments are keyed inserts
+ * or upserts. Upserts avoid RETURNING, which would open a statement journal
+ * (a 64 KiB allocation) per statement.
+ *
+ * Errors. Every SQLite failure is mapped to an am_err (unique or primary
+ * key violation: AM_ERR_CONFLICT; foreign key: AM_ERR_NOTFOUND; NOT NULL or
+ * CHECK: AM_ERR_INVALID; anything else: AM_ERR_IO) and its message
+ * ("what: sqlite message (extended code)") is kept; am_store_last_error
+ * copies the most recent one, and AM_ERR_IO failures are passed to the
+ * logger set with am_store_set_logger.
+ */
+#include "store.h"
+
+#include "embedded.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AM_STORE_READERS 4
+#define AM_STORE_BUSY_MS 5000
+
+/* ---- statements ----------------------------------------------------------- */
+
+#define AM_SESSION_COLS                                                                            \
+    "id, options, signature, custom_stopwords, glossary, glossary_version, created_at, "           \
+    "updated_at, segments, version"
+
+/* X(name, sql): every statement store.c runs after open. */
+#define AM_STMTS(X)                                                                                \
+    X(BEGIN_IMM, "BEGIN IMMEDIATE")                                                                \
+    X(COMMIT, "COMMIT")                                                                            \
+    X(ROLLBACK, "ROLLBACK")                                                                        \
+    X(SAVEPOINT, "SAVEPOINT am_nested")                                                            \
+    X(RELEASE, "RELEASE am_nested")                                                                \
+    X(ROLLBACK_TO, "ROLLBACK TO am_nested")                                                        \
+    X(PING, "SELECT 1")                                                                            \
+    X(PAGE_COUNT, "PRAGMA page_count")                                                             \
+    X(PAGE_SIZE, "PRAGMA page_size")                                                               \
+    X(SYNCHRONOUS, "PRAGMA synchronous")                                                           \
+    X(MIG_MAX, "SELECT coalesce(max(version), 0) FROM schema_migrations")                          \
+    X(MIG_INSERT, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)") \
+    X(SID, "SELECT sid FROM sessions WHERE id = ?1")                                               \
+    X(SESSION_INSERT, "INSERT INTO sessions (id, options, signature, custom_stopwords, "           \
+                      "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)")                   \
+    X(SESSION_GET, "SELECT " AM_SESSION_COLS " FROM sessions WHERE id = ?1")                       \
+    X(SESSION_LIST_FIRST, "SELECT " AM_SESSION_COLS " FROM sessions ORDER BY id LIMIT ?1")         \
+    X(SESSION_LIST_AFTER,                                                                          \
+      "SELECT " AM_SESSION_COLS " FROM sessions WHERE id > ?1 ORDER BY id LIMIT ?2")               \
+    X(SESSION_COUNT, "SELECT count(*) FROM sessions")                                              \
+    X(SESSION_DELETE, "DELETE FROM sessions WHERE id = ?1")                                        \
+    X(GLOSSARY_PUT, "UPDATE sessions SET glossary = ?2, glossary_version = glossary_version + 1, " \
+                    "version = version + 1, updated_at = ?3 WHERE id = ?1")                        \
+    X(SESSION_STATE, "SELECT sid, segments, version FROM sessions WHERE id = ?1")                  \
+    X(SESSION_TOUCH, "UPDATE sessions SET segments = max(segments, ?2), updated_at = ?3, "         \
+                     "version = version + 1 WHERE sid = ?1")                                       \
+    X(SESSION_BUMP, "UPDATE sessions SET version = version + 1 WHERE sid = ?1")                    \
+    X(SEG_FIND, "SELECT seq, body_hash, result FROM segments WHERE sid = ?1 AND client_id = ?2")   \
+    X(SEG_INSERT, "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "        \
+                  "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)")               \
+    X(SEG_UPDATE, "UPDATE segments SET body_hash = ?3, request = ?4, result = ?5, "                \
+                  "updated_at = ?6 WHERE sid = ?1 AND seq = ?2")                                   \
+    X(SEG_WALK, "SELECT seq, client_id, request FROM segments WHERE sid = ?1 AND seq >= ?2 "       \
+                "ORDER BY seq")                                                                    \
+    X(SEG_EACH, "SELECT seq, client_id, request, result, created_at FROM segments "                \
+                "WHERE sid = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")                               \
+    X(SEG_GET, "SELECT seq, request, result FROM segments WHERE sid = ?1 AND client_id = ?2")      \
+    X(SEG_RESULT, "SELECT client_id, result FROM segments WHERE sid = ?1 AND seq = ?2")            \
+    X(VOCAB_GET, "SELECT occ FROM vocab WHERE sid = ?1 AND word = ?2")                             \
+    X(VOCAB_UPSERT, "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                     \
+                    "VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (sid, word) DO UPDATE "                \
+                    "SET occ = occ + 1, last_seq = excluded.last_seq")                             \
+    X(OCC_INSERT, "INSERT INTO occurrences (sid, word, seq) VALUES (?1, ?2, ?3)")                  \
+    X(OCC_SEQS, "SELECT seq FROM occurrences WHERE sid = ?1 AND word = ?2 ORDER BY seq")           \
+    X(VOCAB_CLEAR, "DELETE FROM vocab WHERE sid = ?1")                                             \
+    X(OCC_CLEAR, "DELETE FROM occurrences WHERE sid = ?1")                                         \
+    X(TOTALS_CLEAR, "DELETE FROM totals WHERE sid = ?1")                                           \
+    X(CHOICE_INCR, "INSERT INTO choices (sid, entry, alt, count) VALUES (?1, ?2, ?3, 1) "          \
+                   "ON CONFLICT (sid, entry, alt) DO UPDATE SET count = count + 1")                \
+    X(CHOICE_CLEAR, "DELETE FROM choices WHERE sid = ?1")                                          \
+    X(CHOICE_EACH, "SELECT alt, count FROM choices WHERE sid = ?1 AND entry = ?2 "                 \
+                   "ORDER BY count DESC, alt")                                                     \
+    X(TOTALS_GET, "SELECT stats FROM totals WHERE sid = ?1 AND system = ?2")                       \
+    X(TOTALS_PUT, "INSERT INTO totals (sid, system, stats) VALUES (?1, ?2, ?3) "                   \
+                  "ON CONFLICT (sid, system) DO UPDATE SET stats = excluded.stats")                \
+    X(TOTALS_EACH, "SELECT system, stats FROM totals WHERE sid = ?1 ORDER BY system")              \
+    X(BG_GET, "SELECT w.count FROM vocabularies v JOIN vocabulary_words w ON w.vid = v.vid "       \
+              "WHERE v.name = ?1 AND w.word = ?2")                                                 \
+    X(VOCABULARY_DELETE, "DELETE FROM vocabularies WHERE name = ?1")                               \
+    X(VOCABULARY_INSERT,                                                                           \
+      "INSERT INTO vocabularies (name, words, created_at) VALUES (?1, 0, ?2) RETURNING vid")       \
+    X(VOCABULARY_WORD, "INSERT INTO vocabulary_words (vid, word, count) VALUES (?1, ?2, ?3) "      \
+                       "ON CONFLICT (vid, word) DO UPDATE SET count = count + excluded.count")     \
+    X(VOCABULARY_SIZE, "UPDATE vocabularies SET words = (SELECT count(*) FROM vocabulary_words "   \
+                       "WHERE vid = ?1) WHERE vid = ?1")                                           \
+    X(VOCABULARY_INFO, "SELECT words, created_at FROM vocabularies WHERE name = ?1")               \
+    X(VOCABULARY_VID, "SELECT vid FROM vocabularies WHERE name = ?1")                              \
+    X(VOCABULARY_EACH, "SELECT word, count FROM vocabulary_words WHERE vid = ?1 ORDER BY word")
+
+enum am_stmt_id {
+#define AM_STMT_ENUM(name, sql) AM_S_##name,
+    AM_STMTS(AM_STMT_ENUM)
+#undef AM_STMT_ENUM
+        AM_S__COUNT
+};
+
+static const char *const am_stmt_sql[AM_S__COUNT] = {
+#define AM_STMT_SQL(name, sql) sql,
+    AM_STMTS(AM_STMT_SQL)
+#undef AM_STMT_SQL
+};
+
+/* Statement names for error messages. */
+static const char *const am_stmt_name[AM_S__COUNT] = {
+#define AM_STMT_NAME(name, sql) #name,
+    AM_STMTS(AM_STMT_NAME)
+#undef AM_STMT_NAME
+};
+
+/* ---- types ---------------------------------------------------------------- */
+
+typedef struct am_conn {
+    sqlite3 *db;
+    pthread_mutex_t mu;
+    sqlite3_stmt *stmt[AM_S__COUNT]; /* prepared on first use */
+} am_conn;
+
+struct am_store_tx {
+    am_store *st;
+    am_buf sess; /* session id whose sid is cached in sid ("" = none) */
+    int64_t sid;
+    int has_sid;
+};
+
+struct am_store {
+    char *path;
+    int memory;
+    enum am_durability durability;
+    int schema_version;
+    am_conn w; /* writer; w.mu is recursive */
+    int in_tx; /* guarded by w.mu: a write transaction is open */
+    int nested; /* guarded by w.mu: depth of nested writes inside it */
+    am_store_tx tx; /* the open transaction (one at a time) */
+    am_conn *r; /* readers (none for ":memory:") */
+    size_t nr;
+    atomic_uint next_reader;
+    pthread_mutex_t errmu;
+    am_buf errmsg; /* guarded by errmu */
+    am_store_log_fn logfn;
+    void *logctx;
+};
+
+/* A bound statement in use: the cached one or a temporary copy. */
+typedef struct am_q {
+    am_conn *c;
+    enum am_stmt_id id;
+    sqlite3_stmt *s;
+} am_q;
+
+/* ---- errors --------------------------------------------------------------- */
+
+static void am_store_note(am_store *st, int code, const char *msg)
+{
+    pthread_mutex_lock(&st->errmu);
+    am_buf_reset(&st->errmsg);
+    am_buf_appends(&st->errmsg, msg);
+    am_store_log_fn fn = st->logfn;
+    void *ctx = st->logctx;
+    if (fn && code == AM_ERR_IO)
+        fn(ctx, msg);
+    pthread_mutex_unlock(&st->errmu);
+}
+
+/* Maps the connection's last error to an am_err and records its message.
+ * Call before the connection runs anything else. */
+static int am_db_fail(am_store *st, sqlite3 *db, const char *what)
+{
+    int ext = sqlite3_extended_errcode(db);
+    int code;
+    switch (ext) {
+    case SQLITE_CONSTRAINT_UNIQUE:
+    case SQLITE_CONSTRAINT_PRIMARYKEY: code = AM_ERR_CONFLICT; break;
+    case SQLITE_CONSTRAINT_FOREIGNKEY: code = AM_ERR_NOTFOUND; break;
+    case SQLITE_CONSTRAINT_NOTNULL:
+    case SQLITE_CONSTRAINT_CHECK: code = AM_ERR_INVALID; break;
+    default: code = AM_ERR_IO;
+    }
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s: %s (%d)", what, sqlite3_errmsg(db), ext);
+    am_store_note(st, code, msg);
+    return code;
+}
+
+void am_store_last_error(am_store *st, am_buf *out)
+{
+    am_buf_reset(out);
+    if (!st)
+        return;
+    pthread_mutex_lock(&st->errmu);
+    am_buf_append(out, am_buf_str(&st->errmsg), st->errmsg.len);
+    pthread_mutex_unlock(&st->errmu);
+}
+
+void am_store_set_logger(am_store *st, am_store_log_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&st->errmu);
+    st->logfn = fn;
+    st->logctx = ctx;
+    pthread_mutex_unlock(&st->errmu);
+}
+
+/* ---- statements in use ---------------------------------------------------- */
+
+/* Takes statement id of connection c and binds the arguments described by
+ * fmt: 't' const char * (NULL binds NULL), 'i' int64_t. */
+static int am_q_vopen(am_store *st, am_conn *c, enum am_stmt_id id, am_q *q, const char *fmt,
+                      va_list ap)
+{
+    sqlite3_stmt *s = c->stmt[id];
+    if (!s || sqlite3_stmt_busy(s)) {
+        sqlite3_stmt *fresh = NULL;
+        int rc = sqlite3_prepare_v3(c->db, am_stmt_sql[id], -1, s ? 0 : SQLITE_PREPARE_PERSISTENT,
+                                    &fresh, NULL);
+        if (rc != SQLITE_OK) {
+            sqlite3_finalize(fresh);
+            q->s = NULL;
+            return am_db_fail(st, c->db, am_stmt_name[id]);
+        }
+        if (!s)
+            c->stmt[id] = fresh;
+        s = fresh;
+    }
+    q->c = c;
+    q->id = id;
+    q->s = s;
+    int rc = SQLITE_OK;
+    for (int i = 1; *fmt && rc == SQLITE_OK; fmt++, i++) {
+        if (*fmt == 't') {
+            const char *v = va_arg(ap, const char *);
+            rc = v ? sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(s, i);
+        } else {
+            assert(*fmt == 'i');
+            rc = sqlite3_bind_int64(s, i, va_arg(ap, int64_t));
+        }
+    }
+    if (rc != SQLITE_OK) {
+        int err = am_db_fail(st, c->db, am_stmt_name[id]);
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+        if (s != c->stmt[id])
+            sqlite3_finalize(s);
+        q->s = NULL;
+        return err;
+    }
+    return AM_OK;
+}
+
+static int am_q_open(am_store *st, am_conn *c, enum am_stmt_id id, am_q *q, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = am_q_vopen(st, c, id, q, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Steps q: 1 for a row, 0 when done, a negative am_err on failure. */
+static int am_q_step(am_store *st, am_q *q)
+{
+    int rc = sqlite3_step(q->s);
+    if (rc == SQLITE_ROW)
+        return 1;
+    if (rc == SQLITE_DONE)
+        return 0;
+    return am_db_fail(st, q->c->db, am_stmt_name[q->id]);
+}
+
+/* Releases q: resets a cached statement, finalizes a temporary one. */
+static void am_q_close(am_q *q)
+{
+    if (!q->s)
+        return;
+    if (q->s == q->c->stmt[q->id]) {
+        sqlite3_reset(q->s);
+        sqlite3_clear_bindings(q->s);
+    } else {
+        sqlite3_finalize(q->s);
+    }
+    q->s = NULL;
+}
+
+/* Runs a statement that returns no rows (or whose rows are ignored). */
+static int am_exec(am_store *st, am_conn *c, enum am_stmt_id id, const char *fmt, ...)
+{
+    am_q q;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = am_q_vopen(st, c, id, &q, fmt, ap);
+    va_end(ap);
+    if (rc)
+        return rc;
+    rc = am_q_step(st, &q);
+    if (rc > 0)
+        rc = AM_OK;
+    am_q_close(&q);
+    return rc;
+}
+
+static char *am_col_str(sqlite3_stmt *s, int i)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    if (!t)
+        return NULL;
+    return am_xstrndup((const char *)t, (size_t)sqlite3_column_bytes(s, i));
+}
+
+/* ---- connections ---------------------------------------------------------- */
+
+static void am_conn_close(am_conn *c)
+{
+    if (!c->db)
+        return;
+    for (int i = 0; i < AM_S__COUNT; i++)
+        sqlite3_finalize(c->stmt[i]);
+    memset(c->stmt, 0, sizeof c->stmt);
+    sqlite3_close(c->db);
+    c->db = NULL;
+}
+
+static int am_conn_open(am_conn *c, const char *path, int flags, int recursive, am_buf *err)
+{
+    memset(c, 0, sizeof *c);
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    if (recursive)
+        pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&c->mu, &attr);
+    pthread_mutexattr_destroy(&attr);
+    int rc = sqlite3_open_v2(path, &c->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        am_buf_printf(err, "cannot open database %s: %s", path,
+                      c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));
+        sqlite3_close(c->db);
+        c->db = NULL;
+        return AM_ERR_IO;
+    }
+    sqlite3_extended_result_codes(c->db, 1);
+    sqlite3_busy_timeout(c->db, AM_STORE_BUSY_MS);
+    return AM_OK;
+}
+
+/* Runs constant SQL (pragmas, migrations) on c. */
+static int am_conn_exec(am_conn *c, const char *sql, am_buf *err, const char *what)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(c->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        am_buf_printf(err, "%s: %s", what, msg ? msg : sqlite3_errmsg(c->db));
+        sqlite3_free(msg);
+        return AM_ERR_IO;
+    }
+    return AM_OK;
+}
+
+/* Reads one integer with constant SQL. */
+static int am_conn_int(am_conn *c, const char *sql, int64_t *out)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(c->db, sql, -1, &s, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int64(s, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_OK ? AM_OK : AM_ERR_IO;
+}
+
+/* A reader for one read call; release with am_reader_put. */
+static am_conn *am_reader_get(am_store *st)
+{
+    if (st->nr == 0) {
+        pthread_mutex_lock(&st->w.mu);
+        return &st->w;
+    }
+    unsigned start = atomic_fetch_add_explicit(&st->next_reader, 1, memory_order_relaxed);
+    for (size_t i = 0; i < st->nr; i++) {
+        am_conn *c = &st->r[(start + i) % st->nr];
+        if (pthread_mutex_trylock(&c->mu) == 0)
+            return c;
+    }
+    am_conn *c = &st->r[start % st->nr];
+    pthread_mutex_lock(&c->mu);
+    return c;
+}
+
+static void am_reader_put(am_conn *c)
+{
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Groups several reads into one snapshot (SAVEPOINT works inside the
+ * writer's open transaction too, for ":memory:"). */
+static int am_read_begin(am_store *st, am_conn *c)
+{
+    return am_exec(st, c, AM_S_SAVEPOINT, "");
+}
+
+static void am_read_end(am_store *st, am_conn *c)
+{
+    if (am_exec(st, c, AM_S_RELEASE, "") != AM_OK && !sqlite3_get_autocommit(c->db))
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Looks up a session's sid on connection c. */
+static int am_sid(am_store *st, am_conn *c, const char *id, int64_t *sid)
+{
+    am_q q;
+    int rc = am_q_open(st, c, AM_S_SID, &q, "t", id);
+    if (rc)
+        return rc;
+    rc = am_q_step(st, &q);
+    if (rc > 0) {
+        *sid = sqlite3_column_int64(q.s, 0);
+        rc = AM_OK;
+    } else if (rc == 0) {
+        rc = AM_ERR_NOTFOUND;
+    }
+    am_q_close(&q);
+    return rc;
+}
+
+/* ---- writes outside transactions ------------------------------------------ */
+
+/* Locks the writer. Single statements then run in autocommit mode (or in
+ * the caller's own open transaction). */
+static void am_w_lock(am_store *st)
+{
+    pthread_mutex_lock(&st->w.mu);
+}
+
+static void am_w_unlock(am_store *st)
+{
+    pthread_mutex_unlock(&st->w.mu);
+}
+
+/* Locks the writer and starts a multi-statement write: BEGIN IMMEDIATE, or
+ * a SAVEPOINT inside the calling thread's open transaction. */
+static int am_w_begin(am_store *st)
+{
+    am_w_lock(st);
+    int rc;
+    if (st->in_tx) {
+        rc = am_exec(st, &st->w, AM_S_SAVEPOINT, "");
+        if (rc == AM_OK)
+            st->nested++;
+    } else {
+        rc = am_exec(st, &st->w, AM_S_BEGIN_IMM, "");
+    }
+    if (rc)
+        am_w_unlock(st);
+    return rc;
+}
+
+/* Ends what am_w_begin started: commits when rc is AM_OK, else rolls back.
+ * Returns rc, or the commit's error. Unlocks the writer. */
+static int am_w_end(am_store *st, int rc)
+{
+    am_conn *c = &st->w;
+    if (st->in_tx) {
+        st->nested--;
+        if (rc != AM_OK)
+            am_exec(st, c, AM_S_ROLLBACK_TO, "");
+        int r2 = am_exec(st, c, AM_S_RELEASE, "");
+        if (rc == AM_OK)
+            rc = r2;
+    } else if (rc == AM_OK) {
+        rc = am_exec(st, c, AM_S_COMMIT, "");
+        if (rc != AM_OK && !sqlite3_get_autocommit(c->db))
+            am_exec(st, c, AM_S_ROLLBACK, "");
+    } else if (!sqlite3_get_autocommit(c->db)) {
+        am_exec(st, c, AM_S_ROLLBACK, "");
+    }
+    am_w_unlock(st);
+    return rc;
+}
+
+/* ---- open / close --------------------------------------------------------- */
+
+static int am_mkdir_parents(const char *path, am_buf *err)
+{
+    char *p = am_xstrdup(path);
+    char *slash = strrchr(p, '/');
+    int rc = AM_OK;
+    if (slash && slash != p) {
+        *slash = '\0';
+        for (char *q = p + 1;; q++) {
+            if (*q != '/' && *q != '\0')
+                continue;
+            char saved = *q;
+            *q = '\0';
+            struct stat sb;
+            if (stat(p, &sb) != 0) {
+                if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+                    am_buf_printf(err, "cannot create directory %s: %s", p, strerror(errno));
+                    rc = AM_ERR_IO;
+                    break;
+                }
+            } else if (!S_ISDIR(sb.st_mode)) {
+                am_buf_printf(err, "cannot create directory %s: not a directory", p);
+                rc = AM_ERR_IO;
+                break;
+            }
+            *q = saved;
+            if (saved == '\0')
+                break;
+        }
+    }
+    free(p);
+    return rc;
+}
+
+typedef struct am_migration {
+    int version;
+    const am_embedded_file *file;
+} am_migration;
+
+static int am_migration_cmp(const void *a, const void *b)
+{
+    const am_migration *x = a, *y = b;
+    return (x->version > y->version) - (x->version < y->version);
+}
+
+/* Collects the migrations among files ("schema/NNN_name.sql") in version
+ * order into a malloc'd array. */
+static int am_migrations_collect(const am_embedded_file *files, size_t nfiles, am_migration **out,
+                                 size_t *n, am_buf *err)
+{
+    am_migration *v = am_xcalloc(nfiles ? nfiles : 1, sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; i < nfiles; i++) {
+        const char *p = files[i].path;
+        size_t len = strlen(p);
+        if (strncmp(p, "schema/", 7) != 0 || len < 11 || strcmp(p + len - 4, ".sql") != 0)
+            continue;
+        const char *d = p + 7;
+        long ver = 0;
+        size_t nd = 0;
+        while (d[nd] >= '0' && d[nd] <= '9' && nd < 9)
+            ver = ver * 10 + (d[nd++] - '0');
+        if (nd == 0 || ver <= 0 || (d[nd] != '_' && d[nd] != '.')) {
+            am_buf_printf(err, "migration %s: name must be schema/NNN_name.sql", p);
+            free(v);
+            return AM_ERR_INVALID;
+        }
+        v[k].version = (int)ver;
+        v[k].file = &files[i];
+        k++;
+    }
+    qsort(v, k, sizeof *v, am_migration_cmp);
+    for (size_t i = 1; i < k; i++)
+        if (v[i].version == v[i - 1].version) {
+            am_buf_printf(err, "migrations %s and %s have the same version", v[i - 1].file->path,
+                          v[i].file->path);
+            free(v);
+            return AM_ERR_INVALID;
+        }
+    *out = v;
+    *n = k;
+    return AM_OK;
+}
+
+static int64_t am_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Current recorded schema version (inside the caller's transaction). */
+static int am_migrated_version(am_store *st, int64_t *v)
+{
+    am_q q;
+    int rc = am_q_open(st, &st->w, AM_S_MIG_MAX, &q, "");
+    if (rc)
+        return rc;
+    rc = am_q_step(st, &q);
+    if (rc > 0) {
+        *v = sqlite3_column_int64(q.s, 0);
+        rc = AM_OK;
+    } else if (rc == 0) {
+        rc = AM_ERR_INTERNAL;
+    }
+    am_q_close(&q);
+    return rc;
+}
+
+static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles, am_buf *err)
+{
+    am_migration *m;
+    size_t nm;
+    int rc = am_migrations_collect(files, nfiles, &m, &nm, err);
+    if (rc)
+        return rc;
+    int known = nm ? m[nm - 1].version : 0;
+    rc = am_conn_exec(&st->w,
+                      "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                      " version INTEGER PRIMARY KEY,"
+                      " name TEXT NOT NULL,"
+                      " applied_at INTEGER NOT NULL)",
+                      err, "cannot create schema_migrations");
+    int64_t cur = 0;
+    for (size_t i = 0; rc == AM_OK; i++) {
+        /* Each step re-reads the version inside its own transaction, so
+         * two processes opening the same database cannot both apply a
+         * migration. */
+        rc = am_exec(st, &st->w, AM_S_BEGIN_IMM, "");
+        if (rc == AM_OK)
+            rc = am_migrated_version(st, &cur);
+        if (rc) {
+            am_buf err2;
+            am_buf_init(&err2);
+            am_store_last_error(st, &err2);
+            am_buf_printf(err, "cannot read the schema version: %s", am_buf_str(&err2));
+            am_buf_cleanup(&err2);
+            break;
+        }
+        if (cur > known) {
+            am_buf_printf(err,
+                          "database schema version %lld is newer than this adaptmon supports "
+                          "(%d); use a newer adaptmon or restore a backup",
+                          (long long)cur, known);
+            rc = AM_ERR_RANGE;
+            break;
+        }
+        while (i < nm && m[i].version <= cur)
+            i++;
+        if (i >= nm)
+            break;
+        char what[256];
+        snprintf(what, sizeof what, "migration %s failed", m[i].file->path);
+        rc = am_conn_exec(&st->w, (const char *)m[i].file->data, err, what);
+        if (rc == AM_OK) {
+            rc = am_exec(st, &st->w, AM_S_MIG_INSERT, "iti", (int64_t)m[i].version, m[i].file->path,
+                         am_now_ms());
+            if (rc == AM_OK)
+                rc = am_exec(st, &st->w, AM_S_COMMIT, "");
+            if (rc) {
+                am_buf err2;
+                am_buf_init(&err2);
+                am_store_last_error(st, &err2);
+                am_buf_printf(err, "%s: %s", what, am_buf_str(&err2));
+                am_buf_cleanup(&err2);
+            }
+        }
+        cur = m[i].version;
+    }
+    if (!sqlite3_get_autocommit(st->w.db)) {
+        /* Read-only check finished (nothing to apply) or a failure. */
+        if (rc == AM_OK)
+            rc = am_exec(st, &st->w, AM_S_COMMIT, "");
+        if (!sqlite3_get_autocommit(st->w.db))
+            sqlite3_exec(st->w.db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    if (rc == AM_OK)
+        st->schema_version = (int)cur;
+    free(m);
+    return rc;
+}
+
+static void am_store_free(am_store *st)
+{
+    for (size_t i = 0; i < st->nr; i++) {
+        am_conn_close(&st->r[i]);
+        pthread_mutex_destroy(&st->r[i].mu);
+    }
+    free(st->r);
+    am_conn_close(&st->w);
+    pthread_mutex_destroy(&st->w.mu);
+    pthread_mutex_destroy(&st->errmu);
+    am_buf_cleanup(&st->errmsg);
+    am_buf_cleanup(&st->tx.sess);
+    free(st->path);
+    free(st);
+}
+
+int am_store_open_ex(const char *path, enum am_durability durability,
+                     const struct am_embedded_file *migrations, size_t n, am_store **out,
+                     am_buf *err)
+{
+    *out = NULL;
+    if (!path || !*path || (durability != AM_DURABLE_NORMAL && durability != AM_DURABLE_FULL)) {
+        am_buf_printf(err, "invalid database path or durability");
+        return AM_ERR_INVALID;
+    }
+    am_store *st = am_xcalloc(1, sizeof *st);
+    st->path = am_xstrdup(path);
+    st->memory = strcmp(path, ":memory:") == 0;
+    st->durability = durability;
+    st->tx.st = st;
+    am_buf_init(&st->errmsg);
+    am_buf_init(&st->tx.sess);
+    pthread_mutex_init(&st->errmu, NULL);
+    atomic_init(&st->next_reader, 0);
+
+    int rc = st->memory ? AM_OK : am_mkdir_parents(path, err);
+    if (rc == AM_OK)
+        rc = am_conn_open(&st->w, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1, err);
+    else
+        pthread_mutex_init(&st->w.mu, NULL);
+    if (rc == AM_OK && !st->memory) {
+        char *mode = NULL;
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(st->w.db, "PRAGMA journal_mode=WAL", -1, &s, NULL) == SQLITE_OK &&
+            sqlite3_step(s) == SQLITE_ROW)
+            mode = am_col_str(s, 0);
+        if (!mode || strcmp(mode, "wal") != 0) {
+            am_buf_printf(err, "cannot switch %s to WAL mode: %s", path,
+                          mode ? mode : sqlite3_errmsg(st->w.db));
+            rc = AM_ERR_IO;
+        }
+        free(mode);
+        sqlite3_finalize(s);
+    }
+    if (rc == AM_OK)
+        rc = am_conn_exec(&st->w,
+                          durability == AM_DURABLE_FULL ? "PRAGMA synchronous=FULL"
+                                                        : "PRAGMA synchronous=NORMAL",
+                          err, "cannot set synchronous");
+    if (rc == AM_OK)
+        rc = am_conn_exec(&st->w, "PRAGMA foreign_keys=ON", err, "cannot enable foreign keys");
+    if (rc == AM_OK) {
+        int64_t fk = 0;
+        if (am_conn_int(&st->w, "PRAGMA foreign_keys", &fk) != AM_OK || fk != 1) {
+            am_buf_printf(err, "this SQLite does not enforce foreign keys");
+            rc = AM_ERR_IO;
+        }
+    }
+    if (rc == AM_OK)
+        rc = am_migrate(st, migrations, n, err);
+    if (rc == AM_OK && !st->memory) {
+        st->r = am_xcalloc(AM_STORE_READERS, sizeof *st->r);
+        for (size_t i = 0; i < AM_STORE_READERS && rc == AM_OK; i++) {
+            rc = am_conn_open(&st->r[i], path, SQLITE_OPEN_READONLY, 0, err);
+            st->nr++; /* its mutex exists even if the open failed */
+        }
+    }
+    if (rc != AM_OK) {
+        am_store_free(st);
+        return rc;
+    }
+    *out = st;
+    return AM_OK;
+}
+
+int am_store_open(const char *path, enum am_durability durability, am_store **out, am_buf *err)
+{
+    size_t n;
+    const am_embedded_file *files = am_embedded_files(&n);
+    return am_store_open_ex(path, durability, files, n, out, err);
+}
+
+void am_store_close(am_store *st)
+{
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->nr; i++)
+        am_conn_close(&st->r[i]);
+    if (st->w.db && !st->memory)
+        sqlite3_wal_checkpoint_v2(st->w.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    am_store_free(st);
+}
+
+int am_store_schema_version(am_store *st)
+{
+    return st->schema_version;
+}
+
+int64_t am_store_size_bytes(am_store *st)
+{
+    if (st->memory) {
+        int64_t pages = 0, size = 0;
+        am_w_lock(st);
+        int rc = am_conn_int(&st->w, "PRAGMA page_count", &pages);
+        if (rc == AM_OK)
+            rc = am_conn_int(&st->w, "PRAGMA page_size", &size);
+        am_w_unlock(st);
+        return rc == AM_OK ? pages * size : 0;
+    }
+    int64_t total = 0;
+    struct stat sb;
+    if (stat(st->path, &sb) == 0)
+        total += (int64_t)sb.st_size;
+    size_t len = strlen(st->path);
+    char *wal = am_xmalloc(len + 5);
+    memcpy(wal, st->path, len);
+    memcpy(wal + len, "-wal", 5);
+    if (stat(wal, &sb) == 0)
+        total += (int64_t)sb.st_size;
+    free(wal);
+    return total;
+}
+
+int am_store_ping(am_store *st)
+{
+    am_conn *c = am_reader_get(st);
+    int rc = am_exec(st, c, AM_S_PING, "");
+    am_reader_put(c);
+    return rc;
+}
+
+int am_store_synchronous(am_store *st, int *level)
+{
+    am_w_lock(st);
+    am_q q;
+    int rc = am_q_open(st, &st->w, AM_S_SYNCHRONOUS, &q, "");
+    if (rc == AM_OK) {
+        rc = am_q_step(st, &q);
+        if (rc > 0) {
+            *level = sqlite3_column_int(q.s, 0);
+            rc = AM_OK;
+        } else if (rc == 0) {
+            rc = AM_ERR_INTERNAL;
+        }
+        am_q_close(&q);
+    }
+    am_w_unlock(st);
+    return rc;
+}
+
+/* ---- sessions ------------------------------------------------------------- */
+
+void am_store_session_clear(am_store_session *s)
+{
+    if (!s)
+        return;
+    free(s->id);
+    free(s->options);
+    free(s->signature);
+    free(s->custom_stopwords);
+    free(s->glossary);
+    memset(s, 0, sizeof *s);
+}
+
+static void am_session_row(sqlite3_stmt *s, am_store_session *out)
+{
+    out->id = am_col_str(s, 0);
+    out->options = am_col_str(s, 1);
+    out->signature = am_col_str(s, 2);
+    out->custom_stopwords = am_col_str(s, 3);
+    out->glossary = am_col_str(s, 4);
+    out->glossary_version = sqlite3_column_int64(s, 5);
+    out->created_at = sqlite3_column_int64(s, 6);
+    out->updated_at = sqlite3_column_int64(s, 7);
+    out->segments = sqlite3_column_int64(s, 8);
+    out->version = sqlite3_column_int64(s, 9);
+}
+
+int am_store_session_create(am_store *st, const char *id, const char *options_json,
+                            const char *signature, const char *custom_stopwords_json,
+                            int64_t now_ms)
+{
+    if (!id || !options_json || !signature)
+        return AM_ERR_INVALID;
+    am_w_lock(st);
+    int rc = am_exec(st, &st->w, AM_S_SESSION_INSERT, "tttti", id, options_json, signature,
+                     custom_stopwords_json, now_ms);
+    am_w_unlock(st);
+    return rc;
+}
+
+int am_store_session_get(am_store *st, const char *id, am_store_session *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!id)
+        return AM_ERR_INVALID;
+    am_conn *c = am_reader_get(st);
+    am_q q;
+    int rc = am_q_open(st, c, AM_S_SESSION_GET, &q, "t", id);
+    if (rc == AM_OK) {
+        rc = am_q_step(st, &q);
+        if (rc > 0) {
+            am_session_row(q.s, out);
+            rc = AM_OK;
+        } else if (rc == 0) {
+            rc = AM_ERR_NOTFOUND;
+        }
+        am_q_close(&q);
+    }
+    am_reader_put(c);
+    return rc;
+}
+
+int am_store_session_list(am_store *st, const char *after, size_t limit, am_store_session **out,
+                          size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (limit == 0)
+        return AM_OK;
+    int64_t lim = limit > (size_t)INT64_MAX ? -1 : (int64_t)limit;
+    am_conn *c = am_reader_get(st);
+    am_q q;
+    int rc = after ? am_q_open(st, c, AM_S_SESSION_LIST_AFTER, &q, "ti", after, lim)
+                   : am_q_open(st, c, AM_S_SESSION_LIST_FIRST, &q, "i", lim);
+    am_store_session *v = NULL;
+    size_t k = 0, cap = 0;
+    if (rc == AM_OK) {
+        while ((rc = am_q_step(st, &q)) > 0) {
+            if (k == cap) {
+                cap = cap ? 2 * cap : 16;
+                v = am_xrealloc(v, cap * sizeof *v);
+            }
+            am_session_row(q.s, &v[k++]);
+        }
+        am_q_close(&q);
+    }
+    am_reader_put(c);
+    if (rc < 0) {
+        for (size_t i = 0; i < k; i++)
+            am_store_session_clear(&v[i]);
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = k;
+    return AM_OK;
+}
+
+int am_store_session_count(am_store *st, int64_t *n)
+{
+    am_conn *c = am_reader_get(st);
+    am_q q;
+    int rc = am_q_open(st, c, AM_S_SESSION_COUNT, &q, "");
+    if (rc == AM_OK) {
+        rc = am_q_step(st, &q);
+        if (rc > 0) {
+            *n = sqlite3_column_int64(q.s, 0);
+            rc = AM_OK;
+        } else if (rc == 0) {
+            rc = AM_ERR_INTERNAL;
+        }
+        am_q_close(&q);
+    }
+    am_reader_put(c);
+    return rc;
+}
+
+int am_store_session_delete(am_store *st, const char *id)
+{
+    if (!id)
+        return AM_ERR_INVALID;
+    /* One statement: the foreign keys' ON DELETE CASCADE removes the
+     * segments, vocab, occurrences and totals in the same transaction. */
+    am_w_lock(st);
+    int rc = am_exec(st, &st->w, AM_S_SESSION_DELETE, "t", id);
+    if (rc == AM_OK && sqlite3_changes(st->w.db) == 0)
+        rc = AM_ERR_NOTFOUND;
+    if (st->in_tx)
+        st->tx.has_sid = 0; /* the transaction's cached sid may be gone */
+    am_w_unlock(st);
+    return rc;
+}
+
+int am_store_glossary_put(am_store *st, const char *id, const char *glossary_json, int64_t now_ms)
+{
+    if (!id)
+        return AM_ERR_INVALID;
+    am_w_lock(st);
+    int rc = am_exec(st, &st->w, AM_S_GLOSSARY_PUT, "tti", id, glossary_json, now_ms);
+    if (rc == AM_OK && sqlite3_changes(st->w.db) == 0)
+        rc = AM_ERR_NOTFOUND;
+    am_w_unlock(st);
+    return rc;
+}
+
+/* ---- write transactions --------------------------------------------------- */
+
+int am_store_tx_begin(am_store *st, am_store_tx **tx)
+{
+    *tx = NULL;
+    am_w_lock(st);
+    if (st->in_tx) {
+        /* Only the owner can get here (the mutex is held by it). */
+        am_w_unlock(st);
+        am_store_note(st, AM_ERR_INVALID, "a transaction is already open in this thread");
+        return AM_ERR_INVALID;
+    }
+    int rc = am_exec(st, &st->w, AM_S_BEGIN_IMM, "");
+    if (rc) {
+        am_w_unlock(st);
+        return rc;
+    }
+    st->in_tx = 1;
+    st->nested = 0;
+    st->tx.has_sid = 0;
+    *tx = &st->tx;
+    return AM_OK;
+}
+
+static void am_tx_end(am_store *st)
+{
+    st->in_tx = 0;
+    st->tx.has_sid = 0;
+    am_buf_reset(&st->tx.sess);
+    am_w_unlock(st);
+}
+
+int am_store_tx_commit(am_store_tx *tx)
+{
+    am_store *st = tx->st;
+    assert(st->in_tx && st->nested == 0);
+    int rc = am_exec(st, &st->w, AM_S_COMMIT, "");
+    if (rc != AM_OK && !sqlite3_get_autocommit(st->w.db))
+        am_exec(st, &st->w, AM_S_ROLLBACK, "");
+    am_tx_end(st);
+    return rc;
+}
+
+void am_store_tx_rollback(am_store_tx *tx)
+{
+    if (!tx)
+        return;
+    am_store *st = tx->st;
+    assert(st->in_tx && st->nested == 0);
+    if (!sqlite3_get_autocommit(st->w.db))
+        am_exec(st, &st->w, AM_S_ROLLBACK, "");
+    am_tx_end(st);
+}
+
+/* The sid of session within tx (cached for the transaction). */
+static int am_tx_sid(am_store_tx *tx, const char *session, int64_t *sid)
+{
+    if (!session)
+        return AM_ERR_INVALID;
+    if (tx->has_sid && strcmp(am_buf_str(&tx->sess), session) == 0) {
+        *sid = tx->sid;
+        return AM_OK;
+    }
+    int rc = am_sid(tx->st, &tx->st->w, session, sid);
+    if (rc == AM_OK) {
+        am_buf_reset(&tx->sess);
+        am_buf_appends(&tx->sess, session);
+        tx->sid = *sid;
+        tx->has_sid = 1;
+    }
+    return rc;
+}
+
+int am_store_tx_session_state(am_store_tx *tx, const char *session, int64_t *last_seq,
+                              int64_t *version)
+{
+    if (!session)
+        return AM_ERR_INVALID;
+    am_store *st = tx->st;
+    am_q q;
+    int rc = am_q_open(st, &st->w, AM_S_SESSION_STATE, &q, "t", session);
+    if (rc)
+        return rc;
+    rc = am_q_step(st, &q);
+    if (rc > 0) {
+        tx->sid = sqlite3_column_int64(q.s, 0);
+        tx->has_sid = 1;
+        am_buf_reset(&tx->sess);
+        am_buf_appends(&tx->sess, session);
+        if (last_seq)
+            *last_seq = sqlite3_column_int64(q.s, 1);
+        if (version)
+            *version = sqlite3_column_int64(q.s, 2);
+        rc = AM_OK;
+    } else if (rc == 0) {
+        rc = AM_ERR_NOTFOUND;
+    }
+    am_q_close(&q);
+    return rc;
+}
+
+int am_store_tx_segment_find(am_store_tx *tx, const char *session, const char *client_id,
+                             int64_t *seq, char **body_hash, char **result_json)
+{
+    if (body_hash)
+        *body_hash = NULL;
+    if (result_json)
+        *result_json = NULL;
+    if (!client_id)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc)
+        return rc;
+    am_q q;
+    rc = am_q_open(tx->st, &tx->st->w, AM_S_SEG_FIND, &q, "it", sid, client_id);
+    if (rc)
+        return rc;
+    rc = am_q_step(tx->st, &q);
+    if (rc > 0) {
+        if (seq)
+            *seq = sqlite3_column_int64(q.s, 0);
+        if (body_hash)
+            *body_hash = am_col_str(q.s, 1);
+        if (result_json)
+            *result_json = am_col_str(q.s, 2);
+        rc = AM_OK;
+    } else if (rc == 0) {
+        rc = AM_ERR_NOTFOUND;
+    }
+    am_q_close(&q);
+    return rc;
+}
+
+int am_store_tx_segment_insert(am_store_tx *tx, const char *session, int64_t seq,
+                               const char *client_id, const char *body_hash,
+                               const char *request_json, const char *result_json, int64_t now_ms)
+{
+    if (seq < 1 || !body_hash || !request_json || !result_json)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_SEG_INSERT, "iitttti", sid, seq, client_id, body_hash,
+                     request_json, result_json, now_ms);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_SESSION_TOUCH, "iii", sid, seq, now_ms);
+    return rc;
+}
+
+int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq,
+                               const char *body_hash, const char *request_json,
+                               const char *result_json, int64_t now_ms)
+{
+    if (!body_hash || !request_json || !result_json)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_SEG_UPDATE, "iittti", sid, seq, body_hash,
+                     request_json, result_json, now_ms);
+    if (rc == AM_OK && sqlite3_changes(tx->st->w.db) == 0)
+        rc = AM_ERR_NOTFOUND;
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_SESSION_TOUCH, "iii", sid, (int64_t)0, now_ms);
+    return rc;
+}
+
+int am_store_tx_segments_walk(am_store_tx *tx, const char *session, int64_t from,
+                              am_store_segment_fn fn, void *ctx)
+{
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc)
+        return rc;
+    am_q q;
+    rc = am_q_open(tx->st, &tx->st->w, AM_S_SEG_WALK, &q, "ii", sid, from);
+    if (rc)
+        return rc;
+    while ((rc = am_q_step(tx->st, &q)) > 0) {
+        int r = fn(ctx, sqlite3_column_int64(q.s, 0), (const char *)sqlite3_column_text(q.s, 1),
+                   (const char *)sqlite3_column_text(q.s, 2));
+        if (r != 0) {
+            rc = r;
+            break;
+        }
+    }
+    am_q_close(&q);
+    return rc;
+}
+
+int am_store_tx_vocab_get(am_store_tx *tx, const char *session, const char *word, int64_t *occ)
+{
+    *occ = 0;
+    if (!word)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc)
+        return rc;
+    am_q q;
+    rc = am_q_open(tx->st, &tx->st->w, AM_S_VOCAB_GET, &q, "it", sid, word);
+    if (rc)
+        return rc;
+    rc = am_q_step(tx->st, &q);
+    if (rc > 0)
+        *occ = sqlite3_column_int64(q.s, 0);
+    am_q_close(&q);
+    return rc < 0 ? rc : AM_OK;
+}
+
+int am_store_tx_vocab_bump(am_store_tx *tx, const char *session, const char *word, int64_t seq,
+                           int64_t *occ_before)
+{
+    if (!word)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc)
+        return rc;
+    if (occ_before) {
+        /* A separate lookup (the page is then hot for the upsert): an
+         * upsert with RETURNING would need a statement journal (a 64 KiB
+         * allocation per statement). */
+        am_q q;
+        rc = am_q_open(tx->st, &tx->st->w, AM_S_VOCAB_GET, &q, "it", sid, word);
+        if (rc)
+            return rc;
+        rc = am_q_step(tx->st, &q);
+        *occ_before = rc > 0 ? sqlite3_column_int64(q.s, 0) : 0;
+        am_q_close(&q);
+        if (rc < 0)
+            return rc;
+    }
+    rc = am_exec(tx->st, &tx->st->w, AM_S_VOCAB_UPSERT, "iti", sid, word, seq);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_OCC_INSERT, "iti", sid, word, seq);
+    return rc;
+}
+
+int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *word, int64_t seq)
+{
+    return am_store_tx_vocab_bump(tx, session, word, seq, NULL);
+}
+
+int am_store_tx_history_clear(am_store_tx *tx, const char *session)
+{
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_VOCAB_CLEAR, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_OCC_CLEAR, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_TOTALS_CLEAR, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_CHOICE_CLEAR, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_SESSION_BUMP, "i", sid);
+    return rc;
+}
+
+int am_store_tx_choice_incr(am_store_tx *tx, const char *session, const char *entry,
+                            const char *alt)
+{
+    if (!entry || !alt)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_CHOICE_INCR, "itt", sid, entry, alt);
+    return rc;
+}
+
+int am_store_tx_totals_get(am_store_tx *tx, const char *session, const char *system,
+                           char **stats_json)
+{
+    *stats_json = NULL;
+    if (!system)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc)
+        return rc;
+    am_q q;
+    rc = am_q_open(tx->st, &tx->st->w, AM_S_TOTALS_GET, &q, "it", sid, system);
+    if (rc)
+        return rc;
+    rc = am_q_step(tx->st, &q);
+    if (rc > 0) {
+        *stats_json = am_col_str(q.s, 0);
+        rc = AM_OK;
+    } else if (rc == 0) {
+        rc = AM_ERR_NOTFOUND;
+    }
+    am_q_close(&q);
+    return rc;
+}
+
+int am_store_tx_totals_put(am_store_tx *tx, const char *session, const char *system,
+                           const char *stats_json)
+{
+    if (!system || !stats_json)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, &tx->st->w, AM_S_TOTALS_PUT, "itt", sid, system, stats_json);
+    return rc;
+}
+
+int am_store_tx_background_get(am_store_tx *tx, const char *name, const char *word, int64_t *count)
+{
+    *count = 0;
+    if (!name || !word)
+        return AM_ERR_INVALID;
+    am_q q;
+    int rc = am_q_open(tx->st, &tx->st->w, AM_S_BG_GET, &q, "tt", name, word);
+    if (rc)
+        return rc;
+    rc = am_q_step(tx->st, &q);
+    if (rc > 0)
+        *count = sqlite3_column_int64(q.s, 0);
+    am_q_close(&q);
+    return rc < 0 ? rc : AM_OK;
+}
+
+/* ---- reads ---------------------------------------------------------------- */
+
+typedef struct am_kv {
+    char *a, *b;
+} am_kv;
+
+int am_store_totals_each(am_store *st, const char *session, am_store_totals_fn fn, void *ctx)
+{
+    if (!session)
+        return AM_ERR_INVALID;
+    am_kv *v = NULL;
+    size_t k = 0, cap = 0;
+    am_conn *c = am_reader_get(st);
+    int rc = am_read_begin(st, c);
+    if (rc == AM_OK) {
+        int64_t sid;
+        rc = am_sid(st, c, session, &sid);
+        am_q q;
+        if (rc == AM_OK)
+            rc = am_q_open(st, c, AM_S_TOTALS_EACH, &q, "i", sid);
+        if (rc == AM_OK) {
+            while ((rc = am_q_step(st, &q)) > 0) {
+                if (k == cap) {
+                    cap = cap ? 2 * cap : 8;
+                    v = am_xrealloc(v, cap * sizeof *v);
+                }
+                v[k].a = am_col_str(q.s, 0);
+                v[k].b = am_col_str(q.s, 1);
+                k++;
+            }
+            am_q_close(&q);
+        }
+        am_read_end(st, c);
+    }
+    am_reader_put(c);
+    for (size_t i = 0; i < k; i++) {
+        if (rc == AM_OK) {
+            int r = fn(ctx, v[i].a, v[i].b);
+            if (r != 0)
+                rc = r;
+        }
+        free(v[i].a);
+        free(v[i].b);
+    }
+    free(v);
+    return rc;
+}
+
+int am_store_choices_each(am_store *st, const char *session, const char *entry,
+                          am_store_count_fn fn, void *ctx)
+{
+    if (!session || !entry)
+        return AM_ERR_INVALID;
+    am_kv *v = NULL;
+    int64_t *counts = NULL;
+    size_t k = 0, cap = 0;
+    am_conn *c = am_reader_get(st);
+    int rc = am_read_begin(st, c);
+    if (rc == AM_OK) {
+        int64_t sid;
+        rc = am_sid(st, c, session, &sid);
+        am_q q;
+        if (rc == AM_OK)
+            rc = am_q_open(st, c, AM_S_CHOICE_EACH, &q, "it", sid, entry);
+        if (rc == AM_OK) {
+            while ((rc = am_q_step(st, &q)) > 0) {
+                if (k == cap) {
+                    cap = cap ? 2 * cap : 8;
+                    v = am_xrealloc(v, cap * sizeof *v);
+                    counts = am_xrealloc(counts, cap * sizeof *counts);
+                }
+                v[k].a = am_col_str(q.s, 0);
+                v[k].b = NULL;
+                counts[k] = sqlite3_column_int64(q.s, 1);
+                k++;
+            }
+            am_q_close(&q);
+        }
+        am_read_end(st, c);
+    }
+    am_reader_put(c);
+    for (size_t i = 0; i < k; i++) {
+        if (rc == AM_OK) {
+            int r = fn(ctx, v[i].a, counts[i]);
+            if (r != 0)
+                rc = r;
+        }
+        free(v[i].a);
+    }
+    free(v);
+    free(counts);
+    return rc;
+}
+
+typedef struct am_segrow {
+    int64_t seq, created_at;
+    char *client_id, *request, *result;
+} am_segrow;
+
+int am_store_segments_each(am_store *st, const char *session, int64_t after, size_t limit,
+                           am_store_segrow_fn fn, void *ctx)
+{
+    if (!session)
+        return AM_ERR_INVALID;
+    int64_t lim = limit > (size_t)INT64_MAX ? -1 : (int64_t)limit;
+    am_segrow *v = NULL;
+    size_t k = 0, cap = 0;
+    am_conn *c = am_reader_get(st);
+    int rc = am_read_begin(st, c);
+    if (rc == AM_OK) {
+        int64_t sid;
+        rc = am_sid(st, c, session, &sid);
+        am_q q;
+        if (rc == AM_OK)
+            rc = am_q_open(st, c, AM_S_SEG_EACH, &q, "iii", sid, after, lim);
+        if (rc == AM_OK) {
+            while ((rc = am_q_step(st, &q)) > 0) {
+                if (k == cap) {
+                    cap = cap ? 2 * cap : 16;
+                    v = am_xrealloc(v, cap * sizeof *v);
+                }
+                v[k].seq = sqlite3_column_int64(q.s, 0);
+                v[k].client_id = am_col_str(q.s, 1);
+                v[k].request = am_col_str(q.s, 2);
+                v[k].result = am_col_str(q.s, 3);
+                v[k].created_at = sqlite3_column_int64(q.s, 4);
+                k++;
+            }
+            am_q_close(&q);
+        }
+        am_read_end(st, c);
+    }
+    am_reader_put(c);
+    for (size_t i = 0; i < k; i++) {
+        if (rc == AM_OK) {
+            int r = fn(ctx, v[i].seq, v[i].client_id, v[i].request, v[i].result, v[i].created_at);
+            if (r != 0)
+                rc = r;
+        }
+        free(v[i].client_id);
+        free(v[i].request);
+        free(v[i].result);
+    }
+    free(v);
+    return rc;
+}
+
+int am_store_segment_get(am_store *st, const char *session, const char *client_id, int64_t *seq,
+                         char **request_json, char **result_json)
+{
+    if (request_json)
+        *request_json = NULL;
+    if (result_json)
+        *result_json = NULL;
+    if (!session || !client_id)
+        return AM_ERR_INVALID;
+    am_conn *c = am_reader_get(st);
+    int rc = am_read_begin(st, c);
+    if (rc == AM_OK) {
+        int64_t sid;
+        rc = am_sid(st, c, session, &sid);
+        am_q q;
+        if (rc == AM_OK)
+            rc = am_q_open(st, c, AM_S_SEG_GET, &q, "it", sid, client_id);
+        if (rc == AM_OK) {
+            rc = am_q_step(st, &q);
+            if (rc > 0) {
+                if (seq)
+                    *seq = sqlite3_column_int64(q.s, 0);
+                if (request_json)
+                    *request_json = am_col_str(q.s, 1);
+                if (result_json)
+                    *result_json = am_col_str(q.s, 2);
+                rc = AM_OK;
+            } else if (rc == 0) {
+                rc = AM_ERR_NOTFOUND;
+            }
+            am_q_close(&q);
+        }
+        am_read_end(st, c);
+    }
+    am_reader_put(c);
+    return rc;
+}
+
+int am_store_segment_result(am_store *st, const char *session, int64_t seq, char **client_id,
+                            char **result_json)
+{
+    if (client_id)
+        *client_id = NULL;
+    if (result_json)
+        *result_json = NULL;
+    if (!session)
+        return AM_ERR_INVALID;
+    am_conn *c = am_reader_get(st);
+    int rc = am_read_begin(st, c);
+    if (rc == AM_OK) {
+        int64_t sid;
+        rc = am_sid(st, c, session, &sid);
+        am_q q;
+        if (rc == AM_OK)
+            rc = am_q_open(st, c, AM_S_SEG_RESULT, &q, "ii", sid, seq);
+        if (rc == AM_OK) {
+            rc = am_q_step(st, &q);
+            if (rc > 0) {
+                if (client_id)
+                    *client_id = am_col_str(q.s, 0);
+                if (result_json)
+                    *result_json = am_col_str(q.s, 1);
+                rc = AM_OK;
+            } else if (rc == 0) {
+                rc = AM_ERR_NOTFOUND;
+            }
+            am_q_close(&q);
+        }
+        am_read_end(st, c);
+    }
+    am_reader_put(c);
+    return rc;
+}
+
+int am_store_word_history(am_store *st, const char *session, const char *word, int64_t *occ,
+                          am_store_seq_fn fn, void *ctx)
+{
+    if (occ)
+        *occ = 0;
+    if (!session || !word)
+        return AM_ERR_INVALID;
+    int64_t *v = NULL;
+    size_t k = 0, cap = 0;
+    am_conn *c = am_reader_get(st);
+    int rc = am_read_begin(st, c);
+    if (rc == AM_OK) {
+        int64_t sid;
+        rc = am_sid(st, c, session, &sid);
+        am_q q;
+        if (rc == AM_OK)
+            rc = am_q_open(st, c, AM_S_VOCAB_GET, &q, "it", sid, word);
+        if (rc == AM_OK) {
+            rc = am_q_step(st, &q);
+            if (rc > 0) {
+                if (occ)
+                    *occ = sqlite3_column_int64(q.s, 0);
+                rc = AM_OK;
+            } else if (rc == 0) {
+                rc = AM_ERR_NOTFOUND;
+            }
+            am_q_close(&q);
+        }
+        if (rc == AM_OK && fn)
+            rc = am_q_open(st, c, AM_S_OCC_SEQS, &q, "it", sid, word);
+        if (rc == AM_OK && fn) {
+            while ((rc = am_q_step(st, &q)) > 0) {
+                if (k == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    v = am_xrealloc(v, cap * sizeof *v);
+                }
+                v[k++] = sqlite3_column_int64(q.s, 0);
+            }
+            am_q_close(&q);
+        }
+        am_read_end(st, c);
+    }
+    am_reader_put(c);
+    for (size_t i = 0; i < k && rc == AM_OK; i++) {
+        int r = fn(ctx, v[i]);
+        if (r != 0)
+            rc = r;
+    }
+    free(v);
+    return rc;
+}
+
+/* ---- background vocabularies ---------------------------------------------- */
+
+int am_store_vocabulary_put(am_store *st, const char *name, const char *const *words,
+                            const int64_t *counts, size_t n, int64_t now_ms)
+{
+    if (!name || (n && (!words || !counts)))
+        return AM_ERR_INVALID;
+    int rc = am_w_begin(st);
+    if (rc)
+        return rc;
+    am_conn *c = &st->w;
+    rc = am_exec(st, c, AM_S_VOCABULARY_DELETE, "t", name);
+    int64_t vid = 0;
+    if (rc == AM_OK) {
+        am_q q;
+        rc = am_q_open(st, c, AM_S_VOCABULARY_INSERT, &q, "ti", name, now_ms);
+        if (rc == AM_OK) {
+            rc = am_q_step(st, &q);
+            if (rc > 0) {
+                vid = sqlite3_column_int64(q.s, 0);
+                rc = AM_OK;
+            } else if (rc == 0) {
+                rc = AM_ERR_INTERNAL;
+            }
+            am_q_close(&q);
+        }
+    }
+    for (size_t i = 0; i < n && rc == AM_OK; i++) {
+        if (!words[i]) {
+            rc = AM_ERR_INVALID;
+            break;
+        }
+        rc = am_exec(st, c, AM_S_VOCABULARY_WORD, "iti", vid, words[i], counts[i]);
+    }
+    if (rc == AM_OK)
+        rc = am_exec(st, c, AM_S_VOCABULARY_SIZE, "i", vid);
+    return am_w_end(st, rc);
+}
+
+int am_store_vocabulary_info(am_store *st, const char *name, int64_t *words, int64_t *created_at)
+{
+    if (!name)
+        return AM_ERR_INVALID;
+    am_conn *c = am_reader_get(st);
+    am_q q;
+    int rc = am_q_open(st, c, AM_S_VOCABULARY_INFO, &q, "t", name);
+    if (rc == AM_OK) {
+        rc = am_q_step(st, &q);
+        if (rc > 0) {
+            if (words)
+                *words = sqlite3_column_int64(q.s, 0);
+            if (created_at)
+                *created_at = sqlite3_column_int64(q.s, 1);
+            rc = AM_OK;
+        } else if (rc == 0) {
+            rc = AM_ERR_NOTFOUND;
+        }
+        am_q_close(&q);
+    }
+    am_reader_put(c);
+    return rc;
+}
+
+int am_store_vocabulary_delete(am_store *st, const char *name)
+{
+    if (!name)
+        return AM_ERR_INVALID;
+    am_w_lock(st);
+    int rc = am_exec(st, &st->w, AM_S_VOCABULARY_DELETE, "t", name);
+    if (rc == AM_OK && sqlite3_changes(st->w.db) == 0)
+        rc = AM_ERR_NOTFOUND;
+    am_w_unlock(st);
+    return rc;
+}
+
+int am_store_vocabulary_each(am_store *st, const char *name, am_store_count_fn fn, void *ctx)
+{
+    if (!name)
+        return AM_ERR_INVALID;
+    am_conn *c = am_reader_get(st);
+    int rc = am_read_begin(st, c);
+    if (rc == AM_OK) {
+        am_q q;
+        int64_t vid = 0;
+        rc = am_q_open(st, c, AM_S_VOCABULARY_VID, &q, "t", name);
+        if (rc == AM_OK) {
+            rc = am_q_step(st, &q);
+            if (rc > 0) {
+                vid = sqlite3_column_int64(q.s, 0);
+                rc = AM_OK;
+            } else if (rc == 0) {
+                rc = AM_ERR_NOTFOUND;
+            }
+            am_q_close(&q);
+        }
+        if (rc == AM_OK)
+            rc = am_q_open(st, c, AM_S_VOCABULARY_EACH, &q, "i", vid);
+        if (rc == AM_OK) {
+            while ((rc = am_q_step(st, &q)) > 0) {
+                int r = fn(ctx, (const char *)sqlite3_column_text(q.s, 0),
+                           sqlite3_column_int64(q.s, 1));
+                if (r != 0) {
+                    rc = r;
+                    break;
+                }
+            }
+            am_q_close(&q);
+        }
+        am_read_end(st, c);
+    }
+    am_reader_put(c);
+    return rc;
+}
+
+/* ---- backups -------------------------------------------------------------- */
+
+static int am_fsync_path(const char *path, int dir)
+{
+    int fd = open(path, dir ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
+{
+    if (!dest_path || !*dest_path || strcmp(dest_path, ":memory:") == 0) {
+        am_buf_printf(err, "invalid backup path");
+        return AM_ERR_INVALID;
+    }
+    int rc = am_mkdir_parents(dest_path, err);
+    if (rc)
+        return rc;
+    size_t len = strlen(dest_path);
+    char *tmp = am_xmalloc(len + 5);
+    memcpy(tmp, dest_path, len);
+    memcpy(tmp + len, ".tmp", 5);
+    unlink(tmp);
+
+    sqlite3 *dst = NULL;
+    if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
+        am_buf_printf(err, "cannot create %s: %s", tmp,
+                      dst ? sqlite3_errmsg(dst) : "out of memory");
+        sqlite3_close(dst);
+        free(tmp);
+        return AM_ERR_IO;
+    }
+    /* A reader's snapshot: one step copies every page under one read
+     * transaction, which in WAL mode does not stop the writer. */
+    am_conn *c = am_reader_get(st);
+    sqlite3_backup *b = sqlite3_backup_init(dst, "main", c->db, "main");
+    if (!b) {
+        am_buf_printf(err, "backup failed: %s", sqlite3_errmsg(dst));
+        rc = AM_ERR_IO;
+    } else {
+        int s, tries = 0;
+        /* Busy only while another process holds a lock: retry for about
+         * the busy timeout. */
+        while (((s = sqlite3_backup_step(b, -1)) == SQLITE_BUSY || s == SQLITE_LOCKED) &&
+               tries++ < AM_STORE_BUSY_MS / 10)
+            sqlite3_sleep(10);
+        if (s != SQLITE_DONE) {
+            am_buf_printf(err, "backup failed: %s", sqlite3_errstr(s));
+            rc = AM_ERR_IO;
+        }
+        if (sqlite3_backup_finish(b) != SQLITE_OK && rc == AM_OK) {
+            am_buf_printf(err, "backup failed: %s", sqlite3_errmsg(dst));
+            rc = AM_ERR_IO;
+        }
+    }
+    am_reader_put(c);
+    if (rc == AM_OK &&
+        sqlite3_wal_checkpoint_v2(dst, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK) {
+        am_buf_printf(err, "backup checkpoint failed: %s", sqlite3_errmsg(dst));
+        rc = AM_ERR_IO;
+    }
+    if (sqlite3_close(dst) != SQLITE_OK && rc == AM_OK) {
+        am_buf_printf(err, "cannot close %s", tmp);
+        rc = AM_ERR_IO;
+    }
+    if (rc == AM_OK && am_fsync_path(tmp, 0) != 0) {
+        am_buf_printf(err, "cannot sync %s: %s", tmp, strerror(errno));
+        rc = AM_ERR_IO;
+    }
+    if (rc == AM_OK && rename(tmp, dest_path) != 0) {
+        am_buf_printf(err, "cannot rename %s to %s: %s", tmp, dest_path, strerror(errno));
+        rc = AM_ERR_IO;
+    }
+    if (rc == AM_OK) {
+        char *dir = am_xstrdup(dest_path);
+        char *slash = strrchr(dir, '/');
+        if (slash == dir)
+            slash[1] = '\0';
+        else if (slash)
+            *slash = '\0';
+        else
+            strcpy(dir, ".");
+        am_fsync_path(dir, 1); /* best effort: makes the rename durable */
+        free(dir);
+    } else {
+        unlink(tmp);
+        size_t tl = strlen(tmp);
+        char *side = am_xmalloc(tl + 5);
+        memcpy(side, tmp, tl);
+        memcpy(side + tl, "-wal", 5);
+        unlink(side);
+        memcpy(side + tl, "-shm", 5);
+        unlink(side);
+        free(side);
+    }
+    free(tmp);
+    if (rc != AM_OK)
+        am_store_note(st, rc, am_buf_str(err));
+    return rc;
+}

@@ -1,0 +1,372 @@
+/* test_srvconfig.c — the server configuration: defaults, precedence
+ * (flag > environment > file > default), config-file errors with line
+ * numbers, sizes, bad values, and the example file kept identical to
+ * am_srv_config_example. */
+#include "testutil.h"
+
+#include "srvconfig.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Writes text to a new temporary file; returns its malloc'd path. */
+static char *tmpfile_with(const char *text)
+{
+    char tmpl[] = "/tmp/am_srvconfig_XXXXXX";
+    int fd = mkstemp(tmpl);
+    assert_true(fd >= 0);
+    size_t n = strlen(text);
+    assert_int_equal(write(fd, text, n), (ssize_t)n);
+    close(fd);
+    return strdup(tmpl);
+}
+
+/* Loads with argv (NULL-terminated list after "serve") and envp. */
+static int load(am_srv_config *c, const char *const *args, char **envp, am_buf *err)
+{
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = (char *)(uintptr_t) "serve";
+    for (; args && *args; args++)
+        argv[argc++] = (char *)(uintptr_t)*args;
+    argv[argc] = NULL;
+    am_buf_reset(err);
+    return am_srv_config_load(c, argc, argv, envp, err);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    am_srv_config c;
+    am_srv_config_init(&c);
+    assert_string_equal(c.listen, "127.0.0.1");
+    assert_int_equal(c.port, 8080);
+    assert_string_equal(c.db, "./var/adaptmon.db");
+    assert_int_equal(c.threads, 4);
+    assert_int_equal(c.max_body, 1024 * 1024);
+    assert_int_equal(c.max_glossary_body, 64 * 1024 * 1024);
+    assert_int_equal(c.max_connections, 1024);
+    assert_int_equal(c.conn_timeout, 30);
+    assert_int_equal(c.max_tokens, 10000);
+    assert_int_equal(c.max_glossary_entries, 100000);
+    assert_int_equal(c.max_systems, 16);
+    assert_string_equal(c.write_token, "");
+    assert_string_equal(c.read_token, "");
+    assert_int_equal(c.durability, 0);
+    assert_int_equal(c.log_level, 2);
+    assert_int_equal(c.shutdown_timeout_ms, 10000);
+    assert_string_equal(c.config_file, "");
+    assert_string_equal(c.owner_map, "");
+
+    /* loading with nothing given is the defaults */
+    am_srv_config d;
+    am_buf err;
+    am_buf_init(&err);
+    char *envp[] = {NULL};
+    assert_int_equal(load(&d, NULL, envp, &err), AM_OK);
+    assert_memory_equal(&c, &d, sizeof c);
+    am_buf_cleanup(&err);
+
+    /* every table row has a name, a type, a default and a help text */
+    size_t n = 0;
+    for (const am_srv_option *o = am_srv_options(); o->name; o++, n++) {
+        assert_non_null(o->type);
+        assert_non_null(o->def);
+        assert_true(strlen(o->help) > 10);
+    }
+    assert_int_equal(n, 17);
+}
+
+static void test_precedence(void **state)
+{
+    (void)state;
+    /* the file sets port, threads, log-level and db; the environment
+     * overrides port and threads; the flag overrides port only */
+    char *path = tmpfile_with("# test config\n"
+                              "port = 1111\n"
+                              "threads = 3\n"
+                              "log-level = debug\n"
+                              "db = /tmp/from-file.db\n");
+    char cfgenv[600];
+    snprintf(cfgenv, sizeof cfgenv, "ADAPTMON_CONFIG=%s", path);
+    char *envp[] = {cfgenv,
+                    (char *)(uintptr_t) "ADAPTMON_PORT=2222",
+                    (char *)(uintptr_t) "ADAPTMON_THREADS=5",
+                    (char *)(uintptr_t) "HOME=/root",
+                    (char *)(uintptr_t) "ADAPTMON_UNRELATED=1",
+                    NULL};
+    const char *args[] = {"--port", "3333", NULL};
+    am_srv_config c;
+    am_buf err;
+    am_buf_init(&err);
+    assert_int_equal(load(&c, args, envp, &err), AM_OK);
+    assert_int_equal(c.port, 3333); /* flag */
+    assert_int_equal(c.threads, 5); /* environment */
+    assert_int_equal(c.log_level, 3); /* file */
+    assert_string_equal(c.db, "/tmp/from-file.db");
+    assert_int_equal(c.max_connections, 1024); /* default */
+    assert_string_equal(c.config_file, path);
+
+    /* without the flag the environment wins over the file */
+    assert_int_equal(load(&c, NULL, envp, &err), AM_OK);
+    assert_int_equal(c.port, 2222);
+
+    /* without the environment the file wins over the default */
+    char *envp2[] = {cfgenv, NULL};
+    assert_int_equal(load(&c, NULL, envp2, &err), AM_OK);
+    assert_int_equal(c.port, 1111);
+    assert_int_equal(c.threads, 3);
+
+    /* --config beats ADAPTMON_CONFIG; --name=value form */
+    char *other = tmpfile_with("port = 4444\n");
+    const char *args2[] = {"--config", other, "--threads=7", NULL};
+    assert_int_equal(load(&c, args2, envp2, &err), AM_OK);
+    assert_int_equal(c.port, 4444);
+    assert_int_equal(c.threads, 7);
+    assert_int_equal(c.log_level, 2); /* the other file does not set it */
+    assert_string_equal(c.config_file, other);
+
+    /* a missing file is an I/O error naming it */
+    const char *args3[] = {"--config=/nonexistent/adaptmon.conf", NULL};
+    assert_int_equal(load(&c, args3, NULL, &err), AM_ERR_IO);
+    assert_non_null(strstr(am_buf_str(&err), "/nonexistent/adaptmon.conf"));
+
+    unlink(path);
+    unlink(other);
+    free(path);
+    free(other);
+    am_buf_cleanup(&err);
+}
+
+/* Parses text as a config file and returns the result code and message. */
+static int parse(am_srv_config *c, const char *text, am_buf *err)
+{
+    am_srv_config_init(c);
+    am_buf_reset(err);
+    return am_srv_config_parse(c, text, strlen(text), "test.conf", err);
+}
+
+static void test_file_syntax(void **state)
+{
+    (void)state;
+    am_srv_config c;
+    am_buf err;
+    am_buf_init(&err);
+
+    /* comments, blank lines, CRLF, spaces, quotes, '_' for '-', '#' in values */
+    assert_int_equal(parse(&c,
+                           "  # comment\r\n"
+                           "\n"
+                           "\tport=9000\r\n"
+                           "max_body =  2MiB  \n"
+                           "write-token = \"s3cr#t-token\"\n"
+                           "owner-map =\n"
+                           "durability = full",
+                           &err),
+                     AM_OK);
+    assert_int_equal(c.port, 9000);
+    assert_int_equal(c.max_body, 2 * 1024 * 1024);
+    assert_string_equal(c.write_token, "s3cr#t-token");
+    assert_string_equal(c.owner_map, "");
+    assert_int_equal(c.durability, 1);
+
+    /* unknown name: error with the line number */
+    assert_int_equal(parse(&c, "port = 1\n\n# x\nbogus = 2\nthreads = 2\n", &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "test.conf:4:"));
+    assert_non_null(strstr(am_buf_str(&err), "bogus"));
+    assert_int_equal(c.threads, 4); /* nothing after the error is applied */
+
+    /* bad value: the line and the option */
+    assert_int_equal(parse(&c, "port = 1\nthreads = zero\n", &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "test.conf:2:"));
+    assert_non_null(strstr(am_buf_str(&err), "threads"));
+
+    /* no '=' */
+    assert_int_equal(parse(&c, "port 8080\n", &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "test.conf:1:"));
+    assert_non_null(strstr(am_buf_str(&err), "name = value"));
+
+    /* a required value left empty */
+    assert_int_equal(parse(&c, "\n\ndb =\n", &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "test.conf:3:"));
+
+    /* config inside a config file */
+    assert_int_equal(parse(&c, "config = other.conf\n", &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "test.conf:1:"));
+
+    /* through the loader the file name is in the message */
+    char *path = tmpfile_with("port = 80\nlog-level = loud\n");
+    const char *args[] = {"--config", path, NULL};
+    assert_int_equal(load(&c, args, NULL, &err), AM_ERR_INVALID);
+    char want[600];
+    snprintf(want, sizeof want, "%s:2:", path);
+    assert_non_null(strstr(am_buf_str(&err), want));
+    assert_non_null(strstr(am_buf_str(&err), "error|warn|info|debug"));
+    unlink(path);
+    free(path);
+    am_buf_cleanup(&err);
+}
+
+static void test_sizes(void **state)
+{
+    (void)state;
+    am_srv_config c;
+    am_srv_config_init(&c);
+    am_buf err;
+    am_buf_init(&err);
+    static const struct {
+        const char *text;
+        int64_t bytes; /* -1: rejected */
+    } cases[] = {
+        {"1048576", 1048576},
+        {"1MiB", 1048576},
+        {"1mib", 1048576},
+        {"1M", 1048576},
+        {"64KiB", 65536},
+        {"64k", 65536},
+        {"10KB", 10000},
+        {"2 MiB", 2097152},
+        {"1GiB", 1073741824},
+        {"1024", 1024},
+        {"1023", -1},
+        {"2GiB", -1},
+        {"1.5MiB", -1},
+        {"", -1},
+        {"MiB", -1},
+        {"-1MiB", -1},
+        {"5 parsecs", -1},
+        {"99999999999999999999", -1},
+        {"9223372036854775807G", -1},
+        {"1kb", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        c.max_body = 12345;
+        int rc = am_srv_config_set(&c, "max-body", cases[i].text, &err);
+        if (cases[i].bytes < 0) {
+            if (rc != AM_ERR_INVALID)
+                fail_msg("'%s' accepted as %lld", cases[i].text, (long long)c.max_body);
+            assert_int_equal(c.max_body, 12345); /* unchanged */
+            assert_non_null(strstr(am_buf_str(&err), "max-body"));
+        } else {
+            if (rc != AM_OK)
+                fail_msg("'%s' rejected: %s", cases[i].text, am_buf_str(&err));
+            assert_int_equal(c.max_body, cases[i].bytes);
+        }
+    }
+    am_buf_cleanup(&err);
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    am_srv_config c;
+    am_srv_config_init(&c);
+    am_buf err;
+    am_buf_init(&err);
+    static const char *const bad[][2] = {
+        {"port", "70000"},       {"port", "-1"},
+        {"port", "80x"},         {"port", ""},
+        {"port", " 80"},         {"threads", "0"},
+        {"log-level", "loud"},   {"log-level", "INFO"},
+        {"durability", "extra"}, {"listen", "localhost"},
+        {"listen", "1.2.3"},     {"listen", ""},
+        {"write-token", "a b"},  {"write-token", "tok\n"},
+        {"max-systems", "1000"}, {"conn-timeout", "1e3"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = am_srv_config_set(&c, bad[i][0], bad[i][1], &err);
+        if (rc != AM_ERR_INVALID)
+            fail_msg("%s = '%s' accepted", bad[i][0], bad[i][1]);
+        assert_non_null(strstr(am_buf_str(&err), bad[i][0]));
+    }
+    am_srv_config d;
+    am_srv_config_init(&d);
+    assert_memory_equal(&c, &d, sizeof c); /* nothing changed */
+
+    assert_int_equal(am_srv_config_set(&c, "nope", "1", &err), AM_ERR_NOTFOUND);
+    assert_int_equal(am_srv_config_set(&c, "listen", "::1", &err), AM_OK);
+    assert_string_equal(c.listen, "::1");
+    assert_int_equal(am_srv_config_set(&c, "listen", "[::]", &err), AM_OK);
+    assert_string_equal(c.listen, "::");
+    assert_int_equal(am_srv_config_set(&c, "log_level", "warn", &err), AM_OK);
+    assert_int_equal(c.log_level, 1);
+    char longtok[300];
+    memset(longtok, 'x', sizeof longtok - 1);
+    longtok[sizeof longtok - 1] = '\0';
+    assert_int_equal(am_srv_config_set(&c, "write-token", longtok, &err), AM_ERR_INVALID);
+
+    /* flags: unknown, missing value, positional; environment: bad value */
+    const char *a1[] = {"--nope", "1", NULL};
+    assert_int_equal(load(&c, a1, NULL, &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "--nope"));
+    const char *a2[] = {"--port", NULL};
+    assert_int_equal(load(&c, a2, NULL, &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "needs a value"));
+    const char *a3[] = {"stray", NULL};
+    assert_int_equal(load(&c, a3, NULL, &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "stray"));
+    const char *a4[] = {"--port=99999", NULL};
+    assert_int_equal(load(&c, a4, NULL, &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "--port"));
+    char *envp[] = {(char *)(uintptr_t) "ADAPTMON_MAX_BODY=lots", NULL};
+    assert_int_equal(load(&c, NULL, envp, &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "ADAPTMON_MAX_BODY"));
+
+    /* cross-option checks */
+    char *envp2[] = {(char *)(uintptr_t) "ADAPTMON_READ_TOKEN=r", NULL};
+    assert_int_equal(load(&c, NULL, envp2, &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "write-token"));
+    char *envp3[] = {(char *)(uintptr_t) "ADAPTMON_READ_TOKEN=r",
+                     (char *)(uintptr_t) "ADAPTMON_WRITE_TOKEN=w", NULL};
+    assert_int_equal(load(&c, NULL, envp3, &err), AM_OK);
+    assert_string_equal(c.read_token, "r");
+    assert_string_equal(c.write_token, "w");
+    const char *a5[] = {"--write-token", "r", NULL};
+    assert_int_equal(load(&c, a5, envp3, &err), AM_ERR_INVALID);
+    const char *a6[] = {"--max-glossary-body", "64KiB", NULL};
+    assert_int_equal(load(&c, a6, NULL, &err), AM_ERR_INVALID);
+    am_buf_cleanup(&err);
+}
+
+static void test_example_file(void **state)
+{
+    (void)state;
+    am_buf ex;
+    am_buf_init(&ex);
+    am_srv_config_example(&ex);
+    size_t len = 0;
+    char *file = tu_read("deploy/adaptmon.conf.example", &len);
+    if (len != ex.len || memcmp(file, ex.data, len))
+        fail_msg("deploy/adaptmon.conf.example differs from `adaptmon config-example`; "
+                 "regenerate it with: ./adaptmon config-example > deploy/adaptmon.conf.example");
+    /* every option is documented in it, with its environment variable */
+    for (const am_srv_option *o = am_srv_options(); o->name; o++) {
+        char want[120];
+        snprintf(want, sizeof want, "\n%s%s =", strcmp(o->type, "secret") ? "" : "# ", o->name);
+        assert_non_null(strstr(file, want));
+    }
+    assert_non_null(strstr(file, "ADAPTMON_MAX_GLOSSARY_BODY"));
+    /* loading the example gives the defaults */
+    am_srv_config c, d;
+    am_buf err;
+    am_buf_init(&err);
+    am_srv_config_init(&c);
+    am_srv_config_init(&d);
+    assert_int_equal(am_srv_config_parse(&c, file, len, "example", &err), AM_OK);
+    assert_memory_equal(&c, &d, sizeof c);
+    free(file);
+    am_buf_cleanup(&ex);
+    am_buf_cleanup(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),    cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_file_syntax), cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_bad_values),  cmocka_unit_test(test_example_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

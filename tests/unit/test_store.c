@@ -1,0 +1,1086 @@
+/* test_store.c — the SQLite store: sessions, write transactions (commit and
+ * rollback), segment and vocabulary reads, background vocabularies,
+ * backups, migrations, durability settings and concurrent writers. Every
+ * test works in its own temporary directory. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "embedded.h"
+#include "store.h"
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static void rm_rf(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return;
+    if (S_ISDIR(sb.st_mode)) {
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d)) != NULL) {
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                    continue;
+                char sub[4096];
+                snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+                rm_rf(sub);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+typedef struct fixture {
+    char dir[64];
+    char path[256];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    strcpy(f->dir, "/tmp/amstore-XXXXXX");
+    if (!mkdtemp(f->dir)) {
+        free(f);
+        return -1;
+    }
+    /* Nested missing directories: the store creates them. */
+    snprintf(f->path, sizeof f->path, "%s/a/b/adaptmon.db", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    rm_rf(f->dir);
+    free(f);
+    return 0;
+}
+
+static am_store *open_store(const char *path, enum am_durability d)
+{
+    am_store *st = NULL;
+    am_buf err;
+    am_buf_init(&err);
+    int rc = am_store_open(path, d, &st, &err);
+    if (rc != AM_OK)
+        fail_msg("am_store_open(%s): %s", path, am_buf_str(&err));
+    am_buf_cleanup(&err);
+    assert_non_null(st);
+    return st;
+}
+
+/* Highest NNN among the embedded schema/NNN_*.sql files. */
+static int embedded_schema_version(void)
+{
+    size_t n;
+    const am_embedded_file *files = am_embedded_files(&n);
+    int best = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(files[i].path, "schema/", 7)) {
+            int v = atoi(files[i].path + 7);
+            if (v > best)
+                best = v;
+        }
+    return best;
+}
+
+/* One integer from a raw SQLite query on the database file (the tests look
+ * at the file independently of the store). */
+static int64_t raw_int(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return v;
+}
+
+static void raw_exec(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+/* Inserts segment seq of session with the given words in one transaction. */
+static void post_segment(am_store *st, const char *session, const char *client_id,
+                         const char *const *words, size_t nwords, const char *stats)
+{
+    am_store_tx *tx;
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    int64_t last = -1, version = -1;
+    assert_int_equal(am_store_tx_session_state(tx, session, &last, &version), AM_OK);
+    int64_t seq = last + 1;
+    char req[128], res[128], hash[64];
+    snprintf(req, sizeof req, "{\"id\":\"%s\",\"seq\":%lld}", client_id, (long long)seq);
+    snprintf(res, sizeof res, "{\"result\":%lld}", (long long)seq);
+    snprintf(hash, sizeof hash, "h-%s", client_id);
+    assert_int_equal(
+        am_store_tx_segment_insert(tx, session, seq, client_id, hash, req, res, 1000 + seq), AM_OK);
+    for (size_t i = 0; i < nwords; i++)
+        assert_int_equal(am_store_tx_vocab_incr(tx, session, words[i], seq), AM_OK);
+    if (stats) {
+        assert_int_equal(am_store_tx_totals_put(tx, session, "sysA", stats), AM_OK);
+        assert_int_equal(am_store_tx_totals_put(tx, session, "base", stats), AM_OK);
+    }
+    assert_int_equal(am_store_tx_commit(tx), AM_OK);
+}
+
+typedef struct seqs {
+    int64_t v[1024];
+    size_t n;
+    int stop_at; /* stop the walk after this many (0 = never) */
+} seqs;
+
+static int collect_seq(void *ctx, int64_t seq)
+{
+    seqs *s = ctx;
+    s->v[s->n++] = seq;
+    return 0;
+}
+
+/* ---- sessions ------------------------------------------------------------- */
+
+static void test_sessions(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_schema_version(st), embedded_schema_version());
+    assert_true(am_store_schema_version(st) >= 1);
+    assert_int_equal(am_store_ping(st), AM_OK);
+    assert_true(am_store_size_bytes(st) > 0);
+
+    char id[32];
+    for (int i = 24; i >= 0; i--) { /* inserted out of order */
+        snprintf(id, sizeof id, "s%02d", i);
+        assert_int_equal(am_store_session_create(st, id, "{\"lang\":\"de\"}", "sig", NULL, 100 + i),
+                         AM_OK);
+    }
+    assert_int_equal(am_store_session_create(st, "s07", "{}", "sig", NULL, 1), AM_ERR_CONFLICT);
+    am_buf msg;
+    am_buf_init(&msg);
+    am_store_last_error(st, &msg);
+    assert_non_null(strstr(am_buf_str(&msg), "UNIQUE"));
+    am_buf_cleanup(&msg);
+    assert_int_equal(am_store_session_create(st, "sx", "{}", "sig", "[\"der\",\"die\"]", 7), AM_OK);
+
+    int64_t n = 0;
+    assert_int_equal(am_store_session_count(st, &n), AM_OK);
+    assert_int_equal(n, 26);
+
+    am_store_session s;
+    assert_int_equal(am_store_session_get(st, "s07", &s), AM_OK);
+    assert_string_equal(s.id, "s07");
+    assert_string_equal(s.options, "{\"lang\":\"de\"}");
+    assert_string_equal(s.signature, "sig");
+    assert_null(s.custom_stopwords);
+    assert_null(s.glossary);
+    assert_int_equal(s.glossary_version, 0);
+    assert_int_equal(s.created_at, 107);
+    assert_int_equal(s.updated_at, 107);
+    assert_int_equal(s.segments, 0);
+    int64_t v0 = s.version;
+    am_store_session_clear(&s);
+    assert_null(s.id);
+    assert_int_equal(am_store_session_get(st, "sx", &s), AM_OK);
+    assert_string_equal(s.custom_stopwords, "[\"der\",\"die\"]");
+    am_store_session_clear(&s);
+    assert_int_equal(am_store_session_get(st, "nope", &s), AM_ERR_NOTFOUND);
+
+    /* Pagination: pages of 10 in id order. */
+    char *after = NULL;
+    size_t seen = 0, pages = 0;
+    char prev[32] = "";
+    for (;;) {
+        am_store_session *v;
+        size_t k;
+        assert_int_equal(am_store_session_list(st, after, 10, &v, &k), AM_OK);
+        free(after);
+        after = NULL;
+        if (k == 0) {
+            free(v);
+            break;
+        }
+        pages++;
+        assert_true(k <= 10);
+        for (size_t i = 0; i < k; i++) {
+            assert_true(strcmp(prev, v[i].id) < 0);
+            snprintf(prev, sizeof prev, "%s", v[i].id);
+            seen++;
+        }
+        after = strdup(v[k - 1].id);
+        for (size_t i = 0; i < k; i++)
+            am_store_session_clear(&v[i]);
+        free(v);
+    }
+    assert_int_equal(seen, 26);
+    assert_int_equal(pages, 3);
+    assert_string_equal(prev, "sx");
+
+    /* Glossary: replace, bump versions, remove. */
+    assert_int_equal(am_store_glossary_put(st, "s07", "[{\"source\":\"a\"}]", 500), AM_OK);
+    assert_int_equal(am_store_session_get(st, "s07", &s), AM_OK);
+    assert_string_equal(s.glossary, "[{\"source\":\"a\"}]");
+    assert_int_equal(s.glossary_version, 1);
+    assert_int_equal(s.version, v0 + 1);
+    assert_int_equal(s.updated_at, 500);
+    am_store_session_clear(&s);
+    assert_int_equal(am_store_glossary_put(st, "s07", NULL, 600), AM_OK);
+    assert_int_equal(am_store_session_get(st, "s07", &s), AM_OK);
+    assert_null(s.glossary);
+    assert_int_equal(s.glossary_version, 2);
+    assert_int_equal(s.version, v0 + 2);
+    am_store_session_clear(&s);
+    assert_int_equal(am_store_glossary_put(st, "nope", "[]", 1), AM_ERR_NOTFOUND);
+
+    /* Delete. */
+    assert_int_equal(am_store_session_delete(st, "s07"), AM_OK);
+    assert_int_equal(am_store_session_get(st, "s07", &s), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_session_delete(st, "s07"), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_session_count(st, &n), AM_OK);
+    assert_int_equal(n, 25);
+    am_store_close(st);
+}
+
+/* ---- transactions --------------------------------------------------------- */
+
+typedef struct walk_ctx {
+    am_store_tx *tx;
+    int64_t seqs[16];
+    size_t n;
+    int stop_after;
+    int nested_rows;
+} walk_ctx;
+
+static int count_rows(void *ctx, int64_t seq, const char *client_id, const char *request_json)
+{
+    (void)seq;
+    (void)client_id;
+    (void)request_json;
+    ((walk_ctx *)ctx)->nested_rows++;
+    return 0;
+}
+
+static int walk_cb(void *ctx, int64_t seq, const char *client_id, const char *request_json)
+{
+    walk_ctx *w = ctx;
+    w->seqs[w->n++] = seq;
+    char want[32];
+    snprintf(want, sizeof want, "c%lld", (long long)seq);
+    if (strcmp(client_id, want) != 0 || !strstr(request_json, want))
+        return 99;
+    /* The callback may use the transaction, even the walk itself. */
+    int64_t s2 = 0;
+    if (am_store_tx_segment_find(w->tx, "t", client_id, &s2, NULL, NULL) != AM_OK || s2 != seq)
+        return 98;
+    if (am_store_tx_segments_walk(w->tx, "t", 1, count_rows, w) != AM_OK)
+        return 97;
+    if (w->stop_after && (int)w->n == w->stop_after)
+        return 42;
+    return 0;
+}
+
+static void test_transactions(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_session_create(st, "t", "{}", "sig", NULL, 1), AM_OK);
+    am_store_session s;
+    assert_int_equal(am_store_session_get(st, "t", &s), AM_OK);
+    int64_t v0 = s.version;
+    am_store_session_clear(&s);
+
+    const char *w1[] = {"haus", "katze", "baum"};
+    post_segment(st, "t", "c1", w1, 3, "{\"n\":1}");
+    assert_int_equal(am_store_session_get(st, "t", &s), AM_OK);
+    assert_int_equal(s.segments, 1);
+    assert_int_equal(s.version, v0 + 1);
+    assert_int_equal(s.updated_at, 1001);
+    am_store_session_clear(&s);
+
+    /* Rollback: nothing of the transaction remains. */
+    am_store_tx *tx;
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    assert_int_equal(am_store_tx_segment_insert(tx, "t", 2, "c2", "h", "{}", "{}", 2), AM_OK);
+    assert_int_equal(am_store_tx_vocab_incr(tx, "t", "haus", 2), AM_OK);
+    assert_int_equal(am_store_tx_vocab_incr(tx, "t", "neu", 2), AM_OK);
+    assert_int_equal(am_store_tx_totals_put(tx, "t", "sysA", "{\"n\":2}"), AM_OK);
+    assert_int_equal(am_store_session_create(st, "inner", "{}", "sig", NULL, 1), AM_OK);
+    /* Readers see committed data only, and are not blocked by the writer. */
+    assert_int_equal(am_store_session_get(st, "t", &s), AM_OK);
+    assert_int_equal(s.segments, 1);
+    am_store_session_clear(&s);
+    /* A second transaction in the same thread is refused. */
+    am_store_tx *tx2 = NULL;
+    assert_int_equal(am_store_tx_begin(st, &tx2), AM_ERR_INVALID);
+    am_store_tx_rollback(tx);
+
+    assert_int_equal(am_store_session_get(st, "t", &s), AM_OK);
+    assert_int_equal(s.segments, 1);
+    assert_int_equal(s.version, v0 + 1);
+    am_store_session_clear(&s);
+    assert_int_equal(am_store_session_get(st, "inner", &s), AM_ERR_NOTFOUND);
+    int64_t seq = 0;
+    char *req = NULL, *res = NULL;
+    assert_int_equal(am_store_segment_get(st, "t", "c2", &seq, &req, &res), AM_ERR_NOTFOUND);
+    int64_t occ = -1;
+    assert_int_equal(am_store_word_history(st, "t", "neu", &occ, NULL, NULL), AM_ERR_NOTFOUND);
+    seqs hs = {.n = 0};
+    assert_int_equal(am_store_word_history(st, "t", "haus", &occ, collect_seq, &hs), AM_OK);
+    assert_int_equal(occ, 1);
+    assert_int_equal(hs.n, 1);
+    assert_int_equal(hs.v[0], 1);
+
+    /* Find, vocab, totals, walk, update, conflict inside a transaction. */
+    const char *w2[] = {"haus", "maus"};
+    post_segment(st, "t", "c2", w2, 2, NULL);
+    post_segment(st, "t", "c3", w1, 3, NULL);
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    int64_t last = 0, version = 0;
+    assert_int_equal(am_store_tx_session_state(tx, "t", &last, &version), AM_OK);
+    assert_int_equal(last, 3);
+    assert_int_equal(version, v0 + 3);
+    assert_int_equal(am_store_tx_session_state(tx, "nope", &last, &version), AM_ERR_NOTFOUND);
+    char *hash = NULL;
+    assert_int_equal(am_store_tx_segment_find(tx, "t", "c2", &seq, &hash, &res), AM_OK);
+    assert_int_equal(seq, 2);
+    assert_string_equal(hash, "h-c2");
+    assert_string_equal(res, "{\"result\":2}");
+    free(hash);
+    free(res);
+    assert_int_equal(am_store_tx_segment_find(tx, "t", "c9", &seq, &hash, &res), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_tx_segment_find(tx, "nope", "c1", &seq, NULL, NULL), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_tx_vocab_get(tx, "t", "haus", &occ), AM_OK);
+    assert_int_equal(occ, 3);
+    assert_int_equal(am_store_tx_vocab_get(tx, "t", "maus", &occ), AM_OK);
+    assert_int_equal(occ, 1);
+    assert_int_equal(am_store_tx_vocab_get(tx, "t", "zebra", &occ), AM_OK);
+    assert_int_equal(occ, 0);
+    char *stats = NULL;
+    assert_int_equal(am_store_tx_totals_get(tx, "t", "sysA", &stats), AM_OK);
+    assert_string_equal(stats, "{\"n\":1}");
+    free(stats);
+    assert_int_equal(am_store_tx_totals_get(tx, "t", "other", &stats), AM_ERR_NOTFOUND);
+    assert_null(stats);
+    /* Duplicate client id and duplicate seq. */
+    assert_int_equal(am_store_tx_segment_insert(tx, "t", 4, "c1", "h", "{}", "{}", 4),
+                     AM_ERR_CONFLICT);
+    assert_int_equal(am_store_tx_segment_insert(tx, "t", 3, "c4", "h", "{}", "{}", 4),
+                     AM_ERR_CONFLICT);
+    assert_int_equal(am_store_tx_segment_insert(tx, "nope", 1, "c1", "h", "{}", "{}", 4),
+                     AM_ERR_NOTFOUND);
+    /* The same word twice in one segment is a conflict too. */
+    assert_int_equal(am_store_tx_vocab_incr(tx, "t", "haus", 3), AM_ERR_CONFLICT);
+
+    walk_ctx w = {.tx = tx};
+    assert_int_equal(am_store_tx_segments_walk(tx, "t", 2, walk_cb, &w), AM_OK);
+    assert_int_equal(w.n, 2);
+    assert_int_equal(w.seqs[0], 2);
+    assert_int_equal(w.seqs[1], 3);
+    assert_int_equal(w.nested_rows, 6);
+    walk_ctx w2c = {.tx = tx, .stop_after = 1};
+    assert_int_equal(am_store_tx_segments_walk(tx, "t", 1, walk_cb, &w2c), 42);
+    assert_int_equal(w2c.n, 1);
+
+    assert_int_equal(
+        am_store_tx_segment_update(tx, "t", 2, "h2", "{\"new\":1}", "{\"r\":\"new\"}", 77), AM_OK);
+    assert_int_equal(am_store_tx_segment_update(tx, "t", 9, "h", "{}", "{}", 77), AM_ERR_NOTFOUND);
+    int64_t before = -1;
+    assert_int_equal(am_store_tx_vocab_bump(tx, "t", "maus", 3, &before), AM_OK);
+    assert_int_equal(before, 1);
+    assert_int_equal(am_store_tx_vocab_get(tx, "t", "maus", &occ), AM_OK);
+    assert_int_equal(occ, 2);
+    assert_int_equal(am_store_tx_commit(tx), AM_OK);
+
+    assert_int_equal(am_store_segment_get(st, "t", "c2", &seq, &req, &res), AM_OK);
+    assert_int_equal(seq, 2);
+    assert_string_equal(req, "{\"new\":1}");
+    assert_string_equal(res, "{\"r\":\"new\"}");
+    free(req);
+    free(res);
+    char *cid = NULL;
+    assert_int_equal(am_store_segment_result(st, "t", 3, &cid, &res), AM_OK);
+    assert_string_equal(cid, "c3");
+    assert_string_equal(res, "{\"result\":3}");
+    free(cid);
+    free(res);
+    assert_int_equal(am_store_segment_result(st, "t", 4, &cid, &res), AM_ERR_NOTFOUND);
+    hs.n = 0;
+    assert_int_equal(am_store_word_history(st, "t", "maus", &occ, collect_seq, &hs), AM_OK);
+    assert_int_equal(occ, 2);
+    assert_int_equal(hs.n, 2);
+    assert_int_equal(hs.v[0], 2);
+    assert_int_equal(hs.v[1], 3);
+    assert_int_equal(am_store_session_get(st, "t", &s), AM_OK);
+    assert_int_equal(s.version, v0 + 4); /* the update bumped it */
+    assert_int_equal(s.segments, 3);
+    am_store_session_clear(&s);
+
+    /* history_clear: vocab and totals gone, segments kept. */
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    assert_int_equal(am_store_tx_history_clear(tx, "t"), AM_OK);
+    assert_int_equal(am_store_tx_vocab_get(tx, "t", "haus", &occ), AM_OK);
+    assert_int_equal(occ, 0);
+    assert_int_equal(am_store_tx_totals_get(tx, "t", "sysA", &stats), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_tx_commit(tx), AM_OK);
+    assert_int_equal(am_store_word_history(st, "t", "haus", &occ, NULL, NULL), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_segment_result(st, "t", 3, NULL, NULL), AM_OK);
+    am_store_close(st);
+}
+
+/* ---- reads: segments_each, word history, totals_each ----------------------- */
+
+typedef struct segrows {
+    int64_t seq[64];
+    int64_t created[64];
+    size_t n;
+    int bad;
+} segrows;
+
+static int collect_segrow(void *ctx, int64_t seq, const char *client_id, const char *request_json,
+                          const char *result_json, int64_t created_at)
+{
+    segrows *r = ctx;
+    char want[32];
+    snprintf(want, sizeof want, "\"result\":%lld", (long long)seq);
+    if (!client_id || !request_json || !strstr(result_json, want))
+        r->bad++;
+    r->seq[r->n] = seq;
+    r->created[r->n++] = created_at;
+    return 0;
+}
+
+typedef struct totrows {
+    char names[8][16];
+    size_t n;
+    am_store *st;
+} totrows;
+
+static int collect_totals(void *ctx, const char *system, const char *stats_json)
+{
+    totrows *t = ctx;
+    snprintf(t->names[t->n++], 16, "%s", system);
+    /* Callbacks may call the store. */
+    int64_t n;
+    if (strcmp(stats_json, "{\"n\":5}") != 0 || am_store_session_count(t->st, &n) != AM_OK)
+        return 7;
+    return 0;
+}
+
+static void test_reads(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_session_create(st, "r", "{}", "sig", NULL, 1), AM_OK);
+    /* Segment k contains word "w<d>" for every divisor d of k (d <= 5). */
+    const char *names[] = {"w1", "w2", "w3", "w4", "w5"};
+    for (int k = 1; k <= 20; k++) {
+        const char *words[5];
+        size_t nw = 0;
+        for (int d = 1; d <= 5; d++)
+            if (k % d == 0)
+                words[nw++] = names[d - 1];
+        char cid[16], stats[32];
+        snprintf(cid, sizeof cid, "c%d", k);
+        snprintf(stats, sizeof stats, "{\"n\":%d}", k <= 5 ? k : 5);
+        post_segment(st, "r", cid, words, nw, stats);
+    }
+    for (int d = 1; d <= 5; d++) {
+        seqs hs = {.n = 0};
+        int64_t occ = 0;
+        assert_int_equal(am_store_word_history(st, "r", names[d - 1], &occ, collect_seq, &hs),
+                         AM_OK);
+        assert_int_equal(occ, 20 / d);
+        assert_int_equal(hs.n, (size_t)(20 / d));
+        for (size_t i = 0; i < hs.n; i++)
+            assert_int_equal(hs.v[i], (int64_t)(i + 1) * d);
+    }
+    segrows r = {.n = 0};
+    assert_int_equal(am_store_segments_each(st, "r", 5, 10, collect_segrow, &r), AM_OK);
+    assert_int_equal(r.n, 10);
+    assert_int_equal(r.bad, 0);
+    for (size_t i = 0; i < r.n; i++) {
+        assert_int_equal(r.seq[i], (int64_t)(6 + i));
+        assert_int_equal(r.created[i], 1000 + r.seq[i]);
+    }
+    r.n = 0;
+    assert_int_equal(am_store_segments_each(st, "r", 15, 100, collect_segrow, &r), AM_OK);
+    assert_int_equal(r.n, 5);
+    assert_int_equal(am_store_segments_each(st, "nope", 0, 100, collect_segrow, &r),
+                     AM_ERR_NOTFOUND);
+
+    totrows t = {.n = 0, .st = st};
+    assert_int_equal(am_store_totals_each(st, "r", collect_totals, &t), AM_OK);
+    assert_int_equal(t.n, 2);
+    assert_string_equal(t.names[0], "base"); /* system name order */
+    assert_string_equal(t.names[1], "sysA");
+
+    /* Deleting the session removes everything that belongs to it. */
+    assert_int_equal(am_store_session_delete(st, "r"), AM_OK);
+    am_store_close(st);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments"), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab"), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM occurrences"), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM totals"), 0);
+}
+
+/* ---- background vocabularies ---------------------------------------------- */
+
+typedef struct vocab_sum {
+    int64_t words, total;
+    char last[32];
+    int ordered;
+} vocab_sum;
+
+static int sum_vocab(void *ctx, const char *word, int64_t count)
+{
+    vocab_sum *v = ctx;
+    if (strcmp(v->last, word) >= 0)
+        v->ordered = 0;
+    snprintf(v->last, sizeof v->last, "%s", word);
+    v->words++;
+    v->total += count;
+    return 0;
+}
+
+static void test_background(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    const char *words[] = {"the", "of", "and", "the", "zebra"};
+    const int64_t counts[] = {100, 50, 40, 1, 2};
+    assert_int_equal(am_store_vocabulary_put(st, "news", words, counts, 5, 1234), AM_OK);
+    int64_t nw = 0, created = 0;
+    assert_int_equal(am_store_vocabulary_info(st, "news", &nw, &created), AM_OK);
+    assert_int_equal(nw, 4); /* distinct words; duplicates are summed */
+    assert_int_equal(created, 1234);
+    vocab_sum vs = {.ordered = 1};
+    assert_int_equal(am_store_vocabulary_each(st, "news", sum_vocab, &vs), AM_OK);
+    assert_int_equal(vs.words, 4);
+    assert_int_equal(vs.total, 100 + 50 + 40 + 1 + 2);
+    assert_true(vs.ordered);
+    assert_int_equal(am_store_vocabulary_each(st, "nope", sum_vocab, &vs), AM_ERR_NOTFOUND);
+
+    am_store_tx *tx;
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    int64_t c = -1;
+    assert_int_equal(am_store_tx_background_get(tx, "news", "the", &c), AM_OK);
+    assert_int_equal(c, 101);
+    assert_int_equal(am_store_tx_background_get(tx, "news", "cat", &c), AM_OK);
+    assert_int_equal(c, 0);
+    assert_int_equal(am_store_tx_background_get(tx, "other", "the", &c), AM_OK);
+    assert_int_equal(c, 0);
+    /* A write inside the open transaction joins it (SAVEPOINT). */
+    const char *w2[] = {"x"};
+    const int64_t c2[] = {9};
+    assert_int_equal(am_store_vocabulary_put(st, "small", w2, c2, 1, 99), AM_OK);
+    assert_int_equal(am_store_tx_background_get(tx, "small", "x", &c), AM_OK);
+    assert_int_equal(c, 9);
+    am_store_tx_rollback(tx);
+    assert_int_equal(am_store_vocabulary_info(st, "small", &nw, &created), AM_ERR_NOTFOUND);
+
+    /* Replacing. */
+    assert_int_equal(am_store_vocabulary_put(st, "news", w2, c2, 1, 2000), AM_OK);
+    assert_int_equal(am_store_vocabulary_info(st, "news", &nw, &created), AM_OK);
+    assert_int_equal(nw, 1);
+    assert_int_equal(created, 2000);
+    assert_int_equal(am_store_vocabulary_delete(st, "news"), AM_OK);
+    assert_int_equal(am_store_vocabulary_delete(st, "news"), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_vocabulary_info(st, "news", &nw, &created), AM_ERR_NOTFOUND);
+    am_store_close(st);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocabulary_words"), 0);
+}
+
+/* ---- backups -------------------------------------------------------------- */
+
+typedef struct writer_arg {
+    am_store *st;
+    const char *session;
+    int n;
+    int failures;
+} writer_arg;
+
+static void *writer_main(void *p)
+{
+    writer_arg *a = p;
+    for (int i = 0; i < a->n; i++) {
+        am_store_tx *tx;
+        if (am_store_tx_begin(a->st, &tx) != AM_OK) {
+            a->failures++;
+            continue;
+        }
+        int64_t last = 0;
+        int rc = am_store_tx_session_state(tx, a->session, &last, NULL);
+        char cid[32], res[64];
+        snprintf(cid, sizeof cid, "c%lld", (long long)last + 1);
+        snprintf(res, sizeof res, "{\"result\":%lld}", (long long)last + 1);
+        if (rc == AM_OK)
+            rc = am_store_tx_segment_insert(tx, a->session, last + 1, cid, "h", "{\"req\":1}", res,
+                                            1000 + last + 1);
+        const char *words[] = {"common", a->session, (last % 2) ? "odd" : "even"};
+        for (int k = 0; k < 3 && rc == AM_OK; k++)
+            rc = am_store_tx_vocab_incr(tx, a->session, words[k], last + 1);
+        if (rc == AM_OK)
+            rc = am_store_tx_totals_put(tx, a->session, "sysA", "{\"n\":5}");
+        if (rc == AM_OK)
+            rc = am_store_tx_commit(tx);
+        else
+            am_store_tx_rollback(tx);
+        if (rc != AM_OK)
+            a->failures++;
+    }
+    return NULL;
+}
+
+static void test_backup(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_session_create(st, "b", "{\"x\":1}", "sig", NULL, 1), AM_OK);
+    assert_int_equal(am_store_session_create(st, "busy", "{}", "sig", NULL, 1), AM_OK);
+    const char *w[] = {"alpha", "beta"};
+    for (int i = 1; i <= 30; i++) {
+        char cid[16];
+        snprintf(cid, sizeof cid, "c%d", i);
+        post_segment(st, "b", cid, w, 2, "{\"n\":5}");
+    }
+    /* Back up while another thread keeps writing. */
+    writer_arg wa = {.st = st, .session = "busy", .n = 300};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, writer_main, &wa), 0);
+    char dest[256];
+    snprintf(dest, sizeof dest, "%s/backups/nested/copy.db", f->dir);
+    am_buf err;
+    am_buf_init(&err);
+    int rc = am_store_backup(st, dest, &err);
+    if (rc != AM_OK)
+        fail_msg("backup: %s", am_buf_str(&err));
+    pthread_join(th, NULL);
+    assert_int_equal(wa.failures, 0);
+    char tmp[300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", dest);
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    assert_int_equal(am_store_backup(st, "", &err), AM_ERR_INVALID);
+    am_buf_cleanup(&err);
+    am_store_close(st);
+
+    assert_int_equal(raw_int(dest, "SELECT count(*) FROM pragma_integrity_check WHERE "
+                                   "integrity_check <> 'ok'"),
+                     0);
+    am_store *bk = open_store(dest, AM_DURABLE_NORMAL);
+    am_store_session s;
+    assert_int_equal(am_store_session_get(bk, "b", &s), AM_OK);
+    assert_string_equal(s.options, "{\"x\":1}");
+    assert_int_equal(s.segments, 30);
+    am_store_session_clear(&s);
+    segrows r = {.n = 0};
+    assert_int_equal(am_store_segments_each(bk, "b", 0, 64, collect_segrow, &r), AM_OK);
+    assert_int_equal(r.n, 30);
+    assert_int_equal(r.bad, 0);
+    int64_t occ = 0;
+    assert_int_equal(am_store_word_history(bk, "b", "beta", &occ, NULL, NULL), AM_OK);
+    assert_int_equal(occ, 30);
+    /* The copy of the busy session is consistent: its segment count
+     * matches its rows and its vocabulary. */
+    assert_int_equal(am_store_session_get(bk, "busy", &s), AM_OK);
+    int64_t busy_n = s.segments;
+    am_store_session_clear(&s);
+    segrows rb = {.n = 0};
+    assert_int_equal(
+        am_store_segments_each(bk, "busy", busy_n > 64 ? busy_n - 64 : 0, 64, collect_segrow, &rb),
+        AM_OK);
+    if (busy_n > 0) {
+        assert_int_equal(rb.seq[rb.n - 1], busy_n);
+        assert_int_equal(am_store_word_history(bk, "busy", "common", &occ, NULL, NULL), AM_OK);
+        assert_int_equal(occ, busy_n);
+    }
+    am_store_close(bk);
+}
+
+/* ---- migrations ----------------------------------------------------------- */
+
+static void test_migrations(void **state)
+{
+    fixture *f = *state;
+    int known = embedded_schema_version();
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_session_create(st, "m", "{}", "sig", NULL, 1), AM_OK);
+    am_store_close(st);
+    int64_t rows = raw_int(f->path, "SELECT count(*) FROM schema_migrations");
+    assert_true(rows >= 1);
+    /* Re-opening applies nothing and keeps the data. */
+    st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_schema_version(st), known);
+    am_store_session s;
+    assert_int_equal(am_store_session_get(st, "m", &s), AM_OK);
+    am_store_session_clear(&s);
+    am_store_close(st);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM schema_migrations"), rows);
+    assert_int_equal(raw_int(f->path, "SELECT max(version) FROM schema_migrations"), known);
+
+    /* A later migration is applied once, in its own transaction. */
+    size_t n;
+    const am_embedded_file *emb = am_embedded_files(&n);
+    am_embedded_file *files = calloc(n + 2, sizeof *files);
+    assert_non_null(files);
+    memcpy(files, emb, n * sizeof *files);
+    char p_next[64], p_bad[64];
+    snprintf(p_next, sizeof p_next, "schema/%03d_extra.sql", known + 1);
+    snprintf(p_bad, sizeof p_bad, "schema/%03d_bad.sql", known + 2);
+    static const char sql_next[] = "CREATE TABLE extra (x INTEGER);\nINSERT INTO extra VALUES (7);";
+    static const char sql_bad[] = "CREATE TABLE half (x INTEGER);\nTHIS IS NOT SQL;";
+    files[n].path = p_next;
+    files[n].data = (const unsigned char *)sql_next;
+    files[n].len = sizeof sql_next - 1;
+    files[n + 1].path = p_bad;
+    files[n + 1].data = (const unsigned char *)sql_bad;
+    files[n + 1].len = sizeof sql_bad - 1;
+
+    am_buf err;
+    am_buf_init(&err);
+    st = NULL;
+    assert_int_equal(am_store_open_ex(f->path, AM_DURABLE_NORMAL, files, n + 1, &st, &err), AM_OK);
+    assert_int_equal(am_store_schema_version(st), known + 1);
+    am_store_close(st);
+    assert_int_equal(am_store_open_ex(f->path, AM_DURABLE_NORMAL, files, n + 1, &st, &err), AM_OK);
+    am_store_close(st);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM extra"), 1);
+
+    /* A failing migration is rolled back entirely and reported. */
+    am_buf_reset(&err);
+    assert_int_not_equal(am_store_open_ex(f->path, AM_DURABLE_NORMAL, files, n + 2, &st, &err),
+                         AM_OK);
+    assert_null(st);
+    assert_non_null(strstr(am_buf_str(&err), p_bad));
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'half'"), 0);
+    assert_int_equal(raw_int(f->path, "SELECT max(version) FROM schema_migrations"), known + 1);
+
+    /* A database newer than the binary is refused with a clear message. */
+    am_buf_reset(&err);
+    assert_int_equal(am_store_open(f->path, AM_DURABLE_NORMAL, &st, &err), AM_ERR_RANGE);
+    assert_null(st);
+    assert_non_null(strstr(am_buf_str(&err), "newer"));
+    raw_exec(f->path, "INSERT INTO schema_migrations VALUES (999, 'schema/999_future.sql', 0)");
+    am_buf_reset(&err);
+    assert_int_equal(am_store_open_ex(f->path, AM_DURABLE_NORMAL, files, n + 1, &st, &err),
+                     AM_ERR_RANGE);
+    assert_non_null(strstr(am_buf_str(&err), "999"));
+
+    /* Bad migration names are refused. */
+    files[n].path = "schema/extra.sql";
+    am_buf_reset(&err);
+    assert_int_equal(am_store_open_ex(":memory:", AM_DURABLE_NORMAL, files, n + 1, &st, &err),
+                     AM_ERR_INVALID);
+    am_buf_cleanup(&err);
+    free(files);
+}
+
+/* ---- durability ----------------------------------------------------------- */
+
+static void test_durability(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_FULL);
+    int level = -1;
+    assert_int_equal(am_store_synchronous(st, &level), AM_OK);
+    assert_int_equal(level, 2);
+    am_store_close(st);
+    assert_int_equal(raw_int(f->path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
+    st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_synchronous(st, &level), AM_OK);
+    assert_int_equal(level, 1);
+    am_store_close(st);
+}
+
+/* ---- :memory: ------------------------------------------------------------- */
+
+static void test_memory(void **state)
+{
+    (void)state;
+    am_store *st = open_store(":memory:", AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_session_create(st, "m", "{}", "sig", NULL, 1), AM_OK);
+    const char *w[] = {"a"};
+    post_segment(st, "m", "c1", w, 1, "{\"n\":5}");
+    am_store_tx *tx;
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    /* Reads from the transaction's thread do not deadlock. */
+    am_store_session s;
+    assert_int_equal(am_store_session_get(st, "m", &s), AM_OK);
+    assert_int_equal(s.segments, 1);
+    am_store_session_clear(&s);
+    segrows r = {.n = 0};
+    assert_int_equal(am_store_segments_each(st, "m", 0, 10, collect_segrow, &r), AM_OK);
+    assert_int_equal(r.n, 1);
+    am_store_tx_rollback(tx);
+    assert_true(am_store_size_bytes(st) > 0);
+    am_store_close(st);
+    am_store_close(NULL);
+}
+
+/* ---- concurrency ---------------------------------------------------------- */
+
+typedef struct reader_arg {
+    am_store *st;
+    volatile int *stop;
+    int failures;
+    long reads;
+} reader_arg;
+
+static int count_only(void *ctx, int64_t seq, const char *client_id, const char *request_json,
+                      const char *result_json, int64_t created_at)
+{
+    (void)seq;
+    (void)client_id;
+    (void)request_json;
+    (void)result_json;
+    (void)created_at;
+    ++*(int *)ctx;
+    return 0;
+}
+
+static void *reader_main(void *p)
+{
+    reader_arg *a = p;
+    while (!__atomic_load_n(a->stop, __ATOMIC_ACQUIRE)) {
+        am_store_session s;
+        if (am_store_session_get(a->st, "w0", &s) != AM_OK) {
+            a->failures++;
+            break;
+        }
+        int k = 0;
+        if (am_store_segments_each(a->st, "w0", 0, 1000, count_only, &k) != AM_OK || k < s.segments)
+            a->failures++;
+        am_store_session_clear(&s);
+        a->reads++;
+        usleep(500); /* leave the CPU to the writers (valgrind runs one thread at a time) */
+    }
+    return NULL;
+}
+
+static void test_concurrent(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    enum { NT = 4, PER = 200 };
+    writer_arg wa[NT];
+    char names[NT][16];
+    for (int i = 0; i < NT; i++) {
+        snprintf(names[i], sizeof names[i], "w%d", i);
+        assert_int_equal(am_store_session_create(st, names[i], "{}", "sig", NULL, 1), AM_OK);
+        wa[i] = (writer_arg){.st = st, .session = names[i], .n = PER};
+    }
+    volatile int stop = 0;
+    reader_arg ra = {.st = st, .stop = &stop};
+    pthread_t th[NT], rth;
+    assert_int_equal(pthread_create(&rth, NULL, reader_main, &ra), 0);
+    for (int i = 0; i < NT; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, writer_main, &wa[i]), 0);
+    for (int i = 0; i < NT; i++)
+        pthread_join(th[i], NULL);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    pthread_join(rth, NULL);
+    assert_int_equal(ra.failures, 0);
+    assert_true(ra.reads > 0);
+    for (int i = 0; i < NT; i++) {
+        assert_int_equal(wa[i].failures, 0);
+        am_store_session s;
+        assert_int_equal(am_store_session_get(st, names[i], &s), AM_OK);
+        assert_int_equal(s.segments, PER);
+        am_store_session_clear(&s);
+        segrows r = {.n = 0};
+        for (int64_t after = 0; after < PER; after += 50) {
+            r.n = 0;
+            assert_int_equal(am_store_segments_each(st, names[i], after, 50, collect_segrow, &r),
+                             AM_OK);
+            assert_int_equal(r.n, 50);
+            assert_int_equal(r.bad, 0);
+            for (size_t k = 0; k < r.n; k++)
+                assert_int_equal(r.seq[k], after + 1 + (int64_t)k); /* no gaps */
+        }
+        seqs hs = {.n = 0};
+        int64_t occ = 0;
+        assert_int_equal(am_store_word_history(st, names[i], "common", &occ, collect_seq, &hs),
+                         AM_OK);
+        assert_int_equal(occ, PER);
+        assert_int_equal(hs.n, PER);
+        assert_int_equal(hs.v[PER - 1], PER);
+        assert_int_equal(am_store_word_history(st, names[i], "odd", &occ, NULL, NULL), AM_OK);
+        assert_int_equal(occ, PER / 2);
+    }
+    am_store_close(st);
+}
+
+/* ---- term choices ---------------------------------------------------------- */
+
+typedef struct choice_rows {
+    char alt[8][16];
+    int64_t count[8];
+    size_t n;
+} choice_rows;
+
+static int collect_choice(void *ctx, const char *alt, int64_t count)
+{
+    choice_rows *r = ctx;
+    snprintf(r->alt[r->n], 16, "%s", alt);
+    r->count[r->n++] = count;
+    return 0;
+}
+
+static void test_choices(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_session_create(st, "c", "{}", "sig", NULL, 1), AM_OK);
+    /* Used alternatives: Keim 1, Virus 3, Erreger 1 (another entry: 2). */
+    const char *uses[] = {"Keim", "Virus", "Erreger", "Virus", "Virus"};
+    am_store_tx *tx;
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(am_store_tx_choice_incr(tx, "c", "virus", uses[i]), AM_OK);
+    assert_int_equal(am_store_tx_choice_incr(tx, "c", "mask", "Maske"), AM_OK);
+    assert_int_equal(am_store_tx_choice_incr(tx, "c", "mask", "Maske"), AM_OK);
+    assert_int_equal(am_store_tx_choice_incr(tx, "nope", "mask", "Maske"), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_tx_commit(tx), AM_OK);
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    assert_int_equal(am_store_tx_choice_incr(tx, "c", "virus", "Keim"), AM_OK);
+    am_store_tx_rollback(tx);
+
+    choice_rows r = {.n = 0};
+    assert_int_equal(am_store_choices_each(st, "c", "virus", collect_choice, &r), AM_OK);
+    assert_int_equal(r.n, 3);
+    assert_string_equal(r.alt[0], "Virus"); /* most used first, then by text */
+    assert_int_equal(r.count[0], 3);
+    assert_string_equal(r.alt[1], "Erreger");
+    assert_int_equal(r.count[1], 1);
+    assert_string_equal(r.alt[2], "Keim");
+    assert_int_equal(r.count[2], 1);
+    r.n = 0;
+    assert_int_equal(am_store_choices_each(st, "c", "mask", collect_choice, &r), AM_OK);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.count[0], 2);
+    r.n = 0;
+    assert_int_equal(am_store_choices_each(st, "c", "other", collect_choice, &r), AM_OK);
+    assert_int_equal(r.n, 0);
+    assert_int_equal(am_store_choices_each(st, "nope", "virus", collect_choice, &r),
+                     AM_ERR_NOTFOUND);
+
+    /* Cleared with the history. */
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    assert_int_equal(am_store_tx_history_clear(tx, "c"), AM_OK);
+    assert_int_equal(am_store_tx_choice_incr(tx, "c", "mask", "Mundschutz"), AM_OK);
+    assert_int_equal(am_store_tx_commit(tx), AM_OK);
+    assert_int_equal(am_store_choices_each(st, "c", "virus", collect_choice, &r), AM_OK);
+    assert_int_equal(r.n, 0);
+    assert_int_equal(am_store_choices_each(st, "c", "mask", collect_choice, &r), AM_OK);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.alt[0], "Mundschutz");
+    /* ... and with the session. */
+    assert_int_equal(am_store_session_delete(st, "c"), AM_OK);
+    am_store_close(st);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM choices"), 0);
+}
+
+/* ---- errors --------------------------------------------------------------- */
+
+typedef struct logged {
+    int calls;
+    char last[512];
+} logged;
+
+static void log_hook(void *ctx, const char *msg)
+{
+    logged *l = ctx;
+    l->calls++;
+    snprintf(l->last, sizeof l->last, "%s", msg);
+}
+
+static void test_errors(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    logged lg = {0};
+    am_store_set_logger(st, log_hook, &lg);
+    assert_int_equal(am_store_session_create(st, "e", "{}", "sig", NULL, 1), AM_OK);
+    assert_int_equal(am_store_session_create(st, "e", "{}", "sig", NULL, 1), AM_ERR_CONFLICT);
+    assert_int_equal(lg.calls, 0); /* conflicts are not I/O failures */
+    assert_int_equal(am_store_session_create(st, NULL, "{}", "sig", NULL, 1), AM_ERR_INVALID);
+    am_store_tx *tx;
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    assert_int_equal(am_store_tx_vocab_incr(tx, "nope", "w", 1), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_tx_totals_put(tx, "nope", "s", "{}"), AM_ERR_NOTFOUND);
+    am_store_tx_rollback(tx);
+
+    /* A damaged schema: the failure is an I/O error with SQLite's message,
+     * reported to the logger and kept for am_store_last_error. */
+    raw_exec(f->path, "DROP TABLE totals");
+    assert_int_equal(am_store_totals_each(st, "e", NULL, NULL), AM_ERR_IO);
+    assert_int_equal(lg.calls, 1);
+    assert_non_null(strstr(lg.last, "no such table"));
+    am_buf msg;
+    am_buf_init(&msg);
+    am_store_last_error(st, &msg);
+    assert_string_equal(am_buf_str(&msg), lg.last);
+    am_buf_cleanup(&msg);
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    assert_int_equal(am_store_tx_totals_put(tx, "e", "s", "{}"), AM_ERR_IO);
+    assert_int_equal(lg.calls, 2);
+    assert_int_equal(am_store_tx_commit(tx), AM_OK);
+    am_store_close(st);
+
+    /* Not a database. */
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/garbage.db", f->dir);
+    FILE *fp = fopen(bad, "wb");
+    assert_non_null(fp);
+    for (int i = 0; i < 512; i++)
+        fputs("this is not an SQLite database. ", fp);
+    fclose(fp);
+    am_buf err;
+    am_buf_init(&err);
+    st = (am_store *)1;
+    assert_int_not_equal(am_store_open(bad, AM_DURABLE_NORMAL, &st, &err), AM_OK);
+    assert_null(st);
+    assert_true(err.len > 0);
+    am_buf_cleanup(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_sessions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_background, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_durability, setup, teardown),
+        cmocka_unit_test(test_memory),
+        cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_choices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
