@@ -37,9 +37,9 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
     char base[300];
     snprintf(base, sizeof base, "/v1/sessions/%s", row->id);
     json_t *links = json_object();
-    const char *rel[] = {"self", "segments", "metrics", "glossary", "events", "export"};
-    const char *suf[] = {"", "/segments", "/metrics", "/glossary", "/events", "/export"};
-    for (size_t i = 0; i < 6; i++) {
+    const char *rel[] = {"self", "segments", "metrics", "glossary", "export"};
+    const char *suf[] = {"", "/segments", "/metrics", "/glossary", "/export"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         char l[340];
         snprintf(l, sizeof l, "%s%s", base, suf[i]);
         json_object_set_new(links, rel[i], json_string(l));

@@ -425,7 +425,8 @@ int am_req_json(const am_req *req, am_resp *resp, json_t **out)
         return AM_ERR_PARSE;
     }
     json_error_t jerr;
-    json_t *j = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *j = json_loadb(req->body, req->body_len,
+                           JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
     if (!j) {
         am_resp_problem(resp, req, 400, "bad-json", "Malformed JSON", "line %d, column %d: %s",
                         jerr.line, jerr.column, jerr.text);
@@ -899,6 +900,8 @@ static enum MHD_Result am_http_queue(am_http_ctx *x, am_resp *resp)
     if (resp->content_type && resp->status != 204 && resp->status != 304)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
     MHD_add_response_header(r, "X-Request-Id", x->req.request_id);
+    /* RFC 8631: every answer points at the API's description */
+    MHD_add_response_header(r, "Link", "</openapi.yaml>; rel=\"service-desc\"");
     for (size_t i = 0; i < resp->nheaders; i++)
         MHD_add_response_header(r, resp->headers[i][0], resp->headers[i][1]);
     if (x->path && !strncmp(x->path, "/v1/", 4) && !am_resp_get_header(resp, "Cache-Control"))

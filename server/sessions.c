@@ -57,20 +57,36 @@ void am_sessions_free(am_sessions *c)
     free(c);
 }
 
-/* Text of a JSON scalar option for am_config_set. */
-static int am_opt_text(json_t *v, char *buf, size_t n)
+/* Text of a JSON option value for am_config_set, checking the JSON type
+ * against the option table's type (a number is not a string, a boolean is
+ * not the string "true"). */
+static int am_opt_text(const char *key, json_t *v, char *buf, size_t n)
 {
-    if (json_is_string(v))
+    const char *type = NULL;
+    for (const am_config_option *o = am_config_options(); o->name; o++)
+        if (!strcmp(o->name, key))
+            type = o->type;
+    if (!type)
+        return AM_ERR_NOTFOUND;
+    if (!strcmp(type, "enum") || !strcmp(type, "string")) {
+        if (!json_is_string(v))
+            return AM_ERR_INVALID;
         snprintf(buf, n, "%s", json_string_value(v));
-    else if (json_is_true(v))
-        snprintf(buf, n, "true");
-    else if (json_is_false(v))
-        snprintf(buf, n, "false");
-    else if (json_is_integer(v))
+    } else if (!strcmp(type, "bool")) {
+        if (!json_is_boolean(v))
+            return AM_ERR_INVALID;
+        snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
+    } else if (!strcmp(type, "int")) {
+        if (!json_is_integer(v))
+            return AM_ERR_INVALID;
         snprintf(buf, n, "%lld", (long long)json_integer_value(v));
-    else if (json_is_real(v))
-        snprintf(buf, n, "%.17g", json_real_value(v));
-    else if (json_is_array(v)) {
+    } else if (!strcmp(type, "number")) {
+        if (!json_is_number(v))
+            return AM_ERR_INVALID;
+        snprintf(buf, n, "%.17g", json_number_value(v));
+    } else if (json_is_string(v)) { /* list: "2,3" */
+        snprintf(buf, n, "%s", json_string_value(v));
+    } else if (json_is_array(v) && json_array_size(v) > 0) {
         size_t off = 0;
         buf[0] = '\0';
         for (size_t i = 0; i < json_array_size(v); i++) {
@@ -126,9 +142,23 @@ int am_sessions_build(const char *options_json, const char *custom_sw_json,
         if (am_service_option(key))
             continue;
         char text[512];
-        if (am_opt_text(val, text, sizeof text) != AM_OK) {
-            am_buf_printf(err, "option '%s' has the wrong type", key);
+        rc = am_opt_text(key, val, text, sizeof text);
+        if (rc == AM_ERR_NOTFOUND) {
+            am_buf_printf(err, "unknown option '%s'", key);
             rc = AM_ERR_INVALID;
+            break;
+        }
+        if (rc != AM_OK) {
+            const am_config_option *o = am_config_options();
+            while (o->name && strcmp(o->name, key))
+                o++;
+            am_buf_printf(err, "option '%s' must be %s (%s)", key,
+                          !strcmp(o->type, "bool")     ? "a boolean"
+                          : !strcmp(o->type, "int")    ? "an integer"
+                          : !strcmp(o->type, "number") ? "a number"
+                          : !strcmp(o->type, "list")   ? "an array of integers"
+                                                       : "a string",
+                          o->values);
             break;
         }
         rc = am_config_set(&cfg, key, text, err);

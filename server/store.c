@@ -126,7 +126,8 @@
     X(SEG_FIND, "SELECT seq, body_hash, result FROM segments WHERE sid = ?1 AND client_id = ?2")   \
     X(SEG_INSERT, "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "        \
                   "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)")               \
-    X(SEG_UPDATE, "UPDATE segments SET body_hash = ?3, request = ?4, result = ?5, "                \
+    X(SEG_UPDATE, "UPDATE segments SET body_hash = COALESCE(?3, body_hash), "                      \
+                  "request = COALESCE(?4, request), result = ?5, "                                 \
                   "updated_at = ?6 WHERE sid = ?1 AND seq = ?2")                                   \
     X(SEG_WALK, "SELECT seq, client_id, request FROM segments WHERE sid = ?1 AND seq >= ?2 "       \
                 "ORDER BY seq")                                                                    \
@@ -1196,7 +1197,7 @@ int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq
                                const char *body_hash, const char *request_json,
                                const char *result_json, int64_t now_ms)
 {
-    if (!body_hash || !request_json || !result_json)
+    if (!result_json || (!body_hash) != (!request_json))
         return AM_ERR_INVALID;
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);

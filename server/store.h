@@ -118,7 +118,9 @@ int am_store_tx_segment_insert(am_store_tx *tx, const char *session, int64_t seq
                                const char *client_id, const char *body_hash,
                                const char *request_json, const char *result_json,
                                int64_t now_ms);
-/* Replaces the request/hash/result of an existing segment (PUT). */
+/* Replaces the request/hash/result of an existing segment (PUT). body_hash
+ * and request_json may both be NULL to keep them and replace only the
+ * result (a replay recomputing later segments). */
 int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq,
                                const char *body_hash, const char *request_json,
                                const char *result_json, int64_t now_ms);

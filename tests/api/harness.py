@@ -1,0 +1,431 @@
+"""Shared code of the black-box API tests (tests/api/test_*.py).
+
+Starts `adaptmon serve` on a free 127.0.0.1 port with a temporary database,
+talks to it with http.client, and stops it (SIGTERM; every server still
+running at exit is killed, so no process is left behind). Python standard
+library only.
+"""
+import atexit
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ADAPTMON = os.environ.get("ADAPTMON", os.path.join(ROOT, "adaptmon"))
+if not os.path.isabs(ADAPTMON):
+    ADAPTMON = os.path.join(ROOT, ADAPTMON)
+DATA = os.path.join(ROOT, "data")
+DEV = os.path.join(DATA, "tico19-enfr-dev")
+SGM_SRC = os.path.join(DEV, "dev.en-fr.en.sgm")
+SGM_REF = os.path.join(DEV, "dev.en-fr.fr.sgm")
+SGM_HYP = os.path.join(DEV, "en-fr.dev.txt.truecased.sgm")
+TICO_GLOSSARY = os.path.join(DATA, "glossaries", "tico19", "f_en-fr_XX.csv")
+PROBLEM_BASE = "https://adaptmon.dev/problems/"
+
+_servers = []
+_tmpdirs = []
+
+
+def _cleanup():
+    for s in list(_servers):
+        try:
+            s.kill()
+        except Exception:
+            pass
+    for d in _tmpdirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+atexit.register(_cleanup)
+
+
+def _on_signal(signum, frame):
+    _cleanup()
+    sys.exit(128 + signum)
+
+
+for _sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    try:
+        signal.signal(_sig, _on_signal)
+    except (ValueError, OSError):
+        pass
+
+
+def tmpdir(prefix="adaptmon-api-"):
+    d = tempfile.mkdtemp(prefix=prefix)
+    _tmpdirs.append(d)
+    return d
+
+
+def free_port():
+    """A port that was free a moment ago (bind port 0 and ask)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---- the server ------------------------------------------------------------
+
+class Server:
+    """One `adaptmon serve` process on 127.0.0.1:PORT with database DB."""
+
+    def __init__(self, *args, db=None, ready_timeout=15.0):
+        self.dir = tmpdir()
+        self.db = db or os.path.join(self.dir, "adaptmon.db")
+        self.args = list(args)
+        self.proc = None
+        self.port = None
+        self.ready_timeout = ready_timeout
+        self.start()
+
+    def start(self):
+        """Starts (or restarts) the process on a new free port."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ADAPTMON_")}
+        last = ""
+        for _attempt in range(3):
+            self.port = free_port()
+            self.out_path = os.path.join(self.dir, "stdout-%d.log" % self.port)
+            self.err_path = os.path.join(self.dir, "stderr-%d.log" % self.port)
+            out = open(self.out_path, "wb")
+            err = open(self.err_path, "wb")
+            cmd = [ADAPTMON, "serve", "--listen", "127.0.0.1", "--port", str(self.port),
+                   "--db", self.db] + self.args
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                         cwd=self.dir, env=env)
+            out.close()
+            err.close()
+            _servers.append(self)
+            deadline = time.monotonic() + self.ready_timeout
+            self.saw_line = False
+            while time.monotonic() < deadline:
+                with open(self.out_path, "rb") as f:
+                    text = f.read().decode("utf-8", "replace")
+                if "adaptmon listening on http://" in text:
+                    self.saw_line = True
+                    return
+                if self.proc.poll() is not None:
+                    break
+                # fallback (the line may sit in a stdio buffer): /readyz answers
+                if time.monotonic() > deadline - self.ready_timeout / 2 and self._ready():
+                    return
+                time.sleep(0.02)
+            last = self.logs()
+            self.kill()
+        raise AssertionError("adaptmon serve did not start (%s):\n%s" % (" ".join(cmd), last))
+
+    def _ready(self):
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+            c.request("GET", "/readyz")
+            ok = c.getresponse().status == 200
+            c.close()
+            return ok
+        except OSError:
+            return False
+
+    def logs(self, tail=3000):
+        text = ""
+        for p in (self.out_path, self.err_path):
+            try:
+                with open(p, "rb") as f:
+                    text += f.read().decode("utf-8", "replace")[-tail:]
+            except OSError:
+                pass
+        return text
+
+    def stop(self, timeout=15):
+        """SIGTERM and wait; returns the exit status."""
+        if self.proc is None:
+            return None
+        rc = self.proc.poll()
+        if rc is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                rc = self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("adaptmon serve ignored SIGTERM for %ds" % timeout)
+        self.proc = None
+        if self in _servers:
+            _servers.remove(self)
+        return rc
+
+    def kill(self):
+        """SIGKILL (kill -9) and wait."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.proc = None
+        if self in _servers:
+            _servers.remove(self)
+
+    def client(self, token=None):
+        return Client(self.port, token)
+
+
+# ---- HTTP ------------------------------------------------------------------
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers          # list of (name, value)
+        self.body = body                # bytes
+
+    def header(self, name):
+        name = name.lower()
+        for k, v in self.headers:
+            if k.lower() == name:
+                return v
+        return None
+
+    def header_all(self, name):
+        name = name.lower()
+        return [v for k, v in self.headers if k.lower() == name]
+
+    @property
+    def content_type(self):
+        ct = self.header("Content-Type") or ""
+        return ct.split(";")[0].strip().lower()
+
+    def json(self):
+        try:
+            return json.loads(self.body.decode("utf-8"))
+        except Exception as e:
+            raise AssertionError("body is not JSON (%s): %r" % (e, self.body[:300]))
+
+    @property
+    def text(self):
+        return self.body.decode("utf-8", "replace")
+
+    def __repr__(self):
+        return "<%d %s %r>" % (self.status, self.content_type, self.body[:400])
+
+
+class Client:
+    """A keep-alive HTTP/1.1 client for one thread (reconnects when needed)."""
+
+    def __init__(self, port, token=None):
+        self.port = port
+        self.token = token
+        self.conn = None
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def request(self, method, path, body=None, headers=None, ctype=None, token=None,
+                timeout=60):
+        """Sends one request; body: dict/list (JSON), str or bytes."""
+        h = {}
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode("utf-8")
+            h["Content-Type"] = "application/json"
+        elif isinstance(body, str):
+            body = body.encode("utf-8")
+        if ctype is not None:
+            h["Content-Type"] = ctype
+        tok = token if token is not None else self.token
+        if tok:
+            h["Authorization"] = "Bearer " + tok
+        if headers:
+            h.update(headers)
+        for attempt in (0, 1):
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+            try:
+                self.conn.request(method, path, body=body, headers=h)
+                r = self.conn.getresponse()
+                data = r.read()
+                resp = Response(r.status, r.getheaders(), data)
+                if (r.getheader("Connection") or "").lower() == "close":
+                    self.close()
+                return resp
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+                    http.client.CannotSendRequest, http.client.ResponseNotReady):
+                # a kept-alive connection the server closed: retry once on a new one
+                self.close()
+                if attempt:
+                    raise
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, body, **kw)
+
+    def put(self, path, body=None, **kw):
+        return self.request("PUT", path, body, **kw)
+
+    def delete(self, path, **kw):
+        return self.request("DELETE", path, **kw)
+
+    # JSON shortcuts that assert the status
+    def jget(self, path, status=200):
+        r = self.get(path)
+        expect_status(r, status, "GET " + path)
+        return r.json()
+
+    def jpost(self, path, body, status=(200, 201)):
+        r = self.post(path, body)
+        expect_status(r, status, "POST " + path)
+        return r.json()
+
+    def create_session(self, **fields):
+        fields.setdefault("source_lang", "en")
+        fields.setdefault("target_lang", "fr")
+        r = self.post("/v1/sessions", fields)
+        expect_status(r, 201, "POST /v1/sessions %r" % (fields,))
+        return r.json()
+
+
+# ---- assertions --------------------------------------------------------------
+
+def eq(got, exp, what):
+    if got != exp:
+        raise AssertionError("%s: got %r, expected %r" % (what, got, exp))
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def expect_status(r, status, what=""):
+    ok = r.status in status if isinstance(status, (tuple, list, set)) else r.status == status
+    if not ok:
+        raise AssertionError("%s: status %d, expected %r; body %r"
+                             % (what, r.status, status, r.body[:600]))
+
+
+def expect_problem(r, status, slug, what=""):
+    """An RFC 9457 problem+json with the given status and stable type."""
+    expect_status(r, status, what)
+    eq(r.content_type, "application/problem+json", what + " Content-Type")
+    p = r.json()
+    for k in ("type", "title", "status", "detail"):
+        check(k in p, "%s: problem lacks %r: %r" % (what, k, p))
+    eq(p["status"], status, what + " problem.status")
+    check(isinstance(p["title"], str) and p["title"], what + " problem.title empty")
+    check(isinstance(p["detail"], str), what + " problem.detail not a string")
+    if slug is not None:
+        exp = slug if isinstance(slug, (tuple, list)) else (slug,)
+        check(p["type"] in [PROBLEM_BASE + s for s in exp],
+              "%s: problem type %r, expected %s" % (what, p["type"],
+                                                    " or ".join(PROBLEM_BASE + s for s in exp)))
+    return p
+
+
+def count(c):
+    """[hits, total] of a Count object."""
+    return [c["hits"], c["total"]]
+
+
+# ---- data --------------------------------------------------------------------
+
+_ENT = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]+|#[xX][0-9a-fA-F]+);")
+
+
+def _decode(s):
+    def rep(m):
+        e = m.group(1)
+        if e[0] == "#":
+            return chr(int(e[2:], 16) if e[1] in "xX" else int(e[1:]))
+        return {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}[e]
+    return _ENT.sub(rep, s)
+
+
+def read_sgm(path):
+    """{(docid, segid): text} and the keys in file order; text = tags removed,
+    entities decoded once, whitespace collapsed (as data/README.md says)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    out, order = {}, []
+    for doc in re.finditer(r'<doc\b([^>]*)>(.*?)</doc>', text, re.S):
+        docid = re.search(r'docid="([^"]*)"', doc.group(1)).group(1)
+        for seg in re.finditer(r'<seg id="([^"]*)"\s*>(.*?)</seg>', doc.group(2), re.S):
+            plain = re.sub(r"<[^>]*>", "", seg.group(2))
+            key = (docid, seg.group(1))
+            out[key] = " ".join(_decode(plain).split())
+            order.append(key)
+    return out, order
+
+
+_tico = None
+
+
+def tico19():
+    """The 971 TICO-19 dev segments in reference order: list of dicts with
+    id, source, hypothesis (Fairseq), translation (the reference)."""
+    global _tico
+    if _tico is None:
+        src, _ = read_sgm(SGM_SRC)
+        ref, order = read_sgm(SGM_REF)
+        hyp, _ = read_sgm(SGM_HYP)
+        _tico = [{"id": re.sub(r"[^A-Za-z0-9._-]", "_", "%s.%s" % k),
+                  "source": src[k], "hypothesis": hyp[k], "translation": ref[k]}
+                 for k in order]
+    return _tico
+
+
+def golden():
+    with open(os.path.join(DATA, "golden", "tico19-enfr-dev.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+# ---- the runner --------------------------------------------------------------
+
+def run_tests(namespace, setup=None, teardown=None):
+    """Runs every test_* function of namespace in name order; prints
+    "ok NAME" or "FAILED NAME" + traceback and ends with "N passed, N failed".
+    Returns the exit status."""
+    tests = [(n, f) for n, f in sorted(namespace.items()) if n.startswith("test_") and callable(f)]
+    only = os.environ.get("APITEST_ONLY")
+    if only:
+        tests = [(n, f) for n, f in tests if re.search(only, n)]
+    passed = failed = 0
+    try:
+        if setup:
+            setup()
+    except Exception:
+        print("FAILED setup")
+        traceback.print_exc(file=sys.stdout)
+        print("%d passed, %d failed" % (0, len(tests) or 1))
+        _cleanup()
+        return 1
+    try:
+        for name, fn in tests:
+            t0 = time.monotonic()
+            try:
+                fn()
+                print("ok     %s (%.2fs)" % (name, time.monotonic() - t0))
+                passed += 1
+            except Exception:
+                print("FAILED %s (%.2fs)" % (name, time.monotonic() - t0))
+                traceback.print_exc(file=sys.stdout)
+                failed += 1
+            sys.stdout.flush()
+    finally:
+        if teardown:
+            try:
+                teardown()
+            except Exception:
+                print("FAILED teardown")
+                traceback.print_exc(file=sys.stdout)
+                failed += 1
+        _cleanup()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0

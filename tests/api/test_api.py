@@ -1,0 +1,1143 @@
+#!/usr/bin/env python3
+"""Black-box tests of the adaptmon HTTP service (`adaptmon serve`).
+
+Each run starts its own servers on free 127.0.0.1 ports with temporary
+databases and stops them with SIGTERM. Expected numbers come from the data
+files (data/golden/*.json) or from a second, independent path through the
+service (a fresh replay, a single-system session, `adaptmon score`); none is
+copied into this file except the worked example of METRICS.md (the paper's
+slides). Python standard library only; node validates openapi.yaml.
+
+Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
+"N passed, N failed". APITEST_ONLY=REGEX runs a subset.
+"""
+import csv
+import io
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import threading
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (ADAPTMON, DATA, ROOT, SGM_HYP, SGM_REF, SGM_SRC,  # noqa: E402
+                     TICO_GLOSSARY, Client, Server, check, count, eq, expect_problem,
+                     expect_status, golden, run_tests, tico19)
+
+S = None      # the main server (no authentication, default limits)
+C = None      # a client of S
+
+SIMIANER = {"profile": "simianer2019", "stopwords": "iso"}
+
+# The worked example of METRICS.md §2 (Simianer et al.'s slides), stopwords "the".
+SLIDES = [
+    {"id": "1", "source": "Der Terrier beißt die Frau", "hypothesis": "The dog bites the lady",
+     "translation": "The terrier bites the woman"},
+    {"id": "2", "source": "Der Mann beißt den Terrier", "hypothesis": "The terrier bites the man",
+     "translation": "The man bites the terrier"},
+]
+
+
+def setup():
+    global S, C
+    S = Server()
+    C = S.client()
+
+
+def teardown():
+    if C:
+        C.close()
+    if S:
+        rc = S.stop()
+        eq(rc, 0, "exit status of adaptmon serve after SIGTERM")
+
+
+# ---- helpers -------------------------------------------------------------------
+
+def base(sid):
+    return "/v1/sessions/" + sid
+
+
+def post_seg(c, sid, seg, status=201):
+    r = c.post(base(sid) + "/segments", seg)
+    expect_status(r, status, "POST segment %s" % seg.get("id"))
+    return r.json()
+
+
+def post_all(c, sid, segs, system=None):
+    """Posts segments in order; system=None sends `hypothesis`, else
+    `hypotheses: {system: …}`. Returns the results."""
+    out = []
+    for s in segs:
+        body = {"id": s["id"], "source": s["source"], "translation": s["translation"]}
+        if system is None:
+            body["hypothesis"] = s["hypothesis"]
+        else:
+            body["hypotheses"] = {system: s["hypothesis"]}
+        out.append(post_seg(c, sid, body))
+    return out
+
+
+def metrics(c, sid):
+    return c.jget(base(sid) + "/metrics")
+
+
+def timeline(c, sid):
+    """Every segment of the timeline (pages of 1000)."""
+    segs, after = [], 0
+    while True:
+        d = c.jget(base(sid) + "/segments?after=%d&limit=1000" % after)
+        segs += d["segments"]
+        if d["next"] is None:
+            return segs
+        after = d["next"]
+
+
+def snapshot(c, sid):
+    """Everything observable about a session (to prove a failed request changed nothing)."""
+    return (c.jget(base(sid)), metrics(c, sid), timeline(c, sid),
+            c.jget(base(sid) + "/glossary"))
+
+
+def same_snapshot(c, sid, before, what):
+    after = snapshot(c, sid)
+    for name, a, b in zip(("session", "metrics", "timeline", "glossary"), before, after):
+        if a != b:
+            raise AssertionError("%s changed the %s of session %s:\nbefore %s\nafter  %s"
+                                 % (what, name, sid, json.dumps(a)[:800], json.dumps(b)[:800]))
+
+
+def session_total(c):
+    return c.jget("/v1/sessions?limit=1")["total"]
+
+
+def close_json(a, b, path="", rel=1e-12):
+    """Deep equality with a relative tolerance on non-integer numbers."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            raise AssertionError("%s: keys differ: %s vs %s" % (path, sorted(a), sorted(b)))
+        for k in a:
+            close_json(a[k], b[k], path + "." + k, rel)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            raise AssertionError("%s: lengths %d vs %d" % (path, len(a), len(b)))
+        for i, (x, y) in enumerate(zip(a, b)):
+            close_json(x, y, "%s[%d]" % (path, i), rel)
+    elif isinstance(a, float) or isinstance(b, float):
+        if not (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                and math.isclose(a, b, rel_tol=rel, abs_tol=1e-12)):
+            raise AssertionError("%s: %r vs %r" % (path, a, b))
+    elif a != b:
+        raise AssertionError("%s: %r vs %r" % (path, a, b))
+
+
+def slides_session(c, sid, **extra):
+    c.create_session(id=sid, source_lang="en", target_lang="en", stopword_list=["the"], **extra)
+    return [post_seg(c, sid, s) for s in SLIDES]
+
+
+# ---- service routes ------------------------------------------------------------
+
+def test_listening_line_on_stdout():
+    check(S.saw_line, "no line 'adaptmon listening on http://…' on stdout when ready "
+          "(stdout so far: %r)" % open(S.out_path, "rb").read()[:300])
+    with open(S.out_path, "rb") as f:
+        eq(f.read().decode().count("http://127.0.0.1:%d" % S.port) >= 1, True,
+           "the listening line names the address and port")
+
+
+def test_healthz_readyz():
+    r = C.get("/healthz")
+    expect_status(r, 200, "/healthz")
+    eq(r.content_type, "application/json", "/healthz Content-Type")
+    eq(r.json().get("status"), "ok", "/healthz status")
+    r = C.get("/readyz")
+    expect_status(r, 200, "/readyz")
+    d = r.json()
+    eq(d.get("status"), "ready", "/readyz status")
+    check(isinstance(d.get("schema_version"), int) and d["schema_version"] >= 1,
+          "/readyz schema_version: %r" % d)
+
+
+def test_openapi_served_as_yaml():
+    r = C.get("/openapi.yaml")
+    expect_status(r, 200, "/openapi.yaml")
+    eq(r.content_type, "application/yaml", "/openapi.yaml Content-Type")
+    with open(os.path.join(ROOT, "openapi.yaml"), "rb") as f:
+        eq(r.body == f.read(), True, "served /openapi.yaml equals the repository's openapi.yaml")
+
+
+def test_link_service_desc_header():
+    for path in ("/healthz", "/v1/sessions", "/v1/sessions/no-such-session"):
+        r = C.get(path)
+        links = ", ".join(r.header_all("Link"))
+        check(re.search(r'</openapi\.yaml>\s*;\s*rel="?service-desc"?', links),
+              "GET %s: no Link </openapi.yaml>; rel=\"service-desc\" header (got %r)"
+              % (path, links))
+
+
+def test_prometheus_metrics():
+    sid = "promcheck-q7x9"
+    C.create_session(id=sid)
+    post_seg(C, sid, {"id": "p1", "hypothesis": "un chat", "translation": "un chien"})
+    C.get(base(sid) + "/metrics")
+    C.get(base(sid) + "/segments/p1")
+    C.get("/v1/sessions/promcheck-missing")
+    r = C.get("/metrics")
+    expect_status(r, 200, "/metrics")
+    eq(r.content_type, "text/plain", "/metrics Content-Type")
+    text = r.text
+    check(re.search(r"^adaptmon_http_requests_total\{[^}]*\} \d", text, re.M),
+          "adaptmon_http_requests_total samples missing:\n" + text[:1500])
+    check("# TYPE adaptmon_http_requests_total counter" in text, "TYPE line missing")
+    sample = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})?'
+                        r' [-+]?([0-9.eE+-]+|NaN|\+Inf|-Inf)( \d+)?$')
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        check(sample.match(line), "not a Prometheus sample line: %r" % line)
+        check("promcheck" not in line, "session id in a metric label: %r" % line)
+    check(re.search(r'route="/v1/sessions/\{id\}/segments"', text),
+          "requests are not labelled by route pattern:\n" + text[:1500])
+
+
+def _routes_c():
+    with open(os.path.join(ROOT, "server", "routes.c"), encoding="utf-8") as f:
+        src = f.read()
+    rows = re.findall(r'\{\s*"([A-Z]+)"\s*,\s*"([^"]+)"\s*,\s*(\w+)\s*,\s*(AM_AUTH_\w+)\s*\}', src)
+    check(len(rows) >= 10, "could not parse the route table of server/routes.c")
+    return {(m, p): auth for m, p, _h, auth in rows}
+
+
+def _openapi_operations():
+    """(METHOD, path) of openapi.yaml, read by indentation (paths: → 2 spaces
+    → 4 spaces); independent of the node validator."""
+    ops = set()
+    with open(os.path.join(ROOT, "openapi.yaml"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    in_paths, path = False, None
+    for line in lines:
+        if re.match(r"^\S", line):
+            in_paths = line.startswith("paths:")
+            continue
+        if not in_paths:
+            continue
+        m = re.match(r"^  (/[^:\s]*|'/[^']*'):\s*$", line)
+        if m:
+            path = m.group(1).strip("'")
+            continue
+        m = re.match(r"^    (get|put|post|delete|patch|head|options|trace):", line)
+        if m and path:
+            ops.add((m.group(1).upper(), path))
+    return ops
+
+
+def test_routes_c_equals_openapi_paths():
+    routes = set(_routes_c())
+    ops = _openapi_operations()
+    missing = sorted(routes - ops)
+    extra = sorted(ops - routes)
+    check(not missing and not extra,
+          "routes.c and openapi.yaml differ: served but not in openapi.yaml %s; in openapi.yaml "
+          "but not served %s" % (missing, extra))
+
+
+def test_every_route_answers_and_others_are_405_with_allow():
+    routes = _routes_c()
+    by_path = {}
+    for m, p in routes:
+        by_path.setdefault(p, set()).add(m)
+    for p, methods in sorted(by_path.items()):
+        concrete = re.sub(r"\{[^}]+\}", "zz-none", p)
+        for m in sorted(methods):
+            r = C.request(m, concrete, b"{}" if m in ("POST", "PUT") else None,
+                          ctype="application/json" if m in ("POST", "PUT") else None)
+            check(r.status != 405, "%s %s: 405 for a route of the table" % (m, concrete))
+        for m in ("GET", "POST", "PUT", "DELETE", "PATCH"):
+            if m in methods:
+                continue
+            r = C.request(m, concrete, b"{}" if m in ("POST", "PUT", "PATCH") else None,
+                          ctype="application/json" if m in ("POST", "PUT", "PATCH") else None)
+            expect_problem(r, 405, "method-not-allowed", "%s %s" % (m, concrete))
+            allow = r.header("Allow")
+            check(allow is not None, "%s %s: 405 without Allow" % (m, concrete))
+            got = {a.strip() for a in allow.split(",") if a.strip()} - {"HEAD", "OPTIONS"}
+            eq(got, methods, "%s %s: Allow" % (m, concrete))
+
+
+def test_openapi_validates_as_3_1():
+    api_dir = os.path.join(ROOT, "tests", "api")
+    p = subprocess.run(["npm", "ci", "--prefix", api_dir, "--no-audit", "--no-fund",
+                        "--loglevel=error"], capture_output=True, timeout=300)
+    if p.returncode != 0:
+        raise AssertionError("npm ci failed: %s" % p.stderr.decode("utf-8", "replace")[-2000:])
+    p = subprocess.run(["node", os.path.join(api_dir, "openapi_check.mjs"),
+                        os.path.join(ROOT, "openapi.yaml")], capture_output=True, timeout=120)
+    out = p.stdout.decode("utf-8", "replace").strip().splitlines()
+    check(out, "openapi_check.mjs printed nothing: %s" % p.stderr.decode("utf-8", "replace"))
+    d = json.loads(out[-1])
+    if not d.get("valid"):
+        raise AssertionError("openapi.yaml is not a valid OpenAPI 3.1 document: %s" % d.get("error"))
+    check(str(d["openapi"]).startswith("3.1"), "openapi version %r" % d["openapi"])
+    eq(set(map(tuple, d["operations"])), set(_routes_c()),
+       "operations of the validated document vs routes.c")
+
+
+def test_unknown_path_is_404_problem():
+    expect_problem(C.get("/v1/nothing-here"), 404, "not-found", "GET /v1/nothing-here")
+
+
+# ---- sessions ----------------------------------------------------------------
+
+SESSION_REQUIRED = ("id", "source_lang", "target_lang", "signature", "segments", "options",
+                    "created_at", "updated_at")
+
+
+def test_session_create_get_delete():
+    r = C.post("/v1/sessions", {"id": "sess-a", "name": "Demo", "source_lang": "en",
+                                "target_lang": "fr", "metadata": {"project": "x"},
+                                "options": {"baseline_system": "baseline", "k": 2}})
+    expect_status(r, 201, "create")
+    eq(r.header("Location"), "/v1/sessions/sess-a", "Location")
+    s = r.json()
+    for k in SESSION_REQUIRED:
+        check(k in s, "session lacks %r: %r" % (k, s))
+    eq([s["id"], s["name"], s["source_lang"], s["target_lang"], s["segments"]],
+       ["sess-a", "Demo", "en", "fr", 0], "session fields")
+    eq(s["metadata"], {"project": "x"}, "metadata")
+    eq(s["options"].get("k"), 2, "options.k")
+    eq(s["options"].get("baseline_system"), "baseline", "options.baseline_system")
+    for k in ("profile", "tokenizer", "case", "normalize", "stopwords", "windows", "term_cost"):
+        check(k in s["options"], "effective options lack %r: %r" % (k, s["options"]))
+    check(s["signature"].startswith("adaptmon:") and "k:2" in s["signature"],
+          "signature %r" % s["signature"])
+    eq(C.jget("/v1/sessions/sess-a"), s, "GET equals the created session")
+    expect_problem(C.post("/v1/sessions", {"id": "sess-a", "source_lang": "en",
+                                           "target_lang": "fr"}), 409, "conflict", "same id")
+    eq(C.jget("/v1/sessions/sess-a"), s, "a 409 changes nothing")
+    r = C.delete("/v1/sessions/sess-a")
+    expect_status(r, 204, "DELETE")
+    eq(r.body, b"", "204 body")
+    expect_problem(C.get("/v1/sessions/sess-a"), 404, "not-found", "GET after DELETE")
+    expect_problem(C.delete("/v1/sessions/sess-a"), 404, "not-found", "DELETE again")
+
+
+def test_session_generated_id():
+    r = C.post("/v1/sessions", {"source_lang": "de", "target_lang": "en"})
+    expect_status(r, 201, "create without id")
+    s = r.json()
+    check(re.match(r"^[A-Za-z0-9._-]{1,128}$", s["id"]), "generated id %r" % s["id"])
+    eq(r.header("Location"), "/v1/sessions/" + s["id"], "Location")
+    s2 = C.jpost("/v1/sessions", {"source_lang": "de", "target_lang": "en"}, 201)
+    check(s2["id"] != s["id"], "two generated ids are equal")
+
+
+def test_session_delete_removes_history():
+    slides_session(C, "del-hist")
+    C.put(base("del-hist") + "/glossary", [{"source": "dog", "targets": ["chien"]}])
+    expect_status(C.delete(base("del-hist")), 204, "DELETE")
+    for sub in ("/segments", "/segments/1", "/metrics", "/glossary", "/export",
+                "/vocabulary/terrier"):
+        expect_problem(C.get(base("del-hist") + sub), 404, "not-found", "GET %s after DELETE" % sub)
+    # the same id again starts from nothing: segment 1 is 0-shot again
+    res = slides_session(C, "del-hist")
+    eq(count(res[0]["scores"]["systems"]["default"]["r0"]), [1, 3], "R0 of a recreated session")
+    eq(C.jget(base("del-hist") + "/glossary")["count"], 0, "glossary of a recreated session")
+
+
+def test_session_list_pagination():
+    for i in range(5):
+        C.create_session(id="page-%02d" % i)
+    total = session_total(C)
+    check(total >= 5, "total %d" % total)
+    seen, after, pages = [], None, 0
+    while True:
+        q = "/v1/sessions?limit=3" + ("&after=" + after if after else "")
+        d = C.jget(q)
+        pages += 1
+        check(len(d["sessions"]) <= 3, "page larger than limit")
+        eq(d["total"], total, "total on every page")
+        seen += [s["id"] for s in d["sessions"]]
+        if d["next"] is None:
+            break
+        eq(d["next"], d["sessions"][-1]["id"], "next is the last id of the page")
+        after = d["next"]
+        check(pages < 1000, "pagination does not end")
+    eq(seen, sorted(set(seen)), "ids ascending without duplicates")
+    eq(len(seen), total, "every session listed once")
+    for i in range(5):
+        check("page-%02d" % i in seen, "page-%02d not listed" % i)
+    d = C.jget("/v1/sessions?limit=2&after=page-01")
+    eq([s["id"] for s in d["sessions"]], ["page-02", "page-03"], "after= cursor")
+    for q in ("limit=0", "limit=1001", "limit=abc", "after=%20bad"):
+        expect_problem(C.get("/v1/sessions?" + q), 400, "bad-request", "GET /v1/sessions?" + q)
+
+
+def test_session_links_resolve():
+    s = C.create_session(id="links-a")
+    check(s.get("links"), "session has no links")
+    for rel, href in sorted(s["links"].items()):
+        r = C.get(href)
+        check(r.status == 200, "link %s → GET %s answered %d %r" % (rel, href, r.status, r.body[:200]))
+
+
+# ---- the slides example and word history ----------------------------------------
+
+def test_slides_example():
+    res = slides_session(C, "slides")
+    s1, s2 = (r["scores"]["systems"]["default"] for r in res)
+    eq(count(s1["r0"]), [1, 3], "segment 1 R0")
+    eq(count(s1["r1"]), [0, 0], "segment 1 R1")
+    eq(s1["r1"]["score"], None, "segment 1 R1 score (empty denominator)")
+    check(abs(s1["r0"]["score"] - 1 / 3) < 1e-15, "segment 1 R0 score %r" % s1["r0"]["score"])
+    eq(count(s2["r0"]), [1, 1], "segment 2 R0")
+    eq(count(s2["r1"]), [2, 2], "segment 2 R1")
+    t = res[1]["totals"]["default"]
+    eq([count(t["r0"]), count(t["r1"]), count(t["r01"])], [[2, 4], [2, 2], [4, 6]], "totals")
+    eq(t["segments"], 2, "totals.segments")
+    eq([r["seq"] for r in res], [1, 2], "seq")
+    words = {w["word"]: (w["shot"], w["hits"]["default"]) for w in res[1]["scores"]["words"]}
+    eq(words, {"man": (0, True), "bites": (1, True), "terrier": (1, True)}, "segment 2 words")
+    words = {w["word"]: (w["shot"], w["hits"]["default"]) for w in res[0]["scores"]["words"]}
+    eq(words, {"terrier": (0, False), "bites": (0, True), "woman": (0, False)}, "segment 1 words")
+    m = metrics(C, "slides")
+    tm = m["systems"]["default"]
+    eq([count(tm["r0"]), count(tm["r1"]), count(tm["r01"])], [[2, 4], [2, 2], [4, 6]],
+       "metrics totals")
+    eq(m["segments"], 2, "metrics.segments")
+    eq(C.jget(base("slides"))["segments"], 2, "session.segments")
+
+
+def test_vocabulary_word_history():
+    slides_session(C, "words")
+    d = C.jget(base("words") + "/vocabulary/Terrier")
+    eq(d["normalized"], "terrier", "normalized word")
+    eq(d["occurrences"], 2, "occurrences")
+    eq([(h["seq"], h["id"], h["shot"], h["hits"]) for h in d["history"]],
+       [(1, "1", 0, {"default": False}), (2, "2", 1, {"default": True})], "history")
+    d = C.jget(base("words") + "/vocabulary/man")
+    eq([(h["seq"], h["shot"]) for h in d["history"]], [(2, 0)], "man")
+    expect_problem(C.get(base("words") + "/vocabulary/zebra"), 404, "not-found", "unseen word")
+    expect_problem(C.get(base("no-such") + "/vocabulary/man"), 404, "not-found", "unknown session")
+
+
+# ---- TICO-19 ----------------------------------------------------------------------
+
+_tico_metrics = {}
+
+
+def _tico_session(sid, glossary=False):
+    """A session with the simianer2019 options and all 971 segments posted
+    (Fairseq as the hypothesis); returns its /metrics (cached per sid)."""
+    if sid in _tico_metrics:
+        return _tico_metrics[sid]
+    C.create_session(id=sid, source_lang="en", target_lang="fr", options=dict(SIMIANER))
+    if glossary:
+        with open(TICO_GLOSSARY, "rb") as f:
+            r = C.put(base(sid) + "/glossary", f.read(), ctype="text/csv")
+        expect_status(r, 200, "PUT TICO-19 glossary")
+        g = r.json()
+        check(g["entries"] > 100, "glossary entries %r" % g)
+        eq(C.jget(base(sid) + "/glossary")["count"], g["entries"], "GET glossary count")
+        eq(C.jget(base(sid))["glossary"]["entries"], g["entries"], "session.glossary.entries")
+    res = post_all(C, sid, tico19(), system="Fairseq")
+    eq([r["seq"] for r in res], list(range(1, len(res) + 1)), "seq of 971 posts")
+    m = metrics(C, sid)
+    close_json(res[-1]["totals"], m["systems"], "last post's totals vs /metrics")
+    _tico_metrics[sid] = m
+    return m
+
+
+def test_tico19_recall_equals_golden():
+    g = golden()
+    m = _tico_session("tico")
+    eq(m["segments"], g["segments"], "segments")
+    t = m["systems"]["Fairseq"]
+    gr = g["simianer2019_rk.rb"]
+    for k in ("r0", "r1", "r01"):
+        eq(count(t[k]), gr[k], "session %s (rk.rb)" % k)
+    check("profile:simianer2019" in m["signature"] and "sw:iso" in m["signature"],
+          "signature %r" % m["signature"])
+
+
+def test_tico19_bleu_chrf_ter_equal_sacrebleu():
+    g = golden()["sacrebleu_2.6.0"]
+    t = _tico_session("tico")["systems"]["Fairseq"]
+    for key, gkey in (("bleu", "bleu"), ("chrf", "chrf2"), ("chrfpp", "chrf2pp"), ("ter", "ter")):
+        check(t[key] is not None and abs(t[key] - g[gkey]) < 1e-9,
+              "%s: got %r, sacreBLEU %r" % (key, t[key], g[gkey]))
+
+
+def test_tico19_glossary_term_scores():
+    m = _tico_session("tico-gloss", glossary=True)
+    t = m["systems"]["Fairseq"]
+    gr = golden()["simianer2019_rk.rb"]
+    for k in ("r0", "r1", "r01"):
+        eq(count(t[k]), gr[k], "%s with a glossary" % k)
+    terms = t["terms"]
+    check(terms["instances"] > 0 and terms["exact_match"] is not None,
+          "no term scores: %r" % terms)
+    check(0 < terms["exact"] <= terms["instances"], "exact %r" % terms)
+    # the same data through `adaptmon score` must give the same term totals
+    p = subprocess.run([ADAPTMON, "score", "--profile", "simianer2019", "--stopwords", "iso",
+                        "--source-lang", "en", "--target-lang", "fr", "--sgm-src", SGM_SRC,
+                        "--sgm-ref", SGM_REF, "--sgm-hyp", "Fairseq=" + SGM_HYP,
+                        "--glossary", TICO_GLOSSARY, "--json"], capture_output=True, timeout=120)
+    eq(p.returncode, 0, "adaptmon score exit status (%s)" % p.stderr.decode()[:300])
+    cli = json.loads(p.stdout)["systems"]["Fairseq"]
+    close_json(terms, cli["terms"], "terms (service vs adaptmon score)", rel=1e-12)
+    # a session without a glossary reports no instances
+    eq(_tico_session("tico")["systems"]["Fairseq"]["terms"]["instances"], 0,
+       "instances without a glossary")
+
+
+def test_two_systems_relative_differences():
+    segs = tico19()[:60]
+    both = []
+    for i, s in enumerate(segs):
+        # the "adaptive" system: the confirmed translation itself on every third segment
+        both.append(dict(s, adaptive=s["translation"] if i % 3 == 0 else s["hypothesis"]))
+    C.create_session(id="duo", options={"baseline_system": "baseline"})
+    for s in both:
+        post_seg(C, "duo", {"id": s["id"], "source": s["source"], "translation": s["translation"],
+                            "hypotheses": {"baseline": s["hypothesis"], "adaptive": s["adaptive"]}})
+    m = metrics(C, "duo")
+    eq(sorted(m["systems"]), ["adaptive", "baseline"], "systems")
+    eq(m["baseline_system"], "baseline", "baseline_system")
+    eq(sorted(m["relative_to_baseline"]), ["adaptive"], "relative_to_baseline systems")
+    rel = m["relative_to_baseline"]["adaptive"]
+    b, a = m["systems"]["baseline"], m["systems"]["adaptive"]
+
+    def val(t, k):
+        return t[k]["score"] if isinstance(t[k], dict) else t[k]
+    for k in ("r0", "r1", "r01", "bleu", "chrf", "ter"):
+        exp = (val(a, k) - val(b, k)) / val(b, k)
+        check(rel.get(k) is not None and math.isclose(rel[k], exp, rel_tol=1e-12, abs_tol=1e-15),
+              "relative %s: got %r, expected %r" % (k, rel.get(k), exp))
+    check(val(a, "bleu") > val(b, "bleu"), "adaptive BLEU should exceed baseline BLEU")
+    # each system's totals equal those of a session scoring that system alone
+    for name, key in (("baseline", "hypothesis"), ("adaptive", "adaptive")):
+        sid = "solo-" + name
+        C.create_session(id=sid)
+        for s in both:
+            post_seg(C, sid, {"id": s["id"], "source": s["source"],
+                              "translation": s["translation"], "hypotheses": {name: s[key]}})
+        close_json(metrics(C, sid)["systems"][name], m["systems"][name], name)
+
+
+# ---- errors ------------------------------------------------------------------------
+
+def _error_session(sid):
+    slides_session(C, sid)
+    return snapshot(C, sid)
+
+
+def test_error_malformed_json_400():
+    before = _error_session("err-json")
+    n = session_total(C)
+    for body in (b'{"id": "x", "translation": ', b"{'id': 1}", b"", b"[1, 2", b'{"id":"3"} x'):
+        r = C.post(base("err-json") + "/segments", body, ctype="application/json")
+        expect_problem(r, 400, "bad-json", "segment body %r" % body)
+        r = C.post("/v1/sessions", body, ctype="application/json")
+        expect_problem(r, 400, "bad-json", "session body %r" % body)
+    same_snapshot(C, "err-json", before, "malformed JSON")
+    eq(session_total(C), n, "sessions after malformed JSON")
+
+
+def test_error_wrong_types_422():
+    before = _error_session("err-types")
+    n = session_total(C)
+    segs = [{"id": "9", "hypothesis": "a", "translation": 5},
+            {"id": "9", "hypothesis": ["a"], "translation": "b"},
+            {"id": 9, "hypothesis": "a", "translation": "b"},
+            {"id": "9", "hypotheses": "a", "translation": "b"},
+            {"id": "9", "hypotheses": {"sys": 1}, "translation": "b"},
+            {"id": "9", "hypothesis": "a", "translation": "b", "metadata": "x"},
+            {"id": "9", "hypothesis": "a", "translation": "b", "terms": {"source": "a"}},
+            {"id": "9", "source": 3, "hypothesis": "a", "translation": "b"}]
+    for b in segs:
+        expect_problem(C.post(base("err-types") + "/segments", b), 422, "invalid-value",
+                       "segment %r" % b)
+    expect_problem(C.post(base("err-types") + "/segments", [SLIDES[0]]), 422, None,
+                   "segment body that is an array")
+    sessions = [{"source_lang": 1, "target_lang": "fr"},
+                {"source_lang": "en", "target_lang": "fr", "options": "k=1"},
+                {"source_lang": "en", "target_lang": "fr", "name": 5},
+                {"source_lang": "en", "target_lang": "fr", "metadata": []},
+                {"source_lang": "en", "target_lang": "fr", "stopword_list": "the"},
+                {"id": 17, "source_lang": "en", "target_lang": "fr"},
+                {"source_lang": "en", "target_lang": "fr", "options": {"profile": "nope"}},
+                {"source_lang": "en", "target_lang": "fr", "options": {"k": 99}}]
+    for b in sessions:
+        expect_problem(C.post("/v1/sessions", b), 422, "invalid-value", "session %r" % b)
+    same_snapshot(C, "err-types", before, "wrong types")
+    eq(session_total(C), n, "sessions after wrong types")
+
+
+def test_error_option_types_422():
+    """openapi.yaml types every option (integer, boolean, number): a string or
+    an array where an integer belongs is a wrong type."""
+    n = session_total(C)
+    for opts in ({"k": "1"}, {"k": [1]}, {"k": 1.5}, {"stem_match": "true"},
+                 {"strip_tags": 1}, {"term_cost": "2"}, {"windows": [2, "3"]},
+                 {"rare_threshold": "0"}, {"k": True}):
+        r = C.post("/v1/sessions", {"source_lang": "en", "target_lang": "fr", "options": opts})
+        expect_problem(r, 422, "invalid-value", "options %r" % opts)
+    eq(session_total(C), n, "sessions after wrong option types")
+
+
+def test_error_missing_fields_422():
+    before = _error_session("err-missing")
+    n = session_total(C)
+    for b, field in (({"id": "9", "hypothesis": "a"}, "translation"),
+                     ({"id": "9", "translation": "a"}, "hypothesis"),
+                     ({"hypothesis": "a", "translation": "b"}, "id")):
+        p = expect_problem(C.post(base("err-missing") + "/segments", b), 422, "missing-field",
+                           "segment without %s" % field)
+        eq(p.get("field"), field, "problem.field")
+    for b in ({"source_lang": "en"}, {"target_lang": "fr"}, {}):
+        expect_problem(C.post("/v1/sessions", b), 422, "missing-field", "session %r" % b)
+    expect_problem(C.post(base("err-missing") + "/check", {"hypothesis": "a"}), 422,
+                   "missing-field", "check without source")
+    same_snapshot(C, "err-missing", before, "missing fields")
+    eq(session_total(C), n, "sessions after missing fields")
+
+
+def test_error_unknown_fields_422():
+    before = _error_session("err-unknown")
+    n = session_total(C)
+    seg = dict(SLIDES[0], id="9", bogus=1)
+    p = expect_problem(C.post(base("err-unknown") + "/segments", seg), 422, "unknown-field",
+                       "unknown segment field")
+    eq(p.get("field"), "bogus", "problem.field")
+    seg = dict(SLIDES[0], id="9", terms=[{"source": "a", "target": "b", "colour": "red"}])
+    expect_problem(C.post(base("err-unknown") + "/segments", seg), 422, "unknown-field",
+                   "unknown term annotation field")
+    expect_problem(C.post(base("err-unknown") + "/check", {"source": "a", "bogus": 1}), 422,
+                   "unknown-field", "unknown check field")
+    expect_problem(C.post("/v1/sessions", {"source_lang": "en", "target_lang": "fr",
+                                           "colour": "red"}), 422, "unknown-field",
+                   "unknown session field")
+    expect_problem(C.post("/v1/sessions", {"source_lang": "en", "target_lang": "fr",
+                                           "options": {"bogus": 1}}), 422, "unknown-field",
+                   "unknown option")
+    same_snapshot(C, "err-unknown", before, "unknown fields")
+    eq(session_total(C), n, "sessions after unknown fields")
+
+
+def test_error_invalid_utf8_422():
+    before = _error_session("err-utf8")
+    n = session_total(C)
+    bad = [b'{"id":"9","hypothesis":"a","translation":"caf\xe9"}',
+           b'{"id":"9","hypothesis":"\xc3\x28","translation":"b"}',
+           b'{"id":"9","hypothesis":"a","translation":"\xed\xa0\x80"}']
+    for b in bad:
+        expect_problem(C.post(base("err-utf8") + "/segments", b, ctype="application/json"), 422,
+                       "invalid-utf8", "segment %r" % b)
+    expect_problem(C.post(base("err-utf8") + "/segments",
+                          {"id": "9", "hypothesis": "a", "translation": "b\u0000c"}), 422,
+                   "invalid-utf8", "NUL in a translation")
+    expect_problem(C.post("/v1/sessions", b'{"source_lang":"en","target_lang":"fr","name":"\xff"}',
+                          ctype="application/json"), 422, "invalid-utf8", "session")
+    expect_problem(C.put(base("err-utf8") + "/glossary", b"source,target\ncaf\xe9,x\n",
+                         ctype="text/csv"), 422, "invalid-utf8", "CSV glossary")
+    expect_problem(C.put("/v1/vocabularies/bad-utf8", b"3 caf\xe9\n", ctype="text/plain"), 422,
+                   "invalid-utf8", "vocabulary")
+    expect_problem(C.get("/v1/vocabularies/bad-utf8"), 404, "not-found", "vocabulary not stored")
+    same_snapshot(C, "err-utf8", before, "invalid UTF-8")
+    eq(session_total(C), n, "sessions after invalid UTF-8")
+
+
+def test_error_too_many_tokens_422():
+    before = _error_session("err-tokens")
+    seg = {"id": "9", "hypothesis": "a", "translation": "mot " * 10001}
+    expect_problem(C.post(base("err-tokens") + "/segments", seg), 422, "too-many-tokens",
+                   "10001 tokens")
+    same_snapshot(C, "err-tokens", before, "too many tokens")
+
+
+def test_error_body_too_large_413():
+    srv = Server("--max-body", "4096")
+    try:
+        c = srv.client()
+        c.create_session(id="big")
+        for s in SLIDES:
+            post_seg(c, "big", s)
+        before = snapshot(c, "big")
+        n = session_total(c)
+        seg = {"id": "9", "hypothesis": "a", "translation": "x" * 5000}
+        expect_problem(c.post(base("big") + "/segments", seg), 413, "payload-too-large",
+                       "5000-byte segment")
+        c.close()
+        expect_problem(c.post("/v1/sessions", {"source_lang": "en", "target_lang": "fr",
+                                               "metadata": {"pad": "y" * 8000}}),
+                       413, "payload-too-large", "8000-byte session")
+        c.close()
+        r = c.post(base("big") + "/segments", b'{"id":"9",' + b" " * 100000 + b"}",
+                   ctype="application/json")
+        expect_problem(r, 413, "payload-too-large", "100 kB body")
+        c.close()
+        same_snapshot(c, "big", before, "a 413")
+        eq(session_total(c), n, "sessions after 413")
+        # just under the limit is fine
+        post_seg(c, "big", {"id": "9", "hypothesis": "a", "translation": "x " * 1900})
+        c.close()
+        eq(srv.stop(), 0, "exit status after SIGTERM")
+    finally:
+        srv.kill()
+
+
+def test_error_unknown_session_or_segment_404():
+    before = _error_session("err-404")
+    n = session_total(C)
+    for m, path, body in (("GET", "/v1/sessions/nope", None),
+                          ("DELETE", "/v1/sessions/nope", None),
+                          ("POST", "/v1/sessions/nope/segments", SLIDES[0]),
+                          ("GET", "/v1/sessions/nope/segments", None),
+                          ("GET", "/v1/sessions/nope/segments/1", None),
+                          ("PUT", "/v1/sessions/nope/segments/1", SLIDES[0]),
+                          ("GET", "/v1/sessions/nope/metrics", None),
+                          ("GET", "/v1/sessions/nope/export", None),
+                          ("POST", "/v1/sessions/nope/check", {"source": "a"}),
+                          ("GET", "/v1/sessions/nope/glossary", None),
+                          ("PUT", "/v1/sessions/nope/glossary", [{"source": "a", "target": "b"}]),
+                          ("DELETE", "/v1/sessions/nope/glossary", None),
+                          ("GET", "/v1/sessions/err-404/segments/77", None),
+                          ("PUT", "/v1/sessions/err-404/segments/77", dict(SLIDES[0], id="77")),
+                          ("GET", "/v1/vocabularies/nope", None),
+                          ("DELETE", "/v1/vocabularies/nope", None)):
+        expect_problem(C.request(m, path, body), 404, "not-found", "%s %s" % (m, path))
+    same_snapshot(C, "err-404", before, "404s")
+    eq(session_total(C), n, "sessions after 404s")
+
+
+def test_error_unsupported_media_type_415():
+    before = _error_session("err-415")
+    n = session_total(C)
+    body = json.dumps(dict(SLIDES[0], id="9"))
+    for ct in ("text/plain", "application/x-www-form-urlencoded", "application/xml"):
+        expect_problem(C.post(base("err-415") + "/segments", body, ctype=ct), 415,
+                       "unsupported-media-type", "segment as %s" % ct)
+    expect_problem(C.post("/v1/sessions", '{"source_lang":"en","target_lang":"fr"}',
+                          ctype="text/plain"), 415, "unsupported-media-type", "session as text")
+    expect_problem(C.put(base("err-415") + "/glossary", "a,b\n", ctype="application/pdf"), 415,
+                   "unsupported-media-type", "glossary as PDF")
+    expect_problem(C.put("/v1/vocabularies/v415", "3 a\n", ctype="application/json"), 415,
+                   "unsupported-media-type", "vocabulary as JSON")
+    expect_problem(C.post(base("err-415") + "/check", '{"source":"a"}', ctype="text/plain"), 415,
+                   "unsupported-media-type", "check as text")
+    same_snapshot(C, "err-415", before, "415s")
+    eq(session_total(C), n, "sessions after 415s")
+
+
+# ---- semantics -----------------------------------------------------------------------
+
+def test_idempotent_repost_and_conflict():
+    C.create_session(id="idem")
+    first = post_seg(C, "idem", SLIDES[0], 201)
+    r = C.post(base("idem") + "/segments", SLIDES[0])
+    expect_status(r, 200, "same body again")
+    eq(r.json(), first, "re-post answers the stored result")
+    post_seg(C, "idem", SLIDES[1], 201)
+    before = snapshot(C, "idem")
+    etag = C.get(base("idem") + "/metrics").header("ETag")
+    r = C.post(base("idem") + "/segments", SLIDES[0])
+    expect_status(r, 200, "same body after another segment")
+    eq(r.json(), first, "stored result after another segment")
+    same_snapshot(C, "idem", before, "an idempotent re-post")
+    eq(C.get(base("idem") + "/metrics").header("ETag"), etag, "ETag after a re-post")
+    eq(before[1]["systems"]["default"]["segments"], 2, "nothing counted twice")
+    p = expect_problem(C.post(base("idem") + "/segments", dict(SLIDES[0], translation="other")),
+                       409, "conflict", "same id, other body")
+    check("PUT" in p["detail"], "409 detail should point at PUT: %r" % p["detail"])
+    same_snapshot(C, "idem", before, "a 409")
+
+
+REPLAY = [
+    {"id": "a", "source": "The terrier bites the woman", "hypothesis": "The dog bites the lady",
+     "translation": "The terrier bites the woman"},
+    {"id": "b", "source": "The man bites the terrier", "hypothesis": "The terrier bites the man",
+     "translation": "The man bites the terrier"},
+    {"id": "c", "source": "The woman walks the terrier", "hypothesis": "The lady walks the dog",
+     "translation": "The woman walks the terrier"},
+    {"id": "d", "source": "The man feeds the terrier", "hypothesis": "The man feeds the terrier",
+     "translation": "The man feeds the dog"},
+    {"id": "e", "source": "The dog bites the man", "hypothesis": "The dog bites the man",
+     "translation": "The dog bites the man"},
+]
+
+
+def test_put_replaces_and_replays_history():
+    C.create_session(id="put-a", source_lang="en", target_lang="en", stopword_list=["the"],
+                     glossary=[{"source": "terrier", "targets": ["terrier"]}])
+    for s in REPLAY:
+        post_seg(C, "put-a", s)
+    # the translator corrects segment b: the glossary's "terrier" is no longer used
+    new_b = {"id": "b", "source": "The man bites the terrier",
+             "hypothesis": "The terrier bites the man", "translation": "A lady feeds a dog"}
+    r = C.put(base("put-a") + "/segments/b", new_b)
+    expect_status(r, 200, "PUT")
+    res = r.json()
+    eq([res["id"], res["seq"]], ["b", 2], "PUT result id and seq")
+    got = C.jget(base("put-a") + "/segments/b")
+    eq(got["request"]["translation"], new_b["translation"], "stored request after PUT")
+    # PUT without an id in the body takes the URL's
+    r = C.put(base("put-a") + "/segments/e", {k: v for k, v in REPLAY[4].items() if k != "id"})
+    expect_status(r, 200, "PUT with the id from the URL")
+    # a fresh session that gets the corrected sequence
+    C.create_session(id="put-b", source_lang="en", target_lang="en", stopword_list=["the"],
+                     glossary=[{"source": "terrier", "targets": ["terrier"]}])
+    for s in REPLAY:
+        post_seg(C, "put-b", new_b if s["id"] == "b" else s)
+    ma, mb = metrics(C, "put-a"), metrics(C, "put-b")
+    check(ma["systems"]["default"]["terms"]["deviations"] > 0, "the glossary was applied")
+    close_json(ma["systems"], mb["systems"], "metrics.systems after PUT vs fresh replay", rel=0)
+    eq(ma["segments"], 5, "segments after PUT")
+    ta, tb = timeline(C, "put-a"), timeline(C, "put-b")
+    for x, y in zip(ta, tb):
+        eq([x["seq"], x["id"]], [y["seq"], y["id"]], "timeline order")
+        close_json(x["scores"], y["scores"], "scores of %s" % x["id"], rel=0)
+        close_json(x["totals"], y["totals"], "running totals of %s" % x["id"], rel=0)
+    for w in ("terrier", "lady", "man"):
+        wa = C.jget(base("put-a") + "/vocabulary/" + w)
+        wb = C.jget(base("put-b") + "/vocabulary/" + w)
+        eq([wa["occurrences"], wa["history"]], [wb["occurrences"], wb["history"]],
+           "history of %r after PUT vs fresh replay" % w)
+    q = {"source": "the terrier", "hypothesis": "le terrier"}
+    eq(C.jpost(base("put-a") + "/check", q, 200)["terms"],
+       C.jpost(base("put-b") + "/check", q, 200)["terms"],
+       "translator choices after PUT vs fresh replay")
+    # the new body is now the stored one: re-posting it is idempotent, the old one conflicts
+    expect_status(C.post(base("put-a") + "/segments", new_b), 200, "re-post of the PUT body")
+    expect_problem(C.post(base("put-a") + "/segments", REPLAY[1]), 409, "conflict", "old body")
+    # errors change nothing
+    before = snapshot(C, "put-a")
+    expect_problem(C.put(base("put-a") + "/segments/b", dict(new_b, id="c")), 422,
+                   "invalid-value", "body id differs from the URL")
+    expect_problem(C.put(base("put-a") + "/segments/zz", dict(new_b, id="zz")), 404,
+                   "not-found", "PUT of an unknown segment")
+    expect_problem(C.put(base("put-a") + "/segments/b", {"id": "b", "translation": "x"}), 422,
+                   "missing-field", "PUT without hypothesis")
+    same_snapshot(C, "put-a", before, "failed PUTs")
+
+
+def test_concurrent_posts_are_serialized():
+    segs = tico19()[:200]
+    C.create_session(id="conc", options=dict(SIMIANER))
+    results, errors = {}, []
+    lock = threading.Lock()
+
+    def worker(t):
+        c = S.client()
+        try:
+            for i in range(t, len(segs), 8):
+                s = segs[i]
+                r = c.post(base("conc") + "/segments",
+                           {"id": s["id"], "source": s["source"], "hypothesis": s["hypothesis"],
+                            "translation": s["translation"]})
+                with lock:
+                    if r.status != 201:
+                        errors.append((s["id"], r.status, r.body[:200]))
+                    else:
+                        results[s["id"]] = r.json()["seq"]
+        except Exception as e:  # reported below
+            with lock:
+                errors.append(("thread %d" % t, repr(e)))
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    check(not errors, "concurrent posts failed: %r" % errors[:5])
+    eq(len(results), 200, "answers")
+    eq(sorted(results.values()), list(range(1, 201)), "seq without gaps or duplicates")
+    tl = timeline(C, "conc")
+    eq([(x["seq"], x["id"]) for x in tl], sorted((v, k) for k, v in results.items()),
+       "timeline order equals the answered seq")
+    # a serial replay in seq order gives the same totals
+    by_id = {s["id"]: s for s in segs}
+    C.create_session(id="conc-serial", options=dict(SIMIANER))
+    post_all(C, "conc-serial", [by_id[x["id"]] for x in tl])
+    close_json(metrics(C, "conc")["systems"], metrics(C, "conc-serial")["systems"],
+               "concurrent vs serial totals", rel=0)
+    for x, y in zip(tl, timeline(C, "conc-serial")):
+        close_json(x["scores"], y["scores"], "scores of %s" % x["id"], rel=0)
+
+
+def test_metrics_etag_and_304():
+    slides_session(C, "etag")
+    r = C.get(base("etag") + "/metrics")
+    expect_status(r, 200, "metrics")
+    etag = r.header("ETag")
+    check(etag and re.match(r'^"[^"]+"$', etag), "strong quoted ETag expected, got %r" % etag)
+    r2 = C.get(base("etag") + "/metrics", headers={"If-None-Match": etag})
+    expect_status(r2, 304, "If-None-Match with the current ETag")
+    eq(r2.body, b"", "304 body")
+    eq(r2.header("ETag"), etag, "ETag of the 304")
+    r3 = C.get(base("etag") + "/metrics", headers={"If-None-Match": '"something-else"'})
+    expect_status(r3, 200, "If-None-Match with another ETag")
+    eq(r3.json(), r.json(), "body unchanged")
+    post_seg(C, "etag", {"id": "3", "hypothesis": "The terrier bites", "translation": "The dog bites"})
+    r4 = C.get(base("etag") + "/metrics", headers={"If-None-Match": etag})
+    expect_status(r4, 200, "old ETag after a post")
+    check(r4.header("ETag") and r4.header("ETag") != etag, "ETag did not change after a post")
+    eq(r4.json()["segments"], 3, "segments after the post")
+    expect_status(C.get(base("etag") + "/metrics", headers={"If-None-Match": r4.header("ETag")}),
+                  304, "new ETag")
+
+
+def test_bearer_token_authentication():
+    srv = Server("--write-token", "W-token-123", "--read-token", "R-token-456")
+    try:
+        c = srv.client()
+        W, R = "W-token-123", "R-token-456"
+        body = {"id": "auth", "source_lang": "en", "target_lang": "en"}
+        r = c.post("/v1/sessions", body)
+        expect_problem(r, 401, "unauthorized", "write without a token")
+        check((r.header("WWW-Authenticate") or "").lower().startswith("bearer"),
+              "401 without WWW-Authenticate: Bearer (%r)" % r.header("WWW-Authenticate"))
+        expect_problem(c.post("/v1/sessions", body, token=R), 403, "forbidden",
+                       "write with the read token")
+        r = c.post("/v1/sessions", body, token="wrong")
+        check(r.status in (401, 403), "write with a wrong token: %d" % r.status)
+        expect_problem(r, r.status, ("unauthorized", "forbidden"), "wrong token")
+        eq(c.get("/v1/sessions", token=W).json()["total"], 0, "nothing created without W")
+        expect_status(c.post("/v1/sessions", body, token=W), 201, "write with W")
+        for sub in ("", "/metrics", "/segments", "/glossary", "/export"):
+            r = c.get(base("auth") + sub)
+            expect_problem(r, 401, "unauthorized", "read %s without a token" % sub)
+            check((r.header("WWW-Authenticate") or "").lower().startswith("bearer"),
+                  "401 without WWW-Authenticate")
+            expect_status(c.get(base("auth") + sub, token=R), 200, "read %s with R" % sub)
+            expect_status(c.get(base("auth") + sub, token=W), 200, "read %s with W" % sub)
+        seg = SLIDES[0]
+        expect_problem(c.post(base("auth") + "/segments", seg), 401, "unauthorized", "post")
+        expect_problem(c.post(base("auth") + "/segments", seg, token=R), 403, "forbidden", "post R")
+        expect_problem(c.put(base("auth") + "/glossary", [{"source": "a", "target": "b"}],
+                             token=R), 403, "forbidden", "glossary with R")
+        expect_problem(c.delete(base("auth"), token=R), 403, "forbidden", "DELETE with R")
+        expect_problem(c.put("/v1/vocabularies/v", "3 a\n", ctype="text/plain", token=R), 403,
+                       "forbidden", "vocabulary with R")
+        eq(c.get(base("auth") + "/metrics", token=R).json()["segments"], 0,
+           "nothing posted without W")
+        expect_status(c.post(base("auth") + "/segments", seg, token=W), 201, "post with W")
+        expect_status(c.post(base("auth") + "/check", {"source": "a"}, token=R), 200,
+                      "check (a read) with R")
+        for path in ("/healthz", "/readyz", "/metrics", "/openapi.yaml"):
+            expect_status(c.get(path), 200, "%s without a token" % path)
+        c.close()
+        eq(srv.stop(), 0, "exit status after SIGTERM")
+    finally:
+        srv.kill()
+
+
+# ---- other endpoints ------------------------------------------------------------------
+
+def test_glossary_json_tsv_get_delete():
+    C.create_session(id="gl")
+    v0 = C.jget(base("gl") + "/glossary")
+    eq([v0["count"], v0["entries"]], [0, []], "empty glossary")
+    r = C.put(base("gl") + "/glossary", [{"source": "cough", "targets": ["toux", "quinte"]},
+                                          {"source": "WHO", "target": "OMS", "case_sensitive": True,
+                                           "id": 7},
+                                          {"source": "virus", "targets": ["virii"],
+                                           "forbidden": True}])
+    expect_status(r, 200, "PUT JSON array")
+    d = r.json()
+    eq([d["session"], d["entries"]], ["gl", 3], "PUT answer")
+    g = C.jget(base("gl") + "/glossary")
+    eq(g["count"], 3, "count")
+    eq(g["version"], d["version"], "version")
+    e = {x["source"]: x for x in g["entries"]}
+    eq(e["cough"]["targets"], ["toux", "quinte"], "targets")
+    eq([e["WHO"]["targets"], e["WHO"]["case_sensitive"]], [["OMS"], True], "single target, case")
+    eq(e["virus"]["forbidden"], True, "forbidden")
+    eq(C.jget(base("gl"))["glossary"]["entries"], 3, "session.glossary.entries")
+    r = C.put(base("gl") + "/glossary", {"entries": [{"source": "fever", "targets": ["fièvre"]}]})
+    expect_status(r, 200, "PUT {entries}")
+    check(r.json()["version"] > d["version"], "version grows")
+    eq([x["source"] for x in C.jget(base("gl") + "/glossary")["entries"]], ["fever"],
+       "replaced, not merged")
+    r = C.put(base("gl") + "/glossary", "source\ttarget\nflu\tgrippe|influenza\nrash\téruption\n",
+              ctype="text/tab-separated-values")
+    expect_status(r, 200, "PUT TSV")
+    eq(r.json()["entries"], 2, "TSV entries")
+    g = C.jget(base("gl") + "/glossary")
+    eq({x["source"]: x["targets"] for x in g["entries"]},
+       {"flu": ["grippe", "influenza"], "rash": ["éruption"]}, "TSV content")
+    before = snapshot(C, "gl")
+    p = expect_problem(C.put(base("gl") + "/glossary", 'source,target\nok,bien\n"unterminated,x\n',
+                             ctype="text/csv"), 422, "invalid-value", "bad CSV")
+    check("line" in p, "problem without line: %r" % p)
+    expect_problem(C.put(base("gl") + "/glossary", '[{"targets": ["x"]}]',
+                         ctype="application/json"), 422, "invalid-value", "entry without source")
+    same_snapshot(C, "gl", before, "bad glossaries")
+    expect_status(C.delete(base("gl") + "/glossary"), 204, "DELETE glossary")
+    eq(C.jget(base("gl") + "/glossary")["count"], 0, "count after DELETE")
+
+
+def test_segment_get_and_timeline():
+    C.create_session(id="tl", source_lang="en", target_lang="en", stopword_list=["the"])
+    posted = [post_seg(C, "tl", dict(s, metadata={"n": i})) for i, s in enumerate(REPLAY)]
+    g = C.jget(base("tl") + "/segments/c")
+    eq([g["seq"], g["id"], g["session"]], [3, "c", "tl"], "segment c")
+    eq(g["request"]["translation"], REPLAY[2]["translation"], "stored request")
+    eq(g["request"]["metadata"], {"n": 2}, "stored metadata")
+    eq(g["scores"], posted[2]["scores"], "stored scores")
+    eq(g["totals"], posted[2]["totals"], "stored running totals")
+    d = C.jget(base("tl") + "/segments?limit=2")
+    eq([[x["seq"] for x in d["segments"]], d["next"], d["total"]], [[1, 2], 2, 5], "page 1")
+    d = C.jget(base("tl") + "/segments?after=2&limit=2")
+    eq([[x["id"] for x in d["segments"]], d["next"]], [["c", "d"], 4], "page 2")
+    d = C.jget(base("tl") + "/segments?after=4&limit=2")
+    eq([[x["id"] for x in d["segments"]], d["next"]], [["e"], None], "last page")
+    d = C.jget(base("tl") + "/segments?after=5")
+    eq([d["segments"], d["next"], d["total"]], [[], None, 5], "after the end")
+    d = C.jget(base("tl") + "/segments")
+    eq([x["seq"] for x in d["segments"]], [1, 2, 3, 4, 5], "default page")
+    x = d["segments"][3]
+    check(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", x.get("created_at", "")),
+          "created_at %r" % x.get("created_at"))
+    eq(x["request"]["id"], "d", "timeline request")
+    eq(x["scores"], posted[3]["scores"], "timeline scores")
+    for q in ("after=-1", "limit=0", "limit=1001", "after=x", "limit=2.5"):
+        expect_problem(C.get(base("tl") + "/segments?" + q), 400, "bad-request", q)
+
+
+def test_check_terms_and_established_choice():
+    C.create_session(id="chk", glossary=[
+        {"source": "cough", "targets": ["toux", "quinte"]},
+        {"source": "fever", "targets": ["fièvre"]},
+        {"source": "virus", "targets": ["virii"], "forbidden": True}])
+    # the translator uses the second alternative
+    post_seg(C, "chk", {"id": "1", "source": "I have a cough", "hypothesis": "j' ai une toux",
+                        "translation": "j' ai une quinte"})
+    before = snapshot(C, "chk")
+    etag = C.get(base("chk") + "/metrics").header("ETag")
+    d = C.jpost(base("chk") + "/check", {"source": "a bad cough , fever and a virus",
+                                         "hypothesis": "une mauvaise toux et un virii"}, 200)
+    eq(d["session"], "chk", "session")
+    t = {x["source"]: x for x in d["terms"]}
+    eq(sorted(t), ["cough", "fever", "virus"], "terms found in the source")
+    eq([t["cough"]["used"], t["cough"].get("used_target")], ["exact", "toux"], "cough used")
+    eq(t["cough"]["translator_choices"], [{"target": "quinte", "count": 1}], "choices")
+    eq(t["cough"]["established_target"], "quinte", "established choice")
+    eq(t["fever"]["used"], None, "fever not used")
+    eq(t["fever"]["established_target"], None, "fever has no established choice")
+    eq([t["virus"]["forbidden"], t["virus"]["used"]], [True, "exact"], "forbidden term used")
+    eq([d["missing_terms"], d["forbidden_used"]], [1, 1], "missing / forbidden counts")
+    src = "a bad cough , fever and a virus"
+    s0, s1 = t["cough"]["source_span"]
+    eq(src.encode()[s0:s1], b"cough", "source_span")
+    h0, h1 = t["cough"]["hypothesis_span"]
+    eq("une mauvaise toux et un virii".encode()[h0:h1], b"toux", "hypothesis_span")
+    d = C.jpost(base("chk") + "/check", {"source": "no terms here"}, 200)
+    eq([d["terms"], d["missing_terms"], d["forbidden_used"]], [[], 0, 0], "no terms")
+    same_snapshot(C, "chk", before, "POST check")
+    eq(C.get(base("chk") + "/metrics").header("ETag"), etag, "ETag after check")
+
+
+def test_export_csv_json_tmx():
+    C.create_session(id="exp", source_lang="en", target_lang="fr",
+                     options={"baseline_system": "base"})
+    rows = [("s1", "the cat, the dog", "le chat , le chien", 'le "chat" , le chien'),
+            ("s2", "a <b> & c", "a <b> & c", "a < b > & c"),
+            ("s3", "line\nbreak", "saut\nde ligne", "saut de ligne"),
+            ("s4", "the dog", "le chien", "le chien")]
+    for sid, src, hyp, tr in rows:
+        post_seg(C, "exp", {"id": sid, "source": src, "translation": tr,
+                            "hypotheses": {"base": hyp, "adapt": tr}})
+    m = metrics(C, "exp")
+    tl = timeline(C, "exp")
+    # CSV
+    r = C.get(base("exp") + "/export?format=csv")
+    expect_status(r, 200, "CSV")
+    eq(r.content_type, "text/csv", "CSV Content-Type")
+    recs = list(csv.DictReader(io.StringIO(r.body.decode("utf-8"), newline="")))
+    eq(len(recs), len(rows) * 2, "CSV rows (segments × systems)")
+    for col in ("seq", "id", "system", "r0_hits", "r0_total", "r1_hits", "r1_total", "bleu",
+                "source", "hypothesis", "translation"):
+        check(col in recs[0], "CSV lacks column %s" % col)
+    for system in ("base", "adapt"):
+        sub = [x for x in recs if x["system"] == system]
+        eq([x["id"] for x in sub], [x[0] for x in rows], "CSV ids of %s" % system)
+        for k in ("r0", "r1", "r01"):
+            eq([sum(int(x[k + "_hits"]) for x in sub), sum(int(x[k + "_total"]) for x in sub)],
+               count(m["systems"][system][k]), "CSV %s sums of %s" % (k, system))
+        eq([x["translation"] for x in sub], [x[3] for x in rows], "CSV translations")
+        eq([x["source"] for x in sub], [x[1] for x in rows], "CSV sources")
+    eq([x["hypothesis"] for x in recs if x["system"] == "base"], [x[2] for x in rows],
+       "CSV hypotheses")
+    for x in recs:
+        seg = tl[int(x["seq"]) - 1]
+        eq(seg["id"], x["id"], "CSV seq/id")
+        exp = seg["scores"]["systems"][x["system"]]["bleu"]
+        eq(float(x["bleu"]) if x["bleu"] != "" else None, exp, "CSV bleu of %s" % x["id"])
+    # JSON
+    r = C.get(base("exp") + "/export?format=json")
+    expect_status(r, 200, "JSON export")
+    eq(r.content_type, "application/json", "JSON Content-Type")
+    d = r.json()
+    eq(d["count"], len(rows), "JSON count")
+    eq([s["id"] for s in d["segments"]], [x[0] for x in rows], "JSON ids")
+    eq([s["request"]["translation"] for s in d["segments"]], [x[3] for x in rows], "JSON text")
+    eq(d["session"]["id"], "exp", "JSON session")
+    eq(C.jget(base("exp") + "/export"), d, "json is the default format")
+    # TMX
+    r = C.get(base("exp") + "/export?format=tmx")
+    expect_status(r, 200, "TMX")
+    eq(r.content_type, "application/x-tmx+xml", "TMX Content-Type")
+    root = ET.fromstring(r.body)
+    eq(root.tag, "tmx", "root")
+    eq(root.get("version"), "1.4", "TMX version")
+    tus = root.findall("./body/tu")
+    eq(len(tus), len(rows), "TMX units")
+    xl = "{http://www.w3.org/XML/1998/namespace}lang"
+    for tu, (sid, src, _hyp, tr) in zip(tus, rows):
+        eq(tu.get("tuid"), sid, "tuid")
+        segs = {tuv.get(xl): tuv.find("seg").text for tuv in tu.findall("tuv")}
+        eq(segs, {"en": src, "fr": tr}, "TMX tuv of %s" % sid)
+    expect_problem(C.get(base("exp") + "/export?format=xml"), 400, "bad-request", "format=xml")
+
+
+def test_background_vocabulary_novel_words():
+    r = C.put("/v1/vocabularies/bg1", "100 bites\n", ctype="text/plain")
+    expect_status(r, 201, "PUT new vocabulary")
+    eq([r.json()["name"], r.json()["words"]], ["bg1", 1], "PUT answer")
+    r = C.put("/v1/vocabularies/bg1", "100 bites\n3 terrier\n", ctype="text/plain")
+    expect_status(r, 200, "PUT replaces")
+    eq(r.json()["words"], 2, "words")
+    v = C.jget("/v1/vocabularies/bg1")
+    eq([v["name"], v["words"]], ["bg1", 2], "GET vocabulary")
+    check("created_at" in v, "created_at")
+    # rare_threshold 5: "bites" (100) is not novel, "terrier" (3) and unseen words are
+    res = slides_session(C, "novel", options={"background_vocabulary": "bg1", "rare_threshold": 5})
+    t = res[-1]["totals"]["default"]
+    full = slides_session(C, "novel-ref")[-1]["totals"]["default"]
+    eq([count(t["r0"]), count(t["r1"])], [[1, 3], [1, 1]], "novel-word totals")
+    check(t["r01"]["total"] < full["r01"]["total"], "the novel-word variant counts fewer words")
+    eq(C.jget(base("novel"))["options"]["background_vocabulary"], "bg1", "session option")
+    # errors
+    n = session_total(C)
+    expect_problem(C.post("/v1/sessions", {"source_lang": "en", "target_lang": "en",
+                                           "options": {"background_vocabulary": "nope"}}),
+                   422, "invalid-value", "unknown vocabulary")
+    eq(session_total(C), n, "no session created")
+    p = expect_problem(C.put("/v1/vocabularies/bg2", "3 a\nnot-a-count\n", ctype="text/plain"),
+                       422, "invalid-value", "bad line")
+    eq(p.get("line"), 2, "problem.line")
+    expect_problem(C.get("/v1/vocabularies/bg2"), 404, "not-found", "bad vocabulary not stored")
+    expect_status(C.put("/v1/vocabularies/tmp", "1 x\n", ctype="text/plain"), 201, "PUT tmp")
+    expect_status(C.delete("/v1/vocabularies/tmp"), 204, "DELETE")
+    expect_problem(C.get("/v1/vocabularies/tmp"), 404, "not-found", "GET after DELETE")
+    expect_problem(C.delete("/v1/vocabularies/tmp"), 404, "not-found", "DELETE again")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(dict(globals()), setup, teardown))
