@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs every test suite and ends with the line "N passed, N failed".
 #  - cmocka unit binaries in $BUILD/tests/test_*
-#  - black-box suites tests/cli/*.py and tests/api/*.py (python3, stdlib only),
+#  - black-box suites tests/*/test_*.py (python3: cli, api, browser, fleet, …),
 #    each printing its own "N passed, N failed" line last.
 BUILD=${BUILD:-build}
 ADAPTMON=${ADAPTMON:-./adaptmon}
@@ -32,7 +32,7 @@ for t in "$BUILD"/tests/test_*; do
     passed=$((passed + p)); failed=$((failed + f))
 done
 
-for t in tests/cli/test_*.py tests/api/test_*.py; do
+for t in tests/*/test_*.py; do
     [ -f "$t" ] || continue
     echo "== $t"
     python3 "$t" >"$log" 2>&1
