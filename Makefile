@@ -7,7 +7,7 @@
 
 BUILD    ?= build
 CC       ?= cc
-PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0
+PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0 libsystemd
 OPT      ?= -O2
 SAN      ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -114,3 +114,57 @@ lint:
 
 clean:
 	rm -rf build build-asan adaptmon
+
+# ---- reliability: fuzzing, soak, valgrind (tests/RELIABILITY.md) ----------
+#   make fuzz       libFuzzer harnesses (clang, ASan+UBSan), FUZZ_SECONDS each
+#   make soak       long crash/concurrency run (tests/reliability/soak.py)
+#   make valgrind   the test suite with the unit binaries and the server under valgrind
+.PHONY: fuzz soak valgrind fuzz-replay
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES   := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_REPLAY  := $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_NAMES))
+
+# Replay builds of the harnesses (fuzz/replay.c is main; same compiler and
+# sanitizers as the rest of $(BUILD)): tests/reliability/test_fuzz_replay.py
+# feeds them the seed corpus.
+$(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c fuzz/fuzz.h $(BUILD)/libamserver.a $(BUILD)/libamcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iserver -Ifuzz -o $@ fuzz/fuzz_$*.c fuzz/replay.c \
+	    $(BUILD)/libamserver.a $(BUILD)/libamcore.a $(LDLIBS) $(SAN)
+
+fuzz-replay: $(FUZZ_REPLAY)
+unit: $(FUZZ_REPLAY)
+
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) sh fuzz/run.sh
+
+soak: deps
+	$(MAKE) all
+	python3 tests/reliability/soak.py
+
+valgrind: deps
+	$(MAKE) BUILD=build-valgrind OPT=-O1 build-valgrind/adaptmon unit
+	@BUILD=build-valgrind ADAPTMON=build-valgrind/adaptmon VALGRIND=1 sh tests/run.sh
+
+# ---- service benchmarks (bench/run.py; method and figures: bench/README.md) ----
+.PHONY: bench
+$(BUILD)/bench/http_ceiling: bench/http_ceiling.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+
+$(BUILD)/bench/sqlite_ceiling: bench/sqlite_ceiling.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
+
+bench: deps
+	$(MAKE) $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling $(BUILD)/bench/sqlite_ceiling
+	python3 bench/run.py $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling $(BUILD)/bench/sqlite_ceiling $(BUILD)/bench/out
+
+# ---- fleet: deployment files and the sharded fleet (deploy/README.md) -------
+#   make test-fleet   3 instances behind HAProxy, backup/restore, systemd unit,
+#                     sd_notify, Kubernetes manifests, Dockerfile checks
+.PHONY: test-fleet
+test-fleet: deps
+	$(MAKE) all
+	python3 tests/fleet/test_deploy.py
+	python3 tests/fleet/test_fleet.py

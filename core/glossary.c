@@ -1,6 +1,8 @@
 /* glossary.c — in-memory glossary and its CSV/TSV/JSON parsers (see glossary.h). */
 #include "glossary.h"
 
+#include "gloss_internal.h"
+
 #include <assert.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -106,6 +108,15 @@ static int validate(const char *buf, size_t len, size_t *line, size_t *col)
     return AM_OK;
 }
 
+int am_gloss_check_utf8(const char *buf, size_t len, am_gloss_report *r)
+{
+    size_t line = 0, col = 0;
+    int rc = validate(buf, len, &line, &col);
+    if (rc)
+        return am_gloss_rep_err(r, rc, line, col, rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8");
+    return AM_OK;
+}
+
 static int str_valid(const char *s)
 {
     size_t len = strlen(s), line, col;
@@ -181,15 +192,9 @@ const char *am_gloss_format_name(enum am_gloss_format f)
     return "unknown";
 }
 
-/* ---- shared helpers ------------------------------------------------------ */
+/* ---- shared helpers (also used by tbx.c: gloss_internal.h) -------------- */
 
-static int rep_err(am_gloss_report *r, int rc, size_t line, size_t col, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-
-static int rep_err(am_gloss_report *r, int rc, size_t line, size_t col, const char *fmt, ...)
+int am_gloss_rep_err(am_gloss_report *r, int rc, size_t line, size_t col, const char *fmt, ...)
 {
     char tmp[200];
     va_list ap;
@@ -209,20 +214,28 @@ static int rep_err(am_gloss_report *r, int rc, size_t line, size_t col, const ch
     return rc;
 }
 
-static int is_ascii_space(char c)
+int am_gloss_is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+const char *am_gloss_trim(const char *s, size_t *len)
+{
+    size_t n = *len;
+    while (n && am_gloss_is_space(*s)) {
+        s++;
+        n--;
+    }
+    while (n && am_gloss_is_space(s[n - 1]))
+        n--;
+    *len = n;
+    return s;
 }
 
 /* Copies s[0..n) trimmed of ASCII whitespace (caller frees). */
 static char *dup_trim(const char *s, size_t n)
 {
-    while (n && is_ascii_space(*s)) {
-        s++;
-        n--;
-    }
-    while (n && is_ascii_space(s[n - 1]))
-        n--;
+    s = am_gloss_trim(s, &n);
     return am_xstrndup(s, n);
 }
 
@@ -299,8 +312,8 @@ static int csv_next(csv_reader *c, csv_row *row)
     row->line = c->line;
     for (;;) {
         if (row->n == c->lim->max_columns)
-            return rep_err(c->rep, AM_ERR_RANGE, c->line, 0, "more than %zu columns",
-                           c->lim->max_columns);
+            return am_gloss_rep_err(c->rep, AM_ERR_RANGE, c->line, 0, "more than %zu columns",
+                                    c->lim->max_columns);
         row_field_start(row);
         size_t fstart = row->data.len;
         if (c->pos < c->len && c->s[c->pos] == '"') {
@@ -308,8 +321,8 @@ static int csv_next(csv_reader *c, csv_row *row)
             c->pos++;
             for (;;) {
                 if (c->pos >= c->len)
-                    return rep_err(c->rep, AM_ERR_PARSE, qline, 0,
-                                   "unterminated quoted field (opened on this line)");
+                    return am_gloss_rep_err(c->rep, AM_ERR_PARSE, qline, 0,
+                                            "unterminated quoted field (opened on this line)");
                 char ch = c->s[c->pos];
                 if (ch == '"') {
                     if (c->pos + 1 < c->len && c->s[c->pos + 1] == '"') {
@@ -328,8 +341,8 @@ static int csv_next(csv_reader *c, csv_row *row)
             if (c->pos < c->len) {
                 char ch = c->s[c->pos];
                 if (ch != c->delim && ch != '\n' && ch != '\r')
-                    return rep_err(c->rep, AM_ERR_PARSE, c->line, 0,
-                                   "unexpected character after closing quote");
+                    return am_gloss_rep_err(c->rep, AM_ERR_PARSE, c->line, 0,
+                                            "unexpected character after closing quote");
             }
         } else {
             size_t st = c->pos;
@@ -342,8 +355,8 @@ static int csv_next(csv_reader *c, csv_row *row)
             am_buf_append(&row->data, c->s + st, c->pos - st);
         }
         if (row->data.len - fstart > c->lim->max_field_bytes)
-            return rep_err(c->rep, AM_ERR_RANGE, c->line, 0, "field longer than %zu bytes",
-                           c->lim->max_field_bytes);
+            return am_gloss_rep_err(c->rep, AM_ERR_RANGE, c->line, 0, "field longer than %zu bytes",
+                                    c->lim->max_field_bytes);
         row_field_end(row);
         if (c->pos >= c->len)
             return 1;
@@ -476,8 +489,8 @@ static int parse_csv(const char *buf, size_t len, char delim, const am_gloss_lim
             if (col[k] >= 0 && (size_t)col[k] + 1 > need)
                 need = (size_t)col[k] + 1;
         if (row.n < need) {
-            rc = rep_err(rep, AM_ERR_PARSE, row.line, 0, "expected %zu columns, found %zu",
-                         need, row.n);
+            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, row.line, 0, "expected %zu columns, found %zu",
+                                  need, row.n);
             break;
         }
         char *src = dup_trim(row_field(&row, (size_t)col[COL_SRC]),
@@ -493,36 +506,36 @@ static int parse_csv(const char *buf, size_t len, char delim, const am_gloss_lim
         free(tgt_trim);
         if (!*src) {
             free(src);
-            rc = rep_err(rep, AM_ERR_PARSE, row.line, 0, "empty source term");
+            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, row.line, 0, "empty source term");
             break;
         }
         if (out->n == lim->max_entries) {
             free(src);
-            rc = rep_err(rep, AM_ERR_RANGE, row.line, 0, "more than %zu entries",
-                         lim->max_entries);
+            rc = am_gloss_rep_err(rep, AM_ERR_RANGE, row.line, 0, "more than %zu entries",
+                                  lim->max_entries);
             break;
         }
         e.source = src;
         size_t nt = split_targets(&e, tgt, lim->max_targets);
         if (nt == (size_t)-1) {
-            rc = rep_err(rep, AM_ERR_RANGE, row.line, 0, "more than %zu target alternatives",
-                         lim->max_targets);
+            rc = am_gloss_rep_err(rep, AM_ERR_RANGE, row.line, 0,
+                                  "more than %zu target alternatives", lim->max_targets);
             break;
         }
         if (nt == 0) {
-            rc = rep_err(rep, AM_ERR_PARSE, row.line, 0, "empty target term");
+            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, row.line, 0, "empty target term");
             break;
         }
         if (col[COL_CASE] >= 0 &&
             parse_bool(row_field(&row, (size_t)col[COL_CASE]), &e.case_sensitive) < 0) {
-            rc = rep_err(rep, AM_ERR_PARSE, row.line, 0,
-                         "case_sensitive is not a boolean (true/false/1/0/yes/no)");
+            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, row.line, 0,
+                                  "case_sensitive is not a boolean (true/false/1/0/yes/no)");
             break;
         }
         if (col[COL_FORB] >= 0 &&
             parse_bool(row_field(&row, (size_t)col[COL_FORB]), &e.forbidden) < 0) {
-            rc = rep_err(rep, AM_ERR_PARSE, row.line, 0,
-                         "forbidden is not a boolean (true/false/1/0/yes/no)");
+            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, row.line, 0,
+                                  "forbidden is not a boolean (true/false/1/0/yes/no)");
             break;
         }
         if (col[COL_ID] >= 0) {
@@ -547,16 +560,16 @@ static int json_str_field(json_t *v, const am_gloss_limits *lim, am_gloss_report
                           const char *what, char **out)
 {
     if (!json_is_string(v))
-        return rep_err(rep, AM_ERR_PARSE, 0, 0, "%s must be a string", what);
+        return am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "%s must be a string", what);
     size_t n = json_string_length(v);
     if (n > lim->max_field_bytes)
-        return rep_err(rep, AM_ERR_RANGE, 0, 0, "%s longer than %zu bytes", what,
-                       lim->max_field_bytes);
+        return am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "%s longer than %zu bytes", what,
+                                lim->max_field_bytes);
     *out = dup_trim(json_string_value(v), n);
     if (!**out) {
         free(*out);
         *out = NULL;
-        return rep_err(rep, AM_ERR_PARSE, 0, 0, "empty %s", what);
+        return am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "empty %s", what);
     }
     return AM_OK;
 }
@@ -569,7 +582,7 @@ static int json_bool_field(json_t *o, const char *key, int *out, am_gloss_report
         return AM_OK;
     }
     if (!json_is_boolean(v))
-        return rep_err(rep, AM_ERR_PARSE, 0, 0, "\"%s\" must be true or false", key);
+        return am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "\"%s\" must be true or false", key);
     *out = json_is_true(v) ? 1 : 0;
     return AM_OK;
 }
@@ -581,26 +594,27 @@ static int json_entry(json_t *o, const am_gloss_limits *lim, am_gloss *out,
     memset(&e, 0, sizeof e);
     int rc;
     if (!json_is_object(o))
-        return rep_err(rep, AM_ERR_PARSE, 0, 0, "an entry must be an object");
+        return am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "an entry must be an object");
     json_t *src = json_object_get(o, "source");
     if (!src)
-        return rep_err(rep, AM_ERR_PARSE, 0, 0, "missing \"source\"");
+        return am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "missing \"source\"");
     if ((rc = json_str_field(src, lim, rep, "source", &e.source)))
         goto fail;
     json_t *tg = json_object_get(o, "targets");
     if (tg) {
         if (!json_is_array(tg)) {
-            rc = rep_err(rep, AM_ERR_PARSE, 0, 0, "\"targets\" must be an array of strings");
+            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0,
+                                  "\"targets\" must be an array of strings");
             goto fail;
         }
         size_t n = json_array_size(tg);
         if (n == 0) {
-            rc = rep_err(rep, AM_ERR_PARSE, 0, 0, "\"targets\" is empty");
+            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "\"targets\" is empty");
             goto fail;
         }
         if (n > lim->max_targets) {
-            rc = rep_err(rep, AM_ERR_RANGE, 0, 0, "more than %zu target alternatives",
-                         lim->max_targets);
+            rc = am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "more than %zu target alternatives",
+                                  lim->max_targets);
             goto fail;
         }
         e.targets = am_xcalloc(n, sizeof *e.targets);
@@ -612,7 +626,7 @@ static int json_entry(json_t *o, const am_gloss_limits *lim, am_gloss *out,
     } else {
         json_t *t1 = json_object_get(o, "target");
         if (!t1) {
-            rc = rep_err(rep, AM_ERR_PARSE, 0, 0, "missing \"targets\"");
+            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "missing \"targets\"");
             goto fail;
         }
         e.targets = am_xcalloc(1, sizeof *e.targets);
@@ -633,7 +647,7 @@ static int json_entry(json_t *o, const am_gloss_limits *lim, am_gloss *out,
         if ((rc = json_str_field(id, lim, rep, "id", &e.id)))
             goto fail;
     } else if (id && !json_is_null(id)) {
-        rc = rep_err(rep, AM_ERR_PARSE, 0, 0, "\"id\" must be a string or an integer");
+        rc = am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "\"id\" must be a string or an integer");
         goto fail;
     }
     push_entry(out, &e);
@@ -650,18 +664,18 @@ static int parse_json(const char *buf, size_t len, const am_gloss_limits *lim, a
     json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
         int rc = json_error_code(&jerr) == json_error_invalid_utf8 ? AM_ERR_UTF8 : AM_ERR_PARSE;
-        return rep_err(rep, rc, jerr.line > 0 ? (size_t)jerr.line : 0,
-                       jerr.column > 0 ? (size_t)jerr.column : 0, "%s", jerr.text);
+        return am_gloss_rep_err(rep, rc, jerr.line > 0 ? (size_t)jerr.line : 0,
+                                jerr.column > 0 ? (size_t)jerr.column : 0, "%s", jerr.text);
     }
     json_t *arr = root;
     if (json_is_object(root))
         arr = json_object_get(root, "entries");
     int rc = AM_OK;
     if (!arr || !json_is_array(arr)) {
-        rc = rep_err(rep, AM_ERR_PARSE, 0, 0,
-                     "expected an array of entries or an object with \"entries\"");
+        rc = am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0,
+                              "expected an array of entries or an object with \"entries\"");
     } else if (json_array_size(arr) > lim->max_entries) {
-        rc = rep_err(rep, AM_ERR_RANGE, 0, 0, "more than %zu entries", lim->max_entries);
+        rc = am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "more than %zu entries", lim->max_entries);
     } else {
         for (size_t i = 0; i < json_array_size(arr); i++) {
             rep->entry = i + 1;
@@ -692,17 +706,17 @@ int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
     memset(rep, 0, sizeof *rep);
     am_gloss_limits lim = limits ? *limits : am_gloss_limits_default();
     if ((!buf && len) || !out || out->n != 0)
-        return rep_err(rep, AM_ERR_INVALID, 0, 0, "invalid argument");
+        return am_gloss_rep_err(rep, AM_ERR_INVALID, 0, 0, "invalid argument");
     if (format < AM_GLOSS_AUTO || format > AM_GLOSS_TBX)
-        return rep_err(rep, AM_ERR_INVALID, 0, 0, "unknown glossary format");
+        return am_gloss_rep_err(rep, AM_ERR_INVALID, 0, 0, "unknown glossary format");
     if (len > lim.max_bytes)
-        return rep_err(rep, AM_ERR_RANGE, 0, 0, "glossary larger than %zu bytes", lim.max_bytes);
+        return am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "glossary larger than %zu bytes",
+                                lim.max_bytes);
     if (!buf)
         buf = "";
-    size_t line = 0, col = 0;
-    int rc = validate(buf, len, &line, &col);
+    int rc = am_gloss_check_utf8(buf, len, rep);
     if (rc)
-        return rep_err(rep, rc, line, col, rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8");
+        return rc;
     /* UTF-8 byte order mark */
     if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
         buf += 3;
@@ -710,7 +724,7 @@ int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
     }
     if (format == AM_GLOSS_AUTO) {
         size_t i = 0;
-        while (i < len && is_ascii_space(buf[i]))
+        while (i < len && am_gloss_is_space(buf[i]))
             i++;
         if (starts_with(buf + i, len - i, "<?xml") || starts_with(buf + i, len - i, "<martif") ||
             starts_with(buf + i, len - i, "<tbx")) {

@@ -326,9 +326,13 @@ static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg
     return any;
 }
 
-int am_score_segment(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
-                     am_recall_lookup_fn lookup, void *lookup_ctx, am_seg_result *out,
-                     const char **err_field)
+#define AM_PART_RECALL 1 /* recall against the history (order-dependent) */
+#define AM_PART_REST 2   /* terms, TER/TERm, BLEU, chrF (order-independent) */
+
+/* am_score_segment's work, the parts selected by `parts`. */
+static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
+                          am_recall_lookup_fn lookup, void *lookup_ctx, am_seg_result *out,
+                          const char **err_field, int parts)
 {
     int rc;
     memset(out, 0, sizeof *out);
@@ -357,14 +361,19 @@ int am_score_segment(const am_scorer *s, am_score_ws *ws, const am_seg_input *in
     const char *ref = am_buf_str(&ws->ref);
 
     /* Recall: one pass for every system (shared words and shots). */
-    if (s->cfg.profile == AM_PROFILE_SIMIANER2019)
-        rc = am_simianer_segment(&s->rcfg, ref, ws->hyp_ptr, in->nsys, lookup, lookup_ctx,
-                                 &ws->recall);
-    else
-        rc = am_recall_score_texts(&s->rcfg, ref, ws->hyp_ptr, in->nsys, lookup, lookup_ctx,
-                                   &ws->recall);
-    if (rc != AM_OK)
-        return rc;
+    if (parts & AM_PART_RECALL) {
+        if (s->cfg.profile == AM_PROFILE_SIMIANER2019)
+            rc = am_simianer_segment(&s->rcfg, ref, ws->hyp_ptr, in->nsys, lookup, lookup_ctx,
+                                     &ws->recall);
+        else
+            rc = am_recall_score_texts(&s->rcfg, ref, ws->hyp_ptr, in->nsys, lookup,
+                                       lookup_ctx, &ws->recall);
+        if (rc != AM_OK)
+            return rc;
+        out->recall = &ws->recall;
+        if (!(parts & AM_PART_REST))
+            return AM_OK;
+    }
 
     rc = am_ter_tokenize(ref, s->cfg.ter_case_sensitive, &ws->ter_ref);
     if (rc != AM_OK)
@@ -381,7 +390,8 @@ int am_score_segment(const am_scorer *s, am_score_ws *ws, const am_seg_input *in
         am_sys_seg *r = &ws->sys[i];
         const char *hyp = ws->hyp_ptr[i];
         memset(r, 0, sizeof *r);
-        r->recall = ws->recall.sys[i];
+        if (parts & AM_PART_RECALL)
+            r->recall = ws->recall.sys[i];
 
         am_terms_cfg tc; /* only the windows matter for the totals */
         am_terms_cfg_default(&tc);
@@ -426,10 +436,33 @@ int am_score_segment(const am_scorer *s, am_score_ws *ws, const am_seg_input *in
             am_chrf_sentence_score(&r->chrf, &csopp, &r->sent_chrfpp);
         }
     }
-    out->recall = &ws->recall;
     out->sys = ws->sys;
     out->nsys = in->nsys;
     return AM_OK;
+}
+
+int am_score_segment(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
+                     am_recall_lookup_fn lookup, void *lookup_ctx, am_seg_result *out,
+                     const char **err_field)
+{
+    return am_score_parts(s, ws, in, lookup, lookup_ctx, out, err_field,
+                          AM_PART_RECALL | AM_PART_REST);
+}
+
+int am_score_segment_rest(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
+                          am_seg_result *out, const char **err_field)
+{
+    return am_score_parts(s, ws, in, NULL, NULL, out, err_field, AM_PART_REST);
+}
+
+int am_score_segment_recall(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
+                            am_recall_lookup_fn lookup, void *lookup_ctx,
+                            const am_recall_seg **out, const char **err_field)
+{
+    am_seg_result res;
+    int rc = am_score_parts(s, ws, in, lookup, lookup_ctx, &res, err_field, AM_PART_RECALL);
+    *out = rc == AM_OK ? res.recall : NULL;
+    return rc;
 }
 
 /* ---- totals ---------------------------------------------------------- */

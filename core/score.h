@@ -104,6 +104,19 @@ typedef struct am_seg_result {
 int am_score_segment(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
                      am_recall_lookup_fn lookup, void *lookup_ctx, am_seg_result *out,
                      const char **err_field);
+/* The same work in two parts, for scoring many segments on several threads
+ * (adaptmon score): am_score_segment_rest does everything that does not
+ * depend on the history (terms, TER/TERm, BLEU, chrF; out->recall is NULL
+ * and sys[i].recall zeroed) and may run for any segment in any order, each
+ * thread with its own ws; am_score_segment_recall does the recall pass
+ * alone and must run in session order (*out points into ws). Together they
+ * give exactly am_score_segment's results (the caller sets
+ * sys[i].recall = (*out)->sys[i]). Same errors as am_score_segment. */
+int am_score_segment_rest(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
+                          am_seg_result *out, const char **err_field);
+int am_score_segment_recall(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
+                            am_recall_lookup_fn lookup, void *lookup_ctx,
+                            const am_recall_seg **out, const char **err_field);
 
 /* ---- running totals of one system ------------------------------------ */
 typedef struct am_totals {

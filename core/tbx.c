@@ -31,9 +31,10 @@
  */
 #include "glossary.h"
 
+#include "gloss_internal.h"
+
 #include <assert.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,12 +86,15 @@ static void on_xml_error(void *ctx, xmlErrorPtr err)
     st->err_msg[n] = '\0';
 }
 
-static void note_entity(void *ctx, const xmlChar *name)
+/* Records the first entity declaration (is_ref 0) or undeclared entity
+ * reference (is_ref 1) with its line and name, and stops the parser. */
+static void note_entity(void *ctx, const xmlChar *name, int is_ref)
 {
     xmlParserCtxtPtr c = ctx;
     tbx_xml_state *st = ctx_state(ctx);
-    if (st && !st->entity_decl) {
-        st->entity_decl = 1;
+    int *seen = st ? (is_ref ? &st->entity_ref : &st->entity_decl) : NULL;
+    if (seen && !*seen) {
+        *seen = 1;
         st->entity_line = (size_t)xmlSAX2GetLineNumber(ctx);
         snprintf(st->entity_name, sizeof st->entity_name, "%s", name ? (const char *)name : "?");
     }
@@ -104,7 +108,7 @@ static void on_entity_decl(void *ctx, const xmlChar *name, int type, const xmlCh
     (void)public_id;
     (void)system_id;
     (void)content;
-    note_entity(ctx, name);
+    note_entity(ctx, name, 0);
 }
 
 static void on_unparsed_entity_decl(void *ctx, const xmlChar *name, const xmlChar *public_id,
@@ -113,7 +117,7 @@ static void on_unparsed_entity_decl(void *ctx, const xmlChar *name, const xmlCha
     (void)public_id;
     (void)system_id;
     (void)notation;
-    note_entity(ctx, name);
+    note_entity(ctx, name, 0);
 }
 
 /* A reference to an entity that is not predefined (all declarations are
@@ -121,14 +125,7 @@ static void on_unparsed_entity_decl(void *ctx, const xmlChar *name, const xmlCha
  * has an external DTD): its text is unknown, so the document is rejected. */
 static void on_reference(void *ctx, const xmlChar *name)
 {
-    xmlParserCtxtPtr c = ctx;
-    tbx_xml_state *st = ctx_state(ctx);
-    if (st && !st->entity_ref) {
-        st->entity_ref = 1;
-        st->entity_line = (size_t)xmlSAX2GetLineNumber(ctx);
-        snprintf(st->entity_name, sizeof st->entity_name, "%s", name ? (const char *)name : "?");
-    }
-    xmlStopParser(c);
+    note_entity(ctx, name, 1);
 }
 
 /* Never loads an external DTD subset. */
@@ -143,35 +140,6 @@ static void on_external_subset(void *ctx, const xmlChar *name, const xmlChar *ex
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static int tbx_err(am_gloss_report *r, int rc, size_t line, size_t col, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-
-static int tbx_err(am_gloss_report *r, int rc, size_t line, size_t col, const char *fmt, ...)
-{
-    char tmp[200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    r->line = line;
-    r->column = col;
-    if (line && col)
-        snprintf(r->msg, sizeof r->msg, "line %zu, column %zu: %s", line, col, tmp);
-    else if (line)
-        snprintf(r->msg, sizeof r->msg, "line %zu: %s", line, tmp);
-    else
-        snprintf(r->msg, sizeof r->msg, "%s", tmp);
-    return rc;
-}
-
-static int is_ascii_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
 static int ascii_lower(int c)
 {
     return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
@@ -184,67 +152,6 @@ static int ascii_ieq(const char *a, const char *b)
         b++;
     }
     return *a == '\0' && *b == '\0';
-}
-
-/* Returns the length (1..4) of the valid UTF-8 sequence at s[0..len), or 0
- * when it is invalid (overlong, surrogate, > U+10FFFF, truncated). */
-static size_t utf8_seq_len(const unsigned char *s, size_t len)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        return (len >= 2 && (s[1] & 0xC0) == 0x80) ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        if (len < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80)
-            return 0;
-        if (c == 0xE0 && s[1] < 0xA0)
-            return 0;
-        if (c == 0xED && s[1] >= 0xA0)
-            return 0;
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if (len < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
-            return 0;
-        if (c == 0xF0 && s[1] < 0x90)
-            return 0;
-        if (c == 0xF4 && s[1] >= 0x90)
-            return 0;
-        return 4;
-    }
-    return 0;
-}
-
-/* Validates buf as UTF-8 without NUL; on failure returns AM_ERR_UTF8 or
- * AM_ERR_NUL with the 1-based line and byte column of the offending byte. */
-static int validate_utf8(const char *buf, size_t len, size_t *line, size_t *col)
-{
-    const unsigned char *u = (const unsigned char *)buf;
-    size_t ln = 1, linestart = 0, i = 0;
-    while (i < len) {
-        if (u[i] < 0x80) {
-            if (u[i] == 0) {
-                *line = ln;
-                *col = i - linestart + 1;
-                return AM_ERR_NUL;
-            }
-            if (u[i] == '\n') {
-                ln++;
-                linestart = i + 1;
-            }
-            i++;
-            continue;
-        }
-        size_t n = utf8_seq_len(u + i, len - i);
-        if (n == 0) {
-            *line = ln;
-            *col = i - linestart + 1;
-            return AM_ERR_UTF8;
-        }
-        i += n;
-    }
-    return AM_OK;
 }
 
 /* Length of the primary subtag of a language tag ("en" of "en-US"). */
@@ -348,14 +255,8 @@ static char *section_lang(const xmlNode *sec)
         if (!v)
             v = attr_value(n, "lang", NULL);
         if (v) {
-            const char *s = (const char *)v;
-            size_t len = strlen(s);
-            while (len && is_ascii_space(*s)) {
-                s++;
-                len--;
-            }
-            while (len && is_ascii_space(s[len - 1]))
-                len--;
+            size_t len = strlen((const char *)v);
+            const char *s = am_gloss_trim((const char *)v, &len);
             char *out = len ? am_xstrndup(s, len) : NULL;
             xmlFree(v);
             if (out)
@@ -375,7 +276,7 @@ static void node_text(const xmlNode *n, am_buf *b)
         return;
     int space = 0;
     for (const char *p = (const char *)c; *p; p++) {
-        if (is_ascii_space(*p)) {
+        if (am_gloss_is_space(*p)) {
             space = 1;
             continue;
         }
@@ -471,15 +372,16 @@ static int emit(tbx_job *j, const char *source, const am_toks *targets, int forb
                 const char *id, size_t line)
 {
     if (targets->n > j->lim->max_targets)
-        return tbx_err(j->rep, AM_ERR_RANGE, line, 0, "more than %zu target alternatives",
-                       j->lim->max_targets);
+        return am_gloss_rep_err(j->rep, AM_ERR_RANGE, line, 0, "more than %zu target alternatives",
+                                j->lim->max_targets);
     if (j->out->n >= j->lim->max_entries)
-        return tbx_err(j->rep, AM_ERR_RANGE, line, 0, "more than %zu entries", j->lim->max_entries);
+        return am_gloss_rep_err(j->rep, AM_ERR_RANGE, line, 0, "more than %zu entries",
+                                j->lim->max_entries);
     int rc =
         am_gloss_add(j->out, source, (const char *const *)targets->v, targets->n, 0, forbidden, id);
     if (rc)
-        return tbx_err(j->rep, rc == AM_ERR_UTF8 ? AM_ERR_UTF8 : AM_ERR_PARSE, line, 0,
-                       "unusable term in entry");
+        return am_gloss_rep_err(j->rep, rc == AM_ERR_UTF8 ? AM_ERR_UTF8 : AM_ERR_PARSE, line, 0,
+                                "unusable term in entry");
     return AM_OK;
 }
 
@@ -510,17 +412,17 @@ static int do_entry(tbx_job *j, xmlNode *ce)
                 }
                 node_text(t, &j->tmp);
                 if (j->tmp.len > j->lim->max_field_bytes) {
-                    return tbx_err(j->rep, AM_ERR_RANGE, node_line(t, j->line_off), 0,
-                                   "term longer than %zu bytes", j->lim->max_field_bytes);
+                    return am_gloss_rep_err(j->rep, AM_ERR_RANGE, node_line(t, j->line_off), 0,
+                                            "term longer than %zu bytes", j->lim->max_field_bytes);
                 }
                 if (j->tmp.len) {
                     const char *s = am_buf_str(&j->tmp);
                     if (role == 1) {
                         if (!toks_has(&j->src, s)) {
                             if (j->src.n == j->lim->max_targets)
-                                return tbx_err(j->rep, AM_ERR_RANGE, node_line(t, j->line_off), 0,
-                                               "more than %zu source terms in one entry",
-                                               j->lim->max_targets);
+                                return am_gloss_rep_err(
+                                    j->rep, AM_ERR_RANGE, node_line(t, j->line_off), 0,
+                                    "more than %zu source terms in one entry", j->lim->max_targets);
                             am_toks_pushs(&j->src, s);
                         }
                     } else {
@@ -529,9 +431,9 @@ static int do_entry(tbx_job *j, xmlNode *ce)
                             (cont && container_forbidden(cont, &j->tmp2)) ? &j->bad : &j->ok;
                         if (!toks_has(dst, s)) {
                             if (dst->n == j->lim->max_targets)
-                                return tbx_err(j->rep, AM_ERR_RANGE, node_line(t, j->line_off), 0,
-                                               "more than %zu target alternatives",
-                                               j->lim->max_targets);
+                                return am_gloss_rep_err(
+                                    j->rep, AM_ERR_RANGE, node_line(t, j->line_off), 0,
+                                    "more than %zu target alternatives", j->lim->max_targets);
                             am_toks_pushs(dst, s);
                         }
                     }
@@ -551,18 +453,12 @@ static int do_entry(tbx_job *j, xmlNode *ce)
     if (!idv)
         idv = attr_value(ce, "id", (const char *)XML_XML_NAMESPACE);
     if (idv) {
-        const char *s = (const char *)idv;
-        size_t len = strlen(s);
-        while (len && is_ascii_space(*s)) {
-            s++;
-            len--;
-        }
-        while (len && is_ascii_space(s[len - 1]))
-            len--;
+        size_t len = strlen((const char *)idv);
+        const char *s = am_gloss_trim((const char *)idv, &len);
         if (len > j->lim->max_field_bytes) {
             xmlFree(idv);
-            return tbx_err(j->rep, AM_ERR_RANGE, line, 0, "id longer than %zu bytes",
-                           j->lim->max_field_bytes);
+            return am_gloss_rep_err(j->rep, AM_ERR_RANGE, line, 0, "id longer than %zu bytes",
+                                    j->lim->max_field_bytes);
         }
         if (len)
             id = am_xstrndup(s, len);
@@ -614,27 +510,28 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
     rep->format = AM_GLOSS_TBX;
     am_gloss_limits lim = limits ? *limits : am_gloss_limits_default();
     if ((!buf && len) || !out || out->n != 0)
-        return tbx_err(rep, AM_ERR_INVALID, 0, 0, "invalid argument");
+        return am_gloss_rep_err(rep, AM_ERR_INVALID, 0, 0, "invalid argument");
     if (source_lang && !*source_lang)
         source_lang = NULL; /* "" = unknown, as NULL */
     if (target_lang && !*target_lang)
         target_lang = NULL;
     if ((source_lang && !lang_ok(source_lang)) || (target_lang && !lang_ok(target_lang)))
-        return tbx_err(rep, AM_ERR_INVALID, 0, 0, "invalid language tag");
+        return am_gloss_rep_err(rep, AM_ERR_INVALID, 0, 0, "invalid language tag");
     if (source_lang && target_lang && lang_match(source_lang, target_lang))
-        return tbx_err(rep, AM_ERR_INVALID, 0, 0,
-                       "source and target languages are the same (%s, %s)", source_lang,
-                       target_lang);
+        return am_gloss_rep_err(rep, AM_ERR_INVALID, 0, 0,
+                                "source and target languages are the same (%s, %s)", source_lang,
+                                target_lang);
     if (len > lim.max_bytes)
-        return tbx_err(rep, AM_ERR_RANGE, 0, 0, "glossary larger than %zu bytes", lim.max_bytes);
+        return am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "glossary larger than %zu bytes",
+                                lim.max_bytes);
     if (len > (size_t)INT_MAX)
-        return tbx_err(rep, AM_ERR_RANGE, 0, 0, "TBX document larger than %d bytes", INT_MAX);
+        return am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "TBX document larger than %d bytes",
+                                INT_MAX);
     if (!buf)
         buf = "";
-    size_t eline = 0, ecol = 0;
-    int rc = validate_utf8(buf, len, &eline, &ecol);
+    int rc = am_gloss_check_utf8(buf, len, rep);
     if (rc)
-        return tbx_err(rep, rc, eline, ecol, rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8");
+        return rc;
     /* Skip a BOM and leading whitespace (XML allows neither before the XML
      * declaration; we tolerate both) and remember how far line/column
      * numbers move: line_off lines, col_off bytes on the first line. */
@@ -644,7 +541,7 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
         if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
             i = 3;
         col_off = i;
-        while (i < len && is_ascii_space(buf[i])) {
+        while (i < len && am_gloss_is_space(buf[i])) {
             if (buf[i] == '\n') {
                 line_off++;
                 col_off = 0;
@@ -654,7 +551,7 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
             i++;
         }
         if (i == len)
-            return tbx_err(rep, AM_ERR_PARSE, 0, 0, "empty TBX document");
+            return am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "empty TBX document");
         buf += i;
         len -= i;
     }
@@ -662,7 +559,7 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
     xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
     xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
     if (!ctxt)
-        return tbx_err(rep, AM_ERR_NOMEM, 0, 0, "cannot create an XML parser");
+        return am_gloss_rep_err(rep, AM_ERR_NOMEM, 0, 0, "cannot create an XML parser");
     tbx_xml_state st;
     memset(&st, 0, sizeof st);
     ctxt->_private = &st;
@@ -682,31 +579,34 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
     tbx_job j;
     memset(&j, 0, sizeof j);
     if (st.entity_decl) {
-        rc = tbx_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + line_off : 0, 0,
-                     "the DOCTYPE declares entity '%s': entity declarations are not allowed",
-                     st.entity_name);
+        rc = am_gloss_rep_err(
+            rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + line_off : 0, 0,
+            "the DOCTYPE declares entity '%s': entity declarations are not allowed",
+            st.entity_name);
         goto done;
     }
     if (st.entity_ref) {
-        rc = tbx_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + line_off : 0, 0,
-                     "reference to undeclared entity '&%s;'", st.entity_name);
+        rc = am_gloss_rep_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + line_off : 0, 0,
+                              "reference to undeclared entity '&%s;'", st.entity_name);
         goto done;
     }
     if (!doc || !well_formed) {
         if (st.have_err)
-            rc = tbx_err(rep, AM_ERR_PARSE, st.err_line ? st.err_line + line_off : 0,
-                         (st.err_line == 1 && st.err_col) ? st.err_col + col_off : st.err_col,
-                         "malformed XML: %s", st.err_msg);
+            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, st.err_line ? st.err_line + line_off : 0,
+                                  (st.err_line == 1 && st.err_col) ? st.err_col + col_off
+                                                                   : st.err_col,
+                                  "malformed XML: %s", st.err_msg);
         else
-            rc = tbx_err(rep, AM_ERR_PARSE, 0, 0, "malformed XML");
+            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "malformed XML");
         goto done;
     }
     xmlNode *root = xmlDocGetRootElement(doc);
     if (!root || !(ascii_ieq((const char *)root->name, "martif") ||
                    ascii_ieq((const char *)root->name, "tbx"))) {
-        rc = tbx_err(rep, AM_ERR_PARSE, root ? node_line(root, line_off) : 0, 0,
-                     "not a TBX document: the root element is <%s>, expected <martif> or <tbx>",
-                     root ? (const char *)root->name : "");
+        rc = am_gloss_rep_err(
+            rep, AM_ERR_PARSE, root ? node_line(root, line_off) : 0, 0,
+            "not a TBX document: the root element is <%s>, expected <martif> or <tbx>",
+            root ? (const char *)root->name : "");
         goto done;
     }
     j.src_lang = source_lang;

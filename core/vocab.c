@@ -8,6 +8,7 @@
 #include "text.h"
 
 #define VOCAB_CHUNK 65536u
+#define VOCAB_CHUNK_MIN 1024u
 #define VOCAB_MIN_SLOTS 16u
 
 typedef struct vocab_entry {
@@ -110,7 +111,12 @@ static const char *vocab_store(am_vocab *v, const char *s, size_t n)
             v->chunk = am_xrealloc(v->chunk, v->chunkcap * sizeof *v->chunk);
         }
         c = &v->chunk[v->nchunks++];
-        c->cap = n + 1 > VOCAB_CHUNK ? n + 1 : VOCAB_CHUNK;
+        /* chunks grow from 1 KiB to VOCAB_CHUNK: small sets (stopwords, one
+         * per cached session scorer) stay small (bench/README.md, memory) */
+        size_t want = v->nchunks > 1 ? v->chunk[v->nchunks - 2].cap * 2 : VOCAB_CHUNK_MIN;
+        if (want > VOCAB_CHUNK)
+            want = VOCAB_CHUNK;
+        c->cap = n + 1 > want ? n + 1 : want;
         c->mem = am_xmalloc(c->cap);
         c->used = 0;
     }

@@ -41,6 +41,9 @@ void am_api_healthz(am_req *req, am_resp *resp);
 void am_api_readyz(am_req *req, am_resp *resp);
 void am_api_prometheus(am_req *req, am_resp *resp);
 void am_api_openapi(am_req *req, am_resp *resp);
+/* dashboard (api_dashboard.c): embedded static files */
+void am_api_dashboard_index(am_req *req, am_resp *resp);
+void am_api_dashboard_file(am_req *req, am_resp *resp);
 
 /* Shared helpers (api_common.c). */
 /* Loads the session of req->params[0] into *row (caller clears); on error

@@ -1,6 +1,7 @@
 /* api_sessions.c — POST/GET/DELETE /v1/sessions[/{id}], GET /v1/sessions. */
 #include "api.h"
 
+#include "events.h"
 #include "json.h"
 #include "sessions.h"
 
@@ -37,8 +38,8 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
     char base[300];
     snprintf(base, sizeof base, "/v1/sessions/%s", row->id);
     json_t *links = json_object();
-    const char *rel[] = {"self", "segments", "metrics", "glossary", "export"};
-    const char *suf[] = {"", "/segments", "/metrics", "/glossary", "/export"};
+    const char *rel[] = {"self", "segments", "metrics", "glossary", "export", "events"};
+    const char *suf[] = {"", "/segments", "/metrics", "/glossary", "/export", "/events"};
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         char l[340];
         snprintf(l, sizeof l, "%s%s", base, suf[i]);
@@ -239,7 +240,12 @@ void am_api_session_create(am_req *req, am_resp *resp)
         int rc = am_gloss_parse(raw, strlen(raw), AM_GLOSS_JSON, &lim, &g, &rep);
         free(raw);
         if (rc != AM_OK) {
-            am_resp_problem(resp, req, 422, "invalid-value", "Invalid glossary", "%s", rep.msg);
+            /* as PUT …/glossary: a limit is 413, malformed content 422 */
+            am_resp_problem(resp, req, rc == AM_ERR_RANGE ? 413 : 422,
+                            rc == AM_ERR_RANGE                      ? "payload-too-large"
+                            : rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8"
+                                                                    : "invalid-value",
+                            "Invalid glossary", "%s", rep.msg);
             am_resp_problem_set(resp, "field", json_string("glossary"));
             am_gloss_cleanup(&g);
             free(sw_txt);
@@ -361,5 +367,6 @@ void am_api_session_delete(am_req *req, am_resp *resp)
         return;
     }
     am_sessions_forget(req->srv->sessions, id);
+    am_events_deleted(req->srv->events, id); /* open event streams end (events.h) */
     resp->status = 204;
 }

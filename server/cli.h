@@ -10,5 +10,8 @@ int am_cli_score(int argc, char **argv);
 /* `adaptmon serve` (argv[0] "serve") and `adaptmon config-example` (argv[0]
  * "config-example"), cli_serve.c. Returns the exit status (2: usage). */
 int am_cli_serve(int argc, char **argv, char **envp);
+/* `adaptmon backup` (argv[0] "backup"), cli_backup.c: an online copy of the
+ * database. Returns the exit status (0 ok, 1 failure, 2 usage). */
+int am_cli_backup(int argc, char **argv, char **envp);
 
 #endif

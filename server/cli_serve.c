@@ -11,13 +11,19 @@
  * shutdown-timeout-ms), close the database (WAL checkpoint), exit 0.
  */
 #include "cli.h"
+#include "events.h"
 #include "ingest.h"
 #include "server.h"
+#include "shard.h" /* fleet */
 
+#include <errno.h> /* fleet */
+#include <pthread.h> /* fleet */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-daemon.h> /* fleet */
+#include <time.h> /* fleet */
 
 static void am_serve_usage(FILE *out)
 {
@@ -76,6 +82,74 @@ static void am_serve_url(const char *addr, int port, int for_curl, char *out, si
     snprintf(out, n, "http://%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", port);
 }
 
+/* ---- fleet: systemd notification (sd_notify) ------------------------------
+ * Under systemd (Type=notify) NOTIFY_SOCKET is set: READY=1 and STATUS= once
+ * the socket listens, WATCHDOG=1 from a thread at half of WatchdogSec while
+ * the database answers, STOPPING=1 when SIGTERM/SIGINT arrives. Without
+ * NOTIFY_SOCKET every sd_notify call is a no-op. */
+typedef struct am_serve_wd {
+    am_server *srv;
+    uint64_t usec; /* the watchdog interval systemd asked for */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int quit;
+    int running;
+    pthread_t th;
+} am_serve_wd;
+
+/* The watchdog thread: pings at half the interval until quit is set. */
+static void *am_serve_wd_run(void *arg)
+{
+    am_serve_wd *wd = arg;
+    pthread_mutex_lock(&wd->mu);
+    while (!wd->quit) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t ns = (uint64_t)ts.tv_nsec + wd->usec / 2 * 1000;
+        ts.tv_sec += (time_t)(ns / 1000000000);
+        ts.tv_nsec = (long)(ns % 1000000000);
+        int rc = pthread_cond_timedwait(&wd->cv, &wd->mu, &ts);
+        if (wd->quit || rc != ETIMEDOUT)
+            continue;
+        pthread_mutex_unlock(&wd->mu);
+        if (am_store_ping(wd->srv->store) == AM_OK) /* a stuck database misses pings */
+            sd_notify(0, "WATCHDOG=1");
+        pthread_mutex_lock(&wd->mu);
+    }
+    pthread_mutex_unlock(&wd->mu);
+    return NULL;
+}
+
+/* Starts the watchdog thread when systemd enabled the watchdog for us. */
+static void am_serve_wd_start(am_serve_wd *wd, am_server *srv)
+{
+    memset(wd, 0, sizeof *wd);
+    wd->srv = srv;
+    pthread_mutex_init(&wd->mu, NULL);
+    pthread_cond_init(&wd->cv, NULL);
+    uint64_t usec = 0;
+    if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
+        wd->usec = usec;
+        wd->running = pthread_create(&wd->th, NULL, am_serve_wd_run, wd) == 0;
+    }
+}
+
+/* Stops and joins the watchdog thread (no-op when it never ran). */
+static void am_serve_wd_stop(am_serve_wd *wd)
+{
+    if (wd->running) {
+        pthread_mutex_lock(&wd->mu);
+        wd->quit = 1;
+        pthread_cond_signal(&wd->cv);
+        pthread_mutex_unlock(&wd->mu);
+        pthread_join(wd->th, NULL);
+        wd->running = 0;
+    }
+    pthread_cond_destroy(&wd->cv);
+    pthread_mutex_destroy(&wd->mu);
+}
+/* ---- end fleet ------------------------------------------------------------ */
+
 static int am_serve(int argc, char **argv, char **envp)
 {
     am_server *srv = am_xcalloc(1, sizeof *srv);
@@ -90,6 +164,15 @@ static int am_serve(int argc, char **argv, char **envp)
         return 2;
     }
     srv->log.level = srv->cfg.log_level;
+    /* fleet: the owner map (421 answers), checked before anything starts */
+    if (am_shard_parse(srv->cfg.owner_map, &srv->shard, &err) != AM_OK) {
+        fprintf(stderr, "adaptmon serve: %s\n", am_buf_str(&err));
+        am_buf_cleanup(&err);
+        free(srv);
+        return 2;
+    }
+    am_serve_wd wd; /* fleet */
+    int wd_started = 0; /* fleet */
 
     /* Signals: SIGTERM/SIGINT are blocked before any thread exists (every
      * thread inherits the mask) and taken with sigwait below. */
@@ -109,6 +192,7 @@ static int am_serve(int argc, char **argv, char **envp)
     srv->metrics = am_metrics_new();
     srv->sessions = am_sessions_new(srv->store, 10000);
     srv->wspool = am_wspool_new();
+    srv->events = am_events_new(srv->store, srv->cfg.sse_heartbeat); /* SSE hub */
     srv->started_ms = am_now_ms();
 
     am_buf_reset(&err);
@@ -134,11 +218,18 @@ static int am_serve(int argc, char **argv, char **envp)
            curl_url);
     fflush(stdout);
     srv->ready = 1;
+    /* fleet: tell systemd (Type=notify) we are ready; start the watchdog */
+    sd_notifyf(0, "READY=1\nSTATUS=serving %s, database %s%s%s", url, srv->cfg.db,
+               srv->shard ? ", shard " : "",
+               srv->shard ? am_shard_name(srv->shard, am_shard_self(srv->shard)) : "");
+    am_serve_wd_start(&wd, srv);
+    wd_started = 1;
 
     int sig = 0;
     while (sigwait(&stop_set, &sig) != 0)
         ;
     srv->stopping = 1;
+    sd_notify(0, "STOPPING=1\nSTATUS=finishing in-flight requests"); /* fleet */
     am_log_at(&srv->log, AM_LOG_INFO, NULL, "%s received: finishing in-flight requests",
               sig == SIGINT ? "SIGINT" : "SIGTERM");
     am_http_stop(srv);
@@ -147,6 +238,9 @@ static int am_serve(int argc, char **argv, char **envp)
 out:
     if (srv->daemon)
         am_http_stop(srv);
+    if (wd_started) /* fleet */
+        am_serve_wd_stop(&wd);
+    am_events_free(srv->events); /* after the daemon: its streams are gone */
     am_sessions_free(srv->sessions);
     am_store_close(srv->store);
     am_wspool_free(srv->wspool);
@@ -154,6 +248,7 @@ out:
     if (rc == 0)
         am_log_at(&srv->log, AM_LOG_INFO, NULL, "stopped");
     am_buf_cleanup(&err);
+    am_shard_free(srv->shard); /* fleet */
     free(srv);
     return rc;
 }

@@ -30,7 +30,9 @@
  * is 400 bad-request. Wrong or read-only tokens are 403, a missing one 401.
  */
 #include "http.h"
+#include "events.h"
 #include "server.h"
+#include "shard.h"
 
 #include "text.h"
 
@@ -39,6 +41,7 @@
 #include <ctype.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -88,6 +91,7 @@ typedef struct am_http_ctx {
     int too_many_segs;
     char *qk[AM_HTTP_MAX_QUERY], *qv[AM_HTTP_MAX_QUERY];
     size_t nq;
+    char *qtoken; /* ?access_token= of a GET, taken out of the query (owned) */
     char ctype[128];
     am_buf body;
     int64_t limit;
@@ -180,6 +184,97 @@ static int am_http_decode(const char *s, size_t n, int plus_space, char **out)
     return 0;
 }
 
+/* ---- streamed responses (SSE) ---------------------------------------------
+ * Choice: libmicrohttpd suspend/resume, not a blocking content reader. The
+ * daemon runs a small thread pool (cfg.threads) with epoll: a reader that
+ * waited on a condition variable would hold a pool thread per open stream,
+ * so a handful of dashboards would stall the service. Instead, when the
+ * producer has nothing, the content reader suspends the connection (no
+ * thread, no polling) and returns 0; am_stream_wake resumes it from any
+ * thread. The race between "nothing to send" and a concurrent wake is
+ * closed by st->mu: the wake flag is cleared before read, checked again
+ * before suspending, and the resume is only issued for a connection that
+ * is suspended. A suspended connection does not time out and does not
+ * notice a closed socket: the hub's heartbeat wakes every stream, and the
+ * shutdown (am_events_shutdown, from am_http_stop) ends them all. */
+struct am_stream {
+    pthread_mutex_t mu;
+    struct MHD_Connection *conn; /* set when the response is queued */
+    int suspended; /* the connection is suspended by the reader */
+    int woken; /* a wake arrived since the last read began */
+    am_stream_read_fn read;
+    am_stream_free_fn free;
+    void *cls;
+};
+
+am_stream *am_resp_stream(am_resp *resp, int status, const char *content_type,
+                          am_stream_read_fn read_fn, am_stream_free_fn free_fn, void *cls)
+{
+    am_stream *st = am_xcalloc(1, sizeof *st);
+    pthread_mutex_init(&st->mu, NULL);
+    st->read = read_fn;
+    st->free = free_fn;
+    st->cls = cls;
+    free(resp->body);
+    resp->body = NULL;
+    resp->body_len = 0;
+    resp->status = status;
+    resp->content_type = content_type;
+    resp->stream = st;
+    return st;
+}
+
+void am_stream_wake(am_stream *st)
+{
+    pthread_mutex_lock(&st->mu);
+    st->woken = 1;
+    if (st->suspended) {
+        st->suspended = 0;
+        MHD_resume_connection(st->conn);
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* Frees the stream and its producer (MHD's free callback of the response,
+ * or a response that was never queued). */
+static void am_stream_destroy(void *cls)
+{
+    am_stream *st = cls;
+    if (!st)
+        return;
+    if (st->free)
+        st->free(st->cls);
+    pthread_mutex_destroy(&st->mu);
+    free(st);
+}
+
+/* MHD's content reader: the producer's bytes, or a suspension. */
+static ssize_t am_stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    am_stream *st = cls;
+    (void)pos;
+    for (;;) {
+        pthread_mutex_lock(&st->mu);
+        st->woken = 0;
+        pthread_mutex_unlock(&st->mu);
+        long n = st->read(st->cls, buf, max);
+        if (n > 0)
+            return (ssize_t)n;
+        if (n == AM_STREAM_END)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        if (n != AM_STREAM_WAIT)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        pthread_mutex_lock(&st->mu);
+        if (!st->woken) {
+            st->suspended = 1;
+            MHD_suspend_connection(st->conn);
+            pthread_mutex_unlock(&st->mu);
+            return 0;
+        }
+        pthread_mutex_unlock(&st->mu); /* woken meanwhile: read again */
+    }
+}
+
 /* ---- responses ----------------------------------------------------------- */
 
 static void am_resp_clear_body(am_resp *resp)
@@ -201,6 +296,8 @@ static void am_resp_cleanup(am_resp *resp)
     if (resp->stream_fd >= 0)
         close(resp->stream_fd);
     resp->stream_fd = -1;
+    am_stream_destroy(resp->stream);
+    resp->stream = NULL;
 }
 
 static void am_resp_init(am_resp *resp)
@@ -459,6 +556,7 @@ static void am_http_ctx_free(am_http_ctx *x)
         free(x->qk[i]);
         free(x->qv[i]);
     }
+    free(x->qtoken);
     for (size_t i = 0; i < AM_HTTP_MAX_PARAMS; i++)
         free((char *)(uintptr_t)x->req.params[i]);
     am_buf_cleanup(&x->body);
@@ -649,6 +747,27 @@ static void am_http_early(am_http_ctx *x, int status, const char *slug, const ch
     x->has_early = 1;
 }
 
+/* RFC 6750 §2.3: on GET (and HEAD) the token may come as the query
+ * parameter access_token (browsers' EventSource cannot send headers). It
+ * is moved out of the query list (handlers never see it) into x->qtoken;
+ * the completion log line never shows the query string. */
+static void am_http_take_token(am_http_ctx *x)
+{
+    if (strcmp(x->method, "GET") && strcmp(x->method, "HEAD"))
+        return;
+    for (size_t i = 0; i < x->nq; i++) {
+        if (strcmp(x->qk[i], "access_token"))
+            continue;
+        free(x->qtoken);
+        x->qtoken = x->qv[i];
+        free(x->qk[i]);
+        memmove(&x->qk[i], &x->qk[i + 1], (x->nq - i - 1) * sizeof x->qk[0]);
+        memmove(&x->qv[i], &x->qv[i + 1], (x->nq - i - 1) * sizeof x->qv[0]);
+        x->nq--;
+        i--;
+    }
+}
+
 /* Checks the bearer token for the matched route; sets the early response
  * on failure. */
 static void am_http_auth(am_http_ctx *x)
@@ -668,6 +787,8 @@ static void am_http_auth(am_http_ctx *x)
         while (*tok == ' ' || *tok == '\t')
             tok++;
     }
+    if ((!tok || !*tok) && x->qtoken) /* ?access_token= (GET only), see am_http_take_token */
+        tok = x->qtoken;
     if (!tok || !*tok) {
         am_http_early(x, 401, "unauthorized", "Unauthorized",
                       "this server needs a bearer token: Authorization: Bearer <token>");
@@ -815,6 +936,7 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
     x->route_label = x->route->pattern;
     x->req.route = x->route->pattern;
 
+    am_http_take_token(x);
     am_http_auth(x);
     if (x->has_early)
         return;
@@ -844,6 +966,10 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
                                                                                    : "?",
                      name);
         am_http_early(x, 404, "not-found", "Not found", detail);
+        return;
+    }
+    if (am_shard_check(srv->shard, &x->req, &x->early)) { /* 421: another instance owns it */
+        x->has_early = 1;
         return;
     }
 
@@ -878,7 +1004,20 @@ static enum MHD_Result am_http_queue(am_http_ctx *x, am_resp *resp)
     am_http_set_active(x);
     struct MHD_Response *r = NULL;
     size_t bytes = 0;
-    if (resp->stream_fd >= 0) {
+    if (resp->stream && !strcmp(x->method, "HEAD")) {
+        /* MHD 0.9.75 sends the last chunk of a chunked answer to HEAD, which
+         * corrupts a kept-alive connection: answer the headers only */
+        am_stream_destroy(resp->stream);
+        resp->stream = NULL;
+    }
+    if (resp->stream) {
+        resp->stream->conn = x->conn;
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, am_stream_reader,
+                                              resp->stream, am_stream_destroy);
+        if (r)
+            resp->stream = NULL; /* MHD frees it (am_stream_destroy) */
+        am_resp_clear_body(resp);
+    } else if (resp->stream_fd >= 0) {
         r = MHD_create_response_from_pipe(resp->stream_fd);
         if (r)
             resp->stream_fd = -1; /* MHD closes it */
@@ -1081,7 +1220,8 @@ int am_http_start(am_server *srv, am_buf *err)
     struct sockaddr_in sin;
     struct sockaddr_in6 sin6;
     struct sockaddr *sa;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC |
+                     MHD_ALLOW_SUSPEND_RESUME; /* event streams (am_resp_stream) */
     memset(&sin, 0, sizeof sin);
     memset(&sin6, 0, sizeof sin6);
     if (inet_pton(AF_INET, cfg->listen, &sin.sin_addr) == 1) {
@@ -1151,6 +1291,8 @@ void am_http_stop(am_server *srv)
      * stalls mid-request does not hold the shutdown (2 s without progress
      * from any request). Everything is bounded by shutdown_timeout_ms. */
     MHD_socket lfd = MHD_quiesce_daemon(h->daemon);
+    if (srv->events) /* open event streams end now (none stays suspended) */
+        am_events_shutdown(srv->events);
     int64_t t0 = am_http_mono_ns();
     int64_t deadline = t0 + (int64_t)srv->cfg.shutdown_timeout_ms * 1000000;
     const int64_t stall = 2000000000LL;

@@ -1,6 +1,7 @@
 /* ingest.c — confirmed segments into a session (see ingest.h). */
 #include "ingest.h"
 
+#include "events.h" /* am_events_publish (SSE) */
 #include "http.h"
 #include "json.h"
 #include "sessions.h"
@@ -334,14 +335,86 @@ static uint64_t am_fnv1a(const char *s)
     return h;
 }
 
-/* Scores one segment inside tx at seq, updates history and totals, and
- * returns the result object (new reference). */
-static int am_apply(am_server *srv, am_sess *sess, am_store_tx *tx, const char *session,
-                    int64_t seq, const am_seg_req *req, int64_t now, json_t **result, am_fail *f)
+/* The writes of one scored segment, computed outside the write
+ * transaction (am_apply) and applied inside it (am_plan_exec). */
+typedef struct am_plan {
+    const char *session;
+    int64_t seq;
+    am_buf words;       /* NUL-separated content words of the translation */
+    size_t nwords;
+    size_t nsys;
+    const char *sys[AM_SCORE_MAX_SYSTEMS];
+    char *totals[AM_SCORE_MAX_SYSTEMS]; /* raw totals JSON after this segment (owned) */
+    const char **choices; /* (entry source, target) pairs, borrowed from the session */
+    size_t nchoices;
+    /* the segment row (POST); client_id NULL: no insert */
+    const char *client_id, *canonical;
+    char hash[17];
+    char *result_txt; /* owned */
+    int64_t now;
+} am_plan;
+
+static void am_plan_init(am_plan *p, const char *session, int64_t seq)
+{
+    memset(p, 0, sizeof *p);
+    p->session = session;
+    p->seq = seq;
+    am_buf_init(&p->words);
+}
+
+static void am_plan_cleanup(am_plan *p)
+{
+    am_buf_cleanup(&p->words);
+    for (size_t k = 0; k < p->nsys; k++)
+        free(p->totals[k]);
+    free(p->choices);
+    free(p->result_txt);
+    memset(p, 0, sizeof *p);
+}
+
+/* Applies a plan inside a write transaction. */
+static int am_plan_exec(am_store_tx *tx, const am_plan *p)
+{
+    int rc = AM_OK;
+    const char *w = p->words.len ? am_buf_str(&p->words) : "";
+    for (size_t i = 0; i < p->nwords && rc == AM_OK; i++) {
+        rc = am_store_tx_vocab_incr(tx, p->session, w, p->seq);
+        w += strlen(w) + 1;
+    }
+    for (size_t k = 0; k < p->nsys && rc == AM_OK; k++)
+        rc = am_store_tx_totals_put(tx, p->session, p->sys[k], p->totals[k]);
+    for (size_t i = 0; i < p->nchoices && rc == AM_OK; i++)
+        rc = am_store_tx_choice_incr(tx, p->session, p->choices[2 * i], p->choices[2 * i + 1]);
+    return rc;
+}
+
+/* The job of a POST inside a group-commit batch: checks that the session
+ * is still where the plan was computed (seq = last + 1), then writes. */
+static int am_post_job(am_store_tx *tx, void *ctx)
+{
+    const am_plan *p = ctx;
+    int64_t last = 0, version = 0;
+    int rc = am_store_tx_session_state(tx, p->session, &last, &version);
+    if (rc == AM_OK && last + 1 != p->seq)
+        rc = AM_ERR_CONFLICT; /* moved on meanwhile: retry */
+    if (rc == AM_OK)
+        rc = am_plan_exec(tx, p);
+    if (rc == AM_OK)
+        rc = am_store_tx_segment_insert(tx, p->session, p->seq, p->client_id, p->hash,
+                                        p->canonical, p->result_txt, p->now);
+    return rc;
+}
+
+/* Scores one segment at seq, reading the history and totals through rtx
+ * (a read or write transaction), fills plan with the writes (history,
+ * totals, choices) and returns the result object (new reference). */
+static int am_apply(am_server *srv, am_sess *sess, am_store_tx *rtx, const char *session,
+                    int64_t seq, const am_seg_req *req, int64_t now, json_t **result,
+                    am_plan *plan, am_fail *f)
 {
     const am_scorer *sc = sess->scorer;
     am_score_ws *ws = am_wspool_get(srv->wspool);
-    am_lookup_ctx lc = {tx, session};
+    am_lookup_ctx lc = {rtx, session};
     am_seg_input in = {.source = req->source,
                        .translation = req->translation,
                        .hyps = req->hyp,
@@ -359,15 +432,18 @@ static int am_apply(am_server *srv, am_sess *sess, am_store_tx *tx, const char *
                         "Cannot score segment", field, "%s%s%s", am_strerror(rc),
                         field ? " in " : "", field ? field : "");
     }
-    for (size_t i = 0; i < res.recall->words.n && rc == AM_OK; i++)
-        rc = am_store_tx_vocab_incr(tx, session, res.recall->words.v[i], seq);
+    for (size_t i = 0; i < res.recall->words.n; i++) {
+        const char *w = res.recall->words.v[i];
+        am_buf_append(&plan->words, w, strlen(w) + 1);
+    }
+    plan->nwords = res.recall->words.n;
 
     json_t *scores = am_json_segment(sc, &res, req->sys);
     json_t *totals = json_object();
     for (size_t k = 0; k < req->nsys && rc == AM_OK; k++) {
         am_totals t;
         char *raw = NULL;
-        int g = am_store_tx_totals_get(tx, session, req->sys[k], &raw);
+        int g = am_store_tx_totals_get(rtx, session, req->sys[k], &raw);
         if (g == AM_OK) {
             json_t *j = json_loads(raw, 0, NULL);
             if (!j || am_json_totals_parse(j, sc, &t) != AM_OK)
@@ -383,21 +459,25 @@ static int am_apply(am_server *srv, am_sess *sess, am_store_tx *tx, const char *
             break;
         am_totals_add(&t, &res.sys[k]);
         json_t *rj = am_json_totals_raw(&t);
-        char *txt = am_json_dump(rj);
+        plan->sys[k] = req->sys[k];
+        plan->totals[k] = am_json_dump(rj);
+        plan->nsys = k + 1;
         json_decref(rj);
-        rc = am_store_tx_totals_put(tx, session, req->sys[k], txt);
-        free(txt);
         json_object_set_new(totals, req->sys[k], am_json_totals(sc, &t));
         /* the translator's choice among a glossary entry's alternatives */
         if (k == 0 && res.sys[0].terms) {
             const am_terms_seg *ts = res.sys[0].terms;
-            for (size_t i = 0; i < ts->n_inst && rc == AM_OK; i++) {
+            plan->choices = am_xcalloc(2 * ts->n_inst + 1, sizeof *plan->choices);
+            for (size_t i = 0; i < ts->n_inst; i++) {
                 const am_terms_inst *inst = &ts->inst[i];
                 if (inst->origin != AM_TERMS_GLOSSARY || inst->entry >= sess->gloss.n)
                     continue;
                 const am_gloss_entry *e = &sess->gloss.v[inst->entry];
-                if (inst->alt < e->n_targets)
-                    rc = am_store_tx_choice_incr(tx, session, e->source, e->targets[inst->alt]);
+                if (inst->alt < e->n_targets) {
+                    plan->choices[2 * plan->nchoices] = e->source;
+                    plan->choices[2 * plan->nchoices + 1] = e->targets[inst->alt];
+                    plan->nchoices++;
+                }
             }
         }
     }
@@ -431,6 +511,13 @@ static int am_acquire(am_server *srv, const char *session, am_sess **out, am_fai
     return rc;
 }
 
+/* A POST: the reads (idempotency check, last seq, history for recall,
+ * totals) and the scoring run on a read snapshot outside the write lock,
+ * under the session's lock, which is held until the segment is committed,
+ * so the snapshot includes everything earlier of this session. The writes
+ * then go through the store's group commit: one transaction for the
+ * concurrent POSTs of many sessions, each in its own savepoint, and the
+ * answer only after the commit. */
 int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, json_t **result,
                    int *status, am_fail *f)
 {
@@ -439,21 +526,23 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, j
     if (rc != AM_OK)
         return rc;
     pthread_mutex_lock(&sess->lock);
-    am_store_tx *tx = NULL;
-    rc = am_store_tx_begin(srv->store, &tx);
+    am_plan plan;
+    am_plan_init(&plan, session, 0);
+    json_t *res = NULL;
+    am_store_tx *rtx = NULL;
+    rc = am_store_rtx_begin(srv->store, &rtx);
     if (rc != AM_OK) {
-        am_failf(f, 503, "unavailable", "Database busy", NULL, "could not start a transaction");
+        am_failf(f, 503, "unavailable", "Database busy", NULL, "could not read the session");
         goto out;
     }
     int64_t seq = 0;
-    char *stored_req = NULL, *stored_res = NULL;
-    int found = am_store_tx_segment_find(tx, session, req->id, &seq, NULL, &stored_res);
+    int found = am_store_tx_segment_find(rtx, session, req->id, &seq, NULL, NULL);
     if (found == AM_OK) {
         /* idempotency: the same body answers the stored result */
         int64_t s2;
         char *rq = NULL, *rs = NULL;
-        am_store_tx_rollback(tx);
-        tx = NULL;
+        am_store_rtx_end(rtx);
+        rtx = NULL;
         rc = am_store_segment_get(srv->store, session, req->id, &s2, &rq, &rs);
         if (rc == AM_OK && !strcmp(rq, req->canonical)) {
             *result = json_loads(rs, 0, NULL);
@@ -469,46 +558,51 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, j
         }
         free(rq);
         free(rs);
-        free(stored_res);
         goto out;
     }
-    free(stored_req);
-    free(stored_res);
     if (found != AM_ERR_NOTFOUND) {
         rc = found;
         am_failf(f, 500, "internal", "Storage error", NULL, "looking up the segment failed");
         goto out;
     }
     int64_t last = 0, version = 0;
-    rc = am_store_tx_session_state(tx, session, &last, &version);
+    rc = am_store_tx_session_state(rtx, session, &last, &version);
     if (rc != AM_OK) {
         am_failf(f, rc == AM_ERR_NOTFOUND ? 404 : 500, rc == AM_ERR_NOTFOUND ? "not-found" : "internal",
                  "Session unavailable", NULL, "session '%s' is gone", session);
         goto out;
     }
     int64_t now = am_now_ms();
-    json_t *res = NULL;
-    rc = am_apply(srv, sess, tx, session, last + 1, req, now, &res, f);
+    plan.seq = last + 1;
+    rc = am_apply(srv, sess, rtx, session, last + 1, req, now, &res, &plan, f);
+    am_store_rtx_end(rtx);
+    rtx = NULL;
     if (rc != AM_OK)
         goto out;
-    char *txt = am_json_dump(res);
-    char hash[17];
-    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
-    rc = am_store_tx_segment_insert(tx, session, last + 1, req->id, hash, req->canonical, txt, now);
-    free(txt);
-    if (rc == AM_OK)
-        rc = am_store_tx_commit(tx);
-    tx = NULL; /* commit ends the transaction, also on failure */
+    plan.result_txt = am_json_dump(res);
+    plan.client_id = req->id;
+    plan.canonical = req->canonical;
+    plan.now = now;
+    snprintf(plan.hash, sizeof plan.hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
+    rc = am_store_tx_group(srv->store, am_post_job, &plan);
     if (rc != AM_OK) {
         json_decref(res);
-        am_failf(f, 500, "internal", "Storage error", NULL, "the segment could not be stored");
+        res = NULL;
+        if (rc == AM_ERR_NOTFOUND)
+            am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+        else if (rc == AM_ERR_CONFLICT)
+            am_failf(f, 503, "unavailable", "Session changed", NULL,
+                     "the session changed while the segment was scored; retry");
+        else
+            am_failf(f, 500, "internal", "Storage error", NULL, "the segment could not be stored");
         goto out;
     }
+    am_events_publish(srv->events, session, plan.seq, plan.result_txt); /* SSE (events.h) */
     *result = res;
     *status = 201;
 out:
-    if (tx)
-        am_store_tx_rollback(tx);
+    am_store_rtx_end(rtx);
+    am_plan_cleanup(&plan);
     pthread_mutex_unlock(&sess->lock);
     am_sessions_release(srv->sessions, sess);
     return rc;
@@ -610,7 +704,16 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
             use = &stored;
         }
         json_t *res = NULL;
-        rc = am_apply(srv, sess, tx, session, rows.v[i].seq, use, now, &res, f);
+        am_plan plan;
+        am_plan_init(&plan, session, rows.v[i].seq);
+        rc = am_apply(srv, sess, tx, session, rows.v[i].seq, use, now, &res, &plan, f);
+        if (rc == AM_OK) {
+            rc = am_plan_exec(tx, &plan);
+            if (rc != AM_OK)
+                am_failf(f, 500, "internal", "Storage error", NULL, "the database failed (%s)",
+                         am_strerror(rc));
+        }
+        am_plan_cleanup(&plan);
         if (rc == AM_OK && rows.v[i].seq >= seq) {
             char *txt = am_json_dump(res);
             if (replaced)
@@ -638,6 +741,7 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
             am_failf(f, 500, "internal", "Storage error", NULL, "the replacement could not be stored");
     }
     if (rc == AM_OK) {
+        am_events_publish_from(srv->events, session, seq); /* SSE: seq.. changed (events.h) */
         *result = last_res;
         last_res = NULL;
         *status = 200;

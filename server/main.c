@@ -16,6 +16,7 @@ static void usage(FILE *out)
           "commands:\n"
           "  serve           run the HTTP service (adaptmon serve --help)\n"
           "  config-example  print a commented example config file\n"
+          "  backup          copy the database while the server runs (adaptmon backup --help)\n"
           "  score           score files offline (adaptmon score --help)\n"
           "  version         print the version and the metric signature version\n"
           "  help            this text\n",
@@ -33,6 +34,8 @@ int main(int argc, char **argv, char **envp)
         return am_cli_score(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve") || !strcmp(cmd, "config-example"))
         return am_cli_serve(argc - 1, argv + 1, envp);
+    if (!strcmp(cmd, "backup"))
+        return am_cli_backup(argc - 1, argv + 1, envp);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("adaptmon %s (signature adaptmon:%d)\n", AM_VERSION, AM_SIGNATURE_VERSION);
         return 0;

@@ -1,12 +1,15 @@
 /* routes.c — every endpoint in one table: method, path, handler, access.
  * The contract of each is in openapi.yaml (served at /openapi.yaml). */
 #include "api.h"
+#include "events.h" /* am_api_events */
 
 static const am_route am_route_table[] = {
     {"GET", "/healthz", am_api_healthz, AM_AUTH_NONE},
     {"GET", "/readyz", am_api_readyz, AM_AUTH_NONE},
     {"GET", "/metrics", am_api_prometheus, AM_AUTH_NONE},
     {"GET", "/openapi.yaml", am_api_openapi, AM_AUTH_NONE},
+    {"GET", "/", am_api_dashboard_index, AM_AUTH_NONE},
+    {"GET", "/dashboard/{file}", am_api_dashboard_file, AM_AUTH_NONE},
 
     {"POST", "/v1/sessions", am_api_session_create, AM_AUTH_WRITE},
     {"GET", "/v1/sessions", am_api_session_list, AM_AUTH_READ},
@@ -26,6 +29,7 @@ static const am_route am_route_table[] = {
     {"GET", "/v1/sessions/{id}/metrics", am_api_metrics, AM_AUTH_READ},
     {"GET", "/v1/sessions/{id}/vocabulary/{word}", am_api_word, AM_AUTH_READ},
     {"GET", "/v1/sessions/{id}/export", am_api_export, AM_AUTH_READ},
+    {"GET", "/v1/sessions/{id}/events", am_api_events, AM_AUTH_READ},
 
     {"PUT", "/v1/vocabularies/{name}", am_api_vocab_put, AM_AUTH_WRITE},
     {"GET", "/v1/vocabularies/{name}", am_api_vocab_get, AM_AUTH_READ},

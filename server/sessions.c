@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 #include <stdlib.h>
+
+#define AM_SESS_CACHE_MAX 2048
 #include <string.h>
 
 struct am_sessions {
@@ -29,6 +31,12 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached)
     am_sessions *c = am_xcalloc(1, sizeof *c);
     c->st = st;
     c->max = max_cached ? max_cached : 1;
+    /* Memory bound: a cached scorer costs ~14 KiB (mostly its stopword
+     * set), so 10,000 cached sessions would need ~140 MiB; at most
+     * AM_SESS_CACHE_MAX stay cached (bench/README.md, memory target). An
+     * evicted session is rebuilt from the store on its next use. */
+    if (c->max > AM_SESS_CACHE_MAX)
+        c->max = AM_SESS_CACHE_MAX;
     pthread_mutex_init(&c->mu, NULL);
     return c;
 }

@@ -79,7 +79,9 @@ enum am_srv_kind {
       "on SIGTERM/SIGINT, how long in-flight requests may take to finish")                         \
     X("owner-map", "string", "", AM_SRV_OPTSTR, owner_map, 0, 0, NULL,                             \
       "shard map for 421 answers to requests for sessions that live on another "                   \
-      "instance; empty = this instance owns every session")
+      "instance; empty = this instance owns every session")                                        \
+    X("sse-heartbeat", "int", "15", AM_SRV_INT, sse_heartbeat, 1, 3600, NULL,                      \
+      "seconds between heartbeat comments on event streams (GET …/events)")
 
 typedef struct am_srv_impl {
     enum am_srv_kind kind;

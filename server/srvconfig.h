@@ -31,6 +31,7 @@ typedef struct am_srv_config {
     int shutdown_timeout_ms;  /* default 10000 */
     char config_file[512];    /* the file read, "" = none */
     char owner_map[1024];     /* optional shard map for 421 answers, "" = none */
+    int sse_heartbeat;        /* seconds between ": ping" comments on event streams, default 15 */
 } am_srv_config;
 
 typedef struct am_srv_option {

@@ -196,6 +196,7 @@ typedef struct am_conn {
 
 struct am_store_tx {
     am_store *st;
+    am_conn *c; /* the writer, or a reader for a read transaction */
     am_buf sess; /* session id whose sid is cached in sid ("" = none) */
     int64_t sid;
     int has_sid;
@@ -215,6 +216,11 @@ struct am_store {
     atomic_uint next_reader;
     pthread_mutex_t errmu;
     am_buf errmsg; /* guarded by errmu */
+    /* group commit (am_store_tx_group): queued jobs and the batch leader */
+    pthread_mutex_t gmu;
+    pthread_cond_t gcv;
+    struct am_gjob *ghead, **gtail; /* guarded by gmu */
+    int gleader;                    /* guarded by gmu: a batch is running */
     am_store_log_fn logfn;
     void *logctx;
 };
@@ -747,6 +753,8 @@ static void am_store_free(am_store *st)
     am_conn_close(&st->w);
     pthread_mutex_destroy(&st->w.mu);
     pthread_mutex_destroy(&st->errmu);
+    pthread_mutex_destroy(&st->gmu);
+    pthread_cond_destroy(&st->gcv);
     am_buf_cleanup(&st->errmsg);
     am_buf_cleanup(&st->tx.sess);
     free(st->path);
@@ -767,6 +775,10 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     st->memory = strcmp(path, ":memory:") == 0;
     st->durability = durability;
     st->tx.st = st;
+    st->tx.c = &st->w;
+    pthread_mutex_init(&st->gmu, NULL);
+    pthread_cond_init(&st->gcv, NULL);
+    st->gtail = &st->ghead;
     am_buf_init(&st->errmsg);
     am_buf_init(&st->tx.sess);
     pthread_mutex_init(&st->errmu, NULL);
@@ -1097,6 +1109,123 @@ void am_store_tx_rollback(am_store_tx *tx)
     am_tx_end(st);
 }
 
+/* ---- read transactions ----------------------------------------------------- */
+
+int am_store_rtx_begin(am_store *st, am_store_tx **tx)
+{
+    am_conn *c = am_reader_get(st);
+    int rc = am_read_begin(st, c);
+    if (rc != AM_OK) {
+        am_reader_put(c);
+        *tx = NULL;
+        return rc;
+    }
+    am_store_tx *t = am_xcalloc(1, sizeof *t);
+    t->st = st;
+    t->c = c;
+    am_buf_init(&t->sess);
+    *tx = t;
+    return AM_OK;
+}
+
+void am_store_rtx_end(am_store_tx *tx)
+{
+    if (!tx)
+        return;
+    am_read_end(tx->st, tx->c);
+    am_reader_put(tx->c);
+    am_buf_cleanup(&tx->sess);
+    free(tx);
+}
+
+/* ---- group commit ----------------------------------------------------------- */
+
+#define AM_STORE_GROUP_MAX 512
+
+typedef struct am_gjob {
+    am_store_job_fn fn;
+    void *ctx;
+    int rc;
+    int done;
+    struct am_gjob *next;
+} am_gjob;
+
+/* Runs one batch of jobs (the leader, without gmu): BEGIN IMMEDIATE, each
+ * job in its own SAVEPOINT (a failing job is rolled back alone), COMMIT.
+ * When the commit fails every job of the batch fails with its error. */
+static void am_group_run(am_store *st, am_gjob *batch)
+{
+    am_w_lock(st);
+    int brc = st->in_tx ? AM_ERR_INVALID : am_exec(st, &st->w, AM_S_BEGIN_IMM, "");
+    if (brc == AM_OK) {
+        st->in_tx = 1;
+        st->nested = 0;
+        st->tx.has_sid = 0;
+        for (am_gjob *j = batch; j; j = j->next) {
+            int rc = am_exec(st, &st->w, AM_S_SAVEPOINT, "");
+            if (rc == AM_OK) {
+                rc = j->fn(&st->tx, j->ctx);
+                if (rc != AM_OK)
+                    am_exec(st, &st->w, AM_S_ROLLBACK_TO, "");
+                int r2 = am_exec(st, &st->w, AM_S_RELEASE, "");
+                if (rc == AM_OK)
+                    rc = r2;
+            }
+            j->rc = rc;
+            if (sqlite3_get_autocommit(st->w.db)) { /* SQLite rolled the batch back */
+                brc = AM_ERR_IO;
+                break;
+            }
+        }
+        if (brc == AM_OK)
+            brc = am_exec(st, &st->w, AM_S_COMMIT, "");
+        if (brc != AM_OK && !sqlite3_get_autocommit(st->w.db))
+            am_exec(st, &st->w, AM_S_ROLLBACK, "");
+        st->in_tx = 0;
+        st->tx.has_sid = 0;
+        am_buf_reset(&st->tx.sess);
+    }
+    am_w_unlock(st);
+    for (am_gjob *j = batch; j; j = j->next)
+        if (brc != AM_OK)
+            j->rc = brc;
+}
+
+int am_store_tx_group(am_store *st, am_store_job_fn fn, void *ctx)
+{
+    am_gjob job = {fn, ctx, AM_OK, 0, NULL};
+    pthread_mutex_lock(&st->gmu);
+    *st->gtail = &job;
+    st->gtail = &job.next;
+    while (!job.done) {
+        if (st->gleader) {
+            pthread_cond_wait(&st->gcv, &st->gmu);
+            continue;
+        }
+        /* lead: take up to AM_STORE_GROUP_MAX queued jobs (ours among them) */
+        st->gleader = 1;
+        am_gjob *batch = st->ghead, *last = batch;
+        for (int n = 1; n < AM_STORE_GROUP_MAX && last->next; n++)
+            last = last->next;
+        st->ghead = last->next;
+        if (!st->ghead)
+            st->gtail = &st->ghead;
+        last->next = NULL;
+        pthread_mutex_unlock(&st->gmu);
+        am_group_run(st, batch);
+        pthread_mutex_lock(&st->gmu);
+        for (am_gjob *j = batch, *nx; j; j = nx) {
+            nx = j->next;
+            j->done = 1;
+        }
+        st->gleader = 0;
+        pthread_cond_broadcast(&st->gcv);
+    }
+    int rc = job.rc;
+    pthread_mutex_unlock(&st->gmu);
+    return rc;
+}
+
 /* The sid of session within tx (cached for the transaction). */
 static int am_tx_sid(am_store_tx *tx, const char *session, int64_t *sid)
 {
@@ -1106,7 +1235,7 @@ static int am_tx_sid(am_store_tx *tx, const char *session, int64_t *sid)
         *sid = tx->sid;
         return AM_OK;
     }
-    int rc = am_sid(tx->st, &tx->st->w, session, sid);
+    int rc = am_sid(tx->st, tx->c, session, sid);
     if (rc == AM_OK) {
         am_buf_reset(&tx->sess);
         am_buf_appends(&tx->sess, session);
@@ -1123,7 +1252,7 @@ int am_store_tx_session_state(am_store_tx *tx, const char *session, int64_t *las
         return AM_ERR_INVALID;
     am_store *st = tx->st;
     am_q q;
-    int rc = am_q_open(st, &st->w, AM_S_SESSION_STATE, &q, "t", session);
+    int rc = am_q_open(st, tx->c, AM_S_SESSION_STATE, &q, "t", session);
     if (rc)
         return rc;
     rc = am_q_step(st, &q);
@@ -1158,7 +1287,7 @@ int am_store_tx_segment_find(am_store_tx *tx, const char *session, const char *c
     if (rc)
         return rc;
     am_q q;
-    rc = am_q_open(tx->st, &tx->st->w, AM_S_SEG_FIND, &q, "it", sid, client_id);
+    rc = am_q_open(tx->st, tx->c, AM_S_SEG_FIND, &q, "it", sid, client_id);
     if (rc)
         return rc;
     rc = am_q_step(tx->st, &q);
@@ -1186,10 +1315,10 @@ int am_store_tx_segment_insert(am_store_tx *tx, const char *session, int64_t seq
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_SEG_INSERT, "iitttti", sid, seq, client_id, body_hash,
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_INSERT, "iitttti", sid, seq, client_id, body_hash,
                      request_json, result_json, now_ms);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_SESSION_TOUCH, "iii", sid, seq, now_ms);
+        rc = am_exec(tx->st, tx->c, AM_S_SESSION_TOUCH, "iii", sid, seq, now_ms);
     return rc;
 }
 
@@ -1202,12 +1331,12 @@ int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_SEG_UPDATE, "iittti", sid, seq, body_hash,
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_UPDATE, "iittti", sid, seq, body_hash,
                      request_json, result_json, now_ms);
-    if (rc == AM_OK && sqlite3_changes(tx->st->w.db) == 0)
+    if (rc == AM_OK && sqlite3_changes(tx->c->db) == 0)
         rc = AM_ERR_NOTFOUND;
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_SESSION_TOUCH, "iii", sid, (int64_t)0, now_ms);
+        rc = am_exec(tx->st, tx->c, AM_S_SESSION_TOUCH, "iii", sid, (int64_t)0, now_ms);
     return rc;
 }
 
@@ -1219,7 +1348,7 @@ int am_store_tx_segments_walk(am_store_tx *tx, const char *session, int64_t from
     if (rc)
         return rc;
     am_q q;
-    rc = am_q_open(tx->st, &tx->st->w, AM_S_SEG_WALK, &q, "ii", sid, from);
+    rc = am_q_open(tx->st, tx->c, AM_S_SEG_WALK, &q, "ii", sid, from);
     if (rc)
         return rc;
     while ((rc = am_q_step(tx->st, &q)) > 0) {
@@ -1244,7 +1373,7 @@ int am_store_tx_vocab_get(am_store_tx *tx, const char *session, const char *word
     if (rc)
         return rc;
     am_q q;
-    rc = am_q_open(tx->st, &tx->st->w, AM_S_VOCAB_GET, &q, "it", sid, word);
+    rc = am_q_open(tx->st, tx->c, AM_S_VOCAB_GET, &q, "it", sid, word);
     if (rc)
         return rc;
     rc = am_q_step(tx->st, &q);
@@ -1268,7 +1397,7 @@ int am_store_tx_vocab_bump(am_store_tx *tx, const char *session, const char *wor
          * upsert with RETURNING would need a statement journal (a 64 KiB
          * allocation per statement). */
         am_q q;
-        rc = am_q_open(tx->st, &tx->st->w, AM_S_VOCAB_GET, &q, "it", sid, word);
+        rc = am_q_open(tx->st, tx->c, AM_S_VOCAB_GET, &q, "it", sid, word);
         if (rc)
             return rc;
         rc = am_q_step(tx->st, &q);
@@ -1277,9 +1406,9 @@ int am_store_tx_vocab_bump(am_store_tx *tx, const char *session, const char *wor
         if (rc < 0)
             return rc;
     }
-    rc = am_exec(tx->st, &tx->st->w, AM_S_VOCAB_UPSERT, "iti", sid, word, seq);
+    rc = am_exec(tx->st, tx->c, AM_S_VOCAB_UPSERT, "iti", sid, word, seq);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_OCC_INSERT, "iti", sid, word, seq);
+        rc = am_exec(tx->st, tx->c, AM_S_OCC_INSERT, "iti", sid, word, seq);
     return rc;
 }
 
@@ -1293,15 +1422,15 @@ int am_store_tx_history_clear(am_store_tx *tx, const char *session)
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_VOCAB_CLEAR, "i", sid);
+        rc = am_exec(tx->st, tx->c, AM_S_VOCAB_CLEAR, "i", sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_OCC_CLEAR, "i", sid);
+        rc = am_exec(tx->st, tx->c, AM_S_OCC_CLEAR, "i", sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_TOTALS_CLEAR, "i", sid);
+        rc = am_exec(tx->st, tx->c, AM_S_TOTALS_CLEAR, "i", sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_CHOICE_CLEAR, "i", sid);
+        rc = am_exec(tx->st, tx->c, AM_S_CHOICE_CLEAR, "i", sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_SESSION_BUMP, "i", sid);
+        rc = am_exec(tx->st, tx->c, AM_S_SESSION_BUMP, "i", sid);
     return rc;
 }
 
@@ -1313,7 +1442,7 @@ int am_store_tx_choice_incr(am_store_tx *tx, const char *session, const char *en
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_CHOICE_INCR, "itt", sid, entry, alt);
+        rc = am_exec(tx->st, tx->c, AM_S_CHOICE_INCR, "itt", sid, entry, alt);
     return rc;
 }
 
@@ -1328,7 +1457,7 @@ int am_store_tx_totals_get(am_store_tx *tx, const char *session, const char *sys
     if (rc)
         return rc;
     am_q q;
-    rc = am_q_open(tx->st, &tx->st->w, AM_S_TOTALS_GET, &q, "it", sid, system);
+    rc = am_q_open(tx->st, tx->c, AM_S_TOTALS_GET, &q, "it", sid, system);
     if (rc)
         return rc;
     rc = am_q_step(tx->st, &q);
@@ -1350,7 +1479,7 @@ int am_store_tx_totals_put(am_store_tx *tx, const char *session, const char *sys
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, &tx->st->w, AM_S_TOTALS_PUT, "itt", sid, system, stats_json);
+        rc = am_exec(tx->st, tx->c, AM_S_TOTALS_PUT, "itt", sid, system, stats_json);
     return rc;
 }
 
@@ -1360,7 +1489,7 @@ int am_store_tx_background_get(am_store_tx *tx, const char *name, const char *wo
     if (!name || !word)
         return AM_ERR_INVALID;
     am_q q;
-    int rc = am_q_open(tx->st, &tx->st->w, AM_S_BG_GET, &q, "tt", name, word);
+    int rc = am_q_open(tx->st, tx->c, AM_S_BG_GET, &q, "tt", name, word);
     if (rc)
         return rc;
     rc = am_q_step(tx->st, &q);

@@ -103,6 +103,24 @@ int am_store_tx_begin(am_store *st, am_store_tx **tx);
 int am_store_tx_commit(am_store_tx *tx);
 void am_store_tx_rollback(am_store_tx *tx);
 
+/* Read transactions: a snapshot of the committed state on a reader
+ * connection (the writer for ":memory:"), for the am_store_tx_* read
+ * functions (session_state, segment_find, vocab_get, totals_get,
+ * background_get); writes through it fail. End with am_store_rtx_end. */
+int am_store_rtx_begin(am_store *st, am_store_tx **tx);
+void am_store_rtx_end(am_store_tx *tx);
+
+/* Group commit: runs fn(tx, ctx) inside a write transaction shared with
+ * the jobs of concurrent callers (one BEGIN IMMEDIATE ... COMMIT per batch,
+ * each job in its own SAVEPOINT: a job returning non-zero is rolled back
+ * alone). fn runs on whichever thread leads the batch and may only call
+ * am_store_tx_* functions with tx. Returns fn's result, or the commit's
+ * error (then nothing of the job was kept), and only after the batch has
+ * committed (durable per the store's durability). The caller must not hold
+ * a transaction. */
+typedef int (*am_store_job_fn)(am_store_tx *tx, void *ctx);
+int am_store_tx_group(am_store *st, am_store_job_fn fn, void *ctx);
+
 /* Within a transaction: */
 /* The session's highest seq and version (AM_ERR_NOTFOUND: no session). */
 int am_store_tx_session_state(am_store_tx *tx, const char *session, int64_t *last_seq,

@@ -3,13 +3,30 @@
 #  - cmocka unit binaries in $BUILD/tests/test_*
 #  - black-box suites tests/*/test_*.py (python3: cli, api, browser, fleet, …),
 #    each printing its own "N passed, N failed" line last.
+#  - VALGRIND=1: the unit binaries run under valgrind (memcheck errors and
+#    definite leaks fail them), and the black-box suites run the server
+#    through tests/reliability/valgrind-adaptmon.sh; every valgrind log that
+#    reports an error counts as one more failure. VALGRIND_SUITES=GLOB
+#    limits the python suites (default: all of them).
 BUILD=${BUILD:-build}
 ADAPTMON=${ADAPTMON:-./adaptmon}
-export ADAPTMON
+export ADAPTMON BUILD
 passed=0
 failed=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+vgdir=""
+trap 'rm -f "$log"; [ -n "$vgdir" ] && rm -rf "$vgdir"' EXIT
+VG=""
+suites="tests/*/test_*.py"
+if [ "${VALGRIND:-0}" = 1 ]; then
+    VG="valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
+    vgdir=$(mktemp -d)
+    ADAPTMON_REAL=$(cd "$(dirname "$ADAPTMON")" && pwd)/$(basename "$ADAPTMON")
+    ADAPTMON=$(pwd)/tests/reliability/valgrind-adaptmon.sh
+    VALGRIND_LOGDIR=$vgdir
+    export ADAPTMON ADAPTMON_REAL VALGRIND_LOGDIR VALGRIND
+    suites=${VALGRIND_SUITES:-$suites}
+fi
 
 count_cmocka() {
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
@@ -20,7 +37,7 @@ count_cmocka() {
 for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
     echo "== $t"
-    "$t" >"$log" 2>&1
+    $VG "$t" >"$log" 2>&1
     rc=$?
     cat "$log"
     set -- $(count_cmocka)
@@ -32,7 +49,7 @@ for t in "$BUILD"/tests/test_*; do
     passed=$((passed + p)); failed=$((failed + f))
 done
 
-for t in tests/*/test_*.py; do
+for t in $suites; do
     [ -f "$t" ] || continue
     echo "== $t"
     python3 "$t" >"$log" 2>&1
@@ -47,6 +64,21 @@ for t in tests/*/test_*.py; do
     fi
     passed=$((passed + p)); failed=$((failed + f))
 done
+
+if [ -n "$vgdir" ]; then
+    nlogs=$(ls "$vgdir" | wc -l)
+    bad=0
+    for f in "$vgdir"/*.vg.log; do
+        [ -f "$f" ] || continue
+        if grep -qE 'ERROR SUMMARY: [1-9]|== (Invalid (read|write|free)|Conditional jump|Use of uninitialised|Syscall param|Mismatched free|Source and destination overlap)|definitely lost in' "$f"; then
+            echo "!! valgrind reported errors in the server ($f):"
+            sed -n '1,80p' "$f"
+            bad=$((bad + 1))
+        fi
+    done
+    echo "== valgrind: $nlogs server processes, $bad with errors"
+    failed=$((failed + bad))
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -3,7 +3,11 @@
 # As root it runs apt-get; otherwise it prints the exact command to run.
 set -e
 PKGS="build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev \
-libutf8proc-dev libstemmer-dev libcmocka-dev libxml2-dev python3 curl sqlite3 bc time"
+libutf8proc-dev libstemmer-dev libcmocka-dev libxml2-dev python3 curl sqlite3 bc time \
+clang libclang-rt-14-dev valgrind wrk gnuplot-nox \
+libsystemd-dev systemd haproxy lua-cjson yamllint"
+# tests/browser (the dashboard): headless Chromium driven by playwright-core from npm
+PKGS="$PKGS chromium fonts-dejavu-core nodejs"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

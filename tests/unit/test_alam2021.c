@@ -261,16 +261,6 @@ static void test_no_crash(void **state)
     assert_true(scored > 0);
 }
 
-static void load(const char *rel, am_sgml_doc *d)
-{
-    size_t len, line;
-    char *buf = tu_read(rel, &len);
-    int rc = am_sgml_parse(buf, len, d, &line);
-    free(buf);
-    if (rc != AM_OK)
-        fail_msg("%s: parse error %d at line %zu", rel, rc, line);
-}
-
 static void test_golden_tico19(void **state)
 {
     (void)state;
@@ -286,9 +276,9 @@ static void test_golden_tico19(void **state)
     struct timespec t0, t1, c0, c1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
-    load("data/tico19-enfr-dev/dev.en-fr.en.sgm", &src);
-    load("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &ref);
-    load("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &hyp);
+    tu_sgml_load("data/tico19-enfr-dev/dev.en-fr.en.sgm", &src);
+    tu_sgml_load("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &ref);
+    tu_sgml_load("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &hyp);
     assert_int_equal(am_alam_score(&src, &ref, &hyp, windows, 2, &res), AM_OK);
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     clock_gettime(CLOCK_MONOTONIC, &t1);

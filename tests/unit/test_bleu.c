@@ -10,112 +10,6 @@
 #include "bleu.h"
 #include "chrf.h"
 
-/* ---- a minimal reader for the WMT21 SGML files of data/tico19-enfr-dev ---- */
-
-struct seg {
-    char *id;
-    char *text; /* tags removed, whitespace collapsed */
-};
-
-struct segs {
-    struct seg *v;
-    size_t n;
-};
-
-/* Appends the character at c, decoding the entities &lt; &gt; &amp; &quot;
- * &apos; (one pass); returns how many extra bytes were consumed. */
-static size_t append_decoded(am_buf *b, const char *c)
-{
-    static const struct {
-        const char *ent;
-        char ch;
-    } ents[] = {{"&lt;", '<'}, {"&gt;", '>'}, {"&amp;", '&'}, {"&quot;", '"'}, {"&apos;", '\''}};
-    if (*c == '&')
-        for (size_t k = 0; k < sizeof ents / sizeof ents[0]; k++) {
-            size_t n = strlen(ents[k].ent);
-            if (strncmp(c, ents[k].ent, n) == 0) {
-                am_buf_appendc(b, ents[k].ch);
-                return n - 1;
-            }
-        }
-    am_buf_appendc(b, *c);
-    return 0;
-}
-
-/* Reads every <seg id="…">…</seg> line of a file under data/. */
-static struct segs read_sgm(const char *rel)
-{
-    struct segs out = {NULL, 0};
-    size_t cap = 0;
-    char *buf = tu_read(rel, NULL);
-    am_buf plain;
-    am_buf_init(&plain);
-    am_toks toks;
-    am_toks_init(&toks);
-    for (char *line = buf; line && *line;) {
-        char *nl = strchr(line, '\n');
-        if (nl)
-            *nl = '\0';
-        char *s = strstr(line, "<seg id=\"");
-        if (s) {
-            s += strlen("<seg id=\"");
-            char *q = strchr(s, '"');
-            assert_non_null(q);
-            char *gt = strchr(q, '>');
-            assert_non_null(gt);
-            char *content = gt + 1;
-            char *end = NULL;
-            for (char *e = strstr(content, "</seg>"); e; e = strstr(e + 1, "</seg>"))
-                end = e;
-            assert_non_null(end);
-            am_buf_reset(&plain);
-            /* Tags are <[^>]*> (a '<' with no '>' after it is text). */
-            for (char *c = content; c < end; c++) {
-                char *gt2 = *c == '<' ? memchr(c, '>', (size_t)(end - c)) : NULL;
-                if (gt2)
-                    c = gt2;
-                else
-                    c += append_decoded(&plain, c);
-            }
-            am_toks_reset(&toks);
-            am_toks_split_py(&toks, am_buf_str(&plain));
-            am_buf text;
-            am_buf_init(&text);
-            am_toks_join(&toks, &text);
-            if (out.n == cap) {
-                cap = cap ? cap * 2 : 256;
-                out.v = realloc(out.v, cap * sizeof *out.v);
-                assert_non_null(out.v);
-            }
-            out.v[out.n].id = am_xstrndup(s, (size_t)(q - s));
-            out.v[out.n].text = am_buf_detach(&text);
-            out.n++;
-        }
-        line = nl ? nl + 1 : NULL;
-    }
-    am_toks_cleanup(&toks);
-    am_buf_cleanup(&plain);
-    free(buf);
-    return out;
-}
-
-static void free_segs(struct segs *s)
-{
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->v[i].id);
-        free(s->v[i].text);
-    }
-    free(s->v);
-}
-
-static const char *find_seg(const struct segs *s, const char *id)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->v[i].id, id) == 0)
-            return s->v[i].text;
-    return NULL;
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -146,35 +40,36 @@ static void test_golden_tico(void **state)
 {
     (void)state;
     json_t *g = tu_json("data/golden/tico19-enfr-dev.json");
-    struct segs ref = read_sgm("data/tico19-enfr-dev/dev.en-fr.fr.sgm");
-    struct segs hyp = read_sgm("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm");
+    tu_tico tico;
+    tu_tico_load(&tico);
+    const tu_tico_seg *ts = tico.segs;
     json_t *per = json_object_get(g, "per_segment");
     assert_true(json_is_array(per));
-    assert_int_equal(ref.n, 971);
-    assert_int_equal(json_array_size(per), ref.n);
+    assert_int_equal(tico.n, 971);
+    assert_int_equal(json_array_size(per), tico.n);
 
     am_bleu_ws *ws;
     assert_int_equal(am_bleu_ws_new(&ws), AM_OK);
     am_bleu_stats corpus;
     am_bleu_stats_init(&corpus);
-    const char **hyps = calloc(ref.n, sizeof *hyps);
+    const char **hyps = calloc(tico.n, sizeof *hyps);
     assert_non_null(hyps);
     double maxd = 0;
-    for (size_t i = 0; i < ref.n; i++) {
+    for (size_t i = 0; i < tico.n; i++) {
         json_t *e = json_array_get(per, i);
-        assert_string_equal(json_string_value(json_object_get(e, "id")), ref.v[i].id);
-        hyps[i] = find_seg(&hyp, ref.v[i].id);
+        assert_string_equal(json_string_value(json_object_get(e, "id")), ts[i].id);
+        hyps[i] = ts[i].hyp;
         assert_non_null(hyps[i]);
         am_bleu_stats seg;
         am_bleu_stats_init(&seg);
-        assert_int_equal(am_bleu_stats_add(&seg, ws, NULL, hyps[i], ref.v[i].text), AM_OK);
+        assert_int_equal(am_bleu_stats_add(&seg, ws, NULL, hyps[i], ts[i].ref), AM_OK);
         double s;
         assert_int_equal(am_bleu_sentence_score(&seg, &s), AM_OK);
         double want = json_real_value(json_object_get(e, "sentence_bleu"));
         if (fabs(s - want) > maxd)
             maxd = fabs(s - want);
         if (fabs(s - want) > 1e-9)
-            print_error("segment %s: hyp [%s] ref [%s]\n", ref.v[i].id, hyps[i], ref.v[i].text);
+            print_error("segment %s: hyp [%s] ref [%s]\n", ts[i].id, hyps[i], ts[i].ref);
         tu_assert_close(s, want, 1e-9);
         assert_int_equal(am_bleu_merge(&corpus, &seg), AM_OK);
     }
@@ -190,8 +85,8 @@ static void test_golden_tico(void **state)
     /* Accumulating directly gives the same statistics as merging. */
     am_bleu_stats direct;
     am_bleu_stats_init(&direct);
-    for (size_t i = 0; i < ref.n; i++)
-        assert_int_equal(am_bleu_stats_add(&direct, ws, NULL, hyps[i], ref.v[i].text), AM_OK);
+    for (size_t i = 0; i < tico.n; i++)
+        assert_int_equal(am_bleu_stats_add(&direct, ws, NULL, hyps[i], ts[i].ref), AM_OK);
     assert_memory_equal(&direct, &corpus, sizeof corpus);
 
     /* Speed: BLEU alone, and BLEU + chrF2 + chrF2++ (statistics and scores). */
@@ -205,22 +100,22 @@ static void test_golden_tico(void **state)
     for (int all = 0; all < 2; all++) {
         double t0 = now_s();
         for (int r = 0; r < reps; r++)
-            for (size_t i = 0; i < ref.n; i++) {
+            for (size_t i = 0; i < tico.n; i++) {
                 am_bleu_stats bs;
                 am_bleu_stats_init(&bs);
-                am_bleu_stats_add(&bs, ws, NULL, hyps[i], ref.v[i].text);
+                am_bleu_stats_add(&bs, ws, NULL, hyps[i], ts[i].ref);
                 double a = 0, b = 0, d = 0;
                 am_bleu_sentence_score(&bs, &a);
                 if (all) {
                     am_chrf_stats cs;
                     am_chrf_stats_init(&cs);
-                    am_chrf_stats_add(&cs, cws, NULL, hyps[i], ref.v[i].text);
+                    am_chrf_stats_add(&cs, cws, NULL, hyps[i], ts[i].ref);
                     am_chrf_score(&cs, &o2, &b);
                     am_chrf_score(&cs, &o2pp, &d);
                 }
                 sink += a + b + d;
             }
-        double us = (now_s() - t0) / (reps * (double)ref.n) * 1e6;
+        double us = (now_s() - t0) / (reps * (double)tico.n) * 1e6;
         printf("%s per TICO segment: %.2f us (checksum %.3f)\n",
                all ? "BLEU + chrF2 + chrF2++" : "BLEU", us, sink);
     }
@@ -228,8 +123,7 @@ static void test_golden_tico(void **state)
 
     free(hyps);
     am_bleu_ws_free(ws);
-    free_segs(&ref);
-    free_segs(&hyp);
+    tu_tico_free(&tico);
     json_decref(g);
 }
 

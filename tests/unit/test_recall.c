@@ -433,50 +433,15 @@ static void test_errors(void **state)
 
 /* ---- session totals: merging per-segment totals = one sequential pass -- */
 
-typedef struct seg_line {
-    char *id, *text;
-} seg_line;
-
-/* Reads the raw <seg id="…"> contents of a WMT SGML file (inline tags
- * kept: the standard profile strips them itself). */
-static size_t read_segs(const char *rel, seg_line **out)
-{
-    char *buf = tu_read(rel, NULL);
-    seg_line *v = NULL;
-    size_t n = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *p = strstr(line, "<seg id=\"");
-        if (!p)
-            continue;
-        p += strlen("<seg id=\"");
-        char *q = strchr(p, '"');
-        assert_non_null(q);
-        char *c = strchr(q, '>');
-        assert_non_null(c);
-        char *e = strstr(c, "</seg>");
-        assert_non_null(e);
-        v = realloc(v, (n + 1) * sizeof *v);
-        assert_non_null(v);
-        v[n].id = strndup(p, (size_t)(q - p));
-        v[n].text = strndup(c + 1, (size_t)(e - c - 1));
-        n++;
-    }
-    free(buf);
-    *out = v;
-    return n;
-}
-
 static void test_merge_equals_sequential(void **state)
 {
     (void)state;
-    seg_line *ref, *hyp;
-    size_t n = read_segs("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &ref);
-    size_t nh = read_segs("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &hyp);
-    assert_int_equal(n, nh);
-    am_vocab *by_id = am_vocab_new();
-    for (size_t i = 0; i < nh; i++)
-        am_vocab_insert(by_id, hyp[i].id, (int64_t)i);
+    /* The raw segment contents (inline tags kept: the standard profile
+     * strips them itself), hypotheses paired by id. */
+    tu_tico tico;
+    tu_tico_load(&tico);
+    size_t n = tico.n;
+    assert_int_equal(n, tico.hyp.nsegs);
 
     am_sw *sw = NULL;
     assert_int_equal(am_sw_builtin("snowball", "fr-FR", AM_NORM_NFKC, 1, &sw), AM_OK);
@@ -493,11 +458,10 @@ static void test_merge_equals_sequential(void **state)
     am_recall_totals_init(&half[0], 3);
     am_recall_totals_init(&half[1], 3);
     for (size_t i = 0; i < n; i++) {
-        int64_t h;
-        assert_true(am_vocab_get(by_id, ref[i].id, &h));
-        const char *ht = hyp[h].text;
-        assert_int_equal(
-            am_recall_score_texts(&cfg, ref[i].text, &ht, 1, am_recall_vocab_lookup, hist, &r),
+        assert_non_null(tico.segs[i].hyp_seg);
+        const char *ht = tico.segs[i].hyp_seg->raw;
+        assert_int_equal(am_recall_score_texts(&cfg, tico.segs[i].ref_seg->raw, &ht, 1,
+                                               am_recall_vocab_lookup, hist, &r),
             AM_OK);
         /* Sequential: word by word from the listed shots and hits. */
         for (size_t w = 0; w < r.words.n; w++)
@@ -521,16 +485,8 @@ static void test_merge_equals_sequential(void **state)
 
     am_recall_seg_cleanup(&r);
     am_vocab_free(hist);
-    am_vocab_free(by_id);
     am_sw_free(sw);
-    for (size_t i = 0; i < n; i++) {
-        free(ref[i].id);
-        free(ref[i].text);
-        free(hyp[i].id);
-        free(hyp[i].text);
-    }
-    free(ref);
-    free(hyp);
+    tu_tico_free(&tico);
 }
 
 int main(void)

@@ -10,23 +10,13 @@
 #include "am.h"
 #include "sgml.h"
 
-static void load(const char *rel, am_sgml_doc *d)
-{
-    size_t len, line;
-    char *buf = tu_read(rel, &len);
-    int rc = am_sgml_parse(buf, len, d, &line);
-    free(buf);
-    if (rc != AM_OK)
-        fail_msg("%s: parse error %d at line %zu", rel, rc, line);
-}
-
 static void test_tico19_files(void **state)
 {
     (void)state;
     am_sgml_doc src, ref, hyp;
-    load("data/tico19-enfr-dev/dev.en-fr.en.sgm", &src);
-    load("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &ref);
-    load("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &hyp);
+    tu_sgml_load("data/tico19-enfr-dev/dev.en-fr.en.sgm", &src);
+    tu_sgml_load("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &ref);
+    tu_sgml_load("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &hyp);
     json_t *g = tu_json("data/golden/tico19-enfr-dev.json");
     size_t nseg = (size_t)json_integer_value(json_object_get(g, "segments"));
     json_t *per = json_object_get(g, "per_segment");

@@ -10,12 +10,7 @@
 #include "stopwords.h"
 #include "vocab.h"
 
-/* ---- a minimal line-based reader of WMT SGML <seg id="…"> lines -------- */
-
-typedef struct seg {
-    char *id;
-    char *text; /* tags removed, whitespace collapsed, trimmed */
-} seg;
+/* ---- rk.rb's reading of the WMT SGML segments ------------------------- */
 
 /* Returns s[0..n) without tags (as the regex <[^>]*> removes them: a '<'
  * with no later '>' is text, as in "< 5 ans"), collapsing ASCII whitespace
@@ -48,40 +43,22 @@ static char *seg_text(const char *s, size_t n)
     return out;
 }
 
-static size_t read_sgml(const char *rel, seg **out)
+/* rk.rb's text of every segment of d: the raw content (am_sgml_seg.raw)
+ * through seg_text. Unlike am_sgml_seg.text, entities are NOT decoded
+ * ("&amp;" stays), as rk.rb reads the files. Caller frees with free_texts. */
+static char **rk_texts(const am_sgml_doc *d)
 {
-    char *buf = tu_read(rel, NULL);
-    seg *v = NULL;
-    size_t n = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *p = strstr(line, "<seg id=\"");
-        if (!p)
-            continue;
-        p += strlen("<seg id=\"");
-        char *q = strchr(p, '"');
-        assert_non_null(q);
-        char *open_end = strchr(q, '>');
-        assert_non_null(open_end);
-        char *close = strstr(open_end, "</seg>");
-        assert_non_null(close);
-        v = realloc(v, (n + 1) * sizeof *v);
-        assert_non_null(v);
-        v[n].id = strndup(p, (size_t)(q - p));
-        v[n].text = seg_text(open_end + 1, (size_t)(close - open_end - 1));
-        n++;
-    }
-    free(buf);
-    *out = v;
-    return n;
+    char **v = calloc(d->nsegs + 1, sizeof *v);
+    assert_non_null(v);
+    for (size_t i = 0; i < d->nsegs; i++)
+        v[i] = seg_text(d->segs[i].raw, strlen(d->segs[i].raw));
+    return v;
 }
 
-static void free_segs(seg *v, size_t n)
+static void free_texts(char **v, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(v[i].id);
-        free(v[i].text);
-    }
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
     free(v);
 }
 
@@ -199,9 +176,11 @@ static void check_seg_value(json_t *exp, const am_recall_count *c)
 static void test_tico19(void **state)
 {
     (void)state;
-    seg *ref = NULL, *hyp = NULL;
-    size_t nref = read_sgml("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &ref);
-    size_t nhyp = read_sgml("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &hyp);
+    tu_tico tico;
+    tu_tico_load(&tico);
+    const am_sgml_seg *ref = tico.ref.segs, *hyp = tico.hyp.segs;
+    size_t nref = tico.ref.nsegs, nhyp = tico.hyp.nsegs;
+    char **ref_text = rk_texts(&tico.ref), **hyp_text = rk_texts(&tico.hyp);
     json_t *golden = tu_json("data/golden/tico19-enfr-dev.json");
     assert_int_equal(nref, json_integer_value(json_object_get(golden, "segments")));
     assert_int_equal(nhyp, nref);
@@ -232,9 +211,9 @@ static void test_tico19(void **state)
         assert_string_equal(json_string_value(json_object_get(g, "id")), ref[i].id);
         int64_t h;
         assert_true(am_vocab_get(hyp_by_id, ref[i].id, &h));
-        const char *htext = hyp[h].text;
+        const char *htext = hyp_text[h];
         assert_int_equal(
-            am_simianer_segment(&cfg, ref[i].text, &htext, 1, am_recall_vocab_lookup, hist, &r),
+            am_simianer_segment(&cfg, ref_text[i], &htext, 1, am_recall_vocab_lookup, hist, &r),
             AM_OK);
         check_seg_value(json_object_get(g, "r0_rk.rb"), &r.sys[0].r[0]);
         check_seg_value(json_object_get(g, "r1_rk.rb"), &r.sys[0].r[1]);
@@ -254,8 +233,9 @@ static void test_tico19(void **state)
     am_vocab_free(hyp_by_id);
     am_sw_free(sw);
     json_decref(golden);
-    free_segs(ref, nref);
-    free_segs(hyp, nhyp);
+    free_texts(ref_text, nref);
+    free_texts(hyp_text, nhyp);
+    tu_tico_free(&tico);
 }
 
 int main(void)

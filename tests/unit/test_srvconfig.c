@@ -59,6 +59,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.shutdown_timeout_ms, 10000);
     assert_string_equal(c.config_file, "");
     assert_string_equal(c.owner_map, "");
+    assert_int_equal(c.sse_heartbeat, 15);
 
     /* loading with nothing given is the defaults */
     am_srv_config d;
@@ -76,7 +77,7 @@ static void test_defaults(void **state)
         assert_non_null(o->def);
         assert_true(strlen(o->help) > 10);
     }
-    assert_int_equal(n, 17);
+    assert_int_equal(n, 18);
 }
 
 static void test_precedence(void **state)

@@ -1,7 +1,6 @@
 /* test_ter.c — TER (sacreBLEU 2.6.0) and TERm (core/ter.h). */
 #include "testutil.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,143 +8,40 @@
 #include "am.h"
 #include "ter.h"
 
-/* ---- a minimal SGML segment reader (test only) ----------------------------- */
-
-typedef struct seg {
-    char *id;
-    char *text;     /* tags removed, whitespace collapsed, trimmed */
-    am_toks words;  /* text split on spaces (case kept) */
-    unsigned char *in_term; /* per word: inside a <term>…</term> element */
-} seg;
-
-typedef struct segset {
-    seg *v;
-    size_t n;
-} segset;
-
-/* Reads every line holding <seg id="…">…</seg>. */
-static void read_sgm(const char *rel, segset *out)
-{
-    char *buf = tu_read(rel, NULL);
-    size_t cap = 64;
-    out->v = calloc(cap, sizeof(seg));
-    out->n = 0;
-    assert_non_null(out->v);
-    char *line = buf;
-    while (line && *line) {
-        char *nl = strchr(line, '\n');
-        if (nl)
-            *nl = '\0';
-        char *p = strstr(line, "<seg id=\"");
-        if (p) {
-            p += strlen("<seg id=\"");
-            char *q = strchr(p, '"');
-            assert_non_null(q);
-            char *gt = strchr(q, '>');
-            assert_non_null(gt);
-            char *end = strstr(gt, "</seg>");
-            assert_non_null(end);
-            if (out->n == cap) {
-                cap *= 2;
-                out->v = realloc(out->v, cap * sizeof(seg));
-                assert_non_null(out->v);
-            }
-            seg *s = &out->v[out->n++];
-            s->id = strndup(p, (size_t)(q - p));
-            /* strip tags, collapse whitespace, track <term> words */
-            size_t cap_w = 16, nw = 0;
-            s->in_term = malloc(cap_w);
-            am_toks_init(&s->words);
-            am_buf text, word;
-            am_buf_init(&text);
-            am_buf_init(&word);
-            int depth = 0, word_term = 0;
-            const char *c = gt + 1;
-            for (;;) {
-                int flush = c >= end || isspace((unsigned char)*c) || *c == '<';
-                if (flush && word.len) {
-                    if (text.len)
-                        am_buf_appendc(&text, ' ');
-                    am_buf_append(&text, word.data, word.len);
-                    am_toks_push(&s->words, word.data, word.len);
-                    if (nw == cap_w) {
-                        cap_w *= 2;
-                        s->in_term = realloc(s->in_term, cap_w);
-                    }
-                    s->in_term[nw++] = (unsigned char)word_term;
-                    am_buf_reset(&word);
-                    word_term = 0;
-                }
-                if (c >= end)
-                    break;
-                const char *e = *c == '<' ? strchr(c, '>') : NULL;
-                if (e && e < end && (isalpha((unsigned char)c[1]) || c[1] == '/')) {
-                    if (strncmp(c, "<term", 5) == 0)
-                        depth++;
-                    else if (strncmp(c, "</term", 6) == 0)
-                        depth--;
-                    c = e + 1;
-                    continue;
-                }
-                if (*c == '&') { /* the five XML entities */
-                    static const char *const ent[][2] = {
-                        {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}, {"&quot;", "\""}, {"&apos;", "'"}};
-                    size_t en;
-                    for (en = 0; en < 5; en++)
-                        if (strncmp(c, ent[en][0], strlen(ent[en][0])) == 0)
-                            break;
-                    if (en < 5) {
-                        am_buf_appends(&word, ent[en][1]);
-                        if (depth > 0)
-                            word_term = 1;
-                        c += strlen(ent[en][0]);
-                        continue;
-                    }
-                }
-                if (!isspace((unsigned char)*c)) {
-                    am_buf_appendc(&word, *c);
-                    if (depth > 0)
-                        word_term = 1;
-                }
-                c++;
-            }
-            s->text = am_buf_detach(&text);
-            am_buf_cleanup(&word);
-        }
-        line = nl ? nl + 1 : NULL;
-    }
-    free(buf);
-}
-
-static void free_sgm(segset *s)
-{
-    for (size_t k = 0; k < s->n; k++) {
-        free(s->v[k].id);
-        free(s->v[k].text);
-        free(s->v[k].in_term);
-        am_toks_cleanup(&s->v[k].words);
-    }
-    free(s->v);
-}
-
-static const seg *find_seg(const segset *s, const char *id)
-{
-    for (size_t k = 0; k < s->n; k++)
-        if (strcmp(s->v[k].id, id) == 0)
-            return &s->v[k];
-    return NULL;
-}
+/* ---- the TICO-19 dev set ---------------------------------------------------- */
 
 typedef struct tico {
-    segset ref, hyp;
+    tu_tico t;
+    /* Per reference segment, per word of its text (split on spaces): 1 when
+     * the word lies inside a <term> tag (the tag's tok_start/tok_count). */
+    unsigned char **in_term;
+    size_t *nwords;
     json_t *golden;
 } tico;
 
 static int tico_setup(void **state)
 {
     tico *t = calloc(1, sizeof(*t));
-    read_sgm("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &t->ref);
-    read_sgm("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &t->hyp);
+    assert_non_null(t);
+    tu_tico_load(&t->t);
+    t->in_term = calloc(t->t.n, sizeof *t->in_term);
+    t->nwords = calloc(t->t.n, sizeof *t->nwords);
+    assert_true(t->in_term && t->nwords);
+    am_toks w;
+    am_toks_init(&w);
+    for (size_t k = 0; k < t->t.n; k++) {
+        const am_sgml_seg *r = t->t.segs[k].ref_seg;
+        am_toks_reset(&w);
+        am_toks_split_ascii(&w, r->text);
+        t->nwords[k] = w.n;
+        t->in_term[k] = calloc(w.n + 1, 1);
+        assert_non_null(t->in_term[k]);
+        for (size_t m = 0; m < r->nterms; m++)
+            for (size_t j = r->terms[m].tok_start;
+                 j < r->terms[m].tok_start + r->terms[m].tok_count && j < w.n; j++)
+                t->in_term[k][j] = 1;
+    }
+    am_toks_cleanup(&w);
     t->golden = tu_json("data/golden/tico19-enfr-dev.json");
     *state = t;
     return 0;
@@ -154,8 +50,11 @@ static int tico_setup(void **state)
 static int tico_teardown(void **state)
 {
     tico *t = *state;
-    free_sgm(&t->ref);
-    free_sgm(&t->hyp);
+    for (size_t k = 0; k < t->t.n; k++)
+        free(t->in_term[k]);
+    free(t->in_term);
+    free(t->nwords);
+    tu_tico_free(&t->t);
     json_decref(t->golden);
     free(t);
     return 0;
@@ -209,29 +108,28 @@ static void test_tico_sentence_and_corpus(void **state)
 {
     tico *t = *state;
     json_t *per = json_object_get(t->golden, "per_segment");
-    assert_int_equal(t->ref.n, 971);
-    assert_int_equal(json_array_size(per), t->ref.n);
+    assert_int_equal(t->t.n, 971);
+    assert_int_equal(json_array_size(per), t->t.n);
     am_ter_ws *ws = am_ter_ws_new();
     am_ter_stats lc, cs;
     am_ter_stats_init(&lc);
     am_ter_stats_init(&cs);
     size_t bad = 0;
-    for (size_t k = 0; k < t->ref.n; k++) {
-        const seg *r = &t->ref.v[k];
-        const seg *h = find_seg(&t->hyp, r->id);
-        assert_non_null(h);
+    for (size_t k = 0; k < t->t.n; k++) {
+        const tu_tico_seg *s = &t->t.segs[k];
+        assert_non_null(s->hyp);
         json_t *g = json_array_get(per, k);
-        assert_string_equal(json_string_value(json_object_get(g, "id")), r->id);
+        assert_string_equal(json_string_value(json_object_get(g, "id")), s->id);
         size_t rl;
-        double e = ter_texts(ws, h->text, r->text, 0, &rl);
+        double e = ter_texts(ws, s->hyp, s->ref, 0, &rl);
         am_ter_stats_add(&lc, e, rl);
         double want = json_number_value(json_object_get(g, "sentence_ter"));
         double got = 100.0 * am_ter_score(e, (double)rl);
         if (fabs(got - want) >= 1e-9) {
-            print_message("segment %s: TER %.12f, sacreBLEU %.12f\n", r->id, got, want);
+            print_message("segment %s: TER %.12f, sacreBLEU %.12f\n", s->id, got, want);
             bad++;
         }
-        double e2 = ter_texts(ws, h->text, r->text, 1, &rl);
+        double e2 = ter_texts(ws, s->hyp, s->ref, 1, &rl);
         am_ter_stats_add(&cs, e2, rl);
     }
     assert_int_equal(bad, 0);
@@ -262,12 +160,11 @@ static void test_term_equals_ter_without_terms(void **state)
 {
     tico *t = *state;
     am_ter_ws *ws = am_ter_ws_new();
-    for (size_t k = 0; k < t->ref.n; k++) {
-        const seg *r = &t->ref.v[k];
-        const seg *h = find_seg(&t->hyp, r->id);
+    for (size_t k = 0; k < t->t.n; k++) {
+        const tu_tico_seg *s = &t->t.segs[k];
         am_toks ht, rt;
-        toks_of(h->text, &ht);
-        toks_of(r->text, &rt);
+        toks_of(s->hyp, &ht);
+        toks_of(s->ref, &rt);
         double *ones = malloc((rt.n + 1) * sizeof(double));
         for (size_t j = 0; j < rt.n; j++)
             ones[j] = 1.0;
@@ -295,17 +192,17 @@ static void test_term_never_below_ter(void **state)
     am_ter_stats_init(&st_ter);
     am_ter_stats_init(&st_term);
     for (int round = 0; round < 3; round++) {
-        for (size_t k = 0; k < t->ref.n; k++) {
-            const seg *r = &t->ref.v[k];
-            const seg *h = find_seg(&t->hyp, r->id);
+        for (size_t k = 0; k < t->t.n; k++) {
+            const tu_tico_seg *s = &t->t.segs[k];
+            const unsigned char *in_term = t->in_term[k];
             am_toks ht, rt;
-            toks_of(h->text, &ht);
-            toks_of(r->text, &rt);
-            assert_int_equal(rt.n, r->words.n);
+            toks_of(s->hyp, &ht);
+            toks_of(s->ref, &rt);
+            assert_int_equal(rt.n, t->nwords[k]);
             double *cost = malloc((rt.n + 1) * sizeof(double));
             for (size_t j = 0; j < rt.n; j++) {
                 if (round == 0) { /* the real <term> spans of the reference */
-                    cost[j] = r->in_term[j] ? 2.0 : 1.0;
+                    cost[j] = in_term[j] ? 2.0 : 1.0;
                 } else { /* random spans, C_term 2 or 3.5 */
                     rng = rng * 6364136223846793005UL + 1442695040888963407UL;
                     cost[j] = ((rng >> 33) % 5 == 0) ? (round == 1 ? 2.0 : 3.5) : 1.0;
@@ -318,7 +215,7 @@ static void test_term_never_below_ter(void **state)
                 raised++;
             if (round == 0) {
                 for (size_t j = 0; j < rt.n; j++)
-                    tagged += r->in_term[j];
+                    tagged += in_term[j];
                 am_ter_stats_add(&st_ter, ter, rt.n);
                 am_ter_stats_add(&st_term, term, rt.n);
             }

@@ -604,104 +604,25 @@ static void test_preview(void **state)
 
 /* ---- TICO-19 dev set sanity run ----------------------------------------- */
 
-typedef struct sgm_seg {
-    char *id;
-    char *text;
-} sgm_seg;
-
-/* Static SGML line reader: every line holding <seg id="…">…</seg> gives one
- * segment; text = content with tags removed and whitespace collapsed. */
-static sgm_seg *read_sgm(const char *rel, size_t *n_out)
-{
-    char *buf = tu_read(rel, NULL);
-    sgm_seg *v = NULL;
-    size_t n = 0, cap = 0;
-    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-        char *s = strstr(line, "<seg id=\"");
-        if (!s)
-            continue;
-        s += 9;
-        char *q = strchr(s, '"');
-        assert_non_null(q);
-        char *gt = strchr(q, '>');
-        assert_non_null(gt);
-        char *end = strstr(gt, "</seg>");
-        assert_non_null(end);
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            v = realloc(v, cap * sizeof *v);
-            assert_non_null(v);
-        }
-        v[n].id = strndup(s, (size_t)(q - s));
-        char *t = malloc((size_t)(end - gt) + 1);
-        assert_non_null(t);
-        size_t k = 0;
-        int intag = 0, space = 0;
-        for (char *p = gt + 1; p < end; p++) {
-            if (*p == '<') {
-                intag = 1;
-                continue;
-            }
-            if (intag) {
-                if (*p == '>')
-                    intag = 0;
-                continue;
-            }
-            if (*p == ' ' || *p == '\t' || *p == '\r') {
-                space = 1;
-                continue;
-            }
-            if (space && k)
-                t[k++] = ' ';
-            space = 0;
-            t[k++] = *p;
-        }
-        t[k] = '\0';
-        v[n].text = t;
-        n++;
-    }
-    free(buf);
-    *n_out = n;
-    return v;
-}
-
-static void free_sgm(sgm_seg *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(v[i].id);
-        free(v[i].text);
-    }
-    free(v);
-}
-
-static const char *by_id(const sgm_seg *v, size_t n, const char *id)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(v[i].id, id) == 0)
-            return v[i].text;
-    return NULL;
-}
-
-static void run_dev(const am_terms_lex *lex, const sgm_seg *ref, size_t nref, const sgm_seg *src,
-                    size_t nsrc, const sgm_seg *hyp, size_t nhyp, const am_terms_cfg *cfg,
+static void run_dev(const am_terms_lex *lex, const tu_tico *tico, const am_terms_cfg *cfg,
                     am_terms_totals *tot, size_t *nseg)
 {
     am_terms_ws *ws = am_terms_ws_new();
     am_terms_totals_init(tot, cfg);
     *nseg = 0;
-    for (size_t i = 0; i < nref; i++) {
-        const char *s = by_id(src, nsrc, ref[i].id);
-        const char *h = by_id(hyp, nhyp, ref[i].id);
+    for (size_t i = 0; i < tico->n; i++) {
+        const char *s = tico->segs[i].src, *ref = tico->segs[i].ref;
+        const char *h = tico->segs[i].hyp;
         assert_non_null(s);
         if (!h)
             h = "";
         const am_terms_seg *sg;
-        assert_int_equal(am_terms_score(ws, lex, s, h, ref[i].text, NULL, 0, &sg), AM_OK);
+        assert_int_equal(am_terms_score(ws, lex, s, h, ref, NULL, 0, &sg), AM_OK);
         for (size_t k = 0; k < sg->n_inst; k++) {
             const am_terms_inst *in = &sg->inst[k];
             assert_true(in->ref.tok_end > in->ref.tok_start);
             assert_true(in->ref.byte_end > in->ref.byte_start);
-            assert_true(in->ref.byte_end <= strlen(ref[i].text));
+            assert_true(in->ref.byte_end <= strlen(ref));
             assert_true(in->partial >= 0 && in->partial <= 1);
             assert_true(in->reorder >= 0 && in->reorder <= 1);
             if (in->match != AM_TERMS_NONE)
@@ -716,10 +637,10 @@ static void run_dev(const am_terms_lex *lex, const sgm_seg *ref, size_t nref, co
 static void test_tico19_dev(void **state)
 {
     (void)state;
-    size_t nsrc, nref, nhyp, len;
-    sgm_seg *src = read_sgm("data/tico19-enfr-dev/dev.en-fr.en.sgm", &nsrc);
-    sgm_seg *ref = read_sgm("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &nref);
-    sgm_seg *hyp = read_sgm("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &nhyp);
+    size_t len;
+    tu_tico tico;
+    tu_tico_load(&tico);
+    size_t nref = tico.n;
     json_t *golden = tu_json("data/golden/tico19-enfr-dev.json");
     assert_int_equal(nref, json_integer_value(json_object_get(golden, "segments")));
     json_decref(golden);
@@ -741,9 +662,9 @@ static void test_tico19_dev(void **state)
     am_terms_totals t1, t2;
     size_t n1, n2;
     clock_t c0 = clock();
-    run_dev(lex, ref, nref, src, nsrc, hyp, nhyp, &cfg, &t1, &n1);
+    run_dev(lex, &tico, &cfg, &t1, &n1);
     double secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
-    run_dev(lex, ref, nref, src, nsrc, hyp, nhyp, &cfg, &t2, &n2);
+    run_dev(lex, &tico, &cfg, &t2, &n2);
     assert_int_equal(n1, nref);
     assert_true(t1.instances > 0);
     assert_true(t1.exact > 0);
@@ -773,9 +694,7 @@ static void test_tico19_dev(void **state)
     am_terms_lex_free(lex);
     am_sw_free(sw);
     am_gloss_cleanup(&g);
-    free_sgm(src, nsrc);
-    free_sgm(ref, nref);
-    free_sgm(hyp, nhyp);
+    tu_tico_free(&tico);
 }
 
 int main(void)

@@ -59,6 +59,53 @@ json_t *tu_json(const char *rel)
     return j;
 }
 
+void tu_sgml_load(const char *rel, am_sgml_doc *doc)
+{
+    size_t len, line;
+    char *buf = tu_read(rel, &len);
+    int rc = am_sgml_parse(buf, len, doc, &line);
+    free(buf);
+    if (rc != AM_OK)
+        fail_msg("%s: parse error %d at line %zu", rel, rc, line);
+}
+
+/* The segment of doc with this id, or NULL. */
+static const am_sgml_seg *seg_by_id(const am_sgml_doc *doc, const char *id)
+{
+    size_t k = am_sgml_find_seg(doc, id);
+    return k == (size_t)-1 ? NULL : &doc->segs[k];
+}
+
+void tu_tico_load(tu_tico *t)
+{
+    memset(t, 0, sizeof *t);
+    tu_sgml_load(TU_TICO_SRC, &t->src);
+    tu_sgml_load(TU_TICO_REF, &t->ref);
+    tu_sgml_load(TU_TICO_HYP, &t->hyp);
+    t->n = t->ref.nsegs;
+    t->segs = calloc(t->n ? t->n : 1, sizeof *t->segs);
+    assert_non_null(t->segs);
+    for (size_t i = 0; i < t->n; i++) {
+        tu_tico_seg *s = &t->segs[i];
+        s->ref_seg = &t->ref.segs[i];
+        s->id = s->ref_seg->id;
+        s->ref = s->ref_seg->text;
+        s->src_seg = seg_by_id(&t->src, s->id);
+        s->hyp_seg = seg_by_id(&t->hyp, s->id);
+        s->src = s->src_seg ? s->src_seg->text : NULL;
+        s->hyp = s->hyp_seg ? s->hyp_seg->text : NULL;
+    }
+}
+
+void tu_tico_free(tu_tico *t)
+{
+    free(t->segs);
+    am_sgml_free(&t->src);
+    am_sgml_free(&t->ref);
+    am_sgml_free(&t->hyp);
+    memset(t, 0, sizeof *t);
+}
+
 void tu_assert_close_(double a, double b, double tol, const char *file, int line)
 {
     if (!(fabs(a - b) <= tol))

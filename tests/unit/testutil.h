@@ -14,6 +14,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "sgml.h"
+
 /* Returns a malloc'd absolute path "<srcdir>/<rel>" (caller frees). */
 char *tu_path(const char *rel);
 /* Reads a whole file under the source tree; returns a malloc'd NUL-terminated
@@ -23,6 +25,39 @@ char *tu_read(const char *rel, size_t *len);
 /* Loads a JSON file under the source tree (caller json_decref's). Fails the
  * test on error. */
 json_t *tu_json(const char *rel);
+/* Parses the WMT SGML file rel (under the source tree) with am_sgml_parse
+ * into *doc (caller releases it with am_sgml_free). Fails the test, naming
+ * the file and line, when it cannot be read or parsed. */
+void tu_sgml_load(const char *rel, am_sgml_doc *doc);
+
+/* The TICO-19 En-Fr dev set of data/tico19-enfr-dev, segments paired by id. */
+#define TU_TICO_SRC "data/tico19-enfr-dev/dev.en-fr.en.sgm"
+#define TU_TICO_REF "data/tico19-enfr-dev/dev.en-fr.fr.sgm"
+#define TU_TICO_HYP "data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm"
+
+/* One reference segment with the source and hypothesis segments of the same
+ * id. Texts are am_sgml_seg.text (data/README.md: tags removed, entities
+ * decoded, whitespace collapsed); the *_seg pointers give the rest (raw
+ * content, term tags). src/hyp and their *_seg are NULL when that file has
+ * no segment of this id. Everything points into the owning tu_tico. */
+typedef struct tu_tico_seg {
+    const char *id;
+    const char *src, *ref, *hyp;
+    const am_sgml_seg *src_seg, *ref_seg, *hyp_seg;
+} tu_tico_seg;
+
+typedef struct tu_tico {
+    am_sgml_doc src, ref, hyp; /* the three parsed files */
+    tu_tico_seg *segs;         /* one per reference segment, in reference order */
+    size_t n;
+} tu_tico;
+
+/* Loads the three dev files into *t (caller releases with tu_tico_free).
+ * Fails the test when a file cannot be read or parsed. */
+void tu_tico_load(tu_tico *t);
+/* Frees everything t owns. */
+void tu_tico_free(tu_tico *t);
+
 /* Asserts |a-b| <= tol, printing both values on failure. */
 #define tu_assert_close(a, b, tol) tu_assert_close_((a), (b), (tol), __FILE__, __LINE__)
 void tu_assert_close_(double a, double b, double tol, const char *file, int line);

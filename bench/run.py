@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""`make bench`: the service benchmarks (method and figures: bench/README.md).
+
+usage: run.py ADAPTMON HTTP_CEILING SQLITE_CEILING OUTDIR [--quick]
+
+Runs the ceilings and the service under wrk on 127.0.0.1, writes
+OUTDIR/report.md (Markdown tables), OUTDIR/*.dat and OUTDIR/*.svg (gnuplot).
+Every figure is the median of repeated runs (RUNS, default 3). Servers are
+started and stopped here (by pid); databases live in a temporary directory.
+"""
+import json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+ADAPTMON, HTTPC, SQLC, OUT = [os.path.abspath(a) for a in sys.argv[1:5]]
+QUICK = "--quick" in sys.argv
+RUNS = int(os.environ.get("RUNS", "3"))
+DUR = int(os.environ.get("DUR", "4" if QUICK else "10"))
+CONNS = 64
+NSESS = 1000
+GLOSSARY = os.path.join(ROOT, "data", "glossaries", "tico19", "f_en-fr_XX.csv")
+TMP = tempfile.mkdtemp(prefix="adaptmon-bench-")
+SEGS = os.path.join(TMP, "segs.lua")
+PORT = 18900 + os.getpid() % 500
+rows = []   # (section, measure, value)
+T0 = time.time()
+
+
+def log(*a):
+    print("[bench %5.0fs]" % (time.time() - T0), *a, flush=True)
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def rss_kb(pid, key="VmRSS"):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+class Server:
+    """adaptmon serve on PORT with a database in TMP."""
+
+    def __init__(self, name, durability="normal", db=None, extra=()):
+        self.db = db or os.path.join(TMP, name + ".db")
+        t0 = time.perf_counter()
+        self.p = subprocess.Popen([ADAPTMON, "serve", "--port", str(PORT), "--db", self.db,
+                                   "--durability", durability, "--log-level", "error",
+                                   "--threads", "4", *extra],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.p.stdout.readline()
+        self.startup = time.perf_counter() - t0
+        if "listening" not in line:
+            raise SystemExit("server did not start: %r" % line)
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        self.p.wait(timeout=30)
+
+
+def helper(*args):
+    subprocess.run([sys.executable, os.path.join(HERE, "sessions.py"), args[0], str(PORT), *map(str, args[1:])],
+                   check=True)
+
+
+def wrk(script, env, duration=DUR, threads=2, conns=CONNS, url_port=None):
+    e = dict(os.environ, SEGS=SEGS, WRK_THREADS=str(threads), **{k: str(v) for k, v in env.items()})
+    out = subprocess.run(["wrk", "-t%d" % threads, "-c%d" % conns, "-d%ds" % duration, "--timeout", "10s",
+                          "-s", os.path.join(HERE, script), "http://127.0.0.1:%d" % (url_port or PORT)],
+                         env=e, capture_output=True, text=True, check=True).stdout
+    m = re.search(r"RESULT (.*)", out)
+    return {k: float(v) for k, v in (kv.split("=") for kv in m.group(1).split())}
+
+
+def wrk_runs(script, env, n=RUNS, **kw):
+    rs = []
+    for i in range(n):
+        rs.append(wrk(script, dict(env, RUN="%s%d" % (env.get("RUN", "r"), i)), **kw))
+    return {k: med([r[k] for r in rs]) for k in rs[0]}, rs
+
+
+def grow_sql(session, target):
+    """SQL doubling a session's segments and occurrences until it has >= target segments."""
+    q = ["PRAGMA journal_mode=WAL;", "BEGIN;",
+         "CREATE TEMP TABLE g AS SELECT sid FROM sessions WHERE id = '%s';" % session]
+    # each round doubles (offset = the current highest seq); rounds past the target do nothing
+    for _ in range(24):
+        q.append("INSERT INTO occurrences SELECT o.sid, o.word, o.seq + m.mx FROM occurrences o, "
+                 "(SELECT max(seq) AS mx FROM segments WHERE sid = (SELECT sid FROM g)) m "
+                 "WHERE o.sid = (SELECT sid FROM g) AND m.mx < %d;" % target)
+        q.append("INSERT INTO segments SELECT s.sid, s.seq + m.mx, s.client_id || '-g' || m.mx, s.body_hash, "
+                 "s.request, s.result, s.created_at, s.updated_at FROM segments s, "
+                 "(SELECT max(seq) AS mx FROM segments WHERE sid = (SELECT sid FROM g)) m "
+                 "WHERE s.sid = (SELECT sid FROM g) AND m.mx < %d;" % target)
+    q.append("UPDATE vocab SET occ = (SELECT count(*) FROM occurrences o WHERE o.sid = vocab.sid AND o.word = vocab.word), "
+             "last_seq = (SELECT max(seq) FROM occurrences o WHERE o.sid = vocab.sid AND o.word = vocab.word) "
+             "WHERE sid = (SELECT sid FROM g);")
+    q.append("UPDATE sessions SET segments = (SELECT max(seq) FROM segments WHERE sid = sessions.sid), "
+             "version = version + 1 WHERE sid = (SELECT sid FROM g);")
+    q.append("COMMIT;")
+    q.append("PRAGMA wal_checkpoint(TRUNCATE);")
+    return "\n".join(q) + "\n"
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    subprocess.run([sys.executable, os.path.join(HERE, "tico.py"), "lua", SEGS], check=True)
+    cc = subprocess.run(["cc", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    machine = "%d cores, %.0f GiB, %s, %s; load average at start %s" % (os.cpu_count(), mem, os.uname().machine, cc, load())
+    log(machine)
+    res = {"machine": machine, "runs": RUNS, "duration_s": DUR}
+
+    # ---- ceilings ----
+    for sync in ("NORMAL", "FULL"):
+        for group in (1, 64):
+            xs = [subprocess.run([SQLC, os.path.join(TMP, "ceil.db"), sync, "2", str(group)], capture_output=True,
+                                 text=True, check=True).stdout.split() for _ in range(RUNS)]
+            res["sqlite_%s_g%d" % (sync, group)] = med([float(x[1]) for x in xs])
+            log("storage ceiling", sync, "group", group, res["sqlite_%s_g%d" % (sync, group)], "segments/s")
+    hp = subprocess.Popen([HTTPC, str(PORT + 1), "4"], stdout=subprocess.PIPE, text=True)
+    hp.stdout.readline()
+    m, _ = wrk_runs("post.lua", {"RUN": "h"}, url_port=PORT + 1)
+    hp.send_signal(signal.SIGTERM)
+    hp.wait()
+    res["http_ceiling"] = m
+    log("HTTP ceiling", m["rps"], "req/s")
+
+    # ---- posting, durability normal and full ----
+    for dur in ("normal", "full"):
+        srv = Server("post-" + dur, dur)
+        helper("create", "b", NSESS, GLOSSARY)
+        m, allr = wrk_runs("post.lua", {"RUN": "p" + dur, "SESSIONS": NSESS})
+        res["post_" + dur] = m
+        res["post_%s_runs" % dur] = [r["rps"] for r in allr]
+        log("POST", dur, m)
+        if dur == "normal":
+            res["rss_posting_kb"] = rss_kb(srv.p.pid, "VmHWM")
+            # paced: 64 connections, each waiting DELAY_MS before a request (~5,000/s in total)
+            pm, _ = wrk_runs("post.lua", {"RUN": "q", "SESSIONS": NSESS, "DELAY_MS": 12})
+            res["post_paced"] = pm
+            log("POST paced", pm)
+            # paced at half the measured maximum: the latency of an unsaturated server
+            half = max(1.0, m["rps"] / 2)
+            hm, _ = wrk_runs("post.lua", {"RUN": "hq", "SESSIONS": NSESS, "DELAY_MS": int(CONNS * 1000 / half)})
+            res["post_half"] = hm
+            log("POST paced at half the maximum", hm)
+            # polling the metrics
+            m1, _ = wrk_runs("metrics.lua", {"SESSIONS": NSESS}, duration=max(3, DUR // 2))
+            helper("etags", "b", NSESS, os.path.join(TMP, "etags.lua"))
+            m2, _ = wrk_runs("metrics.lua", {"SESSIONS": NSESS, "ETAGS": os.path.join(TMP, "etags.lua")},
+                             duration=max(3, DUR // 2))
+            res["metrics_get"], res["metrics_304"] = m1, m2
+            log("metrics", m1["rps"], "304", m2["rps"])
+            # flat cost: one session, latency at its start and after a long run
+            lat = os.path.join(TMP, "lat.txt")
+
+            def seq_lat(start):
+                out = subprocess.run([sys.executable, os.path.join(HERE, "sessions.py"), "lat", str(PORT), "flat0",
+                                      "300", str(start)], capture_output=True, text=True, check=True).stdout
+                return med([float(x) for x in out.split()[100:]])
+            helper("create", "flat", 1, GLOSSARY)
+            res["flat_at_100"] = seq_lat(0)
+            fill = wrk("post.lua", {"RUN": "f", "SESSIONS": 1, "PREFIX": "flat"}, duration=int(os.environ.get("FLAT_S", "5")))
+            res["flat_fill_rps"] = fill["rps"]
+            srv.stop()
+            # grow the session by doubling its rows in SQL (server stopped): the same rows
+            # posting the same segments again would write (segments, occurrences, vocab)
+            target = int(os.environ.get("FLAT_N", "200000"))
+            t0 = time.time()
+            subprocess.run(["sqlite3", srv.db], input=grow_sql("flat0", target), text=True, check=True,
+                           capture_output=True)
+            res["flat_grow_s"] = time.time() - t0
+            srv = Server("post-" + dur, dur)
+            srow = json.loads(subprocess.run(["curl", "-s", "http://127.0.0.1:%d/v1/sessions/flat0" % PORT],
+                                             capture_output=True, text=True).stdout)
+            res["flat_segments"] = srow["segments"]
+            res["flat_at_n"] = seq_lat(10**7)
+            log("flat", res["flat_at_100"], "ms at 100;", res["flat_at_n"], "ms at", res["flat_segments"])
+        srv.stop()
+
+    # ---- memory with 10,000 idle sessions ----
+    srv = Server("idle")
+    helper("create", "i", 10000)
+    helper("post1", "i", 10000)
+    time.sleep(2)
+    res["rss_idle_kb"] = rss_kb(srv.p.pid)
+    log("idle RSS", res["rss_idle_kb"], "kB")
+    srv.stop()
+
+    # ---- start-up with a 2 GB database ----
+    big = os.path.join(TMP, "big.db")
+    srv = Server("big", db=big)
+    helper("create", "s", 10, GLOSSARY)
+    srv.stop()
+    gb = float(os.environ.get("BIG_GB", "2"))
+    subprocess.run(["sqlite3", big, "PRAGMA journal_mode=WAL; CREATE TABLE bench_pad (x BLOB); "
+                    "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < %d) "
+                    "INSERT INTO bench_pad SELECT randomblob(1048576) FROM c; PRAGMA wal_checkpoint(TRUNCATE);"
+                    % int(gb * 1024)], check=True, capture_output=True)
+    res["big_db_bytes"] = os.path.getsize(big)
+    ts = []
+    for _ in range(max(RUNS, 5)):
+        s = Server("big", db=big)
+        ts.append(s.startup)
+        s.stop()
+    res["startup_ms"] = med(ts) * 1000
+    log("start-up", res["startup_ms"], "ms with", res["big_db_bytes"], "bytes")
+    os.unlink(big)
+
+    # ---- offline scoring ----
+    res["score"] = {}
+    for n in (1000, 10000, 100000):
+        files = [os.path.join(TMP, "sc.%s" % x) for x in ("src", "hyp", "ref")]
+        subprocess.run([sys.executable, os.path.join(HERE, "tico.py"), "score", str(n), *files], check=True)
+        walls, cpus = [], []
+        for _ in range(RUNS if n < 100000 else max(1, RUNS - 1)):
+            t0 = time.perf_counter()
+            r0 = os.times()
+            subprocess.run([ADAPTMON, "score", "--source-lang", "en", "--target-lang", "fr", "--glossary", GLOSSARY,
+                            "--src", files[0], "--hyp", files[1], "--ref", files[2], "--json"],
+                           check=True, capture_output=True)
+            r1 = os.times()
+            walls.append(time.perf_counter() - t0)
+            cpus.append((r1.children_user - r0.children_user) + (r1.children_system - r0.children_system))
+        res["score"][n] = {"wall_s": med(walls), "cpu_s": med(cpus)}
+        log("score", n, res["score"][n])
+    res["load_end"] = load()
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    report(res)
+    log("done; report in", os.path.join(OUT, "report.md"))
+
+
+def report(r):
+    f = open(os.path.join(OUT, "report.md"), "w")
+    w = lambda s="": f.write(s + "\n")
+    pn, pf, hc = r["post_normal"], r["post_full"], r["http_ceiling"]
+    w("machine: %s; load average at end %s; %d runs of %d s each (medians)" % (r["machine"], r["load_end"], r["runs"], r["duration_s"]))
+    w()
+    w("| ceiling | median |")
+    w("|---|---|")
+    w("| HTTP: minimal libmicrohttpd server, POST body read, fixed JSON (64 connections) | %.0f req/s (p99 %.2f ms) |" % (hc["rps"], hc["p99_ms"]))
+    for s in ("NORMAL", "FULL"):
+        w("| SQLite WAL synchronous=%s, 1 segment + 8 vocabulary upserts per commit | %.0f segments/s |" % (s, r["sqlite_%s_g1" % s]))
+        w("| SQLite WAL synchronous=%s, 64 such segments per commit (group commit) | %.0f segments/s |" % (s, r["sqlite_%s_g64" % s]))
+    w()
+    w("| target | measured | status |")
+    w("|---|---|---|")
+    st = lambda ok: "met" if ok else "**not met**"
+    w("| POST ≥ 10,000 segments/s (64 connections, 1,000 sessions, durability normal) | %.0f segments/s (runs %s); %.3f of the HTTP ceiling, %.2f of the storage ceiling (1/commit), %.2f (grouped) | %s |"
+      % (pn["rps"], ", ".join("%.0f" % x for x in r["post_normal_runs"]), pn["rps"] / hc["rps"], pn["rps"] / r["sqlite_NORMAL_g1"], pn["rps"] / r["sqlite_NORMAL_g64"], st(pn["rps"] >= 10000 and pn["non201"] == 0)))
+    pp = r["post_paced"]
+    w("| p99 ≤ 10 ms at 5,000/s | paced for 5,000/s (64 connections, 12 ms between requests), achieved %.0f/s: p50 %.2f ms, p99 %.2f ms | %s |"
+      % (pp["rps"], pp["p50_ms"], pp["p99_ms"], st(pp["rps"] >= 4900 and pp["p99_ms"] <= 10)))
+    hh = r["post_half"]
+    w("| (latency at half the measured maximum, unsaturated) | paced at %.0f/s: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms | — |"
+      % (hh["rps"], hh["p50_ms"], hh["p90_ms"], hh["p99_ms"]))
+    w("| `--durability full` ≥ 5,000 segments/s | %.0f segments/s (runs %s); %.2f of the FULL storage ceiling | %s |"
+      % (pf["rps"], ", ".join("%.0f" % x for x in r["post_full_runs"]), pf["rps"] / r["sqlite_FULL_g1"], st(pf["rps"] >= 5000 and pf["non201"] == 0)))
+    for k, label in (("metrics_get", "without If-None-Match"), ("metrics_304", "with If-None-Match (304)")):
+        w("| metrics polling ≥ 40,000 req/s, %s | %.0f req/s (p99 %.2f ms) | %s |" % (label, r[k]["rps"], r[k]["p99_ms"], st(r[k]["rps"] >= 40000)))
+    ratio = r["flat_at_n"] / r["flat_at_100"]
+    w("| flat cost: median POST latency at segment 200,000 ≤ 1.2 × at segment 100 | %.3f ms at segment %d vs %.3f ms at segments 101–300 (%.2f×; one client, sequential, keep-alive) | %s |"
+      % (r["flat_at_n"], r["flat_segments"] + 101, r["flat_at_100"], ratio,
+         st(ratio <= 1.2 and r["flat_segments"] >= 200000)))
+    w("| ≤ 64 MB resident with 10,000 idle sessions | %.1f MiB | %s |" % (r["rss_idle_kb"] / 1024, st(r["rss_idle_kb"] <= 65536)))
+    w("| ≤ 256 MB while 1,000 sessions post at full speed | %.1f MiB (VmHWM) | %s |" % (r["rss_posting_kb"] / 1024, st(r["rss_posting_kb"] <= 262144)))
+    w("| start-up with a 2 GB database ≤ 200 ms (exec to ready line) | %.1f ms (%.2f GB file) | %s |" % (r["startup_ms"], r["big_db_bytes"] / 1e9, st(r["startup_ms"] <= 200)))
+    w()
+    w("`adaptmon score` (all metrics, TICO-19 glossary; the dev set repeated):")
+    w()
+    w("| segments | wall time | CPU time | CPU / wall | segments/s |")
+    w("|---|---|---|---|---|")
+    with open(os.path.join(OUT, "score.dat"), "w") as d:
+        for n, v in sorted(r["score"].items(), key=lambda kv: int(kv[0])):
+            w("| %d | %.3f s | %.3f s | %.2f | %.0f |" % (int(n), v["wall_s"], v["cpu_s"], v["cpu_s"] / v["wall_s"], int(n) / v["wall_s"]))
+            d.write("%d %f\n" % (int(n), v["wall_s"]))
+    with open(os.path.join(OUT, "throughput.dat"), "w") as d:
+        d.write('"HTTP ceiling" %f\n"SQLite NORMAL" %f\n"SQLite NORMAL x64" %f\n"SQLite FULL" %f\n"SQLite FULL x64" %f\n"POST normal" %f\n"POST full" %f\n"GET metrics" %f\n"GET metrics 304" %f\n'
+                % (hc["rps"], r["sqlite_NORMAL_g1"], r["sqlite_NORMAL_g64"], r["sqlite_FULL_g1"], r["sqlite_FULL_g64"], pn["rps"], pf["rps"], r["metrics_get"]["rps"], r["metrics_304"]["rps"]))
+    f.close()
+    subprocess.run(["gnuplot", os.path.join(HERE, "plots.gp")], cwd=OUT, check=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)

@@ -1,0 +1,82 @@
+/*
+ * events.h — the event hub behind GET /v1/sessions/{id}/events
+ * (Server-Sent Events for live dashboards; handler in api_events.c).
+ *
+ * Publishers (ingest.c after a commit, the session delete handler) hand the
+ * hub the stored result text of a segment; when the session has
+ * subscribers, the hub formats one SSE message once ("id: SEQ\nevent:
+ * segment\ndata: JSON\n\n") and appends it to its FIFO (O(1) for the
+ * publisher, whatever the number of subscribers). The hub's thread then
+ * appends a reference to the bounded queue of every subscriber of that
+ * session under a short lock: no I/O, no store access, never a wait on a
+ * client. A subscriber that falls more than AM_EVENTS_MAX_BACKLOG events
+ * behind is disconnected (it resumes with Last-Event-ID).
+ *
+ * Subscribers are read by http.c's streamed responses (am_resp_stream):
+ * when a subscriber has nothing to send, http.c suspends its connection
+ * (libmicrohttpd suspend/resume), so an idle stream holds no thread; the
+ * hub wakes it when an event, a heartbeat or the shutdown arrives.
+ *
+ * Resume (Last-Event-ID / ?after=N): the subscriber is registered first
+ * (live events are buffered from then on), then the stored segments with
+ * seq > N are replayed from the store in pages by the reading thread, then
+ * the buffered live events follow, without the new-segment events the
+ * replay already sent (seq <= the last replayed seq). Replacement (PUT)
+ * events are always delivered: clients treat an already-seen seq as an
+ * update.
+ */
+#ifndef AM_EVENTS_H
+#define AM_EVENTS_H
+
+#include "http.h"
+#include "store.h"
+
+#include <stdint.h>
+
+#define AM_EVENTS_MAX_BACKLOG 1024 /* queued events before a subscriber is dropped */
+#define AM_EVENTS_RETRY_MS 2000 /* the "retry:" sent first */
+
+typedef struct am_events am_events;
+typedef struct am_ev_sub am_ev_sub;
+
+/* A hub reading replays from store (borrowed, must outlive the hub), with
+ * a ": ping" comment to every subscriber every heartbeat_s seconds (the
+ * hub's thread, which also fans events out). Returns NULL when the thread cannot start.
+ * Caller frees with am_events_free (after the HTTP daemon stopped). */
+am_events *am_events_new(am_store *store, int heartbeat_s);
+void am_events_free(am_events *ev);
+
+/* Ends every open stream now and every later one at once (SIGTERM). */
+void am_events_shutdown(am_events *ev);
+
+/* A new segment (POST) was committed: result_json is its stored result
+ * text (one line of JSON, copied). Call in seq order per session (ingest.c
+ * holds the session lock). */
+void am_events_publish(am_events *ev, const char *session, int64_t seq, const char *result_json);
+/* A replacement (PUT) was committed: re-sends the stored results of
+ * segments seq >= from_seq, read from the store in pages (only when the
+ * session has subscribers). Returns AM_OK or the store's error. */
+int am_events_publish_from(am_events *ev, const char *session, int64_t from_seq);
+/* The session was deleted: subscribers get "event: deleted" and end. */
+void am_events_deleted(am_events *ev, const char *session);
+
+/* Registers a subscriber of session (events are buffered from now on);
+ * after < 0: live events only, else replay seq > after first. The caller
+ * owns *out: hand it to am_resp_stream with am_events_sub_read and
+ * am_events_sub_free, then am_events_sub_start; or free it. */
+int am_events_subscribe(am_events *ev, const char *session, int64_t after, am_ev_sub **out);
+/* Tells the subscriber which stream to wake (borrowed; valid until
+ * am_events_sub_free). */
+void am_events_sub_start(am_ev_sub *sub, am_stream *st);
+/* am_stream_read_fn: the next bytes of the stream (see http.h). */
+long am_events_sub_read(void *sub, char *buf, size_t max);
+/* am_stream_free_fn: unsubscribes and frees. */
+void am_events_sub_free(void *sub);
+
+/* Open streams (for tests and logs). */
+int am_events_count(am_events *ev);
+
+/* GET /v1/sessions/{id}/events (api_events.c). */
+void am_api_events(am_req *req, am_resp *resp);
+
+#endif

@@ -1,0 +1,511 @@
+#!/usr/bin/env python3
+"""Acceptance test of the live dashboard (GET /, /dashboard/{file}).
+
+Starts `adaptmon serve --port 0` (the port is read from the ready line),
+creates a session with two systems (a baseline and an adapted system) and the
+TICO-19 glossary, then runs tests/browser/dashboard.mjs: headless Chromium
+from Debian (/usr/bin/chromium) driven by playwright-core from npm (installed
+here with `npm ci`, never downloading a browser). While the page is open the
+script posts segments through the API; this file asserts that the curves,
+the latest totals and the segment list followed without a reload with the
+numbers the API returned, at 1280×800 and 390×844 without horizontal
+overflow, and that hit/miss and 0-/1-shot carry text and shape, not only
+colour. Screenshots go to tests/browser/artifacts/.
+
+Prints "ok NAME" / "FAILED NAME" and ends with "N passed, N failed".
+"""
+import atexit
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
+from harness import (ADAPTMON, ROOT, TICO_GLOSSARY, Client, check, eq,  # noqa: E402
+                     expect_problem, expect_status, run_tests, tico19)
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = os.path.join(HERE, "artifacts")
+WRITE_TOKEN = "dash-write-7f3a9c"
+READ_TOKEN = "dash-read-51be02"
+SESSION = "dash-live"
+
+_procs = []
+_dirs = []
+
+
+def _cleanup():
+    for p in _procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    for d in _dirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+atexit.register(_cleanup)
+
+
+class Srv:
+    """`adaptmon serve --port 0`; the port comes from the ready line."""
+
+    def __init__(self, *args):
+        self.dir = tempfile.mkdtemp(prefix="adaptmon-browser-")
+        _dirs.append(self.dir)
+        out_path = os.path.join(self.dir, "stdout.log")
+        self.err_path = os.path.join(self.dir, "stderr.log")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ADAPTMON_")}
+        with open(out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [ADAPTMON, "serve", "--listen", "127.0.0.1", "--port", "0",
+                 "--db", os.path.join(self.dir, "a.db")] + list(args),
+                stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=self.dir, env=env)
+        _procs.append(self.proc)
+        deadline = time.monotonic() + 15
+        self.port = None
+        while time.monotonic() < deadline and self.port is None:
+            with open(out_path, "rb") as f:
+                m = re.search(rb"adaptmon listening on http://127\.0\.0\.1:(\d+)", f.read())
+            if m:
+                self.port = int(m.group(1))
+            elif self.proc.poll() is not None:
+                break
+            else:
+                time.sleep(0.02)
+        if self.port is None:
+            with open(self.err_path, "rb") as f:
+                raise AssertionError("adaptmon serve --port 0 printed no ready line:\n"
+                                     + f.read().decode("utf-8", "replace")[-2000:])
+        self.base = "http://127.0.0.1:%d" % self.port
+
+    def client(self, token=None):
+        return Client(self.port, token)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                return self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("adaptmon serve ignored SIGTERM")
+        return self.proc.returncode
+
+
+# ---- set-up: Chromium and playwright-core ---------------------------------------
+
+def _ensure_browser():
+    if not os.access(CHROMIUM, os.X_OK):
+        # tools/deps.sh installs the Debian package chromium (as root)
+        p = subprocess.run(["sh", os.path.join(ROOT, "tools", "deps.sh")],
+                           capture_output=True, text=True, timeout=900)
+        if not os.access(CHROMIUM, os.X_OK):
+            raise AssertionError(
+                "the browser test needs Chromium at %s (Debian package 'chromium'); "
+                "tools/deps.sh could not install it:\n%s%s" % (CHROMIUM, p.stdout[-1500:], p.stderr[-1500:]))
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        raise AssertionError("the browser test needs node and npm (node >= 20) on PATH")
+    env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
+    p = subprocess.run(["npm", "ci", "--prefix", HERE, "--no-audit", "--no-fund", "--loglevel=error"],
+                       capture_output=True, text=True, timeout=600, env=env)
+    if p.returncode != 0:
+        raise AssertionError("npm ci --prefix tests/browser failed:\n" + p.stderr[-2000:])
+
+
+# ---- data -------------------------------------------------------------------------
+
+def _segments(n):
+    """n TICO-19 segments with two systems: "base" (the Fairseq output) and
+    "adapt" (the confirmed translation on two segments of three, so that it
+    visibly learns; the Fairseq output otherwise)."""
+    out = []
+    for i, s in enumerate(tico19()[:n]):
+        out.append({"id": "d%03d" % (i + 1), "source": s["source"], "translation": s["translation"],
+                    "hypotheses": {"base": s["hypothesis"],
+                                   "adapt": s["translation"] if i % 3 else s["hypothesis"]}})
+    return out
+
+
+def _glossary_csv():
+    with open(TICO_GLOSSARY, encoding="utf-8") as f:
+        return f.read()
+
+
+def _new_session(c, sid):
+    r = c.post("/v1/sessions", {"id": sid, "name": "Dashboard demo", "source_lang": "en",
+                                "target_lang": "fr", "options": {"baseline_system": "base"}})
+    expect_status(r, 201, "POST /v1/sessions")
+    r = c.put("/v1/sessions/%s/glossary" % sid, _glossary_csv(), ctype="text/csv")
+    expect_status(r, 200, "PUT glossary")
+
+
+def _run_node(cfg):
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    fd, path = tempfile.mkstemp(prefix="dash-cfg-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(cfg, f)
+    try:
+        env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
+        p = subprocess.run(["node", os.path.join(HERE, "dashboard.mjs"), path], capture_output=True,
+                           text=True, timeout=300, env=env, cwd=HERE)
+    finally:
+        os.unlink(path)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    check(lines, "dashboard.mjs printed no report (exit %d):\n%s" % (p.returncode, p.stderr[-3000:]))
+    rep = json.loads(lines[-1])
+    check(not rep.get("fatal"), "dashboard.mjs failed: %s\nstderr: %s" % (rep.get("fatal"), p.stderr[-1500:]))
+    check(p.returncode == 0, "dashboard.mjs exit %d: %s" % (p.returncode, p.stderr[-1500:]))
+    return rep
+
+
+# ---- state shared by the tests -----------------------------------------------------
+
+S = None
+C = None
+REPORT = None
+REPORT_ERROR = None
+PRE = 8            # segments stored before the page opens
+PER_VIEWPORT = 3   # segments posted while each viewport's page is open
+SYSTEMS = ("base", "adapt")
+
+
+def setup():
+    global S, C
+    _ensure_browser()
+    S = Srv()
+    C = S.client()
+
+
+def teardown():
+    if C:
+        C.close()
+    if S:
+        eq(S.stop(), 0, "exit status of adaptmon serve after SIGTERM")
+
+
+def _report():
+    """Runs the browser scenario once (the later tests read its report)."""
+    global REPORT, REPORT_ERROR
+    if REPORT_ERROR is not None:
+        raise AssertionError("the browser scenario failed (see the first failure): %s" % REPORT_ERROR)
+    if REPORT is None:
+        try:
+            REPORT = _scenario()
+        except Exception as e:
+            REPORT_ERROR = str(e)[:300]
+            raise
+    return REPORT
+
+
+def _scenario():
+    segs = _segments(PRE + 2 * PER_VIEWPORT)
+    _new_session(C, SESSION)
+    for s in segs[:PRE]:
+        expect_status(C.post("/v1/sessions/%s/segments" % SESSION, s), 201, "POST " + s["id"])
+    vps = [
+        {"name": "1280x800", "width": 1280, "height": 800, "startSeq": PRE,
+         "posts": segs[PRE:PRE + PER_VIEWPORT]},
+        {"name": "390x844", "width": 390, "height": 844, "startSeq": PRE + PER_VIEWPORT,
+         "posts": segs[PRE + PER_VIEWPORT:], "blockEvents": True},
+    ]
+    return _run_node({"base": S.base, "session": SESSION, "chromium": CHROMIUM,
+                      "artifacts": ARTIFACTS, "viewports": vps, "windowCheck": 10})
+
+
+def _has_stream(port, sid, tok=None):
+    """Does the server answer GET …/events with an event stream (200,
+    text/event-stream)? Reads the status line and headers only."""
+    q = "?access_token=" + tok if tok else ""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as so:
+        so.sendall(("GET /v1/sessions/%s/events%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    "Accept: text/event-stream\r\n\r\n" % (sid, q)).encode())
+        head = b""
+        try:
+            while b"\r\n\r\n" not in head and len(head) < 8192:
+                chunk = so.recv(4096)
+                if not chunk:
+                    break
+                head += chunk
+        except socket.timeout:
+            pass
+    text = head.decode("latin-1").lower()
+    return text.startswith("http/1.1 200") and "text/event-stream" in text
+
+
+def _timeline(c, sid):
+    items, after = [], 0
+    while True:
+        d = c.jget("/v1/sessions/%s/segments?after=%d&limit=1000" % (sid, after))
+        items += d["segments"]
+        if d["next"] is None or not d["segments"]:
+            return items
+        after = d["next"]
+
+
+# ---- the static files -----------------------------------------------------------------
+
+def test_index_and_files_are_embedded():
+    for path, ctype, src in (("/", "text/html", "index.html"),
+                             ("/dashboard/index.html", "text/html", "index.html"),
+                             ("/dashboard/app.js", "text/javascript", "app.js"),
+                             ("/dashboard/style.css", "text/css", "style.css")):
+        r = C.get(path)
+        expect_status(r, 200, "GET " + path)
+        eq(r.content_type, ctype, "GET %s Content-Type" % path)
+        with open(os.path.join(ROOT, "server", "dashboard", src), "rb") as f:
+            eq(r.body == f.read(), True, "GET %s equals server/dashboard/%s" % (path, src))
+        eq(r.header("Cache-Control"), "no-cache", "GET %s Cache-Control" % path)
+        etag = r.header("ETag")
+        check(etag and re.match(r'^"[^"]+"$', etag), "GET %s: no strong ETag (%r)" % (path, etag))
+        r2 = C.get(path, headers={"If-None-Match": etag})
+        expect_status(r2, 304, "GET %s with If-None-Match" % path)
+        eq(r2.body, b"", "304 body")
+        eq(r2.header("ETag"), etag, "ETag of the 304")
+        r3 = C.get(path, headers={"If-None-Match": '"something-else"'})
+        expect_status(r3, 200, "GET %s with another If-None-Match" % path)
+    # distinct files have distinct ETags (a hash of the content)
+    tags = {C.get(p).header("ETag") for p in ("/dashboard/app.js", "/dashboard/style.css", "/")}
+    eq(len(tags), 3, "distinct ETags of app.js, style.css, index.html")
+
+
+def test_unknown_file_is_404_problem():
+    expect_problem(C.get("/dashboard/nothing.js"), 404, "not-found", "GET /dashboard/nothing.js")
+    expect_problem(C.get("/dashboard/..%2fopenapi.yaml"), 404, "not-found", "path traversal")
+    expect_problem(C.get("/dashboard/"), 404, "not-found", "GET /dashboard/")
+
+
+def test_page_references_only_local_files():
+    html = C.get("/").text
+    refs = re.findall(r'(?:src|href)="([^"]+)"', html)
+    check(refs, "index.html references nothing")
+    for ref in refs:
+        check(ref.startswith("/dashboard/") or ref.startswith("#"),
+              "index.html references %r (no CDN, no network at run time)" % ref)
+        if ref.startswith("/dashboard/"):
+            expect_status(C.get(ref), 200, "GET " + ref)
+
+
+def test_static_files_need_no_token():
+    s = Srv("--write-token", WRITE_TOKEN, "--read-token", READ_TOKEN)
+    try:
+        c = s.client()
+        expect_status(c.get("/"), 200, "GET / without a token")
+        expect_status(c.get("/dashboard/app.js"), 200, "GET /dashboard/app.js without a token")
+        expect_problem(c.get("/v1/sessions"), 401, "unauthorized", "GET /v1/sessions without a token")
+        c.close()
+    finally:
+        eq(s.stop(), 0, "exit status")
+
+
+# ---- the browser ---------------------------------------------------------------------------
+
+def test_browser_page_loads_without_errors():
+    rep = _report()
+    eq(rep["errors"], [], "uncaught page errors")
+    eq(rep.get("foreignRequests"), [], "requests to other hosts than the server")
+    eq([vp["name"] for vp in rep["viewports"]], ["1280x800", "390x844"], "viewports run")
+    for vp in rep["viewports"]:
+        init = vp["initial"]
+        eq(init["error"], None, "%s: error shown" % vp["name"])
+        check(init["modeText"] and init["modeText"].strip(), "%s: mode indicator empty" % vp["name"])
+        sig = C.jget("/v1/sessions/" + SESSION)["signature"]
+        eq(init["signature"], sig, "%s: settings signature shown" % vp["name"])
+
+
+def test_browser_shows_update_mode():
+    # 1280×800 uses the event stream when the server has it; 390×844 runs
+    # with the stream refused and must fall back to polling, and say so
+    rep = _report()
+    has_stream = _has_stream(S.port, SESSION)
+    for vp in rep["viewports"]:
+        modes = {s["seen"]["mode"] for s in vp["steps"]}
+        text = vp["steps"][-1]["seen"]["modeText"]
+        print("   %s: update mode %s (%s)" % (vp["name"], sorted(modes), text))
+        if vp["name"] == "390x844":
+            eq(modes, {"polling"}, "%s: mode with the event stream refused" % vp["name"])
+            check("poll" in text.lower(), "%s: mode text %r does not say polling" % (vp["name"], text))
+        elif has_stream:
+            eq(modes, {"live"}, "%s: mode with the event stream" % vp["name"])
+            check("stream" in text.lower(), "%s: mode text %r" % (vp["name"], text))
+        else:
+            eq(modes, {"polling"}, "%s: mode without an event stream" % vp["name"])
+
+
+def test_browser_updates_live_with_api_numbers():
+    rep = _report()
+    timeline = _timeline(C, SESSION)
+    eq(len(timeline), PRE + 2 * PER_VIEWPORT, "segments stored")
+    for vp in rep["viewports"]:
+        name = vp["name"]
+        eq(vp["reloads"], 0, "%s: page reloads while segments were posted" % name)
+        check(len(vp["steps"]) == PER_VIEWPORT, "%s: steps %d" % (name, len(vp["steps"])))
+        for step in vp["steps"]:
+            posted, seen = step["posted"], step["seen"]
+            seq = posted["seq"]
+            what = "%s after segment %d" % (name, seq)
+            eq(seen["marker"], "no-reload", what + ": the page was reloaded")
+            eq(seen["seq"], seq, what + ": segments shown")
+            eq(seen["firstCardSeq"], seq, what + ": newest segment card")
+            eq(seen["segCards"], min(seq, 20), what + ": segment cards")
+            for sys_ in SYSTEMS:
+                tot = posted["totals"][sys_]
+                for key, exp in (("r0", tot["r0"]["score"]), ("r1", tot["r1"]["score"]),
+                                 ("r01", tot["r01"]["score"]),
+                                 ("term", tot["terms"]["exact_match"]),
+                                 ("oneminusterm", tot["one_minus_term"])):
+                    v = seen["values"][key][sys_]
+                    if exp is None:
+                        eq(v["value"], "", "%s: %s %s" % (what, sys_, key))
+                    else:
+                        check(v["value"] != "" and abs(float(v["value"]) - exp) < 1e-12,
+                              "%s: displayed %s of %s is %r, the API says %r" % (what, key, sys_, v["value"], exp))
+                        eq(v["text"], "%.3f" % exp, "%s: text of %s %s" % (what, sys_, key))
+                # the R1 curve has one point per segment with a defined running R1
+                exp_r1 = sum(1 for it in timeline[:seq] if it["totals"][sys_]["r1"]["score"] is not None)
+                eq(seen["curves"]["r1"][sys_]["points"], exp_r1, "%s: points of the R1 curve of %s" % (what, sys_))
+                exp_r0 = sum(1 for it in timeline[:seq] if it["totals"][sys_]["r0"]["score"] is not None)
+                eq(seen["curves"]["r0"][sys_]["points"], exp_r0, "%s: points of the R0 curve of %s" % (what, sys_))
+                # the stored timeline agrees with what was answered at posting time
+                eq(timeline[seq - 1]["totals"][sys_]["r0"], posted["totals"][sys_]["r0"],
+                   "timeline totals of %d" % seq)
+
+
+def test_browser_moving_window_from_counts():
+    rep = _report()
+    timeline = _timeline(C, SESSION)
+    for vp in rep["viewports"]:
+        w = vp["windowed"]
+        n = vp["steps"][-1]["posted"]["seq"]
+        last = timeline[max(0, n - 10):n]
+        for sys_ in SYSTEMS:
+            for key in ("r0", "r1", "r01"):
+                hits = sum(it["scores"]["systems"][sys_][key]["hits"] for it in last)
+                total = sum(it["scores"]["systems"][sys_][key]["total"] for it in last)
+                got = w["values"][key][sys_]["value"]
+                if total == 0:
+                    eq(got, "", "%s window 10 %s %s" % (vp["name"], sys_, key))
+                else:
+                    check(got != "" and abs(float(got) - hits / total) < 1e-12,
+                          "%s: window-10 %s of %s shows %r, expected %d/%d" % (vp["name"], key, sys_, got, hits, total))
+
+
+def test_browser_layout_fits_viewport():
+    rep = _report()
+    for vp in rep["viewports"]:
+        for step in [vp["initial"]] + [s["seen"] for s in vp["steps"]]:
+            check(step["scrollWidth"] <= step["innerWidth"],
+                  "%s: horizontal overflow (scrollWidth %d > innerWidth %d)"
+                  % (vp["name"], step["scrollWidth"], step["innerWidth"]))
+            eq(step["innerWidth"], vp["width"], "%s: innerWidth" % vp["name"])
+        lst = vp["list"]
+        check(lst["scrollWidth"] <= lst["innerWidth"], "%s: session list overflows" % vp["name"])
+
+
+def test_browser_shows_no_placeholder_garbage():
+    rep = _report()
+    for vp in rep["viewports"]:
+        eq(vp["list"]["badText"], [], "%s: null/undefined/NaN shown in the session list" % vp["name"])
+        for step in [vp["initial"]] + [s["seen"] for s in vp["steps"]]:
+            eq(step["badText"], [], "%s: null/undefined/NaN shown on the session page" % vp["name"])
+
+
+def test_browser_curves_distinguish_systems_without_colour():
+    rep = _report()
+    for vp in rep["viewports"]:
+        seen = vp["steps"][-1]["seen"]
+        for key in ("r0", "r1", "r01", "term", "wo", "oneminusterm"):
+            check(key in seen["curves"], "%s: no %s chart" % (vp["name"], key))
+        r0 = seen["curves"]["r0"]
+        check(r0["base"]["dash"], "%s: the baseline curve is not dashed" % vp["name"])
+        check(not r0["adapt"]["dash"] or r0["adapt"]["dash"] != r0["base"]["dash"],
+              "%s: the systems share a line style" % vp["name"])
+        check(r0["base"]["markers"] > 0 and r0["adapt"]["markers"] > 0, "%s: curves without markers" % vp["name"])
+
+
+def test_browser_marks_carry_text_and_shape():
+    rep = _report()
+    for vp in rep["viewports"]:
+        words = [w for s in vp["steps"] for w in [s["seen"]["words"]]]
+        allw = [w for ws in words for w in ws]
+        check(allw, "%s: no counted words shown" % vp["name"])
+        kinds = set()
+        for w in allw:
+            exp_mark = "✓" if w["hit"] == "hit" else "✗"
+            eq(w["mark"], exp_mark, "%s: mark of %r" % (vp["name"], w["text"]))
+            eq(w["shotText"], "%d-shot" % w["shot"], "%s: shot label of %r" % (vp["name"], w["text"]))
+            eq(w["borderBottomStyle"], "solid" if w["shot"] == 0 else "dashed",
+               "%s: underline of a %d-shot word" % (vp["name"], w["shot"]))
+            kinds.add((w["hit"], w["shot"] == 0))
+        check(len(kinds) >= 3, "%s: the posted segments show too few kinds of words: %r" % (vp["name"], kinds))
+        # the words shown are the API's counted words of the newest segment
+        last = vp["steps"][-1]
+        api_words = [(sys_, w["word"], "hit" if w["hits"][sys_] else "miss", w["shot"])
+                     for sys_ in SYSTEMS for w in last["posted"]["scores"]["words"] if w["counted"]]
+        shown = [(w["system"], w["text"].replace(w["mark"], "", 1).replace("hit: ", "", 1)
+                  .replace("missed: ", "", 1)[:-len(w["shotText"])], w["hit"], w["shot"])
+                 for w in last["seen"]["words"]]
+        eq(sorted(shown), sorted(api_words), "%s: counted words of the newest segment" % vp["name"])
+        # term instances: found / missed, with a mark
+        for step in vp["steps"]:
+            posted = step["posted"]["scores"]["systems"]
+            for sys_ in SYSTEMS:
+                inst = posted[sys_]["terms"]["instances_found"]
+                shown_t = [t for t in step["seen"]["terms"] if t["system"] == sys_]
+                eq(sum(1 for t in shown_t if t["kind"] == "found"),
+                   sum(1 for i in inst if i["match"] != "none"), "found terms of %s" % sys_)
+                eq(sum(1 for t in shown_t if t["kind"] == "missed"),
+                   sum(1 for i in inst if i["match"] == "none"), "missed terms of %s" % sys_)
+                for t in shown_t:
+                    check(t["text"][:1] in "✓✗≠⚠", "term without a mark: %r" % t["text"])
+
+
+def test_browser_session_list():
+    rep = _report()
+    for vp in rep["viewports"]:
+        lst = vp["list"]
+        totals = vp["steps"][-1]["posted"]["totals"]  # the state when the list was shown
+        eq(lst["text"].startswith("Dashboard demo"), True, "%s: session name in the list" % vp["name"])
+        eq(len(lst["rows"]), 2, "%s: one row per system" % vp["name"])
+        flat = " ".join(" ".join(r) for r in lst["rows"])
+        for sys_ in SYSTEMS:
+            r0 = totals[sys_]["r0"]["score"]
+            check(("%.3f" % r0) in flat, "%s: list lacks R0 %.3f of %s: %r" % (vp["name"], r0, sys_, flat))
+        check("en → fr" in flat, "%s: languages missing in the list: %r" % (vp["name"], flat))
+
+
+def test_browser_read_only_token():
+    s = Srv("--write-token", WRITE_TOKEN, "--read-token", READ_TOKEN)
+    try:
+        c = s.client(WRITE_TOKEN)
+        _new_session(c, "dash-auth")
+        segs = _segments(3)
+        for seg in segs[:2]:
+            expect_status(c.post("/v1/sessions/dash-auth/segments", seg), 201, "POST")
+        rep = _run_node({"base": s.base, "session": "dash-auth", "chromium": CHROMIUM,
+                         "artifacts": ARTIFACTS, "token": WRITE_TOKEN, "readToken": READ_TOKEN,
+                         "viewports": [{"name": "token-1280x800", "width": 1280, "height": 800,
+                                        "startSeq": 2, "posts": segs[2:]}]})
+        check("401" in rep["withoutToken"] or "token" in rep["withoutToken"].lower(),
+              "without a token the page does not ask for one: %r" % rep["withoutToken"])
+        eq(rep["storedToken"], READ_TOKEN, "token kept in localStorage")
+        vp = rep["viewports"][0]
+        eq(vp["steps"][-1]["seen"]["seq"], 3, "segments shown with the read-only token")
+        eq(vp["steps"][-1]["seen"]["error"], None, "error shown with the read-only token")
+        eq(rep["errors"], [], "page errors")
+        if _has_stream(s.port, "dash-auth", READ_TOKEN):
+            # the stream takes the token as ?access_token= (EventSource sends no headers)
+            eq(vp["steps"][-1]["seen"]["mode"], "live", "update mode with the read-only token")
+        c.close()
+    finally:
+        eq(s.stop(), 0, "exit status")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(dict(globals()), setup=setup, teardown=teardown))

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Resource limits at their edges: exactly at the limit is accepted, one over
+is refused with the documented status.
+
+  --max-body N              a body of N bytes → 201, N+1 → 413 payload-too-large
+  --max-glossary-body N     a glossary of N bytes → 200, N+1 → 413
+  --max-tokens N            a text of N tokens → 201, N+1 → 422 too-many-tokens
+  --max-glossary-entries N  N entries → 200, N+1 → 413 (PUT and inline at POST /v1/sessions)
+  --max-connections N       the N-th simultaneous connection is served, the
+                            N+1-th is not (it waits in the listen backlog, or
+                            gets 503/closed) until one of the N closes
+  --conn-timeout N          an idle connection survives well under N s and is
+                            closed after N s (+ the server's 1 s tick)
+"""
+import json
+import os
+import socket
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rel import OPTIONS, problem_type, raw, scale  # noqa: E402
+from harness import Server, check, eq, expect_problem, expect_status, run_tests  # noqa: E402
+
+MAX_BODY = 4096
+MAX_GBODY = 8192
+MAX_TOKENS = 50
+MAX_ENTRIES = 5
+
+
+def padded(obj, size):
+    """JSON of obj padded with spaces to exactly size bytes."""
+    text = json.dumps(obj).encode()
+    check(len(text) <= size, "padding target too small")
+    return text[:-1] + b" " * (size - len(text)) + b"}"
+
+
+def test_body_tokens_glossary_limits():
+    srv = Server("--max-body", str(MAX_BODY), "--max-glossary-body", str(MAX_GBODY),
+                 "--max-tokens", str(MAX_TOKENS), "--max-glossary-entries", str(MAX_ENTRIES))
+    try:
+        c = srv.client()
+        c.create_session(id="lim", options=dict(OPTIONS))
+        path = "/v1/sessions/lim/segments"
+        # body size
+        b = padded({"id": "at", "hypothesis": "a", "translation": "b"}, MAX_BODY)
+        eq(len(b), MAX_BODY, "body size")
+        expect_status(c.post(path, b, ctype="application/json"), 201, "body of max-body bytes")
+        b = padded({"id": "over", "hypothesis": "a", "translation": "b"}, MAX_BODY + 1)
+        expect_problem(c.post(path, b, ctype="application/json"), 413, "payload-too-large",
+                       "body of max-body+1 bytes")
+        c.close()
+        expect_status(c.get(path + "/over"), 404, "the refused segment is not stored")
+        # tokens, in each text of a segment
+        words = lambda n: " ".join(["mot"] * n)  # noqa: E731
+        expect_status(c.post(path, {"id": "t-at", "source": words(MAX_TOKENS),
+                                    "hypothesis": words(MAX_TOKENS),
+                                    "translation": words(MAX_TOKENS)}), 201,
+                      "texts of max-tokens tokens")
+        for field in ("translation", "hypothesis", "source"):
+            body = {"id": "t-over", "source": "a", "hypothesis": "a", "translation": "a"}
+            body[field] = words(MAX_TOKENS + 1)
+            p = expect_problem(c.post(path, body), 422, "too-many-tokens",
+                               "%s of max-tokens+1 tokens" % field)
+            check(field in json.dumps(p), "the problem names %s: %r" % (field, p))
+        expect_status(c.get(path + "/t-over"), 404, "the refused segment is not stored")
+        # glossary body size (CSV padded with blank lines, which the parser ignores)
+        g = b"source,target\nvirus,virus\n"
+        gl = "/v1/sessions/lim/glossary"
+        r = c.put(gl, g + b"\n" * (MAX_GBODY - len(g)), ctype="text/csv")
+        expect_status(r, (200, 201), "glossary of max-glossary-body bytes")
+        r = c.put(gl, g + b"\n" * (MAX_GBODY + 1 - len(g)), ctype="text/csv")
+        expect_problem(r, 413, "payload-too-large", "glossary of max-glossary-body+1 bytes")
+        c.close()
+        eq(len(c.jget(gl)["entries"]), 1, "glossary after the refused upload")
+        # glossary entries: PUT and inline at session creation
+        rows = lambda n: "source,target\n" + "".join("w%d,m%d\n" % (i, i) for i in range(n))  # noqa
+        expect_status(c.put(gl, rows(MAX_ENTRIES), ctype="text/csv"), (200, 201),
+                      "glossary of max-glossary-entries entries")
+        # a glossary over the entry limit is "too large" (server/api_glossary.c)
+        p = expect_problem(c.put(gl, rows(MAX_ENTRIES + 1), ctype="text/csv"), 413,
+                           "payload-too-large", "glossary of max-glossary-entries+1 entries")
+        eq(len(c.jget(gl)["entries"]), MAX_ENTRIES, "glossary after the refused upload")
+        inline = lambda n: [{"source": "w%d" % i, "targets": ["m%d" % i]} for i in range(n)]  # noqa
+        c.create_session(id="inl-at", options=dict(OPTIONS), glossary=inline(MAX_ENTRIES))
+        r = c.post("/v1/sessions", {"id": "inl-over", "source_lang": "en", "target_lang": "fr",
+                                    "glossary": inline(MAX_ENTRIES + 1)})
+        # inline at POST /v1/sessions the same limit answers the same 413
+        expect_problem(r, 413, "payload-too-large",
+                       "inline glossary of max-glossary-entries+1 entries")
+        expect_status(c.get("/v1/sessions/inl-over"), 404, "the refused session")
+        print("# over-limit glossary: %s" % p.get("detail"))
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def _hold(port):
+    """A kept-alive connection that got one answer (so the server holds it)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        got = s.recv(4096)
+        if not got:
+            break
+        buf += got
+    check(buf.startswith(b"HTTP/1.1 200"), "held connection answered: %r" % buf[:80])
+    return s
+
+
+def test_max_connections_edge():
+    n = 4
+    srv = Server("--max-connections", str(n), "--threads", "1", "--conn-timeout", "30")
+    try:
+        held = [_hold(srv.port) for _ in range(n - 1)]
+        # the n-th connection is served
+        st, _, _, _ = raw(srv.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                          timeout=5)
+        eq(st, 200, "connection number %d (the limit)" % n)
+        held.append(_hold(srv.port))
+        # n held: the next one is not served (libmicrohttpd stops accepting;
+        # it waits in the kernel's backlog) until one of the n closes
+        extra = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+        extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        extra.settimeout(scale(2, 6))
+        try:
+            got = extra.recv(4096)
+        except socket.timeout:
+            got = None
+        check(got is None or got == b"" or got.startswith(b"HTTP/1.1 503"),
+              "connection number %d was served: %r" % (n + 1, got))
+        if got is None:
+            held.pop().close()
+            extra.settimeout(10)
+            got = extra.recv(4096)
+            check(got.startswith(b"HTTP/1.1 200"),
+                  "the waiting connection is served once one closes: %r" % got[:80])
+        extra.close()
+        # after one released a new connection is served
+        held.pop().close()
+        time.sleep(0.3)
+        st, _, _, _ = raw(srv.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                          timeout=5)
+        eq(st, 200, "after connections closed")
+        for s in held:
+            s.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_conn_timeout_edge():
+    t = 2
+    srv = Server("--conn-timeout", str(t))
+    try:
+        s = _hold(srv.port)
+        time.sleep(t / 2.0)
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        got = s.recv(4096)
+        check(got.startswith(b"HTTP/1.1 200"), "idle %.1fs (< conn-timeout): %r" % (t / 2.0, got))
+        time.sleep(t + 1.5)
+        try:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            got = s.recv(4096)
+        except (ConnectionResetError, BrokenPipeError):
+            got = b""
+        eq(got, b"", "idle %.1fs (> conn-timeout): the connection is closed" % (t + 1.5))
+        s.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(dict(globals())))
