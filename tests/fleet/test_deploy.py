@@ -115,11 +115,13 @@ def test_k8s_manifests_lint_and_shape():
 
 def _linked_packages():
     """Debian packages of the shared libraries the binary links directly."""
+    # under VALGRIND=1, ADAPTMON is a wrapper script; the ELF is ADAPTMON_REAL
+    binary = os.environ.get("ADAPTMON_REAL") or ADAPTMON
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]",
-                        subprocess.run(["readelf", "-d", ADAPTMON], capture_output=True,
+                        subprocess.run(["readelf", "-d", binary], capture_output=True,
                                        text=True).stdout)
     paths = dict(re.findall(r"^\s*(\S+) => (\S+)", subprocess.run(
-        ["ldd", ADAPTMON], capture_output=True, text=True).stdout, re.M))
+        ["ldd", binary], capture_output=True, text=True).stdout, re.M))
     pkgs = set()
     for lib in needed:
         real = os.path.realpath(paths[lib])
