@@ -55,6 +55,8 @@ int am_api_query_int(am_req *req, am_resp *resp, const char *key, int64_t lo, in
                      int64_t *out);
 /* The session resource object. */
 json_t *am_api_session_json(am_server *srv, const am_store_session *row);
+/* Does an If-None-Match value (NULL: absent) match etag? (api_common.c) */
+int am_api_etag_matches(const char *inm, const char *etag);
 /* Canonical JSON text of a glossary (caller frees). */
 char *am_api_gloss_json(const am_gloss *g);
 

@@ -56,3 +56,26 @@ char *am_api_gloss_json(const am_gloss *g)
     json_decref(arr);
     return s;
 }
+
+/* Does the If-None-Match header value inm list etag (or "*")? Weak
+ * comparison (RFC 9110 §13.1.2): a W/ prefix is ignored. */
+int am_api_etag_matches(const char *inm, const char *etag)
+{
+    if (!inm)
+        return 0;
+    size_t n = strlen(etag);
+    const char *p = inm;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (*p == '*')
+            return 1;
+        if (!strncmp(p, "W/", 2))
+            p += 2;
+        if (!strncmp(p, etag, n) && (p[n] == '\0' || p[n] == ',' || p[n] == ' '))
+            return 1;
+        while (*p && *p != ',')
+            p++;
+    }
+    return 0;
+}

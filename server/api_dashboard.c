@@ -48,27 +48,6 @@ static void am_dash_etag(const unsigned char *data, size_t len, char *out, size_
     snprintf(out, n, "\"d-%016llx-%zu\"", (unsigned long long)h, len);
 }
 
-/* Does the If-None-Match header value inm list etag (or "*")? */
-static int am_dash_etag_matches(const char *inm, const char *etag)
-{
-    if (!inm)
-        return 0;
-    size_t n = strlen(etag);
-    const char *p = inm;
-    while (*p) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        if (*p == '*')
-            return 1;
-        if (!strncmp(p, "W/", 2))
-            p += 2;
-        if (!strncmp(p, etag, n) && (p[n] == '\0' || p[n] == ',' || p[n] == ' '))
-            return 1;
-        while (*p && *p != ',')
-            p++;
-    }
-    return 0;
-}
 
 /* Answers with the embedded dashboard file name (e.g. "index.html"), or a
  * 404 problem when there is none. resp owns what it is given. */
@@ -94,7 +73,7 @@ static void am_dash_serve(am_req *req, am_resp *resp, const char *name)
         am_resp_header(resp, "Content-Security-Policy",
                        "default-src 'self'; img-src 'self' data:; object-src 'none'; "
                        "base-uri 'none'; frame-ancestors 'none'");
-    if (am_dash_etag_matches(am_req_header(req, "If-None-Match"), etag)) {
+    if (am_api_etag_matches(am_req_header(req, "If-None-Match"), etag)) {
         resp->status = 304;
         return;
     }

@@ -1,6 +1,7 @@
 /* api_metrics.c — GET …/metrics (with a strong ETag) and GET …/vocabulary/{word}. */
 #include "api.h"
 
+#include "answer_cache.h"
 #include "ingest.h"
 #include "json.h"
 #include "sessions.h"
@@ -9,38 +10,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Does If-None-Match list etag (or "*")? */
-static int am_etag_matches(const char *inm, const char *etag)
-{
-    if (!inm)
-        return 0;
-    size_t n = strlen(etag);
-    const char *p = inm;
-    while (*p) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        if (*p == '*')
-            return 1;
-        if (!strncmp(p, etag, n) && (p[n] == '\0' || p[n] == ',' || p[n] == ' '))
-            return 1;
-        while (*p && *p != ',')
-            p++;
-    }
-    return 0;
-}
 
 void am_api_metrics(am_req *req, am_resp *resp)
 {
+    am_acache *cache = req->srv->acache;
+    uint64_t ticket = cache ? am_acache_ticket(cache) : 0; /* before the session is read */
     am_store_session row;
     if (am_api_load_session(req, resp, &row) != AM_OK)
         return;
     char etag[200];
-    snprintf(etag, sizeof etag, "\"%s-%lld\"", row.id, (long long)row.version);
+    int64_t version = row.version;
+    snprintf(etag, sizeof etag, "\"%s-%lld\"", row.id, (long long)version);
     am_store_session_clear(&row);
     am_resp_header(resp, "ETag", etag);
     am_resp_header(resp, "Cache-Control", "no-cache");
-    if (am_etag_matches(am_req_header(req, "If-None-Match"), etag)) {
+    if (am_api_etag_matches(am_req_header(req, "If-None-Match"), etag)) {
         resp->status = 304;
+        return;
+    }
+    /* the finished body for exactly this version, if cached (answer_cache.h) */
+    char *cached = NULL;
+    size_t clen = 0;
+    if (cache && am_acache_get(cache, req->params[0], version, &cached, &clen) == AM_OK) {
+        am_resp_take(resp, 200, "application/json", cached, clen);
         return;
     }
     am_fail f;
@@ -48,15 +40,18 @@ void am_api_metrics(am_req *req, am_resp *resp)
     json_t *out = NULL;
     if (am_ingest_metrics(req->srv, req->params[0], &out, &f) == AM_OK) {
         /* the version read with the totals decides the ETag */
-        json_t *v = json_object_get(out, "version");
+        json_int_t v = json_integer_value(json_object_get(out, "version"));
         char et2[200];
-        snprintf(et2, sizeof et2, "\"%s-%lld\"", req->params[0], (long long)json_integer_value(v));
+        snprintf(et2, sizeof et2, "\"%s-%lld\"", req->params[0], (long long)v);
         if (strcmp(et2, etag)) {
             resp->nheaders = 0;
             am_resp_header(resp, "ETag", et2);
             am_resp_header(resp, "Cache-Control", "no-cache");
         }
         am_resp_json(resp, 200, out);
+        if (cache && resp->status == 200 && resp->body)
+            (void)am_acache_put(cache, ticket, req->params[0], (int64_t)v, resp->body,
+                                resp->body_len);
     } else {
         resp->nheaders = 0;
         am_resp_problem(resp, req, f.status, f.slug, f.title, "%s", am_buf_str(&f.detail));

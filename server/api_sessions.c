@@ -1,5 +1,6 @@
 /* api_sessions.c — POST/GET/DELETE /v1/sessions[/{id}], GET /v1/sessions. */
 #include "api.h"
+#include "answer_cache.h"
 
 #include "events.h"
 #include "json.h"
@@ -367,6 +368,7 @@ void am_api_session_delete(am_req *req, am_resp *resp)
         return;
     }
     am_sessions_forget(req->srv->sessions, id);
+    am_acache_drop(req->srv->acache, id); /* no cached answer survives (answer_cache.h) */
     am_events_deleted(req->srv->events, id); /* open event streams end (events.h) */
     resp->status = 204;
 }

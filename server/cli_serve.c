@@ -11,6 +11,7 @@
  * shutdown-timeout-ms), close the database (WAL checkpoint), exit 0.
  */
 #include "cli.h"
+#include "answer_cache.h"
 #include "events.h"
 #include "ingest.h"
 #include "server.h"
@@ -192,6 +193,7 @@ static int am_serve(int argc, char **argv, char **envp)
     srv->metrics = am_metrics_new();
     srv->sessions = am_sessions_new(srv->store, 10000);
     srv->wspool = am_wspool_new();
+    srv->acache = am_acache_new(AM_ACACHE_MAX_ENTRIES, AM_ACACHE_MAX_BYTES); /* metrics answers */
     srv->events = am_events_new(srv->store, srv->cfg.sse_heartbeat); /* SSE hub */
     srv->started_ms = am_now_ms();
 
@@ -244,6 +246,7 @@ out:
     am_sessions_free(srv->sessions);
     am_store_close(srv->store);
     am_wspool_free(srv->wspool);
+    am_acache_free(srv->acache);
     am_metrics_free(srv->metrics);
     if (rc == 0)
         am_log_at(&srv->log, AM_LOG_INFO, NULL, "stopped");

@@ -24,6 +24,7 @@ typedef struct am_server {
     volatile int stopping;    /* 1 once SIGTERM/SIGINT arrived */
     void *daemon;             /* struct MHD_Daemon * (http.c) */
     struct am_shard *shard;   /* owner map for 421 answers (shard.h), NULL = owns all */
+    struct am_acache *acache; /* GET …/metrics answer bodies (answer_cache.h), NULL = off */
 } am_server;
 
 /* Starts the HTTP daemon on cfg.listen:cfg.port (http.c). Returns AM_OK or
