@@ -43,17 +43,14 @@ void am_api_metrics(am_req *req, am_resp *resp)
         json_int_t v = json_integer_value(json_object_get(out, "version"));
         char et2[200];
         snprintf(et2, sizeof et2, "\"%s-%lld\"", req->params[0], (long long)v);
-        if (strcmp(et2, etag)) {
-            resp->nheaders = 0;
-            am_resp_header(resp, "ETag", et2);
-            am_resp_header(resp, "Cache-Control", "no-cache");
-        }
+        if (strcmp(et2, etag))
+            am_resp_header(resp, "ETag", et2); /* replaces the first one */
         am_resp_json(resp, 200, out);
         if (cache && resp->status == 200 && resp->body)
             (void)am_acache_put(cache, ticket, req->params[0], (int64_t)v, resp->body,
                                 resp->body_len);
     } else {
-        resp->nheaders = 0;
+        am_resp_headers_clear(resp);
         am_resp_problem(resp, req, f.status, f.slug, f.title, "%s", am_buf_str(&f.detail));
     }
     am_fail_cleanup(&f);

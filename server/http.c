@@ -357,6 +357,15 @@ void am_resp_json(am_resp *resp, int status, json_t *body)
     am_resp_take(resp, status, "application/json", s, len);
 }
 
+void am_resp_headers_clear(am_resp *resp)
+{
+    for (size_t i = 0; i < resp->nheaders; i++) {
+        free(resp->headers[i][0]);
+        free(resp->headers[i][1]);
+    }
+    resp->nheaders = 0;
+}
+
 void am_resp_header(am_resp *resp, const char *name, const char *value)
 {
     for (size_t i = 0; i < resp->nheaders; i++) {

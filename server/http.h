@@ -67,8 +67,11 @@ void am_resp_data(am_resp *resp, int status, const char *content_type, const cha
                   size_t len);
 /* Sets an owned body (taken over, caller must not free it). */
 void am_resp_take(am_resp *resp, int status, const char *content_type, char *data, size_t len);
-/* Adds a response header (both strings are copied). */
+/* Adds a response header (both strings are copied); a header of the same
+ * name is replaced. */
 void am_resp_header(am_resp *resp, const char *name, const char *value);
+/* Removes (and frees) every header added so far. */
+void am_resp_headers_clear(am_resp *resp);
 
 /* An RFC 9457 problem+json response:
  *   {"type": "https://adaptmon.dev/problems/<slug>", "title": title,

@@ -159,6 +159,14 @@ class Server:
         self.proc = None
         if self in _servers:
             _servers.remove(self)
+        if rc != 0:
+            # show why (a sanitizer report, a failed checkpoint, …)
+            try:
+                with open(self.err_path, "rb") as f:
+                    tail = f.read()[-4000:].decode("utf-8", "replace")
+                print("# adaptmon serve exited %r; end of its stderr:\n%s" % (rc, tail))
+            except OSError:
+                pass
         return rc
 
     def kill(self):

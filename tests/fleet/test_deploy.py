@@ -122,6 +122,8 @@ def _linked_packages():
                                        text=True).stdout)
     paths = dict(re.findall(r"^\s*(\S+) => (\S+)", subprocess.run(
         ["ldd", binary], capture_output=True, text=True).stdout, re.M))
+    # a sanitizer build (make asan) links the sanitizer runtimes; the image does not
+    needed = [n for n in needed if not re.match(r"lib(asan|ubsan|lsan|tsan)\.so", n)]
     pkgs = set()
     for lib in needed:
         real = os.path.realpath(paths[lib])
