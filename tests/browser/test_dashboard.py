@@ -408,7 +408,7 @@ def test_browser_layout_fits_viewport():
         check(lst["scrollWidth"] <= lst["innerWidth"], "%s: session list overflows" % vp["name"])
 
 
-def test_browser_shows_no_placeholder_garbage():
+def test_browser_shows_no_null_or_nan_text():
     rep = _report()
     for vp in rep["viewports"]:
         eq(vp["list"]["badText"], [], "%s: null/undefined/NaN shown in the session list" % vp["name"])
