@@ -91,7 +91,7 @@ run: deps all
 	./adaptmon serve
 
 test: deps
-	$(MAKE) all unit
+	$(MAKE) all unit lint
 	@BUILD=$(BUILD) sh tests/run.sh
 
 asan: deps
@@ -109,8 +109,8 @@ bench-core: deps
 	sh bench/core.sh $(BUILD)/bench/bench_core
 
 lint:
-	clang-format --dry-run --Werror core/*.c core/*.h core/compat/*.[ch] server/*.[ch]
-	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 -Icore core server
+	clang-format --dry-run --Werror core/*.[ch] core/compat/*.[ch] server/*.[ch] tools/*.c bench/*.c fuzz/*.[ch] tests/unit/*.[ch]
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr -Icore -Iserver core server
 
 clean:
 	rm -rf build build-asan adaptmon

@@ -193,7 +193,8 @@ int main(int argc, char **argv)
            s_med);
     printf("| standard / baseline | %.3f |\n", s_med / b_med);
     printf("| alam2021 profile, whole dev set incl. parsing | %.3f s |\n", a_med);
-    printf("| peak resident memory (whole benchmark) | %.1f MiB |\n", (double)ru.ru_maxrss / 1024.0);
+    printf("| peak resident memory (whole benchmark) | %.1f MiB |\n",
+           (double)ru.ru_maxrss / 1024.0);
     printf("| target: standard >= 5000 segments/s | %s |\n", s_med >= 5000 ? "met" : "NOT met");
     printf("| target: alam2021 < 0.5 s | %s |\n", a_med < 0.5 ? "met" : "NOT met");
     if (sink == 42.4242)

@@ -41,8 +41,8 @@ static enum MHD_Result bc_access(void *cls, struct MHD_Connection *c, const char
         return MHD_YES;
     }
     static const char body[] = "{\"ok\":true,\"seq\":1}";
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(sizeof body - 1, (void *)(uintptr_t)body, MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        sizeof body - 1, (void *)(uintptr_t)body, MHD_RESPMEM_PERSISTENT);
     MHD_add_response_header(r, "Content-Type", "application/json");
     enum MHD_Result ok = MHD_queue_response(c, 201, r);
     MHD_destroy_response(r);

@@ -66,15 +66,17 @@ int main(int argc, char **argv)
                 "PRIMARY KEY (sid, word, seq)) WITHOUT ROWID;");
     sqlite3_stmt *seg, *voc, *occ, *beg, *com;
     sqlite3_prepare_v2(db, "INSERT INTO segments VALUES (?1, ?2, ?3, ?4, ?5)", -1, &seg, NULL);
-    sqlite3_prepare_v2(db, "INSERT INTO vocab VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (sid, word) "
-                           "DO UPDATE SET occ = occ + 1, last_seq = excluded.last_seq",
+    sqlite3_prepare_v2(db,
+                       "INSERT INTO vocab VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (sid, word) "
+                       "DO UPDATE SET occ = occ + 1, last_seq = excluded.last_seq",
                        -1, &voc, NULL);
     sqlite3_prepare_v2(db, "INSERT INTO occurrences VALUES (?1, ?2, ?3)", -1, &occ, NULL);
     sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &beg, NULL);
     sqlite3_prepare_v2(db, "COMMIT", -1, &com, NULL);
-    static const char *const words[] = {"virus", "patients", "coronavirus", "symptoms", "health",
-                                        "vaccine", "masque", "distance", "hospital", "test",
-                                        "fever", "cough", "world", "people", "country", "cases"};
+    static const char *const words[] = {"virus",    "patients", "coronavirus", "symptoms",
+                                        "health",   "vaccine",  "masque",      "distance",
+                                        "hospital", "test",     "fever",       "cough",
+                                        "world",    "people",   "country",     "cases"};
     char req[600], res[900];
     memset(req, 'r', sizeof req - 1);
     req[sizeof req - 1] = 0;

@@ -18,14 +18,14 @@
 
 enum am_err {
     AM_OK = 0,
-    AM_ERR_NOMEM = -1,    /* allocation failed (the x-wrappers abort instead) */
-    AM_ERR_INVALID = -2,  /* invalid argument or option value */
-    AM_ERR_UTF8 = -3,     /* input is not valid UTF-8 */
-    AM_ERR_NUL = -4,      /* input contains a NUL byte */
-    AM_ERR_PARSE = -5,    /* malformed structured input (CSV, JSON, SGML, TBX) */
-    AM_ERR_RANGE = -6,    /* a value or size is outside the allowed range */
+    AM_ERR_NOMEM = -1, /* allocation failed (the x-wrappers abort instead) */
+    AM_ERR_INVALID = -2, /* invalid argument or option value */
+    AM_ERR_UTF8 = -3, /* input is not valid UTF-8 */
+    AM_ERR_NUL = -4, /* input contains a NUL byte */
+    AM_ERR_PARSE = -5, /* malformed structured input (CSV, JSON, SGML, TBX) */
+    AM_ERR_RANGE = -6, /* a value or size is outside the allowed range */
     AM_ERR_NOTFOUND = -7, /* a named thing (language, list, id) does not exist */
-    AM_ERR_IO = -8,       /* I/O failure (server/CLI only; core never does I/O) */
+    AM_ERR_IO = -8, /* I/O failure (server/CLI only; core never does I/O) */
     AM_ERR_CONFLICT = -9, /* state conflict (server only) */
     AM_ERR_INTERNAL = -10 /* broken invariant or library failure */
 };
@@ -44,8 +44,8 @@ char *am_xstrndup(const char *s, size_t n);
 
 /* ---- am_buf: growable, always NUL-terminated byte buffer ---------------- */
 typedef struct am_buf {
-    char *data;  /* NUL-terminated; NULL until the first append */
-    size_t len;  /* bytes used, excluding the terminating NUL */
+    char *data; /* NUL-terminated; NULL until the first append */
+    size_t len; /* bytes used, excluding the terminating NUL */
     size_t cap;
 } am_buf;
 
@@ -72,7 +72,7 @@ char *am_buf_detach(am_buf *b);
 
 /* ---- am_toks: list of tokens, each an owned NUL-terminated string ------- */
 typedef struct am_toks {
-    char **v;   /* v[0..n-1], each owned by the list */
+    char **v; /* v[0..n-1], each owned by the list */
     size_t n;
     size_t cap;
 } am_toks;

@@ -189,8 +189,7 @@ static double my_log(double x)
     return x == 0.0 ? -9999999999.0 : log(x);
 }
 
-int am_bleu_compute(const am_bleu_stats *stats, const am_bleu_score_opts *opts,
-                    am_bleu_result *out)
+int am_bleu_compute(const am_bleu_stats *stats, const am_bleu_score_opts *opts, am_bleu_result *out)
 {
     if (!stats || !out)
         return AM_ERR_INVALID;

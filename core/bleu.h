@@ -40,14 +40,14 @@ typedef struct am_bleu_stats {
  * options must not be merged). */
 typedef struct am_bleu_opts {
     enum am_tok_kind tokenizer; /* default AM_TOK_13A (sacreBLEU's default) */
-    int lowercase;              /* sacreBLEU lowercase=True */
+    int lowercase; /* sacreBLEU lowercase=True */
 } am_bleu_opts;
 
 enum am_bleu_smooth {
     AM_BLEU_SMOOTH_NONE = 0,
     AM_BLEU_SMOOTH_FLOOR, /* default value 0.1 */
     AM_BLEU_SMOOTH_ADD_K, /* default value 1 */
-    AM_BLEU_SMOOTH_EXP    /* sacreBLEU's default, corpus and sentence */
+    AM_BLEU_SMOOTH_EXP /* sacreBLEU's default, corpus and sentence */
 };
 
 /* Options of the score formula (BLEU.compute_bleu's arguments). */
@@ -55,13 +55,13 @@ typedef struct am_bleu_score_opts {
     enum am_bleu_smooth smooth;
     double smooth_value; /* for floor / add-k; < 0 means sacreBLEU's default */
     int effective_order; /* 1: ignore orders with no hypothesis n-gram */
-    int max_order;       /* 1..AM_BLEU_MAX_ORDER; default 4 */
+    int max_order; /* 1..AM_BLEU_MAX_ORDER; default 4 */
 } am_bleu_score_opts;
 
 /* A score with its parts, as sacreBLEU's BLEUScore. */
 typedef struct am_bleu_result {
     double score; /* 0..100, never NaN */
-    double bp;    /* brevity penalty */
+    double bp; /* brevity penalty */
     double precisions[AM_BLEU_MAX_ORDER];
 } am_bleu_result;
 

@@ -43,12 +43,24 @@ static int is_cased(int32_t c)
 static int is_case_ignorable(int32_t c)
 {
     switch (c) {
-    case 0x27: case 0x2E: case 0x3A: case 0xB7: case 0x387: case 0x55F: case 0x5F4:
-    case 0x2018: case 0x2019: case 0x2024: case 0x2027: case 0xFE13: case 0xFE52:
-    case 0xFE55: case 0xFF07: case 0xFF0E: case 0xFF1A:
-        return 1;
-    default:
-        break;
+    case 0x27:
+    case 0x2E:
+    case 0x3A:
+    case 0xB7:
+    case 0x387:
+    case 0x55F:
+    case 0x5F4:
+    case 0x2018:
+    case 0x2019:
+    case 0x2024:
+    case 0x2027:
+    case 0xFE13:
+    case 0xFE52:
+    case 0xFE55:
+    case 0xFF07:
+    case 0xFF0E:
+    case 0xFF1A: return 1;
+    default: break;
     }
     utf8proc_category_t cat = utf8proc_category(c);
     return cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_ME ||
@@ -247,8 +259,8 @@ static int64_t count_ngrams(size_t len, int n)
     return len >= (size_t)n ? (int64_t)(len - (size_t)n + 1) : 0;
 }
 
-static void segment_stats(am_chrf_ws *ws, const am_chrf_opts *o, const char *hyp,
-                          const char *ref, am_chrf_stats *st)
+static void segment_stats(am_chrf_ws *ws, const am_chrf_opts *o, const char *hyp, const char *ref,
+                          am_chrf_stats *st)
 {
     if (o->lowercase) {
         am_chrf_py_lower(hyp, &ws->lh);

@@ -45,15 +45,15 @@ typedef struct am_chrf_stats {
 /* Options that change the statistics (store them with the statistics:
  * statistics computed with different options must not be merged). */
 typedef struct am_chrf_opts {
-    int lowercase;  /* sacreBLEU lowercase=True: both sides str.lower() */
+    int lowercase; /* sacreBLEU lowercase=True: both sides str.lower() */
     int whitespace; /* sacreBLEU whitespace=True: keep whitespace in char n-grams */
 } am_chrf_opts;
 
 /* Options of the score formula. */
 typedef struct am_chrf_score_opts {
-    int char_order;    /* 0..AM_CHRF_MAX_CHAR_ORDER; sacreBLEU default 6 */
-    int word_order;    /* 0..AM_CHRF_MAX_WORD_ORDER; 0 = chrF, 2 = chrF++ */
-    int beta;          /* >= 0; default 2 */
+    int char_order; /* 0..AM_CHRF_MAX_CHAR_ORDER; sacreBLEU default 6 */
+    int word_order; /* 0..AM_CHRF_MAX_WORD_ORDER; 0 = chrF, 2 = chrF++ */
+    int beta; /* >= 0; default 2 */
     int eps_smoothing; /* sacreBLEU eps_smoothing; default 0 (effective order) */
 } am_chrf_score_opts;
 

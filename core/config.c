@@ -15,7 +15,8 @@ static const am_config_option am_options[] = {
     {"target_lang", "string", "BCP-47 or ISO code", "und",
      "language of hypotheses and translations; picks the default tokenizer and stopwords"},
     {"tokenizer", "enum", "auto|13a|intl|zh|char|none", "auto",
-     "sacreBLEU tokenizer for recall and terms (auto: zh for zh/ja, char for th/lo/km/my, else intl)"},
+     "sacreBLEU tokenizer for recall and terms (auto: zh for zh/ja, char for th/lo/km/my, else "
+     "intl)"},
     {"case", "enum", "fold|sensitive", "fold", "case folding for recall and term matching"},
     {"normalize", "enum", "nfkc|nfc|none", "nfkc", "Unicode normalization for recall and terms"},
     {"strip_tags", "bool", "true|false", "true", "remove inline markup (<g>, <x/>, <bpt>…) first"},

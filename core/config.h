@@ -31,20 +31,20 @@ typedef struct am_config {
     enum am_profile profile;
     char source_lang[AM_LANG_MAX];
     char target_lang[AM_LANG_MAX];
-    int tokenizer_auto;           /* 1: chosen from target_lang */
-    enum am_tok_kind tokenizer;   /* used when tokenizer_auto is 0 */
-    int case_sensitive;           /* recall/terms: 0 = case folding */
-    enum am_norm norm;            /* recall/terms normalization */
-    int strip_tags;               /* remove inline markup before scoring */
+    int tokenizer_auto; /* 1: chosen from target_lang */
+    enum am_tok_kind tokenizer; /* used when tokenizer_auto is 0 */
+    int case_sensitive; /* recall/terms: 0 = case folding */
+    enum am_norm norm; /* recall/terms normalization */
+    int strip_tags; /* remove inline markup before scoring */
     enum am_sw_choice stopwords;
-    int k;                        /* highest shot reported (R0..Rk) */
-    int windows[AM_MAX_WINDOWS];  /* window-overlap sizes */
+    int k; /* highest shot reported (R0..Rk) */
+    int windows[AM_MAX_WINDOWS]; /* window-overlap sizes */
     size_t nwindows;
-    double term_cost;             /* C_term of TERm */
-    int stem_match;               /* stem fallback for term matching */
-    int ter_case_sensitive;       /* TER/TERm: sacreBLEU's case_sensitive */
-    int64_t rare_threshold;       /* novel-word variant (with a background) */
-    int has_background;           /* a background vocabulary is attached */
+    double term_cost; /* C_term of TERm */
+    int stem_match; /* stem fallback for term matching */
+    int ter_case_sensitive; /* TER/TERm: sacreBLEU's case_sensitive */
+    int64_t rare_threshold; /* novel-word variant (with a background) */
+    int has_background; /* a background vocabulary is attached */
 } am_config;
 
 /* Fills *c with the defaults of the standard profile. */
@@ -72,9 +72,9 @@ void am_config_signature(const am_config *c, am_buf *out);
 /* One row of the option table, for help texts and API documentation. */
 typedef struct am_config_option {
     const char *name;
-    const char *type;    /* "enum", "bool", "int", "number", "list", "string" */
-    const char *values;  /* allowed values or range, human-readable */
-    const char *def;     /* default, human-readable */
+    const char *type; /* "enum", "bool", "int", "number", "list", "string" */
+    const char *values; /* allowed values or range, human-readable */
+    const char *def; /* default, human-readable */
     const char *help;
 } am_config_option;
 

@@ -136,8 +136,8 @@ static void push_entry(am_gloss *g, am_gloss_entry *e)
     memset(e, 0, sizeof *e);
 }
 
-int am_gloss_add(am_gloss *g, const char *source, const char *const *targets,
-                 size_t n_targets, int case_sensitive, int forbidden, const char *id)
+int am_gloss_add(am_gloss *g, const char *source, const char *const *targets, size_t n_targets,
+                 int case_sensitive, int forbidden, const char *id)
 {
     if (!g || !source || !targets || n_targets == 0 || !*source)
         return AM_ERR_INVALID;
@@ -268,10 +268,10 @@ static size_t split_targets(am_gloss_entry *e, const char *t, size_t max)
 /* ---- CSV / TSV ----------------------------------------------------------- */
 
 typedef struct csv_row {
-    am_buf data;    /* fields, each NUL-terminated */
-    size_t *off;    /* field offsets into data */
-    size_t n, cap;  /* field count */
-    size_t line;    /* line the record starts on */
+    am_buf data; /* fields, each NUL-terminated */
+    size_t *off; /* field offsets into data */
+    size_t n, cap; /* field count */
+    size_t line; /* line the record starts on */
 } csv_row;
 
 typedef struct csv_reader {
@@ -386,12 +386,12 @@ static int header_kind(const char *name)
         const char *name;
         int kind;
     } tab[] = {
-        {"source", COL_SRC},        {"src", COL_SRC},           {"sourcestring", COL_SRC},
-        {"source_term", COL_SRC},   {"term", COL_SRC},          {"target", COL_TGT},
-        {"targets", COL_TGT},       {"tgt", COL_TGT},           {"targetstring", COL_TGT},
-        {"target_term", COL_TGT},   {"translation", COL_TGT},   {"id", COL_ID},
-        {"stringid", COL_ID},       {"entry_id", COL_ID},       {"case_sensitive", COL_CASE},
-        {"casesensitive", COL_CASE}, {"case", COL_CASE},        {"forbidden", COL_FORB},
+        {"source", COL_SRC},         {"src", COL_SRC},         {"sourcestring", COL_SRC},
+        {"source_term", COL_SRC},    {"term", COL_SRC},        {"target", COL_TGT},
+        {"targets", COL_TGT},        {"tgt", COL_TGT},         {"targetstring", COL_TGT},
+        {"target_term", COL_TGT},    {"translation", COL_TGT}, {"id", COL_ID},
+        {"stringid", COL_ID},        {"entry_id", COL_ID},     {"case_sensitive", COL_CASE},
+        {"casesensitive", COL_CASE}, {"case", COL_CASE},       {"forbidden", COL_FORB},
         {"do_not_use", COL_FORB},
     };
     char low[32];
@@ -587,8 +587,7 @@ static int json_bool_field(json_t *o, const char *key, int *out, am_gloss_report
     return AM_OK;
 }
 
-static int json_entry(json_t *o, const am_gloss_limits *lim, am_gloss *out,
-                      am_gloss_report *rep)
+static int json_entry(json_t *o, const am_gloss_limits *lim, am_gloss *out, am_gloss_report *rep)
 {
     am_gloss_entry e;
     memset(&e, 0, sizeof e);

@@ -48,8 +48,8 @@
 #include "am.h"
 
 typedef struct am_gloss_entry {
-    char *source;     /* owned, non-empty, valid UTF-8 */
-    char **targets;   /* owned array of n_targets owned non-empty strings */
+    char *source; /* owned, non-empty, valid UTF-8 */
+    char **targets; /* owned array of n_targets owned non-empty strings */
     size_t n_targets; /* >= 1 */
     int case_sensitive;
     int forbidden;
@@ -74,23 +74,23 @@ enum am_gloss_format {
 };
 
 typedef struct am_gloss_limits {
-    size_t max_bytes;       /* input size (default 64 MiB) */
-    size_t max_entries;     /* entries in one glossary (default 1,000,000) */
+    size_t max_bytes; /* input size (default 64 MiB) */
+    size_t max_entries; /* entries in one glossary (default 1,000,000) */
     size_t max_field_bytes; /* one CSV field / JSON string (default 64 KiB) */
-    size_t max_targets;     /* alternatives per entry (default 64) */
-    size_t max_columns;     /* CSV columns per row (default 256) */
+    size_t max_targets; /* alternatives per entry (default 64) */
+    size_t max_columns; /* CSV columns per row (default 256) */
 } am_gloss_limits;
 
 typedef struct am_gloss_report {
     enum am_gloss_format format; /* the format actually parsed */
-    int has_header;              /* CSV/TSV: a header row was recognised */
-    size_t rows;                 /* data rows (skipped ones included) / JSON entries read */
-    size_t skipped;              /* empty rows skipped (CSV/TSV) */
+    int has_header; /* CSV/TSV: a header row was recognised */
+    size_t rows; /* data rows (skipped ones included) / JSON entries read */
+    size_t skipped; /* empty rows skipped (CSV/TSV) */
     /* On error: */
-    size_t line;    /* 1-based line of the error, 0 when unknown */
-    size_t column;  /* 1-based byte column, 0 when unknown */
-    size_t entry;   /* JSON: 1-based entry number of a content error, else 0 */
-    char msg[256];  /* "line 12: unterminated quoted field", "" on success */
+    size_t line; /* 1-based line of the error, 0 when unknown */
+    size_t column; /* 1-based byte column, 0 when unknown */
+    size_t entry; /* JSON: 1-based entry number of a content error, else 0 */
+    char msg[256]; /* "line 12: unterminated quoted field", "" on success */
 } am_gloss_report;
 
 /* Returns the default limits. */
@@ -105,8 +105,8 @@ void am_gloss_cleanup(am_gloss *g);
  * source and each target must be non-empty valid UTF-8 without NUL bytes
  * (empty → AM_ERR_INVALID, invalid → AM_ERR_UTF8); id may be NULL.
  * n_targets must be >= 1 (else AM_ERR_INVALID). On error g is unchanged. */
-int am_gloss_add(am_gloss *g, const char *source, const char *const *targets,
-                 size_t n_targets, int case_sensitive, int forbidden, const char *id);
+int am_gloss_add(am_gloss *g, const char *source, const char *const *targets, size_t n_targets,
+                 int case_sensitive, int forbidden, const char *id);
 
 /* Parses buf[0..len) in the given format and appends its entries to out,
  * which must be empty (am_gloss_init). limits NULL → defaults. report may

@@ -192,14 +192,13 @@ static size_t idxset_find_or_add(idxset *s, const char *key, size_t idx)
 }
 
 int am_recall_segment(const am_recall_config *cfg, const am_toks *ref, const am_toks *hyps,
-                      size_t nsys, am_recall_lookup_fn lookup, void *lookup_ctx,
-                      am_recall_seg *out)
+                      size_t nsys, am_recall_lookup_fn lookup, void *lookup_ctx, am_recall_seg *out)
 {
     if (!out)
         return AM_ERR_INVALID;
     am_recall_seg_cleanup(out);
-    if (!cfg || !ref || !lookup || (nsys > 0 && !hyps) || cfg->k < 0 ||
-        cfg->k > AM_RECALL_MAX_K || ref->n >= UINT32_MAX)
+    if (!cfg || !ref || !lookup || (nsys > 0 && !hyps) || cfg->k < 0 || cfg->k > AM_RECALL_MAX_K ||
+        ref->n >= UINT32_MAX)
         return AM_ERR_INVALID;
     out->k = cfg->k;
     out->nsys = nsys;

@@ -53,17 +53,17 @@ typedef int (*am_recall_background_fn)(void *ctx, const char *word, int64_t *cou
 
 typedef struct am_recall_config {
     enum am_tok_kind tokenizer; /* standard profile tokenizer (default intl) */
-    enum am_norm norm;          /* token normalization (default NFKC) */
-    int casefold;               /* 1: Unicode case folding (default) */
-    int strip_tags;             /* 1: remove inline markup first (default) */
-    const am_sw *stopwords;     /* not owned; normalized like the tokens;
-                                   NULL = no stopwords */
-    int k;                      /* highest shot reported, 0..AM_RECALL_MAX_K
-                                   (default 1) */
+    enum am_norm norm; /* token normalization (default NFKC) */
+    int casefold; /* 1: Unicode case folding (default) */
+    int strip_tags; /* 1: remove inline markup first (default) */
+    const am_sw *stopwords; /* not owned; normalized like the tokens;
+                               NULL = no stopwords */
+    int k; /* highest shot reported, 0..AM_RECALL_MAX_K
+              (default 1) */
     am_recall_background_fn background; /* NULL: no novel-word filter */
     void *background_ctx;
-    int64_t rare_threshold;     /* with a background: count only words whose
-                                   background count is <= this (default 0) */
+    int64_t rare_threshold; /* with a background: count only words whose
+                               background count is <= this (default 0) */
 } am_recall_config;
 
 /* Fills *c with the standard profile's defaults: intl, NFKC, casefold,
@@ -78,9 +78,9 @@ typedef struct am_recall_count {
 } am_recall_count;
 
 typedef struct am_recall_totals {
-    int k;                              /* r[0..k] are in use */
+    int k; /* r[0..k] are in use */
     am_recall_count r[AM_RECALL_MAX_K + 1]; /* r[s]: R_s (s-shot) */
-    am_recall_count r01;                /* R0+1: shots 0 and 1 */
+    am_recall_count r01; /* R0+1: shots 0 and 1 */
 } am_recall_totals;
 
 /* Zeroes *t for shots 0..k (k is clamped to 0..AM_RECALL_MAX_K). */
@@ -99,16 +99,16 @@ double am_recall_score(const am_recall_count *c);
 
 typedef struct am_recall_seg {
     int k;
-    am_toks words;        /* T_i: content-word types of the confirmed
-                             translation, deduplicated, first-appearance
-                             order, after the novel-word filter. The caller
-                             increments occ[w] by one for EVERY word here
-                             (also those with shot > k). */
-    int64_t *shot;        /* shot[i] = occ[words.v[i]] before this segment;
-                             word i is counted in R_shot when shot <= k */
+    am_toks words; /* T_i: content-word types of the confirmed
+                      translation, deduplicated, first-appearance
+                      order, after the novel-word filter. The caller
+                      increments occ[w] by one for EVERY word here
+                      (also those with shot > k). */
+    int64_t *shot; /* shot[i] = occ[words.v[i]] before this segment;
+                      word i is counted in R_shot when shot <= k */
     size_t nsys;
-    unsigned char *hit;   /* hit[s * words.n + i]: 1 when word i occurs among
-                             system s's hypothesis content words */
+    unsigned char *hit; /* hit[s * words.n + i]: 1 when word i occurs among
+                           system s's hypothesis content words */
     am_recall_totals *sys; /* sys[s]: system s's totals for this segment */
 } am_recall_seg;
 

@@ -10,27 +10,27 @@
 
 struct am_scorer {
     am_config cfg;
-    am_sw *sw;                /* owned; NULL = no stopwords */
-    am_terms_lex *lex;        /* owned; compiled glossary (may be empty) */
-    am_recall_config rcfg;    /* borrows sw and the background */
-    char *signature;          /* owned */
+    am_sw *sw; /* owned; NULL = no stopwords */
+    am_terms_lex *lex; /* owned; compiled glossary (may be empty) */
+    am_recall_config rcfg; /* borrows sw and the background */
+    char *signature; /* owned */
 };
 
 struct am_score_ws {
-    am_buf src, ref;          /* tag-stripped source and translation */
-    am_buf *hyp;              /* tag-stripped hypotheses [cap_sys] */
-    am_terms_ws **terms;      /* one term workspace per system [cap_sys] */
+    am_buf src, ref; /* tag-stripped source and translation */
+    am_buf *hyp; /* tag-stripped hypotheses [cap_sys] */
+    am_terms_ws **terms; /* one term workspace per system [cap_sys] */
     size_t cap_sys;
     am_recall_seg recall;
-    am_sys_seg *sys;          /* [cap_sys] */
+    am_sys_seg *sys; /* [cap_sys] */
     am_ter_ws *ter;
     am_toks ter_ref, ter_hyp;
-    double *cost;             /* per TER reference token */
+    double *cost; /* per TER reference token */
     size_t *tok_start, *tok_end; /* byte ranges of the TER reference tokens */
     size_t cap_cost;
     am_bleu_ws *bleu;
     am_chrf_ws *chrf;
-    const char **hyp_ptr;     /* [cap_sys] */
+    const char **hyp_ptr; /* [cap_sys] */
 };
 
 /* ---- scorer ---------------------------------------------------------- */
@@ -47,8 +47,7 @@ static int am_scorer_stopwords(const am_config *cfg, const char *const *custom, 
 
     *out = NULL;
     switch (cfg->stopwords) {
-    case AM_SW_NONE:
-        return AM_OK;
+    case AM_SW_NONE: return AM_OK;
     case AM_SW_CUSTOM: {
         int rc = am_sw_from_words(custom, n_custom, norm, casefold, out);
         if (rc != AM_OK && err)
@@ -56,9 +55,7 @@ static int am_scorer_stopwords(const am_config *cfg, const char *const *custom, 
         return rc;
     }
     case AM_SW_SNOWBALL:
-    case AM_SW_ISO:
-        source = am_config_sw_name(cfg->stopwords);
-        break;
+    case AM_SW_ISO: source = am_config_sw_name(cfg->stopwords); break;
     default:
         if (!has_lang)
             return AM_OK;
@@ -74,8 +71,7 @@ static int am_scorer_stopwords(const am_config *cfg, const char *const *custom, 
 }
 
 int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_custom,
-                  const am_gloss *gloss, const am_vocab *background, am_scorer **out,
-                  am_buf *err)
+                  const am_gloss *gloss, const am_vocab *background, am_scorer **out, am_buf *err)
 {
     *out = NULL;
     if (err)
@@ -110,10 +106,10 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
     am_terms_cfg tc;
     am_terms_cfg_default(&tc);
     tc.tok_tgt = am_config_tokenizer(&s->cfg);
-    tc.tok_src = s->cfg.tokenizer_auto
-                     ? am_tok_default_for_lang(strcmp(s->cfg.source_lang, "und") ? s->cfg.source_lang
-                                                                                : NULL)
-                     : s->cfg.tokenizer;
+    tc.tok_src =
+        s->cfg.tokenizer_auto
+            ? am_tok_default_for_lang(strcmp(s->cfg.source_lang, "und") ? s->cfg.source_lang : NULL)
+            : s->cfg.tokenizer;
     tc.norm = s->cfg.norm;
     tc.casefold = !s->cfg.case_sensitive;
     tc.sw = s->cfg.profile == AM_PROFILE_STANDARD ? s->sw : NULL;
@@ -327,7 +323,7 @@ static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg
 }
 
 #define AM_PART_RECALL 1 /* recall against the history (order-dependent) */
-#define AM_PART_REST 2   /* terms, TER/TERm, BLEU, chrF (order-independent) */
+#define AM_PART_REST 2 /* terms, TER/TERm, BLEU, chrF (order-independent) */
 
 /* am_score_segment's work, the parts selected by `parts`. */
 static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
@@ -366,8 +362,8 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
             rc = am_simianer_segment(&s->rcfg, ref, ws->hyp_ptr, in->nsys, lookup, lookup_ctx,
                                      &ws->recall);
         else
-            rc = am_recall_score_texts(&s->rcfg, ref, ws->hyp_ptr, in->nsys, lookup,
-                                       lookup_ctx, &ws->recall);
+            rc = am_recall_score_texts(&s->rcfg, ref, ws->hyp_ptr, in->nsys, lookup, lookup_ctx,
+                                       &ws->recall);
         if (rc != AM_OK)
             return rc;
         out->recall = &ws->recall;
@@ -456,8 +452,8 @@ int am_score_segment_rest(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
 }
 
 int am_score_segment_recall(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
-                            am_recall_lookup_fn lookup, void *lookup_ctx,
-                            const am_recall_seg **out, const char **err_field)
+                            am_recall_lookup_fn lookup, void *lookup_ctx, const am_recall_seg **out,
+                            const char **err_field)
 {
     am_seg_result res;
     int rc = am_score_parts(s, ws, in, lookup, lookup_ctx, &res, err_field, AM_PART_RECALL);

@@ -44,8 +44,7 @@ typedef struct am_score_ws am_score_ws;
  * list or stemmer for the language) or AM_ERR_UTF8. Caller frees with
  * am_scorer_free. */
 int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_custom,
-                  const am_gloss *gloss, const am_vocab *background, am_scorer **out,
-                  am_buf *err);
+                  const am_gloss *gloss, const am_vocab *background, am_scorer **out, am_buf *err);
 void am_scorer_free(am_scorer *s);
 /* The scorer's settings and signature (owned by the scorer). */
 const am_config *am_scorer_config(const am_scorer *s);
@@ -64,33 +63,33 @@ am_terms_ws *am_score_ws_terms(am_score_ws *ws);
 /* One confirmed segment. Texts are NUL-terminated and validated by the
  * scorer (invalid UTF-8 or NUL → error, nothing scored). */
 typedef struct am_seg_input {
-    const char *source;             /* may be NULL or "" (no glossary terms) */
-    const char *translation;        /* the confirmed translation */
-    const char *const *hyps;        /* hyps[0..nsys): each system's hypothesis */
+    const char *source; /* may be NULL or "" (no glossary terms) */
+    const char *translation; /* the confirmed translation */
+    const char *const *hyps; /* hyps[0..nsys): each system's hypothesis */
     size_t nsys;
-    const am_terms_annot *annots;   /* explicit term annotations, may be NULL */
+    const am_terms_annot *annots; /* explicit term annotations, may be NULL */
     size_t n_annots;
 } am_seg_input;
 
 /* One system's scores on one segment. Sentence scores are NAN when not
  * defined (JSON null): e.g. BLEU against an empty translation. */
 typedef struct am_sys_seg {
-    am_recall_totals recall;   /* this segment's R_k counts */
+    am_recall_totals recall; /* this segment's R_k counts */
     const am_terms_seg *terms; /* term instances and matches (points into ws) */
     am_terms_totals terms_totals;
-    double ter_edits;          /* sacreBLEU TER edits */
-    double term_edits;         /* TERm (term-weighted) edits */
-    size_t ter_ref_len;        /* unweighted reference length (TER tokens) */
+    double ter_edits; /* sacreBLEU TER edits */
+    double term_edits; /* TERm (term-weighted) edits */
+    size_t ter_ref_len; /* unweighted reference length (TER tokens) */
     am_bleu_stats bleu;
-    am_chrf_stats chrf;        /* char orders 1..6 and word orders 1..2 */
-    int has_bleu;              /* BLEU and chrF statistics present (0 when the
-                                  translation is empty: sacreBLEU refuses it) */
+    am_chrf_stats chrf; /* char orders 1..6 and word orders 1..2 */
+    int has_bleu; /* BLEU and chrF statistics present (0 when the
+                     translation is empty: sacreBLEU refuses it) */
     double sent_bleu, sent_chrf, sent_chrfpp, sent_ter, sent_term;
 } am_sys_seg;
 
 typedef struct am_seg_result {
     const am_recall_seg *recall; /* words, shots, hits (points into ws) */
-    am_sys_seg *sys;             /* sys[0..nsys) (points into ws) */
+    am_sys_seg *sys; /* sys[0..nsys) (points into ws) */
     size_t nsys;
 } am_seg_result;
 
@@ -115,8 +114,8 @@ int am_score_segment(const am_scorer *s, am_score_ws *ws, const am_seg_input *in
 int am_score_segment_rest(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
                           am_seg_result *out, const char **err_field);
 int am_score_segment_recall(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
-                            am_recall_lookup_fn lookup, void *lookup_ctx,
-                            const am_recall_seg **out, const char **err_field);
+                            am_recall_lookup_fn lookup, void *lookup_ctx, const am_recall_seg **out,
+                            const char **err_field);
 
 /* ---- running totals of one system ------------------------------------ */
 typedef struct am_totals {
@@ -139,7 +138,7 @@ int am_totals_merge(am_totals *dst, const am_totals *src);
 
 /* Session scores of a totals record; NAN = null. */
 typedef struct am_totals_scores {
-    double r[AM_MAX_K + 1];  /* r[0..k] */
+    double r[AM_MAX_K + 1]; /* r[0..k] */
     double r01;
     am_terms_scores terms;
     double ter, term, one_minus_term;

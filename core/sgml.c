@@ -22,9 +22,9 @@ typedef struct sgml_attr {
 typedef struct sgml_tag {
     const char *name;
     size_t name_len;
-    int closing;    /* </name> */
-    int selfclose;  /* <name/> */
-    int special;    /* comment, processing instruction or declaration */
+    int closing; /* </name> */
+    int selfclose; /* <name/> */
+    int special; /* comment, processing instruction or declaration */
     sgml_attr attrs[SGML_MAX_ATTRS];
     size_t nattrs;
 } sgml_tag;
@@ -33,8 +33,8 @@ typedef struct sgml_state {
     const char *buf;
     size_t len;
     size_t pos;
-    size_t err_pos;   /* offset of the error, for the line number */
-    size_t line_pos;  /* line counter cache: line `line` starts at or before line_pos */
+    size_t err_pos; /* offset of the error, for the line number */
+    size_t line_pos; /* line counter cache: line `line` starts at or before line_pos */
     size_t line;
 } sgml_state;
 
@@ -122,8 +122,8 @@ static int sgml_is_ws(char c)
 
 static int sgml_is_name_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == ':' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == ':' || c == '.';
 }
 
 /* Case-insensitive comparison of a name slice with a lowercase literal. */
@@ -429,7 +429,7 @@ static void sgml_seg_free(am_sgml_seg *s)
 
 /* Open-term bookkeeping while a segment is parsed. */
 typedef struct sgml_open {
-    size_t term;       /* index into the segment's terms */
+    size_t term; /* index into the segment's terms */
     size_t text_start; /* offset in the inner-text buffer */
 } sgml_open;
 

@@ -18,11 +18,7 @@
 
 #include "am.h"
 
-enum am_sgml_kind {
-    AM_SGML_SRCSET = 0,
-    AM_SGML_REFSET = 1,
-    AM_SGML_TSTSET = 2
-};
+enum am_sgml_kind { AM_SGML_SRCSET = 0, AM_SGML_REFSET = 1, AM_SGML_TSTSET = 2 };
 
 /* One inline <term> tag. Attribute values are entity-decoded; an attribute
  * that is absent is NULL. */
@@ -44,33 +40,33 @@ typedef struct am_sgml_term {
 } am_sgml_term;
 
 typedef struct am_sgml_seg {
-    char *id;          /* the seg's id attribute (required) */
-    size_t doc;        /* index into am_sgml_doc.docs */
-    size_t line;       /* 1-based line of the <seg> tag */
-    char *text;        /* plain text: tags removed, decoded, whitespace collapsed */
-    char *inner;       /* decoded text with tags removed, whitespace as written */
-    char *raw;         /* raw inner content exactly as in the input (tags kept) */
+    char *id; /* the seg's id attribute (required) */
+    size_t doc; /* index into am_sgml_doc.docs */
+    size_t line; /* 1-based line of the <seg> tag */
+    char *text; /* plain text: tags removed, decoded, whitespace collapsed */
+    char *inner; /* decoded text with tags removed, whitespace as written */
+    char *raw; /* raw inner content exactly as in the input (tags kept) */
     am_sgml_term *terms; /* in order of their opening tags */
     size_t nterms;
 } am_sgml_seg;
 
 typedef struct am_sgml_docinfo {
-    char *docid;       /* NULL when absent */
-    char *sysid;       /* NULL when absent */
-    size_t first_seg;  /* index of its first segment in am_sgml_doc.segs */
+    char *docid; /* NULL when absent */
+    char *sysid; /* NULL when absent */
+    size_t first_seg; /* index of its first segment in am_sgml_doc.segs */
     size_t nsegs;
 } am_sgml_docinfo;
 
 typedef struct am_sgml_doc {
     enum am_sgml_kind kind;
-    char *setid;       /* attributes of the set element; NULL when absent */
+    char *setid; /* attributes of the set element; NULL when absent */
     char *srclang;
     char *trglang;
     am_sgml_docinfo *docs;
     size_t ndocs;
     am_sgml_seg *segs; /* all segments of all docs, in file order */
     size_t nsegs;
-    size_t nterms;     /* total number of <term> tags */
+    size_t nterms; /* total number of <term> tags */
 } am_sgml_doc;
 
 /* Parses buf[0..len) (need not be NUL-terminated) into *out, which the caller

@@ -11,9 +11,9 @@
 /* One built-in list: words exactly as in the data file (UTF-8, in file
  * order, duplicates removed by the generator). */
 typedef struct am_sw_list {
-    const char *source;        /* "snowball" or "iso" */
-    const char *lang;          /* primary language code, lower case ("fr") */
-    const char *const *words;  /* words[0..n) */
+    const char *source; /* "snowball" or "iso" */
+    const char *lang; /* primary language code, lower case ("fr") */
+    const char *const *words; /* words[0..n) */
     size_t n;
 } am_sw_list;
 

@@ -102,14 +102,14 @@ void am_ter_ws_free(am_ter_ws *ws);
  * ws may be NULL (a temporary workspace is used). Returns AM_OK,
  * AM_ERR_INVALID (NULL hyp/ref/edits, bad ref_cost), AM_ERR_RANGE (more
  * than 2^24 tokens on a side) or AM_ERR_INTERNAL (broken invariant). */
-int am_ter_edits(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref,
-                 const double *ref_cost, double *edits);
+int am_ter_edits(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref, const double *ref_cost,
+                 double *edits);
 
 /* TER and TERm edits of one pair at once (shares tokenisation work and the
  * unit-cost search). ref_cost as for am_ter_edits (NULL: term_edits equals
  * ter_edits). Either output may be NULL. Same return values. */
-int am_ter_pair(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref,
-                const double *ref_cost, double *ter_edits, double *term_edits);
+int am_ter_pair(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref, const double *ref_cost,
+                double *ter_edits, double *term_edits);
 
 /* Sentence score from edits and the (unweighted) reference length, as a
  * fraction: edits/ref_len; when ref_len is 0: 1 if edits > 0, else 0.
@@ -119,9 +119,9 @@ double am_ter_score(double edits, double ref_len);
 /* Corpus accumulation: Σ edits and Σ reference lengths. Zero-initialize
  * (or am_ter_stats_init) before use. */
 typedef struct am_ter_stats {
-    double edits;   /* Σ edits (TER or TERm) */
+    double edits; /* Σ edits (TER or TERm) */
     double ref_len; /* Σ unweighted reference lengths */
-    size_t n;       /* number of segments added */
+    size_t n; /* number of segments added */
 } am_ter_stats;
 
 void am_ter_stats_init(am_ter_stats *s);

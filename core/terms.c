@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GROW(arr, n, cap)                                                   \
-    do {                                                                    \
-        if ((n) >= (cap)) {                                                 \
-            (cap) = (cap) ? (cap) * 2 : 16;                                 \
-            while ((cap) <= (n))                                            \
-                (cap) *= 2;                                                 \
-            (arr) = am_xrealloc((arr), (cap) * sizeof *(arr));              \
-        }                                                                   \
+#define GROW(arr, n, cap)                                                                          \
+    do {                                                                                           \
+        if ((n) >= (cap)) {                                                                        \
+            (cap) = (cap) ? (cap)*2 : 16;                                                          \
+            while ((cap) <= (n))                                                                   \
+                (cap) *= 2;                                                                        \
+            (arr) = am_xrealloc((arr), (cap) * sizeof *(arr));                                     \
+        }                                                                                          \
     } while (0)
 
 #define NOPOS ((size_t)-1)
@@ -48,7 +48,7 @@ typedef struct ttok {
 } ttok;
 
 typedef struct ttext {
-    am_buf tk;   /* tokenizer output, split in place */
+    am_buf tk; /* tokenizer output, split in place */
     am_buf pool; /* normalized strings, NUL-separated */
     ttok *t;
     size_t n, cap;
@@ -108,7 +108,7 @@ typedef struct tentry {
     uint32_t alt0, nalt;
     unsigned char cs, forbidden;
     uint32_t next_first; /* chain in the first-token index, entry+1 or 0 */
-    size_t key;          /* claim key: entries with equal keys share claims */
+    size_t key; /* claim key: entries with equal keys share claims */
 } tentry;
 
 typedef struct tset {
@@ -178,12 +178,12 @@ struct am_terms_ws {
     size_t n_prev, cap_prev;
     struct hit {
         size_t entry, start, len;
-    } *hits;
+    } * hits;
     size_t n_hits, cap_hits;
     struct claim {
         const tset *set;
         size_t key, pos;
-    } *claims;
+    } * claims;
     size_t n_claims, cap_claims;
     unsigned char *used;
     size_t cap_used;
@@ -250,8 +250,8 @@ static int ws_stemmer(am_terms_ws *ws, const char *alg)
  * (only when cfg->casefold, else they equal the folded ones). content:
  * compute the content-word flags (windows). Token byte ranges in s are
  * found by locating each token after the previous one. */
-static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind kind,
-                     const char *s, ttext *x, int need_cs, int content)
+static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind kind, const char *s,
+                     ttext *x, int need_cs, int content)
 {
     int rc = am_text_validate(s, strlen(s), NULL);
     if (rc)
@@ -371,8 +371,8 @@ static int text_stems(am_terms_ws *ws, const am_terms_cfg *cfg, ttext *x)
 enum { MODE_FOLD = 0, MODE_CS = 1, MODE_STEM = 2 };
 
 /* Tokenizes s and appends its tokens in the given mode to set; *out = seq. */
-static int set_add_seq(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set,
-                       enum am_tok_kind kind, const char *s, int mode, lseq *out)
+static int set_add_seq(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, enum am_tok_kind kind,
+                       const char *s, int mode, lseq *out)
 {
     ttext *x = &ws->tmp;
     int rc = text_load(ws, cfg, kind, s, x, mode == MODE_CS, 0);
@@ -384,8 +384,9 @@ static int set_add_seq(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set,
     out->start = (uint32_t)set->ntk;
     out->n = (uint32_t)x->n;
     for (size_t t = 0; t < x->n; t++) {
-        uint32_t off = mode == MODE_CS ? x->t[t].cs : mode == MODE_STEM ? x->t[t].stem
-                                                                         : x->t[t].fold;
+        uint32_t off = mode == MODE_CS     ? x->t[t].cs
+                       : mode == MODE_STEM ? x->t[t].stem
+                                           : x->t[t].fold;
         const char *w = tstr(x, off);
         GROW(set->tk, set->ntk, set->captk);
         set->tk[set->ntk].off = pool_add(&set->pool, w, strlen(w));
@@ -970,9 +971,8 @@ static void windows(am_terms_ws *ws, const am_terms_cfg *cfg)
             double *m = ws->mat;
             for (size_t a = 0; a < ng; a++)
                 for (size_t b = 0; b < ng; b++)
-                    m[a * ng + b] = rn[a] ? overlap(ws, a * per, rn[a], (ng + b) * per,
-                                                    (size_t)hn[b])
-                                          : -1.0;
+                    m[a * ng + b] =
+                        rn[a] ? overlap(ws, a * per, rn[a], (ng + b) * per, (size_t)hn[b]) : -1.0;
             /* greedy pairing by best overlap; instances with an empty
              * reference context are left out */
             double *taken = hn + ng; /* 1 = occurrence taken */
@@ -1006,8 +1006,8 @@ void am_terms_totals_init(am_terms_totals *t, const am_terms_cfg *cfg)
 {
     memset(t, 0, sizeof *t);
     if (cfg) {
-        t->n_windows = cfg->n_windows <= AM_TERMS_MAX_WINDOWS ? cfg->n_windows
-                                                               : AM_TERMS_MAX_WINDOWS;
+        t->n_windows =
+            cfg->n_windows <= AM_TERMS_MAX_WINDOWS ? cfg->n_windows : AM_TERMS_MAX_WINDOWS;
         for (size_t i = 0; i < t->n_windows; i++)
             t->windows[i] = cfg->windows[i];
     }
@@ -1042,9 +1042,8 @@ void am_terms_totals_scores(const am_terms_totals *t, am_terms_scores *out)
     out->partial = t->instances ? t->partial_sum / n : NAN;
     out->reorder = t->instances ? t->reorder_sum / n : NAN;
     for (size_t i = 0; i < AM_TERMS_MAX_WINDOWS; i++)
-        out->window[i] = (i < t->n_windows && t->win_count[i])
-                             ? t->win_sum[i] / (double)t->win_count[i]
-                             : NAN;
+        out->window[i] =
+            (i < t->n_windows && t->win_count[i]) ? t->win_sum[i] / (double)t->win_count[i] : NAN;
 }
 
 /* ---- scoring ------------------------------------------------------------- */
@@ -1055,8 +1054,7 @@ static void reset_results(am_terms_ws *ws)
 }
 
 /* Annotations → ws->ann (claim keys shared by identical target lists). */
-static int load_annots(am_terms_ws *ws, const am_terms_cfg *cfg, const am_terms_annot *an,
-                       size_t n)
+static int load_annots(am_terms_ws *ws, const am_terms_cfg *cfg, const am_terms_annot *an, size_t n)
 {
     tset_reset(&ws->ann);
     for (size_t k = 0; k < n; k++) {
@@ -1070,7 +1068,8 @@ static int load_annots(am_terms_ws *ws, const am_terms_cfg *cfg, const am_terms_
         if (rc)
             return rc;
         for (size_t j = 0; j < k; j++) {
-            if (an[j].n_targets != an[k].n_targets || !an[j].case_sensitive != !an[k].case_sensitive)
+            if (an[j].n_targets != an[k].n_targets ||
+                !an[j].case_sensitive != !an[k].case_sensitive)
                 continue;
             size_t t = 0;
             while (t < an[k].n_targets && strcmp(an[j].targets[t], an[k].targets[t]) == 0)

@@ -84,14 +84,14 @@
 typedef struct am_terms_cfg {
     enum am_tok_kind tok_src; /* tokenizer for source texts */
     enum am_tok_kind tok_tgt; /* tokenizer for hypothesis and translation */
-    enum am_norm norm;        /* default AM_NORM_NFKC */
-    int casefold;             /* default 1 ("case: fold") */
-    const am_sw *sw;          /* target-language stopwords, normalized with
-                                 (norm, casefold); NULL = none. Borrowed: must
-                                 outlive every lex built with this cfg. */
-    int stem_match;           /* 0/1 */
-    const char *stem_lang;    /* Snowball algorithm: name ("french") or code
-                                 ("fr", "fr-FR"); needed when stem_match */
+    enum am_norm norm; /* default AM_NORM_NFKC */
+    int casefold; /* default 1 ("case: fold") */
+    const am_sw *sw; /* target-language stopwords, normalized with
+                        (norm, casefold); NULL = none. Borrowed: must
+                        outlive every lex built with this cfg. */
+    int stem_match; /* 0/1 */
+    const char *stem_lang; /* Snowball algorithm: name ("french") or code
+                              ("fr", "fr-FR"); needed when stem_match */
     size_t windows[AM_TERMS_MAX_WINDOWS]; /* window sizes, 1..AM_TERMS_MAX_WINDOW */
     size_t n_windows;
 } am_terms_cfg;
@@ -117,11 +117,11 @@ void am_terms_ws_free(am_terms_ws *ws);
 
 /* An explicit annotation of one segment. */
 typedef struct am_terms_annot {
-    const char *source;          /* may be NULL */
-    const char *const *targets;  /* n_targets >= 1 alternatives */
+    const char *source; /* may be NULL */
+    const char *const *targets; /* n_targets >= 1 alternatives */
     size_t n_targets;
     int case_sensitive;
-    int has_span;                /* span = byte range [span_start, span_end) */
+    int has_span; /* span = byte range [span_start, span_end) */
     size_t span_start, span_end; /* of the translation text */
 } am_terms_annot;
 
@@ -140,14 +140,14 @@ typedef struct am_terms_span {
 
 typedef struct am_terms_inst {
     enum am_terms_origin origin;
-    size_t entry;      /* glossary entry index or annotation index */
-    size_t alt;        /* alternative found in the translation (annotation
-                          with span: the alternative equal to the span, or
-                          (size_t)-1 when none is) */
+    size_t entry; /* glossary entry index or annotation index */
+    size_t alt; /* alternative found in the translation (annotation
+                   with span: the alternative equal to the span, or
+                   (size_t)-1 when none is) */
     am_terms_span src; /* the source occurrence (glossary origin only) */
     am_terms_span ref; /* in the translation */
     enum am_terms_match match;
-    size_t hyp_alt;    /* alternative matched in the hypothesis */
+    size_t hyp_alt; /* alternative matched in the hypothesis */
     am_terms_span hyp; /* valid when match != AM_TERMS_NONE */
     double partial;
     double reorder;
@@ -178,10 +178,10 @@ typedef struct am_terms_totals {
 
 /* Ratios of a totals record; NAN when the denominator is 0. */
 typedef struct am_terms_scores {
-    double exact;          /* exact / instances */
-    double exact_or_stem;  /* (exact + stem) / instances */
-    double partial;        /* partial_sum / instances */
-    double reorder;        /* reorder_sum / instances */
+    double exact; /* exact / instances */
+    double exact_or_stem; /* (exact + stem) / instances */
+    double partial; /* partial_sum / instances */
+    double reorder; /* reorder_sum / instances */
     double window[AM_TERMS_MAX_WINDOWS]; /* win_sum / win_count */
 } am_terms_scores;
 
@@ -217,11 +217,11 @@ void am_terms_totals_scores(const am_terms_totals *t, am_terms_scores *out);
  * included, flagged). */
 typedef struct am_terms_prev {
     size_t entry;
-    int forbidden;      /* entry is forbidden: used = a violation */
+    int forbidden; /* entry is forbidden: used = a violation */
     am_terms_span src;
     enum am_terms_match used; /* NONE, EXACT or STEM (stem only for allowed entries) */
-    size_t alt;         /* target used, when used */
-    am_terms_span hyp;  /* where, when used (claims per entry as for exact match) */
+    size_t alt; /* target used, when used */
+    am_terms_span hyp; /* where, when used (claims per entry as for exact match) */
 } am_terms_prev;
 
 /* *out (n items) points into ws until its next use. Returns as

@@ -399,14 +399,39 @@ static unsigned char ascii_class(unsigned char c)
     if (c >= '0' && c <= '9')
         return C_N;
     switch (c) {
-    case '$': case '+': case '<': case '=': case '>': case '^': case '`': case '|': case '~':
-        return C_S;
-    case '!': case '"': case '#': case '%': case '&': case '\'': case '(': case ')': case '*':
-    case ',': case '-': case '.': case '/': case ':': case ';': case '?': case '@': case '[':
-    case '\\': case ']': case '_': case '{': case '}':
-        return C_P;
-    default:
-        return 0;
+    case '$':
+    case '+':
+    case '<':
+    case '=':
+    case '>':
+    case '^':
+    case '`':
+    case '|':
+    case '~': return C_S;
+    case '!':
+    case '"':
+    case '#':
+    case '%':
+    case '&':
+    case '\'':
+    case '(':
+    case ')':
+    case '*':
+    case ',':
+    case '-':
+    case '.':
+    case '/':
+    case ':':
+    case ';':
+    case '?':
+    case '@':
+    case '[':
+    case '\\':
+    case ']':
+    case '_':
+    case '{':
+    case '}': return C_P;
+    default: return 0;
     }
 }
 
@@ -417,23 +442,19 @@ static unsigned cp_class(int32_t cp)
     switch (utf8proc_category(cp)) {
     case UTF8PROC_CATEGORY_ND:
     case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_NO:
-        return C_N;
+    case UTF8PROC_CATEGORY_NO: return C_N;
     case UTF8PROC_CATEGORY_PC:
     case UTF8PROC_CATEGORY_PD:
     case UTF8PROC_CATEGORY_PS:
     case UTF8PROC_CATEGORY_PE:
     case UTF8PROC_CATEGORY_PI:
     case UTF8PROC_CATEGORY_PF:
-    case UTF8PROC_CATEGORY_PO:
-        return C_P;
+    case UTF8PROC_CATEGORY_PO: return C_P;
     case UTF8PROC_CATEGORY_SM:
     case UTF8PROC_CATEGORY_SC:
     case UTF8PROC_CATEGORY_SK:
-    case UTF8PROC_CATEGORY_SO:
-        return C_S;
-    default:
-        return 0;
+    case UTF8PROC_CATEGORY_SO: return C_S;
+    default: return 0;
     }
 }
 
@@ -553,19 +574,15 @@ int am_tok_tokenize(enum am_tok_kind kind, const char *s, am_buf *out)
     size_t len = strlen(s);
 
     switch (kind) {
-    case AM_TOK_CHAR:
-        tok_char(s, len, out);
-        return AM_OK;
+    case AM_TOK_CHAR: tok_char(s, len, out); return AM_OK;
     case AM_TOK_NONE:
         am_buf_reset(out);
         am_buf_append(out, s, len);
         return AM_OK;
     case AM_TOK_13A:
     case AM_TOK_INTL:
-    case AM_TOK_ZH:
-        break;
-    default:
-        return AM_ERR_INVALID;
+    case AM_TOK_ZH: break;
+    default: return AM_ERR_INVALID;
     }
     sb_init(&a, st1, sizeof st1);
     sb_init(&b, st2, sizeof st2);

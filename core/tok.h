@@ -13,10 +13,10 @@
 
 enum am_tok_kind {
     AM_TOK_13A = 0, /* sacreBLEU "13a" (mteval-v13a) */
-    AM_TOK_INTL,    /* sacreBLEU "intl" (mteval-v14 international) */
-    AM_TOK_ZH,      /* sacreBLEU "zh" (CJK characters become tokens, then 13a) */
-    AM_TOK_CHAR,    /* sacreBLEU "char" */
-    AM_TOK_NONE     /* sacreBLEU "none" (text unchanged; split on whitespace) */
+    AM_TOK_INTL, /* sacreBLEU "intl" (mteval-v14 international) */
+    AM_TOK_ZH, /* sacreBLEU "zh" (CJK characters become tokens, then 13a) */
+    AM_TOK_CHAR, /* sacreBLEU "char" */
+    AM_TOK_NONE /* sacreBLEU "none" (text unchanged; split on whitespace) */
 };
 
 /* Parses a tokenizer name ("13a", "intl", "zh", "char", "none") into *out.

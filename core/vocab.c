@@ -27,7 +27,7 @@ struct am_vocab {
     vocab_entry *ent; /* dense, insertion order */
     size_t n, cap;
     uint32_t *slot; /* 0 = empty, else entry index + 1 */
-    size_t nslots;  /* power of two */
+    size_t nslots; /* power of two */
     vocab_chunk *chunk;
     size_t nchunks, chunkcap;
     size_t cur; /* chunk being filled; earlier ones are full */

@@ -54,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (am_text_validate((const char *)data, size, NULL) != AM_OK)
         return 0;
     json_error_t jerr;
-    json_t *j = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    json_t *j =
+        json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
     if (!j)
         return 0;
     if (json_is_object(j)) {

@@ -20,8 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     am_gloss g;
     am_gloss_init(&g);
     am_gloss_report rep;
-    (void)am_gloss_parse_tbx((const char *)data + 1, size - 1, src[sel], tgt[sel], &lim, &g,
-                             &rep);
+    (void)am_gloss_parse_tbx((const char *)data + 1, size - 1, src[sel], tgt[sel], &lim, &g, &rep);
     am_gloss_cleanup(&g);
     return 0;
 }

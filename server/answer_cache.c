@@ -8,19 +8,19 @@
 #include <string.h>
 
 typedef struct am_acache_ent {
-    struct am_acache_ent *hnext;          /* hash chain */
-    struct am_acache_ent *prev, *next;    /* LRU list, most recent at head */
+    struct am_acache_ent *hnext; /* hash chain */
+    struct am_acache_ent *prev, *next; /* LRU list, most recent at head */
     uint64_t hash;
     int64_t version;
-    char *id;                             /* owned */
-    char *body;                           /* owned, NUL-terminated */
+    char *id; /* owned */
+    char *body; /* owned, NUL-terminated */
     size_t len;
 } am_acache_ent;
 
 struct am_acache {
     pthread_mutex_t mu;
     am_acache_ent **buckets; /* nbuckets chains */
-    size_t nbuckets;         /* a power of two */
+    size_t nbuckets; /* a power of two */
     am_acache_ent *head, *tail;
     size_t count, bytes;
     size_t max_entries, max_bytes;
@@ -162,8 +162,8 @@ int am_acache_get(am_acache *c, const char *id, int64_t version, char **body, si
 }
 
 /* Ownership: id and body are borrowed (copied). */
-int am_acache_put(am_acache *c, uint64_t ticket, const char *id, int64_t version,
-                  const char *body, size_t len)
+int am_acache_put(am_acache *c, uint64_t ticket, const char *id, int64_t version, const char *body,
+                  size_t len)
 {
     if (len > c->max_bytes)
         return AM_OK;

@@ -37,8 +37,8 @@ int am_acache_get(am_acache *c, const char *id, int64_t version, char **body, si
  * version of id; ignored when a newer version is held, when a drop happened
  * since ticket, or when the body alone exceeds the byte budget. Returns AM_OK
  * (also when ignored) or AM_ERR_NOMEM. */
-int am_acache_put(am_acache *c, uint64_t ticket, const char *id, int64_t version,
-                  const char *body, size_t len);
+int am_acache_put(am_acache *c, uint64_t ticket, const char *id, int64_t version, const char *body,
+                  size_t len);
 
 /* Forgets the entry of id (the session was deleted); c may be NULL. */
 void am_acache_drop(am_acache *c, const char *id);

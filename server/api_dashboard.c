@@ -48,7 +48,6 @@ static void am_dash_etag(const unsigned char *data, size_t len, char *out, size_
     snprintf(out, n, "\"d-%016llx-%zu\"", (unsigned long long)h, len);
 }
 
-
 /* Answers with the embedded dashboard file name (e.g. "index.html"), or a
  * 404 problem when there is none. resp owns what it is given. */
 static void am_dash_serve(am_req *req, am_resp *resp, const char *name)

@@ -67,8 +67,8 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
     json_t *rq = json_loads(request_json, 0, NULL), *rs = json_loads(result_json, 0, NULL);
     if (c->fmt == 0) {
         json_t *o = json_pack("{sIsssososo}", "seq", (json_int_t)seq, "id", client_id, "created_at",
-                              am_json_time(created_at), "request", rq ? rq : json_null(),
-                              "result", rs ? rs : json_null());
+                              am_json_time(created_at), "request", rq ? rq : json_null(), "result",
+                              rs ? rs : json_null());
         json_array_append_new(c->arr, o);
         return 0;
     }
@@ -165,7 +165,9 @@ void am_api_export(am_req *req, am_resp *resp)
     if (am_api_load_session(req, resp, &row) != AM_OK)
         return;
     json_t *opts = json_loads(row.options, 0, NULL);
-    am_exp_ctx c = {fmt, {0}, fmt == 0 ? json_array() : NULL,
+    am_exp_ctx c = {fmt,
+                    {0},
+                    fmt == 0 ? json_array() : NULL,
                     json_string_value(json_object_get(opts, "source_lang")),
                     json_string_value(json_object_get(opts, "target_lang"))};
     am_buf_init(&c.out);
@@ -174,10 +176,11 @@ void am_api_export(am_req *req, am_resp *resp)
                                "r01_total,term_exact,term_instances,bleu,chrf,chrfpp,ter,"
                                "one_minus_term,source,hypothesis,translation\r\n");
     if (fmt == 2) {
-        am_buf_appends(&c.out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                               "<tmx version=\"1.4\">\n  <header creationtool=\"adaptmon\" "
-                               "creationtoolversion=\"1\" datatype=\"plaintext\" "
-                               "segtype=\"sentence\" adminlang=\"en\" o-tmf=\"adaptmon\" srclang=\"");
+        am_buf_appends(&c.out,
+                       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                       "<tmx version=\"1.4\">\n  <header creationtool=\"adaptmon\" "
+                       "creationtoolversion=\"1\" datatype=\"plaintext\" "
+                       "segtype=\"sentence\" adminlang=\"en\" o-tmf=\"adaptmon\" srclang=\"");
         am_xml_text(&c.out, c.srclang);
         am_buf_appends(&c.out, "\">\n    <prop type=\"x-adaptmon-session\">");
         am_xml_text(&c.out, row.id);
@@ -200,8 +203,8 @@ void am_api_export(am_req *req, am_resp *resp)
     char disp[300];
     if (fmt == 0) {
         json_t *o = json_pack("{sosssIso}", "session", am_api_session_json(req->srv, &row),
-                              "signature", row.signature, "count", (json_int_t)json_array_size(c.arr),
-                              "segments", c.arr);
+                              "signature", row.signature, "count",
+                              (json_int_t)json_array_size(c.arr), "segments", c.arr);
         snprintf(disp, sizeof disp, "attachment; filename=\"%s.json\"", row.id);
         am_resp_json(resp, 200, o);
     } else if (fmt == 1) {

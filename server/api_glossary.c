@@ -12,7 +12,8 @@ static int am_gloss_media(const char *ct)
 {
     if (!ct)
         return -1;
-    if (!strcmp(ct, "application/json") || (strlen(ct) > 5 && !strcmp(ct + strlen(ct) - 5, "+json")))
+    if (!strcmp(ct, "application/json") ||
+        (strlen(ct) > 5 && !strcmp(ct + strlen(ct) - 5, "+json")))
         return AM_GLOSS_JSON;
     if (!strcmp(ct, "text/csv"))
         return AM_GLOSS_CSV;
@@ -47,17 +48,16 @@ void am_api_glossary_put(am_req *req, am_resp *resp)
     int rc;
     if (fmt == AM_GLOSS_TBX) {
         json_t *opts = json_loads(row.options, 0, NULL);
-        rc = am_gloss_parse_tbx(req->body, req->body_len,
-                                json_string_value(json_object_get(opts, "source_lang")),
-                                json_string_value(json_object_get(opts, "target_lang")), &lim, &g,
-                                &rep);
+        rc = am_gloss_parse_tbx(
+            req->body, req->body_len, json_string_value(json_object_get(opts, "source_lang")),
+            json_string_value(json_object_get(opts, "target_lang")), &lim, &g, &rep);
         json_decref(opts);
     } else {
         rc = am_gloss_parse(req->body, req->body_len, (enum am_gloss_format)fmt, &lim, &g, &rep);
     }
     if (rc != AM_OK) {
         am_resp_problem(resp, req, rc == AM_ERR_RANGE ? 413 : 422,
-                        rc == AM_ERR_RANGE   ? "payload-too-large"
+                        rc == AM_ERR_RANGE                      ? "payload-too-large"
                         : rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8"
                                                                 : "invalid-value",
                         "Invalid glossary", "%s", rep.msg[0] ? rep.msg : am_strerror(rc));
@@ -115,7 +115,8 @@ void am_api_glossary_delete(am_req *req, am_resp *resp)
     if (am_api_load_session(req, resp, &row) != AM_OK)
         return;
     if (am_store_glossary_put(req->srv->store, row.id, NULL, am_now_ms()) != AM_OK) {
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "the glossary was not removed");
+        am_resp_problem(resp, req, 500, "internal", "Storage error",
+                        "the glossary was not removed");
     } else {
         am_sessions_forget(req->srv->sessions, row.id);
         resp->status = 204;

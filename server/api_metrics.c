@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 void am_api_metrics(am_req *req, am_resp *resp)
 {
     am_acache *cache = req->srv->acache;
@@ -74,7 +73,10 @@ static int am_word_seq(void *ctx, int64_t seq)
     json_t *item = json_pack("{sIss}", "seq", (json_int_t)seq, "id", cid);
     for (size_t i = 0; i < json_array_size(words); i++) {
         json_t *w = json_array_get(words, i);
-        if (!strcmp(json_string_value(json_object_get(w, "word")) ? json_string_value(json_object_get(w, "word")) : "", c->word)) {
+        if (!strcmp(json_string_value(json_object_get(w, "word"))
+                        ? json_string_value(json_object_get(w, "word"))
+                        : "",
+                    c->word)) {
             json_object_set(item, "shot", json_object_get(w, "shot"));
             json_object_set(item, "hits", json_object_get(w, "hits"));
             break;

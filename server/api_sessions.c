@@ -91,8 +91,8 @@ void am_api_session_create(am_req *req, am_resp *resp)
     json_t *body;
     if (am_req_json(req, resp, &body) != AM_OK)
         return;
-    static const char *const known[] = {"id",        "name",     "source_lang", "target_lang",
-                                        "options",   "glossary", "stopword_list", "metadata"};
+    static const char *const known[] = {"id",      "name",     "source_lang",   "target_lang",
+                                        "options", "glossary", "stopword_list", "metadata"};
     const char *key;
     json_t *v;
     json_object_foreach(body, key, v)
@@ -187,8 +187,8 @@ void am_api_session_create(am_req *req, am_resp *resp)
     const char *bg = NULL;
     json_t *bgv = json_object_get(opts, "background_vocabulary");
     json_t *bs = json_object_get(opts, "baseline_system");
-    if ((bgv && !json_is_string(bgv)) || (bs && (!json_is_string(bs) ||
-                                                 !am_http_valid_id(json_string_value(bs))))) {
+    if ((bgv && !json_is_string(bgv)) ||
+        (bs && (!json_is_string(bs) || !am_http_valid_id(json_string_value(bs))))) {
         am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
                         "baseline_system and background_vocabulary are names ([A-Za-z0-9._-])");
         json_decref(opts);
@@ -268,18 +268,20 @@ void am_api_session_create(am_req *req, am_resp *resp)
         int64_t words, created;
         rc = am_store_vocabulary_info(req->srv->store, bg, &words, &created);
         if (rc != AM_OK)
-            am_buf_printf(&err, "background vocabulary '%s' does not exist (PUT "
-                                "/v1/vocabularies/%s first)",
+            am_buf_printf(&err,
+                          "background vocabulary '%s' does not exist (PUT "
+                          "/v1/vocabularies/%s first)",
                           bg, bg);
     }
     if (rc == AM_OK)
         rc = am_sessions_build_scorer(opts_txt, sw_txt, gl_txt, NULL, &sc, &err);
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, 422, rc == AM_ERR_NOTFOUND && !err.len ? "invalid-value"
-                                        : strstr(am_buf_str(&err), "unknown option")
-                                            ? "unknown-field"
-                                            : "invalid-value",
-                        "Invalid session options", "%s", err.len ? am_buf_str(&err) : am_strerror(rc));
+        am_resp_problem(resp, req, 422,
+                        rc == AM_ERR_NOTFOUND && !err.len            ? "invalid-value"
+                        : strstr(am_buf_str(&err), "unknown option") ? "unknown-field"
+                                                                     : "invalid-value",
+                        "Invalid session options", "%s",
+                        err.len ? am_buf_str(&err) : am_strerror(rc));
         goto done;
     }
     rc = am_store_session_create(req->srv->store, id, opts_txt, am_scorer_signature(sc), sw_txt,
@@ -331,8 +333,7 @@ void am_api_session_list(am_req *req, am_resp *resp)
         return;
     const char *after = am_req_query(req, "after");
     if (after && !am_http_valid_id(after)) {
-        am_resp_problem(resp, req, 400, "bad-request", "Bad query",
-                        "'after' must be a session id");
+        am_resp_problem(resp, req, 400, "bad-request", "Bad query", "'after' must be a session id");
         return;
     }
     am_store_session *rows = NULL;

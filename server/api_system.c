@@ -15,15 +15,17 @@ void am_api_readyz(am_req *req, am_resp *resp)
 {
     am_server *srv = req->srv;
     if (!srv->ready || srv->stopping) {
-        am_resp_json(resp, 503, json_pack("{ss}", "status", srv->stopping ? "stopping" : "starting"));
+        am_resp_json(resp, 503,
+                     json_pack("{ss}", "status", srv->stopping ? "stopping" : "starting"));
         return;
     }
     if (am_store_ping(srv->store) != AM_OK) {
         am_resp_json(resp, 503, json_pack("{ss}", "status", "database unavailable"));
         return;
     }
-    am_resp_json(resp, 200, json_pack("{sssi}", "status", "ready", "schema_version",
-                                      am_store_schema_version(srv->store)));
+    am_resp_json(resp, 200,
+                 json_pack("{sssi}", "status", "ready", "schema_version",
+                           am_store_schema_version(srv->store)));
 }
 
 void am_api_prometheus(am_req *req, am_resp *resp)

@@ -21,8 +21,8 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
     const char *msg = NULL;
     int rc = am_vocab_parse_counts(req->body, req->body_len, v, &line, &msg);
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, 422, rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8"
-                                                                               : "invalid-value",
+        am_resp_problem(resp, req, 422,
+                        rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "invalid-value",
                         "Invalid vocabulary", "line %zu: %s", line, msg ? msg : am_strerror(rc));
         am_resp_problem_set(resp, "line", json_integer((json_int_t)line));
         am_vocab_free(v);
@@ -45,7 +45,8 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
     free(counts);
     am_vocab_free(v);
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "the vocabulary was not stored");
+        am_resp_problem(resp, req, 500, "internal", "Storage error",
+                        "the vocabulary was not stored");
         return;
     }
     am_resp_json(resp, existed ? 200 : 201,

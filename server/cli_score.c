@@ -32,7 +32,7 @@
 typedef struct am_cli_file {
     char *name; /* system name (hypotheses) */
     char *path;
-    char *buf;  /* whole file, NUL-terminated */
+    char *buf; /* whole file, NUL-terminated */
     size_t len;
 } am_cli_file;
 
@@ -41,7 +41,7 @@ typedef struct am_cli {
     am_cli_file ref, src, sgm_src, sgm_ref;
     am_cli_file hyp[AM_CLI_MAX_SYS];
     size_t nhyp;
-    int sgml;                 /* SGML input mode */
+    int sgml; /* SGML input mode */
     const char *glossary_path, *glossary_format, *background_path, *stopwords_path;
     int per_segment, json, by_doc;
 } am_cli;
@@ -241,8 +241,9 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
             val = eq + 1;
 
         /* flags without a value */
-        static const char *const flags[] = {"help", "per-segment", "json", "by-doc",
-                                            "stem-match", "ter-case-sensitive", "no-strip-tags"};
+        static const char *const flags[] = {"help",         "per-segment", "json",
+                                            "by-doc",       "stem-match",  "ter-case-sensitive",
+                                            "no-strip-tags"};
         int is_flag = 0;
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
             if (!strcmp(name, flags[k]))
@@ -289,8 +290,7 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
             am_cli_named(val, c->nhyp, &c->hyp[c->nhyp]);
             for (size_t k = 0; k < c->nhyp; k++)
                 if (!strcmp(c->hyp[k].name, c->hyp[c->nhyp].name)) {
-                    fprintf(stderr, "adaptmon score: two hypotheses named '%s'\n",
-                            c->hyp[k].name);
+                    fprintf(stderr, "adaptmon score: two hypotheses named '%s'\n", c->hyp[k].name);
                     rc = 2;
                 }
             c->nhyp++;
@@ -326,7 +326,8 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
     /* consistency of the inputs */
     if (c->sgml) {
         if (c->ref.path || c->src.path) {
-            fprintf(stderr, "adaptmon score: use either --ref/--hyp/--src or the --sgm-* options\n");
+            fprintf(stderr,
+                    "adaptmon score: use either --ref/--hyp/--src or the --sgm-* options\n");
             return 2;
         }
         if (!c->sgm_ref.path || c->nhyp == 0) {
@@ -392,8 +393,7 @@ static void am_cli_table(const am_cli *c, const am_scorer *s, const am_totals *t
     printf("%-12s", "system");
     for (int k = 0; k <= cfg->k; k++)
         printf(" %-22s", k == 0 ? "R0" : k == 1 ? "R1" : "Rk");
-    printf(" %-22s %-8s %-8s %-8s %-8s %-8s", "R0+1", "BLEU", "chrF2", "chrF2++", "TER",
-           "1-TERm");
+    printf(" %-22s %-8s %-8s %-8s %-8s %-8s", "R0+1", "BLEU", "chrF2", "chrF2++", "TER", "1-TERm");
     int terms = am_scorer_glossary_size(s) > 0 || c->sgml;
     if (terms) {
         printf(" %-22s", "term-EM");
@@ -464,7 +464,7 @@ static void am_cli_seg_row(const am_cli *c, const am_cli_seg *sg, const am_seg_r
  * (tgt split on '|') and its span in the plain text. */
 typedef struct am_cli_annots {
     am_terms_annot *v;
-    char **targets;  /* all split targets, owned */
+    char **targets; /* all split targets, owned */
     size_t n, ntargets;
 } am_cli_annots;
 
@@ -614,11 +614,11 @@ typedef struct am_cli_par {
     const am_scorer *s;
     const am_cli_seg *segs; /* the chunk */
     size_t n;
-    am_sys_seg *out;        /* [n * nhyp] */
-    int *err;               /* [n]: am_err of the segment */
-    const char **field;     /* [n] */
+    am_sys_seg *out; /* [n * nhyp] */
+    int *err; /* [n]: am_err of the segment */
+    const char **field; /* [n] */
     pthread_mutex_t mu;
-    size_t next;            /* guarded by mu: next segment to take */
+    size_t next; /* guarded by mu: next segment to take */
 } am_cli_par;
 
 typedef struct am_cli_worker {
@@ -692,8 +692,7 @@ static size_t am_cli_start(am_cli_par *p, am_cli_worker *w, pthread_t *tid, size
  * calling thread included). Pipelined: while the workers score chunk k+1,
  * the calling thread runs chunk k's recall pass, then joins them. */
 static int am_cli_session_par(const am_cli *c, const am_scorer *s, am_score_ws *ws,
-                              const am_cli_seg *segs, size_t n, am_totals *totals,
-                              size_t nthreads)
+                              const am_cli_seg *segs, size_t n, am_totals *totals, size_t nthreads)
 {
     am_vocab *hist = am_vocab_new();
     size_t cap = n == 0 ? 1 : n < AM_CLI_CHUNK ? n : AM_CLI_CHUNK;
@@ -738,14 +737,13 @@ static int am_cli_session_par(const am_cli *c, const am_scorer *s, am_score_ws *
         /* in order: recall against the history, then the totals */
         for (size_t i = 0; i < cur->n && rc == 0; i++) {
             const am_cli_seg *sg = &cur->segs[i];
-            am_seg_input in = {.source = sg->src, .translation = sg->ref, .hyps = sg->hyp,
-                               .nsys = c->nhyp};
+            am_seg_input in = {
+                .source = sg->src, .translation = sg->ref, .hyps = sg->hyp, .nsys = c->nhyp};
             const am_recall_seg *rec = NULL;
             const char *field = cur->field[i];
             int r = cur->err[i];
             if (r == AM_OK)
-                r = am_score_segment_recall(s, ws, &in, am_cli_history_lookup, hist, &rec,
-                                            &field);
+                r = am_score_segment_recall(s, ws, &in, am_cli_history_lookup, hist, &rec, &field);
             if (r != AM_OK) {
                 fprintf(stderr, "adaptmon score: segment %s: %s%s%s\n", sg->id, am_strerror(r),
                         field ? " in " : "", field ? field : "");
@@ -964,8 +962,8 @@ int am_cli_score(int argc, char **argv)
             if (c.sgm_src.path) {
                 size_t j = am_sgml_find_seg(&ssrc, rs->id);
                 if (j == (size_t)-1) {
-                    fprintf(stderr, "adaptmon score: %s: no segment with id '%s'\n",
-                            c.sgm_src.path, rs->id);
+                    fprintf(stderr, "adaptmon score: %s: no segment with id '%s'\n", c.sgm_src.path,
+                            rs->id);
                     rc = 1;
                     goto done;
                 }
@@ -1005,8 +1003,8 @@ int am_cli_score(int argc, char **argv)
             }
             size_t nh = am_cli_lines(&c.hyp[i], &hyp_lines[i]);
             if (nh != nseg) {
-                fprintf(stderr, "adaptmon score: %s has %zu lines but %s has %zu\n",
-                        c.hyp[i].path, nh, c.ref.path, nseg);
+                fprintf(stderr, "adaptmon score: %s has %zu lines but %s has %zu\n", c.hyp[i].path,
+                        nh, c.ref.path, nseg);
                 rc = 1;
                 goto done;
             }
@@ -1028,8 +1026,7 @@ int am_cli_score(int argc, char **argv)
     int e = am_scorer_new(&c.cfg, cw, custom_sw.n, c.glossary_path ? &gloss : NULL, background,
                           &scorer, &err);
     if (e != AM_OK) {
-        fprintf(stderr, "adaptmon score: %s\n",
-                err.len ? am_buf_str(&err) : am_strerror(e));
+        fprintf(stderr, "adaptmon score: %s\n", err.len ? am_buf_str(&err) : am_strerror(e));
         am_buf_cleanup(&err);
         rc = e == AM_ERR_INVALID ? 2 : 1;
         goto done;
@@ -1037,7 +1034,7 @@ int am_cli_score(int argc, char **argv)
     am_buf_cleanup(&err);
 
     /* Line numbers as segment ids in plain-text mode. */
-    char (*line_ids)[24] = NULL;
+    char(*line_ids)[24] = NULL;
     if (!c.sgml) {
         line_ids = am_xcalloc(nseg ? nseg : 1, sizeof *line_ids);
         for (size_t k = 0; k < nseg; k++) {
@@ -1059,8 +1056,8 @@ int am_cli_score(int argc, char **argv)
             am_totals *dt = am_xcalloc(c.nhyp, sizeof *dt);
             for (size_t i = 0; i < c.nhyp; i++)
                 am_totals_init(&dt[i], scorer);
-            rc = am_cli_session(&c, scorer, ws, segs + sref.docs[d].first_seg,
-                                sref.docs[d].nsegs, dt, jsegs);
+            rc = am_cli_session(&c, scorer, ws, segs + sref.docs[d].first_seg, sref.docs[d].nsegs,
+                                dt, jsegs);
             for (size_t i = 0; i < c.nhyp && rc == 0; i++)
                 am_totals_merge(&totals[i], &dt[i]);
             free(dt);
@@ -1078,9 +1075,9 @@ int am_cli_score(int argc, char **argv)
             json_t *systems = json_object();
             for (size_t i = 0; i < c.nhyp; i++)
                 json_object_set_new(systems, c.hyp[i].name, am_json_totals(scorer, &totals[i]));
-            json_t *root = json_pack("{sssIsIso}", "signature", am_scorer_signature(scorer),
-                                     "sessions", (json_int_t)sessions, "segments",
-                                     (json_int_t)nseg, "systems", systems);
+            json_t *root =
+                json_pack("{sssIsIso}", "signature", am_scorer_signature(scorer), "sessions",
+                          (json_int_t)sessions, "segments", (json_int_t)nseg, "systems", systems);
             if (jsegs)
                 json_object_set(root, "per_segment", jsegs);
             char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));

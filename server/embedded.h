@@ -9,9 +9,9 @@
 #include <stddef.h>
 
 typedef struct am_embedded_file {
-    const char *path;          /* repository path, e.g. "schema/001_init.sql" */
+    const char *path; /* repository path, e.g. "schema/001_init.sql" */
     const unsigned char *data; /* contents, followed by a NUL byte */
-    size_t len;                /* length without the NUL */
+    size_t len; /* length without the NUL */
 } am_embedded_file;
 
 /* The embedded files in path order; *n receives their number. */

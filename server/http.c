@@ -531,8 +531,8 @@ int am_req_json(const am_req *req, am_resp *resp, json_t **out)
         return AM_ERR_PARSE;
     }
     json_error_t jerr;
-    json_t *j = json_loadb(req->body, req->body_len,
-                           JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    json_t *j =
+        json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
     if (!j) {
         am_resp_problem(resp, req, 400, "bad-json", "Malformed JSON", "line %d, column %d: %s",
                         jerr.line, jerr.column, jerr.text);

@@ -25,27 +25,27 @@ enum am_auth { AM_AUTH_NONE = 0, AM_AUTH_READ = 1, AM_AUTH_WRITE = 2 };
 
 typedef struct am_req {
     struct am_server *srv;
-    const char *method;          /* "GET", "POST", … */
-    const char *path;            /* decoded path without the query */
-    const char *route;           /* the route pattern, e.g. "/v1/sessions/{id}" */
+    const char *method; /* "GET", "POST", … */
+    const char *path; /* decoded path without the query */
+    const char *route; /* the route pattern, e.g. "/v1/sessions/{id}" */
     const char *params[AM_HTTP_MAX_PARAMS]; /* path parameters in pattern order, validated */
     size_t nparams;
-    const char *body;            /* NUL-terminated request body ("" when none) */
+    const char *body; /* NUL-terminated request body ("" when none) */
     size_t body_len;
-    const char *content_type;    /* media type without parameters, lower case; NULL if absent */
-    char request_id[40];         /* X-Request-Id of the request, or generated */
-    void *conn;                  /* http.c's request context (http.c only) */
+    const char *content_type; /* media type without parameters, lower case; NULL if absent */
+    char request_id[40]; /* X-Request-Id of the request, or generated */
+    void *conn; /* http.c's request context (http.c only) */
 } am_req;
 
 typedef struct am_resp {
     int status;
-    char *body;                  /* owned (malloc'd); NULL for an empty body */
+    char *body; /* owned (malloc'd); NULL for an empty body */
     size_t body_len;
-    const char *content_type;    /* static string */
+    const char *content_type; /* static string */
     char *headers[AM_HTTP_MAX_HEADERS][2]; /* owned name/value pairs */
     size_t nheaders;
-    int stream_fd;               /* unused (-1) unless a handler streams */
-    struct am_stream *stream;    /* owned; set by am_resp_stream (SSE) */
+    int stream_fd; /* unused (-1) unless a handler streams */
+    struct am_stream *stream; /* owned; set by am_resp_stream (SSE) */
 } am_resp;
 
 /* Returns the value of query parameter key (decoded), or NULL. */
@@ -94,9 +94,9 @@ typedef void (*am_handler)(am_req *req, am_resp *resp);
 
 typedef struct am_route {
     const char *method;
-    const char *pattern;   /* literal segments and {name} parameters */
+    const char *pattern; /* literal segments and {name} parameters */
     am_handler handler;
-    enum am_auth auth;     /* token needed when authentication is on */
+    enum am_auth auth; /* token needed when authentication is on */
 } am_route;
 
 /* The route table (server/routes.c), terminated by a NULL method. */

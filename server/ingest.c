@@ -340,7 +340,7 @@ static uint64_t am_fnv1a(const char *s)
 typedef struct am_plan {
     const char *session;
     int64_t seq;
-    am_buf words;       /* NUL-separated content words of the translation */
+    am_buf words; /* NUL-separated content words of the translation */
     size_t nwords;
     size_t nsys;
     const char *sys[AM_SCORE_MAX_SYSTEMS];
@@ -400,8 +400,8 @@ static int am_post_job(am_store_tx *tx, void *ctx)
     if (rc == AM_OK)
         rc = am_plan_exec(tx, p);
     if (rc == AM_OK)
-        rc = am_store_tx_segment_insert(tx, p->session, p->seq, p->client_id, p->hash,
-                                        p->canonical, p->result_txt, p->now);
+        rc = am_store_tx_segment_insert(tx, p->session, p->seq, p->client_id, p->hash, p->canonical,
+                                        p->result_txt, p->now);
     return rc;
 }
 
@@ -409,8 +409,8 @@ static int am_post_job(am_store_tx *tx, void *ctx)
  * (a read or write transaction), fills plan with the writes (history,
  * totals, choices) and returns the result object (new reference). */
 static int am_apply(am_server *srv, am_sess *sess, am_store_tx *rtx, const char *session,
-                    int64_t seq, const am_seg_req *req, int64_t now, json_t **result,
-                    am_plan *plan, am_fail *f)
+                    int64_t seq, const am_seg_req *req, int64_t now, json_t **result, am_plan *plan,
+                    am_fail *f)
 {
     const am_scorer *sc = sess->scorer;
     am_score_ws *ws = am_wspool_get(srv->wspool);
@@ -428,7 +428,8 @@ static int am_apply(am_server *srv, am_sess *sess, am_store_tx *rtx, const char 
         am_wspool_put(srv->wspool, ws);
         if (rc == AM_ERR_IO)
             return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed");
-        return am_failf(f, 422, rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "invalid-value",
+        return am_failf(f, 422,
+                        rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "invalid-value",
                         "Cannot score segment", field, "%s%s%s", am_strerror(rc),
                         field ? " in " : "", field ? field : "");
     }
@@ -554,7 +555,8 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, j
                      "/v1/sessions/%s/segments/%s replaces it",
                      req->id, session, req->id);
         } else {
-            am_failf(f, 500, "internal", "Storage error", NULL, "reading the stored segment failed");
+            am_failf(f, 500, "internal", "Storage error", NULL,
+                     "reading the stored segment failed");
         }
         free(rq);
         free(rs);
@@ -568,8 +570,9 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, j
     int64_t last = 0, version = 0;
     rc = am_store_tx_session_state(rtx, session, &last, &version);
     if (rc != AM_OK) {
-        am_failf(f, rc == AM_ERR_NOTFOUND ? 404 : 500, rc == AM_ERR_NOTFOUND ? "not-found" : "internal",
-                 "Session unavailable", NULL, "session '%s' is gone", session);
+        am_failf(f, rc == AM_ERR_NOTFOUND ? 404 : 500,
+                 rc == AM_ERR_NOTFOUND ? "not-found" : "internal", "Session unavailable", NULL,
+                 "session '%s' is gone", session);
         goto out;
     }
     int64_t now = am_now_ms();
@@ -644,8 +647,8 @@ static void am_rows_free(am_rows *r)
     free(r->v);
 }
 
-int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req,
-                      json_t **result, int *status, am_fail *f)
+int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, json_t **result,
+                      int *status, am_fail *f)
 {
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
@@ -738,7 +741,8 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
         rc = am_store_tx_commit(tx);
         tx = NULL;
         if (rc != AM_OK)
-            am_failf(f, 500, "internal", "Storage error", NULL, "the replacement could not be stored");
+            am_failf(f, 500, "internal", "Storage error", NULL,
+                     "the replacement could not be stored");
     }
     if (rc == AM_OK) {
         am_events_publish_from(srv->events, session, seq); /* SSE: seq.. changed (events.h) */
@@ -817,8 +821,8 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, am_fail
     json_t *rel = json_object();
     json_t *base = baseline ? json_object_get(c.systems, baseline) : NULL;
     if (base) {
-        static const char *const keys[] = {"r0", "r1", "r01", "bleu", "chrf", "chrfpp", "ter",
-                                           "one_minus_term"};
+        static const char *const keys[] = {"r0",   "r1",     "r01", "bleu",
+                                           "chrf", "chrfpp", "ter", "one_minus_term"};
         const char *name;
         json_t *tot;
         json_object_foreach(c.systems, name, tot)
@@ -830,13 +834,13 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, am_fail
                 double b = am_metric_value(base, keys[i]), x = am_metric_value(tot, keys[i]);
                 json_object_set_new(o, keys[i],
                                     isfinite(b) && isfinite(x) && b != 0 ? json_real((x - b) / b)
-                                                                        : json_null());
+                                                                         : json_null());
             }
             double be = am_metric_value(json_object_get(base, "terms"), "exact_match");
             double xe = am_metric_value(json_object_get(tot, "terms"), "exact_match");
             json_object_set_new(o, "term_exact_match",
                                 isfinite(be) && isfinite(xe) && be != 0 ? json_real((xe - be) / be)
-                                                                       : json_null());
+                                                                        : json_null());
             json_object_set_new(rel, name, o);
         }
     }
@@ -862,8 +866,8 @@ static int am_choice_each(void *ctx, const char *alt, int64_t count)
     return 0;
 }
 
-int am_ingest_check(am_server *srv, const char *session, const char *source,
-                    const char *hypothesis, json_t **out, am_fail *f)
+int am_ingest_check(am_server *srv, const char *session, const char *source, const char *hypothesis,
+                    json_t **out, am_fail *f)
 {
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
@@ -891,16 +895,18 @@ int am_ingest_check(am_server *srv, const char *session, const char *source,
             json_array_append_new(targets, json_string(e->targets[k]));
         json_t *o = json_pack("{sIsssosb}", "entry", (json_int_t)p->entry, "source", e->source,
                               "targets", targets, "forbidden", e->forbidden);
-        json_object_set_new(o, "source_span",
-                            json_pack("[II]", (json_int_t)p->src.byte_start,
-                                      (json_int_t)p->src.byte_end));
-        const char *used = p->used == AM_TERMS_EXACT ? "exact" : p->used == AM_TERMS_STEM ? "stem" : NULL;
+        json_object_set_new(
+            o, "source_span",
+            json_pack("[II]", (json_int_t)p->src.byte_start, (json_int_t)p->src.byte_end));
+        const char *used = p->used == AM_TERMS_EXACT  ? "exact"
+                           : p->used == AM_TERMS_STEM ? "stem"
+                                                      : NULL;
         json_object_set_new(o, "used", used ? json_string(used) : json_null());
         if (used && p->alt < e->n_targets) {
             json_object_set_new(o, "used_target", json_string(e->targets[p->alt]));
-            json_object_set_new(o, "hypothesis_span",
-                                json_pack("[II]", (json_int_t)p->hyp.byte_start,
-                                          (json_int_t)p->hyp.byte_end));
+            json_object_set_new(
+                o, "hypothesis_span",
+                json_pack("[II]", (json_int_t)p->hyp.byte_start, (json_int_t)p->hyp.byte_end));
         }
         if (e->forbidden && used)
             forbidden++;

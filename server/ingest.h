@@ -24,15 +24,15 @@ void am_wspool_put(am_wspool *p, am_score_ws *ws);
  * from (keep that alive); canonical is owned. */
 typedef struct am_seg_req {
     const char *id;
-    const char *source;      /* NULL when absent */
+    const char *source; /* NULL when absent */
     const char *translation;
     size_t nsys;
     const char *sys[AM_SCORE_MAX_SYSTEMS];
     const char *hyp[AM_SCORE_MAX_SYSTEMS];
-    am_terms_annot *annots;  /* owned array */
-    const char **targets;    /* owned storage behind annots[i].targets */
+    am_terms_annot *annots; /* owned array */
+    const char **targets; /* owned storage behind annots[i].targets */
     size_t n_annots;
-    char *canonical;         /* canonical JSON text of the request (owned) */
+    char *canonical; /* canonical JSON text of the request (owned) */
 } am_seg_req;
 
 /* What went wrong with a request: HTTP status, problem slug, detail. */
@@ -61,8 +61,8 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, j
                    int *status, am_fail *fail);
 /* Replaces a known segment (PUT) and replays the session's history so
  * that the totals equal a fresh replay. 404 for an unknown segment. */
-int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req,
-                      json_t **result, int *status, am_fail *fail);
+int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, json_t **result,
+                      int *status, am_fail *fail);
 
 /* Totals of every system of a session as a JSON object {system: totals},
  * plus relative differences to the baseline system when it has totals. */
@@ -70,7 +70,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, am_fail
 
 /* The check endpoint: glossary terms of source and their use in hypothesis,
  * with the translator's established choice for each entry. */
-int am_ingest_check(am_server *srv, const char *session, const char *source,
-                    const char *hypothesis, json_t **out, am_fail *fail);
+int am_ingest_check(am_server *srv, const char *session, const char *source, const char *hypothesis,
+                    json_t **out, am_fail *fail);
 
 #endif

@@ -90,10 +90,10 @@ static json_t *am_json_terms_seg(const am_terms_seg *ts, const am_terms_totals *
     }
     json_t *dev = json_array();
     for (size_t i = 0; i < ts->n_dev; i++)
-        json_array_append_new(dev, json_pack("{sssI}", "origin",
-                                             ts->dev[i].origin == AM_TERMS_GLOSSARY ? "glossary"
-                                                                                    : "annotation",
-                                             "entry", (json_int_t)ts->dev[i].entry));
+        json_array_append_new(
+            dev, json_pack("{sssI}", "origin",
+                           ts->dev[i].origin == AM_TERMS_GLOSSARY ? "glossary" : "annotation",
+                           "entry", (json_int_t)ts->dev[i].entry));
     json_t *forb = json_array();
     for (size_t i = 0; i < ts->n_forbid; i++)
         json_array_append_new(forb, json_pack("{sIsIso}", "entry", (json_int_t)ts->forbid[i].entry,
@@ -177,13 +177,11 @@ json_t *am_json_alam(const am_alam_result *r, int per_segment)
                 snprintf(key, sizeof key, "%zu", r->windows[k]);
                 json_object_set_new(w, key, json_real(sg->wo[k]));
             }
-            json_array_append_new(segs, json_pack("{sssIsIsoso}", "id", sg->id,
-                                                  "exact_match_correct",
-                                                  (json_int_t)sg->em_correct, "exact_match_terms",
-                                                  (json_int_t)sg->em_terms, "window_overlap", w,
-                                                  "term_ter",
-                                                  sg->term_ter_valid ? json_real(sg->term_ter)
-                                                                     : json_null()));
+            json_array_append_new(
+                segs, json_pack("{sssIsIsoso}", "id", sg->id, "exact_match_correct",
+                                (json_int_t)sg->em_correct, "exact_match_terms",
+                                (json_int_t)sg->em_terms, "window_overlap", w, "term_ter",
+                                sg->term_ter_valid ? json_real(sg->term_ter) : json_null()));
         }
         json_object_set_new(o, "segments", segs);
     }
@@ -225,8 +223,8 @@ json_t *am_json_totals_raw(const am_totals *t)
         "{sI sI sI s{sIsos[II]} s{sIsIsIsIsIsfsfsososo} s{sfsfsI} s{sfsfsI} s{sIsIsoso} s{soso}}",
         "v", (json_int_t)1, "segments", (json_int_t)t->segments, "bleu_segments",
         (json_int_t)t->bleu_segments, "recall", "k", (json_int_t)t->recall.k, "r", r, "r01",
-        (json_int_t)t->recall.r01.hits, (json_int_t)t->recall.r01.total, "terms",
-        "instances", (json_int_t)t->terms.instances, "exact", (json_int_t)t->terms.exact, "stem",
+        (json_int_t)t->recall.r01.hits, (json_int_t)t->recall.r01.total, "terms", "instances",
+        (json_int_t)t->terms.instances, "exact", (json_int_t)t->terms.exact, "stem",
         (json_int_t)t->terms.stem, "deviations", (json_int_t)t->terms.deviations, "forbidden",
         (json_int_t)t->terms.forbidden, "partial_sum", t->terms.partial_sum, "reorder_sum",
         t->terms.reorder_sum, "windows", tw, "win_sum", ws, "win_count", wc, "ter", "edits",
@@ -331,7 +329,8 @@ int am_json_totals_parse(const json_t *j, const am_scorer *s, am_totals *t)
         am_json_get_i64(j, "bleu_segments", &t->bleu_segments))
         return AM_ERR_PARSE;
     const json_t *ch = json_object_get(chrf, "ch"), *wd = json_object_get(chrf, "wd");
-    if (json_array_size(ch) != AM_CHRF_MAX_CHAR_ORDER || json_array_size(wd) != AM_CHRF_MAX_WORD_ORDER)
+    if (json_array_size(ch) != AM_CHRF_MAX_CHAR_ORDER ||
+        json_array_size(wd) != AM_CHRF_MAX_WORD_ORDER)
         return AM_ERR_PARSE;
     for (size_t n = 0; n < AM_CHRF_MAX_CHAR_ORDER; n++)
         if (am_json_i64s(json_array_get(ch, n), t->chrf.ch[n], 3))
@@ -347,8 +346,9 @@ json_t *am_json_config(const am_config *c)
     json_t *w = json_array();
     for (size_t i = 0; i < c->nwindows; i++)
         json_array_append_new(w, json_integer(c->windows[i]));
-    return json_pack("{sssssssssssssbsssIsosfsbsbsI}", "profile", am_config_profile_name(c->profile),
-                     "source_lang", c->source_lang, "target_lang", c->target_lang, "tokenizer",
+    return json_pack("{sssssssssssssbsssIsosfsbsbsI}", "profile",
+                     am_config_profile_name(c->profile), "source_lang", c->source_lang,
+                     "target_lang", c->target_lang, "tokenizer",
                      c->tokenizer_auto ? "auto" : am_tok_name(c->tokenizer), "case",
                      c->case_sensitive ? "sensitive" : "fold", "normalize",
                      am_text_norm_name(c->norm), "strip_tags", c->strip_tags, "stopwords",

@@ -12,18 +12,18 @@
 #include "store.h"
 
 typedef struct am_server {
-    am_srv_config cfg;        /* effective configuration */
-    am_log log;               /* leveled logger */
-    am_store *store;          /* the database */
-    am_sessions *sessions;    /* per-session runtime cache (scorers, locks) */
-    am_metrics *metrics;      /* Prometheus registry */
+    am_srv_config cfg; /* effective configuration */
+    am_log log; /* leveled logger */
+    am_store *store; /* the database */
+    am_sessions *sessions; /* per-session runtime cache (scorers, locks) */
+    am_metrics *metrics; /* Prometheus registry */
     struct am_wspool *wspool; /* scoring workspaces (ingest.h) */
     struct am_events *events; /* live event streams (events.h) */
-    int64_t started_ms;       /* Unix ms at start */
-    volatile int ready;       /* 1 once migrations ran and the socket listens */
-    volatile int stopping;    /* 1 once SIGTERM/SIGINT arrived */
-    void *daemon;             /* struct MHD_Daemon * (http.c) */
-    struct am_shard *shard;   /* owner map for 421 answers (shard.h), NULL = owns all */
+    int64_t started_ms; /* Unix ms at start */
+    volatile int ready; /* 1 once migrations ran and the socket listens */
+    volatile int stopping; /* 1 once SIGTERM/SIGINT arrived */
+    void *daemon; /* struct MHD_Daemon * (http.c) */
+    struct am_shard *shard; /* owner map for 421 answers (shard.h), NULL = owns all */
     struct am_acache *acache; /* GET …/metrics answer bodies (answer_cache.h), NULL = off */
 } am_server;
 

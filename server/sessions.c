@@ -121,8 +121,8 @@ static int am_service_option(const char *key)
 }
 
 int am_sessions_build_scorer(const char *options_json, const char *custom_sw_json,
-                             const char *glossary_json, const am_vocab *background,
-                             am_scorer **out, am_buf *err)
+                             const char *glossary_json, const am_vocab *background, am_scorer **out,
+                             am_buf *err)
 {
     return am_sessions_build(options_json, custom_sw_json, glossary_json, background, out, NULL,
                              err);

@@ -19,13 +19,13 @@ typedef struct am_sessions am_sessions;
 
 typedef struct am_sess {
     char *id;
-    am_scorer *scorer;         /* owned */
-    am_vocab *background;      /* owned; NULL without a background vocabulary */
-    am_gloss gloss;            /* the glossary compiled into scorer (entry order) */
-    int64_t glossary_version;  /* of the glossary compiled into scorer */
-    pthread_mutex_t lock;      /* held by a writer for its whole transaction */
-    int refs;                  /* guarded by the cache lock */
-    int stale;                 /* dropped from the cache; freed at last release */
+    am_scorer *scorer; /* owned */
+    am_vocab *background; /* owned; NULL without a background vocabulary */
+    am_gloss gloss; /* the glossary compiled into scorer (entry order) */
+    int64_t glossary_version; /* of the glossary compiled into scorer */
+    pthread_mutex_t lock; /* held by a writer for its whole transaction */
+    int refs; /* guarded by the cache lock */
+    int stale; /* dropped from the cache; freed at last release */
 } am_sess;
 
 am_sessions *am_sessions_new(am_store *st, size_t max_cached);
@@ -43,8 +43,8 @@ void am_sessions_forget(am_sessions *c, const char *id);
  * (NULL), glossary JSON array (NULL), background vocabulary (borrowed,
  * NULL). On error err holds a message suitable for a 422 detail. */
 int am_sessions_build_scorer(const char *options_json, const char *custom_sw_json,
-                             const char *glossary_json, const am_vocab *background,
-                             am_scorer **out, am_buf *err);
+                             const char *glossary_json, const am_vocab *background, am_scorer **out,
+                             am_buf *err);
 /* The same, keeping the parsed glossary in *gloss (initialized by the
  * caller, filled on success; caller cleans up). gloss may be NULL. */
 int am_sessions_build(const char *options_json, const char *custom_sw_json,

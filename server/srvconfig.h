@@ -13,31 +13,31 @@
 #include <stdint.h>
 
 typedef struct am_srv_config {
-    char listen[64];          /* address, default 127.0.0.1 */
-    int port;                 /* default 8080 */
-    char db[512];             /* default ./var/adaptmon.db */
-    int threads;              /* libmicrohttpd pool threads, default 4 */
-    int64_t max_body;         /* bytes, default 1 MiB */
-    int64_t max_glossary_body;/* bytes for glossary/vocabulary uploads, default 64 MiB */
-    int max_connections;      /* default 1024 */
-    int conn_timeout;         /* seconds idle before a connection is closed, default 30 */
-    int max_tokens;           /* per text of a segment, default 10000 */
+    char listen[64]; /* address, default 127.0.0.1 */
+    int port; /* default 8080 */
+    char db[512]; /* default ./var/adaptmon.db */
+    int threads; /* libmicrohttpd pool threads, default 4 */
+    int64_t max_body; /* bytes, default 1 MiB */
+    int64_t max_glossary_body; /* bytes for glossary/vocabulary uploads, default 64 MiB */
+    int max_connections; /* default 1024 */
+    int conn_timeout; /* seconds idle before a connection is closed, default 30 */
+    int max_tokens; /* per text of a segment, default 10000 */
     int max_glossary_entries; /* default 100000 */
-    int max_systems;          /* hypotheses per segment, default 16 */
-    char write_token[256];    /* bearer token for writes ("" = no auth) */
-    char read_token[256];     /* read-only bearer token ("" = reads open) */
-    int durability;           /* 0 normal, 1 full (enum am_durability) */
-    int log_level;            /* 0 error, 1 warn, 2 info, 3 debug */
-    int shutdown_timeout_ms;  /* default 10000 */
-    char config_file[512];    /* the file read, "" = none */
-    char owner_map[1024];     /* optional shard map for 421 answers, "" = none */
-    int sse_heartbeat;        /* seconds between ": ping" comments on event streams, default 15 */
+    int max_systems; /* hypotheses per segment, default 16 */
+    char write_token[256]; /* bearer token for writes ("" = no auth) */
+    char read_token[256]; /* read-only bearer token ("" = reads open) */
+    int durability; /* 0 normal, 1 full (enum am_durability) */
+    int log_level; /* 0 error, 1 warn, 2 info, 3 debug */
+    int shutdown_timeout_ms; /* default 10000 */
+    char config_file[512]; /* the file read, "" = none */
+    char owner_map[1024]; /* optional shard map for 421 answers, "" = none */
+    int sse_heartbeat; /* seconds between ": ping" comments on event streams, default 15 */
 } am_srv_config;
 
 typedef struct am_srv_option {
-    const char *name;   /* flag --name, env ADAPTMON_NAME (upper, '-' → '_') */
-    const char *type;   /* "string", "int", "size", "enum", "secret" */
-    const char *def;    /* default as text */
+    const char *name; /* flag --name, env ADAPTMON_NAME (upper, '-' → '_') */
+    const char *type; /* "string", "int", "size", "enum", "secret" */
+    const char *def; /* default as text */
     const char *help;
 } am_srv_option;
 

@@ -220,7 +220,7 @@ struct am_store {
     pthread_mutex_t gmu;
     pthread_cond_t gcv;
     struct am_gjob *ghead, **gtail; /* guarded by gmu */
-    int gleader;                    /* guarded by gmu: a batch is running */
+    int gleader; /* guarded by gmu: a batch is running */
     am_store_log_fn logfn;
     void *logctx;
 };
@@ -1195,8 +1195,10 @@ int am_store_tx_group(am_store *st, am_store_job_fn fn, void *ctx)
 {
     am_gjob job = {fn, ctx, AM_OK, 0, NULL};
     pthread_mutex_lock(&st->gmu);
+    /* job lives on this stack until it is done: the leader reads job.next
+     * before it sets done, and this thread waits for done below */
     *st->gtail = &job;
-    st->gtail = &job.next;
+    st->gtail = &job.next; /* cppcheck-suppress autoVariables */
     while (!job.done) {
         if (st->gleader) {
             pthread_cond_wait(&st->gcv, &st->gmu);
@@ -1331,8 +1333,8 @@ int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SEG_UPDATE, "iittti", sid, seq, body_hash,
-                     request_json, result_json, now_ms);
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_UPDATE, "iittti", sid, seq, body_hash, request_json,
+                     result_json, now_ms);
     if (rc == AM_OK && sqlite3_changes(tx->c->db) == 0)
         rc = AM_ERR_NOTFOUND;
     if (rc == AM_OK)

@@ -42,7 +42,7 @@ typedef int (*am_store_count_fn)(void *ctx, const char *word, int64_t count);
 
 enum am_durability {
     AM_DURABLE_NORMAL = 0, /* WAL + synchronous=NORMAL: survives a process crash */
-    AM_DURABLE_FULL = 1    /* WAL + synchronous=FULL: survives power loss */
+    AM_DURABLE_FULL = 1 /* WAL + synchronous=FULL: survives power loss */
 };
 
 /* Opens (creating if needed, with parent directories) the database at
@@ -61,15 +61,15 @@ int am_store_ping(am_store *st);
 /* ---- sessions ------------------------------------------------------------ */
 typedef struct am_store_session {
     char *id;
-    char *options;          /* JSON object text as stored */
+    char *options; /* JSON object text as stored */
     char *signature;
     char *custom_stopwords; /* JSON array text or NULL */
-    char *glossary;         /* JSON array of entries, or NULL */
+    char *glossary; /* JSON array of entries, or NULL */
     int64_t glossary_version;
-    int64_t created_at;     /* Unix ms */
-    int64_t updated_at;     /* Unix ms */
-    int64_t segments;       /* highest seq (= number of segments) */
-    int64_t version;        /* bumped on every change */
+    int64_t created_at; /* Unix ms */
+    int64_t updated_at; /* Unix ms */
+    int64_t segments; /* highest seq (= number of segments) */
+    int64_t version; /* bumped on every change */
 } am_store_session;
 
 /* Frees the strings of s (not s itself) and zeroes it. */
@@ -92,8 +92,7 @@ int am_store_session_count(am_store *st, int64_t *n);
 int am_store_session_delete(am_store *st, const char *id);
 /* Replaces the session's glossary (JSON array text; NULL removes it),
  * bumps glossary_version and version. AM_ERR_NOTFOUND. */
-int am_store_glossary_put(am_store *st, const char *id, const char *glossary_json,
-                          int64_t now_ms);
+int am_store_glossary_put(am_store *st, const char *id, const char *glossary_json, int64_t now_ms);
 
 /* ---- write transactions ------------------------------------------------- */
 /* BEGIN IMMEDIATE. *tx is valid until commit or rollback. */
@@ -134,8 +133,7 @@ int am_store_tx_segment_find(am_store_tx *tx, const char *session, const char *c
  * session's segments = max(segments, seq), updated_at, version + 1. */
 int am_store_tx_segment_insert(am_store_tx *tx, const char *session, int64_t seq,
                                const char *client_id, const char *body_hash,
-                               const char *request_json, const char *result_json,
-                               int64_t now_ms);
+                               const char *request_json, const char *result_json, int64_t now_ms);
 /* Replaces the request/hash/result of an existing segment (PUT). body_hash
  * and request_json may both be NULL to keep them and replace only the
  * result (a replay recomputing later segments). */
@@ -162,8 +160,7 @@ int am_store_tx_totals_get(am_store_tx *tx, const char *session, const char *sys
 int am_store_tx_totals_put(am_store_tx *tx, const char *session, const char *system,
                            const char *stats_json);
 /* Background-vocabulary lookup inside a transaction (0 when absent). */
-int am_store_tx_background_get(am_store_tx *tx, const char *name, const char *word,
-                               int64_t *count);
+int am_store_tx_background_get(am_store_tx *tx, const char *name, const char *word, int64_t *count);
 
 /* Term choices: how often the translator used target alternative `alt` of
  * the glossary entry with source `entry` (both normalized text). */

@@ -61,14 +61,15 @@ int main(int argc, char **argv)
     }
     if (nfiles == 0)
         fprintf(out, "    {\"\", (const unsigned char *)\"\", 0},\n");
-    fprintf(out, "};\n\n"
-                 "const am_embedded_file *am_embedded_files(size_t *n)\n{\n"
-                 "    *n = %zu;\n    return am_embed_files;\n}\n\n"
-                 "const am_embedded_file *am_embedded_find(const char *path)\n{\n"
-                 "    for (size_t i = 0; i < %zu; i++)\n"
-                 "        if (!strcmp(am_embed_files[i].path, path))\n"
-                 "            return &am_embed_files[i];\n"
-                 "    return NULL;\n}\n",
+    fprintf(out,
+            "};\n\n"
+            "const am_embedded_file *am_embedded_files(size_t *n)\n{\n"
+            "    *n = %zu;\n    return am_embed_files;\n}\n\n"
+            "const am_embedded_file *am_embedded_find(const char *path)\n{\n"
+            "    for (size_t i = 0; i < %zu; i++)\n"
+            "        if (!strcmp(am_embed_files[i].path, path))\n"
+            "            return &am_embed_files[i];\n"
+            "    return NULL;\n}\n",
             nfiles, nfiles);
     if (fclose(out) != 0 || rename(tmp, argv[1]) != 0) {
         fprintf(stderr, "embed: cannot write %s\n", argv[1]);

@@ -268,8 +268,8 @@ static void write_output(const char *out, const lists *ls)
                "#include \"stopwords_data.h\"\n\n");
     for (size_t i = 0; i < ls->n; i++) {
         const list *l = &ls->v[i];
-        fprintf(f, "/* %s %s: %zu words */\nstatic const char *const am_sw_w%zu[] = {\n",
-                l->source, l->lang, l->n, i);
+        fprintf(f, "/* %s %s: %zu words */\nstatic const char *const am_sw_w%zu[] = {\n", l->source,
+                l->lang, l->n, i);
         for (size_t j = 0; j < l->n; j++) {
             fputs("    ", f);
             put_cstring(f, l->words[j]);

@@ -20,7 +20,19 @@
  * 1. Regular expressions (Python `re` subset), Pike-VM existence test
  * ====================================================================== */
 
-enum rn_type { RN_CHAR, RN_ANY, RN_CLASS, RN_CAT, RN_ALT, RN_REP, RN_BOL, RN_EOL, RN_EOS, RN_WB, RN_NWB };
+enum rn_type {
+    RN_CHAR,
+    RN_ANY,
+    RN_CLASS,
+    RN_CAT,
+    RN_ALT,
+    RN_REP,
+    RN_BOL,
+    RN_EOL,
+    RN_EOS,
+    RN_WB,
+    RN_NWB
+};
 
 #define RX_INF (-1)
 #define RX_MAX_DEPTH 64
@@ -29,9 +41,9 @@ enum rn_type { RN_CHAR, RN_ANY, RN_CLASS, RN_CAT, RN_ALT, RN_REP, RN_BOL, RN_EOL
 
 typedef struct rx_node {
     int type;
-    int32_t c;   /* RN_CHAR: code point; RN_CLASS: class index */
-    int first;   /* first child (RN_CAT, RN_ALT, RN_REP) or -1 */
-    int next;    /* next sibling or -1 */
+    int32_t c; /* RN_CHAR: code point; RN_CLASS: class index */
+    int first; /* first child (RN_CAT, RN_ALT, RN_REP) or -1 */
+    int next; /* next sibling or -1 */
     int min, max;
 } rx_node;
 
@@ -47,7 +59,19 @@ typedef struct rx_class {
     int neg;
 } rx_class;
 
-enum ri_op { RI_CHAR, RI_ANY, RI_CLASS, RI_SPLIT, RI_JMP, RI_BOL, RI_EOL, RI_EOS, RI_WB, RI_NWB, RI_MATCH };
+enum ri_op {
+    RI_CHAR,
+    RI_ANY,
+    RI_CLASS,
+    RI_SPLIT,
+    RI_JMP,
+    RI_BOL,
+    RI_EOL,
+    RI_EOS,
+    RI_WB,
+    RI_NWB,
+    RI_MATCH
+};
 
 typedef struct rx_inst {
     int op;
@@ -313,22 +337,13 @@ static int rx_parse_seq(rx *r, int depth)
             if (atom < 0 || rx_get(r) != ')')
                 return -1;
             break;
-        case '[':
-            atom = rx_parse_class(r);
-            break;
-        case '.':
-            atom = rx_new_node(r, RN_ANY);
-            break;
-        case '^':
-            atom = rx_new_node(r, RN_BOL);
-            break;
-        case '$':
-            atom = rx_new_node(r, RN_EOL);
-            break;
+        case '[': atom = rx_parse_class(r); break;
+        case '.': atom = rx_new_node(r, RN_ANY); break;
+        case '^': atom = rx_new_node(r, RN_BOL); break;
+        case '$': atom = rx_new_node(r, RN_EOL); break;
         case '*':
         case '+':
-        case '?':
-            return -1; /* nothing to repeat */
+        case '?': return -1; /* nothing to repeat */
         case '{': {
             int mn, mx;
             int k = rx_braces(r, &mn, &mx);
@@ -627,8 +642,8 @@ static int rx_word_at(const char *t, size_t len, size_t pos)
 
 /* Adds pc and its epsilon closure at text position pos to list; returns 1
  * when MATCH is reachable. */
-static int rx_add(const rx *r, rx_vm *vm, int *list, size_t *nlist, int pc, const char *t, size_t len,
-                  size_t pos)
+static int rx_add(const rx *r, rx_vm *vm, int *list, size_t *nlist, int pc, const char *t,
+                  size_t len, size_t pos)
 {
     size_t sp = 0;
     int found = 0;
@@ -806,10 +821,10 @@ static size_t next_cp(const char *t, size_t len, size_t pos)
  * ====================================================================== */
 
 typedef struct ter_ctx {
-    size_t m;                  /* reference length */
-    const int *r;              /* reference token ids */
+    size_t m; /* reference length */
+    const int *r; /* reference token ids */
     const unsigned char *term; /* per reference position, may be NULL */
-    int cost;                  /* C */
+    int cost; /* C */
     /* prefix trie: node 0 is the root; node k's row is rows[k*(m+1) …] */
     int *tok, *child, *sib;
     size_t nnodes, capnodes;
@@ -960,7 +975,8 @@ static double ter_run(ter_ctx *c, const int *h, size_t n)
                 }
                 assert(o == n);
                 int gain = pre - ter_ed(c, cand, n, 0);
-                if (!have || gain > best_gain || (gain == best_gain && lex_cmp(cand, best, n) > 0)) {
+                if (!have || gain > best_gain ||
+                    (gain == best_gain && lex_cmp(cand, best, n) > 0)) {
                     memcpy(best, cand, n * sizeof *best);
                     best_gain = gain;
                     have = 1;
@@ -1140,19 +1156,19 @@ static char *split_spaces(const char *text, const char ***toks, size_t *n)
 
 /* One term of the reference, prepared. */
 typedef struct pterm {
-    char *alts;        /* "|"-separated alternatives (tgt [+ "|" + text.strip()]) */
-    int tgt_original;  /* type contains "tgt_original" */
+    char *alts; /* "|"-separated alternatives (tgt [+ "|" + text.strip()]) */
+    int tgt_original; /* type contains "tgt_original" */
     size_t imin, imax; /* min and max of the script's index list */
-    char *desired;     /* " " + text.strip() + " " */
+    char *desired; /* " " + text.strip() + " " */
     size_t ndesired_toks;
-    size_t group;      /* window-overlap group (index of first term with same desired) */
+    size_t group; /* window-overlap group (index of first term with same desired) */
 } pterm;
 
 /* Scratch shared by all segments. */
 typedef struct seg_scratch {
     rx_vm vm;
     ter_ctx ter;
-    am_buf hyp;     /* " " + hyp text + " " */
+    am_buf hyp; /* " " + hyp text + " " */
     size_t *claimed;
     size_t nclaimed, capclaimed;
 } seg_scratch;
@@ -1220,7 +1236,8 @@ static int seg_exact(seg_scratch *sc, const pterm *terms, size_t nterms, size_t 
 
 /* Context words: up to w tokens left of lo (nearest first), then up to w
  * right of hi, skipping string.punctuation substrings. Appends pointers. */
-static size_t context(const char *const *toks, size_t n, size_t lo, size_t hi, size_t w, const char **out)
+static size_t context(const char *const *toks, size_t n, size_t lo, size_t hi, size_t w,
+                      const char **out)
 {
     size_t k = 0, got = 0;
     for (size_t i = lo; i > 0 && got < w; i--) {
@@ -1386,11 +1403,13 @@ static int prep_terms(const am_sgml_seg *rs, const char *const *toks, size_t nto
             break;
         }
         size_t nidx = 0;
-        rc = am_alam_term_indices(toks, ntoks, (const char *const *)words.v, words.n, idx, capidx, &nidx);
+        rc = am_alam_term_indices(toks, ntoks, (const char *const *)words.v, words.n, idx, capidx,
+                                  &nidx);
         if (rc == AM_OK && nidx > capidx) {
             capidx = nidx;
             idx = am_xrealloc(idx, capidx * sizeof *idx);
-            rc = am_alam_term_indices(toks, ntoks, (const char *const *)words.v, words.n, idx, capidx, &nidx);
+            rc = am_alam_term_indices(toks, ntoks, (const char *const *)words.v, words.n, idx,
+                                      capidx, &nidx);
         }
         if (rc != AM_OK) {
             rc = AM_ERR_INVALID;
@@ -1464,8 +1483,9 @@ static int check_source(const am_sgml_doc *src, const am_sgml_doc *ref)
             am_toks_split_py(&words, s->terms[t].text);
             size_t nidx;
             if (has_separator(s->terms[t].text) ||
-                am_alam_term_indices((const char *const *)toks.v, toks.n, (const char *const *)words.v,
-                                     words.n, NULL, 0, &nidx) != AM_OK) {
+                am_alam_term_indices((const char *const *)toks.v, toks.n,
+                                     (const char *const *)words.v, words.n, NULL, 0,
+                                     &nidx) != AM_OK) {
                 rc = AM_ERR_INVALID;
                 break;
             }
@@ -1521,8 +1541,8 @@ static size_t find_id(const am_sgml_doc *ref, const size_t *order, const char *i
 }
 
 /* Scores reference segment rs against hypothesis segment hs into *res. */
-static int score_seg(seg_scratch *sc, const am_sgml_seg *rs, const am_sgml_seg *hs, const size_t *windows,
-                     size_t nwindows, am_alam_seg *res)
+static int score_seg(seg_scratch *sc, const am_sgml_seg *rs, const am_sgml_seg *hs,
+                     const size_t *windows, size_t nwindows, am_alam_seg *res)
 {
     const char **rtoks = NULL, **htoks = NULL;
     size_t nr = 0, nh = 0;
@@ -1543,7 +1563,8 @@ static int score_seg(seg_scratch *sc, const am_sgml_seg *rs, const am_sgml_seg *
     for (size_t w = 0; w < nwindows && rc == AM_OK; w++)
         rc = seg_window(sc, pt, rs->nterms, rtoks, nr, htoks, nh, windows[w], &res->wo[w]);
     if (rc == AM_OK) {
-        int trc = term_ter_ctx(&sc->ter, htoks, nh, rtoks, nr, is_term, AM_ALAM_TERM_COST, &res->term_ter);
+        int trc = term_ter_ctx(&sc->ter, htoks, nh, rtoks, nr, is_term, AM_ALAM_TERM_COST,
+                               &res->term_ter);
         res->term_ter_valid = trc == AM_OK;
     }
     for (size_t t = 0; t < rs->nterms; t++) {

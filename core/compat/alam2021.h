@@ -19,27 +19,27 @@
 #define AM_ALAM_TERM_COST 2
 
 typedef struct am_alam_seg {
-    const char *id;    /* the reference segment's id (borrowed from ref) */
-    size_t hyp;        /* index of the paired hypothesis segment, (size_t)-1 if none */
+    const char *id; /* the reference segment's id (borrowed from ref) */
+    size_t hyp; /* index of the paired hypothesis segment, (size_t)-1 if none */
     size_t em_correct; /* terms matched exactly (all term types) */
-    size_t em_terms;   /* number of <term> tags of the reference segment */
-    double *wo;        /* [nwindows] window overlap of the segment (0 when unpaired) */
+    size_t em_terms; /* number of <term> tags of the reference segment */
+    double *wo; /* [nwindows] window overlap of the segment (0 when unpaired) */
     int term_ter_valid; /* 0 when the reference is empty (the script divides by 0) or unpaired */
-    double term_ter;   /* TERm of the segment (can exceed 1) */
+    double term_ter; /* TERm of the segment (can exceed 1) */
 } am_alam_seg;
 
 typedef struct am_alam_result {
     size_t nwindows;
-    size_t *windows;          /* copy of the requested window sizes */
-    am_alam_seg *segs;        /* one per reference segment, reference order */
+    size_t *windows; /* copy of the requested window sizes */
+    am_alam_seg *segs; /* one per reference segment, reference order */
     size_t nsegs;
-    size_t nhyp;              /* hypothesis segments scored */
-    size_t em_correct;        /* Σ over paired segments */
+    size_t nhyp; /* hypothesis segments scored */
+    size_t em_correct; /* Σ over paired segments */
     size_t em_terms;
-    int exact_match_valid;    /* 0 when em_terms == 0 (script: ZeroDivisionError) */
-    double exact_match;       /* em_correct / em_terms */
-    double *window_overlap;   /* [nwindows]: Σ segment WO / number of reference segments */
-    int term_ter_valid;       /* 0 when some segment's TERm is invalid or nhyp == 0 */
+    int exact_match_valid; /* 0 when em_terms == 0 (script: ZeroDivisionError) */
+    double exact_match; /* em_correct / em_terms */
+    double *window_overlap; /* [nwindows]: Σ segment WO / number of reference segments */
+    int term_ter_valid; /* 0 when some segment's TERm is invalid or nhyp == 0 */
     double one_minus_term_ter; /* 1 − (Σ segment TERm) / nhyp */
 } am_alam_result;
 

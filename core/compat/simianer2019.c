@@ -43,8 +43,7 @@ int am_simianer_segment(const am_recall_config *cfg, const char *translation,
         am_toks_init(&h[s]);
     int rc = am_simianer_content_words(cfg->stopwords, translation, &ref);
     for (size_t s = 0; s < nsys && rc == AM_OK; s++)
-        rc = hyps[s] ? am_simianer_content_words(cfg->stopwords, hyps[s], &h[s])
-                     : AM_ERR_INVALID;
+        rc = hyps[s] ? am_simianer_content_words(cfg->stopwords, hyps[s], &h[s]) : AM_ERR_INVALID;
     if (rc == AM_OK)
         rc = am_recall_segment(cfg, &ref, h, nsys, lookup, lookup_ctx, out);
     for (size_t s = 0; s < nsys; s++)

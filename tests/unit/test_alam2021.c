@@ -115,7 +115,9 @@ static void test_regex(void **state)
     size_t len = strlen(t);
     /* the script's pattern: "( e )" is a group, so the literal text is not found */
     assert_int_equal(am_alam_regex_match_at(" essoufflé ( e ) ", t, len, 2), 0);
-    assert_int_equal(am_alam_regex_match_at(" essoufflé ( e ) ", " essoufflé  e  ", strlen(" essoufflé  e  "), 0), 1);
+    assert_int_equal(am_alam_regex_match_at(" essoufflé ( e ) ", " essoufflé  e  ",
+                                            strlen(" essoufflé  e  "), 0),
+                     1);
     assert_int_equal(am_alam_regex_match_at(" a ", t, len, 0), 1);
     assert_int_equal(am_alam_regex_match_at(" a.e", t, len, 0), 1);
     assert_int_equal(am_alam_regex_match_at(" [^ ]+ ", t, len, 0), 1);
@@ -221,10 +223,11 @@ static void test_quirks(void **state)
 static void test_no_crash(void **state)
 {
     (void)state;
-    static const char ref[] =
-        "<refset><doc docid=\"d\">\n<seg id=\"1\"> a <term id=\"1\" type=\"x_tgt_original\" src=\"s\" "
-        "tgt=\"b c|d\"> b c </term> d , e <term id=\"2\" type=\"x_tgt_original\" src=\"s\" tgt=\"e\"> e "
-        "</term> </seg>\n<seg id=\"2\"> f </seg>\n</doc></refset>";
+    static const char ref[] = "<refset><doc docid=\"d\">\n<seg id=\"1\"> a <term id=\"1\" "
+                              "type=\"x_tgt_original\" src=\"s\" "
+                              "tgt=\"b c|d\"> b c </term> d , e <term id=\"2\" "
+                              "type=\"x_tgt_original\" src=\"s\" tgt=\"e\"> e "
+                              "</term> </seg>\n<seg id=\"2\"> f </seg>\n</doc></refset>";
     static const char hyp[] = "<tstset><doc docid=\"d\">\n<seg id=\"1\"> a b c d e , e b </seg>\n"
                               "<seg id=\"2\"> f g </seg>\n</doc></tstset>";
     static const char alphabet[] = "()[]{}*+?|.\\^$ ,ab12";
@@ -284,32 +287,45 @@ static void test_golden_tico19(void **state)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
-    print_message("alam2021 on tico19-enfr-dev (parse + score): %.3f s wall, %.3f s CPU\n", secs, cpu);
+    print_message("alam2021 on tico19-enfr-dev (parse + score): %.3f s wall, %.3f s CPU\n", secs,
+                  cpu);
 
     assert_int_equal(res.nsegs, json_array_size(per));
     for (size_t i = 0; i < res.nsegs; i++) {
         json_t *e = json_array_get(per, i);
         const am_alam_seg *s = &res.segs[i];
         assert_string_equal(s->id, json_string_value(json_object_get(e, "id")));
-        assert_int_equal(s->em_correct, json_integer_value(json_object_get(e, "exact_match_correct_alam2021")));
-        assert_int_equal(s->em_terms, json_integer_value(json_object_get(e, "exact_match_terms_alam2021")));
-        tu_assert_close(s->wo[0], json_number_value(json_object_get(e, "window_overlap_2_alam2021")), TOL);
-        tu_assert_close(s->wo[1], json_number_value(json_object_get(e, "window_overlap_3_alam2021")), TOL);
+        assert_int_equal(s->em_correct,
+                         json_integer_value(json_object_get(e, "exact_match_correct_alam2021")));
+        assert_int_equal(s->em_terms,
+                         json_integer_value(json_object_get(e, "exact_match_terms_alam2021")));
+        tu_assert_close(s->wo[0],
+                        json_number_value(json_object_get(e, "window_overlap_2_alam2021")), TOL);
+        tu_assert_close(s->wo[1],
+                        json_number_value(json_object_get(e, "window_overlap_3_alam2021")), TOL);
         assert_true(s->term_ter_valid);
-        tu_assert_close(s->term_ter, json_number_value(json_object_get(e, "term_ter_alam2021")), TOL);
+        tu_assert_close(s->term_ter, json_number_value(json_object_get(e, "term_ter_alam2021")),
+                        TOL);
     }
-    assert_int_equal(res.em_correct, json_integer_value(json_object_get(corpus, "exact_match_correct")));
-    assert_int_equal(res.em_terms, json_integer_value(json_object_get(corpus, "exact_match_terms")));
+    assert_int_equal(res.em_correct,
+                     json_integer_value(json_object_get(corpus, "exact_match_correct")));
+    assert_int_equal(res.em_terms,
+                     json_integer_value(json_object_get(corpus, "exact_match_terms")));
     assert_true(res.exact_match_valid);
-    tu_assert_close(res.window_overlap[0], json_number_value(json_object_get(corpus, "window_overlap_2")), TOL);
-    tu_assert_close(res.window_overlap[1], json_number_value(json_object_get(corpus, "window_overlap_3")), TOL);
+    tu_assert_close(res.window_overlap[0],
+                    json_number_value(json_object_get(corpus, "window_overlap_2")), TOL);
+    tu_assert_close(res.window_overlap[1],
+                    json_number_value(json_object_get(corpus, "window_overlap_3")), TOL);
     assert_true(res.term_ter_valid);
-    tu_assert_close(res.one_minus_term_ter, json_number_value(json_object_get(corpus, "one_minus_term_ter")),
-                    TOL);
+    tu_assert_close(res.one_minus_term_ter,
+                    json_number_value(json_object_get(corpus, "one_minus_term_ter")), TOL);
     /* the corpus values are the script's exactly (same summation order) */
-    assert_true(res.one_minus_term_ter == json_number_value(json_object_get(corpus, "one_minus_term_ter")));
-    assert_true(res.window_overlap[0] == json_number_value(json_object_get(corpus, "window_overlap_2")));
-    assert_true(res.window_overlap[1] == json_number_value(json_object_get(corpus, "window_overlap_3")));
+    assert_true(res.one_minus_term_ter ==
+                json_number_value(json_object_get(corpus, "one_minus_term_ter")));
+    assert_true(res.window_overlap[0] ==
+                json_number_value(json_object_get(corpus, "window_overlap_2")));
+    assert_true(res.window_overlap[1] ==
+                json_number_value(json_object_get(corpus, "window_overlap_3")));
 
     am_alam_result_free(&res);
     am_sgml_free(&src);

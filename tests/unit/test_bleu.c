@@ -150,7 +150,9 @@ static void test_counts(void **state)
     assert_int_equal(st.total[0], 3);
     assert_int_equal(st.correct[1], 0);
     /* Multi-byte tokens compare exactly; U+00A0 separates tokens like str.split(). */
-    st = stats_of("\xC3\xA9t\xC3\xA9\xC2\xA0" "chaud", "\xC3\xA9t\xC3\xA9 chaud");
+    st = stats_of("\xC3\xA9t\xC3\xA9\xC2\xA0"
+                  "chaud",
+                  "\xC3\xA9t\xC3\xA9 chaud");
     assert_int_equal(st.sys_len, 2);
     assert_int_equal(st.correct[1], 1);
 }
@@ -259,8 +261,9 @@ static void test_preprocess(void **state)
     am_bleu_opts_init(&o);
     o.lowercase = 1;
     am_bleu_stats_init(&st);
-    assert_int_equal(am_bleu_stats_add(&st, NULL, &o, "Le CHAT \xC3\x89T\xC3\x89", "le chat \xC3\xa9t\xC3\xa9"),
-                     AM_OK);
+    assert_int_equal(
+        am_bleu_stats_add(&st, NULL, &o, "Le CHAT \xC3\x89T\xC3\x89", "le chat \xC3\xa9t\xC3\xa9"),
+        AM_OK);
     assert_int_equal(st.correct[2], 1);
     /* Another tokenizer: "none" keeps "chat." whole. */
     o.lowercase = 0;

@@ -122,7 +122,10 @@ static void test_identical(void **state)
     /* Whitespace does not count: "ab c" and "abc" have the same characters. */
     assert_true(chrf_of("ab c", "abc", 0) == 100.0);
     /* U+00A0 and U+3000 are str.isspace() whitespace. */
-    assert_true(chrf_of("a\xC2\xA0" "b\xE3\x80\x80" "c", "abc", 0) == 100.0);
+    assert_true(chrf_of("a\xC2\xA0"
+                        "b\xE3\x80\x80"
+                        "c",
+                        "abc", 0) == 100.0);
     assert_true(chrf_of("xyz", "abc", 0) == 0.0);
 }
 
@@ -269,14 +272,20 @@ static void test_lowercase(void **state)
     am_buf b;
     am_buf_init(&b);
     /* Expected strings are Python 3's str.lower() of the inputs. */
-    assert_int_equal(am_chrf_py_lower("\xC3\x80" "B \xC4\xB0stanbul \xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3 "
+    assert_int_equal(am_chrf_py_lower("\xC3\x80"
+                                      "B \xC4\xB0stanbul \xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3 "
                                       "\xCE\xA3 \xCE\x91\xCE\xA3. \xCE\x91\xCE\xA3'\xCE\x91",
                                       &b),
                      AM_OK);
-    assert_string_equal(am_buf_str(&b), "\xC3\xA0" "b i\xCC\x87stanbul \xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82 "
+    assert_string_equal(am_buf_str(&b), "\xC3\xA0"
+                                        "b i\xCC\x87stanbul \xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82 "
                                         "\xCF\x83 \xCE\xB1\xCF\x82. \xCE\xB1\xCF\x83'\xCE\xB1");
-    assert_int_equal(am_chrf_py_lower("Stra\xC3\x9F" "e \xC7\x85", &b), AM_OK);
-    assert_string_equal(am_buf_str(&b), "stra\xC3\x9F" "e \xC7\x86");
+    assert_int_equal(am_chrf_py_lower("Stra\xC3\x9F"
+                                      "e \xC7\x85",
+                                      &b),
+                     AM_OK);
+    assert_string_equal(am_buf_str(&b), "stra\xC3\x9F"
+                                        "e \xC7\x86");
     assert_int_equal(am_chrf_py_lower("", &b), AM_OK);
     assert_string_equal(am_buf_str(&b), "");
     am_buf_cleanup(&b);
@@ -332,10 +341,10 @@ static void test_merge(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden_tico),  cmocka_unit_test(test_identical),
-        cmocka_unit_test(test_char_stats),   cmocka_unit_test(test_word_punct),
-        cmocka_unit_test(test_empty),        cmocka_unit_test(test_eps_smoothing),
-        cmocka_unit_test(test_lowercase),    cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_golden_tico), cmocka_unit_test(test_identical),
+        cmocka_unit_test(test_char_stats),  cmocka_unit_test(test_word_punct),
+        cmocka_unit_test(test_empty),       cmocka_unit_test(test_eps_smoothing),
+        cmocka_unit_test(test_lowercase),   cmocka_unit_test(test_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,9 +9,9 @@
 #include "glossary.h"
 
 static const char *const tico_files[] = {
-    "data/glossaries/tico19/f_en-cs_CZ.csv", "data/glossaries/tico19/f_en-de_DE.csv",
-    "data/glossaries/tico19/f_en-es_XX.csv", "data/glossaries/tico19/f_en-fr_XX.csv",
-    "data/glossaries/tico19/g_en_cs.csv",    "data/glossaries/tico19/g_en_de.csv",
+    "data/glossaries/tico19/f_en-cs_CZ.csv",  "data/glossaries/tico19/f_en-de_DE.csv",
+    "data/glossaries/tico19/f_en-es_XX.csv",  "data/glossaries/tico19/f_en-fr_XX.csv",
+    "data/glossaries/tico19/g_en_cs.csv",     "data/glossaries/tico19/g_en_de.csv",
     "data/glossaries/tico19/g_en_es-419.csv", "data/glossaries/tico19/g_en_fr-FR.csv",
 };
 
@@ -169,9 +169,8 @@ static void test_generic_csv(void **state)
     am_gloss_cleanup(&g);
 
     /* no header: two or more columns, source then target */
-    assert_int_equal(parse_str("fever,fièvre|fébrile\ncough,toux,ignored\n", AM_GLOSS_CSV, &g,
-                               &rep),
-                     AM_OK);
+    assert_int_equal(
+        parse_str("fever,fièvre|fébrile\ncough,toux,ignored\n", AM_GLOSS_CSV, &g, &rep), AM_OK);
     assert_false(rep.has_header);
     assert_int_equal(g.n, 2);
     assert_string_equal(g.v[0].targets[1], "fébrile");
@@ -179,9 +178,9 @@ static void test_generic_csv(void **state)
     am_gloss_cleanup(&g);
 
     /* TSV, auto-detected, without a trailing newline */
-    assert_int_equal(parse_str("source\ttarget\nhand washing\tlavage des mains", AM_GLOSS_AUTO,
-                               &g, &rep),
-                     AM_OK);
+    assert_int_equal(
+        parse_str("source\ttarget\nhand washing\tlavage des mains", AM_GLOSS_AUTO, &g, &rep),
+        AM_OK);
     assert_int_equal(rep.format, AM_GLOSS_TSV);
     assert_int_equal(g.n, 1);
     assert_string_equal(g.v[0].targets[0], "lavage des mains");
@@ -257,8 +256,8 @@ static void test_malformed(void **state)
         {"[1]", AM_GLOSS_JSON, AM_ERR_PARSE, 0, 1},
         {"[{\"source\":\"a\",\"targets\":[\"\\u0000\"]}]", AM_GLOSS_JSON, AM_ERR_PARSE, 1, 0},
         {"\n\n[{\"source\":\"a\",\"targets\":[\"b\"]}", AM_GLOSS_JSON, AM_ERR_PARSE, 3, 0},
-        {"[{\"source\":\"\xF4\x90\x80\x80\",\"targets\":[\"b\"]}]", AM_GLOSS_AUTO, AM_ERR_UTF8,
-         1, 0},
+        {"[{\"source\":\"\xF4\x90\x80\x80\",\"targets\":[\"b\"]}]", AM_GLOSS_AUTO, AM_ERR_UTF8, 1,
+         0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         am_gloss g;
@@ -282,8 +281,7 @@ static void test_malformed(void **state)
     am_gloss g;
     am_gloss_report rep;
     am_gloss_init(&g);
-    assert_int_equal(am_gloss_parse(nul, sizeof nul - 1, AM_GLOSS_CSV, NULL, &g, &rep),
-                     AM_ERR_NUL);
+    assert_int_equal(am_gloss_parse(nul, sizeof nul - 1, AM_GLOSS_CSV, NULL, &g, &rep), AM_ERR_NUL);
     assert_int_equal(rep.line, 3);
     assert_int_equal(rep.column, 4);
     /* a non-empty glossary is refused as output */
@@ -302,8 +300,7 @@ static void test_limits(void **state)
     const char *csv = "source,target\na,b\nc,d\ne,f\n";
     lim.max_entries = 2;
     am_gloss_init(&g);
-    assert_int_equal(am_gloss_parse(csv, strlen(csv), AM_GLOSS_CSV, &lim, &g, &rep),
-                     AM_ERR_RANGE);
+    assert_int_equal(am_gloss_parse(csv, strlen(csv), AM_GLOSS_CSV, &lim, &g, &rep), AM_ERR_RANGE);
     assert_int_equal(rep.line, 4);
     assert_int_equal(g.n, 0);
     lim = am_gloss_limits_default();
@@ -313,19 +310,16 @@ static void test_limits(void **state)
     assert_int_equal(rep.line, 2);
     lim = am_gloss_limits_default();
     lim.max_targets = 2;
-    assert_int_equal(am_gloss_parse("a,b|c|d\n", 8, AM_GLOSS_CSV, &lim, &g, &rep),
-                     AM_ERR_RANGE);
+    assert_int_equal(am_gloss_parse("a,b|c|d\n", 8, AM_GLOSS_CSV, &lim, &g, &rep), AM_ERR_RANGE);
     assert_int_equal(am_gloss_parse("[{\"source\":\"a\",\"targets\":[\"b\",\"c\",\"d\"]}]", 40,
                                     AM_GLOSS_JSON, &lim, &g, &rep),
                      AM_ERR_RANGE);
     lim = am_gloss_limits_default();
     lim.max_bytes = 5;
-    assert_int_equal(am_gloss_parse(csv, strlen(csv), AM_GLOSS_CSV, &lim, &g, &rep),
-                     AM_ERR_RANGE);
+    assert_int_equal(am_gloss_parse(csv, strlen(csv), AM_GLOSS_CSV, &lim, &g, &rep), AM_ERR_RANGE);
     lim = am_gloss_limits_default();
     lim.max_columns = 3;
-    assert_int_equal(am_gloss_parse("a,b,c,d\n", 8, AM_GLOSS_CSV, &lim, &g, &rep),
-                     AM_ERR_RANGE);
+    assert_int_equal(am_gloss_parse("a,b,c,d\n", 8, AM_GLOSS_CSV, &lim, &g, &rep), AM_ERR_RANGE);
     assert_int_equal(g.n, 0);
     am_gloss_cleanup(&g);
 }
@@ -399,8 +393,7 @@ static void test_fuzz(void **state)
                         n++;
                     }
                     break;
-                default: /* truncate */
-                    n = pos;
+                default: /* truncate */ n = pos;
                 }
             }
             am_gloss g;

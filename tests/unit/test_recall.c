@@ -200,8 +200,8 @@ static void test_slides(void **state)
          * non-adaptive one. */
         const char *hyps[2] = {json_string_value(json_object_get(s, "hypothesis")),
                                json_string_value(json_object_get(s2, "hypothesis"))};
-        assert_int_equal(
-            am_recall_score_texts(&cfg, tr, hyps, 2, am_recall_vocab_lookup, hist, &r), AM_OK);
+        assert_int_equal(am_recall_score_texts(&cfg, tr, hyps, 2, am_recall_vocab_lookup, hist, &r),
+                         AM_OK);
         assert_int_equal(r.nsys, 2);
         assert_pair(json_object_get(s, "r0"), &r.sys[0].r[0]);
         assert_pair(json_object_get(s, "r1"), &r.sys[0].r[1]);
@@ -307,9 +307,9 @@ static void test_k2(void **state)
 {
     (void)state;
     static const char *const pairs[][2] = {
-        {"The terrier bites.", "The dog bites."},     /* terrier 0 miss, bites 0 hit */
+        {"The terrier bites.", "The dog bites."}, /* terrier 0 miss, bites 0 hit */
         {"The terrier barks.", "The terrier barks."}, /* terrier 1 hit, barks 0 hit */
-        {"A terrier bites!", "A dog bites!"},         /* terrier 2 miss, bites 1 hit */
+        {"A terrier bites!", "A dog bites!"}, /* terrier 2 miss, bites 1 hit */
         {"The terrier barks.", "The terrier barks."}, /* terrier 3 hit, barks 1 hit */
     };
     am_sw *sw = english();
@@ -411,15 +411,14 @@ static void test_errors(void **state)
     am_recall_seg r;
     am_recall_seg_init(&r);
     const char *h = "terrier bites";
-    assert_int_equal(
-        am_recall_score_texts(&cfg, "terrier bites", &h, 1, failing_lookup, NULL, &r), AM_ERR_IO);
+    assert_int_equal(am_recall_score_texts(&cfg, "terrier bites", &h, 1, failing_lookup, NULL, &r),
+                     AM_ERR_IO);
     assert_int_equal(r.words.n, 0);
     assert_null(r.sys);
-    assert_int_equal(am_recall_score_texts(&cfg, "terrier \xff", &h, 1, am_recall_vocab_lookup,
-                                           NULL, &r),
-                     AM_ERR_UTF8);
-    assert_int_equal(am_recall_score_texts(&cfg, "terrier", &h, 1, NULL, NULL, &r),
-                     AM_ERR_INVALID);
+    assert_int_equal(
+        am_recall_score_texts(&cfg, "terrier \xff", &h, 1, am_recall_vocab_lookup, NULL, &r),
+        AM_ERR_UTF8);
+    assert_int_equal(am_recall_score_texts(&cfg, "terrier", &h, 1, NULL, NULL, &r), AM_ERR_INVALID);
     /* No system at all: the words and shots are still produced. */
     am_vocab *hist = am_vocab_new();
     assert_int_equal(am_recall_score_texts(&cfg, "terrier terrier bites", NULL, 0,
@@ -462,7 +461,7 @@ static void test_merge_equals_sequential(void **state)
         const char *ht = tico.segs[i].hyp_seg->raw;
         assert_int_equal(am_recall_score_texts(&cfg, tico.segs[i].ref_seg->raw, &ht, 1,
                                                am_recall_vocab_lookup, hist, &r),
-            AM_OK);
+                         AM_OK);
         /* Sequential: word by word from the listed shots and hits. */
         for (size_t w = 0; w < r.words.n; w++)
             am_recall_totals_add(&seq, r.shot[w], r.hit[w]);

@@ -40,17 +40,27 @@ static void test_config_rejects_bad_values(void **state)
     before = c;
     am_buf err;
     am_buf_init(&err);
-    static const char *const bad[][2] = {
-        {"k", "17"},          {"k", "x"},           {"k", ""},          {"windows", "0"},
-        {"windows", "2,2"},   {"windows", "1,2,3,4,5,6,7,8,9"}, {"term_cost", "0.5"},
-        {"term_cost", "nan"}, {"tokenizer", "moses"}, {"case", "upper"}, {"normalize", "nfd"},
-        {"stopwords", "all"}, {"profile", "bleu"},    {"target_lang", "f"}, {"target_lang", "fr;"},
-        {"stem_match", "maybe"}, {"rare_threshold", "-1"}};
+    static const char *const bad[][2] = {{"k", "17"},
+                                         {"k", "x"},
+                                         {"k", ""},
+                                         {"windows", "0"},
+                                         {"windows", "2,2"},
+                                         {"windows", "1,2,3,4,5,6,7,8,9"},
+                                         {"term_cost", "0.5"},
+                                         {"term_cost", "nan"},
+                                         {"tokenizer", "moses"},
+                                         {"case", "upper"},
+                                         {"normalize", "nfd"},
+                                         {"stopwords", "all"},
+                                         {"profile", "bleu"},
+                                         {"target_lang", "f"},
+                                         {"target_lang", "fr;"},
+                                         {"stem_match", "maybe"},
+                                         {"rare_threshold", "-1"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(am_config_set(&c, bad[i][0], bad[i][1], &err), AM_ERR_INVALID);
-        assert_non_null(strstr(am_buf_str(&err), bad[i][0][0] == 't' && bad[i][0][1] == 'e'
-                                                     ? "term_cost"
-                                                     : ""));
+        assert_non_null(strstr(am_buf_str(&err),
+                               bad[i][0][0] == 't' && bad[i][0][1] == 'e' ? "term_cost" : ""));
         assert_memory_equal(&c, &before, sizeof c);
     }
     assert_int_equal(am_config_set(&c, "colour", "red", &err), AM_ERR_NOTFOUND);
@@ -181,10 +191,8 @@ static void test_totals_merge_and_term_equals_ter(void **state)
         size_t j = am_sgml_find_seg(&hyp, ref.segs[i].id);
         assert_true(j != (size_t)-1);
         const char *h = hyp.segs[j].text;
-        am_seg_input in = {.source = src.segs[i].text,
-                           .translation = ref.segs[i].text,
-                           .hyps = &h,
-                           .nsys = 1};
+        am_seg_input in = {
+            .source = src.segs[i].text, .translation = ref.segs[i].text, .hyps = &h, .nsys = 1};
         am_seg_result res;
         assert_int_equal(am_score_segment(s, ws, &in, am_recall_vocab_lookup, hist, &res, NULL),
                          AM_OK);

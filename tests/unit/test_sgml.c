@@ -103,7 +103,8 @@ static void test_entities_and_nesting(void **state)
     static const char doc[] =
         "<?xml version=\"1.0\"?>\n<!-- c -->\n<refset setid='x'>\n<doc docid=\"a&amp;b\">\n<p>\n"
         "<seg id=\"1\">  a &lt;b&gt; &#233;&#x20AC; &unknown; \xc2\xa0 <term id=\"t\" type=\"y\" "
-        "src=\"s\" tgt=\"x&quot;y|z\"> dry <term id=\"u\" type=\"y\" src=\"c\" tgt=\"c\">cough</term> "
+        "src=\"s\" tgt=\"x&quot;y|z\"> dry <term id=\"u\" type=\"y\" src=\"c\" "
+        "tgt=\"c\">cough</term> "
         "</term>   </seg>\n</p>\n</doc>\n</refset>\n";
     am_sgml_doc d;
     size_t line = 99;
@@ -152,28 +153,28 @@ static void test_malformed(void **state)
         {"", 1},
         {"   \n  ", 2},
         {"garbage", 1},
-        {"<refset>", 1},                                              /* unterminated set */
-        {HEAD "<seg id=\"1\"> a </seg>\n</doc>\n", 5},                  /* no </refset> */
-        {HEAD "<seg id=\"1\"> a </seg\n" TAIL, 3},                      /* unterminated tag */
-        {HEAD "<seg id=\"1> a </seg>\n" TAIL, 3},                       /* unterminated value */
-        {HEAD "<seg> a </seg>\n" TAIL, 3},                              /* missing id */
-        {HEAD "<seg idx=\"1\"> a </seg>\n" TAIL, 3},                    /* missing id */
-        {HEAD "<seg id=\"1\"> a \n" TAIL, 4},                           /* no </seg>: </doc> inside it */
-        {HEAD "<seg id=\"1\"> a \n", 3},                                /* no </seg> at end of input */
-        {HEAD "<seg id=\"1\"> <term tgt=\"a\"> a </seg>\n" TAIL, 3},    /* unclosed term */
-        {HEAD "<seg id=\"1\"> a </term> </seg>\n" TAIL, 3},             /* stray </term> */
-        {HEAD "<seg id=\"1\"> <b>a</b> </seg>\n" TAIL, 3},              /* unknown tag */
-        {HEAD "<seg id=\"1\"> &#0; </seg>\n" TAIL, 3},                  /* bad reference */
+        {"<refset>", 1}, /* unterminated set */
+        {HEAD "<seg id=\"1\"> a </seg>\n</doc>\n", 5}, /* no </refset> */
+        {HEAD "<seg id=\"1\"> a </seg\n" TAIL, 3}, /* unterminated tag */
+        {HEAD "<seg id=\"1> a </seg>\n" TAIL, 3}, /* unterminated value */
+        {HEAD "<seg> a </seg>\n" TAIL, 3}, /* missing id */
+        {HEAD "<seg idx=\"1\"> a </seg>\n" TAIL, 3}, /* missing id */
+        {HEAD "<seg id=\"1\"> a \n" TAIL, 4}, /* no </seg>: </doc> inside it */
+        {HEAD "<seg id=\"1\"> a \n", 3}, /* no </seg> at end of input */
+        {HEAD "<seg id=\"1\"> <term tgt=\"a\"> a </seg>\n" TAIL, 3}, /* unclosed term */
+        {HEAD "<seg id=\"1\"> a </term> </seg>\n" TAIL, 3}, /* stray </term> */
+        {HEAD "<seg id=\"1\"> <b>a</b> </seg>\n" TAIL, 3}, /* unknown tag */
+        {HEAD "<seg id=\"1\"> &#0; </seg>\n" TAIL, 3}, /* bad reference */
         {HEAD "<seg id=\"1\"> &#xD800; </seg>\n" TAIL, 3},
         {HEAD "<seg id=\"1\"> &#99999999; </seg>\n" TAIL, 3},
         {HEAD "<seg id=\"1&#0;\"> a </seg>\n" TAIL, 3},
-        {HEAD "text\n" TAIL, 3},                                        /* text outside seg */
-        {"<refset>\n<seg id=\"1\"> a </seg>\n</refset>\n", 2},         /* seg outside doc */
-        {"<doc>\n</doc>\n", 1},                                       /* doc outside set */
-        {HEAD "</refset>\n", 3},                                        /* doc not closed */
-        {HEAD TAIL "<refset>\n</refset>\n", 5},                         /* second set */
-        {"<refset>\n</tstset>\n", 2},                                  /* mismatched close */
-        {HEAD "<p>\n" TAIL, 4},                                         /* unclosed p */
+        {HEAD "text\n" TAIL, 3}, /* text outside seg */
+        {"<refset>\n<seg id=\"1\"> a </seg>\n</refset>\n", 2}, /* seg outside doc */
+        {"<doc>\n</doc>\n", 1}, /* doc outside set */
+        {HEAD "</refset>\n", 3}, /* doc not closed */
+        {HEAD TAIL "<refset>\n</refset>\n", 5}, /* second set */
+        {"<refset>\n</tstset>\n", 2}, /* mismatched close */
+        {HEAD "<p>\n" TAIL, 4}, /* unclosed p */
         {HEAD "<seg id=\"1\" id2 = > a </seg>\n" TAIL, 3},
         {HEAD "<seg id=\"1\"/>\n" TAIL, 3},
         {"<!-- unterminated", 1},
@@ -186,10 +187,10 @@ static void test_malformed(void **state)
     static const char *utf8[] = {
         HEAD "<seg id=\"1\"> \xff </seg>\n" TAIL,
         HEAD "<seg id=\"1\"> \xc3 </seg>\n" TAIL,
-        HEAD "<seg id=\"1\"> \xc0\xaf </seg>\n" TAIL,         /* overlong */
-        HEAD "<seg id=\"1\"> \xed\xa0\x80 </seg>\n" TAIL,     /* surrogate */
+        HEAD "<seg id=\"1\"> \xc0\xaf </seg>\n" TAIL, /* overlong */
+        HEAD "<seg id=\"1\"> \xed\xa0\x80 </seg>\n" TAIL, /* surrogate */
         HEAD "<seg id=\"1\"> \xf4\x90\x80\x80 </seg>\n" TAIL, /* > U+10FFFF */
-        HEAD "<seg id=\"1\"> \xe2\x82",                       /* truncated */
+        HEAD "<seg id=\"1\"> \xe2\x82", /* truncated */
     };
     for (size_t i = 0; i < sizeof utf8 / sizeof utf8[0]; i++)
         expect_error(utf8[i], strlen(utf8[i]), AM_ERR_UTF8, 3);
@@ -209,8 +210,8 @@ static void test_no_crash(void **state)
     (void)state;
     static const char doc[] =
         HEAD "<seg id=\"1\"> a <term id=\"1\" type=\"t\" src=\"s\" tgt=\"x|y\"> x <term id=\"2\" "
-        "type=\"t\" src=\"s\" tgt=\"x\">y</term></term> &amp; &#233; &lt; </seg>\n"
-        "<seg id=\"2\"> b &#x41; <!-- c --> </seg>\n" TAIL;
+             "type=\"t\" src=\"s\" tgt=\"x\">y</term></term> &amp; &#233; &lt; </seg>\n"
+             "<seg id=\"2\"> b &#x41; <!-- c --> </seg>\n" TAIL;
     size_t n = strlen(doc);
     char *buf = malloc(n + 1);
     am_sgml_doc d;

@@ -87,7 +87,8 @@ static void test_seed_vectors(void **state)
     am_ter_ws *ws = am_ter_ws_new();
     size_t k;
     json_t *c;
-    json_array_foreach(cases, k, c) {
+    json_array_foreach(cases, k, c)
+    {
         json_t *hyp = json_object_get(c, "hyp"), *ref = json_object_get(c, "ref");
         assert_int_equal(json_array_size(hyp), json_array_size(ref));
         am_ter_stats st;
@@ -98,7 +99,8 @@ static void test_seed_vectors(void **state)
                                  json_string_value(json_array_get(ref, q)), 0, &rl);
             am_ter_stats_add(&st, e, rl);
         }
-        tu_assert_close(am_ter_stats_score(&st), json_number_value(json_object_get(c, "ter")), 1e-12);
+        tu_assert_close(am_ter_stats_score(&st), json_number_value(json_object_get(c, "ter")),
+                        1e-12);
     }
     am_ter_ws_free(ws);
     json_decref(j);
@@ -134,7 +136,8 @@ static void test_tico_sentence_and_corpus(void **state)
     }
     assert_int_equal(bad, 0);
     json_t *sb = json_object_get(t->golden, "sacrebleu_2.6.0");
-    tu_assert_close(100.0 * am_ter_stats_score(&lc), json_number_value(json_object_get(sb, "ter")), 1e-9);
+    tu_assert_close(100.0 * am_ter_stats_score(&lc), json_number_value(json_object_get(sb, "ter")),
+                    1e-9);
     tu_assert_close(100.0 * am_ter_stats_score(&cs),
                     json_number_value(json_object_get(sb, "ter_case_sensitive")), 1e-9);
     /* merge gives the same corpus value */
@@ -224,8 +227,8 @@ static void test_term_never_below_ter(void **state)
             am_toks_cleanup(&rt);
         }
     }
-    assert_true(tagged > 900);  /* 901 term tags, several words each */
-    assert_true(raised > 100);  /* term costs make a difference */
+    assert_true(tagged > 900); /* 901 term tags, several words each */
+    assert_true(raised > 100); /* term costs make a difference */
     assert_true(am_ter_stats_score(&st_term) > am_ter_stats_score(&st_ter));
     print_message("TICO corpus TER %.6f, TERm (reference <term> spans, C=2) %.6f\n",
                   am_ter_stats_score(&st_ter), am_ter_stats_score(&st_term));
@@ -255,17 +258,17 @@ static void check_term(const char *hyp, const char *ref, const char *mask, doubl
 static void test_term_hand_cases(void **state)
 {
     (void)state;
-    check_term("a b X c", "a b T c", "0010", 1, 2);   /* substitution of a term word */
-    check_term("a X T c", "a b T c", "0010", 1, 1);   /* substitution of another word */
-    check_term("a b c", "a b T c", "0010", 1, 2);     /* term word left out */
-    check_term("a c", "a b T c", "0010", 2, 3);       /* one term, one plain word left out */
+    check_term("a b X c", "a b T c", "0010", 1, 2); /* substitution of a term word */
+    check_term("a X T c", "a b T c", "0010", 1, 1); /* substitution of another word */
+    check_term("a b c", "a b T c", "0010", 1, 2); /* term word left out */
+    check_term("a c", "a b T c", "0010", 2, 3); /* one term, one plain word left out */
     check_term("a b T Y c", "a b T c", "0010", 1, 1); /* extra hypothesis word: 1 */
     check_term("a b T c", "a b T c", "0010", 0, 0);
-    check_term("", "a T", "01", 2, 3);                /* empty hypothesis */
+    check_term("", "a T", "01", 2, 3); /* empty hypothesis */
     check_term("X Y", "T U", "11", 2, 4);
     /* "a b c" is aligned without error, so only T may move: shift costs 2 */
     check_term("T a b c", "a b c T", "0001", 1, 2);
-    check_term("c a b", "a b c", "000", 1, 1);        /* plain shift */
+    check_term("c a b", "a b c", "000", 1, 1); /* plain shift */
     /* the plain span "a b c" is moved instead of the term-bearing "x y z" */
     check_term("x y z a b c", "a b c x y z", "000100", 1, 1);
     /* only the term word can move (the rest is longer than 10 words) */
@@ -334,7 +337,10 @@ static void test_tokenizer(void **state)
     /* Python's final sigma */
     check_tok("ΟΔΟΣ Σ ΣΑ AΣ. ΑΣ'Α", 0, "οδος σ σα aς. ασ'α");
     /* Python whitespace: U+00A0 and U+3000 split */
-    check_tok("a\xc2\xa0" "b\xe3\x80\x80" "C", 0, "a b c");
+    check_tok("a\xc2\xa0"
+              "b\xe3\x80\x80"
+              "C",
+              0, "a b c");
     am_toks t;
     am_toks_init(&t);
     assert_int_equal(am_ter_tokenize("bad \xff utf8", 0, &t), AM_ERR_UTF8);
@@ -382,7 +388,8 @@ int main(void)
         cmocka_unit_test(test_term_hand_cases),
         cmocka_unit_test(test_long_inputs),
         cmocka_unit_test_setup_teardown(test_tico_sentence_and_corpus, tico_setup, tico_teardown),
-        cmocka_unit_test_setup_teardown(test_term_equals_ter_without_terms, tico_setup, tico_teardown),
+        cmocka_unit_test_setup_teardown(test_term_equals_ter_without_terms, tico_setup,
+                                        tico_teardown),
         cmocka_unit_test_setup_teardown(test_term_never_below_ter, tico_setup, tico_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

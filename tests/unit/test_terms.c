@@ -57,9 +57,8 @@ static void test_table2(void **state)
         assert_true(n >= 1 && n <= 8);
         for (size_t k = 0; k < n; k++)
             alts[k] = json_string_value(json_array_get(tg, k));
-        assert_int_equal(am_gloss_add(&g, json_string_value(json_array_get(ge, 0)), alts, n, 0, 0,
-                                      NULL),
-                         AM_OK);
+        assert_int_equal(
+            am_gloss_add(&g, json_string_value(json_array_get(ge, 0)), alts, n, 0, 0, NULL), AM_OK);
     }
     am_terms_cfg cfg;
     am_terms_cfg_default(&cfg);
@@ -155,9 +154,9 @@ static void test_repeated_and_deviations(void **state)
     assert_int_equal(sg->dev[0].src.tok_start, 4);
 
     /* deviation only: no instance, scores null (NAN) */
-    assert_int_equal(am_terms_score(ws, lex, "high fever", "forte fièvre", "température élevée",
-                                    NULL, 0, &sg),
-                     AM_OK);
+    assert_int_equal(
+        am_terms_score(ws, lex, "high fever", "forte fièvre", "température élevée", NULL, 0, &sg),
+        AM_OK);
     assert_int_equal(sg->totals.instances, 0);
     assert_int_equal(sg->totals.deviations, 1);
     assert_int_equal(sg->dev[0].entry, 1);
@@ -182,10 +181,10 @@ static void test_forbidden_and_case(void **state)
     (void)state;
     am_gloss g;
     am_gloss_init(&g);
-    add1(&g, "flu", "influenza", 0, 1);   /* forbidden */
-    add1(&g, "flu", "grippe", 0, 0);      /* the approved term */
-    add1(&g, "WHO", "OMS", 1, 0);         /* case-sensitive */
-    add1(&g, "Covid", "covid-19", 0, 0);  /* folded */
+    add1(&g, "flu", "influenza", 0, 1); /* forbidden */
+    add1(&g, "flu", "grippe", 0, 0); /* the approved term */
+    add1(&g, "WHO", "OMS", 1, 0); /* case-sensitive */
+    add1(&g, "Covid", "covid-19", 0, 0); /* folded */
     am_terms_cfg cfg;
     am_terms_cfg_default(&cfg);
     am_terms_lex *lex = build(&g, &cfg);
@@ -211,36 +210,36 @@ static void test_forbidden_and_case(void **state)
     assert_int_equal(am_terms_score(ws, lex, "who said so", "OMS", "OMS", NULL, 0, &sg), AM_OK);
     assert_int_equal(sg->totals.instances + sg->totals.deviations, 0);
     /* case-sensitive target: "oms" in the hypothesis does not match */
-    assert_int_equal(am_terms_score(ws, lex, "the WHO said", "l' oms a dit", "l' OMS a dit", NULL, 0,
-                                    &sg),
-                     AM_OK);
+    assert_int_equal(
+        am_terms_score(ws, lex, "the WHO said", "l' oms a dit", "l' OMS a dit", NULL, 0, &sg),
+        AM_OK);
     assert_int_equal(sg->totals.instances, 1);
     assert_int_equal(sg->totals.exact, 0);
-    assert_int_equal(am_terms_score(ws, lex, "the WHO said", "l'OMS a dit", "l' OMS a dit", NULL, 0,
-                                    &sg),
-                     AM_OK);
+    assert_int_equal(
+        am_terms_score(ws, lex, "the WHO said", "l'OMS a dit", "l' OMS a dit", NULL, 0, &sg),
+        AM_OK);
     assert_int_equal(sg->totals.exact, 1);
     /* a lower-case target in the translation is a deviation */
     assert_int_equal(am_terms_score(ws, lex, "the WHO said", "", "l' oms a dit", NULL, 0, &sg),
                      AM_OK);
     assert_int_equal(sg->totals.deviations, 1);
     /* folded entry: any case matches, source and target */
-    assert_int_equal(am_terms_score(ws, lex, "COVID cases", "cas de COVID-19", "cas de Covid-19",
-                                    NULL, 0, &sg),
-                     AM_OK);
+    assert_int_equal(
+        am_terms_score(ws, lex, "COVID cases", "cas de COVID-19", "cas de Covid-19", NULL, 0, &sg),
+        AM_OK);
     assert_int_equal(sg->totals.exact, 1);
     am_terms_lex_free(lex);
 
     /* case: sensitive for the whole session */
     cfg.casefold = 0;
     lex = build(&g, &cfg);
-    assert_int_equal(am_terms_score(ws, lex, "COVID cases", "cas de COVID-19", "cas de covid-19",
-                                    NULL, 0, &sg),
-                     AM_OK);
+    assert_int_equal(
+        am_terms_score(ws, lex, "COVID cases", "cas de COVID-19", "cas de covid-19", NULL, 0, &sg),
+        AM_OK);
     assert_int_equal(sg->totals.instances + sg->totals.deviations, 0);
-    assert_int_equal(am_terms_score(ws, lex, "Covid cases", "cas de COVID-19", "cas de covid-19",
-                                    NULL, 0, &sg),
-                     AM_OK);
+    assert_int_equal(
+        am_terms_score(ws, lex, "Covid cases", "cas de COVID-19", "cas de covid-19", NULL, 0, &sg),
+        AM_OK);
     assert_int_equal(sg->totals.instances, 1);
     assert_int_equal(sg->totals.exact, 0);
 
@@ -351,15 +350,15 @@ static void test_windows(void **state)
     tu_assert_close(sg->inst[0].partial, 1.0, 0);
 
     /* partial / reorder of an unmatched instance: "dry" found at i = 0 */
-    assert_int_equal(am_terms_score(ws, lex, "dry cough", "dry throat", "a dry cough", NULL, 0, &sg),
-                     AM_OK);
+    assert_int_equal(
+        am_terms_score(ws, lex, "dry cough", "dry throat", "a dry cough", NULL, 0, &sg), AM_OK);
     tu_assert_close(sg->inst[0].partial, 0.5, 0);
     tu_assert_close(sg->inst[0].reorder, (1 - fabs(0.0 / 2 - 1.0 / 3)) / 2, 1e-12);
 
     /* empty reference window: left out */
-    assert_int_equal(am_terms_score(ws, lex, "dry cough", "the dry cough", "a dry cough ,", NULL, 0,
-                                    &sg),
-                     AM_OK);
+    assert_int_equal(
+        am_terms_score(ws, lex, "dry cough", "the dry cough", "a dry cough ,", NULL, 0, &sg),
+        AM_OK);
     assert_int_equal(sg->totals.exact, 1);
     assert_true(isnan(sg->inst[0].window[0]));
     assert_int_equal(sg->totals.win_count[0], 0);
@@ -508,8 +507,9 @@ static void test_totals(void **state)
 static void test_random_texts(void **state)
 {
     (void)state;
-    static const char *const words[] = {"toux", "sèche", "Toux", ",", "la", "TOUX", "grippe",
-                                        "cough", "dry", "flu", "ﬁèvre", "fièvre", "(", "x"};
+    static const char *const words[] = {"toux",  "sèche",  "Toux",  ",",   "la",
+                                        "TOUX",  "grippe", "cough", "dry", "flu",
+                                        "ﬁèvre", "fièvre", "(",     "x"};
     am_gloss g;
     am_gloss_init(&g);
     const char *t1[] = {"toux sèche", "toux"};

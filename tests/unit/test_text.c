@@ -28,27 +28,27 @@ static void test_validate_cases(void **state)
     CHECK_VALID("", AM_OK, 0);
     CHECK_VALID("plain ASCII", AM_OK, 0);
     CHECK_VALID("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", AM_OK, 0);
-    CHECK_VALID("\xed\x9f\xbf", AM_OK, 0);         /* U+D7FF */
-    CHECK_VALID("\xee\x80\x80", AM_OK, 0);         /* U+E000 */
-    CHECK_VALID("\xef\xbf\xbf", AM_OK, 0);         /* U+FFFF */
-    CHECK_VALID("\xf4\x8f\xbf\xbf", AM_OK, 0);     /* U+10FFFF */
-    CHECK_VALID("\xc2\x80", AM_OK, 0);             /* U+0080 */
+    CHECK_VALID("\xed\x9f\xbf", AM_OK, 0); /* U+D7FF */
+    CHECK_VALID("\xee\x80\x80", AM_OK, 0); /* U+E000 */
+    CHECK_VALID("\xef\xbf\xbf", AM_OK, 0); /* U+FFFF */
+    CHECK_VALID("\xf4\x8f\xbf\xbf", AM_OK, 0); /* U+10FFFF */
+    CHECK_VALID("\xc2\x80", AM_OK, 0); /* U+0080 */
     CHECK_VALID("a\0b", AM_ERR_NUL, 1);
     CHECK_VALID("\xc3\xa9\0", AM_ERR_NUL, 2);
-    CHECK_VALID("ab\xc0\xaf", AM_ERR_UTF8, 2);     /* overlong '/' */
-    CHECK_VALID("\xc1\xbf", AM_ERR_UTF8, 0);       /* overlong */
-    CHECK_VALID("x\xe0\x80\xaf", AM_ERR_UTF8, 1);  /* overlong 3-byte */
-    CHECK_VALID("\xe0\x9f\xbf", AM_ERR_UTF8, 0);   /* overlong U+07FF */
+    CHECK_VALID("ab\xc0\xaf", AM_ERR_UTF8, 2); /* overlong '/' */
+    CHECK_VALID("\xc1\xbf", AM_ERR_UTF8, 0); /* overlong */
+    CHECK_VALID("x\xe0\x80\xaf", AM_ERR_UTF8, 1); /* overlong 3-byte */
+    CHECK_VALID("\xe0\x9f\xbf", AM_ERR_UTF8, 0); /* overlong U+07FF */
     CHECK_VALID("\xf0\x80\x80\xaf", AM_ERR_UTF8, 0); /* overlong 4-byte */
     CHECK_VALID("\xf0\x8f\xbf\xbf", AM_ERR_UTF8, 0); /* overlong U+FFFF */
     CHECK_VALID("ok \xed\xa0\x80", AM_ERR_UTF8, 3); /* surrogate U+D800 */
-    CHECK_VALID("\xed\xbf\xbf", AM_ERR_UTF8, 0);   /* surrogate U+DFFF */
+    CHECK_VALID("\xed\xbf\xbf", AM_ERR_UTF8, 0); /* surrogate U+DFFF */
     CHECK_VALID("\xf4\x90\x80\x80", AM_ERR_UTF8, 0); /* U+110000 */
     CHECK_VALID("\xf5\x80\x80\x80", AM_ERR_UTF8, 0);
     CHECK_VALID("\xff", AM_ERR_UTF8, 0);
-    CHECK_VALID("a\x80", AM_ERR_UTF8, 1);          /* lone continuation */
-    CHECK_VALID("ab\xe2\x82", AM_ERR_UTF8, 2);     /* truncated at end */
-    CHECK_VALID("\xe2\x82x", AM_ERR_UTF8, 0);      /* truncated inside */
+    CHECK_VALID("a\x80", AM_ERR_UTF8, 1); /* lone continuation */
+    CHECK_VALID("ab\xe2\x82", AM_ERR_UTF8, 2); /* truncated at end */
+    CHECK_VALID("\xe2\x82x", AM_ERR_UTF8, 0); /* truncated inside */
     CHECK_VALID("\xc3", AM_ERR_UTF8, 0);
     CHECK_VALID("\xf0\x9f\x98", AM_ERR_UTF8, 0);
     CHECK_VALID("\xc3\xa9\xc3", AM_ERR_UTF8, 2);
@@ -160,16 +160,19 @@ static void test_strip_tags(void **state)
     check_strip("<g id=\"1\">tagged</g> text <x id=\"2\"/> &lt;b&gt; &amp; &quot;q&quot;",
                 "tagged text  <b> & \"q\"");
     check_strip("a < b", "a < b");
-    check_strip("a <b", "a <b");             /* no closing '>' */
+    check_strip("a <b", "a <b"); /* no closing '>' */
     check_strip("x<3 and y>2", "x<3 and y>2"); /* '<' + digit is no tag */
     check_strip("<", "<");
     check_strip("a <> b", "a <> b");
     check_strip("", "");
     check_strip("no markup", "no markup");
     check_strip("foo<x id=\"1\"/>bar", "foobar");
-    check_strip("<term id=\"t1\" tgt=\"a|b\">toux s\xc3\xa8" "che</term>.", "toux s\xc3\xa8" "che.");
-    check_strip("<x a=\"1>2\"/>y", "y");      /* '>' inside a quoted value */
-    check_strip("<a <b>c", "<a c");          /* the first '<' is text */
+    check_strip("<term id=\"t1\" tgt=\"a|b\">toux s\xc3\xa8"
+                "che</term>.",
+                "toux s\xc3\xa8"
+                "che.");
+    check_strip("<x a=\"1>2\"/>y", "y"); /* '>' inside a quoted value */
+    check_strip("<a <b>c", "<a c"); /* the first '<' is text */
     check_strip("&apos;s &amp;lt; AT&T &foo; &#38;", "'s &lt; AT&T &foo; &#38;");
     check_strip("a<!-- note -->b", "ab");
     check_strip("<bpt id=\"1\">&lt;b&gt;</bpt>bold<ept id=\"1\">&lt;/b&gt;</ept> text",
@@ -193,16 +196,28 @@ static void check_norm(const char *in, enum am_norm norm, int fold, const char *
 static void test_normalize(void **state)
 {
     (void)state;
-    check_norm("Stra\xc3\x9f" "e", AM_NORM_NFKC, 1, "strasse");
-    check_norm("Stra\xc3\x9f" "e", AM_NORM_NFKC, 0, "Stra\xc3\x9f" "e");
-    check_norm("Stra\xc3\x9f" "e", AM_NORM_NONE, 1, "strasse");
-    check_norm("\xef\xac\x81", AM_NORM_NFKC, 0, "fi");             /* U+FB01 ligature */
+    check_norm("Stra\xc3\x9f"
+               "e",
+               AM_NORM_NFKC, 1, "strasse");
+    check_norm("Stra\xc3\x9f"
+               "e",
+               AM_NORM_NFKC, 0,
+               "Stra\xc3\x9f"
+               "e");
+    check_norm("Stra\xc3\x9f"
+               "e",
+               AM_NORM_NONE, 1, "strasse");
+    check_norm("\xef\xac\x81", AM_NORM_NFKC, 0, "fi"); /* U+FB01 ligature */
     check_norm("\xef\xac\x81", AM_NORM_NFKC, 1, "fi");
     check_norm("\xef\xac\x81", AM_NORM_NFC, 0, "\xef\xac\x81");
     check_norm("\xef\xbc\x91\xef\xbc\x92\xef\xbc\x93", AM_NORM_NFKC, 1, "123"); /* full width */
     check_norm("\xef\xbc\x91\xef\xbc\x92\xef\xbc\x93", AM_NORM_NFC, 1,
                "\xef\xbc\x91\xef\xbc\x92\xef\xbc\x93");
-    check_norm("\xc3\x89" "COLE", AM_NORM_NFKC, 1, "\xc3\xa9" "cole");
+    check_norm("\xc3\x89"
+               "COLE",
+               AM_NORM_NFKC, 1,
+               "\xc3\xa9"
+               "cole");
     check_norm("HeLLo", AM_NORM_NFKC, 1, "hello");
     check_norm("HeLLo", AM_NORM_NFKC, 0, "HeLLo");
     check_norm("HeLLo", AM_NORM_NONE, 0, "HeLLo");
@@ -240,8 +255,10 @@ static void test_normalize_vs_utf8proc_map(void **state)
 {
     (void)state;
     const char *samples[] = {
-        "Stra\xc3\x9f" "e",
-        "\xef\xac\x81" "ne \xef\xbc\xa1\xef\xbd\x82\xef\xbd\x83",
+        "Stra\xc3\x9f"
+        "e",
+        "\xef\xac\x81"
+        "ne \xef\xbc\xa1\xef\xbd\x82\xef\xbd\x83",
         "\xce\x8a\xce\xa3\xce\xa3 \xce\xb0", /* Greek with tonos/dialytika */
         "\xe1\xba\x9e \xc7\xb0 \xe2\x84\xab \xe2\x91\xa0",
         "\xed\x95\x9c\xea\xb5\xad\xec\x96\xb4 \xe1\x84\x92\xe1\x85\xa1\xe1\x86\xab",
@@ -302,10 +319,18 @@ static void test_norm_names(void **state)
 static void test_punct_sym(void **state)
 {
     (void)state;
-    const char *yes[] = {".", "...", ",", "\xc2\xab", "\xc2\xbb", "\xe2\x82\xac", "\xc2\xb0",
-                         "+", "$", "\xe2\x80\x94", "\xe2\x80\xa6", "\xc2\xa9", "?!", "()", "<>",
-                         "\xe3\x80\x82"};
-    const char *no[] = {"", "a", "a.", "1", "\xe2\x82\xac" "5", "'s", " ", ".\xc2\xa0",
+    const char *yes[] = {".",        "...", ",",  "\xc2\xab",     "\xc2\xbb",     "\xe2\x82\xac",
+                         "\xc2\xb0", "+",   "$",  "\xe2\x80\x94", "\xe2\x80\xa6", "\xc2\xa9",
+                         "?!",       "()",  "<>", "\xe3\x80\x82"};
+    const char *no[] = {"",
+                        "a",
+                        "a.",
+                        "1",
+                        "\xe2\x82\xac"
+                        "5",
+                        "'s",
+                        " ",
+                        ".\xc2\xa0",
                         "\xc3\xa9"};
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         assert_true(am_text_is_punct_sym(yes[i]));
@@ -317,9 +342,16 @@ static void test_digits(void **state)
 {
     (void)state;
     const char *yes[] = {"0", "123", "\xd9\xa3\xd9\xa4\xd9\xa5" /* ٣٤٥ */,
-                         "\xef\xbc\x91\xef\xbc\x92" /* full width */, "\xe0\xa5\xa7" /* ० Devanagari 1 */};
-    const char *no[] = {"", "12a", "1.5", "-1", "\xc2\xbd" /* ½ No */, "\xc2\xb2" /* ² No */,
-                        "\xe2\x85\xab" /* Ⅻ Nl */, " 1"};
+                         "\xef\xbc\x91\xef\xbc\x92" /* full width */,
+                         "\xe0\xa5\xa7" /* ० Devanagari 1 */};
+    const char *no[] = {"",
+                        "12a",
+                        "1.5",
+                        "-1",
+                        "\xc2\xbd" /* ½ No */,
+                        "\xc2\xb2" /* ² No */,
+                        "\xe2\x85\xab" /* Ⅻ Nl */,
+                        " 1"};
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         assert_true(am_text_is_digits(yes[i]));
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
@@ -329,11 +361,33 @@ static void test_digits(void **state)
 static void test_rk_punct(void **state)
 {
     (void)state;
-    const char *yes[] = {"...", ".", "'", "\"", "<>", "[]{}()", "$", "+", "|", "~", "^", "`",
-                         "\xc2\xab" /* « */, "\xc2\xbb", "\xe2\x80\x94" /* — */,
-                         "\xe2\x80\xa6" /* … */, "\xc2\xbf" /* ¿ */, "\xe3\x80\x82" /* 。 */};
-    const char *no[] = {"", "\xe2\x82\xac" /* € */, "\xc2\xb0" /* ° */, "\xc2\xa9" /* © */,
-                        "a", "\xc2\xab\xe2\x82\xac", "1", ". ", "\xe2\x88\x92" /* − Sm */};
+    const char *yes[] = {"...",
+                         ".",
+                         "'",
+                         "\"",
+                         "<>",
+                         "[]{}()",
+                         "$",
+                         "+",
+                         "|",
+                         "~",
+                         "^",
+                         "`",
+                         "\xc2\xab" /* « */,
+                         "\xc2\xbb",
+                         "\xe2\x80\x94" /* — */,
+                         "\xe2\x80\xa6" /* … */,
+                         "\xc2\xbf" /* ¿ */,
+                         "\xe3\x80\x82" /* 。 */};
+    const char *no[] = {"",
+                        "\xe2\x82\xac" /* € */,
+                        "\xc2\xb0" /* ° */,
+                        "\xc2\xa9" /* © */,
+                        "a",
+                        "\xc2\xab\xe2\x82\xac",
+                        "1",
+                        ". ",
+                        "\xe2\x88\x92" /* − Sm */};
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         assert_true(am_text_is_rk_punct(yes[i]));
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)

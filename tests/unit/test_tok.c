@@ -11,7 +11,8 @@
 #include "text.h"
 #include "tok.h"
 
-static const enum am_tok_kind kinds[] = {AM_TOK_13A, AM_TOK_INTL, AM_TOK_ZH, AM_TOK_CHAR, AM_TOK_NONE};
+static const enum am_tok_kind kinds[] = {AM_TOK_13A, AM_TOK_INTL, AM_TOK_ZH, AM_TOK_CHAR,
+                                         AM_TOK_NONE};
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
 static int toks_equal(const am_toks *a, const am_toks *b)
@@ -161,9 +162,15 @@ static void test_corner_cases(void **state)
         {AM_TOK_13A, "x<skipped>y", "xy"},
         {AM_TOK_13A, "co-\noperate\nnow", "cooperate now"},
         {AM_TOK_13A, "&amp;lt;", "<"},
-        {AM_TOK_13A, "a\xc2\xa0" "b", "a b"}, /* NBSP is Python whitespace */
+        {AM_TOK_13A,
+         "a\xc2\xa0"
+         "b",
+         "a b"}, /* NBSP is Python whitespace */
         {AM_TOK_INTL, "2019.", "2019."},
-        {AM_TOK_INTL, "a\xe2\x82\xac" "b", "a \xe2\x82\xac b"}, /* € is Sc */
+        {AM_TOK_INTL,
+         "a\xe2\x82\xac"
+         "b",
+         "a \xe2\x82\xac b"}, /* € is Sc */
         {AM_TOK_ZH, " \xe4\xb8\xad\xe6\x96\x87 ", "\xe4\xb8\xad \xe6\x96\x87"},
         {AM_TOK_CHAR, "ab c", "a b   c"},
         {AM_TOK_CHAR, "\xc3\xa9t\xc3\xa9", "\xc3\xa9 t \xc3\xa9"},
@@ -256,8 +263,8 @@ static void test_intl_speed(void **state)
         reps++;
     } while (clock() - t0 < CLOCKS_PER_SEC / 4 && reps < 1000);
     double sec = (double)(clock() - t0) / CLOCKS_PER_SEC;
-    print_message("intl: %zu segments, %zu tokens in %.3f s: %.0f segments/s, %.0f tokens/s\n", nseg,
-                  ntok, sec, nseg / sec, ntok / sec);
+    print_message("intl: %zu segments, %zu tokens in %.3f s: %.0f segments/s, %.0f tokens/s\n",
+                  nseg, ntok, sec, nseg / sec, ntok / sec);
     assert_true(ntok > nseg);
     am_buf_cleanup(&out);
     am_toks_cleanup(&lines);
@@ -268,9 +275,12 @@ static void test_intl_speed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden_tokenizers), cmocka_unit_test(test_intl_ascii_classes),
-        cmocka_unit_test(test_names),             cmocka_unit_test(test_corner_cases),
-        cmocka_unit_test(test_long_line),         cmocka_unit_test(test_intl_speed),
+        cmocka_unit_test(test_golden_tokenizers),
+        cmocka_unit_test(test_intl_ascii_classes),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_corner_cases),
+        cmocka_unit_test(test_long_line),
+        cmocka_unit_test(test_intl_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

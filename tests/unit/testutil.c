@@ -108,6 +108,8 @@ void tu_tico_free(tu_tico *t)
 
 void tu_assert_close_(double a, double b, double tol, const char *file, int line)
 {
-    if (!(fabs(a - b) <= tol))
-        { print_error("%s:%d: %.17g != %.17g (tol %g)\n", file, line, a, b, tol); _fail(file, line); }
+    if (!(fabs(a - b) <= tol)) {
+        print_error("%s:%d: %.17g != %.17g (tol %g)\n", file, line, a, b, tol);
+        _fail(file, line);
+    }
 }

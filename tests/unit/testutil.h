@@ -48,7 +48,7 @@ typedef struct tu_tico_seg {
 
 typedef struct tu_tico {
     am_sgml_doc src, ref, hyp; /* the three parsed files */
-    tu_tico_seg *segs;         /* one per reference segment, in reference order */
+    tu_tico_seg *segs; /* one per reference segment, in reference order */
     size_t n;
 } tu_tico;
 
