@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chrf.h" /* am_chrf_py_lower: Python str.lower() */
+#include "text.h" /* am_text_py_lower: Python str.lower() */
 #include "ngram.h"
 
 /* Longest accepted segment, so that ids and counts fit in 32 bits. */
@@ -96,7 +96,7 @@ void am_bleu_stats_init(am_bleu_stats *s)
 static int preprocess(am_bleu_ws *ws, const am_bleu_opts *o, const char *s, am_buf *tok)
 {
     if (o->lowercase) {
-        am_chrf_py_lower(s, &ws->low);
+        am_text_py_lower(s, &ws->low);
         s = am_buf_str(&ws->low);
     }
     size_t len = strlen(s), keep = rstrip_len(s, len);

@@ -17,7 +17,7 @@
  * "  ") is accepted (ref_len 0). An empty hypothesis is fine (BLEU 0).
 
  *
- * Lowercasing uses am_chrf_py_lower (chrf.h), so bleu.c links with chrf.c.
+ * Lowercasing uses am_text_py_lower (text.h).
  */
 #ifndef AM_BLEU_H
 #define AM_BLEU_H

@@ -14,6 +14,7 @@
 #include <utf8proc.h>
 
 #include "ngram.h"
+#include "text.h"
 
 /* Longest accepted segment: at most 10 n-grams per byte keeps ids < 2^30. */
 #define MAX_SEG_BYTES ((size_t)1 << 26)
@@ -28,109 +29,6 @@ struct am_chrf_ws {
     size_t hid_cap, rid_cap;
     am_buf lh, lr; /* lowercased hypothesis / reference */
 };
-
-/* ---- Python str.lower() --------------------------------------------------- */
-
-static int is_cased(int32_t c)
-{
-    utf8proc_category_t cat = utf8proc_category(c);
-    return cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL ||
-           cat == UTF8PROC_CATEGORY_LT;
-}
-
-/* Unicode Case_Ignorable: Mn Me Cf Lm Sk, and Word_Break MidLetter,
- * MidNumLet, Single_Quote. */
-static int is_case_ignorable(int32_t c)
-{
-    switch (c) {
-    case 0x27:
-    case 0x2E:
-    case 0x3A:
-    case 0xB7:
-    case 0x387:
-    case 0x55F:
-    case 0x5F4:
-    case 0x2018:
-    case 0x2019:
-    case 0x2024:
-    case 0x2027:
-    case 0xFE13:
-    case 0xFE52:
-    case 0xFE55:
-    case 0xFF07:
-    case 0xFF0E:
-    case 0xFF1A: return 1;
-    default: break;
-    }
-    utf8proc_category_t cat = utf8proc_category(c);
-    return cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_ME ||
-           cat == UTF8PROC_CATEGORY_CF || cat == UTF8PROC_CATEGORY_LM ||
-           cat == UTF8PROC_CATEGORY_SK;
-}
-
-/* Final_Sigma for the capital sigma at byte offset i (length 2) of s[0..len). */
-static int final_sigma(const char *s, size_t len, size_t i)
-{
-    int32_t c = 0;
-    int found = 0;
-    size_t j = i;
-    while (j > 0) {
-        size_t k = j - 1;
-        while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80)
-            k--;
-        am_utf8_decode(s + k, j - k, &c);
-        j = k;
-        if (!is_case_ignorable(c)) {
-            found = 1;
-            break;
-        }
-    }
-    if (!found || !is_cased(c))
-        return 0;
-    j = i + 2;
-    while (j < len) {
-        j += am_utf8_decode(s + j, len - j, &c);
-        if (!is_case_ignorable(c))
-            return !is_cased(c);
-    }
-    return 1;
-}
-
-int am_chrf_py_lower(const char *s, am_buf *out)
-{
-    assert(s && out);
-    am_buf_reset(out);
-    size_t len = strlen(s);
-    size_t i = 0;
-    while (i < len) {
-        size_t run = i;
-        while (run < len && (unsigned char)s[run] < 0x80)
-            run++;
-        if (run > i) {
-            size_t start = out->len;
-            am_buf_append(out, s + i, run - i);
-            for (size_t k = start; k < out->len; k++)
-                if (out->data[k] >= 'A' && out->data[k] <= 'Z')
-                    out->data[k] = (char)(out->data[k] - 'A' + 'a');
-            i = run;
-            continue;
-        }
-        int32_t c;
-        size_t n = am_utf8_decode(s + i, len - i, &c);
-        char enc[8];
-        if (c == 0x130) { /* LATIN CAPITAL LETTER I WITH DOT ABOVE → i + U+0307 */
-            am_buf_append(out, "i\xCC\x87", 3);
-        } else if (c == 0x3A3) {
-            int32_t l = final_sigma(s, len, i) ? 0x3C2 : 0x3C3;
-            am_buf_append(out, enc, am_utf8_encode(l, enc));
-        } else {
-            int32_t l = c <= 0x10FFFF ? utf8proc_tolower(c) : c;
-            am_buf_append(out, enc, am_utf8_encode(l, enc));
-        }
-        i += n;
-    }
-    return AM_OK;
-}
 
 /* ---- workspace ------------------------------------------------------------- */
 
@@ -263,8 +161,8 @@ static void segment_stats(am_chrf_ws *ws, const am_chrf_opts *o, const char *hyp
                           am_chrf_stats *st)
 {
     if (o->lowercase) {
-        am_chrf_py_lower(hyp, &ws->lh);
-        am_chrf_py_lower(ref, &ws->lr);
+        am_text_py_lower(hyp, &ws->lh);
+        am_text_py_lower(ref, &ws->lr);
         hyp = am_buf_str(&ws->lh);
         ref = am_buf_str(&ws->lr);
     }

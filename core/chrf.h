@@ -103,10 +103,4 @@ int am_chrf_score(const am_chrf_stats *stats, const am_chrf_score_opts *opts, do
  * need not know that. Same contract as am_chrf_score. */
 int am_chrf_sentence_score(const am_chrf_stats *seg, const am_chrf_score_opts *opts, double *out);
 
-/* Python's str.lower() on a valid UTF-8 string: full lowercase mapping
- * (U+0130 becomes "i\u0307") with the Final_Sigma rule, simple mappings
- * from utf8proc otherwise. Used by chrF's and BLEU's lowercase option.
- * Writes into out (reset first). Returns AM_OK. */
-int am_chrf_py_lower(const char *s, am_buf *out);
-
 #endif

@@ -272,9 +272,11 @@ int am_recall_score_texts(const am_recall_config *cfg, const char *translation,
     am_toks *h = am_xmalloc((nsys ? nsys : 1) * sizeof *h);
     for (size_t s = 0; s < nsys; s++)
         am_toks_init(&h[s]);
-    int rc = am_recall_content_words(cfg, translation, &ref);
+    int (*extract)(const am_recall_config *, const char *, am_toks *) =
+        cfg->extract ? cfg->extract : am_recall_content_words;
+    int rc = extract(cfg, translation, &ref);
     for (size_t s = 0; s < nsys && rc == AM_OK; s++)
-        rc = hyps[s] ? am_recall_content_words(cfg, hyps[s], &h[s]) : AM_ERR_INVALID;
+        rc = hyps[s] ? extract(cfg, hyps[s], &h[s]) : AM_ERR_INVALID;
     if (rc == AM_OK)
         rc = am_recall_segment(cfg, &ref, h, nsys, lookup, lookup_ctx, out);
     for (size_t s = 0; s < nsys; s++)

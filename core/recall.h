@@ -64,6 +64,10 @@ typedef struct am_recall_config {
     void *background_ctx;
     int64_t rare_threshold; /* with a background: count only words whose
                                background count is <= this (default 0) */
+    /* Content-word extraction of a text for am_recall_score_texts; NULL =
+     * the standard profile's (am_recall_content_words). A reference
+     * profile plugs in its own (compat/simianer2019.c). */
+    int (*extract)(const struct am_recall_config *cfg, const char *text, am_toks *out);
 } am_recall_config;
 
 /* Fills *c with the standard profile's defaults: intl, NFKC, casefold,

@@ -15,6 +15,7 @@
  * same band as the plain forward computation (exact in integer arithmetic).
  */
 #include "ter.h"
+#include "text.h"
 
 #include <assert.h>
 #include <math.h>
@@ -101,129 +102,6 @@ void am_ter_ws_free(am_ter_ws *ws)
 
 /* ---- tokenizer ------------------------------------------------------------ */
 
-/* Other_Lowercase / Other_Uppercase ranges (Unicode 15 PropList.txt) that
- * carry no case mapping and so are not caught by the category test below. */
-static const utf8proc_int32_t other_cased[][2] = {
-    {0x00AA, 0x00AA},   {0x00BA, 0x00BA},   {0x02B0, 0x02B8},   {0x02C0, 0x02C1},
-    {0x02E0, 0x02E4},   {0x0345, 0x0345},   {0x037A, 0x037A},   {0x10FC, 0x10FC},
-    {0x1D2C, 0x1D6A},   {0x1D78, 0x1D78},   {0x1D9B, 0x1DBF},   {0x2071, 0x2071},
-    {0x207F, 0x207F},   {0x2090, 0x209C},   {0x2160, 0x217F},   {0x24B6, 0x24E9},
-    {0x2C7C, 0x2C7D},   {0xA69C, 0xA69D},   {0xA770, 0xA770},   {0xA7F2, 0xA7F4},
-    {0xA7F8, 0xA7F9},   {0xAB5C, 0xAB5F},   {0xAB69, 0xAB69},   {0x10780, 0x10780},
-    {0x10783, 0x10785}, {0x10787, 0x107B0}, {0x107B2, 0x107BA}, {0x1E030, 0x1E06D},
-    {0x1F130, 0x1F149}, {0x1F150, 0x1F169}, {0x1F170, 0x1F189},
-};
-
-/* Python's _PyUnicode_IsCased (Unicode "Cased": Lowercase, Uppercase or
- * Lt), from utf8proc data plus the table above. */
-static int py_is_cased(utf8proc_int32_t c)
-{
-    utf8proc_category_t cat = utf8proc_category(c);
-    if (cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT)
-        return 1;
-    if (utf8proc_tolower(c) != c || utf8proc_toupper(c) != c)
-        return 1;
-    for (size_t k = 0; k < sizeof other_cased / sizeof other_cased[0]; k++)
-        if (c >= other_cased[k][0] && c <= other_cased[k][1])
-            return 1;
-    return 0;
-}
-
-/* Python's _PyUnicode_IsCaseIgnorable, approximated: Mn Me Cf Lm Sk and the
- * Word_Break MidLetter, MidNumLet and Single_Quote characters. */
-static int py_is_case_ignorable(utf8proc_int32_t c)
-{
-    switch (c) {
-    case 0x0027:
-    case 0x002E:
-    case 0x003A:
-    case 0x00B7:
-    case 0x0387:
-    case 0x055F:
-    case 0x05F4:
-    case 0x2018:
-    case 0x2019:
-    case 0x2024:
-    case 0x2027:
-    case 0xFE13:
-    case 0xFE52:
-    case 0xFE55:
-    case 0xFF07:
-    case 0xFF0E:
-    case 0xFF1A: return 1;
-    default: break;
-    }
-    utf8proc_category_t cat = utf8proc_category(c);
-    return cat == UTF8PROC_CATEGORY_MN || cat == UTF8PROC_CATEGORY_ME ||
-           cat == UTF8PROC_CATEGORY_CF || cat == UTF8PROC_CATEGORY_LM ||
-           cat == UTF8PROC_CATEGORY_SK;
-}
-
-/* Final_Sigma context (Python's handle_capital_sigma) for the capital sigma
- * at s[at .. after): the nearest code point before it that is not
- * case-ignorable exists and is cased, and the nearest one after it that is
- * not case-ignorable, if any, is not cased. s is valid UTF-8. */
-static int final_sigma(const unsigned char *s, size_t len, size_t at, size_t after)
-{
-    size_t k = at;
-    utf8proc_int32_t c = -1;
-    while (k > 0) {
-        size_t b = k - 1;
-        while (b > 0 && (s[b] & 0xC0) == 0x80)
-            b--;
-        utf8proc_iterate(s + b, (utf8proc_ssize_t)(k - b), &c);
-        k = b;
-        if (!py_is_case_ignorable(c))
-            break;
-        c = -1;
-    }
-    if (c < 0 || !py_is_cased(c))
-        return 0;
-    k = after;
-    while (k < len) {
-        utf8proc_ssize_t b = utf8proc_iterate(s + k, (utf8proc_ssize_t)(len - k), &c);
-        assert(b > 0);
-        if (!py_is_case_ignorable(c))
-            return !py_is_cased(c);
-        k += (size_t)b;
-    }
-    return 1;
-}
-
-/* Lower-cases valid UTF-8 text as Python's str.lower() into out. */
-static void py_lower(const unsigned char *s, size_t len, am_buf *out)
-{
-    size_t k = 0;
-    while (k < len) {
-        size_t a = k;
-        while (k < len && s[k] < 0x80)
-            k++;
-        if (k > a) { /* ASCII run */
-            size_t base = out->len;
-            am_buf_append(out, (const char *)s + a, k - a);
-            for (size_t q = base; q < out->len; q++)
-                if (out->data[q] >= 'A' && out->data[q] <= 'Z')
-                    out->data[q] = (char)(out->data[q] + 32);
-            continue;
-        }
-        utf8proc_int32_t c;
-        utf8proc_ssize_t b = utf8proc_iterate(s + k, (utf8proc_ssize_t)(len - k), &c);
-        assert(b > 0);
-        char enc[8];
-        size_t el;
-        if (c == 0x0130) { /* LATIN CAPITAL LETTER I WITH DOT ABOVE → i + U+0307 */
-            el = am_utf8_encode(0x69, enc);
-            el += am_utf8_encode(0x307, enc + el);
-        } else if (c == 0x03A3) {
-            el = am_utf8_encode(final_sigma(s, len, k, k + (size_t)b) ? 0x03C2 : 0x03C3, enc);
-        } else {
-            el = am_utf8_encode(utf8proc_tolower(c), enc);
-        }
-        am_buf_append(out, enc, el);
-        k += (size_t)b;
-    }
-}
-
 int am_ter_tokenize(const char *text, int case_sensitive, am_toks *out)
 {
     if (!text || !out)
@@ -249,7 +127,7 @@ int am_ter_tokenize(const char *text, int case_sensitive, am_toks *out)
     }
     am_buf b;
     am_buf_init(&b);
-    py_lower(s, len, &b);
+    am_text_py_lower(text, &b);
     am_toks_split_py(out, am_buf_str(&b));
     am_buf_cleanup(&b);
     return AM_OK;

@@ -48,4 +48,10 @@ int am_text_is_digits(const char *tok);
  * but not non-ASCII S* (€ ° ©). */
 int am_text_is_rk_punct(const char *tok);
 
+/* Lower-cases valid UTF-8 text as Python's str.lower() does (full case
+ * mapping: İ → i̇, and the context-dependent final sigma), which sacreBLEU
+ * applies for its lowercase options (BLEU, chrF, TER). Writes into out
+ * (reset first). Returns AM_OK. */
+int am_text_py_lower(const char *text, am_buf *out);
+
 #endif

@@ -27,28 +27,22 @@ int am_simianer_content_words(const am_sw *sw, const char *text, am_toks *out)
     return AM_OK;
 }
 
+/* am_recall_config.extract adapter: rk.rb's content words. */
+static int am_simianer_extract(const am_recall_config *cfg, const char *text, am_toks *out)
+{
+    return am_simianer_content_words(cfg->stopwords, text, out);
+}
+
 int am_simianer_segment(const am_recall_config *cfg, const char *translation,
                         const char *const *hyps, size_t nsys, am_recall_lookup_fn lookup,
                         void *lookup_ctx, am_recall_seg *out)
 {
-    if (!out)
+    if (!cfg) {
+        if (out)
+            am_recall_seg_cleanup(out);
         return AM_ERR_INVALID;
-    am_recall_seg_cleanup(out);
-    if (!cfg || !translation || (nsys > 0 && !hyps))
-        return AM_ERR_INVALID;
-    am_toks ref;
-    am_toks_init(&ref);
-    am_toks *h = am_xmalloc((nsys ? nsys : 1) * sizeof *h);
-    for (size_t s = 0; s < nsys; s++)
-        am_toks_init(&h[s]);
-    int rc = am_simianer_content_words(cfg->stopwords, translation, &ref);
-    for (size_t s = 0; s < nsys && rc == AM_OK; s++)
-        rc = hyps[s] ? am_simianer_content_words(cfg->stopwords, hyps[s], &h[s]) : AM_ERR_INVALID;
-    if (rc == AM_OK)
-        rc = am_recall_segment(cfg, &ref, h, nsys, lookup, lookup_ctx, out);
-    for (size_t s = 0; s < nsys; s++)
-        am_toks_cleanup(&h[s]);
-    free(h);
-    am_toks_cleanup(&ref);
-    return rc;
+    }
+    am_recall_config c = *cfg;
+    c.extract = am_simianer_extract;
+    return am_recall_score_texts(&c, translation, hyps, nsys, lookup, lookup_ctx, out);
 }
