@@ -269,7 +269,7 @@ def test_09_online_backup_has_every_acknowledged_segment():
     def writer(s, k):
         w = src.client()
         i = 0
-        while not stop.is_set() and i < 400:
+        while not stop.is_set() and i < 5000:
             r = w.request("POST", "/v1/sessions/%s/segments" % s, segment(i, k))
             if r.status != 201:
                 errors.append("%s/%d: %d" % (s, i, r.status))
@@ -287,7 +287,13 @@ def test_09_online_backup_has_every_acknowledged_segment():
     before = [(s, g) for (t, s, g) in list(acked) if t < began]
     r = subprocess.run([ADAPTMON, "backup", "--db", src.db, dest], capture_output=True,
                        text=True, timeout=60)
-    time.sleep(0.3)  # writes continue after the copy
+    # writes continue after the copy: wait for some acknowledged after it began
+    # (a fixed sleep is not enough on a fast machine, where the writers could
+    # be done before the backup starts)
+    deadline = time.monotonic() + 20
+    while (sum(1 for (t, _, _) in list(acked) if t >= began) < 20 and not errors
+           and time.monotonic() < deadline):
+        time.sleep(0.05)
     stop.set()
     for t in ws:
         t.join()
