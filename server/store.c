@@ -45,6 +45,15 @@
  * foreign_keys=ON; busy_timeout 5000 ms (other processes, e.g. a backup
  * tool, may hold locks briefly).
  *
+ * Checkpoints. The writer does not checkpoint (wal_autocheckpoint=0): its
+ * WAL hook tells a checkpointer thread, which has its own connection with
+ * the writer's synchronous setting, when the WAL holds AM_CKPT_PAGES
+ * pages, and that thread runs a PASSIVE checkpoint (it never blocks the
+ * writer or the readers). So a commit never waits for a checkpoint and its
+ * fsyncs, and the larger interval writes a page dirtied by many commits
+ * back to the database once. A WAL fully copied back is restarted from its
+ * beginning by the next write transaction (SQLite does this itself).
+ *
  * Migrations. schema/NNN_name.sql files embedded in the binary
  * (embedded.h) are applied at open, in NNN order, those above the highest
  * version recorded in schema_migrations, each in its own BEGIN IMMEDIATE
@@ -87,6 +96,8 @@
 
 #define AM_STORE_READERS 4
 #define AM_STORE_BUSY_MS 5000
+#define AM_CKPT_PAGES 8192 /* WAL pages (32 MiB at 4 KiB) between checkpoints */
+#define AM_CKPT_GAP_MS 50 /* at least this long between two checkpoints */
 
 /* ---- statements ----------------------------------------------------------- */
 
@@ -223,6 +234,14 @@ struct am_store {
     int gleader; /* guarded by gmu: a batch is running */
     am_store_log_fn logfn;
     void *logctx;
+    /* the checkpointer (file databases): its connection and thread */
+    am_conn ck;
+    pthread_t ck_thread;
+    int ck_running, ck_opened;
+    pthread_mutex_t ckmu;
+    pthread_cond_t ckcv;
+    int ck_pages; /* guarded by ckmu: WAL size reported by the last commit */
+    int ck_stop; /* guarded by ckmu */
 };
 
 /* A bound statement in use: the cached one or a temporary copy. */
@@ -743,8 +762,106 @@ static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles
     return rc;
 }
 
+/* ---- checkpoints ------------------------------------------------------------ */
+
+/* The writer's WAL hook: runs after each commit with the WAL's size. */
+static int am_wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
+{
+    (void)db;
+    (void)name;
+    am_store *st = ctx;
+    pthread_mutex_lock(&st->ckmu);
+    st->ck_pages = pages;
+    if (pages >= AM_CKPT_PAGES)
+        pthread_cond_signal(&st->ckcv);
+    pthread_mutex_unlock(&st->ckmu);
+    return SQLITE_OK;
+}
+
+static void *am_ckpt_main(void *arg)
+{
+    am_store *st = arg;
+    pthread_mutex_lock(&st->ckmu);
+    for (;;) {
+        while (!st->ck_stop && st->ck_pages < AM_CKPT_PAGES)
+            pthread_cond_wait(&st->ckcv, &st->ckmu);
+        if (st->ck_stop)
+            break;
+        st->ck_pages = 0; /* the next commit reports the WAL's size again */
+        pthread_mutex_unlock(&st->ckmu);
+        /* the bulk of the copy runs beside the writer; then, with the
+         * writer held between two transactions, the frames committed
+         * meanwhile: the WAL is then wholly in the database and the next
+         * write transaction can restart it (otherwise it would only grow) */
+        int rc = sqlite3_wal_checkpoint_v2(st->ck.db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        if (rc == SQLITE_OK) {
+            am_w_lock(st);
+            rc = sqlite3_wal_checkpoint_v2(st->ck.db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+            am_w_unlock(st);
+        }
+        if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+            am_db_fail(st, st->ck.db, "checkpoint"); /* logged; the next one retries */
+        /* a WAL that readers keep from restarting stays above the
+         * threshold: pace the retries */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += AM_CKPT_GAP_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&st->ckmu);
+        while (!st->ck_stop && pthread_cond_timedwait(&st->ckcv, &st->ckmu, &ts) == 0) {
+        }
+    }
+    pthread_mutex_unlock(&st->ckmu);
+    return NULL;
+}
+
+/* Opens the checkpointer's connection and starts its thread, and turns the
+ * writer's automatic checkpoints off. */
+static int am_ckpt_start(am_store *st, am_buf *err)
+{
+    int rc = am_conn_open(&st->ck, st->path, SQLITE_OPEN_READWRITE, 0, err);
+    st->ck_opened = 1; /* its mutex exists even if the open failed */
+    if (rc == AM_OK)
+        rc = am_conn_exec(&st->ck,
+                          st->durability == AM_DURABLE_FULL ? "PRAGMA synchronous=FULL"
+                                                            : "PRAGMA synchronous=NORMAL",
+                          err, "cannot set synchronous");
+    if (rc != AM_OK)
+        return rc;
+    if (pthread_create(&st->ck_thread, NULL, am_ckpt_main, st) != 0) {
+        am_buf_printf(err, "cannot start the checkpoint thread");
+        return AM_ERR_IO;
+    }
+    st->ck_running = 1;
+    sqlite3_wal_hook(st->w.db, am_wal_hook, st);
+    return AM_OK;
+}
+
+static void am_ckpt_stop(am_store *st)
+{
+    if (st->ck_running) {
+        if (st->w.db)
+            sqlite3_wal_hook(st->w.db, NULL, NULL);
+        pthread_mutex_lock(&st->ckmu);
+        st->ck_stop = 1;
+        pthread_cond_signal(&st->ckcv);
+        pthread_mutex_unlock(&st->ckmu);
+        pthread_join(st->ck_thread, NULL);
+        st->ck_running = 0;
+    }
+    am_conn_close(&st->ck);
+}
+
 static void am_store_free(am_store *st)
 {
+    am_ckpt_stop(st);
+    if (st->ck_opened)
+        pthread_mutex_destroy(&st->ck.mu);
+    pthread_mutex_destroy(&st->ckmu);
+    pthread_cond_destroy(&st->ckcv);
     for (size_t i = 0; i < st->nr; i++) {
         am_conn_close(&st->r[i]);
         pthread_mutex_destroy(&st->r[i].mu);
@@ -778,6 +895,8 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     st->tx.c = &st->w;
     pthread_mutex_init(&st->gmu, NULL);
     pthread_cond_init(&st->gcv, NULL);
+    pthread_mutex_init(&st->ckmu, NULL);
+    pthread_cond_init(&st->ckcv, NULL);
     st->gtail = &st->ghead;
     am_buf_init(&st->errmsg);
     am_buf_init(&st->tx.sess);
@@ -819,6 +938,8 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     }
     if (rc == AM_OK)
         rc = am_migrate(st, migrations, n, err);
+    if (rc == AM_OK && !st->memory)
+        rc = am_ckpt_start(st, err);
     if (rc == AM_OK && !st->memory) {
         st->r = am_xcalloc(AM_STORE_READERS, sizeof *st->r);
         for (size_t i = 0; i < AM_STORE_READERS && rc == AM_OK; i++) {
@@ -847,6 +968,7 @@ void am_store_close(am_store *st)
         return;
     for (size_t i = 0; i < st->nr; i++)
         am_conn_close(&st->r[i]);
+    am_ckpt_stop(st);
     if (st->w.db && !st->memory)
         sqlite3_wal_checkpoint_v2(st->w.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     am_store_free(st);
