@@ -23,7 +23,7 @@ static void am_segment_write(am_req *req, am_resp *resp, int replace)
     am_fail f;
     am_fail_init(&f);
     am_seg_req sr;
-    json_t *result = NULL;
+    char *result = NULL;
     int status = 0;
     int rc = am_seg_req_parse(body, replace ? req->params[1] : NULL, &req->srv->cfg, &sr, &f);
     if (rc == AM_OK) {
@@ -36,7 +36,7 @@ static void am_segment_write(am_req *req, am_resp *resp, int replace)
             snprintf(loc, sizeof loc, "/v1/sessions/%s/segments/%s", req->params[0], sr.id);
             am_resp_header(resp, "Location", loc);
         }
-        am_resp_json(resp, status, result);
+        am_resp_json_text(resp, status, result);
     } else {
         am_fail_resp(req, resp, &f);
     }

@@ -357,6 +357,19 @@ void am_resp_json(am_resp *resp, int status, json_t *body)
     am_resp_take(resp, status, "application/json", s, len);
 }
 
+void am_resp_json_text(am_resp *resp, int status, char *text)
+{
+    if (!text) {
+        am_resp_json(resp, status, NULL);
+        return;
+    }
+    size_t n = strlen(text);
+    text = am_xrealloc(text, n + 2);
+    text[n] = '\n';
+    text[n + 1] = '\0';
+    am_resp_take(resp, status, "application/json", text, n + 1);
+}
+
 void am_resp_headers_clear(am_resp *resp)
 {
     for (size_t i = 0; i < resp->nheaders; i++) {

@@ -62,6 +62,9 @@ int am_req_json(const am_req *req, am_resp *resp, json_t **out);
 /* Sets a JSON body (steals the reference to body) and the status. Real
  * numbers are printed with 17 significant digits (round-trip exact). */
 void am_resp_json(am_resp *resp, int status, json_t *body);
+/* Answers JSON text (owned, taken over: malloc'd, NUL-terminated) with a
+ * newline appended. */
+void am_resp_json_text(am_resp *resp, int status, char *text);
 /* Sets a body copied from data with the given static content type. */
 void am_resp_data(am_resp *resp, int status, const char *content_type, const char *data,
                   size_t len);

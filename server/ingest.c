@@ -345,6 +345,7 @@ typedef struct am_plan {
     size_t nsys;
     const char *sys[AM_SCORE_MAX_SYSTEMS];
     char *totals[AM_SCORE_MAX_SYSTEMS]; /* raw totals JSON after this segment (owned) */
+    am_totals *tot; /* the same totals, nsys of them (owned) */
     const char **choices; /* (entry source, target) pairs, borrowed from the session */
     size_t nchoices;
     /* the segment row (POST); client_id NULL: no insert */
@@ -368,6 +369,7 @@ static void am_plan_cleanup(am_plan *p)
     for (size_t k = 0; k < p->nsys; k++)
         free(p->totals[k]);
     free(p->choices);
+    free(p->tot);
     free(p->result_txt);
     memset(p, 0, sizeof *p);
 }
@@ -407,10 +409,12 @@ static int am_post_job(am_store_tx *tx, void *ctx)
 
 /* Scores one segment at seq, reading the history and totals through rtx
  * (a read or write transaction), fills plan with the writes (history,
- * totals, choices) and returns the result object (new reference). */
+ * totals, choices) and returns the result object (new reference). With
+ * cached, the totals after seq - 1 come from the session's totals cache
+ * when it has them (POST; the caller holds sess->lock). */
 static int am_apply(am_server *srv, am_sess *sess, am_store_tx *rtx, const char *session,
-                    int64_t seq, const am_seg_req *req, int64_t now, json_t **result, am_plan *plan,
-                    am_fail *f)
+                    int64_t seq, const am_seg_req *req, int64_t now, int cached, json_t **result,
+                    am_plan *plan, am_fail *f)
 {
     const am_scorer *sc = sess->scorer;
     am_score_ws *ws = am_wspool_get(srv->wspool);
@@ -441,11 +445,16 @@ static int am_apply(am_server *srv, am_sess *sess, am_store_tx *rtx, const char 
 
     json_t *scores = am_json_segment(sc, &res, req->sys);
     json_t *totals = json_object();
+    plan->tot = am_xcalloc(req->nsys ? req->nsys : 1, sizeof *plan->tot);
     for (size_t k = 0; k < req->nsys && rc == AM_OK; k++) {
         am_totals t;
         char *raw = NULL;
-        int g = am_store_tx_totals_get(rtx, session, req->sys[k], &raw);
-        if (g == AM_OK) {
+        int g = cached && am_sess_tot_get(sess, req->sys[k], seq - 1, &t)
+                    ? AM_OK
+                    : am_store_tx_totals_get(rtx, session, req->sys[k], &raw);
+        if (g == AM_OK && !raw) {
+            /* from the cache */
+        } else if (g == AM_OK) {
             json_t *j = json_loads(raw, 0, NULL);
             if (!j || am_json_totals_parse(j, sc, &t) != AM_OK)
                 rc = AM_ERR_INTERNAL;
@@ -459,6 +468,7 @@ static int am_apply(am_server *srv, am_sess *sess, am_store_tx *rtx, const char 
         if (rc != AM_OK)
             break;
         am_totals_add(&t, &res.sys[k]);
+        plan->tot[k] = t;
         json_t *rj = am_json_totals_raw(&t);
         plan->sys[k] = req->sys[k];
         plan->totals[k] = am_json_dump(rj);
@@ -519,7 +529,7 @@ static int am_acquire(am_server *srv, const char *session, am_sess **out, am_fai
  * then go through the store's group commit: one transaction for the
  * concurrent POSTs of many sessions, each in its own savepoint, and the
  * answer only after the commit. */
-int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, json_t **result,
+int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, char **result,
                    int *status, am_fail *f)
 {
     am_sess *sess;
@@ -546,7 +556,8 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, j
         rtx = NULL;
         rc = am_store_segment_get(srv->store, session, req->id, &s2, &rq, &rs);
         if (rc == AM_OK && !strcmp(rq, req->canonical)) {
-            *result = json_loads(rs, 0, NULL);
+            *result = rs; /* the stored text, byte for byte */
+            rs = NULL;
             *status = 200;
         } else if (rc == AM_OK) {
             rc = AM_ERR_CONFLICT;
@@ -577,7 +588,7 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, j
     }
     int64_t now = am_now_ms();
     plan.seq = last + 1;
-    rc = am_apply(srv, sess, rtx, session, last + 1, req, now, &res, &plan, f);
+    rc = am_apply(srv, sess, rtx, session, last + 1, req, now, 1, &res, &plan, f);
     am_store_rtx_end(rtx);
     rtx = NULL;
     if (rc != AM_OK)
@@ -587,10 +598,11 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, j
     plan.canonical = req->canonical;
     plan.now = now;
     snprintf(plan.hash, sizeof plan.hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
+    json_decref(res); /* the answer is the stored text */
+    res = NULL;
     rc = am_store_tx_group(srv->store, am_post_job, &plan);
     if (rc != AM_OK) {
-        json_decref(res);
-        res = NULL;
+        am_sess_tot_clear(sess);
         if (rc == AM_ERR_NOTFOUND)
             am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
         else if (rc == AM_ERR_CONFLICT)
@@ -600,8 +612,10 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, j
             am_failf(f, 500, "internal", "Storage error", NULL, "the segment could not be stored");
         goto out;
     }
+    am_sess_tot_commit(sess, plan.seq, plan.nsys, plan.sys, plan.tot);
     am_events_publish(srv->events, session, plan.seq, plan.result_txt); /* SSE (events.h) */
-    *result = res;
+    *result = plan.result_txt;
+    plan.result_txt = NULL;
     *status = 201;
 out:
     am_store_rtx_end(rtx);
@@ -647,7 +661,7 @@ static void am_rows_free(am_rows *r)
     free(r->v);
 }
 
-int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, json_t **result,
+int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
                       int *status, am_fail *f)
 {
     am_sess *sess;
@@ -655,6 +669,7 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
     if (rc != AM_OK)
         return rc;
     pthread_mutex_lock(&sess->lock);
+    am_sess_tot_clear(sess); /* the replay rewrites every total */
     am_rows rows = {0};
     json_t *last_res = NULL;
     am_store_tx *tx = NULL;
@@ -709,7 +724,7 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
         json_t *res = NULL;
         am_plan plan;
         am_plan_init(&plan, session, rows.v[i].seq);
-        rc = am_apply(srv, sess, tx, session, rows.v[i].seq, use, now, &res, &plan, f);
+        rc = am_apply(srv, sess, tx, session, rows.v[i].seq, use, now, 0, &res, &plan, f);
         if (rc == AM_OK) {
             rc = am_plan_exec(tx, &plan);
             if (rc != AM_OK)
@@ -746,8 +761,7 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
     }
     if (rc == AM_OK) {
         am_events_publish_from(srv->events, session, seq); /* SSE: seq.. changed (events.h) */
-        *result = last_res;
-        last_res = NULL;
+        *result = am_json_dump(last_res);
         *status = 200;
     }
 out:

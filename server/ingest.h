@@ -54,14 +54,15 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
                      am_fail *fail);
 void am_seg_req_cleanup(am_seg_req *r);
 
-/* Posts a segment. On success *result is the stored result object (new
- * reference) and *status 201 (new) or 200 (identical re-post). A different
- * body for a known id fails with 409. */
-int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, json_t **result,
+/* Posts a segment. On success *result is the stored result, compact JSON
+ * text (owned by the caller, free()), and *status 201 (new) or 200
+ * (identical re-post). A different body for a known id fails with 409. */
+int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, char **result,
                    int *status, am_fail *fail);
 /* Replaces a known segment (PUT) and replays the session's history so
- * that the totals equal a fresh replay. 404 for an unknown segment. */
-int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, json_t **result,
+ * that the totals equal a fresh replay. 404 for an unknown segment.
+ * *result as for am_ingest_post. */
+int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
                       int *status, am_fail *fail);
 
 /* Totals of every system of a session as a JSON object {system: totals},

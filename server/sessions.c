@@ -45,6 +45,8 @@ static void am_sess_free(am_sess *s)
 {
     if (!s)
         return;
+    am_sess_tot_clear(s);
+    free(s->tot);
     am_scorer_free(s->scorer);
     am_vocab_free(s->background);
     am_gloss_cleanup(&s->gloss);
@@ -63,6 +65,54 @@ void am_sessions_free(am_sessions *c)
     free(c->used);
     pthread_mutex_destroy(&c->mu);
     free(c);
+}
+
+int am_sess_tot_get(const am_sess *s, const char *system, int64_t seq, am_totals *out)
+{
+    for (size_t i = 0; i < s->n_tot; i++)
+        if (s->tot[i].seq == seq && !strcmp(s->tot[i].system, system)) {
+            *out = s->tot[i].t;
+            return 1;
+        }
+    return 0;
+}
+
+void am_sess_tot_clear(am_sess *s)
+{
+    for (size_t i = 0; i < s->n_tot; i++)
+        free(s->tot[i].system);
+    s->n_tot = 0;
+}
+
+void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *systems,
+                        const am_totals *t)
+{
+    /* systems not in this segment keep their totals: current at seq if
+     * they were current at seq - 1; any other entry is dropped */
+    size_t keep = 0;
+    for (size_t i = 0; i < s->n_tot; i++) {
+        am_sess_tot *e = &s->tot[i];
+        int posted = 0;
+        for (size_t k = 0; k < n && !posted; k++)
+            posted = !strcmp(e->system, systems[k]);
+        if (!posted && e->seq == seq - 1) {
+            e->seq = seq;
+            s->tot[keep++] = *e;
+        } else {
+            free(e->system);
+        }
+    }
+    s->n_tot = keep;
+    for (size_t k = 0; k < n && s->n_tot < AM_SESS_TOT_MAX; k++) {
+        if (s->n_tot == s->cap_tot) { /* most sessions have one or two systems */
+            s->cap_tot = s->cap_tot ? 2 * s->cap_tot : 2;
+            s->tot = am_xrealloc(s->tot, s->cap_tot * sizeof *s->tot);
+        }
+        am_sess_tot *e = &s->tot[s->n_tot++];
+        e->system = am_xstrdup(systems[k]);
+        e->seq = seq;
+        e->t = t[k];
+    }
 }
 
 /* Text of a JSON option value for am_config_set, checking the JSON type

@@ -17,6 +17,16 @@
 
 typedef struct am_sessions am_sessions;
 
+/* The running totals of one system after segment seq of its session: a
+ * cache of the totals table that spares a POST reading and parsing them. */
+typedef struct am_sess_tot {
+    char *system; /* owned */
+    int64_t seq;
+    am_totals t;
+} am_sess_tot;
+
+#define AM_SESS_TOT_MAX 16 /* systems cached per session */
+
 typedef struct am_sess {
     char *id;
     am_scorer *scorer; /* owned */
@@ -24,6 +34,8 @@ typedef struct am_sess {
     am_gloss gloss; /* the glossary compiled into scorer (entry order) */
     int64_t glossary_version; /* of the glossary compiled into scorer */
     pthread_mutex_t lock; /* held by a writer for its whole transaction */
+    am_sess_tot *tot; /* owned, n_tot entries; guarded by lock */
+    size_t n_tot, cap_tot;
     int refs; /* guarded by the cache lock */
     int stale; /* dropped from the cache; freed at last release */
 } am_sess;
@@ -37,6 +49,18 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
 void am_sessions_release(am_sessions *c, am_sess *s);
 /* Drops a session from the cache (deleted, or its glossary changed). */
 void am_sessions_forget(am_sessions *c, const char *id);
+
+/* The totals cache of a session; the caller holds s->lock.
+ * am_sess_tot_get copies system's totals after segment seq into *out and
+ * returns 1 when cached, 0 when they must be read from the store.
+ * am_sess_tot_commit records that segment seq was committed with the new
+ * totals t[i] of systems[i] (i < n, borrowed): the other systems' entries
+ * that were current at seq - 1 stay current. am_sess_tot_clear empties the
+ * cache (a replay rewrote the totals, or a write failed). */
+int am_sess_tot_get(const am_sess *s, const char *system, int64_t seq, am_totals *out);
+void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *systems,
+                        const am_totals *t);
+void am_sess_tot_clear(am_sess *s);
 
 /* Builds a scorer from stored session data (shared by the cache, session
  * creation and replays): options JSON object, custom stopwords JSON array

@@ -825,6 +825,46 @@ def test_put_replaces_and_replays_history():
     same_snapshot(C, "put-a", before, "failed PUTs")
 
 
+def test_running_totals_with_changing_systems_and_a_put():
+    """The server keeps each session's running totals in memory between
+    POSTs; they must equal those of a session given the final sequence
+    straight, while systems come and go and a PUT replays the session."""
+    segs = tico19()[:36]
+
+    def body(i, s, translation=None):
+        hyps = {"base": s["hypothesis"]}
+        if i % 3 != 1:
+            hyps["adapt"] = s["translation"] if i % 2 else s["hypothesis"]
+        if i in (5, 6, 20, 33):
+            hyps["third"] = s["source"]
+        return {"id": s["id"], "source": s["source"], "hypotheses": hyps,
+                "translation": translation or s["translation"]}
+    fixed = segs[8]["hypothesis"]  # the translator's correction of segment 4
+    C.create_session(id="tot-a", options={"baseline_system": "base"})
+    for i, s in enumerate(segs):
+        post_seg(C, "tot-a", body(i, s))
+        if i == 12:
+            r = C.put(base("tot-a") + "/segments/" + segs[4]["id"], body(4, segs[4], fixed))
+            expect_status(r, 200, "PUT in the middle")
+    C.create_session(id="tot-b", options={"baseline_system": "base"})
+    for i, s in enumerate(segs):
+        post_seg(C, "tot-b", body(i, s, fixed if i == 4 else None))
+    ma, mb = metrics(C, "tot-a"), metrics(C, "tot-b")
+    eq(sorted(ma["systems"]), ["adapt", "base", "third"], "systems")
+    eq(ma["systems"]["third"]["segments"], 4, "segments of the occasional system")
+    close_json(ma["systems"], mb["systems"], "totals: posted with a PUT vs straight", rel=0)
+    close_json(ma["relative_to_baseline"], mb["relative_to_baseline"], "relative", rel=0)
+    for x, y in zip(timeline(C, "tot-a"), timeline(C, "tot-b")):
+        close_json(x["totals"], y["totals"], "running totals of %s" % x["id"], rel=0)
+    # the answer of a POST is the stored result, byte for byte
+    r = C.post(base("tot-a") + "/segments", dict(body(0, segs[0]), id="extra"))
+    expect_status(r, 201, "POST extra")
+    again = C.post(base("tot-a") + "/segments", dict(body(0, segs[0]), id="extra"))
+    expect_status(again, 200, "re-POST extra")
+    eq(again.body, r.body, "re-post answers the same bytes")
+    eq(r.json()["totals"]["base"]["segments"], 37, "running totals include every segment")
+
+
 def test_concurrent_posts_are_serialized():
     segs = tico19()[:200]
     C.create_session(id="conc", options=dict(SIMIANER))
