@@ -52,7 +52,8 @@
  * writer or the readers). So a commit never waits for a checkpoint and its
  * fsyncs, and the larger interval writes a page dirtied by many commits
  * back to the database once. A WAL fully copied back is restarted from its
- * beginning by the next write transaction (SQLite does this itself).
+ * beginning by the next write transaction (SQLite does this itself). If the
+ * WAL still reaches AM_CKPT_HARD_PAGES, the writer checkpoints itself.
  *
  * Migrations. schema/NNN_name.sql files embedded in the binary
  * (embedded.h) are applied at open, in NNN order, those above the highest
@@ -98,6 +99,7 @@
 #define AM_STORE_BUSY_MS 5000
 #define AM_CKPT_PAGES 8192 /* WAL pages (32 MiB at 4 KiB) between checkpoints */
 #define AM_CKPT_GAP_MS 50 /* at least this long between two checkpoints */
+#define AM_CKPT_HARD_PAGES (4 * AM_CKPT_PAGES) /* the writer checkpoints itself */
 
 /* ---- statements ----------------------------------------------------------- */
 
@@ -764,12 +766,15 @@ static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles
 
 /* ---- checkpoints ------------------------------------------------------------ */
 
-/* The writer's WAL hook: runs after each commit with the WAL's size. */
+/* The writer's WAL hook: runs after each commit with the WAL's size. When
+ * the checkpointer falls behind (a writer committing faster than it copies),
+ * the writer checkpoints itself, as SQLite's automatic checkpoint would:
+ * the back pressure that bounds the WAL. */
 static int am_wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
 {
-    (void)db;
-    (void)name;
     am_store *st = ctx;
+    if (pages >= AM_CKPT_HARD_PAGES)
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     pthread_mutex_lock(&st->ckmu);
     st->ck_pages = pages;
     if (pages >= AM_CKPT_PAGES)
