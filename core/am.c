@@ -149,23 +149,45 @@ char *am_buf_detach(am_buf *b)
 
 /* ---- am_toks ------------------------------------------------------------ */
 
+/* Token storage: chunks that never move, so v's pointers stay valid while
+ * the list grows; sizes double from 1 KiB to 64 KiB (a longer token gets a
+ * chunk of its own). One allocation per chunk instead of one per token. */
+struct am_toks_chunk {
+    struct am_toks_chunk *next;
+    size_t used, cap;
+    char data[];
+};
+
+#define AM_TOKS_CHUNK_MIN 1024
+#define AM_TOKS_CHUNK_MAX 65536
+
 void am_toks_init(am_toks *t)
 {
     t->v = NULL;
     t->n = 0;
     t->cap = 0;
+    t->chunks = NULL;
 }
 
 void am_toks_reset(am_toks *t)
 {
-    for (size_t i = 0; i < t->n; i++)
-        free(t->v[i]);
     t->n = 0;
+    if (!t->chunks)
+        return;
+    struct am_toks_chunk *c = t->chunks->next;
+    while (c) {
+        struct am_toks_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    t->chunks->next = NULL;
+    t->chunks->used = 0;
 }
 
 void am_toks_cleanup(am_toks *t)
 {
     am_toks_reset(t);
+    free(t->chunks);
     free(t->v);
     am_toks_init(t);
 }
@@ -176,7 +198,24 @@ void am_toks_push(am_toks *t, const char *s, size_t n)
         t->cap = t->cap ? t->cap * 2 : 16;
         t->v = am_xrealloc(t->v, t->cap * sizeof *t->v);
     }
-    t->v[t->n++] = am_xstrndup(s, n);
+    struct am_toks_chunk *c = t->chunks;
+    if (!c || c->cap - c->used < n + 1) {
+        size_t cap = c ? 2 * c->cap : AM_TOKS_CHUNK_MIN;
+        if (cap > AM_TOKS_CHUNK_MAX)
+            cap = AM_TOKS_CHUNK_MAX;
+        if (cap < n + 1)
+            cap = n + 1;
+        struct am_toks_chunk *nc = am_xmalloc(sizeof *nc + cap);
+        nc->next = c;
+        nc->used = 0;
+        nc->cap = cap;
+        t->chunks = c = nc;
+    }
+    char *d = c->data + c->used;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    c->used += n + 1;
+    t->v[t->n++] = d;
 }
 
 void am_toks_pushs(am_toks *t, const char *s)
@@ -273,28 +312,44 @@ size_t am_utf8_encode(int32_t cp, char *out)
     return 4;
 }
 
-void am_toks_split_py(am_toks *t, const char *s)
+/* The next whitespace-delimited token of s[*i..len) (Python's str.split()):
+ * returns 1 with it at s[*start..*i), 0 at the end. */
+static int am_py_next(const char *s, size_t len, size_t *i, size_t *start)
 {
-    size_t len = strlen(s);
-    size_t i = 0;
-    while (i < len) {
+    while (*i < len) {
         int32_t cp;
         size_t n;
         /* skip whitespace */
-        while (i < len) {
-            n = am_utf8_decode(s + i, len - i, &cp);
+        while (*i < len) {
+            n = am_utf8_decode(s + *i, len - *i, &cp);
             if (!am_py_isspace(cp))
                 break;
-            i += n;
+            *i += n;
         }
-        size_t start = i;
-        while (i < len) {
-            n = am_utf8_decode(s + i, len - i, &cp);
+        *start = *i;
+        while (*i < len) {
+            n = am_utf8_decode(s + *i, len - *i, &cp);
             if (am_py_isspace(cp))
                 break;
-            i += n;
+            *i += n;
         }
-        if (i > start)
-            am_toks_push(t, s + start, i - start);
+        if (*i > *start)
+            return 1;
     }
+    return 0;
+}
+
+void am_toks_split_py(am_toks *t, const char *s)
+{
+    size_t len = strlen(s), i = 0, start;
+    while (am_py_next(s, len, &i, &start))
+        am_toks_push(t, s + start, i - start);
+}
+
+size_t am_toks_count_py(const char *s)
+{
+    size_t len = strlen(s), i = 0, start, n = 0;
+    while (am_py_next(s, len, &i, &start))
+        n++;
+    return n;
 }

@@ -71,16 +71,21 @@ const char *am_buf_str(const am_buf *b);
 char *am_buf_detach(am_buf *b);
 
 /* ---- am_toks: list of tokens, each an owned NUL-terminated string ------- */
+struct am_toks_chunk;
 typedef struct am_toks {
-    char **v; /* v[0..n-1], each owned by the list */
+    char **v; /* v[0..n-1], each stored in the list's chunks */
     size_t n;
     size_t cap;
+    struct am_toks_chunk *chunks; /* token storage, newest first (owned) */
 } am_toks;
 
 void am_toks_init(am_toks *t);
 /* Frees every token and the array; the list is empty and reusable after. */
 void am_toks_cleanup(am_toks *t);
-/* Frees the tokens, keeps the array allocation. */
+/* Empties the list, keeping the array and the newest storage chunk for
+ * reuse. Tokens are never freed one by one: a token stays valid until the
+ * list is reset or cleaned up (dropping pointers from v, e.g. to filter it
+ * in place or to shorten it, is fine). */
 void am_toks_reset(am_toks *t);
 /* Appends a copy of s[0..n). */
 void am_toks_push(am_toks *t, const char *s, size_t n);
@@ -96,6 +101,8 @@ void am_toks_split_ascii(am_toks *t, const char *s);
  * U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000).
  * s must be valid UTF-8. Appends to t. sacreBLEU splits tokenized text so. */
 void am_toks_split_py(am_toks *t, const char *s);
+/* The number of tokens am_toks_split_py would give, without copying them. */
+size_t am_toks_count_py(const char *s);
 
 /* Decodes one UTF-8 code point at s (which must be valid UTF-8, len > 0).
  * Stores it in *cp and returns the number of bytes consumed (1..4). */

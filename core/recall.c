@@ -144,8 +144,7 @@ int am_recall_content_words(const am_recall_config *cfg, const char *text, am_to
     }
     if (rc != AM_OK) {
         /* Leave out as it was. */
-        while (out->n > n0)
-            free(out->v[--out->n]);
+        out->n = n0; /* the tokens stay in out's storage until its reset */
     }
     am_toks_cleanup(&toks);
     am_buf_cleanup(&norm);

@@ -106,11 +106,7 @@ static int am_text_field(json_t *v, const char *name, const am_srv_config *cfg, 
     if (strlen(s) != json_string_length(v))
         return am_failf(f, 422, "invalid-utf8", "Invalid text", name,
                         "'%s' contains a NUL character", name);
-    am_toks t;
-    am_toks_init(&t);
-    am_toks_split_py(&t, s);
-    size_t n = t.n;
-    am_toks_cleanup(&t);
+    size_t n = am_toks_count_py(s);
     if (cfg && n > (size_t)cfg->max_tokens)
         return am_failf(f, 422, "too-many-tokens", "Too many tokens", name,
                         "'%s' has %zu tokens; the limit is %d", name, n, cfg->max_tokens);

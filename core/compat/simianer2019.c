@@ -18,10 +18,8 @@ int am_simianer_content_words(const am_sw *sw, const char *text, am_toks *out)
     am_toks_split_ascii(out, text);
     for (size_t i = n0; i < out->n; i++) {
         char *w = out->v[i];
-        if (am_sw_contains(sw, w) || am_text_is_rk_punct(w) || am_text_is_digits(w))
-            free(w);
-        else
-            out->v[keep++] = w;
+        if (!(am_sw_contains(sw, w) || am_text_is_rk_punct(w) || am_text_is_digits(w)))
+            out->v[keep++] = w; /* dropped tokens stay in out's storage */
     }
     out->n = keep;
     return AM_OK;

@@ -22,6 +22,35 @@ static void check_valid(const char *s, size_t len, int want_rc, size_t want_off)
 
 #define CHECK_VALID(lit, rc, off) check_valid((lit), sizeof(lit) - 1, (rc), (off))
 
+/* Python's str.split(): tokens and their count without copying. */
+static void test_split_py_and_count(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        size_t n;
+        const char *last;
+    } cases[] = {
+        {"", 0, NULL},
+        {"   \t\n ", 0, NULL},
+        {"a", 1, "a"},
+        {"  the  dog\tbites ", 3, "bites"},
+        {"caf\xc3\xa9\xc2\xa0" "au\xe2\x80\x83" "lait", 3, "lait"}, /* U+00A0, U+2003 */
+        {"x\xe3\x80\x80y\x1fz", 3, "z"},                        /* U+3000, U+001F */
+        {"\xe2\x80\x8b" "zero-width", 1, "\xe2\x80\x8b" "zero-width"},  /* U+200B is no space */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        am_toks t;
+        am_toks_init(&t);
+        am_toks_split_py(&t, cases[i].s);
+        assert_int_equal(t.n, cases[i].n);
+        assert_int_equal(am_toks_count_py(cases[i].s), cases[i].n);
+        if (cases[i].last)
+            assert_string_equal(t.v[t.n - 1], cases[i].last);
+        am_toks_cleanup(&t);
+    }
+}
+
 static void test_validate_cases(void **state)
 {
     (void)state;
@@ -404,6 +433,7 @@ static void test_rk_punct(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_py_and_count),
         cmocka_unit_test(test_validate_cases),
         cmocka_unit_test(test_validate_vs_utf8proc),
         cmocka_unit_test(test_strip_tags),
