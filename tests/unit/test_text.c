@@ -35,9 +35,16 @@ static void test_split_py_and_count(void **state)
         {"   \t\n ", 0, NULL},
         {"a", 1, "a"},
         {"  the  dog\tbites ", 3, "bites"},
-        {"caf\xc3\xa9\xc2\xa0" "au\xe2\x80\x83" "lait", 3, "lait"}, /* U+00A0, U+2003 */
-        {"x\xe3\x80\x80y\x1fz", 3, "z"},                        /* U+3000, U+001F */
-        {"\xe2\x80\x8b" "zero-width", 1, "\xe2\x80\x8b" "zero-width"},  /* U+200B is no space */
+        {"caf\xc3\xa9\xc2\xa0"
+         "au\xe2\x80\x83"
+         "lait",
+         3, "lait"}, /* U+00A0, U+2003 */
+        {"x\xe3\x80\x80y\x1fz", 3, "z"}, /* U+3000, U+001F */
+        {"\xe2\x80\x8b"
+         "zero-width",
+         1,
+         "\xe2\x80\x8b"
+         "zero-width"}, /* U+200B is no space */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         am_toks t;
