@@ -1,0 +1,173 @@
+/* test_sessions.c — the per-session runtime cache (server/sessions.c): its
+ * hash index by id through inserts, least-recently-used evictions and
+ * forgets, entries in use outliving their eviction, and the totals cache. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sessions.h"
+#include "store.h"
+
+enum { NSESS = 200, MAX = 16 };
+
+static am_store *mem_store(void)
+{
+    am_store *st = NULL;
+    am_buf err;
+    am_buf_init(&err);
+    if (am_store_open(":memory:", AM_DURABLE_NORMAL, &st, &err) != AM_OK)
+        fail_msg("am_store_open: %s", am_buf_str(&err));
+    am_buf_cleanup(&err);
+    char id[32];
+    for (int i = 0; i < NSESS; i++) {
+        snprintf(id, sizeof id, "s-%d", i);
+        assert_int_equal(am_store_session_create(st, id, "{}", "sig", NULL, 1), AM_OK);
+    }
+    return st;
+}
+
+static am_sess *acquire(am_sessions *c, const char *id)
+{
+    am_sess *s = NULL;
+    am_buf err;
+    am_buf_init(&err);
+    int rc = am_sessions_acquire(c, id, &s, &err);
+    if (rc != AM_OK)
+        fail_msg("acquire %s: %d %s", id, rc, am_buf_str(&err));
+    am_buf_cleanup(&err);
+    assert_non_null(s);
+    assert_string_equal(s->id, id);
+    return s;
+}
+
+/* Many ids through a small cache in a scrambled order, with forgets: every
+ * acquire answers the right session, and a cached one is the same object
+ * on the next acquire. */
+static void test_index_through_evictions(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    am_sessions *c = am_sessions_new(st, MAX);
+    char id[32];
+    uint32_t x = 12345;
+    for (int round = 0; round < 4000; round++) {
+        x = x * 1103515245u + 12345u;
+        int k = (int)((x >> 8) % NSESS);
+        snprintf(id, sizeof id, "s-%d", k);
+        am_sess *a = acquire(c, id);
+        am_sess *b = acquire(c, id); /* just used: still cached */
+        assert_ptr_equal(a, b);
+        am_sessions_release(c, b);
+        am_sessions_release(c, a);
+        if (round % 7 == 0)
+            am_sessions_forget(c, id);
+        if (round % 11 == 0) { /* a forgotten id is rebuilt */
+            am_sess *d = acquire(c, id);
+            am_sessions_release(c, d);
+        }
+    }
+    /* the MAX most recent ones stay cached */
+    for (int k = 0; k < MAX; k++) {
+        snprintf(id, sizeof id, "s-%d", k);
+        am_sessions_release(c, acquire(c, id));
+    }
+    for (int k = 0; k < MAX; k++) {
+        snprintf(id, sizeof id, "s-%d", k);
+        am_sess *a = acquire(c, id);
+        am_sess *b = acquire(c, id);
+        assert_ptr_equal(a, b);
+        am_sessions_release(c, b);
+        am_sessions_release(c, a);
+    }
+    am_buf err;
+    am_buf_init(&err);
+    am_sess *none = NULL;
+    assert_int_equal(am_sessions_acquire(c, "no-such", &none, &err), AM_ERR_NOTFOUND);
+    assert_null(none);
+    am_buf_cleanup(&err);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
+/* An entry in use when it is evicted stays valid until released. */
+static void test_in_use_outlives_eviction(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    am_sessions *c = am_sessions_new(st, MAX);
+    am_sess *held = acquire(c, "s-0");
+    char id[32];
+    for (int k = 1; k <= 3 * MAX; k++) {
+        snprintf(id, sizeof id, "s-%d", k);
+        am_sessions_release(c, acquire(c, id));
+    }
+    assert_string_equal(held->id, "s-0"); /* evicted, not freed (ASan checks) */
+    assert_non_null(held->scorer);
+    am_sess *again = acquire(c, "s-0"); /* rebuilt */
+    assert_ptr_not_equal(again, held);
+    am_sessions_release(c, again);
+    am_sessions_release(c, held);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
+/* The totals cache: an entry answers only for the seq it was current at;
+ * systems not in a segment stay current; clear empties it. */
+static void test_totals_cache(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    am_sessions *c = am_sessions_new(st, MAX);
+    am_sess *s = acquire(c, "s-1");
+    am_totals t[2], got;
+    memset(t, 0, sizeof t);
+    t[0].segments = 1;
+    t[1].segments = 10;
+    const char *both[] = {"base", "adapt"};
+    assert_int_equal(am_sess_tot_get(s, "base", 0, &got), 0);
+    am_sess_tot_commit(s, 1, 2, both, t);
+    assert_int_equal(am_sess_tot_get(s, "base", 1, &got), 1);
+    assert_int_equal(got.segments, 1);
+    assert_int_equal(am_sess_tot_get(s, "base", 0, &got), 0); /* another seq */
+    t[0].segments = 2;
+    am_sess_tot_commit(s, 2, 1, both, t); /* only "base" in segment 2 */
+    assert_int_equal(am_sess_tot_get(s, "base", 2, &got), 1);
+    assert_int_equal(got.segments, 2);
+    assert_int_equal(am_sess_tot_get(s, "adapt", 2, &got), 1);
+    assert_int_equal(got.segments, 10);
+    /* a gap (seq 4 after 2): the entries not in the segment are dropped */
+    const char *third[] = {"third"};
+    am_sess_tot_commit(s, 4, 1, third, t);
+    assert_int_equal(am_sess_tot_get(s, "adapt", 4, &got), 0);
+    assert_int_equal(am_sess_tot_get(s, "third", 4, &got), 1);
+    /* at most AM_SESS_TOT_MAX systems */
+    char names[AM_SESS_TOT_MAX + 4][8];
+    const char *many[AM_SESS_TOT_MAX + 4];
+    am_totals mt[AM_SESS_TOT_MAX + 4];
+    memset(mt, 0, sizeof mt);
+    for (int i = 0; i < AM_SESS_TOT_MAX + 4; i++) {
+        snprintf(names[i], sizeof names[i], "m%d", i);
+        many[i] = names[i];
+    }
+    am_sess_tot_commit(s, 5, AM_SESS_TOT_MAX + 4, many, mt);
+    assert_int_equal(s->n_tot, AM_SESS_TOT_MAX);
+    assert_int_equal(am_sess_tot_get(s, "m0", 5, &got), 1);
+    assert_int_equal(am_sess_tot_get(s, names[AM_SESS_TOT_MAX + 3], 5, &got), 0);
+    am_sess_tot_clear(s);
+    assert_int_equal(am_sess_tot_get(s, "m0", 5, &got), 0);
+    am_sessions_release(c, s);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_index_through_evictions),
+        cmocka_unit_test(test_in_use_outlives_eviction),
+        cmocka_unit_test(test_totals_cache),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
