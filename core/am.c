@@ -150,7 +150,7 @@ char *am_buf_detach(am_buf *b)
 /* ---- am_toks ------------------------------------------------------------ */
 
 /* Token storage: chunks that never move, so v's pointers stay valid while
- * the list grows; sizes double from 1 KiB to 64 KiB (a longer token gets a
+ * the list grows; sizes double from 256 bytes to 64 KiB (a longer token gets a
  * chunk of its own). One allocation per chunk instead of one per token. */
 struct am_toks_chunk {
     struct am_toks_chunk *next;
@@ -158,7 +158,7 @@ struct am_toks_chunk {
     char data[];
 };
 
-#define AM_TOKS_CHUNK_MIN 1024
+#define AM_TOKS_CHUNK_MIN 256
 #define AM_TOKS_CHUNK_MAX 65536
 
 void am_toks_init(am_toks *t)
