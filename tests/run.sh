@@ -19,7 +19,9 @@ trap 'rm -f "$log"; [ -n "$vgdir" ] && rm -rf "$vgdir"' EXIT
 VG=""
 suites="tests/*/test_*.py"
 if [ "${VALGRIND:-0}" = 1 ]; then
-    VG="valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
+    # --fair-sched: valgrind runs one thread at a time, and its default lock
+    # can starve a thread (a store test with spinning readers hung a CI run)
+    VG="valgrind --fair-sched=try --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
     vgdir=$(mktemp -d)
     ADAPTMON_REAL=$(cd "$(dirname "$ADAPTMON")" && pwd)/$(basename "$ADAPTMON")
     ADAPTMON=$(pwd)/tests/reliability/valgrind-adaptmon.sh

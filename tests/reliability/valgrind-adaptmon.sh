@@ -8,6 +8,6 @@
 here=$(cd "$(dirname "$0")/../.." && pwd)
 real=${ADAPTMON_REAL:-$here/build-valgrind/adaptmon}
 logdir=${VALGRIND_LOGDIR:-/tmp}
-exec valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+exec valgrind --fair-sched=try --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
     --show-leak-kinds=definite --num-callers=30 \
     --log-file="$logdir/adaptmon.%p.vg.log" "$real" "$@"
