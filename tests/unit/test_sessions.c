@@ -143,7 +143,7 @@ static void test_totals_cache(void **state)
     assert_int_equal(am_sess_tot_get(s, "adapt", 4, &got), 0);
     assert_int_equal(am_sess_tot_get(s, "third", 4, &got), 1);
     /* at most AM_SESS_TOT_MAX systems */
-    char names[AM_SESS_TOT_MAX + 4][8];
+    char names[AM_SESS_TOT_MAX + 4][16];
     const char *many[AM_SESS_TOT_MAX + 4];
     am_totals mt[AM_SESS_TOT_MAX + 4];
     memset(mt, 0, sizeof mt);
