@@ -147,6 +147,18 @@ char *am_buf_detach(am_buf *b)
     return s;
 }
 
+/* ---- hashing ------------------------------------------------------------ */
+
+uint64_t am_fnv1a(const char *s)
+{
+    uint64_t h = 14695981039346656037ULL; /* the FNV offset basis */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
 /* ---- am_toks ------------------------------------------------------------ */
 
 /* Token storage: chunks that never move, so v's pointers stay valid while

@@ -42,6 +42,10 @@ void *am_xrealloc(void *p, size_t n);
 char *am_xstrdup(const char *s);
 char *am_xstrndup(const char *s, size_t n);
 
+/* 64-bit FNV-1a hash of the NUL-terminated s (hash tables, and the
+ * informational body_hash column of stored segments). */
+uint64_t am_fnv1a(const char *s);
+
 /* ---- am_buf: growable, always NUL-terminated byte buffer ---------------- */
 typedef struct am_buf {
     char *data; /* NUL-terminated; NULL until the first append */

@@ -135,16 +135,6 @@ int am_ter_tokenize(const char *text, int case_sensitive, am_toks *out)
 
 /* ---- preparation ---------------------------------------------------------- */
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 /* Maps every token to a small integer id (equal strings, equal ids) into
  * ws->h0 and ws->r. */
 static void intern(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref)
@@ -164,7 +154,7 @@ static void intern(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref)
     int next = 0;
     for (size_t k = 0; k < total; k++) {
         const char *t = k < hyp->n ? hyp->v[k] : ref->v[k - hyp->n];
-        size_t slot = (size_t)hash_str(t) & (cap - 1);
+        size_t slot = (size_t)am_fnv1a(t) & (cap - 1);
         while (ws->slot_str[slot] && strcmp(ws->slot_str[slot], t) != 0)
             slot = (slot + 1) & (cap - 1);
         if (!ws->slot_str[slot]) {

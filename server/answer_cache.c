@@ -27,17 +27,6 @@ struct am_acache {
     uint64_t drops; /* bumped by every am_acache_drop (tickets) */
 };
 
-/* FNV-1a of s. */
-static uint64_t am_acache_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 /* Ownership: the caller owns the result. */
 am_acache *am_acache_new(size_t max_entries, size_t max_bytes)
 {
@@ -142,7 +131,7 @@ uint64_t am_acache_ticket(am_acache *c)
 /* Ownership: *body is a new malloc'd copy owned by the caller. */
 int am_acache_get(am_acache *c, const char *id, int64_t version, char **body, size_t *len)
 {
-    uint64_t h = am_acache_hash(id);
+    uint64_t h = am_fnv1a(id);
     int rc = AM_ERR_NOTFOUND;
     pthread_mutex_lock(&c->mu);
     am_acache_ent *e = am_acache_find(c, id, h, NULL);
@@ -167,7 +156,7 @@ int am_acache_put(am_acache *c, uint64_t ticket, const char *id, int64_t version
 {
     if (len > c->max_bytes)
         return AM_OK;
-    uint64_t h = am_acache_hash(id);
+    uint64_t h = am_fnv1a(id);
     /* copies made outside the lock */
     char *copy = malloc(len + 1);
     char *idc = strdup(id);
@@ -216,7 +205,7 @@ void am_acache_drop(am_acache *c, const char *id)
 {
     if (!c)
         return;
-    uint64_t h = am_acache_hash(id);
+    uint64_t h = am_fnv1a(id);
     pthread_mutex_lock(&c->mu);
     c->drops++;
     am_acache_ent *e = am_acache_find(c, id, h, NULL);

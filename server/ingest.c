@@ -321,16 +321,6 @@ static int am_tx_lookup(void *ctx, const char *word, int64_t *occ)
     return am_store_tx_vocab_get(c->tx, c->session, word, occ);
 }
 
-static uint64_t am_fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 /* The writes of one scored segment, computed outside the write
  * transaction (am_apply) and applied inside it (am_plan_exec). */
 typedef struct am_plan {

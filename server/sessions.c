@@ -322,11 +322,7 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
 
 static size_t am_id_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
+    uint64_t h = am_fnv1a(s);
     return (size_t)(h ^ (h >> 32));
 }
 
