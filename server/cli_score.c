@@ -547,6 +547,20 @@ static void am_cli_annots_build(const am_sgml_seg *seg, am_cli_annots *a)
         a->v[i].targets = (const char *const *)(a->targets + (uintptr_t)a->v[i].targets);
 }
 
+/* The scoring input of segment sg; its annotations go into *an (the
+ * standard profile takes them from the SGML term tags). */
+static am_seg_input am_cli_seg_input(const am_cli *c, const am_cli_seg *sg, am_cli_annots *an)
+{
+    am_cli_annots_build(c->cfg.profile == AM_PROFILE_STANDARD ? sg->ref_seg : NULL, an);
+    am_seg_input in = {.source = sg->src,
+                       .translation = sg->ref,
+                       .hyps = sg->hyp,
+                       .nsys = c->nhyp,
+                       .annots = an->v,
+                       .n_annots = an->n};
+    return in;
+}
+
 static int am_cli_history_lookup(void *ctx, const char *word, int64_t *occ)
 {
     return am_recall_vocab_lookup(ctx, word, occ);
@@ -564,13 +578,7 @@ static int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws,
     for (size_t i = 0; i < n && rc == 0; i++) {
         const am_cli_seg *sg = &segs[i];
         am_cli_annots an;
-        am_cli_annots_build(c->cfg.profile == AM_PROFILE_STANDARD ? sg->ref_seg : NULL, &an);
-        am_seg_input in = {.source = sg->src,
-                           .translation = sg->ref,
-                           .hyps = sg->hyp,
-                           .nsys = c->nhyp,
-                           .annots = an.v,
-                           .n_annots = an.n};
+        am_seg_input in = am_cli_seg_input(c, sg, &an);
         am_seg_result res;
         const char *field = NULL;
         int r = am_score_segment(s, ws, &in, am_cli_history_lookup, hist, &res, &field);
@@ -642,13 +650,7 @@ static void *am_cli_work(void *arg)
         for (; i < end; i++) {
             const am_cli_seg *sg = &p->segs[i];
             am_cli_annots an;
-            am_cli_annots_build(c->cfg.profile == AM_PROFILE_STANDARD ? sg->ref_seg : NULL, &an);
-            am_seg_input in = {.source = sg->src,
-                               .translation = sg->ref,
-                               .hyps = sg->hyp,
-                               .nsys = c->nhyp,
-                               .annots = an.v,
-                               .n_annots = an.n};
+            am_seg_input in = am_cli_seg_input(c, sg, &an);
             am_seg_result res;
             p->field[i] = NULL;
             p->err[i] = am_score_segment_rest(p->s, w->ws, &in, &res, &p->field[i]);

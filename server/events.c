@@ -99,8 +99,8 @@ struct am_events {
 
 /* ---- messages ------------------------------------------------------------ */
 
-/* A message of n bytes copied from text (refs = 1). */
-static am_ev_msg *am_ev_msg_new(const char *text, size_t n, int64_t seq)
+/* A message with room for n bytes of text, not yet written (refs = 1). */
+static am_ev_msg *am_ev_msg_alloc(size_t n, int64_t seq)
 {
     am_ev_msg *m = am_xmalloc(sizeof *m + n + 1);
     atomic_init(&m->refs, 1);
@@ -108,6 +108,13 @@ static am_ev_msg *am_ev_msg_new(const char *text, size_t n, int64_t seq)
     m->fresh = 0;
     m->final = 0;
     m->len = n;
+    return m;
+}
+
+/* A message of n bytes copied from text (refs = 1). */
+static am_ev_msg *am_ev_msg_new(const char *text, size_t n, int64_t seq)
+{
+    am_ev_msg *m = am_ev_msg_alloc(n, seq);
     memcpy(m->text, text, n);
     m->text[n] = '\0';
     return m;
@@ -122,12 +129,7 @@ static am_ev_msg *am_ev_segment_msg(int64_t seq, const char *json)
     char head[64];
     int hn = snprintf(head, sizeof head, "id: %lld\nevent: segment\ndata: ", (long long)seq);
     size_t n = (size_t)hn + jn + 2;
-    am_ev_msg *m = am_xmalloc(sizeof *m + n + 1);
-    atomic_init(&m->refs, 1);
-    m->seq = seq;
-    m->fresh = 0;
-    m->final = 0;
-    m->len = n;
+    am_ev_msg *m = am_ev_msg_alloc(n, seq);
     memcpy(m->text, head, (size_t)hn);
     char *d = m->text + hn;
     for (size_t i = 0; i < jn; i++)
@@ -152,12 +154,7 @@ static void am_ev_unref(am_ev_msg *m)
 
 static size_t am_ev_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return (size_t)(h % AM_EV_BUCKETS);
+    return (size_t)(am_fnv1a(s) % AM_EV_BUCKETS);
 }
 
 static am_ev_topic *am_ev_topic_find(am_events *ev, const char *session)
