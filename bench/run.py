@@ -163,36 +163,37 @@ def main():
             res["metrics_get"], res["metrics_304"] = m1, m2
             log("metrics", m1["rps"], "304", m2["rps"])
             # flat cost: one session, latency at its start and after a long run
-            lat = os.path.join(TMP, "lat.txt")
-
             def seq_lat(start, sid="flat0"):
                 out = subprocess.run([sys.executable, os.path.join(HERE, "sessions.py"), "lat", str(PORT), sid,
                                       "300", str(start)], capture_output=True, text=True, check=True).stdout
                 return med([float(x) for x in out.split()[100:]])
+
+            def grow_and_compare(srv, target, fresh, first_id):
+                """Stops srv, grows flat0 to target segments by doubling its rows in SQL (the rows
+                posting the same segments again would write: segments, occurrences, vocab), starts
+                a server on it and runs 3 rounds alternating segments 101-300 of a fresh session and
+                300 more of flat0, on the same server and database, so that the machine's load and
+                the database's size are common to both and only the session's size differs."""
+                srv.stop()
+                t0 = time.time()
+                subprocess.run(["sqlite3", srv.db], input=grow_sql("flat0", target), text=True, check=True,
+                               capture_output=True)
+                grow_s = time.time() - t0
+                srv = Server("post-" + dur, dur)
+                srow = json.loads(subprocess.run(["curl", "-s", "http://127.0.0.1:%d/v1/sessions/flat0" % PORT],
+                                                 capture_output=True, text=True).stdout)
+                helper("create", fresh, 3, GLOSSARY)
+                small, big = [], []
+                for k in range(3):
+                    small.append(seq_lat(0, "%s%d" % (fresh, k)))
+                    big.append(seq_lat(first_id + 1000 * k))
+                return srv, grow_s, srow["segments"], small, big
             helper("create", "flat", 1, GLOSSARY)
             res["flat_at_100"] = seq_lat(0)
             fill = wrk("post.lua", {"RUN": "f", "SESSIONS": 1, "PREFIX": "flat"}, duration=int(os.environ.get("FLAT_S", "5")))
             res["flat_fill_rps"] = fill["rps"]
-            srv.stop()
-            # grow the session by doubling its rows in SQL (server stopped): the same rows
-            # posting the same segments again would write (segments, occurrences, vocab)
-            target = int(os.environ.get("FLAT_N", "200000"))
-            t0 = time.time()
-            subprocess.run(["sqlite3", srv.db], input=grow_sql("flat0", target), text=True, check=True,
-                           capture_output=True)
-            res["flat_grow_s"] = time.time() - t0
-            srv = Server("post-" + dur, dur)
-            srow = json.loads(subprocess.run(["curl", "-s", "http://127.0.0.1:%d/v1/sessions/flat0" % PORT],
-                                             capture_output=True, text=True).stdout)
-            res["flat_segments"] = srow["segments"]
-            # segments 101-300 of fresh sessions against 300 more of the big one, on the same
-            # server and database, alternating (3 rounds), so that the machine's load and the
-            # database's size are common to both and only the session's size differs
-            helper("create", "fresh", 3, GLOSSARY)
-            small, big = [], []
-            for k in range(3):
-                small.append(seq_lat(0, "fresh%d" % k))
-                big.append(seq_lat(10**7 + 1000 * k))
+            srv, res["flat_grow_s"], res["flat_segments"], small, big = grow_and_compare(
+                srv, int(os.environ.get("FLAT_N", "200000")), "fresh", 10**7)
             res["flat_small"], res["flat_big"] = small, big
             res["flat_at_100_same"], res["flat_at_n"] = med(small), med(big)
             log("flat", res["flat_at_100"], "ms at 100 (fresh database);", small, "ms at 100 (same server);",
@@ -200,21 +201,9 @@ def main():
             # the same session grown on to a million segments (FLAT_BIG=0 skips it: ~2 min, ~6 GB)
             million = int(os.environ.get("FLAT_BIG", "1000000"))
             if million > res["flat_segments"]:
-                srv.stop()
-                t0 = time.time()
-                subprocess.run(["sqlite3", srv.db], input=grow_sql("flat0", million), text=True, check=True,
-                               capture_output=True)
-                res["million_grow_s"] = time.time() - t0
-                srv = Server("post-" + dur, dur)
-                srow = json.loads(subprocess.run(["curl", "-s", "http://127.0.0.1:%d/v1/sessions/flat0" % PORT],
-                                                 capture_output=True, text=True).stdout)
-                res["million_segments"] = srow["segments"]
+                srv, res["million_grow_s"], res["million_segments"], small, big = grow_and_compare(
+                    srv, million, "fresh_m", 2 * 10**7)
                 res["million_db_bytes"] = os.path.getsize(srv.db)
-                helper("create", "fresh_m", 3, GLOSSARY)
-                small, big = [], []
-                for k in range(3):
-                    small.append(seq_lat(0, "fresh_m%d" % k))
-                    big.append(seq_lat(2 * 10**7 + 1000 * k))
                 res["million_small"], res["million_big"] = small, big
                 log("million", small, "ms at 100;", big, "ms at", res["million_segments"],
                     "grown in %.0f s" % res["million_grow_s"])
