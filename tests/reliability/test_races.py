@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Races give the right answer (issue 10 §3).
+
+* POSTs racing a DELETE and a re-create of the same session id: every stored
+  segment is scored as the session that holds it (its options, its
+  glossary) would score it: each round's surviving session is compared,
+  segment by segment and in its totals, with the same requests posted
+  serially into a fresh reference session. No 5xx ever.
+* Every write path racing a DELETE (glossary PUT/DELETE, session create and
+  delete, segment POST/PUT, vocabulary PUT/DELETE) answers 2xx, 404 or 409:
+  never a 5xx.
+* The metrics ETag changes with the session's incarnation: an old
+  If-None-Match after delete + re-create gets 200 and the new numbers.
+* A glossary applies to segments posted after it, also in a replay: post 2
+  segments, PUT a glossary, post 1, PUT segment 1: totals equal the stored
+  per-segment results summed and a fresh replay of the log.
+
+Rounds are bounded (scale()); nothing is timed.
+"""
+import json
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rel import scale, seg_body, tico19  # noqa: E402
+from harness import Server, check, eq, expect_status, run_tests  # noqa: E402
+
+# Two option sets that score differently (profile, hence signature and
+# stopwords, differ): a segment scored with the wrong one is visible.
+OPTS_A = {"profile": "simianer2019", "stopwords": "iso"}
+OPTS_B = {"profile": "standard", "stopwords": "none"}
+ROUNDS = scale(40, 4)
+WRITERS = 6
+
+
+def _base(sid):
+    return "/v1/sessions/%s" % sid
+
+
+def _new_session(c, sid, opts, glossary=None):
+    body = {"id": sid, "source_lang": "en", "target_lang": "fr", "options": dict(opts)}
+    if glossary is not None:
+        body["glossary"] = glossary
+    return c.post("/v1/sessions", body)
+
+
+def _no_5xx(r, what, errors, allowed):
+    if r.status >= 500 or r.status not in allowed:
+        errors.append("%s: %d %s" % (what, r.status, r.body[:300]))
+
+
+def _timeline(c, sid):
+    out, after = [], 0
+    while True:
+        r = c.get(_base(sid) + "/segments?after=%d&limit=1000" % after)
+        expect_status(r, 200, "timeline of %s" % sid)
+        d = r.json()
+        out += d["segments"]
+        if d["next"] is None:
+            return out
+        after = d["next"]
+
+
+def _compare_with_serial(c, sid, ref, opts, what):
+    """Posts sid's stored requests serially into a new session ref with opts
+    and compares every segment's signature/scores/totals and the metrics."""
+    segs = _timeline(c, sid)
+    expect_status(_new_session(c, ref, opts), 201, "create " + ref)
+    for s in segs:
+        body = s["request"]
+        r = c.post(_base(ref) + "/segments", body)
+        expect_status(r, 201, "%s serial post" % what)
+        got = r.json()
+        for k in ("signature", "scores", "totals"):
+            eq(s[k], got[k], "%s: %s of %s seq %d vs a serial post into a fresh session"
+               % (what, k, sid, s["seq"]))
+    m = c.jget(_base(sid) + "/metrics")
+    mr = c.jget(_base(ref) + "/metrics")
+    eq(m["systems"], mr["systems"], "%s: totals of %s vs serial" % (what, sid))
+    eq(m["signature"], mr["signature"], "%s: signature of %s" % (what, sid))
+    return len(segs)
+
+
+def test_posts_racing_delete_and_recreate_land_scored_by_their_session():
+    srv = Server("--threads", "8")
+    try:
+        c = srv.client()
+        segs = tico19()
+        errors = []
+        stored = 0
+        for rnd in range(ROUNDS):
+            sid = "race%d" % rnd
+            first, second = (OPTS_A, OPTS_B) if rnd % 2 == 0 else (OPTS_B, OPTS_A)
+            expect_status(_new_session(c, sid, first), 201, "create " + sid)
+            barrier = threading.Barrier(WRITERS + 1)
+
+            def writer(no):
+                cl = srv.client()
+                try:
+                    barrier.wait(30)
+                    for k in range(3):
+                        s = segs[(rnd * 31 + no * 7 + k) % len(segs)]
+                        r = cl.post(_base(sid) + "/segments",
+                                    seg_body(s, "w%d-%d" % (no, k)))
+                        _no_5xx(r, "POST %s" % sid, errors, (201, 404))
+                finally:
+                    cl.close()
+
+            def toggler():
+                cl = srv.client()
+                try:
+                    barrier.wait(30)
+                    r = cl.delete(_base(sid))
+                    _no_5xx(r, "DELETE %s" % sid, errors, (204,))
+                    r = _new_session(cl, sid, second)
+                    _no_5xx(r, "re-create %s" % sid, errors, (201,))
+                finally:
+                    cl.close()
+
+            ts = [threading.Thread(target=writer, args=(i,)) for i in range(WRITERS)]
+            ts.append(threading.Thread(target=toggler))
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join(120)
+            check(not errors, "round %d: %s" % (rnd, errors[:5]))
+            stored += _compare_with_serial(c, sid, "ref%d" % rnd, second, "round %d" % rnd)
+        check(stored > 0, "some posts landed in re-created sessions (%d)" % stored)
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_writes_racing_delete_never_answer_5xx():
+    srv = Server("--threads", "8")
+    try:
+        c = srv.client()
+        segs = tico19()
+        errors = []
+        n = scale(60, 6)
+        gloss = [{"source": "virus", "targets": ["virus"]}]
+        expect_status(_new_session(c, "x", OPTS_A), 201, "create x")
+        barrier = threading.Barrier(6)
+
+        def run(fn):
+            cl = srv.client()
+            try:
+                barrier.wait(30)
+                for i in range(n):
+                    fn(cl, i)
+            except Exception as e:  # noqa: BLE001
+                errors.append(repr(e))
+            finally:
+                cl.close()
+
+        def deleter(cl, i):
+            _no_5xx(cl.delete(_base("x")), "DELETE session", errors, (204, 404))
+            _no_5xx(_new_session(cl, "x", OPTS_A, gloss if i % 2 else None),
+                    "create session", errors, (201, 409))
+
+        def glossary(cl, i):
+            if i % 3 == 2:
+                _no_5xx(cl.delete(_base("x") + "/glossary"), "DELETE glossary", errors,
+                        (204, 404))
+            else:
+                _no_5xx(cl.put(_base("x") + "/glossary", gloss), "PUT glossary", errors,
+                        (200, 404))
+
+        def creator(cl, i):
+            _no_5xx(_new_session(cl, "x", OPTS_A, gloss), "create session (2)", errors,
+                    (201, 409))
+
+        def poster(cl, i):
+            s = segs[i % len(segs)]
+            _no_5xx(cl.post(_base("x") + "/segments", seg_body(s, "p%d" % i)), "POST segment",
+                    errors, (201, 404))
+
+        def putter(cl, i):
+            s = segs[(i + 5) % len(segs)]
+            _no_5xx(cl.put(_base("x") + "/segments/p%d" % (i // 2), seg_body(s, "p%d" % (i // 2))),
+                    "PUT segment", errors, (200, 404))
+
+        def vocab(cl, i):
+            if i % 2:
+                _no_5xx(cl.delete("/v1/vocabularies/bg"), "DELETE vocabulary", errors,
+                        (204, 404))
+            else:
+                _no_5xx(cl.put("/v1/vocabularies/bg", "3 virus\n2 the\n", ctype="text/plain"),
+                        "PUT vocabulary", errors, (200, 201))
+
+        ts = [threading.Thread(target=run, args=(f,))
+              for f in (deleter, glossary, creator, poster, putter, vocab)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(300)
+        check(not errors, "%d bad answers: %s" % (len(errors), errors[:5]))
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_metrics_etag_changes_with_the_incarnation():
+    srv = Server()
+    try:
+        c = srv.client()
+        segs = tico19()
+        expect_status(_new_session(c, "e", OPTS_A), 201, "create")
+        for k in range(2):
+            expect_status(c.post(_base("e") + "/segments", seg_body(segs[k], "a%d" % k)), 201,
+                          "post")
+        r = c.get(_base("e") + "/metrics")
+        expect_status(r, 200, "metrics")
+        etag, old = r.header("ETag"), r.json()
+        check(etag, "an ETag")
+        expect_status(c.delete(_base("e")), 204, "delete")
+        expect_status(_new_session(c, "e", OPTS_B), 201, "re-create")
+        for k in range(2):  # same number of changes: the same version number
+            expect_status(c.post(_base("e") + "/segments", seg_body(segs[k + 5], "b%d" % k)),
+                          201, "post")
+        r = c.get(_base("e") + "/metrics", headers={"If-None-Match": etag})
+        eq(r.status, 200, "GET metrics with the old incarnation's ETag")
+        check(r.header("ETag") != etag, "a new ETag (%s)" % r.header("ETag"))
+        new = r.json()
+        check(new["systems"] != old["systems"], "new numbers")
+        eq(new["signature"] != old["signature"], True, "the new session's signature")
+        # the new ETag still validates
+        r2 = c.get(_base("e") + "/metrics", headers={"If-None-Match": r.header("ETag")})
+        eq(r2.status, 304, "the current ETag")
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+GLOSSARY = [{"source": "virus", "targets": ["virus"]},
+            {"source": "vaccine", "targets": ["vaccin"]},
+            {"source": "health", "targets": ["santé"]}]
+
+
+def _gl_segments():
+    segs = [s for s in tico19()
+            if any(g["source"] in s["source"].lower() for g in GLOSSARY)]
+    check(len(segs) >= 3, "TICO-19 segments with glossary terms")
+    return segs[:3]
+
+
+def test_replay_scores_each_segment_with_its_glossary_version():
+    srv = Server()
+    try:
+        c = srv.client()
+        s = _gl_segments()
+        expect_status(_new_session(c, "g", OPTS_B), 201, "create")
+        for k in range(2):
+            expect_status(c.post(_base("g") + "/segments", seg_body(s[k], "s%d" % k)), 201, "post")
+        expect_status(c.put(_base("g") + "/glossary", GLOSSARY), 200, "PUT glossary")
+        expect_status(c.post(_base("g") + "/segments", seg_body(s[2], "s2")), 201, "post 3")
+        before = c.jget(_base("g") + "/metrics")
+        # the first segment replaced by itself: nothing may change
+        r = c.put(_base("g") + "/segments/s0", seg_body(s[0], "s0"))
+        expect_status(r, 200, "PUT segment 1")
+        after = c.jget(_base("g") + "/metrics")
+        eq(after["systems"], before["systems"], "totals after replacing segment 1 by itself")
+        # a fresh replay of the log: same posts, the glossary at the same point
+        expect_status(_new_session(c, "g-fresh", OPTS_B), 201, "create fresh")
+        fresh = []
+        for k in range(3):
+            if k == 2:
+                expect_status(c.put(_base("g-fresh") + "/glossary", GLOSSARY), 200, "PUT gl")
+            fresh.append(c.jpost(_base("g-fresh") + "/segments", seg_body(s[k], "s%d" % k)))
+        mf = c.jget(_base("g-fresh") + "/metrics")
+        eq(after["systems"], mf["systems"], "totals vs a fresh replay")
+        stored = _timeline(c, "g")
+        for st, fr in zip(stored, fresh):
+            eq(st["scores"], fr["scores"], "stored scores of seq %d vs fresh" % st["seq"])
+        eq(stored[-1]["totals"], after["systems"], "last stored totals = metrics")
+        # the glossary versions: segment 1-2 none (0), segment 3 version 1
+        eq([x.get("glossary_version") for x in stored], [0, 0, 1], "glossary_version per segment")
+        # a real change of segment 2 keeps its glossary version (none)
+        changed = dict(seg_body(s[1], "s1"))
+        changed["hypothesis"] = s[1]["translation"]
+        expect_status(c.put(_base("g") + "/segments/s1", changed), 200, "PUT segment 2")
+        expect_status(_new_session(c, "g-fresh2", OPTS_B), 201, "create fresh 2")
+        for k in range(3):
+            if k == 2:
+                expect_status(c.put(_base("g-fresh2") + "/glossary", GLOSSARY), 200, "PUT gl")
+            c.jpost(_base("g-fresh2") + "/segments", changed if k == 1 else seg_body(s[k], "s%d" % k))
+        eq(c.jget(_base("g") + "/metrics")["systems"], c.jget(_base("g-fresh2") + "/metrics")["systems"],
+           "totals after a change vs a fresh replay")
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(dict(globals())))
