@@ -11,7 +11,7 @@ typedef struct am_acache_ent {
     struct am_acache_ent *hnext; /* hash chain */
     struct am_acache_ent *prev, *next; /* LRU list, most recent at head */
     uint64_t hash;
-    int64_t version;
+    int64_t incarnation, version;
     char *id; /* owned */
     char *body; /* owned, NUL-terminated */
     size_t len;
@@ -129,13 +129,14 @@ uint64_t am_acache_ticket(am_acache *c)
 }
 
 /* Ownership: *body is a new malloc'd copy owned by the caller. */
-int am_acache_get(am_acache *c, const char *id, int64_t version, char **body, size_t *len)
+int am_acache_get(am_acache *c, const char *id, int64_t incarnation, int64_t version, char **body,
+                  size_t *len)
 {
     uint64_t h = am_fnv1a(id);
     int rc = AM_ERR_NOTFOUND;
     pthread_mutex_lock(&c->mu);
     am_acache_ent *e = am_acache_find(c, id, h, NULL);
-    if (e && e->version == version) {
+    if (e && e->incarnation == incarnation && e->version == version) {
         char *copy = malloc(e->len + 1);
         if (copy) {
             memcpy(copy, e->body, e->len + 1);
@@ -151,8 +152,8 @@ int am_acache_get(am_acache *c, const char *id, int64_t version, char **body, si
 }
 
 /* Ownership: id and body are borrowed (copied). */
-int am_acache_put(am_acache *c, uint64_t ticket, const char *id, int64_t version, const char *body,
-                  size_t len)
+int am_acache_put(am_acache *c, uint64_t ticket, const char *id, int64_t incarnation,
+                  int64_t version, const char *body, size_t len)
 {
     if (len > c->max_bytes)
         return AM_OK;
@@ -170,6 +171,7 @@ int am_acache_put(am_acache *c, uint64_t ticket, const char *id, int64_t version
     memcpy(copy, body, len);
     copy[len] = '\0';
     n->hash = h;
+    n->incarnation = incarnation;
     n->version = version;
     n->id = idc;
     n->body = copy;
@@ -182,7 +184,9 @@ int am_acache_put(am_acache *c, uint64_t ticket, const char *id, int64_t version
     }
     am_acache_ent *e = am_acache_find(c, id, h, NULL);
     if (e) {
-        if (e->version > version) { /* a newer answer is already held */
+        /* incarnations only grow, and versions within one */
+        if (e->incarnation > incarnation ||
+            (e->incarnation == incarnation && e->version > version)) { /* a newer one is held */
             pthread_mutex_unlock(&c->mu);
             am_acache_ent_free(n);
             return AM_OK;

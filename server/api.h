@@ -49,6 +49,12 @@ void am_api_dashboard_file(am_req *req, am_resp *resp);
 /* Loads the session of req->params[0] into *row (caller clears); on error
  * fills resp (404/500) and returns the error. */
 int am_api_load_session(am_req *req, am_resp *resp, am_store_session *row);
+/* The answer to a failed write of the session of req->params[0] (rc from
+ * the store): AM_ERR_NOTFOUND 404 (deleted, or deleted and re-created, while
+ * the request ran: a foreign key or a missing row), AM_ERR_CONFLICT 409 (a
+ * unique key: created concurrently), anything else 500 with what (a
+ * storage failure). */
+void am_api_gone_or_500(am_req *req, am_resp *resp, int rc, const char *what);
 /* Parses an optional integer query parameter within [lo, hi] (keeps *out
  * when absent); 400 problem on a bad value. */
 int am_api_query_int(am_req *req, am_resp *resp, const char *key, int64_t lo, int64_t hi,

@@ -19,6 +19,18 @@ int am_api_load_session(am_req *req, am_resp *resp, am_store_session *row)
     return rc;
 }
 
+void am_api_gone_or_500(am_req *req, am_resp *resp, int rc, const char *what)
+{
+    if (rc == AM_ERR_NOTFOUND)
+        am_resp_problem(resp, req, 404, "not-found", "Not found",
+                        "session '%s' was deleted while the request ran", req->params[0]);
+    else if (rc == AM_ERR_CONFLICT)
+        am_resp_problem(resp, req, 409, "conflict", "Conflict",
+                        "session '%s' changed while the request ran; retry", req->params[0]);
+    else
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "%s", what);
+}
+
 int am_api_query_int(am_req *req, am_resp *resp, const char *key, int64_t lo, int64_t hi,
                      int64_t *out)
 {

@@ -76,20 +76,19 @@ void am_api_glossary_put(am_req *req, am_resp *resp)
     am_buf_init(&err);
     rc = am_sessions_build_scorer(row.options, row.custom_stopwords, txt, NULL, &sc, &err);
     am_scorer_free(sc);
+    int64_t version = 0;
     if (rc != AM_OK) {
         am_resp_problem(resp, req, 422, "invalid-value", "Invalid glossary", "%s",
                         am_buf_str(&err));
-    } else if (am_store_glossary_put(req->srv->store, row.id, txt, am_now_ms()) != AM_OK) {
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "the glossary was not stored");
+    } else if ((rc = am_store_glossary_put_if(req->srv->store, row.id, row.incarnation, txt,
+                                              am_now_ms(), &version)) != AM_OK) {
+        am_api_gone_or_500(req, resp, rc, "the glossary was not stored");
     } else {
         am_sessions_forget(req->srv->sessions, row.id);
-        am_store_session_clear(&row);
-        am_store_session_get(req->srv->store, req->params[0], &row);
         am_resp_json(resp, 200,
                      json_pack("{sssIsIsIss}", "session", row.id, "entries", (json_int_t)entries,
-                               "skipped", (json_int_t)rep.skipped, "version",
-                               (json_int_t)row.glossary_version, "format",
-                               am_gloss_format_name(rep.format)));
+                               "skipped", (json_int_t)rep.skipped, "version", (json_int_t)version,
+                               "format", am_gloss_format_name(rep.format)));
     }
     am_buf_cleanup(&err);
     free(txt);
@@ -114,9 +113,10 @@ void am_api_glossary_delete(am_req *req, am_resp *resp)
     am_store_session row;
     if (am_api_load_session(req, resp, &row) != AM_OK)
         return;
-    if (am_store_glossary_put(req->srv->store, row.id, NULL, am_now_ms()) != AM_OK) {
-        am_resp_problem(resp, req, 500, "internal", "Storage error",
-                        "the glossary was not removed");
+    int rc =
+        am_store_glossary_put_if(req->srv->store, row.id, row.incarnation, NULL, am_now_ms(), NULL);
+    if (rc != AM_OK) {
+        am_api_gone_or_500(req, resp, rc, "the glossary was not removed");
     } else {
         am_sessions_forget(req->srv->sessions, row.id);
         resp->status = 204;

@@ -1,4 +1,6 @@
-/* api_metrics.c — GET …/metrics (with a strong ETag) and GET …/vocabulary/{word}. */
+/* api_metrics.c — GET …/metrics (with a strong ETag "<id>-<incarnation>-<version>":
+ * a deleted and re-created session never matches an old one) and
+ * GET …/vocabulary/{word}. */
 #include "api.h"
 
 #include "answer_cache.h"
@@ -18,8 +20,9 @@ void am_api_metrics(am_req *req, am_resp *resp)
     if (am_api_load_session(req, resp, &row) != AM_OK)
         return;
     char etag[200];
-    int64_t version = row.version;
-    snprintf(etag, sizeof etag, "\"%s-%lld\"", row.id, (long long)version);
+    int64_t version = row.version, incarnation = row.incarnation;
+    snprintf(etag, sizeof etag, "\"%s-%lld-%lld\"", row.id, (long long)incarnation,
+             (long long)version);
     am_store_session_clear(&row);
     am_resp_header(resp, "ETag", etag);
     am_resp_header(resp, "Cache-Control", "no-cache");
@@ -30,23 +33,26 @@ void am_api_metrics(am_req *req, am_resp *resp)
     /* the finished body for exactly this version, if cached (answer_cache.h) */
     char *cached = NULL;
     size_t clen = 0;
-    if (cache && am_acache_get(cache, req->params[0], version, &cached, &clen) == AM_OK) {
+    if (cache &&
+        am_acache_get(cache, req->params[0], incarnation, version, &cached, &clen) == AM_OK) {
         am_resp_take(resp, 200, "application/json", cached, clen);
         return;
     }
     am_fail f;
     am_fail_init(&f);
     json_t *out = NULL;
-    if (am_ingest_metrics(req->srv, req->params[0], &out, &f) == AM_OK) {
-        /* the version read with the totals decides the ETag */
+    int64_t inc2 = 0;
+    if (am_ingest_metrics(req->srv, req->params[0], &out, &inc2, &f) == AM_OK) {
+        /* the version and incarnation read with the totals decide the ETag */
         json_int_t v = json_integer_value(json_object_get(out, "version"));
         char et2[200];
-        snprintf(et2, sizeof et2, "\"%s-%lld\"", req->params[0], (long long)v);
+        snprintf(et2, sizeof et2, "\"%s-%lld-%lld\"", req->params[0], (long long)inc2,
+                 (long long)v);
         if (strcmp(et2, etag))
             am_resp_header(resp, "ETag", et2); /* replaces the first one */
         am_resp_json(resp, 200, out);
         if (cache && resp->status == 200 && resp->body)
-            (void)am_acache_put(cache, ticket, req->params[0], (int64_t)v, resp->body,
+            (void)am_acache_put(cache, ticket, req->params[0], inc2, (int64_t)v, resp->body,
                                 resp->body_len);
     } else {
         am_resp_headers_clear(resp);

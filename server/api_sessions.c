@@ -284,10 +284,10 @@ void am_api_session_create(am_req *req, am_resp *resp)
                         err.len ? am_buf_str(&err) : am_strerror(rc));
         goto done;
     }
-    rc = am_store_session_create(req->srv->store, id, opts_txt, am_scorer_signature(sc), sw_txt,
-                                 am_now_ms());
-    if (rc == AM_OK && gl_txt)
-        rc = am_store_glossary_put(req->srv->store, id, gl_txt, am_now_ms());
+    /* the session and its first glossary version in one transaction */
+    int64_t now = am_now_ms();
+    rc = am_store_session_create_gl(req->srv->store, id, opts_txt, am_scorer_signature(sc), sw_txt,
+                                    gl_txt, now);
     if (rc == AM_ERR_CONFLICT) {
         am_resp_problem(resp, req, 409, "conflict", "Session exists", "a session '%s' exists", id);
         goto done;
@@ -295,17 +295,23 @@ void am_api_session_create(am_req *req, am_resp *resp)
         am_resp_problem(resp, req, 500, "internal", "Storage error", "the session was not stored");
         goto done;
     }
-    am_store_session row;
-    memset(&row, 0, sizeof row);
-    if (am_store_session_get(req->srv->store, id, &row) == AM_OK) {
-        char loc[200];
-        snprintf(loc, sizeof loc, "/v1/sessions/%s", id);
-        am_resp_header(resp, "Location", loc);
-        am_resp_json(resp, 201, am_api_session_json(req->srv, &row));
-        am_store_session_clear(&row);
-    } else {
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "the session vanished");
-    }
+    /* the answer describes what was created (not re-read: a concurrent
+     * DELETE may already have removed it) */
+    am_store_session row = {.id = id,
+                            .options = opts_txt,
+                            .signature = am_xstrdup(am_scorer_signature(sc)),
+                            .custom_stopwords = sw_txt,
+                            .glossary = gl_txt,
+                            .glossary_version = gl_txt ? 1 : 0,
+                            .created_at = now,
+                            .updated_at = now,
+                            .segments = 0,
+                            .version = gl_txt ? 2 : 1};
+    char loc[200];
+    snprintf(loc, sizeof loc, "/v1/sessions/%s", id);
+    am_resp_header(resp, "Location", loc);
+    am_resp_json(resp, 201, am_api_session_json(req->srv, &row));
+    free(row.signature);
 done:
     am_scorer_free(sc);
     am_buf_cleanup(&err);

@@ -339,7 +339,27 @@ typedef struct am_plan {
     char hash[17];
     char *result_txt; /* owned */
     int64_t now;
+    /* what the segment was scored with: the job checks that the session
+     * is still this incarnation with this glossary version */
+    int64_t incarnation, glossary_version;
+    int stale; /* set by the job: the session changed (retry) */
 } am_plan;
+
+/* What a segment is scored with: a compiled scorer, its glossary (entry
+ * order, for the translator's choices) and that glossary's version. All
+ * borrowed. */
+typedef struct am_scoring {
+    const am_scorer *sc;
+    const am_gloss *gloss;
+    int64_t glossary_version;
+} am_scoring;
+
+/* The session runtime's own scorer (borrowed from sess). */
+static am_scoring am_scoring_of(const am_sess *sess)
+{
+    am_scoring u = {sess->scorer, &sess->gloss, sess->glossary_version};
+    return u;
+}
 
 static void am_plan_init(am_plan *p, const char *session, int64_t seq)
 {
@@ -377,32 +397,38 @@ static int am_plan_exec(am_store_tx *tx, const am_plan *p)
 }
 
 /* The job of a POST inside a group-commit batch: checks that the session
- * is still where the plan was computed (seq = last + 1), then writes. */
+ * is still where the plan was computed (the same incarnation, glossary
+ * version and seq = last + 1), then writes. */
 static int am_post_job(am_store_tx *tx, void *ctx)
 {
-    const am_plan *p = ctx;
-    int64_t last = 0, version = 0;
-    int rc = am_store_tx_session_state(tx, p->session, &last, &version);
-    if (rc == AM_OK && last + 1 != p->seq)
-        rc = AM_ERR_CONFLICT; /* moved on meanwhile: retry */
+    am_plan *p = ctx;
+    am_store_state st;
+    int rc = am_store_tx_session_info(tx, p->session, &st);
+    if (rc == AM_OK && (st.incarnation != p->incarnation ||
+                        st.glossary_version != p->glossary_version || st.last_seq + 1 != p->seq)) {
+        rc = AM_ERR_CONFLICT; /* moved on, deleted + re-created, new glossary: retry */
+        p->stale = st.incarnation != p->incarnation || st.glossary_version != p->glossary_version;
+    }
     if (rc == AM_OK)
         rc = am_plan_exec(tx, p);
     if (rc == AM_OK)
-        rc = am_store_tx_segment_insert(tx, p->session, p->seq, p->client_id, p->hash, p->canonical,
-                                        p->result_txt, p->now);
+        rc =
+            am_store_tx_segment_insert_gv(tx, p->session, p->seq, p->client_id, p->hash,
+                                          p->canonical, p->result_txt, p->glossary_version, p->now);
     return rc;
 }
 
-/* Scores one segment at seq, reading the history and totals through rtx
- * (a read or write transaction), fills plan with the writes (history,
- * totals, choices) and returns the result object (new reference). With
- * cached, the totals after seq - 1 come from the session's totals cache
- * when it has them (POST; the caller holds sess->lock). */
-static int am_apply(am_server *srv, am_sess *sess, am_store_tx *rtx, const char *session,
-                    int64_t seq, const am_seg_req *req, int64_t now, int cached, json_t **result,
-                    am_plan *plan, am_fail *f)
+/* Scores one segment at seq with use (borrowed), reading the history and
+ * totals through rtx (a read or write transaction), fills plan with the
+ * writes (history, totals, choices) and returns the result object (new
+ * reference). With cached, the totals after seq - 1 come from the
+ * session's totals cache when it has them (POST; the caller holds
+ * sess->lock). */
+static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_tx *rtx,
+                    const char *session, int64_t seq, const am_seg_req *req, int64_t now,
+                    int cached, json_t **result, am_plan *plan, am_fail *f)
 {
-    const am_scorer *sc = sess->scorer;
+    const am_scorer *sc = use->sc;
     am_score_ws *ws = am_wspool_get(srv->wspool);
     am_lookup_ctx lc = {rtx, session};
     am_seg_input in = {.source = req->source,
@@ -467,9 +493,9 @@ static int am_apply(am_server *srv, am_sess *sess, am_store_tx *rtx, const char 
             plan->choices = am_xcalloc(2 * ts->n_inst + 1, sizeof *plan->choices);
             for (size_t i = 0; i < ts->n_inst; i++) {
                 const am_terms_inst *inst = &ts->inst[i];
-                if (inst->origin != AM_TERMS_GLOSSARY || inst->entry >= sess->gloss.n)
+                if (inst->origin != AM_TERMS_GLOSSARY || inst->entry >= use->gloss->n)
                     continue;
-                const am_gloss_entry *e = &sess->gloss.v[inst->entry];
+                const am_gloss_entry *e = &use->gloss->v[inst->entry];
                 if (inst->alt < e->n_targets) {
                     plan->choices[2 * plan->nchoices] = e->source;
                     plan->choices[2 * plan->nchoices + 1] = e->targets[inst->alt];
@@ -491,6 +517,8 @@ static int am_apply(am_server *srv, am_sess *sess, am_store_tx *rtx, const char 
     *result = json_pack("{sssssIsssoso}", "session", session, "id", req->id, "seq", (json_int_t)seq,
                         "signature", am_scorer_signature(sc), "scores", scores, "totals", totals);
     json_object_set_new(*result, "created_ms", json_integer((json_int_t)now));
+    json_object_set_new(*result, "glossary_version",
+                        json_integer((json_int_t)use->glossary_version));
     return AM_OK;
 }
 
@@ -508,15 +536,15 @@ static int am_acquire(am_server *srv, const char *session, am_sess **out, am_fai
     return rc;
 }
 
-/* A POST: the reads (idempotency check, last seq, history for recall,
- * totals) and the scoring run on a read snapshot outside the write lock,
- * under the session's lock, which is held until the segment is committed,
- * so the snapshot includes everything earlier of this session. The writes
- * then go through the store's group commit: one transaction for the
- * concurrent POSTs of many sessions, each in its own savepoint, and the
- * answer only after the commit. */
-int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, char **result,
-                   int *status, am_fail *f)
+/* How often a write is retried when the session changed under it (a
+ * concurrent write moved its seq on, it was deleted and re-created, or its
+ * glossary changed) before it answers 503. */
+#define AM_WRITE_TRIES 32
+
+/* One attempt of a POST (see am_ingest_post). *retry is set when the
+ * session changed under it and a new attempt may succeed. */
+static int am_post_once(am_server *srv, const char *session, const am_seg_req *req, char **result,
+                        int *status, am_fail *f, int *retry)
 {
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
@@ -530,6 +558,24 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, c
     rc = am_store_rtx_begin(srv->store, &rtx);
     if (rc != AM_OK) {
         am_failf(f, 503, "unavailable", "Database busy", NULL, "could not read the session");
+        goto out;
+    }
+    am_store_state st;
+    rc = am_store_tx_session_info(rtx, session, &st);
+    if (rc != AM_OK) {
+        am_failf(f, rc == AM_ERR_NOTFOUND ? 404 : 500,
+                 rc == AM_ERR_NOTFOUND ? "not-found" : "internal",
+                 rc == AM_ERR_NOTFOUND ? "Not found" : "Session unavailable", NULL,
+                 "no session '%s'", session);
+        goto out;
+    }
+    if (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version) {
+        /* the cached runtime is of another incarnation or glossary */
+        am_sessions_forget_entry(srv->sessions, sess);
+        *retry = 1;
+        rc = AM_ERR_CONFLICT;
+        am_failf(f, 503, "unavailable", "Session changed", NULL,
+                 "the session changed while the segment was scored; retry");
         goto out;
     }
     int64_t seq = 0;
@@ -551,6 +597,9 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, c
                      "segment '%s' was posted before with a different body; PUT "
                      "/v1/sessions/%s/segments/%s replaces it",
                      req->id, session, req->id);
+        } else if (rc == AM_ERR_NOTFOUND) {
+            *retry = 1; /* deleted (and maybe re-created) meanwhile */
+            am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
         } else {
             am_failf(f, 500, "internal", "Storage error", NULL,
                      "reading the stored segment failed");
@@ -564,17 +613,12 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, c
         am_failf(f, 500, "internal", "Storage error", NULL, "looking up the segment failed");
         goto out;
     }
-    int64_t last = 0, version = 0;
-    rc = am_store_tx_session_state(rtx, session, &last, &version);
-    if (rc != AM_OK) {
-        am_failf(f, rc == AM_ERR_NOTFOUND ? 404 : 500,
-                 rc == AM_ERR_NOTFOUND ? "not-found" : "internal", "Session unavailable", NULL,
-                 "session '%s' is gone", session);
-        goto out;
-    }
     int64_t now = am_now_ms();
-    plan.seq = last + 1;
-    rc = am_apply(srv, sess, rtx, session, last + 1, req, now, 1, &res, &plan, f);
+    plan.seq = st.last_seq + 1;
+    plan.incarnation = st.incarnation;
+    plan.glossary_version = st.glossary_version;
+    am_scoring use = am_scoring_of(sess);
+    rc = am_apply(srv, sess, &use, rtx, session, plan.seq, req, now, 1, &res, &plan, f);
     am_store_rtx_end(rtx);
     rtx = NULL;
     if (rc != AM_OK)
@@ -589,13 +633,17 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, c
     rc = am_store_tx_group(srv->store, am_post_job, &plan);
     if (rc != AM_OK) {
         am_sess_tot_clear(sess);
-        if (rc == AM_ERR_NOTFOUND)
+        if (plan.stale)
+            am_sessions_forget_entry(srv->sessions, sess);
+        if (rc == AM_ERR_NOTFOUND) {
             am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
-        else if (rc == AM_ERR_CONFLICT)
+        } else if (rc == AM_ERR_CONFLICT) {
+            *retry = 1;
             am_failf(f, 503, "unavailable", "Session changed", NULL,
                      "the session changed while the segment was scored; retry");
-        else
+        } else {
             am_failf(f, 500, "internal", "Storage error", NULL, "the segment could not be stored");
+        }
         goto out;
     }
     am_sess_tot_commit(sess, plan.seq, plan.nsys, plan.sys, plan.tot);
@@ -611,12 +659,39 @@ out:
     return rc;
 }
 
+/* A POST: the reads (idempotency check, session state, history for recall,
+ * totals) and the scoring run on a read snapshot outside the write lock,
+ * under the session's lock, which is held until the segment is committed,
+ * so the snapshot includes everything earlier of this session. The writes
+ * then go through the store's group commit: one transaction for the
+ * concurrent POSTs of many sessions, each in its own savepoint, and the
+ * answer only after the commit. The commit checks that the session is
+ * still the incarnation, glossary version and seq the segment was scored
+ * for; when not (a delete + re-create, a glossary change, a concurrent
+ * writer of another runtime), the POST is scored again from the start, so
+ * a segment always lands scored by the session that holds it. */
+int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, char **result,
+                   int *status, am_fail *f)
+{
+    int rc = AM_OK;
+    for (int attempt = 0; attempt < AM_WRITE_TRIES; attempt++) {
+        int retry = 0;
+        am_fail_cleanup(f);
+        am_fail_init(f);
+        rc = am_post_once(srv, session, req, result, status, f, &retry);
+        if (rc == AM_OK || !retry)
+            break;
+    }
+    return rc;
+}
+
 /* ---- replacement and replay ------------------------------------------------ */
 
 typedef struct am_row {
     int64_t seq;
     char *client_id;
     char *request;
+    int64_t glossary_version; /* the segment was scored with */
 } am_row;
 
 typedef struct am_rows {
@@ -624,7 +699,8 @@ typedef struct am_rows {
     size_t n, cap;
 } am_rows;
 
-static int am_collect(void *ctx, int64_t seq, const char *client_id, const char *request_json)
+static int am_collect(void *ctx, int64_t seq, const char *client_id, const char *request_json,
+                      int64_t glossary_version)
 {
     am_rows *r = ctx;
     if (r->n == r->cap) {
@@ -634,6 +710,7 @@ static int am_collect(void *ctx, int64_t seq, const char *client_id, const char 
     r->v[r->n].seq = seq;
     r->v[r->n].client_id = am_xstrdup(client_id);
     r->v[r->n].request = am_xstrdup(request_json);
+    r->v[r->n].glossary_version = glossary_version;
     r->n++;
     return 0;
 }
@@ -647,8 +724,90 @@ static void am_rows_free(am_rows *r)
     free(r->v);
 }
 
-int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
-                      int *status, am_fail *f)
+/* The scorers of a replay, one per glossary version the session's
+ * segments were scored with: the session runtime's own for its version,
+ * the others built from the stored, immutable glossary versions. */
+typedef struct am_vscorer {
+    int64_t version;
+    am_scorer *sc; /* owned */
+    am_gloss gloss; /* owned */
+} am_vscorer;
+
+typedef struct am_vscorers {
+    const am_sess *sess; /* borrowed */
+    am_store_session row; /* options and stopwords of the session (owned) */
+    int have_row;
+    am_vscorer *v;
+    size_t n;
+} am_vscorers;
+
+static void am_vscorers_cleanup(am_vscorers *vs)
+{
+    for (size_t i = 0; i < vs->n; i++) {
+        am_scorer_free(vs->v[i].sc);
+        am_gloss_cleanup(&vs->v[i].gloss);
+    }
+    free(vs->v);
+    am_store_session_clear(&vs->row);
+}
+
+/* The scoring of glossary version `version` (borrowed from vs or its
+ * session) into *out, building it on first use. */
+static int am_vscorer_get(am_server *srv, am_store_tx *tx, const char *session, am_vscorers *vs,
+                          int64_t version, am_scoring *out, am_fail *f)
+{
+    if (version == vs->sess->glossary_version) {
+        *out = am_scoring_of(vs->sess);
+        return AM_OK;
+    }
+    for (size_t i = 0; i < vs->n; i++)
+        if (vs->v[i].version == version) {
+            am_scoring u = {vs->v[i].sc, &vs->v[i].gloss, version};
+            *out = u;
+            return AM_OK;
+        }
+    int rc = AM_OK;
+    if (!vs->have_row) {
+        rc = am_store_session_get(srv->store, session, &vs->row);
+        vs->have_row = rc == AM_OK;
+    }
+    char *entries = NULL;
+    if (rc == AM_OK)
+        rc = am_store_tx_glossary_version(tx, session, version, &entries);
+    if (rc != AM_OK) {
+        free(entries);
+        return am_failf(f, 500, "internal", "Replay failed", NULL,
+                        "glossary version %lld of session '%s' cannot be read (%s)",
+                        (long long)version, session, am_strerror(rc));
+    }
+    vs->v = am_xrealloc(vs->v, (vs->n + 1) * sizeof *vs->v);
+    am_vscorer *e = &vs->v[vs->n];
+    am_gloss_init(&e->gloss);
+    e->version = version;
+    e->sc = NULL;
+    am_buf err;
+    am_buf_init(&err);
+    rc = am_sessions_build(vs->row.options, vs->row.custom_stopwords, entries, vs->sess->background,
+                           &e->sc, &e->gloss, &err);
+    free(entries);
+    if (rc != AM_OK) {
+        am_failf(f, 500, "internal", "Replay failed", NULL, "glossary version %lld: %s",
+                 (long long)version, am_buf_str(&err));
+        am_gloss_cleanup(&e->gloss);
+        am_buf_cleanup(&err);
+        return rc;
+    }
+    am_buf_cleanup(&err);
+    vs->n++;
+    am_scoring u = {e->sc, &e->gloss, version};
+    *out = u;
+    return AM_OK;
+}
+
+/* One attempt of a replacement (see am_ingest_replace); *retry as for
+ * am_post_once. */
+static int am_replace_once(am_server *srv, const char *session, const am_seg_req *req,
+                           char **result, int *status, am_fail *f, int *retry)
 {
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
@@ -657,6 +816,9 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
     pthread_mutex_lock(&sess->lock);
     am_sess_tot_clear(sess); /* the replay rewrites every total */
     am_rows rows = {0};
+    am_vscorers vs;
+    memset(&vs, 0, sizeof vs);
+    vs.sess = sess;
     json_t *last_res = NULL;
     am_store_tx *tx = NULL;
     rc = am_store_tx_begin(srv->store, &tx);
@@ -664,9 +826,21 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
         am_failf(f, 503, "unavailable", "Database busy", NULL, "could not start a transaction");
         goto out;
     }
+    am_store_state st;
+    rc = am_store_tx_session_info(tx, session, &st);
+    if (rc == AM_OK && st.incarnation != sess->incarnation) {
+        /* the cached runtime is of a deleted incarnation */
+        am_sessions_forget_entry(srv->sessions, sess);
+        *retry = 1;
+        rc = AM_ERR_CONFLICT;
+        am_failf(f, 503, "unavailable", "Session changed", NULL,
+                 "the session changed while the segment was replaced; retry");
+        goto out;
+    }
     int64_t seq = 0;
     char *stored_res = NULL;
-    rc = am_store_tx_segment_find(tx, session, req->id, &seq, NULL, &stored_res);
+    if (rc == AM_OK)
+        rc = am_store_tx_segment_find(tx, session, req->id, &seq, NULL, &stored_res);
     free(stored_res);
     if (rc == AM_ERR_NOTFOUND) {
         am_failf(f, 404, "not-found", "Not found", "id",
@@ -676,7 +850,7 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
         am_failf(f, 500, "internal", "Storage error", NULL, "looking up the segment failed");
         goto out;
     }
-    rc = am_store_tx_segments_walk(tx, session, 1, am_collect, &rows);
+    rc = am_store_tx_segments_walk_gv(tx, session, 1, am_collect, &rows);
     if (rc == AM_OK)
         rc = am_store_tx_history_clear(tx, session);
     if (rc != AM_OK) {
@@ -686,12 +860,17 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
     int64_t now = am_now_ms();
     char hash[17];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
-    /* replay every segment in order, the replaced one with its new body */
+    /* replay every segment in order, each with the glossary version it was
+     * first scored with, the replaced one with its new body */
     for (size_t i = 0; i < rows.n && rc == AM_OK; i++) {
         am_seg_req stored;
         const am_seg_req *use = req;
         json_t *body = NULL;
         int replaced = rows.v[i].seq == seq;
+        am_scoring how;
+        rc = am_vscorer_get(srv, tx, session, &vs, rows.v[i].glossary_version, &how, f);
+        if (rc != AM_OK)
+            break;
         if (!replaced) {
             body = json_loads(rows.v[i].request, 0, NULL);
             am_fail pf;
@@ -710,7 +889,7 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
         json_t *res = NULL;
         am_plan plan;
         am_plan_init(&plan, session, rows.v[i].seq);
-        rc = am_apply(srv, sess, tx, session, rows.v[i].seq, use, now, 0, &res, &plan, f);
+        rc = am_apply(srv, sess, &how, tx, session, rows.v[i].seq, use, now, 0, &res, &plan, f);
         if (rc == AM_OK) {
             rc = am_plan_exec(tx, &plan);
             if (rc != AM_OK)
@@ -755,8 +934,29 @@ out:
         am_store_tx_rollback(tx);
     json_decref(last_res);
     am_rows_free(&rows);
+    am_vscorers_cleanup(&vs);
     pthread_mutex_unlock(&sess->lock);
     am_sessions_release(srv->sessions, sess);
+    return rc;
+}
+
+/* A replacement: one write transaction that checks the session's
+ * incarnation, replaces the segment and replays the whole history, each
+ * segment scored with the glossary version recorded when it was first
+ * posted (so totals equal a replay of the log). Retried like a POST when
+ * the cached runtime turns out to be of a deleted incarnation. */
+int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
+                      int *status, am_fail *f)
+{
+    int rc = AM_OK;
+    for (int attempt = 0; attempt < AM_WRITE_TRIES; attempt++) {
+        int retry = 0;
+        am_fail_cleanup(f);
+        am_fail_init(f);
+        rc = am_replace_once(srv, session, req, result, status, f, &retry);
+        if (rc == AM_OK || !retry)
+            break;
+    }
     return rc;
 }
 
@@ -793,29 +993,86 @@ static double am_metric_value(json_t *tot, const char *key)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-int am_ingest_metrics(am_server *srv, const char *session, json_t **out, am_fail *f)
+/* The session's runtime, checked against the store's current incarnation
+ * (a cached runtime of a deleted incarnation is dropped and rebuilt). For
+ * readers outside transactions (metrics checks again in its snapshot). */
+static int am_acquire_current(am_server *srv, const char *session, am_sess **out, am_fail *f)
 {
-    am_sess *sess;
-    int rc = am_acquire(srv, session, &sess, f);
-    if (rc != AM_OK)
-        return rc;
-    am_tot_ctx c = {sess->scorer, json_object(), NULL, AM_OK};
-    rc = am_store_totals_each(srv->store, session, am_tot_each, &c);
-    if (rc == AM_OK)
-        rc = c.rc;
-    if (rc != AM_OK) {
-        json_decref(c.systems);
-        am_sessions_release(srv->sessions, sess);
-        return am_failf(f, 500, "internal", "Storage error", NULL, "reading totals failed");
+    int rc = AM_OK;
+    for (int attempt = 0; attempt < AM_WRITE_TRIES; attempt++) {
+        rc = am_acquire(srv, session, out, f);
+        if (rc != AM_OK)
+            return rc;
+        am_store_session row;
+        rc = am_store_session_get(srv->store, session, &row);
+        int64_t inc = row.incarnation, gv = row.glossary_version;
+        am_store_session_clear(&row);
+        if (rc == AM_OK && inc == (*out)->incarnation && gv == (*out)->glossary_version)
+            return AM_OK;
+        if (rc == AM_OK)
+            am_sessions_forget_entry(srv->sessions, *out);
+        am_sessions_release(srv->sessions, *out);
+        *out = NULL;
+        if (rc == AM_ERR_NOTFOUND)
+            return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+        if (rc != AM_OK)
+            return am_failf(f, 500, "internal", "Storage error", NULL,
+                            "reading the session failed");
     }
+    return am_failf(f, 503, "unavailable", "Session changed", NULL,
+                    "the session kept changing; retry");
+}
+
+int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t *incarnation,
+                      am_fail *f)
+{
+    am_sess *sess = NULL;
+    am_tot_ctx c = {NULL, NULL, NULL, AM_OK};
+    am_store_state st;
+    int rc = AM_ERR_CONFLICT;
+    /* the totals and the session's version/incarnation from one snapshot,
+     * formatted by a runtime of that incarnation */
+    for (int attempt = 0; attempt < AM_WRITE_TRIES && rc == AM_ERR_CONFLICT; attempt++) {
+        rc = am_acquire(srv, session, &sess, f);
+        if (rc != AM_OK)
+            return rc;
+        c.sc = sess->scorer;
+        c.systems = json_object();
+        c.rc = AM_OK;
+        rc = am_store_totals_snapshot(srv->store, session, &st, am_tot_each, &c);
+        if (rc == AM_OK)
+            rc = c.rc;
+        if (rc == AM_OK && st.incarnation != sess->incarnation) {
+            am_sessions_forget_entry(srv->sessions, sess);
+            rc = AM_ERR_CONFLICT;
+        }
+        if (rc != AM_OK) {
+            json_decref(c.systems);
+            am_sessions_release(srv->sessions, sess);
+            sess = NULL;
+        }
+    }
+    if (rc == AM_ERR_NOTFOUND)
+        return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+    if (rc == AM_ERR_CONFLICT)
+        return am_failf(f, 503, "unavailable", "Session changed", NULL,
+                        "the session kept changing; retry");
+    if (rc != AM_OK)
+        return am_failf(f, 500, "internal", "Storage error", NULL, "reading totals failed");
+    /* options are fixed for an incarnation */
     am_store_session row;
     memset(&row, 0, sizeof row);
     rc = am_store_session_get(srv->store, session, &row);
-    if (rc != AM_OK) {
+    if (rc != AM_OK || row.incarnation != st.incarnation) {
+        am_store_session_clear(&row);
         json_decref(c.systems);
         am_sessions_release(srv->sessions, sess);
         return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
     }
+    row.segments = st.last_seq;
+    row.version = st.version;
+    if (incarnation)
+        *incarnation = st.incarnation;
     json_t *opts = json_loads(row.options, 0, NULL);
     const char *baseline = json_string_value(json_object_get(opts, "baseline_system"));
     json_t *rel = json_object();
@@ -870,7 +1127,7 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
                     json_t **out, am_fail *f)
 {
     am_sess *sess;
-    int rc = am_acquire(srv, session, &sess, f);
+    int rc = am_acquire_current(srv, session, &sess, f);
     if (rc != AM_OK)
         return rc;
     am_score_ws *ws = am_wspool_get(srv->wspool);

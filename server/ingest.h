@@ -66,8 +66,11 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
                       int *status, am_fail *fail);
 
 /* Totals of every system of a session as a JSON object {system: totals},
- * plus relative differences to the baseline system when it has totals. */
-int am_ingest_metrics(am_server *srv, const char *session, json_t **out, am_fail *fail);
+ * plus relative differences to the baseline system when it has totals;
+ * "version" and the session's incarnation (*incarnation, may be NULL)
+ * are those of the snapshot the totals were read from. */
+int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t *incarnation,
+                      am_fail *fail);
 
 /* The check endpoint: glossary terms of source and their use in hypothesis,
  * with the translator's established choice for each entry. */

@@ -298,6 +298,7 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
     am_gloss_init(&s->gloss);
     pthread_mutex_init(&s->lock, NULL);
     s->glossary_version = row.glossary_version;
+    s->incarnation = row.incarnation;
 
     json_t *opts = json_loads(row.options, 0, NULL);
     const char *bg = json_string_value(json_object_get(opts, "background_vocabulary"));
@@ -378,8 +379,10 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
 {
     *out = NULL;
     /* Every change of a session's scorer inputs (glossary PUT, delete) goes
-     * through this process and calls am_sessions_forget, so a cached entry
-     * is current. */
+     * through this process and calls am_sessions_forget; a build racing such
+     * a change can still insert an entry of the old incarnation or glossary
+     * version, so users compare s->incarnation and s->glossary_version with
+     * the store's (ingest.c) and drop a stale entry. */
     pthread_mutex_lock(&c->mu);
     size_t i = am_find(c, id);
     if (i != (size_t)-1) {
@@ -400,7 +403,10 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
 
     pthread_mutex_lock(&c->mu);
     i = am_find(c, id);
-    if (i != (size_t)-1 && c->v[i]->glossary_version >= s->glossary_version) {
+    /* incarnations only grow; within one, glossary versions only grow */
+    if (i != (size_t)-1 && (c->v[i]->incarnation > s->incarnation ||
+                            (c->v[i]->incarnation == s->incarnation &&
+                             c->v[i]->glossary_version >= s->glossary_version))) {
         /* Another thread built it meanwhile: use theirs. */
         am_sess_free(s);
         s = c->v[i];
@@ -442,6 +448,15 @@ void am_sessions_release(am_sessions *c, am_sess *s)
     pthread_mutex_unlock(&c->mu);
     if (free_it)
         am_sess_free(s);
+}
+
+void am_sessions_forget_entry(am_sessions *c, const am_sess *s)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t i = am_find(c, s->id);
+    if (i != (size_t)-1 && c->v[i] == s)
+        am_drop_at(c, i);
+    pthread_mutex_unlock(&c->mu);
 }
 
 void am_sessions_forget(am_sessions *c, const char *id)

@@ -3,7 +3,11 @@
  * compiled scorer (options + glossary + stopwords + background vocabulary)
  * and the lock that serializes its writes. Built from the store on first
  * use and rebuilt when the glossary changes; nothing here is authoritative
- * (the database is), so the cache can be dropped at any time.
+ * (the database is), so the cache can be dropped at any time. An entry
+ * records the session incarnation and glossary version it was built from:
+ * writers compare them with the store's inside their transaction (a build
+ * racing a delete + re-create can leave an entry of the old incarnation)
+ * and drop a stale entry with am_sessions_forget_entry.
  */
 #ifndef AM_SESSIONS_H
 #define AM_SESSIONS_H
@@ -33,6 +37,7 @@ typedef struct am_sess {
     am_vocab *background; /* owned; NULL without a background vocabulary */
     am_gloss gloss; /* the glossary compiled into scorer (entry order) */
     int64_t glossary_version; /* of the glossary compiled into scorer */
+    int64_t incarnation; /* of the session row it was built from */
     pthread_mutex_t lock; /* held by a writer for its whole transaction */
     am_sess_tot *tot; /* owned, n_tot entries; guarded by lock */
     size_t n_tot, cap_tot;
@@ -49,6 +54,11 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
 void am_sessions_release(am_sessions *c, am_sess *s);
 /* Drops a session from the cache (deleted, or its glossary changed). */
 void am_sessions_forget(am_sessions *c, const char *id);
+/* Drops s (borrowed; the caller still holds its reference) from the cache
+ * if it is still the cached entry of its id: a user found it stale (built
+ * from another incarnation or glossary version than the store's). A newer
+ * entry built meanwhile stays. */
+void am_sessions_forget_entry(am_sessions *c, const am_sess *s);
 
 /* The totals cache of a session; the caller holds s->lock.
  * am_sess_tot_get copies system's totals after segment seq into *out and

@@ -105,7 +105,7 @@
 
 #define AM_SESSION_COLS                                                                            \
     "id, options, signature, custom_stopwords, glossary, glossary_version, created_at, "           \
-    "updated_at, segments, version"
+    "updated_at, segments, version, incarnation"
 
 /* X(name, sql): every statement store.c runs after open. */
 #define AM_STMTS(X)                                                                                \
@@ -123,7 +123,9 @@
     X(MIG_INSERT, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)") \
     X(SID, "SELECT sid FROM sessions WHERE id = ?1")                                               \
     X(SESSION_INSERT, "INSERT INTO sessions (id, options, signature, custom_stopwords, "           \
-                      "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)")                   \
+                      "created_at, updated_at, incarnation) VALUES (?1, ?2, ?3, ?4, ?5, ?5, "      \
+                      "(SELECT value FROM counters WHERE name = 'incarnation'))")                  \
+    X(INCARNATION_NEXT, "UPDATE counters SET value = value + 1 WHERE name = 'incarnation'")        \
     X(SESSION_GET, "SELECT " AM_SESSION_COLS " FROM sessions WHERE id = ?1")                       \
     X(SESSION_LIST_FIRST, "SELECT " AM_SESSION_COLS " FROM sessions ORDER BY id LIMIT ?1")         \
     X(SESSION_LIST_AFTER,                                                                          \
@@ -131,18 +133,27 @@
     X(SESSION_COUNT, "SELECT count(*) FROM sessions")                                              \
     X(SESSION_DELETE, "DELETE FROM sessions WHERE id = ?1")                                        \
     X(GLOSSARY_PUT, "UPDATE sessions SET glossary = ?2, glossary_version = glossary_version + 1, " \
-                    "version = version + 1, updated_at = ?3 WHERE id = ?1")                        \
-    X(SESSION_STATE, "SELECT sid, segments, version FROM sessions WHERE id = ?1")                  \
+                    "version = version + 1, updated_at = ?3 WHERE id = ?1 "                        \
+                    "AND (?4 = 0 OR incarnation = ?4)")                                            \
+    X(GLOSSARY_KEEP, "INSERT INTO glossaries (sid, version, entries, created_at) "                 \
+                     "SELECT sid, glossary_version, glossary, updated_at FROM sessions "           \
+                     "WHERE id = ?1")                                                              \
+    X(GLOSSARY_VERSION, "SELECT entries FROM glossaries WHERE sid = ?1 AND version = ?2")          \
+    X(GLOSSARY_CUR, "SELECT glossary_version FROM sessions WHERE id = ?1")                         \
+    X(SESSION_STATE, "SELECT sid, segments, version, incarnation, glossary_version "               \
+                     "FROM sessions WHERE id = ?1")                                                \
     X(SESSION_TOUCH, "UPDATE sessions SET segments = max(segments, ?2), updated_at = ?3, "         \
                      "version = version + 1 WHERE sid = ?1")                                       \
     X(SESSION_BUMP, "UPDATE sessions SET version = version + 1 WHERE sid = ?1")                    \
     X(SEG_FIND, "SELECT seq, body_hash, result FROM segments WHERE sid = ?1 AND client_id = ?2")   \
     X(SEG_INSERT, "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "        \
-                  "created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)")               \
+                  "created_at, updated_at, glossary_version) "                                     \
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)")                                   \
     X(SEG_UPDATE, "UPDATE segments SET body_hash = COALESCE(?3, body_hash), "                      \
                   "request = COALESCE(?4, request), result = ?5, "                                 \
                   "updated_at = ?6 WHERE sid = ?1 AND seq = ?2")                                   \
-    X(SEG_WALK, "SELECT seq, client_id, request FROM segments WHERE sid = ?1 AND seq >= ?2 "       \
+    X(SEG_WALK, "SELECT seq, client_id, request, glossary_version FROM segments "                  \
+                "WHERE sid = ?1 AND seq >= ?2 "                                                    \
                 "ORDER BY seq")                                                                    \
     X(SEG_EACH, "SELECT seq, client_id, request, result, created_at FROM segments "                \
                 "WHERE sid = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")                               \
@@ -1062,19 +1073,43 @@ static void am_session_row(sqlite3_stmt *s, am_store_session *out)
     out->updated_at = sqlite3_column_int64(s, 7);
     out->segments = sqlite3_column_int64(s, 8);
     out->version = sqlite3_column_int64(s, 9);
+    out->incarnation = sqlite3_column_int64(s, 10);
 }
 
 int am_store_session_create(am_store *st, const char *id, const char *options_json,
                             const char *signature, const char *custom_stopwords_json,
                             int64_t now_ms)
 {
+    return am_store_session_create_gl(st, id, options_json, signature, custom_stopwords_json, NULL,
+                                      now_ms);
+}
+
+/* The glossary's new version row (GLOSSARY_KEEP) after GLOSSARY_PUT changed
+ * the session; inside the caller's am_w_begin. */
+static int am_glossary_keep(am_store *st, const char *id)
+{
+    return am_exec(st, &st->w, AM_S_GLOSSARY_KEEP, "t", id);
+}
+
+int am_store_session_create_gl(am_store *st, const char *id, const char *options_json,
+                               const char *signature, const char *custom_stopwords_json,
+                               const char *glossary_json, int64_t now_ms)
+{
     if (!id || !options_json || !signature)
         return AM_ERR_INVALID;
-    am_w_lock(st);
-    int rc = am_exec(st, &st->w, AM_S_SESSION_INSERT, "tttti", id, options_json, signature,
+    int rc = am_w_begin(st);
+    if (rc)
+        return rc;
+    rc = am_exec(st, &st->w, AM_S_INCARNATION_NEXT, "");
+    if (rc == AM_OK)
+        rc = am_exec(st, &st->w, AM_S_SESSION_INSERT, "tttti", id, options_json, signature,
                      custom_stopwords_json, now_ms);
-    am_w_unlock(st);
-    return rc;
+    if (rc == AM_OK && glossary_json) {
+        rc = am_exec(st, &st->w, AM_S_GLOSSARY_PUT, "ttii", id, glossary_json, now_ms, (int64_t)0);
+        if (rc == AM_OK)
+            rc = am_glossary_keep(st, id);
+    }
+    return am_w_end(st, rc);
 }
 
 int am_store_session_get(am_store *st, const char *id, am_store_session *out)
@@ -1172,14 +1207,37 @@ int am_store_session_delete(am_store *st, const char *id)
 
 int am_store_glossary_put(am_store *st, const char *id, const char *glossary_json, int64_t now_ms)
 {
+    return am_store_glossary_put_if(st, id, 0, glossary_json, now_ms, NULL);
+}
+
+int am_store_glossary_put_if(am_store *st, const char *id, int64_t incarnation,
+                             const char *glossary_json, int64_t now_ms, int64_t *new_version)
+{
     if (!id)
         return AM_ERR_INVALID;
-    am_w_lock(st);
-    int rc = am_exec(st, &st->w, AM_S_GLOSSARY_PUT, "tti", id, glossary_json, now_ms);
+    int rc = am_w_begin(st);
+    if (rc)
+        return rc;
+    rc = am_exec(st, &st->w, AM_S_GLOSSARY_PUT, "ttii", id, glossary_json, now_ms, incarnation);
     if (rc == AM_OK && sqlite3_changes(st->w.db) == 0)
         rc = AM_ERR_NOTFOUND;
-    am_w_unlock(st);
-    return rc;
+    if (rc == AM_OK)
+        rc = am_glossary_keep(st, id);
+    if (rc == AM_OK && new_version) {
+        am_q q;
+        rc = am_q_open(st, &st->w, AM_S_GLOSSARY_CUR, &q, "t", id);
+        if (rc == AM_OK) {
+            rc = am_q_step(st, &q);
+            if (rc > 0) {
+                *new_version = sqlite3_column_int64(q.s, 0);
+                rc = AM_OK;
+            } else if (rc == 0) {
+                rc = AM_ERR_NOTFOUND;
+            }
+            am_q_close(&q);
+        }
+    }
+    return am_w_end(st, rc);
 }
 
 /* ---- write transactions --------------------------------------------------- */
@@ -1377,6 +1435,18 @@ static int am_tx_sid(am_store_tx *tx, const char *session, int64_t *sid)
 int am_store_tx_session_state(am_store_tx *tx, const char *session, int64_t *last_seq,
                               int64_t *version)
 {
+    am_store_state s;
+    int rc = am_store_tx_session_info(tx, session, &s);
+    if (rc == AM_OK && last_seq)
+        *last_seq = s.last_seq;
+    if (rc == AM_OK && version)
+        *version = s.version;
+    return rc;
+}
+
+int am_store_tx_session_info(am_store_tx *tx, const char *session, am_store_state *out)
+{
+    memset(out, 0, sizeof *out);
     if (!session)
         return AM_ERR_INVALID;
     am_store *st = tx->st;
@@ -1390,10 +1460,10 @@ int am_store_tx_session_state(am_store_tx *tx, const char *session, int64_t *las
         tx->has_sid = 1;
         am_buf_reset(&tx->sess);
         am_buf_appends(&tx->sess, session);
-        if (last_seq)
-            *last_seq = sqlite3_column_int64(q.s, 1);
-        if (version)
-            *version = sqlite3_column_int64(q.s, 2);
+        out->last_seq = sqlite3_column_int64(q.s, 1);
+        out->version = sqlite3_column_int64(q.s, 2);
+        out->incarnation = sqlite3_column_int64(q.s, 3);
+        out->glossary_version = sqlite3_column_int64(q.s, 4);
         rc = AM_OK;
     } else if (rc == 0) {
         rc = AM_ERR_NOTFOUND;
@@ -1439,13 +1509,22 @@ int am_store_tx_segment_insert(am_store_tx *tx, const char *session, int64_t seq
                                const char *client_id, const char *body_hash,
                                const char *request_json, const char *result_json, int64_t now_ms)
 {
+    return am_store_tx_segment_insert_gv(tx, session, seq, client_id, body_hash, request_json,
+                                         result_json, 0, now_ms);
+}
+
+int am_store_tx_segment_insert_gv(am_store_tx *tx, const char *session, int64_t seq,
+                                  const char *client_id, const char *body_hash,
+                                  const char *request_json, const char *result_json,
+                                  int64_t glossary_version, int64_t now_ms)
+{
     if (seq < 1 || !body_hash || !request_json || !result_json)
         return AM_ERR_INVALID;
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SEG_INSERT, "iitttti", sid, seq, client_id, body_hash,
-                     request_json, result_json, now_ms);
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_INSERT, "iittttii", sid, seq, client_id, body_hash,
+                     request_json, result_json, now_ms, glossary_version);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SESSION_TOUCH, "iii", sid, seq, now_ms);
     return rc;
@@ -1469,8 +1548,29 @@ int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq
     return rc;
 }
 
+/* Adapts an am_store_segment_fn to the walk with glossary versions. */
+typedef struct am_walk_plain {
+    am_store_segment_fn fn;
+    void *ctx;
+} am_walk_plain;
+
+static int am_walk_plain_cb(void *ctx, int64_t seq, const char *client_id, const char *request_json,
+                            int64_t glossary_version)
+{
+    (void)glossary_version;
+    am_walk_plain *w = ctx;
+    return w->fn(w->ctx, seq, client_id, request_json);
+}
+
 int am_store_tx_segments_walk(am_store_tx *tx, const char *session, int64_t from,
                               am_store_segment_fn fn, void *ctx)
+{
+    am_walk_plain w = {fn, ctx};
+    return am_store_tx_segments_walk_gv(tx, session, from, am_walk_plain_cb, &w);
+}
+
+int am_store_tx_segments_walk_gv(am_store_tx *tx, const char *session, int64_t from,
+                                 am_store_segment_gv_fn fn, void *ctx)
 {
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
@@ -1482,11 +1582,36 @@ int am_store_tx_segments_walk(am_store_tx *tx, const char *session, int64_t from
         return rc;
     while ((rc = am_q_step(tx->st, &q)) > 0) {
         int r = fn(ctx, sqlite3_column_int64(q.s, 0), (const char *)sqlite3_column_text(q.s, 1),
-                   (const char *)sqlite3_column_text(q.s, 2));
+                   (const char *)sqlite3_column_text(q.s, 2), sqlite3_column_int64(q.s, 3));
         if (r != 0) {
             rc = r;
             break;
         }
+    }
+    am_q_close(&q);
+    return rc;
+}
+
+int am_store_tx_glossary_version(am_store_tx *tx, const char *session, int64_t version,
+                                 char **entries_json)
+{
+    *entries_json = NULL;
+    if (version == 0)
+        return AM_OK; /* no glossary */
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc)
+        return rc;
+    am_q q;
+    rc = am_q_open(tx->st, tx->c, AM_S_GLOSSARY_VERSION, &q, "ii", sid, version);
+    if (rc)
+        return rc;
+    rc = am_q_step(tx->st, &q);
+    if (rc > 0) {
+        *entries_json = am_col_str(q.s, 0);
+        rc = AM_OK;
+    } else if (rc == 0) {
+        rc = AM_ERR_NOTFOUND;
     }
     am_q_close(&q);
     return rc;
@@ -1636,6 +1761,12 @@ typedef struct am_kv {
 
 int am_store_totals_each(am_store *st, const char *session, am_store_totals_fn fn, void *ctx)
 {
+    return am_store_totals_snapshot(st, session, NULL, fn, ctx);
+}
+
+int am_store_totals_snapshot(am_store *st, const char *session, am_store_state *state,
+                             am_store_totals_fn fn, void *ctx)
+{
     if (!session)
         return AM_ERR_INVALID;
     am_kv *v = NULL;
@@ -1643,9 +1774,20 @@ int am_store_totals_each(am_store *st, const char *session, am_store_totals_fn f
     am_conn *c = am_reader_get(st);
     int rc = am_read_begin(st, c);
     if (rc == AM_OK) {
-        int64_t sid;
-        rc = am_sid(st, c, session, &sid);
+        int64_t sid = 0;
         am_q q;
+        if (state) { /* the session's state in the same snapshot */
+            am_store_tx t;
+            memset(&t, 0, sizeof t);
+            t.st = st;
+            t.c = c;
+            am_buf_init(&t.sess);
+            rc = am_store_tx_session_info(&t, session, state);
+            sid = t.sid;
+            am_buf_cleanup(&t.sess);
+        } else {
+            rc = am_sid(st, c, session, &sid);
+        }
         if (rc == AM_OK)
             rc = am_q_open(st, c, AM_S_TOTALS_EACH, &q, "i", sid);
         if (rc == AM_OK) {

@@ -3,13 +3,18 @@
  * foreign keys on), numbered migrations from schema/ applied at open,
  * prepared statements, transactions.
  *
- * Data model (schema/001_init.sql):
+ * Data model (schema/001_init.sql, 002_incarnations_glossary_versions.sql):
  *   sessions       id, options (JSON), signature, timestamps, last seq,
  *                  version (bumped by every change: the metrics ETag),
+ *                  incarnation (unique over the database's life, given at
+ *                  creation from counters: a re-created id is a new one),
  *                  glossary (JSON entries, NULL = none) and its version,
  *                  custom stopwords (JSON array, NULL = none)
+ *   glossaries     (session, version) → entries: every glossary version,
+ *                  immutable (version 0 = none, no row)
  *   segments       (session, seq) → client id, body hash, request JSON,
- *                  result JSON; client id unique per session
+ *                  result JSON, the glossary version it was scored with;
+ *                  client id unique per session
  *   vocab          (session, word) → occ (confirmed segments containing
  *                  the word), first and last seq
  *   occurrences    (session, word, seq): which segments contain a word
@@ -36,6 +41,7 @@
 
 typedef struct am_store am_store;
 typedef struct am_store_tx am_store_tx;
+typedef struct am_store_state am_store_state; /* a session's state, below */
 
 /* Callback over (text, count) rows. */
 typedef int (*am_store_count_fn)(void *ctx, const char *word, int64_t count);
@@ -70,6 +76,7 @@ typedef struct am_store_session {
     int64_t updated_at; /* Unix ms */
     int64_t segments; /* highest seq (= number of segments) */
     int64_t version; /* bumped on every change */
+    int64_t incarnation; /* unique per creation (a re-created id differs) */
 } am_store_session;
 
 /* Frees the strings of s (not s itself) and zeroes it. */
@@ -79,6 +86,12 @@ void am_store_session_clear(am_store_session *s);
 int am_store_session_create(am_store *st, const char *id, const char *options_json,
                             const char *signature, const char *custom_stopwords_json,
                             int64_t now_ms);
+/* The same, with the session's first glossary (JSON array text, NULL =
+ * none) as glossary version 1, in one transaction. AM_ERR_CONFLICT when
+ * the id exists. */
+int am_store_session_create_gl(am_store *st, const char *id, const char *options_json,
+                               const char *signature, const char *custom_stopwords_json,
+                               const char *glossary_json, int64_t now_ms);
 /* Loads a session into *out (caller clears). AM_ERR_NOTFOUND. */
 int am_store_session_get(am_store *st, const char *id, am_store_session *out);
 /* Lists sessions ordered by id, those with id > after (NULL = from the
@@ -93,6 +106,12 @@ int am_store_session_delete(am_store *st, const char *id);
 /* Replaces the session's glossary (JSON array text; NULL removes it),
  * bumps glossary_version and version. AM_ERR_NOTFOUND. */
 int am_store_glossary_put(am_store *st, const char *id, const char *glossary_json, int64_t now_ms);
+/* The same, only while the session is incarnation `incarnation` (0 = any):
+ * AM_ERR_NOTFOUND when it was deleted or re-created meanwhile. The new
+ * version is also kept, immutable, in glossaries, and returned in
+ * *new_version (may be NULL). (am_store_glossary_put keeps it too.) */
+int am_store_glossary_put_if(am_store *st, const char *id, int64_t incarnation,
+                             const char *glossary_json, int64_t now_ms, int64_t *new_version);
 
 /* ---- write transactions ------------------------------------------------- */
 /* BEGIN IMMEDIATE. *tx is valid until commit or rollback. */
@@ -124,6 +143,16 @@ int am_store_tx_group(am_store *st, am_store_job_fn fn, void *ctx);
 /* The session's highest seq and version (AM_ERR_NOTFOUND: no session). */
 int am_store_tx_session_state(am_store_tx *tx, const char *session, int64_t *last_seq,
                               int64_t *version);
+/* The same with the incarnation and the current glossary version. */
+struct am_store_state {
+    int64_t last_seq, version, incarnation, glossary_version;
+};
+int am_store_tx_session_info(am_store_tx *tx, const char *session, am_store_state *out);
+/* Entries (JSON array text, caller frees; NULL for version 0 = no
+ * glossary) of glossary version `version` of the session. AM_ERR_NOTFOUND
+ * when that version was never stored. */
+int am_store_tx_glossary_version(am_store_tx *tx, const char *session, int64_t version,
+                                 char **entries_json);
 /* Finds a segment by client id: its seq, body hash and result (caller
  * frees the strings; pointers may be NULL when not wanted).
  * AM_ERR_NOTFOUND when the client id is new. */
@@ -134,6 +163,12 @@ int am_store_tx_segment_find(am_store_tx *tx, const char *session, const char *c
 int am_store_tx_segment_insert(am_store_tx *tx, const char *session, int64_t seq,
                                const char *client_id, const char *body_hash,
                                const char *request_json, const char *result_json, int64_t now_ms);
+/* The same, recording the glossary version the result was scored with
+ * (am_store_tx_segment_insert records 0). */
+int am_store_tx_segment_insert_gv(am_store_tx *tx, const char *session, int64_t seq,
+                                  const char *client_id, const char *body_hash,
+                                  const char *request_json, const char *result_json,
+                                  int64_t glossary_version, int64_t now_ms);
 /* Replaces the request/hash/result of an existing segment (PUT). body_hash
  * and request_json may both be NULL to keep them and replace only the
  * result (a replay recomputing later segments). */
@@ -147,6 +182,11 @@ typedef int (*am_store_segment_fn)(void *ctx, int64_t seq, const char *client_id
                                    const char *request_json);
 int am_store_tx_segments_walk(am_store_tx *tx, const char *session, int64_t from,
                               am_store_segment_fn fn, void *ctx);
+/* The same walk, also passing each segment's recorded glossary version. */
+typedef int (*am_store_segment_gv_fn)(void *ctx, int64_t seq, const char *client_id,
+                                      const char *request_json, int64_t glossary_version);
+int am_store_tx_segments_walk_gv(am_store_tx *tx, const char *session, int64_t from,
+                                 am_store_segment_gv_fn fn, void *ctx);
 /* occ of word before this transaction's increments (0 when absent). */
 int am_store_tx_vocab_get(am_store_tx *tx, const char *session, const char *word, int64_t *occ);
 /* occ += 1, last_seq = seq (first_seq set on insert) and records the
@@ -176,6 +216,10 @@ int am_store_choices_each(am_store *st, const char *session, const char *entry,
  * name order. */
 typedef int (*am_store_totals_fn)(void *ctx, const char *system, const char *stats_json);
 int am_store_totals_each(am_store *st, const char *session, am_store_totals_fn fn, void *ctx);
+/* The same, with the session's state (incarnation, version, …) read in
+ * the same snapshot as the totals (state may be NULL). */
+int am_store_totals_snapshot(am_store *st, const char *session, am_store_state *state,
+                             am_store_totals_fn fn, void *ctx);
 /* Segments with seq > after, at most limit, in seq order:
  * fn(ctx, seq, client_id, request_json, result_json, created_at). */
 typedef int (*am_store_segrow_fn)(void *ctx, int64_t seq, const char *client_id,

@@ -2,7 +2,7 @@
 """Black-box tests of the GET /v1/sessions/{id}/metrics answer cache
 (server/answer_cache.c) against a spawned `adaptmon serve`.
 
-The cache keeps the finished body per (session, version); these tests check
+The cache keeps the finished body per (session, incarnation, version); these tests check
 that what it serves is exactly what a fresh build produces: repeated GETs
 are byte-identical, every change of the session (POST, PUT of a segment)
 changes the ETag and the body, the cached body equals the one a restarted
@@ -69,9 +69,12 @@ def get200(c, sid):
 
 
 def etag_version(etag, sid):
+    """The VERSION of an ETag "<id>-<INCARNATION>-<VERSION>"."""
     check(etag and etag.startswith('"%s-' % sid) and etag.endswith('"'),
-          "ETag %r has the form \"%s-VERSION\"" % (etag, sid))
-    return int(etag[len(sid) + 2:-1])
+          "ETag %r has the form \"%s-INCARNATION-VERSION\"" % (etag, sid))
+    inc, _, ver = etag[len(sid) + 2:-1].partition("-")
+    check(inc.isdigit() and ver.isdigit(), "ETag %r: INCARNATION-VERSION" % etag)
+    return int(ver)
 
 
 def new_session(sid):

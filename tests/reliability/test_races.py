@@ -139,7 +139,7 @@ def test_writes_racing_delete_never_answer_5xx():
         c = srv.client()
         segs = tico19()
         errors = []
-        n = scale(60, 6)
+        n = scale(200, 10)
         gloss = [{"source": "virus", "targets": ["virus"]}]
         expect_status(_new_session(c, "x", OPTS_A), 201, "create x")
         barrier = threading.Barrier(6)
