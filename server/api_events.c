@@ -53,6 +53,22 @@ void am_api_events(am_req *req, am_resp *resp)
         am_events_sub_free(sub);
         return;
     }
+    /* ?incarnation=N (from the session resource): the stream of that
+     * incarnation only. A reconnect (Last-Event-ID, same URL) after the
+     * session was deleted and re-created is refused rather than resumed at
+     * a seq of the old incarnation. */
+    int64_t inc = 0;
+    if (am_api_query_int(req, resp, "incarnation", 1, INT64_MAX, &inc) != AM_OK ||
+        (inc && inc != row.incarnation)) {
+        if (inc && inc != row.incarnation)
+            am_resp_problem(resp, req, 404, "not-found", "Not found",
+                            "incarnation %lld of session '%s' was deleted (the current one is "
+                            "%lld)",
+                            (long long)inc, row.id, (long long)row.incarnation);
+        am_store_session_clear(&row);
+        am_events_sub_free(sub);
+        return;
+    }
     am_store_session_clear(&row);
     am_stream *st =
         am_resp_stream(resp, 200, "text/event-stream", am_events_sub_read, am_events_sub_free, sub);

@@ -60,6 +60,8 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
     json_t *md = json_object_get(opts, "metadata");
     json_object_set(o, "metadata", md ? md : json_null());
     json_object_set_new(o, "links", links);
+    /* unique per creation: a deleted and re-created id gets a new one */
+    json_object_set_new(o, "incarnation", json_integer((json_int_t)row->incarnation));
     json_decref(opts);
     return o;
 }
@@ -285,9 +287,9 @@ void am_api_session_create(am_req *req, am_resp *resp)
         goto done;
     }
     /* the session and its first glossary version in one transaction */
-    int64_t now = am_now_ms();
+    int64_t now = am_now_ms(), incarnation = 0;
     rc = am_store_session_create_gl(req->srv->store, id, opts_txt, am_scorer_signature(sc), sw_txt,
-                                    gl_txt, now);
+                                    gl_txt, now, &incarnation);
     if (rc == AM_ERR_CONFLICT) {
         am_resp_problem(resp, req, 409, "conflict", "Session exists", "a session '%s' exists", id);
         goto done;
@@ -306,7 +308,8 @@ void am_api_session_create(am_req *req, am_resp *resp)
                             .created_at = now,
                             .updated_at = now,
                             .segments = 0,
-                            .version = gl_txt ? 2 : 1};
+                            .version = gl_txt ? 2 : 1,
+                            .incarnation = incarnation};
     char loc[200];
     snprintf(loc, sizeof loc, "/v1/sessions/%s", id);
     am_resp_header(resp, "Location", loc);

@@ -126,6 +126,7 @@
                       "created_at, updated_at, incarnation) VALUES (?1, ?2, ?3, ?4, ?5, ?5, "      \
                       "(SELECT value FROM counters WHERE name = 'incarnation'))")                  \
     X(INCARNATION_NEXT, "UPDATE counters SET value = value + 1 WHERE name = 'incarnation'")        \
+    X(INCARNATION_CUR, "SELECT value FROM counters WHERE name = 'incarnation'")                    \
     X(SESSION_GET, "SELECT " AM_SESSION_COLS " FROM sessions WHERE id = ?1")                       \
     X(SESSION_LIST_FIRST, "SELECT " AM_SESSION_COLS " FROM sessions ORDER BY id LIMIT ?1")         \
     X(SESSION_LIST_AFTER,                                                                          \
@@ -1081,7 +1082,7 @@ int am_store_session_create(am_store *st, const char *id, const char *options_js
                             int64_t now_ms)
 {
     return am_store_session_create_gl(st, id, options_json, signature, custom_stopwords_json, NULL,
-                                      now_ms);
+                                      now_ms, NULL);
 }
 
 /* The glossary's new version row (GLOSSARY_KEEP) after GLOSSARY_PUT changed
@@ -1093,7 +1094,7 @@ static int am_glossary_keep(am_store *st, const char *id)
 
 int am_store_session_create_gl(am_store *st, const char *id, const char *options_json,
                                const char *signature, const char *custom_stopwords_json,
-                               const char *glossary_json, int64_t now_ms)
+                               const char *glossary_json, int64_t now_ms, int64_t *incarnation)
 {
     if (!id || !options_json || !signature)
         return AM_ERR_INVALID;
@@ -1101,6 +1102,20 @@ int am_store_session_create_gl(am_store *st, const char *id, const char *options
     if (rc)
         return rc;
     rc = am_exec(st, &st->w, AM_S_INCARNATION_NEXT, "");
+    if (rc == AM_OK && incarnation) {
+        am_q q;
+        rc = am_q_open(st, &st->w, AM_S_INCARNATION_CUR, &q, "");
+        if (rc == AM_OK) {
+            rc = am_q_step(st, &q);
+            if (rc > 0) {
+                *incarnation = sqlite3_column_int64(q.s, 0);
+                rc = AM_OK;
+            } else if (rc == 0) {
+                rc = AM_ERR_INTERNAL;
+            }
+            am_q_close(&q);
+        }
+    }
     if (rc == AM_OK)
         rc = am_exec(st, &st->w, AM_S_SESSION_INSERT, "tttti", id, options_json, signature,
                      custom_stopwords_json, now_ms);

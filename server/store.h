@@ -87,11 +87,12 @@ int am_store_session_create(am_store *st, const char *id, const char *options_js
                             const char *signature, const char *custom_stopwords_json,
                             int64_t now_ms);
 /* The same, with the session's first glossary (JSON array text, NULL =
- * none) as glossary version 1, in one transaction. AM_ERR_CONFLICT when
- * the id exists. */
+ * none) as glossary version 1, in one transaction; *incarnation (may be
+ * NULL) receives the new session's incarnation. AM_ERR_CONFLICT when the
+ * id exists. */
 int am_store_session_create_gl(am_store *st, const char *id, const char *options_json,
                                const char *signature, const char *custom_stopwords_json,
-                               const char *glossary_json, int64_t now_ms);
+                               const char *glossary_json, int64_t now_ms, int64_t *incarnation);
 /* Loads a session into *out (caller clears). AM_ERR_NOTFOUND. */
 int am_store_session_get(am_store *st, const char *id, am_store_session *out);
 /* Lists sessions ordered by id, those with id > after (NULL = from the

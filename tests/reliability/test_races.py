@@ -17,8 +17,9 @@
 
 Rounds are bounded (scale()); nothing is timed.
 """
-import json
+import http.client
 import os
+import sqlite3
 import sys
 import threading
 
@@ -290,6 +291,94 @@ def test_replay_scores_each_segment_with_its_glossary_version():
             c.jpost(_base("g-fresh2") + "/segments", changed if k == 1 else seg_body(s[k], "s%d" % k))
         eq(c.jget(_base("g") + "/metrics")["systems"], c.jget(_base("g-fresh2") + "/metrics")["systems"],
            "totals after a change vs a fresh replay")
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_event_stream_of_a_deleted_incarnation_is_not_resumed():
+    srv = Server()
+    try:
+        c = srv.client()
+        segs = tico19()
+        first = _new_session(c, "ev", OPTS_A)
+        expect_status(first, 201, "create")
+        inc1 = first.json()["incarnation"]
+        for k in range(3):
+            expect_status(c.post(_base("ev") + "/segments", seg_body(segs[k], "a%d" % k)), 201,
+                          "post")
+        expect_status(c.delete(_base("ev")), 204, "delete")
+        second = _new_session(c, "ev", OPTS_A)
+        expect_status(second, 201, "re-create")
+        inc2 = second.json()["incarnation"]
+        check(inc2 != inc1, "a new incarnation (%r, %r)" % (inc1, inc2))
+        eq(c.jget(_base("ev"))["incarnation"], inc2, "GET session incarnation")
+
+        def status(inc):
+            h = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+            try:
+                h.request("GET", _base("ev") + "/events?incarnation=%d" % inc,
+                          headers={"Last-Event-ID": "3", "Accept": "text/event-stream"})
+                return h.getresponse().status
+            finally:
+                h.close()
+        # an EventSource of the old incarnation reconnecting after seq 3
+        eq(status(inc1), 404, "reconnect with the deleted incarnation")
+        eq(status(inc2), 200, "the current incarnation's stream")
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
+    """A database as schema 001 left it (built here by removing what
+    migration 002 added) is upgraded at start: incarnations, the current
+    glossary as its stored version, segments recorded with it."""
+    srv = Server()
+    try:
+        c = srv.client()
+        s = _gl_segments()
+        expect_status(_new_session(c, "up", OPTS_B), 201, "create")
+        for k in range(2):
+            expect_status(c.post(_base("up") + "/segments", seg_body(s[k], "s%d" % k)), 201, "post")
+        expect_status(c.put(_base("up") + "/glossary", GLOSSARY), 200, "PUT glossary")
+        expect_status(c.post(_base("up") + "/segments", seg_body(s[2], "s2")), 201, "post 3")
+        before = c.jget(_base("up") + "/metrics")
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+        con = sqlite3.connect(srv.db)
+        con.executescript("""
+            DROP TABLE glossaries; DROP TABLE counters;
+            ALTER TABLE segments DROP COLUMN glossary_version;
+            ALTER TABLE sessions DROP COLUMN incarnation;
+            DELETE FROM schema_migrations WHERE version >= 2;""")
+        con.commit()
+        con.close()
+        srv.start()
+        c = srv.client()
+        eq(c.jget(_base("up") + "/metrics")["systems"], before["systems"], "totals after upgrade")
+        con = sqlite3.connect("file:%s?mode=ro" % srv.db, uri=True)
+        try:
+            eq(con.execute("SELECT glossary_version FROM segments ORDER BY seq").fetchall(),
+               [(1,), (1,), (1,)], "existing segments get the current glossary version")
+            eq(con.execute("SELECT version FROM glossaries").fetchall(), [(1,)],
+               "the current glossary kept as version 1")
+            eq(con.execute("SELECT incarnation = sid FROM sessions").fetchall(), [(1,)],
+               "incarnation of an existing session")
+        finally:
+            con.close()
+        # best effort: a replay now scores all three with the glossary
+        expect_status(c.put(_base("up") + "/segments/s0", seg_body(s[0], "s0")), 200, "PUT")
+        expect_status(_new_session(c, "up-fresh", OPTS_B, GLOSSARY), 201, "fresh")
+        for k in range(3):
+            c.jpost(_base("up-fresh") + "/segments", seg_body(s[k], "s%d" % k))
+        eq(c.jget(_base("up") + "/metrics")["systems"],
+           c.jget(_base("up-fresh") + "/metrics")["systems"], "replay after the upgrade")
+        # a new session's incarnation is above every existing one
+        inc_up = c.jget(_base("up"))["incarnation"]
+        check(c.jget(_base("up-fresh"))["incarnation"] > inc_up, "incarnations grow")
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:
