@@ -105,6 +105,9 @@ void am_api_word(am_req *req, am_resp *resp)
         if (rc == AM_ERR_NOTFOUND)
             am_resp_problem(resp, req, 404, "not-found", "Not found", "no session '%s'",
                             req->params[0]);
+        else if (rc == AM_ERR_CONFLICT) /* its background vocabulary was deleted */
+            am_resp_problem(resp, req, 409, "conflict", "Session unavailable", "%s",
+                            am_buf_str(&err));
         else
             am_resp_problem(resp, req, 500, "internal", "Session unavailable", "%s",
                             am_buf_str(&err));

@@ -529,6 +529,9 @@ static int am_acquire(am_server *srv, const char *session, am_sess **out, am_fai
     int rc = am_sessions_acquire(srv->sessions, session, out, &err);
     if (rc == AM_ERR_NOTFOUND)
         am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+    else if (rc == AM_ERR_CONFLICT) /* its background vocabulary was deleted */
+        am_failf(f, 409, "conflict", "Session unavailable", NULL,
+                 "%s; PUT the vocabulary again (/v1/vocabularies/{name})", am_buf_str(&err));
     else if (rc != AM_OK)
         am_failf(f, 500, "internal", "Session unavailable", NULL, "%s",
                  err.len ? am_buf_str(&err) : am_strerror(rc));

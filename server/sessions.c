@@ -305,6 +305,8 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
     if (bg) {
         s->background = am_vocab_new();
         rc = am_store_vocabulary_each(c->st, bg, am_bg_add, s->background);
+        if (rc == AM_ERR_NOTFOUND)
+            rc = AM_ERR_CONFLICT; /* the session exists; its vocabulary was deleted */
         if (rc != AM_OK)
             am_buf_printf(err, "background vocabulary '%s' is not available", bg);
     }

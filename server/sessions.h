@@ -49,7 +49,8 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached);
 void am_sessions_free(am_sessions *c);
 /* Returns the session's runtime (refcounted; pair with am_sessions_release),
  * building or rebuilding it from the store when needed. AM_ERR_NOTFOUND
- * when the session does not exist; other errors with a message in err. */
+ * when the session does not exist, AM_ERR_CONFLICT when its background
+ * vocabulary was deleted; other errors; a message in err. */
 int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *err);
 void am_sessions_release(am_sessions *c, am_sess *s);
 /* Drops a session from the cache (deleted, or its glossary changed). */

@@ -204,6 +204,28 @@ def test_writes_racing_delete_never_answer_5xx():
         srv.kill()
 
 
+def test_session_whose_vocabulary_was_deleted_answers_409():
+    srv = Server()
+    try:
+        c = srv.client()
+        expect_status(c.put("/v1/vocabularies/bgv", "3 virus\n2 the\n", ctype="text/plain"), 201,
+                      "PUT vocabulary")
+        opts = dict(OPTS_A, background_vocabulary="bgv")
+        expect_status(_new_session(c, "bgs", opts), 201, "create with the vocabulary")
+        expect_status(c.delete("/v1/vocabularies/bgv"), 204, "DELETE vocabulary")
+        seg = seg_body(tico19()[0], "v1")
+        r = c.post(_base("bgs") + "/segments", seg)
+        eq(r.status, 409, "POST into a session whose vocabulary is gone (%s)" % r.body[:200])
+        check(b"bgv" in r.body, "the problem names the vocabulary")
+        eq(c.get(_base("bgs") + "/metrics").status, 409, "metrics")
+        expect_status(c.put("/v1/vocabularies/bgv", "3 virus\n", ctype="text/plain"), 201, "again")
+        expect_status(c.post(_base("bgs") + "/segments", seg), 201, "POST after the vocabulary is back")
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
 def test_metrics_etag_changes_with_the_incarnation():
     srv = Server()
     try:

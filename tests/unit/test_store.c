@@ -1165,9 +1165,85 @@ static void test_errors(void **state)
     am_buf_cleanup(&err);
 }
 
+/* ---- incarnations and glossary versions --------------------------------- */
+
+static int walk_gv(void *ctx, int64_t seq, const char *client_id, const char *request_json,
+                   int64_t glossary_version)
+{
+    (void)client_id;
+    (void)request_json;
+    int64_t *v = ctx;
+    v[seq] = glossary_version;
+    return 0;
+}
+
+static void test_incarnations_and_glossary_versions(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    am_store_session s;
+    int64_t inc1 = 0, inc2 = 0, gv = 0;
+    assert_int_equal(
+        am_store_session_create_gl(st, "g", "{}", "sig", NULL, "[{\"source\":\"a\"}]", 1, &inc1),
+        AM_OK);
+    assert_true(inc1 > 0);
+    assert_int_equal(am_store_session_get(st, "g", &s), AM_OK);
+    assert_int_equal(s.incarnation, inc1);
+    assert_int_equal(s.glossary_version, 1);
+    am_store_session_clear(&s);
+    /* a glossary change of another incarnation changes nothing */
+    assert_int_equal(am_store_glossary_put_if(st, "g", inc1 + 1, "[]", 2, &gv), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_glossary_put_if(st, "g", inc1, "[{\"source\":\"b\"}]", 3, &gv),
+                     AM_OK);
+    assert_int_equal(gv, 2);
+
+    /* segments record their glossary version; versions stay readable */
+    am_store_tx *tx;
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    am_store_state ss;
+    assert_int_equal(am_store_tx_session_info(tx, "g", &ss), AM_OK);
+    assert_int_equal(ss.incarnation, inc1);
+    assert_int_equal(ss.glossary_version, 2);
+    assert_int_equal(ss.last_seq, 0);
+    assert_int_equal(am_store_tx_segment_insert_gv(tx, "g", 1, "c1", "h", "{}", "{}", 1, 4), AM_OK);
+    assert_int_equal(am_store_tx_segment_insert_gv(tx, "g", 2, "c2", "h", "{}", "{}", 2, 4), AM_OK);
+    int64_t seen[3] = {-1, -1, -1};
+    assert_int_equal(am_store_tx_segments_walk_gv(tx, "g", 1, walk_gv, seen), AM_OK);
+    assert_int_equal(seen[1], 1);
+    assert_int_equal(seen[2], 2);
+    char *e = NULL;
+    assert_int_equal(am_store_tx_glossary_version(tx, "g", 1, &e), AM_OK);
+    assert_string_equal(e, "[{\"source\":\"a\"}]");
+    free(e);
+    assert_int_equal(am_store_tx_glossary_version(tx, "g", 2, &e), AM_OK);
+    assert_string_equal(e, "[{\"source\":\"b\"}]");
+    free(e);
+    assert_int_equal(am_store_tx_glossary_version(tx, "g", 0, &e), AM_OK);
+    assert_null(e);
+    assert_int_equal(am_store_tx_glossary_version(tx, "g", 7, &e), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_tx_commit(tx), AM_OK);
+
+    /* delete + re-create: a new incarnation, versions start again */
+    assert_int_equal(am_store_session_delete(st, "g"), AM_OK);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM glossaries"), 0);
+    assert_int_equal(am_store_session_create_gl(st, "g", "{}", "sig", NULL, NULL, 5, &inc2), AM_OK);
+    assert_true(inc2 > inc1);
+    assert_int_equal(am_store_session_get(st, "g", &s), AM_OK);
+    assert_int_equal(s.incarnation, inc2);
+    assert_int_equal(s.glossary_version, 0);
+    am_store_session_clear(&s);
+    assert_int_equal(am_store_glossary_put_if(st, "g", inc1, "[]", 6, NULL), AM_ERR_NOTFOUND);
+    /* the state and the totals from one snapshot */
+    assert_int_equal(am_store_totals_snapshot(st, "g", &ss, NULL, NULL), AM_OK);
+    assert_int_equal(ss.incarnation, inc2);
+    assert_int_equal(am_store_totals_snapshot(st, "nope", &ss, NULL, NULL), AM_ERR_NOTFOUND);
+    am_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_incarnations_and_glossary_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sessions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads, setup, teardown),
