@@ -100,20 +100,18 @@ void am_api_word(am_req *req, am_resp *resp)
     am_sess *sess = NULL;
     am_buf err;
     am_buf_init(&err);
-    int rc = am_sessions_acquire(req->srv->sessions, req->params[0], &sess, &err);
+    am_fail f;
+    am_fail_init(&f);
+    /* a runtime of the current incarnation (its normalization options) */
+    int rc = am_ingest_acquire(req->srv, req->params[0], &sess, &f);
     if (rc != AM_OK) {
-        if (rc == AM_ERR_NOTFOUND)
-            am_resp_problem(resp, req, 404, "not-found", "Not found", "no session '%s'",
-                            req->params[0]);
-        else if (rc == AM_ERR_CONFLICT) /* its background vocabulary was deleted */
-            am_resp_problem(resp, req, 409, "conflict", "Session unavailable", "%s",
-                            am_buf_str(&err));
-        else
-            am_resp_problem(resp, req, 500, "internal", "Session unavailable", "%s",
-                            am_buf_str(&err));
+        am_resp_problem(resp, req, f.status ? f.status : 500, f.slug ? f.slug : "internal",
+                        f.title ? f.title : "Error", "%s", am_buf_str(&f.detail));
+        am_fail_cleanup(&f);
         am_buf_cleanup(&err);
         return;
     }
+    am_fail_cleanup(&f);
     /* the word is normalized as the session normalizes content words */
     const am_config *cfg = am_scorer_config(sess->scorer);
     am_buf norm;

@@ -996,10 +996,9 @@ static double am_metric_value(json_t *tot, const char *key)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-/* The session's runtime, checked against the store's current incarnation
- * (a cached runtime of a deleted incarnation is dropped and rebuilt). For
- * readers outside transactions (metrics checks again in its snapshot). */
-static int am_acquire_current(am_server *srv, const char *session, am_sess **out, am_fail *f)
+/* See ingest.h. For readers outside transactions (metrics checks again in
+ * its snapshot). Ownership: *out is a reference the caller releases. */
+int am_ingest_acquire(am_server *srv, const char *session, am_sess **out, am_fail *f)
 {
     int rc = AM_OK;
     for (int attempt = 0; attempt < AM_WRITE_TRIES; attempt++) {
@@ -1130,7 +1129,7 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
                     json_t **out, am_fail *f)
 {
     am_sess *sess;
-    int rc = am_acquire_current(srv, session, &sess, f);
+    int rc = am_ingest_acquire(srv, session, &sess, f);
     if (rc != AM_OK)
         return rc;
     am_score_ws *ws = am_wspool_get(srv->wspool);

@@ -72,6 +72,13 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
 int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t *incarnation,
                       am_fail *fail);
 
+/* The session's runtime (release with am_sessions_release), checked
+ * against the store's current incarnation and glossary version: a cached
+ * runtime of a deleted incarnation or an older glossary is dropped and
+ * rebuilt. 404 / 409 (background vocabulary deleted) / 500 in *fail. */
+struct am_sess;
+int am_ingest_acquire(am_server *srv, const char *session, struct am_sess **out, am_fail *fail);
+
 /* The check endpoint: glossary terms of source and their use in hypothesis,
  * with the translator's established choice for each entry. */
 int am_ingest_check(am_server *srv, const char *session, const char *source, const char *hypothesis,
