@@ -283,6 +283,7 @@ def test_09_online_backup_has_every_acknowledged_segment():
         t.start()
     time.sleep(0.5)
     dest = os.path.join(d, "copy", "backup.db")
+    os.mkdir(os.path.dirname(dest))  # backup creates no directory (a typo would fill another disk)
     began = time.monotonic()
     before = [(s, g) for (t, s, g) in list(acked) if t < began]
     r = subprocess.run([ADAPTMON, "backup", "--db", src.db, dest], capture_output=True,

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""The operator cannot destroy data (issue 10 §4, §5; issue 11 §5).
+
+Every operator mistake on the command line gets a clear message on stderr, a
+nonzero exit status, and changes nothing:
+
+  * `adaptmon backup` onto the live database or its -wal/-shm file under any
+    spelling (D/./x.db, D//x.db, a symlink, a relative path), onto a
+    directory, into a missing directory, onto an existing file without
+    --force; unknown flags; a source that is not an SQLite file;
+  * `adaptmon serve` on a non-SQLite file, on a directory, with bad numbers
+    or unknown flags, and a second `adaptmon serve` on a database another one
+    serves (it would write with its own stale cache);
+  * /readyz says 503 once the database file is deleted, replaced or damaged.
+  * a full disk: writes answer 507 insufficient-storage (never a silent 500),
+    the SQLite error and the request id are logged. The disk is made "full"
+    portably with the documented option max-db-size (PRAGMA max_page_count on
+    the writer), which makes SQLite fail with SQLITE_FULL exactly like a
+    full file system does.
+"""
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rel import OPTIONS  # noqa: E402
+from harness import (ADAPTMON, Server, check, eq, expect_status, run_tests,  # noqa: E402
+                     tmpdir)
+
+SEG = {"source": "the virus spreads fast", "hypothesis": "le virus se propage vite",
+       "translation": "le virus se propage vite"}
+
+
+def cli(*args, env=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("ADAPTMON_")}
+    if env:
+        e.update(env)
+    return subprocess.run([ADAPTMON] + list(args), capture_output=True, text=True, timeout=60,
+                          env=e)
+
+
+def post_segments(c, sid, start, n):
+    for i in range(start, start + n):
+        r = c.post("/v1/sessions/%s/segments" % sid, dict(SEG, id="s%d" % i))
+        expect_status(r, 201, "POST segment %d" % i)
+
+
+def digest(*paths):
+    """sha256 of each existing path (None for a missing one)."""
+    out = []
+    for p in paths:
+        try:
+            with open(p, "rb") as f:
+                out.append(hashlib.sha256(f.read()).hexdigest())
+        except FileNotFoundError:
+            out.append(None)
+    return out
+
+
+def live_server():
+    """A server on D/x.db with a session of 10 acknowledged segments."""
+    d = tmpdir("adaptmon-op-")
+    db = os.path.join(d, "x.db")
+    srv = Server(db=db)
+    c = srv.client()
+    c.create_session(id="a", options=OPTIONS)
+    post_segments(c, "a", 0, 10)
+    return d, db, srv, c
+
+
+def segments_after_restart(srv, c):
+    c.close()
+    eq(srv.stop(), 0, "server exit status")
+    srv.start()
+    c2 = srv.client()
+    n = c2.jget("/v1/sessions/a")["segments"]
+    c2.close()
+    return n
+
+
+# ---- backup -------------------------------------------------------------------
+
+def test_backup_onto_the_live_database_is_refused_under_every_spelling():
+    d, db, srv, c = live_server()
+    os.symlink(db, os.path.join(d, "link.db"))
+    rel = os.path.relpath(db)
+    spellings = [os.path.join(d, ".", "x.db"), d + "//x.db", os.path.join(d, "link.db"), rel,
+                 db, db + "-wal", db + "-shm", os.path.join(d, ".", "x.db-wal")]
+    for dest in spellings:
+        r = cli("backup", "--db", db, dest)
+        check(r.returncode != 0, "backup onto %s must fail, got 0: %s" % (dest, r.stdout))
+        check("refusing" in r.stderr and "database" in r.stderr,
+              "backup onto %s: message names the database: %r" % (dest, r.stderr))
+    # the live database is whole: 50 more acknowledged segments survive a restart
+    post_segments(c, "a", 10, 50)
+    eq(segments_after_restart(srv, c), 60, "segments after the refused backups and a restart")
+    srv.stop()
+
+
+def test_backup_whose_temporary_file_is_the_database_is_refused():
+    # DEST.tmp is written first and unlinked on failure: DEST = x (db x.tmp) would
+    # have deleted the live database
+    d = tmpdir("adaptmon-op-")
+    db = os.path.join(d, "live.db.tmp")
+    srv = Server(db=db)
+    c = srv.client()
+    c.create_session(id="a", options=OPTIONS)
+    post_segments(c, "a", 0, 5)
+    r = cli("backup", "--db", db, os.path.join(d, "live.db"))
+    check(r.returncode != 0, "backup whose .tmp is the database must fail")
+    check("temporary" in r.stderr, "message names the temporary copy: %r" % r.stderr)
+    check(os.path.exists(db), "the database is still there")
+    post_segments(c, "a", 5, 5)
+    eq(segments_after_restart(srv, c), 10, "segments after a restart")
+    srv.stop()
+
+
+def test_backup_to_a_directory_is_refused():
+    d, db, srv, c = live_server()
+    out = os.path.join(d, "out")
+    os.mkdir(out)
+    for dest in (out, out + "/"):
+        r = cli("backup", "--db", db, dest)
+        check(r.returncode != 0, "backup to directory %s must fail" % dest)
+        check("directory" in r.stderr, "message says directory: %r" % r.stderr)
+    eq(os.listdir(out), [], "nothing written into the directory")
+    c.close()
+    srv.stop()
+
+
+def test_backup_into_a_missing_directory_is_refused_and_creates_nothing():
+    d, db, srv, c = live_server()
+    dest = os.path.join(d, "mnt", "bakup", "x.db")  # a mistyped mount point
+    r = cli("backup", "--db", db, dest)
+    check(r.returncode != 0, "backup into a missing directory must fail")
+    check("does not exist" in r.stderr, "message: %r" % r.stderr)
+    check(not os.path.exists(os.path.join(d, "mnt")), "no directory was created")
+    c.close()
+    srv.stop()
+
+
+def test_backup_onto_an_existing_file_needs_force():
+    d, db, srv, c = live_server()
+    dest = os.path.join(d, "precious.txt")
+    with open(dest, "w") as f:
+        f.write("last year's only copy\n")
+    before = digest(dest)
+    r = cli("backup", "--db", db, dest)
+    check(r.returncode != 0, "backup onto an existing file without --force must fail")
+    check("--force" in r.stderr, "message mentions --force: %r" % r.stderr)
+    eq(digest(dest), before, "the existing file is unchanged")
+    r = cli("backup", "--db", db, "--force", dest)
+    eq(r.returncode, 0, "backup --force: " + r.stderr)
+    with open(dest, "rb") as f:
+        eq(f.read(16), b"SQLite format 3\0", "the forced copy is a database")
+    c.close()
+    srv.stop()
+
+
+def test_backup_usage_mistakes():
+    d, db, srv, c = live_server()
+    dest = os.path.join(d, "b.db")
+    for args, what in ((["--db", db, "--bogus", dest], "unknown flag"),
+                       (["--db"], "--db without a value"),
+                       (["--db", db, dest, dest + "2"], "two destinations"),
+                       (["--db", db], "no destination")):
+        r = cli("backup", *args)
+        eq(r.returncode, 2, "backup %s: exit status" % what)
+        check(r.stderr.strip(), "backup %s: a message" % what)
+    check(not os.path.exists(dest) and not os.path.exists(dest + "2"), "nothing written")
+    c.close()
+    srv.stop()
+
+
+def test_backup_of_a_file_that_is_not_sqlite_is_refused_and_untouched():
+    d = tmpdir("adaptmon-op-")
+    src = os.path.join(d, "notes.txt")
+    with open(src, "w") as f:
+        f.write("this is not a database\n" * 10)
+    before = digest(src, src + "-wal", src + "-shm")
+    r = cli("backup", "--db", src, os.path.join(d, "b.db"))
+    check(r.returncode != 0, "backup of a non-SQLite file must fail")
+    check("not an SQLite database" in r.stderr, "message: %r" % r.stderr)
+    eq(digest(src, src + "-wal", src + "-shm"), before, "source untouched, no side files")
+    check(not os.path.exists(os.path.join(d, "b.db")), "no copy written")
+
+
+def test_backup_of_a_live_database_still_works():
+    d, db, srv, c = live_server()
+    dest = os.path.join(d, "copy.db")
+    r = cli("backup", "--db", db, dest)
+    eq(r.returncode, 0, "backup of the live database: " + r.stderr)
+    c.close()
+    srv.stop()
+    copy = Server(db=dest)
+    c2 = copy.client()
+    eq(c2.jget("/v1/sessions/a")["segments"], 10, "segments in the copy")
+    c2.close()
+    copy.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(globals()))
