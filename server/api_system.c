@@ -1,6 +1,13 @@
-/* api_system.c — /healthz, /readyz, /metrics, /openapi.yaml. */
+/* api_system.c — /healthz, /readyz, /metrics, /openapi.yaml.
+ *
+ * /readyz is ready only while the database can really be served: the
+ * configured path still names the file the server opened (not deleted,
+ * not replaced), the file still starts with the SQLite header, and a read
+ * query answers. All cheap (a stat, a 16-byte pread, one query); a full
+ * PRAGMA quick_check would read the whole file. */
 #include "api.h"
 
+#include "dbfile.h"
 #include "embedded.h"
 
 #include <string.h>
@@ -17,6 +24,13 @@ void am_api_readyz(am_req *req, am_resp *resp)
     if (!srv->ready || srv->stopping) {
         am_resp_json(resp, 503,
                      json_pack("{ss}", "status", srv->stopping ? "stopping" : "starting"));
+        return;
+    }
+    const char *why = NULL;
+    if (srv->db_fd >= 0 && am_dbfile_still_ours(srv->db_fd, srv->cfg.db, &why) != AM_OK) {
+        am_log_at(&srv->log, AM_LOG_ERROR, req->request_id, "not ready: %s (%s)", why, srv->cfg.db);
+        am_resp_json(resp, 503,
+                     json_pack("{ssss}", "status", "database unavailable", "reason", why));
         return;
     }
     if (am_store_ping(srv->store) != AM_OK) {

@@ -3,7 +3,10 @@
  * config-example` (the commented example configuration).
  *
  * serve: load the configuration (flag > environment > file > default),
- * open the database (migrations run), build the runtime parts, start the
+ * refuse a --db that is not an SQLite file, take the database's exclusive
+ * lock (dbfile.h: a second server on the same file would write with its
+ * own stale caches, so it refuses to start), open the database
+ * (migrations run), build the runtime parts, start the
  * HTTP daemon, print one ready line on stdout, then wait for SIGTERM or
  * SIGINT. The signals are blocked in every thread and taken with sigwait
  * by the main thread, so no work ever runs in a signal handler. On a
@@ -12,6 +15,7 @@
  */
 #include "cli.h"
 #include "answer_cache.h"
+#include "dbfile.h"
 #include "events.h"
 #include "ingest.h"
 #include "server.h"
@@ -203,6 +207,17 @@ static int am_serve(int argc, char **argv, char **envp)
     pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    srv->db_fd = -1;
+    if (strcmp(srv->cfg.db, ":memory:") != 0) {
+        /* nothing is created or changed before these checks pass */
+        if (am_dbfile_check_kind(srv->cfg.db, &err) != AM_OK ||
+            am_dbfile_mkdir_parents(srv->cfg.db, &err) != AM_OK ||
+            am_dbfile_lock(srv->cfg.db, &srv->db_fd, &err) != AM_OK) {
+            am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot serve the database %s: %s",
+                      srv->cfg.db, am_buf_str(&err));
+            goto out;
+        }
+    }
     if (am_store_open(srv->cfg.db, (enum am_durability)srv->cfg.durability, &srv->store, &err) !=
         AM_OK) {
         am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot open the database %s: %s", srv->cfg.db,
@@ -264,6 +279,7 @@ out:
     am_events_free(srv->events); /* after the daemon: its streams are gone */
     am_sessions_free(srv->sessions);
     am_store_close(srv->store);
+    am_dbfile_unlock(srv->db_fd); /* after SQLite closed the file */
     am_wspool_free(srv->wspool);
     am_acache_free(srv->acache);
     am_metrics_free(srv->metrics);

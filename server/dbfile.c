@@ -48,6 +48,39 @@ static const char *am_dbfile_base(const char *path)
     return slash ? slash + 1 : path;
 }
 
+int am_dbfile_mkdir_parents(const char *path, am_buf *err)
+{
+    char *p = am_xstrdup(path);
+    char *slash = strrchr(p, '/');
+    int rc = AM_OK;
+    if (slash && slash != p) {
+        *slash = '\0';
+        for (char *q = p + 1;; q++) {
+            if (*q != '/' && *q != '\0')
+                continue;
+            char saved = *q;
+            *q = '\0';
+            struct stat sb;
+            if (stat(p, &sb) != 0) {
+                if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+                    am_buf_printf(err, "cannot create directory %s: %s", p, strerror(errno));
+                    rc = AM_ERR_IO;
+                    break;
+                }
+            } else if (!S_ISDIR(sb.st_mode)) {
+                am_buf_printf(err, "cannot create directory %s: not a directory", p);
+                rc = AM_ERR_IO;
+                break;
+            }
+            *q = saved;
+            if (saved == '\0')
+                break;
+        }
+    }
+    free(p);
+    return rc;
+}
+
 int am_dbfile_same(const char *path, const char *live)
 {
     struct stat a, b;

@@ -13,6 +13,10 @@
 
 #include <sys/types.h>
 
+/* Creates the missing directories above path (mode 0777 & ~umask).
+ * Returns AM_OK or AM_ERR_IO with a message in err. path borrowed. */
+int am_dbfile_mkdir_parents(const char *path, am_buf *err);
+
 /* Does path name the same directory entry or file as live? Compared by
  * identity, not by text: when both exist, their (st_dev, st_ino) after
  * following symlinks; when neither exists, the (st_dev, st_ino) of their

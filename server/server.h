@@ -25,6 +25,7 @@ typedef struct am_server {
     void *daemon; /* struct MHD_Daemon * (http.c) */
     struct am_shard *shard; /* owner map for 421 answers (shard.h), NULL = owns all */
     struct am_acache *acache; /* GET …/metrics answer bodies (answer_cache.h), NULL = off */
+    int db_fd; /* the database file, flock'ed for the process's life (dbfile.h); -1 = none */
 } am_server;
 
 /* Starts the HTTP daemon on cfg.listen:cfg.port (http.c). Returns AM_OK or

@@ -78,6 +78,7 @@
  */
 #include "store.h"
 
+#include "dbfile.h"
 #include "embedded.h"
 
 #include <assert.h>
@@ -115,7 +116,7 @@
     X(SAVEPOINT, "SAVEPOINT am_nested")                                                            \
     X(RELEASE, "RELEASE am_nested")                                                                \
     X(ROLLBACK_TO, "ROLLBACK TO am_nested")                                                        \
-    X(PING, "SELECT 1")                                                                            \
+    X(PING, "SELECT max(version) FROM schema_migrations")                                          \
     X(PAGE_COUNT, "PRAGMA page_count")                                                             \
     X(PAGE_SIZE, "PRAGMA page_size")                                                               \
     X(SYNCHRONOUS, "PRAGMA synchronous")                                                           \
@@ -595,39 +596,6 @@ static int am_w_end(am_store *st, int rc)
 
 /* ---- open / close --------------------------------------------------------- */
 
-static int am_mkdir_parents(const char *path, am_buf *err)
-{
-    char *p = am_xstrdup(path);
-    char *slash = strrchr(p, '/');
-    int rc = AM_OK;
-    if (slash && slash != p) {
-        *slash = '\0';
-        for (char *q = p + 1;; q++) {
-            if (*q != '/' && *q != '\0')
-                continue;
-            char saved = *q;
-            *q = '\0';
-            struct stat sb;
-            if (stat(p, &sb) != 0) {
-                if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-                    am_buf_printf(err, "cannot create directory %s: %s", p, strerror(errno));
-                    rc = AM_ERR_IO;
-                    break;
-                }
-            } else if (!S_ISDIR(sb.st_mode)) {
-                am_buf_printf(err, "cannot create directory %s: not a directory", p);
-                rc = AM_ERR_IO;
-                break;
-            }
-            *q = saved;
-            if (saved == '\0')
-                break;
-        }
-    }
-    free(p);
-    return rc;
-}
-
 typedef struct am_migration {
     int version;
     const am_embedded_file *file;
@@ -920,7 +888,7 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     pthread_mutex_init(&st->errmu, NULL);
     atomic_init(&st->next_reader, 0);
 
-    int rc = st->memory ? AM_OK : am_mkdir_parents(path, err);
+    int rc = st->memory ? AM_OK : am_dbfile_mkdir_parents(path, err);
     if (rc == AM_OK)
         rc = am_conn_open(&st->w, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1, err);
     else
@@ -2190,7 +2158,7 @@ int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
         am_buf_printf(err, "invalid backup path");
         return AM_ERR_INVALID;
     }
-    int rc = am_mkdir_parents(dest_path, err);
+    int rc = am_dbfile_mkdir_parents(dest_path, err);
     if (rc)
         return rc;
     size_t len = strlen(dest_path);

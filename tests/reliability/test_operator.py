@@ -203,5 +203,104 @@ def test_backup_of_a_live_database_still_works():
     copy.stop()
 
 
+# ---- serve ----------------------------------------------------------------------
+
+def serve_fails(*args, timeout=20):
+    """Runs `adaptmon serve --port 0 ARGS` expecting it to exit by itself."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("ADAPTMON_")}
+    p = subprocess.Popen([ADAPTMON, "serve", "--listen", "127.0.0.1", "--port", "0"] + list(args),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        raise AssertionError("adaptmon serve %s did not exit (it started: %s)" % (args, out))
+    return p.returncode, out, err
+
+
+def test_second_serve_on_the_same_database_refuses_to_start():
+    d, db, srv, c = live_server()
+    os.symlink(db, os.path.join(d, "alias.db"))
+    for path in (db, os.path.join(d, ".", "x.db"), os.path.join(d, "alias.db")):
+        rc, out, err = serve_fails("--db", path, timeout=8)
+        check(rc != 0, "a second serve on %s must fail" % path)
+        check("in use by another adaptmon serve" in err, "message: %r" % err)
+        check("listening" not in out, "the second server never listened")
+    # the first one still serves, and nothing was lost
+    post_segments(c, "a", 10, 5)
+    eq(segments_after_restart(srv, c), 15, "segments after a restart")
+    # the lock goes with the process: a restart (above) took it again, and a
+    # SIGKILLed server leaves no stale lock
+    srv.kill()
+    srv.start()
+    eq(srv.client().jget("/v1/sessions/a")["segments"], 15, "after kill -9 and restart")
+    srv.stop()
+
+
+def test_serve_on_a_file_that_is_not_sqlite_is_refused_and_untouched():
+    d = tmpdir("adaptmon-op-")
+    path = os.path.join(d, "notes.txt")
+    with open(path, "w") as f:
+        f.write("meeting notes, not a database\n" * 20)
+    before = digest(path, path + "-wal", path + "-shm", path + "-journal")
+    rc, out, err = serve_fails("--db", path)
+    check(rc != 0, "serve on a non-SQLite file must fail")
+    check("not an SQLite database" in err, "message: %r" % err)
+    eq(digest(path, path + "-wal", path + "-shm", path + "-journal"), before, "file untouched")
+
+
+def test_serve_on_a_directory_is_refused():
+    d = tmpdir("adaptmon-op-")
+    rc, out, err = serve_fails("--db", d)
+    check(rc != 0, "serve on a directory must fail")
+    check("directory" in err, "message names the directory: %r" % err)
+
+
+def test_serve_flag_mistakes_exit_2_with_a_message():
+    d = tmpdir("adaptmon-op-")
+    db = os.path.join(d, "x.db")
+    for args, what in ((["--port", "eighty"], "port"), (["--threads", "0"], "threads"),
+                       (["--max-body", "1XB"], "max-body"), (["--bogus", "1"], "bogus"),
+                       (["--durability", "fast"], "durability"), (["--db"], "db")):
+        rc, out, err = serve_fails("--db", db, *args)
+        eq(rc, 2, "serve %s: exit status" % args)
+        check(what in err, "serve %s: message names %s: %r" % (args, what, err))
+    check(not os.path.exists(db), "no database created by a refused start")
+
+
+def test_readyz_is_503_when_the_database_file_is_deleted():
+    d, db, srv, c = live_server()
+    expect_status(c.get("/readyz"), 200, "readyz before")
+    os.unlink(db)
+    r = c.get("/readyz")
+    expect_status(r, 503, "readyz after the database file was deleted")
+    check("deleted" in r.json().get("reason", ""), "reason: %r" % r.json())
+    c.close()
+    srv.kill()
+
+
+def test_readyz_is_503_when_the_database_file_is_replaced_or_damaged():
+    d, db, srv, c = live_server()
+    # damaged: the header overwritten in place
+    with open(db, "r+b") as f:
+        f.write(b"\0" * 100)
+    r = c.get("/readyz")
+    expect_status(r, 503, "readyz after the header was overwritten")
+    check("damaged" in r.json().get("reason", ""), "reason: %r" % r.json())
+    c.close()
+    srv.kill()
+    d, db, srv, c = live_server()
+    # replaced: another file renamed over the path
+    other = os.path.join(d, "other.db")
+    with open(other, "wb") as f:
+        f.write(b"SQLite format 3\0" + b"\0" * 4080)
+    os.rename(other, db)
+    r = c.get("/readyz")
+    expect_status(r, 503, "readyz after the file was replaced")
+    c.close()
+    srv.kill()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(globals()))
