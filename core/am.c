@@ -20,6 +20,7 @@ const char *am_strerror(int err)
     case AM_ERR_IO: return "I/O error";
     case AM_ERR_CONFLICT: return "conflict";
     case AM_ERR_INTERNAL: return "internal error";
+    case AM_ERR_FULL: return "storage full";
     default: return "unknown error";
     }
 }

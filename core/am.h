@@ -27,7 +27,8 @@ enum am_err {
     AM_ERR_NOTFOUND = -7, /* a named thing (language, list, id) does not exist */
     AM_ERR_IO = -8, /* I/O failure (server/CLI only; core never does I/O) */
     AM_ERR_CONFLICT = -9, /* state conflict (server only) */
-    AM_ERR_INTERNAL = -10 /* broken invariant or library failure */
+    AM_ERR_INTERNAL = -10, /* broken invariant or library failure */
+    AM_ERR_FULL = -11 /* the disk or the database size limit is full (server only) */
 };
 
 /* Returns a static, human-readable name for an am_err code ("invalid UTF-8", ...). */

@@ -52,9 +52,13 @@ int am_api_load_session(am_req *req, am_resp *resp, am_store_session *row);
 /* The answer to a failed write of the session of req->params[0] (rc from
  * the store): AM_ERR_NOTFOUND 404 (deleted, or deleted and re-created, while
  * the request ran: a foreign key or a missing row), AM_ERR_CONFLICT 409 (a
- * unique key: created concurrently), anything else 500 with what (a
- * storage failure). */
+ * unique key: created concurrently), anything else as am_api_store_fail
+ * (507 for a full disk, 500 otherwise) with what. */
 void am_api_gone_or_500(am_req *req, am_resp *resp, int rc, const char *what);
+/* Answers a failed store write (rc from the store): 507 insufficient-storage
+ * for AM_ERR_FULL (disk full or max-db-size reached), else 500 internal;
+ * what (borrowed) starts the detail. The 5xx is logged by http.c. */
+void am_api_store_fail(am_req *req, am_resp *resp, int rc, const char *what);
 /* Parses an optional integer query parameter within [lo, hi] (keeps *out
  * when absent); 400 problem on a bad value. */
 int am_api_query_int(am_req *req, am_resp *resp, const char *key, int64_t lo, int64_t hi,

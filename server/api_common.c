@@ -19,6 +19,17 @@ int am_api_load_session(am_req *req, am_resp *resp, am_store_session *row)
     return rc;
 }
 
+void am_api_store_fail(am_req *req, am_resp *resp, int rc, const char *what)
+{
+    if (rc == AM_ERR_FULL)
+        am_resp_problem(resp, req, 507, "insufficient-storage", "Insufficient storage",
+                        "%s: the database is full (disk full or max-db-size reached); nothing "
+                        "was stored, retry once space is freed",
+                        what);
+    else
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "%s", what);
+}
+
 void am_api_gone_or_500(am_req *req, am_resp *resp, int rc, const char *what)
 {
     if (rc == AM_ERR_NOTFOUND)
@@ -28,7 +39,7 @@ void am_api_gone_or_500(am_req *req, am_resp *resp, int rc, const char *what)
         am_resp_problem(resp, req, 409, "conflict", "Conflict",
                         "session '%s' changed while the request ran; retry", req->params[0]);
     else
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "%s", what);
+        am_api_store_fail(req, resp, rc, what); /* 507 on a full disk, else 500 */
 }
 
 int am_api_query_int(am_req *req, am_resp *resp, const char *key, int64_t lo, int64_t hi,

@@ -294,7 +294,7 @@ void am_api_session_create(am_req *req, am_resp *resp)
         am_resp_problem(resp, req, 409, "conflict", "Session exists", "a session '%s' exists", id);
         goto done;
     } else if (rc != AM_OK) {
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "the session was not stored");
+        am_api_store_fail(req, resp, rc, "the session was not stored");
         goto done;
     }
     /* the answer describes what was created (not re-read: a concurrent

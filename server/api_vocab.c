@@ -45,8 +45,7 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
     free(counts);
     am_vocab_free(v);
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, 500, "internal", "Storage error",
-                        "the vocabulary was not stored");
+        am_api_store_fail(req, resp, rc, "the vocabulary was not stored");
         return;
     }
     am_resp_json(resp, existed ? 200 : 201,

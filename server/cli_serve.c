@@ -173,6 +173,31 @@ static void am_serve_malloc_tuning(void)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/* SQLite's error log (SQLITE_CONFIG_LOG): every error SQLite reports —
+ * a full disk, an I/O error, a corrupt page, a WAL recovery — becomes one
+ * log line. Constraint violations are expected answers (409 and the
+ * like) and go to DEBUG; notices to INFO; warnings to WARN. ctx is the
+ * server's am_log (it lives until the process exits). */
+static void am_serve_sqlite_log(void *ctx, int code, const char *msg)
+{
+    const am_log *lg = ctx;
+    int level = AM_LOG_ERROR;
+    switch (code & 0xff) {
+    case SQLITE_CONSTRAINT:
+    case SQLITE_SCHEMA: level = AM_LOG_DEBUG; break;
+    case SQLITE_NOTICE: level = AM_LOG_INFO; break;
+    case SQLITE_WARNING: level = AM_LOG_WARN; break;
+    default: break;
+    }
+    am_log_at(lg, level, NULL, "sqlite (%d): %s", code, msg ? msg : "");
+}
+
+/* The store's own failures (I/O, full), with what it was doing. */
+static void am_serve_store_log(void *ctx, const char *msg)
+{
+    am_log_at((const am_log *)ctx, AM_LOG_ERROR, NULL, "database: %s", msg);
+}
+
 static int am_serve(int argc, char **argv, char **envp)
 {
     am_serve_malloc_tuning();
@@ -188,6 +213,9 @@ static int am_serve(int argc, char **argv, char **envp)
         return 2;
     }
     srv->log.level = srv->cfg.log_level;
+    /* before any other SQLite call (sqlite3_initialize); srv->log outlives
+     * every connection */
+    sqlite3_config(SQLITE_CONFIG_LOG, am_serve_sqlite_log, &srv->log);
     /* fleet: the owner map (421 answers), checked before anything starts */
     if (am_shard_parse(srv->cfg.owner_map, &srv->shard, &err) != AM_OK) {
         fprintf(stderr, "adaptmon serve: %s\n", am_buf_str(&err));
@@ -222,6 +250,11 @@ static int am_serve(int argc, char **argv, char **envp)
         AM_OK) {
         am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot open the database %s: %s", srv->cfg.db,
                   am_buf_str(&err));
+        goto out;
+    }
+    am_store_set_logger(srv->store, am_serve_store_log, &srv->log);
+    if (am_store_set_max_bytes(srv->store, srv->cfg.max_db_size) != AM_OK) {
+        am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot apply max-db-size to %s", srv->cfg.db);
         goto out;
     }
     srv->metrics = am_metrics_new();

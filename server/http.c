@@ -1020,10 +1020,36 @@ static void am_http_set_active(am_http_ctx *x)
     }
 }
 
+/* Every 5xx is logged at ERROR with its request id and cause: the
+ * problem's type and detail and, for storage failures, the database's
+ * most recent error (SQLite's message; its own log line, from the
+ * SQLITE_CONFIG_LOG logger of cli_serve.c, comes just before). */
+static void am_http_log_5xx(am_http_ctx *x, const am_resp *resp)
+{
+    am_server *srv = x->http->srv;
+    json_t *j = resp->body ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
+    const char *type = json_string_value(json_object_get(j, "type"));
+    const char *title = json_string_value(json_object_get(j, "title"));
+    const char *detail = json_string_value(json_object_get(j, "detail"));
+    am_buf cause;
+    am_buf_init(&cause);
+    if (srv->store && ((title && !strcmp(title, "Storage error")) || resp->status == 507))
+        am_store_last_error(srv->store, &cause);
+    am_log_at(&srv->log, AM_LOG_ERROR, x->req.request_id, "%s %s answered %d %s: %s%s%s%s",
+              x->method, x->req.path ? x->req.path : "?", resp->status,
+              type ? type : (resp->stream ? "(stream)" : "(no problem body)"),
+              detail ? detail : "-", cause.len ? " (database: " : "", am_buf_str(&cause),
+              cause.len ? ")" : "");
+    am_buf_cleanup(&cause);
+    json_decref(j);
+}
+
 /* Turns resp into a libmicrohttpd response and queues it; resp is emptied. */
 static enum MHD_Result am_http_queue(am_http_ctx *x, am_resp *resp)
 {
     am_http_set_active(x);
+    if (resp->status >= 500)
+        am_http_log_5xx(x, resp);
     struct MHD_Response *r = NULL;
     size_t bytes = 0;
     if (resp->stream && !strcmp(x->method, "HEAD")) {

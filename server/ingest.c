@@ -93,6 +93,15 @@ static int am_failf(am_fail *f, int status, const char *slug, const char *title,
     return AM_ERR_INVALID;
 }
 
+/* 507: the disk (or max-db-size) is full; nothing was stored. */
+static int am_fail_full(am_fail *f, const char *what)
+{
+    return am_failf(f, 507, "insufficient-storage", "Insufficient storage", NULL,
+                    "%s: the database is full (disk full or max-db-size reached); nothing was "
+                    "stored, retry once space is freed",
+                    what);
+}
+
 /* ---- request validation --------------------------------------------------- */
 
 /* A JSON string field without NUL bytes and within the token limit. */
@@ -644,6 +653,8 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
             *retry = 1;
             am_failf(f, 503, "unavailable", "Session changed", NULL,
                      "the session changed while the segment was scored; retry");
+        } else if (rc == AM_ERR_FULL) {
+            am_fail_full(f, "the segment could not be stored");
         } else {
             am_failf(f, 500, "internal", "Storage error", NULL, "the segment could not be stored");
         }
@@ -895,7 +906,9 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         rc = am_apply(srv, sess, &how, tx, session, rows.v[i].seq, use, now, 0, &res, &plan, f);
         if (rc == AM_OK) {
             rc = am_plan_exec(tx, &plan);
-            if (rc != AM_OK)
+            if (rc == AM_ERR_FULL)
+                am_fail_full(f, "the replacement could not be stored");
+            else if (rc != AM_OK)
                 am_failf(f, 500, "internal", "Storage error", NULL, "the database failed (%s)",
                          am_strerror(rc));
         }
@@ -907,7 +920,9 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
             else
                 rc = am_store_tx_segment_update(tx, session, rows.v[i].seq, NULL, NULL, txt, now);
             free(txt);
-            if (rc != AM_OK)
+            if (rc == AM_ERR_FULL)
+                am_fail_full(f, "the replacement could not be stored");
+            else if (rc != AM_OK)
                 am_failf(f, 500, "internal", "Storage error", NULL, "updating results failed");
         }
         if (replaced) {
@@ -923,7 +938,9 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
     if (rc == AM_OK) {
         rc = am_store_tx_commit(tx);
         tx = NULL;
-        if (rc != AM_OK)
+        if (rc == AM_ERR_FULL)
+            am_fail_full(f, "the replacement could not be stored");
+        else if (rc != AM_OK)
             am_failf(f, 500, "internal", "Storage error", NULL,
                      "the replacement could not be stored");
     }

@@ -81,7 +81,10 @@ enum am_srv_kind {
       "shard map for 421 answers to requests for sessions that live on another "                   \
       "instance; empty = this instance owns every session")                                        \
     X("sse-heartbeat", "int", "15", AM_SRV_INT, sse_heartbeat, 1, 3600, NULL,                      \
-      "seconds between heartbeat comments on event streams (GET …/events)")
+      "seconds between heartbeat comments on event streams (GET …/events)")                        \
+    X("max-db-size", "size", "0", AM_SRV_SIZE, max_db_size, 0, 1024 * AM_GIB, NULL,                \
+      "largest database file (SQLite max_page_count); a write that would grow it past answers "    \
+      "507 insufficient-storage, as on a full disk; 0 = no limit but the disk's")
 
 typedef struct am_srv_impl {
     enum am_srv_kind kind;

@@ -32,6 +32,7 @@ typedef struct am_srv_config {
     char config_file[512]; /* the file read, "" = none */
     char owner_map[1024]; /* optional shard map for 421 answers, "" = none */
     int sse_heartbeat; /* seconds between ": ping" comments on event streams, default 15 */
+    int64_t max_db_size; /* bytes, 0 = no limit (PRAGMA max_page_count) */
 } am_srv_config;
 
 typedef struct am_srv_option {

@@ -71,10 +71,12 @@
  *
  * Errors. Every SQLite failure is mapped to an am_err (unique or primary
  * key violation: AM_ERR_CONFLICT; foreign key: AM_ERR_NOTFOUND; NOT NULL or
- * CHECK: AM_ERR_INVALID; anything else: AM_ERR_IO) and its message
- * ("what: sqlite message (extended code)") is kept; am_store_last_error
- * copies the most recent one, and AM_ERR_IO failures are passed to the
- * logger set with am_store_set_logger.
+ * CHECK: AM_ERR_INVALID; SQLITE_FULL — disk full, or the max_page_count of
+ * am_store_set_max_bytes reached: AM_ERR_FULL; anything else: AM_ERR_IO)
+ * and its message ("what: sqlite message (extended code)") is kept;
+ * am_store_last_error copies the most recent one, and AM_ERR_IO and
+ * AM_ERR_FULL failures are passed to the logger set with
+ * am_store_set_logger.
  */
 #include "store.h"
 
@@ -275,7 +277,7 @@ static void am_store_note(am_store *st, int code, const char *msg)
     am_buf_appends(&st->errmsg, msg);
     am_store_log_fn fn = st->logfn;
     void *ctx = st->logctx;
-    if (fn && code == AM_ERR_IO)
+    if (fn && (code == AM_ERR_IO || code == AM_ERR_FULL))
         fn(ctx, msg);
     pthread_mutex_unlock(&st->errmu);
 }
@@ -292,7 +294,7 @@ static int am_db_fail(am_store *st, sqlite3 *db, const char *what)
     case SQLITE_CONSTRAINT_FOREIGNKEY: code = AM_ERR_NOTFOUND; break;
     case SQLITE_CONSTRAINT_NOTNULL:
     case SQLITE_CONSTRAINT_CHECK: code = AM_ERR_INVALID; break;
-    default: code = AM_ERR_IO;
+    default: code = (ext & 0xff) == SQLITE_FULL ? AM_ERR_FULL : AM_ERR_IO;
     }
     char msg[512];
     snprintf(msg, sizeof msg, "%s: %s (%d)", what, sqlite3_errmsg(db), ext);
@@ -989,6 +991,23 @@ int64_t am_store_size_bytes(am_store *st)
     return total;
 }
 
+int am_store_set_max_bytes(am_store *st, int64_t bytes)
+{
+    if (bytes <= 0 || st->memory)
+        return AM_OK;
+    am_w_lock(st);
+    int64_t page = 0, got = 0;
+    int rc = am_conn_int(&st->w, "PRAGMA page_size", &page);
+    if (rc == AM_OK && page > 0) {
+        char sql[64];
+        int64_t pages = bytes / page > 0 ? bytes / page : 1;
+        snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld", (long long)pages);
+        rc = am_conn_int(&st->w, sql, &got);
+    }
+    am_w_unlock(st);
+    return rc;
+}
+
 int am_store_ping(am_store *st)
 {
     am_conn *c = am_reader_get(st);
@@ -1333,6 +1352,11 @@ static void am_group_run(am_store *st, am_gjob *batch)
             int rc = am_exec(st, &st->w, AM_S_SAVEPOINT, "");
             if (rc == AM_OK) {
                 rc = j->fn(&st->tx, j->ctx);
+                if (sqlite3_get_autocommit(st->w.db)) { /* e.g. SQLITE_FULL: all rolled back */
+                    j->rc = rc;
+                    brc = rc == AM_ERR_FULL ? AM_ERR_FULL : AM_ERR_IO;
+                    break;
+                }
                 if (rc != AM_OK)
                     am_exec(st, &st->w, AM_S_ROLLBACK_TO, "");
                 int r2 = am_exec(st, &st->w, AM_S_RELEASE, "");
@@ -1341,7 +1365,7 @@ static void am_group_run(am_store *st, am_gjob *batch)
             }
             j->rc = rc;
             if (sqlite3_get_autocommit(st->w.db)) { /* SQLite rolled the batch back */
-                brc = AM_ERR_IO;
+                brc = rc == AM_ERR_FULL ? AM_ERR_FULL : AM_ERR_IO;
                 break;
             }
         }

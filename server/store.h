@@ -252,6 +252,11 @@ int am_store_vocabulary_delete(am_store *st, const char *name);
  * stops the walk and is returned. AM_ERR_NOTFOUND when name is unknown. */
 int am_store_vocabulary_each(am_store *st, const char *name, am_store_count_fn fn, void *ctx);
 
+/* Caps the database at about bytes (PRAGMA max_page_count on the writer;
+ * 0 = no cap): a write that would grow it past fails with AM_ERR_FULL, as
+ * on a full disk. Returns AM_OK or AM_ERR_IO. */
+int am_store_set_max_bytes(am_store *st, int64_t bytes);
+
 /* ---- backups ------------------------------------------------------------ */
 /* Consistent online copy of the database into dest_path (SQLite backup
  * API), while the server keeps running. */

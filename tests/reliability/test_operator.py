@@ -302,5 +302,54 @@ def test_readyz_is_503_when_the_database_file_is_replaced_or_damaged():
     srv.kill()
 
 
+# ---- a full disk ------------------------------------------------------------------
+
+def test_full_database_answers_507_logs_the_cause_and_loses_nothing_acknowledged():
+    d = tmpdir("adaptmon-op-")
+    db = os.path.join(d, "x.db")
+    srv = Server("--max-db-size", "160KiB", db=db)
+    c = srv.client()
+    c.create_session(id="a", options=OPTIONS)
+    acked, full = [], None
+    text = " ".join("word%d" % k for k in range(60))
+    for i in range(3000):
+        body = {"id": "s%d" % i, "source": text, "hypothesis": text, "translation": text}
+        r = c.post("/v1/sessions/a/segments", body, headers={"X-Request-Id": "fill-%d" % i})
+        if r.status == 201:
+            acked.append(body["id"])
+            continue
+        full = (i, r)
+        break
+    check(full is not None, "the database never filled up (%d segments)" % len(acked))
+    i, r = full
+    eq(r.status, 507, "status when the database is full: %s" % r.body[:300])
+    eq(r.content_type, "application/problem+json", "507 Content-Type")
+    eq(r.json()["type"], "https://adaptmon.dev/problems/insufficient-storage", "problem type")
+    check(len(acked) >= 5, "some segments were stored first: %d" % len(acked))
+    # nothing half-stored
+    expect_status(c.get("/v1/sessions/a/segments/s%d" % i), 404, "the refused segment")
+    # other writes get 507 too, not 500: a 200 KB glossary cannot fit
+    csv = "source,target\n" + "".join("term%d,terme%d\n" % (k, k) for k in range(12000))
+    r = c.put("/v1/sessions/a/glossary", csv, ctype="text/csv")
+    eq(r.status, 507, "glossary PUT on a full database: %s" % r.body[:300])
+    c.close()
+    eq(srv.stop(), 0, "exit status")
+    log = srv.logs(tail=200000)
+    check(re.search(r"ERROR .*sqlite \(13\).*full", log), "SQLite's SQLITE_FULL is logged:\n" +
+          log[-3000:])
+    check(re.search(r"ERROR \[req fill-%d\].*507.*insufficient-storage" % i, log) or
+          re.search(r"ERROR .*fill-%d.*507" % i, log),
+          "the 507 is logged with its request id:\n" + log[-3000:])
+    # every acknowledged segment survives a restart without the limit
+    srv.args = []
+    srv.start()
+    c = srv.client()
+    eq(c.jget("/v1/sessions/a")["segments"], len(acked), "segments after the restart")
+    for sid in (acked[0], acked[-1]):
+        expect_status(c.get("/v1/sessions/a/segments/%s" % sid), 200, "segment %s" % sid)
+    c.close()
+    srv.stop()
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(globals()))

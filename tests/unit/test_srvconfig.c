@@ -60,6 +60,7 @@ static void test_defaults(void **state)
     assert_string_equal(c.config_file, "");
     assert_string_equal(c.owner_map, "");
     assert_int_equal(c.sse_heartbeat, 15);
+    assert_int_equal(c.max_db_size, 0);
 
     /* loading with nothing given is the defaults */
     am_srv_config d;
@@ -77,7 +78,7 @@ static void test_defaults(void **state)
         assert_non_null(o->def);
         assert_true(strlen(o->help) > 10);
     }
-    assert_int_equal(n, 18);
+    assert_int_equal(n, 19);
 }
 
 static void test_precedence(void **state)
