@@ -49,6 +49,7 @@ static void am_serve_usage(FILE *out)
                  !strcmp(o->type, "int")      ? "N"
                  : !strcmp(o->type, "size")   ? "SIZE"
                  : !strcmp(o->type, "secret") ? "TOKEN"
+                 : !strcmp(o->type, "list")   ? "LIST"
                  : !strcmp(o->type, "enum")   ? "WORD"
                                               : "TEXT");
         char text[512];

@@ -23,6 +23,24 @@
  *   5. am_http_done_cb (MHD_OPTION_NOTIFY_COMPLETED): one INFO log line and
  *      one am_metrics_request sample, the context is freed.
  *
+ * Safe defaults (README "Guarantees / safe defaults"): while the server
+ * listens on a loopback address, a Host header that names anything but
+ * localhost, a loopback IP or an allowed-host is refused with 403
+ * forbidden-host before routing (DNS rebinding: a page of evil.example
+ * whose name resolves to 127.0.0.1 would otherwise read and write the
+ * API). A request with an unsafe method (not GET/HEAD/OPTIONS) that
+ * carries an Origin other than the server's own (scheme://Host) or one of
+ * cors-origin is refused with 403 forbidden-origin before authentication
+ * (a page of another site cannot post even a "simple" request). JSON
+ * bodies must declare Content-Type: application/json (am_req_json; 415).
+ * CORS (cors-origin): a request whose Origin is listed gets
+ * Access-Control-Allow-Origin and Vary: Origin on every answer, including
+ * problems and event streams; a preflight (OPTIONS with
+ * Access-Control-Request-Method) also gets the route's methods, the
+ * request headers a client needs (Authorization, Content-Type, …) and a
+ * Max-Age; other answers expose ETag, Location, Link, Retry-After and
+ * X-Request-Id. No credentials (cookies) are involved.
+ *
  * Choices: an invalid path parameter (an id outside [A-Za-z0-9._-]{1,128},
  * "." or "..", or a {word} that is not 1..256 bytes of UTF-8) is answered
  * 404 not-found — no resource can have that name — with a detail naming
@@ -68,6 +86,7 @@ typedef struct am_http {
     atomic_uint_fast64_t ids;
     uint64_t seed; /* request-id generator */
     atomic_int started; /* set once MHD_start_daemon returned */
+    int loopback; /* listening on 127.0.0.0/8 or ::1: Host headers are checked */
     char start_err[256]; /* last libmicrohttpd message before the start succeeded */
 } am_http;
 
@@ -504,14 +523,20 @@ static int am_http_is_json_type(const char *ct)
     return n > 5 && !strcmp(ct + n - 5, "+json") && strchr(ct, '/');
 }
 
-/* A request without a Content-Type header is parsed as JSON too (the body
- * must still be a JSON object); a declared non-JSON type is 415 (curl -d
- * sends application/x-www-form-urlencoded: the detail names the type), as
- * is a charset other than UTF-8 (or its subset US-ASCII). */
+/* A body must declare a JSON type: no Content-Type at all is 415 too (a
+ * web page can send a body without one to any site, and it used to be read
+ * as JSON); a declared non-JSON type is 415 (curl -d sends
+ * application/x-www-form-urlencoded: the detail names the type), as is a
+ * charset other than UTF-8 (or its subset US-ASCII). */
 int am_req_json(const am_req *req, am_resp *resp, json_t **out)
 {
     *out = NULL;
-    if (req->content_type && !am_http_is_json_type(req->content_type)) {
+    if (!req->content_type) {
+        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+                        "the body must be JSON and say so: Content-Type: application/json");
+        return AM_ERR_INVALID;
+    }
+    if (!am_http_is_json_type(req->content_type)) {
         am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
                         "the body must be JSON (Content-Type: application/json), not %s",
                         req->content_type);
@@ -876,6 +901,103 @@ static void am_http_allow(const am_http_ctx *x, char *allow, size_t n)
 }
 
 /* Everything that can be decided from the request line and headers. */
+/* Is s[0..n) one of the comma-separated entries of list (blanks around
+ * entries ignored, ASCII case-insensitive)? */
+static int am_http_in_list(const char *list, const char *s, size_t n)
+{
+    const char *p = list;
+    while (p && *p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ' ')
+            e++;
+        if ((size_t)(e - p) == n && n && !strncasecmp(p, s, n))
+            return 1;
+        p = e;
+    }
+    return 0;
+}
+
+/* While listening on loopback: does the Host header name this machine's
+ * loopback (localhost, *.localhost, 127.0.0.0/8, [::1]) or an
+ * allowed-host? A request without Host (HTTP/1.0; no browser sends one)
+ * passes. */
+static int am_http_host_ok(const am_http_ctx *x)
+{
+    if (!x->http->loopback)
+        return 1;
+    const char *h = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Host");
+    if (!h || !*h)
+        return 1;
+    size_t n = strlen(h), nl = n;
+    if (h[0] == '[') {
+        const char *close = strchr(h, ']');
+        if (!close)
+            return 0;
+        nl = (size_t)(close + 1 - h);
+    } else {
+        const char *colon = strchr(h, ':');
+        if (colon)
+            nl = (size_t)(colon - h);
+    }
+    char name[256];
+    if (!nl || nl >= sizeof name)
+        return 0;
+    for (size_t i = 0; i < nl; i++)
+        name[i] = (char)tolower((unsigned char)h[i]);
+    name[nl] = '\0';
+    if (nl > 0 && name[nl - 1] == '.') /* "localhost." is localhost */
+        name[--nl] = '\0';
+    struct in_addr a4;
+    if (!strcmp(name, "localhost") || (nl > 10 && !strcmp(name + nl - 10, ".localhost")) ||
+        !strcmp(name, "[::1]") ||
+        (inet_pton(AF_INET, name, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127))
+        return 1;
+    const char *allowed = x->http->srv->cfg.allowed_host;
+    return am_http_in_list(allowed, name, nl) || am_http_in_list(allowed, h, n);
+}
+
+/* Is origin (the Origin header) the server's own, i.e. http:// or https://
+ * followed by the Host header? */
+static int am_http_same_origin(const am_http_ctx *x, const char *origin)
+{
+    const char *h = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Host");
+    if (!h || !*h)
+        return 0;
+    const char *rest = !strncasecmp(origin, "http://", 7)    ? origin + 7
+                       : !strncasecmp(origin, "https://", 8) ? origin + 8
+                                                             : NULL;
+    return rest && !strcasecmp(rest, h);
+}
+
+/* The request's Origin when it is one of cors-origin, else NULL. */
+static const char *am_http_cors_origin(const am_http_ctx *x)
+{
+    const char *list = x->http->srv->cfg.cors_origin;
+    if (!list[0] || !x->conn)
+        return NULL;
+    const char *o = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Origin");
+    return o && am_http_in_list(list, o, strlen(o)) ? o : NULL;
+}
+
+/* Refuses an unsafe method from a foreign origin (see the file comment). */
+static void am_http_origin_check(am_http_ctx *x)
+{
+    const char *m = x->method;
+    if (!strcmp(m, "GET") || !strcmp(m, "HEAD") || !strcmp(m, "OPTIONS"))
+        return;
+    const char *o = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Origin");
+    if (!o || am_http_same_origin(x, o) || am_http_cors_origin(x))
+        return;
+    char detail[512];
+    snprintf(detail, sizeof detail,
+             "%s requests from the web origin '%.200s' are refused: it is not this server's "
+             "origin nor one of its cors-origin values",
+             m, am_text_validate(o, strlen(o), NULL) == AM_OK ? o : "?");
+    am_http_early(x, 403, "forbidden-origin", "Cross-origin request refused", detail);
+}
+
 static void am_http_prepare(am_http_ctx *x, const char *method)
 {
     am_server *srv = x->http->srv;
@@ -912,6 +1034,12 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
         const char *q = strchr(x->target, '?');
         x->raw_path = am_xstrndup(x->target, q ? (size_t)(q - x->target) : strlen(x->target));
         x->req.path = x->raw_path;
+    }
+    if (!am_http_host_ok(x)) {
+        am_http_early(x, 403, "forbidden-host", "Host not allowed",
+                      "this server listens on a loopback address and answers only requests for "
+                      "localhost, a loopback IP or an allowed-host (DNS-rebinding protection)");
+        return;
     }
 
     /* route: the method's route, or HEAD on a GET route */
@@ -958,6 +1086,9 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
     x->route_label = x->route->pattern;
     x->req.route = x->route->pattern;
 
+    am_http_origin_check(x);
+    if (x->has_early)
+        return;
     am_http_take_token(x);
     am_http_auth(x);
     if (x->has_early)
@@ -1017,6 +1148,33 @@ static void am_http_set_active(am_http_ctx *x)
     if (!x->active) {
         x->active = 1;
         atomic_fetch_add(&x->http->active, 1);
+    }
+}
+
+/* CORS answer headers for a request from a cors-origin (see the file
+ * comment); Vary: Origin on every answer while cors-origin is set. */
+static void am_http_cors_headers(am_http_ctx *x, const am_resp *resp, struct MHD_Response *r)
+{
+    if (!x->http->srv->cfg.cors_origin[0])
+        return;
+    MHD_add_response_header(r, "Vary", "Origin");
+    const char *o = am_http_cors_origin(x);
+    if (!o)
+        return;
+    MHD_add_response_header(r, "Access-Control-Allow-Origin", o);
+    const char *acrm =
+        MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Access-Control-Request-Method");
+    if (!strcmp(x->method, "OPTIONS") && acrm) {
+        const char *allow = am_resp_get_header(resp, "Allow");
+        MHD_add_response_header(r, "Access-Control-Allow-Methods",
+                                allow ? allow : "GET, HEAD, POST, PUT, DELETE");
+        MHD_add_response_header(r, "Access-Control-Allow-Headers",
+                                "Authorization, Content-Type, If-None-Match, If-Match, "
+                                "X-Request-Id, Last-Event-ID");
+        MHD_add_response_header(r, "Access-Control-Max-Age", "600");
+    } else {
+        MHD_add_response_header(r, "Access-Control-Expose-Headers",
+                                "ETag, Location, Link, Retry-After, X-Request-Id");
     }
 }
 
@@ -1095,6 +1253,7 @@ static enum MHD_Result am_http_queue(am_http_ctx *x, am_resp *resp)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     if (x->close_conn || x->http->srv->stopping)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    am_http_cors_headers(x, resp, r);
     int status = resp->status;
     am_resp_cleanup(resp);
     enum MHD_Result ok = MHD_queue_response(x->conn, (unsigned)status, r);
@@ -1300,6 +1459,8 @@ int am_http_start(am_server *srv, am_buf *err)
     if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed)
         seed = (uint64_t)am_http_mono_ns() ^ ((uint64_t)getpid() << 32);
     h->seed = seed;
+    h->loopback = sa == (struct sockaddr *)&sin ? (ntohl(sin.sin_addr.s_addr) >> 24) == 127
+                                                : IN6_IS_ADDR_LOOPBACK(&sin6.sin6_addr);
 
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, &am_http_access, h, MHD_OPTION_EXTERNAL_LOGGER,

@@ -29,7 +29,9 @@ enum am_srv_kind {
     AM_SRV_INT, /* int in [min, max] */
     AM_SRV_SIZE, /* int64 byte count with an optional unit, in [min, max] */
     AM_SRV_ENUM, /* one of the '|'-separated values; stored as its index */
-    AM_SRV_SECRET /* bearer token: empty, or printable ASCII without spaces */
+    AM_SRV_SECRET, /* bearer token: empty, or printable ASCII without spaces */
+    AM_SRV_ORIGINS, /* comma-separated web origins (scheme://host[:port]); flag repeatable */
+    AM_SRV_HOSTS /* comma-separated host names or IP literals; flag repeatable */
 };
 
 #define AM_FSIZE(f) sizeof(((am_srv_config *)0)->f)
@@ -82,6 +84,14 @@ enum am_srv_kind {
       "instance; empty = this instance owns every session")                                        \
     X("sse-heartbeat", "int", "15", AM_SRV_INT, sse_heartbeat, 1, 3600, NULL,                      \
       "seconds between heartbeat comments on event streams (GET …/events)")                        \
+    X("cors-origin", "list", "", AM_SRV_ORIGINS, cors_origin, 0, 0, NULL,                          \
+      "web origins (scheme://host[:port], comma-separated; the flag may be repeated) whose pages " \
+      "may call the API from a browser (CORS: preflight, exposed headers, event streams); empty "  \
+      "= none, and write requests from any other origin are refused with 403")                     \
+    X("allowed-host", "list", "", AM_SRV_HOSTS, allowed_host, 0, 0, NULL,                          \
+      "extra Host header names accepted while listening on a loopback address (e.g. the name a "   \
+      "reverse proxy forwards); localhost and loopback IPs always are, others get 403 "            \
+      "(DNS-rebinding protection); comma-separated, the flag may be repeated")                     \
     X("max-db-size", "size", "0", AM_SRV_SIZE, max_db_size, 0, 1024 * AM_GIB, NULL,                \
       "largest database file (SQLite max_page_count); a write that would grow it past answers "    \
       "507 insufficient-storage, as on a full disk; 0 = no limit but the disk's")
@@ -247,6 +257,75 @@ static int am_srv_enum_index(const char *values, const char *value)
     }
 }
 
+/* Checks one host name or IP literal (with an optional :port): letters,
+ * digits, '.', '-', or a bracketed IPv6 literal. */
+static int am_srv_valid_host(const char *h, size_t n)
+{
+    size_t k = 0;
+    if (n && h[0] == '[') {
+        const char *close = memchr(h, ']', n);
+        if (!close || close == h + 1)
+            return 0;
+        for (const char *p = h + 1; p < close; p++)
+            if (!isxdigit((unsigned char)*p) && *p != ':' && *p != '.')
+                return 0;
+        k = (size_t)(close + 1 - h);
+        if (k < n && h[k] != ':')
+            return 0;
+    } else {
+        for (; k < n && h[k] != ':'; k++)
+            if (!isalnum((unsigned char)h[k]) && h[k] != '.' && h[k] != '-')
+                return 0;
+        if (!k)
+            return 0;
+    }
+    if (k < n) { /* :port */
+        if (k + 1 == n)
+            return 0;
+        for (size_t j = k + 1; j < n; j++)
+            if (!isdigit((unsigned char)h[j]))
+                return 0;
+    }
+    return 1;
+}
+
+/* Validates a comma-separated list (blanks around items allowed; empty
+ * list allowed): origins are http:// or https:// + host[:port] without a
+ * path; hosts are host names or IP literals. */
+static int am_srv_check_list(const char *v, int origins, const char *name, am_buf *err)
+{
+    const char *p = v;
+    while (*p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ' ')
+            e++;
+        size_t n = (size_t)(e - p);
+        const char *h = p;
+        size_t hn = n;
+        int ok = 1;
+        if (origins) {
+            size_t skip = !strncmp(p, "http://", 7) ? 7 : !strncmp(p, "https://", 8) ? 8 : 0;
+            ok = skip > 0;
+            h += skip;
+            hn -= skip;
+        }
+        if (!ok || !am_srv_valid_host(h, hn) || memchr(h, '/', hn)) {
+            am_srv_err(err,
+                       origins ? "%s: '%.*s' is not a web origin (http://host[:port] or "
+                                 "https://host[:port], no path, no '*')"
+                               : "%s: '%.*s' is not a host name or IP literal",
+                       name, (int)n, p);
+            return AM_ERR_INVALID;
+        }
+        p = e;
+    }
+    return AM_OK;
+}
+
 /* Sets option i from value. */
 static int am_srv_set_index(am_srv_config *c, size_t i, const char *value, am_buf *err)
 {
@@ -260,6 +339,8 @@ static int am_srv_set_index(am_srv_config *c, size_t i, const char *value, am_bu
     case AM_SRV_STR:
     case AM_SRV_OPTSTR:
     case AM_SRV_SECRET:
+    case AM_SRV_ORIGINS:
+    case AM_SRV_HOSTS:
     case AM_SRV_ADDR: {
         size_t len = strlen(value);
         if (im->kind == AM_SRV_ADDR && len >= 2 && value[0] == '[' && value[len - 1] == ']') {
@@ -289,6 +370,9 @@ static int am_srv_set_index(am_srv_config *c, size_t i, const char *value, am_bu
         assert(len < sizeof tmp); /* every string field is smaller */
         memcpy(tmp, value, len);
         tmp[len] = '\0';
+        if ((im->kind == AM_SRV_ORIGINS || im->kind == AM_SRV_HOSTS) &&
+            am_srv_check_list(tmp, im->kind == AM_SRV_ORIGINS, name, err) != AM_OK)
+            return AM_ERR_INVALID;
         if (im->kind == AM_SRV_ADDR) {
             unsigned char addr[16];
             if (inet_pton(AF_INET, tmp, addr) != 1 && inet_pton(AF_INET6, tmp, addr) != 1) {
@@ -578,7 +662,10 @@ int am_srv_config_load(am_srv_config *c, int argc, char **argv, char **envp, am_
         }
     }
 
-    /* 4. The flags. */
+    /* 4. The flags. A list option given twice or more (--cors-origin A
+     * --cors-origin B) collects every value; its first flag replaces the
+     * file's and the environment's value. */
+    unsigned char seen[AM_SRV_NOPTS] = {0};
     for (int k = 1; k < argc; k++) {
         const char *name, *value;
         size_t nlen;
@@ -588,6 +675,13 @@ int am_srv_config_load(am_srv_config *c, int argc, char **argv, char **envp, am_
             continue;
         int i = am_srv_find(name, nlen);
         assert(i >= 0);
+        enum am_srv_kind kind = am_srv_impls[i].kind;
+        char joined[2048];
+        if ((kind == AM_SRV_ORIGINS || kind == AM_SRV_HOSTS) && seen[i]) {
+            snprintf(joined, sizeof joined, "%s,%s", (char *)c + am_srv_impls[i].offset, value);
+            value = joined;
+        }
+        seen[i] = 1;
         if (am_srv_set_index(c, (size_t)i, value, err) != AM_OK) {
             char prefix[100];
             snprintf(prefix, sizeof prefix, "--%s: ", am_srv_opts[i].name);

@@ -33,11 +33,13 @@ typedef struct am_srv_config {
     char owner_map[1024]; /* optional shard map for 421 answers, "" = none */
     int sse_heartbeat; /* seconds between ": ping" comments on event streams, default 15 */
     int64_t max_db_size; /* bytes, 0 = no limit (PRAGMA max_page_count) */
+    char cors_origin[1024]; /* comma-separated allowed web origins, "" = none */
+    char allowed_host[512]; /* comma-separated extra Host names accepted on loopback */
 } am_srv_config;
 
 typedef struct am_srv_option {
     const char *name; /* flag --name, env ADAPTMON_NAME (upper, '-' → '_') */
-    const char *type; /* "string", "int", "size", "enum", "secret" */
+    const char *type; /* "string", "int", "size", "enum", "secret", "list" */
     const char *def; /* default as text */
     const char *help;
 } am_srv_option;

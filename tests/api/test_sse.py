@@ -411,7 +411,7 @@ def test_client_far_behind_is_disconnected():
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.connect(("127.0.0.1", S.port))
-    s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % (base("sse-slow") + "/events")).encode())
+    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % (base("sse-slow") + "/events")).encode())
     time.sleep(0.3)
     good = Stream(S.port, base("sse-slow") + "/events")
     good.wait(lambda x: x.events, "a reading stream")
@@ -526,7 +526,7 @@ class Drain:
         self.socks = []
         for i in range(n):
             s = socket.create_connection(("127.0.0.1", port))
-            s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
+            s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode())
             s.setblocking(False)
             self.sel.register(s, selectors.EVENT_READ, i)
             self.socks.append(s)

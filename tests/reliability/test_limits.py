@@ -99,7 +99,7 @@ def test_body_tokens_glossary_limits():
 def _hold(port):
     """A kept-alive connection that got one answer (so the server holds it)."""
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
-    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     buf = b""
     while b"\r\n\r\n" not in buf:
         got = s.recv(4096)
@@ -116,14 +116,14 @@ def test_max_connections_edge():
     try:
         held = [_hold(srv.port) for _ in range(n - 1)]
         # the n-th connection is served
-        st, _, _, _ = raw(srv.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        st, _, _, _ = raw(srv.port, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
                           timeout=5)
         eq(st, 200, "connection number %d (the limit)" % n)
         held.append(_hold(srv.port))
         # n held: the next one is not served (libmicrohttpd stops accepting;
         # it waits in the kernel's backlog) until one of the n closes
         extra = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
-        extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         extra.settimeout(scale(2, 6))
         try:
             got = extra.recv(4096)
@@ -141,7 +141,7 @@ def test_max_connections_edge():
         # after one released a new connection is served
         held.pop().close()
         time.sleep(0.3)
-        st, _, _, _ = raw(srv.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        st, _, _, _ = raw(srv.port, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
                           timeout=5)
         eq(st, 200, "after connections closed")
         for s in held:
@@ -157,12 +157,12 @@ def test_conn_timeout_edge():
     try:
         s = _hold(srv.port)
         time.sleep(t / 2.0)
-        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         got = s.recv(4096)
         check(got.startswith(b"HTTP/1.1 200"), "idle %.1fs (< conn-timeout): %r" % (t / 2.0, got))
         time.sleep(t + 1.5)
         try:
-            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             got = s.recv(4096)
         except (ConnectionResetError, BrokenPipeError):
             got = b""

@@ -104,7 +104,7 @@ def test_sigterm_finishes_in_flight_and_checkpoints():
         try:
             nc = socket.create_connection(("127.0.0.1", srv.port), timeout=2)
             try:
-                nc.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                nc.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 st, _, _ = _read_response(nc, 1.0)
             except OSError:
                 st = None

@@ -78,7 +78,47 @@ static void test_defaults(void **state)
         assert_non_null(o->def);
         assert_true(strlen(o->help) > 10);
     }
-    assert_int_equal(n, 19);
+    assert_int_equal(n, 21);
+    assert_string_equal(c.cors_origin, "");
+    assert_string_equal(c.allowed_host, "");
+}
+
+/* cors-origin and allowed-host: comma-separated in the environment and
+ * the file; the flag may be repeated (the values add up, and replace the
+ * environment's); anything but scheme://host[:port] is refused. */
+static void test_lists(void **state)
+{
+    (void)state;
+    am_srv_config c;
+    am_buf err;
+    am_buf_init(&err);
+    char env1[] = "ADAPTMON_CORS_ORIGIN=https://a.example, http://127.0.0.1:5001";
+    char *envp[] = {env1, NULL};
+    assert_int_equal(load(&c, NULL, envp, &err), AM_OK);
+    assert_string_equal(c.cors_origin, "https://a.example, http://127.0.0.1:5001");
+    const char *flags[] = {"--cors-origin",
+                           "https://b.example",
+                           "--cors-origin=http://[::1]:8000",
+                           "--allowed-host",
+                           "proxy.lan",
+                           "--allowed-host",
+                           "x.internal:8443",
+                           NULL};
+    assert_int_equal(load(&c, flags, envp, &err), AM_OK);
+    assert_string_equal(c.cors_origin, "https://b.example,http://[::1]:8000");
+    assert_string_equal(c.allowed_host, "proxy.lan,x.internal:8443");
+    const char *bad[][3] = {{"--cors-origin", "*", NULL},
+                            {"--cors-origin", "https://a.example/", NULL},
+                            {"--cors-origin", "ftp://a.example", NULL},
+                            {"--cors-origin", "a.example", NULL},
+                            {"--cors-origin", "http://a.example:80x", NULL},
+                            {"--allowed-host", "evil/x", NULL}};
+    char *none[] = {NULL};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(load(&c, bad[i], none, &err), AM_ERR_INVALID);
+        assert_non_null(strstr(am_buf_str(&err), bad[i][0] + 2));
+    }
+    am_buf_cleanup(&err);
 }
 
 static void test_precedence(void **state)
@@ -369,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_defaults),    cmocka_unit_test(test_precedence),
         cmocka_unit_test(test_file_syntax), cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_bad_values),  cmocka_unit_test(test_example_file),
+        cmocka_unit_test(test_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
