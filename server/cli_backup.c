@@ -19,7 +19,8 @@
  * by file identity: "./", "//", symlinks, relative paths), a DEST that is
  * a directory or sits in a directory that does not exist (no directory is
  * created: a mistyped mount point would silently fill the wrong disk), and
- * an existing DEST unless --force is given.
+ * an existing DEST unless --force is given, and never one that a running
+ * adaptmon serve holds (its database lock, dbfile.h), --force or not.
  * Exit status: 0 ok, 1 failure, 2 usage error or refused destination.
  */
 #include "cli.h"
@@ -86,6 +87,13 @@ static int am_backup_check_dest(const char *db, const char *dest, int force)
         }
         if (!S_ISREG(sb.st_mode)) {
             fprintf(stderr, "adaptmon backup: %s exists and is not a regular file\n", dest);
+            return 2;
+        }
+        if (am_dbfile_in_use(dest)) {
+            fprintf(stderr,
+                    "adaptmon backup: refusing: %s is the database of a running adaptmon "
+                    "serve; stop it first (even --force does not replace it)\n",
+                    dest);
             return 2;
         }
         if (!force) {

@@ -185,6 +185,16 @@ int am_dbfile_lock(const char *path, int *fd, am_buf *err)
     return AM_OK;
 }
 
+int am_dbfile_in_use(const char *path)
+{
+    int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (f < 0)
+        return 0;
+    int busy = flock(f, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(f); /* releases the shared lock if it was taken */
+    return busy;
+}
+
 void am_dbfile_unlock(int fd)
 {
     if (fd < 0)

@@ -43,6 +43,9 @@ int am_dbfile_check_kind(const char *path, am_buf *err);
  * process holds the lock; AM_ERR_IO with a message in err otherwise. The
  * parent directory must exist. */
 int am_dbfile_lock(const char *path, int *fd, am_buf *err);
+/* Is the file at path (borrowed) a database some adaptmon serve holds
+ * (its am_dbfile_lock)? 0 when it is free or cannot be opened. */
+int am_dbfile_in_use(const char *path);
 /* Releases the lock and closes fd (after SQLite closed the database: a
  * close drops the process's POSIX locks on the file). No-op for fd < 0. */
 void am_dbfile_unlock(int fd);

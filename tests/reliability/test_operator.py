@@ -161,6 +161,39 @@ def test_backup_onto_an_existing_file_needs_force():
     srv.stop()
 
 
+def test_backup_over_another_running_servers_database_is_refused_even_with_force():
+    d, db, srv, c = live_server()
+    other_db = os.path.join(d, "other.db")
+    other = Server(db=other_db)
+    oc = other.client()
+    oc.create_session(id="o", options=OPTIONS)
+    r = cli("backup", "--db", db, "--force", other_db)
+    check(r.returncode != 0, "backup --force over a served database must fail")
+    check("running adaptmon serve" in r.stderr, "message: %r" % r.stderr)
+    oc.close()
+    eq(other.stop(), 0, "the other server's exit status")
+    other.start()
+    oc = other.client()
+    eq([s["id"] for s in oc.jget("/v1/sessions")["sessions"]], ["o"], "its sessions survive")
+    oc.close()
+    other.stop()
+    c.close()
+    srv.stop()
+
+
+def test_unwritable_places_give_a_clear_message():
+    # /proc refuses new files even to root (a chmod'ed directory would not)
+    d, db, srv, c = live_server()
+    r = cli("backup", "--db", db, "/proc/adaptmon-backup.db")
+    check(r.returncode != 0, "backup into /proc must fail")
+    check("/proc/adaptmon-backup.db" in r.stderr, "message names the file: %r" % r.stderr)
+    rc, out, err = serve_fails("--db", "/proc/adaptmon-test/x.db")
+    check(rc != 0, "serve with its database under /proc must fail")
+    check("/proc/adaptmon-test" in err, "message names the place: %r" % err)
+    c.close()
+    srv.stop()
+
+
 def test_backup_usage_mistakes():
     d, db, srv, c = live_server()
     dest = os.path.join(d, "b.db")
