@@ -23,12 +23,13 @@
  *   5. am_http_done_cb (MHD_OPTION_NOTIFY_COMPLETED): one INFO log line and
  *      one am_metrics_request sample, the context is freed.
  *
- * Safe defaults (README "Guarantees / safe defaults"): while the server
- * listens on a loopback address, a Host header that names anything but
- * localhost, a loopback IP or an allowed-host is refused with 403
- * forbidden-host before routing (DNS rebinding: a page of evil.example
- * whose name resolves to 127.0.0.1 would otherwise read and write the
- * API). A request with an unsafe method (not GET/HEAD/OPTIONS) that
+ * Safe defaults (README "Guarantees / safe defaults"): on a connection
+ * that comes over loopback (always, when the server listens on a loopback
+ * address; also the local clients of a server on 0.0.0.0 or ::), a Host
+ * header that names anything but localhost, a loopback IP or an
+ * allowed-host is refused with 403 forbidden-host before routing (DNS
+ * rebinding: a page of evil.example whose name resolves to 127.0.0.1 would
+ * otherwise read and write the API). A request with an unsafe method (not GET/HEAD/OPTIONS) that
  * carries an Origin other than the server's own (scheme://Host) or one of
  * cors-origin is refused with 403 forbidden-origin before authentication
  * (a page of another site cannot post even a "simple" request). JSON
@@ -86,7 +87,6 @@ typedef struct am_http {
     atomic_uint_fast64_t ids;
     uint64_t seed; /* request-id generator */
     atomic_int started; /* set once MHD_start_daemon returned */
-    int loopback; /* listening on 127.0.0.0/8 or ::1: Host headers are checked */
     char start_err[256]; /* last libmicrohttpd message before the start succeeded */
 } am_http;
 
@@ -919,13 +919,32 @@ static int am_http_in_list(const char *list, const char *s, size_t n)
     return 0;
 }
 
-/* While listening on loopback: does the Host header name this machine's
+/* Did the connection come from a loopback address (127.0.0.0/8, ::1, or
+ * 127.x mapped into IPv6)? */
+static int am_http_peer_loopback(const am_http_ctx *x)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (!sa)
+        return 0;
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) ==
+               127;
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    return 0;
+}
+
+/* On a loopback connection: does the Host header name this machine's
  * loopback (localhost, *.localhost, 127.0.0.0/8, [::1]) or an
  * allowed-host? A request without Host (HTTP/1.0; no browser sends one)
- * passes. */
+ * passes, as does every request from another machine. */
 static int am_http_host_ok(const am_http_ctx *x)
 {
-    if (!x->http->loopback)
+    if (!am_http_peer_loopback(x))
         return 1;
     const char *h = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Host");
     if (!h || !*h)
@@ -1037,7 +1056,7 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
     }
     if (!am_http_host_ok(x)) {
         am_http_early(x, 403, "forbidden-host", "Host not allowed",
-                      "this server listens on a loopback address and answers only requests for "
+                      "on a loopback connection this server answers only requests for "
                       "localhost, a loopback IP or an allowed-host (DNS-rebinding protection)");
         return;
     }
@@ -1459,8 +1478,6 @@ int am_http_start(am_server *srv, am_buf *err)
     if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed)
         seed = (uint64_t)am_http_mono_ns() ^ ((uint64_t)getpid() << 32);
     h->seed = seed;
-    h->loopback = sa == (struct sockaddr *)&sin ? (ntohl(sin.sin_addr.s_addr) >> 24) == 127
-                                                : IN6_IS_ADDR_LOOPBACK(&sin6.sin6_addr);
 
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, (uint16_t)cfg->port, NULL, NULL, &am_http_access, h, MHD_OPTION_EXTERNAL_LOGGER,

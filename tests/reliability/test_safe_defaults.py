@@ -19,6 +19,7 @@ The real-browser side of CORS is tests/browser/test_cors.py.
 """
 import json
 import os
+import socket
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -93,6 +94,30 @@ def test_foreign_host_header_on_loopback_is_403_on_every_route():
     st, _h, _b, _c = raw(srv.port, b"GET /healthz HTTP/1.0\r\n\r\n")
     eq(st, 200, "HTTP/1.0 without Host")
     c.close()
+    srv.stop()
+
+
+def test_host_check_on_ipv6_loopback():
+    srv = Server("--listen", "::1")
+
+    def get(host):
+        s = socket.create_connection(("::1", srv.port), timeout=10)
+        try:
+            s.sendall(("GET /healthz HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
+                       % host).encode())
+            buf = b""
+            while True:
+                got = s.recv(65536)
+                if not got:
+                    break
+                buf += got
+        finally:
+            s.close()
+        return int(buf.split()[1])
+
+    eq(get("[::1]:%d" % srv.port), 200, "Host [::1]")
+    eq(get("localhost:%d" % srv.port), 200, "Host localhost")
+    eq(get("evil.example:%d" % srv.port), 403, "Host evil.example over ::1")
     srv.stop()
 
 
