@@ -89,7 +89,7 @@ enum am_srv_kind {
       "may call the API from a browser (CORS: preflight, exposed headers, event streams); empty "  \
       "= none, and write requests from any other origin are refused with 403")                     \
     X("allowed-host", "list", "", AM_SRV_HOSTS, allowed_host, 0, 0, NULL,                          \
-      "extra Host header names accepted while listening on a loopback address (e.g. the name a "   \
+      "extra Host header names accepted on loopback connections (e.g. the name a "                 \
       "reverse proxy forwards); localhost and loopback IPs always are, others get 403 "            \
       "(DNS-rebinding protection); comma-separated, the flag may be repeated")                     \
     X("max-db-size", "size", "0", AM_SRV_SIZE, max_db_size, 0, 1024 * AM_GIB, NULL,                \

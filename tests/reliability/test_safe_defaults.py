@@ -6,10 +6,10 @@ post segments.
   * a body without Content-Type is not read as JSON: 415, nothing stored;
   * a write (POST/PUT/DELETE) carrying a foreign Origin is refused with 403
     forbidden-origin before anything runs; the server's own origin passes;
-  * while listening on loopback, a Host header that names another machine
-    (DNS rebinding: evil.example resolving to 127.0.0.1) is refused with 403
-    forbidden-host on every route; localhost, 127.x and [::1] pass, and
-    --allowed-host adds names (a reverse proxy's);
+  * on a loopback connection (IPv4 and IPv6), a Host header that names another
+    machine (DNS rebinding: evil.example resolving to 127.0.0.1) is refused
+    with 403 forbidden-host on every route; localhost, 127.x and [::1] pass,
+    and --allowed-host adds names (a reverse proxy's);
   * --cors-origin ORIGIN (repeatable; ADAPTMON_CORS_ORIGIN comma-separated):
     preflight answered with Access-Control-Allow-Origin/Methods/Headers/
     Max-Age, actual answers (problems and event streams too) carry
