@@ -1,7 +1,7 @@
 /*
  * api.h — the endpoint handlers (one file per resource: api_sessions.c,
  * api_glossary.c, api_segments.c, api_metrics.c, api_export.c,
- * api_vocab.c, api_system.c) and the few helpers they share. The route
+ * api_vocab.c, api_system.c, api_curve.c) and the few helpers they share. The route
  * table (routes.c) maps method + path onto these.
  */
 #ifndef AM_API_H
@@ -30,6 +30,8 @@ void am_api_check(am_req *req, am_resp *resp);
 /* metrics and history */
 void am_api_metrics(am_req *req, am_resp *resp);
 void am_api_word(am_req *req, am_resp *resp);
+/* curves for the dashboard, downsampled (api_curve.c) */
+void am_api_curve(am_req *req, am_resp *resp);
 /* export */
 void am_api_export(am_req *req, am_resp *resp);
 /* background vocabularies */

@@ -1,0 +1,323 @@
+/* api_curve.c — GET …/curve: the dashboard's curves, computed on the
+ * server from the stored timeline so that the page never downloads it.
+ *
+ * Per system, six series over the segment number: R0, R1, R0+1, term
+ * exact-match accuracy, term window overlap (one width) and 1 − TERm. With
+ * window=0 a point is the running value after that segment (the stored
+ * totals); with window=W it is the value over the last W segments, summed
+ * from the per-segment counts (hits/total, instances, TER edits). The
+ * segment numbers are downsampled to at most `points` (always keeping the
+ * first and the last). Bounded metrics are clamped into [0, 1] (a sum of
+ * floating-point fractions can end at 1.0000000000000002); 1 − TERm is
+ * clamped above only (it is negative when the output needs more edits than
+ * the reference has words). The ETag follows the session version. */
+#include "api.h"
+
+#include "json.h"
+#include "sessions.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { AM_CV_R0, AM_CV_R1, AM_CV_R01, AM_CV_TERM, AM_CV_WO, AM_CV_OMT, AM_CV_N };
+static const char *const am_cv_keys[AM_CV_N] = {
+    "r0", "r1", "r01", "term_exact_match", "window_overlap", "one_minus_term"};
+
+#define AM_CV_MAX_SYSTEMS 64
+#define AM_CV_CHUNK 1000
+
+typedef struct am_cv_sys {
+    char *name;
+    json_t *series[AM_CV_N]; /* arrays of numbers / null, one per sampled segment */
+    double *ring; /* window × AM_CV_N × {num, den} */
+    double sum[AM_CV_N][2];
+    double last[AM_CV_N]; /* running values after the last segment with this system */
+} am_cv_sys;
+
+typedef struct am_cv_ctx {
+    int64_t n; /* segments considered (the session's count when read) */
+    int64_t points; /* at most this many samples */
+    int64_t window; /* 0: running */
+    char wo[16]; /* window-overlap width as a JSON key */
+    int64_t next_i; /* index of the next sample */
+    int64_t seen; /* rows read */
+    int64_t last; /* seq of the last row read */
+    json_t *x; /* sampled seqs */
+    am_cv_sys sys[AM_CV_MAX_SYSTEMS];
+    size_t nsys;
+    int rc;
+} am_cv_ctx;
+
+/* The seq of sample i (0-based) of ctx's downsampling. */
+static int64_t am_cv_sample_seq(const am_cv_ctx *c, int64_t i)
+{
+    if (c->n <= c->points)
+        return i + 1;
+    return 1 + (i * (c->n - 1)) / (c->points - 1);
+}
+
+/* value clamped into [lo, hi]; NAN stays NAN */
+static double am_cv_clamp(double v, double lo, double hi)
+{
+    if (isnan(v))
+        return v;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* A number from o[key] (or o[key].score when an object); NAN when absent or
+ * null. o borrowed. */
+static double am_cv_num(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    if (json_is_object(v))
+        v = json_object_get(v, "score");
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The system named name, created with `backfill` nulls per series when new;
+ * NULL when there are too many systems. Borrowed. */
+static am_cv_sys *am_cv_system(am_cv_ctx *c, const char *name, size_t backfill)
+{
+    for (size_t i = 0; i < c->nsys; i++)
+        if (!strcmp(c->sys[i].name, name))
+            return &c->sys[i];
+    if (c->nsys == AM_CV_MAX_SYSTEMS)
+        return NULL;
+    am_cv_sys *s = &c->sys[c->nsys];
+    memset(s, 0, sizeof *s);
+    s->name = strdup(name);
+    if (c->window)
+        s->ring = calloc((size_t)c->window * AM_CV_N * 2, sizeof(double));
+    if (!s->name || (c->window && !s->ring)) {
+        free(s->name);
+        free(s->ring);
+        return NULL;
+    }
+    for (int k = 0; k < AM_CV_N; k++) {
+        s->last[k] = NAN;
+        s->series[k] = json_array();
+        for (size_t j = 0; j < backfill; j++)
+            json_array_append_new(s->series[k], json_null());
+    }
+    c->nsys++;
+    return s;
+}
+
+/* One segment's {num, den} per series for a system (scores borrowed; NULL:
+ * the system has no output for this segment → zeros). */
+static void am_cv_counts(json_t *scores, const char *wo, double out[AM_CV_N][2])
+{
+    memset(out, 0, sizeof(double) * AM_CV_N * 2);
+    if (!scores)
+        return;
+    static const char *const rk[3] = {"r0", "r1", "r01"};
+    for (int k = 0; k < 3; k++) {
+        json_t *r = json_object_get(scores, rk[k]);
+        out[k][0] = (double)json_integer_value(json_object_get(r, "hits"));
+        out[k][1] = (double)json_integer_value(json_object_get(r, "total"));
+    }
+    json_t *t = json_object_get(scores, "terms"); /* absent without a glossary */
+    out[AM_CV_TERM][0] = (double)json_integer_value(json_object_get(t, "exact"));
+    out[AM_CV_TERM][1] = (double)json_integer_value(json_object_get(t, "instances"));
+    json_t *w = json_object_get(json_object_get(t, "window_overlap"), wo);
+    double inst = (double)json_integer_value(json_object_get(w, "instances"));
+    double sc = am_cv_num(w, "score");
+    if (inst > 0 && isfinite(sc)) {
+        out[AM_CV_WO][0] = sc * inst;
+        out[AM_CV_WO][1] = inst;
+    }
+    double len = am_cv_num(scores, "ter_ref_len"), ed = am_cv_num(scores, "term_edits");
+    if (isfinite(len) && isfinite(ed) && len > 0) {
+        out[AM_CV_OMT][0] = len - ed;
+        out[AM_CV_OMT][1] = len;
+    }
+}
+
+/* The running values after a segment from its stored totals (borrowed). */
+static void am_cv_running(json_t *tot, const char *wo, double v[AM_CV_N])
+{
+    json_t *terms = json_object_get(tot, "terms");
+    v[AM_CV_R0] = am_cv_num(tot, "r0");
+    v[AM_CV_R1] = am_cv_num(tot, "r1");
+    v[AM_CV_R01] = am_cv_num(tot, "r01");
+    v[AM_CV_TERM] = am_cv_num(terms, "exact_match");
+    v[AM_CV_WO] = am_cv_num(json_object_get(terms, "window_overlap"), wo);
+    v[AM_CV_OMT] = am_cv_num(tot, "one_minus_term");
+}
+
+/* Adds one segment to a system's window and, when sampled, its point. */
+static void am_cv_add(am_cv_ctx *c, am_cv_sys *s, json_t *scores, json_t *tot, int sampled)
+{
+    double v[AM_CV_N];
+    if (c->window) {
+        double cur[AM_CV_N][2];
+        am_cv_counts(scores, c->wo, cur);
+        double *slot = s->ring + (size_t)(c->seen % c->window) * AM_CV_N * 2;
+        for (int k = 0; k < AM_CV_N; k++) {
+            if (c->seen >= c->window) { /* the segment leaving the window */
+                s->sum[k][0] -= slot[2 * k];
+                s->sum[k][1] -= slot[2 * k + 1];
+            }
+            slot[2 * k] = cur[k][0];
+            slot[2 * k + 1] = cur[k][1];
+            s->sum[k][0] += cur[k][0];
+            s->sum[k][1] += cur[k][1];
+            v[k] = s->sum[k][1] > 0 ? s->sum[k][0] / s->sum[k][1] : NAN;
+        }
+    } else {
+        /* a system without output in this segment keeps its running values */
+        if (tot)
+            am_cv_running(tot, c->wo, s->last);
+        memcpy(v, s->last, sizeof v);
+    }
+    if (!sampled)
+        return;
+    for (int k = 0; k < AM_CV_N; k++) {
+        double y = am_cv_clamp(v[k], k == AM_CV_OMT ? -INFINITY : 0.0, 1.0);
+        json_array_append_new(s->series[k], isfinite(y) ? json_real(y) : json_null());
+    }
+}
+
+static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
+                     const char *result_json, int64_t created_at)
+{
+    (void)client_id;
+    (void)request_json;
+    (void)created_at;
+    am_cv_ctx *c = ctx;
+    if (seq > c->n)
+        return 1;
+    int sampled = c->next_i < c->points && am_cv_sample_seq(c, c->next_i) == seq;
+    json_t *o = json_loads(result_json, 0, NULL);
+    json_t *totals = json_object_get(o, "totals");
+    json_t *systems = json_object_get(json_object_get(o, "scores"), "systems");
+    size_t before = json_array_size(c->x);
+    const char *name;
+    json_t *tot;
+    json_object_foreach(totals, name, tot)
+    {
+        if (!am_cv_system(c, name, before)) {
+            c->rc = AM_ERR_NOMEM;
+            json_decref(o);
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < c->nsys; i++)
+        am_cv_add(c, &c->sys[i], json_object_get(systems, c->sys[i].name),
+                  json_object_get(totals, c->sys[i].name), sampled);
+    if (sampled) {
+        json_array_append_new(c->x, json_integer((json_int_t)seq));
+        c->next_i++;
+    }
+    c->seen++;
+    c->last = seq;
+    json_decref(o);
+    return 0;
+}
+
+/* Is w one of the session's window-overlap widths? *first gets the first
+ * (the default). 404/500 problem in resp when the session is unavailable. */
+static int am_cv_window_known(am_req *req, am_resp *resp, int64_t w, int64_t *first, int *known)
+{
+    am_sess *sess = NULL;
+    am_buf err;
+    am_buf_init(&err);
+    int rc = am_sessions_acquire(req->srv->sessions, req->params[0], &sess, &err);
+    if (rc == AM_ERR_NOTFOUND)
+        am_resp_problem(resp, req, 404, "not-found", "Not found", "no session '%s'",
+                        req->params[0]);
+    else if (rc != AM_OK)
+        am_resp_problem(resp, req, 500, "internal", "Session unavailable", "%s", am_buf_str(&err));
+    am_buf_cleanup(&err);
+    if (rc != AM_OK)
+        return rc;
+    const am_config *cfg = am_scorer_config(sess->scorer);
+    *first = cfg->nwindows ? cfg->windows[0] : 0;
+    *known = 0;
+    for (size_t i = 0; i < cfg->nwindows; i++)
+        if (cfg->windows[i] == w)
+            *known = 1;
+    am_sessions_release(req->srv->sessions, sess);
+    return AM_OK;
+}
+
+void am_api_curve(am_req *req, am_resp *resp)
+{
+    int64_t points = 240, window = 0, wo = -1;
+    if (am_api_query_int(req, resp, "points", 2, 5000, &points) != AM_OK ||
+        am_api_query_int(req, resp, "window", 0, 1000, &window) != AM_OK ||
+        am_api_query_int(req, resp, "wo", 1, 100, &wo) != AM_OK)
+        return;
+    int64_t first_wo;
+    int known;
+    if (am_cv_window_known(req, resp, wo, &first_wo, &known) != AM_OK)
+        return;
+    if (wo < 0) {
+        wo = first_wo;
+    } else if (!known) {
+        am_resp_problem(
+            resp, req, 400, "bad-request", "Bad query parameter",
+            "'wo' must be one of the session's window-overlap widths (options.windows)");
+        return;
+    }
+    am_store_session row;
+    if (am_api_load_session(req, resp, &row) != AM_OK)
+        return;
+    char etag[256];
+    snprintf(etag, sizeof etag, "\"%s-%lld-c%lld-%lld-%lld\"", row.id, (long long)row.version,
+             (long long)points, (long long)window, (long long)wo);
+    am_resp_header(resp, "ETag", etag);
+    am_resp_header(resp, "Cache-Control", "no-cache");
+    if (am_api_etag_matches(am_req_header(req, "If-None-Match"), etag)) {
+        resp->status = 304;
+        am_store_session_clear(&row);
+        return;
+    }
+    am_cv_ctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        am_resp_problem(resp, req, 500, "internal", "Out of memory", "building the curve failed");
+        am_store_session_clear(&row);
+        return;
+    }
+    c->n = row.segments;
+    c->points = points;
+    c->window = window;
+    snprintf(c->wo, sizeof c->wo, "%lld", (long long)wo);
+    c->x = json_array();
+    int rc = AM_OK;
+    while (rc == AM_OK && c->rc == AM_OK && c->last < c->n) {
+        int64_t before = c->seen;
+        rc = am_store_segments_each(req->srv->store, row.id, c->last, AM_CV_CHUNK, am_cv_row, c);
+        if (c->seen == before)
+            break; /* no more stored rows */
+    }
+    if (rc != AM_OK || c->rc != AM_OK) {
+        am_resp_headers_clear(resp);
+        am_resp_problem(resp, req, 500, "internal", "Storage error", "reading segments failed");
+        json_decref(c->x);
+    } else {
+        json_t *systems = json_object();
+        for (size_t i = 0; i < c->nsys; i++) {
+            json_t *o = json_object();
+            for (int k = 0; k < AM_CV_N; k++) {
+                json_object_set_new(o, am_cv_keys[k], c->sys[i].series[k]);
+                c->sys[i].series[k] = NULL;
+            }
+            json_object_set_new(systems, c->sys[i].name, o);
+        }
+        am_resp_json(resp, 200,
+                     json_pack("{sssIsIsIsIsIsoso}", "session", row.id, "segments",
+                               (json_int_t)c->n, "version", (json_int_t)row.version, "window",
+                               (json_int_t)window, "window_overlap_width", (json_int_t)wo, "points",
+                               (json_int_t)json_array_size(c->x), "x", c->x, "systems", systems));
+    }
+    for (size_t i = 0; i < c->nsys; i++) {
+        for (int k = 0; k < AM_CV_N; k++)
+            json_decref(c->sys[i].series[k]);
+        free(c->sys[i].name);
+        free(c->sys[i].ring);
+    }
+    free(c);
+    am_store_session_clear(&row);
+}

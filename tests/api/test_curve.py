@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""GET /v1/sessions/{id}/curve — the dashboard's curves computed on the
+server (running and moving-window values per system, downsampled).
+
+Every expectation is recomputed here from the timeline (GET …/segments):
+the running values from the stored totals, the moving-window values from
+the per-segment counts. Python standard library only.
+
+Prints "ok NAME" / "FAILED NAME" and ends with "N passed, N failed".
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (TICO_GLOSSARY, Server, check, eq, expect_problem,  # noqa: E402
+                     expect_status, run_tests, tico19)
+
+S = None
+C = None
+N = 40
+
+
+def setup():
+    global S, C
+    S = Server()
+    C = S.client()
+    # two systems and a glossary: "adapt" gets the confirmed translation on
+    # two segments of three, "base" the MT output
+    C.create_session(id="cv", source_lang="en", target_lang="fr",
+                     options={"baseline_system": "base"})
+    with open(TICO_GLOSSARY, encoding="utf-8") as f:
+        expect_status(C.put("/v1/sessions/cv/glossary", f.read(), ctype="text/csv"), 200, "glossary")
+    for i, s in enumerate(tico19()[:N]):
+        r = C.post("/v1/sessions/cv/segments",
+                   {"id": "c%d" % i, "source": s["source"], "translation": s["translation"],
+                    "hypotheses": {"base": s["hypothesis"],
+                                   "adapt": s["translation"] if i % 3 else s["hypothesis"]}})
+        expect_status(r, 201, "POST c%d" % i)
+    # no glossary, one system
+    C.create_session(id="plain", source_lang="en", target_lang="fr")
+    for i, s in enumerate(tico19()[:5]):
+        expect_status(C.post("/v1/sessions/plain/segments",
+                             {"id": "p%d" % i, "source": s["source"], "translation": s["translation"],
+                              "hypothesis": s["hypothesis"]}), 201, "POST p%d" % i)
+    C.create_session(id="empty", source_lang="en", target_lang="fr")
+
+
+def teardown():
+    if C:
+        C.close()
+    if S:
+        S.stop()
+
+
+def timeline(sid):
+    out, after = [], 0
+    while True:
+        d = C.jget("/v1/sessions/%s/segments?after=%d&limit=1000" % (sid, after))
+        out += d["segments"]
+        if d["next"] is None:
+            return out
+        after = d["next"]
+
+
+def close(a, b, what):
+    if a is None or b is None:
+        eq(a, b, what)
+    else:
+        check(abs(a - b) < 1e-12, "%s: %r vs %r" % (what, a, b))
+
+
+def score(o):
+    return o["score"] if isinstance(o, dict) else o
+
+
+def test_running_curve_equals_the_stored_totals():
+    tl = timeline("cv")
+    d = C.jget("/v1/sessions/cv/curve")
+    eq(d["segments"], N, "segments")
+    eq(d["window"], 0, "window")
+    eq(d["x"], list(range(1, N + 1)), "x: every segment while there are few")
+    eq(sorted(d["systems"]), ["adapt", "base"], "systems")
+    for sys_ in ("adapt", "base"):
+        cv = d["systems"][sys_]
+        for k, it in enumerate(tl):
+            t = it["totals"][sys_]
+            for key, exp in (("r0", score(t["r0"])), ("r1", score(t["r1"])), ("r01", score(t["r01"])),
+                             ("term_exact_match", t["terms"]["exact_match"]),
+                             ("window_overlap", t["terms"]["window_overlap"]["2"]["score"]),
+                             ("one_minus_term", t["one_minus_term"])):
+                close(cv[key][k], exp, "%s %s at %d" % (sys_, key, k + 1))
+
+
+def test_moving_window_from_counts_and_clamped():
+    tl = timeline("cv")
+    W = 7
+    d = C.jget("/v1/sessions/cv/curve?window=%d&wo=3" % W)
+    eq(d["window"], W, "window")
+    eq(d["window_overlap_width"], 3, "window-overlap width")
+    seen_wo = 0
+    for sys_ in ("adapt", "base"):
+        cv = d["systems"][sys_]
+        for k in range(len(tl)):
+            win = [it["scores"]["systems"][sys_] for it in tl[max(0, k + 1 - W):k + 1]]
+            for key in ("r0", "r1", "r01"):
+                h = sum(s[key]["hits"] for s in win)
+                t = sum(s[key]["total"] for s in win)
+                close(cv[key][k], h / t if t else None, "%s window %s at %d" % (sys_, key, k + 1))
+            inst = sum(s["terms"]["window_overlap"]["3"]["instances"] for s in win)
+            num = sum((s["terms"]["window_overlap"]["3"]["score"] or 0)
+                      * s["terms"]["window_overlap"]["3"]["instances"] for s in win)
+            exp = min(1.0, num / inst) if inst else None
+            close(cv["window_overlap"][k], exp, "%s window overlap at %d" % (sys_, k + 1))
+            if exp is not None:
+                seen_wo += 1
+            for key in ("r0", "r1", "r01", "term_exact_match", "window_overlap"):
+                v = cv[key][k]
+                check(v is None or 0.0 <= v <= 1.0, "%s %s at %d outside [0, 1]: %r" % (sys_, key, k + 1, v))
+    check(seen_wo > 0, "the glossary produced no window-overlap value")
+
+
+def test_downsampled_keeps_first_and_last():
+    d = C.jget("/v1/sessions/cv/curve?points=9")
+    eq(d["points"], 9, "points")
+    eq(d["x"][0], 1, "first sample")
+    eq(d["x"][-1], N, "last sample")
+    check(all(a < b for a, b in zip(d["x"], d["x"][1:])), "x strictly increasing: %r" % d["x"])
+    full = C.jget("/v1/sessions/cv/curve")
+    for sys_ in ("adapt", "base"):
+        eq(len(d["systems"][sys_]["r1"]), 9, "length of a downsampled series")
+        for k, x in enumerate(d["x"]):
+            eq(d["systems"][sys_]["r1"][k], full["systems"][sys_]["r1"][x - 1], "sample at %d" % x)
+
+
+def test_no_glossary_empty_and_missing_sessions():
+    d = C.jget("/v1/sessions/plain/curve?window=3")
+    eq(list(d["systems"]), ["default"], "one system")
+    eq(d["systems"]["default"]["term_exact_match"], [None] * 5, "no glossary: no term values")
+    check(all(v is not None for v in d["systems"]["default"]["r0"]), "R0 defined on every segment")
+    d = C.jget("/v1/sessions/empty/curve")
+    eq((d["segments"], d["x"], d["systems"]), (0, [], {}), "empty session")
+    expect_problem(C.get("/v1/sessions/nothing/curve"), 404, "not-found", "unknown session")
+
+
+def test_bad_parameters_are_400():
+    for q in ("points=1", "points=abc", "points=100000", "window=-1", "window=1001", "wo=9", "wo=x"):
+        expect_problem(C.get("/v1/sessions/cv/curve?" + q), 400, "bad-request", q)
+
+
+def test_etag_and_304():
+    r = C.get("/v1/sessions/cv/curve?points=50")
+    expect_status(r, 200, "GET curve")
+    et = r.header("ETag")
+    check(et, "no ETag")
+    expect_status(C.get("/v1/sessions/cv/curve?points=50", headers={"If-None-Match": et}), 304, "304")
+    other = C.get("/v1/sessions/cv/curve?points=50&window=10").header("ETag")
+    check(other != et, "a different window has a different ETag")
+    # a new segment (in a copy of the session, the other tests read "cv")
+    C.create_session(id="cv2", source_lang="en", target_lang="fr")
+    for i, s in enumerate(tico19()[:4]):
+        hyp = {"base": s["hypothesis"]} if i == 3 else {"base": s["hypothesis"], "adapt": s["translation"]}
+        expect_status(C.post("/v1/sessions/cv2/segments", {"id": "e%d" % i, "source": s["source"],
+                                                          "translation": s["translation"],
+                                                          "hypotheses": hyp}), 201, "POST")
+        r = C.get("/v1/sessions/cv2/curve?points=50", headers={"If-None-Match": et})
+        expect_status(r, 200, "after a new segment")
+        et = r.header("ETag")
+        expect_status(C.get("/v1/sessions/cv2/curve?points=50", headers={"If-None-Match": et}), 304, "304")
+    expect_status(r, 200, "after a new segment")
+    d = json.loads(r.body)
+    eq(d["x"][-1], 4, "the new segment is the last point")
+    # "adapt" had no output for the last segment: its running values carry on
+    eq(d["systems"]["adapt"]["r0"][-1], d["systems"]["adapt"]["r0"][-2], "adapt unchanged")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(dict(globals()), setup, teardown))
