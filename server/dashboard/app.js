@@ -1,11 +1,15 @@
 /* adaptmon live dashboard — plain JS, no dependencies, served from the binary.
  *
  * Views (hash routes): #/ the session list, #/s/<id> one session.
- * Data: GET /v1/sessions, /v1/sessions/{id}, …/metrics (ETag), …/segments
- * (timeline pages), …/glossary, and the live stream …/events (Server-Sent
- * Events). While the stream is unavailable the page polls …/metrics with
- * If-None-Match every 2 s and fetches the new timeline pages; the header
- * shows which mode is active. */
+ * Data: GET /v1/sessions, /v1/sessions/{id}, …/metrics (ETag), …/curve
+ * (the curves computed and downsampled by the server), …/segments (only the
+ * newest page, older pages as the user scrolls), …/glossary (when there is
+ * one), …/vocabulary/{word}, and the live stream …/events (Server-Sent
+ * Events). The page never downloads the whole timeline: the first view of
+ * any session stays small. A stream event (or, while the stream is
+ * unavailable, a poll of …/metrics with If-None-Match every 2 s) refetches
+ * the totals, the curves and the newest segments; the header shows which
+ * mode is active. */
 'use strict';
 
 (function () {
@@ -13,7 +17,7 @@
   const STREAM_RETRY_MS = 20000;
   const LIST_REFRESH_MS = 5000;
   const SHOW_SEGMENTS = 20;
-  const PAGE = 500;
+  const CURVE_POINTS = 240;
   // Okabe–Ito palette (colour-blind safe); never used alone: each system also
   // has its own marker shape and dash pattern, and values are printed.
   const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442'];
@@ -152,10 +156,34 @@
     view.start();
   }
 
+  function withToken(url) {
+    const t = token();
+    return t ? url + (url.includes('?') ? '&' : '?') + 'access_token=' + enc(t) : url;
+  }
+
   /* ---- session list ----------------------------------------------------- */
 
+  // A sparkline of one series (values in [0, 1] or null), as a small SVG.
+  function sparkline(values, color, dash, label) {
+    const W = 90, H = 22;
+    const n = values.length;
+    let d = '';
+    let pen = false;
+    values.forEach((v, i) => {
+      if (v === null || v === undefined) { pen = false; return; }
+      const x = n > 1 ? (i / (n - 1)) * (W - 4) + 2 : W / 2;
+      const y = H - 2 - Math.max(0, Math.min(1, v)) * (H - 4);
+      d += (pen ? 'L' : 'M') + x.toFixed(1) + ',' + y.toFixed(1);
+      pen = true;
+    });
+    const svg = sv('svg', { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: 'spark', role: 'img', 'aria-label': label },
+      sv('line', { x1: 2, x2: W - 2, y1: H - 2, y2: H - 2, class: 'spark-base' }));
+    if (d) svg.append(sv('path', { d, fill: 'none', stroke: color, 'stroke-width': 1.6, 'stroke-dasharray': dash || null }));
+    return svg;
+  }
+
   class ListView {
-    constructor() { this.stopped = false; this.timer = null; this.limit = 100; }
+    constructor() { this.stopped = false; this.timer = null; this.limit = 100; this.sparks = new Map(); }
 
     start() {
       document.title = 'adaptmon — sessions';
@@ -164,20 +192,39 @@
       $('list-total').textContent = '';
       this.refresh();
       $('list-more').onclick = () => { this.limit += 100; this.refresh(); };
+      const f = $('list-filter');
+      f.value = sessionStorage.getItem('adaptmon.filter') || '';
+      f.oninput = () => { sessionStorage.setItem('adaptmon.filter', f.value); if (this.last) this.render(...this.last); };
     }
 
     stop() { this.stopped = true; clearTimeout(this.timer); }
+
+    /* R1 per system over the session (40 points), refetched only when the
+     * session's version changed. */
+    async spark(s, m) {
+      const key = s.id;
+      const have = this.sparks.get(key);
+      if (have && m && have.version === m.version) return have;
+      const r = await api('/v1/sessions/' + enc(s.id) + '/curve?points=40').then((x) => x.body, () => null);
+      const out = { version: m ? m.version : -1, curve: r };
+      this.sparks.set(key, out);
+      return out;
+    }
 
     async refresh() {
       clearTimeout(this.timer);
       try {
         const r = await api('/v1/sessions?limit=' + Math.min(this.limit, 1000));
         if (this.stopped) return;
-        const list = r.body.sessions || [];
+        const list = (r.body.sessions || []).slice();
+        // the most recently active first
+        list.sort((a, b) => String(b.updated_at || '').localeCompare(String(a.updated_at || '')) || a.id.localeCompare(b.id));
         const metrics = await Promise.all(list.map((s) =>
           api('/v1/sessions/' + enc(s.id) + '/metrics').then((x) => x.body, () => null)));
+        const sparks = await Promise.all(list.map((s, i) => (metrics[i] && metrics[i].segments ? this.spark(s, metrics[i]) : null)));
         if (this.stopped) return;
-        this.render(r.body, list, metrics);
+        this.last = [r.body, list, metrics, sparks];
+        this.render(...this.last);
         showError('');
       } catch (e) {
         if (this.stopped) return;
@@ -186,14 +233,23 @@
       if (!this.stopped) this.timer = setTimeout(() => this.refresh(), LIST_REFRESH_MS);
     }
 
-    render(page, list, metrics) {
-      $('list-total').textContent = '(' + page.total + ')';
-      $('list-empty').hidden = list.length > 0;
-      $('list-more').hidden = page.next === null || page.next === undefined || list.length >= 1000;
+    render(page, all, allMetrics, allSparks) {
+      const q = $('list-filter').value.trim().toLowerCase();
+      const idx = [];
+      all.forEach((s, i) => {
+        const hay = [s.id, s.name || '', s.source_lang, s.target_lang].join(' ').toLowerCase();
+        if (!q || hay.includes(q)) idx.push(i);
+      });
+      $('list-total').textContent = '(' + (q ? idx.length + ' of ' : '') + page.total + ')';
+      $('list-empty').hidden = all.length > 0;
+      $('list-nomatch').hidden = !(all.length > 0 && idx.length === 0);
+      $('list-more').hidden = page.next === null || page.next === undefined || all.length >= 1000;
       const body = $('sessions-body');
       const rows = [];
-      list.forEach((s, i) => {
-        const m = metrics[i];
+      for (const i of idx) {
+        const s = all[i];
+        const m = allMetrics[i];
+        const sp = allSparks[i] && allSparks[i].curve;
         const href = '#/s/' + enc(s.id);
         const systems = m && m.systems ? orderSystems(Object.keys(m.systems), m.baseline_system) : [];
         const span = Math.max(1, systems.length);
@@ -208,25 +264,29 @@
         if (!systems.length) {
           const tr = el('tr', { class: 'first' });
           first(tr);
-          tr.append(el('td', { colspan: 5, class: 'muted', 'data-label': 'Scores' }, m ? 'no segments yet' : 'metrics unavailable'),
-            el('td', { 'data-label': 'Last activity' }, when(s.updated_at)));
+          tr.append(el('td', { colspan: 6, class: 'muted', 'data-label': 'Scores' }, m ? 'no segments yet' : 'metrics unavailable'),
+            el('td', { 'data-label': 'Last activity' }, el('time', { datetime: s.updated_at }, when(s.updated_at))));
           rows.push(tr);
-          return;
+          continue;
         }
         systems.forEach((name, k) => {
           const t = m.systems[name];
           const tr = el('tr', { class: k === 0 ? 'first' : 'more' });
           if (k === 0) first(tr);
+          const isBase = name === m.baseline_system;
+          const r1 = sp && sp.systems && sp.systems[name] ? sp.systems[name].r1 : [];
           appendAll(tr,
-            el('td', { 'data-label': 'System' }, name, name === m.baseline_system ? el('span', { class: 'tag' }, 'baseline') : null),
+            el('td', { 'data-label': 'System' }, name, isBase ? el('span', { class: 'tag' }, 'baseline') : null),
             el('td', { class: 'num', 'data-label': 'R0' }, fmt(t.r0 && t.r0.score)),
             el('td', { class: 'num', 'data-label': 'R1' }, fmt(t.r1 && t.r1.score)),
             el('td', { class: 'num', 'data-label': 'R0+1' }, fmt(t.r01 && t.r01.score)),
             el('td', { class: 'num', 'data-label': 'Term acc.' }, fmt(t.terms && t.terms.exact_match)),
+            el('td', { class: 'spark-cell', 'data-label': 'R1 curve' },
+              sparkline(r1, PALETTE[k % PALETTE.length], isBase ? '4 3' : null, 'R1 of ' + name + ' over the session')),
             k === 0 ? el('td', { rowspan: span, 'data-label': 'Last activity' }, el('time', { datetime: s.updated_at }, when(s.updated_at))) : null);
           rows.push(tr);
         });
-      });
+      }
       body.replaceChildren(...rows);
     }
   }
@@ -242,27 +302,39 @@
 
   /* ---- metric definitions ------------------------------------------------ */
 
-  // cum(totals) → running value from the server; seg(scores) → [numerator,
-  // denominator] of one segment, summed over the moving window.
+  // key: the chart/table key; ck: the series in GET …/curve; cum(totals):
+  // the running value from …/metrics; rel: the key in relative_to_baseline;
+  // bounded: values live in [0, 1] (the axis never leaves it).
   function metricDefs(wo) {
     return [
-      { key: 'r0', label: 'R0 — zero-shot recall', cum: (t) => t.r0 && t.r0.score,
-        seg: (s) => [s.r0.hits, s.r0.total], count: (t) => t.r0 },
-      { key: 'r1', label: 'R1 — one-shot recall', cum: (t) => t.r1 && t.r1.score,
-        seg: (s) => [s.r1.hits, s.r1.total], count: (t) => t.r1 },
-      { key: 'r01', label: 'R0+1 — recall of both', cum: (t) => t.r01 && t.r01.score,
-        seg: (s) => [s.r01.hits, s.r01.total], count: (t) => t.r01 },
-      { key: 'term', label: 'Term exact-match accuracy', cum: (t) => t.terms && t.terms.exact_match,
-        seg: (s) => [s.terms.exact, s.terms.instances],
-        count: (t) => t.terms && { hits: t.terms.exact, total: t.terms.instances } },
-      { key: 'wo', label: 'Term window overlap (w=' + wo + ')',
+      { key: 'r0', ck: 'r0', label: 'R0 — zero-shot recall', short: 'R0', cum: (t) => t.r0 && t.r0.score, count: (t) => t.r0, rel: 'r0', bounded: true },
+      { key: 'r1', ck: 'r1', label: 'R1 — one-shot recall', short: 'R1', cum: (t) => t.r1 && t.r1.score, count: (t) => t.r1, rel: 'r1', bounded: true },
+      { key: 'r01', ck: 'r01', label: 'R0+1 — recall of both', short: 'R0+1', cum: (t) => t.r01 && t.r01.score, count: (t) => t.r01, rel: 'r01', bounded: true },
+      { key: 'term', ck: 'term_exact_match', label: 'Term exact-match accuracy', short: 'Term exact', cum: (t) => t.terms && t.terms.exact_match,
+        count: (t) => t.terms && { hits: t.terms.exact, total: t.terms.instances }, rel: 'term_exact_match', bounded: true },
+      { key: 'wo', ck: 'window_overlap', label: 'Term window overlap (w=' + wo + ')', short: 'Window overlap', bounded: true,
         cum: (t) => { const o = t.terms && t.terms.window_overlap && t.terms.window_overlap[wo]; return o ? o.score : null; },
-        seg: (s) => { const o = s.terms.window_overlap && s.terms.window_overlap[wo];
-          return o && o.instances ? [(o.score || 0) * o.instances, o.instances] : [0, 0]; },
         count: (t) => { const o = t.terms && t.terms.window_overlap && t.terms.window_overlap[wo]; return o ? { instances: o.instances } : null; } },
-      { key: 'oneminusterm', label: '1 − TERm', cum: (t) => t.one_minus_term,
-        seg: (s) => (s.ter_ref_len ? [s.ter_ref_len - s.term_edits, s.ter_ref_len] : [0, 0]) },
+      { key: 'oneminusterm', ck: 'one_minus_term', label: '1 − TERm', short: '1 − TERm', cum: (t) => t.one_minus_term, rel: 'one_minus_term', bounded: false },
     ];
+  }
+
+  // context metrics (running only, from …/metrics): corpus BLEU, chrF, TER
+  const CONTEXT = [
+    { key: 'bleu', label: 'BLEU', rel: 'bleu', lowerBetter: false },
+    { key: 'chrf', label: 'chrF', rel: 'chrf', lowerBetter: false },
+    { key: 'ter', label: 'TER', rel: 'ter', lowerBetter: true },
+  ];
+
+  function clamp01(y) {
+    return y === null || y === undefined || Number.isNaN(y) ? null : Math.max(0, Math.min(1, y));
+  }
+
+  function relText(r, lowerBetter) {
+    if (r === null || r === undefined || Number.isNaN(r)) return null;
+    const pct = r * 100;
+    const better = lowerBetter ? pct < 0 : pct > 0;
+    return { text: 'Δ ' + (pct >= 0 ? '+' : '−') + Math.abs(pct).toFixed(1) + '%', cls: pct === 0 ? 'same' : better ? 'up' : 'down' };
   }
 
   /* ---- one session -------------------------------------------------------- */
@@ -271,15 +343,22 @@
     constructor(id) {
       this.id = id;
       this.base = '/v1/sessions/' + enc(id);
-      this.items = [];       // timeline by seq-1
       this.session = null;
       this.glossary = null;
+      this.metrics = null;
+      this.curve = null;
+      this.recent = [];     // the newest segments (full items), newest last
+      this.older = [];      // older pages loaded by scrolling, newest first
+      this.olderBusy = false;
+      this.glossMarks = []; // {seq, version} where the glossary changed while watching
+      this.hidden = new Set();
       this.etag = null;
+      this.curveKey = null;
       this.es = null;
       this.pollTimer = null;
       this.streamTimer = null;
       this.renderTimer = null;
-      this.fillBusy = false;
+      this.refreshTimer = null;
       this.stopped = false;
       this.busy = Promise.resolve();
       this.deleted = false;
@@ -292,11 +371,18 @@
       $('charts').replaceChildren();
       $('latest-body').replaceChildren();
       $('legend').replaceChildren();
+      $('older').hidden = true;
+      $('word-history').hidden = true;
       setMode('connecting');
       const saved = sessionStorage.getItem('adaptmon.window');
       if (saved !== null) $('window').value = saved;
-      $('window').onchange = () => { sessionStorage.setItem('adaptmon.window', $('window').value); this.render(); };
-      $('wo-window').onchange = () => this.render();
+      $('window').onchange = () => { sessionStorage.setItem('adaptmon.window', $('window').value); this.kick(); };
+      $('wo-window').onchange = () => this.kick();
+      $('older').onclick = () => this.loadOlder();
+      if (window.IntersectionObserver) {
+        this.io = new IntersectionObserver((ents) => { if (ents.some((e) => e.isIntersecting)) this.loadOlder(); });
+        this.io.observe($('older'));
+      }
       this.load();
     }
 
@@ -304,9 +390,11 @@
       this.stopped = true;
       if (this.es) this.es.close();
       this.es = null;
+      if (this.io) this.io.disconnect();
       clearTimeout(this.pollTimer);
       clearTimeout(this.streamTimer);
       clearTimeout(this.renderTimer);
+      clearTimeout(this.refreshTimer);
     }
 
     /* Serializes the updates (stream events, polls, catch-ups). */
@@ -323,16 +411,12 @@
 
     async load() {
       try {
-        const [s, g] = await Promise.all([
-          api(this.base),
-          api(this.base + '/glossary').catch(() => null),
-        ]);
+        const s = await api(this.base);
         if (this.stopped) return;
         this.session = s.body;
-        this.glossary = g && g.body ? g.body.entries || [] : [];
+        await this.loadGlossary();
         this.renderHeader();
-        await this.fetchTimeline(0);
-        await this.pollMetrics(true);
+        await this.refresh(true);
         if (this.stopped) return;
         this.render();
         this.startStream();
@@ -343,74 +427,90 @@
       }
     }
 
+    /* The glossary entries (for term texts), only when there is one. */
+    async loadGlossary() {
+      const g = this.session.glossary;
+      if (!g || !g.entries) { this.glossary = []; return; }
+      const r = await api(this.base + '/glossary').catch(() => null);
+      this.glossary = r && r.body ? r.body.entries || [] : [];
+    }
+
     renderHeader() {
       const s = this.session;
       $('s-title').textContent = s.name ? s.name + ' ' : s.id;
       if (s.name) $('s-title').append(el('span', { class: 'muted small id' }, s.id));
       $('s-langs').textContent = s.source_lang + ' → ' + s.target_lang;
       $('s-signature').textContent = s.signature;
+      const g = s.glossary || { entries: 0, version: 0 };
+      $('s-glossary').textContent = g.entries ? g.entries + ' entries · version ' + g.version : 'none';
+      $('s-glossary').dataset.version = String(g.version || 0);
       const wins = (s.options && s.options.windows) || [2, 3];
       const sel = $('wo-window');
       const cur = sel.value;
       sel.replaceChildren(...wins.map((w) => el('option', { value: w }, 'w = ' + w)));
       if (wins.map(String).includes(cur)) sel.value = cur;
+      const links = ['csv', 'json', 'tmx'].map((f) =>
+        el('a', { href: withToken(this.base + '/export?format=' + f), download: this.id + '.' + f, class: 'export' }, f.toUpperCase()));
+      $('s-export').replaceChildren(...links.flatMap((a, i) => (i ? [' · ', a] : [a])));
     }
 
     get baseline() {
       return this.session && this.session.options ? this.session.options.baseline_system : null;
     }
 
-    /* Adds timeline items or stream payloads; returns true when an earlier
-     * item changed (a replaced segment: the later totals must be refetched). */
-    add(it) {
-      const i = it.seq - 1;
-      if (i < 0) return false;
-      const old = this.items[i];
-      if (old && !it.request && old.request) { it.request = old.request; it.created_at = old.created_at; }
-      this.items[i] = it;
-      return !!old && i < this.items.length - 1 && JSON.stringify(old.scores) !== JSON.stringify(it.scores);
-    }
+    get win() { return Number($('window').value) || 0; }
 
-    /* Fetches the timeline after seq `after` to its end. */
-    async fetchTimeline(after) {
-      let cur = after;
-      for (;;) {
-        const r = await api(this.base + '/segments?after=' + cur + '&limit=' + PAGE);
-        if (this.stopped) return;
-        for (const it of r.body.segments || []) this.add(it);
-        if (r.body.total !== undefined && this.items.length > r.body.total) this.items.length = r.body.total;
-        if (r.body.next === null || r.body.next === undefined || !(r.body.segments || []).length) break;
-        cur = r.body.next;
-      }
-    }
-
-    /* GET …/metrics with If-None-Match; on a change, fetches what is new
-     * (or the whole timeline again when the history changed). */
-    async pollMetrics(first) {
+    /* Refetches what changed: the totals (ETag), the curves, the newest
+     * segments, and the session when its glossary may have changed. */
+    async refresh(first) {
       const headers = this.etag ? { 'If-None-Match': this.etag } : {};
       const r = await api(this.base + '/metrics', { headers });
-      if (this.stopped || r.status === 304) return false;
-      this.etag = r.headers.get('ETag');
-      this.metrics = r.body;
-      const n = r.body.segments;
-      if (n > this.items.length) await this.fetchTimeline(this.items.length);
-      if (!first && (n < this.items.length || !this.totalsMatch())) {
-        this.items = [];
-        await this.fetchTimeline(0);
+      if (this.stopped) return false;
+      const wo = $('wo-window').value || '2';
+      const key = this.win + '/' + wo;
+      const changed = r.status !== 304;
+      if (!changed && key === this.curveKey) return false;
+      if (changed) {
+        this.etag = r.headers.get('ETag');
+        this.metrics = r.body;
+      }
+      const n = this.metrics.segments;
+      const tasks = [api(this.base + '/curve?points=' + CURVE_POINTS + '&window=' + this.win + '&wo=' + enc(wo))];
+      if (changed) {
+        const after = Math.max(0, n - SHOW_SEGMENTS);
+        tasks.push(n ? api(this.base + '/segments?after=' + after + '&limit=' + SHOW_SEGMENTS) : Promise.resolve(null));
+        if (!first) tasks.push(api(this.base));
+      }
+      const [cv, segs, sess] = await Promise.all(tasks);
+      if (this.stopped) return false;
+      this.curve = cv.body;
+      this.curveKey = key;
+      if (changed) {
+        const items = segs && segs.body ? segs.body.segments || [] : [];
+        // older pages already shown stay; a shrinking session starts over
+        if (!this.recent.length || n < this.recent[this.recent.length - 1].seq) this.older = [];
+        this.recent = items;
+        if (sess && sess.body) {
+          const oldV = this.session.glossary ? this.session.glossary.version : 0;
+          this.session = sess.body;
+          const newV = this.session.glossary ? this.session.glossary.version : 0;
+          if (newV !== oldV) {
+            this.glossMarks.push({ seq: n, version: newV });
+            await this.loadGlossary();
+          }
+          this.renderHeader();
+        }
       }
       return true;
     }
 
-    totalsMatch() {
-      const last = this.items[this.items.length - 1];
-      const m = this.metrics && this.metrics.systems;
-      if (!m) return true;
-      if (!last) return Object.keys(m).length === 0 || this.metrics.segments === 0;
-      for (const [name, t] of Object.entries(m)) {
-        const lt = last.totals && last.totals[name];
-        if (!lt || lt.r01.hits !== t.r01.hits || lt.r01.total !== t.r01.total || lt.segments !== t.segments) return false;
-      }
-      return true;
+    /* A refresh soon (coalesced), then a render. */
+    kick() {
+      if (this.refreshTimer) return;
+      this.refreshTimer = setTimeout(() => {
+        this.refreshTimer = null;
+        this.serial(async () => { if (await this.refresh(false)) this.scheduleRender(); });
+      }, 20);
     }
 
     /* ---- live stream and the polling fallback ---- */
@@ -419,10 +519,7 @@
       if (this.stopped || this.deleted) return;
       clearTimeout(this.streamTimer);
       if (!window.EventSource) { this.startPolling(); return; }
-      let url = this.base + '/events';
-      const t = token();
-      if (t) url += '?access_token=' + enc(t);
-      const es = new EventSource(url);
+      const es = new EventSource(withToken(this.base + '/events'));
       this.es = es;
       let opened = false;
       es.onopen = () => {
@@ -430,15 +527,9 @@
         opened = true;
         setMode('live');
         this.stopPolling();
-        // whatever was posted between the first fetch and the stream's start
-        this.serial(() => this.fetchTimeline(this.items.length).then(() => this.scheduleRender()));
+        this.kick(); // whatever was posted between the first fetch and the stream's start
       };
-      es.addEventListener('segment', (ev) => {
-        if (this.stopped || es !== this.es) return;
-        let d;
-        try { d = JSON.parse(ev.data); } catch (_) { return; }
-        this.serial(() => this.onSegment(d));
-      });
+      es.addEventListener('segment', () => { if (!this.stopped && es === this.es) this.kick(); });
       es.addEventListener('deleted', () => { if (es === this.es) this.markDeleted(); });
       es.onerror = () => {
         if (this.stopped || es !== this.es) return;
@@ -457,20 +548,11 @@
       };
     }
 
-    async onSegment(d) {
-      const n = this.items.length;
-      if (d.seq === n + 1) this.add(d);
-      else if (d.seq > n + 1) await this.fetchTimeline(n);          // a gap: fetch what is missing
-      else if (this.add(d)) await this.fetchTimeline(d.seq);         // a replaced segment
-      this.scheduleRender();
-    }
-
     startPolling() {
       if (this.pollTimer !== null || this.stopped) return;
       const tick = () => {
         this.serial(async () => {
-          const changed = await this.pollMetrics(false);
-          if (changed) this.scheduleRender();
+          if (await this.refresh(false)) this.scheduleRender();
         }).finally(() => {
           if (this.pollTimer !== null && !this.stopped && !this.deleted) this.pollTimer = setTimeout(tick, POLL_MS);
         });
@@ -498,34 +580,39 @@
       this.renderTimer = setTimeout(() => { this.renderTimer = null; if (!this.stopped) this.render(); }, 30);
     }
 
-    /* Fills the request texts of the shown segments that came from the
-     * stream (its payload has no request). */
-    fillRequests(from) {
-      if (this.fillBusy) return;
-      const missing = [];
-      for (let i = from; i < this.items.length; i++) if (this.items[i] && !this.items[i].request) missing.push(i);
-      if (!missing.length) return;
-      this.fillBusy = true;
-      const after = missing[0];
-      api(this.base + '/segments?after=' + after + '&limit=' + (this.items.length - after))
-        .then((r) => {
-          let any = false;
-          for (const it of r.body.segments || []) {
-            const cur = this.items[it.seq - 1];
-            if (cur && !cur.request) { cur.request = it.request; cur.created_at = it.created_at; any = true; }
-          }
-          if (any && !this.stopped) this.renderSegments();
-        })
-        .catch(() => {})
-        .finally(() => { this.fillBusy = false; });
+    /* One more page of older segments (as the user scrolls down). */
+    async loadOlder() {
+      if (this.olderBusy || this.stopped) return;
+      const shown = this.older.length ? this.older[this.older.length - 1] : this.recent[0];
+      if (!shown || shown.seq <= 1) return;
+      this.olderBusy = true;
+      try {
+        const after = Math.max(0, shown.seq - 1 - SHOW_SEGMENTS);
+        const r = await api(this.base + '/segments?after=' + after + '&limit=' + (shown.seq - 1 - after));
+        if (this.stopped) return;
+        const items = (r.body.segments || []).slice().reverse();
+        this.older.push(...items);
+        const names = this.systems();
+        $('seglist').append(...items.map((it) => this.segmentItem(it, names)));
+        this.updateOlderButton();
+      } catch (e) {
+        this.fail(e);
+      } finally {
+        this.olderBusy = false;
+      }
+    }
+
+    updateOlderButton() {
+      const oldest = this.older.length ? this.older[this.older.length - 1] : this.recent[0];
+      $('older').hidden = !oldest || oldest.seq <= 1;
     }
 
     /* ---- rendering ---- */
 
     systems() {
       const names = new Set();
-      for (const it of this.items) if (it && it.totals) for (const k of Object.keys(it.totals)) names.add(k);
       if (this.metrics && this.metrics.systems) for (const k of Object.keys(this.metrics.systems)) names.add(k);
+      if (this.curve && this.curve.systems) for (const k of Object.keys(this.curve.systems)) names.add(k);
       return orderSystems([...names], this.baseline);
     }
 
@@ -540,55 +627,32 @@
     }
 
     render() {
-      if (this.stopped) return;
-      const n = this.items.length;
+      if (this.stopped || !this.metrics) return;
+      const n = this.metrics.segments;
       $('s-segments').textContent = String(n);
       $('s-segments').dataset.seq = String(n);
-      const last = this.items[n - 1];
+      const last = this.recent[this.recent.length - 1];
       $('s-updated').textContent = last && last.created_ms ? when(last.created_ms) : (this.session ? when(this.session.updated_at) : '–');
       const names = this.systems();
       this.styles = {};
       names.forEach((nm, k) => { this.styles[nm] = this.style(nm, k); });
-      const win = Number($('window').value) || 0;
-      const wo = $('wo-window').value || '2';
+      const win = this.curve ? this.curve.window : 0;
+      const wo = this.curve ? String(this.curve.window_overlap_width) : ($('wo-window').value || '2');
       const defs = metricDefs(wo);
-      const series = this.computeSeries(names, defs, win);
       this.renderLegend(names);
-      this.renderLatest(names, defs, series, win);
-      this.renderCharts(names, defs, series, win);
-      this.renderSegments();
+      this.renderLatest(names, defs, win);
+      this.renderCharts(names, defs, win);
+      this.renderSegments(names);
     }
 
-    /* series[metric][system] = array of {x: seq, y: value|null}. */
-    computeSeries(names, defs, win) {
-      const out = {};
-      for (const d of defs) {
-        out[d.key] = {};
-        for (const nm of names) {
-          const pts = [];
-          let num = 0, den = 0;
-          const ring = [];
-          for (let i = 0; i < this.items.length; i++) {
-            const it = this.items[i];
-            if (!it) continue;
-            let y = null;
-            if (!win) {
-              const t = it.totals && it.totals[nm];
-              y = t ? d.cum(t) : null;
-            } else {
-              const s = it.scores && it.scores.systems && it.scores.systems[nm];
-              const v = s ? d.seg(s) : [0, 0];
-              ring.push(v);
-              num += v[0]; den += v[1];
-              if (ring.length > win) { const o = ring.shift(); num -= o[0]; den -= o[1]; }
-              y = den > 0 ? (d.key === 'oneminusterm' ? num / den : num / den) : null;
-            }
-            pts.push({ x: it.seq, y: (y === undefined || y === null || Number.isNaN(y)) ? null : y });
-          }
-          out[d.key][nm] = pts;
-        }
-      }
-      return out;
+    /* The curve's points of one metric and system: [{x, y}] (y may be null). */
+    points(d, nm) {
+      const c = this.curve;
+      const ys = c && c.systems && c.systems[nm] ? c.systems[nm][d.ck] || [] : [];
+      return (c ? c.x : []).map((x, i) => {
+        const y = ys[i] === undefined ? null : ys[i];
+        return { x, y: d.bounded ? clamp01(y) : (y === null ? null : Math.min(1, y)) };
+      });
     }
 
     marker(shape, x, y, r, color, extra) {
@@ -609,60 +673,88 @@
       }
     }
 
+    /* One entry per system; a click hides or shows its curves. */
     renderLegend(names) {
       $('legend').replaceChildren(...names.map((nm) => {
         const st = this.styles[nm];
         const svg = sv('svg', { width: 44, height: 14, viewBox: '0 0 44 14', 'aria-hidden': 'true', class: 'legend-line' },
           sv('line', { x1: 2, y1: 7, x2: 42, y2: 7, stroke: st.color, 'stroke-width': 2.5, 'stroke-dasharray': st.dash || null }),
           this.marker(st.shape, 22, 7, 4.5, st.color));
-        return el('li', { 'data-system': nm }, svg,
-          el('span', { class: 'sysname' }, nm),
-          el('span', { class: 'muted small' }, ' ' + SHAPE_NAMES[st.shape] + (st.baseline ? ' baseline, dashed' : '')));
+        const t = this.metrics && this.metrics.systems ? this.metrics.systems[nm] : null;
+        const btn = el('button', { type: 'button', class: 'legend-btn', 'aria-pressed': this.hidden.has(nm) ? 'false' : 'true',
+          title: (this.hidden.has(nm) ? 'Show ' : 'Hide ') + nm + ' in the curves' }, svg,
+        el('span', { class: 'sysname' }, nm),
+        el('span', { class: 'muted small' }, ' ' + SHAPE_NAMES[st.shape] + (st.baseline ? ' baseline, dashed' : '') +
+          (t ? ' · ' + t.segments + ' seg.' : '')));
+        btn.onclick = () => {
+          if (this.hidden.has(nm)) this.hidden.delete(nm); else this.hidden.add(nm);
+          this.render();
+        };
+        return el('li', { 'data-system': nm, class: this.hidden.has(nm) ? 'off' : null }, btn);
       }));
     }
 
-    renderLatest(names, defs, series, win) {
-      const last = this.items[this.items.length - 1];
+    renderLatest(names, defs, win) {
+      const last = this.recent[this.recent.length - 1];
+      const n = this.metrics.segments;
       $('latest-caption').textContent = (win ? 'Over the last ' + win + ' segments' : 'Running totals') +
-        (last ? ' after segment ' + last.seq + ' (“' + last.id + '”)' : ' — no segments yet');
+        (n ? ' after segment ' + n + (last && last.seq === n ? ' (“' + last.id + '”)' : '') : ' — no segments yet') +
+        (this.baseline ? '; Δ: relative to the baseline “' + this.baseline + '” (running totals)' : '');
+      const rel = (this.metrics && this.metrics.relative_to_baseline) || {};
       const rows = names.map((nm) => {
         const st = this.styles[nm];
-        const t = last && last.totals ? last.totals[nm] : null;
+        const t = this.metrics.systems ? this.metrics.systems[nm] : null;
         const cells = defs.map((d) => {
-          const pts = series[d.key][nm];
-          const y = pts.length ? pts[pts.length - 1].y : null;
+          let y;
+          if (win) { const pts = this.points(d, nm); y = pts.length ? pts[pts.length - 1].y : null; } else y = t ? d.cum(t) : null;
+          if (y === undefined || Number.isNaN(y)) y = null;
           let detail = '';
           if (!win && t && d.count) {
             const c = d.count(t);
             if (c && c.total !== undefined) detail = c.hits + '/' + c.total;
             else if (c && c.instances !== undefined) detail = c.instances + ' inst.';
           }
-          return el('td', { class: 'num', 'data-label': d.label.split(' — ')[0].replace('Term exact-match accuracy', 'Term exact').replace(/Term window overlap.*/, 'Window overlap') },
+          const delta = !win && d.rel && rel[nm] ? relText(rel[nm][d.rel], false) : null;
+          return el('td', { class: 'num', 'data-label': d.short },
             el('span', { class: 'value', 'data-metric': d.key, 'data-system': nm, 'data-value': y === null ? '' : String(y) }, fmt(y)),
-            detail ? el('span', { class: 'count muted small' }, ' ' + detail) : null);
+            detail ? el('span', { class: 'count muted small' }, ' ' + detail) : null,
+            delta ? el('span', { class: 'delta ' + delta.cls, 'data-metric': d.key }, delta.text) : null);
+        });
+        const ctx = CONTEXT.map((c) => {
+          const y = t && typeof t[c.key] === 'number' ? t[c.key] : null;
+          const delta = rel[nm] ? relText(rel[nm][c.rel], c.lowerBetter) : null;
+          return el('td', { class: 'num ctx', 'data-label': c.label },
+            el('span', { class: 'ctxval', 'data-metric': c.key, 'data-system': nm }, fmt(y, 1)),
+            delta ? el('span', { class: 'delta ' + delta.cls, 'data-metric': c.key }, delta.text) : null);
         });
         return el('tr', { 'data-system': nm },
           el('th', { scope: 'row', 'data-label': 'System' },
             el('span', { class: 'swatch', 'aria-hidden': 'true', 'data-color': st.color }, SHAPE_NAMES[st.shape]), ' ', nm,
             st.baseline ? el('span', { class: 'tag' }, 'baseline') : null),
-          ...cells);
+          ...cells, ...ctx,
+          el('td', { class: 'num', 'data-label': 'Segments' }, el('span', { class: 'segcount', 'data-system': nm }, t ? String(t.segments) : '0')));
       });
       $('latest-body').replaceChildren(...rows);
       for (const sw of $('latest-body').querySelectorAll('.swatch')) sw.style.color = sw.dataset.color;
     }
 
-    renderCharts(names, defs, series, win) {
+    renderCharts(names, defs, win) {
       const W = 360, H = 210, L = 38, R = 10, T = 12, B = 30;
-      const n = this.items.length;
+      const n = this.metrics.segments;
       const xmax = Math.max(2, n);
       const X = (x) => L + ((x - 1) / (xmax - 1)) * (W - L - R);
+      const shown = names.filter((nm) => !this.hidden.has(nm));
       const charts = defs.map((d) => {
-        // y range: [0, 1] for fractions; widen when a value leaves it (1 − TERm can be < 0)
-        let lo = 0, hi = 1;
-        for (const nm of names) for (const p of series[d.key][nm]) if (p.y !== null) { lo = Math.min(lo, p.y); hi = Math.max(hi, p.y); }
-        lo = Math.floor(lo * 4) / 4; hi = Math.ceil(hi * 4) / 4;
+        const series = {};
+        for (const nm of names) series[nm] = this.points(d, nm);
+        // y range: [0, 1] for bounded metrics; 1 − TERm can go below 0
+        let lo = 0;
+        const hi = 1;
+        if (!d.bounded) for (const nm of shown) for (const p of series[nm]) if (p.y !== null) lo = Math.min(lo, p.y);
+        lo = Math.floor(lo * 4) / 4;
         const Y = (y) => T + (1 - (y - lo) / (hi - lo)) * (H - T - B);
         const svg = sv('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'data-metric': d.key,
+          'data-ymin': lo, 'data-ymax': hi,
           'aria-label': d.label + (win ? ' over the last ' + win + ' segments' : ' (running)') + ' by segment number' });
         const grid = sv('g', { class: 'grid' });
         for (let v = lo; v <= hi + 1e-9; v += (hi - lo) / 4) {
@@ -676,9 +768,16 @@
         }
         grid.append(sv('text', { x: W - R, y: H - 2, 'text-anchor': 'end', class: 'axis' }, document.createTextNode('segment')));
         svg.append(grid);
-        names.forEach((nm) => {
+        // where the glossary changed while this page watched
+        for (const gm of this.glossMarks) {
+          if (gm.seq < 1 || gm.seq > xmax) continue;
+          svg.append(sv('g', { class: 'gloss-mark', 'data-seq': gm.seq },
+            sv('line', { x1: X(gm.seq), x2: X(gm.seq), y1: T, y2: H - B }),
+            sv('text', { x: X(gm.seq) + 3, y: T + 9, class: 'tick' }, document.createTextNode('glossary v' + gm.version))));
+        }
+        for (const nm of shown) {
           const st = this.styles[nm];
-          const pts = series[d.key][nm];
+          const pts = series[nm];
           const defined = pts.filter((p) => p.y !== null);
           let path = '';
           let pen = false;
@@ -699,17 +798,45 @@
             g.append(m);
           }
           svg.append(g);
-        });
-        const lastVals = names.map((nm) => {
-          const pts = series[d.key][nm];
+        }
+        // hover: the nearest sampled segment, its values for every system
+        const cursor = sv('line', { class: 'cursor', y1: T, y2: H - B, x1: -10, x2: -10 });
+        const overlay = sv('rect', { class: 'hover', x: L, y: T, width: W - L - R, height: H - T - B });
+        svg.append(cursor, overlay);
+        const tip = el('div', { class: 'tip', role: 'status', hidden: true });
+        const xs = this.curve ? this.curve.x : [];
+        const move = (ev) => {
+          if (!xs.length) return;
+          const box = svg.getBoundingClientRect();
+          const vx = ((ev.clientX - box.left) / box.width) * W;
+          const want = 1 + ((vx - L) / (W - L - R)) * (xmax - 1);
+          let i = 0;
+          for (let k = 1; k < xs.length; k++) if (Math.abs(xs[k] - want) < Math.abs(xs[i] - want)) i = k;
+          cursor.setAttribute('x1', X(xs[i]));
+          cursor.setAttribute('x2', X(xs[i]));
+          tip.replaceChildren(el('strong', null, 'segment ' + xs[i]),
+            ...shown.map((nm) => el('div', null, el('span', { class: 'shape', 'data-color': this.styles[nm].color }, SHAPE_NAMES[this.styles[nm].shape]),
+              ' ' + nm + ' ' + fmt(series[nm][i] ? series[nm][i].y : null))));
+          for (const s of tip.querySelectorAll('.shape')) s.style.color = s.dataset.color;
+          tip.hidden = false;
+          const left = ((X(xs[i]) / W) * box.width);
+          tip.style.left = Math.min(Math.max(0, left + 8), Math.max(0, box.width - 150)) + 'px';
+        };
+        overlay.addEventListener('pointermove', move);
+        overlay.addEventListener('pointerdown', move);
+        overlay.addEventListener('pointerleave', () => { tip.hidden = true; cursor.setAttribute('x1', -10); cursor.setAttribute('x2', -10); });
+        const lastVals = shown.map((nm) => {
+          const pts = series[nm];
           const y = pts.length ? pts[pts.length - 1].y : null;
           return el('span', { class: 'lv' }, el('span', { class: 'shape', 'data-color': this.styles[nm].color, 'aria-hidden': 'true' }, SHAPE_NAMES[this.styles[nm].shape]), ' ' + nm + ' ' + fmt(y));
         });
         const fig = el('figure', { class: 'chart-box', 'data-metric': d.key },
-          el('figcaption', null, el('span', { class: 'ctitle' }, d.label), el('span', { class: 'lvs small' }, ...lastVals)), svg);
+          el('figcaption', null, el('span', { class: 'ctitle' }, d.label), el('span', { class: 'lvs small' }, ...lastVals)),
+          el('div', { class: 'plot' }, svg, tip));
         return fig;
       });
       $('charts').replaceChildren(...charts);
+      if (!n) $('charts').append(el('p', { class: 'muted' }, 'No segments yet: the curves start with the first confirmed segment.'));
       for (const s of $('charts').querySelectorAll('.shape')) s.style.color = s.dataset.color;
     }
 
@@ -717,20 +844,16 @@
       return this.glossary && this.glossary[i] ? this.glossary[i] : null;
     }
 
-    renderSegments() {
-      const n = this.items.length;
-      const from = Math.max(0, n - SHOW_SEGMENTS);
-      this.fillRequests(from);
-      const names = this.systems();
+    renderSegments(names) {
       const lis = [];
-      for (let i = n - 1; i >= from; i--) {
-        const it = this.items[i];
-        if (!it) continue;
-        lis.push(this.segmentItem(it, names));
-      }
+      for (let i = this.recent.length - 1; i >= 0; i--) lis.push(this.segmentItem(this.recent[i], names));
+      const newestShown = this.recent.length ? this.recent[0].seq : 0;
+      for (const it of this.older) if (it.seq < newestShown) lis.push(this.segmentItem(it, names));
       const list = $('seglist');
-      list.start = n;
+      list.start = this.metrics.segments;
       list.replaceChildren(...lis);
+      if (!lis.length) list.append(el('li', { class: 'muted' }, 'No segments yet.'));
+      this.updateOlderButton();
     }
 
     segmentItem(it, names) {
@@ -744,10 +867,22 @@
       if (req) {
         if (req.source) li.append(el('p', { class: 'src', lang: this.session && this.session.source_lang }, el('span', { class: 'lbl' }, 'source '), req.source));
         li.append(el('p', { class: 'tgt', lang: this.session && this.session.target_lang }, el('span', { class: 'lbl' }, 'confirmed '), ...highlight(req.translation || '', counted)));
-      } else {
-        li.append(el('p', { class: 'muted small' }, 'loading text…'));
       }
       const systems = it.scores && it.scores.systems ? it.scores.systems : {};
+      // deviations from the established translation are a property of the
+      // confirmed text: shown once per segment
+      const devs = new Map();
+      for (const nm of names) {
+        const t = systems[nm] && systems[nm].terms;
+        for (const dv of (t && t.glossary_deviations) || []) if (!devs.has(dv.entry)) devs.set(dv.entry, dv);
+      }
+      if (devs.size) {
+        li.append(el('ul', { class: 'terms seg-terms', 'aria-label': 'confirmed translation: terms' }, ...[...devs.values()].map((dv) => {
+          const g = this.glossEntry(dv.entry);
+          return el('li', { class: 'term deviating', 'data-term': 'deviating' }, el('span', { class: 'mark', 'aria-hidden': 'true' }, '≠'),
+            'deviating: ', el('q', null, g ? g.source : 'entry ' + dv.entry), g && g.targets ? ' (established: ' + g.targets.join(' / ') + ')' : '');
+        })));
+      }
       for (const nm of names) {
         const s = systems[nm];
         if (!s) continue;
@@ -755,30 +890,60 @@
         const box = el('div', { class: 'sys', 'data-system': nm });
         const shape = el('span', { class: 'shape', 'aria-hidden': 'true' }, SHAPE_NAMES[st.shape]);
         shape.style.color = st.color;
+        const tm = s.terms || null; // absent when the session has no glossary
         box.append(el('div', { class: 'sys-head' }, shape, ' ', el('strong', null, nm),
-          el('span', { class: 'small' }, ' R0 ' + cnt(s.r0) + ' · R1 ' + cnt(s.r1) + ' · terms ' + s.terms.exact + '/' + s.terms.instances +
+          el('span', { class: 'small' }, ' R0 ' + cnt(s.r0) + ' · R1 ' + cnt(s.r1) +
+            (tm ? ' · terms ' + tm.exact + '/' + tm.instances : '') +
             (s.one_minus_term !== null && s.one_minus_term !== undefined ? ' · 1−TERm ' + fmt(s.one_minus_term) : ''))));
         const hyp = req && (req.hypotheses ? req.hypotheses[nm] : (nm === 'default' ? req.hypothesis : null));
         if (hyp) box.append(el('p', { class: 'hyp small' }, el('span', { class: 'lbl' }, 'MT '), hyp));
-        const ws = el('ul', { class: 'words', 'aria-label': nm + ': counted words' });
+        const ws = el('ul', { class: 'words', 'aria-label': nm + ': counted words (select one for its history)' });
         for (const w of counted) {
           const hit = !!(w.hits && w.hits[nm]);
           const shot = w.shot === 0 ? 'shot0' : 'shot1';
           const shotText = w.shot === 0 ? '0-shot' : w.shot + '-shot';
-          ws.append(el('li', { class: 'w ' + (hit ? 'hit' : 'miss') + ' ' + shot, 'data-hit': hit ? 'hit' : 'miss', 'data-shot': w.shot,
-            title: w.word + ': ' + (hit ? 'in the MT output (hit)' : 'not in the MT output (missed)') + ', ' + shotText },
+          const chip = el('li', { class: 'w ' + (hit ? 'hit' : 'miss') + ' ' + shot, 'data-hit': hit ? 'hit' : 'miss', 'data-shot': w.shot,
+            'data-word': w.word, tabindex: 0, role: 'button',
+            title: w.word + ': ' + (hit ? 'in the MT output (hit)' : 'not in the MT output (missed)') + ', ' + shotText + ' — select for its history' },
           el('span', { class: 'mark', 'aria-hidden': 'true' }, hit ? '✓' : '✗'),
           el('span', { class: 'sr' }, hit ? 'hit: ' : 'missed: '),
           w.word,
-          el('span', { class: 'shot' }, shotText)));
+          el('span', { class: 'shot' }, shotText));
+          chip.onclick = () => this.wordHistory(w.word, li);
+          chip.onkeydown = (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); this.wordHistory(w.word, li); } };
+          ws.append(chip);
         }
         if (!counted.length) ws.append(el('li', { class: 'muted small' }, 'no counted words'));
         box.append(ws);
-        const terms = this.termItems(s.terms, req);
+        const terms = tm ? this.termItems(tm, req) : [];
         if (terms.length) box.append(el('ul', { class: 'terms', 'aria-label': nm + ': terms' }, ...terms));
         li.append(box);
       }
       return li;
+    }
+
+    /* GET …/vocabulary/{word}: every segment with the word, shot and hits. */
+    async wordHistory(word, li) {
+      const box = $('word-history');
+      li.append(box);
+      box.hidden = false;
+      box.replaceChildren(el('p', { class: 'muted small' }, 'loading the history of “' + word + '”…'));
+      try {
+        const r = await api(this.base + '/vocabulary/' + enc(word));
+        const h = r.body;
+        const names = this.systems();
+        const rows = (h.history || []).map((e) => el('tr', null,
+          el('td', { 'data-label': 'Segment' }, '#' + e.seq + ' ', el('code', null, e.id)),
+          el('td', { 'data-label': 'Shot' }, e.shot === undefined ? '–' : e.shot + '-shot'),
+          el('td', { 'data-label': 'Systems' }, names.map((nm) => (e.hits && e.hits[nm] ? '✓ ' : '✗ ') + nm).join(' · '))));
+        const close = el('button', { type: 'button', class: 'close' }, 'Close');
+        close.onclick = () => { box.hidden = true; };
+        box.replaceChildren(el('div', { class: 'wh-head' }, el('strong', null, '“' + h.word + '”'),
+          el('span', { class: 'muted small' }, ' ' + h.occurrences + ' occurrence' + (h.occurrences === 1 ? '' : 's') + ' in confirmed translations'), close),
+        el('table', { class: 'wh' }, el('tbody', null, ...rows)));
+      } catch (e) {
+        box.replaceChildren(el('p', { class: 'muted small' }, 'No history for “' + word + '”: ' + (e.message || e)));
+      }
     }
 
     termItems(t, req) {
@@ -795,11 +960,6 @@
         out.push(el('li', { class: 'term ' + (ok ? 'found' : 'missed'), 'data-term': ok ? 'found' : 'missed' },
           el('span', { class: 'mark', 'aria-hidden': 'true' }, ok ? '✓' : '✗'),
           (ok ? 'found' : 'missed') + (inst.match === 'stem' ? ' (stem)' : '') + ': ', el('q', null, refText(inst))));
-      }
-      for (const dv of t.glossary_deviations || []) {
-        const g = this.glossEntry(dv.entry);
-        out.push(el('li', { class: 'term deviating', 'data-term': 'deviating' }, el('span', { class: 'mark', 'aria-hidden': 'true' }, '≠'),
-          'deviating: ', el('q', null, g ? g.source : 'entry ' + dv.entry), g && g.targets ? ' (established: ' + g.targets.join(' / ') + ')' : ''));
       }
       for (const f of t.forbidden_used || []) {
         const g = this.glossEntry(f.entry);
