@@ -759,7 +759,7 @@
         const grid = sv('g', { class: 'grid' });
         for (let v = lo; v <= hi + 1e-9; v += (hi - lo) / 4) {
           grid.append(sv('line', { x1: L, x2: W - R, y1: Y(v), y2: Y(v) }),
-            sv('text', { x: L - 5, y: Y(v) + 4, 'text-anchor': 'end', class: 'tick' }, document.createTextNode(fmt(v, 2))));
+            sv('text', { x: L - 5, y: Y(v) + 4, 'text-anchor': 'end', class: 'tick ytick' }, document.createTextNode(fmt(v, 2))));
         }
         const step = niceStep(xmax);
         for (let x = 1; x <= xmax; x += step) {

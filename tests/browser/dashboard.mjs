@@ -6,6 +6,11 @@
 //
 // CONFIG: {base, session, token, readToken, chromium, artifacts, viewports:
 //   [{name, width, height, posts: [segment request, …]}], windowCheck}
+//   or {base, token, chromium, artifacts, shots, scenarios: [{name, session,
+//   seq (segments the page must show; -1: an error is expected), width,
+//   height, hover, hide, word, window}], list: {widths, filter}}: opens each
+//   session once per scenario and reports what it shows, the bytes it
+//   loaded and how long it took to show them.
 // For each viewport it opens the session page, waits until it shows the
 // segments already stored, then posts the viewport's segments one by one
 // through the API and, after each, waits (without reloading) until the page
@@ -94,6 +99,159 @@ async function waitSeq(page, seq) {
   }, seq, { timeout: WAIT_MS, polling: 100 });
 }
 
+// Reads what a chart shows: tick labels and the y-domain (evaluated in the page).
+function chartInfo() {
+  const out = {};
+  for (const svg of document.querySelectorAll('svg.chart')) {
+    const ticks = [...svg.querySelectorAll('.grid text.ytick, .grid text.tick[text-anchor="end"]')].map((t) => t.textContent);
+    const ys = ticks.filter((t) => /^-?\d/.test(t)).map(Number);
+    out[svg.dataset.metric] = {
+      ymax: Math.max(...ys), ymin: Math.min(...ys),
+      series: [...svg.querySelectorAll('g.series')].map((g) => g.dataset.system),
+      glossMarks: svg.querySelectorAll('.gloss-mark').length,
+    };
+  }
+  return out;
+}
+
+function bytesLoaded() {
+  let total = 0;
+  const byUrl = {};
+  for (const e of performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))) {
+    const b = e.transferSize || e.encodedBodySize || 0;
+    total += b;
+    const k = e.name.replace(/^https?:\/\/[^/]+/, '').replace(/\?.*$/, '');
+    byUrl[k] = (byUrl[k] || 0) + b;
+  }
+  return { total, byUrl };
+}
+
+async function scenarios(ctx, page) {
+  report.scenarios = [];
+  const shots = cfg.shots || cfg.artifacts;
+  fs.mkdirSync(shots, { recursive: true });
+  for (const sc of cfg.scenarios) {
+    try {
+      await scenario(page, sc, shots);
+    } catch (e) {
+      let seen = null;
+      try { seen = await page.evaluate(observe); } catch (_) { /* page gone */ }
+      throw new Error('scenario ' + sc.name + ': ' + e.message.split('\n')[0] + '; page shows ' + JSON.stringify(seen && { seq: seen.seq, error: seen.error, firstCardSeq: seen.firstCardSeq, segCards: seen.segCards }));
+    }
+  }
+  await lists(page, shots);
+}
+
+async function scenario(page, sc, shots) {
+  {
+    const errors = [];
+    const consoleErr = [];
+    const onErr = (e) => errors.push(String(e));
+    const onCon = (m) => { if (m.type() === 'error') consoleErr.push(m.text()); };
+    page.on('pageerror', onErr);
+    page.on('console', onCon);
+    await page.setViewportSize({ width: sc.width, height: sc.height });
+    // a fresh document each time (performance entries start empty)
+    await page.goto('about:blank');
+    const t0 = Date.now();
+    await page.goto(cfg.base + '/#/s/' + encodeURIComponent(sc.session));
+    if (sc.seq >= 0) {
+      await page.waitForFunction((n) => {
+        const e = document.querySelector('#s-segments');
+        const first = document.querySelector('#seglist > li.seg');
+        return e && e.dataset.seq === String(n) && (n === 0 || (first && Number(first.dataset.seq) === n)) &&
+          document.querySelectorAll('svg.chart').length > 0;
+      }, sc.seq, { timeout: WAIT_MS, polling: 20 });
+    } else {
+      await page.waitForFunction(() => !document.querySelector('#error').hidden, null, { timeout: WAIT_MS, polling: 20 });
+    }
+    const ms = Date.now() - t0;
+    const r = { name: sc.name, session: sc.session, width: sc.width, renderMs: ms, errors, console: consoleErr };
+    r.bytes = await page.evaluate(bytesLoaded);
+    r.seen = await page.evaluate(observe);
+    r.charts = await page.evaluate(chartInfo);
+    r.legend = await page.evaluate(() => [...document.querySelectorAll('#legend li')].map((li) => li.dataset.system));
+    r.segCounts = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#latest-body .segcount')].map((e) => [e.dataset.system, e.textContent])));
+    r.ctx = await page.evaluate(() => [...document.querySelectorAll('#latest-body .ctxval')].map((e) => ({ metric: e.dataset.metric, system: e.dataset.system, text: e.textContent })));
+    r.deltas = await page.evaluate(() => [...document.querySelectorAll('#latest-body tr')].map((tr) => ({ system: tr.dataset.system, metrics: [...tr.querySelectorAll('.delta')].map((d) => d.dataset.metric + ' ' + d.textContent) })));
+    r.glossary = await page.evaluate(() => document.querySelector('#s-glossary').textContent);
+    r.exports = await page.evaluate(() => [...document.querySelectorAll('#s-export a')].map((a) => a.getAttribute('href')));
+    r.devPerSystem = await page.evaluate(() => document.querySelectorAll('.sys .term.deviating').length);
+    r.devPerSegment = await page.evaluate(() => [...document.querySelectorAll('#seglist > li.seg')].map((li) => li.querySelectorAll(':scope > .seg-terms .term.deviating').length));
+    await page.screenshot({ path: path.join(shots, sc.name + '.png'), fullPage: false });
+    if (sc.hover) {
+      await page.locator('svg.chart[data-metric="r1"]').scrollIntoViewIfNeeded();
+      const box = await page.locator('svg.chart[data-metric="r1"] rect.hover').boundingBox();
+      await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+      await page.waitForFunction(() => { const t = document.querySelector('figure[data-metric="r1"] .tip'); return t && !t.hidden; }, null, { timeout: WAIT_MS });
+      r.tip = await page.evaluate(() => document.querySelector('figure[data-metric="r1"] .tip').textContent);
+      await page.locator('figure[data-metric="r1"]').screenshot({ path: path.join(shots, sc.name + '-hover.png') });
+      await page.mouse.move(0, 0);
+    }
+    if (sc.hide) {
+      await page.click('#legend li[data-system="' + sc.hide + '"] button');
+      await page.waitForFunction((nm) => !document.querySelector('svg.chart[data-metric="r0"] g.series[data-system="' + nm + '"]'), sc.hide, { timeout: WAIT_MS });
+      r.afterHide = await page.evaluate(chartInfo);
+      await page.click('#legend li[data-system="' + sc.hide + '"] button');
+    }
+    if (sc.word) {
+      const chip = page.locator('#seglist > li.seg').first().locator('.w[data-word]').first();
+      r.wordAsked = await chip.getAttribute('data-word');
+      await chip.click();
+      await page.waitForFunction(() => { const b = document.querySelector('#word-history'); return b && !b.hidden && /occurrence/.test(b.textContent); }, null, { timeout: WAIT_MS });
+      r.wordHistory = await page.evaluate(() => ({ text: document.querySelector('#word-history .wh-head').textContent, rows: document.querySelectorAll('#word-history tr').length }));
+      await page.locator('#seglist > li.seg').first().screenshot({ path: path.join(shots, sc.name + '-word.png') });
+    }
+    if (sc.scroll) {
+      const before = await page.evaluate(() => document.querySelectorAll('#seglist > li.seg').length);
+      await page.locator('#older').scrollIntoViewIfNeeded();
+      await page.waitForFunction((b) => document.querySelectorAll('#seglist > li.seg').length > b, before, { timeout: WAIT_MS });
+      r.scrolled = { before, after: await page.evaluate(() => document.querySelectorAll('#seglist > li.seg').length),
+        lastSeq: await page.evaluate(() => { const l = [...document.querySelectorAll('#seglist > li.seg')]; return Number(l[l.length - 1].dataset.seq); }) };
+    }
+    if (sc.window) {
+      await page.selectOption('#window', String(sc.window));
+      await page.waitForFunction((w) => document.querySelector('#latest-caption').textContent.includes('last ' + w), sc.window, { timeout: WAIT_MS });
+      await page.waitForTimeout(100);
+      r.windowed = { charts: await page.evaluate(chartInfo), seen: await page.evaluate(observe) };
+      await page.screenshot({ path: path.join(shots, sc.name + '-window' + sc.window + '.png'), fullPage: false });
+      await page.selectOption('#window', '0');
+    }
+    if (sc.full) await page.screenshot({ path: path.join(shots, sc.name + '-full.png'), fullPage: true });
+    page.off('pageerror', onErr);
+    page.off('console', onCon);
+    report.scenarios.push(r);
+  }
+}
+
+async function lists(page, shots) {
+  if (cfg.list) {
+    report.lists = [];
+    for (const w of cfg.list.widths) {
+      const errors = [];
+      const onErr = (e) => errors.push(String(e));
+      page.on('pageerror', onErr);
+      await page.setViewportSize({ width: w[0], height: w[1] });
+      await page.goto('about:blank');
+      await page.evaluate(() => { try { sessionStorage.clear(); } catch (_) { /* none */ } });
+      await page.goto(cfg.base + '/#/');
+      await page.waitForFunction(() => document.querySelectorAll('a.session-link').length > 0 && document.querySelectorAll('svg.spark').length > 0, null, { timeout: WAIT_MS });
+      const lst = { width: w[0], errors };
+      lst.order = await page.evaluate(() => [...document.querySelectorAll('a.session-link')].map((a) => a.dataset.session));
+      lst.sparks = await page.evaluate(() => [...document.querySelectorAll('svg.spark path')].length);
+      lst.scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      lst.badText = await page.evaluate(() => document.body.innerText.match(/\b(null|undefined|NaN|\[object \w+\])\b/g) || []);
+      await page.screenshot({ path: path.join(shots, 'list-' + w[0] + 'x' + w[1] + '.png'), fullPage: false });
+      await page.fill('#list-filter', cfg.list.filter);
+      await page.waitForFunction((f) => [...document.querySelectorAll('a.session-link')].every((a) => a.dataset.session.includes(f)), cfg.list.filter, { timeout: WAIT_MS });
+      lst.filtered = await page.evaluate(() => [...document.querySelectorAll('a.session-link')].map((a) => a.dataset.session));
+      await page.fill('#list-filter', '');
+      page.off('pageerror', onErr);
+      report.lists.push(lst);
+    }
+  }
+}
+
 async function main() {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adaptmon-chromium-'));
   const ctx = await chromium.launchPersistentContext(userDataDir, {
@@ -111,7 +269,17 @@ async function main() {
     page.on('console', (m) => { if (m.type() === 'error') report.console.push(m.text()); });
     // only 127.0.0.1 is reached: anything else is recorded and refused
     const foreign = [];
-    await page.route((url) => !url.href.startsWith(cfg.base), (r) => { foreign.push(r.request().url()); r.abort(); });
+    await page.route((url) => !url.href.startsWith(cfg.base) && url.href !== 'about:blank', (r) => { foreign.push(r.request().url()); r.abort(); });
+
+    if (cfg.scenarios) {
+      if (cfg.token) {
+        await page.goto(cfg.base + '/dashboard/index.html');
+        await page.evaluate((t) => localStorage.setItem('adaptmon.token', t), cfg.token);
+      }
+      await scenarios(ctx, page);
+      report.foreignRequests = foreign;
+      return;
+    }
 
     if (cfg.readToken) {
       // the token field: without a token the page asks for one
