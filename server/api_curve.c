@@ -7,7 +7,10 @@
  * totals); with window=W it is the value over the last W segments, summed
  * from the per-segment counts (hits/total, instances, TER edits). The
  * segment numbers are downsampled to at most `points` (always keeping the
- * first and the last). Bounded metrics are clamped into [0, 1] (a sum of
+ * first and the last); only the rows a sample needs are read (running: the
+ * sampled segments alone; moving window: the W segments before each), so
+ * the first view of a long session costs ~points rows, not the timeline.
+ * Bounded metrics are clamped into [0, 1] (a sum of
  * floating-point fractions can end at 1.0000000000000002); 1 − TERm is
  * clamped above only (it is negative when the output needs more edits than
  * the reference has words). The ETag follows the session version. */
@@ -25,13 +28,11 @@ static const char *const am_cv_keys[AM_CV_N] = {
     "r0", "r1", "r01", "term_exact_match", "window_overlap", "one_minus_term"};
 
 #define AM_CV_MAX_SYSTEMS 64
-#define AM_CV_CHUNK 1000
 
 typedef struct am_cv_sys {
     char *name;
     json_t *series[AM_CV_N]; /* arrays of numbers / null, one per sampled segment */
     double *ring; /* window × AM_CV_N × {num, den} */
-    double sum[AM_CV_N][2];
     double last[AM_CV_N]; /* running values after the last segment with this system */
 } am_cv_sys;
 
@@ -155,15 +156,22 @@ static void am_cv_add(am_cv_ctx *c, am_cv_sys *s, json_t *scores, json_t *tot, i
         am_cv_counts(scores, c->wo, cur);
         double *slot = s->ring + (size_t)(c->seen % c->window) * AM_CV_N * 2;
         for (int k = 0; k < AM_CV_N; k++) {
-            if (c->seen >= c->window) { /* the segment leaving the window */
-                s->sum[k][0] -= slot[2 * k];
-                s->sum[k][1] -= slot[2 * k + 1];
-            }
             slot[2 * k] = cur[k][0];
             slot[2 * k + 1] = cur[k][1];
-            s->sum[k][0] += cur[k][0];
-            s->sum[k][1] += cur[k][1];
-            v[k] = s->sum[k][1] > 0 ? s->sum[k][0] / s->sum[k][1] : NAN;
+        }
+        if (!sampled)
+            return;
+        /* summed oldest first at each sample (no drift from running
+         * subtractions: the value does not depend on which rows were read) */
+        int64_t have = c->seen + 1 < c->window ? c->seen + 1 : c->window;
+        for (int k = 0; k < AM_CV_N; k++) {
+            double num = 0, den = 0;
+            for (int64_t j = c->seen + 1 - have; j <= c->seen; j++) {
+                const double *sl = s->ring + (size_t)(j % c->window) * AM_CV_N * 2;
+                num += sl[2 * k];
+                den += sl[2 * k + 1];
+            }
+            v[k] = den > 0 ? num / den : NAN;
         }
     } else {
         /* a system without output in this segment keeps its running values */
@@ -187,8 +195,17 @@ static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *
     (void)created_at;
     am_cv_ctx *c = ctx;
     if (seq > c->n)
-        return 1;
+        return 0; /* posted after the session was read */
+    while (c->next_i < c->points && am_cv_sample_seq(c, c->next_i) < seq)
+        c->next_i++; /* a sampled row that is not stored */
     int sampled = c->next_i < c->points && am_cv_sample_seq(c, c->next_i) == seq;
+    if (c->window && c->seen && seq != c->last + 1) {
+        /* rows were skipped (outside every window): the window restarts */
+        for (size_t i = 0; i < c->nsys; i++) {
+            memset(c->sys[i].ring, 0, (size_t)c->window * AM_CV_N * 2 * sizeof(double));
+        }
+        c->seen = 0;
+    }
     json_t *o = json_loads(result_json, 0, NULL);
     json_t *totals = json_object_get(o, "totals");
     json_t *systems = json_object_get(json_object_get(o, "scores"), "systems");
@@ -286,11 +303,25 @@ void am_api_curve(am_req *req, am_resp *resp)
     snprintf(c->wo, sizeof c->wo, "%lld", (long long)wo);
     c->x = json_array();
     int rc = AM_OK;
-    while (rc == AM_OK && c->rc == AM_OK && c->last < c->n) {
-        int64_t before = c->seen;
-        rc = am_store_segments_each(req->srv->store, row.id, c->last, AM_CV_CHUNK, am_cv_row, c);
-        if (c->seen == before)
-            break; /* no more stored rows */
+    /* only the rows a sample needs: the sampled segment itself (running
+     * values are its stored totals) or the window ending there; when those
+     * cover much of the timeline, one pass over it in chunks is cheaper */
+    int64_t span = window ? window : 1;
+    int64_t npts = c->n < points ? c->n : points;
+    if (span * npts >= c->n / 2) {
+        while (rc == AM_OK && c->rc == AM_OK && c->last < c->n) {
+            int64_t before = c->last;
+            rc = am_store_segments_each(req->srv->store, row.id, c->last, 1000, am_cv_row, c);
+            if (c->last == before)
+                break; /* no more stored rows */
+        }
+    }
+    for (int64_t i = 0; i < npts && rc == AM_OK && c->rc == AM_OK && c->last < c->n; i++) {
+        int64_t seq = am_cv_sample_seq(c, i);
+        int64_t after = seq - span > c->last ? seq - span : c->last;
+        if (after < seq)
+            rc = am_store_segments_each(req->srv->store, row.id, after, (size_t)(seq - after),
+                                        am_cv_row, c);
     }
     if (rc != AM_OK || c->rc != AM_OK) {
         am_resp_headers_clear(resp);

@@ -133,6 +133,20 @@ def test_downsampled_keeps_first_and_last():
             eq(d["systems"][sys_]["r1"][k], full["systems"][sys_]["r1"][x - 1], "sample at %d" % x)
 
 
+def test_downsampled_moving_window_reads_only_what_it_needs():
+    # points × window small against the timeline: the server reads only the
+    # windows before the samples; large: one pass. Both equal the full curve.
+    for pts, w in ((5, 3), (9, 3), (4, 2)):
+        d = C.jget("/v1/sessions/cv/curve?points=%d&window=%d" % (pts, w))
+        full = C.jget("/v1/sessions/cv/curve?window=%d" % w)
+        eq(len(d["x"]), pts, "points")
+        for sys_ in ("adapt", "base"):
+            for key in ("r0", "r1", "r01", "term_exact_match", "window_overlap", "one_minus_term"):
+                for k, x in enumerate(d["x"]):
+                    close(d["systems"][sys_][key][k], full["systems"][sys_][key][x - 1],
+                          "points=%d window=%d %s %s at %d" % (pts, w, sys_, key, x))
+
+
 def test_no_glossary_empty_and_missing_sessions():
     d = C.jget("/v1/sessions/plain/curve?window=3")
     eq(list(d["systems"]), ["default"], "one system")
