@@ -4,6 +4,8 @@
 #   make test       install missing packages, build, run every test
 #   make asan       build with ASan+UBSan into build-asan/ and run the tests
 #   make bench-core scoring-core benchmark (report: bench/README.md)
+#   make screenshots the dashboard's views at 1280×800 and 390×844 into docs/screenshots/
+#                   (the browser suite's scenarios: Chromium + playwright-core)
 
 BUILD    ?= build
 CC       ?= cc
@@ -29,7 +31,7 @@ UT_SRC   := $(wildcard tests/unit/test_*.c)
 UT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UT_SRC))
 STOPWORD_DATA := $(wildcard data/stopwords/snowball/*.stop.txt) data/stopwords/stopwords-iso/stopwords-iso.json
 
-.PHONY: all deps run test unit asan clean bench-core lint
+.PHONY: all deps run test unit asan clean bench-core lint screenshots
 all: adaptmon
 
 adaptmon: $(BUILD)/adaptmon
@@ -107,6 +109,10 @@ $(BUILD)/bench/bench_core: bench/bench_core.c $(BUILD)/libamcore.a
 bench-core: deps
 	$(MAKE) all $(BUILD)/bench/bench_core
 	sh bench/core.sh $(BUILD)/bench/bench_core
+
+screenshots: all
+	rm -f docs/screenshots/*.png
+	DASH_SHOTS=$(CURDIR)/docs/screenshots APITEST_ONLY=scenario python3 tests/browser/test_dashboard.py
 
 lint:
 	clang-format --dry-run --Werror core/*.[ch] core/compat/*.[ch] server/*.[ch] tools/*.c bench/*.c fuzz/*.[ch] tests/unit/*.[ch]

@@ -414,9 +414,9 @@
         const s = await api(this.base);
         if (this.stopped) return;
         this.session = s.body;
-        await this.loadGlossary();
         this.renderHeader();
-        await this.refresh(true);
+        // the glossary, the totals, the curves and the newest segments at once
+        await Promise.all([this.loadGlossary(), this.refresh(true)]);
         if (this.stopped) return;
         this.render();
         this.startStream();
@@ -464,24 +464,30 @@
      * segments, and the session when its glossary may have changed. */
     async refresh(first) {
       const headers = this.etag ? { 'If-None-Match': this.etag } : {};
-      const r = await api(this.base + '/metrics', { headers });
-      if (this.stopped) return false;
       const wo = $('wo-window').value || '2';
       const key = this.win + '/' + wo;
+      const curveReq = () => api(this.base + '/curve?points=' + CURVE_POINTS + '&window=' + this.win + '&wo=' + enc(wo));
+      const segsReq = (n) => (n ? api(this.base + '/segments?after=' + Math.max(0, n - SHOW_SEGMENTS) + '&limit=' + SHOW_SEGMENTS) : Promise.resolve(null));
+      let r, cv, segs, sess;
+      if (first) {
+        // the first view: everything in parallel, sized by the session's count
+        [r, cv, segs] = await Promise.all([api(this.base + '/metrics'), curveReq(), segsReq(this.session.segments)]);
+        if (this.stopped) return false;
+        if (r.body.segments !== this.session.segments || cv.body.segments !== r.body.segments) {
+          [cv, segs] = await Promise.all([curveReq(), segsReq(r.body.segments)]); // changed meanwhile
+        }
+      } else {
+        r = await api(this.base + '/metrics', { headers });
+        if (this.stopped) return false;
+        if (r.status === 304 && key === this.curveKey) return false;
+      }
       const changed = r.status !== 304;
-      if (!changed && key === this.curveKey) return false;
       if (changed) {
         this.etag = r.headers.get('ETag');
         this.metrics = r.body;
       }
       const n = this.metrics.segments;
-      const tasks = [api(this.base + '/curve?points=' + CURVE_POINTS + '&window=' + this.win + '&wo=' + enc(wo))];
-      if (changed) {
-        const after = Math.max(0, n - SHOW_SEGMENTS);
-        tasks.push(n ? api(this.base + '/segments?after=' + after + '&limit=' + SHOW_SEGMENTS) : Promise.resolve(null));
-        if (!first) tasks.push(api(this.base));
-      }
-      const [cv, segs, sess] = await Promise.all(tasks);
+      if (!first) [cv, segs, sess] = await Promise.all([curveReq(), changed ? segsReq(n) : null, changed ? api(this.base) : null]);
       if (this.stopped) return false;
       this.curve = cv.body;
       this.curveKey = key;

@@ -174,7 +174,7 @@ async function scenario(page, sc, shots) {
     r.segCounts = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#latest-body .segcount')].map((e) => [e.dataset.system, e.textContent])));
     r.ctx = await page.evaluate(() => [...document.querySelectorAll('#latest-body .ctxval')].map((e) => ({ metric: e.dataset.metric, system: e.dataset.system, text: e.textContent })));
     r.deltas = await page.evaluate(() => [...document.querySelectorAll('#latest-body tr')].map((tr) => ({ system: tr.dataset.system, metrics: [...tr.querySelectorAll('.delta')].map((d) => d.dataset.metric + ' ' + d.textContent) })));
-    r.glossary = await page.evaluate(() => document.querySelector('#s-glossary').textContent);
+    r.glossary = await page.evaluate(() => (document.querySelector('#s-glossary') || {}).textContent || null);
     r.exports = await page.evaluate(() => [...document.querySelectorAll('#s-export a')].map((a) => a.getAttribute('href')));
     r.devPerSystem = await page.evaluate(() => document.querySelectorAll('.sys .term.deviating').length);
     r.devPerSegment = await page.evaluate(() => [...document.querySelectorAll('#seglist > li.seg')].map((li) => li.querySelectorAll(':scope > .seg-terms .term.deviating').length));
@@ -217,7 +217,7 @@ async function scenario(page, sc, shots) {
       await page.screenshot({ path: path.join(shots, sc.name + '-window' + sc.window + '.png'), fullPage: false });
       await page.selectOption('#window', '0');
     }
-    if (sc.full) await page.screenshot({ path: path.join(shots, sc.name + '-full.png'), fullPage: true });
+    if (sc.full) await page.screenshot({ path: path.join(cfg.artifacts, sc.name + '-full.png'), fullPage: true });
     page.off('pageerror', onErr);
     page.off('console', onCon);
     report.scenarios.push(r);
