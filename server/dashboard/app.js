@@ -482,6 +482,7 @@
         if (r.status === 304 && key === this.curveKey) return false;
       }
       const changed = r.status !== 304;
+      const prevN = this.metrics ? this.metrics.segments : 0;
       if (changed) {
         this.etag = r.headers.get('ETag');
         this.metrics = r.body;
@@ -501,7 +502,8 @@
           this.session = sess.body;
           const newV = this.session.glossary ? this.session.glossary.version : 0;
           if (newV !== oldV) {
-            this.glossMarks.push({ seq: n, version: newV });
+            // the new glossary scores the segments after those shown so far
+            this.glossMarks.push({ seq: Math.max(1, prevN), version: newV });
             await this.loadGlossary();
           }
           this.renderHeader();
@@ -779,7 +781,8 @@
           if (gm.seq < 1 || gm.seq > xmax) continue;
           svg.append(sv('g', { class: 'gloss-mark', 'data-seq': gm.seq },
             sv('line', { x1: X(gm.seq), x2: X(gm.seq), y1: T, y2: H - B }),
-            sv('text', { x: X(gm.seq) + 3, y: T + 9, class: 'tick' }, document.createTextNode('glossary v' + gm.version))));
+            sv('text', X(gm.seq) > W * 0.6 ? { x: X(gm.seq) - 3, y: H - B - 5, 'text-anchor': 'end', class: 'tick gtick' }
+              : { x: X(gm.seq) + 3, y: H - B - 5, class: 'tick gtick' }, document.createTextNode('glossary v' + gm.version))));
         }
         for (const nm of shown) {
           const st = this.styles[nm];

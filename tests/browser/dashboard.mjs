@@ -103,7 +103,7 @@ async function waitSeq(page, seq) {
 function chartInfo() {
   const out = {};
   for (const svg of document.querySelectorAll('svg.chart')) {
-    const ticks = [...svg.querySelectorAll('.grid text.ytick, .grid text.tick[text-anchor="end"]')].map((t) => t.textContent);
+    const ticks = [...svg.querySelectorAll('.grid text.ytick')].map((t) => t.textContent);
     const ys = ticks.filter((t) => /^-?\d/.test(t)).map(Number);
     out[svg.dataset.metric] = {
       ymax: Math.max(...ys), ymin: Math.min(...ys),
@@ -216,6 +216,20 @@ async function scenario(page, sc, shots) {
       r.windowed = { charts: await page.evaluate(chartInfo), seen: await page.evaluate(observe) };
       await page.screenshot({ path: path.join(shots, sc.name + '-window' + sc.window + '.png'), fullPage: false });
       await page.selectOption('#window', '0');
+    }
+    if (sc.glossaryPut) {
+      // a new glossary version while the page watches, then one more segment
+      const h = { 'Content-Type': 'text/csv' };
+      const put = await fetch(cfg.base + '/v1/sessions/' + encodeURIComponent(sc.session) + '/glossary', { method: 'PUT', headers: h, body: sc.glossaryPut });
+      if (put.status !== 200) throw new Error('PUT glossary: ' + put.status);
+      const res = await fetch(cfg.base + '/v1/sessions/' + encodeURIComponent(sc.session) + '/segments',
+        { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(sc.post) });
+      const seg = await res.json();
+      await page.waitForFunction((n) => document.querySelector('#s-segments').dataset.seq === String(n) &&
+        document.querySelectorAll('svg.chart .gloss-mark').length > 0, seg.seq, { timeout: WAIT_MS, polling: 50 });
+      r.afterGlossary = { charts: await page.evaluate(chartInfo), glossary: await page.evaluate(() => document.querySelector('#s-glossary').textContent),
+        markSeq: await page.evaluate(() => Number(document.querySelector('svg.chart .gloss-mark').dataset.seq)) };
+      await page.locator('#charts').screenshot({ path: path.join(shots, sc.name + '-glossary-change.png') });
     }
     if (sc.full) await page.screenshot({ path: path.join(cfg.artifacts, sc.name + '-full.png'), fullPage: true });
     page.off('pageerror', onErr);

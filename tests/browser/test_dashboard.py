@@ -590,6 +590,13 @@ def _scenarios():
                 {"name": "empty-" + vp, "session": "s-empty", "seq": 0, "width": w, "height": h},
                 {"name": "deleted-" + vp, "session": "s-deleted", "seq": -1, "width": w, "height": h},
             ]
+        _mk(C, "s-gloss", "A glossary change while watching", baseline="base", glossary=True)
+        _post_many(C, "s-gloss", 8, ["base", "adapt"], adapt=True)
+        nxt = tico19()[8]
+        sc.append({"name": "glossary-1280x800", "session": "s-gloss", "seq": 8, "width": 1280, "height": 800,
+                   "glossaryPut": _glossary_csv(),
+                   "post": {"id": "s00009", "source": nxt["source"], "translation": nxt["translation"],
+                            "hypotheses": {"base": nxt["hypothesis"], "adapt": nxt["translation"]}}})
         rep = _run_node({"base": S.base, "chromium": CHROMIUM, "artifacts": ARTIFACTS, "shots": shots,
                          "scenarios": sc, "list": {"widths": [[1280, 800], [390, 844]], "filter": "s-"}})
         big = []
@@ -698,8 +705,7 @@ def test_scenario_two_systems_with_baseline():
         eq(r["devPerSystem"], 0, "%s: ≠ deviating chips under a system" % n)
         for key in ("r0", "r1", "r01", "term", "wo"):
             for what, ch in (("running", r["charts"]), ("window 10", r["windowed"]["charts"])):
-                check(ch[key]["ymax"] <= 1 and ch[key]["ymin"] >= 0,
-                      "%s: %s axis of %s is [%s, %s]" % (n, what, key, ch[key]["ymin"], ch[key]["ymax"]))
+                eq((ch[key]["ymin"], ch[key]["ymax"]), (0, 1), "%s: %s y axis of %s" % (n, what, key))
         for href in r["exports"]:
             expect_status(C.get(href), 200, "%s: export link %s" % (n, href))
         eq(len(r["exports"]), 3, "%s: export links" % n)
@@ -711,6 +717,17 @@ def test_scenario_five_long_systems():
         _check_values(r["name"], r, m)
         eq(r["legend"], FIVE[:1] + sorted(LONG), "%s: legend, each system once" % r["name"])
         eq(sorted(r["seen"]["curves"]["r1"]), sorted(FIVE), "%s: R1 curves" % r["name"])
+
+
+def test_scenario_glossary_change_marked_on_the_curves():
+    r = _scenarios()["glossary-1280x800"]
+    sess = C.jget("/v1/sessions/s-gloss")
+    eq(sess["glossary"]["version"], 2, "glossary version after the PUT")
+    a = r["afterGlossary"]
+    eq(a["glossary"], "%d entries · version 2" % sess["glossary"]["entries"], "glossary status after the change")
+    eq(a["markSeq"], 8, "the marker sits after the last segment scored with version 1")
+    for key in ("r0", "r1", "term"):
+        eq(a["charts"][key]["glossMarks"], 1, "glossary markers on the %s chart" % key)
 
 
 def test_scenario_empty_and_deleted():
@@ -733,7 +750,7 @@ def test_scenario_big_session_first_view_is_small():
         check(r["bytes"]["total"] <= 1024 * 1024,
               "%s: the first view loaded %d bytes (> 1 MB): %r" % (n, r["bytes"]["total"], r["bytes"]["byUrl"]))
         eq(r["seen"]["curves"]["r1"]["adapt"]["points"] <= 240, True, "%s: curve points downsampled" % n)
-        check(r["windowed"]["charts"]["wo"]["ymax"] <= 1, "%s: window-overlap axis above 1" % n)
+        eq(r["windowed"]["charts"]["wo"]["ymax"], 1, "%s: top of the window-overlap axis" % n)
         check("segment" in r["tip"], "%s: hover on a dense curve: %r" % (n, r["tip"]))
     tc.close()
 
