@@ -137,6 +137,12 @@
   /* ---- app state -------------------------------------------------------- */
 
   let view = null; // the active view's controller (has stop())
+  let whBox = null; // the word-history box: moved into the segment asked about
+
+  function wordBox() {
+    if (!whBox) whBox = $('word-history');
+    return whBox;
+  }
 
   function route() {
     if (view) view.stop();
@@ -372,7 +378,7 @@
       $('latest-body').replaceChildren();
       $('legend').replaceChildren();
       $('older').hidden = true;
-      $('word-history').hidden = true;
+      wordBox().hidden = true;
       setMode('connecting');
       const saved = sessionStorage.getItem('adaptmon.window');
       if (saved !== null) $('window').value = saved;
@@ -933,7 +939,7 @@
 
     /* GET …/vocabulary/{word}: every segment with the word, shot and hits. */
     async wordHistory(word, li) {
-      const box = $('word-history');
+      const box = wordBox(); // still ours after a re-render detached it
       li.append(box);
       box.hidden = false;
       box.replaceChildren(el('p', { class: 'muted small' }, 'loading the history of “' + word + '”…'));

@@ -201,6 +201,13 @@ async function scenario(page, sc, shots) {
       await page.waitForFunction(() => { const b = document.querySelector('#word-history'); return b && !b.hidden && /occurrence/.test(b.textContent); }, null, { timeout: WAIT_MS });
       r.wordHistory = await page.evaluate(() => ({ text: document.querySelector('#word-history .wh-head').textContent, rows: document.querySelectorAll('#word-history tr').length }));
       await page.locator('#seglist > li.seg').first().screenshot({ path: path.join(shots, sc.name + '-word.png') });
+      // again after a re-render replaced the segment cards
+      await page.selectOption('#window', '10');
+      await page.waitForFunction(() => document.querySelector('#latest-caption').textContent.includes('last 10'), null, { timeout: WAIT_MS });
+      await page.locator('#seglist > li.seg').first().locator('.w[data-word]').first().click();
+      await page.waitForFunction(() => { const b = document.querySelector('#word-history'); return b && !b.hidden && /occurrence/.test(b.textContent); }, null, { timeout: WAIT_MS });
+      r.wordHistoryAgain = true;
+      await page.selectOption('#window', '0');
     }
     if (sc.scroll) {
       const before = await page.evaluate(() => document.querySelectorAll('#seglist > li.seg').length);

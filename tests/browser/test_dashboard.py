@@ -665,8 +665,9 @@ def _check_values(name, r, m):
 
 
 def test_scenario_no_glossary_one_system():
+    scen = _scen("noglossary")
     m = C.jget("/v1/sessions/s-noglossary/metrics")
-    for r in _scen("noglossary"):
+    for r in scen:
         _check_values(r["name"], r, m)
         eq(r["legend"], ["default"], "%s: legend" % r["name"])
         eq(r["seen"]["firstCardSeq"], 12, "%s: newest segment card" % r["name"])
@@ -677,12 +678,14 @@ def test_scenario_no_glossary_one_system():
         check(("%d occurrence" % h["occurrences"]) in r["wordHistory"]["text"],
               "%s: word history %r vs %d occurrences" % (r["name"], r["wordHistory"], h["occurrences"]))
         eq(r["wordHistory"]["rows"], len(h["history"]), "%s: rows of the word history" % r["name"])
+        eq(r.get("wordHistoryAgain"), True, "%s: word history after a re-render" % r["name"])
 
 
 def test_scenario_two_systems_with_baseline():
+    scen = _scen("two")
     m = C.jget("/v1/sessions/s-two/metrics")
     sess = C.jget("/v1/sessions/s-two")
-    for r in _scen("two"):
+    for r in scen:
         n = r["name"]
         _check_values(n, r, m)
         eq(r["legend"], ["base", "adapt"], "%s: legend, each system once" % n)
@@ -712,8 +715,9 @@ def test_scenario_two_systems_with_baseline():
 
 
 def test_scenario_five_long_systems():
+    scen = _scen("five")
     m = C.jget("/v1/sessions/s-five/metrics")
-    for r in _scen("five"):
+    for r in scen:
         _check_values(r["name"], r, m)
         eq(r["legend"], FIVE[:1] + sorted(LONG), "%s: legend, each system once" % r["name"])
         eq(sorted(r["seen"]["curves"]["r1"]), sorted(FIVE), "%s: R1 curves" % r["name"])
