@@ -50,7 +50,7 @@ def teardown():
     if C:
         C.close()
     if S:
-        S.stop()
+        eq(S.stop(), 0, "exit status of adaptmon serve after SIGTERM")
 
 
 def timeline(sid):
