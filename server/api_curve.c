@@ -13,9 +13,11 @@
  * Bounded metrics are clamped into [0, 1] (a sum of
  * floating-point fractions can end at 1.0000000000000002); 1 − TERm is
  * clamped above only (it is negative when the output needs more edits than
- * the reference has words). The ETag follows the session version. */
+ * the reference has words). The ETag follows the session's incarnation and
+ * version. */
 #include "api.h"
 
+#include "ingest.h"
 #include "json.h"
 #include "sessions.h"
 
@@ -234,21 +236,21 @@ static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *
 }
 
 /* Is w one of the session's window-overlap widths? *first gets the first
- * (the default). 404/500 problem in resp when the session is unavailable. */
+ * (the default). A runtime of the current incarnation (am_ingest_acquire);
+ * 404 / 409 / 500 problem in resp when the session is unavailable. */
 static int am_cv_window_known(am_req *req, am_resp *resp, int64_t w, int64_t *first, int *known)
 {
     am_sess *sess = NULL;
-    am_buf err;
-    am_buf_init(&err);
-    int rc = am_sessions_acquire(req->srv->sessions, req->params[0], &sess, &err);
-    if (rc == AM_ERR_NOTFOUND)
-        am_resp_problem(resp, req, 404, "not-found", "Not found", "no session '%s'",
-                        req->params[0]);
-    else if (rc != AM_OK)
-        am_resp_problem(resp, req, 500, "internal", "Session unavailable", "%s", am_buf_str(&err));
-    am_buf_cleanup(&err);
-    if (rc != AM_OK)
+    am_fail f;
+    am_fail_init(&f);
+    int rc = am_ingest_acquire(req->srv, req->params[0], &sess, &f);
+    if (rc != AM_OK) {
+        am_resp_problem(resp, req, f.status ? f.status : 500, f.slug ? f.slug : "internal",
+                        f.title ? f.title : "Error", "%s", am_buf_str(&f.detail));
+        am_fail_cleanup(&f);
         return rc;
+    }
+    am_fail_cleanup(&f);
     const am_config *cfg = am_scorer_config(sess->scorer);
     *first = cfg->nwindows ? cfg->windows[0] : 0;
     *known = 0;
@@ -282,8 +284,9 @@ void am_api_curve(am_req *req, am_resp *resp)
     if (am_api_load_session(req, resp, &row) != AM_OK)
         return;
     char etag[256];
-    snprintf(etag, sizeof etag, "\"%s-%lld-c%lld-%lld-%lld\"", row.id, (long long)row.version,
-             (long long)points, (long long)window, (long long)wo);
+    snprintf(etag, sizeof etag, "\"%s-%lld-%lld-c%lld-%lld-%lld\"", row.id,
+             (long long)row.incarnation, (long long)row.version, (long long)points,
+             (long long)window, (long long)wo);
     am_resp_header(resp, "ETag", etag);
     am_resp_header(resp, "Cache-Control", "no-cache");
     if (am_api_etag_matches(am_req_header(req, "If-None-Match"), etag)) {

@@ -147,6 +147,20 @@ def test_downsampled_moving_window_reads_only_what_it_needs():
                           "points=%d window=%d %s %s at %d" % (pts, w, sys_, key, x))
 
 
+def test_etag_differs_for_a_recreated_session():
+    s = tico19()[0]
+    seg = {"id": "r1", "source": s["source"], "translation": s["translation"], "hypothesis": s["hypothesis"]}
+    C.create_session(id="again", source_lang="en", target_lang="fr")
+    expect_status(C.post("/v1/sessions/again/segments", seg), 201, "POST")
+    et = C.get("/v1/sessions/again/curve").header("ETag")
+    expect_status(C.delete("/v1/sessions/again"), 204, "DELETE")
+    C.create_session(id="again", source_lang="en", target_lang="fr", options={"windows": [4]})
+    expect_status(C.post("/v1/sessions/again/segments", seg), 201, "POST")
+    r = C.get("/v1/sessions/again/curve", headers={"If-None-Match": et})
+    expect_status(r, 200, "the old ETag of a deleted and re-created session")
+    eq(r.json()["window_overlap_width"], 4, "the re-created session's options")
+
+
 def test_no_glossary_empty_and_missing_sessions():
     d = C.jget("/v1/sessions/plain/curve?window=3")
     eq(list(d["systems"]), ["default"], "one system")
