@@ -354,6 +354,22 @@ int am_events_publish_from(am_events *ev, const char *session, int64_t from_seq)
     }
 }
 
+void am_events_notice(am_events *ev, const char *session, const char *event, const char *json)
+{
+    if (!ev || !json || !am_ev_has_subs(ev, session))
+        return;
+    size_t jn = strlen(json);
+    char head[80];
+    int hn = snprintf(head, sizeof head, "event: %.40s\ndata: ", event);
+    am_ev_msg *m = am_ev_msg_alloc((size_t)hn + jn + 2, -1);
+    memcpy(m->text, head, (size_t)hn);
+    char *d = m->text + hn;
+    for (size_t i = 0; i < jn; i++)
+        d[i] = json[i] == '\n' || json[i] == '\r' ? ' ' : json[i];
+    memcpy(d + jn, "\n\n", 3);
+    am_ev_enqueue(ev, session, m);
+}
+
 void am_events_deleted(am_events *ev, const char *session)
 {
     if (!ev || !am_ev_has_subs(ev, session))

@@ -57,6 +57,9 @@ void am_events_publish(am_events *ev, const char *session, int64_t seq, const ch
  * segments seq >= from_seq, read from the store in pages (only when the
  * session has subscribers). Returns AM_OK or the store's error. */
 int am_events_publish_from(am_events *ev, const char *session, int64_t from_seq);
+/* A message without an id ("event: EVENT\ndata: JSON\n\n"; json is one
+ * object, copied): the progress of a rescore ("rescore", rescore.c). */
+void am_events_notice(am_events *ev, const char *session, const char *event, const char *json);
 /* The session was deleted: subscribers get "event: deleted" and end. */
 void am_events_deleted(am_events *ev, const char *session);
 

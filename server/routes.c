@@ -2,6 +2,7 @@
  * The contract of each is in openapi.yaml (served at /openapi.yaml). */
 #include "api.h"
 #include "events.h" /* am_api_events */
+#include "rescore.h" /* am_api_rescore */
 
 static const am_route am_route_table[] = {
     {"GET", "/healthz", am_api_healthz, AM_AUTH_NONE},
@@ -25,6 +26,7 @@ static const am_route am_route_table[] = {
     {"GET", "/v1/sessions/{id}/segments/{sid}", am_api_segment_get, AM_AUTH_READ},
     {"PUT", "/v1/sessions/{id}/segments/{sid}", am_api_segment_put, AM_AUTH_WRITE},
     {"POST", "/v1/sessions/{id}/check", am_api_check, AM_AUTH_READ},
+    {"POST", "/v1/sessions/{id}/rescore", am_api_rescore, AM_AUTH_WRITE},
 
     {"GET", "/v1/sessions/{id}/metrics", am_api_metrics, AM_AUTH_READ},
     {"GET", "/v1/sessions/{id}/curve", am_api_curve, AM_AUTH_READ},

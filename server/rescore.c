@@ -1,0 +1,441 @@
+/* rescore.c — a whole session scored again with its current glossary (see
+ * rescore.h). */
+#include "rescore.h"
+
+#include "events.h" /* am_events_notice (SSE "rescore") */
+#include "json.h"
+#include "sessions.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the history in memory: word → occ ----------------------------------- */
+
+typedef struct am_rs_word {
+    char *word; /* owned; NULL = empty slot */
+    int64_t occ;
+} am_rs_word;
+
+typedef struct am_rs_vocab {
+    am_rs_word *v; /* open addressing, cap a power of two */
+    size_t cap, n;
+} am_rs_vocab;
+
+/* The slot of word: its entry or the empty slot where it goes (borrowed). */
+static am_rs_word *am_rs_slot(const am_rs_vocab *h, const char *word)
+{
+    size_t i = (size_t)am_fnv1a(word) & (h->cap - 1);
+    while (h->v[i].word && strcmp(h->v[i].word, word))
+        i = (i + 1) & (h->cap - 1);
+    return &h->v[i];
+}
+
+/* am_recall_lookup_fn over the in-memory history (ctx: am_rs_vocab). */
+static int am_rs_lookup(void *ctx, const char *word, int64_t *occ)
+{
+    const am_rs_vocab *h = ctx;
+    const am_rs_word *w = h->cap ? am_rs_slot(h, word) : NULL;
+    *occ = w && w->word ? w->occ : 0;
+    return AM_OK;
+}
+
+static void am_rs_bump(am_rs_vocab *h, const char *word)
+{
+    if (2 * (h->n + 1) > h->cap) {
+        am_rs_vocab g = {am_xcalloc(h->cap ? 2 * h->cap : 1024, sizeof(am_rs_word)),
+                         h->cap ? 2 * h->cap : 1024, h->n};
+        for (size_t i = 0; i < h->cap; i++)
+            if (h->v[i].word)
+                *am_rs_slot(&g, h->v[i].word) = h->v[i];
+        free(h->v);
+        *h = g;
+    }
+    am_rs_word *w = am_rs_slot(h, word);
+    if (!w->word) {
+        w->word = am_xstrdup(word);
+        w->occ = 0;
+        h->n++;
+    }
+    w->occ++;
+}
+
+static void am_rs_vocab_free(am_rs_vocab *h)
+{
+    for (size_t i = 0; i < h->cap; i++)
+        free(h->v[i].word);
+    free(h->v);
+    memset(h, 0, sizeof *h);
+}
+
+/* ---- one rescore attempt ------------------------------------------------- */
+
+/* The writes of one rescored segment. */
+typedef struct am_rs_seg {
+    int64_t seq;
+    char *result; /* result JSON text (owned) */
+    char *words; /* NUL-separated content words of the translation (owned) */
+    size_t nwords;
+    const char **choices; /* (entry source, target) pairs borrowed from the runtime (owned array) */
+    size_t nchoices;
+} am_rs_seg;
+
+typedef struct am_rs_sys {
+    char *name; /* owned */
+    am_totals t;
+} am_rs_sys;
+
+typedef struct am_rs {
+    am_server *srv; /* borrowed */
+    const char *session; /* borrowed */
+    const am_sess *sess; /* borrowed; its scorer and glossary are used */
+    am_score_ws *ws; /* from srv->wspool */
+    int64_t total, now;
+    am_rs_vocab vocab;
+    am_rs_seg *segs; /* n, in seq order */
+    size_t n, cap;
+    am_rs_sys *sys;
+    size_t nsys;
+    am_fail *f; /* borrowed */
+} am_rs;
+
+static int am_rs_fail(am_fail *f, int status, const char *slug, const char *title, const char *fmt,
+                      ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* Fills *f (the previous detail is replaced); returns AM_ERR_INVALID. */
+static int am_rs_fail(am_fail *f, int status, const char *slug, const char *title, const char *fmt,
+                      ...)
+{
+    f->status = status;
+    f->slug = slug;
+    f->title = title;
+    f->field = NULL;
+    am_buf_reset(&f->detail);
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    am_buf_appends(&f->detail, tmp);
+    return AM_ERR_INVALID;
+}
+
+static void am_rs_cleanup(am_rs *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->segs[i].result);
+        free(r->segs[i].words);
+        free(r->segs[i].choices);
+    }
+    free(r->segs);
+    for (size_t i = 0; i < r->nsys; i++)
+        free(r->sys[i].name);
+    free(r->sys);
+    am_rs_vocab_free(&r->vocab);
+    if (r->ws)
+        am_wspool_put(r->srv->wspool, r->ws);
+    r->ws = NULL;
+    r->segs = NULL;
+    r->sys = NULL;
+    r->n = r->cap = r->nsys = 0;
+}
+
+/* The running totals of system name (borrowed from r; added on first use). */
+static am_totals *am_rs_totals(am_rs *r, const char *name)
+{
+    for (size_t i = 0; i < r->nsys; i++)
+        if (!strcmp(r->sys[i].name, name))
+            return &r->sys[i].t;
+    r->sys = am_xrealloc(r->sys, (r->nsys + 1) * sizeof *r->sys);
+    am_rs_sys *s = &r->sys[r->nsys++];
+    s->name = am_xstrdup(name);
+    am_totals_init(&s->t, r->sess->scorer);
+    return &s->t;
+}
+
+/* Publishes a "rescore" event (SSE) with the state and the progress. */
+static void am_rs_event(am_server *srv, const char *session, const char *state, int64_t done,
+                        int64_t total, int64_t glossary_version)
+{
+    char txt[256];
+    snprintf(txt, sizeof txt,
+             "{\"state\":\"%s\",\"done\":%lld,\"total\":%lld,\"glossary_version\":%lld}", state,
+             (long long)done, (long long)total, (long long)glossary_version);
+    am_events_notice(srv->events, session, "rescore", txt);
+}
+
+/* am_store_segment_gv_fn: scores one stored segment in memory with the
+ * runtime's scorer and records its writes in r (ctx). Non-zero stops the
+ * walk (r->f filled). */
+static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const char *request_json,
+                         int64_t glossary_version)
+{
+    (void)client_id;
+    (void)glossary_version; /* every segment gets the current one */
+    am_rs *r = ctx;
+    if (r->srv->stopping)
+        return am_rs_fail(r->f, 503, "unavailable", "Server stopping", "the server is stopping");
+    const am_scorer *sc = r->sess->scorer;
+    json_t *body = json_loads(request_json, 0, NULL);
+    am_seg_req q;
+    am_fail pf;
+    am_fail_init(&pf);
+    /* stored requests were valid when posted: no limits now */
+    int rc = body ? am_seg_req_parse(body, NULL, NULL, &q, &pf) : AM_ERR_INTERNAL;
+    am_fail_cleanup(&pf);
+    if (rc != AM_OK) {
+        if (body)
+            am_seg_req_cleanup(&q);
+        json_decref(body);
+        return am_rs_fail(r->f, 500, "internal", "Rescore failed",
+                          "stored segment %lld cannot be read", (long long)seq);
+    }
+    am_seg_input in = {.source = q.source,
+                       .translation = q.translation,
+                       .hyps = q.hyp,
+                       .nsys = q.nsys,
+                       .annots = q.annots,
+                       .n_annots = q.n_annots};
+    am_seg_result res;
+    const char *field = NULL;
+    rc = am_score_segment(sc, r->ws, &in, am_rs_lookup, &r->vocab, &res, &field);
+    if (rc != AM_OK) {
+        am_seg_req_cleanup(&q);
+        json_decref(body);
+        return am_rs_fail(r->f, 500, "internal", "Rescore failed",
+                          "stored segment %lld cannot be scored: %s", (long long)seq,
+                          am_strerror(rc));
+    }
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 256;
+        r->segs = am_xrealloc(r->segs, r->cap * sizeof *r->segs);
+    }
+    am_rs_seg *g = &r->segs[r->n++];
+    memset(g, 0, sizeof *g);
+    g->seq = seq;
+    am_buf words;
+    am_buf_init(&words);
+    for (size_t i = 0; i < res.recall->words.n; i++) {
+        const char *w = res.recall->words.v[i];
+        am_buf_append(&words, w, strlen(w) + 1);
+    }
+    g->nwords = res.recall->words.n;
+    g->words = am_buf_detach(&words);
+    /* the next segments see this one in the history */
+    const char *w = g->words ? g->words : "";
+    for (size_t i = 0; i < g->nwords; i++, w += strlen(w) + 1)
+        am_rs_bump(&r->vocab, w);
+
+    json_t *scores = am_json_segment(sc, &res, q.sys);
+    json_t *totals = json_object();
+    for (size_t k = 0; k < q.nsys; k++) {
+        am_totals *t = am_rs_totals(r, q.sys[k]);
+        am_totals_add(t, &res.sys[k]);
+        json_object_set_new(totals, q.sys[k], am_json_totals(sc, t));
+    }
+    /* the translator's choice among a glossary entry's alternatives (the
+     * first system's placement, as for a POST) */
+    const am_gloss *gl = &r->sess->gloss;
+    if (q.nsys > 0 && res.sys[0].terms) {
+        const am_terms_seg *ts = res.sys[0].terms;
+        g->choices = am_xcalloc(2 * ts->n_inst + 1, sizeof *g->choices);
+        for (size_t i = 0; i < ts->n_inst; i++) {
+            const am_terms_inst *inst = &ts->inst[i];
+            if (inst->origin != AM_TERMS_GLOSSARY || inst->entry >= gl->n)
+                continue;
+            const am_gloss_entry *e = &gl->v[inst->entry];
+            if (inst->alt < e->n_targets) {
+                g->choices[2 * g->nchoices] = e->source;
+                g->choices[2 * g->nchoices + 1] = e->targets[inst->alt];
+                g->nchoices++;
+            }
+        }
+    }
+    am_metrics_segments(r->srv->metrics, (int64_t)q.nsys);
+    json_t *o =
+        json_pack("{sssssIsssoso}", "session", r->session, "id", q.id, "seq", (json_int_t)seq,
+                  "signature", am_scorer_signature(sc), "scores", scores, "totals", totals);
+    json_object_set_new(o, "created_ms", json_integer((json_int_t)r->now));
+    json_object_set_new(o, "glossary_version", json_integer((json_int_t)r->sess->glossary_version));
+    g->result = am_json_dump(o);
+    json_decref(o);
+    am_seg_req_cleanup(&q);
+    json_decref(body);
+    int64_t step = r->total >= 20 ? r->total / 20 : 1;
+    if ((int64_t)r->n % step == 0 && (int64_t)r->n < r->total)
+        am_rs_event(r->srv, r->session, "running", (int64_t)r->n, r->total,
+                    r->sess->glossary_version);
+    return 0;
+}
+
+/* Writes r's results in tx (the history, choices, results, totals). */
+static int am_rs_write(am_store_tx *tx, const am_rs *r)
+{
+    int rc = am_store_tx_history_clear(tx, r->session);
+    for (size_t i = 0; i < r->n && rc == AM_OK; i++) {
+        const am_rs_seg *g = &r->segs[i];
+        const char *w = g->words ? g->words : "";
+        for (size_t k = 0; k < g->nwords && rc == AM_OK; k++, w += strlen(w) + 1)
+            rc = am_store_tx_vocab_incr(tx, r->session, w, g->seq);
+        for (size_t k = 0; k < g->nchoices && rc == AM_OK; k++)
+            rc = am_store_tx_choice_incr(tx, r->session, g->choices[2 * k], g->choices[2 * k + 1]);
+        if (rc == AM_OK)
+            rc = am_store_tx_segment_rescore(tx, r->session, g->seq, g->result,
+                                             r->sess->glossary_version, r->now);
+    }
+    for (size_t k = 0; k < r->nsys && rc == AM_OK; k++) {
+        json_t *raw = am_json_totals_raw(&r->sys[k].t);
+        char *txt = am_json_dump(raw);
+        json_decref(raw);
+        rc = am_store_tx_totals_put(tx, r->session, r->sys[k].name, txt);
+        free(txt);
+    }
+    return rc;
+}
+
+/* One attempt (see am_ingest_rescore). *retry is set when the session
+ * changed under it. On success *summary is set. */
+static int am_rescore_once(am_server *srv, const char *session, int attempt, json_t **summary,
+                           am_fail *f, int *retry)
+{
+    am_sess *sess;
+    int rc = am_ingest_acquire(srv, session, &sess, f);
+    if (rc != AM_OK)
+        return rc;
+    pthread_mutex_lock(&sess->lock); /* this session's writers queue behind */
+    am_rs r;
+    memset(&r, 0, sizeof r);
+    r.srv = srv;
+    r.session = session;
+    r.sess = sess;
+    r.f = f;
+    r.now = am_now_ms();
+    am_store_tx *rtx = NULL, *tx = NULL;
+    am_store_state st, cur;
+    rc = am_store_rtx_begin(srv->store, &rtx);
+    if (rc != AM_OK) {
+        am_rs_fail(f, 503, "unavailable", "Database busy", "could not read the session");
+        goto out;
+    }
+    rc = am_store_tx_session_info(rtx, session, &st);
+    if (rc == AM_ERR_NOTFOUND) {
+        am_rs_fail(f, 404, "not-found", "Not found", "no session '%s'", session);
+        goto out;
+    } else if (rc != AM_OK) {
+        am_rs_fail(f, 500, "internal", "Storage error", "reading the session failed");
+        goto out;
+    }
+    if (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version) {
+        am_sessions_forget_entry(srv->sessions, sess); /* rebuilt on the next attempt */
+        *retry = 1;
+        rc = AM_ERR_CONFLICT;
+        am_rs_fail(f, 503, "unavailable", "Session changed", "the session kept changing; retry");
+        goto out;
+    }
+    r.total = st.last_seq;
+    r.ws = am_wspool_get(srv->wspool);
+    am_rs_event(srv, session, "started", 0, r.total, st.glossary_version);
+    /* the scoring: from the snapshot into memory, no write lock held */
+    rc = am_store_tx_segments_walk_gv(rtx, session, 1, am_rs_segment, &r);
+    am_store_rtx_end(rtx);
+    rtx = NULL;
+    if (rc != AM_OK) {
+        if (!f->status)
+            am_rs_fail(f, 500, "internal", "Storage error", "reading the segments failed");
+        goto out;
+    }
+    /* the commit: only onto the state that was scored */
+    rc = am_store_tx_begin(srv->store, &tx);
+    if (rc != AM_OK) {
+        am_rs_fail(f, 503, "unavailable", "Database busy", "could not start a transaction");
+        goto out;
+    }
+    rc = am_store_tx_session_info(tx, session, &cur);
+    if (rc == AM_ERR_NOTFOUND) {
+        am_rs_fail(f, 404, "not-found", "Not found", "no session '%s'", session);
+        goto out;
+    }
+    if (rc == AM_OK && (cur.incarnation != st.incarnation ||
+                        cur.glossary_version != st.glossary_version || cur.version != st.version)) {
+        /* written meanwhile (not through this runtime's lock): again */
+        *retry = 1;
+        rc = AM_ERR_CONFLICT;
+        am_rs_fail(f, 503, "unavailable", "Session changed", "the session kept changing; retry");
+        goto out;
+    }
+    if (rc == AM_OK)
+        rc = am_rs_write(tx, &r);
+    if (rc == AM_OK)
+        rc = am_store_tx_session_info(tx, session, &cur);
+    if (rc == AM_OK) {
+        rc = am_store_tx_commit(tx);
+        tx = NULL;
+    }
+    if (rc != AM_OK) {
+        am_rs_fail(
+            f, rc == AM_ERR_NOTFOUND ? 404 : 500, rc == AM_ERR_NOTFOUND ? "not-found" : "internal",
+            rc == AM_ERR_NOTFOUND ? "Not found" : "Storage error",
+            rc == AM_ERR_NOTFOUND ? "no session '%s'" : "the rescore of '%s' failed to store",
+            session);
+        goto out;
+    }
+    am_sess_tot_clear(sess); /* the totals cache is of the old results */
+    json_t *systems = json_object();
+    for (size_t k = 0; k < r.nsys; k++)
+        json_object_set_new(systems, r.sys[k].name, am_json_totals(sess->scorer, &r.sys[k].t));
+    char link[300];
+    snprintf(link, sizeof link, "/v1/sessions/%s/metrics", session);
+    *summary = json_pack("{sssIsIsIsIsisssosI}", "session", session, "segments", (json_int_t)r.n,
+                         "glossary_version", (json_int_t)st.glossary_version, "version",
+                         (json_int_t)cur.version, "incarnation", (json_int_t)cur.incarnation,
+                         "attempts", attempt + 1, "metrics", link, "systems", systems,
+                         "rescored_ms", (json_int_t)r.now);
+    am_rs_event(srv, session, "committed", (int64_t)r.n, (int64_t)r.n, st.glossary_version);
+out:
+    am_store_rtx_end(rtx);
+    if (tx)
+        am_store_tx_rollback(tx);
+    am_rs_cleanup(&r);
+    pthread_mutex_unlock(&sess->lock);
+    am_sessions_release(srv->sessions, sess);
+    return rc;
+}
+
+/* See rescore.h. Each attempt starts from a fresh runtime and snapshot. */
+int am_ingest_rescore(am_server *srv, const char *session, json_t **summary, am_fail *f)
+{
+    int rc = AM_OK;
+    for (int attempt = 0; attempt < AM_RESCORE_TRIES; attempt++) {
+        int retry = 0;
+        am_fail_cleanup(f);
+        am_fail_init(f);
+        rc = am_rescore_once(srv, session, attempt, summary, f, &retry);
+        if (rc == AM_OK || !retry)
+            break;
+    }
+    if (rc != AM_OK && f->status != 404)
+        am_rs_event(srv, session, "failed", 0, 0, 0);
+    return rc;
+}
+
+void am_api_rescore(am_req *req, am_resp *resp)
+{
+    am_fail f;
+    am_fail_init(&f);
+    json_t *summary = NULL;
+    int rc = am_ingest_rescore(req->srv, req->params[0], &summary, &f);
+    if (rc == AM_OK) {
+        am_resp_json(resp, 200, summary);
+    } else {
+        am_resp_problem(resp, req, f.status ? f.status : 500, f.slug ? f.slug : "internal",
+                        f.title ? f.title : "Error", "%s", am_buf_str(&f.detail));
+        if (f.status == 503)
+            am_resp_header(resp, "Retry-After", "1");
+    }
+    am_fail_cleanup(&f);
+}

@@ -1,0 +1,40 @@
+/*
+ * rescore.h — POST /v1/sessions/{id}/rescore: every segment of a session
+ * scored again, in seq order, with the session's current glossary and
+ * options, as one atomic step.
+ *
+ * The scoring runs from a read snapshot into memory (the vocabulary
+ * history and the per-system totals are rebuilt in memory), outside the
+ * store's write lock; then one write transaction checks that the session
+ * is still the incarnation, glossary version and version the snapshot
+ * was read at, and replaces the history, the totals and every segment's
+ * result (each recorded with the current glossary version). Readers see
+ * the old results until that commit and the new ones after it.
+ *
+ * Concurrency: the rescore holds the session's lock (sessions.h) from the
+ * snapshot to the commit, so POSTs and PUTs of the same session queue
+ * behind it and are scored after it, on top of the rescored history. A
+ * write that still got in (a glossary PUT, a writer through another
+ * runtime of the session) changes the version: the commit notices, rolls
+ * back and the rescore starts again (at most AM_RESCORE_TRIES times, then
+ * 503). Nothing is lost or counted twice.
+ */
+#ifndef AM_RESCORE_H
+#define AM_RESCORE_H
+
+#include "http.h"
+#include "ingest.h"
+
+#define AM_RESCORE_TRIES 8
+
+/* Rescores session. On success *summary (new reference, caller releases)
+ * is {session, segments, glossary_version, version, incarnation, attempts,
+ * metrics (link), systems: {system: totals}}. Errors in *fail: 404 (no
+ * session), 409 (background vocabulary deleted), 503 (kept changing, or
+ * the server stops), 500. */
+int am_ingest_rescore(am_server *srv, const char *session, json_t **summary, am_fail *fail);
+
+/* The handler of POST /v1/sessions/{id}/rescore. */
+void am_api_rescore(am_req *req, am_resp *resp);
+
+#endif

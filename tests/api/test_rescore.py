@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Black-box tests of POST /v1/sessions/{id}/rescore against a spawned
+`adaptmon serve`: a glossary PUT followed by a rescore gives the totals of
+a session that had the glossary from the start; readers see the old or
+the new results during a rescore, never a mix; POSTs racing a rescore are
+counted exactly once; a deleted session answers 404; the progress arrives
+on the event stream.
+
+Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
+"N passed, N failed". APITEST_ONLY=REGEX runs a subset. Python standard
+library only.
+"""
+import json
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (TICO_GLOSSARY, Server, check, eq, expect_problem,  # noqa: E402
+                     expect_status, run_tests, tico19)
+from test_sse import Stream  # noqa: E402
+
+S = None
+C = None
+WAIT = 120.0
+
+
+def setup():
+    global S, C
+    # threads: POSTs of a session wait for its rescore, other requests must not
+    S = Server("--threads", "16", "--max-connections", "200")
+    C = S.client()
+
+
+def teardown():
+    if C:
+        C.close()
+    if S:
+        eq(S.stop(), 0, "exit status of adaptmon serve after SIGTERM")
+
+
+def base(sid):
+    return "/v1/sessions/" + sid
+
+
+def segs(n, start=0):
+    """n TICO-19 segments from start, two systems each."""
+    t = tico19()
+    out = []
+    for i in range(start, start + n):
+        s = t[i % len(t)]
+        out.append({"id": "s%d" % i, "source": s["source"], "translation": s["translation"],
+                    "hypotheses": {"fairseq": s["hypothesis"], "echo": s["source"]}})
+    return out
+
+
+def glossary_csv():
+    with open(TICO_GLOSSARY, "rb") as f:
+        return f.read()
+
+
+def put_glossary(c, sid):
+    r = c.put(base(sid) + "/glossary", glossary_csv(), ctype="text/csv")
+    expect_status(r, 200, "PUT glossary of " + sid)
+    return r.json()
+
+
+def post_all(c, sid, items):
+    for s in items:
+        r = c.post(base(sid) + "/segments", s)
+        expect_status(r, 201, "POST %s to %s" % (s["id"], sid))
+
+
+def systems(c, sid):
+    return c.jget(base(sid) + "/metrics")["systems"]
+
+
+def all_segments(c, sid):
+    out, after = [], 0
+    while True:
+        page = c.jget(base(sid) + "/segments?after=%d&limit=1000" % after)
+        items = page["segments"] if isinstance(page, dict) else page
+        if not items:
+            return out
+        out.extend(items)
+        after = items[-1]["seq"]
+
+
+def fresh_with_glossary(sid, items):
+    """A session that had the glossary from the start, items posted in order."""
+    C.create_session(id=sid)
+    put_glossary(C, sid)
+    post_all(C, sid, items)
+    return systems(C, sid)
+
+
+def requests_of(c, sid):
+    """The stored request bodies of a session, in seq order."""
+    out = []
+    for row in all_segments(c, sid):
+        req = dict(row["request"]) if "request" in row else None
+        if req is None:
+            req = c.jget(base(sid) + "/segments/" + row["id"])["request"]
+        out.append(req)
+    return out
+
+
+def terms_instances(sys_totals):
+    return sum(t["terms"]["instances"] for t in sys_totals.values())
+
+
+# ---- tests ------------------------------------------------------------------------------
+
+def test_rescore_after_glossary_equals_fresh_session():
+    items = segs(200)
+    C.create_session(id="rs-late")
+    post_all(C, "rs-late", items)
+    put_glossary(C, "rs-late")
+    before = systems(C, "rs-late")
+    eq(terms_instances(before), 0, "term instances before the rescore (glossary came late)")
+    r = C.post(base("rs-late") + "/rescore")
+    expect_status(r, 200, "POST rescore")
+    s = r.json()
+    eq(s["segments"], 200, "segments rescored")
+    eq(s["glossary_version"], 1, "glossary version of the rescore")
+    eq(s["metrics"], "/v1/sessions/rs-late/metrics", "metrics link")
+    after = systems(C, "rs-late")
+    check(terms_instances(after) > 0, "term scores appear after the rescore")
+    eq(s["systems"], after, "the rescore's totals are the metrics'")
+    want = fresh_with_glossary("rs-early", items)
+    eq(after, want, "totals after rescore vs a session with the glossary from the start")
+    a = {x["id"]: x for x in all_segments(C, "rs-late")}
+    b = {x["id"]: x for x in all_segments(C, "rs-early")}
+    eq(sorted(a), sorted(b), "segment ids")
+    for sid in ("s0", "s57", "s199"):
+        ra = C.jget(base("rs-late") + "/segments/" + sid)
+        rb = C.jget(base("rs-early") + "/segments/" + sid)
+        eq(ra["glossary_version"], 1, "glossary_version recorded on " + sid)
+        eq(ra["scores"], rb["scores"], "scores of " + sid)
+        eq(ra["totals"], rb["totals"], "running totals of " + sid)
+    # the translator's choices were rebuilt too (the check endpoint reads them)
+    probe = {"source": items[0]["source"], "hypothesis": items[0]["translation"]}
+    ca = C.jpost(base("rs-late") + "/check", probe, status=200)
+    cb = C.jpost(base("rs-early") + "/check", probe, status=200)
+    eq(ca["terms"], cb["terms"], "check (translator choices) after rescore vs fresh")
+    # a second rescore changes nothing but the version
+    s2 = C.post(base("rs-late") + "/rescore").json()
+    eq(s2["systems"], after, "rescore is idempotent")
+    check(s2["version"] > s["version"], "version moves on")
+
+
+def test_old_results_visible_until_commit():
+    items = segs(971)
+    C.create_session(id="rs-big")
+    post_all(C, "rs-big", items)
+    put_glossary(C, "rs-big")
+    old = systems(C, "rs-big")
+    seen, errors = [], []
+    stop = threading.Event()
+    window = {}
+
+    def reader():
+        c = S.client()
+        try:
+            while not stop.is_set():
+                t0 = time.monotonic()
+                m = c.get(base("rs-big") + "/metrics")
+                page = c.get(base("rs-big") + "/segments?limit=50")
+                t1 = time.monotonic()
+                if m.status != 200 or page.status != 200:
+                    errors.append((m.status, page.status))
+                    continue
+                p = page.json()
+                rows = p["segments"] if isinstance(p, dict) else p
+                gvs = set(row["glossary_version"] for row in rows)
+                seen.append((t0, t1, m.json()["systems"], gvs))
+                if 1 in gvs and "t1" in window:
+                    break  # a reading after the commit: done
+        finally:
+            c.close()
+
+    th = threading.Thread(target=reader)
+    th.start()
+    try:
+        time.sleep(0.2)
+        window["t0"] = time.monotonic()
+        r = S.client().post(base("rs-big") + "/rescore")
+        window["t1"] = time.monotonic()
+    finally:
+        if "t1" not in window:
+            stop.set()
+        th.join(WAIT)  # the reader stops after its first reading of the new results
+        stop.set()
+    expect_status(r, 200, "POST rescore")
+    new = systems(C, "rs-big")
+    check(new != old, "the rescore changed the totals")
+    eq(errors, [], "reader errors")
+    n_old = n_new = during = 0
+    for t0, t1, got, gvs in seen:
+        if got == old:
+            n_old += 1
+        elif got == new:
+            n_new += 1
+        else:
+            raise AssertionError("a reader saw totals that are neither the old nor the new ones")
+        check(gvs in ({0}, {1}), "one page of segments mixes glossary versions: %r" % gvs)
+        if t0 > window["t0"] and t1 < window["t1"]:
+            during += 1
+    print("  %d readings: %d old, %d new, %d entirely during the rescore (%.2f s)"
+          % (len(seen), n_old, n_new, during, window["t1"] - window["t0"]))
+    check(n_old > 0 and n_new > 0, "readings of both the old and the new totals")
+
+
+def test_posts_during_rescore_counted_once():
+    base_items, extra = segs(400), segs(60, start=400)
+    C.create_session(id="rs-race")
+    post_all(C, "rs-race", base_items)
+    put_glossary(C, "rs-race")
+    result = {}
+
+    def rescore():
+        c = S.client()
+        result["r"] = c.post(base("rs-race") + "/rescore")
+        result["t1"] = time.monotonic()
+        c.close()
+
+    statuses, times = [], []
+
+    def poster(part):
+        c = S.client()
+        for s in part:
+            t = time.monotonic()
+            r = c.post(base("rs-race") + "/segments", s)
+            statuses.append(r.status)
+            times.append(t)
+        c.close()
+
+    th = threading.Thread(target=rescore)
+    th.start()
+    time.sleep(0.05)
+    posters = [threading.Thread(target=poster, args=(extra[i::4],)) for i in range(4)]
+    for p in posters:
+        p.start()
+    for p in posters:
+        p.join(WAIT)
+    th.join(WAIT)
+    expect_status(result["r"], 200, "POST rescore")
+    eq(sorted(set(statuses)), [201], "statuses of the POSTs racing the rescore")
+    print("  %d of %d POSTs were sent before the rescore answered"
+          % (sum(1 for t in times if t < result["t1"]), len(times)))
+    rows = all_segments(C, "rs-race")
+    eq([x["seq"] for x in rows], list(range(1, 461)), "seqs: every segment once")
+    eq(sorted(x["id"] for x in rows), sorted(s["id"] for s in base_items + extra), "ids")
+    m = C.jget(base("rs-race") + "/metrics")
+    eq(m["segments"], 460, "segments in the metrics")
+    for name, t in m["systems"].items():
+        eq(t["segments"], 460, "segments counted in the totals of " + name)
+    # the same segments, in the same order, into a session that had the glossary first
+    by_id = {s["id"]: s for s in base_items + extra}
+    want = fresh_with_glossary("rs-race-fresh", [by_id[x["id"]] for x in rows])
+    eq(m["systems"], want, "totals vs a fresh session with the glossary from the start")
+
+
+def test_rescore_of_deleted_or_unknown_session_is_404():
+    C.create_session(id="rs-del")
+    post_all(C, "rs-del", segs(3))
+    expect_status(C.delete(base("rs-del")), 204, "DELETE session")
+    expect_problem(C.post(base("rs-del") + "/rescore"), 404, "not-found", "rescore of deleted")
+    expect_problem(C.post(base("rs-nobody") + "/rescore"), 404, "not-found", "rescore unknown")
+    # re-created: rescores the new incarnation only
+    C.create_session(id="rs-del")
+    post_all(C, "rs-del", segs(2, start=10))
+    s = C.post(base("rs-del") + "/rescore").json()
+    eq(s["segments"], 2, "segments of the re-created session")
+
+
+def test_rescore_progress_on_event_stream():
+    C.create_session(id="rs-sse")
+    post_all(C, "rs-sse", segs(100))
+    put_glossary(C, "rs-sse")
+    st = Stream(S.port, base("rs-sse") + "/events")
+    try:
+        with st.cond:
+            st.cond.wait_for(lambda: st.status is not None or st.eof, WAIT)
+        eq(st.status, 200, "events status")
+        time.sleep(0.2)  # registered before the rescore starts
+        expect_status(C.post(base("rs-sse") + "/rescore"), 200, "POST rescore")
+
+        def done():
+            return any(e.get("event") == "rescore" and json.loads(e["data"])["state"] ==
+                       "committed" for e in st.events)
+        with st.cond:
+            st.cond.wait_for(lambda: done() or st.eof, WAIT)
+        evs = [json.loads(e["data"]) for e in st.events if e.get("event") == "rescore"]
+    finally:
+        st.close()
+    states = [e["state"] for e in evs]
+    eq(states[0], "started", "first rescore event")
+    eq(states[-1], "committed", "last rescore event")
+    check(states.count("running") >= 5, "progress events: %r" % states)
+    dones = [e["done"] for e in evs]
+    eq(dones, sorted(dones), "done never goes back")
+    eq(set(e["total"] for e in evs), {100}, "total")
+    eq(evs[-1]["done"], 100, "final done")
+    eq(set(e["glossary_version"] for e in evs), {1}, "glossary version in the events")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(dict(globals()), setup, teardown))
