@@ -7,7 +7,8 @@
  * lock (dbfile.h: a second server on the same file would write with its
  * own stale caches, so it refuses to start), open the database
  * (migrations run), build the runtime parts, start the
- * HTTP daemon, print one ready line on stdout, then wait for SIGTERM or
+ * HTTP daemon (with max-connections fitted to the open-files limit, see
+ * am_serve_fd_budget), print one ready line on stdout, then wait for SIGTERM or
  * SIGINT. The signals are blocked in every thread and taken with sigwait
  * by the main thread, so no work ever runs in a signal handler. On a
  * signal: stop accepting, let in-flight requests finish (at most
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <systemd/sd-daemon.h> /* fleet */
 #include <time.h> /* fleet */
 
@@ -199,6 +201,57 @@ static void am_serve_store_log(void *ctx, const char *msg)
     am_log_at((const am_log *)ctx, AM_LOG_ERROR, NULL, "database: %s", msg);
 }
 
+/* Descriptors the server needs besides one per connection: SQLite's
+ * connections (writer, checkpointer, readers: database file and -wal each,
+ * the shared -shm), the database lock, stdio, and short-lived files (backup,
+ * /readyz's check, /dev/urandom, SQLite temp files); plus, per pool thread,
+ * libmicrohttpd's epoll and wake-up descriptors. */
+#define AM_SERVE_FD_FIXED 48
+#define AM_SERVE_FD_PER_THREAD 3
+#define AM_SERVE_MIN_CONNECTIONS 8
+
+/* Fits cfg->max_connections to the open-files limit (RLIMIT_NOFILE). Idle
+ * connections up to max-connections must never take the descriptors SQLite
+ * opens on demand (a -wal file): that made valid writes answer 500. Raises
+ * the soft limit towards the hard one; if that is still too low, lowers
+ * max-connections with a warning (the rest wait in the kernel's backlog),
+ * or fails when fewer than AM_SERVE_MIN_CONNECTIONS would remain. cfg is
+ * borrowed and changed; lg borrowed. Returns AM_OK or AM_ERR_INVALID with a
+ * message in err. */
+static int am_serve_fd_budget(am_srv_config *cfg, const am_log *lg, am_buf *err)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return AM_OK; /* nothing known: keep the configured value */
+    rlim_t reserve = AM_SERVE_FD_FIXED + AM_SERVE_FD_PER_THREAD * (rlim_t)cfg->threads;
+    rlim_t need = (rlim_t)cfg->max_connections + reserve;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+        struct rlimit up = rl;
+        up.rlim_cur = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need) ? need : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+            rl.rlim_cur = up.rlim_cur;
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+        return AM_OK;
+    if (rl.rlim_cur < reserve + AM_SERVE_MIN_CONNECTIONS) {
+        am_buf_printf(err,
+                      "the open files limit (%llu, hard %llu) is too low for %d threads: it needs "
+                      "at least %llu (raise it with ulimit -n or LimitNOFILE=)",
+                      (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max,
+                      cfg->threads, (unsigned long long)(reserve + AM_SERVE_MIN_CONNECTIONS));
+        return AM_ERR_INVALID;
+    }
+    int fit = (int)(rl.rlim_cur - reserve);
+    am_log_at(lg, AM_LOG_WARN, NULL,
+              "max-connections %d lowered to %d: the open files limit is %llu (hard %llu) and "
+              "%llu descriptors are kept for the database and the threads (raise the limit with "
+              "ulimit -n or LimitNOFILE=)",
+              cfg->max_connections, fit, (unsigned long long)rl.rlim_cur,
+              (unsigned long long)rl.rlim_max, (unsigned long long)reserve);
+    cfg->max_connections = fit;
+    return AM_OK;
+}
+
 static int am_serve(int argc, char **argv, char **envp)
 {
     am_serve_malloc_tuning();
@@ -221,6 +274,13 @@ static int am_serve(int argc, char **argv, char **envp)
     if (am_shard_parse(srv->cfg.owner_map, &srv->shard, &err) != AM_OK) {
         fprintf(stderr, "adaptmon serve: %s\n", am_buf_str(&err));
         am_buf_cleanup(&err);
+        free(srv);
+        return 2;
+    }
+    if (am_serve_fd_budget(&srv->cfg, &srv->log, &err) != AM_OK) {
+        fprintf(stderr, "adaptmon serve: %s\n", am_buf_str(&err));
+        am_buf_cleanup(&err);
+        am_shard_free(srv->shard);
         free(srv);
         return 2;
     }

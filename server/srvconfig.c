@@ -57,7 +57,8 @@ enum am_srv_kind {
     X("max-glossary-body", "size", "64MiB", AM_SRV_SIZE, max_glossary_body, AM_KIB, AM_GIB, NULL,  \
       "largest glossary or background-vocabulary upload (PUT …/glossary, PUT /v1/vocabularies/…)") \
     X("max-connections", "int", "1024", AM_SRV_INT, max_connections, 1, 1000000, NULL,             \
-      "simultaneous client connections")                                                           \
+      "simultaneous client connections; the soft open-files limit is raised to fit them, and if "  \
+      "the hard limit is too low they are lowered at start with a warning")                        \
     X("conn-timeout", "int", "30", AM_SRV_INT, conn_timeout, 0, 86400, NULL,                       \
       "seconds a connection may stay idle before it is closed (0 = never)")                        \
     X("max-tokens", "int", "10000", AM_SRV_INT, max_tokens, 1, 10000000, NULL,                     \
