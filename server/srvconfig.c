@@ -484,6 +484,7 @@ int am_srv_config_parse(am_srv_config *c, const char *text, size_t len, const ch
     char *p = copy, *end = copy + strlen(copy);
     int rc = AM_OK;
     size_t lineno = 0;
+    size_t set_on[AM_SRV_NOPTS] = {0}; /* line that set option i, 0 = none yet */
     if (strlen(copy) != len) {
         am_srv_err(err, "%s: NUL byte in the file", origin);
         free(copy);
@@ -527,6 +528,18 @@ int am_srv_config_parse(am_srv_config *c, const char *text, size_t len, const ch
             rc = AM_ERR_INVALID;
             break;
         }
+        if (set_on[i]) {
+            /* last-one-wins would silently drop the first value (an origin,
+             * a limit the operator believes is in force) */
+            am_srv_err(err,
+                       "option '%s' is set twice (lines %zu and %zu); set it once (lists are "
+                       "comma-separated)",
+                       am_srv_opts[i].name, set_on[i], lineno);
+            am_srv_err_prefix(err, prefix);
+            rc = AM_ERR_INVALID;
+            break;
+        }
+        set_on[i] = lineno;
         rc = am_srv_set_index(c, (size_t)i, value, err);
         if (rc != AM_OK)
             am_srv_err_prefix(err, prefix);

@@ -61,7 +61,8 @@ int am_srv_config_load(am_srv_config *c, int argc, char **argv, char **envp, am_
 void am_srv_config_example(am_buf *out);
 
 /* Applies config-file text (name = value lines, '#' comment lines, values
- * optionally in double quotes) to c; origin names the file in messages
+ * optionally in double quotes; each option at most once) to c; origin
+ * names the file in messages
  * ("origin:LINE: …"). Returns AM_OK or AM_ERR_INVALID with a message. */
 int am_srv_config_parse(am_srv_config *c, const char *text, size_t len, const char *origin,
                         am_buf *err);

@@ -10,6 +10,8 @@ pass (third session)", lists everything tried, also what was fine).
     connection answer 500 (SQLite could not open the -wal file) and /readyz
     fail. The server now raises its soft limit to the hard one and, if that
     is still too low, serves fewer connections (with a warning) instead.
+  * a config file that sets the same option twice is refused (exit 2, both
+    line numbers) instead of silently taking the last value.
 """
 import http.client
 import json
@@ -120,6 +122,24 @@ def test_soft_open_files_limit_is_raised_to_fit_max_connections():
         check("open files" not in log, "no warning when the limit could be raised: %r" % log)
     finally:
         eq(stop(p), 0, "exit status")
+
+
+def test_config_file_setting_an_option_twice_is_refused():
+    d = tmpdir("adaptmon-h2-")
+    conf = os.path.join(d, "a.conf")
+    with open(conf, "w") as f:
+        f.write("# sizes\nthreads = 2\nmax-body = 1MiB\nthreads = 3\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ADAPTMON_")}
+    try:
+        p = subprocess.run([ADAPTMON, "serve", "--listen", "127.0.0.1", "--port", "0", "--config",
+                            conf, "--db", os.path.join(d, "x.db")],
+                           capture_output=True, text=True, timeout=8, env=env)
+    except subprocess.TimeoutExpired as e:
+        raise AssertionError("serve started with the option set twice: %r" % e.stdout)
+    eq(p.returncode, 2, "exit status (stdout %r, stderr %r)" % (p.stdout[-300:], p.stderr[-300:]))
+    check("threads" in p.stderr and "2" in p.stderr and "4" in p.stderr,
+          "message names the option and both lines: %r" % p.stderr)
+    check(not os.path.exists(os.path.join(d, "x.db")), "no database created")
 
 
 if __name__ == "__main__":

@@ -190,6 +190,28 @@ static int parse(am_srv_config *c, const char *text, am_buf *err)
     return am_srv_config_parse(c, text, strlen(text), "test.conf", err);
 }
 
+/* An option set twice in one file is refused with both line numbers
+ * ("max_body" and "max-body" are the same option); nothing of the file's
+ * later lines is applied. */
+static void test_file_duplicate(void **state)
+{
+    (void)state;
+    am_srv_config c;
+    am_buf err;
+    am_buf_init(&err);
+    assert_int_equal(
+        parse(&c, "threads = 2\n# x\nmax-body = 2MiB\nmax_body = 3MiB\nport = 1\n", &err),
+        AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "test.conf:4: "));
+    assert_non_null(strstr(am_buf_str(&err), "'max-body' is set twice (lines 3 and 4)"));
+    assert_int_not_equal(c.port, 1);
+    /* list options too: a second line would have dropped the first origin */
+    assert_int_equal(parse(&c, "cors-origin = http://a.test\ncors-origin = http://b.test\n", &err),
+                     AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "comma-separated"));
+    am_buf_cleanup(&err);
+}
+
 static void test_file_syntax(void **state)
 {
     (void)state;
@@ -409,7 +431,7 @@ int main(void)
         cmocka_unit_test(test_defaults),    cmocka_unit_test(test_precedence),
         cmocka_unit_test(test_file_syntax), cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_bad_values),  cmocka_unit_test(test_example_file),
-        cmocka_unit_test(test_lists),
+        cmocka_unit_test(test_lists),       cmocka_unit_test(test_file_duplicate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
