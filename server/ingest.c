@@ -575,10 +575,11 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     am_store_state st;
     rc = am_store_tx_session_info(rtx, session, &st);
     if (rc != AM_OK) {
-        am_failf(f, rc == AM_ERR_NOTFOUND ? 404 : 500,
-                 rc == AM_ERR_NOTFOUND ? "not-found" : "internal",
-                 rc == AM_ERR_NOTFOUND ? "Not found" : "Session unavailable", NULL,
-                 "no session '%s'", session);
+        if (rc == AM_ERR_NOTFOUND)
+            am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+        else
+            am_failf(f, 503, "unavailable", "Database unavailable", NULL,
+                     "session '%s' could not be read: %s", session, am_strerror(rc));
         goto out;
     }
     if (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version) {
