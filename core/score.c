@@ -125,6 +125,9 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
         if (err) {
             if (rc == AM_ERR_NOTFOUND)
                 am_buf_printf(err, "no Snowball stemmer for language '%s'", s->cfg.target_lang);
+            else if (rc == AM_ERR_RANGE)
+                am_buf_printf(err, "glossary: a term has more than %d tokens (the limit)",
+                              AM_TERMS_MAX_TERM_TOKENS);
             else
                 am_buf_printf(err, "glossary: %s", am_strerror(rc));
         }

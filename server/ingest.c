@@ -453,6 +453,12 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         am_wspool_put(srv->wspool, ws);
         if (rc == AM_ERR_IO)
             return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed");
+        if (rc == AM_ERR_RANGE)
+            return am_failf(f, 422, "invalid-value", "Cannot score segment", field,
+                            "more than %d glossary term occurrences or forbidden uses%s%s, or an "
+                            "annotation term of more than %d tokens (the limits)",
+                            AM_TERMS_MAX_OCCURRENCES, field ? " in " : "", field ? field : "",
+                            AM_TERMS_MAX_TERM_TOKENS);
         return am_failf(f, 422,
                         rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "invalid-value",
                         "Cannot score segment", field, "%s%s%s", am_strerror(rc),
@@ -1157,6 +1163,10 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
     if (rc != AM_OK) {
         am_wspool_put(srv->wspool, ws);
         am_sessions_release(srv->sessions, sess);
+        if (rc == AM_ERR_RANGE)
+            return am_failf(f, 422, "invalid-value", "Cannot check", NULL,
+                            "more than %d glossary term occurrences in the source (the limit)",
+                            AM_TERMS_MAX_OCCURRENCES);
         return am_failf(f, 422, "invalid-value", "Cannot check", NULL, "%s", am_strerror(rc));
     }
     json_t *terms = json_array();
