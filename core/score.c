@@ -310,16 +310,25 @@ static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg
     if (found != n)
         return 0; /* cannot happen: lower-casing never creates whitespace */
     int any = 0;
-    for (size_t j = 0; j < n; j++) {
+    for (size_t j = 0; j < n; j++)
         ws->cost[j] = 1.0;
-        for (size_t i = 0; i < terms->n_inst; i++) {
-            const am_terms_span *sp = &terms->inst[i].ref;
-            if (sp->byte_end > sp->byte_start && ws->tok_start[j] < sp->byte_end &&
-                sp->byte_start < ws->tok_end[j]) {
-                ws->cost[j] = s->cfg.term_cost;
-                any = 1;
-                break;
-            }
+    /* token j costs term_cost when some instance's span overlaps it; the
+     * token ranges ascend, so each span visits only its own tokens */
+    for (size_t i = 0; i < terms->n_inst; i++) {
+        const am_terms_span *sp = &terms->inst[i].ref;
+        if (sp->byte_end <= sp->byte_start)
+            continue;
+        size_t lo = 0, hi = n; /* first j with tok_end[j] > byte_start */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ws->tok_end[mid] <= sp->byte_start)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t j = lo; j < n && ws->tok_start[j] < sp->byte_end; j++) {
+            ws->cost[j] = s->cfg.term_cost;
+            any = 1;
         }
     }
     return any;

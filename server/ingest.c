@@ -464,6 +464,19 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
                         "Cannot score segment", field, "%s%s%s", am_strerror(rc),
                         field ? " in " : "", field ? field : "");
     }
+    /* the output grows with the term occurrences: bounded before any of it is built */
+    for (size_t k = 0; k < req->nsys; k++) {
+        const am_terms_seg *ts = res.sys[k].terms;
+        size_t occ = ts ? ts->n_inst + ts->n_dev + ts->n_forbid : 0;
+        if (occ > (size_t)srv->cfg.max_term_occurrences) {
+            am_wspool_put(srv->wspool, ws);
+            return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences",
+                            "source",
+                            "%zu glossary term occurrences in the segment; the limit is %d "
+                            "(max-term-occurrences)",
+                            occ, srv->cfg.max_term_occurrences);
+        }
+    }
     for (size_t i = 0; i < res.recall->words.n; i++) {
         const char *w = res.recall->words.v[i];
         am_buf_append(&plan->words, w, strlen(w) + 1);
@@ -1169,8 +1182,20 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
                             AM_TERMS_MAX_OCCURRENCES);
         return am_failf(f, 422, "invalid-value", "Cannot check", NULL, "%s", am_strerror(rc));
     }
+    if (n > (size_t)srv->cfg.max_term_occurrences) {
+        am_wspool_put(srv->wspool, ws);
+        am_sessions_release(srv->sessions, sess);
+        return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences", "source",
+                        "%zu glossary term occurrences in the source; the limit is %d "
+                        "(max-term-occurrences)",
+                        n, srv->cfg.max_term_occurrences);
+    }
     json_t *terms = json_array();
     int64_t forbidden = 0, missing = 0;
+    /* the translator's choices, read once per entry (borrowed by the items) */
+    json_t **choices = am_xcalloc(n + 1, sizeof *choices);
+    size_t *choice_entry = am_xcalloc(n + 1, sizeof *choice_entry);
+    size_t nchoice = 0;
     for (size_t i = 0; i < n; i++) {
         const am_terms_prev *p = &pv[i];
         if (p->entry >= sess->gloss.n)
@@ -1198,14 +1223,27 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
             forbidden++;
         if (!e->forbidden && !used)
             missing++;
-        am_choice_ctx cc = {json_array()};
-        am_store_choices_each(srv->store, session, e->source, am_choice_each, &cc);
-        json_object_set_new(o, "translator_choices", cc.arr);
-        json_t *first = json_array_get(cc.arr, 0);
+        json_t *arr = NULL;
+        for (size_t c = 0; c < nchoice && !arr; c++)
+            if (choice_entry[c] == p->entry)
+                arr = choices[c];
+        if (!arr) {
+            am_choice_ctx cc = {json_array()};
+            am_store_choices_each(srv->store, session, e->source, am_choice_each, &cc);
+            arr = cc.arr;
+            choice_entry[nchoice] = p->entry;
+            choices[nchoice++] = arr;
+        }
+        json_object_set(o, "translator_choices", arr);
+        json_t *first = json_array_get(arr, 0);
         json_object_set_new(o, "established_target",
                             first ? json_incref(json_object_get(first, "target")) : json_null());
         json_array_append_new(terms, o);
     }
+    for (size_t c = 0; c < nchoice; c++)
+        json_decref(choices[c]);
+    free(choices);
+    free(choice_entry);
     am_wspool_put(srv->wspool, ws);
     *out = json_pack("{sssosIsI}", "session", session, "terms", terms, "missing_terms",
                      (json_int_t)missing, "forbidden_used", (json_int_t)forbidden);

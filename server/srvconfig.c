@@ -67,6 +67,11 @@ enum am_srv_kind {
       NULL, "most entries in one session glossary")                                                \
     X("max-systems", "int", "16", AM_SRV_INT, max_systems, 1, AM_SCORE_MAX_SYSTEMS, NULL,          \
       "most hypotheses (systems) per segment")                                                     \
+    X("max-term-occurrences", "int", "2000", AM_SRV_INT, max_term_occurrences, 1,                  \
+      AM_TERMS_MAX_OCCURRENCES, NULL,                                                              \
+      "most glossary term occurrences (instances, deviations, forbidden uses) in one segment "     \
+      "or check; more get 422 too-many-term-occurrences (each is answered and stored, so this "    \
+      "bounds a request's time)")                                                                  \
     X("write-token", "secret", "", AM_SRV_SECRET, write_token, 0, 0, NULL,                         \
       "bearer token for every request that changes state; empty = no authentication "              \
       "(prefer the environment variable to a file or flag)")                                       \

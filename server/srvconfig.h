@@ -24,6 +24,7 @@ typedef struct am_srv_config {
     int max_tokens; /* per text of a segment, default 10000 */
     int max_glossary_entries; /* default 100000 */
     int max_systems; /* hypotheses per segment, default 16 */
+    int max_term_occurrences; /* glossary term occurrences per segment/check, default 2000 */
     char write_token[256]; /* bearer token for writes ("" = no auth) */
     char read_token[256]; /* read-only bearer token ("" = reads open) */
     int durability; /* 0 normal, 1 full (enum am_durability) */

@@ -78,7 +78,7 @@ static void test_defaults(void **state)
         assert_non_null(o->def);
         assert_true(strlen(o->help) > 10);
     }
-    assert_int_equal(n, 21);
+    assert_int_equal(n, 22);
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }
