@@ -408,6 +408,7 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
             tc.windows[w] = (size_t)s->cfg.windows[w];
         am_terms_totals_init(&r->terms_totals, &tc);
         if (use_terms) {
+            am_terms_ws_set_max_occurrences(ws->terms[i], in->max_term_occurrences);
             rc = am_terms_score(ws->terms[i], s->lex, am_buf_str(&ws->src), hyp, ref, in->annots,
                                 in->n_annots, &r->terms);
             if (rc != AM_OK)

@@ -233,6 +233,7 @@ struct am_terms_ws {
     size_t cap_mat;
     am_terms_seg seg;
     uint64_t steps; /* work counter (see am_terms_ws_steps) */
+    size_t max_occ; /* occurrence limit, 0 = AM_TERMS_MAX_OCCURRENCES */
     u64map claimset; /* claimed (set, key, pos) */
     u64map cursor; /* (set, text, stem, key) → first position not yet passed */
     u64map seen; /* forbidden entries already scanned */
@@ -1052,6 +1053,11 @@ static am_terms_span mkspan(const ttext *x, size_t s, size_t e)
     return sp;
 }
 
+static size_t ws_max_occ(const am_terms_ws *ws)
+{
+    return ws->max_occ ? ws->max_occ : AM_TERMS_MAX_OCCURRENCES;
+}
+
 /* Collects the glossary source occurrences (source position ascending,
  * then entry order) into ws->hits: a trie walk from each position in each
  * comparison mode, O(n × AM_TERMS_MAX_TERM_TOKENS + hits). More than
@@ -1078,7 +1084,7 @@ static int find_hits(am_terms_ws *ws, const am_terms_lex *lex)
                 for (uint32_t c = set->shead[node]; c; c = set->e[c - 1].next_src) {
                     if (set->e[c - 1].cs != cs)
                         continue;
-                    if (nk >= AM_TERMS_MAX_OCCURRENCES)
+                    if (nk >= ws_max_occ(ws))
                         return AM_ERR_RANGE;
                     ws->steps++;
                     GROW(ws->keys, nk, ws->cap_keys);
@@ -1575,7 +1581,7 @@ static int forbidden_uses(am_terms_ws *ws, const am_terms_lex *lex)
         const tview *v = view_occ(ws, set, &ws->hyp, e->cs ? MODE_CS : MODE_FOLD);
         size_t a, p = 0;
         while ((p = next_alt(ws, set, e, v, p, 0, &a)) != NOPOS) {
-            if (ws->n_forbid >= AM_TERMS_MAX_OCCURRENCES)
+            if (ws->n_forbid >= ws_max_occ(ws))
                 return AM_ERR_RANGE;
             size_t len = set->a[e->alt0 + a].norm.n;
             GROW(ws->forbid, ws->n_forbid, ws->cap_forbid);
@@ -1761,4 +1767,10 @@ int am_terms_preview(am_terms_ws *ws, const am_terms_lex *lex, const char *src, 
 uint64_t am_terms_ws_steps(const am_terms_ws *ws)
 {
     return ws ? ws->steps : 0;
+}
+
+void am_terms_ws_set_max_occurrences(am_terms_ws *ws, size_t max)
+{
+    if (ws)
+        ws->max_occ = max > AM_TERMS_MAX_OCCURRENCES ? 0 : max;
 }

@@ -93,7 +93,7 @@
 #define AM_TERMS_MAX_OCCURRENCES 100000
 /* window pairing is done in blocks of this many exact-matched instances of
  * one entry (see "Window overlap" above) */
-#define AM_TERMS_WINDOW_GROUP 32
+#define AM_TERMS_WINDOW_GROUP 16
 
 typedef struct am_terms_cfg {
     enum am_tok_kind tok_src; /* tokenizer for source texts */
@@ -247,5 +247,10 @@ int am_terms_preview(am_terms_ws *ws, const am_terms_lex *lex, const char *src, 
  * positions scanned, pairs compared), for tests that bound the cost of
  * adversarial inputs without timing them. Never reset. */
 uint64_t am_terms_ws_steps(const am_terms_ws *ws);
+
+/* Lowers the occurrence limit of ws's next calls: more than max source
+ * occurrences (or forbidden uses) → AM_ERR_RANGE, found before the costly
+ * parts. 0 or more than AM_TERMS_MAX_OCCURRENCES = AM_TERMS_MAX_OCCURRENCES. */
+void am_terms_ws_set_max_occurrences(am_terms_ws *ws, size_t max);
 
 #endif

@@ -445,7 +445,8 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
                        .hyps = req->hyp,
                        .nsys = req->nsys,
                        .annots = req->annots,
-                       .n_annots = req->n_annots};
+                       .n_annots = req->n_annots,
+                       .max_term_occurrences = (size_t)srv->cfg.max_term_occurrences};
     am_seg_result res;
     const char *field = NULL;
     int rc = am_score_segment(sc, ws, &in, am_tx_lookup, &lc, &res, &field);
@@ -454,10 +455,11 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         if (rc == AM_ERR_IO)
             return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed");
         if (rc == AM_ERR_RANGE)
-            return am_failf(f, 422, "invalid-value", "Cannot score segment", field,
-                            "more than %d glossary term occurrences or forbidden uses%s%s, or an "
-                            "annotation term of more than %d tokens (the limits)",
-                            AM_TERMS_MAX_OCCURRENCES, field ? " in " : "", field ? field : "",
+            return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences", field,
+                            "more than %d glossary term occurrences or forbidden uses%s%s "
+                            "(max-term-occurrences), or an annotation term of more than %d "
+                            "tokens",
+                            srv->cfg.max_term_occurrences, field ? " in " : "", field ? field : "",
                             AM_TERMS_MAX_TERM_TOKENS);
         return am_failf(f, 422,
                         rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "invalid-value",
@@ -1171,15 +1173,18 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
     am_score_ws *ws = am_wspool_get(srv->wspool);
     const am_terms_prev *pv = NULL;
     size_t n = 0;
+    am_terms_ws_set_max_occurrences(am_score_ws_terms(ws), (size_t)srv->cfg.max_term_occurrences);
     rc = am_terms_preview(am_score_ws_terms(ws), am_scorer_lex(sess->scorer), source, hypothesis,
                           &pv, &n);
     if (rc != AM_OK) {
         am_wspool_put(srv->wspool, ws);
         am_sessions_release(srv->sessions, sess);
         if (rc == AM_ERR_RANGE)
-            return am_failf(f, 422, "invalid-value", "Cannot check", NULL,
-                            "more than %d glossary term occurrences in the source (the limit)",
-                            AM_TERMS_MAX_OCCURRENCES);
+            return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences",
+                            "source",
+                            "more than %d glossary term occurrences in the source; the limit "
+                            "is %d (max-term-occurrences)",
+                            srv->cfg.max_term_occurrences, srv->cfg.max_term_occurrences);
         return am_failf(f, 422, "invalid-value", "Cannot check", NULL, "%s", am_strerror(rc));
     }
     if (n > (size_t)srv->cfg.max_term_occurrences) {
