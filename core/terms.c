@@ -1420,7 +1420,7 @@ static void windows(am_terms_ws *ws, const am_terms_cfg *cfg)
     GROW(ws->keys, n + 1, ws->cap_keys);
     for (size_t i = 0; i < n; i++)
         if (ws->inst[i].match == AM_TERMS_EXACT) {
-            assert(ws->inst_key[i] < (1u << 31) && i <= UINT32_MAX);
+            assert(i <= UINT32_MAX && ws->inst_key[i] < (1u << 31));
             ws->keys[ne++] =
                 (uint64_t)(ws->inst_set[i] == &ws->ann) << 63 | (uint64_t)ws->inst_key[i] << 32 | i;
         }
