@@ -164,12 +164,71 @@ static void test_nested_prefixes(void **state)
     am_gloss_cleanup(&g);
 }
 
+/* Terms of more than AM_TERMS_MAX_TERM_TOKENS tokens are refused (glossary
+ * sources and targets, annotation targets): matching costs at most that
+ * many trie steps per position. */
+static void test_term_length_limit(void **state)
+{
+    (void)state;
+    am_terms_cfg cfg;
+    am_terms_cfg_default(&cfg);
+    char *at = repeat("a", AM_TERMS_MAX_TERM_TOKENS),
+         *over = repeat("a", AM_TERMS_MAX_TERM_TOKENS + 1);
+    am_terms_lex *lex = NULL;
+    am_gloss g;
+    am_gloss_init(&g);
+    add1(&g, at, at, 0);
+    assert_int_equal(am_terms_lex_build(&g, &cfg, &lex), AM_OK);
+    am_gloss_cleanup(&g);
+    am_gloss_init(&g);
+    add1(&g, over, "b", 0);
+    am_terms_lex *bad = NULL;
+    assert_int_equal(am_terms_lex_build(&g, &cfg, &bad), AM_ERR_RANGE);
+    assert_null(bad);
+    am_gloss_cleanup(&g);
+    am_gloss_init(&g);
+    add1(&g, "a", over, 0);
+    assert_int_equal(am_terms_lex_build(&g, &cfg, &bad), AM_ERR_RANGE);
+    am_gloss_cleanup(&g);
+    /* annotations */
+    am_terms_ws *ws = am_terms_ws_new();
+    const char *t1[] = {at}, *t2[] = {over};
+    am_terms_annot an;
+    memset(&an, 0, sizeof an);
+    an.targets = t1;
+    an.n_targets = 1;
+    const am_terms_seg *sg;
+    assert_int_equal(am_terms_score(ws, lex, at, at, at, &an, 1, &sg), AM_OK);
+    assert_int_equal(sg->totals.instances, 1);
+    assert_int_equal(sg->totals.exact, 1);
+    an.targets = t2;
+    assert_int_equal(am_terms_score(ws, lex, at, over, over, &an, 1, &sg), AM_ERR_RANGE);
+    /* the occurrence limit of a workspace */
+    char *src = repeat("a", 100);
+    am_terms_ws_set_max_occurrences(ws, 99);
+    assert_int_equal(am_terms_score(ws, lex, src, src, src, NULL, 0, &sg), AM_OK); /* 69 hits */
+    am_terms_ws_set_max_occurrences(ws, 68);
+    assert_int_equal(am_terms_score(ws, lex, src, src, src, NULL, 0, &sg), AM_ERR_RANGE);
+    const am_terms_prev *pv;
+    size_t np;
+    assert_int_equal(am_terms_preview(ws, lex, src, src, &pv, &np), AM_ERR_RANGE);
+    am_terms_ws_set_max_occurrences(ws, 0);
+    assert_int_equal(am_terms_preview(ws, lex, src, src, &pv, &np), AM_OK);
+    assert_int_equal(np, 69);
+    free(src);
+    am_terms_ws_free(ws);
+    am_terms_lex_free(lex);
+    free(at);
+    free(over);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_entry_repeated),
         cmocka_unit_test(test_shared_first_word),
         cmocka_unit_test(test_nested_prefixes),
+        cmocka_unit_test(test_term_length_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
