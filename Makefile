@@ -6,6 +6,7 @@
 #   make bench-core scoring-core benchmark (report: bench/README.md)
 #   make screenshots the dashboard's views at 1280×800 and 390×844 into docs/screenshots/
 #                   (the browser suite's scenarios: Chromium + playwright-core)
+#   make bench-scale cost against input size, adversarial inputs (bench/README.md)
 
 BUILD    ?= build
 CC       ?= cc
@@ -153,7 +154,7 @@ valgrind: deps
 	@BUILD=build-valgrind ADAPTMON=build-valgrind/adaptmon VALGRIND=1 sh tests/run.sh
 
 # ---- service benchmarks (bench/run.py; method and figures: bench/README.md) ----
-.PHONY: bench
+.PHONY: bench bench-scale
 $(BUILD)/bench/http_ceiling: bench/http_ceiling.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LDLIBS)
@@ -165,6 +166,13 @@ $(BUILD)/bench/sqlite_ceiling: bench/sqlite_ceiling.c
 bench: deps
 	$(MAKE) $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling $(BUILD)/bench/sqlite_ceiling
 	python3 bench/run.py $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling $(BUILD)/bench/sqlite_ceiling $(BUILD)/bench/out
+	python3 bench/scale.py $(BUILD)/adaptmon $(BUILD)/bench/out
+
+# cost against input size with adversarial inputs, every route and offline
+# profile (bench/scale.py; report: bench/README.md, plot: bench/scale.svg)
+bench-scale: deps
+	$(MAKE) $(BUILD)/adaptmon
+	python3 bench/scale.py $(BUILD)/adaptmon $(BUILD)/bench/out
 
 # ---- fleet: deployment files and the sharded fleet (deploy/README.md) -------
 #   make test-fleet   3 instances behind HAProxy, backup/restore, systemd unit,

@@ -125,6 +125,9 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
         if (err) {
             if (rc == AM_ERR_NOTFOUND)
                 am_buf_printf(err, "no Snowball stemmer for language '%s'", s->cfg.target_lang);
+            else if (rc == AM_ERR_RANGE)
+                am_buf_printf(err, "glossary: a term has more than %d tokens (the limit)",
+                              AM_TERMS_MAX_TERM_TOKENS);
             else
                 am_buf_printf(err, "glossary: %s", am_strerror(rc));
         }
@@ -307,16 +310,25 @@ static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg
     if (found != n)
         return 0; /* cannot happen: lower-casing never creates whitespace */
     int any = 0;
-    for (size_t j = 0; j < n; j++) {
+    for (size_t j = 0; j < n; j++)
         ws->cost[j] = 1.0;
-        for (size_t i = 0; i < terms->n_inst; i++) {
-            const am_terms_span *sp = &terms->inst[i].ref;
-            if (sp->byte_end > sp->byte_start && ws->tok_start[j] < sp->byte_end &&
-                sp->byte_start < ws->tok_end[j]) {
-                ws->cost[j] = s->cfg.term_cost;
-                any = 1;
-                break;
-            }
+    /* token j costs term_cost when some instance's span overlaps it; the
+     * token ranges ascend, so each span visits only its own tokens */
+    for (size_t i = 0; i < terms->n_inst; i++) {
+        const am_terms_span *sp = &terms->inst[i].ref;
+        if (sp->byte_end <= sp->byte_start)
+            continue;
+        size_t lo = 0, hi = n; /* first j with tok_end[j] > byte_start */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ws->tok_end[mid] <= sp->byte_start)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t j = lo; j < n && ws->tok_start[j] < sp->byte_end; j++) {
+            ws->cost[j] = s->cfg.term_cost;
+            any = 1;
         }
     }
     return any;
@@ -396,6 +408,7 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
             tc.windows[w] = (size_t)s->cfg.windows[w];
         am_terms_totals_init(&r->terms_totals, &tc);
         if (use_terms) {
+            am_terms_ws_set_max_occurrences(ws->terms[i], in->max_term_occurrences);
             rc = am_terms_score(ws->terms[i], s->lex, am_buf_str(&ws->src), hyp, ref, in->annots,
                                 in->n_annots, &r->terms);
             if (rc != AM_OK)

@@ -69,6 +69,7 @@ typedef struct am_seg_input {
     size_t nsys;
     const am_terms_annot *annots; /* explicit term annotations, may be NULL */
     size_t n_annots;
+    size_t max_term_occurrences; /* 0 = AM_TERMS_MAX_OCCURRENCES; more: AM_ERR_RANGE */
 } am_seg_input;
 
 /* One system's scores on one segment. Sentence scores are NAN when not

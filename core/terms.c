@@ -96,6 +96,7 @@ typedef struct ltok {
 
 typedef struct lseq {
     uint32_t start, n; /* into tset.tk */
+    uint32_t node; /* the sequence's node in the set's trie (0 when n = 0) */
 } lseq;
 
 typedef struct talt {
@@ -107,7 +108,7 @@ typedef struct tentry {
     lseq src;
     uint32_t alt0, nalt;
     unsigned char cs, forbidden;
-    uint32_t next_first; /* chain in the first-token index, entry+1 or 0 */
+    uint32_t next_src; /* chain of entries with the same source node, entry+1 or 0 */
     size_t key; /* claim key: entries with equal keys share claims */
 } tentry;
 
@@ -120,7 +121,25 @@ typedef struct tset {
     talt *a;
     size_t na, capa;
     int any_cs;
+    /* token trie over every sequence of the set (tset_index): tokens are
+     * interned by string (tkid: token id of each tk), edges (node, token
+     * id) → child live in one open-addressing table; node 0 is the root */
+    uint32_t *tid; /* string slots: index into tk + 1, 0 = empty */
+    size_t ntid_slots, cap_tid_slots;
+    uint32_t *tkid; /* per tk: token id (= index of its first equal tk) */
+    size_t cap_tkid;
+    struct tedge {
+        uint32_t node, tok, child; /* child 0 = empty slot */
+    } * edge;
+    size_t nedge_slots, cap_edge_slots;
+    uint32_t *shead; /* per node: first entry (+1) whose source ends here */
+    unsigned char *nflag; /* per node: NODE_ALT when an alternative ends here */
+    size_t nnodes, cap_nodes;
+    int fold_src, cs_src; /* some entry has a source compared folded / case-kept */
 } tset;
+
+enum { NODE_ALT = 1 };
+#define NOID ((uint32_t)-1)
 
 static void tset_init(tset *s)
 {
@@ -133,6 +152,8 @@ static void tset_reset(tset *s)
     am_buf_reset(&s->pool);
     s->ntk = s->ne = s->na = 0;
     s->any_cs = 0;
+    s->ntid_slots = s->nedge_slots = s->nnodes = 0;
+    s->fold_src = s->cs_src = 0;
 }
 
 static void tset_cleanup(tset *s)
@@ -141,21 +162,43 @@ static void tset_cleanup(tset *s)
     free(s->tk);
     free(s->e);
     free(s->a);
+    free(s->tid);
+    free(s->tkid);
+    free(s->edge);
+    free(s->shead);
+    free(s->nflag);
     tset_init(s);
 }
-
-/* first-token index slot */
-typedef struct hslot {
-    uint32_t off, hash, head; /* head = entry+1, 0 = empty slot */
-} hslot;
 
 struct am_terms_lex {
     am_terms_cfg cfg;
     char stem_alg[64];
     tset set;
-    hslot *slots;
-    size_t nslots; /* power of two */
 };
+
+/* u64 → u64 open-addressing map (claims, cursors); EMPTY keys are free. */
+#define MAP_EMPTY UINT64_MAX
+typedef struct u64map {
+    uint64_t *k, *v;
+    size_t cap, n; /* cap: power of two or 0 */
+} u64map;
+
+/* A text seen through one term set in one comparison mode: the token ids
+ * (NOID: not in the set), the occurrences of the set's alternatives
+ * (node << 32 | start, sorted) and the token positions (id << 32 | index,
+ * sorted). Built on demand, dropped at the next call. */
+typedef struct tview {
+    const tset *set;
+    const ttext *x;
+    int mode, live, have_occ, have_pos;
+    uint32_t *ids;
+    size_t cap_ids;
+    uint64_t *occ;
+    size_t n_occ, cap_occ;
+    uint64_t *pos;
+    size_t n_pos, cap_pos;
+} tview;
+#define NVIEWS 20 /* 2 sets × 3 texts × 3 modes, and spare */
 
 struct am_terms_ws {
     struct sb_stemmer *stemmer;
@@ -180,11 +223,6 @@ struct am_terms_ws {
         size_t entry, start, len;
     } * hits;
     size_t n_hits, cap_hits;
-    struct claim {
-        const tset *set;
-        size_t key, pos;
-    } * claims;
-    size_t n_claims, cap_claims;
     unsigned char *used;
     size_t cap_used;
     size_t *ctx;
@@ -194,6 +232,16 @@ struct am_terms_ws {
     double *mat;
     size_t cap_mat;
     am_terms_seg seg;
+    uint64_t steps; /* work counter (see am_terms_ws_steps) */
+    size_t max_occ; /* occurrence limit, 0 = AM_TERMS_MAX_OCCURRENCES */
+    u64map claimset; /* claimed (set, key, pos) */
+    u64map cursor; /* (set, text, stem, key) → first position not yet passed */
+    u64map seen; /* forbidden entries already scanned */
+    tview view[NVIEWS];
+    uint64_t *rs; /* radix sort scratch */
+    size_t cap_rs;
+    uint64_t *keys; /* sort keys (hits, window groups) */
+    size_t cap_keys;
 };
 
 /* ---- stemmer ------------------------------------------------------------- */
@@ -380,9 +428,12 @@ static int set_add_seq(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, enum
         return rc;
     if (mode == MODE_STEM && (rc = text_stems(ws, cfg, x)))
         return rc;
+    if (x->n > AM_TERMS_MAX_TERM_TOKENS)
+        return AM_ERR_RANGE;
     assert(set->ntk < UINT32_MAX);
     out->start = (uint32_t)set->ntk;
     out->n = (uint32_t)x->n;
+    out->node = 0;
     for (size_t t = 0; t < x->n; t++) {
         uint32_t off = mode == MODE_CS     ? x->t[t].cs
                        : mode == MODE_STEM ? x->t[t].stem
@@ -460,51 +511,145 @@ static int cfg_check(const am_terms_cfg *cfg)
     return AM_OK;
 }
 
-static void lex_index(am_terms_lex *lex)
+/* Power of two >= 2n + 16. */
+static size_t slots_for(size_t n)
 {
-    tset *s = &lex->set;
-    size_t n = 16;
-    while (n < 2 * s->ne + 1)
-        n *= 2;
-    lex->nslots = n;
-    lex->slots = am_xcalloc(n, sizeof *lex->slots);
-    /* reverse entry order + prepend = chains in ascending entry order */
-    for (size_t k = s->ne; k-- > 0;) {
-        tentry *e = &s->e[k];
-        if (e->src.n == 0)
-            continue;
-        const ltok *f = &s->tk[e->src.start];
-        size_t i = f->hash & (n - 1);
-        for (;;) {
-            hslot *h = &lex->slots[i];
-            if (!h->head) {
-                h->off = f->off;
-                h->hash = f->hash;
-                h->head = (uint32_t)k + 1;
-                e->next_first = 0;
-                break;
-            }
-            if (h->hash == f->hash && strcmp(s->pool.data + h->off, s->pool.data + f->off) == 0) {
-                e->next_first = h->head;
-                h->head = (uint32_t)k + 1;
-                break;
-            }
-            i = (i + 1) & (n - 1);
-        }
+    size_t c = 16;
+    while (c < 2 * n + 16)
+        c *= 2;
+    return c;
+}
+
+static uint32_t mix32(uint32_t a, uint32_t b)
+{
+    uint32_t h = a * 0x9E3779B1u ^ (b + 0x7F4A7C15u) * 0x85EBCA77u;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 12;
+    return h;
+}
+
+/* Token id of string w (hash h) in set s, or NOID. */
+static uint32_t tid_find(const tset *s, const char *w, uint32_t h)
+{
+    if (!s->ntid_slots)
+        return NOID;
+    size_t m = s->ntid_slots - 1, i = h & m;
+    for (;;) {
+        uint32_t v = s->tid[i];
+        if (!v)
+            return NOID;
+        const ltok *l = &s->tk[v - 1];
+        if (l->hash == h && strcmp(s->pool.data + l->off, w) == 0)
+            return v - 1;
+        i = (i + 1) & m;
     }
 }
 
-/* Returns the first entry (+1) of the chain for word, or 0. */
-static uint32_t lex_lookup(const am_terms_lex *lex, const char *w, uint32_t h)
+/* Child of node along token id tok, or 0. */
+static uint32_t edge_find(const tset *s, uint32_t node, uint32_t tok)
 {
-    size_t n = lex->nslots, i = h & (n - 1);
+    size_t m = s->nedge_slots - 1, i = mix32(node, tok) & m;
     for (;;) {
-        const hslot *sl = &lex->slots[i];
-        if (!sl->head)
+        const struct tedge *e = &s->edge[i];
+        if (!e->child)
             return 0;
-        if (sl->hash == h && strcmp(lex->set.pool.data + sl->off, w) == 0)
-            return sl->head;
-        i = (i + 1) & (n - 1);
+        if (e->node == node && e->tok == tok)
+            return e->child;
+        i = (i + 1) & m;
+    }
+}
+
+/* Inserts sequence q of s into the trie; returns its node. */
+static uint32_t trie_insert(tset *s, lseq q)
+{
+    uint32_t node = 0;
+    for (uint32_t k = 0; k < q.n; k++) {
+        uint32_t tok = s->tkid[q.start + k];
+        size_t m = s->nedge_slots - 1, i = mix32(node, tok) & m;
+        while (s->edge[i].child && !(s->edge[i].node == node && s->edge[i].tok == tok))
+            i = (i + 1) & m;
+        if (!s->edge[i].child) {
+            assert(s->nnodes < UINT32_MAX);
+            s->edge[i].node = node;
+            s->edge[i].tok = tok;
+            s->edge[i].child = (uint32_t)s->nnodes;
+            s->shead[s->nnodes] = 0;
+            s->nflag[s->nnodes] = 0;
+            s->nnodes++;
+        }
+        node = s->edge[i].child;
+    }
+    return node;
+}
+
+/* Builds the token trie of s (after all entries are added): every source
+ * and alternative sequence gets its node; entries are chained by source
+ * node in ascending order. O(tokens of the set). */
+static void tset_index(tset *s)
+{
+    s->ntid_slots = slots_for(s->ntk);
+    if (s->ntid_slots > s->cap_tid_slots) {
+        free(s->tid);
+        s->tid = am_xmalloc(s->ntid_slots * sizeof *s->tid);
+        s->cap_tid_slots = s->ntid_slots;
+    }
+    memset(s->tid, 0, s->ntid_slots * sizeof *s->tid);
+    GROW(s->tkid, s->ntk, s->cap_tkid);
+    for (size_t t = 0; t < s->ntk; t++) {
+        const ltok *l = &s->tk[t];
+        size_t m = s->ntid_slots - 1, i = l->hash & m;
+        for (;;) {
+            uint32_t v = s->tid[i];
+            if (!v) {
+                s->tid[i] = (uint32_t)t + 1;
+                s->tkid[t] = (uint32_t)t;
+                break;
+            }
+            const ltok *o = &s->tk[v - 1];
+            if (o->hash == l->hash && strcmp(s->pool.data + o->off, s->pool.data + l->off) == 0) {
+                s->tkid[t] = v - 1;
+                break;
+            }
+            i = (i + 1) & m;
+        }
+    }
+    s->nedge_slots = slots_for(s->ntk + 1);
+    if (s->nedge_slots > s->cap_edge_slots) {
+        free(s->edge);
+        s->edge = am_xmalloc(s->nedge_slots * sizeof *s->edge);
+        s->cap_edge_slots = s->nedge_slots;
+    }
+    memset(s->edge, 0, s->nedge_slots * sizeof *s->edge);
+    if (s->ntk + 1 > s->cap_nodes) {
+        s->cap_nodes = s->ntk + 1;
+        s->shead = am_xrealloc(s->shead, s->cap_nodes * sizeof *s->shead);
+        s->nflag = am_xrealloc(s->nflag, s->cap_nodes);
+    }
+    s->nnodes = 1;
+    s->shead[0] = 0;
+    s->nflag[0] = 0;
+    for (size_t a = 0; a < s->na; a++) {
+        talt *al = &s->a[a];
+        al->norm.node = trie_insert(s, al->norm);
+        al->stem.node = trie_insert(s, al->stem);
+        if (al->norm.n)
+            s->nflag[al->norm.node] |= NODE_ALT;
+        if (al->stem.n)
+            s->nflag[al->stem.node] |= NODE_ALT;
+    }
+    for (size_t k = s->ne; k-- > 0;) {
+        tentry *e = &s->e[k];
+        e->src.node = trie_insert(s, e->src);
+        e->next_src = 0;
+        if (e->src.n == 0)
+            continue;
+        e->next_src = s->shead[e->src.node];
+        s->shead[e->src.node] = (uint32_t)k + 1;
+        if (e->cs)
+            s->cs_src = 1;
+        else
+            s->fold_src = 1;
     }
 }
 
@@ -537,7 +682,7 @@ int am_terms_lex_build(const am_gloss *g, const am_terms_cfg *cfg, am_terms_lex 
         if (rc)
             goto done;
     }
-    lex_index(lex);
+    tset_index(&lex->set);
 done:
     am_terms_ws_free(ws);
     if (rc) {
@@ -553,7 +698,6 @@ void am_terms_lex_free(am_terms_lex *lex)
     if (!lex)
         return;
     tset_cleanup(&lex->set);
-    free(lex->slots);
     free(lex);
 }
 
@@ -595,7 +739,19 @@ void am_terms_ws_free(am_terms_ws *ws)
     free(ws->forbid);
     free(ws->prev);
     free(ws->hits);
-    free(ws->claims);
+    free(ws->claimset.k);
+    free(ws->claimset.v);
+    free(ws->cursor.k);
+    free(ws->cursor.v);
+    free(ws->seen.k);
+    free(ws->seen.v);
+    for (size_t i = 0; i < NVIEWS; i++) {
+        free(ws->view[i].ids);
+        free(ws->view[i].occ);
+        free(ws->view[i].pos);
+    }
+    free(ws->rs);
+    free(ws->keys);
     free(ws->used);
     free(ws->ctx);
     free(ws->grp);
@@ -621,54 +777,266 @@ static int seq_at(const tset *set, lseq q, const ttext *x, size_t p, int mode)
     return 1;
 }
 
-/* The longest alternative of entry e occurring at p (index within the
- * entry), or NOPOS. Stem mode compares the stem sequences. */
-static size_t alt_at(const tset *set, const tentry *e, const ttext *x, size_t p, int stem)
+/* ---- u64 maps ----------------------------------------------------------- */
+
+static void map_clear(u64map *m)
+{
+    if (m->n)
+        memset(m->k, 0xff, m->cap * sizeof *m->k);
+    m->n = 0;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+/* The value slot of key (inserted with value dflt when missing). Borrowed:
+ * valid until the next insertion. */
+static uint64_t *map_at(u64map *m, uint64_t key, uint64_t dflt)
+{
+    assert(key != MAP_EMPTY);
+    if (2 * (m->n + 1) > m->cap) {
+        size_t oc = m->cap, nc = oc ? 2 * oc : 64;
+        uint64_t *ok = m->k, *ov = m->v;
+        m->k = am_xmalloc(nc * sizeof *m->k);
+        m->v = am_xmalloc(nc * sizeof *m->v);
+        memset(m->k, 0xff, nc * sizeof *m->k);
+        m->cap = nc;
+        for (size_t i = 0; i < oc && m->n; i++) {
+            if (ok[i] == MAP_EMPTY)
+                continue;
+            size_t j = mix64(ok[i]) & (nc - 1);
+            while (m->k[j] != MAP_EMPTY)
+                j = (j + 1) & (nc - 1);
+            m->k[j] = ok[i];
+            m->v[j] = ov[i];
+        }
+        free(ok);
+        free(ov);
+    }
+    size_t j = mix64(key) & (m->cap - 1);
+    while (m->k[j] != MAP_EMPTY && m->k[j] != key)
+        j = (j + 1) & (m->cap - 1);
+    if (m->k[j] == MAP_EMPTY) {
+        m->k[j] = key;
+        m->v[j] = dflt;
+        m->n++;
+    }
+    return &m->v[j];
+}
+
+static int map_has(const u64map *m, uint64_t key)
+{
+    if (!m->n)
+        return 0;
+    size_t j = mix64(key) & (m->cap - 1);
+    while (m->k[j] != MAP_EMPTY) {
+        if (m->k[j] == key)
+            return 1;
+        j = (j + 1) & (m->cap - 1);
+    }
+    return 0;
+}
+
+/* ---- sorting and searching u64 keys -------------------------------------- */
+
+/* Sorts v[0..n) ascending (LSD radix, bytes that are equal in every key
+ * are skipped). O(n). */
+static void radix_sort(am_terms_ws *ws, uint64_t *v, size_t n)
+{
+    if (n < 2)
+        return;
+    GROW(ws->rs, n, ws->cap_rs);
+    uint64_t *a = v, *b = ws->rs;
+    for (int sh = 0; sh < 64; sh += 8) {
+        size_t cnt[256];
+        memset(cnt, 0, sizeof cnt);
+        for (size_t i = 0; i < n; i++)
+            cnt[(a[i] >> sh) & 0xff]++;
+        if (cnt[(a[0] >> sh) & 0xff] == n)
+            continue;
+        size_t sum = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t c = cnt[d];
+            cnt[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            b[cnt[(a[i] >> sh) & 0xff]++] = a[i];
+        uint64_t *t = a;
+        a = b;
+        b = t;
+        ws->steps += n;
+    }
+    if (a != v)
+        memcpy(v, a, n * sizeof *v);
+}
+
+/* First index i with v[i] >= key (n when none). */
+static size_t lower_bound(const uint64_t *v, size_t n, uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ---- views: a text through a term set ------------------------------------ */
+
+static void views_drop(am_terms_ws *ws)
+{
+    for (size_t i = 0; i < NVIEWS; i++)
+        ws->view[i].live = 0;
+}
+
+/* The view of x through set in mode (token ids computed). Borrowed from
+ * ws until the next call. */
+static tview *view_get(am_terms_ws *ws, const tset *set, const ttext *x, int mode)
+{
+    tview *v = NULL;
+    for (size_t i = 0; i < NVIEWS; i++) {
+        tview *c = &ws->view[i];
+        if (c->live && c->set == set && c->x == x && c->mode == mode)
+            return c;
+        if (!c->live && !v)
+            v = c;
+    }
+    assert(v); /* NVIEWS covers every (set, text, mode) */
+    v->set = set;
+    v->x = x;
+    v->mode = mode;
+    v->live = 1;
+    v->have_occ = v->have_pos = 0;
+    GROW(v->ids, x->n, v->cap_ids);
+    for (size_t t = 0; t < x->n; t++) {
+        const ttok *k = &x->t[t];
+        uint32_t off = mode == MODE_CS ? k->cs : mode == MODE_STEM ? k->stem : k->fold;
+        uint32_t h = mode == MODE_CS ? k->hcs : mode == MODE_STEM ? k->hstem : k->hfold;
+        v->ids[t] = tid_find(set, x->pool.data + off, h);
+    }
+    ws->steps += x->n;
+    return v;
+}
+
+/* The view with the occurrences of every alternative of set: a trie walk
+ * from each position, at most AM_TERMS_MAX_TERM_TOKENS steps each. */
+static tview *view_occ(am_terms_ws *ws, const tset *set, const ttext *x, int mode)
+{
+    tview *v = view_get(ws, set, x, mode);
+    if (v->have_occ)
+        return v;
+    v->n_occ = 0;
+    for (size_t p = 0; p < x->n; p++) {
+        uint32_t node = 0;
+        for (size_t k = p; k < x->n && v->ids[k] != NOID; k++) {
+            ws->steps++;
+            node = edge_find(set, node, v->ids[k]);
+            if (!node)
+                break;
+            if (set->nflag[node] & NODE_ALT) {
+                GROW(v->occ, v->n_occ, v->cap_occ);
+                v->occ[v->n_occ++] = (uint64_t)node << 32 | p;
+            }
+        }
+    }
+    radix_sort(ws, v->occ, v->n_occ);
+    v->have_occ = 1;
+    return v;
+}
+
+/* The view with the sorted (token id, position) pairs of x. */
+static tview *view_pos(am_terms_ws *ws, const tset *set, const ttext *x, int mode)
+{
+    tview *v = view_get(ws, set, x, mode);
+    if (v->have_pos)
+        return v;
+    v->n_pos = 0;
+    GROW(v->pos, x->n, v->cap_pos);
+    for (size_t t = 0; t < x->n; t++)
+        if (v->ids[t] != NOID)
+            v->pos[v->n_pos++] = (uint64_t)v->ids[t] << 32 | t;
+    radix_sort(ws, v->pos, v->n_pos);
+    v->have_pos = 1;
+    return v;
+}
+
+/* First occurrence >= from of any alternative of e in view v (stem: the
+ * stem sequences); the longest alternative wins at equal positions. Sets
+ * *alt; returns NOPOS when none. */
+static size_t next_alt(am_terms_ws *ws, const tset *set, const tentry *e, const tview *v,
+                       size_t from, int stem, size_t *alt)
 {
     size_t best = NOPOS;
     uint32_t blen = 0;
     for (uint32_t a = 0; a < e->nalt; a++) {
         const talt *al = &set->a[e->alt0 + a];
         lseq q = stem ? al->stem : al->norm;
-        int mode = stem ? MODE_STEM : e->cs ? MODE_CS : MODE_FOLD;
-        if (q.n > blen && seq_at(set, q, x, p, mode)) {
-            best = a;
+        if (q.n == 0)
+            continue;
+        ws->steps++;
+        size_t i = lower_bound(v->occ, v->n_occ, (uint64_t)q.node << 32 | from);
+        if (i == v->n_occ || (v->occ[i] >> 32) != q.node)
+            continue;
+        size_t p = (uint32_t)v->occ[i];
+        if (p < best || (p == best && q.n > blen)) {
+            best = p;
             blen = q.n;
+            *alt = a;
         }
     }
     return best;
 }
 
-static int claimed(const am_terms_ws *ws, const tset *set, size_t key, size_t pos)
+/* Claim keys: (set, key, position). ann: the set is the annotations'. */
+static uint64_t claim_key(const am_terms_ws *ws, const tset *set, size_t key, size_t pos)
 {
-    for (size_t i = 0; i < ws->n_claims; i++)
-        if (ws->claims[i].set == set && ws->claims[i].key == key && ws->claims[i].pos == pos)
-            return 1;
-    return 0;
+    assert(key < (1u << 31) && pos <= UINT32_MAX);
+    return (uint64_t)(set == &ws->ann) << 63 | (uint64_t)key << 32 | pos;
+}
+
+static int claimed(am_terms_ws *ws, const tset *set, size_t key, size_t pos)
+{
+    ws->steps++;
+    return map_has(&ws->claimset, claim_key(ws, set, key, pos));
 }
 
 static void claim(am_terms_ws *ws, const tset *set, size_t key, size_t pos)
 {
-    GROW(ws->claims, ws->n_claims, ws->cap_claims);
-    ws->claims[ws->n_claims].set = set;
-    ws->claims[ws->n_claims].key = key;
-    ws->claims[ws->n_claims].pos = pos;
-    ws->n_claims++;
+    *map_at(&ws->claimset, claim_key(ws, set, key, pos), 0) = 1;
 }
 
-/* First position p >= 0 in x not claimed for (set, key) where an
- * alternative of e occurs; sets *alt. Returns NOPOS when none. */
-static size_t find_unclaimed(const am_terms_ws *ws, const tset *set, const tentry *e, size_t key,
+/* First position p in x not claimed for (set, key) where an alternative
+ * of e occurs; sets *alt. Returns NOPOS when none. Positions before the
+ * (set, text, stem, key) cursor are known to be claimed or without an
+ * occurrence (claims are never taken back), so each key's scan resumes
+ * where it stopped. */
+static size_t find_unclaimed(am_terms_ws *ws, const tset *set, const tentry *e, size_t key,
                              const ttext *x, int stem, size_t *alt)
 {
-    for (size_t p = 0; p < x->n; p++) {
-        size_t a = alt_at(set, e, x, p, stem);
-        if (a != NOPOS && !claimed(ws, set, key, p)) {
-            *alt = a;
+    int mode = stem ? MODE_STEM : e->cs ? MODE_CS : MODE_FOLD;
+    const tview *v = view_occ(ws, set, x, mode);
+    uint64_t ck = (uint64_t)(set == &ws->ann) << 63 | (uint64_t)(x == &ws->hyp) << 62 |
+                  (uint64_t)(stem != 0) << 61 | key;
+    size_t from = (size_t)*map_at(&ws->cursor, ck, 0);
+    for (;;) {
+        size_t p = next_alt(ws, set, e, v, from, stem, alt);
+        if (p == NOPOS || !claimed(ws, set, key, p)) {
+            *map_at(&ws->cursor, ck, 0) = p == NOPOS ? x->n : p;
             return p;
         }
+        from = p + 1;
     }
-    return NOPOS;
 }
 
 static am_terms_span mkspan(const ttext *x, size_t s, size_t e)
@@ -685,50 +1053,57 @@ static am_terms_span mkspan(const ttext *x, size_t s, size_t e)
     return sp;
 }
 
+static size_t ws_max_occ(const am_terms_ws *ws)
+{
+    return ws->max_occ ? ws->max_occ : AM_TERMS_MAX_OCCURRENCES;
+}
+
 /* Collects the glossary source occurrences (source position ascending,
- * then entry order) into ws->hits. */
-static void find_hits(am_terms_ws *ws, const am_terms_lex *lex)
+ * then entry order) into ws->hits: a trie walk from each position in each
+ * comparison mode, O(n × AM_TERMS_MAX_TERM_TOKENS + hits). More than
+ * AM_TERMS_MAX_OCCURRENCES hits: AM_ERR_RANGE. */
+static int find_hits(am_terms_ws *ws, const am_terms_lex *lex)
 {
     const tset *set = &lex->set;
     const ttext *x = &ws->src;
     ws->n_hits = 0;
     if (set->ne == 0)
-        return;
-    for (size_t p = 0; p < x->n; p++) {
-        const ttok *t = &x->t[p];
-        /* pass 0 looks the folded token up: folded entries, and
-         * case-sensitive ones when the case-kept form is the same string;
-         * pass 1 looks the case-kept form up (case-sensitive entries) */
-        int same = t->cs == t->fold || strcmp(tstr(x, t->cs), tstr(x, t->fold)) == 0;
-        for (int pass = 0; pass < (same ? 1 : 2); pass++) {
-            uint32_t off = pass ? t->cs : t->fold, h = pass ? t->hcs : t->hfold;
-            for (uint32_t c = lex_lookup(lex, tstr(x, off), h); c; c = set->e[c - 1].next_first) {
-                const tentry *e = &set->e[c - 1];
-                int mode = e->cs ? MODE_CS : MODE_FOLD;
-                if ((pass == 0 && mode == MODE_CS && !same) || (pass == 1 && mode != MODE_CS))
-                    continue;
-                if (!seq_at(set, e->src, x, p, mode))
-                    continue;
-                GROW(ws->hits, ws->n_hits, ws->cap_hits);
-                ws->hits[ws->n_hits].entry = c - 1;
-                ws->hits[ws->n_hits].start = p;
-                ws->hits[ws->n_hits].len = e->src.n;
-                ws->n_hits++;
+        return AM_OK;
+    size_t nk = 0;
+    for (int cs = 0; cs < 2; cs++) {
+        if (!(cs ? set->cs_src : set->fold_src))
+            continue;
+        const tview *v = view_get(ws, set, x, cs ? MODE_CS : MODE_FOLD);
+        for (size_t p = 0; p < x->n; p++) {
+            uint32_t node = 0;
+            for (size_t k = p; k < x->n && v->ids[k] != NOID; k++) {
+                ws->steps++;
+                node = edge_find(set, node, v->ids[k]);
+                if (!node)
+                    break;
+                for (uint32_t c = set->shead[node]; c; c = set->e[c - 1].next_src) {
+                    if (set->e[c - 1].cs != cs)
+                        continue;
+                    if (nk >= ws_max_occ(ws))
+                        return AM_ERR_RANGE;
+                    ws->steps++;
+                    GROW(ws->keys, nk, ws->cap_keys);
+                    ws->keys[nk++] = (uint64_t)p << 32 | (c - 1);
+                }
             }
         }
     }
-    /* entry order within one source position: chains from two passes may
-     * interleave; a stable insertion sort by (start, entry) */
-    for (size_t i = 1; i < ws->n_hits; i++) {
-        struct hit h = ws->hits[i];
-        size_t j = i;
-        while (j > 0 && (ws->hits[j - 1].start > h.start ||
-                         (ws->hits[j - 1].start == h.start && ws->hits[j - 1].entry > h.entry))) {
-            ws->hits[j] = ws->hits[j - 1];
-            j--;
-        }
-        ws->hits[j] = h;
+    /* (start, entry) order: the two walks interleave */
+    radix_sort(ws, ws->keys, nk);
+    GROW(ws->hits, nk, ws->cap_hits);
+    for (size_t i = 0; i < nk; i++) {
+        size_t k = (uint32_t)ws->keys[i];
+        ws->hits[i].entry = k;
+        ws->hits[i].start = (size_t)(ws->keys[i] >> 32);
+        ws->hits[i].len = set->e[k].src.n;
     }
+    ws->n_hits = nk;
+    return AM_OK;
 }
 
 static void push_inst(am_terms_ws *ws, const tset *set, size_t key, const am_terms_inst *in)
@@ -788,7 +1163,27 @@ static void place_span(am_terms_ws *ws, const tset *set, size_t k, const am_term
 {
     const ttext *x = &ws->ref;
     size_t s = NOPOS, end = 0;
-    for (size_t t = 0; t < x->n; t++) {
+    /* token byte ranges are non-decreasing: every overlapping token lies in
+     * [first with b1 >= span_start, first with b0 >= span_end) */
+    size_t lo = 0, hi = x->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->t[mid].b1 < an->span_start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t first = lo;
+    hi = x->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->t[mid].b0 < an->span_end)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t t = first; t < lo; t++) {
+        ws->steps++;
         size_t b0 = x->t[t].b0, b1 = x->t[t].b1;
         int ov = b1 > b0 ? (b0 < an->span_end && b1 > an->span_start)
                          : (b0 >= an->span_start && b0 < an->span_end);
@@ -823,63 +1218,98 @@ static void place_span(am_terms_ws *ws, const tset *set, size_t k, const am_term
 
 /* ---- partial and reorder ------------------------------------------------- */
 
-static void used_reset(am_terms_ws *ws, size_t n)
+static int in_list(const size_t *v, size_t n, size_t x)
 {
-    GROW(ws->used, n, ws->cap_used);
-    memset(ws->used, 0, n ? n : 1);
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == x)
+            return 1;
+    return 0;
 }
 
-static int tok_eq(const tset *set, const ltok *l, const ttext *x, size_t i, int cs)
-{
-    const ttok *t = &x->t[i];
-    uint32_t off = cs ? t->cs : t->fold, h = cs ? t->hcs : t->hfold;
-    return h == l->hash && strcmp(x->pool.data + off, set->pool.data + l->off) == 0;
-}
-
+/* Partial and reorder from the hypothesis positions of each word (view
+ * pos: sorted (token id, position)); the positions used so far by the
+ * alternative (at most AM_TERMS_MAX_TERM_TOKENS) are kept in a list. */
 static void partial_reorder(am_terms_ws *ws, const tset *set, const tentry *e, am_terms_inst *in,
                             size_t nref)
 {
     const ttext *h = &ws->hyp;
+    const tview *v = view_pos(ws, set, h, e->cs ? MODE_CS : MODE_FOLD);
     double best_p = 0, best_r = 0;
     size_t s = in->ref.tok_start, L = in->ref.tok_end - in->ref.tok_start;
+    size_t used[AM_TERMS_MAX_TERM_TOKENS];
     for (uint32_t a = 0; a < e->nalt; a++) {
         lseq q = set->a[e->alt0 + a].norm;
         if (q.n == 0)
             continue;
-        /* partial: words found, each hypothesis token used once */
-        used_reset(ws, h->n);
-        size_t found = 0;
+        assert(q.n <= AM_TERMS_MAX_TERM_TOKENS);
+        /* partial: words found, each hypothesis token used once (the
+         * first unused position of the word) */
+        size_t nu = 0;
         for (uint32_t k = 0; k < q.n; k++) {
-            for (size_t i = 0; i < h->n; i++) {
-                if (!ws->used[i] && tok_eq(set, &set->tk[q.start + k], h, i, e->cs)) {
-                    ws->used[i] = 1;
-                    found++;
+            uint64_t id = set->tkid[q.start + k];
+            for (size_t i = lower_bound(v->pos, v->n_pos, id << 32);
+                 i < v->n_pos && (v->pos[i] >> 32) == id; i++) {
+                ws->steps++;
+                size_t pi = (uint32_t)v->pos[i];
+                if (!in_list(used, nu, pi)) {
+                    used[nu++] = pi;
                     break;
                 }
             }
         }
-        double pv = (double)found / q.n;
+        double pv = (double)nu / q.n;
         if (pv > best_p)
             best_p = pv;
-        /* reorder: best-weighted unused position per word */
-        used_reset(ws, h->n);
+        /* reorder: best-weighted unused position per word. The weight
+         * 1 − |i/|h| − rj| grows with i up to rj·|h| and falls after, so the
+         * best unused position is next to that point: the two nearest
+         * unused positions on each side are weighed (lowest i wins ties). */
+        nu = 0;
         double sum = 0;
         for (uint32_t k = 0; k < q.n; k++) {
             size_t j = s + (k < L ? k : L - 1);
             double rj = (double)j / (double)nref;
+            uint64_t id = set->tkid[q.start + k];
+            size_t lo = lower_bound(v->pos, v->n_pos, id << 32);
+            size_t hi = lower_bound(v->pos, v->n_pos, (id + 1) << 32);
+            size_t a0 = lo, a1 = hi; /* split: first with i/|h| >= rj */
+            while (a0 < a1) {
+                size_t mid = a0 + (a1 - a0) / 2;
+                ws->steps++;
+                if ((double)(uint32_t)v->pos[mid] / (double)h->n < rj)
+                    a0 = mid + 1;
+                else
+                    a1 = mid;
+            }
+            size_t cand[4], nc = 0;
+            for (size_t i = a0, got = 0; i-- > lo && got < 2;) {
+                ws->steps++;
+                size_t pi = (uint32_t)v->pos[i];
+                if (!in_list(used, nu, pi)) {
+                    cand[nc++] = pi;
+                    got++;
+                }
+            }
+            for (size_t i = a0, got = 0; i < hi && got < 2; i++) {
+                ws->steps++;
+                size_t pi = (uint32_t)v->pos[i];
+                if (!in_list(used, nu, pi)) {
+                    cand[nc++] = pi;
+                    got++;
+                }
+            }
             size_t bi = NOPOS;
             double bw = -1;
-            for (size_t i = 0; i < h->n; i++) {
-                if (ws->used[i] || !tok_eq(set, &set->tk[q.start + k], h, i, e->cs))
-                    continue;
+            for (size_t c = 0; c < nc; c++) {
+                size_t i = cand[c];
                 double wgt = 1.0 - fabs((double)i / (double)h->n - rj);
-                if (wgt > bw) {
+                if (wgt > bw || (wgt == bw && i < bi)) {
                     bw = wgt;
                     bi = i;
                 }
             }
             if (bi != NOPOS) {
-                ws->used[bi] = 1;
+                used[nu++] = bi;
                 sum += bw;
             }
         }
@@ -934,68 +1364,80 @@ static double overlap(am_terms_ws *ws, size_t r0, size_t rn, size_t h0, size_t h
     return (double)common / (double)rn;
 }
 
+/* Pairs the exact-matched instances g[0..ng) (one claim key, ascending)
+ * with their claimed hypothesis occurrences for window wi: greedy by best
+ * overlap (ties: lower instance, then lower occurrence). ng is at most
+ * AM_TERMS_WINDOW_GROUP, so the ng × ng matrix stays small. */
+static void window_group(am_terms_ws *ws, const size_t *g, size_t ng, size_t wi, size_t w)
+{
+    size_t rn[AM_TERMS_WINDOW_GROUP];
+    double hn[AM_TERMS_WINDOW_GROUP], m[AM_TERMS_WINDOW_GROUP * AM_TERMS_WINDOW_GROUP];
+    unsigned char taken[AM_TERMS_WINDOW_GROUP];
+    assert(ng <= AM_TERMS_WINDOW_GROUP);
+    /* contexts: reference of each instance, hypothesis of each claimed
+     * occurrence; ws->ctx layout: [ref_0 … ref_ng-1][hyp_0 …] */
+    size_t per = 2 * w;
+    GROW(ws->ctx, 2 * ng * per + 1, ws->cap_ctx);
+    for (size_t k = 0; k < ng; k++) {
+        const am_terms_inst *in = &ws->inst[g[k]];
+        rn[k] = context(ws, &ws->ref, in->ref.tok_start, in->ref.tok_end, w, k * per);
+        hn[k] =
+            (double)context(ws, &ws->hyp, in->hyp.tok_start, in->hyp.tok_end, w, (ng + k) * per);
+    }
+    for (size_t a = 0; a < ng; a++)
+        for (size_t b = 0; b < ng; b++, ws->steps++)
+            m[a * ng + b] =
+                rn[a] ? overlap(ws, a * per, rn[a], (ng + b) * per, (size_t)hn[b]) : -1.0;
+    /* greedy pairing by best overlap; instances with an empty reference
+     * context are left out */
+    memset(taken, 0, sizeof taken);
+    for (;;) {
+        size_t ba = NOPOS, bb = NOPOS;
+        double bv = -1;
+        for (size_t a = 0; a < ng; a++) {
+            if (!rn[a] || !isnan(ws->inst[g[a]].window[wi]))
+                continue;
+            for (size_t b = 0; b < ng; b++, ws->steps++)
+                if (taken[b] == 0 && m[a * ng + b] > bv) {
+                    bv = m[a * ng + b];
+                    ba = a;
+                    bb = b;
+                }
+        }
+        if (ba == NOPOS)
+            break;
+        ws->inst[g[ba]].window[wi] = bv;
+        taken[bb] = 1;
+    }
+}
+
+/* Window overlaps: exact-matched instances grouped by (set, claim key)
+ * with one sort; each group is paired in consecutive blocks of at most
+ * AM_TERMS_WINDOW_GROUP instances. */
 static void windows(am_terms_ws *ws, const am_terms_cfg *cfg)
 {
-    size_t n = ws->n_inst;
-    GROW(ws->grp, 2 * n + 1, ws->cap_grp);
+    size_t n = ws->n_inst, ne = 0;
+    GROW(ws->keys, n + 1, ws->cap_keys);
+    for (size_t i = 0; i < n; i++)
+        if (ws->inst[i].match == AM_TERMS_EXACT) {
+            assert(i <= UINT32_MAX && ws->inst_key[i] < (1u << 31));
+            ws->keys[ne++] =
+                (uint64_t)(ws->inst_set[i] == &ws->ann) << 63 | (uint64_t)ws->inst_key[i] << 32 | i;
+        }
+    radix_sort(ws, ws->keys, ne);
+    GROW(ws->grp, ne + 1, ws->cap_grp);
+    for (size_t i = 0; i < ne; i++)
+        ws->grp[i] = (uint32_t)ws->keys[i];
     for (size_t wi = 0; wi < cfg->n_windows; wi++) {
         size_t w = cfg->windows[wi];
         assert(w <= AM_TERMS_MAX_WINDOW);
-        /* group exact-matched instances by claim key */
-        used_reset(ws, n);
-        unsigned char *done = ws->used;
-        for (size_t i = 0; i < n; i++) {
-            if (done[i] || ws->inst[i].match != AM_TERMS_EXACT)
-                continue;
-            size_t *g = ws->grp, ng = 0;
-            for (size_t j = i; j < n; j++) {
-                if (!done[j] && ws->inst[j].match == AM_TERMS_EXACT &&
-                    ws->inst_set[j] == ws->inst_set[i] && ws->inst_key[j] == ws->inst_key[i]) {
-                    g[ng++] = j;
-                    done[j] = 1;
-                }
-            }
-            /* contexts: reference of each instance, hypothesis of each
-             * claimed occurrence; ws->ctx layout: [ref_0 … ref_ng-1][hyp_0 …] */
-            size_t per = 2 * w;
-            GROW(ws->ctx, 2 * ng * per + 1, ws->cap_ctx);
-            size_t *rn = g + ng; /* grp's upper half: reference context sizes */
-            GROW(ws->mat, ng * ng + 2 * ng + 1, ws->cap_mat);
-            double *hn = ws->mat + ng * ng; /* hypothesis context sizes */
-            for (size_t k = 0; k < ng; k++) {
-                const am_terms_inst *in = &ws->inst[g[k]];
-                rn[k] = context(ws, &ws->ref, in->ref.tok_start, in->ref.tok_end, w, k * per);
-                hn[k] = (double)context(ws, &ws->hyp, in->hyp.tok_start, in->hyp.tok_end, w,
-                                        (ng + k) * per);
-            }
-            double *m = ws->mat;
-            for (size_t a = 0; a < ng; a++)
-                for (size_t b = 0; b < ng; b++)
-                    m[a * ng + b] =
-                        rn[a] ? overlap(ws, a * per, rn[a], (ng + b) * per, (size_t)hn[b]) : -1.0;
-            /* greedy pairing by best overlap; instances with an empty
-             * reference context are left out */
-            double *taken = hn + ng; /* 1 = occurrence taken */
-            for (size_t k = 0; k < ng; k++)
-                taken[k] = 0;
-            for (;;) {
-                size_t ba = NOPOS, bb = NOPOS;
-                double bv = -1;
-                for (size_t a = 0; a < ng; a++) {
-                    if (!rn[a] || !isnan(ws->inst[g[a]].window[wi]))
-                        continue;
-                    for (size_t b = 0; b < ng; b++)
-                        if (taken[b] == 0 && m[a * ng + b] > bv) {
-                            bv = m[a * ng + b];
-                            ba = a;
-                            bb = b;
-                        }
-                }
-                if (ba == NOPOS)
-                    break;
-                ws->inst[g[ba]].window[wi] = bv;
-                taken[bb] = 1;
-            }
+        for (size_t i = 0; i < ne;) {
+            size_t j = i + 1;
+            while (j < ne && j - i < AM_TERMS_WINDOW_GROUP &&
+                   (ws->keys[j] >> 32) == (ws->keys[i] >> 32))
+                j++;
+            window_group(ws, ws->grp + i, j - i, wi, w);
+            i = j;
         }
     }
 }
@@ -1050,13 +1492,40 @@ void am_terms_totals_scores(const am_terms_totals *t, am_terms_scores *out)
 
 static void reset_results(am_terms_ws *ws)
 {
-    ws->n_inst = ws->n_dev = ws->n_forbid = ws->n_claims = ws->n_hits = ws->n_prev = 0;
+    ws->n_inst = ws->n_dev = ws->n_forbid = ws->n_hits = ws->n_prev = 0;
+    map_clear(&ws->claimset);
+    map_clear(&ws->cursor);
+    views_drop(ws);
 }
 
-/* Annotations → ws->ann (claim keys shared by identical target lists). */
+/* FNV-1a of an annotation's target list and case flag. */
+static uint32_t annot_hash(const am_terms_annot *a)
+{
+    uint32_t h = 2166136261u ^ (a->case_sensitive ? 1u : 0u);
+    for (size_t t = 0; t < a->n_targets; t++) {
+        h = (h ^ hash_str(a->targets[t])) * 16777619u;
+        h = (h ^ 0xffu) * 16777619u;
+    }
+    return h;
+}
+
+static int annot_same(const am_terms_annot *a, const am_terms_annot *b)
+{
+    if (a->n_targets != b->n_targets || !a->case_sensitive != !b->case_sensitive)
+        return 0;
+    for (size_t t = 0; t < a->n_targets; t++)
+        if (strcmp(a->targets[t], b->targets[t]) != 0)
+            return 0;
+    return 1;
+}
+
+/* Annotations → ws->ann (claim keys shared by identical target lists: the
+ * key of the first annotation with the same list). Annotations are sorted
+ * by (list hash, index), so only equal hashes are compared. */
 static int load_annots(am_terms_ws *ws, const am_terms_cfg *cfg, const am_terms_annot *an, size_t n)
 {
     tset_reset(&ws->ann);
+    GROW(ws->keys, n + 1, ws->cap_keys);
     for (size_t k = 0; k < n; k++) {
         if (!an[k].targets || an[k].n_targets == 0)
             return AM_ERR_INVALID;
@@ -1067,43 +1536,53 @@ static int load_annots(am_terms_ws *ws, const am_terms_cfg *cfg, const am_terms_
                                an[k].case_sensitive, 0, cfg->stem_match);
         if (rc)
             return rc;
-        for (size_t j = 0; j < k; j++) {
-            if (an[j].n_targets != an[k].n_targets ||
-                !an[j].case_sensitive != !an[k].case_sensitive)
-                continue;
-            size_t t = 0;
-            while (t < an[k].n_targets && strcmp(an[j].targets[t], an[k].targets[t]) == 0)
-                t++;
-            if (t == an[k].n_targets) {
-                ws->ann.e[k].key = ws->ann.e[j].key;
-                break;
+        assert(k <= UINT32_MAX);
+        ws->keys[k] = (uint64_t)annot_hash(&an[k]) << 32 | k;
+    }
+    radix_sort(ws, ws->keys, n);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && (ws->keys[j] >> 32) == (ws->keys[i] >> 32))
+            j++;
+        /* run [i, j): each member takes the key of the first equal list */
+        for (size_t b = i + 1; b < j; b++) {
+            size_t k = (uint32_t)ws->keys[b];
+            for (size_t c = i; c < b; c++) {
+                size_t f = (uint32_t)ws->keys[c];
+                ws->steps++;
+                if (ws->ann.e[f].key == f && annot_same(&an[f], &an[k])) {
+                    ws->ann.e[k].key = f;
+                    break;
+                }
             }
         }
+        i = j;
     }
+    tset_index(&ws->ann);
     return AM_OK;
 }
 
-/* Forbidden uses: entries of ws->hits that are forbidden, once per entry. */
-static void forbidden_uses(am_terms_ws *ws, const am_terms_lex *lex)
+/* Forbidden uses: entries of ws->hits that are forbidden, once per entry;
+ * the hypothesis is walked from occurrence to occurrence. More than
+ * AM_TERMS_MAX_OCCURRENCES uses: AM_ERR_RANGE. */
+static int forbidden_uses(am_terms_ws *ws, const am_terms_lex *lex)
 {
     const tset *set = &lex->set;
+    map_clear(&ws->seen);
     for (size_t i = 0; i < ws->n_hits; i++) {
         size_t k = ws->hits[i].entry;
         if (!set->e[k].forbidden)
             continue;
-        int seen = 0;
-        for (size_t j = 0; j < i; j++)
-            if (ws->hits[j].entry == k)
-                seen = 1;
-        if (seen)
+        uint64_t *seen = map_at(&ws->seen, k, 0);
+        if (*seen)
             continue;
+        *seen = 1;
         const tentry *e = &set->e[k];
-        for (size_t p = 0; p < ws->hyp.n;) {
-            size_t a = alt_at(set, e, &ws->hyp, p, 0);
-            if (a == NOPOS) {
-                p++;
-                continue;
-            }
+        const tview *v = view_occ(ws, set, &ws->hyp, e->cs ? MODE_CS : MODE_FOLD);
+        size_t a, p = 0;
+        while ((p = next_alt(ws, set, e, v, p, 0, &a)) != NOPOS) {
+            if (ws->n_forbid >= ws_max_occ(ws))
+                return AM_ERR_RANGE;
             size_t len = set->a[e->alt0 + a].norm.n;
             GROW(ws->forbid, ws->n_forbid, ws->cap_forbid);
             ws->forbid[ws->n_forbid].entry = k;
@@ -1113,6 +1592,7 @@ static void forbidden_uses(am_terms_ws *ws, const am_terms_lex *lex)
             p += len;
         }
     }
+    return AM_OK;
 }
 
 static int need_cs(const am_terms_lex *lex, const tset *ann)
@@ -1142,7 +1622,8 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
         return rc;
 
     /* instances */
-    find_hits(ws, lex);
+    if ((rc = find_hits(ws, lex)))
+        return rc;
     if (n_annots) {
         am_terms_span none;
         memset(&none, 0, sizeof none);
@@ -1164,9 +1645,7 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
 
     /* exact match, then stem match; hypothesis claims are separate from the
      * translation's (different text) */
-    size_t ref_claims = ws->n_claims;
-    ws->n_claims = 0;
-    (void)ref_claims;
+    map_clear(&ws->claimset);
     for (int stem = 0; stem < 2; stem++) {
         if (stem && !cfg->stem_match)
             break;
@@ -1194,7 +1673,8 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
         partial_reorder(ws, set, &set->e[ws->inst[i].entry], &ws->inst[i], ws->ref.n);
     }
     windows(ws, cfg);
-    forbidden_uses(ws, lex);
+    if ((rc = forbidden_uses(ws, lex)))
+        return rc;
 
     /* totals */
     am_terms_seg *sg = &ws->seg;
@@ -1244,7 +1724,8 @@ int am_terms_preview(am_terms_ws *ws, const am_terms_lex *lex, const char *src, 
         return rc;
     if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, &ws->hyp, cs, 0)))
         return rc;
-    find_hits(ws, lex);
+    if ((rc = find_hits(ws, lex)))
+        return rc;
     const tset *set = &lex->set;
     for (int stem = 0; stem < 2; stem++) {
         if (stem && !cfg->stem_match)
@@ -1281,4 +1762,15 @@ int am_terms_preview(am_terms_ws *ws, const am_terms_lex *lex, const char *src, 
     *out = ws->prev;
     *n = ws->n_prev;
     return AM_OK;
+}
+
+uint64_t am_terms_ws_steps(const am_terms_ws *ws)
+{
+    return ws ? ws->steps : 0;
+}
+
+void am_terms_ws_set_max_occurrences(am_terms_ws *ws, size_t max)
+{
+    if (ws)
+        ws->max_occ = max > AM_TERMS_MAX_OCCURRENCES ? 0 : max;
 }

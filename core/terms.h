@@ -61,7 +61,10 @@
  *    context|; an instance with an empty reference context is left out.
  *    Several exact-matched instances of the same entry are paired with
  *    their claimed hypothesis occurrences greedily by best overlap (ties:
- *    lower instance, then lower occurrence index), per window.
+ *    lower instance, then lower occurrence index), per window; an entry
+ *    with more than AM_TERMS_WINDOW_GROUP such instances is paired in
+ *    consecutive blocks of that many (the greedy pairing is cubic in the
+ *    block size).
  *  Forbidden uses: for a forbidden entry whose source occurs in the
  *    source, every occurrence of one of its targets in the hypothesis
  *    (non-overlapping per entry, left to right).
@@ -80,6 +83,17 @@
 
 #define AM_TERMS_MAX_WINDOWS 8 /* window sizes per configuration */
 #define AM_TERMS_MAX_WINDOW 64 /* largest window size */
+/* Limits that keep the cost of a segment linear in its size (issue 10):
+ * a glossary term (source or target alternative, or an annotation target)
+ * has at most this many tokens (am_terms_lex_build / am_terms_score return
+ * AM_ERR_RANGE), so matching costs at most that many steps per position */
+#define AM_TERMS_MAX_TERM_TOKENS 32
+/* at most this many glossary occurrences in one source text, and as many
+ * forbidden uses in one hypothesis (AM_ERR_RANGE beyond) */
+#define AM_TERMS_MAX_OCCURRENCES 100000
+/* window pairing is done in blocks of this many exact-matched instances of
+ * one entry (see "Window overlap" above) */
+#define AM_TERMS_WINDOW_GROUP 16
 
 typedef struct am_terms_cfg {
     enum am_tok_kind tok_src; /* tokenizer for source texts */
@@ -228,5 +242,15 @@ typedef struct am_terms_prev {
  * am_terms_score. */
 int am_terms_preview(am_terms_ws *ws, const am_terms_lex *lex, const char *src, const char *hyp,
                      const am_terms_prev **out, size_t *n);
+
+/* Work done by ws so far: a count of inner-loop steps (index probes,
+ * positions scanned, pairs compared), for tests that bound the cost of
+ * adversarial inputs without timing them. Never reset. */
+uint64_t am_terms_ws_steps(const am_terms_ws *ws);
+
+/* Lowers the occurrence limit of ws's next calls: more than max source
+ * occurrences (or forbidden uses) → AM_ERR_RANGE, found before the costly
+ * parts. 0 or more than AM_TERMS_MAX_OCCURRENCES = AM_TERMS_MAX_OCCURRENCES. */
+void am_terms_ws_set_max_occurrences(am_terms_ws *ws, size_t max);
 
 #endif

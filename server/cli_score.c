@@ -857,7 +857,15 @@ static int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_do
         am_alam_result r;
         memset(&r, 0, sizeof r);
         int e = am_alam_score(src, ref, &hyps[i], windows, c->cfg.nwindows, &r);
-        if (e != AM_OK) {
+        if (e == AM_ERR_RANGE) {
+            fprintf(stderr,
+                    "adaptmon score: %s: segment %s: TERm needs more than %llu edit-distance "
+                    "cells, the alam2021 limit (its shift search grows like n^4; shorten the "
+                    "segment)\n",
+                    c->hyp[i].path, r.err_seg < ref->nsegs ? ref->segs[r.err_seg].id : "?",
+                    (unsigned long long)AM_ALAM_TER_MAX_CELLS);
+            rc = 1;
+        } else if (e != AM_OK) {
             fprintf(stderr, "adaptmon score: %s: %s\n", c->hyp[i].path,
                     e == AM_ERR_NOTFOUND ? "a hypothesis segment id is not in the reference"
                                          : "input the alam2021 scorer cannot process");

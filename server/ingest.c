@@ -445,7 +445,8 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
                        .hyps = req->hyp,
                        .nsys = req->nsys,
                        .annots = req->annots,
-                       .n_annots = req->n_annots};
+                       .n_annots = req->n_annots,
+                       .max_term_occurrences = (size_t)srv->cfg.max_term_occurrences};
     am_seg_result res;
     const char *field = NULL;
     int rc = am_score_segment(sc, ws, &in, am_tx_lookup, &lc, &res, &field);
@@ -453,10 +454,30 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         am_wspool_put(srv->wspool, ws);
         if (rc == AM_ERR_IO)
             return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed");
+        if (rc == AM_ERR_RANGE)
+            return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences", field,
+                            "more than %d glossary term occurrences or forbidden uses%s%s "
+                            "(max-term-occurrences), or an annotation term of more than %d "
+                            "tokens",
+                            srv->cfg.max_term_occurrences, field ? " in " : "", field ? field : "",
+                            AM_TERMS_MAX_TERM_TOKENS);
         return am_failf(f, 422,
                         rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "invalid-value",
                         "Cannot score segment", field, "%s%s%s", am_strerror(rc),
                         field ? " in " : "", field ? field : "");
+    }
+    /* the output grows with the term occurrences: bounded before any of it is built */
+    for (size_t k = 0; k < req->nsys; k++) {
+        const am_terms_seg *ts = res.sys[k].terms;
+        size_t occ = ts ? ts->n_inst + ts->n_dev + ts->n_forbid : 0;
+        if (occ > (size_t)srv->cfg.max_term_occurrences) {
+            am_wspool_put(srv->wspool, ws);
+            return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences",
+                            "source",
+                            "%zu glossary term occurrences in the segment; the limit is %d "
+                            "(max-term-occurrences)",
+                            occ, srv->cfg.max_term_occurrences);
+        }
     }
     for (size_t i = 0; i < res.recall->words.n; i++) {
         const char *w = res.recall->words.v[i];
@@ -1153,15 +1174,34 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
     am_score_ws *ws = am_wspool_get(srv->wspool);
     const am_terms_prev *pv = NULL;
     size_t n = 0;
+    am_terms_ws_set_max_occurrences(am_score_ws_terms(ws), (size_t)srv->cfg.max_term_occurrences);
     rc = am_terms_preview(am_score_ws_terms(ws), am_scorer_lex(sess->scorer), source, hypothesis,
                           &pv, &n);
     if (rc != AM_OK) {
         am_wspool_put(srv->wspool, ws);
         am_sessions_release(srv->sessions, sess);
+        if (rc == AM_ERR_RANGE)
+            return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences",
+                            "source",
+                            "more than %d glossary term occurrences in the source; the limit "
+                            "is %d (max-term-occurrences)",
+                            srv->cfg.max_term_occurrences, srv->cfg.max_term_occurrences);
         return am_failf(f, 422, "invalid-value", "Cannot check", NULL, "%s", am_strerror(rc));
+    }
+    if (n > (size_t)srv->cfg.max_term_occurrences) {
+        am_wspool_put(srv->wspool, ws);
+        am_sessions_release(srv->sessions, sess);
+        return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences", "source",
+                        "%zu glossary term occurrences in the source; the limit is %d "
+                        "(max-term-occurrences)",
+                        n, srv->cfg.max_term_occurrences);
     }
     json_t *terms = json_array();
     int64_t forbidden = 0, missing = 0;
+    /* the translator's choices, read once per entry (borrowed by the items) */
+    json_t **choices = am_xcalloc(n + 1, sizeof *choices);
+    size_t *choice_entry = am_xcalloc(n + 1, sizeof *choice_entry);
+    size_t nchoice = 0;
     for (size_t i = 0; i < n; i++) {
         const am_terms_prev *p = &pv[i];
         if (p->entry >= sess->gloss.n)
@@ -1189,14 +1229,27 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
             forbidden++;
         if (!e->forbidden && !used)
             missing++;
-        am_choice_ctx cc = {json_array()};
-        am_store_choices_each(srv->store, session, e->source, am_choice_each, &cc);
-        json_object_set_new(o, "translator_choices", cc.arr);
-        json_t *first = json_array_get(cc.arr, 0);
+        json_t *arr = NULL;
+        for (size_t c = 0; c < nchoice && !arr; c++)
+            if (choice_entry[c] == p->entry)
+                arr = choices[c];
+        if (!arr) {
+            am_choice_ctx cc = {json_array()};
+            am_store_choices_each(srv->store, session, e->source, am_choice_each, &cc);
+            arr = cc.arr;
+            choice_entry[nchoice] = p->entry;
+            choices[nchoice++] = arr;
+        }
+        json_object_set(o, "translator_choices", arr);
+        json_t *first = json_array_get(arr, 0);
         json_object_set_new(o, "established_target",
                             first ? json_incref(json_object_get(first, "target")) : json_null());
         json_array_append_new(terms, o);
     }
+    for (size_t c = 0; c < nchoice; c++)
+        json_decref(choices[c]);
+    free(choices);
+    free(choice_entry);
     am_wspool_put(srv->wspool, ws);
     *out = json_pack("{sssosIsI}", "session", session, "terms", terms, "missing_terms",
                      (json_int_t)missing, "forbidden_used", (json_int_t)forbidden);

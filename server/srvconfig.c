@@ -61,12 +61,18 @@ enum am_srv_kind {
       "the hard limit is too low they are lowered at start with a warning")                        \
     X("conn-timeout", "int", "30", AM_SRV_INT, conn_timeout, 0, 86400, NULL,                       \
       "seconds a connection may stay idle before it is closed (0 = never)")                        \
-    X("max-tokens", "int", "10000", AM_SRV_INT, max_tokens, 1, 10000000, NULL,                     \
-      "most tokens per text of a segment; longer texts get 422 too-many-tokens")                   \
+    X("max-tokens", "int", "2500", AM_SRV_INT, max_tokens, 1, 10000000, NULL,                      \
+      "most tokens per text of a segment; longer texts get 422 too-many-tokens (scoring is "       \
+      "linear but costs about 25 us per token: 2500 keeps a segment near 0.1 s)")                  \
     X("max-glossary-entries", "int", "100000", AM_SRV_INT, max_glossary_entries, 1, 10000000,      \
       NULL, "most entries in one session glossary")                                                \
     X("max-systems", "int", "16", AM_SRV_INT, max_systems, 1, AM_SCORE_MAX_SYSTEMS, NULL,          \
       "most hypotheses (systems) per segment")                                                     \
+    X("max-term-occurrences", "int", "2000", AM_SRV_INT, max_term_occurrences, 1,                  \
+      AM_TERMS_MAX_OCCURRENCES, NULL,                                                              \
+      "most glossary term occurrences (instances, deviations, forbidden uses) in one segment "     \
+      "or check; more get 422 too-many-term-occurrences (each is answered and stored, so this "    \
+      "bounds a request's time)")                                                                  \
     X("write-token", "secret", "", AM_SRV_SECRET, write_token, 0, 0, NULL,                         \
       "bearer token for every request that changes state; empty = no authentication "              \
       "(prefer the environment variable to a file or flag)")                                       \

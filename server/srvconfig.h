@@ -21,9 +21,10 @@ typedef struct am_srv_config {
     int64_t max_glossary_body; /* bytes for glossary/vocabulary uploads, default 64 MiB */
     int max_connections; /* default 1024 */
     int conn_timeout; /* seconds idle before a connection is closed, default 30 */
-    int max_tokens; /* per text of a segment, default 10000 */
+    int max_tokens; /* per text of a segment, default 2500 */
     int max_glossary_entries; /* default 100000 */
     int max_systems; /* hypotheses per segment, default 16 */
+    int max_term_occurrences; /* glossary term occurrences per segment/check, default 2000 */
     char write_token[256]; /* bearer token for writes ("" = no auth) */
     char read_token[256]; /* read-only bearer token ("" = reads open) */
     int durability; /* 0 normal, 1 full (enum am_durability) */

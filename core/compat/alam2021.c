@@ -820,17 +820,34 @@ static size_t next_cp(const char *t, size_t len, size_t pos)
  * 2. TERm (notes-alam2021-terM.md)
  * ====================================================================== */
 
+/* The prefix cache stores, for every prefix x[0..i) ever evaluated, the
+ * edit-distance row of its first evaluation ("first writer wins": a row
+ * written in term mode is reused by unit-mode calls and vice versa). A
+ * row is a function of its parent's row, its token and the mode it was
+ * written in, so the trie keeps the token and the mode of every node but
+ * the rows of only every TER_CHECKPOINT-th depth; the others are
+ * recomputed from the nearest stored ancestor when needed. Same rows,
+ * about TER_CHECKPOINT times less memory. */
+#define TER_CHECKPOINT 64
+
 typedef struct ter_ctx {
     size_t m; /* reference length */
     const int *r; /* reference token ids */
     const unsigned char *term; /* per reference position, may be NULL */
     int cost; /* C */
-    /* prefix trie: node 0 is the root; node k's row is rows[k*(m+1) …] */
-    int *tok, *child, *sib;
+    /* prefix trie: node 0 is the root */
+    int *tok, *child, *sib, *rowix; /* rowix: index of the stored row or -1 */
+    unsigned char *tmode; /* 1 = row written in term mode */
     size_t nnodes, capnodes;
-    int *rows;
+    int *rows; /* stored rows, (m + 1) ints each; row 0 is the root's */
+    size_t nrows, caprows;
+    int *scratch; /* two rows */
+    int *path; /* nodes of the current walk, by depth */
+    size_t cappath;
     /* w(j) for j = 0..m (w(m) = 1): with term costs, and all ones */
     int *wterm, *wunit;
+    uint64_t cells; /* edit-distance cells computed for this segment */
+    int over; /* cells passed AM_ALAM_TER_MAX_CELLS: the run was abandoned */
 } ter_ctx;
 
 static void ter_reset(ter_ctx *c, size_t m, const int *r, const unsigned char *term, int cost)
@@ -845,8 +862,13 @@ static void ter_reset(ter_ctx *c, size_t m, const int *r, const unsigned char *t
         c->tok = am_xrealloc(c->tok, c->capnodes * sizeof *c->tok);
         c->child = am_xrealloc(c->child, c->capnodes * sizeof *c->child);
         c->sib = am_xrealloc(c->sib, c->capnodes * sizeof *c->sib);
+        c->rowix = am_xrealloc(c->rowix, c->capnodes * sizeof *c->rowix);
+        c->tmode = am_xrealloc(c->tmode, c->capnodes);
     }
-    c->rows = am_xrealloc(c->rows, c->capnodes * (m + 1) * sizeof *c->rows);
+    if (c->caprows < 4)
+        c->caprows = 4;
+    c->rows = am_xrealloc(c->rows, c->caprows * (m + 1) * sizeof *c->rows);
+    c->scratch = am_xrealloc(c->scratch, 2 * (m + 1) * sizeof *c->scratch);
     c->wterm = am_xrealloc(c->wterm, (m + 1) * sizeof *c->wterm);
     c->wunit = am_xrealloc(c->wunit, (m + 1) * sizeof *c->wunit);
     for (size_t j = 0; j <= m; j++) {
@@ -857,9 +879,14 @@ static void ter_reset(ter_ctx *c, size_t m, const int *r, const unsigned char *t
     c->tok[0] = -1;
     c->child[0] = -1;
     c->sib[0] = -1;
+    c->rowix[0] = 0;
+    c->tmode[0] = 0;
     for (size_t j = 0; j <= m; j++)
         c->rows[j] = (int)j;
+    c->nrows = 1;
     c->nnodes = 1;
+    c->cells = 0;
+    c->over = 0;
 }
 
 static void ter_cleanup(ter_ctx *c)
@@ -867,27 +894,65 @@ static void ter_cleanup(ter_ctx *c)
     free(c->tok);
     free(c->child);
     free(c->sib);
+    free(c->rowix);
+    free(c->tmode);
     free(c->rows);
+    free(c->scratch);
+    free(c->path);
     free(c->wterm);
     free(c->wunit);
     memset(c, 0, sizeof *c);
 }
 
-static int ter_new_node(ter_ctx *c, int parent, int tok)
+static int ter_new_node(ter_ctx *c, int parent, int tok, int term_mode)
 {
     if (c->nnodes == c->capnodes) {
         c->capnodes *= 2;
         c->tok = am_xrealloc(c->tok, c->capnodes * sizeof *c->tok);
         c->child = am_xrealloc(c->child, c->capnodes * sizeof *c->child);
         c->sib = am_xrealloc(c->sib, c->capnodes * sizeof *c->sib);
-        c->rows = am_xrealloc(c->rows, c->capnodes * (c->m + 1) * sizeof *c->rows);
+        c->rowix = am_xrealloc(c->rowix, c->capnodes * sizeof *c->rowix);
+        c->tmode = am_xrealloc(c->tmode, c->capnodes);
     }
     int k = (int)c->nnodes++;
     c->tok[k] = tok;
     c->child[k] = -1;
     c->sib[k] = c->child[parent];
     c->child[parent] = k;
+    c->rowix[k] = -1;
+    c->tmode[k] = term_mode ? 1 : 0;
     return k;
+}
+
+/* Stores a copy of row as node k's row. */
+static void ter_store_row(ter_ctx *c, int k, const int *row)
+{
+    size_t m = c->m;
+    if (c->nrows == c->caprows) {
+        c->caprows *= 2;
+        c->rows = am_xrealloc(c->rows, c->caprows * (m + 1) * sizeof *c->rows);
+    }
+    memcpy(c->rows + c->nrows * (m + 1), row, (m + 1) * sizeof *row);
+    c->rowix[k] = (int)c->nrows++;
+}
+
+/* row = the row after prev for token xi in the given mode. */
+static void ter_row(ter_ctx *c, const int *prev, int *row, int xi, int term_mode)
+{
+    size_t m = c->m;
+    const int *w = term_mode ? c->wterm : c->wunit;
+    const int *r = c->r;
+    int left = prev[0] + 1;
+    c->cells += m + 1;
+    row[0] = left;
+    for (size_t j = 1; j <= m; j++) {
+        int a = prev[j] + w[j];
+        int b = left + w[j - 1];
+        int d = prev[j - 1] + (xi == r[j - 1] ? 0 : w[j - 1]);
+        int v = a < b ? a : b;
+        left = v < d ? v : d;
+        row[j] = left;
+    }
 }
 
 /* ED(x, S): S = term positions when term_mode, else unit costs; walks and
@@ -895,8 +960,13 @@ static int ter_new_node(ter_ctx *c, int parent, int tok)
 static int ter_ed(ter_ctx *c, const int *x, size_t n, int term_mode)
 {
     size_t m = c->m;
+    if (c->cappath < n + 1) {
+        c->cappath = n + 1;
+        c->path = am_xrealloc(c->path, c->cappath * sizeof *c->path);
+    }
     int node = 0;
-    size_t i = 0;
+    size_t i = 0, ck = 0; /* ck: depth of the deepest stored row on the path */
+    c->path[0] = 0;
     while (i < n) {
         int k = c->child[node];
         while (k >= 0 && c->tok[k] != x[i])
@@ -904,28 +974,33 @@ static int ter_ed(ter_ctx *c, const int *x, size_t n, int term_mode)
         if (k < 0)
             break;
         node = k;
-        i++;
+        c->path[++i] = k;
+        if (c->rowix[k] >= 0)
+            ck = i;
+    }
+    /* the row of the path's end: from the stored ancestor, each node in
+     * the mode it was written in */
+    const int *prev = c->rows + (size_t)c->rowix[c->path[ck]] * (m + 1);
+    int *buf = c->scratch, flip = 0;
+    for (size_t d = ck + 1; d <= i; d++) {
+        int *row = buf + (size_t)flip * (m + 1);
+        ter_row(c, prev, row, x[d - 1], c->tmode[c->path[d]]);
+        prev = row;
+        flip ^= 1;
     }
     for (; i < n; i++) {
-        int k = ter_new_node(c, node, x[i]);
-        const int *prev = c->rows + (size_t)node * (m + 1);
-        int *row = c->rows + (size_t)k * (m + 1);
-        const int *w = term_mode ? c->wterm : c->wunit;
-        const int *r = c->r;
-        int xi = x[i];
-        int left = prev[0] + 1;
-        row[0] = left;
-        for (size_t j = 1; j <= m; j++) {
-            int a = prev[j] + w[j];
-            int b = left + w[j - 1];
-            int d = prev[j - 1] + (xi == r[j - 1] ? 0 : w[j - 1]);
-            int v = a < b ? a : b;
-            left = v < d ? v : d;
-            row[j] = left;
-        }
+        int k = ter_new_node(c, node, x[i], term_mode);
+        int *row = buf + (size_t)flip * (m + 1);
+        ter_row(c, prev, row, x[i], term_mode);
+        if ((i + 1) % TER_CHECKPOINT == 0)
+            ter_store_row(c, k, row);
+        prev = row;
+        flip ^= 1;
         node = k;
     }
-    return c->rows[(size_t)node * (m + 1) + m];
+    if (c->cells > AM_ALAM_TER_MAX_CELLS)
+        c->over = 1;
+    return prev[m];
 }
 
 static int lex_cmp(const int *a, const int *b, size_t n)
@@ -949,8 +1024,8 @@ static double ter_run(ter_ctx *c, const int *h, size_t n)
     for (;;) {
         int pre = ter_ed(c, cur, n, 1);
         int have = 0, best_gain = 0;
-        for (size_t i1 = 0; i1 < n; i1++) {
-            for (size_t i2 = 0; i2 < m; i2++) {
+        for (size_t i1 = 0; i1 < n && !c->over; i1++) {
+            for (size_t i2 = 0; i2 < m && !c->over; i2++) {
                 if (i1 == i2 || cur[i1] != c->r[i2])
                     continue;
                 size_t len = 1;
@@ -983,7 +1058,7 @@ static double ter_run(ter_ctx *c, const int *h, size_t n)
                 }
             }
         }
-        if (!have || best_gain <= 0)
+        if (c->over || !have || best_gain <= 0)
             break;
         shifts++;
         int *t = cur;
@@ -1046,7 +1121,7 @@ static int term_ter_ctx(ter_ctx *c, const char *const *hyp, size_t nhyp, const c
     ter_reset(c, nref, ids + nhyp, is_term, term_cost);
     *out = ter_run(c, ids, nhyp);
     free(ids);
-    return AM_OK;
+    return c->over ? AM_ERR_RANGE : AM_OK;
 }
 
 int am_alam_term_ter(const char *const *hyp, size_t nhyp, const char *const *ref, size_t nref,
@@ -1566,6 +1641,8 @@ static int score_seg(seg_scratch *sc, const am_sgml_seg *rs, const am_sgml_seg *
         int trc = term_ter_ctx(&sc->ter, htoks, nh, rtoks, nr, is_term, AM_ALAM_TERM_COST,
                                &res->term_ter);
         res->term_ter_valid = trc == AM_OK;
+        if (sc->ter.over)
+            rc = AM_ERR_RANGE; /* over the work limit: an error, not a null */
     }
     for (size_t t = 0; t < rs->nterms; t++) {
         free(pt[t].alts);
@@ -1635,6 +1712,8 @@ int am_alam_score(const am_sgml_doc *src, const am_sgml_doc *ref, const am_sgml_
         if (s->hyp == (size_t)-1)
             continue;
         rc = score_seg(&sc, &ref->segs[i], &hyp->segs[s->hyp], windows, nwindows, s);
+        if (rc == AM_ERR_RANGE)
+            out->err_seg = i;
     }
     rx_vm_cleanup(&sc.vm);
     ter_cleanup(&sc.ter);

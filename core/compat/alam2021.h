@@ -41,7 +41,18 @@ typedef struct am_alam_result {
     double *window_overlap; /* [nwindows]: Σ segment WO / number of reference segments */
     int term_ter_valid; /* 0 when some segment's TERm is invalid or nhyp == 0 */
     double one_minus_term_ter; /* 1 − (Σ segment TERm) / nhyp */
+    size_t err_seg; /* after AM_ERR_RANGE: the reference segment over the limit */
 } am_alam_result;
+
+/* Work limit of one segment's TERm, in edit-distance cells (about 1 to 3
+ * seconds). The script's greedy shift search evaluates every (position,
+ * reference position) pair of equal tokens in every round, each by an edit
+ * distance over the reference, and caches a row for every prefix it ever
+ * evaluated: its time and memory grow like n^4 and more (a 240-token
+ * repetitive segment: 50 s and 10 GB before the checkpointed cache). A
+ * segment that needs more than this is refused with AM_ERR_RANGE instead of
+ * running for hours. */
+#define AM_ALAM_TER_MAX_CELLS 1000000000ULL
 
 /* Scores hypothesis `hyp` against reference `ref` (its <term> tags carry the
  * terminology) with window sizes windows[0..nwindows) (each >= 1; the script
@@ -56,7 +67,9 @@ typedef struct am_alam_result {
  * word that is not a whole token of the segment, a term field containing the
  * script's record separators " ||| " or " --> ", a term that is not a valid
  * regular expression in the Python subset this module implements);
- * AM_ERR_NOTFOUND when a hypothesis id is not in the reference. */
+ * AM_ERR_NOTFOUND when a hypothesis id is not in the reference;
+ * AM_ERR_RANGE when a segment's TERm needs more than AM_ALAM_TER_MAX_CELLS
+ * (out->err_seg says which). */
 int am_alam_score(const am_sgml_doc *src, const am_sgml_doc *ref, const am_sgml_doc *hyp,
                   const size_t *windows, size_t nwindows, am_alam_result *out);
 
@@ -68,7 +81,8 @@ void am_alam_result_free(am_alam_result *r);
  * non-zero when reference position j is a term position (NULL: none),
  * term_cost the cost C of term positions (the script: 2). Stores the value in
  * *out. Returns AM_OK, or AM_ERR_RANGE when nref == 0 (the script divides by
- * zero), AM_ERR_INVALID for term_cost < 1. Thread-safe; allocates internally. */
+ * zero) or the work passes AM_ALAM_TER_MAX_CELLS, AM_ERR_INVALID for term_cost < 1. Thread-safe;
+ * allocates internally. */
 int am_alam_term_ter(const char *const *hyp, size_t nhyp, const char *const *ref, size_t nref,
                      const unsigned char *is_term, int term_cost, double *out);
 

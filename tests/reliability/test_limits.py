@@ -5,6 +5,7 @@ is refused with the documented status.
   --max-body N              a body of N bytes → 201, N+1 → 413 payload-too-large
   --max-glossary-body N     a glossary of N bytes → 200, N+1 → 413
   --max-tokens N            a text of N tokens → 201, N+1 → 422 too-many-tokens
+  --max-term-occurrences N  N glossary term occurrences → 201, N+1 → 422
   --max-glossary-entries N  N entries → 200, N+1 → 413 (PUT and inline at POST /v1/sessions)
   --max-connections N       the N-th simultaneous connection is served, the
                             N+1-th is not (it waits in the listen backlog, or
@@ -90,6 +91,40 @@ def test_body_tokens_glossary_limits():
                        "inline glossary of max-glossary-entries+1 entries")
         expect_status(c.get("/v1/sessions/inl-over"), 404, "the refused session")
         print("# over-limit glossary: %s" % p.get("detail"))
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_max_term_occurrences_edge():
+    """--max-term-occurrences N: a segment (or check) with N glossary term
+    occurrences is answered, N+1 get 422 too-many-term-occurrences and
+    nothing is stored; the limit also covers the default (2000), which
+    bounds the time of a 10,000-token segment with a nested glossary."""
+    n = 40
+    srv = Server("--max-term-occurrences", str(n))
+    try:
+        c = srv.client()
+        c.create_session(id="occ", options=dict(OPTIONS))
+        expect_status(c.put("/v1/sessions/occ/glossary", [{"source": "a", "targets": ["b"]}]),
+                      (200, 201), "glossary")
+        path = "/v1/sessions/occ/segments"
+        words = lambda w, k: " ".join([w] * k)  # noqa: E731
+        expect_status(c.post(path, {"id": "at", "source": words("a", n), "hypothesis": words("b", n),
+                                    "translation": words("b", n)}), 201, "N occurrences")
+        p = expect_problem(c.post(path, {"id": "over", "source": words("a", n + 1),
+                                         "hypothesis": words("b", n + 1),
+                                         "translation": words("b", n + 1)}),
+                           422, "too-many-term-occurrences", "N+1 occurrences")
+        check(str(n) in p.get("detail", ""), "the problem names the limit: %r" % p)
+        expect_status(c.get(path + "/over"), 404, "the refused segment is not stored")
+        chk = "/v1/sessions/occ/check"
+        r = c.post(chk, {"source": words("a", n), "hypothesis": words("b", n)})
+        expect_status(r, 200, "check with N occurrences")
+        eq(len(r.json()["terms"]), n, "check items")
+        expect_problem(c.post(chk, {"source": words("a", n + 1), "hypothesis": words("b", n)}),
+                       422, "too-many-term-occurrences", "check with N+1 occurrences")
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:

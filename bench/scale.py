@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""Request cost against input size, adversarial inputs (issue 10 §1).
+
+usage: python3 bench/scale.py ADAPTMON OUTDIR
+
+Starts `adaptmon serve` on a free loopback port (tests/api/harness.py) and
+drives every route with inputs of doubling size up to the configured limits:
+  POST segment, POST check  source n × "a", hypothesis and translation n × "b"
+                            (past --max-term-occurrences: answered 422), and
+                            204 × "a" / "b" + filler (1,995 occurrences, just
+                            under it)
+                            (n up to 10,000; the default --max-tokens is 2,500)
+                            with the worst
+                            glossary: 100,000 entries (--max-glossary-entries),
+                            90 of them nested prefixes a … a×10 → b … b×10
+                            (about 10 genuine occurrences per position, one
+                            nested entry forbidden), the rest "a wK" sharing
+                            their first word with them
+  PUT glossary              6,250 … 100,000 entries of that shape
+  PUT vocabulary            12,500 … 200,000 `count word` lines
+  GET metrics / segments / export csv,json,tmx
+                            a session of 125 … 2,000 stored 50-token segments
+and runs `adaptmon score` with each offline profile: standard and
+simianer2019 on one segment of n tokens (n × "a" / n × "b", the nested
+glossary), alam2021 on one SGML segment of n tokens from an 8-word
+vocabulary (the TERm shift search is the expensive part; see METRICS.md).
+Reports the median time of 3 runs (1 for the largest CLI runs), the server's
+peak RSS (/proc VmHWM, cumulative) or the CLI's peak RSS
+(getrusage(RUSAGE_CHILDREN) in a wrapper process), and the least-squares
+exponent of time against size on log-log axes. Writes OUTDIR/scale.tsv,
+OUTDIR/scale.md (a table for bench/README.md) and bench/scale.svg (gnuplot).
+Python standard library + gnuplot.
+"""
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
+
+ADAPTMON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "adaptmon"))
+OUT = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "build", "bench"))
+os.environ["ADAPTMON"] = ADAPTMON
+import harness  # noqa: E402  (needs ADAPTMON set)
+
+NESTED = 10
+MAX_TOKENS = 10000
+MAX_ENTRIES = 100000
+
+
+def rep(word, n):
+    return " ".join([word] * n)
+
+
+def glossary(n_entries):
+    """The adversarial glossary (JSON entries) of n_entries entries."""
+    g = []
+    for k in range(1, NESTED + 1):
+        g.append({"source": rep("a", k), "targets": [rep("b", k)], "forbidden": k == NESTED})
+    for k in range(n_entries - len(g)):
+        g.append({"source": "a w%d" % k, "targets": ["b w%d" % k]})
+    return g
+
+
+def vm_hwm_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def timed(fn, reps=3):
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def fit(points):
+    """Least-squares slope of log(time) on log(size)."""
+    pts = [(math.log(n), math.log(t)) for n, t in points if t > 0]
+    if len(pts) < 2:
+        return float("nan")
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    sxy = sum((x - mx) * (y - my) for x, y in pts)
+    return sxy / sxx if sxx else float("nan")
+
+
+ROWS = []  # (route, size, seconds, peak_kb)
+NOTES = {}  # (route, size) → HTTP status when not 2xx
+LAST = [0]
+
+
+def record(route, size, secs, kb):
+    ROWS.append((route, size, secs, kb))
+    if LAST[0] >= 300:
+        NOTES[(route, size)] = LAST[0]
+    print("%-26s %8d %10.4f s %9d kB%s" % (route, size, secs, kb,
+                                           "  (HTTP %d)" % LAST[0] if LAST[0] >= 300 else ""),
+          flush=True)
+    LAST[0] = 0
+
+
+def expect(r, status, what):
+    if r.status not in status:
+        raise SystemExit("%s: HTTP %d %s" % (what, r.status, r.body[:300]))
+    LAST[0] = r.status
+
+
+def bench_server():
+    # past the default --max-tokens (2500), to show the growth
+    srv = harness.Server("--max-tokens", str(MAX_TOKENS))
+    c = srv.client()
+    pid = srv.proc.pid
+    try:
+        c.create_session(id="adv")
+        r = c.put("/v1/sessions/adv/glossary", glossary(MAX_ENTRIES))
+        expect(r, (200, 201), "PUT glossary")
+        seq = [0]
+        for n in (625, 1250, 2500, 5000, 10000):
+            src, tgt = rep("a", n), rep("b", n)
+
+            def post():
+                seq[0] += 1
+                r = c.post("/v1/sessions/adv/segments",
+                           {"id": "s%d" % seq[0], "source": src, "hypothesis": tgt,
+                            "translation": tgt}, timeout=600)
+                # 422 too-many-term-occurrences past --max-term-occurrences
+                expect(r, (200, 201, 422), "POST segment n=%d" % n)
+
+            record("POST segment", n, timed(post), vm_hwm_kb(pid))
+
+            def check():
+                r = c.post("/v1/sessions/adv/check", {"source": src, "hypothesis": tgt},
+                           timeout=600)
+                expect(r, (200, 422), "POST check n=%d" % n)
+
+            record("POST check", n, timed(check), vm_hwm_kb(pid))
+
+            # about the most occurrences --max-term-occurrences (2000) lets
+            # through: 204 × "a" (1,995 nested occurrences), 204 × "b", then
+            # filler (1,800 instances + 20 forbidden uses)
+            k = 204
+            src2 = " ".join([rep("a", k)] + ["x%d" % i for i in range(n - k)])
+            tgt2 = " ".join([rep("b", k)] + ["y%d" % i for i in range(n - k)])
+
+            def post2():
+                seq[0] += 1
+                r = c.post("/v1/sessions/adv/segments",
+                           {"id": "s%d" % seq[0], "source": src2, "hypothesis": tgt2,
+                            "translation": tgt2}, timeout=600)
+                expect(r, (200, 201), "POST segment at the limit n=%d" % n)
+
+            record("POST segment (1995 occ.)", n, timed(post2), vm_hwm_kb(pid))
+
+            def check2():
+                r = c.post("/v1/sessions/adv/check", {"source": src2, "hypothesis": tgt2},
+                           timeout=600)
+                expect(r, (200,), "POST check at the limit n=%d" % n)
+
+            record("POST check (1995 occ.)", n, timed(check2), vm_hwm_kb(pid))
+        for ne in (6250, 12500, 25000, 50000, 100000):
+            body = json.dumps(glossary(ne)).encode()
+
+            def put():
+                r = c.put("/v1/sessions/adv/glossary", body, ctype="application/json",
+                          timeout=600)
+                expect(r, (200, 201), "PUT glossary %d" % ne)
+
+            record("PUT glossary", ne, timed(put), vm_hwm_kb(pid))
+        for nl in (12500, 25000, 50000, 100000, 200000):
+            body = "".join("%d w%d\n" % (1 + k % 1000, k) for k in range(nl))
+
+            def putv():
+                r = c.put("/v1/vocabularies/v", body, ctype="text/plain", timeout=600)
+                expect(r, (200, 201), "PUT vocabulary %d" % nl)
+
+            record("PUT vocabulary", nl, timed(putv), vm_hwm_kb(pid))
+        # stored sessions of doubling size
+        rnd = random.Random(1)
+        words = ["w%d" % k for k in range(5000)]
+        have = 0
+        c.create_session(id="big")
+        for ns in (125, 250, 500, 1000, 2000):
+            while have < ns:
+                have += 1
+                t = " ".join(rnd.choice(words) for _ in range(50))
+                r = c.post("/v1/sessions/big/segments",
+                           {"id": "g%d" % have, "source": t, "hypothesis": t, "translation": t})
+                expect(r, (200, 201), "POST stored segment")
+            for route, path in (("GET metrics", "/v1/sessions/big/metrics"),
+                                ("GET segments", "/v1/sessions/big/segments?limit=1000"),
+                                ("GET export csv", "/v1/sessions/big/export?format=csv"),
+                                ("GET export json", "/v1/sessions/big/export?format=json"),
+                                ("GET export tmx", "/v1/sessions/big/export?format=tmx")):
+                def get():
+                    r = c.get(path, timeout=600)
+                    expect(r, (200,), path)
+
+                record(route, ns, timed(get), vm_hwm_kb(pid))
+    finally:
+        c.close()
+        srv.stop()
+
+
+WRAP = ("import resource, subprocess, sys\n"
+        "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n"
+        "sys.stderr.write(p.stderr.decode('utf-8', 'replace'))\n"
+        "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+
+
+def cli(args):
+    """Runs adaptmon score ARGS in a wrapper; returns (seconds, peak kB, rc, stderr)."""
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", WRAP, ADAPTMON, "score"] + args,
+                       capture_output=True, timeout=900)
+    secs = time.perf_counter() - t0
+    rc, kb = p.stdout.decode().split()
+    return secs, int(kb), int(rc), p.stderr.decode("utf-8", "replace")
+
+
+def sgml(tag, sysid, tokens, term):
+    body = "<term id=\"1\" type=\"t\" src=\"w1\" tgt=\"le\"> %s </term> " % term if term else ""
+    return ("<%s setid=\"x\" srclang=\"en\" trglang=\"fr\">\n"
+            "<doc sysid=\"%s\" docid=\"d1\" genre=\"t\" origlang=\"en\">\n<p>\n"
+            "<seg id=\"1\"> %s%s </seg>\n</p>\n</doc>\n</%s>\n"
+            % (tag, sysid, body, " ".join(tokens), tag))
+
+
+def bench_cli():
+    d = os.path.join(OUT, "scale-cli")
+    os.makedirs(d, exist_ok=True)
+    gl = os.path.join(d, "glossary.json")
+    with open(gl, "w") as f:
+        json.dump(glossary(MAX_ENTRIES), f)
+    for profile in ("standard", "simianer2019"):
+        for n in (625, 1250, 2500, 5000, 10000):
+            paths = {}
+            for name, word in (("src", "a"), ("ref", "b"), ("hyp", "b")):
+                paths[name] = os.path.join(d, "%s-%d.txt" % (name, n))
+                with open(paths[name], "w") as f:
+                    f.write(rep(word, n) + "\n")
+            args = ["--profile", profile, "--src", paths["src"], "--ref", paths["ref"],
+                    "--hyp", paths["hyp"], "--glossary", gl, "--json"]
+            runs = [cli(args) for _ in range(3)]
+            for r in runs:
+                if r[2] != 0:
+                    raise SystemExit("score %s n=%d: %s" % (profile, n, r[3]))
+            runs.sort()
+            record("score " + profile, n, runs[1][0], max(r[1] for r in runs))
+    rnd = random.Random(7)
+    vocab = ["le", "la", "de", "et", "un", "une", "des", "pour"]
+    for n in (20, 40, 80, 160):
+        ref = [rnd.choice(vocab) for _ in range(n)]
+        hyp = ref[:]
+        for _ in range(n // 10):
+            i, j = rnd.randrange(n), rnd.randrange(n)
+            hyp[i], hyp[j] = hyp[j], hyp[i]
+        paths = []
+        for name, text in (("src", sgml("srcset", "src", ["w%d" % (i % 50) for i in range(n)],
+                                        "w1")),
+                           ("ref", sgml("refset", "ref", ref, "le")),
+                           ("hyp", sgml("tstset", "S", hyp, None))):
+            p = os.path.join(d, "%s-%d.sgm" % (name, n))
+            with open(p, "w") as f:
+                f.write(text)
+            paths.append(p)
+        args = ["--profile", "alam2021", "--sgm-src", paths[0], "--sgm-ref", paths[1],
+                "--sgm-hyp", "S=" + paths[2], "--json"]
+        r = cli(args)
+        if r[2] != 0:
+            raise SystemExit("score alam2021 n=%d: %s" % (n, r[3]))
+        record("score alam2021", n, r[0], r[1])
+
+
+def report():
+    routes = []
+    for r in ROWS:
+        if r[0] not in routes:
+            routes.append(r[0])
+    with open(os.path.join(OUT, "scale.tsv"), "w") as f:
+        f.write("route\tsize\tseconds\tpeak_kb\n")
+        for r in ROWS:
+            f.write("%s\t%d\t%.6f\t%d\n" % r)
+    lines = ["| route | sizes | seconds per size | peak RSS MB (last) | exponent |",
+             "|---|---|---|---|---|"]
+    exps = {}
+    for route in routes:
+        pts = [(n, t) for rr, n, t, _ in ROWS if rr == route]
+        kb = [k for rr, _, _, k in ROWS if rr == route]
+        # the exponent over the upper half of the sizes (fixed costs dominate below)
+        e = fit(pts[len(pts) // 2 - (1 if len(pts) % 2 == 0 else 0):])
+        exps[route] = e
+        lines.append("| %s | %s | %s | %.0f | %.2f |" % (
+            route, ", ".join(str(n) for n, _ in pts),
+            ", ".join("%.4f%s" % (t, " (%d)" % NOTES[(route, n)] if (route, n) in NOTES else "")
+                      for n, t in pts), kb[-1] / 1024.0, e))
+    with open(os.path.join(OUT, "scale.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    # plot: one data block per route
+    dat = os.path.join(OUT, "scale.dat")
+    with open(dat, "w") as f:
+        for route in routes:
+            f.write("# %s\n" % route)
+            for rr, n, t, _ in ROWS:
+                if rr == route:
+                    f.write("%d %.6f\n" % (n, t))
+            f.write("\n\n")
+    plot = ["set terminal svg size 960,600 dynamic font 'sans,11'",
+            "set output '%s'" % os.path.join(HERE, "scale.svg"),
+            "set logscale xy", "set grid",
+            "set xlabel 'input size (tokens, entries, lines or stored segments)'",
+            "set ylabel 'seconds per request / run'",
+            "set key outside right",
+            "set title 'adaptmon: cost against input size, adversarial inputs'"]
+    parts = []
+    for i, route in enumerate(routes):
+        parts.append("'%s' index %d using 1:2 with linespoints title '%s (n^%.2f)'"
+                     % (dat, i, route, exps[route]))
+    plot.append("plot " + ", \\\n     ".join(parts))
+    gp = os.path.join(OUT, "scale.gp")
+    with open(gp, "w") as f:
+        f.write("\n".join(plot) + "\n")
+    subprocess.run(["gnuplot", gp], check=True)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    t0 = time.time()
+    bench_server()
+    bench_cli()
+    report()
+    print("total %.0f s" % (time.time() - t0))
+
+
+if __name__ == "__main__":
+    main()
