@@ -13,6 +13,7 @@ ADAPTMON=${ADAPTMON:-./adaptmon}
 export ADAPTMON BUILD
 passed=0
 failed=0
+skipped=0
 log=$(mktemp)
 vgdir=""
 trap 'rm -f "$log"; [ -n "$vgdir" ] && rm -rf "$vgdir"' EXIT
@@ -57,9 +58,12 @@ for t in $suites; do
     python3 "$t" >"$log" 2>&1
     rc=$?
     cat "$log"
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-    p=${line%% passed*}; f=${line#*, }; f=${f%% failed}
-    [ -n "$line" ] || { p=0; f=0; }
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -1)
+    p=${line%% passed*}; f=${line#*, }; f=${f%% failed*}
+    s=0
+    case $line in *skipped) s=${line##*, }; s=${s%% skipped} ;; esac
+    [ -n "$line" ] || { p=0; f=0; s=0; }
+    skipped=$((skipped + s))
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
         echo "!! $t exited with status $rc"
         f=1
@@ -82,5 +86,9 @@ if [ -n "$vgdir" ]; then
     failed=$((failed + bad))
 fi
 
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $skipped skipped"
+else
+    echo "$passed passed, $failed failed"
+fi
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -396,15 +396,21 @@ def golden():
 
 # ---- the runner --------------------------------------------------------------
 
+class Skip(Exception):
+    """Raised by a test that cannot run in this environment (say why); it is
+    reported as "skip NAME: why" and counted apart, never as passed."""
+
+
 def run_tests(namespace, setup=None, teardown=None):
     """Runs every test_* function of namespace in name order; prints
-    "ok NAME" or "FAILED NAME" + traceback and ends with "N passed, N failed".
-    Returns the exit status."""
+    "ok NAME", "skip NAME: why" or "FAILED NAME" + traceback and ends with
+    "N passed, N failed" (", N skipped" when any was). Returns the exit
+    status."""
     tests = [(n, f) for n, f in sorted(namespace.items()) if n.startswith("test_") and callable(f)]
     only = os.environ.get("APITEST_ONLY")
     if only:
         tests = [(n, f) for n, f in tests if re.search(only, n)]
-    passed = failed = 0
+    passed = failed = skipped = 0
     try:
         if setup:
             setup()
@@ -421,6 +427,9 @@ def run_tests(namespace, setup=None, teardown=None):
                 fn()
                 print("ok     %s (%.2fs)" % (name, time.monotonic() - t0))
                 passed += 1
+            except Skip as why:
+                print("skip   %s: %s" % (name, why))
+                skipped += 1
             except Exception:
                 print("FAILED %s (%.2fs)" % (name, time.monotonic() - t0))
                 traceback.print_exc(file=sys.stdout)
@@ -435,5 +444,5 @@ def run_tests(namespace, setup=None, teardown=None):
                 traceback.print_exc(file=sys.stdout)
                 failed += 1
         _cleanup()
-    print("%d passed, %d failed" % (passed, failed))
+    print("%d passed, %d failed%s" % (passed, failed, ", %d skipped" % skipped if skipped else ""))
     return 1 if failed else 0
