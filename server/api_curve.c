@@ -13,8 +13,10 @@
  * Bounded metrics are clamped into [0, 1] (a sum of
  * floating-point fractions can end at 1.0000000000000002); 1 − TERm is
  * clamped above only (it is negative when the output needs more edits than
- * the reference has words). The ETag follows the session's incarnation and
- * version. */
+ * the reference has words). glossary_changes lists the first segment scored
+ * with each new glossary version (store.c: a seek per version in an index,
+ * not a scan), so the page marks them on load. The ETag follows the
+ * session's incarnation and version. */
 #include "api.h"
 
 #include "ingest.h"
@@ -235,6 +237,22 @@ static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *
     return 0;
 }
 
+/* Collects a glossary change {seq, version} into the JSON array ctx, up
+ * to the segment count the curve was read at (am_store_gchange_fn). */
+typedef struct am_cv_gctx {
+    json_t *changes;
+    int64_t n;
+} am_cv_gctx;
+
+static int am_cv_gchange(void *ctx, int64_t seq, int64_t version)
+{
+    am_cv_gctx *g = ctx;
+    if (seq <= g->n)
+        json_array_append_new(g->changes, json_pack("{sIsI}", "seq", (json_int_t)seq, "version",
+                                                    (json_int_t)version));
+    return 0;
+}
+
 /* Is w one of the session's window-overlap widths? *first gets the first
  * (the default). A runtime of the current incarnation (am_ingest_acquire);
  * 404 / 409 / 500 problem in resp when the session is unavailable. */
@@ -326,7 +344,11 @@ void am_api_curve(am_req *req, am_resp *resp)
             rc = am_store_segments_each(req->srv->store, row.id, after, (size_t)(seq - after),
                                         am_cv_row, c);
     }
+    am_cv_gctx gc = {json_array(), c->n};
+    if (rc == AM_OK && c->rc == AM_OK)
+        rc = am_store_glossary_changes(req->srv->store, row.id, am_cv_gchange, &gc);
     if (rc != AM_OK || c->rc != AM_OK) {
+        json_decref(gc.changes);
         am_resp_headers_clear(resp);
         am_resp_problem(resp, req, 500, "internal", "Storage error", "reading segments failed");
         json_decref(c->x);
@@ -341,10 +363,11 @@ void am_api_curve(am_req *req, am_resp *resp)
             json_object_set_new(systems, c->sys[i].name, o);
         }
         am_resp_json(resp, 200,
-                     json_pack("{sssIsIsIsIsIsoso}", "session", row.id, "segments",
+                     json_pack("{sssIsIsIsIsIsososo}", "session", row.id, "segments",
                                (json_int_t)c->n, "version", (json_int_t)row.version, "window",
                                (json_int_t)window, "window_overlap_width", (json_int_t)wo, "points",
-                               (json_int_t)json_array_size(c->x), "x", c->x, "systems", systems));
+                               (json_int_t)json_array_size(c->x), "x", c->x, "systems", systems,
+                               "glossary_changes", gc.changes));
     }
     for (size_t i = 0; i < c->nsys; i++) {
         for (int k = 0; k < AM_CV_N; k++)

@@ -165,6 +165,12 @@
                 "WHERE sid = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")                               \
     X(SEG_GET, "SELECT seq, request, result FROM segments WHERE sid = ?1 AND client_id = ?2")      \
     X(SEG_RESULT, "SELECT client_id, result FROM segments WHERE sid = ?1 AND seq = ?2")            \
+    X(SEG_GLOSSARY_CHANGES,                                                                        \
+      "WITH RECURSIVE v(version) AS (SELECT min(glossary_version) FROM segments WHERE sid = ?1 "   \
+      "UNION ALL SELECT (SELECT min(glossary_version) FROM segments WHERE sid = ?1 "               \
+      "AND glossary_version > v.version) FROM v WHERE v.version IS NOT NULL) "                     \
+      "SELECT (SELECT min(seq) FROM segments WHERE sid = ?1 AND glossary_version = v.version) "    \
+      "AS first, version FROM v WHERE version IS NOT NULL ORDER BY first, version")                \
     X(VOCAB_GET, "SELECT occ FROM vocab WHERE sid = ?1 AND word = ?2")                             \
     X(VOCAB_UPSERT, "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                     \
                     "VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (sid, word) DO UPDATE "                \
@@ -2012,6 +2018,49 @@ int am_store_segment_result(am_store *st, const char *session, int64_t seq, char
         am_read_end(st, c);
     }
     am_reader_put(c);
+    return rc;
+}
+
+/* The first segment scored with each glossary version (a skip scan of the
+ * segments_glossary index: one seek per distinct version, no row read),
+ * collected in one read snapshot, then fn(ctx, seq, version) in seq order,
+ * leaving out the first segment's own version: the points where the
+ * version changed. */
+int am_store_glossary_changes(am_store *st, const char *session, am_store_gchange_fn fn, void *ctx)
+{
+    if (!session || !fn)
+        return AM_ERR_INVALID;
+    int64_t(*v)[2] = NULL;
+    size_t k = 0, cap = 0;
+    am_conn *c = am_reader_get(st);
+    int rc = am_read_begin(st, c);
+    if (rc == AM_OK) {
+        int64_t sid;
+        rc = am_sid(st, c, session, &sid);
+        am_q q;
+        if (rc == AM_OK)
+            rc = am_q_open(st, c, AM_S_SEG_GLOSSARY_CHANGES, &q, "i", sid);
+        if (rc == AM_OK) {
+            while ((rc = am_q_step(st, &q)) > 0) {
+                if (k == cap) {
+                    cap = cap ? 2 * cap : 8;
+                    v = am_xrealloc(v, cap * sizeof *v);
+                }
+                v[k][0] = sqlite3_column_int64(q.s, 0);
+                v[k][1] = sqlite3_column_int64(q.s, 1);
+                k++;
+            }
+            am_q_close(&q);
+        }
+        am_read_end(st, c);
+    }
+    am_reader_put(c);
+    for (size_t i = 1; i < k && rc == AM_OK; i++) {
+        int r = fn(ctx, v[i][0], v[i][1]);
+        if (r != 0)
+            rc = r;
+    }
+    free(v);
     return rc;
 }
 

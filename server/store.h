@@ -231,6 +231,13 @@ int am_store_segments_each(am_store *st, const char *session, int64_t after, siz
 /* One segment by client id (caller frees). AM_ERR_NOTFOUND. */
 int am_store_segment_get(am_store *st, const char *session, const char *client_id, int64_t *seq,
                          char **request_json, char **result_json);
+/* Where the glossary version changed along a session's segments:
+ * fn(ctx, seq, version) for the first segment scored with each version other
+ * than the first segment's, in seq order (versions only grow with seq, so
+ * these are the points where the version differs from the previous
+ * segment's). AM_ERR_NOTFOUND. */
+typedef int (*am_store_gchange_fn)(void *ctx, int64_t seq, int64_t version);
+int am_store_glossary_changes(am_store *st, const char *session, am_store_gchange_fn fn, void *ctx);
 /* A word's history: occ, and the seqs of the segments containing it, in
  * order: fn(ctx, seq). AM_ERR_NOTFOUND when the word never occurred. */
 typedef int (*am_store_seq_fn)(void *ctx, int64_t seq);

@@ -9,7 +9,13 @@
  * any session stays small. A stream event (or, while the stream is
  * unavailable, a poll of …/metrics with If-None-Match every 2 s) refetches
  * the totals, the curves and the newest segments; the header shows which
- * mode is active. */
+ * mode is active. A stream event for a segment in an older page already
+ * shown (a PUT replaced it, or one before it) refetches those older cards.
+ * The curves mark where the glossary version changed (…/curve's
+ * glossary_changes, so also changes made before the page opened). With a
+ * token, the export links download with fetch() and the Authorization
+ * header (no token in any URL but the stream's: EventSource sends no
+ * headers). */
 'use strict';
 
 (function () {
@@ -162,6 +168,25 @@
     view.start();
   }
 
+  /* Downloads url as a file named name through fetch() with the
+   * Authorization header, so the token is never in a URL (history, logs). */
+  async function download(url, name) {
+    const r = await fetch(url, { headers: { Authorization: 'Bearer ' + token() }, cache: 'no-store' });
+    if (!r.ok) {
+      let body = null;
+      try { body = await r.json(); } catch (_) { body = null; }
+      throw new ApiError(r.status, body, 'HTTP ' + r.status + ' — ' + (body && body.title ? body.title + ': ' + body.detail : r.statusText));
+    }
+    const href = URL.createObjectURL(await r.blob());
+    const a = el('a', { href, download: name, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(href), 60000);
+  }
+
+  /* url with ?access_token= (only for the event stream: EventSource cannot
+   * send an Authorization header). */
   function withToken(url) {
     const t = token();
     return t ? url + (url.includes('?') ? '&' : '?') + 'access_token=' + enc(t) : url;
@@ -357,6 +382,7 @@
       this.older = [];      // older pages loaded by scrolling, newest first
       this.olderBusy = false;
       this.glossMarks = []; // {seq, version} where the glossary changed while watching
+      this.staleFrom = null; // older cards from this seq on changed (stream event)
       this.hidden = new Set();
       this.etag = null;
       this.curveKey = null;
@@ -455,8 +481,15 @@
       const cur = sel.value;
       sel.replaceChildren(...wins.map((w) => el('option', { value: w }, 'w = ' + w)));
       if (wins.map(String).includes(cur)) sel.value = cur;
-      const links = ['csv', 'json', 'tmx'].map((f) =>
-        el('a', { href: withToken(this.base + '/export?format=' + f), download: this.id + '.' + f, class: 'export' }, f.toUpperCase()));
+      const links = ['csv', 'json', 'tmx'].map((f) => {
+        const a = el('a', { href: this.base + '/export?format=' + f, download: this.id + '.' + f, class: 'export', 'data-format': f }, f.toUpperCase());
+        a.onclick = (ev) => {
+          if (!token()) return; // a plain link: the browser downloads it
+          ev.preventDefault();
+          download(a.getAttribute('href'), a.getAttribute('download')).catch((e) => showError(authHint(e)));
+        };
+        return a;
+      });
       $('s-export').replaceChildren(...links.flatMap((a, i) => (i ? [' · ', a] : [a])));
     }
 
@@ -483,9 +516,10 @@
           [cv, segs] = await Promise.all([curveReq(), segsReq(r.body.segments)]); // changed meanwhile
         }
       } else {
+        const olderChanged = await this.refreshOlder();
         r = await api(this.base + '/metrics', { headers });
         if (this.stopped) return false;
-        if (r.status === 304 && key === this.curveKey) return false;
+        if (r.status === 304 && key === this.curveKey) return olderChanged;
       }
       const changed = r.status !== 304;
       const prevN = this.metrics ? this.metrics.segments : 0;
@@ -518,6 +552,34 @@
       return true;
     }
 
+    /* Segment seq changed (a stream event): older cards from there on are
+     * refetched by the next refresh (the newest are refetched anyway). */
+    noteChanged(seq) {
+      if (!(seq > 0) || !this.older.some((it) => it.seq >= seq)) return; // a new segment
+      this.staleFrom = this.staleFrom === null ? seq : Math.min(this.staleFrom, seq);
+    }
+
+    /* Refetches the older cards shown from this.staleFrom on; true when
+     * some were. */
+    async refreshOlder() {
+      const from = this.staleFrom;
+      this.staleFrom = null;
+      const shown = from === null ? [] : this.older.filter((it) => it.seq >= from);
+      if (!shown.length) return false;
+      const hi = Math.max(...shown.map((it) => it.seq));
+      const fresh = new Map();
+      for (let after = Math.min(...shown.map((it) => it.seq)) - 1; after < hi;) {
+        const r = await api(this.base + '/segments?after=' + after + '&limit=' + Math.min(1000, hi - after));
+        if (this.stopped) return false;
+        const items = (r.body && r.body.segments) || [];
+        for (const it of items) fresh.set(it.seq, it);
+        if (!items.length) break;
+        after = items[items.length - 1].seq;
+      }
+      this.older = this.older.map((it) => fresh.get(it.seq) || it);
+      return true;
+    }
+
     /* A refresh soon (coalesced), then a render. */
     kick() {
       if (this.refreshTimer) return;
@@ -543,7 +605,11 @@
         this.stopPolling();
         this.kick(); // whatever was posted between the first fetch and the stream's start
       };
-      es.addEventListener('segment', () => { if (!this.stopped && es === this.es) this.kick(); });
+      es.addEventListener('segment', (ev) => {
+        if (this.stopped || es !== this.es) return;
+        this.noteChanged(Number(ev.lastEventId));
+        this.kick();
+      });
       es.addEventListener('deleted', () => { if (es === this.es) this.markDeleted(); });
       es.onerror = () => {
         if (this.stopped || es !== this.es) return;
@@ -657,6 +723,16 @@
       this.renderLatest(names, defs, win);
       this.renderCharts(names, defs, win);
       this.renderSegments(names);
+    }
+
+    /* Where the glossary version changed, as {seq, version}: a mark after
+     * the last segment scored with the previous version. From the curve's
+     * glossary_changes, plus the changes seen live that no segment was
+     * scored with yet. */
+    glossaryMarks() {
+      const marks = ((this.curve && this.curve.glossary_changes) || []).map((c) => ({ seq: c.seq - 1, version: c.version }));
+      const top = marks.reduce((m, c) => Math.max(m, c.version), -1);
+      return marks.concat(this.glossMarks.filter((gm) => gm.version > top));
     }
 
     /* The curve's points of one metric and system: [{x, y}] (y may be null). */
@@ -782,8 +858,8 @@
         }
         grid.append(sv('text', { x: W - R, y: H - 2, 'text-anchor': 'end', class: 'axis' }, document.createTextNode('segment')));
         svg.append(grid);
-        // where the glossary changed while this page watched
-        for (const gm of this.glossMarks) {
+        // where the glossary changed
+        for (const gm of this.glossaryMarks()) {
           if (gm.seq < 1 || gm.seq > xmax) continue;
           svg.append(sv('g', { class: 'gloss-mark', 'data-seq': gm.seq },
             sv('line', { x1: X(gm.seq), x2: X(gm.seq), y1: T, y2: H - B }),

@@ -171,6 +171,49 @@ def test_no_glossary_empty_and_missing_sessions():
     expect_problem(C.get("/v1/sessions/nothing/curve"), 404, "not-found", "unknown session")
 
 
+def test_glossary_changes_from_the_stored_versions():
+    """Where the glossary version changed, from the versions the segments
+    were scored with (no page has to watch the change): a glossary set
+    after segment 3, replaced after 5, removed after 7; a replayed segment
+    keeps its version; not downsampled."""
+    with open(TICO_GLOSSARY, encoding="utf-8") as f:
+        gloss = f.read()
+    C.create_session(id="gv", source_lang="en", target_lang="fr")
+    segs = tico19()[:9]
+
+    def post(i):
+        s = segs[i]
+        r = C.post("/v1/sessions/gv/segments", {"id": "g%d" % i, "source": s["source"],
+                                               "translation": s["translation"], "hypothesis": s["hypothesis"]})
+        expect_status(r, 201, "POST g%d" % i)
+        return r.json()
+
+    for i in range(3):
+        post(i)
+    eq(C.jget("/v1/sessions/gv/curve")["glossary_changes"], [], "no change yet")
+    expect_status(C.put("/v1/sessions/gv/glossary", gloss, ctype="text/csv"), 200, "glossary v1")
+    post(3)
+    post(4)
+    expect_status(C.put("/v1/sessions/gv/glossary", gloss, ctype="text/csv"), 200, "glossary v2")
+    post(5)
+    res = post(6)
+    eq(res["glossary_version"], 2, "segment 7 scored with version 2")
+    expect_status(C.delete("/v1/sessions/gv/glossary"), 204, "glossary removed (v3)")
+    post(7)
+    post(8)
+    want = [{"seq": 4, "version": 1}, {"seq": 6, "version": 2}, {"seq": 8, "version": 3}]
+    eq(C.jget("/v1/sessions/gv/curve")["glossary_changes"], want, "changes")
+    eq(C.jget("/v1/sessions/gv/curve?points=2&window=3")["glossary_changes"], want,
+       "changes are not downsampled")
+    # a replay (PUT of segment 4) scores it with its own version again
+    s = segs[3]
+    expect_status(C.put("/v1/sessions/gv/segments/g3", {"source": s["source"], "translation": s["hypothesis"],
+                                                      "hypothesis": s["hypothesis"]}), 200, "PUT g3")
+    eq(C.jget("/v1/sessions/gv/curve")["glossary_changes"], want, "changes after a replay")
+    eq(C.jget("/v1/sessions/cv/curve")["glossary_changes"], [], "a glossary from the first segment on")
+    eq(C.jget("/v1/sessions/empty/curve")["glossary_changes"], [], "empty session")
+
+
 def test_bad_parameters_are_400():
     for q in ("points=1", "points=abc", "points=100000", "window=-1", "window=1001", "wo=9", "wo=x"):
         expect_problem(C.get("/v1/sessions/cv/curve?" + q), 400, "bad-request", q)

@@ -8,7 +8,10 @@
 //   [{name, width, height, posts: [segment request, …]}], windowCheck}
 //   or {base, token, chromium, artifacts, shots, scenarios: [{name, session,
 //   seq (segments the page must show; -1: an error is expected), width,
-//   height, hover, hide, word, window}], list: {widths, filter}}: opens each
+//   height, hover, hide, word, window, exportFormat (click that export link,
+//   report the download), replace ({seq, id, body, live}: scroll the older
+//   cards in, PUT segment id, report its card)}], list: {widths, filter}}:
+//   opens each
 //   session once per scenario and reports what it shows, the bytes it
 //   loaded and how long it took to show them.
 // For each viewport it opens the session page, waits until it shows the
@@ -109,6 +112,11 @@ function chartInfo() {
       ymax: Math.max(...ys), ymin: Math.min(...ys),
       series: [...svg.querySelectorAll('g.series')].map((g) => g.dataset.system),
       glossMarks: svg.querySelectorAll('.gloss-mark').length,
+      glossAt: [...svg.querySelectorAll('.gloss-mark')].map((g) => ({
+        seq: Number(g.dataset.seq), x: Number(g.querySelector('line').getAttribute('x1')), text: g.textContent })),
+      // x of each segment-number tick label (to place a segment number)
+      xticks: Object.fromEntries([...svg.querySelectorAll('.grid text.tick:not(.ytick)')]
+        .filter((t) => /^\d+$/.test(t.textContent)).map((t) => [t.textContent, Number(t.getAttribute('x'))])),
     };
   }
   return out;
@@ -153,6 +161,10 @@ async function scenario(page, sc, shots) {
     await page.setViewportSize({ width: sc.width, height: sc.height });
     // a fresh document each time (performance entries start empty)
     await page.goto('about:blank');
+    // every URL the page asks for (a token must be in none but the stream's)
+    const urls = [];
+    const onReq = (q) => urls.push(q.url());
+    page.on('request', onReq);
     const t0 = Date.now();
     await page.goto(cfg.base + '/#/s/' + encodeURIComponent(sc.session));
     if (sc.seq >= 0) {
@@ -238,6 +250,49 @@ async function scenario(page, sc, shots) {
         markSeq: await page.evaluate(() => Number(document.querySelector('svg.chart .gloss-mark').dataset.seq)) };
       await page.locator('#charts').screenshot({ path: path.join(shots, sc.name + '-glossary-change.png') });
     }
+    if (sc.exportFormat) {
+      // the export link with a token: fetch() + Authorization, a Blob download
+      r.exported = { hrefs: await page.evaluate(() => [...document.querySelectorAll('#s-export a')].map((a) => a.href)) };
+      try {
+        const [d] = await Promise.all([page.waitForEvent('download', { timeout: WAIT_MS }),
+          page.click('#s-export a[data-format="' + sc.exportFormat + '"]', { timeout: WAIT_MS })]);
+        Object.assign(r.exported, { url: d.url(), name: d.suggestedFilename(), text: fs.readFileSync(await d.path(), 'utf8') });
+      } catch (e) {
+        r.exported.error = e.message.split('\n')[0]; // the test reports it
+      }
+      r.exported.location = await page.evaluate(() => location.href);
+    }
+    if (sc.replace) {
+      // older cards paged in, then a PUT replaces one of them: its card
+      // changes in place (the stream's event), without a reload
+      await page.locator('#older').scrollIntoViewIfNeeded();
+      await page.waitForFunction((q) => document.querySelector('#seglist > li.seg[data-seq="' + q + '"]'), sc.replace.seq, { timeout: WAIT_MS });
+      await page.evaluate(() => { window.__dashMarker = 'no-reload'; });
+      if (sc.replace.live) await page.waitForFunction(() => document.querySelector('#mode').dataset.mode === 'live', null, { timeout: WAIT_MS });
+      const before = await page.evaluate((q) => document.querySelector('#seglist > li.seg[data-seq="' + q + '"]').textContent, sc.replace.seq);
+      const put = await fetch(cfg.base + '/v1/sessions/' + encodeURIComponent(sc.session) + '/segments/' + encodeURIComponent(sc.replace.id),
+        { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(sc.replace.body) });
+      if (put.status !== 200) throw new Error('PUT segment: ' + put.status);
+      let shown = true;
+      try {
+        await page.waitForFunction(([q, text]) => {
+          const li = document.querySelector('#seglist > li.seg[data-seq="' + q + '"]');
+          return li && li.querySelector('.tgt') && li.querySelector('.tgt').textContent.includes(text);
+        }, [sc.replace.seq, sc.replace.body.translation], { timeout: WAIT_MS, polling: 50 });
+      } catch (_) {
+        shown = false;
+      }
+      r.replaced = await page.evaluate((q) => {
+        const li = document.querySelector('#seglist > li.seg[data-seq="' + q + '"]');
+        return { text: li ? li.textContent : null, heads: li ? [...li.querySelectorAll('.sys-head')].map((h) => h.textContent) : [],
+          cards: document.querySelectorAll('#seglist > li.seg').length, marker: window.__dashMarker || null };
+      }, sc.replace.seq);
+      r.replaced.shown = shown;
+      r.replaced.before = before;
+      r.replaced.mode = await page.evaluate(() => document.querySelector('#mode').dataset.mode);
+    }
+    r.urls = urls;
+    page.off('request', onReq);
     if (sc.full) await page.screenshot({ path: path.join(cfg.artifacts, sc.name + '-full.png'), fullPage: true });
     page.off('pageerror', onErr);
     page.off('console', onCon);

@@ -10,7 +10,10 @@ script posts segments through the API; this file asserts that the curves,
 the latest totals and the segment list followed without a reload with the
 numbers the API returned, at 1280×800 and 390×844 without horizontal
 overflow, and that hit/miss and 0-/1-shot carry text and shape, not only
-colour. Screenshots go to tests/browser/artifacts/.
+colour. The scenarios also cover a glossary change made before the page
+opened (marked on the curves from …/curve), the export click with a token
+(fetch() + Authorization, no token in any URL) and a segment replaced by a
+PUT while its older card is shown. Screenshots go to tests/browser/artifacts/.
 
 Prints "ok NAME" / "FAILED NAME" and ends with "N passed, N failed".
 """
@@ -522,6 +525,7 @@ def test_browser_read_only_token():
 LONG = ["adaptive-nmt-online-learning-%d-with-a-rather-long-system-name" % i for i in range(1, 5)]
 FIVE = ["baseline-mt-system-without-adaptation"] + LONG
 BIG = 3050
+REPLACED = "Une traduction remplacée pendant que la page la montre."
 SCEN = None
 SCEN_ERROR = None
 T = None  # the server with tokens (the big session)
@@ -597,12 +601,28 @@ def _scenarios():
                    "glossaryPut": _glossary_csv(),
                    "post": {"id": "s00009", "source": nxt["source"], "translation": nxt["translation"],
                             "hypotheses": {"base": nxt["hypothesis"], "adapt": nxt["translation"]}}})
+        # the glossary changed between segments 5 and 6 before any page opened
+        _mk(C, "s-gloss-before", "A glossary change before the page opened", baseline="base", glossary=True)
+        _post_many(C, "s-gloss-before", 5, ["base", "adapt"], adapt=True)
+        expect_status(C.put("/v1/sessions/s-gloss-before/glossary", _glossary_csv(), ctype="text/csv"), 200,
+                      "glossary v2")
+        _post_many(C, "s-gloss-before", 4, ["base", "adapt"], start=5, adapt=True)
+        sc.append({"name": "glossbefore-1280x800", "session": "s-gloss-before", "seq": 9, "width": 1280,
+                   "height": 800})
+        # a segment in an older page, replaced while the page shows it
+        _mk(C, "s-replace", "A segment replaced while shown", baseline="base", glossary=True)
+        _post_many(C, "s-replace", 30, ["base", "adapt"], adapt=True)
+        old3 = tico19()[2]
+        sc.append({"name": "replace-1280x800", "session": "s-replace", "seq": 30, "width": 1280, "height": 800,
+                   "replace": {"seq": 3, "id": "s00003", "live": _has_stream(S.port, "s-replace"),
+                               "body": {"source": old3["source"], "translation": REPLACED,
+                                        "hypotheses": {"base": old3["hypothesis"], "adapt": REPLACED}}}})
         rep = _run_node({"base": S.base, "chromium": CHROMIUM, "artifacts": ARTIFACTS, "shots": shots,
                          "scenarios": sc, "list": {"widths": [[1280, 800], [390, 844]], "filter": "s-"}})
         big = []
         for w, h in ((1280, 800), (390, 844)):
             big.append({"name": "big-%dx%d" % (w, h), "session": "s-big", "seq": BIG, "width": w, "height": h,
-                        "hover": True, "window": 50})
+                        "hover": True, "window": 50, "exportFormat": "csv" if w == 1280 else None})
         rep2 = _run_node({"base": T.base, "chromium": CHROMIUM, "artifacts": ARTIFACTS, "shots": shots,
                           "token": READ_TOKEN, "scenarios": big})
         rep["scenarios"] += rep2["scenarios"]
@@ -732,6 +752,69 @@ def test_scenario_glossary_change_marked_on_the_curves():
     eq(a["markSeq"], 8, "the marker sits after the last segment scored with version 1")
     for key in ("r0", "r1", "term"):
         eq(a["charts"][key]["glossMarks"], 1, "glossary markers on the %s chart" % key)
+
+
+def test_scenario_glossary_change_before_the_page_opened():
+    """The marker comes from …/curve's glossary_changes: the page never saw
+    the change happen."""
+    r = _scenarios()["glossbefore-1280x800"]
+    eq(C.jget("/v1/sessions/s-gloss-before/curve")["glossary_changes"], [{"seq": 6, "version": 2}],
+       "glossary_changes")
+    for key in ("r0", "r1", "r01", "term", "wo", "oneminusterm"):
+        ch = r["charts"][key]
+        eq([(g["seq"], g["text"]) for g in ch["glossAt"]], [(5, "glossary v2")],
+           "%s chart: the marker after segment 5, the last scored with version 1" % key)
+        # at segment 5's x, interpolated from the axis's first and last tick
+        ticks = sorted((int(k), v) for k, v in ch["xticks"].items())
+        (s0, x0), (s1, x1) = ticks[0], ticks[-1]
+        want = x0 + (5 - s0) * (x1 - x0) / (s1 - s0)
+        check(abs(ch["glossAt"][0]["x"] - want) < 0.01,
+              "%s chart: marker at x=%r, segment 5 is at x=%r (ticks %r)" % (key, ch["glossAt"][0]["x"], want, ticks))
+
+
+def test_scenario_export_with_a_token_keeps_it_out_of_urls():
+    """With a token, the export click downloads through fetch() with the
+    Authorization header: the file is the API's export, and no URL the page
+    asked for (but the event stream's) nor any link carries the token."""
+    r = _scenarios()["big-1280x800"]
+    x = r["exported"]
+    tc = T.client(READ_TOKEN)
+    want = tc.get("/v1/sessions/s-big/export?format=csv")
+    tc.close()
+    expect_status(want, 200, "export with the token")
+    for u in [x["location"]] + x["hrefs"]:
+        check(READ_TOKEN not in u and "access_token" not in u, "the token in %r" % u)
+    eq(x.get("error"), None, "the export click")
+    eq(x["name"], "s-big.csv", "file name")
+    check(x["text"] == want.body.decode("utf-8"),
+          "downloaded %d chars, the API exports %d" % (len(x["text"]), len(want.body)))
+    check(x["text"].count("\n") > BIG, "the export has every segment")
+    check(READ_TOKEN not in x["url"] and "access_token" not in x["url"], "the token in %r" % x["url"])
+    for name in ("big-1280x800", "big-390x844"):
+        bad = [u for u in _scenarios()[name]["urls"]
+               if (READ_TOKEN in u or "access_token" in u) and "/events?" not in u]
+        eq(bad, [], "%s: URLs with the token" % name)
+
+
+def test_scenario_replaced_segment_refreshed_in_place():
+    """A PUT replaces segment 3 while its card (an older page, paged in by
+    scrolling) is shown: the stream's event refreshes the card in place."""
+    r = _scenarios()["replace-1280x800"]
+    x = r["replaced"]
+    if not _has_stream(S.port, "s-replace"):
+        print("   (no event stream on this server: the page polls and is not told which segment changed)")
+        return
+    seg = C.jget("/v1/sessions/s-replace/segments/s00003")
+    eq(seg["request"]["translation"], REPLACED, "the API has the new translation")
+    check(x["shown"] and REPLACED in x["text"], "card #3 after the PUT: %r (before: %r)" % (x["text"], x["before"]))
+    check(REPLACED not in x["before"], "card #3 before the PUT already had the new text")
+    eq(x["marker"], "no-reload", "the page was not reloaded")
+    eq(x["cards"], 30, "every card still shown")
+    for nm in ("base", "adapt"):
+        s = seg["scores"]["systems"][nm]
+        head = [h for h in x["heads"] if h.strip().split(" ", 1)[1].startswith(nm + " ")]
+        check(head and ("R0 %d/%d" % (s["r0"]["hits"], s["r0"]["total"])) in head[0],
+              "card #3 of %s: %r vs the API's R0 %r" % (nm, head, s["r0"]))
 
 
 def test_scenario_empty_and_deleted():

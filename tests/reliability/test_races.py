@@ -373,6 +373,7 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
         con = sqlite3.connect(srv.db)
         con.executescript("""
             DROP TABLE glossaries; DROP TABLE counters;
+            DROP INDEX segments_glossary;  -- 003 (indexes glossary_version)
             ALTER TABLE segments DROP COLUMN glossary_version;
             ALTER TABLE sessions DROP COLUMN incarnation;
             DELETE FROM schema_migrations WHERE version >= 2;""")
