@@ -25,10 +25,17 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
         eff = json_object();
     }
     am_buf_cleanup(&err);
+    /* the languages are top-level fields of a session, not options */
+    json_t *src_lang = json_incref(json_object_get(eff, "source_lang"));
+    json_t *tgt_lang = json_incref(json_object_get(eff, "target_lang"));
+    json_object_del(eff, "source_lang");
+    json_object_del(eff, "target_lang");
+    /* service options appear when set (Options has no nulls) */
     const char *keys[] = {"baseline_system", "background_vocabulary"};
     for (size_t i = 0; i < 2; i++) {
         json_t *v = json_object_get(opts, keys[i]);
-        json_object_set(eff, keys[i], v ? v : json_null());
+        if (json_is_string(v))
+            json_object_set(eff, keys[i], v);
     }
     size_t gl = 0;
     if (row->glossary) {
@@ -49,8 +56,8 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
     json_t *o = json_pack(
         "{sssosososssIs{sIsI}sososo}", "id", row->id, "name",
         json_incref(json_object_get(opts, "name") ? json_object_get(opts, "name") : json_null()),
-        "source_lang", json_incref(json_object_get(eff, "source_lang")), "target_lang",
-        json_incref(json_object_get(eff, "target_lang")), "signature", row->signature, "segments",
+        "source_lang", src_lang ? src_lang : json_string("und"), "target_lang",
+        tgt_lang ? tgt_lang : json_string("und"), "signature", row->signature, "segments",
         (json_int_t)row->segments, "glossary", "entries", (json_int_t)gl, "version",
         (json_int_t)row->glossary_version, "options", eff, "created_at",
         am_json_time(row->created_at), "updated_at", am_json_time(row->updated_at));

@@ -17,15 +17,16 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (ADAPTMON, DATA, ROOT, SGM_HYP, SGM_REF, SGM_SRC,  # noqa: E402
-                     TICO_GLOSSARY, Client, Server, check, count, eq, expect_problem,
-                     expect_status, golden, run_tests, tico19)
+from harness import (ADAPTMON, DATA, PROBLEM_BASE, ROOT, SGM_HYP, SGM_REF,  # noqa: E402
+                     SGM_SRC, TICO_GLOSSARY, Client, Server, check, count, eq, expect_problem,
+                     expect_status, golden, run_tests, tico19, tmpdir)
 
 S = None      # the main server (no authentication, default limits)
 C = None      # a client of S
@@ -268,12 +269,29 @@ def test_every_route_answers_and_others_are_405_with_allow():
             eq(got, methods, "%s %s: Allow" % (m, concrete))
 
 
-def test_openapi_validates_as_3_1():
-    api_dir = os.path.join(ROOT, "tests", "api")
-    p = subprocess.run(["npm", "ci", "--prefix", api_dir, "--no-audit", "--no-fund",
+API_DIR = os.path.join(ROOT, "tests", "api")
+_npm_done = []
+
+
+def npm_ci():
+    """Installs tests/api/node_modules from package-lock.json once per run
+    (offline afterwards: every tool runs from node_modules)."""
+    if _npm_done:
+        return
+    p = subprocess.run(["npm", "ci", "--prefix", API_DIR, "--no-audit", "--no-fund",
                         "--loglevel=error"], capture_output=True, timeout=300)
     if p.returncode != 0:
         raise AssertionError("npm ci failed: %s" % p.stderr.decode("utf-8", "replace")[-2000:])
+    _npm_done.append(True)
+
+
+def node_bin(name):
+    return os.path.join(API_DIR, "node_modules", ".bin", name)
+
+
+def test_openapi_validates_as_3_1():
+    api_dir = API_DIR
+    npm_ci()
     p = subprocess.run(["node", os.path.join(api_dir, "openapi_check.mjs"),
                         os.path.join(ROOT, "openapi.yaml")], capture_output=True, timeout=120)
     out = p.stdout.decode("utf-8", "replace").strip().splitlines()
@@ -284,6 +302,105 @@ def test_openapi_validates_as_3_1():
     check(str(d["openapi"]).startswith("3.1"), "openapi version %r" % d["openapi"])
     eq(set(map(tuple, d["operations"])), set(_routes_c()),
        "operations of the validated document vs routes.c")
+
+
+def test_openapi_redocly_lint_clean():
+    """redocly lint (the recommended rules, redocly.yaml) finds no error and no warning."""
+    npm_ci()
+    env = dict(os.environ, REDOCLY_TELEMETRY="off", REDOCLY_SUPPRESS_UPDATE_NOTICE="true",
+               NO_COLOR="1")
+    p = subprocess.run([node_bin("redocly"), "lint", "--config", os.path.join(ROOT, "redocly.yaml"),
+                        "--format=json", os.path.join(ROOT, "openapi.yaml")],
+                       capture_output=True, timeout=180, env=env)
+    out = p.stdout.decode("utf-8", "replace")
+    try:
+        d = json.loads(out[out.index("{"):])
+    except ValueError:
+        raise AssertionError("redocly printed no JSON (status %d): %s %s"
+                             % (p.returncode, out[-1500:], p.stderr.decode()[-1500:]))
+    problems = ["%s %s: %s" % (x.get("severity"), x.get("ruleId"), x.get("message"))
+                for x in d.get("problems", [])]
+    eq((d["totals"]["errors"], d["totals"]["warnings"], problems), (0, 0, []),
+       "redocly lint errors, warnings")
+    eq(p.returncode, 0, "redocly lint exit status")
+
+
+def _check_records(records):
+    """Runs response_check.mjs on records; returns (exit status, FAIL lines, last line)."""
+    d = tmpdir()
+    path = os.path.join(d, "rec.jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+    p = subprocess.run(["node", os.path.join(API_DIR, "response_check.mjs"),
+                        os.path.join(ROOT, "openapi.yaml"), path], capture_output=True, timeout=120)
+    lines = p.stdout.decode("utf-8", "replace").splitlines()
+    return p.returncode, [x for x in lines if x.startswith("FAIL")], (lines or [""])[-1]
+
+
+def test_response_check_rejects_what_openapi_does_not_say():
+    """The checker run by tests/run.sh on every recorded response: a response
+    that follows the document passes; undocumented statuses, content types and
+    headers, missing required headers and schema mismatches each fail."""
+    npm_ci()
+    common = [["Content-Type", "application/json"], ["X-Request-Id", "r1"],
+              ["Link", '</openapi.yaml>; rel="service-desc"']]
+    good = {"method": "GET", "path": "/healthz", "status": 200, "headers": common,
+            "body": '{"status":"ok"}'}
+    rc, fails, last = _check_records([good])
+    eq((rc, fails, last), (0, [], "response check: 1 responses, 0 failures"), "a good response")
+    bad_session = C.create_session(id="checker-session")  # a real session object
+    bad_session["options"] = dict(bad_session["options"], source_lang="en")
+    bad = [
+        dict(good, status=418),
+        dict(good, headers=[["Content-Type", "text/html"]] + common[1:]),
+        dict(good, headers=common + [["X-Secret", "1"]]),
+        {"method": "PATCH", "path": "/v1/sessions", "status": 405, "headers": common[1:] +
+         [["Content-Type", "application/problem+json"]],
+         "body": json.dumps({"type": PROBLEM_BASE + "method-not-allowed", "title": "Method not "
+                             "allowed", "status": 405, "detail": "no"})},
+        {"method": "GET", "path": "/v1/sessions/x", "status": 200, "headers": common,
+         "body": json.dumps(bad_session)},
+        {"method": "GET", "path": "/v1/nothing", "status": 200, "headers": common, "body": "{}"},
+    ]
+    rc, fails, last = _check_records(bad)
+    eq(rc, 1, "exit status with bad responses")
+    for frag in ("GET /healthz 418: undocumented status",
+                 "undocumented content type text/html",
+                 "undocumented header x-secret",
+                 "PATCH /v1/sessions 405: required header allow missing",
+                 "GET /v1/sessions/{id} 200: schema: /options must NOT have additional properties "
+                 "(source_lang)",
+                 "a path outside the document must be 404"):
+        check(any(frag in f for f in fails), "no failure %r among %s" % (frag, fails))
+    eq(last, "response check: %d responses, %d failures" % (len(bad), len(fails)), "summary")
+
+
+def test_typescript_client_compiles_strict_and_runs_the_readme():
+    """openapi-typescript types of openapi.yaml + tests/api/client/readme_client.ts
+    compile with tsc --strict; the program then sends the README's bodies to a
+    fresh server and checks the README's numbers."""
+    npm_ci()
+    d = tmpdir()
+    shutil.copy(os.path.join(API_DIR, "client", "readme_client.ts"), d)
+    p = subprocess.run([node_bin("openapi-typescript"), os.path.join(ROOT, "openapi.yaml"),
+                        "--default-non-nullable", "false", "-o", os.path.join(d, "api.d.ts")],
+                       capture_output=True, timeout=180, cwd=API_DIR)
+    eq(p.returncode, 0, "openapi-typescript: %s" % p.stderr.decode("utf-8", "replace")[-2000:])
+    p = subprocess.run([node_bin("tsc"), "--strict", "--noEmitOnError", "--target", "es2022",
+                        "--module", "nodenext", "--moduleResolution", "nodenext",
+                        "--lib", "es2022,dom", "--outDir", os.path.join(d, "out"),
+                        os.path.join(d, "readme_client.ts")], capture_output=True, timeout=300)
+    eq(p.returncode, 0, "tsc --strict: %s" % (p.stdout + p.stderr).decode("utf-8", "replace")[-3000:])
+    srv = Server()
+    try:
+        p = subprocess.run(["node", os.path.join(d, "out", "readme_client.js"),
+                            "http://127.0.0.1:%d" % srv.port], capture_output=True, timeout=120)
+        out = (p.stdout + p.stderr).decode("utf-8", "replace")
+        eq((p.returncode, out.strip().splitlines()[-1:]), (0, ["readme client: ok"]),
+           "the README client")
+    finally:
+        eq(srv.stop(), 0, "exit status of the README client's server")
 
 
 def test_unknown_path_is_404_problem():
