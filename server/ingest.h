@@ -27,6 +27,7 @@ typedef struct am_seg_req {
     const char *source; /* NULL when absent */
     const char *translation;
     size_t nsys;
+    int single; /* the body gave 'hypothesis' (system "default"), not 'hypotheses' */
     const char *sys[AM_SCORE_MAX_SYSTEMS];
     const char *hyp[AM_SCORE_MAX_SYSTEMS];
     am_terms_annot *annots; /* owned array */

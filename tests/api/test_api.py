@@ -646,6 +646,156 @@ def test_two_systems_relative_differences():
         close_json(metrics(C, sid)["systems"][name], m["systems"][name], name)
 
 
+def test_relative_to_baseline_is_paired():
+    """A segment without the baseline's hypothesis counts for the other system's
+    totals but not in relative_to_baseline: that compares the two systems on
+    the segments that carry both (checked against sums of the per-segment
+    counts of those segments)."""
+    segs = SLIDES + [{"id": "3", "source": "Die Frau beißt den Mann",
+                      "hypothesis": "The lady bites the man",
+                      "translation": "The woman bites the man"}]
+    C.create_session(id="pairs", source_lang="de", target_lang="en",
+                     options={"baseline_system": "base"}, stopword_list=["the"])
+    answers = []
+    for i, sg in enumerate(segs):
+        hyps = {"base": sg["hypothesis"], "adapt": sg["translation"]}
+        if i == 1:
+            hyps = {"adapt": "nothing right"}  # the baseline's hypothesis is missing
+        answers.append(post_seg(C, "pairs", {"id": sg["id"], "source": sg["source"],
+                                             "translation": sg["translation"],
+                                             "hypotheses": hyps}))
+    m = metrics(C, "pairs")
+    eq([m["systems"]["base"]["segments"], m["systems"]["adapt"]["segments"]], [2, 3],
+       "each system's own totals count its own segments")
+    rel = m["relative_to_baseline"]["adapt"]
+    paired = [a for i, a in enumerate(answers) if i != 1]
+    for k in ("r0", "r1", "r01"):
+        hb = sum(a["scores"]["systems"]["base"][k]["hits"] for a in paired)
+        tb = sum(a["scores"]["systems"]["base"][k]["total"] for a in paired)
+        ha = sum(a["scores"]["systems"]["adapt"][k]["hits"] for a in paired)
+        ta = sum(a["scores"]["systems"]["adapt"][k]["total"] for a in paired)
+        if tb == 0 or ta == 0 or hb == 0:
+            eq(rel[k], None, "relative %s undefined" % k)
+            continue
+        exp = (ha / ta - hb / tb) / (hb / tb)
+        check(rel[k] is not None and math.isclose(rel[k], exp, rel_tol=1e-12),
+              "paired relative %s: got %r, expected %r (over segments 1 and 3)"
+              % (k, rel[k], exp))
+    eq(rel.get("segments"), 2, "paired segments")
+
+
+def test_declared_systems_are_required_exactly():
+    r = C.post("/v1/sessions", {"id": "decl-bad", "source_lang": "en", "target_lang": "fr",
+                                "systems": ["a", "b"], "options": {"baseline_system": "c"}})
+    expect_problem(r, 422, "invalid-value", "baseline outside the declared systems")
+    for bad in ([], ["a", "a"], ["a b"], "a", [1]):
+        expect_problem(C.post("/v1/sessions", {"id": "decl-bad", "source_lang": "en",
+                                               "target_lang": "fr", "systems": bad}),
+                       422, "invalid-value", "systems %r" % (bad,))
+    expect_status(C.get(base("decl-bad")), 404, "refused sessions are not created")
+    s = C.create_session(id="decl", systems=["baseline", "adaptive"],
+                         options={"baseline_system": "baseline"})
+    eq(s["systems"], ["baseline", "adaptive"], "declared systems echoed")
+    before = snapshot(C, "decl")
+    seg = {"id": "1", "source": "a", "translation": "the terrier bites"}
+    for body, field in ((dict(seg, hypothesis="x"), "hypothesis"),
+                        (dict(seg, hypotheses={"baseline": "x"}), "hypotheses"),
+                        (dict(seg, hypotheses={"baseline": "x", "adaptive": "y", "other": "z"}),
+                         "hypotheses"),
+                        (dict(seg, hypotheses={"baseline": "x", "adaptiv": "y"}), "hypotheses")):
+        p = expect_problem(C.post(base("decl") + "/segments", body), 422, "invalid-value",
+                           "segment with %r" % (body.get("hypotheses") or "hypothesis"))
+        eq(p.get("field"), field, "problem field")
+    same_snapshot(C, "decl", before, "refused segments change nothing")
+    post_seg(C, "decl", dict(seg, hypotheses={"baseline": "x", "adaptive": "the terrier"}))
+    # PUT is held to the same rule
+    r = C.put(base("decl") + "/segments/1", dict(seg, hypotheses={"adaptive": "y"}))
+    expect_problem(r, 422, "invalid-value", "PUT with one system missing")
+    eq(sorted(metrics(C, "decl")["systems"]), ["adaptive", "baseline"], "systems")
+    # one declared system: `hypothesis` names it
+    C.create_session(id="decl-one", systems=["mt"])
+    a = post_seg(C, "decl-one", dict(seg, hypothesis="the terrier"))
+    eq(sorted(a["totals"]), ["mt"], "hypothesis counted for the declared system")
+    eq(sorted(metrics(C, "decl-one")["systems"]), ["mt"], "no system 'default'")
+
+
+def test_hypothesis_to_a_session_with_a_baseline_is_refused():
+    """Posting `hypothesis` to a two-system session used to add a third
+    system "default" silently."""
+    C.create_session(id="nodefault", options={"baseline_system": "baseline"})
+    seg = {"id": "1", "translation": "the terrier bites"}
+    post_seg(C, "nodefault", dict(seg, hypotheses={"baseline": "x", "adaptive": "y"}))
+    before = snapshot(C, "nodefault")
+    p = expect_problem(C.post(base("nodefault") + "/segments",
+                              dict(seg, id="2", hypothesis="the terrier")),
+                       422, "invalid-value", "hypothesis with a baseline_system")
+    eq(p.get("field"), "hypothesis", "problem field")
+    same_snapshot(C, "nodefault", before, "a refused segment changes nothing")
+    eq(sorted(metrics(C, "nodefault")["systems"]), ["adaptive", "baseline"], "systems")
+
+
+def test_simianer2019_echoes_what_it_runs_and_refuses_what_it_cannot():
+    s = C.create_session(id="sim-eff", options=dict(SIMIANER))
+    o = s["options"]
+    eq([o["tokenizer"], o["case"], o["normalize"], o["strip_tags"], o["stem_match"]],
+       ["none", "sensitive", "none", False, False], "simianer2019 effective settings")
+    check("tok:ws|case:sensitive|norm:none" in s["signature"], "signature %r" % s["signature"])
+    for opt, val in (("case", "fold"), ("normalize", "nfkc"), ("tokenizer", "intl"),
+                     ("strip_tags", True), ("stem_match", True)):
+        p = expect_problem(C.post("/v1/sessions", {"id": "sim-bad", "source_lang": "en",
+                                                   "target_lang": "fr",
+                                                   "options": dict(SIMIANER, **{opt: val})}),
+                           422, "invalid-value", "simianer2019 with %s %r" % (opt, val))
+        check(opt in p["detail"], "detail names %r: %r" % (opt, p["detail"]))
+    expect_status(C.get(base("sim-bad")), 404, "refused sessions are not created")
+    # the values it runs may be given
+    s2 = C.create_session(id="sim-ok", options=dict(SIMIANER, case="sensitive", normalize="none"))
+    eq(s2["signature"], s["signature"], "explicit values it runs change nothing")
+    # and the standard profile echoes its own defaults
+    o = C.create_session(id="std-eff")["options"]
+    eq([o["tokenizer"], o["case"], o["normalize"]], ["auto", "fold", "nfkc"], "standard")
+
+
+ZH_REF = "我们今天在北京开会，讨论新的翻译系统。"
+ZH_HYP = "我们明天在上海开会，讨论新的翻译系统。"
+
+
+def test_cat_tool_language_codes():
+    """memoQ's ISO 639-2/B codes and ISO 639-3 codes map to the BCP 47 form."""
+    for code, canon in (("fre-FR", "fr-FR"), ("ger-DE", "de-DE"), ("fra", "fr"), ("zho", "zh")):
+        s = C.create_session(id="lang-" + code, source_lang="en", target_lang=code)
+        eq(s["target_lang"], canon, "target_lang %s" % code)
+        eq(s["warnings"], [], "no warnings for %s" % code)
+    eq(C.jget(base("lang-fre-FR"))["signature"],
+       C.create_session(id="lang-fr-FR", target_lang="fr-FR")["signature"],
+       "fre-FR and fr-FR sessions run the same settings")
+    # the issue's segment: zho used to make the sentence one content word
+    r = {}
+    for code in ("zh", "zho"):
+        C.create_session(id="zh-" + code, source_lang="en", target_lang=code,
+                         options={"stopwords": "none"})
+        post_seg(C, "zh-" + code, {"id": "1", "hypothesis": ZH_HYP, "translation": ZH_REF})
+        r[code] = count(metrics(C, "zh-" + code)["systems"]["default"]["r0"])
+    check(r["zh"][1] > 5, "zh: one content word per character, got %r" % r["zh"])
+    eq(r["zho"], r["zh"], "R0 with zho vs zh")
+
+
+def test_languages_without_stopwords_or_tokenizer_say_so():
+    s = C.create_session(id="lang-kal", source_lang="en", target_lang="kal")
+    eq(s["target_lang"], "kl", "kal → kl")
+    eq(len(s["warnings"]), 1, "warnings %r" % s["warnings"])
+    check("no stopword list" in s["warnings"][0], "warning %r" % s["warnings"])
+    check(s["signature"].endswith("|warn:no-stopwords"), "signature %r" % s["signature"])
+    s = C.create_session(id="lang-xq", source_lang="qqa", target_lang="xq")
+    eq(len(s["warnings"]), 3, "warnings %r" % s["warnings"])
+    check(any("tokenizer" in w and "guess" in w for w in s["warnings"]),
+          "tokenizer warning %r" % s["warnings"])
+    check("|warn:no-stopwords,unknown-target-lang,unknown-source-lang" in s["signature"],
+          "signature %r" % s["signature"])
+    eq(C.create_session(id="lang-none", target_lang="kl", options={"stopwords": "none"})
+       ["warnings"], [], "stopwords none is a choice")
+
+
 # ---- errors ------------------------------------------------------------------------
 
 def _error_session(sid):
