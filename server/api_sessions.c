@@ -291,6 +291,16 @@ void am_api_session_create(am_req *req, am_resp *resp)
         return;
     }
     bg = bgv ? json_string_value(bgv) : NULL;
+    json_t *rt = json_object_get(opts, "rare_threshold");
+    if (!bg && json_is_integer(rt) && json_integer_value(rt) != 0) {
+        /* the novel-word variant needs the background vocabulary's counts */
+        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                        "options.rare_threshold needs options.background_vocabulary");
+        am_resp_problem_set(resp, "field", json_string("options.rare_threshold"));
+        json_decref(opts);
+        json_decref(body);
+        return;
+    }
     json_t *prof = json_object_get(opts, "profile");
     if (json_is_string(prof) && !strcmp(json_string_value(prof), "alam2021")) {
         am_resp_problem(resp, req, 422, "invalid-value", "Unsupported profile",
@@ -319,7 +329,18 @@ void am_api_session_create(am_req *req, am_resp *resp)
             json_decref(body);
             return;
         }
-        if (!json_object_get(opts, "stopwords"))
+        json_t *swc = json_object_get(opts, "stopwords");
+        if (swc && !(json_is_string(swc) && !strcmp(json_string_value(swc), "custom"))) {
+            /* the list would be stored and never used */
+            am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                            "'stopword_list' is used with options.stopwords custom (or without "
+                            "options.stopwords), not with another stopwords choice");
+            am_resp_problem_set(resp, "field", json_string("stopword_list"));
+            json_decref(opts);
+            json_decref(body);
+            return;
+        }
+        if (!swc)
             json_object_set_new(opts, "stopwords", json_string("custom"));
         sw_txt = am_json_dump(swl);
     }

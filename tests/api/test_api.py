@@ -682,6 +682,16 @@ def test_relative_to_baseline_is_paired():
               "paired relative %s: got %r, expected %r (over segments 1 and 3)"
               % (k, rel[k], exp))
     eq(rel.get("segments"), 2, "paired segments")
+    # a PUT that gives segment 2 both systems replays the pair totals too
+    r = C.put(base("pairs") + "/segments/2", {"id": "2", "source": segs[1]["source"],
+                                               "translation": segs[1]["translation"],
+                                               "hypotheses": {"base": segs[1]["hypothesis"],
+                                                              "adapt": "nothing right"}})
+    expect_status(r, 200, "PUT segment 2 with both systems")
+    m = metrics(C, "pairs")
+    eq(m["relative_to_baseline"]["adapt"]["segments"], 3, "paired segments after the PUT")
+    eq([m["systems"]["base"]["segments"], m["systems"]["adapt"]["segments"]], [3, 3],
+       "both systems on every segment")
 
 
 def test_declared_systems_are_required_exactly():
@@ -754,6 +764,15 @@ def test_simianer2019_echoes_what_it_runs_and_refuses_what_it_cannot():
     # and the standard profile echoes its own defaults
     o = C.create_session(id="std-eff")["options"]
     eq([o["tokenizer"], o["case"], o["normalize"]], ["auto", "fold", "nfkc"], "standard")
+    # options that would be stored and ignored are refused too
+    for body, field in (({"options": {"rare_threshold": 3}}, "options.rare_threshold"),
+                        ({"options": {"stopwords": "iso"}, "stopword_list": ["le"]},
+                         "stopword_list")):
+        p = expect_problem(C.post("/v1/sessions", dict(body, id="ignored", source_lang="en",
+                                                       target_lang="fr")),
+                           422, "invalid-value", "ignored option %r" % (body,))
+        eq(p.get("field"), field, "problem field")
+    expect_status(C.get(base("ignored")), 404, "refused sessions are not created")
 
 
 ZH_REF = "我们今天在北京开会，讨论新的翻译系统。"
