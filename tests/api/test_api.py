@@ -307,8 +307,9 @@ def test_openapi_validates_as_3_1():
 def test_openapi_redocly_lint_clean():
     """redocly lint (the recommended rules, redocly.yaml) finds no error and no warning."""
     npm_ci()
+    # offline: no telemetry, no update check
     env = dict(os.environ, REDOCLY_TELEMETRY="off", REDOCLY_SUPPRESS_UPDATE_NOTICE="true",
-               NO_COLOR="1")
+               REDOCLY_SUPPRESS_NOTIFICATIONS="true", DO_NOT_TRACK="1", NO_COLOR="1")
     p = subprocess.run([node_bin("redocly"), "lint", "--config", os.path.join(ROOT, "redocly.yaml"),
                         "--format=json", os.path.join(ROOT, "openapi.yaml")],
                        capture_output=True, timeout=180, env=env)

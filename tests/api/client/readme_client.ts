@@ -61,7 +61,7 @@ async function main(): Promise<void> {
 
   // README: baseline and adaptive, compared on the same segments
   const cmp: SessionCreate = { id: "compare", source_lang: "de", target_lang: "en",
-    options: { baseline_system: "baseline" } };
+    systems: ["baseline", "adaptive"], options: { baseline_system: "baseline" } };
   expect((await call<Session>("POST", "/v1/sessions", cmp)).status === 201, "create compare");
   const two: SegmentRequest = { id: "1", hypotheses: { baseline: "The dog bites the lady",
     adaptive: "The terrier bites the woman" }, translation: "The terrier bites the woman" };
@@ -69,7 +69,12 @@ async function main(): Promise<void> {
     "post two systems");
   const mc = await call<Metrics>("GET", "/v1/sessions/compare/metrics");
   const rel = mc.json.relative_to_baseline?.["adaptive"];
-  expect(mc.json.baseline_system === "baseline" && rel !== undefined, "relative_to_baseline");
+  expect(mc.json.baseline_system === "baseline" && rel?.segments === 1, "relative_to_baseline");
+  // README: language codes as CAT tools write them
+  const memoq: SessionCreate = { id: "memoq", source_lang: "eng", target_lang: "fre-FR" };
+  const q = await call<Session>("POST", "/v1/sessions", memoq);
+  expect(q.status === 201 && q.json.target_lang === "fr-FR" && q.json.warnings.length === 0,
+    `language codes: ${q.status} ${q.json.target_lang}`);
 }
 
 main().then(
