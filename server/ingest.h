@@ -55,7 +55,9 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
                      am_fail *fail);
 void am_seg_req_cleanup(am_seg_req *r);
 
-/* Posts a segment. On success *result is the stored result, compact JSON
+/* Posts a segment, after checking its systems against the session's (a
+ * declared `systems` list must be matched exactly; a session with a
+ * baseline_system refuses `hypothesis`: 422). On success *result is the stored result, compact JSON
  * text (owned by the caller, free()), and *status 201 (new) or 200
  * (identical re-post). A different body for a known id fails with 409. */
 int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, char **result,
@@ -67,8 +69,10 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
                       int *status, am_fail *fail);
 
 /* Totals of every system of a session as a JSON object {system: totals},
- * plus relative differences to the baseline system when it has totals;
- * "version" and the session's incarnation (*incarnation, may be NULL)
+ * plus relative differences to the baseline system when it has totals,
+ * computed over the paired segments only (those carrying both systems;
+ * docs/metrics.md), with their number in "segments"; "version" and the
+ * session's incarnation (*incarnation, may be NULL)
  * are those of the snapshot the totals were read from. */
 int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t *incarnation,
                       am_fail *fail);
