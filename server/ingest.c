@@ -592,7 +592,7 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
  * `hypothesis` would add a system "default" compared with nothing). With
  * strict 0 (replaying stored requests, valid when posted) only the naming
  * is done. Returns AM_OK or AM_ERR_INVALID with a 422 in *f. */
-static int am_seg_systems(const am_sess *sess, am_seg_req *r, int strict, am_fail *f)
+int am_seg_systems(const am_sess *sess, am_seg_req *r, int strict, am_fail *f)
 {
     if (sess->n_systems == 1 && r->single) {
         r->sys[0] = sess->systems[0];

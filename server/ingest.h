@@ -55,6 +55,16 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
                      am_fail *fail);
 void am_seg_req_cleanup(am_seg_req *r);
 
+/* Applies a session's systems (sess: an am_sess of sessions.h, borrowed)
+ * to a parsed request r (modified; names borrowed from sess): a session
+ * that declared `systems` takes exactly those in `hypotheses`, or
+ * `hypothesis` when it declared one (which then names it); a session with a
+ * baseline_system refuses `hypothesis`. With strict 0 (stored requests,
+ * valid when posted) only the naming is done. Returns AM_OK or
+ * AM_ERR_INVALID with a 422 in *fail. */
+struct am_sess;
+int am_seg_systems(const struct am_sess *sess, am_seg_req *r, int strict, am_fail *fail);
+
 /* Posts a segment, after checking its systems against the session's (a
  * declared `systems` list must be matched exactly; a session with a
  * baseline_system refuses `hypothesis`: 422). On success *result is the stored result, compact JSON

@@ -683,6 +683,10 @@ def test_relative_to_baseline_is_paired():
               "paired relative %s: got %r, expected %r (over segments 1 and 3)"
               % (k, rel[k], exp))
     eq(rel.get("segments"), 2, "paired segments")
+    # a rescore (same glossary) keeps the pair totals
+    expect_status(C.post(base("pairs") + "/rescore", {}), 200, "rescore")
+    eq(metrics(C, "pairs")["relative_to_baseline"], m["relative_to_baseline"],
+       "relative_to_baseline after a rescore")
     # a PUT that gives segment 2 both systems replays the pair totals too
     r = C.put(base("pairs") + "/segments/2", {"id": "2", "source": segs[1]["source"],
                                                "translation": segs[1]["translation"],
@@ -728,6 +732,8 @@ def test_declared_systems_are_required_exactly():
     a = post_seg(C, "decl-one", dict(seg, hypothesis="the terrier"))
     eq(sorted(a["totals"]), ["mt"], "hypothesis counted for the declared system")
     eq(sorted(metrics(C, "decl-one")["systems"]), ["mt"], "no system 'default'")
+    expect_status(C.post(base("decl-one") + "/rescore", {}), 200, "rescore")
+    eq(sorted(metrics(C, "decl-one")["systems"]), ["mt"], "no system 'default' after a rescore")
 
 
 def test_hypothesis_to_a_session_with_a_baseline_is_refused():
