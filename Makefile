@@ -22,7 +22,7 @@ LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstemmer -lpthread -
 LDFLAGS  ?=
 
 CORE_SRC := $(wildcard core/*.c core/compat/*.c)
-GEN_OBJ  ?= $(BUILD)/gen/stopwords_data.o
+GEN_OBJ  ?= $(BUILD)/gen/stopwords_data.o $(BUILD)/gen/lang_data.o
 CORE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC)) $(GEN_OBJ)
 SRV_SRC  := $(filter-out server/main.c,$(wildcard server/*.c))
 SRV_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(SRV_SRC)) $(BUILD)/gen/embedded.o
@@ -74,6 +74,20 @@ $(BUILD)/gen/stopwords_data.c: $(BUILD)/tools/gen_stopwords $(STOPWORD_DATA)
 	$(BUILD)/tools/gen_stopwords data/stopwords $@
 
 $(BUILD)/gen/stopwords_data.o: $(BUILD)/gen/stopwords_data.c
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The language-code table (core/lang.c) is generated from the ISO 639 files
+# of the Debian package iso-codes (LGPL-2.1-or-later; tools/deps.sh).
+ISO_CODES ?= /usr/share/iso-codes/json
+$(BUILD)/tools/gen_langs: tools/gen_langs.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 $(shell pkg-config --cflags jansson) -o $@ $< $(shell pkg-config --libs jansson)
+
+$(BUILD)/gen/lang_data.c: $(BUILD)/tools/gen_langs $(ISO_CODES)/iso_639-3.json $(ISO_CODES)/iso_639-2.json
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/gen_langs $(ISO_CODES) $@
+
+$(BUILD)/gen/lang_data.o: $(BUILD)/gen/lang_data.c core/lang_data.h
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/testutil.o: tests/unit/testutil.c tests/unit/testutil.h

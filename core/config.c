@@ -1,6 +1,7 @@
 /* config.c — session options, their table and the signature (see config.h). */
 #include "config.h"
 
+#include "lang.h"
 #include "stopwords.h"
 
 #include <errno.h>
@@ -204,9 +205,10 @@ int am_config_set(am_config *c, const char *name_in, const char *value, am_buf *
         else
             return am_bad(err, name, value);
     } else if (!strcmp(name, "source_lang") || !strcmp(name, "target_lang")) {
-        if (!am_lang_ok(value))
+        char canon[AM_LANG_MAX];
+        if (!am_lang_ok(value) || am_lang_canonical(value, canon, sizeof canon, NULL) != AM_OK)
             return am_bad(err, name, value);
-        strcpy(name[0] == 's' ? c->source_lang : c->target_lang, value);
+        strcpy(name[0] == 's' ? c->source_lang : c->target_lang, canon);
     } else if (!strcmp(name, "tokenizer")) {
         if (!strcmp(value, "auto")) {
             c->tokenizer_auto = 1;
@@ -276,7 +278,83 @@ int am_config_set(am_config *c, const char *name_in, const char *value, am_buf *
         }
         return AM_ERR_NOTFOUND;
     }
+    for (unsigned i = 0; am_options[i].name; i++)
+        if (!strcmp(am_options[i].name, name))
+            c->explicit_set |= 1u << i;
     return AM_OK;
+}
+
+void am_config_apply_profile(am_config *c)
+{
+    if (c->profile != AM_PROFILE_SIMIANER2019)
+        return;
+    c->tokenizer_auto = 0;
+    c->tokenizer = AM_TOK_NONE;
+    c->case_sensitive = 1;
+    c->norm = AM_NORM_NONE;
+    c->strip_tags = 0;
+    c->stem_match = 0;
+}
+
+/* 1 when option name was set explicitly. */
+static int am_config_explicit(const am_config *c, const char *name)
+{
+    for (unsigned i = 0; am_options[i].name; i++)
+        if (!strcmp(am_options[i].name, name))
+            return (c->explicit_set >> i) & 1u;
+    return 0;
+}
+
+int am_config_check_profile(const am_config *c, am_buf *err)
+{
+    am_config fixed = *c;
+    am_config_apply_profile(&fixed);
+    const char *bad = NULL;
+    if (am_config_explicit(c, "tokenizer") && !c->tokenizer_auto && c->tokenizer != fixed.tokenizer)
+        bad = "tokenizer";
+    else if (am_config_explicit(c, "case") && c->case_sensitive != fixed.case_sensitive)
+        bad = "case";
+    else if (am_config_explicit(c, "normalize") && c->norm != fixed.norm)
+        bad = "normalize";
+    else if (am_config_explicit(c, "strip_tags") && c->strip_tags != fixed.strip_tags)
+        bad = "strip_tags";
+    else if (am_config_explicit(c, "stem_match") && c->stem_match != fixed.stem_match)
+        bad = "stem_match";
+    if (!bad)
+        return AM_OK;
+    if (err) {
+        am_buf_reset(err);
+        am_buf_printf(err,
+                      "profile %s cannot honour option '%s': it runs tokenizer none "
+                      "(whitespace), case sensitive, normalize none, strip_tags false, "
+                      "stem_match false; leave '%s' out or use profile standard",
+                      am_config_profile_name(c->profile), bad, bad);
+    }
+    return AM_ERR_INVALID;
+}
+
+/* 1 when the primary subtag of lang is an ISO 639 code. */
+static int am_lang_known(const char *lang)
+{
+    char canon[AM_LANG_MAX];
+    int known = 0;
+    return am_lang_canonical(lang, canon, sizeof canon, &known) == AM_OK && known;
+}
+
+unsigned am_config_warnings(const am_config *c)
+{
+    unsigned w = 0;
+    char lang[8];
+    if (c->profile != AM_PROFILE_ALAM2021 && c->stopwords == AM_SW_AUTO &&
+        strcmp(c->target_lang, "und") &&
+        (am_sw_lang(c->target_lang, lang, sizeof lang) != AM_OK ||
+         !strcmp(am_sw_default_source(lang), "none")))
+        w |= AM_WARN_NO_STOPWORDS;
+    if (!am_lang_known(c->target_lang))
+        w |= AM_WARN_TARGET_LANG;
+    if (!am_lang_known(c->source_lang))
+        w |= AM_WARN_SOURCE_LANG;
+    return w;
 }
 
 int am_config_check(const am_config *c, am_buf *err)
@@ -349,4 +427,15 @@ void am_config_signature(const am_config *c, am_buf *out)
         am_buf_appends(out, "|stem:yes");
     if (c->ter_case_sensitive)
         am_buf_appends(out, "|ter:cs");
+    unsigned w = am_config_warnings(c);
+    if (w) {
+        static const char *const names[] = {"no-stopwords", "unknown-target-lang",
+                                            "unknown-source-lang"};
+        const char *sep = "|warn:";
+        for (unsigned i = 0; i < 3; i++)
+            if (w & (1u << i)) {
+                am_buf_printf(out, "%s%s", sep, names[i]);
+                sep = ",";
+            }
+    }
 }

@@ -45,7 +45,13 @@ typedef struct am_config {
     int ter_case_sensitive; /* TER/TERm: sacreBLEU's case_sensitive */
     int64_t rare_threshold; /* novel-word variant (with a background) */
     int has_background; /* a background vocabulary is attached */
+    unsigned explicit_set; /* bit i: option i of am_config_options() was set */
 } am_config;
+
+/* Warnings about settings that cannot fit the languages (am_config_warnings). */
+#define AM_WARN_NO_STOPWORDS 1u /* stopwords auto: no list for target_lang */
+#define AM_WARN_TARGET_LANG 2u /* target_lang is no ISO 639 language: tokenizer guessed */
+#define AM_WARN_SOURCE_LANG 4u /* source_lang is no ISO 639 language: tokenizer guessed */
 
 /* Fills *c with the defaults of the standard profile. */
 void am_config_init(am_config *c);
@@ -62,11 +68,28 @@ int am_config_set(am_config *c, const char *name, const char *value, am_buf *err
  * Returns AM_OK or AM_ERR_INVALID with a message in err. */
 int am_config_check(const am_config *c, am_buf *err);
 
+/* The settings a profile fixes: simianer2019 (rk.rb) splits on whitespace,
+ * keeps case, does not normalize, keeps tags and has no stem matching, for
+ * recall and for terms alike. am_config_apply_profile writes them into *c
+ * (am_scorer_new does, so the scorer's config shows what runs).
+ * am_config_check_profile refuses an option that was set explicitly
+ * (explicit_set) to a value the profile does not run: AM_ERR_INVALID with a
+ * message naming the option in err, else AM_OK. */
+void am_config_apply_profile(am_config *c);
+int am_config_check_profile(const am_config *c, am_buf *err);
+
+/* AM_WARN_* bits of what cannot fit the languages: no stopword list for
+ * target_lang under stopwords auto ("und" excepted: no language given), a
+ * language code that is no ISO 639 code (the tokenizer is a guess). */
+unsigned am_config_warnings(const am_config *c);
+
 /* The tokenizer in effect (resolving "auto" from target_lang). */
 enum am_tok_kind am_config_tokenizer(const am_config *c);
 
 /* Writes the signature string of the settings into out (reset first), e.g.
- * adaptmon:1|profile:standard|tok:intl|case:fold|norm:nfkc|sw:snowball|k:1|wo:2,3|cterm:2 */
+ * adaptmon:1|profile:standard|tok:intl|case:fold|norm:nfkc|sw:snowball|k:1|wo:2,3|cterm:2
+ * ending with |warn:no-stopwords,unknown-target-lang,unknown-source-lang
+ * (those that apply) when am_config_warnings has any. */
 void am_config_signature(const am_config *c, am_buf *out);
 
 /* One row of the option table, for help texts and API documentation. */

@@ -84,6 +84,7 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
 
     am_scorer *s = am_xcalloc(1, sizeof *s);
     s->cfg = *cfg;
+    am_config_apply_profile(&s->cfg); /* what the profile runs (config.h) */
     s->cfg.has_background = background != NULL;
     rc = am_scorer_stopwords(&s->cfg, custom_sw, n_custom, &s->sw, err);
     if (rc != AM_OK)

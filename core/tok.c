@@ -129,7 +129,12 @@ enum am_tok_kind am_tok_default_for_lang(const char *lang)
 {
     if (!lang)
         return AM_TOK_INTL;
-    if (lang_is(lang, "zh") || lang_is(lang, "ja"))
+    /* Chinese (and its ISO 639-3 varieties without a two-letter code),
+     * Japanese: no spaces between words */
+    if (lang_is(lang, "zh") || lang_is(lang, "ja") || lang_is(lang, "cmn") ||
+        lang_is(lang, "yue") || lang_is(lang, "wuu") || lang_is(lang, "lzh") ||
+        lang_is(lang, "hak") || lang_is(lang, "nan") || lang_is(lang, "gan") ||
+        lang_is(lang, "hsn"))
         return AM_TOK_ZH;
     if (lang_is(lang, "th") || lang_is(lang, "lo") || lang_is(lang, "km") || lang_is(lang, "my"))
         return AM_TOK_CHAR;

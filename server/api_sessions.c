@@ -9,6 +9,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The session's warnings: what cannot fit its languages (config.h,
+ * am_config_warnings), as sentences. Returns a new array. */
+static json_t *am_session_warnings(const am_config *c)
+{
+    json_t *w = json_array();
+    unsigned bits = am_config_warnings(c);
+    char msg[400];
+    if (bits & AM_WARN_NO_STOPWORDS) {
+        snprintf(msg, sizeof msg,
+                 "no stopword list for target_lang '%s': every word counts as a content word "
+                 "(give stopword_list, or options.stopwords none to make it a choice)",
+                 c->target_lang);
+        json_array_append_new(w, json_string(msg));
+    }
+    if (bits & AM_WARN_TARGET_LANG) {
+        snprintf(msg, sizeof msg,
+                 "target_lang '%s' is not an ISO 639 language code: the tokenizer (%s) is a "
+                 "guess and no stopword list applies",
+                 c->target_lang, am_tok_name(am_config_tokenizer(c)));
+        json_array_append_new(w, json_string(msg));
+    }
+    if (bits & AM_WARN_SOURCE_LANG) {
+        snprintf(msg, sizeof msg,
+                 "source_lang '%s' is not an ISO 639 language code: glossary terms in the "
+                 "source are tokenized by a guess",
+                 c->source_lang);
+        json_array_append_new(w, json_string(msg));
+    }
+    return w;
+}
+
 json_t *am_api_session_json(am_server *srv, const am_store_session *row)
 {
     (void)srv;
@@ -16,19 +47,29 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
     am_scorer *sc = NULL;
     am_buf err;
     am_buf_init(&err);
-    json_t *eff = NULL;
+    json_t *eff = NULL, *warnings = NULL;
     if (am_sessions_build_scorer(row->options, row->custom_stopwords, NULL, NULL, &sc, &err) ==
         AM_OK) {
+        /* the scorer's config: what runs (a profile's fixed settings included) */
         eff = am_json_config(am_scorer_config(sc));
+        warnings = am_session_warnings(am_scorer_config(sc));
         am_scorer_free(sc);
     } else {
         eff = json_object();
+        warnings = json_array();
     }
     am_buf_cleanup(&err);
+    /* the languages are top-level fields of a session, not options */
+    json_t *src_lang = json_incref(json_object_get(eff, "source_lang"));
+    json_t *tgt_lang = json_incref(json_object_get(eff, "target_lang"));
+    json_object_del(eff, "source_lang");
+    json_object_del(eff, "target_lang");
+    /* service options appear when set (Options has no nulls) */
     const char *keys[] = {"baseline_system", "background_vocabulary"};
     for (size_t i = 0; i < 2; i++) {
         json_t *v = json_object_get(opts, keys[i]);
-        json_object_set(eff, keys[i], v ? v : json_null());
+        if (json_is_string(v))
+            json_object_set(eff, keys[i], v);
     }
     size_t gl = 0;
     if (row->glossary) {
@@ -49,8 +90,8 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
     json_t *o = json_pack(
         "{sssosososssIs{sIsI}sososo}", "id", row->id, "name",
         json_incref(json_object_get(opts, "name") ? json_object_get(opts, "name") : json_null()),
-        "source_lang", json_incref(json_object_get(eff, "source_lang")), "target_lang",
-        json_incref(json_object_get(eff, "target_lang")), "signature", row->signature, "segments",
+        "source_lang", src_lang ? src_lang : json_string("und"), "target_lang",
+        tgt_lang ? tgt_lang : json_string("und"), "signature", row->signature, "segments",
         (json_int_t)row->segments, "glossary", "entries", (json_int_t)gl, "version",
         (json_int_t)row->glossary_version, "options", eff, "created_at",
         am_json_time(row->created_at), "updated_at", am_json_time(row->updated_at));
@@ -59,11 +100,50 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
         json_object_set_new(o, "stopword_list", sw);
     json_t *md = json_object_get(opts, "metadata");
     json_object_set(o, "metadata", md ? md : json_null());
+    json_t *systems = json_object_get(opts, "systems");
+    if (json_is_array(systems))
+        json_object_set(o, "systems", systems);
+    json_object_set_new(o, "warnings", warnings);
     json_object_set_new(o, "links", links);
     /* unique per creation: a deleted and re-created id gets a new one */
     json_object_set_new(o, "incarnation", json_integer((json_int_t)row->incarnation));
     json_decref(opts);
     return o;
+}
+
+/* Validates the optional top-level "systems" of a create body (borrowed)
+ * and copies it into opts: 1 to max_systems distinct system names, which
+ * include options.baseline_system when that is set. Returns NULL, or a
+ * static message with *field set. */
+static const char *am_session_systems(am_req *req, json_t *body, json_t *opts, const char **field)
+{
+    json_t *sys = json_object_get(body, "systems");
+    json_t *bs = json_object_get(opts, "baseline_system");
+    *field = "systems";
+    if (!sys)
+        return NULL;
+    size_t max = (size_t)req->srv->cfg.max_systems;
+    if (max > AM_SCORE_MAX_SYSTEMS)
+        max = AM_SCORE_MAX_SYSTEMS;
+    if (!json_is_array(sys) || json_array_size(sys) == 0 || json_array_size(sys) > max)
+        return "'systems' must be an array of 1 to max-systems system names";
+    int has_baseline = 0;
+    for (size_t i = 0; i < json_array_size(sys); i++) {
+        const char *a = json_string_value(json_array_get(sys, i));
+        if (!a || !am_http_valid_id(a))
+            return "system names match [A-Za-z0-9._-]{1,128}";
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(a, json_string_value(json_array_get(sys, j))))
+                return "'systems' names a system twice";
+        if (json_is_string(bs) && !strcmp(a, json_string_value(bs)))
+            has_baseline = 1;
+    }
+    if (bs && !has_baseline) {
+        *field = "options.baseline_system";
+        return "the baseline_system must be one of the declared systems";
+    }
+    json_object_set(opts, "systems", sys);
+    return NULL;
 }
 
 /* Generates an id "s-" + 16 hex digits from the clock and a counter-free
@@ -94,7 +174,8 @@ void am_api_session_create(am_req *req, am_resp *resp)
     if (am_req_json(req, resp, &body) != AM_OK)
         return;
     static const char *const known[] = {"id",      "name",     "source_lang",   "target_lang",
-                                        "options", "glossary", "stopword_list", "metadata"};
+                                        "options", "glossary", "stopword_list", "metadata",
+                                        "systems"};
     const char *key;
     json_t *v;
     json_object_foreach(body, key, v)
@@ -106,7 +187,7 @@ void am_api_session_create(am_req *req, am_resp *resp)
         if (k == sizeof known / sizeof known[0]) {
             am_resp_problem(resp, req, 422, "unknown-field", "Unknown field",
                             "unknown field '%.64s' (allowed: id, name, source_lang, target_lang, "
-                            "options, glossary, stopword_list, metadata)",
+                            "options, glossary, stopword_list, metadata, systems)",
                             key);
             am_resp_problem_set(resp, "field", json_string(key));
             json_decref(body);
@@ -157,9 +238,10 @@ void am_api_session_create(am_req *req, am_resp *resp)
     {
         if (fail_msg)
             break;
-        if (!strcmp(key, "source_lang") || !strcmp(key, "target_lang")) {
+        if (!strcmp(key, "source_lang") || !strcmp(key, "target_lang") || !strcmp(key, "systems") ||
+            !strcmp(key, "paired_totals")) {
             fail_field = key;
-            fail_msg = "languages are top-level fields, not options";
+            fail_msg = "languages and systems are top-level fields, not options";
             break;
         }
         json_object_set(opts, key, v);
@@ -180,10 +262,21 @@ void am_api_session_create(am_req *req, am_resp *resp)
         json_decref(body);
         return;
     }
+    if (!fail_msg)
+        fail_msg = am_session_systems(req, body, opts, &fail_field);
+    if (fail_msg) {
+        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value", "%s", fail_msg);
+        am_resp_problem_set(resp, "field", json_string(fail_field));
+        json_decref(opts);
+        json_decref(body);
+        return;
+    }
     if (name)
         json_object_set(opts, "name", name);
     if (md)
         json_object_set(opts, "metadata", md);
+    /* pair totals (ingest.c) are kept from this session's first segment on */
+    json_object_set_new(opts, "paired_totals", json_true());
 
     /* service options */
     const char *bg = NULL;
@@ -198,6 +291,16 @@ void am_api_session_create(am_req *req, am_resp *resp)
         return;
     }
     bg = bgv ? json_string_value(bgv) : NULL;
+    json_t *rt = json_object_get(opts, "rare_threshold");
+    if (!bg && json_is_integer(rt) && json_integer_value(rt) != 0) {
+        /* the novel-word variant needs the background vocabulary's counts */
+        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                        "options.rare_threshold needs options.background_vocabulary");
+        am_resp_problem_set(resp, "field", json_string("options.rare_threshold"));
+        json_decref(opts);
+        json_decref(body);
+        return;
+    }
     json_t *prof = json_object_get(opts, "profile");
     if (json_is_string(prof) && !strcmp(json_string_value(prof), "alam2021")) {
         am_resp_problem(resp, req, 422, "invalid-value", "Unsupported profile",
@@ -226,7 +329,18 @@ void am_api_session_create(am_req *req, am_resp *resp)
             json_decref(body);
             return;
         }
-        if (!json_object_get(opts, "stopwords"))
+        json_t *swc = json_object_get(opts, "stopwords");
+        if (swc && !(json_is_string(swc) && !strcmp(json_string_value(swc), "custom"))) {
+            /* the list would be stored and never used */
+            am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                            "'stopword_list' is used with options.stopwords custom (or without "
+                            "options.stopwords), not with another stopwords choice");
+            am_resp_problem_set(resp, "field", json_string("stopword_list"));
+            json_decref(opts);
+            json_decref(body);
+            return;
+        }
+        if (!swc)
             json_object_set_new(opts, "stopwords", json_string("custom"));
         sw_txt = am_json_dump(swl);
     }
@@ -275,6 +389,8 @@ void am_api_session_create(am_req *req, am_resp *resp)
                           "/v1/vocabularies/%s first)",
                           bg, bg);
     }
+    if (rc == AM_OK)
+        rc = am_sessions_check_options(opts_txt, &err);
     if (rc == AM_OK)
         rc = am_sessions_build_scorer(opts_txt, sw_txt, gl_txt, NULL, &sc, &err);
     if (rc != AM_OK) {

@@ -1033,7 +1033,10 @@ int am_cli_score(int argc, char **argv)
     am_buf err;
     am_buf_init(&err);
     const char *const *cw = (const char *const *)custom_sw.v;
-    int e = am_scorer_new(&c.cfg, cw, custom_sw.n, c.glossary_path ? &gloss : NULL, background,
+    /* as session creation: an option the profile cannot honour is an error */
+    int e = am_config_check_profile(&c.cfg, &err);
+    if (e == AM_OK)
+        e = am_scorer_new(&c.cfg, cw, custom_sw.n, c.glossary_path ? &gloss : NULL, background,
                           &scorer, &err);
     if (e != AM_OK) {
         fprintf(stderr, "adaptmon score: %s\n", err.len ? am_buf_str(&err) : am_strerror(e));

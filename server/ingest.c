@@ -258,6 +258,7 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
             return AM_ERR_INVALID;
         r->sys[0] = "default";
         r->nsys = 1;
+        r->single = 1;
     } else if (hs) {
         if (!json_is_object(hs) || json_object_size(hs) == 0)
             return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
@@ -330,6 +331,12 @@ static int am_tx_lookup(void *ctx, const char *word, int64_t *occ)
     return am_store_tx_vocab_get(c->tx, c->session, word, occ);
 }
 
+/* Totals entries one segment writes: its systems, and for each system other
+ * than the baseline two pair entries, "pair:<system>:baseline" and
+ * "pair:<system>:system": the baseline's and the system's totals over the
+ * segments that carried both (':' is not allowed in system names). */
+#define AM_PLAN_MAX (3 * AM_SCORE_MAX_SYSTEMS)
+
 /* The writes of one scored segment, computed outside the write
  * transaction (am_apply) and applied inside it (am_plan_exec). */
 typedef struct am_plan {
@@ -337,10 +344,11 @@ typedef struct am_plan {
     int64_t seq;
     am_buf words; /* NUL-separated content words of the translation */
     size_t nwords;
-    size_t nsys;
-    const char *sys[AM_SCORE_MAX_SYSTEMS];
-    char *totals[AM_SCORE_MAX_SYSTEMS]; /* raw totals JSON after this segment (owned) */
+    size_t nsys; /* systems, then pair totals (metrics: paired comparisons) */
+    const char *sys[AM_PLAN_MAX];
+    char *totals[AM_PLAN_MAX]; /* raw totals JSON after this segment (owned) */
     am_totals *tot; /* the same totals, nsys of them (owned) */
+    char *pair_names[AM_PLAN_MAX]; /* owned names behind the pair entries of sys */
     const char **choices; /* (entry source, target) pairs, borrowed from the session */
     size_t nchoices;
     /* the segment row (POST); client_id NULL: no insert */
@@ -383,6 +391,8 @@ static void am_plan_cleanup(am_plan *p)
     am_buf_cleanup(&p->words);
     for (size_t k = 0; k < p->nsys; k++)
         free(p->totals[k]);
+    for (size_t k = 0; k < AM_PLAN_MAX; k++)
+        free(p->pair_names[k]);
     free(p->choices);
     free(p->tot);
     free(p->result_txt);
@@ -487,13 +497,34 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
 
     json_t *scores = am_json_segment(sc, &res, req->sys);
     json_t *totals = json_object();
-    plan->tot = am_xcalloc(req->nsys ? req->nsys : 1, sizeof *plan->tot);
-    for (size_t k = 0; k < req->nsys && rc == AM_OK; k++) {
+    plan->tot = am_xcalloc(AM_PLAN_MAX, sizeof *plan->tot);
+    /* the entries to update: the systems, then the pairs with the baseline */
+    size_t n_ent = req->nsys, base = req->nsys;
+    const char *ent[AM_PLAN_MAX];
+    size_t from[AM_PLAN_MAX]; /* index into res.sys of the entry's scores */
+    for (size_t k = 0; k < req->nsys; k++) {
+        ent[k] = req->sys[k];
+        from[k] = k;
+        if (sess->baseline && sess->paired_totals && !strcmp(req->sys[k], sess->baseline))
+            base = k;
+    }
+    for (size_t k = 0; base < req->nsys && k < req->nsys; k++) {
+        if (k == base)
+            continue;
+        for (int side = 0; side < 2; side++) {
+            char name[300];
+            snprintf(name, sizeof name, "pair:%s:%s", req->sys[k], side ? "system" : "baseline");
+            plan->pair_names[n_ent] = am_xstrdup(name);
+            ent[n_ent] = plan->pair_names[n_ent];
+            from[n_ent++] = side ? k : base;
+        }
+    }
+    for (size_t k = 0; k < n_ent && rc == AM_OK; k++) {
         am_totals t;
         char *raw = NULL;
-        int g = cached && am_sess_tot_get(sess, req->sys[k], seq - 1, &t)
+        int g = cached && am_sess_tot_get(sess, ent[k], seq - 1, &t)
                     ? AM_OK
-                    : am_store_tx_totals_get(rtx, session, req->sys[k], &raw);
+                    : am_store_tx_totals_get(rtx, session, ent[k], &raw);
         if (g == AM_OK && !raw) {
             /* from the cache */
         } else if (g == AM_OK) {
@@ -509,13 +540,15 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         free(raw);
         if (rc != AM_OK)
             break;
-        am_totals_add(&t, &res.sys[k]);
+        am_totals_add(&t, &res.sys[from[k]]);
         plan->tot[k] = t;
         json_t *rj = am_json_totals_raw(&t);
-        plan->sys[k] = req->sys[k];
+        plan->sys[k] = ent[k];
         plan->totals[k] = am_json_dump(rj);
         plan->nsys = k + 1;
         json_decref(rj);
+        if (k >= req->nsys)
+            continue; /* pair entries are not part of the answer */
         json_object_set_new(totals, req->sys[k], am_json_totals(sc, &t));
         /* the translator's choice among a glossary entry's alternatives */
         if (k == 0 && res.sys[0].terms) {
@@ -552,6 +585,53 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
     return AM_OK;
 }
 
+/* Applies the session's systems to a parsed request r (modified; names
+ * borrowed from sess). A session that declared `systems` takes exactly those
+ * in `hypotheses`, or `hypothesis` when it declared one system (which then
+ * names it); a session with a baseline_system takes `hypotheses` only (a
+ * `hypothesis` would add a system "default" compared with nothing). With
+ * strict 0 (replaying stored requests, valid when posted) only the naming
+ * is done. Returns AM_OK or AM_ERR_INVALID with a 422 in *f. */
+int am_seg_systems(const am_sess *sess, am_seg_req *r, int strict, am_fail *f)
+{
+    if (sess->n_systems == 1 && r->single) {
+        r->sys[0] = sess->systems[0];
+        return AM_OK;
+    }
+    if (!strict)
+        return AM_OK;
+    char list[1024] = "";
+    for (size_t i = 0, off = 0; i < sess->n_systems && off < sizeof list; i++) {
+        int w = snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", sess->systems[i]);
+        off += w > 0 ? (size_t)w : 0;
+    }
+    if (sess->n_systems > 0 && r->single)
+        return am_failf(f, 422, "invalid-value", "Invalid value", "hypothesis",
+                        "this session compares the systems %s: give 'hypotheses' with one "
+                        "hypothesis of each",
+                        list);
+    if (sess->n_systems == 0 && sess->baseline && r->single)
+        return am_failf(f, 422, "invalid-value", "Invalid value", "hypothesis",
+                        "this session compares systems with the baseline '%s': give "
+                        "'hypotheses' {system: text} (a 'hypothesis' would add a system "
+                        "'default')",
+                        sess->baseline);
+    if (sess->n_systems == 0)
+        return AM_OK;
+    int same = r->nsys == sess->n_systems;
+    for (size_t k = 0; same && k < r->nsys; k++) {
+        same = 0;
+        for (size_t i = 0; i < sess->n_systems && !same; i++)
+            same = !strcmp(r->sys[k], sess->systems[i]);
+    }
+    if (!same)
+        return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
+                        "this session declared the systems %s: 'hypotheses' must hold exactly "
+                        "one hypothesis of each",
+                        list);
+    return AM_OK;
+}
+
 static int am_acquire(am_server *srv, const char *session, am_sess **out, am_fail *f)
 {
     am_buf err;
@@ -576,13 +656,19 @@ static int am_acquire(am_server *srv, const char *session, am_sess **out, am_fai
 
 /* One attempt of a POST (see am_ingest_post). *retry is set when the
  * session changed under it and a new attempt may succeed. */
-static int am_post_once(am_server *srv, const char *session, const am_seg_req *req, char **result,
-                        int *status, am_fail *f, int *retry)
+static int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in,
+                        char **result, int *status, am_fail *f, int *retry)
 {
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
     if (rc != AM_OK)
         return rc;
+    am_seg_req named = *req_in; /* shallow: the systems as the session names them */
+    const am_seg_req *req = &named;
+    if (am_seg_systems(sess, &named, 1, f) != AM_OK) {
+        am_sessions_release(srv->sessions, sess);
+        return AM_ERR_INVALID;
+    }
     pthread_mutex_lock(&sess->lock);
     am_plan plan;
     am_plan_init(&plan, session, 0);
@@ -842,13 +928,19 @@ static int am_vscorer_get(am_server *srv, am_store_tx *tx, const char *session, 
 
 /* One attempt of a replacement (see am_ingest_replace); *retry as for
  * am_post_once. */
-static int am_replace_once(am_server *srv, const char *session, const am_seg_req *req,
+static int am_replace_once(am_server *srv, const char *session, const am_seg_req *req_in,
                            char **result, int *status, am_fail *f, int *retry)
 {
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
     if (rc != AM_OK)
         return rc;
+    am_seg_req named = *req_in; /* shallow: the systems as the session names them */
+    const am_seg_req *req = &named;
+    if (am_seg_systems(sess, &named, 1, f) != AM_OK) {
+        am_sessions_release(srv->sessions, sess);
+        return AM_ERR_INVALID;
+    }
     pthread_mutex_lock(&sess->lock);
     am_sess_tot_clear(sess); /* the replay rewrites every total */
     am_rows rows = {0};
@@ -913,6 +1005,8 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
             am_fail_init(&pf);
             /* stored requests were valid when posted: no limits now */
             rc = body ? am_seg_req_parse(body, NULL, NULL, &stored, &pf) : AM_ERR_INTERNAL;
+            if (rc == AM_OK)
+                (void)am_seg_systems(sess, &stored, 0, &pf);
             am_fail_cleanup(&pf);
             if (rc != AM_OK) {
                 json_decref(body);
@@ -1004,10 +1098,19 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
 
 /* ---- metrics and check ------------------------------------------------------ */
 
+/* score value of a metric path in a totals object, NAN when null */
+static double am_metric_value(json_t *tot, const char *key)
+{
+    json_t *v = json_object_get(tot, key);
+    if (json_is_object(v))
+        v = json_object_get(v, "score");
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
 typedef struct am_tot_ctx {
     const am_scorer *sc;
-    json_t *systems;
-    json_t *raw; /* system → am_totals_scores as JSON numbers for relative diffs */
+    json_t *systems; /* system → totals */
+    json_t *pairs; /* "pair:<system>:baseline|system" → totals (am_apply) */
     int rc;
 } am_tot_ctx;
 
@@ -1022,17 +1125,35 @@ static int am_tot_each(void *ctx, const char *system, const char *stats_json)
         return 1;
     }
     json_decref(j);
-    json_object_set_new(c->systems, system, am_json_totals(c->sc, &t));
+    json_object_set_new(strncmp(system, "pair:", 5) ? c->systems : c->pairs, system,
+                        am_json_totals(c->sc, &t));
     return 0;
 }
 
-/* score value of a metric path in a totals object, NAN when null */
-static double am_metric_value(json_t *tot, const char *key)
+/* Relative differences (x − b) / b of system totals x to baseline totals b
+ * (both over the same segments), with "segments": how many; metrics null
+ * where undefined (b is null or 0, or no totals: b or x NULL). Returns a
+ * new object. */
+static json_t *am_relative(json_t *b, json_t *x, json_t *segments)
 {
-    json_t *v = json_object_get(tot, key);
-    if (json_is_object(v))
-        v = json_object_get(v, "score");
-    return json_is_number(v) ? json_number_value(v) : NAN;
+    static const char *const keys[] = {"r0",   "r1",     "r01", "bleu",
+                                       "chrf", "chrfpp", "ter", "one_minus_term"};
+    json_t *o = json_object();
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        double bv = am_metric_value(b, keys[i]), xv = am_metric_value(x, keys[i]);
+        json_object_set_new(o, keys[i],
+                            b && x && isfinite(bv) && isfinite(xv) && bv != 0
+                                ? json_real((xv - bv) / bv)
+                                : json_null());
+    }
+    double be = am_metric_value(json_object_get(b, "terms"), "exact_match");
+    double xe = am_metric_value(json_object_get(x, "terms"), "exact_match");
+    json_object_set_new(o, "term_exact_match",
+                        b && x && isfinite(be) && isfinite(xe) && be != 0
+                            ? json_real((xe - be) / be)
+                            : json_null());
+    json_object_set_new(o, "segments", segments);
+    return o;
 }
 
 /* See ingest.h. For readers outside transactions (metrics checks again in
@@ -1079,6 +1200,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
             return rc;
         c.sc = sess->scorer;
         c.systems = json_object();
+        c.pairs = json_object();
         c.rc = AM_OK;
         rc = am_store_totals_snapshot(srv->store, session, &st, am_tot_each, &c);
         if (rc == AM_OK)
@@ -1089,6 +1211,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         }
         if (rc != AM_OK) {
             json_decref(c.systems);
+            json_decref(c.pairs);
             am_sessions_release(srv->sessions, sess);
             sess = NULL;
         }
@@ -1107,6 +1230,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
     if (rc != AM_OK || row.incarnation != st.incarnation) {
         am_store_session_clear(&row);
         json_decref(c.systems);
+        json_decref(c.pairs);
         am_sessions_release(srv->sessions, sess);
         return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
     }
@@ -1118,30 +1242,35 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
     const char *baseline = json_string_value(json_object_get(opts, "baseline_system"));
     json_t *rel = json_object();
     json_t *base = baseline ? json_object_get(c.systems, baseline) : NULL;
+    int paired_kept = json_is_true(json_object_get(opts, "paired_totals"));
     if (base) {
-        static const char *const keys[] = {"r0",   "r1",     "r01", "bleu",
-                                           "chrf", "chrfpp", "ter", "one_minus_term"};
+        /* paired (docs/metrics.md): over the segments that carry both the
+         * system and the baseline, never over different segments */
+        json_int_t bseg = json_integer_value(json_object_get(base, "segments"));
         const char *name;
         json_t *tot;
         json_object_foreach(c.systems, name, tot)
         {
             if (!strcmp(name, baseline))
                 continue;
-            json_t *o = json_object();
-            for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-                double b = am_metric_value(base, keys[i]), x = am_metric_value(tot, keys[i]);
-                json_object_set_new(o, keys[i],
-                                    isfinite(b) && isfinite(x) && b != 0 ? json_real((x - b) / b)
-                                                                         : json_null());
-            }
-            double be = am_metric_value(json_object_get(base, "terms"), "exact_match");
-            double xe = am_metric_value(json_object_get(tot, "terms"), "exact_match");
-            json_object_set_new(o, "term_exact_match",
-                                isfinite(be) && isfinite(xe) && be != 0 ? json_real((xe - be) / be)
-                                                                        : json_null());
+            json_int_t xseg = json_integer_value(json_object_get(tot, "segments"));
+            char kb[300], kx[300];
+            snprintf(kb, sizeof kb, "pair:%s:baseline", name);
+            snprintf(kx, sizeof kx, "pair:%s:system", name);
+            json_t *pb = json_object_get(c.pairs, kb), *px = json_object_get(c.pairs, kx);
+            json_t *o;
+            if (bseg == row.segments && xseg == row.segments)
+                o = am_relative(base, tot, json_integer(xseg)); /* every segment has both */
+            else if (paired_kept)
+                o = am_relative(
+                    pb, px,
+                    json_integer(px ? json_integer_value(json_object_get(px, "segments")) : 0));
+            else /* older session with unpaired segments: no pair totals kept */
+                o = am_relative(NULL, NULL, json_null());
             json_object_set_new(rel, name, o);
         }
     }
+    json_decref(c.pairs);
     *out = json_pack("{sssssIsIsososo}", "session", session, "signature",
                      am_scorer_signature(sess->scorer), "segments", (json_int_t)row.segments,
                      "version", (json_int_t)row.version, "baseline_system",

@@ -27,6 +27,7 @@ typedef struct am_seg_req {
     const char *source; /* NULL when absent */
     const char *translation;
     size_t nsys;
+    int single; /* the body gave 'hypothesis' (system "default"), not 'hypotheses' */
     const char *sys[AM_SCORE_MAX_SYSTEMS];
     const char *hyp[AM_SCORE_MAX_SYSTEMS];
     am_terms_annot *annots; /* owned array */
@@ -54,7 +55,19 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
                      am_fail *fail);
 void am_seg_req_cleanup(am_seg_req *r);
 
-/* Posts a segment. On success *result is the stored result, compact JSON
+/* Applies a session's systems (sess: an am_sess of sessions.h, borrowed)
+ * to a parsed request r (modified; names borrowed from sess): a session
+ * that declared `systems` takes exactly those in `hypotheses`, or
+ * `hypothesis` when it declared one (which then names it); a session with a
+ * baseline_system refuses `hypothesis`. With strict 0 (stored requests,
+ * valid when posted) only the naming is done. Returns AM_OK or
+ * AM_ERR_INVALID with a 422 in *fail. */
+struct am_sess;
+int am_seg_systems(const struct am_sess *sess, am_seg_req *r, int strict, am_fail *fail);
+
+/* Posts a segment, after checking its systems against the session's (a
+ * declared `systems` list must be matched exactly; a session with a
+ * baseline_system refuses `hypothesis`: 422). On success *result is the stored result, compact JSON
  * text (owned by the caller, free()), and *status 201 (new) or 200
  * (identical re-post). A different body for a known id fails with 409. */
 int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, char **result,
@@ -66,8 +79,10 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
                       int *status, am_fail *fail);
 
 /* Totals of every system of a session as a JSON object {system: totals},
- * plus relative differences to the baseline system when it has totals;
- * "version" and the session's incarnation (*incarnation, may be NULL)
+ * plus relative differences to the baseline system when it has totals,
+ * computed over the paired segments only (those carrying both systems;
+ * docs/metrics.md), with their number in "segments"; "version" and the
+ * session's incarnation (*incarnation, may be NULL)
  * are those of the snapshot the totals were read from. */
 int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t *incarnation,
                       am_fail *fail);

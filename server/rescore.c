@@ -158,6 +158,27 @@ static am_totals *am_rs_totals(am_rs *r, const char *name)
     return &s->t;
 }
 
+/* The pair totals of a segment as a POST keeps them (ingest.c, AM_PLAN_MAX):
+ * for each system other than the baseline, "pair:<system>:baseline" and
+ * "pair:<system>:system" over the segments that carry both. */
+static void am_rs_pairs(am_rs *r, const am_seg_req *q, const am_seg_result *res)
+{
+    const char *bl = r->sess->baseline;
+    size_t base = q->nsys;
+    for (size_t k = 0; bl && r->sess->paired_totals && k < q->nsys; k++)
+        if (!strcmp(q->sys[k], bl))
+            base = k;
+    for (size_t k = 0; base < q->nsys && k < q->nsys; k++) {
+        if (k == base)
+            continue;
+        char name[300];
+        snprintf(name, sizeof name, "pair:%s:baseline", q->sys[k]);
+        am_totals_add(am_rs_totals(r, name), &res->sys[base]);
+        snprintf(name, sizeof name, "pair:%s:system", q->sys[k]);
+        am_totals_add(am_rs_totals(r, name), &res->sys[k]);
+    }
+}
+
 /* Publishes a "rescore" event (SSE) with the state and the progress. */
 static void am_rs_event(am_server *srv, const char *session, const char *state, int64_t done,
                         int64_t total, int64_t glossary_version)
@@ -187,6 +208,8 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
     am_fail_init(&pf);
     /* stored requests were valid when posted: no limits now */
     int rc = body ? am_seg_req_parse(body, NULL, NULL, &q, &pf) : AM_ERR_INTERNAL;
+    if (rc == AM_OK)
+        (void)am_seg_systems(r->sess, &q, 0, &pf); /* named as when posted (ingest.h) */
     am_fail_cleanup(&pf);
     if (rc != AM_OK) {
         if (body)
@@ -238,6 +261,7 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
         am_totals_add(t, &res.sys[k]);
         json_object_set_new(totals, q.sys[k], am_json_totals(sc, t));
     }
+    am_rs_pairs(r, &q, &res);
     /* the translator's choice among a glossary entry's alternatives (the
      * first system's placement, as for a POST) */
     const am_gloss *gl = &r->sess->gloss;
@@ -387,7 +411,8 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
     am_sess_tot_clear(sess); /* the totals cache is of the old results */
     json_t *systems = json_object();
     for (size_t k = 0; k < r.nsys; k++)
-        json_object_set_new(systems, r.sys[k].name, am_json_totals(sess->scorer, &r.sys[k].t));
+        if (strncmp(r.sys[k].name, "pair:", 5)) /* pair totals are for the metrics only */
+            json_object_set_new(systems, r.sys[k].name, am_json_totals(sess->scorer, &r.sys[k].t));
     char link[300];
     snprintf(link, sizeof link, "/v1/sessions/%s/metrics", session);
     *summary = json_pack("{sssIsIsIsIsisssosI}", "session", session, "segments", (json_int_t)r.n,

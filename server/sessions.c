@@ -55,6 +55,10 @@ static void am_sess_free(am_sess *s)
         return;
     am_sess_tot_clear(s);
     free(s->tot);
+    for (size_t i = 0; i < s->n_systems; i++)
+        free(s->systems[i]);
+    free(s->systems);
+    free(s->baseline);
     am_scorer_free(s->scorer);
     am_vocab_free(s->background);
     am_gloss_cleanup(&s->gloss);
@@ -176,7 +180,8 @@ static int am_opt_text(const char *key, json_t *v, char *buf, size_t n)
 static int am_service_option(const char *key)
 {
     return !strcmp(key, "baseline_system") || !strcmp(key, "background_vocabulary") ||
-           !strcmp(key, "name") || !strcmp(key, "metadata");
+           !strcmp(key, "name") || !strcmp(key, "metadata") || !strcmp(key, "systems") ||
+           !strcmp(key, "paired_totals");
 }
 
 int am_sessions_build_scorer(const char *options_json, const char *custom_sw_json,
@@ -187,11 +192,10 @@ int am_sessions_build_scorer(const char *options_json, const char *custom_sw_jso
                              err);
 }
 
-int am_sessions_build(const char *options_json, const char *custom_sw_json,
-                      const char *glossary_json, const am_vocab *background, am_scorer **out,
-                      am_gloss *keep, am_buf *err)
+/* Fills *cfg from an options JSON text (service options skipped). Returns
+ * AM_OK or AM_ERR_INVALID with a message in err. */
+static int am_opts_config(const char *options_json, am_config *cfg, am_buf *err)
 {
-    *out = NULL;
     json_error_t je;
     json_t *opts = json_loads(options_json, 0, &je);
     if (!json_is_object(opts)) {
@@ -199,8 +203,7 @@ int am_sessions_build(const char *options_json, const char *custom_sw_json,
         am_buf_printf(err, "stored options are not a JSON object");
         return AM_ERR_INVALID;
     }
-    am_config cfg;
-    am_config_init(&cfg);
+    am_config_init(cfg);
     const char *key;
     json_t *val;
     int rc = AM_OK;
@@ -228,13 +231,31 @@ int am_sessions_build(const char *options_json, const char *custom_sw_json,
                           o->values);
             break;
         }
-        rc = am_config_set(&cfg, key, text, err);
+        rc = am_config_set(cfg, key, text, err);
         if (rc != AM_OK) {
             rc = AM_ERR_INVALID;
             break;
         }
     }
     json_decref(opts);
+    return rc;
+}
+
+int am_sessions_check_options(const char *options_json, am_buf *err)
+{
+    am_config cfg;
+    int rc = am_opts_config(options_json, &cfg, err);
+    return rc == AM_OK ? am_config_check_profile(&cfg, err) : rc;
+}
+
+int am_sessions_build(const char *options_json, const char *custom_sw_json,
+                      const char *glossary_json, const am_vocab *background, am_scorer **out,
+                      am_gloss *keep, am_buf *err)
+{
+    *out = NULL;
+    json_error_t je;
+    am_config cfg;
+    int rc = am_opts_config(options_json, &cfg, err);
     if (rc != AM_OK)
         return rc;
 
@@ -301,6 +322,16 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
     s->incarnation = row.incarnation;
 
     json_t *opts = json_loads(row.options, 0, NULL);
+    json_t *sys = json_object_get(opts, "systems");
+    if (json_array_size(sys) > 0) {
+        s->systems = am_xcalloc(json_array_size(sys), sizeof *s->systems);
+        for (size_t i = 0; i < json_array_size(sys); i++)
+            if (json_is_string(json_array_get(sys, i)))
+                s->systems[s->n_systems++] = am_xstrdup(json_string_value(json_array_get(sys, i)));
+    }
+    const char *bs = json_string_value(json_object_get(opts, "baseline_system"));
+    s->baseline = bs ? am_xstrdup(bs) : NULL;
+    s->paired_totals = json_is_true(json_object_get(opts, "paired_totals"));
     const char *bg = json_string_value(json_object_get(opts, "background_vocabulary"));
     if (bg) {
         s->background = am_vocab_new();

@@ -39,6 +39,10 @@ typedef struct am_sess {
     int64_t glossary_version; /* of the glossary compiled into scorer */
     int64_t incarnation; /* of the session row it was built from */
     pthread_mutex_t lock; /* held by a writer for its whole transaction */
+    char **systems; /* the declared systems (owned, n_systems); NULL: undeclared */
+    size_t n_systems;
+    char *baseline; /* options.baseline_system (owned), NULL without one */
+    int paired_totals; /* pair totals kept from the first segment (ingest.c) */
     am_sess_tot *tot; /* owned, n_tot entries; guarded by lock */
     size_t n_tot, cap_tot;
     int refs; /* guarded by the cache lock */
@@ -80,6 +84,11 @@ void am_sess_tot_clear(am_sess *s);
 int am_sessions_build_scorer(const char *options_json, const char *custom_sw_json,
                              const char *glossary_json, const am_vocab *background, am_scorer **out,
                              am_buf *err);
+/* Checks options JSON for what session creation refuses beyond what
+ * am_sessions_build_scorer does: an option the profile cannot honour
+ * (am_config_check_profile). Stored sessions are not re-checked. Returns
+ * AM_OK or AM_ERR_INVALID with a 422 detail in err. */
+int am_sessions_check_options(const char *options_json, am_buf *err);
 /* The same, keeping the parsed glossary in *gloss (initialized by the
  * caller, filled on success; caller cleans up). gloss may be NULL. */
 int am_sessions_build(const char *options_json, const char *custom_sw_json,

@@ -3,6 +3,9 @@
 #  - cmocka unit binaries in $BUILD/tests/test_*
 #  - black-box suites tests/*/test_*.py (python3: cli, api, browser, fleet, …),
 #    each printing its own "N passed, N failed" line last.
+#  - the api and reliability suites record every response they receive
+#    (APITEST_RECORD_DIR, tests/api/harness.py); tests/api/response_check.mjs
+#    then validates each against openapi.yaml, which counts as one test.
 #  - VALGRIND=1: the unit binaries run under valgrind (memcheck errors and
 #    definite leaks fail them), and the black-box suites run the server
 #    through tests/reliability/valgrind-adaptmon.sh; every valgrind log that
@@ -16,7 +19,8 @@ failed=0
 skipped=0
 log=$(mktemp)
 vgdir=""
-trap 'rm -f "$log"; [ -n "$vgdir" ] && rm -rf "$vgdir"' EXIT
+recdir=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$recdir"; [ -n "$vgdir" ] && rm -rf "$vgdir"' EXIT
 VG=""
 suites="tests/*/test_*.py"
 if [ "${VALGRIND:-0}" = 1 ]; then
@@ -55,7 +59,10 @@ done
 for t in $suites; do
     [ -f "$t" ] || continue
     echo "== $t"
-    python3 "$t" >"$log" 2>&1
+    case "$t" in
+    tests/api/*|tests/reliability/*) APITEST_RECORD_DIR=$recdir python3 "$t" >"$log" 2>&1 ;;
+    *) python3 "$t" >"$log" 2>&1 ;;
+    esac
     rc=$?
     cat "$log"
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -1)
@@ -70,6 +77,19 @@ for t in $suites; do
     fi
     passed=$((passed + p)); failed=$((failed + f))
 done
+
+if [ -n "$(ls "$recdir")" ]; then
+    echo "== every recorded response against openapi.yaml (tests/api/response_check.mjs)"
+    [ -d tests/api/node_modules/ajv ] ||
+        npm ci --prefix tests/api --no-audit --no-fund --loglevel=error >"$log" 2>&1 || cat "$log"
+    if node tests/api/response_check.mjs openapi.yaml "$recdir" >"$log" 2>&1; then
+        tail -1 "$log"
+        passed=$((passed + 1))
+    else
+        cat "$log"
+        failed=$((failed + 1))
+    fi
+fi
 
 if [ -n "$vgdir" ]; then
     nlogs=$(ls "$vgdir" | wc -l)

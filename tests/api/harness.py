@@ -4,8 +4,14 @@ Starts `adaptmon serve` on a free 127.0.0.1 port with a temporary database,
 talks to it with http.client, and stops it (SIGTERM; every server still
 running at exit is killed, so no process is left behind). Python standard
 library only.
+
+With APITEST_RECORD_DIR=DIR set, every exchange of a Client (method, path,
+status, headers, body) is appended as one JSON line to DIR/<pid>.jsonl;
+tests/api/response_check.mjs then validates each against openapi.yaml
+(tests/run.sh does this for the api and reliability suites).
 """
 import atexit
+import base64
 import http.client
 import json
 import os
@@ -186,6 +192,28 @@ class Server:
 
 # ---- HTTP ------------------------------------------------------------------
 
+RECORD_DIR = os.environ.get("APITEST_RECORD_DIR")
+RECORD_MAX_BODY = 4 << 20       # longer bodies are recorded truncated (not validated)
+_record_lock = threading.Lock()
+
+
+def record(method, path, status, headers, body):
+    """Appends one exchange to DIR/<pid>.jsonl when APITEST_RECORD_DIR is set.
+    headers: list of (name, value); body: bytes."""
+    if not RECORD_DIR:
+        return
+    rec = {"method": method, "path": path, "status": status,
+           "headers": [[k, v] for k, v in headers], "truncated": len(body) > RECORD_MAX_BODY}
+    chunk = body[:RECORD_MAX_BODY]
+    try:
+        rec["body"] = chunk.decode("utf-8")
+    except UnicodeDecodeError:
+        rec["body_b64"] = base64.b64encode(chunk).decode("ascii")
+    line = json.dumps(rec, ensure_ascii=False) + "\n"
+    with _record_lock:
+        with open(os.path.join(RECORD_DIR, "%d.jsonl" % os.getpid()), "a", encoding="utf-8") as f:
+            f.write(line)
+
 class Response:
     def __init__(self, status, headers, body):
         self.status = status
@@ -259,6 +287,7 @@ class Client:
                 r = self.conn.getresponse()
                 data = r.read()
                 resp = Response(r.status, r.getheaders(), data)
+                record(method, path, r.status, resp.headers, data)
                 if (r.getheader("Connection") or "").lower() == "close":
                     self.close()
                 return resp

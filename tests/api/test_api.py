@@ -17,15 +17,16 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (ADAPTMON, DATA, ROOT, SGM_HYP, SGM_REF, SGM_SRC,  # noqa: E402
-                     TICO_GLOSSARY, Client, Server, check, count, eq, expect_problem,
-                     expect_status, golden, run_tests, tico19)
+from harness import (ADAPTMON, DATA, PROBLEM_BASE, ROOT, SGM_HYP, SGM_REF,  # noqa: E402
+                     SGM_SRC, TICO_GLOSSARY, Client, Server, check, count, eq, expect_problem,
+                     expect_status, golden, run_tests, tico19, tmpdir)
 
 S = None      # the main server (no authentication, default limits)
 C = None      # a client of S
@@ -268,12 +269,29 @@ def test_every_route_answers_and_others_are_405_with_allow():
             eq(got, methods, "%s %s: Allow" % (m, concrete))
 
 
-def test_openapi_validates_as_3_1():
-    api_dir = os.path.join(ROOT, "tests", "api")
-    p = subprocess.run(["npm", "ci", "--prefix", api_dir, "--no-audit", "--no-fund",
+API_DIR = os.path.join(ROOT, "tests", "api")
+_npm_done = []
+
+
+def npm_ci():
+    """Installs tests/api/node_modules from package-lock.json once per run
+    (offline afterwards: every tool runs from node_modules)."""
+    if _npm_done:
+        return
+    p = subprocess.run(["npm", "ci", "--prefix", API_DIR, "--no-audit", "--no-fund",
                         "--loglevel=error"], capture_output=True, timeout=300)
     if p.returncode != 0:
         raise AssertionError("npm ci failed: %s" % p.stderr.decode("utf-8", "replace")[-2000:])
+    _npm_done.append(True)
+
+
+def node_bin(name):
+    return os.path.join(API_DIR, "node_modules", ".bin", name)
+
+
+def test_openapi_validates_as_3_1():
+    api_dir = API_DIR
+    npm_ci()
     p = subprocess.run(["node", os.path.join(api_dir, "openapi_check.mjs"),
                         os.path.join(ROOT, "openapi.yaml")], capture_output=True, timeout=120)
     out = p.stdout.decode("utf-8", "replace").strip().splitlines()
@@ -284,6 +302,106 @@ def test_openapi_validates_as_3_1():
     check(str(d["openapi"]).startswith("3.1"), "openapi version %r" % d["openapi"])
     eq(set(map(tuple, d["operations"])), set(_routes_c()),
        "operations of the validated document vs routes.c")
+
+
+def test_openapi_redocly_lint_clean():
+    """redocly lint (the recommended rules, redocly.yaml) finds no error and no warning."""
+    npm_ci()
+    # offline: no telemetry, no update check
+    env = dict(os.environ, REDOCLY_TELEMETRY="off", REDOCLY_SUPPRESS_UPDATE_NOTICE="true",
+               REDOCLY_SUPPRESS_NOTIFICATIONS="true", DO_NOT_TRACK="1", NO_COLOR="1")
+    p = subprocess.run([node_bin("redocly"), "lint", "--config", os.path.join(ROOT, "redocly.yaml"),
+                        "--format=json", os.path.join(ROOT, "openapi.yaml")],
+                       capture_output=True, timeout=180, env=env)
+    out = p.stdout.decode("utf-8", "replace")
+    try:
+        d = json.loads(out[out.index("{"):])
+    except ValueError:
+        raise AssertionError("redocly printed no JSON (status %d): %s %s"
+                             % (p.returncode, out[-1500:], p.stderr.decode()[-1500:]))
+    problems = ["%s %s: %s" % (x.get("severity"), x.get("ruleId"), x.get("message"))
+                for x in d.get("problems", [])]
+    eq((d["totals"]["errors"], d["totals"]["warnings"], problems), (0, 0, []),
+       "redocly lint errors, warnings")
+    eq(p.returncode, 0, "redocly lint exit status")
+
+
+def _check_records(records):
+    """Runs response_check.mjs on records; returns (exit status, FAIL lines, last line)."""
+    d = tmpdir()
+    path = os.path.join(d, "rec.jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+    p = subprocess.run(["node", os.path.join(API_DIR, "response_check.mjs"),
+                        os.path.join(ROOT, "openapi.yaml"), path], capture_output=True, timeout=120)
+    lines = p.stdout.decode("utf-8", "replace").splitlines()
+    return p.returncode, [x for x in lines if x.startswith("FAIL")], (lines or [""])[-1]
+
+
+def test_response_check_rejects_what_openapi_does_not_say():
+    """The checker run by tests/run.sh on every recorded response: a response
+    that follows the document passes; undocumented statuses, content types and
+    headers, missing required headers and schema mismatches each fail."""
+    npm_ci()
+    common = [["Content-Type", "application/json"], ["X-Request-Id", "r1"],
+              ["Link", '</openapi.yaml>; rel="service-desc"']]
+    good = {"method": "GET", "path": "/healthz", "status": 200, "headers": common,
+            "body": '{"status":"ok"}'}
+    rc, fails, last = _check_records([good])
+    eq((rc, fails, last), (0, [], "response check: 1 responses, 0 failures"), "a good response")
+    bad_session = C.create_session(id="checker-session")  # a real session object
+    bad_session["options"] = dict(bad_session["options"], source_lang="en")
+    bad = [
+        dict(good, status=418),
+        dict(good, headers=[["Content-Type", "text/html"]] + common[1:]),
+        dict(good, headers=common + [["X-Secret", "1"]]),
+        {"method": "PATCH", "path": "/v1/sessions", "status": 405, "headers": common[1:] +
+         [["Content-Type", "application/problem+json"]],
+         "body": json.dumps({"type": PROBLEM_BASE + "method-not-allowed", "title": "Method not "
+                             "allowed", "status": 405, "detail": "no"})},
+        {"method": "GET", "path": "/v1/sessions/x", "status": 200, "headers": common,
+         "body": json.dumps(bad_session)},
+        {"method": "GET", "path": "/v1/nothing", "status": 200, "headers": common, "body": "{}"},
+    ]
+    rc, fails, last = _check_records(bad)
+    eq(rc, 1, "exit status with bad responses")
+    for frag in ("GET /healthz 418: undocumented status",
+                 "undocumented content type text/html",
+                 "undocumented header x-secret",
+                 "PATCH /v1/sessions 405: required header allow missing",
+                 "GET /v1/sessions/{id} 200: schema: /options must NOT have additional properties "
+                 "(source_lang)",
+                 "a path outside the document must be 404"):
+        check(any(frag in f for f in fails), "no failure %r among %s" % (frag, fails))
+    eq(last, "response check: %d responses, %d failures" % (len(bad), len(fails)), "summary")
+
+
+def test_typescript_client_compiles_strict_and_runs_the_readme():
+    """openapi-typescript types of openapi.yaml + tests/api/client/readme_client.ts
+    compile with tsc --strict; the program then sends the README's bodies to a
+    fresh server and checks the README's numbers."""
+    npm_ci()
+    d = tmpdir()
+    shutil.copy(os.path.join(API_DIR, "client", "readme_client.ts"), d)
+    p = subprocess.run([node_bin("openapi-typescript"), os.path.join(ROOT, "openapi.yaml"),
+                        "--default-non-nullable", "false", "-o", os.path.join(d, "api.d.ts")],
+                       capture_output=True, timeout=180, cwd=API_DIR)
+    eq(p.returncode, 0, "openapi-typescript: %s" % p.stderr.decode("utf-8", "replace")[-2000:])
+    p = subprocess.run([node_bin("tsc"), "--strict", "--noEmitOnError", "--target", "es2022",
+                        "--module", "nodenext", "--moduleResolution", "nodenext",
+                        "--lib", "es2022,dom", "--outDir", os.path.join(d, "out"),
+                        os.path.join(d, "readme_client.ts")], capture_output=True, timeout=300)
+    eq(p.returncode, 0, "tsc --strict: %s" % (p.stdout + p.stderr).decode("utf-8", "replace")[-3000:])
+    srv = Server()
+    try:
+        p = subprocess.run(["node", os.path.join(d, "out", "readme_client.js"),
+                            "http://127.0.0.1:%d" % srv.port], capture_output=True, timeout=120)
+        out = (p.stdout + p.stderr).decode("utf-8", "replace")
+        eq((p.returncode, out.strip().splitlines()[-1:]), (0, ["readme client: ok"]),
+           "the README client")
+    finally:
+        eq(srv.stop(), 0, "exit status of the README client's server")
 
 
 def test_unknown_path_is_404_problem():
@@ -527,6 +645,181 @@ def test_two_systems_relative_differences():
             post_seg(C, sid, {"id": s["id"], "source": s["source"],
                               "translation": s["translation"], "hypotheses": {name: s[key]}})
         close_json(metrics(C, sid)["systems"][name], m["systems"][name], name)
+
+
+def test_relative_to_baseline_is_paired():
+    """A segment without the baseline's hypothesis counts for the other system's
+    totals but not in relative_to_baseline: that compares the two systems on
+    the segments that carry both (checked against sums of the per-segment
+    counts of those segments)."""
+    segs = SLIDES + [{"id": "3", "source": "Die Frau beißt den Mann",
+                      "hypothesis": "The lady bites the man",
+                      "translation": "The woman bites the man"}]
+    C.create_session(id="pairs", source_lang="de", target_lang="en",
+                     options={"baseline_system": "base"}, stopword_list=["the"])
+    answers = []
+    for i, sg in enumerate(segs):
+        hyps = {"base": sg["hypothesis"], "adapt": sg["translation"]}
+        if i == 1:
+            hyps = {"adapt": "nothing right"}  # the baseline's hypothesis is missing
+        answers.append(post_seg(C, "pairs", {"id": sg["id"], "source": sg["source"],
+                                             "translation": sg["translation"],
+                                             "hypotheses": hyps}))
+    m = metrics(C, "pairs")
+    eq([m["systems"]["base"]["segments"], m["systems"]["adapt"]["segments"]], [2, 3],
+       "each system's own totals count its own segments")
+    rel = m["relative_to_baseline"]["adapt"]
+    paired = [a for i, a in enumerate(answers) if i != 1]
+    for k in ("r0", "r1", "r01"):
+        hb = sum(a["scores"]["systems"]["base"][k]["hits"] for a in paired)
+        tb = sum(a["scores"]["systems"]["base"][k]["total"] for a in paired)
+        ha = sum(a["scores"]["systems"]["adapt"][k]["hits"] for a in paired)
+        ta = sum(a["scores"]["systems"]["adapt"][k]["total"] for a in paired)
+        if tb == 0 or ta == 0 or hb == 0:
+            eq(rel[k], None, "relative %s undefined" % k)
+            continue
+        exp = (ha / ta - hb / tb) / (hb / tb)
+        check(rel[k] is not None and math.isclose(rel[k], exp, rel_tol=1e-12),
+              "paired relative %s: got %r, expected %r (over segments 1 and 3)"
+              % (k, rel[k], exp))
+    eq(rel.get("segments"), 2, "paired segments")
+    # a rescore (same glossary) keeps the pair totals
+    expect_status(C.post(base("pairs") + "/rescore", {}), 200, "rescore")
+    eq(metrics(C, "pairs")["relative_to_baseline"], m["relative_to_baseline"],
+       "relative_to_baseline after a rescore")
+    # a PUT that gives segment 2 both systems replays the pair totals too
+    r = C.put(base("pairs") + "/segments/2", {"id": "2", "source": segs[1]["source"],
+                                               "translation": segs[1]["translation"],
+                                               "hypotheses": {"base": segs[1]["hypothesis"],
+                                                              "adapt": "nothing right"}})
+    expect_status(r, 200, "PUT segment 2 with both systems")
+    m = metrics(C, "pairs")
+    eq(m["relative_to_baseline"]["adapt"]["segments"], 3, "paired segments after the PUT")
+    eq([m["systems"]["base"]["segments"], m["systems"]["adapt"]["segments"]], [3, 3],
+       "both systems on every segment")
+
+
+def test_declared_systems_are_required_exactly():
+    r = C.post("/v1/sessions", {"id": "decl-bad", "source_lang": "en", "target_lang": "fr",
+                                "systems": ["a", "b"], "options": {"baseline_system": "c"}})
+    expect_problem(r, 422, "invalid-value", "baseline outside the declared systems")
+    for bad in ([], ["a", "a"], ["a b"], "a", [1]):
+        expect_problem(C.post("/v1/sessions", {"id": "decl-bad", "source_lang": "en",
+                                               "target_lang": "fr", "systems": bad}),
+                       422, "invalid-value", "systems %r" % (bad,))
+    expect_status(C.get(base("decl-bad")), 404, "refused sessions are not created")
+    s = C.create_session(id="decl", systems=["baseline", "adaptive"],
+                         options={"baseline_system": "baseline"})
+    eq(s["systems"], ["baseline", "adaptive"], "declared systems echoed")
+    before = snapshot(C, "decl")
+    seg = {"id": "1", "source": "a", "translation": "the terrier bites"}
+    for body, field in ((dict(seg, hypothesis="x"), "hypothesis"),
+                        (dict(seg, hypotheses={"baseline": "x"}), "hypotheses"),
+                        (dict(seg, hypotheses={"baseline": "x", "adaptive": "y", "other": "z"}),
+                         "hypotheses"),
+                        (dict(seg, hypotheses={"baseline": "x", "adaptiv": "y"}), "hypotheses")):
+        p = expect_problem(C.post(base("decl") + "/segments", body), 422, "invalid-value",
+                           "segment with %r" % (body.get("hypotheses") or "hypothesis"))
+        eq(p.get("field"), field, "problem field")
+    same_snapshot(C, "decl", before, "refused segments change nothing")
+    post_seg(C, "decl", dict(seg, hypotheses={"baseline": "x", "adaptive": "the terrier"}))
+    # PUT is held to the same rule
+    r = C.put(base("decl") + "/segments/1", dict(seg, hypotheses={"adaptive": "y"}))
+    expect_problem(r, 422, "invalid-value", "PUT with one system missing")
+    eq(sorted(metrics(C, "decl")["systems"]), ["adaptive", "baseline"], "systems")
+    # one declared system: `hypothesis` names it
+    C.create_session(id="decl-one", systems=["mt"])
+    a = post_seg(C, "decl-one", dict(seg, hypothesis="the terrier"))
+    eq(sorted(a["totals"]), ["mt"], "hypothesis counted for the declared system")
+    eq(sorted(metrics(C, "decl-one")["systems"]), ["mt"], "no system 'default'")
+    expect_status(C.post(base("decl-one") + "/rescore", {}), 200, "rescore")
+    eq(sorted(metrics(C, "decl-one")["systems"]), ["mt"], "no system 'default' after a rescore")
+
+
+def test_hypothesis_to_a_session_with_a_baseline_is_refused():
+    """Posting `hypothesis` to a two-system session used to add a third
+    system "default" silently."""
+    C.create_session(id="nodefault", options={"baseline_system": "baseline"})
+    seg = {"id": "1", "translation": "the terrier bites"}
+    post_seg(C, "nodefault", dict(seg, hypotheses={"baseline": "x", "adaptive": "y"}))
+    before = snapshot(C, "nodefault")
+    p = expect_problem(C.post(base("nodefault") + "/segments",
+                              dict(seg, id="2", hypothesis="the terrier")),
+                       422, "invalid-value", "hypothesis with a baseline_system")
+    eq(p.get("field"), "hypothesis", "problem field")
+    same_snapshot(C, "nodefault", before, "a refused segment changes nothing")
+    eq(sorted(metrics(C, "nodefault")["systems"]), ["adaptive", "baseline"], "systems")
+
+
+def test_simianer2019_echoes_what_it_runs_and_refuses_what_it_cannot():
+    s = C.create_session(id="sim-eff", options=dict(SIMIANER))
+    o = s["options"]
+    eq([o["tokenizer"], o["case"], o["normalize"], o["strip_tags"], o["stem_match"]],
+       ["none", "sensitive", "none", False, False], "simianer2019 effective settings")
+    check("tok:ws|case:sensitive|norm:none" in s["signature"], "signature %r" % s["signature"])
+    for opt, val in (("case", "fold"), ("normalize", "nfkc"), ("tokenizer", "intl"),
+                     ("strip_tags", True), ("stem_match", True)):
+        p = expect_problem(C.post("/v1/sessions", {"id": "sim-bad", "source_lang": "en",
+                                                   "target_lang": "fr",
+                                                   "options": dict(SIMIANER, **{opt: val})}),
+                           422, "invalid-value", "simianer2019 with %s %r" % (opt, val))
+        check(opt in p["detail"], "detail names %r: %r" % (opt, p["detail"]))
+    expect_status(C.get(base("sim-bad")), 404, "refused sessions are not created")
+    # the values it runs may be given
+    s2 = C.create_session(id="sim-ok", options=dict(SIMIANER, case="sensitive", normalize="none"))
+    eq(s2["signature"], s["signature"], "explicit values it runs change nothing")
+    # and the standard profile echoes its own defaults
+    o = C.create_session(id="std-eff")["options"]
+    eq([o["tokenizer"], o["case"], o["normalize"]], ["auto", "fold", "nfkc"], "standard")
+    # options that would be stored and ignored are refused too
+    for body, field in (({"options": {"rare_threshold": 3}}, "options.rare_threshold"),
+                        ({"options": {"stopwords": "iso"}, "stopword_list": ["le"]},
+                         "stopword_list")):
+        p = expect_problem(C.post("/v1/sessions", dict(body, id="ignored", source_lang="en",
+                                                       target_lang="fr")),
+                           422, "invalid-value", "ignored option %r" % (body,))
+        eq(p.get("field"), field, "problem field")
+    expect_status(C.get(base("ignored")), 404, "refused sessions are not created")
+
+
+ZH_REF = "我们今天在北京开会，讨论新的翻译系统。"
+ZH_HYP = "我们明天在上海开会，讨论新的翻译系统。"
+
+
+def test_cat_tool_language_codes():
+    """memoQ's ISO 639-2/B codes and ISO 639-3 codes map to the BCP 47 form."""
+    for code, canon in (("fre-FR", "fr-FR"), ("ger-DE", "de-DE"), ("fra", "fr"), ("zho", "zh")):
+        s = C.create_session(id="lang-" + code, source_lang="en", target_lang=code)
+        eq(s["target_lang"], canon, "target_lang %s" % code)
+        eq(s["warnings"], [], "no warnings for %s" % code)
+    eq(C.jget(base("lang-fre-FR"))["signature"],
+       C.create_session(id="lang-fr-FR", target_lang="fr-FR")["signature"],
+       "fre-FR and fr-FR sessions run the same settings")
+    # the issue's segment: zho used to make the sentence one content word
+    r = {}
+    for code in ("zh", "zho"):
+        C.create_session(id="zh-" + code, source_lang="en", target_lang=code,
+                         options={"stopwords": "none"})
+        post_seg(C, "zh-" + code, {"id": "1", "hypothesis": ZH_HYP, "translation": ZH_REF})
+        r[code] = count(metrics(C, "zh-" + code)["systems"]["default"]["r0"])
+    check(r["zh"][1] > 5, "zh: one content word per character, got %r" % r["zh"])
+    eq(r["zho"], r["zh"], "R0 with zho vs zh")
+
+
+def test_languages_without_stopwords_or_tokenizer_say_so():
+    s = C.create_session(id="lang-kal", source_lang="en", target_lang="kal")
+    eq(s["target_lang"], "kl", "kal → kl")
+    eq(len(s["warnings"]), 1, "warnings %r" % s["warnings"])
+    check("no stopword list" in s["warnings"][0], "warning %r" % s["warnings"])
+    check(s["signature"].endswith("|warn:no-stopwords"), "signature %r" % s["signature"])
+    s = C.create_session(id="lang-xq", source_lang="qqa", target_lang="xq")
+    eq(len(s["warnings"]), 3, "warnings %r" % s["warnings"])
+    check(any("tokenizer" in w and "guess" in w for w in s["warnings"]),
+          "tokenizer warning %r" % s["warnings"])
+    check("|warn:no-stopwords,unknown-target-lang,unknown-source-lang" in s["signature"],
+          "signature %r" % s["signature"])
+    eq(C.create_session(id="lang-none", target_lang="kl", options={"stopwords": "none"})
+       ["warnings"], [], "stopwords none is a choice")
 
 
 # ---- errors ------------------------------------------------------------------------

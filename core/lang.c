@@ -1,0 +1,55 @@
+/* lang.c — canonical language tags from the ISO 639 table (see lang.h). */
+#include "lang.h"
+
+#include "lang_data.h"
+
+#include <string.h>
+
+/* The table row of a lower-case code, or NULL (binary search). */
+static const am_lang_code *am_lang_find(const char *code)
+{
+    size_t lo = 0, hi = am_lang_ncodes;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(am_lang_codes[mid].code, code);
+        if (c == 0)
+            return &am_lang_codes[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+int am_lang_canonical(const char *tag, char *out, size_t n, int *known)
+{
+    if (known)
+        *known = 0;
+    if (!tag || !out || n == 0)
+        return AM_ERR_INVALID;
+    char primary[9];
+    size_t p = 0;
+    while (tag[p] && tag[p] != '-' && tag[p] != '_') {
+        char c = tag[p];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c < 'a' || c > 'z' || p == 8)
+            return AM_ERR_INVALID;
+        primary[p++] = c;
+    }
+    if (p < 2)
+        return AM_ERR_INVALID;
+    primary[p] = '\0';
+    const am_lang_code *row = p <= 3 ? am_lang_find(primary) : NULL;
+    const char *canon = row ? row->canon : primary;
+    size_t len = strlen(canon), rest = strlen(tag + p);
+    if (len + rest + 1 > n)
+        return AM_ERR_INVALID;
+    memcpy(out, canon, len);
+    for (size_t i = 0; i <= rest; i++)
+        out[len + i] = tag[p + i] == '_' ? '-' : tag[p + i];
+    if (known)
+        *known = row != NULL;
+    return AM_OK;
+}

@@ -1,0 +1,23 @@
+/*
+ * lang.h — language tags as CAT tools write them, in BCP 47 canonical form.
+ *
+ * memoQ writes ISO 639-2/B codes ("fre-FR", "ger-DE"), others ISO 639-3
+ * ("fra", "zho"). The primary language subtag is mapped to the ISO 639-1
+ * code where one exists (BCP 47 prefers it), from a table generated at build
+ * time from the iso-codes package (tools/gen_langs.c); the rest of the tag is
+ * kept, with '_' written '-'. Pure functions, no allocation.
+ */
+#ifndef AM_LANG_H
+#define AM_LANG_H
+
+#include "am.h"
+
+/* Writes the canonical form of tag into out (size n): primary subtag lower
+ * case and mapped as above, the subtags after it unchanged except '_' → '-'
+ * ("fre-FR" → "fr-FR", "zho" → "zh", "EN_us" → "en-us"). *known (may be
+ * NULL) is set to 1 when the primary subtag is an ISO 639 code, else 0 (the
+ * tag is still written, lower-cased). Returns AM_OK, or AM_ERR_INVALID when
+ * tag has no 2-8 letter primary subtag or out is too small. */
+int am_lang_canonical(const char *tag, char *out, size_t n, int *known);
+
+#endif
