@@ -611,6 +611,16 @@
         this.kick();
       });
       es.addEventListener('deleted', () => { if (es === this.es) this.markDeleted(); });
+      // a committed rescore replaced every segment's result: refetch all
+      // cards, the totals and the curves
+      es.addEventListener('rescore', (ev) => {
+        if (this.stopped || es !== this.es) return;
+        let d = null;
+        try { d = JSON.parse(ev.data); } catch (e) { return; }
+        if (!d || d.state !== 'committed') return;
+        this.noteChanged(1);
+        this.kick();
+      });
       es.onerror = () => {
         if (this.stopped || es !== this.es) return;
         if (es.readyState === EventSource.CLOSED || !opened) {
@@ -789,7 +799,7 @@
       const n = this.metrics.segments;
       $('latest-caption').textContent = (win ? 'Over the last ' + win + ' segments' : 'Running totals') +
         (n ? ' after segment ' + n + (last && last.seq === n ? ' (“' + last.id + '”)' : '') : ' — no segments yet') +
-        (this.baseline ? '; Δ: relative to the baseline “' + this.baseline + '” (running totals)' : '');
+        (this.baseline ? '; Δ: relative to the baseline “' + this.baseline + '”, over the segments both systems scored' : '');
       const rel = (this.metrics && this.metrics.relative_to_baseline) || {};
       const rows = names.map((nm) => {
         const st = this.styles[nm];

@@ -291,6 +291,28 @@ async function scenario(page, sc, shots) {
       r.replaced.before = before;
       r.replaced.mode = await page.evaluate(() => document.querySelector('#mode').dataset.mode);
     }
+    if (sc.rescore) {
+      // a glossary PUT then POST …/rescore while the page is open: the
+      // 'rescore' event (state committed) makes the page show the new
+      // term scores without a reload
+      await page.evaluate(() => { window.__dashMarker = 'no-reload'; });
+      await page.waitForFunction(() => document.querySelector('#mode').dataset.mode === 'live', null, { timeout: WAIT_MS });
+      const sess = cfg.base + '/v1/sessions/' + encodeURIComponent(sc.session);
+      const put = await fetch(sess + '/glossary', { method: 'PUT', headers: { 'Content-Type': 'text/csv' }, body: sc.rescore.glossary });
+      if (put.status !== 200) throw new Error('PUT glossary: ' + put.status);
+      const rs = await fetch(sess + '/rescore', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+      if (rs.status !== 200) throw new Error('POST rescore: ' + rs.status + ' ' + (await rs.text()));
+      let shown = true;
+      try {
+        await page.waitForFunction((sys) => {
+          const v = document.querySelector('#latest-body .value[data-metric="term"][data-system="' + sys + '"]');
+          return v && v.dataset.value !== '';
+        }, sc.rescore.system, { timeout: WAIT_MS, polling: 50 });
+      } catch (_) {
+        shown = false;
+      }
+      r.rescored = { shown, seen: await page.evaluate(observe) };
+    }
     r.urls = urls;
     page.off('request', onReq);
     if (sc.full) await page.screenshot({ path: path.join(cfg.artifacts, sc.name + '-full.png'), fullPage: true });

@@ -31,7 +31,7 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
-from harness import (ADAPTMON, ROOT, TICO_GLOSSARY, Client, check, eq,  # noqa: E402
+from harness import (ADAPTMON, ROOT, TICO_GLOSSARY, Client, Skip, check, eq,  # noqa: E402
                      expect_problem, expect_status, run_tests, tico19)
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -617,6 +617,12 @@ def _scenarios():
                    "replace": {"seq": 3, "id": "s00003", "live": _has_stream(S.port, "s-replace"),
                                "body": {"source": old3["source"], "translation": REPLACED,
                                         "hypotheses": {"base": old3["hypothesis"], "adapt": REPLACED}}}})
+        # no glossary; one is PUT and the session rescored while the page is open
+        _mk(C, "s-rescore", "A glossary added later, then rescored")
+        _post_many(C, "s-rescore", 8, ["default"])
+        if _has_stream(S.port, "s-rescore"):
+            sc.append({"name": "rescore-1280x800", "session": "s-rescore", "seq": 8, "width": 1280, "height": 800,
+                       "rescore": {"glossary": _glossary_csv(), "system": "default"}})
         rep = _run_node({"base": S.base, "chromium": CHROMIUM, "artifacts": ARTIFACTS, "shots": shots,
                          "scenarios": sc, "list": {"widths": [[1280, 800], [390, 844]], "filter": "s-"}})
         big = []
@@ -802,8 +808,7 @@ def test_scenario_replaced_segment_refreshed_in_place():
     r = _scenarios()["replace-1280x800"]
     x = r["replaced"]
     if not _has_stream(S.port, "s-replace"):
-        print("   (no event stream on this server: the page polls and is not told which segment changed)")
-        return
+        raise Skip("no event stream on this server: the page polls and is not told which segment changed")
     seg = C.jget("/v1/sessions/s-replace/segments/s00003")
     eq(seg["request"]["translation"], REPLACED, "the API has the new translation")
     check(x["shown"] and REPLACED in x["text"], "card #3 after the PUT: %r (before: %r)" % (x["text"], x["before"]))
@@ -815,6 +820,21 @@ def test_scenario_replaced_segment_refreshed_in_place():
         head = [h for h in x["heads"] if h.strip().split(" ", 1)[1].startswith(nm + " ")]
         check(head and ("R0 %d/%d" % (s["r0"]["hits"], s["r0"]["total"])) in head[0],
               "card #3 of %s: %r vs the API's R0 %r" % (nm, head, s["r0"]))
+
+
+def test_scenario_rescore_shows_new_scores_live():
+    """A session scored without a glossary; the page is open when a glossary
+    is PUT and the session rescored: the committed rescore's event makes the
+    term scores appear, equal to the API's, without a reload."""
+    if not _has_stream(S.port, "s-rescore"):
+        raise Skip("no event stream on this server: the page polls")
+    r = _scenarios()["rescore-1280x800"]
+    x = r["rescored"]
+    check(x["shown"], "term scores did not appear after the rescore: %r" % x["seen"]["values"].get("term"))
+    m = C.jget("/v1/sessions/s-rescore/metrics")
+    check(m["systems"]["default"]["terms"]["exact_match"] is not None, "the API has no term scores after the rescore")
+    _check_values(r["name"], {"seen": x["seen"], "segCounts": r["segCounts"], "ctx": []}, m)
+    eq(x["seen"]["marker"], "no-reload", "the page was not reloaded")
 
 
 def test_scenario_empty_and_deleted():
