@@ -826,9 +826,10 @@ def test_scenario_rescore_shows_new_scores_live():
     """A session scored without a glossary; the page is open when a glossary
     is PUT and the session rescored: the committed rescore's event makes the
     term scores appear, equal to the API's, without a reload."""
-    if not _has_stream(S.port, "s-rescore"):
+    scen = _scenarios()
+    if "rescore-1280x800" not in scen:
         raise Skip("no event stream on this server: the page polls")
-    r = _scenarios()["rescore-1280x800"]
+    r = scen["rescore-1280x800"]
     x = r["rescored"]
     check(x["shown"], "term scores did not appear after the rescore: %r" % x["seen"]["values"].get("term"))
     m = C.jget("/v1/sessions/s-rescore/metrics")
