@@ -365,6 +365,7 @@ static void xl_skip(xl_job *j, const char *id, const char *reason)
     }
     d->skips[d->nskips].id = am_xstrdup(id);
     d->skips[d->nskips].reason = reason;
+    d->skips[d->nskips].file = j->file;
     d->nskips++;
 }
 
@@ -600,7 +601,7 @@ static int xl_unit12(xl_job *j, xmlNode *tu)
         am_buf_reset(&sid);
         am_buf_appends(&sid, id);
         if (nmrk > 1) {
-            am_buf_appendc(&sid, '/');
+            am_buf_appendc(&sid, '.');
             am_buf_appends(&sid, mid);
         }
         rc = xl_seg12(j, tu, am_buf_str(&sid), mid, c, xl_find_mrk(tgt, mid), tgt, nmrk == 1);
@@ -654,9 +655,9 @@ static int xl_unit20(xl_job *j, xmlNode *u)
         am_buf_appends(&sid, id);
         if (nseg > 1) {
             if (segid)
-                am_buf_printf(&sid, "/%s", segid);
+                am_buf_printf(&sid, ".%s", segid);
             else
-                am_buf_printf(&sid, "/%zu", idx);
+                am_buf_printf(&sid, ".%zu", idx);
         }
         const char *sidv = am_buf_str(&sid);
         char *target = xl_text(xl_child(sg, "target"), &j->tmp);
@@ -714,18 +715,29 @@ void am_xliff_free(am_xliff_doc *d)
     memset(d, 0, sizeof *d);
 }
 
-/* Prefixes every id with "F:" (1-based file index). */
-static void xl_prefix_ids(am_xliff_doc *d)
+/* A segment id usable in the API (1..128 of [A-Za-z0-9._-]): "fN." (the
+ * 1-based file index) prefixed when prefix, other bytes mapped to '_', and
+ * an id longer than 128 bytes cut to 111 plus '.' and 16 hex digits of its
+ * hash. Replaces *id (owned). */
+static void xl_fix_id(char **id, size_t file, int prefix)
 {
     am_buf b;
     am_buf_init(&b);
-    for (size_t i = 0; i < d->nsegs; i++) {
-        am_buf_reset(&b);
-        am_buf_printf(&b, "%zu:%s", d->segs[i].file + 1, d->segs[i].id);
-        free(d->segs[i].id);
-        d->segs[i].id = am_xstrdup(am_buf_str(&b));
+    if (prefix)
+        am_buf_printf(&b, "f%zu.", file + 1);
+    for (const char *p = *id; *p; p++) {
+        char c = *p;
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-';
+        am_buf_appendc(&b, ok ? c : '_');
     }
-    am_buf_cleanup(&b);
+    if (b.len > 128) {
+        uint64_t h = am_vocab_hash(b.data, b.len);
+        b.len = 111;
+        am_buf_printf(&b, ".%016llx", (unsigned long long)h);
+    }
+    free(*id);
+    *id = am_buf_detach(&b);
 }
 
 int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report)
@@ -795,8 +807,10 @@ int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_repo
         }
     }
     am_buf_cleanup(&j.tmp);
-    if (rc == AM_OK && out->nfiles > 1)
-        xl_prefix_ids(out);
+    for (size_t i = 0; rc == AM_OK && i < out->nsegs; i++)
+        xl_fix_id(&out->segs[i].id, out->segs[i].file, out->nfiles > 1);
+    for (size_t i = 0; rc == AM_OK && i < out->nskips; i++)
+        xl_fix_id(&out->skips[i].id, out->skips[i].file, out->nfiles > 1);
 done:
     xmlFreeDoc(doc);
     if (rc)

@@ -34,9 +34,12 @@
  * Inline markup: the text of g, pc, mrk, sm/em spans and unknown elements is
  * kept; codes (x, bx, ex, ph, bpt, ept, it, sc, ec, cp, sub inside them) are
  * dropped. Whitespace runs collapse to one space; ends are trimmed.
- * Segment ids: the unit id ("u1"); "u1/S" when the unit has several
+ * Segment ids: the unit id ("u1"); "u1.S" when the unit has several
  * segments (S: mrk mid or segment id, else its 1-based index); prefixed by
- * "F:" (the 1-based <file> index) when the document has several <file>s.
+ * "fN." (N: the 1-based <file> index) when the document has several
+ * <file>s; then made API-safe: bytes outside [A-Za-z0-9._-] become '_',
+ * and an id longer than 128 bytes is cut to 111 and suffixed with '.' and
+ * 16 hex digits of a hash of the whole.
  */
 #ifndef AM_XLIFF_H
 #define AM_XLIFF_H
@@ -60,8 +63,8 @@ typedef struct am_xliff_seg {
 
 typedef struct am_xliff_skip {
     char *id; /* owned */
-    const char *reason; /* static: "unconfirmed", "no target", "translate=no",
-                           "no MT candidate" is not a skip reason */
+    const char *reason; /* static: "unconfirmed", "no target", "translate=no" */
+    size_t file; /* 0-based <file> index */
 } am_xliff_skip;
 
 typedef struct am_xliff_doc {
