@@ -742,7 +742,7 @@ static void xl_fix_id(char **id, size_t file, int prefix)
 
 int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report)
 {
-    am_xliff_report dummy;
+    am_xliff_report dummy = {0, {0}};
     am_xliff_report *rep = report ? report : &dummy;
     memset(rep, 0, sizeof *rep);
     if (!out)
@@ -922,7 +922,7 @@ void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out)
 int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_recall_config *rcfg,
                         am_vocab *out, char **chosen, size_t *nsegs, am_xliff_report *report)
 {
-    am_xliff_report dummy;
+    am_xliff_report dummy = {0, {0}};
     am_xliff_report *rep = report ? report : &dummy;
     memset(rep, 0, sizeof *rep);
     if (chosen)

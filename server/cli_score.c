@@ -1010,7 +1010,7 @@ static int am_cli_xliff(am_cli *c, am_xliff_doc *docs, am_cli_seg **segs, size_t
     size_t k = 0;
     *nsess = 0;
     for (size_t f = 0; f < c->nxliff; f++) {
-        size_t map[AM_XLIFF_MAX_SYSTEMS];
+        size_t map[AM_XLIFF_MAX_SYSTEMS] = {0};
         for (size_t d = 0; d < docs[f].nsystems; d++)
             for (size_t i = 0; i < c->nhyp; i++)
                 if (!strcmp(c->hyp[i].name, docs[f].systems[d]))
