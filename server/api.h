@@ -36,6 +36,7 @@ void am_api_curve(am_req *req, am_resp *resp);
 void am_api_export(am_req *req, am_resp *resp);
 /* background vocabularies */
 void am_api_vocab_put(am_req *req, am_resp *resp);
+void am_api_import(am_req *req, am_resp *resp);
 void am_api_vocab_get(am_req *req, am_resp *resp);
 void am_api_vocab_delete(am_req *req, am_resp *resp);
 /* service */

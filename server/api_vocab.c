@@ -1,9 +1,11 @@
 /* api_vocab.c — PUT/GET/DELETE /v1/vocabularies/{name}: background
- * vocabularies ("count word" lines) for the novel-word variant. */
+ * vocabularies ("count word" lines, or a TMX memory whose target-language
+ * side is counted) for the novel-word variant. */
 #include "api.h"
 
 #include "json.h"
 #include "vocab.h"
+#include "xliff.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,21 +13,58 @@
 void am_api_vocab_put(am_req *req, am_resp *resp)
 {
     const char *ct = req->content_type;
-    if (!ct || strcmp(ct, "text/plain")) {
+    int tmx = ct && (!strcmp(ct, "application/x-tmx+xml") || !strcmp(ct, "application/tmx+xml"));
+    if (!ct || (strcmp(ct, "text/plain") && !tmx)) {
         am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
-                        "a vocabulary is text/plain: one 'count word' line per word");
+                        "a vocabulary is text/plain (one 'count word' line per word) or a TMX "
+                        "memory (application/x-tmx+xml)");
         return;
     }
     am_vocab *v = am_vocab_new();
     size_t line = 0;
     const char *msg = NULL;
-    int rc = am_vocab_parse_counts(req->body, req->body_len, v, &line, &msg);
+    char *lang = NULL;
+    am_xliff_report rep;
+    int rc;
+    if (tmx) {
+        /* counted as a session with default options in that language would */
+        am_config cfg;
+        am_config_init(&cfg);
+        const char *ql = am_req_query(req, "lang");
+        if (ql && *ql && am_config_set(&cfg, "target_lang", ql, NULL) != AM_OK) {
+            am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                            "'lang' must be a language code such as \"fr\" or \"fr-FR\"");
+            am_resp_problem_set(resp, "field", json_string("lang"));
+            am_vocab_free(v);
+            return;
+        }
+        am_recall_config rcfg;
+        am_xliff_tmx_rcfg(&cfg, &rcfg);
+        rc = am_xliff_tmx_counts(req->body, req->body_len, ql, &rcfg, v, &lang, NULL, &rep);
+        if (rc == AM_OK && !(ql && *ql)) {
+            /* the side was chosen from the memory: count again tokenized
+             * for that language */
+            if (am_config_set(&cfg, "target_lang", lang, NULL) == AM_OK) {
+                am_xliff_tmx_rcfg(&cfg, &rcfg);
+                am_vocab_clear(v);
+                rc =
+                    am_xliff_tmx_counts(req->body, req->body_len, lang, &rcfg, v, NULL, NULL, &rep);
+            }
+        }
+        line = rep.line;
+        msg = rep.msg;
+    } else {
+        rc = am_vocab_parse_counts(req->body, req->body_len, v, &line, &msg);
+    }
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, 422,
-                        rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "invalid-value",
+        am_resp_problem(resp, req, rc == AM_ERR_RANGE ? 413 : 422,
+                        rc == AM_ERR_RANGE                      ? "payload-too-large"
+                        : rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8"
+                                                                : "invalid-value",
                         "Invalid vocabulary", "line %zu: %s", line, msg ? msg : am_strerror(rc));
         am_resp_problem_set(resp, "line", json_integer((json_int_t)line));
         am_vocab_free(v);
+        free(lang);
         return;
     }
     size_t n = am_vocab_count(v);
@@ -48,8 +87,11 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
         am_api_store_fail(req, resp, rc, "the vocabulary was not stored");
         return;
     }
-    am_resp_json(resp, existed ? 200 : 201,
-                 json_pack("{sssI}", "name", req->params[0], "words", (json_int_t)i));
+    json_t *out = json_pack("{sssI}", "name", req->params[0], "words", (json_int_t)i);
+    if (lang)
+        json_object_set_new(out, "lang", json_string(lang));
+    free(lang);
+    am_resp_json(resp, existed ? 200 : 201, out);
 }
 
 void am_api_vocab_get(am_req *req, am_resp *resp)

@@ -16,6 +16,7 @@
 #include "sgml.h"
 #include "text.h"
 #include "vocab.h"
+#include "xliff.h"
 
 #include <errno.h>
 #include <math.h>
@@ -43,7 +44,9 @@ typedef struct am_cli {
     size_t nhyp;
     int sgml; /* SGML input mode */
     const char *glossary_path, *glossary_format, *background_path, *stopwords_path;
-    int per_segment, json, by_doc;
+    int per_segment, json, by_doc, by_file;
+    const char **xliff; /* --xliff paths (borrowed from argv; array owned) */
+    size_t nxliff;
 } am_cli;
 
 /* One segment of the session, as texts borrowed from the loaded files. */
@@ -67,10 +70,14 @@ static void am_cli_usage(FILE *out)
           "input (WMT21 SGML, segments paired by id, reference order):\n"
           "  --sgm-src FILE  --sgm-ref FILE  --sgm-hyp [NAME=]FILE (repeatable)\n"
           "  --by-doc                one session per document, totals aggregated\n"
+          "input (XLIFF 1.2/2.x from CAT tools: confirmed units, MT from alt-trans/mtc:match):\n"
+          "  --xliff FILE            one session per file (repeatable)\n"
+          "  --by-file               one session per <file> element instead\n"
           "resources:\n"
           "  --glossary FILE         TICO-19 CSV, CSV/TSV or JSON glossary\n"
           "  --glossary-format F     auto|csv|tsv|json (default auto)\n"
-          "  --background FILE       'count word' lines (novel-word variant)\n"
+          "  --background FILE       'count word' lines or a TMX memory (novel-word variant;\n"
+          "                          TMX: the --target-lang side, else the non-srclang one)\n"
           "  --stopwords-file FILE   custom stopword list, one word per line\n"
           "output:\n"
           "  --per-segment           scores of every segment as well\n"
@@ -210,6 +217,7 @@ static void am_cli_free(am_cli *c)
         free(c->hyp[i].path);
         free(c->hyp[i].buf);
     }
+    free(c->xliff);
 }
 
 /* Parses the command line. Returns 0, or 2 after printing a usage error
@@ -241,9 +249,9 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
             val = eq + 1;
 
         /* flags without a value */
-        static const char *const flags[] = {"help",         "per-segment", "json",
-                                            "by-doc",       "stem-match",  "ter-case-sensitive",
-                                            "no-strip-tags"};
+        static const char *const flags[] = {"help",          "per-segment", "json",
+                                            "by-doc",        "stem-match",  "ter-case-sensitive",
+                                            "no-strip-tags", "by-file"};
         int is_flag = 0;
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
             if (!strcmp(name, flags[k]))
@@ -258,6 +266,8 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
                 c->json = 1;
             } else if (!strcmp(name, "by-doc")) {
                 c->by_doc = 1;
+            } else if (!strcmp(name, "by-file")) {
+                c->by_file = 1;
             } else if (!strcmp(name, "no-strip-tags")) {
                 c->cfg.strip_tags = 0;
             } else {
@@ -302,6 +312,9 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
             free(c->sgm_ref.path);
             c->sgm_ref.path = am_xstrdup(val);
             c->sgml = 1;
+        } else if (!strcmp(name, "xliff")) {
+            c->xliff = am_xrealloc(c->xliff, (c->nxliff + 1) * sizeof *c->xliff);
+            c->xliff[c->nxliff++] = val;
         } else if (!strcmp(name, "glossary")) {
             c->glossary_path = val;
         } else if (!strcmp(name, "glossary-format")) {
@@ -324,7 +337,24 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         return rc;
 
     /* consistency of the inputs */
-    if (c->sgml) {
+    if (c->by_file && !c->nxliff) {
+        fprintf(stderr, "adaptmon score: --by-file needs --xliff input\n");
+        return 2;
+    }
+    if (c->nxliff) {
+        if (c->sgml || c->ref.path || c->src.path || c->nhyp) {
+            fprintf(stderr, "adaptmon score: use either --xliff or the other inputs\n");
+            return 2;
+        }
+        if (c->by_doc) {
+            fprintf(stderr, "adaptmon score: --by-doc needs SGML input (XLIFF: --by-file)\n");
+            return 2;
+        }
+        if (c->cfg.profile == AM_PROFILE_ALAM2021) {
+            fprintf(stderr, "adaptmon score: profile alam2021 needs WMT21 SGML input\n");
+            return 2;
+        }
+    } else if (c->sgml) {
         if (c->ref.path || c->src.path) {
             fprintf(stderr,
                     "adaptmon score: use either --ref/--hyp/--src or the --sgm-* options\n");
@@ -808,7 +838,21 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
         *background = am_vocab_new();
         size_t line = 0;
         const char *msg = NULL;
-        int rc = am_vocab_parse_counts(f.buf, f.len, *background, &line, &msg);
+        int rc;
+        if (am_xliff_looks_xml(f.buf, f.len)) {
+            am_recall_config rc_tmx;
+            am_xliff_tmx_rcfg(&c->cfg, &rc_tmx);
+            am_xliff_report rep;
+            rc = am_xliff_tmx_counts(f.buf, f.len,
+                                     c->cfg.target_lang[0] && strcmp(c->cfg.target_lang, "und")
+                                         ? c->cfg.target_lang
+                                         : NULL,
+                                     &rc_tmx, *background, NULL, NULL, &rep);
+            line = rep.line;
+            msg = rc ? rep.msg : NULL;
+        } else {
+            rc = am_vocab_parse_counts(f.buf, f.len, *background, &line, &msg);
+        }
         free(f.buf);
         if (rc != AM_OK) {
             fprintf(stderr, "adaptmon score: %s:%zu: %s\n", c->background_path, line,
@@ -914,6 +958,85 @@ static int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_do
     return rc;
 }
 
+/* XLIFF input: parses every --xliff file into docs[0..nxliff) (caller
+ * frees each with am_xliff_free, and the arrays), names the systems (the
+ * union of the files' MT systems, first appearance first) into c->hyp, and
+ * builds the segments (texts borrowed from docs; a system missing from a
+ * unit scores ""), and the sessions: one per file, or per <file> element
+ * with --by-file, as [first, first+n) ranges of segs. Returns 0 or 1 after
+ * printing an error. */
+static int am_cli_xliff(am_cli *c, am_xliff_doc *docs, am_cli_seg **segs, size_t *nseg,
+                        size_t **sess_first, size_t **sess_n, size_t *nsess)
+{
+    size_t total = 0, files = 0;
+    for (size_t f = 0; f < c->nxliff; f++) {
+        am_cli_file in = {.path = (char *)(uintptr_t)c->xliff[f]};
+        if (am_cli_load(&in))
+            return 1;
+        am_xliff_report rep;
+        int rc = am_xliff_parse(in.buf, in.len, &docs[f], &rep);
+        free(in.buf);
+        if (rc != AM_OK) {
+            if (rep.line)
+                fprintf(stderr, "adaptmon score: %s:%zu: %s\n", c->xliff[f], rep.line, rep.msg);
+            else
+                fprintf(stderr, "adaptmon score: %s: %s\n", c->xliff[f], rep.msg);
+            return 1;
+        }
+        for (size_t k = 0; k < docs[f].nsystems; k++) {
+            size_t i = 0;
+            while (i < c->nhyp && strcmp(c->hyp[i].name, docs[f].systems[k]))
+                i++;
+            if (i < c->nhyp)
+                continue;
+            if (c->nhyp == AM_CLI_MAX_SYS) {
+                fprintf(stderr, "adaptmon score: more than %d MT systems\n", AM_CLI_MAX_SYS);
+                return 1;
+            }
+            c->hyp[c->nhyp].name = am_xstrdup(docs[f].systems[k]);
+            c->hyp[c->nhyp++].path = am_xstrdup(c->xliff[f]);
+        }
+        total += docs[f].nsegs;
+        files += docs[f].nfiles ? docs[f].nfiles : 1;
+    }
+    if (c->nhyp == 0) {
+        fprintf(stderr, "adaptmon score: no MT candidate (alt-trans, mtc:match type=\"mt\") in "
+                        "the XLIFF input\n");
+        return 1;
+    }
+    *segs = am_xcalloc(total ? total : 1, sizeof **segs);
+    *sess_first = am_xcalloc(files + c->nxliff, sizeof **sess_first);
+    *sess_n = am_xcalloc(files + c->nxliff, sizeof **sess_n);
+    size_t k = 0;
+    *nsess = 0;
+    for (size_t f = 0; f < c->nxliff; f++) {
+        size_t map[AM_XLIFF_MAX_SYSTEMS] = {0};
+        for (size_t d = 0; d < docs[f].nsystems; d++)
+            for (size_t i = 0; i < c->nhyp; i++)
+                if (!strcmp(c->hyp[i].name, docs[f].systems[d]))
+                    map[d] = i;
+        for (size_t i = 0; i < docs[f].nsegs; i++, k++) {
+            const am_xliff_seg *x = &docs[f].segs[i];
+            if (*nsess == 0 || (c->by_file ? x->file != (*segs)[k - 1].doc || i == 0 : i == 0)) {
+                (*sess_first)[*nsess] = k;
+                (*nsess)++;
+            }
+            (*sess_n)[*nsess - 1]++;
+            am_cli_seg *sg = &(*segs)[k];
+            sg->id = x->id;
+            sg->src = x->source;
+            sg->ref = x->target;
+            sg->doc = x->file;
+            for (size_t h = 0; h < c->nhyp; h++)
+                sg->hyp[h] = "";
+            for (size_t h = 0; h < x->nhyp; h++)
+                sg->hyp[map[x->sys[h]]] = x->hyp[h];
+        }
+    }
+    *nseg = total;
+    return 0;
+}
+
 int am_cli_score(int argc, char **argv)
 {
     am_cli c;
@@ -941,12 +1064,19 @@ int am_cli_score(int argc, char **argv)
     am_score_ws *ws = NULL;
     am_totals *totals = NULL;
     json_t *jsegs = NULL;
+    am_xliff_doc *xdocs = c.nxliff ? am_xcalloc(c.nxliff, sizeof *xdocs) : NULL;
+    size_t *sess_first = NULL, *sess_n = NULL, nsess = 0;
 
     rc = am_cli_load_resources(&c, &gloss, &background, &custom_sw);
     if (rc)
         goto done;
 
-    if (c.sgml) {
+    if (c.nxliff) {
+        if (am_cli_xliff(&c, xdocs, &segs, &nseg, &sess_first, &sess_n, &nsess)) {
+            rc = 1;
+            goto done;
+        }
+    } else if (c.sgml) {
         if (am_cli_load(&c.sgm_ref) || am_cli_sgml(&c.sgm_ref, &sref) ||
             (c.sgm_src.path && (am_cli_load(&c.sgm_src) || am_cli_sgml(&c.sgm_src, &ssrc)))) {
             rc = 1;
@@ -1048,7 +1178,7 @@ int am_cli_score(int argc, char **argv)
 
     /* Line numbers as segment ids in plain-text mode. */
     char(*line_ids)[24] = NULL;
-    if (!c.sgml) {
+    if (!c.sgml && !c.nxliff) {
         line_ids = am_xcalloc(nseg ? nseg : 1, sizeof *line_ids);
         for (size_t k = 0; k < nseg; k++) {
             snprintf(line_ids[k], sizeof line_ids[k], "%zu", k + 1);
@@ -1064,7 +1194,21 @@ int am_cli_score(int argc, char **argv)
         jsegs = json_array();
 
     int64_t sessions = 0;
-    if (c.by_doc) {
+    if (c.nxliff) {
+        for (size_t d = 0; d < nsess && rc == 0; d++) {
+            am_totals *dt = am_xcalloc(c.nhyp, sizeof *dt);
+            for (size_t i = 0; i < c.nhyp; i++)
+                am_totals_init(&dt[i], scorer);
+            rc = c.per_segment || am_cli_nthreads() < 2
+                     ? am_cli_session(&c, scorer, ws, segs + sess_first[d], sess_n[d], dt, jsegs)
+                     : am_cli_session_par(&c, scorer, ws, segs + sess_first[d], sess_n[d], dt,
+                                          am_cli_nthreads());
+            for (size_t i = 0; i < c.nhyp && rc == 0; i++)
+                am_totals_merge(&totals[i], &dt[i]);
+            free(dt);
+            sessions++;
+        }
+    } else if (c.by_doc) {
         for (size_t d = 0; d < sref.ndocs && rc == 0; d++) {
             am_totals *dt = am_xcalloc(c.nhyp, sizeof *dt);
             for (size_t i = 0; i < c.nhyp; i++)
@@ -1105,6 +1249,11 @@ int am_cli_score(int argc, char **argv)
     }
 
 done:
+    for (size_t f = 0; f < c.nxliff; f++)
+        am_xliff_free(&xdocs[f]);
+    free(xdocs);
+    free(sess_first);
+    free(sess_n);
     json_decref(jsegs);
     free(totals);
     am_score_ws_free(ws);

@@ -873,6 +873,10 @@ static int64_t am_http_limit(const am_http_ctx *x)
         if ((n >= 9 && !strcmp(pat + n - 9, "/glossary")) || !strncmp(pat, "/v1/vocabularies/", 17))
             return cfg->max_glossary_body;
     }
+    /* XLIFF imports are files like glossaries */
+    if (x->route && !strcmp(x->route->method, "POST") &&
+        !strcmp(x->route->pattern, "/v1/sessions/{id}/import"))
+        return cfg->max_glossary_body;
     return cfg->max_body;
 }
 

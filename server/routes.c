@@ -26,6 +26,7 @@ static const am_route am_route_table[] = {
     {"GET", "/v1/sessions/{id}/segments/{sid}", am_api_segment_get, AM_AUTH_READ},
     {"PUT", "/v1/sessions/{id}/segments/{sid}", am_api_segment_put, AM_AUTH_WRITE},
     {"POST", "/v1/sessions/{id}/check", am_api_check, AM_AUTH_READ},
+    {"POST", "/v1/sessions/{id}/import", am_api_import, AM_AUTH_WRITE},
     {"POST", "/v1/sessions/{id}/rescore", am_api_rescore, AM_AUTH_WRITE},
 
     {"GET", "/v1/sessions/{id}/metrics", am_api_metrics, AM_AUTH_READ},

@@ -1,0 +1,998 @@
+/*
+ * xliff.c — XLIFF 1.2 / 2.x and TMX readers (see xliff.h for the rules).
+ *
+ * libxml2 hardening is the TBX reader's (core/tbx.c): a parser context of
+ * our own with a structured error handler, XML_PARSE_NONET and neither
+ * NOENT nor DTDLOAD/DTDATTR/DTDVALID, any entity declaration stops the
+ * parser and rejects the document (XXE, billion laughs), references to
+ * undeclared entities are rejected, no external subset is ever read, and
+ * XML_PARSE_HUGE is not set (libxml2's depth and size limits hold). The
+ * input is validated as UTF-8 first and read as UTF-8 whatever the XML
+ * declaration says. Never calls xmlCleanupParser().
+ */
+#include "xliff.h"
+
+#include "text.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/SAX2.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+
+/* ---- hardened XML reading -------------------------------------------------- */
+
+typedef struct xl_state {
+    int entity_decl, entity_ref;
+    size_t entity_line;
+    char entity_name[64];
+    int have_err, err_fatal;
+    size_t err_line;
+    char err_msg[160];
+} xl_state;
+
+static xl_state *xl_ctx_state(void *ctx)
+{
+    xmlParserCtxtPtr c = ctx;
+    return c ? (xl_state *)c->_private : NULL;
+}
+
+/* Keeps the first fatal error (or the first error before any fatal one). */
+static void xl_on_error(void *ctx, xmlErrorPtr err)
+{
+    xl_state *st = xl_ctx_state(ctx);
+    if (!st || !err || err->level < XML_ERR_ERROR)
+        return;
+    if (st->have_err && (st->err_fatal || err->level != XML_ERR_FATAL))
+        return;
+    st->have_err = 1;
+    st->err_fatal = err->level == XML_ERR_FATAL;
+    st->err_line = err->line > 0 ? (size_t)err->line : 0;
+    const char *m = err->message ? err->message : "malformed XML";
+    size_t n = strlen(m);
+    while (n && (m[n - 1] == '\n' || m[n - 1] == ' ' || m[n - 1] == '\r'))
+        n--;
+    if (n >= sizeof st->err_msg)
+        n = sizeof st->err_msg - 1;
+    memcpy(st->err_msg, m, n);
+    st->err_msg[n] = '\0';
+}
+
+/* Records the first entity declaration (is_ref 0) or undeclared entity
+ * reference (is_ref 1) and stops the parser. */
+static void xl_note_entity(void *ctx, const xmlChar *name, int is_ref)
+{
+    xl_state *st = xl_ctx_state(ctx);
+    int *seen = st ? (is_ref ? &st->entity_ref : &st->entity_decl) : NULL;
+    if (seen && !*seen) {
+        *seen = 1;
+        st->entity_line = (size_t)xmlSAX2GetLineNumber(ctx);
+        snprintf(st->entity_name, sizeof st->entity_name, "%s", name ? (const char *)name : "?");
+    }
+    xmlStopParser((xmlParserCtxtPtr)ctx);
+}
+
+static void xl_on_entity_decl(void *ctx, const xmlChar *name, int type, const xmlChar *public_id,
+                              const xmlChar *system_id, xmlChar *content)
+{
+    (void)type;
+    (void)public_id;
+    (void)system_id;
+    (void)content;
+    xl_note_entity(ctx, name, 0);
+}
+
+static void xl_on_unparsed_entity_decl(void *ctx, const xmlChar *name, const xmlChar *public_id,
+                                       const xmlChar *system_id, const xmlChar *notation)
+{
+    (void)public_id;
+    (void)system_id;
+    (void)notation;
+    xl_note_entity(ctx, name, 0);
+}
+
+static void xl_on_reference(void *ctx, const xmlChar *name)
+{
+    xl_note_entity(ctx, name, 1);
+}
+
+static void xl_on_external_subset(void *ctx, const xmlChar *name, const xmlChar *external_id,
+                                  const xmlChar *system_id)
+{
+    (void)ctx;
+    (void)name;
+    (void)external_id;
+    (void)system_id;
+}
+
+/* Formats an error into rep (may be NULL) and returns rc. */
+static int xl_err(am_xliff_report *rep, int rc, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int xl_err(am_xliff_report *rep, int rc, size_t line, const char *fmt, ...)
+{
+    if (rep && !rep->msg[0]) {
+        rep->line = line;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(rep->msg, sizeof rep->msg, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+static int xl_is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* 1-based line of byte offset off in buf. */
+static size_t xl_line_of(const char *buf, size_t off)
+{
+    size_t line = 1;
+    for (size_t i = 0; i < off; i++)
+        line += buf[i] == '\n';
+    return line;
+}
+
+/* Parses buf[0..len) into *doc (caller frees with xmlFreeDoc); *line_off
+ * receives the lines skipped before the document (a BOM and leading
+ * whitespace are tolerated). Returns AM_OK or an error filled into rep. */
+static int xl_read(const char *buf, size_t len, xmlDocPtr *doc, size_t *line_off,
+                   am_xliff_report *rep)
+{
+    *doc = NULL;
+    *line_off = 0;
+    if (!buf && len)
+        return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
+    if (len > (size_t)INT_MAX)
+        return xl_err(rep, AM_ERR_RANGE, 0, "XML document larger than %d bytes", INT_MAX);
+    if (!buf)
+        buf = "";
+    size_t bad = 0;
+    int rc = am_text_validate(buf, len, &bad);
+    if (rc)
+        return xl_err(rep, rc, xl_line_of(buf, bad), "%s at byte %zu",
+                      rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8", bad);
+    size_t i = 0;
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        i = 3;
+    while (i < len && xl_is_space(buf[i]))
+        *line_off += buf[i++] == '\n';
+    if (i == len)
+        return xl_err(rep, AM_ERR_PARSE, 0, "empty XML document");
+    buf += i;
+    len -= i;
+
+    xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
+    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+    if (!ctxt)
+        return xl_err(rep, AM_ERR_NOMEM, 0, "cannot create an XML parser");
+    xl_state st;
+    memset(&st, 0, sizeof st);
+    ctxt->_private = &st;
+    assert(ctxt->sax);
+    ctxt->sax->serror = xl_on_error;
+    ctxt->sax->initialized = XML_SAX2_MAGIC;
+    ctxt->sax->entityDecl = xl_on_entity_decl;
+    ctxt->sax->unparsedEntityDecl = xl_on_unparsed_entity_decl;
+    ctxt->sax->externalSubset = xl_on_external_subset;
+    ctxt->sax->reference = xl_on_reference;
+    int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
+               XML_PARSE_NOWARNING;
+    xmlDocPtr d = xmlCtxtReadMemory(ctxt, buf, (int)len, NULL, "UTF-8", opts);
+    int well_formed = ctxt->wellFormed;
+    xmlFreeParserCtxt(ctxt);
+    if (st.entity_decl)
+        rc = xl_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + *line_off : 0,
+                    "the DOCTYPE declares entity '%s': entity declarations are not allowed",
+                    st.entity_name);
+    else if (st.entity_ref)
+        rc = xl_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + *line_off : 0,
+                    "reference to undeclared entity '&%s;'", st.entity_name);
+    else if (!d || !well_formed)
+        rc = xl_err(rep, AM_ERR_PARSE, st.err_line ? st.err_line + *line_off : 0,
+                    "malformed XML: %s", st.have_err ? st.err_msg : "not well-formed");
+    if (rc) {
+        if (d)
+            xmlFreeDoc(d);
+        return rc;
+    }
+    *doc = d;
+    return AM_OK;
+}
+
+/* ---- DOM helpers ------------------------------------------------------------- */
+
+static int xl_ascii_ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        int x = (unsigned char)*a, y = (unsigned char)*b;
+        if (x >= 'A' && x <= 'Z')
+            x += 'a' - 'A';
+        if (y >= 'A' && y <= 'Z')
+            y += 'a' - 'A';
+        if (x != y)
+            return 0;
+    }
+    return *a == *b;
+}
+
+/* True when n is an element with local name name (any namespace). */
+static int xl_is(const xmlNode *n, const char *name)
+{
+    return n && n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
+}
+
+/* First child element of n named name, or NULL (borrowed). */
+static xmlNode *xl_child(const xmlNode *n, const char *name)
+{
+    for (xmlNode *c = n ? n->children : NULL; c; c = c->next)
+        if (xl_is(c, name))
+            return c;
+    return NULL;
+}
+
+/* Next node after n in a pre-order walk of root's subtree (root excluded),
+ * descending into n's children when descend is true; NULL at the end. */
+static xmlNode *xl_walk(xmlNode *n, const xmlNode *root, int descend)
+{
+    if (descend && n->children && n->type == XML_ELEMENT_NODE)
+        return n->children;
+    while (n && n != root) {
+        if (n->next)
+            return n->next;
+        n = n->parent;
+    }
+    return NULL;
+}
+
+/* Value of n's attribute with local name name: without a namespace when
+ * any_ns is 0, in any namespace (prefixed or not) when 1, only in the xml:
+ * namespace when 2. Borrowed text of the attribute's first text child, or
+ * NULL ("" for an empty attribute). */
+static const char *xl_attr(const xmlNode *n, const char *name, int any_ns)
+{
+    for (const xmlAttr *a = n->properties; a; a = a->next) {
+        if (strcmp((const char *)a->name, name) != 0)
+            continue;
+        if (any_ns == 0 && a->ns)
+            continue;
+        if (any_ns == 2 &&
+            !(a->ns && a->ns->href &&
+              strcmp((const char *)a->ns->href, (const char *)XML_XML_NAMESPACE) == 0))
+            continue;
+        if (a->children && a->children->type == XML_TEXT_NODE && !a->children->next)
+            return (const char *)a->children->content;
+        return "";
+    }
+    return NULL;
+}
+
+static size_t xl_line(const xmlNode *n, size_t line_off)
+{
+    long l = xmlGetLineNo(n);
+    return l > 0 ? (size_t)l + line_off : 0;
+}
+
+/* Inline codes dropped with their content. */
+static int xl_is_code(const xmlNode *n)
+{
+    static const char *const codes[] = {"x",  "bx", "ex", "ph", "bpt", "ept",
+                                        "it", "sc", "ec", "cp", "sub"};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (xl_is(n, codes[i]))
+            return 1;
+    return 0;
+}
+
+/* Appends the translatable text under n (children only) to b. libxml2's
+ * depth limit bounds the recursion. */
+static void xl_text_rec(const xmlNode *n, am_buf *b)
+{
+    for (const xmlNode *c = n->children; c; c = c->next) {
+        if (c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) {
+            if (c->content)
+                am_buf_appends(b, (const char *)c->content);
+        } else if (c->type == XML_ELEMENT_NODE && !xl_is_code(c)) {
+            xl_text_rec(c, b);
+        }
+    }
+}
+
+/* Translatable text of element n, whitespace collapsed and trimmed; caller
+ * frees. tmp is scratch. */
+static char *xl_text(const xmlNode *n, am_buf *tmp)
+{
+    am_buf_reset(tmp);
+    if (n)
+        xl_text_rec(n, tmp);
+    am_buf out;
+    am_buf_init(&out);
+    int space = 0;
+    for (size_t i = 0; i < tmp->len; i++) {
+        char ch = tmp->data[i];
+        if (xl_is_space(ch)) {
+            space = 1;
+            continue;
+        }
+        if (space && out.len)
+            am_buf_appendc(&out, ' ');
+        space = 0;
+        am_buf_appendc(&out, ch);
+    }
+    return am_buf_detach(&out);
+}
+
+/* Finds the <mrk mtype="seg" mid=mid> under n (borrowed) or NULL. */
+static xmlNode *xl_find_mrk(xmlNode *n, const char *mid)
+{
+    if (!n)
+        return NULL;
+    for (xmlNode *c = n->children; c; c = xl_walk(c, n, 1)) {
+        if (xl_is(c, "mrk")) {
+            const char *t = xl_attr(c, "mtype", 0), *m = xl_attr(c, "mid", 0);
+            if (t && !strcmp(t, "seg") && m && !strcmp(m, mid))
+                return c;
+        }
+    }
+    return NULL;
+}
+
+/* ---- the document being built ----------------------------------------------- */
+
+typedef struct xl_job {
+    am_xliff_doc *d;
+    size_t line_off;
+    size_t file; /* current <file> index */
+    xmlNode *header; /* current 1.2 <header> (phases) or NULL */
+    am_buf tmp;
+    am_xliff_report *rep;
+    size_t cap_segs, cap_skips;
+} xl_job;
+
+static void xl_skip(xl_job *j, const char *id, const char *reason)
+{
+    am_xliff_doc *d = j->d;
+    if (d->nskips == j->cap_skips) {
+        j->cap_skips = j->cap_skips ? j->cap_skips * 2 : 16;
+        d->skips = am_xrealloc(d->skips, j->cap_skips * sizeof *d->skips);
+    }
+    d->skips[d->nskips].id = am_xstrdup(id);
+    d->skips[d->nskips].reason = reason;
+    d->skips[d->nskips].file = j->file;
+    d->nskips++;
+}
+
+/* Index of system name in the document, added when new; SIZE_MAX when
+ * there would be more than AM_XLIFF_MAX_SYSTEMS. */
+static size_t xl_system(am_xliff_doc *d, const char *name)
+{
+    for (size_t i = 0; i < d->nsystems; i++)
+        if (!strcmp(d->systems[i], name))
+            return i;
+    if (d->nsystems == AM_XLIFF_MAX_SYSTEMS)
+        return SIZE_MAX;
+    d->systems = am_xrealloc(d->systems, (d->nsystems + 1) * sizeof *d->systems);
+    d->systems[d->nsystems] = am_xstrdup(name);
+    return d->nsystems++;
+}
+
+/* Appends a new confirmed segment (strings owned by the document) and
+ * returns it (borrowed, valid until the next push). */
+static am_xliff_seg *xl_push(xl_job *j, const char *id, char *source, char *target)
+{
+    am_xliff_doc *d = j->d;
+    if (d->nsegs == j->cap_segs) {
+        j->cap_segs = j->cap_segs ? j->cap_segs * 2 : 64;
+        d->segs = am_xrealloc(d->segs, j->cap_segs * sizeof *d->segs);
+    }
+    am_xliff_seg *s = &d->segs[d->nsegs++];
+    memset(s, 0, sizeof *s);
+    s->id = am_xstrdup(id);
+    s->source = source;
+    s->target = target;
+    s->file = j->file;
+    return s;
+}
+
+/* Adds hypothesis text (taken) of system name to s; a second candidate of
+ * the same system in one segment is dropped (the first wins). */
+static int xl_add_hyp(xl_job *j, am_xliff_seg *s, const char *name, char *text, size_t line)
+{
+    size_t k = xl_system(j->d, name);
+    if (k == SIZE_MAX) {
+        free(text);
+        return xl_err(j->rep, AM_ERR_PARSE, line, "more than %d MT systems", AM_XLIFF_MAX_SYSTEMS);
+    }
+    for (size_t i = 0; i < s->nhyp; i++)
+        if (s->sys[i] == k) {
+            free(text);
+            return AM_OK;
+        }
+    s->sys[s->nhyp] = k;
+    s->hyp[s->nhyp++] = text;
+    return AM_OK;
+}
+
+/* ---- XLIFF 1.2 ------------------------------------------------------------------ */
+
+static int xl_in_list(const char *v, const char *const *list, size_t n)
+{
+    if (!v)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (xl_ascii_ieq(v, list[i]))
+            return 1;
+    return 0;
+}
+
+/* Trados' <sdl:seg id=mid conf=…> of trans-unit tu (mid NULL: the first);
+ * borrowed or NULL. */
+static const char *xl_sdl_conf(xmlNode *tu, const char *mid)
+{
+    for (xmlNode *c = tu->children; c; c = xl_walk(c, tu, 1)) {
+        if (xl_is(c, "seg") && c->parent && xl_is(c->parent, "seg-defs")) {
+            const char *id = xl_attr(c, "id", 0);
+            if (!mid || (id && !strcmp(id, mid)))
+                return xl_attr(c, "conf", 0);
+        }
+    }
+    return NULL;
+}
+
+/* Whether a 1.2 segment is confirmed (see xliff.h). */
+static int xl_confirmed12(xmlNode *tu, xmlNode *target, const char *mid)
+{
+    static const char *const states[] = {"final", "signed-off", "translated"};
+    static const char *const sdl[] = {"Translated", "ApprovedTranslation", "ApprovedSignOff"};
+    static const char *const mq[] = {"ManuallyConfirmed", "Reviewer1Confirmed",
+                                     "Reviewer2Confirmed", "Proofread", "Confirmed"};
+    static const char *const yes[] = {"1", "true", "yes"};
+    if (target && xl_in_list(xl_attr(target, "state", 0), states, 3))
+        return 1;
+    const char *ap = xl_attr(tu, "approved", 0);
+    if (ap && !strcmp(ap, "yes"))
+        return 1;
+    if (xl_in_list(xl_sdl_conf(tu, mid), sdl, 3))
+        return 1;
+    for (const xmlAttr *a = tu->properties; a; a = a->next) {
+        if (!a->ns)
+            continue;
+        const char *v = xl_attr(tu, (const char *)a->name, 1);
+        if (!strcmp((const char *)a->name, "status") && xl_in_list(v, mq, 5))
+            return 1;
+        if (!strcmp((const char *)a->name, "confirmed") && xl_in_list(v, yes, 3))
+            return 1;
+    }
+    return 0;
+}
+
+/* The header <phase> named name (borrowed) or NULL. */
+static xmlNode *xl_phase(const xl_job *j, const char *name)
+{
+    if (!j->header || !name)
+        return NULL;
+    for (xmlNode *c = j->header->children; c; c = xl_walk(c, j->header, 1))
+        if (xl_is(c, "phase")) {
+            const char *pn = xl_attr(c, "phase-name", 0);
+            if (pn && !strcmp(pn, name))
+                return c;
+        }
+    return NULL;
+}
+
+static int xl_mt_process(const char *p)
+{
+    if (!p)
+        return 0;
+    if (xl_ascii_ieq(p, "mt"))
+        return 1;
+    return strncmp(p, "machine", 7) == 0 || strncmp(p, "Machine", 7) == 0 ||
+           strncmp(p, "MT ", 3) == 0 || strncmp(p, "mt ", 3) == 0;
+}
+
+/* If alt-trans a is an MT proposal, its system name (borrowed; "mt" when
+ * it has none); else NULL. */
+static const char *xl_mt_name(const xl_job *j, xmlNode *a)
+{
+    const char *type = xl_attr(a, "alttranstype", 0);
+    if (type && strcmp(type, "proposal"))
+        return NULL;
+    const char *origin = xl_attr(a, "origin", 0), *tool = xl_attr(a, "tool-id", 0);
+    xmlNode *ph = xl_phase(j, xl_attr(a, "phase-name", 0));
+    xmlNode *tgt = xl_child(a, "target");
+    const char *sq = tgt ? xl_attr(tgt, "state-qualifier", 0) : NULL;
+    int mt = (sq && !strcmp(sq, "mt-suggestion")) ||
+             (ph && xl_mt_process(xl_attr(ph, "process-name", 0))) ||
+             ((origin || tool) && !xl_attr(a, "match-quality", 0));
+    if (!mt)
+        return NULL;
+    if (origin && *origin)
+        return origin;
+    if (tool && *tool)
+        return tool;
+    const char *pt = ph ? xl_attr(ph, "tool-id", 0) : NULL;
+    if (!pt && ph)
+        pt = xl_attr(ph, "tool", 0);
+    return pt && *pt ? pt : "mt";
+}
+
+/* One 1.2 segment: mid NULL for an unsegmented trans-unit, else the mrk's
+ * mid (src/tgt: the seg mrk elements or the source/target). */
+static int xl_seg12(xl_job *j, xmlNode *tu, const char *id, const char *mid, xmlNode *src,
+                    xmlNode *tgt, xmlNode *tgt_el, int single)
+{
+    char *target = tgt ? xl_text(tgt, &j->tmp) : NULL;
+    if (!target || !*target) {
+        free(target);
+        xl_skip(j, id, "no target");
+        return AM_OK;
+    }
+    if (!xl_confirmed12(tu, tgt_el, mid)) {
+        free(target);
+        xl_skip(j, id, "unconfirmed");
+        return AM_OK;
+    }
+    am_xliff_seg *s = xl_push(j, id, xl_text(src, &j->tmp), target);
+    for (xmlNode *a = tu->children; a; a = a->next) {
+        if (!xl_is(a, "alt-trans"))
+            continue;
+        const char *name = xl_mt_name(j, a);
+        xmlNode *at = xl_child(a, "target");
+        if (!name || !at)
+            continue;
+        const char *amid = xl_attr(a, "mid", 0);
+        xmlNode *text_el = NULL;
+        if (mid) {
+            if (amid)
+                text_el = strcmp(amid, mid) ? NULL : at;
+            else
+                text_el = xl_find_mrk(at, mid);
+            if (!text_el && !amid && single)
+                text_el = at;
+        } else {
+            text_el = at;
+        }
+        if (!text_el)
+            continue;
+        int rc = xl_add_hyp(j, s, name, xl_text(text_el, &j->tmp), xl_line(a, j->line_off));
+        if (rc)
+            return rc;
+    }
+    return AM_OK;
+}
+
+static int xl_unit12(xl_job *j, xmlNode *tu)
+{
+    const char *id = xl_attr(tu, "id", 0);
+    if (!id || !*id)
+        return xl_err(j->rep, AM_ERR_PARSE, xl_line(tu, j->line_off),
+                      "<trans-unit> without an id attribute");
+    const char *tr = xl_attr(tu, "translate", 0);
+    if (tr && !strcmp(tr, "no")) {
+        xl_skip(j, id, "translate=no");
+        return AM_OK;
+    }
+    xmlNode *src = xl_child(tu, "source"), *tgt = xl_child(tu, "target");
+    xmlNode *segsrc = xl_child(tu, "seg-source");
+    size_t nmrk = 0;
+    if (segsrc)
+        for (xmlNode *c = segsrc->children; c; c = xl_walk(c, segsrc, 1))
+            if (xl_is(c, "mrk") && xl_attr(c, "mtype", 0) &&
+                !strcmp(xl_attr(c, "mtype", 0), "seg") && xl_attr(c, "mid", 0))
+                nmrk++;
+    if (nmrk == 0)
+        return xl_seg12(j, tu, id, NULL, src, tgt, tgt, 1);
+    am_buf sid;
+    am_buf_init(&sid);
+    int rc = AM_OK;
+    for (xmlNode *c = segsrc->children; c && rc == AM_OK; c = xl_walk(c, segsrc, 1)) {
+        if (!(xl_is(c, "mrk") && xl_attr(c, "mtype", 0) && !strcmp(xl_attr(c, "mtype", 0), "seg")))
+            continue;
+        const char *mid = xl_attr(c, "mid", 0);
+        if (!mid)
+            continue;
+        am_buf_reset(&sid);
+        am_buf_appends(&sid, id);
+        if (nmrk > 1) {
+            am_buf_appendc(&sid, '.');
+            am_buf_appends(&sid, mid);
+        }
+        rc = xl_seg12(j, tu, am_buf_str(&sid), mid, c, xl_find_mrk(tgt, mid), tgt, nmrk == 1);
+    }
+    am_buf_cleanup(&sid);
+    return rc;
+}
+
+/* ---- XLIFF 2.x ------------------------------------------------------------------ */
+
+/* True when match reference ref ("#s1", "#/f=f1/u=u1/s1", "s1") names
+ * segment id sid. */
+static int xl_ref_names(const char *ref, const char *sid)
+{
+    if (!ref || !sid)
+        return 0;
+    const char *r = strrchr(ref, '/');
+    r = r ? r + 1 : (ref[0] == '#' ? ref + 1 : ref);
+    const char *eq = strchr(r, '=');
+    if (eq)
+        r = eq + 1;
+    return strcmp(r, sid) == 0;
+}
+
+static int xl_unit20(xl_job *j, xmlNode *u)
+{
+    const char *id = xl_attr(u, "id", 0);
+    if (!id || !*id)
+        return xl_err(j->rep, AM_ERR_PARSE, xl_line(u, j->line_off),
+                      "<unit> without an id attribute");
+    const char *tr = xl_attr(u, "translate", 0);
+    if (tr && !strcmp(tr, "no")) {
+        xl_skip(j, id, "translate=no");
+        return AM_OK;
+    }
+    size_t nseg = 0;
+    for (xmlNode *c = u->children; c; c = c->next)
+        nseg += xl_is(c, "segment");
+    xmlNode *matches = xl_child(u, "matches");
+    static const char *const states[] = {"translated", "reviewed", "final"};
+    am_buf sid;
+    am_buf_init(&sid);
+    size_t idx = 0;
+    int rc = AM_OK;
+    for (xmlNode *sg = u->children; sg && rc == AM_OK; sg = sg->next) {
+        if (!xl_is(sg, "segment"))
+            continue;
+        idx++;
+        const char *segid = xl_attr(sg, "id", 0);
+        am_buf_reset(&sid);
+        am_buf_appends(&sid, id);
+        if (nseg > 1) {
+            if (segid)
+                am_buf_printf(&sid, ".%s", segid);
+            else
+                am_buf_printf(&sid, ".%zu", idx);
+        }
+        const char *sidv = am_buf_str(&sid);
+        char *target = xl_text(xl_child(sg, "target"), &j->tmp);
+        if (!xl_child(sg, "target") || !*target) {
+            free(target);
+            xl_skip(j, sidv, "no target");
+            continue;
+        }
+        if (!xl_in_list(xl_attr(sg, "state", 0), states, 3)) {
+            free(target);
+            xl_skip(j, sidv, "unconfirmed");
+            continue;
+        }
+        am_xliff_seg *s = xl_push(j, sidv, xl_text(xl_child(sg, "source"), &j->tmp), target);
+        for (xmlNode *m = matches ? matches->children : NULL; m && rc == AM_OK; m = m->next) {
+            if (!xl_is(m, "match"))
+                continue;
+            const char *type = xl_attr(m, "type", 0);
+            xmlNode *mt = xl_child(m, "target");
+            if (!type || strcmp(type, "mt") || !mt)
+                continue;
+            if (nseg > 1 && !xl_ref_names(xl_attr(m, "ref", 0), segid))
+                continue;
+            const char *origin = xl_attr(m, "origin", 0);
+            rc = xl_add_hyp(j, s, origin && *origin ? origin : "mt", xl_text(mt, &j->tmp),
+                            xl_line(m, j->line_off));
+        }
+    }
+    am_buf_cleanup(&sid);
+    return rc;
+}
+
+/* ---- entry points --------------------------------------------------------------- */
+
+void am_xliff_free(am_xliff_doc *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->nsegs; i++) {
+        free(d->segs[i].id);
+        free(d->segs[i].source);
+        free(d->segs[i].target);
+        for (size_t k = 0; k < d->segs[i].nhyp; k++)
+            free(d->segs[i].hyp[k]);
+    }
+    free(d->segs);
+    for (size_t i = 0; i < d->nskips; i++)
+        free(d->skips[i].id);
+    free(d->skips);
+    for (size_t i = 0; i < d->nsystems; i++)
+        free(d->systems[i]);
+    free(d->systems);
+    free(d->source_lang);
+    free(d->target_lang);
+    memset(d, 0, sizeof *d);
+}
+
+/* A segment id usable in the API (1..128 of [A-Za-z0-9._-]): "fN." (the
+ * 1-based file index) prefixed when prefix, other bytes mapped to '_', and
+ * an id longer than 128 bytes cut to 111 plus '.' and 16 hex digits of its
+ * hash. Replaces *id (owned). */
+static void xl_fix_id(char **id, size_t file, int prefix)
+{
+    am_buf b;
+    am_buf_init(&b);
+    if (prefix)
+        am_buf_printf(&b, "f%zu.", file + 1);
+    for (const char *p = *id; *p; p++) {
+        char c = *p;
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-';
+        am_buf_appendc(&b, ok ? c : '_');
+    }
+    if (b.len > 128) {
+        uint64_t h = am_vocab_hash(b.data, b.len);
+        b.len = 111;
+        am_buf_printf(&b, ".%016llx", (unsigned long long)h);
+    }
+    free(*id);
+    *id = am_buf_detach(&b);
+}
+
+int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report)
+{
+    am_xliff_report dummy = {0, {0}};
+    am_xliff_report *rep = report ? report : &dummy;
+    memset(rep, 0, sizeof *rep);
+    if (!out)
+        return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
+    memset(out, 0, sizeof *out);
+    xmlDocPtr doc;
+    size_t line_off;
+    int rc = xl_read(buf, len, &doc, &line_off, rep);
+    if (rc)
+        return rc;
+    xmlNode *root = xmlDocGetRootElement(doc);
+    const char *ver = root ? xl_attr(root, "version", 0) : NULL;
+    const char *href = root && root->ns && root->ns->href ? (const char *)root->ns->href : "";
+    if (!xl_is(root, "xliff")) {
+        rc = xl_err(rep, AM_ERR_PARSE, root ? xl_line(root, line_off) : 0,
+                    "not an XLIFF document: the root element is <%s>, expected <xliff>",
+                    root ? (const char *)root->name : "");
+        goto done;
+    }
+    if ((ver && ver[0] == '2') || strstr(href, "xliff:document:2"))
+        out->version = 20;
+    else if ((ver && ver[0] == '1') || strstr(href, "xliff:document:1"))
+        out->version = 12;
+    else {
+        rc = xl_err(rep, AM_ERR_PARSE, xl_line(root, line_off),
+                    "unsupported XLIFF version '%s' (1.2, 2.0, 2.1 and 2.2 are read)",
+                    ver ? ver : "");
+        goto done;
+    }
+    if (out->version == 20) {
+        const char *sl = xl_attr(root, "srcLang", 0), *tl = xl_attr(root, "trgLang", 0);
+        out->source_lang = sl && *sl ? am_xstrdup(sl) : NULL;
+        out->target_lang = tl && *tl ? am_xstrdup(tl) : NULL;
+    }
+    xl_job j;
+    memset(&j, 0, sizeof j);
+    j.d = out;
+    j.line_off = line_off;
+    j.rep = rep;
+    am_buf_init(&j.tmp);
+    for (xmlNode *n = root->children; n && rc == AM_OK;) {
+        if (xl_is(n, "file")) {
+            j.file = out->nfiles++;
+            j.header = xl_child(n, "header");
+            if (out->version == 12 && !out->source_lang) {
+                const char *sl = xl_attr(n, "source-language", 0);
+                const char *tl = xl_attr(n, "target-language", 0);
+                out->source_lang = sl && *sl ? am_xstrdup(sl) : NULL;
+                out->target_lang = tl && *tl ? am_xstrdup(tl) : NULL;
+            }
+            n = xl_walk(n, root, 1);
+        } else if (out->version == 12 && xl_is(n, "trans-unit")) {
+            rc = xl_unit12(&j, n);
+            n = xl_walk(n, root, 0);
+        } else if (out->version == 20 && xl_is(n, "unit")) {
+            rc = xl_unit20(&j, n);
+            n = xl_walk(n, root, 0);
+        } else if (xl_is(n, "header") || xl_is(n, "notes")) {
+            n = xl_walk(n, root, 0);
+        } else {
+            n = xl_walk(n, root, 1);
+        }
+    }
+    am_buf_cleanup(&j.tmp);
+    for (size_t i = 0; rc == AM_OK && i < out->nsegs; i++)
+        xl_fix_id(&out->segs[i].id, out->segs[i].file, out->nfiles > 1);
+    for (size_t i = 0; rc == AM_OK && i < out->nskips; i++)
+        xl_fix_id(&out->skips[i].id, out->skips[i].file, out->nfiles > 1);
+done:
+    xmlFreeDoc(doc);
+    if (rc)
+        am_xliff_free(out);
+    return rc;
+}
+
+int am_xliff_looks_xml(const char *buf, size_t len)
+{
+    size_t i = 0;
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        i = 3;
+    while (i < len && xl_is_space(buf[i]))
+        i++;
+    return i < len && buf[i] == '<';
+}
+
+/* ---- TMX -------------------------------------------------------------------------- */
+
+static size_t xl_primary_len(const char *tag)
+{
+    size_t n = 0;
+    while (tag[n] && tag[n] != '-' && tag[n] != '_')
+        n++;
+    return n;
+}
+
+/* Language tags sharing their primary subtag ("fr" ~ "fr-FR" ~ "FR_ca"). */
+static int xl_lang_match(const char *a, const char *b)
+{
+    size_t na = xl_primary_len(a), nb = xl_primary_len(b);
+    if (na != nb || na == 0)
+        return 0;
+    for (size_t i = 0; i < na; i++) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z')
+            x = (char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z')
+            y = (char)(y - 'A' + 'a');
+        if (x != y)
+            return 0;
+    }
+    return 1;
+}
+
+static int xl_lang_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 35 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+static const char *xl_tuv_lang(const xmlNode *tuv)
+{
+    const char *l = xl_attr(tuv, "lang", 2);
+    return l ? l : xl_attr(tuv, "lang", 0);
+}
+
+/* Chooses the counted language when none was given: the memory's two
+ * languages minus the header's srclang. Returns a borrowed tag or NULL. */
+static const char *xl_tmx_pick(xmlNode *root, xmlNode *body)
+{
+    xmlNode *hdr = xl_child(root, "header");
+    const char *src = hdr ? xl_attr(hdr, "srclang", 0) : NULL;
+    if (!src || !xl_lang_ok(src))
+        return NULL;
+    const char *langs[2] = {NULL, NULL};
+    size_t n = 0;
+    for (xmlNode *tu = body->children; tu; tu = tu->next) {
+        if (!xl_is(tu, "tu"))
+            continue;
+        for (xmlNode *v = tu->children; v; v = v->next) {
+            const char *l = xl_is(v, "tuv") ? xl_tuv_lang(v) : NULL;
+            if (!l || !*l)
+                continue;
+            size_t k = 0;
+            while (k < n && !xl_lang_match(langs[k], l))
+                k++;
+            if (k < n)
+                continue;
+            if (n == 2)
+                return NULL; /* three languages or more */
+            langs[n++] = l;
+        }
+    }
+    if (n != 2)
+        return NULL;
+    if (xl_lang_match(langs[0], src))
+        return langs[1];
+    return xl_lang_match(langs[1], src) ? langs[0] : NULL;
+}
+
+void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out)
+{
+    am_recall_config_init(out);
+    out->tokenizer = am_config_tokenizer(cfg);
+    out->norm = cfg->profile == AM_PROFILE_SIMIANER2019 ? AM_NORM_NONE : cfg->norm;
+    out->casefold = cfg->profile == AM_PROFILE_SIMIANER2019 ? 0 : !cfg->case_sensitive;
+    out->strip_tags = cfg->strip_tags;
+}
+
+int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_recall_config *rcfg,
+                        am_vocab *out, char **chosen, size_t *nsegs, am_xliff_report *report)
+{
+    am_xliff_report dummy = {0, {0}};
+    am_xliff_report *rep = report ? report : &dummy;
+    memset(rep, 0, sizeof *rep);
+    if (chosen)
+        *chosen = NULL;
+    if (nsegs)
+        *nsegs = 0;
+    if (!rcfg || !out)
+        return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
+    if (lang && *lang && !xl_lang_ok(lang))
+        return xl_err(rep, AM_ERR_INVALID, 0, "invalid language tag");
+    xmlDocPtr doc;
+    size_t line_off;
+    int rc = xl_read(buf, len, &doc, &line_off, rep);
+    if (rc)
+        return rc;
+    xmlNode *root = xmlDocGetRootElement(doc);
+    xmlNode *body = xl_child(root, "body");
+    am_recall_config cfg = *rcfg;
+    cfg.stopwords = NULL;
+    cfg.background = NULL;
+    cfg.background_ctx = NULL;
+    am_buf tmp;
+    am_buf_init(&tmp);
+    am_toks words;
+    am_toks_init(&words);
+    size_t count = 0;
+    if (!xl_is(root, "tmx") || !body) {
+        rc = xl_err(rep, AM_ERR_PARSE, root ? xl_line(root, line_off) : 0,
+                    "not a TMX document: expected <tmx> with a <body>, the root is <%s>",
+                    root ? (const char *)root->name : "");
+        goto done;
+    }
+    if (!lang || !*lang) {
+        lang = xl_tmx_pick(root, body);
+        if (!lang) {
+            rc = xl_err(rep, AM_ERR_INVALID, 0,
+                        "cannot choose the counted language: give it (the memory does not have "
+                        "exactly two languages with the header's srclang one of them)");
+            goto done;
+        }
+    }
+    for (xmlNode *tu = body->children; tu && rc == AM_OK; tu = tu->next) {
+        if (!xl_is(tu, "tu"))
+            continue;
+        for (xmlNode *v = tu->children; v && rc == AM_OK; v = v->next) {
+            const char *l = xl_is(v, "tuv") ? xl_tuv_lang(v) : NULL;
+            xmlNode *seg = l ? xl_child(v, "seg") : NULL;
+            if (!seg || !xl_lang_match(l, lang))
+                continue;
+            char *text = xl_text(seg, &tmp);
+            am_toks_reset(&words);
+            rc = am_recall_content_words(&cfg, text, &words);
+            free(text);
+            if (rc) {
+                rc = xl_err(rep, AM_ERR_PARSE, xl_line(seg, line_off), "segment text: %s",
+                            am_strerror(rc));
+                break;
+            }
+            for (size_t i = 0; i < words.n; i++)
+                am_vocab_add(out, words.v[i], 1);
+            count++;
+        }
+    }
+    if (rc == AM_OK && chosen)
+        *chosen = am_xstrdup(lang);
+    if (nsegs)
+        *nsegs = count;
+done:
+    am_toks_cleanup(&words);
+    am_buf_cleanup(&tmp);
+    xmlFreeDoc(doc);
+    return rc;
+}

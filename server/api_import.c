@@ -1,0 +1,128 @@
+/* api_import.c — POST /v1/sessions/{id}/import: an XLIFF 1.2/2.x file's
+ * confirmed units replayed into a session in document order through the
+ * segment POST path (am_seg_req_parse + am_ingest_post), so every guarantee
+ * of a POST holds per unit. Unit ids are the segment ids (see xliff.h), so
+ * a re-import counts nothing twice and answers the same summary with the
+ * units as "already_present". */
+#include "api.h"
+
+#include "ingest.h"
+#include "json.h"
+#include "xliff.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define AM_IMPORT_MAX_SKIPS 100 /* skip reasons listed in an answer */
+
+static int am_import_media(const char *ct)
+{
+    return ct && (!strcmp(ct, "application/xliff+xml") || !strcmp(ct, "application/x-xliff+xml") ||
+                  !strcmp(ct, "application/x-xliff"));
+}
+
+/* Records a skipped unit into skips (listed up to AM_IMPORT_MAX_SKIPS) and
+ * counts it. reason is copied. */
+static void am_import_skip(json_t *skips, int64_t *nskipped, const char *id, const char *reason)
+{
+    if (json_array_size(skips) < AM_IMPORT_MAX_SKIPS)
+        json_array_append_new(skips, json_pack("{ssss}", "id", id, "reason", reason));
+    (*nskipped)++;
+}
+
+/* The segment body of confirmed unit s of doc d (caller decrefs). */
+static json_t *am_import_body(const am_xliff_doc *d, const am_xliff_seg *s)
+{
+    json_t *hyps = json_object();
+    for (size_t k = 0; k < s->nhyp; k++)
+        json_object_set_new(hyps, d->systems[s->sys[k]], json_string(s->hyp[k]));
+    json_t *b = json_pack("{ssssssso}", "id", s->id, "translation", s->target, "source", s->source,
+                          "hypotheses", hyps);
+    return b;
+}
+
+void am_api_import(am_req *req, am_resp *resp)
+{
+    if (!am_import_media(req->content_type)) {
+        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+                        "an import is an XLIFF 1.2 or 2.x file: application/xliff+xml");
+        return;
+    }
+    am_store_session row;
+    if (am_api_load_session(req, resp, &row) != AM_OK)
+        return;
+    am_store_session_clear(&row);
+    am_xliff_doc doc;
+    am_xliff_report rep;
+    int rc = am_xliff_parse(req->body, req->body_len, &doc, &rep);
+    if (rc != AM_OK) {
+        am_resp_problem(resp, req, rc == AM_ERR_RANGE ? 413 : 422,
+                        rc == AM_ERR_RANGE                      ? "payload-too-large"
+                        : rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8"
+                                                                : "invalid-value",
+                        "Invalid XLIFF", "%s", rep.msg[0] ? rep.msg : am_strerror(rc));
+        if (rep.line)
+            am_resp_problem_set(resp, "line", json_integer((json_int_t)rep.line));
+        am_xliff_free(&doc);
+        return;
+    }
+    json_t *skips = json_array();
+    int64_t imported = 0, present = 0, skipped = 0;
+    for (size_t i = 0; i < doc.nskips; i++)
+        am_import_skip(skips, &skipped, doc.skips[i].id, doc.skips[i].reason);
+    int failed = 0;
+    for (size_t i = 0; i < doc.nsegs && !failed; i++) {
+        const am_xliff_seg *s = &doc.segs[i];
+        if (s->nhyp == 0) {
+            am_import_skip(skips, &skipped, s->id, "no MT candidate");
+            continue;
+        }
+        json_t *body = am_import_body(&doc, s);
+        am_fail f;
+        am_fail_init(&f);
+        am_seg_req sr;
+        memset(&sr, 0, sizeof sr);
+        char *result = NULL;
+        int status = 0;
+        int r = am_seg_req_parse(body, NULL, &req->srv->cfg, &sr, &f);
+        if (r == AM_OK)
+            r = am_ingest_post(req->srv, req->params[0], &sr, &result, &status, &f);
+        if (r == AM_OK) {
+            if (status == 201)
+                imported++;
+            else
+                present++;
+        } else if (f.status >= 500 || f.status == 404 || f.status == 0) {
+            /* the store failed or the session went away: stop here; the
+             * units before this one are committed, a retry resumes */
+            am_resp_problem(resp, req, f.status ? f.status : 500, f.slug ? f.slug : "internal",
+                            f.title ? f.title : "Error", "unit '%s': %s", s->id,
+                            am_buf_str(&f.detail));
+            am_resp_problem_set(resp, "imported", json_integer((json_int_t)imported));
+            am_resp_problem_set(resp, "already_present", json_integer((json_int_t)present));
+            failed = 1;
+        } else {
+            char reason[300];
+            snprintf(reason, sizeof reason, "%s (%d %s)", am_buf_str(&f.detail), f.status,
+                     f.slug ? f.slug : "error");
+            am_import_skip(skips, &skipped, s->id, reason);
+        }
+        free(result);
+        am_seg_req_cleanup(&sr);
+        am_fail_cleanup(&f);
+        json_decref(body);
+    }
+    if (!failed) {
+        json_t *systems = json_array();
+        for (size_t k = 0; k < doc.nsystems; k++)
+            json_array_append_new(systems, json_string(doc.systems[k]));
+        am_resp_json(resp, 200,
+                     json_pack("{sssssIsIsIsoso}", "session", req->params[0], "xliff_version",
+                               doc.version == 12 ? "1.2" : "2", "imported", (json_int_t)imported,
+                               "already_present", (json_int_t)present, "skipped",
+                               (json_int_t)skipped, "skips", skips, "systems", systems));
+    } else {
+        json_decref(skips);
+    }
+    am_xliff_free(&doc);
+}

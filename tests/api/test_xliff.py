@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Black-box tests of XLIFF and TMX input against a spawned `adaptmon serve`:
+POST /v1/sessions/{id}/import of the CAT-tool files in tests/data/xliff
+(Trados, memoQ, Phrase 1.2 and 2.x, OmegaT shapes) gives exactly the totals
+of the same confirmed segments posted as JSON; a re-import counts nothing
+twice and answers the same summary; bad files are refused with problem+json
+and change nothing; PUT /v1/vocabularies/{name} takes a TMX memory (the
+target side counted) that gives the same totals as the equivalent
+'count word' list.
+
+Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
+"N passed, N failed". APITEST_ONLY=REGEX runs a subset. Python standard
+library only.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import ROOT, Server, check, eq, expect_problem, expect_status, run_tests  # noqa: E402
+
+XDIR = os.path.join(ROOT, "tests", "data", "xliff")
+FILES = ["trados.sdlxliff", "memoq.mqxliff", "phrase.mxliff", "phrase-2.xlf", "omegat.xlf"]
+XCT = "application/xliff+xml"
+S = None
+C = None
+
+
+def setup():
+    global S, C
+    S = Server()
+    C = S.client()
+
+
+def teardown():
+    if C:
+        C.close()
+    if S:
+        eq(S.stop(), 0, "exit status of adaptmon serve after SIGTERM")
+
+
+def base(sid):
+    return "/v1/sessions/" + sid
+
+
+def load(name):
+    with open(os.path.join(XDIR, name), "rb") as f:
+        return f.read()
+
+
+def expected():
+    with open(os.path.join(XDIR, "expected.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def json_session(sid, options=None):
+    """A session fed the expected segments as JSON; returns its systems."""
+    C.create_session(id=sid, **({"options": options} if options else {}))
+    for s in expected()["segments"]:
+        r = C.post(base(sid) + "/segments", s)
+        expect_status(r, 201, "POST " + s["id"])
+    return C.jget(base(sid) + "/metrics")["systems"]
+
+
+def test_import_equals_json():
+    exp = expected()
+    ref = json_session("json-ref")
+    check(ref["fairseq"]["segments"] == len(exp["segments"]), "JSON session counted")
+    for i, name in enumerate(FILES):
+        sid = "imp%d" % i
+        C.create_session(id=sid)
+        r = C.post(base(sid) + "/import", load(name), ctype=XCT)
+        expect_status(r, 200, "import " + name)
+        summ = r.json()
+        eq(summ["imported"], len(exp["segments"]), name + " imported")
+        eq(summ["already_present"], 0, name + " already_present")
+        eq(summ["skipped"], exp["skipped"], name + " skipped")
+        check(all(s["reason"] == "unconfirmed" for s in summ["skips"]), name + " skip reasons")
+        eq(sorted(summ["systems"]), sorted(exp["systems"]), name + " systems")
+        got = C.jget(base(sid) + "/metrics")["systems"]
+        for sysname in exp["systems"]:
+            eq(got[sysname], ref[sysname], "%s: totals of %s equal the JSON session's" %
+               (name, sysname))
+
+
+def test_reimport_is_idempotent():
+    exp = expected()
+    C.create_session(id="again")
+    body = load("omegat.xlf")
+    first = C.post(base("again") + "/import", body, ctype="application/x-xliff+xml")
+    expect_status(first, 200, "first import")
+    m1 = C.jget(base("again") + "/metrics")["systems"]
+    second = C.post(base("again") + "/import", body, ctype="application/x-xliff+xml")
+    expect_status(second, 200, "second import")
+    eq(second.json()["imported"], 0, "nothing imported twice")
+    eq(second.json()["already_present"], len(exp["segments"]), "all already present")
+    eq(second.json()["skipped"], first.json()["skipped"], "same skips")
+    eq(C.jget(base("again") + "/metrics")["systems"], m1, "totals unchanged by the re-import")
+    eq(C.jget(base("again"))["segments"], len(exp["segments"]), "segment count")
+
+
+def test_import_refuses_bad_input():
+    C.create_session(id="bad")
+    hostile = [
+        b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]>'
+        b'<xliff version="1.2"><file><body><trans-unit id="1"><source>&b;</source>'
+        b'<target state="final">&b;</target></trans-unit></body></file></xliff>',
+        b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
+        b'<xliff version="1.2"><file><body><trans-unit id="1"><source>&e;</source>'
+        b'</trans-unit></body></file></xliff>',
+        b'<xliff version="1.2"><file><body><trans-unit id="1"><source>a</source>',
+        b'<xliff version="1.2"><file><body><trans-unit><source>a</source>'
+        b'<target state="final">b</target><alt-trans origin="m"><target>c</target></alt-trans>'
+        b'</trans-unit></body></file></xliff>',
+        b'<tmx version="1.4"><body/></tmx>',
+        b'<xliff version="1.2">' + b'<g>' * 5000 + b'</g>' * 5000 + b'</xliff>',
+        b'\xff\xfe<xliff/>',
+    ]
+    for i, body in enumerate(hostile):
+        r = C.post(base("bad") + "/import", body, ctype=XCT)
+        expect_problem(r, 422, ("invalid-value", "invalid-utf8"), "hostile #%d" % i)
+    r = C.post(base("bad") + "/import", load("omegat.xlf"), ctype="application/json")
+    expect_problem(r, 415, "unsupported-media-type", "wrong content type")
+    r = C.post(base("nope") + "/import", load("omegat.xlf"), ctype=XCT)
+    expect_problem(r, 404, "not-found", "unknown session")
+    eq(C.jget(base("bad"))["segments"], 0, "nothing stored")
+
+
+def tmx(words_fr):
+    tus = "".join('<tu><tuv xml:lang="en"><seg>x y</seg></tuv>'
+                  '<tuv xml:lang="fr-FR"><seg>%s</seg></tuv></tu>' % w for w in words_fr)
+    return ('<?xml version="1.0"?><tmx version="1.4"><header srclang="en" segtype="sentence"/>'
+            '<body>%s</body></tmx>' % tus)
+
+
+def test_tmx_vocabulary_equals_counts():
+    segs = ["symptômes <bpt i=\"1\">&lt;b&gt;</bpt>toux<ept i=\"1\">&lt;/b&gt;</ept> fièvre",
+            "toux toux virus", "Virus masque"]
+    r = C.put("/v1/vocabularies/tmx1", tmx(segs), ctype="application/x-tmx+xml")
+    expect_status(r, 201, "PUT TMX")
+    eq(r.json()["words"], 5, "distinct target words")
+    eq(r.json()["lang"], "fr-FR", "the non-srclang side was counted")
+    counts = "1 symptômes\n3 toux\n1 fièvre\n2 virus\n1 masque\n"
+    r = C.put("/v1/vocabularies/txt1", counts, ctype="text/plain")
+    expect_status(r, 201, "PUT counts")
+    r = C.put("/v1/vocabularies/tmx2?lang=en", tmx(segs), ctype="application/x-tmx+xml")
+    expect_status(r, 201, "PUT TMX lang=en")
+    eq(r.json()["words"], 2, "source side words with lang=en")
+    opts = {"rare_threshold": 1}
+    a = json_session("bg-tmx", dict(opts, background_vocabulary="tmx1"))
+    b = json_session("bg-txt", dict(opts, background_vocabulary="txt1"))
+    n = json_session("bg-none")
+    eq(a, b, "TMX and count-list vocabularies give the same totals")
+    check(a["fairseq"]["recall"] != n["fairseq"]["recall"] if "recall" in a["fairseq"]
+          else a != n, "the vocabulary changes the novel-word recall")
+
+
+def test_tmx_vocabulary_refuses_bad_input():
+    r = C.put("/v1/vocabularies/bad1", '<tmx version="1.4"><body>', ctype="application/x-tmx+xml")
+    expect_problem(r, 422, "invalid-value", "malformed TMX")
+    three = tmx(["a"]).replace('</tu>', '<tuv xml:lang="de"><seg>b</seg></tuv></tu>')
+    r = C.put("/v1/vocabularies/bad2", three, ctype="application/x-tmx+xml")
+    expect_problem(r, 422, "invalid-value", "three languages, no lang")
+    r = C.put("/v1/vocabularies/bad3?lang=f%20r", tmx(["a"]), ctype="application/x-tmx+xml")
+    expect_problem(r, 422, "invalid-value", "bad lang")
+    for n in ("bad1", "bad2", "bad3"):
+        expect_status(C.get("/v1/vocabularies/" + n), 404, "nothing stored for " + n)
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(globals(), setup, teardown))
