@@ -158,6 +158,17 @@ void am_api_check(am_req *req, am_resp *resp)
         json_decref(body);
         return;
     }
+    /* the same per-text limit as a segment: the check scores both texts */
+    const am_srv_config *cfg = &req->srv->cfg;
+    size_t ns = am_toks_count_py(json_string_value(src));
+    size_t nh = hyp ? am_toks_count_py(json_string_value(hyp)) : 0;
+    if (ns > (size_t)cfg->max_tokens || nh > (size_t)cfg->max_tokens) {
+        am_resp_problem(resp, req, 422, "too-many-tokens", "Too many tokens",
+                        "'%s' has %zu tokens; the limit is %d", ns > nh ? "source" : "hypothesis",
+                        ns > nh ? ns : nh, cfg->max_tokens);
+        json_decref(body);
+        return;
+    }
     am_fail f;
     am_fail_init(&f);
     json_t *out = NULL;

@@ -104,9 +104,11 @@ static int am_fail_full(am_fail *f, const char *what)
 
 /* ---- request validation --------------------------------------------------- */
 
-/* A JSON string field without NUL bytes and within the token limit. */
+/* A JSON string field without NUL bytes and within the token limit; its
+ * token count is added to *total (the segment's budget, checked by the
+ * caller). */
 static int am_text_field(json_t *v, const char *name, const am_srv_config *cfg, const char **out,
-                         am_fail *f)
+                         size_t *total, am_fail *f)
 {
     if (!json_is_string(v))
         return am_failf(f, 422, "invalid-value", "Invalid value", name, "'%s' must be a string",
@@ -119,6 +121,7 @@ static int am_text_field(json_t *v, const char *name, const am_srv_config *cfg, 
     if (cfg && n > (size_t)cfg->max_tokens)
         return am_failf(f, 422, "too-many-tokens", "Too many tokens", name,
                         "'%s' has %zu tokens; the limit is %d", name, n, cfg->max_tokens);
+    *total += n;
     *out = s;
     return AM_OK;
 }
@@ -209,6 +212,7 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
                      am_fail *f)
 {
     memset(r, 0, sizeof *r);
+    size_t ntok = 0; /* tokens of every text, against max-segment-tokens */
     static const char *const known[] = {"id",          "source", "hypothesis", "hypotheses",
                                         "translation", "terms",  "metadata"};
     const char *key;
@@ -244,17 +248,17 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
     if (!tr)
         return am_failf(f, 422, "missing-field", "Missing field", "translation",
                         "'translation' (the confirmed translation) is required");
-    if (am_text_field(tr, "translation", cfg, &r->translation, f))
+    if (am_text_field(tr, "translation", cfg, &r->translation, &ntok, f))
         return AM_ERR_INVALID;
     json_t *src = json_object_get(body, "source");
-    if (src && !json_is_null(src) && am_text_field(src, "source", cfg, &r->source, f))
+    if (src && !json_is_null(src) && am_text_field(src, "source", cfg, &r->source, &ntok, f))
         return AM_ERR_INVALID;
     json_t *h = json_object_get(body, "hypothesis"), *hs = json_object_get(body, "hypotheses");
     if (h && hs)
         return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
                         "give either 'hypothesis' or 'hypotheses', not both");
     if (h) {
-        if (am_text_field(h, "hypothesis", cfg, &r->hyp[0], f))
+        if (am_text_field(h, "hypothesis", cfg, &r->hyp[0], &ntok, f))
             return AM_ERR_INVALID;
         r->sys[0] = "default";
         r->nsys = 1;
@@ -287,7 +291,8 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
             }
         for (size_t i = 0; i < n; i++) {
             r->sys[i] = names[i];
-            if (am_text_field(json_object_get(hs, names[i]), "hypotheses", cfg, &r->hyp[i], f))
+            if (am_text_field(json_object_get(hs, names[i]), "hypotheses", cfg, &r->hyp[i], &ntok,
+                              f))
                 return AM_ERR_INVALID;
         }
         r->nsys = n;
@@ -295,6 +300,13 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
         return am_failf(f, 422, "missing-field", "Missing field", "hypothesis",
                         "'hypothesis' (text) or 'hypotheses' ({system: text}) is required");
     }
+    /* the segment's whole budget: scoring cost grows with every system's
+     * hypothesis, so max-tokens per text alone would let 16 systems cost 16x */
+    if (cfg && ntok > (size_t)cfg->max_segment_tokens)
+        return am_failf(f, 422, "too-many-tokens", "Too many tokens", "hypotheses",
+                        "the segment has %zu tokens in its source, translation and hypotheses; "
+                        "the limit is %d (max-segment-tokens)",
+                        ntok, cfg->max_segment_tokens);
     json_t *md = json_object_get(body, "metadata");
     if (md && !json_is_object(md))
         return am_failf(f, 422, "invalid-value", "Invalid value", "metadata",

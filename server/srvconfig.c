@@ -64,6 +64,10 @@ enum am_srv_kind {
     X("max-tokens", "int", "2500", AM_SRV_INT, max_tokens, 1, 10000000, NULL,                      \
       "most tokens per text of a segment; longer texts get 422 too-many-tokens (scoring is "       \
       "linear but costs about 25 us per token: 2500 keeps a segment near 0.1 s)")                  \
+    X("max-segment-tokens", "int", "7500", AM_SRV_INT, max_segment_tokens, 1, 100000000, NULL,     \
+      "most tokens in one segment, source + translation + every hypothesis; more get 422 "         \
+      "too-many-tokens (each system's hypothesis is scored against the translation: this keeps a " \
+      "segment near 0.1 s whatever the number of systems)")                                        \
     X("max-glossary-entries", "int", "100000", AM_SRV_INT, max_glossary_entries, 1, 10000000,      \
       NULL, "most entries in one session glossary")                                                \
     X("max-systems", "int", "16", AM_SRV_INT, max_systems, 1, AM_SCORE_MAX_SYSTEMS, NULL,          \

@@ -22,6 +22,7 @@ typedef struct am_srv_config {
     int max_connections; /* default 1024 */
     int conn_timeout; /* seconds idle before a connection is closed, default 30 */
     int max_tokens; /* per text of a segment, default 2500 */
+    int max_segment_tokens; /* all texts of a segment together, default 7500 */
     int max_glossary_entries; /* default 100000 */
     int max_systems; /* hypotheses per segment, default 16 */
     int max_term_occurrences; /* glossary term occurrences per segment/check, default 2000 */

@@ -5,6 +5,9 @@ is refused with the documented status.
   --max-body N              a body of N bytes → 201, N+1 → 413 payload-too-large
   --max-glossary-body N     a glossary of N bytes → 200, N+1 → 413
   --max-tokens N            a text of N tokens → 201, N+1 → 422 too-many-tokens
+                            (a segment's texts and both texts of a /check)
+  --max-segment-tokens N    a segment whose texts hold N tokens together → 201,
+                            N+1 → 422 too-many-tokens, whatever the systems
   --max-term-occurrences N  N glossary term occurrences → 201, N+1 → 422
   --max-glossary-entries N  N entries → 200, N+1 → 413 (PUT and inline at POST /v1/sessions)
   --max-connections N       the N-th simultaneous connection is served, the
@@ -91,6 +94,42 @@ def test_body_tokens_glossary_limits():
                        "inline glossary of max-glossary-entries+1 entries")
         expect_status(c.get("/v1/sessions/inl-over"), 404, "the refused session")
         print("# over-limit glossary: %s" % p.get("detail"))
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_segment_token_budget_and_check_tokens():
+    """16 systems each at max-tokens made a POST cost 16 single-system ones
+    (0.17 s at 2,500 tokens, over the 100 ms goal): the whole segment has a
+    budget, --max-segment-tokens. /check had no token limit at all."""
+    seg_max = 3 * MAX_TOKENS
+    srv = Server("--max-tokens", str(MAX_TOKENS), "--max-segment-tokens", str(seg_max))
+    try:
+        c = srv.client()
+        c.create_session(id="budget", options=dict(OPTIONS))
+        path = "/v1/sessions/budget/segments"
+        words = lambda n: " ".join(["mot"] * n)  # noqa: E731
+        # 6 systems of 20 tokens + source and translation of 15: exactly the budget
+        hyps = {"s%d" % i: words(20) for i in range(6)}
+        at = {"id": "at", "source": words(15), "translation": words(15), "hypotheses": hyps}
+        expect_status(c.post(path, at), 201, "a segment of max-segment-tokens tokens")
+        over = dict(at, id="over", translation=words(16))
+        p = expect_problem(c.post(path, over), 422, "too-many-tokens",
+                           "a segment of max-segment-tokens+1 tokens, each text under max-tokens")
+        check("max-segment-tokens" in p.get("detail", ""), "the problem names the limit: %r" % p)
+        expect_status(c.get(path + "/over"), 404, "the refused segment is not stored")
+        eq(c.jget("/v1/sessions/budget")["segments"], 1, "segments after the refusal")
+        # /check: each text within max-tokens
+        ck = "/v1/sessions/budget/check"
+        expect_status(c.post(ck, {"source": words(MAX_TOKENS), "hypothesis": words(MAX_TOKENS)}), 200,
+                      "check with texts of max-tokens tokens")
+        for field in ("source", "hypothesis"):
+            body = {"source": "a", "hypothesis": "a"}
+            body[field] = words(MAX_TOKENS + 1)
+            p = expect_problem(c.post(ck, body), 422, "too-many-tokens", "check %s of max-tokens+1" % field)
+            check(field in p.get("detail", ""), "the problem names %s: %r" % (field, p))
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:

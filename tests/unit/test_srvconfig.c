@@ -50,6 +50,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.max_connections, 1024);
     assert_int_equal(c.conn_timeout, 30);
     assert_int_equal(c.max_tokens, 2500);
+    assert_int_equal(c.max_segment_tokens, 7500);
     assert_int_equal(c.max_glossary_entries, 100000);
     assert_int_equal(c.max_systems, 16);
     assert_string_equal(c.write_token, "");
@@ -78,7 +79,7 @@ static void test_defaults(void **state)
         assert_non_null(o->def);
         assert_true(strlen(o->help) > 10);
     }
-    assert_int_equal(n, 22);
+    assert_int_equal(n, 23);
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }
