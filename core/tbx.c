@@ -2,36 +2,25 @@
  * tbx.c — TBX (TermBase eXchange, ISO 30042) import into an am_gloss
  * (see glossary.h, am_gloss_parse_tbx).
  *
- * Parsing uses libxml2 from a memory buffer with its own parser context:
- * errors go to a structured handler installed on that context (ctxt->sax->
- * serror), never to a process-wide handler, so concurrent parses on
- * distinct threads do not interfere. Security:
- *   - XML_PARSE_NONET, and neither XML_PARSE_NOENT nor XML_PARSE_DTDLOAD /
- *     DTDATTR / DTDVALID: no entity substitution, no external DTD loading;
- *     the externalSubset SAX callback is replaced by a no-op besides.
- *   - any entity declaration (general or parameter, parsed or unparsed) in
- *     the internal subset stops the parser at once (xmlStopParser from the
- *     entityDecl / unparsedEntityDecl callbacks) and the document is
- *     rejected: XXE and "billion laughs" never get to expand anything.
- *     A plain DOCTYPE (<!DOCTYPE martif SYSTEM "TBXcoreStructV02.dtd">) is
- *     accepted and its DTD is not read; a reference to an undeclared
- *     entity, which libxml2 tolerates when there is an external DTD, is
- *     rejected too (its text would be unknown).
- *   - XML_PARSE_HUGE is not set, so libxml2's own depth/size limits hold.
+ * Parsing uses libxml2 from a memory buffer through am_xmlsafe_read
+ * (xmlsafe.h): its own parser context and structured error handler, no
+ * network, no entity substitution, no DTD loading, any entity declaration
+ * or reference to an undeclared entity rejects the document (XXE, "billion
+ * laughs"), and libxml2's own depth/size limits hold. A plain DOCTYPE
+ * (<!DOCTYPE martif SYSTEM "TBXcoreStructV02.dtd">) is accepted and its DTD
+ * is not read.
  * The input is validated as UTF-8 (AM_ERR_UTF8/AM_ERR_NUL with line and
  * column) before libxml2 sees it, and libxml2 is told to read it as UTF-8
  * whatever the XML declaration says.
  *
- * libxml2 global state: xmlInitParser() is called on every parse; it is
- * idempotent and guarded by libxml2's own init mutex (2.9+). Programs using
- * several threads should still call xmlInitParser() once in main() before
- * starting them (libxml2's advice), and may call xmlCleanupParser() once at
- * exit (only to make leak checkers quiet). This file never calls
- * xmlCleanupParser().
+ * Programs using several threads should call xmlInitParser() once in
+ * main() before starting them (libxml2's advice), and may call
+ * xmlCleanupParser() once at exit (only to make leak checkers quiet).
  */
 #include "glossary.h"
 
 #include "gloss_internal.h"
+#include "xmlsafe.h"
 
 #include <assert.h>
 #include <limits.h>
@@ -39,104 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/SAX2.h>
-#include <libxml/parser.h>
 #include <libxml/tree.h>
-#include <libxml/xmlerror.h>
-
-/* ---- parser state shared with the libxml2 callbacks ---------------------- */
-
-typedef struct tbx_xml_state {
-    int entity_decl; /* the DOCTYPE declared an entity (rejected) */
-    int entity_ref; /* a reference to an undeclared entity (rejected) */
-    size_t entity_line;
-    char entity_name[64];
-    int have_err; /* an error (level >= XML_ERR_ERROR) was recorded */
-    int err_fatal; /* ... and it was fatal */
-    size_t err_line, err_col;
-    char err_msg[200];
-} tbx_xml_state;
-
-static tbx_xml_state *ctx_state(void *ctx)
-{
-    xmlParserCtxtPtr c = ctx;
-    return c ? (tbx_xml_state *)c->_private : NULL;
-}
-
-/* Structured error handler of our parser context: keeps the first fatal
- * error (or the first error when no fatal one came yet). */
-static void on_xml_error(void *ctx, xmlErrorPtr err)
-{
-    tbx_xml_state *st = ctx_state(ctx);
-    if (!st || !err || err->level < XML_ERR_ERROR)
-        return;
-    if (st->have_err && (st->err_fatal || err->level != XML_ERR_FATAL))
-        return;
-    st->have_err = 1;
-    st->err_fatal = err->level == XML_ERR_FATAL;
-    st->err_line = err->line > 0 ? (size_t)err->line : 0;
-    st->err_col = err->int2 > 0 ? (size_t)err->int2 : 0;
-    const char *m = err->message ? err->message : "malformed XML";
-    size_t n = strlen(m);
-    while (n && (m[n - 1] == '\n' || m[n - 1] == ' ' || m[n - 1] == '\r'))
-        n--;
-    if (n >= sizeof st->err_msg)
-        n = sizeof st->err_msg - 1;
-    memcpy(st->err_msg, m, n);
-    st->err_msg[n] = '\0';
-}
-
-/* Records the first entity declaration (is_ref 0) or undeclared entity
- * reference (is_ref 1) with its line and name, and stops the parser. */
-static void note_entity(void *ctx, const xmlChar *name, int is_ref)
-{
-    xmlParserCtxtPtr c = ctx;
-    tbx_xml_state *st = ctx_state(ctx);
-    int *seen = st ? (is_ref ? &st->entity_ref : &st->entity_decl) : NULL;
-    if (seen && !*seen) {
-        *seen = 1;
-        st->entity_line = (size_t)xmlSAX2GetLineNumber(ctx);
-        snprintf(st->entity_name, sizeof st->entity_name, "%s", name ? (const char *)name : "?");
-    }
-    xmlStopParser(c);
-}
-
-static void on_entity_decl(void *ctx, const xmlChar *name, int type, const xmlChar *public_id,
-                           const xmlChar *system_id, xmlChar *content)
-{
-    (void)type;
-    (void)public_id;
-    (void)system_id;
-    (void)content;
-    note_entity(ctx, name, 0);
-}
-
-static void on_unparsed_entity_decl(void *ctx, const xmlChar *name, const xmlChar *public_id,
-                                    const xmlChar *system_id, const xmlChar *notation)
-{
-    (void)public_id;
-    (void)system_id;
-    (void)notation;
-    note_entity(ctx, name, 0);
-}
-
-/* A reference to an entity that is not predefined (all declarations are
- * rejected, so it is undeclared — libxml2 lets that pass when the document
- * has an external DTD): its text is unknown, so the document is rejected. */
-static void on_reference(void *ctx, const xmlChar *name)
-{
-    note_entity(ctx, name, 1);
-}
-
-/* Never loads an external DTD subset. */
-static void on_external_subset(void *ctx, const xmlChar *name, const xmlChar *external_id,
-                               const xmlChar *system_id)
-{
-    (void)ctx;
-    (void)name;
-    (void)external_id;
-    (void)system_id;
-}
 
 /* ---- small helpers ------------------------------------------------------- */
 
@@ -556,24 +448,10 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
         len -= i;
     }
 
-    xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
-    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-    if (!ctxt)
+    am_xmlsafe_state st;
+    xmlDocPtr doc = NULL;
+    if (am_xmlsafe_read(buf, len, &st, &doc))
         return am_gloss_rep_err(rep, AM_ERR_NOMEM, 0, 0, "cannot create an XML parser");
-    tbx_xml_state st;
-    memset(&st, 0, sizeof st);
-    ctxt->_private = &st;
-    assert(ctxt->sax);
-    ctxt->sax->serror = on_xml_error;
-    ctxt->sax->initialized = XML_SAX2_MAGIC;
-    ctxt->sax->entityDecl = on_entity_decl;
-    ctxt->sax->unparsedEntityDecl = on_unparsed_entity_decl;
-    ctxt->sax->externalSubset = on_external_subset;
-    ctxt->sax->reference = on_reference;
-    int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
-               XML_PARSE_NOWARNING;
-    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, buf, (int)len, NULL, "UTF-8", opts);
-    int well_formed = ctxt->wellFormed;
 
     char *auto_src = NULL, *auto_tgt = NULL;
     tbx_job j;
@@ -590,7 +468,7 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
                               "reference to undeclared entity '&%s;'", st.entity_name);
         goto done;
     }
-    if (!doc || !well_formed) {
+    if (!doc) {
         if (st.have_err)
             rc = am_gloss_rep_err(rep, AM_ERR_PARSE, st.err_line ? st.err_line + line_off : 0,
                                   (st.err_line == 1 && st.err_col) ? st.err_col + col_off
@@ -644,7 +522,6 @@ done:
     free(auto_tgt);
     if (doc)
         xmlFreeDoc(doc);
-    xmlFreeParserCtxt(ctxt);
     if (rc)
         am_gloss_cleanup(out);
     return rc;

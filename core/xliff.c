@@ -1,18 +1,16 @@
 /*
  * xliff.c — XLIFF 1.2 / 2.x and TMX readers (see xliff.h for the rules).
  *
- * libxml2 hardening is the TBX reader's (core/tbx.c): a parser context of
- * our own with a structured error handler, XML_PARSE_NONET and neither
- * NOENT nor DTDLOAD/DTDATTR/DTDVALID, any entity declaration stops the
- * parser and rejects the document (XXE, billion laughs), references to
- * undeclared entities are rejected, no external subset is ever read, and
- * XML_PARSE_HUGE is not set (libxml2's depth and size limits hold). The
- * input is validated as UTF-8 first and read as UTF-8 whatever the XML
- * declaration says. Never calls xmlCleanupParser().
+ * XML is read through am_xmlsafe_read (xmlsafe.h), hardened as the TBX
+ * reader is: no network, no DTD loading, any entity declaration or
+ * reference to an undeclared entity rejects the document (XXE, billion
+ * laughs), libxml2's depth and size limits hold. The input is validated as
+ * UTF-8 first and read as UTF-8 whatever the XML declaration says.
  */
 #include "xliff.h"
 
 #include "text.h"
+#include "xmlsafe.h"
 
 #include <assert.h>
 #include <limits.h>
@@ -21,95 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/SAX2.h>
-#include <libxml/parser.h>
 #include <libxml/tree.h>
-#include <libxml/xmlerror.h>
 
 /* ---- hardened XML reading -------------------------------------------------- */
-
-typedef struct xl_state {
-    int entity_decl, entity_ref;
-    size_t entity_line;
-    char entity_name[64];
-    int have_err, err_fatal;
-    size_t err_line;
-    char err_msg[160];
-} xl_state;
-
-static xl_state *xl_ctx_state(void *ctx)
-{
-    xmlParserCtxtPtr c = ctx;
-    return c ? (xl_state *)c->_private : NULL;
-}
-
-/* Keeps the first fatal error (or the first error before any fatal one). */
-static void xl_on_error(void *ctx, xmlErrorPtr err)
-{
-    xl_state *st = xl_ctx_state(ctx);
-    if (!st || !err || err->level < XML_ERR_ERROR)
-        return;
-    if (st->have_err && (st->err_fatal || err->level != XML_ERR_FATAL))
-        return;
-    st->have_err = 1;
-    st->err_fatal = err->level == XML_ERR_FATAL;
-    st->err_line = err->line > 0 ? (size_t)err->line : 0;
-    const char *m = err->message ? err->message : "malformed XML";
-    size_t n = strlen(m);
-    while (n && (m[n - 1] == '\n' || m[n - 1] == ' ' || m[n - 1] == '\r'))
-        n--;
-    if (n >= sizeof st->err_msg)
-        n = sizeof st->err_msg - 1;
-    memcpy(st->err_msg, m, n);
-    st->err_msg[n] = '\0';
-}
-
-/* Records the first entity declaration (is_ref 0) or undeclared entity
- * reference (is_ref 1) and stops the parser. */
-static void xl_note_entity(void *ctx, const xmlChar *name, int is_ref)
-{
-    xl_state *st = xl_ctx_state(ctx);
-    int *seen = st ? (is_ref ? &st->entity_ref : &st->entity_decl) : NULL;
-    if (seen && !*seen) {
-        *seen = 1;
-        st->entity_line = (size_t)xmlSAX2GetLineNumber(ctx);
-        snprintf(st->entity_name, sizeof st->entity_name, "%s", name ? (const char *)name : "?");
-    }
-    xmlStopParser((xmlParserCtxtPtr)ctx);
-}
-
-static void xl_on_entity_decl(void *ctx, const xmlChar *name, int type, const xmlChar *public_id,
-                              const xmlChar *system_id, xmlChar *content)
-{
-    (void)type;
-    (void)public_id;
-    (void)system_id;
-    (void)content;
-    xl_note_entity(ctx, name, 0);
-}
-
-static void xl_on_unparsed_entity_decl(void *ctx, const xmlChar *name, const xmlChar *public_id,
-                                       const xmlChar *system_id, const xmlChar *notation)
-{
-    (void)public_id;
-    (void)system_id;
-    (void)notation;
-    xl_note_entity(ctx, name, 0);
-}
-
-static void xl_on_reference(void *ctx, const xmlChar *name)
-{
-    xl_note_entity(ctx, name, 1);
-}
-
-static void xl_on_external_subset(void *ctx, const xmlChar *name, const xmlChar *external_id,
-                                  const xmlChar *system_id)
-{
-    (void)ctx;
-    (void)name;
-    (void)external_id;
-    (void)system_id;
-}
 
 /* Formats an error into rep (may be NULL) and returns rc. */
 static int xl_err(am_xliff_report *rep, int rc, size_t line, const char *fmt, ...)
@@ -169,40 +81,20 @@ static int xl_read(const char *buf, size_t len, xmlDocPtr *doc, size_t *line_off
     buf += i;
     len -= i;
 
-    xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
-    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-    if (!ctxt)
+    am_xmlsafe_state st;
+    xmlDocPtr d = NULL;
+    if (am_xmlsafe_read(buf, len, &st, &d))
         return xl_err(rep, AM_ERR_NOMEM, 0, "cannot create an XML parser");
-    xl_state st;
-    memset(&st, 0, sizeof st);
-    ctxt->_private = &st;
-    assert(ctxt->sax);
-    ctxt->sax->serror = xl_on_error;
-    ctxt->sax->initialized = XML_SAX2_MAGIC;
-    ctxt->sax->entityDecl = xl_on_entity_decl;
-    ctxt->sax->unparsedEntityDecl = xl_on_unparsed_entity_decl;
-    ctxt->sax->externalSubset = xl_on_external_subset;
-    ctxt->sax->reference = xl_on_reference;
-    int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
-               XML_PARSE_NOWARNING;
-    xmlDocPtr d = xmlCtxtReadMemory(ctxt, buf, (int)len, NULL, "UTF-8", opts);
-    int well_formed = ctxt->wellFormed;
-    xmlFreeParserCtxt(ctxt);
     if (st.entity_decl)
-        rc = xl_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + *line_off : 0,
-                    "the DOCTYPE declares entity '%s': entity declarations are not allowed",
-                    st.entity_name);
-    else if (st.entity_ref)
-        rc = xl_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + *line_off : 0,
-                    "reference to undeclared entity '&%s;'", st.entity_name);
-    else if (!d || !well_formed)
-        rc = xl_err(rep, AM_ERR_PARSE, st.err_line ? st.err_line + *line_off : 0,
-                    "malformed XML: %s", st.have_err ? st.err_msg : "not well-formed");
-    if (rc) {
-        if (d)
-            xmlFreeDoc(d);
-        return rc;
-    }
+        return xl_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + *line_off : 0,
+                      "the DOCTYPE declares entity '%s': entity declarations are not allowed",
+                      st.entity_name);
+    if (st.entity_ref)
+        return xl_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + *line_off : 0,
+                      "reference to undeclared entity '&%s;'", st.entity_name);
+    if (!d)
+        return xl_err(rep, AM_ERR_PARSE, st.err_line ? st.err_line + *line_off : 0,
+                      "malformed XML: %s", st.have_err ? st.err_msg : "not well-formed");
     *doc = d;
     return AM_OK;
 }

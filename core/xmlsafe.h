@@ -1,0 +1,52 @@
+/*
+ * xmlsafe.h — hardened libxml2 reading from a memory buffer, shared by the
+ * TBX reader (tbx.c) and the XLIFF/TMX reader (xliff.c).
+ *
+ * Pure: no I/O, no globals of our own. Each parse has its own parser
+ * context: errors go to a structured handler on that context (never a
+ * process-wide one), so concurrent parses on distinct threads do not
+ * interfere. Security:
+ *   - XML_PARSE_NONET, and neither XML_PARSE_NOENT nor XML_PARSE_DTDLOAD /
+ *     DTDATTR / DTDVALID: no entity substitution, no external DTD loading;
+ *     the externalSubset SAX callback is replaced by a no-op besides.
+ *   - any entity declaration (general or parameter, parsed or unparsed) in
+ *     the internal subset stops the parser at once and is recorded, so the
+ *     caller rejects the document: XXE and "billion laughs" never get to
+ *     expand anything. A plain DOCTYPE is accepted and its DTD is not read.
+ *   - a reference to an undeclared entity (libxml2 tolerates it when there
+ *     is an external DTD) stops the parser and is recorded too.
+ *   - XML_PARSE_HUGE is not set, so libxml2's own depth/size limits hold.
+ * The input is read as UTF-8 whatever the XML declaration says; callers
+ * validate it as UTF-8 first (their error reports differ).
+ *
+ * libxml2 global state: xmlInitParser() is called on every parse; it is
+ * idempotent and guarded by libxml2's own init mutex (2.9+). Never calls
+ * xmlCleanupParser().
+ */
+#ifndef AM_XMLSAFE_H
+#define AM_XMLSAFE_H
+
+#include "am.h"
+
+#include <libxml/tree.h>
+
+/* What a hardened parse saw besides the document. */
+typedef struct am_xmlsafe_state {
+    int entity_decl; /* the DOCTYPE declared an entity (reject) */
+    int entity_ref; /* a reference to an undeclared entity (reject) */
+    size_t entity_line; /* line of the first of those (0: unknown) */
+    char entity_name[64];
+    int have_err; /* an error (level >= XML_ERR_ERROR) was recorded */
+    int err_fatal; /* ... and it was fatal */
+    size_t err_line, err_col; /* 0: unknown */
+    char err_msg[200]; /* libxml2's message, trailing blanks cut */
+} am_xmlsafe_state;
+
+/* Parses buf[0..len) (len <= INT_MAX, borrowed) with the hardening above
+ * and fills *st (zeroed first). *doc receives the document when it is
+ * well-formed and no entity was declared or referenced (caller frees with
+ * xmlFreeDoc), else NULL. Returns AM_OK, or AM_ERR_NOMEM when no parser
+ * context could be made. */
+int am_xmlsafe_read(const char *buf, size_t len, am_xmlsafe_state *st, xmlDocPtr *doc);
+
+#endif
