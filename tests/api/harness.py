@@ -190,6 +190,27 @@ class Server:
         return Client(self.port, token)
 
 
+def serve(*args):
+    """Starts `adaptmon serve` with the flags args; returns (server, a
+    client of it). Stop both with shutdown()."""
+    s = Server(*args)
+    return s, s.client()
+
+
+def shutdown(server, client=None):
+    """Closes client and stops server with SIGTERM (either may be None);
+    fails unless adaptmon serve exits 0."""
+    if client:
+        client.close()
+    if server:
+        eq(server.stop(), 0, "exit status of adaptmon serve after SIGTERM")
+
+
+def base(sid):
+    """The URL path of session sid."""
+    return "/v1/sessions/" + sid
+
+
 # ---- HTTP ------------------------------------------------------------------
 
 RECORD_DIR = os.environ.get("APITEST_RECORD_DIR")

@@ -24,9 +24,9 @@ import threading
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (ADAPTMON, DATA, PROBLEM_BASE, ROOT, SGM_HYP, SGM_REF,  # noqa: E402
-                     SGM_SRC, TICO_GLOSSARY, Client, Server, check, count, eq, expect_problem,
-                     expect_status, golden, run_tests, tico19, tmpdir)
+from harness import (ADAPTMON, DATA, PROBLEM_BASE, ROOT, SGM_HYP, SGM_REF, SGM_SRC,  # noqa: E402
+                     TICO_GLOSSARY, Client, Server, base, check, count, eq, expect_problem,
+                     expect_status, golden, run_tests, serve, shutdown, tico19, tmpdir)
 
 S = None      # the main server (no authentication, default limits)
 C = None      # a client of S
@@ -44,23 +44,14 @@ SLIDES = [
 
 def setup():
     global S, C
-    S = Server()
-    C = S.client()
+    S, C = serve()
 
 
 def teardown():
-    if C:
-        C.close()
-    if S:
-        rc = S.stop()
-        eq(rc, 0, "exit status of adaptmon serve after SIGTERM")
+    shutdown(S, C)
 
 
 # ---- helpers -------------------------------------------------------------------
-
-def base(sid):
-    return "/v1/sessions/" + sid
-
 
 def post_seg(c, sid, seg, status=201):
     r = c.post(base(sid) + "/segments", seg)

@@ -13,8 +13,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (TICO_GLOSSARY, Server, check, eq, expect_problem,  # noqa: E402
-                     expect_status, run_tests, tico19)
+from harness import (TICO_GLOSSARY, check, eq, expect_problem, expect_status,  # noqa: E402
+                     run_tests, serve, shutdown, tico19)
 
 S = None
 C = None
@@ -23,8 +23,7 @@ N = 40
 
 def setup():
     global S, C
-    S = Server()
-    C = S.client()
+    S, C = serve()
     # two systems and a glossary: "adapt" gets the confirmed translation on
     # two segments of three, "base" the MT output
     C.create_session(id="cv", source_lang="en", target_lang="fr",
@@ -47,10 +46,7 @@ def setup():
 
 
 def teardown():
-    if C:
-        C.close()
-    if S:
-        eq(S.stop(), 0, "exit status of adaptmon serve after SIGTERM")
+    shutdown(S, C)
 
 
 def timeline(sid):

@@ -21,7 +21,8 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, check, eq, expect_status, run_tests, tico19  # noqa: E402
+from harness import (base, check, eq, expect_status, run_tests, serve, shutdown,  # noqa: E402
+                     tico19)
 
 S = None      # the server (no authentication)
 C = None      # a client of S
@@ -29,19 +30,11 @@ C = None      # a client of S
 
 def setup():
     global S, C
-    S = Server()
-    C = S.client()
+    S, C = serve()
 
 
 def teardown():
-    if C:
-        C.close()
-    if S:
-        eq(S.stop(), 0, "exit status of adaptmon serve after SIGTERM")
-
-
-def base(sid):
-    return "/v1/sessions/" + sid
+    shutdown(S, C)
 
 
 def seg(i, prefix="m"):

@@ -17,8 +17,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (TICO_GLOSSARY, Server, check, eq, expect_problem,  # noqa: E402
-                     expect_status, run_tests, tico19)
+from harness import (TICO_GLOSSARY, base, check, eq, expect_problem, expect_status,  # noqa: E402
+                     run_tests, serve, shutdown, tico19)
 from test_sse import Stream  # noqa: E402
 
 S = None
@@ -29,19 +29,11 @@ WAIT = 120.0
 def setup():
     global S, C
     # threads: POSTs of a session wait for its rescore, other requests must not
-    S = Server("--threads", "16", "--max-connections", "200")
-    C = S.client()
+    S, C = serve("--threads", "16", "--max-connections", "200")
 
 
 def teardown():
-    if C:
-        C.close()
-    if S:
-        eq(S.stop(), 0, "exit status of adaptmon serve after SIGTERM")
-
-
-def base(sid):
-    return "/v1/sessions/" + sid
+    shutdown(S, C)
 
 
 def segs(n, start=0):

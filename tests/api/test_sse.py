@@ -24,8 +24,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Server, check, eq, expect_problem, expect_status, run_tests,  # noqa: E402
-                     tico19)
+from harness import (Server, base, check, eq, expect_problem, expect_status,  # noqa: E402
+                     run_tests, serve, shutdown, tico19)
 
 S = None      # the main server (no authentication, heartbeat 1 s)
 C = None      # a client of S
@@ -35,19 +35,11 @@ WAIT = 60.0   # generous upper bound for anything to arrive (ASan builds are slo
 
 def setup():
     global S, C
-    S = Server("--sse-heartbeat", "1", "--max-connections", "2000")
-    C = S.client()
+    S, C = serve("--sse-heartbeat", "1", "--max-connections", "2000")
 
 
 def teardown():
-    if C:
-        C.close()
-    if S:
-        eq(S.stop(), 0, "exit status of adaptmon serve after SIGTERM")
-
-
-def base(sid):
-    return "/v1/sessions/" + sid
+    shutdown(S, C)
 
 
 def segs(n, start=0, prefix=""):

@@ -17,7 +17,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ROOT, Server, check, eq, expect_problem, expect_status, run_tests  # noqa: E402
+from harness import (ROOT, base, check, eq, expect_problem, expect_status, run_tests,  # noqa: E402
+                     serve, shutdown)
 
 XDIR = os.path.join(ROOT, "tests", "data", "xliff")
 FILES = ["trados.sdlxliff", "memoq.mqxliff", "phrase.mxliff", "phrase-2.xlf", "omegat.xlf"]
@@ -28,19 +29,11 @@ C = None
 
 def setup():
     global S, C
-    S = Server()
-    C = S.client()
+    S, C = serve()
 
 
 def teardown():
-    if C:
-        C.close()
-    if S:
-        eq(S.stop(), 0, "exit status of adaptmon serve after SIGTERM")
-
-
-def base(sid):
-    return "/v1/sessions/" + sid
+    shutdown(S, C)
 
 
 def load(name):
