@@ -13,26 +13,19 @@ usage: ADAPTMON=./adaptmon python3 bench/races.py [ROUNDS]   (default 300)
 A count, not a timing: the numbers depend on scheduling, not on speed.
 """
 import collections
+import functools
 import os
 import sys
 import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "api"))
-from harness import Server, tico19  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "reliability"))
+from harness import Server, base, tico19  # noqa: E402
+from rel import OPTS_A, OPTS_B, new_session, run_threads, seg_body, timeline  # noqa: E402
 
-OPTS = ({"profile": "simianer2019", "stopwords": "iso"}, {"profile": "standard", "stopwords": "none"})
+OPTS = (OPTS_A, OPTS_B)
 WRITERS = 6
-
-
-def body(s, cid):
-    return {"id": cid, "source": s["source"], "hypothesis": s["hypothesis"],
-            "translation": s["translation"]}
-
-
-def create(c, sid, opts):
-    return c.post("/v1/sessions", {"id": sid, "source_lang": "en", "target_lang": "fr",
-                                   "options": dict(opts)})
 
 
 def main():
@@ -47,7 +40,7 @@ def main():
         for rnd in range(rounds):
             sid = "r%d" % rnd
             first, second = OPTS[rnd % 2], OPTS[1 - rnd % 2]
-            create(c, sid, first)
+            new_session(c, sid, first)
             barrier = threading.Barrier(WRITERS + 1)
 
             def writer(no):
@@ -55,7 +48,7 @@ def main():
                 barrier.wait(30)
                 for k in range(3):
                     s = segs[(rnd * 31 + no * 7 + k) % len(segs)]
-                    r = cl.post("/v1/sessions/%s/segments" % sid, body(s, "w%d-%d" % (no, k)))
+                    r = cl.post(base(sid) + "/segments", seg_body(s, "w%d-%d" % (no, k)))
                     with lock:
                         statuses["POST %d" % r.status] += 1
                 cl.close()
@@ -63,24 +56,19 @@ def main():
             def toggler():
                 cl = srv.client()
                 barrier.wait(30)
-                r1 = cl.delete("/v1/sessions/%s" % sid)
-                r2 = create(cl, sid, second)
+                r1 = cl.delete(base(sid))
+                r2 = new_session(cl, sid, second)
                 with lock:
                     statuses["DELETE %d" % r1.status] += 1
                     statuses["create %d" % r2.status] += 1
                 cl.close()
 
-            ts = [threading.Thread(target=writer, args=(i,)) for i in range(WRITERS)]
-            ts.append(threading.Thread(target=toggler))
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join(120)
-            got = c.get("/v1/sessions/%s/segments?limit=1000" % sid).json()["segments"]
+            run_threads([functools.partial(writer, i) for i in range(WRITERS)] + [toggler])
+            got = timeline(c, sid)
             ref = "ref%d" % rnd
-            create(c, ref, second)
+            new_session(c, ref, second)
             for g in got:
-                r = c.post("/v1/sessions/%s/segments" % ref, g["request"]).json()
+                r = c.post(base(ref) + "/segments", g["request"]).json()
                 stored += 1
                 if any(g[k] != r[k] for k in ("signature", "scores", "totals")):
                     wrong += 1

@@ -205,8 +205,34 @@ def replay_equals(srv_metrics, segs_by_session, options, what=""):
 # ---- the crash-consistency run ----------------------------------------------------
 
 def seg_body(s, cid):
+    """The POST body of TICO-19 segment s under client id cid."""
     return {"id": cid, "source": s["source"], "hypothesis": s["hypothesis"],
             "translation": s["translation"]}
+
+
+# Two option sets that score differently (profile, hence signature and
+# stopwords, differ): a segment scored with the wrong one is visible.
+OPTS_A = {"profile": "simianer2019", "stopwords": "iso"}
+OPTS_B = {"profile": "standard", "stopwords": "none"}
+
+
+def new_session(c, sid, opts, glossary=None):
+    """POSTs session sid (en-fr, options opts, an inline glossary when
+    given) with client c; returns the response (not checked)."""
+    body = {"id": sid, "source_lang": "en", "target_lang": "fr", "options": dict(opts)}
+    if glossary is not None:
+        body["glossary"] = glossary
+    return c.post("/v1/sessions", body)
+
+
+def run_threads(targets, timeout=120):
+    """Runs each callable of targets in its own thread, all at once, and
+    joins them (timeout seconds each)."""
+    ts = [threading.Thread(target=f) for f in targets]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout)
 
 
 class CrashRun:

@@ -17,6 +17,7 @@
 
 Rounds are bounded (scale()); nothing is timed.
 """
+import functools
 import http.client
 import os
 import sqlite3
@@ -24,26 +25,12 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel import scale, seg_body, tico19  # noqa: E402
-from harness import Server, check, eq, expect_status, run_tests  # noqa: E402
+from rel import (OPTS_A, OPTS_B, new_session, run_threads, scale, seg_body,  # noqa: E402
+                 timeline, tico19)
+from harness import Server, base, check, eq, expect_status, run_tests  # noqa: E402
 
-# Two option sets that score differently (profile, hence signature and
-# stopwords, differ): a segment scored with the wrong one is visible.
-OPTS_A = {"profile": "simianer2019", "stopwords": "iso"}
-OPTS_B = {"profile": "standard", "stopwords": "none"}
 ROUNDS = scale(40, 4)
 WRITERS = 6
-
-
-def _base(sid):
-    return "/v1/sessions/%s" % sid
-
-
-def _new_session(c, sid, opts, glossary=None):
-    body = {"id": sid, "source_lang": "en", "target_lang": "fr", "options": dict(opts)}
-    if glossary is not None:
-        body["glossary"] = glossary
-    return c.post("/v1/sessions", body)
 
 
 def _no_5xx(r, what, errors, allowed):
@@ -51,33 +38,21 @@ def _no_5xx(r, what, errors, allowed):
         errors.append("%s: %d %s" % (what, r.status, r.body[:300]))
 
 
-def _timeline(c, sid):
-    out, after = [], 0
-    while True:
-        r = c.get(_base(sid) + "/segments?after=%d&limit=1000" % after)
-        expect_status(r, 200, "timeline of %s" % sid)
-        d = r.json()
-        out += d["segments"]
-        if d["next"] is None:
-            return out
-        after = d["next"]
-
-
 def _compare_with_serial(c, sid, ref, opts, what):
     """Posts sid's stored requests serially into a new session ref with opts
     and compares every segment's signature/scores/totals and the metrics."""
-    segs = _timeline(c, sid)
-    expect_status(_new_session(c, ref, opts), 201, "create " + ref)
+    segs = timeline(c, sid)
+    expect_status(new_session(c, ref, opts), 201, "create " + ref)
     for s in segs:
         body = s["request"]
-        r = c.post(_base(ref) + "/segments", body)
+        r = c.post(base(ref) + "/segments", body)
         expect_status(r, 201, "%s serial post" % what)
         got = r.json()
         for k in ("signature", "scores", "totals"):
             eq(s[k], got[k], "%s: %s of %s seq %d vs a serial post into a fresh session"
                % (what, k, sid, s["seq"]))
-    m = c.jget(_base(sid) + "/metrics")
-    mr = c.jget(_base(ref) + "/metrics")
+    m = c.jget(base(sid) + "/metrics")
+    mr = c.jget(base(ref) + "/metrics")
     eq(m["systems"], mr["systems"], "%s: totals of %s vs serial" % (what, sid))
     eq(m["signature"], mr["signature"], "%s: signature of %s" % (what, sid))
     return len(segs)
@@ -93,7 +68,7 @@ def test_posts_racing_delete_and_recreate_land_scored_by_their_session():
         for rnd in range(ROUNDS):
             sid = "race%d" % rnd
             first, second = (OPTS_A, OPTS_B) if rnd % 2 == 0 else (OPTS_B, OPTS_A)
-            expect_status(_new_session(c, sid, first), 201, "create " + sid)
+            expect_status(new_session(c, sid, first), 201, "create " + sid)
             barrier = threading.Barrier(WRITERS + 1)
 
             def writer(no):
@@ -102,7 +77,7 @@ def test_posts_racing_delete_and_recreate_land_scored_by_their_session():
                     barrier.wait(30)
                     for k in range(3):
                         s = segs[(rnd * 31 + no * 7 + k) % len(segs)]
-                        r = cl.post(_base(sid) + "/segments",
+                        r = cl.post(base(sid) + "/segments",
                                     seg_body(s, "w%d-%d" % (no, k)))
                         _no_5xx(r, "POST %s" % sid, errors, (201, 404))
                 finally:
@@ -112,19 +87,14 @@ def test_posts_racing_delete_and_recreate_land_scored_by_their_session():
                 cl = srv.client()
                 try:
                     barrier.wait(30)
-                    r = cl.delete(_base(sid))
+                    r = cl.delete(base(sid))
                     _no_5xx(r, "DELETE %s" % sid, errors, (204,))
-                    r = _new_session(cl, sid, second)
+                    r = new_session(cl, sid, second)
                     _no_5xx(r, "re-create %s" % sid, errors, (201,))
                 finally:
                     cl.close()
 
-            ts = [threading.Thread(target=writer, args=(i,)) for i in range(WRITERS)]
-            ts.append(threading.Thread(target=toggler))
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join(120)
+            run_threads([functools.partial(writer, i) for i in range(WRITERS)] + [toggler])
             check(not errors, "round %d: %s" % (rnd, errors[:5]))
             stored += _compare_with_serial(c, sid, "ref%d" % rnd, second, "round %d" % rnd)
         check(stored > 0, "some posts landed in re-created sessions (%d)" % stored)
@@ -142,7 +112,7 @@ def test_writes_racing_delete_never_answer_5xx():
         errors = []
         n = scale(200, 10)
         gloss = [{"source": "virus", "targets": ["virus"]}]
-        expect_status(_new_session(c, "x", OPTS_A), 201, "create x")
+        expect_status(new_session(c, "x", OPTS_A), 201, "create x")
         barrier = threading.Barrier(6)
 
         def run(fn):
@@ -157,30 +127,30 @@ def test_writes_racing_delete_never_answer_5xx():
                 cl.close()
 
         def deleter(cl, i):
-            _no_5xx(cl.delete(_base("x")), "DELETE session", errors, (204, 404))
-            _no_5xx(_new_session(cl, "x", OPTS_A, gloss if i % 2 else None),
+            _no_5xx(cl.delete(base("x")), "DELETE session", errors, (204, 404))
+            _no_5xx(new_session(cl, "x", OPTS_A, gloss if i % 2 else None),
                     "create session", errors, (201, 409))
 
         def glossary(cl, i):
             if i % 3 == 2:
-                _no_5xx(cl.delete(_base("x") + "/glossary"), "DELETE glossary", errors,
+                _no_5xx(cl.delete(base("x") + "/glossary"), "DELETE glossary", errors,
                         (204, 404))
             else:
-                _no_5xx(cl.put(_base("x") + "/glossary", gloss), "PUT glossary", errors,
+                _no_5xx(cl.put(base("x") + "/glossary", gloss), "PUT glossary", errors,
                         (200, 404))
 
         def creator(cl, i):
-            _no_5xx(_new_session(cl, "x", OPTS_A, gloss), "create session (2)", errors,
+            _no_5xx(new_session(cl, "x", OPTS_A, gloss), "create session (2)", errors,
                     (201, 409))
 
         def poster(cl, i):
             s = segs[i % len(segs)]
-            _no_5xx(cl.post(_base("x") + "/segments", seg_body(s, "p%d" % i)), "POST segment",
+            _no_5xx(cl.post(base("x") + "/segments", seg_body(s, "p%d" % i)), "POST segment",
                     errors, (201, 404))
 
         def putter(cl, i):
             s = segs[(i + 5) % len(segs)]
-            _no_5xx(cl.put(_base("x") + "/segments/p%d" % (i // 2), seg_body(s, "p%d" % (i // 2))),
+            _no_5xx(cl.put(base("x") + "/segments/p%d" % (i // 2), seg_body(s, "p%d" % (i // 2))),
                     "PUT segment", errors, (200, 404))
 
         def vocab(cl, i):
@@ -191,12 +161,8 @@ def test_writes_racing_delete_never_answer_5xx():
                 _no_5xx(cl.put("/v1/vocabularies/bg", "3 virus\n2 the\n", ctype="text/plain"),
                         "PUT vocabulary", errors, (200, 201))
 
-        ts = [threading.Thread(target=run, args=(f,))
-              for f in (deleter, glossary, creator, poster, putter, vocab)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join(300)
+        run_threads([functools.partial(run, f)
+                     for f in (deleter, glossary, creator, poster, putter, vocab)], 300)
         check(not errors, "%d bad answers: %s" % (len(errors), errors[:5]))
         c.close()
         eq(srv.stop(), 0, "exit status")
@@ -211,15 +177,15 @@ def test_session_whose_vocabulary_was_deleted_answers_409():
         expect_status(c.put("/v1/vocabularies/bgv", "3 virus\n2 the\n", ctype="text/plain"), 201,
                       "PUT vocabulary")
         opts = dict(OPTS_A, background_vocabulary="bgv")
-        expect_status(_new_session(c, "bgs", opts), 201, "create with the vocabulary")
+        expect_status(new_session(c, "bgs", opts), 201, "create with the vocabulary")
         expect_status(c.delete("/v1/vocabularies/bgv"), 204, "DELETE vocabulary")
         seg = seg_body(tico19()[0], "v1")
-        r = c.post(_base("bgs") + "/segments", seg)
+        r = c.post(base("bgs") + "/segments", seg)
         eq(r.status, 409, "POST into a session whose vocabulary is gone (%s)" % r.body[:200])
         check(b"bgv" in r.body, "the problem names the vocabulary")
-        eq(c.get(_base("bgs") + "/metrics").status, 409, "metrics")
+        eq(c.get(base("bgs") + "/metrics").status, 409, "metrics")
         expect_status(c.put("/v1/vocabularies/bgv", "3 virus\n", ctype="text/plain"), 201, "again")
-        expect_status(c.post(_base("bgs") + "/segments", seg), 201, "POST after the vocabulary is back")
+        expect_status(c.post(base("bgs") + "/segments", seg), 201, "POST after the vocabulary is back")
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:
@@ -231,27 +197,27 @@ def test_metrics_etag_changes_with_the_incarnation():
     try:
         c = srv.client()
         segs = tico19()
-        expect_status(_new_session(c, "e", OPTS_A), 201, "create")
+        expect_status(new_session(c, "e", OPTS_A), 201, "create")
         for k in range(2):
-            expect_status(c.post(_base("e") + "/segments", seg_body(segs[k], "a%d" % k)), 201,
+            expect_status(c.post(base("e") + "/segments", seg_body(segs[k], "a%d" % k)), 201,
                           "post")
-        r = c.get(_base("e") + "/metrics")
+        r = c.get(base("e") + "/metrics")
         expect_status(r, 200, "metrics")
         etag, old = r.header("ETag"), r.json()
         check(etag, "an ETag")
-        expect_status(c.delete(_base("e")), 204, "delete")
-        expect_status(_new_session(c, "e", OPTS_B), 201, "re-create")
+        expect_status(c.delete(base("e")), 204, "delete")
+        expect_status(new_session(c, "e", OPTS_B), 201, "re-create")
         for k in range(2):  # same number of changes: the same version number
-            expect_status(c.post(_base("e") + "/segments", seg_body(segs[k + 5], "b%d" % k)),
+            expect_status(c.post(base("e") + "/segments", seg_body(segs[k + 5], "b%d" % k)),
                           201, "post")
-        r = c.get(_base("e") + "/metrics", headers={"If-None-Match": etag})
+        r = c.get(base("e") + "/metrics", headers={"If-None-Match": etag})
         eq(r.status, 200, "GET metrics with the old incarnation's ETag")
         check(r.header("ETag") != etag, "a new ETag (%s)" % r.header("ETag"))
         new = r.json()
         check(new["systems"] != old["systems"], "new numbers")
         eq(new["signature"] != old["signature"], True, "the new session's signature")
         # the new ETag still validates
-        r2 = c.get(_base("e") + "/metrics", headers={"If-None-Match": r.header("ETag")})
+        r2 = c.get(base("e") + "/metrics", headers={"If-None-Match": r.header("ETag")})
         eq(r2.status, 304, "the current ETag")
         c.close()
         eq(srv.stop(), 0, "exit status")
@@ -276,27 +242,27 @@ def test_replay_scores_each_segment_with_its_glossary_version():
     try:
         c = srv.client()
         s = _gl_segments()
-        expect_status(_new_session(c, "g", OPTS_B), 201, "create")
+        expect_status(new_session(c, "g", OPTS_B), 201, "create")
         for k in range(2):
-            expect_status(c.post(_base("g") + "/segments", seg_body(s[k], "s%d" % k)), 201, "post")
-        expect_status(c.put(_base("g") + "/glossary", GLOSSARY), 200, "PUT glossary")
-        expect_status(c.post(_base("g") + "/segments", seg_body(s[2], "s2")), 201, "post 3")
-        before = c.jget(_base("g") + "/metrics")
+            expect_status(c.post(base("g") + "/segments", seg_body(s[k], "s%d" % k)), 201, "post")
+        expect_status(c.put(base("g") + "/glossary", GLOSSARY), 200, "PUT glossary")
+        expect_status(c.post(base("g") + "/segments", seg_body(s[2], "s2")), 201, "post 3")
+        before = c.jget(base("g") + "/metrics")
         # the first segment replaced by itself: nothing may change
-        r = c.put(_base("g") + "/segments/s0", seg_body(s[0], "s0"))
+        r = c.put(base("g") + "/segments/s0", seg_body(s[0], "s0"))
         expect_status(r, 200, "PUT segment 1")
-        after = c.jget(_base("g") + "/metrics")
+        after = c.jget(base("g") + "/metrics")
         eq(after["systems"], before["systems"], "totals after replacing segment 1 by itself")
         # a fresh replay of the log: same posts, the glossary at the same point
-        expect_status(_new_session(c, "g-fresh", OPTS_B), 201, "create fresh")
+        expect_status(new_session(c, "g-fresh", OPTS_B), 201, "create fresh")
         fresh = []
         for k in range(3):
             if k == 2:
-                expect_status(c.put(_base("g-fresh") + "/glossary", GLOSSARY), 200, "PUT gl")
-            fresh.append(c.jpost(_base("g-fresh") + "/segments", seg_body(s[k], "s%d" % k)))
-        mf = c.jget(_base("g-fresh") + "/metrics")
+                expect_status(c.put(base("g-fresh") + "/glossary", GLOSSARY), 200, "PUT gl")
+            fresh.append(c.jpost(base("g-fresh") + "/segments", seg_body(s[k], "s%d" % k)))
+        mf = c.jget(base("g-fresh") + "/metrics")
         eq(after["systems"], mf["systems"], "totals vs a fresh replay")
-        stored = _timeline(c, "g")
+        stored = timeline(c, "g")
         for st, fr in zip(stored, fresh):
             eq(st["scores"], fr["scores"], "stored scores of seq %d vs fresh" % st["seq"])
         eq(stored[-1]["totals"], after["systems"], "last stored totals = metrics")
@@ -305,13 +271,13 @@ def test_replay_scores_each_segment_with_its_glossary_version():
         # a real change of segment 2 keeps its glossary version (none)
         changed = dict(seg_body(s[1], "s1"))
         changed["hypothesis"] = s[1]["translation"]
-        expect_status(c.put(_base("g") + "/segments/s1", changed), 200, "PUT segment 2")
-        expect_status(_new_session(c, "g-fresh2", OPTS_B), 201, "create fresh 2")
+        expect_status(c.put(base("g") + "/segments/s1", changed), 200, "PUT segment 2")
+        expect_status(new_session(c, "g-fresh2", OPTS_B), 201, "create fresh 2")
         for k in range(3):
             if k == 2:
-                expect_status(c.put(_base("g-fresh2") + "/glossary", GLOSSARY), 200, "PUT gl")
-            c.jpost(_base("g-fresh2") + "/segments", changed if k == 1 else seg_body(s[k], "s%d" % k))
-        eq(c.jget(_base("g") + "/metrics")["systems"], c.jget(_base("g-fresh2") + "/metrics")["systems"],
+                expect_status(c.put(base("g-fresh2") + "/glossary", GLOSSARY), 200, "PUT gl")
+            c.jpost(base("g-fresh2") + "/segments", changed if k == 1 else seg_body(s[k], "s%d" % k))
+        eq(c.jget(base("g") + "/metrics")["systems"], c.jget(base("g-fresh2") + "/metrics")["systems"],
            "totals after a change vs a fresh replay")
         c.close()
         eq(srv.stop(), 0, "exit status")
@@ -324,23 +290,23 @@ def test_event_stream_of_a_deleted_incarnation_is_not_resumed():
     try:
         c = srv.client()
         segs = tico19()
-        first = _new_session(c, "ev", OPTS_A)
+        first = new_session(c, "ev", OPTS_A)
         expect_status(first, 201, "create")
         inc1 = first.json()["incarnation"]
         for k in range(3):
-            expect_status(c.post(_base("ev") + "/segments", seg_body(segs[k], "a%d" % k)), 201,
+            expect_status(c.post(base("ev") + "/segments", seg_body(segs[k], "a%d" % k)), 201,
                           "post")
-        expect_status(c.delete(_base("ev")), 204, "delete")
-        second = _new_session(c, "ev", OPTS_A)
+        expect_status(c.delete(base("ev")), 204, "delete")
+        second = new_session(c, "ev", OPTS_A)
         expect_status(second, 201, "re-create")
         inc2 = second.json()["incarnation"]
         check(inc2 != inc1, "a new incarnation (%r, %r)" % (inc1, inc2))
-        eq(c.jget(_base("ev"))["incarnation"], inc2, "GET session incarnation")
+        eq(c.jget(base("ev"))["incarnation"], inc2, "GET session incarnation")
 
         def status(inc):
             h = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
             try:
-                h.request("GET", _base("ev") + "/events?incarnation=%d" % inc,
+                h.request("GET", base("ev") + "/events?incarnation=%d" % inc,
                           headers={"Last-Event-ID": "3", "Accept": "text/event-stream"})
                 return h.getresponse().status
             finally:
@@ -362,12 +328,12 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
     try:
         c = srv.client()
         s = _gl_segments()
-        expect_status(_new_session(c, "up", OPTS_B), 201, "create")
+        expect_status(new_session(c, "up", OPTS_B), 201, "create")
         for k in range(2):
-            expect_status(c.post(_base("up") + "/segments", seg_body(s[k], "s%d" % k)), 201, "post")
-        expect_status(c.put(_base("up") + "/glossary", GLOSSARY), 200, "PUT glossary")
-        expect_status(c.post(_base("up") + "/segments", seg_body(s[2], "s2")), 201, "post 3")
-        before = c.jget(_base("up") + "/metrics")
+            expect_status(c.post(base("up") + "/segments", seg_body(s[k], "s%d" % k)), 201, "post")
+        expect_status(c.put(base("up") + "/glossary", GLOSSARY), 200, "PUT glossary")
+        expect_status(c.post(base("up") + "/segments", seg_body(s[2], "s2")), 201, "post 3")
+        before = c.jget(base("up") + "/metrics")
         c.close()
         eq(srv.stop(), 0, "exit status")
         con = sqlite3.connect(srv.db)
@@ -381,7 +347,7 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
         con.close()
         srv.start()
         c = srv.client()
-        eq(c.jget(_base("up") + "/metrics")["systems"], before["systems"], "totals after upgrade")
+        eq(c.jget(base("up") + "/metrics")["systems"], before["systems"], "totals after upgrade")
         con = sqlite3.connect("file:%s?mode=ro" % srv.db, uri=True)
         try:
             eq(con.execute("SELECT glossary_version FROM segments ORDER BY seq").fetchall(),
@@ -393,15 +359,15 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
         finally:
             con.close()
         # best effort: a replay now scores all three with the glossary
-        expect_status(c.put(_base("up") + "/segments/s0", seg_body(s[0], "s0")), 200, "PUT")
-        expect_status(_new_session(c, "up-fresh", OPTS_B, GLOSSARY), 201, "fresh")
+        expect_status(c.put(base("up") + "/segments/s0", seg_body(s[0], "s0")), 200, "PUT")
+        expect_status(new_session(c, "up-fresh", OPTS_B, GLOSSARY), 201, "fresh")
         for k in range(3):
-            c.jpost(_base("up-fresh") + "/segments", seg_body(s[k], "s%d" % k))
-        eq(c.jget(_base("up") + "/metrics")["systems"],
-           c.jget(_base("up-fresh") + "/metrics")["systems"], "replay after the upgrade")
+            c.jpost(base("up-fresh") + "/segments", seg_body(s[k], "s%d" % k))
+        eq(c.jget(base("up") + "/metrics")["systems"],
+           c.jget(base("up-fresh") + "/metrics")["systems"], "replay after the upgrade")
         # a new session's incarnation is above every existing one
-        inc_up = c.jget(_base("up"))["incarnation"]
-        check(c.jget(_base("up-fresh"))["incarnation"] > inc_up, "incarnations grow")
+        inc_up = c.jget(base("up"))["incarnation"]
+        check(c.jget(base("up-fresh"))["incarnation"] > inc_up, "incarnations grow")
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:
