@@ -18,7 +18,6 @@ import functools
 import http.server
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -27,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
 sys.path.insert(0, HERE)
 from harness import check, eq, run_tests  # noqa: E402
-from test_dashboard import CHROMIUM, Srv, _ensure_browser  # noqa: E402
+from test_dashboard import CHROMIUM, Srv, _ensure_browser, node_report  # noqa: E402
 
 TOKEN = "cors-write-4d1e"
 PAGE = b"""<!doctype html><html><head><meta charset="utf-8"><title>other origin</title></head>
@@ -64,19 +63,7 @@ def setup():
     cfg = {"chromium": CHROMIUM, "api": S.base, "token": TOKEN,
            "pages": [{"name": "allowed", "url": "http://127.0.0.1:%d/" % allowed, "session": "ok"},
                      {"name": "other", "url": "http://127.0.0.1:%d/" % other, "session": "evil"}]}
-    fd, path = tempfile.mkstemp(prefix="cors-cfg-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(cfg, f)
-    try:
-        env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
-        p = subprocess.run(["node", os.path.join(HERE, "cors.mjs"), path], capture_output=True,
-                           text=True, timeout=300, env=env, cwd=HERE)
-    finally:
-        os.unlink(path)
-    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
-    check(lines, "cors.mjs printed no report (exit %d):\n%s" % (p.returncode, p.stderr[-3000:]))
-    REPORT = json.loads(lines[-1])
-    check(not REPORT.get("fatal"), "cors.mjs failed: %s" % REPORT.get("fatal"))
+    REPORT = node_report("cors.mjs", cfg)[0]
 
 
 def teardown():

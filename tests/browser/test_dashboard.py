@@ -150,21 +150,31 @@ def _new_session(c, sid):
     expect_status(r, 200, "PUT glossary")
 
 
-def _run_node(cfg):
-    os.makedirs(ARTIFACTS, exist_ok=True)
-    fd, path = tempfile.mkstemp(prefix="dash-cfg-", suffix=".json")
+def node_report(script, cfg):
+    """Runs `node script CFG.json` (a playwright-core scenario in this
+    folder) with cfg written to a temporary file, and returns (the JSON
+    report it printed last, its CompletedProcess). Fails when it printed no
+    report or the report is fatal."""
+    fd, path = tempfile.mkstemp(prefix="browser-cfg-", suffix=".json")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(cfg, f)
     try:
         env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
-        p = subprocess.run(["node", os.path.join(HERE, "dashboard.mjs"), path], capture_output=True,
+        p = subprocess.run(["node", os.path.join(HERE, script), path], capture_output=True,
                            text=True, timeout=300, env=env, cwd=HERE)
     finally:
         os.unlink(path)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
-    check(lines, "dashboard.mjs printed no report (exit %d):\n%s" % (p.returncode, p.stderr[-3000:]))
+    check(lines, "%s printed no report (exit %d):\n%s" % (script, p.returncode, p.stderr[-3000:]))
     rep = json.loads(lines[-1])
-    check(not rep.get("fatal"), "dashboard.mjs failed: %s\nstderr: %s" % (rep.get("fatal"), p.stderr[-1500:]))
+    check(not rep.get("fatal"), "%s failed: %s\nstderr: %s" % (script, rep.get("fatal"),
+                                                               p.stderr[-1500:]))
+    return rep, p
+
+
+def _run_node(cfg):
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    rep, p = node_report("dashboard.mjs", cfg)
     check(p.returncode == 0, "dashboard.mjs exit %d: %s" % (p.returncode, p.stderr[-1500:]))
     return rep
 
