@@ -366,3 +366,17 @@ size_t am_toks_count_py(const char *s)
         n++;
     return n;
 }
+
+int am_ascii_ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        int x = (unsigned char)*a, y = (unsigned char)*b;
+        if (x >= 'A' && x <= 'Z')
+            x += 'a' - 'A';
+        if (y >= 'A' && y <= 'Z')
+            y += 'a' - 'A';
+        if (x != y)
+            return 0;
+    }
+    return *a == *b;
+}

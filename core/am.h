@@ -47,6 +47,9 @@ char *am_xstrndup(const char *s, size_t n);
  * informational body_hash column of stored segments). */
 uint64_t am_fnv1a(const char *s);
 
+/* True when a and b (borrowed) are equal ignoring ASCII case. */
+int am_ascii_ieq(const char *a, const char *b);
+
 /* ---- am_buf: growable, always NUL-terminated byte buffer ---------------- */
 typedef struct am_buf {
     char *data; /* NUL-terminated; NULL until the first append */

@@ -53,3 +53,42 @@ int am_lang_canonical(const char *tag, char *out, size_t n, int *known)
         *known = row != NULL;
     return AM_OK;
 }
+
+static int ascii_lower(int c)
+{
+    return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
+}
+
+/* Length of the primary subtag of a language tag ("en" of "en-US"). */
+static size_t primary_len(const char *tag)
+{
+    size_t n = 0;
+    while (tag[n] && tag[n] != '-' && tag[n] != '_')
+        n++;
+    return n;
+}
+
+int am_lang_same(const char *a, const char *b)
+{
+    size_t na = primary_len(a), nb = primary_len(b);
+    if (na != nb || na == 0)
+        return 0;
+    for (size_t i = 0; i < na; i++)
+        if (ascii_lower((unsigned char)a[i]) != ascii_lower((unsigned char)b[i]))
+            return 0;
+    return 1;
+}
+
+int am_lang_tag_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 35 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_'))
+            return 0;
+    }
+    return 1;
+}

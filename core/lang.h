@@ -5,7 +5,9 @@
  * ("fra", "zho"). The primary language subtag is mapped to the ISO 639-1
  * code where one exists (BCP 47 prefers it), from a table generated at build
  * time from the iso-codes package (tools/gen_langs.c); the rest of the tag is
- * kept, with '_' written '-'. Pure functions, no allocation.
+ * kept, with '_' written '-'. Also the checks the TBX and XLIFF/TMX
+ * readers make on tags (am_lang_tag_ok, am_lang_same). Pure functions, no
+ * allocation.
  */
 #ifndef AM_LANG_H
 #define AM_LANG_H
@@ -19,5 +21,14 @@
  * tag is still written, lower-cased). Returns AM_OK, or AM_ERR_INVALID when
  * tag has no 2-8 letter primary subtag or out is too small. */
 int am_lang_canonical(const char *tag, char *out, size_t n, int *known);
+
+/* True when s (borrowed) is a plausible caller-supplied tag: 1..35 ASCII
+ * letters, digits, '-' or '_', starting with a letter. */
+int am_lang_tag_ok(const char *s);
+
+/* True when tags a and b (borrowed) share their primary subtag, ASCII
+ * case-insensitive: "en" ~ "en-US" ~ "EN_gb". An empty primary subtag
+ * matches nothing. */
+int am_lang_same(const char *a, const char *b);
 
 #endif

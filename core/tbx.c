@@ -20,6 +20,7 @@
 #include "glossary.h"
 
 #include "gloss_internal.h"
+#include "lang.h"
 #include "xmlsafe.h"
 
 #include <assert.h>
@@ -29,60 +30,6 @@
 #include <string.h>
 
 #include <libxml/tree.h>
-
-/* ---- small helpers ------------------------------------------------------- */
-
-static int ascii_lower(int c)
-{
-    return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
-}
-
-static int ascii_ieq(const char *a, const char *b)
-{
-    while (*a && *b && ascii_lower((unsigned char)*a) == ascii_lower((unsigned char)*b)) {
-        a++;
-        b++;
-    }
-    return *a == '\0' && *b == '\0';
-}
-
-/* Length of the primary subtag of a language tag ("en" of "en-US"). */
-static size_t primary_len(const char *tag)
-{
-    size_t n = 0;
-    while (tag[n] && tag[n] != '-' && tag[n] != '_')
-        n++;
-    return n;
-}
-
-/* True when two language tags share their primary subtag (ASCII
- * case-insensitive): "en" ~ "en-US" ~ "EN_gb". */
-static int lang_match(const char *a, const char *b)
-{
-    size_t na = primary_len(a), nb = primary_len(b);
-    if (na != nb || na == 0)
-        return 0;
-    for (size_t i = 0; i < na; i++)
-        if (ascii_lower((unsigned char)a[i]) != ascii_lower((unsigned char)b[i]))
-            return 0;
-    return 1;
-}
-
-/* A caller-supplied language tag: 1..35 ASCII letters, digits, '-' or '_',
- * starting with a letter. */
-static int lang_ok(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 35 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_'))
-            return 0;
-    }
-    return 1;
-}
 
 /* ---- DOM helpers --------------------------------------------------------- */
 
@@ -189,7 +136,7 @@ static int status_forbidden(const char *status)
         "deprecatedTerm",          "supersededTerm",          "superseded",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (ascii_ieq(status, bad[i]))
+        if (am_ascii_ieq(status, bad[i]))
             return 1;
     return 0;
 }
@@ -208,8 +155,8 @@ static int container_forbidden(xmlNode *cont, am_buf *tmp)
                 (elem_is(n, "termNote") || elem_is(n, "admin") || elem_is(n, "descrip"))) {
                 xmlChar *type = attr_value(n, "type", NULL);
                 if (type) {
-                    is_status = ascii_ieq((const char *)type, "administrativeStatus") ||
-                                ascii_ieq((const char *)type, "normativeAuthorization");
+                    is_status = am_ascii_ieq((const char *)type, "administrativeStatus") ||
+                                am_ascii_ieq((const char *)type, "normativeAuthorization");
                     xmlFree(type);
                 }
             }
@@ -291,9 +238,9 @@ static int do_entry(tbx_job *j, xmlNode *ce)
         }
         char *lang = section_lang(n);
         int role = 0; /* 1 source, 2 target */
-        if (lang && j->src_lang && lang_match(lang, j->src_lang))
+        if (lang && j->src_lang && am_lang_same(lang, j->src_lang))
             role = 1;
-        else if (lang && j->tgt_lang && lang_match(lang, j->tgt_lang))
+        else if (lang && j->tgt_lang && am_lang_same(lang, j->tgt_lang))
             role = 2;
         free(lang);
         if (role) {
@@ -381,9 +328,9 @@ static void pick_langs(xmlNode *root, char **src, char **tgt)
         }
         char *lang = section_lang(n);
         if (lang) {
-            if (!*src && !(*tgt && lang_match(lang, *tgt)))
+            if (!*src && !(*tgt && am_lang_same(lang, *tgt)))
                 *src = lang;
-            else if (*src && !*tgt && !lang_match(lang, *src))
+            else if (*src && !*tgt && !am_lang_same(lang, *src))
                 *tgt = lang;
             else
                 free(lang);
@@ -407,9 +354,10 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
         source_lang = NULL; /* "" = unknown, as NULL */
     if (target_lang && !*target_lang)
         target_lang = NULL;
-    if ((source_lang && !lang_ok(source_lang)) || (target_lang && !lang_ok(target_lang)))
+    if ((source_lang && !am_lang_tag_ok(source_lang)) ||
+        (target_lang && !am_lang_tag_ok(target_lang)))
         return am_gloss_rep_err(rep, AM_ERR_INVALID, 0, 0, "invalid language tag");
-    if (source_lang && target_lang && lang_match(source_lang, target_lang))
+    if (source_lang && target_lang && am_lang_same(source_lang, target_lang))
         return am_gloss_rep_err(rep, AM_ERR_INVALID, 0, 0,
                                 "source and target languages are the same (%s, %s)", source_lang,
                                 target_lang);
@@ -479,8 +427,8 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
         goto done;
     }
     xmlNode *root = xmlDocGetRootElement(doc);
-    if (!root || !(ascii_ieq((const char *)root->name, "martif") ||
-                   ascii_ieq((const char *)root->name, "tbx"))) {
+    if (!root || !(am_ascii_ieq((const char *)root->name, "martif") ||
+                   am_ascii_ieq((const char *)root->name, "tbx"))) {
         rc = am_gloss_rep_err(
             rep, AM_ERR_PARSE, root ? node_line(root, line_off) : 0, 0,
             "not a TBX document: the root element is <%s>, expected <martif> or <tbx>",

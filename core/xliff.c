@@ -9,6 +9,7 @@
  */
 #include "xliff.h"
 
+#include "lang.h"
 #include "text.h"
 #include "xmlsafe.h"
 
@@ -100,20 +101,6 @@ static int xl_read(const char *buf, size_t len, xmlDocPtr *doc, size_t *line_off
 }
 
 /* ---- DOM helpers ------------------------------------------------------------- */
-
-static int xl_ascii_ieq(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++) {
-        int x = (unsigned char)*a, y = (unsigned char)*b;
-        if (x >= 'A' && x <= 'Z')
-            x += 'a' - 'A';
-        if (y >= 'A' && y <= 'Z')
-            y += 'a' - 'A';
-        if (x != y)
-            return 0;
-    }
-    return *a == *b;
-}
 
 /* True when n is an element with local name name (any namespace). */
 static int xl_is(const xmlNode *n, const char *name)
@@ -319,7 +306,7 @@ static int xl_in_list(const char *v, const char *const *list, size_t n)
     if (!v)
         return 0;
     for (size_t i = 0; i < n; i++)
-        if (xl_ascii_ieq(v, list[i]))
+        if (am_ascii_ieq(v, list[i]))
             return 1;
     return 0;
 }
@@ -383,7 +370,7 @@ static int xl_mt_process(const char *p)
 {
     if (!p)
         return 0;
-    if (xl_ascii_ieq(p, "mt"))
+    if (am_ascii_ieq(p, "mt"))
         return 1;
     return strncmp(p, "machine", 7) == 0 || strncmp(p, "Machine", 7) == 0 ||
            strncmp(p, "MT ", 3) == 0 || strncmp(p, "mt ", 3) == 0;
@@ -460,17 +447,29 @@ static int xl_seg12(xl_job *j, xmlNode *tu, const char *id, const char *mid, xml
     return AM_OK;
 }
 
+/* Opens unit element u (<trans-unit> or <unit>): *id receives its id
+ * (borrowed), or NULL when the unit is skipped for translate="no" (the skip
+ * is recorded). Returns AM_OK, or AM_ERR_PARSE when u has no id. */
+static int xl_unit_open(xl_job *j, xmlNode *u, const char **id)
+{
+    *id = xl_attr(u, "id", 0);
+    if (!*id || !**id)
+        return xl_err(j->rep, AM_ERR_PARSE, xl_line(u, j->line_off), "<%s> without an id attribute",
+                      (const char *)u->name);
+    const char *tr = xl_attr(u, "translate", 0);
+    if (tr && !strcmp(tr, "no")) {
+        xl_skip(j, *id, "translate=no");
+        *id = NULL;
+    }
+    return AM_OK;
+}
+
 static int xl_unit12(xl_job *j, xmlNode *tu)
 {
-    const char *id = xl_attr(tu, "id", 0);
-    if (!id || !*id)
-        return xl_err(j->rep, AM_ERR_PARSE, xl_line(tu, j->line_off),
-                      "<trans-unit> without an id attribute");
-    const char *tr = xl_attr(tu, "translate", 0);
-    if (tr && !strcmp(tr, "no")) {
-        xl_skip(j, id, "translate=no");
-        return AM_OK;
-    }
+    const char *id;
+    int rc = xl_unit_open(j, tu, &id);
+    if (rc || !id)
+        return rc;
     xmlNode *src = xl_child(tu, "source"), *tgt = xl_child(tu, "target");
     xmlNode *segsrc = xl_child(tu, "seg-source");
     size_t nmrk = 0;
@@ -483,7 +482,6 @@ static int xl_unit12(xl_job *j, xmlNode *tu)
         return xl_seg12(j, tu, id, NULL, src, tgt, tgt, 1);
     am_buf sid;
     am_buf_init(&sid);
-    int rc = AM_OK;
     for (xmlNode *c = segsrc->children; c && rc == AM_OK; c = xl_walk(c, segsrc, 1)) {
         if (!(xl_is(c, "mrk") && xl_attr(c, "mtype", 0) && !strcmp(xl_attr(c, "mtype", 0), "seg")))
             continue;
@@ -520,15 +518,10 @@ static int xl_ref_names(const char *ref, const char *sid)
 
 static int xl_unit20(xl_job *j, xmlNode *u)
 {
-    const char *id = xl_attr(u, "id", 0);
-    if (!id || !*id)
-        return xl_err(j->rep, AM_ERR_PARSE, xl_line(u, j->line_off),
-                      "<unit> without an id attribute");
-    const char *tr = xl_attr(u, "translate", 0);
-    if (tr && !strcmp(tr, "no")) {
-        xl_skip(j, id, "translate=no");
-        return AM_OK;
-    }
+    const char *id;
+    int rc = xl_unit_open(j, u, &id);
+    if (rc || !id)
+        return rc;
     size_t nseg = 0;
     for (xmlNode *c = u->children; c; c = c->next)
         nseg += xl_is(c, "segment");
@@ -537,7 +530,6 @@ static int xl_unit20(xl_job *j, xmlNode *u)
     am_buf sid;
     am_buf_init(&sid);
     size_t idx = 0;
-    int rc = AM_OK;
     for (xmlNode *sg = u->children; sg && rc == AM_OK; sg = sg->next) {
         if (!xl_is(sg, "segment"))
             continue;
@@ -722,46 +714,6 @@ int am_xliff_looks_xml(const char *buf, size_t len)
 
 /* ---- TMX -------------------------------------------------------------------------- */
 
-static size_t xl_primary_len(const char *tag)
-{
-    size_t n = 0;
-    while (tag[n] && tag[n] != '-' && tag[n] != '_')
-        n++;
-    return n;
-}
-
-/* Language tags sharing their primary subtag ("fr" ~ "fr-FR" ~ "FR_ca"). */
-static int xl_lang_match(const char *a, const char *b)
-{
-    size_t na = xl_primary_len(a), nb = xl_primary_len(b);
-    if (na != nb || na == 0)
-        return 0;
-    for (size_t i = 0; i < na; i++) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z')
-            x = (char)(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z')
-            y = (char)(y - 'A' + 'a');
-        if (x != y)
-            return 0;
-    }
-    return 1;
-}
-
-static int xl_lang_ok(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 35 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_'))
-            return 0;
-    }
-    return 1;
-}
-
 static const char *xl_tuv_lang(const xmlNode *tuv)
 {
     const char *l = xl_attr(tuv, "lang", 2);
@@ -774,7 +726,7 @@ static const char *xl_tmx_pick(xmlNode *root, xmlNode *body)
 {
     xmlNode *hdr = xl_child(root, "header");
     const char *src = hdr ? xl_attr(hdr, "srclang", 0) : NULL;
-    if (!src || !xl_lang_ok(src))
+    if (!src || !am_lang_tag_ok(src))
         return NULL;
     const char *langs[2] = {NULL, NULL};
     size_t n = 0;
@@ -786,7 +738,7 @@ static const char *xl_tmx_pick(xmlNode *root, xmlNode *body)
             if (!l || !*l)
                 continue;
             size_t k = 0;
-            while (k < n && !xl_lang_match(langs[k], l))
+            while (k < n && !am_lang_same(langs[k], l))
                 k++;
             if (k < n)
                 continue;
@@ -797,9 +749,9 @@ static const char *xl_tmx_pick(xmlNode *root, xmlNode *body)
     }
     if (n != 2)
         return NULL;
-    if (xl_lang_match(langs[0], src))
+    if (am_lang_same(langs[0], src))
         return langs[1];
-    return xl_lang_match(langs[1], src) ? langs[0] : NULL;
+    return am_lang_same(langs[1], src) ? langs[0] : NULL;
 }
 
 void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out)
@@ -823,7 +775,7 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
         *nsegs = 0;
     if (!rcfg || !out)
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
-    if (lang && *lang && !xl_lang_ok(lang))
+    if (lang && *lang && !am_lang_tag_ok(lang))
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid language tag");
     xmlDocPtr doc;
     size_t line_off;
@@ -862,7 +814,7 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
         for (xmlNode *v = tu->children; v && rc == AM_OK; v = v->next) {
             const char *l = xl_is(v, "tuv") ? xl_tuv_lang(v) : NULL;
             xmlNode *seg = l ? xl_child(v, "seg") : NULL;
-            if (!seg || !xl_lang_match(l, lang))
+            if (!seg || !am_lang_same(l, lang))
                 continue;
             char *text = xl_text(seg, &tmp);
             am_toks_reset(&words);
