@@ -72,5 +72,14 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row);
 int am_api_etag_matches(const char *inm, const char *etag);
 /* Canonical JSON text of a glossary (caller frees). */
 char *am_api_gloss_json(const am_gloss *g);
+/* The status of a request body a parser rejected with rc, and its problem
+ * slug in *slug (static): 413 payload-too-large for AM_ERR_RANGE (a
+ * limit), 422 invalid-utf8 for AM_ERR_UTF8 / AM_ERR_NUL, 422 invalid-value
+ * otherwise. */
+int am_api_body_status(int rc, const char **slug);
+/* Answers a failed am_ingest_* call with the problem in f (borrowed;
+ * ingest.h): its status (500 when unset), slug, title and detail. */
+struct am_fail;
+void am_api_fail(am_req *req, am_resp *resp, const struct am_fail *f);
 
 #endif

@@ -1,6 +1,7 @@
 /* api_common.c — helpers shared by the handlers (see api.h). */
 #include "api.h"
 
+#include "ingest.h"
 #include "json.h"
 
 #include <errno.h>
@@ -101,4 +102,20 @@ int am_api_etag_matches(const char *inm, const char *etag)
             p++;
     }
     return 0;
+}
+
+int am_api_body_status(int rc, const char **slug)
+{
+    if (rc == AM_ERR_RANGE) {
+        *slug = "payload-too-large";
+        return 413;
+    }
+    *slug = rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "invalid-value";
+    return 422;
+}
+
+void am_api_fail(am_req *req, am_resp *resp, const am_fail *f)
+{
+    am_resp_problem(resp, req, f->status ? f->status : 500, f->slug ? f->slug : "internal",
+                    f->title ? f->title : "Error", "%s", am_buf_str(&f->detail));
 }

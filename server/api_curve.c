@@ -263,8 +263,7 @@ static int am_cv_window_known(am_req *req, am_resp *resp, int64_t w, int64_t *fi
     am_fail_init(&f);
     int rc = am_ingest_acquire(req->srv, req->params[0], &sess, &f);
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, f.status ? f.status : 500, f.slug ? f.slug : "internal",
-                        f.title ? f.title : "Error", "%s", am_buf_str(&f.detail));
+        am_api_fail(req, resp, &f);
         am_fail_cleanup(&f);
         return rc;
     }

@@ -56,11 +56,10 @@ void am_api_import(am_req *req, am_resp *resp)
     am_xliff_report rep;
     int rc = am_xliff_parse(req->body, req->body_len, &doc, &rep);
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, rc == AM_ERR_RANGE ? 413 : 422,
-                        rc == AM_ERR_RANGE                      ? "payload-too-large"
-                        : rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8"
-                                                                : "invalid-value",
-                        "Invalid XLIFF", "%s", rep.msg[0] ? rep.msg : am_strerror(rc));
+        const char *slug;
+        int status = am_api_body_status(rc, &slug);
+        am_resp_problem(resp, req, status, slug, "Invalid XLIFF", "%s",
+                        rep.msg[0] ? rep.msg : am_strerror(rc));
         if (rep.line)
             am_resp_problem_set(resp, "line", json_integer((json_int_t)rep.line));
         am_xliff_free(&doc);

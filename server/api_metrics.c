@@ -105,8 +105,7 @@ void am_api_word(am_req *req, am_resp *resp)
     /* a runtime of the current incarnation (its normalization options) */
     int rc = am_ingest_acquire(req->srv, req->params[0], &sess, &f);
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, f.status ? f.status : 500, f.slug ? f.slug : "internal",
-                        f.title ? f.title : "Error", "%s", am_buf_str(&f.detail));
+        am_api_fail(req, resp, &f);
         am_fail_cleanup(&f);
         am_buf_cleanup(&err);
         return;

@@ -358,11 +358,9 @@ void am_api_session_create(am_req *req, am_resp *resp)
         free(raw);
         if (rc != AM_OK) {
             /* as PUT …/glossary: a limit is 413, malformed content 422 */
-            am_resp_problem(resp, req, rc == AM_ERR_RANGE ? 413 : 422,
-                            rc == AM_ERR_RANGE                      ? "payload-too-large"
-                            : rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8"
-                                                                    : "invalid-value",
-                            "Invalid glossary", "%s", rep.msg);
+            const char *slug;
+            int status = am_api_body_status(rc, &slug);
+            am_resp_problem(resp, req, status, slug, "Invalid glossary", "%s", rep.msg);
             am_resp_problem_set(resp, "field", json_string("glossary"));
             am_gloss_cleanup(&g);
             free(sw_txt);

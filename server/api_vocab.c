@@ -57,11 +57,10 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
         rc = am_vocab_parse_counts(req->body, req->body_len, v, &line, &msg);
     }
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, rc == AM_ERR_RANGE ? 413 : 422,
-                        rc == AM_ERR_RANGE                      ? "payload-too-large"
-                        : rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8"
-                                                                : "invalid-value",
-                        "Invalid vocabulary", "line %zu: %s", line, msg ? msg : am_strerror(rc));
+        const char *slug;
+        int status = am_api_body_status(rc, &slug);
+        am_resp_problem(resp, req, status, slug, "Invalid vocabulary", "line %zu: %s", line,
+                        msg ? msg : am_strerror(rc));
         am_resp_problem_set(resp, "line", json_integer((json_int_t)line));
         am_vocab_free(v);
         free(lang);
