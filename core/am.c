@@ -21,8 +21,32 @@ const char *am_strerror(int err)
     case AM_ERR_CONFLICT: return "conflict";
     case AM_ERR_INTERNAL: return "internal error";
     case AM_ERR_FULL: return "storage full";
+    case AM_ERR_CANCELLED: return "cancelled (time budget exceeded)";
     default: return "unknown error";
     }
+}
+
+void am_cancel_init(am_cancel *c, int (*fn)(void *ctx), void *ctx)
+{
+    memset(c, 0, sizeof *c);
+    c->fn = fn;
+    c->ctx = ctx;
+}
+
+int am_cancel_spend(am_cancel *c, uint64_t units)
+{
+    if (!c)
+        return 0;
+    if (c->hit)
+        return 1;
+    c->spent += units;
+    if (c->spent < AM_CANCEL_QUANTUM)
+        return 0;
+    c->spent = 0;
+    c->checks++;
+    if (c->fn && c->fn(c->ctx))
+        c->hit = 1;
+    return c->hit;
 }
 
 static void am_oom(size_t n)

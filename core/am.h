@@ -28,7 +28,8 @@ enum am_err {
     AM_ERR_IO = -8, /* I/O failure (server/CLI only; core never does I/O) */
     AM_ERR_CONFLICT = -9, /* state conflict (server only) */
     AM_ERR_INTERNAL = -10, /* broken invariant or library failure */
-    AM_ERR_FULL = -11 /* the disk or the database size limit is full (server only) */
+    AM_ERR_FULL = -11, /* the disk or the database size limit is full (server only) */
+    AM_ERR_CANCELLED = -12 /* the caller's cancel check asked to stop (am_cancel) */
 };
 
 /* Returns a static, human-readable name for an am_err code ("invalid UTF-8", ...). */
@@ -49,6 +50,29 @@ uint64_t am_fnv1a(const char *s);
 
 /* True when a and b (borrowed) are equal ignoring ASCII case. */
 int am_ascii_ieq(const char *a, const char *b);
+
+/* ---- am_cancel: cooperative cancellation --------------------------------
+ * The core never reads a clock. A caller that wants long work abandoned (a
+ * deadline, a shutdown) hands the workspace an am_cancel with its own check
+ * fn(ctx) (non-zero: stop). Long loops report their work in rough units
+ * (about one inner-loop step each) with am_cancel_spend, which asks fn once
+ * every AM_CANCEL_QUANTUM units; once fn said stop, every later call says
+ * stop too (sticky), and the loop returns AM_ERR_CANCELLED. The struct is
+ * plain data owned by the caller; one per thread (not thread-safe). */
+#define AM_CANCEL_QUANTUM ((uint64_t)1 << 20)
+typedef struct am_cancel {
+    int (*fn)(void *ctx); /* the caller's check; NULL: never cancels */
+    void *ctx; /* borrowed, passed to fn */
+    uint64_t spent; /* units since the last check */
+    uint64_t checks; /* how many times fn was asked (tests, diagnostics) */
+    int hit; /* 1 once fn asked to stop */
+} am_cancel;
+
+/* Initializes c with the check fn(ctx) (fn may be NULL). */
+void am_cancel_init(am_cancel *c, int (*fn)(void *ctx), void *ctx);
+/* Accounts units of work; returns non-zero when the work must stop. c may
+ * be NULL (never stops). */
+int am_cancel_spend(am_cancel *c, uint64_t units);
 
 /* ---- am_buf: growable, always NUL-terminated byte buffer ---------------- */
 typedef struct am_buf {

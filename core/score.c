@@ -31,6 +31,7 @@ struct am_score_ws {
     am_bleu_ws *bleu;
     am_chrf_ws *chrf;
     const char **hyp_ptr; /* [cap_sys] */
+    am_cancel *cancel; /* borrowed, NULL: never cancelled */
 };
 
 /* ---- scorer ---------------------------------------------------------- */
@@ -219,6 +220,14 @@ void am_score_ws_free(am_score_ws *ws)
     free(ws);
 }
 
+void am_score_ws_set_cancel(am_score_ws *ws, am_cancel *cancel)
+{
+    ws->cancel = cancel;
+    am_ter_ws_set_cancel(ws->ter, cancel);
+    for (size_t i = 0; i < ws->cap_sys; i++)
+        am_terms_ws_set_cancel(ws->terms[i], cancel);
+}
+
 am_terms_ws *am_score_ws_terms(am_score_ws *ws)
 {
     if (ws->cap_sys == 0) {
@@ -229,6 +238,7 @@ am_terms_ws *am_score_ws_terms(am_score_ws *ws)
         ws->hyp_ptr = am_xcalloc(1, sizeof *ws->hyp_ptr);
         am_buf_init(&ws->hyp[0]);
         ws->terms[0] = am_terms_ws_new();
+        am_terms_ws_set_cancel(ws->terms[0], ws->cancel);
     }
     return ws->terms[0];
 }
@@ -244,6 +254,7 @@ static void am_score_ws_reserve(am_score_ws *ws, size_t nsys)
     for (size_t i = ws->cap_sys; i < nsys; i++) {
         am_buf_init(&ws->hyp[i]);
         ws->terms[i] = am_terms_ws_new();
+        am_terms_ws_set_cancel(ws->terms[i], ws->cancel);
     }
     ws->cap_sys = nsys;
 }
@@ -399,6 +410,10 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         am_sys_seg *r = &ws->sys[i];
         const char *hyp = ws->hyp_ptr[i];
         memset(r, 0, sizeof *r);
+        /* BLEU and chrF are linear in the text: their work is accounted
+         * here, once per system, by the bytes they read */
+        if (am_cancel_spend(ws->cancel, 64 * (uint64_t)(strlen(hyp) + ws->ref.len + 1)))
+            return AM_ERR_CANCELLED;
         if (parts & AM_PART_RECALL)
             r->recall = ws->recall.sys[i];
 

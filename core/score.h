@@ -57,6 +57,11 @@ const am_terms_lex *am_scorer_lex(const am_scorer *s);
 /* A new workspace (caller frees). Never NULL. */
 am_score_ws *am_score_ws_new(void);
 void am_score_ws_free(am_score_ws *ws);
+/* Gives the workspace a cancellation check (borrowed, NULL: none) used by
+ * every later scoring call on it until changed: TER/TERm shift search,
+ * term placement and matching, BLEU and chrF, between systems. A scoring
+ * call stopped by it returns AM_ERR_CANCELLED with nothing valid in *out. */
+void am_score_ws_set_cancel(am_score_ws *ws, am_cancel *cancel);
 /* The workspace's term workspace (for am_terms_preview). */
 am_terms_ws *am_score_ws_terms(am_score_ws *ws);
 

@@ -63,6 +63,7 @@ struct am_ter_ws {
     int *herr_ps, *rerr_ps; /* prefix sums of the error flags */
     /* capacities */
     size_t cap_n, cap_m, cap_cells, cap_rows;
+    am_cancel *cancel; /* borrowed, NULL: never cancelled */
 };
 
 am_ter_ws *am_ter_ws_new(void)
@@ -529,6 +530,11 @@ static int diff_window(const int *a, const int *b, size_t n, size_t from, size_t
     return 1;
 }
 
+void am_ter_ws_set_cancel(am_ter_ws *ws, am_cancel *cancel)
+{
+    ws->cancel = cancel;
+}
+
 /* translation_edit_rate for the prepared pair with reference costs rc.
  * Stores the edits (scaled) in *out. Returns AM_OK or AM_ERR_INTERNAL. */
 static int search(am_ter_ws *ws, const cost_t *rc, cost_t *out)
@@ -546,6 +552,9 @@ static int search(am_ter_ws *ws, const cost_t *rc, cost_t *out)
     cost_t shift_costs = 0;
     long checked = 0;
     for (;;) {
+        /* one round: a trace plus DP rows over the band */
+        if (am_cancel_spend(ws->cancel, (uint64_t)(n + 1) * (m + 1) / 8 + n + m))
+            return AM_ERR_CANCELLED;
         cost_t pre = CELL(ws->fwd, n, m);
         int rv = trace(ws);
         if (rv != AM_OK)
@@ -582,11 +591,13 @@ static int search(am_ter_ws *ws, const cost_t *rc, cost_t *out)
                                 continue;
                             prev_idx = idx;
                             perform_shift(h, n, sh, len, (size_t)idx, ws->cand);
-                            size_t p, q;
+                            size_t p = 0, q = 0;
                             size_t from = sh < (size_t)idx ? sh : (size_t)idx;
                             cost_t ed = pre;
                             if (diff_window(h, ws->cand, n, from, &p, &q))
                                 ed = cand_cost(ws, ws->cand, rc, p, q);
+                            if (am_cancel_spend(ws->cancel, n + 64 * (uint64_t)(q - p + 1)))
+                                return AM_ERR_CANCELLED;
                             cost_t gain = pre - ed - (span_cost - one);
                             checked++;
                             /* sacreBLEU's ranking tuple (gain, len, -sh, -idx) */

@@ -94,6 +94,9 @@ typedef struct am_ter_ws am_ter_ws;
 am_ter_ws *am_ter_ws_new(void);
 /* Frees a workspace and its buffers; NULL is allowed. */
 void am_ter_ws_free(am_ter_ws *ws);
+/* Cancellation check for the shift search (borrowed, NULL: none); a
+ * cancelled am_ter_pair/am_ter_edits returns AM_ERR_CANCELLED. */
+void am_ter_ws_set_cancel(am_ter_ws *ws, am_cancel *cancel);
 
 /* Number of edits of hyp against ref (tokens from am_ter_tokenize).
  * ref_cost NULL: plain TER edits. Otherwise ref_cost[0..ref->n) gives the

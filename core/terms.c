@@ -242,7 +242,23 @@ struct am_terms_ws {
     size_t cap_rs;
     uint64_t *keys; /* sort keys (hits, window groups) */
     size_t cap_keys;
+    am_cancel *cancel; /* borrowed, NULL: never cancelled */
+    uint64_t cancel_mark; /* steps already reported to cancel */
 };
+
+void am_terms_ws_set_cancel(am_terms_ws *ws, am_cancel *cancel)
+{
+    ws->cancel = cancel;
+}
+
+/* Reports the steps done since the last report to the cancellation check;
+ * non-zero when the work must stop. */
+static int cancelled(am_terms_ws *ws)
+{
+    uint64_t d = ws->steps - ws->cancel_mark;
+    ws->cancel_mark = ws->steps;
+    return am_cancel_spend(ws->cancel, 16 * d + 1);
+}
 
 /* ---- stemmer ------------------------------------------------------------- */
 
@@ -1638,6 +1654,8 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
             size_t k = ws->hits[i].entry;
             if (lex->set.e[k].forbidden)
                 continue;
+            if (cancelled(ws))
+                return AM_ERR_CANCELLED;
             place(ws, &lex->set, k, AM_TERMS_GLOSSARY,
                   mkspan(&ws->src, ws->hits[i].start, ws->hits[i].start + ws->hits[i].len));
         }
@@ -1655,6 +1673,8 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
             am_terms_inst *in = &ws->inst[i];
             if (in->match != AM_TERMS_NONE)
                 continue;
+            if (cancelled(ws))
+                return AM_ERR_CANCELLED;
             const tset *set = ws->inst_set[i];
             const tentry *e = &set->e[in->entry];
             size_t alt;
@@ -1670,9 +1690,13 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
     }
     for (size_t i = 0; i < ws->n_inst; i++) {
         const tset *set = ws->inst_set[i];
+        if (cancelled(ws))
+            return AM_ERR_CANCELLED;
         partial_reorder(ws, set, &set->e[ws->inst[i].entry], &ws->inst[i], ws->ref.n);
     }
     windows(ws, cfg);
+    if (cancelled(ws))
+        return AM_ERR_CANCELLED;
     if ((rc = forbidden_uses(ws, lex)))
         return rc;
 
@@ -1748,6 +1772,8 @@ int am_terms_preview(am_terms_ws *ws, const am_terms_lex *lex, const char *src, 
             am_terms_prev *pv = &ws->prev[i];
             if (pv->used != AM_TERMS_NONE || (stem && e->forbidden))
                 continue;
+            if (cancelled(ws))
+                return AM_ERR_CANCELLED;
             size_t alt;
             size_t p = find_unclaimed(ws, set, e, e->key, &ws->hyp, stem, &alt);
             if (p == NOPOS)

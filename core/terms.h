@@ -128,6 +128,9 @@ size_t am_terms_lex_size(const am_terms_lex *lex);
 /* A new empty workspace (caller frees with am_terms_ws_free). */
 am_terms_ws *am_terms_ws_new(void);
 void am_terms_ws_free(am_terms_ws *ws);
+/* Cancellation check for scoring and previews with ws (borrowed, NULL:
+ * none); a cancelled call returns AM_ERR_CANCELLED. */
+void am_terms_ws_set_cancel(am_terms_ws *ws, am_cancel *cancel);
 
 /* An explicit annotation of one segment. */
 typedef struct am_terms_annot {

@@ -13,6 +13,11 @@ static void am_fail_resp(am_req *req, am_resp *resp, am_fail *f)
                     f->title ? f->title : "Error", "%s", am_buf_str(&f->detail));
     if (f->field)
         am_resp_problem_set(resp, "field", json_string(f->field));
+    if (f->retry_after > 0) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", f->retry_after);
+        am_resp_header(resp, "Retry-After", v);
+    }
 }
 
 static void am_segment_write(am_req *req, am_resp *resp, int replace)

@@ -1511,29 +1511,45 @@ int am_http_port(const am_server *srv)
     return info ? (int)info->port : 0;
 }
 
-void am_http_stop(am_server *srv)
+int am_http_stop(am_server *srv)
 {
     am_http *h = srv->daemon;
     if (!h)
-        return;
+        return 0;
     /* No new connections. Requests being answered finish; requests still
      * arriving may finish while they make progress, but a client that
      * stalls mid-request does not hold the shutdown (2 s without progress
-     * from any request). Everything is bounded by shutdown_timeout_ms. */
+     * from any request). Everything is bounded by shutdown_timeout_ms:
+     * a grace period before it (a quarter, at most 1 s) computing requests
+     * are told to give up (srv->abandon: their cancel checks fail, they
+     * answer 503 and store nothing); whatever still runs at the timeout is
+     * left to the process exit (MHD_stop_daemon would join its thread). */
     MHD_socket lfd = MHD_quiesce_daemon(h->daemon);
     if (srv->events) /* open event streams end now (none stays suspended) */
         am_events_shutdown(srv->events);
     int64_t t0 = am_http_mono_ns();
-    int64_t deadline = t0 + (int64_t)srv->cfg.shutdown_timeout_ms * 1000000;
+    int64_t total = (int64_t)srv->cfg.shutdown_timeout_ms * 1000000;
+    int64_t grace = total / 4 < 1000000000LL ? total / 4 : 1000000000LL;
+    int64_t deadline = t0 + total, abandon_at = deadline - grace;
     const int64_t stall = 2000000000LL;
+    int stuck = 0;
     for (;;) {
         int64_t now = am_http_mono_ns();
         int active = atomic_load(&h->active), inflight = atomic_load(&h->inflight);
+        if (now >= abandon_at && !atomic_load(&srv->abandon)) {
+            atomic_store(&srv->abandon, 1);
+            if (inflight > 0)
+                am_log_at(&srv->log, AM_LOG_WARN, NULL,
+                          "%d request(s) still running %.0f ms after the signal; abandoning "
+                          "them",
+                          inflight, (double)(now - t0) / 1e6);
+        }
         if (now >= deadline) {
             if (inflight > 0)
                 am_log_at(&srv->log, AM_LOG_WARN, NULL,
                           "%d request(s) still running after %d ms; stopping anyway", inflight,
                           srv->cfg.shutdown_timeout_ms);
+            stuck = active > 0;
             break;
         }
         if (!active && (!inflight || now - atomic_load(&h->progress_ns) > stall))
@@ -1543,10 +1559,19 @@ void am_http_stop(am_server *srv)
     }
     am_log_at(&srv->log, AM_LOG_DEBUG, NULL, "waited %.0f ms for in-flight requests (%d left)",
               (double)(am_http_mono_ns() - t0) / 1e6, atomic_load(&h->inflight));
+    if (stuck) {
+        /* a handler is still inside its computation: joining it could take
+         * forever; the daemon stays as it is and the process exits */
+        am_log_at(&srv->log, AM_LOG_WARN, NULL,
+                  "%d request(s) still being answered; exiting without waiting for them",
+                  atomic_load(&h->active));
+        return 1;
+    }
     MHD_stop_daemon(h->daemon);
     am_log_at(&srv->log, AM_LOG_DEBUG, NULL, "HTTP daemon stopped");
     if (lfd != MHD_INVALID_SOCKET)
         close(lfd);
     free(h);
     srv->daemon = NULL;
+    return 0;
 }

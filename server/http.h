@@ -82,7 +82,8 @@ void am_resp_headers_clear(am_resp *resp);
  * slug is stable per error kind (see openapi.yaml): bad-json, bad-request,
  * invalid-utf8, unknown-field, invalid-value, missing-field, not-found,
  * conflict, method-not-allowed, unsupported-media-type, payload-too-large,
- * unauthorized, forbidden, too-many-tokens, not-acceptable, internal. */
+ * unauthorized, forbidden, too-many-tokens, not-acceptable, request-timeout
+ * (503: a request abandoned by its time budget or at shutdown), internal. */
 void am_resp_problem(am_resp *resp, const am_req *req, int status, const char *slug,
                      const char *title, const char *detail_fmt, ...)
 #if defined(__GNUC__)

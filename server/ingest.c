@@ -10,6 +10,39 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* ---- time budget ---------------------------------------------------------- */
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The am_cancel check of a budget (ctx: the am_budget, borrowed). */
+static int budget_check(void *ctx)
+{
+    const am_budget *b = ctx;
+    if (atomic_load(&b->srv->abandon))
+        return 1;
+    return b->limit_ns && thread_cpu_ns() >= b->limit_ns;
+}
+
+void am_budget_start(am_budget *b, am_server *srv)
+{
+    am_cancel_init(&b->cancel, budget_check, b);
+    b->srv = srv;
+    b->limit_ns = srv->cfg.request_timeout_ms > 0
+                      ? thread_cpu_ns() + (int64_t)srv->cfg.request_timeout_ms * 1000000
+                      : 0;
+}
+
+int am_budget_over(am_budget *b)
+{
+    return am_cancel_spend(&b->cancel, AM_CANCEL_QUANTUM);
+}
 
 /* ---- workspace pool ------------------------------------------------------ */
 
@@ -100,6 +133,23 @@ static int am_fail_full(am_fail *f, const char *what)
                     "%s: the database is full (disk full or max-db-size reached); nothing was "
                     "stored, retry once space is freed",
                     what);
+}
+
+/* The 503 of a request abandoned by its budget (nothing was stored). */
+static int fail_cancelled(am_fail *f, const am_budget *b)
+{
+    if (atomic_load(&b->srv->abandon)) {
+        am_failf(f, 503, "request-timeout", "Request abandoned", NULL,
+                 "the server is shutting down; the request was abandoned and nothing was "
+                 "stored");
+        f->retry_after = 1;
+    } else {
+        am_failf(f, 503, "request-timeout", "Request abandoned", NULL,
+                 "the request needed more than %d ms of computing (request-timeout-ms); it "
+                 "was abandoned and nothing was stored",
+                 b->srv->cfg.request_timeout_ms);
+    }
+    return AM_ERR_CANCELLED;
 }
 
 /* ---- request validation --------------------------------------------------- */
@@ -457,10 +507,11 @@ static int am_post_job(am_store_tx *tx, void *ctx)
  * sess->lock). */
 static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_tx *rtx,
                     const char *session, int64_t seq, const am_seg_req *req, int64_t now,
-                    int cached, json_t **result, am_plan *plan, am_fail *f)
+                    int cached, am_budget *bud, json_t **result, am_plan *plan, am_fail *f)
 {
     const am_scorer *sc = use->sc;
     am_score_ws *ws = am_wspool_get(srv->wspool);
+    am_score_ws_set_cancel(ws, &bud->cancel);
     am_lookup_ctx lc = {rtx, session};
     am_seg_input in = {.source = req->source,
                        .translation = req->translation,
@@ -473,7 +524,10 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
     const char *field = NULL;
     int rc = am_score_segment(sc, ws, &in, am_tx_lookup, &lc, &res, &field);
     if (rc != AM_OK) {
+        am_score_ws_set_cancel(ws, NULL);
         am_wspool_put(srv->wspool, ws);
+        if (rc == AM_ERR_CANCELLED)
+            return fail_cancelled(f, bud);
         if (rc == AM_ERR_IO)
             return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed");
         if (rc == AM_ERR_RANGE)
@@ -580,6 +634,7 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         }
     }
     am_metrics_segments(srv->metrics, (int64_t)req->nsys);
+    am_score_ws_set_cancel(ws, NULL);
     am_wspool_put(srv->wspool, ws);
     if (rc != AM_OK) {
         json_decref(scores);
@@ -669,7 +724,7 @@ static int am_acquire(am_server *srv, const char *session, am_sess **out, am_fai
 /* One attempt of a POST (see am_ingest_post). *retry is set when the
  * session changed under it and a new attempt may succeed. */
 static int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in,
-                        char **result, int *status, am_fail *f, int *retry)
+                        char **result, int *status, am_fail *f, int *retry, am_budget *bud)
 {
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
@@ -750,7 +805,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     plan.incarnation = st.incarnation;
     plan.glossary_version = st.glossary_version;
     am_scoring use = am_scoring_of(sess);
-    rc = am_apply(srv, sess, &use, rtx, session, plan.seq, req, now, 1, &res, &plan, f);
+    rc = am_apply(srv, sess, &use, rtx, session, plan.seq, req, now, 1, bud, &res, &plan, f);
     am_store_rtx_end(rtx);
     rtx = NULL;
     if (rc != AM_OK)
@@ -808,11 +863,13 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, c
                    int *status, am_fail *f)
 {
     int rc = AM_OK;
+    am_budget bud; /* one budget for all attempts */
+    am_budget_start(&bud, srv);
     for (int attempt = 0; attempt < AM_WRITE_TRIES; attempt++) {
         int retry = 0;
         am_fail_cleanup(f);
         am_fail_init(f);
-        rc = am_post_once(srv, session, req, result, status, f, &retry);
+        rc = am_post_once(srv, session, req, result, status, f, &retry, &bud);
         if (rc == AM_OK || !retry)
             break;
     }
@@ -941,7 +998,7 @@ static int am_vscorer_get(am_server *srv, am_store_tx *tx, const char *session, 
 /* One attempt of a replacement (see am_ingest_replace); *retry as for
  * am_post_once. */
 static int am_replace_once(am_server *srv, const char *session, const am_seg_req *req_in,
-                           char **result, int *status, am_fail *f, int *retry)
+                           char **result, int *status, am_fail *f, int *retry, am_budget *bud)
 {
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
@@ -1031,7 +1088,9 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         json_t *res = NULL;
         am_plan plan;
         am_plan_init(&plan, session, rows.v[i].seq);
-        rc = am_apply(srv, sess, &how, tx, session, rows.v[i].seq, use, now, 0, &res, &plan, f);
+        rc = am_budget_over(bud) ? fail_cancelled(f, bud)
+                                 : am_apply(srv, sess, &how, tx, session, rows.v[i].seq, use, now,
+                                            0, bud, &res, &plan, f);
         if (rc == AM_OK) {
             rc = am_plan_exec(tx, &plan);
             if (rc == AM_ERR_FULL)
@@ -1097,11 +1156,13 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
                       int *status, am_fail *f)
 {
     int rc = AM_OK;
+    am_budget bud; /* one budget for all attempts */
+    am_budget_start(&bud, srv);
     for (int attempt = 0; attempt < AM_WRITE_TRIES; attempt++) {
         int retry = 0;
         am_fail_cleanup(f);
         am_fail_init(f);
-        rc = am_replace_once(srv, session, req, result, status, f, &retry);
+        rc = am_replace_once(srv, session, req, result, status, f, &retry, &bud);
         if (rc == AM_OK || !retry)
             break;
     }
@@ -1312,15 +1373,21 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
     int rc = am_ingest_acquire(srv, session, &sess, f);
     if (rc != AM_OK)
         return rc;
+    am_budget bud;
+    am_budget_start(&bud, srv);
     am_score_ws *ws = am_wspool_get(srv->wspool);
+    am_score_ws_set_cancel(ws, &bud.cancel);
     const am_terms_prev *pv = NULL;
     size_t n = 0;
     am_terms_ws_set_max_occurrences(am_score_ws_terms(ws), (size_t)srv->cfg.max_term_occurrences);
     rc = am_terms_preview(am_score_ws_terms(ws), am_scorer_lex(sess->scorer), source, hypothesis,
                           &pv, &n);
+    am_score_ws_set_cancel(ws, NULL);
     if (rc != AM_OK) {
         am_wspool_put(srv->wspool, ws);
         am_sessions_release(srv->sessions, sess);
+        if (rc == AM_ERR_CANCELLED)
+            return fail_cancelled(f, &bud);
         if (rc == AM_ERR_RANGE)
             return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences",
                             "source",

@@ -20,6 +20,20 @@ void am_wspool_free(am_wspool *p);
 am_score_ws *am_wspool_get(am_wspool *p);
 void am_wspool_put(am_wspool *p, am_score_ws *ws);
 
+/* A request's time budget: the CPU time of the calling thread against
+ * cfg.request_timeout_ms, and the server's shutdown (srv->abandon). Its
+ * cancel member is what the scoring workspaces check (am_cancel). */
+typedef struct am_budget {
+    am_cancel cancel;
+    am_server *srv; /* borrowed */
+    int64_t limit_ns; /* thread CPU time at which the budget ends (0: none) */
+} am_budget;
+/* Starts a budget now for srv's configuration. */
+void am_budget_start(am_budget *b, am_server *srv);
+/* Non-zero when the budget is spent or the server abandons requests
+ * (checks now; sticky like am_cancel_spend). */
+int am_budget_over(am_budget *b);
+
 /* A validated segment request. Strings point into the JSON it was parsed
  * from (keep that alive); canonical is owned. */
 typedef struct am_seg_req {
@@ -43,6 +57,7 @@ typedef struct am_fail {
     const char *title;
     am_buf detail;
     const char *field; /* offending field or NULL */
+    int retry_after; /* seconds for a Retry-After header, 0 = none */
 } am_fail;
 void am_fail_init(am_fail *f);
 void am_fail_cleanup(am_fail *f);

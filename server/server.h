@@ -11,6 +11,8 @@
 #include "srvconfig.h"
 #include "store.h"
 
+#include <stdatomic.h>
+
 typedef struct am_server {
     am_srv_config cfg; /* effective configuration */
     am_log log; /* leveled logger */
@@ -22,6 +24,7 @@ typedef struct am_server {
     int64_t started_ms; /* Unix ms at start */
     volatile int ready; /* 1 once migrations ran and the socket listens */
     volatile int stopping; /* 1 once SIGTERM/SIGINT arrived */
+    atomic_int abandon; /* 1 near the shutdown timeout: computing requests give up (503) */
     void *daemon; /* struct MHD_Daemon * (http.c) */
     struct am_shard *shard; /* owner map for 421 answers (shard.h), NULL = owns all */
     struct am_acache *acache; /* GET …/metrics answer bodies (answer_cache.h), NULL = off */
@@ -32,8 +35,12 @@ typedef struct am_server {
  * AM_ERR_IO with a message in err. */
 int am_http_start(am_server *srv, am_buf *err);
 /* Stops accepting, waits for in-flight requests (at most
- * cfg.shutdown_timeout_ms), stops the daemon (http.c). */
-void am_http_stop(am_server *srv);
+ * cfg.shutdown_timeout_ms; computing ones are told to give up shortly
+ * before, through srv->abandon), stops the daemon (http.c). Returns 0, or 1
+ * when requests were still running at the timeout: the daemon was then
+ * left running (stopping it would join the busy threads) and the caller
+ * must exit the process without waiting for them. */
+int am_http_stop(am_server *srv);
 
 /* Unix time in milliseconds (CLOCK_REALTIME). */
 int64_t am_now_ms(void);

@@ -31,6 +31,7 @@ typedef struct am_srv_config {
     int durability; /* 0 normal, 1 full (enum am_durability) */
     int log_level; /* 0 error, 1 warn, 2 info, 3 debug */
     int shutdown_timeout_ms; /* default 10000 */
+    int request_timeout_ms; /* CPU budget of one scoring request, default 5000, 0 = none */
     char config_file[512]; /* the file read, "" = none */
     char owner_map[1024]; /* optional shard map for 421 answers, "" = none */
     int sse_heartbeat; /* seconds between ": ping" comments on event streams, default 15 */

@@ -15,6 +15,8 @@ is refused with the documented status.
                             gets 503/closed) until one of the N closes
   --conn-timeout N          an idle connection survives well under N s and is
                             closed after N s (+ the server's 1 s tick)
+  --request-timeout-ms N    a POST, PUT (replay) or check that computes longer
+                            is abandoned: 503 request-timeout, nothing stored
 """
 import json
 import os
@@ -243,6 +245,49 @@ def test_conn_timeout_edge():
         eq(got, b"", "idle %.1fs (> conn-timeout): the connection is closed" % (t + 1.5))
         s.close()
         eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def _slow_body(cid, n=3000):
+    """A valid segment whose term placement takes seconds to minutes of CPU
+    (glossary `a,b`; n copies of the words): far over a 300 ms budget."""
+    return {"id": cid, "source": " ".join(["a"] * n), "hypothesis": " ".join(["b"] * n),
+            "translation": " ".join(["b"] * n)}
+
+
+def test_request_over_budget_is_503_and_changes_nothing():
+    srv = Server("--request-timeout-ms", "300")
+    try:
+        c = srv.client()
+        c.create_session(id="g", options=dict(OPTIONS))
+        expect_status(c.put("/v1/sessions/g/glossary", "a,b\n", ctype="text/csv"), 200)
+        for k in range(3):
+            expect_status(c.post("/v1/sessions/g/segments",
+                                 {"id": "s%d" % k, "source": "a cat", "hypothesis": "b chat",
+                                  "translation": "le b chat"}), 201)
+        before = c.get("/v1/sessions/g/metrics")
+        segs_before = c.get("/v1/sessions/g/segments?limit=100").json()
+        expect_status(before, 200)
+        cases = [("POST", "/v1/sessions/g/segments", _slow_body("slow")),
+                 ("PUT", "/v1/sessions/g/segments/s1", _slow_body("s1")),
+                 ("POST", "/v1/sessions/g/check",
+                  {"source": _slow_body("x")["source"], "hypothesis": _slow_body("x")["hypothesis"]})]
+        for method, path, body in cases:
+            r = c.request(method, path, body, timeout=120)
+            expect_problem(r, 503, "request-timeout", "%s %s over the budget" % (method, path))
+            after = c.get("/v1/sessions/g/metrics")
+            eq(after.body, before.body, "metrics after %s %s over the budget" % (method, path))
+            eq(after.header("ETag"), before.header("ETag"), "ETag after %s %s" % (method, path))
+            eq(c.get("/v1/sessions/g/segments?limit=100").json(), segs_before,
+               "segments after %s %s over the budget" % (method, path))
+        # the stored request of the segment the PUT tried to replace is the old one
+        eq(c.get("/v1/sessions/g/segments/s1").json()["request"]["translation"], "le b chat",
+           "s1 after the abandoned replacement")
+        # the server still works: a normal post is scored and stored
+        expect_status(c.post("/v1/sessions/g/segments",
+                             {"id": "s3", "source": "a", "hypothesis": "b",
+                              "translation": "b"}), 201)
     finally:
         srv.kill()
 

@@ -7,7 +7,9 @@ requests in flight (the slow client, which keeps sending, gets its 201 and
 its segment is stored; so is every segment any writer got a 2xx for),
 checkpoint the WAL (the -wal file is gone or empty after exit), and exit 0
 within the configured --shutdown-timeout-ms plus a margin. A client that
-stalls mid-body does not hold the shutdown past that bound either.
+stalls mid-body does not hold the shutdown past that bound either, and
+neither does a request that is still computing (it is abandoned with 503
+and stores nothing; the acknowledged segments survive).
 """
 import json
 import os
@@ -164,6 +166,66 @@ def test_sigterm_with_stalled_client_is_bounded():
         check(_wal_empty(db), "the WAL was not checkpointed")
         logs, _ = check_log(db, "after SIGTERM with a stalled client:")
         check(all(r[1] != "stalled" for r in logs["g"]), "a half-sent segment was stored")
+    finally:
+        srv.kill()
+
+
+def _slow_body(cid, n=3000):
+    """A valid segment whose term placement costs minutes on the code before
+    the cooperative deadline (glossary `a,b`; n copies of the words)."""
+    return {"id": cid, "source": " ".join(["a"] * n), "hypothesis": " ".join(["b"] * n),
+            "translation": " ".join(["b"] * n)}
+
+
+def test_sigterm_during_computing_request_is_bounded():
+    shutdown_ms = 2000
+    srv = Server("--shutdown-timeout-ms", str(shutdown_ms))
+    try:
+        c = srv.client()
+        c.create_session(id="g", options=dict(OPTIONS))
+        r = c.put("/v1/sessions/g/glossary", "a,b\n", ctype="text/csv")
+        eq(r.status, 200, "glossary upload")
+        segs = tico19()
+        for k in range(5):  # acknowledged before the signal: must survive
+            r = c.post("/v1/sessions/g/segments", seg_body(segs[k], "ok%d" % k))
+            eq(r.status, 201, "status of a normal post")
+        c.close()
+        got = {}
+
+        def slow():
+            cl = srv.client()
+            try:
+                got["r"] = cl.post("/v1/sessions/g/segments", _slow_body("slow"), timeout=600)
+            except Exception as e:  # the server went away without answering: allowed
+                got["r"] = e
+            finally:
+                cl.close()
+
+        th = threading.Thread(target=slow)
+        th.start()
+        time.sleep(scale(1.0, 5.0))  # the body is sent and the scoring runs
+        t0 = time.monotonic()
+        srv.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = srv.proc.wait(shutdown_ms / 1000.0 + MARGIN)
+        except Exception:
+            rc = None
+        took = time.monotonic() - t0
+        print("# exit %s after %.2fs with a computing request" % (rc, took))
+        check(rc is not None, "still running %.1fs after SIGTERM (shutdown-timeout %d ms)"
+              % (took, shutdown_ms))
+        eq(rc, 0, "exit status")
+        th.join(30)
+        r = got.get("r")
+        if hasattr(r, "status"):
+            eq(r.status, 503, "status of the request abandoned at shutdown")
+        db = srv.db
+        srv.proc = None
+        logs, _ = check_log(db, "after SIGTERM with a computing request:")
+        stored = {row[1] for row in logs["g"]}
+        for k in range(5):
+            check("ok%d" % k in stored, "acknowledged segment ok%d lost" % k)
+        check("slow" not in stored, "the abandoned request stored its segment")
     finally:
         srv.kill()
 

@@ -227,6 +227,111 @@ static void test_totals_merge_and_term_equals_ter(void **state)
     am_sgml_free(&src);
 }
 
+/* Cancellation: a check that counts its calls and says stop after `after`
+ * of them. */
+typedef struct cancel_probe {
+    int calls, after;
+} cancel_probe;
+
+static int cancel_probe_fn(void *ctx)
+{
+    cancel_probe *p = ctx;
+    return ++p->calls > p->after;
+}
+
+static char *repeat_word(const char *w, size_t n)
+{
+    am_buf b;
+    am_buf_init(&b);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            am_buf_appendc(&b, ' ');
+        am_buf_appends(&b, w);
+    }
+    return am_buf_detach(&b);
+}
+
+/* The expensive input of issue 10 (glossary a -> b, n copies): a cancel
+ * check that says stop makes am_score_segment return AM_ERR_CANCELLED after
+ * asking it, and the same workspace scores normally without it. */
+static void test_cancel_stops_scoring(void **state)
+{
+    (void)state;
+    am_config c;
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "target_lang", "fr", NULL), AM_OK);
+    am_gloss g;
+    am_gloss_init(&g);
+    const char *tgt[] = {"b"};
+    assert_int_equal(am_gloss_add(&g, "a", tgt, 1, 0, 0, NULL), AM_OK);
+    am_scorer *s = NULL;
+    assert_int_equal(am_scorer_new(&c, NULL, 0, &g, NULL, &s, NULL), AM_OK);
+    am_score_ws *ws = am_score_ws_new();
+    char *src = repeat_word("a", 400), *tr = repeat_word("b", 400);
+    const char *hyps[] = {tr};
+    am_seg_input in = {.source = src, .translation = tr, .hyps = hyps, .nsys = 1};
+    am_vocab *hist = am_vocab_new();
+    am_seg_result res;
+
+    cancel_probe stop = {0, 0};
+    am_cancel cc;
+    am_cancel_init(&cc, cancel_probe_fn, &stop);
+    am_score_ws_set_cancel(ws, &cc);
+    assert_int_equal(am_score_segment(s, ws, &in, am_recall_vocab_lookup, hist, &res, NULL),
+                     AM_ERR_CANCELLED);
+    assert_int_equal(stop.calls, 1); /* asked once, then sticky */
+    assert_int_equal(cc.hit, 1);
+
+    cancel_probe go = {0, 1 << 30};
+    am_cancel_init(&cc, cancel_probe_fn, &go);
+    assert_int_equal(am_score_segment(s, ws, &in, am_recall_vocab_lookup, hist, &res, NULL), AM_OK);
+    assert_true(go.calls > 0); /* the long loops did report their work */
+    assert_int_equal((int)res.sys[0].terms->n_inst, 400);
+
+    am_score_ws_set_cancel(ws, NULL);
+    assert_int_equal(am_score_segment(s, ws, &in, am_recall_vocab_lookup, hist, &res, NULL), AM_OK);
+    am_vocab_free(hist);
+    free(src);
+    free(tr);
+    am_score_ws_free(ws);
+    am_scorer_free(s);
+    am_gloss_cleanup(&g);
+}
+
+/* TER's shift search alone: a long pair with many shifts stops when told. */
+static void test_cancel_stops_ter(void **state)
+{
+    (void)state;
+    am_toks h, r;
+    am_toks_init(&h);
+    am_toks_init(&r);
+    am_buf ht, rt;
+    am_buf_init(&ht);
+    am_buf_init(&rt);
+    for (int i = 0; i < 3000; i++) {
+        am_buf_printf(&ht, "%sw%d", i ? " " : "", i % 97);
+        am_buf_printf(&rt, "%sw%d", i ? " " : "", (i * 7 + 3) % 97);
+    }
+    assert_int_equal(am_ter_tokenize(am_buf_str(&ht), 0, &h), AM_OK);
+    assert_int_equal(am_ter_tokenize(am_buf_str(&rt), 0, &r), AM_OK);
+    am_ter_ws *ws = am_ter_ws_new();
+    cancel_probe stop = {0, 0};
+    am_cancel cc;
+    am_cancel_init(&cc, cancel_probe_fn, &stop);
+    am_ter_ws_set_cancel(ws, &cc);
+    double e = 0;
+    assert_int_equal(am_ter_edits(ws, &h, &r, NULL, &e), AM_ERR_CANCELLED);
+    assert_int_equal(stop.calls, 1);
+    am_ter_ws_set_cancel(ws, NULL);
+    assert_int_equal(am_ter_edits(ws, &h, &r, NULL, &e), AM_OK);
+    assert_true(e > 0);
+    am_ter_ws_free(ws);
+    am_toks_cleanup(&h);
+    am_toks_cleanup(&r);
+    am_buf_cleanup(&ht);
+    am_buf_cleanup(&rt);
+}
+
 static void test_unknown_stopword_language(void **state)
 {
     (void)state;
@@ -258,6 +363,8 @@ int main(void)
         cmocka_unit_test(test_invalid_text_is_rejected_and_counts_nothing),
         cmocka_unit_test(test_totals_merge_and_term_equals_ter),
         cmocka_unit_test(test_unknown_stopword_language),
+        cmocka_unit_test(test_cancel_stops_scoring),
+        cmocka_unit_test(test_cancel_stops_ter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
