@@ -34,6 +34,18 @@ void am_api_word(am_req *req, am_resp *resp);
 void am_api_curve(am_req *req, am_resp *resp);
 /* export */
 void am_api_export(am_req *req, am_resp *resp);
+/* The streamed segment pager of api_export.c (exports and the timeline):
+ * rows with after < seq <= upper of a session. fmt: 0 json export, 1 csv,
+ * 2 tmx, 3 timeline rows. am_pager_stream makes resp its streamed answer
+ * (200): header, the rows, footer (both copied); resp owns the pager. */
+typedef struct am_pager am_pager;
+am_pager *am_pager_new(am_server *srv, const char *session, int fmt, int64_t after, int64_t upper);
+void am_pager_stream(am_pager *c, am_resp *resp, const char *content_type, const char *header,
+                     const char *footer);
+/* The timeline answer {session, segments, next, total} of row's segments
+ * after `after`, at most limit, streamed (api_export.c). */
+void am_api_timeline(am_req *req, am_resp *resp, const am_store_session *row, int64_t after,
+                     int64_t limit);
 /* background vocabularies */
 void am_api_vocab_put(am_req *req, am_resp *resp);
 void am_api_import(am_req *req, am_resp *resp);

@@ -1,17 +1,48 @@
-/* api_export.c — GET /v1/sessions/{id}/export?format=csv|json|tmx. */
+/*
+ * api_export.c — GET /v1/sessions/{id}/export?format=csv|json|tmx, and the
+ * segment pager behind it and the timeline (GET …/segments, api_segments.c).
+ *
+ * Both are streamed (am_resp_stream): the pager reads the session's
+ * segments a page of rows at a time (keyset pagination by seq, bounded above
+ * by the session's segment count when the request started, so rows posted
+ * later are not included) and renders each page into a buffer that the
+ * client drains before the next page is read. Memory is therefore bounded
+ * by one page (the page shrinks when its rendering passes
+ * AM_PAGER_TARGET bytes), not by the session's size. A row replaced by a
+ * concurrent PUT while the export runs is read as it is when its page is
+ * read. A storage failure after the headers went out aborts the connection
+ * (the chunked body then lacks its terminator, so clients see the error).
+ */
 #include "api.h"
 
 #include "json.h"
 
+#include <malloc.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct am_exp_ctx {
-    int fmt; /* 0 json, 1 csv, 2 tmx */
-    am_buf out;
-    json_t *arr;
-    const char *srclang, *tgtlang;
-} am_exp_ctx;
+#define AM_PAGER_MAX_ROWS 512 /* rows per page at most */
+#define AM_PAGER_TARGET (1 << 20) /* bytes a page should render to, about */
+
+enum am_pager_fmt { AM_PG_JSON = 0, AM_PG_CSV, AM_PG_TMX, AM_PG_TIMELINE };
+
+/* The streaming producer (the cls of am_resp_stream). */
+struct am_pager {
+    am_server *srv; /* borrowed */
+    char *session; /* owned */
+    enum am_pager_fmt fmt;
+    int64_t cursor; /* last seq rendered */
+    int64_t upper; /* last seq to render */
+    size_t page; /* rows per store read */
+    am_buf out; /* rendered bytes not yet sent: out[off..len) */
+    size_t off;
+    size_t peak; /* largest page rendered (bytes) */
+    size_t rows; /* rows rendered */
+    char *footer; /* owned; sent after the last row */
+    int footer_sent;
+    char *srclang, *tgtlang; /* owned (TMX), may be NULL */
+};
 
 static void am_csv_field(am_buf *b, const char *s)
 {
@@ -60,20 +91,59 @@ static const char *am_hyp_of(json_t *rq, const char *sys)
     return json_string_value(json_object_get(json_object_get(rq, "hypotheses"), sys));
 }
 
+/* Appends j (borrowed) compactly with exact reals, after a comma unless it
+ * is the first row. */
+static void am_pager_json(am_pager *c, const json_t *j)
+{
+    char *txt = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    if (c->rows)
+        am_buf_appendc(&c->out, ',');
+    am_buf_appends(&c->out, txt ? txt : "null");
+    free(txt);
+}
+
+/* A timeline row: the stored result with seq, id, created_at and the
+ * request. */
+static void am_pager_timeline_row(am_pager *c, int64_t seq, const char *client_id,
+                                  const char *request_json, const char *result_json,
+                                  int64_t created_at)
+{
+    json_t *o = json_loads(result_json, 0, NULL);
+    if (!o)
+        o = json_object();
+    json_object_set_new(o, "seq", json_integer((json_int_t)seq));
+    json_object_set_new(o, "id", json_string(client_id));
+    json_object_set_new(o, "created_at", am_json_time(created_at));
+    json_t *rq = json_loads(request_json, 0, NULL);
+    if (rq)
+        json_object_set_new(o, "request", rq);
+    am_pager_json(c, o);
+    json_decref(o);
+}
+
+/* Renders one row into c->out (am_store_segrow_fn; ctx: the pager). */
 static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
                       const char *result_json, int64_t created_at)
 {
-    am_exp_ctx *c = ctx;
+    am_pager *c = ctx;
+    c->cursor = seq;
+    if (c->fmt == AM_PG_TIMELINE) {
+        am_pager_timeline_row(c, seq, client_id, request_json, result_json, created_at);
+        c->rows++;
+        return 0;
+    }
     json_t *rq = json_loads(request_json, 0, NULL), *rs = json_loads(result_json, 0, NULL);
-    if (c->fmt == 0) {
+    if (c->fmt == AM_PG_JSON) {
         json_t *o = json_pack("{sIsssososo}", "seq", (json_int_t)seq, "id", client_id, "created_at",
                               am_json_time(created_at), "request", rq ? rq : json_null(), "result",
                               rs ? rs : json_null());
-        json_array_append_new(c->arr, o);
+        am_pager_json(c, o);
+        json_decref(o);
+        c->rows++;
         return 0;
     }
     json_t *systems = json_object_get(json_object_get(rs, "scores"), "systems");
-    if (c->fmt == 1) {
+    if (c->fmt == AM_PG_CSV) {
         const char *sys;
         json_t *s;
         json_object_foreach(systems, sys, s)
@@ -143,7 +213,116 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
     }
     json_decref(rq);
     json_decref(rs);
+    c->rows++;
     return 0;
+}
+
+/* Frees the pager (am_stream_free_fn). A page that was very large leaves
+ * freed memory in the allocator's arenas: it is handed back. */
+static void am_pager_free(void *cls)
+{
+    am_pager *c = cls;
+    if (!c)
+        return;
+    int trim = c->peak > 32u << 20;
+    am_buf_cleanup(&c->out);
+    free(c->session);
+    free(c->footer);
+    free(c->srclang);
+    free(c->tgtlang);
+    free(c);
+    if (trim)
+        malloc_trim(0);
+}
+
+/* Reads and renders the next page; adapts the page size to the bytes it
+ * rendered. Returns AM_OK or the store's error. */
+static int am_pager_fill(am_pager *c)
+{
+    int64_t want = c->upper - c->cursor;
+    if ((int64_t)c->page < want)
+        want = (int64_t)c->page;
+    int64_t before = c->cursor;
+    am_buf_reset(&c->out);
+    c->off = 0;
+    int rc =
+        am_store_segments_each(c->srv->store, c->session, c->cursor, (size_t)want, am_exp_row, c);
+    if (rc != AM_OK)
+        return rc;
+    if (c->cursor == before) /* the session lost its rows (deleted): end */
+        c->cursor = c->upper;
+    if (c->out.len > c->peak)
+        c->peak = c->out.len;
+    if (c->out.len > 2 * AM_PAGER_TARGET && c->page > 1)
+        c->page /= 2;
+    else if (c->out.len < AM_PAGER_TARGET / 2 && c->page < AM_PAGER_MAX_ROWS)
+        c->page *= 2;
+    return AM_OK;
+}
+
+/* The stream's reader (am_stream_read_fn): pending bytes, else the next
+ * page, else the footer, else the end. */
+static long am_pager_read(void *cls, char *buf, size_t max)
+{
+    am_pager *c = cls;
+    for (;;) {
+        if (c->off < c->out.len) {
+            size_t n = c->out.len - c->off;
+            if (n > max)
+                n = max;
+            memcpy(buf, c->out.data + c->off, n);
+            c->off += n;
+            return (long)n;
+        }
+        if (atomic_load(&c->srv->abandon))
+            return AM_STREAM_ABORT; /* shutting down: the export is cut */
+        if (c->cursor < c->upper) {
+            if (am_pager_fill(c) != AM_OK)
+                return AM_STREAM_ABORT;
+            continue;
+        }
+        if (c->footer_sent)
+            return AM_STREAM_END;
+        am_buf_reset(&c->out);
+        c->off = 0;
+        am_buf_appends(&c->out, c->footer);
+        c->footer_sent = 1;
+    }
+}
+
+am_pager *am_pager_new(am_server *srv, const char *session, int fmt, int64_t after, int64_t upper)
+{
+    am_pager *c = am_xcalloc(1, sizeof *c);
+    c->srv = srv;
+    c->session = am_xstrdup(session);
+    c->fmt = (enum am_pager_fmt)fmt;
+    c->cursor = after;
+    c->upper = upper;
+    c->page = 1; /* grows while pages render small */
+    am_buf_init(&c->out);
+    return c;
+}
+
+void am_pager_stream(am_pager *c, am_resp *resp, const char *content_type, const char *header,
+                     const char *footer)
+{
+    am_buf_appends(&c->out, header);
+    c->footer = am_xstrdup(footer);
+    am_resp_stream(resp, 200, content_type, am_pager_read, am_pager_free, c);
+}
+
+/* The compact JSON text of o (stolen) without its closing brace, for a
+ * header that continues with more members. Caller frees. */
+static char *am_json_open(json_t *o)
+{
+    char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(o);
+    if (!txt)
+        return am_xstrdup("{");
+    size_t n = strlen(txt);
+    if (n && txt[n - 1] == '}')
+        txt[n - 1] = '\0';
+    return txt;
 }
 
 void am_api_export(am_req *req, am_resp *resp)
@@ -151,11 +330,11 @@ void am_api_export(am_req *req, am_resp *resp)
     const char *format = am_req_query(req, "format");
     int fmt;
     if (!format || !strcmp(format, "json"))
-        fmt = 0;
+        fmt = AM_PG_JSON;
     else if (!strcmp(format, "csv"))
-        fmt = 1;
+        fmt = AM_PG_CSV;
     else if (!strcmp(format, "tmx"))
-        fmt = 2;
+        fmt = AM_PG_TMX;
     else {
         am_resp_problem(resp, req, 400, "bad-request", "Unknown format",
                         "format must be csv, json or tmx");
@@ -165,60 +344,77 @@ void am_api_export(am_req *req, am_resp *resp)
     if (am_api_load_session(req, resp, &row) != AM_OK)
         return;
     json_t *opts = json_loads(row.options, 0, NULL);
-    am_exp_ctx c = {fmt,
-                    {0},
-                    fmt == 0 ? json_array() : NULL,
-                    json_string_value(json_object_get(opts, "source_lang")),
-                    json_string_value(json_object_get(opts, "target_lang"))};
-    am_buf_init(&c.out);
-    if (fmt == 1)
-        am_buf_appends(&c.out, "seq,id,system,r0_hits,r0_total,r1_hits,r1_total,r01_hits,"
-                               "r01_total,term_exact,term_instances,bleu,chrf,chrfpp,ter,"
-                               "one_minus_term,source,hypothesis,translation\r\n");
-    if (fmt == 2) {
-        am_buf_appends(&c.out,
+    const char *srclang = json_string_value(json_object_get(opts, "source_lang"));
+    const char *tgtlang = json_string_value(json_object_get(opts, "target_lang"));
+    /* the rows are seqs 1..segments (no gaps), read as of now */
+    am_pager *c = am_pager_new(req->srv, row.id, fmt, 0, row.segments);
+    c->srclang = srclang ? am_xstrdup(srclang) : NULL;
+    c->tgtlang = tgtlang ? am_xstrdup(tgtlang) : NULL;
+    am_buf head;
+    am_buf_init(&head);
+    char disp[300];
+    const char *ctype;
+    const char *footer;
+    if (fmt == AM_PG_JSON) {
+        char *open =
+            am_json_open(json_pack("{sosssI}", "session", am_api_session_json(req->srv, &row),
+                                   "signature", row.signature, "count", (json_int_t)row.segments));
+        am_buf_appends(&head, open);
+        am_buf_appends(&head, ",\"segments\":[");
+        free(open);
+        footer = "]}\n";
+        ctype = "application/json";
+        snprintf(disp, sizeof disp, "attachment; filename=\"%s.json\"", row.id);
+    } else if (fmt == AM_PG_CSV) {
+        am_buf_appends(&head, "seq,id,system,r0_hits,r0_total,r1_hits,r1_total,r01_hits,"
+                              "r01_total,term_exact,term_instances,bleu,chrf,chrfpp,ter,"
+                              "one_minus_term,source,hypothesis,translation\r\n");
+        footer = "";
+        ctype = "text/csv; charset=utf-8";
+        snprintf(disp, sizeof disp, "attachment; filename=\"%s.csv\"", row.id);
+    } else {
+        am_buf_appends(&head,
                        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                        "<tmx version=\"1.4\">\n  <header creationtool=\"adaptmon\" "
                        "creationtoolversion=\"1\" datatype=\"plaintext\" "
                        "segtype=\"sentence\" adminlang=\"en\" o-tmf=\"adaptmon\" srclang=\"");
-        am_xml_text(&c.out, c.srclang);
-        am_buf_appends(&c.out, "\">\n    <prop type=\"x-adaptmon-session\">");
-        am_xml_text(&c.out, row.id);
-        am_buf_appends(&c.out, "</prop>\n    <prop type=\"x-adaptmon-signature\">");
-        am_xml_text(&c.out, row.signature);
-        am_buf_appends(&c.out, "</prop>\n  </header>\n  <body>\n");
-    }
-    /* page through the log (seqs are 1..segments without gaps) */
-    int rc = AM_OK;
-    for (int64_t after = 0; rc == AM_OK && after < row.segments; after += 1000)
-        rc = am_store_segments_each(req->srv->store, row.id, after, 1000, am_exp_row, &c);
-    if (rc != AM_OK) {
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "reading segments failed");
-        json_decref(c.arr);
-        am_buf_cleanup(&c.out);
-        json_decref(opts);
-        am_store_session_clear(&row);
-        return;
-    }
-    char disp[300];
-    if (fmt == 0) {
-        json_t *o = json_pack("{sosssIso}", "session", am_api_session_json(req->srv, &row),
-                              "signature", row.signature, "count",
-                              (json_int_t)json_array_size(c.arr), "segments", c.arr);
-        snprintf(disp, sizeof disp, "attachment; filename=\"%s.json\"", row.id);
-        am_resp_json(resp, 200, o);
-    } else if (fmt == 1) {
-        snprintf(disp, sizeof disp, "attachment; filename=\"%s.csv\"", row.id);
-        size_t n = c.out.len;
-        am_resp_take(resp, 200, "text/csv; charset=utf-8", am_buf_detach(&c.out), n);
-    } else {
-        am_buf_appends(&c.out, "  </body>\n</tmx>\n");
+        am_xml_text(&head, srclang);
+        am_buf_appends(&head, "\">\n    <prop type=\"x-adaptmon-session\">");
+        am_xml_text(&head, row.id);
+        am_buf_appends(&head, "</prop>\n    <prop type=\"x-adaptmon-signature\">");
+        am_xml_text(&head, row.signature);
+        am_buf_appends(&head, "</prop>\n  </header>\n  <body>\n");
+        footer = "  </body>\n</tmx>\n";
+        ctype = "application/x-tmx+xml; charset=utf-8";
         snprintf(disp, sizeof disp, "attachment; filename=\"%s.tmx\"", row.id);
-        size_t n = c.out.len;
-        am_resp_take(resp, 200, "application/x-tmx+xml; charset=utf-8", am_buf_detach(&c.out), n);
     }
+    am_pager_stream(c, resp, ctype, am_buf_str(&head), footer);
     am_resp_header(resp, "Content-Disposition", disp);
-    am_buf_cleanup(&c.out);
+    am_buf_cleanup(&head);
     json_decref(opts);
     am_store_session_clear(&row);
+}
+
+void am_api_timeline(am_req *req, am_resp *resp, const am_store_session *row, int64_t after,
+                     int64_t limit)
+{
+    int64_t upper = after + limit < row->segments ? after + limit : row->segments;
+    if (upper < after)
+        upper = after;
+    char *open = am_json_open(json_pack("{ss}", "session", row->id));
+    char footer[96];
+    if (after + limit < row->segments)
+        snprintf(footer, sizeof footer, "],\"next\":%lld,\"total\":%lld}\n",
+                 (long long)(after + limit), (long long)row->segments);
+    else
+        snprintf(footer, sizeof footer, "],\"next\":null,\"total\":%lld}\n",
+                 (long long)row->segments);
+    am_buf head;
+    am_buf_init(&head);
+    am_buf_appends(&head, open);
+    am_buf_appends(&head, ",\"segments\":[");
+    free(open);
+    am_pager *c = am_pager_new(req->srv, row->id, AM_PG_TIMELINE, after, upper);
+    am_pager_stream(c, resp, "application/json", am_buf_str(&head), footer);
+    am_buf_cleanup(&head);
 }

@@ -85,29 +85,6 @@ void am_api_segment_get(am_req *req, am_resp *resp)
     free(rs);
 }
 
-typedef struct am_tl_ctx {
-    json_t *arr;
-    int64_t last;
-} am_tl_ctx;
-
-static int am_tl_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
-                     const char *result_json, int64_t created_at)
-{
-    am_tl_ctx *c = ctx;
-    json_t *o = json_loads(result_json, 0, NULL);
-    if (!o)
-        o = json_object();
-    json_object_set_new(o, "seq", json_integer((json_int_t)seq));
-    json_object_set_new(o, "id", json_string(client_id));
-    json_object_set_new(o, "created_at", am_json_time(created_at));
-    json_t *rq = json_loads(request_json, 0, NULL);
-    if (rq)
-        json_object_set_new(o, "request", rq);
-    json_array_append_new(c->arr, o);
-    c->last = seq;
-    return 0;
-}
-
 void am_api_segment_list(am_req *req, am_resp *resp)
 {
     int64_t after = 0, limit = 100;
@@ -117,19 +94,7 @@ void am_api_segment_list(am_req *req, am_resp *resp)
     am_store_session row;
     if (am_api_load_session(req, resp, &row) != AM_OK)
         return;
-    am_tl_ctx c = {json_array(), after};
-    if (am_store_segments_each(req->srv->store, row.id, after, (size_t)limit, am_tl_row, &c) !=
-        AM_OK) {
-        json_decref(c.arr);
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "reading segments failed");
-    } else {
-        json_t *next = c.last < row.segments && json_array_size(c.arr) == (size_t)limit
-                           ? json_integer((json_int_t)c.last)
-                           : json_null();
-        am_resp_json(resp, 200,
-                     json_pack("{sssososI}", "session", row.id, "segments", c.arr, "next", next,
-                               "total", (json_int_t)row.segments));
-    }
+    am_api_timeline(req, resp, &row, after, limit);
     am_store_session_clear(&row);
 }
 

@@ -17,11 +17,19 @@ is refused with the documented status.
                             closed after N s (+ the server's 1 s tick)
   --request-timeout-ms N    a POST, PUT (replay) or check that computes longer
                             is abandoned: 503 request-timeout, nothing stored
+  export memory             exports (json, csv, tmx) and the timeline of a
+                            session several times larger than the bound are
+                            streamed: the server's peak RSS (VmHWM) grows by
+                            less than EXPORT_BOUND_MB for one, twice that for
+                            four at once
 """
+import base64
+import http.client
 import json
 import os
 import socket
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -288,6 +296,88 @@ def test_request_over_budget_is_503_and_changes_nothing():
         expect_status(c.post("/v1/sessions/g/segments",
                              {"id": "s3", "source": "a", "hypothesis": "b",
                               "translation": "b"}), 201)
+    finally:
+        srv.kill()
+
+
+EXPORT_BOUND_MB = 16
+EXPORT_SEGMENTS = 60  # ~58 MB of JSON export, ~3.6 times the bound
+
+
+def _proc_kb(pid, key):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _drain(port, path, out, key):
+    """GETs path and counts the body's bytes without keeping them."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    try:
+        conn.request("GET", path)
+        r = conn.getresponse()
+        n = 0
+        while True:
+            b = r.read(1 << 16)
+            if not b:
+                break
+            n += len(b)
+        out[key] = (r.status, n)
+    finally:
+        conn.close()
+
+
+def test_exports_stream_with_bounded_memory():
+    srv = Server()
+    try:
+        c = srv.client()
+        c.create_session(id="big", source_lang="en", target_lang="fr")
+        for k in range(EXPORT_SEGMENTS):
+            # 100 long words per text: ~240 kB each, cheap to score
+            words = base64.b32encode(os.urandom(100 * 1500)).decode().lower()
+            text = " ".join(words[i * 2400:(i + 1) * 2400] for i in range(100))
+            expect_status(c.post("/v1/sessions/big/segments",
+                                 {"id": "s%d" % k, "source": text, "hypothesis": text,
+                                  "translation": text}, timeout=120), 201, "big post %d" % k)
+        pid = srv.proc.pid
+        hwm0, rss0 = _proc_kb(pid, "VmHWM"), _proc_kb(pid, "VmRSS")
+        got = {}
+        _drain(srv.port, "/v1/sessions/big/export?format=json", got, "json")
+        _drain(srv.port, "/v1/sessions/big/segments?limit=1000", got, "timeline")
+        hwm1 = _proc_kb(pid, "VmHWM")
+        # four at once (each thread keeps its own allocator arena): twice the bound
+        ths = [threading.Thread(target=_drain, args=(srv.port, "/v1/sessions/big/export?format="
+                                                    + f, got, "%s%d" % (f, i)))
+               for i, f in enumerate(("json", "csv", "tmx", "json"))]
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join(600)
+        hwm2, rss2 = _proc_kb(pid, "VmHWM"), _proc_kb(pid, "VmRSS")
+        print("# export sizes %s; VmHWM +%.1f MB (one at a time), +%.1f MB (four at once), "
+              "VmRSS after +%.1f MB" % (dict((k, v[1]) for k, v in sorted(got.items())),
+                                        (hwm1 - hwm0) / 1024.0, (hwm2 - hwm0) / 1024.0,
+                                        (rss2 - rss0) / 1024.0))
+        for k, (st, n) in got.items():
+            eq(st, 200, "status of %s" % k)
+        check(got["json"][1] > 3 * EXPORT_BOUND_MB << 20,
+              "the JSON export (%d bytes) is not several times the bound" % got["json"][1])
+        check(hwm1 - hwm0 < EXPORT_BOUND_MB * 1024,
+              "peak RSS grew by %.1f MB during one export (bound %d MB)"
+              % ((hwm1 - hwm0) / 1024.0, EXPORT_BOUND_MB))
+        check(hwm2 - hwm0 < 2 * EXPORT_BOUND_MB * 1024,
+              "peak RSS grew by %.1f MB during four exports at once (bound %d MB)"
+              % ((hwm2 - hwm0) / 1024.0, 2 * EXPORT_BOUND_MB))
+        check(rss2 - rss0 < 2 * EXPORT_BOUND_MB * 1024,
+              "RSS after the exports is %.1f MB higher (bound %d MB)"
+              % ((rss2 - rss0) / 1024.0, 2 * EXPORT_BOUND_MB))
+        # the streamed JSON is the complete, valid document
+        e = c.get("/v1/sessions/big/export?format=json", timeout=300).json()
+        eq(e["count"], EXPORT_SEGMENTS, "count of the JSON export")
+        eq([s["seq"] for s in e["segments"]], list(range(1, EXPORT_SEGMENTS + 1)),
+           "seqs of the JSON export")
     finally:
         srv.kill()
 
