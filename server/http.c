@@ -20,6 +20,10 @@
  *      0.9.75 cannot queue a response in the middle of an upload); a client
  *      that keeps sending far beyond the limit is disconnected.
  *   4. Last call: the handler runs and its am_resp becomes the response.
+ *      A route marked offload (long work: a replay, a big upload) runs its
+ *      handler on a thread of its own while the connection is suspended,
+ *      so the pool thread keeps serving its other connections; the thread
+ *      resumes the connection and the next call queues the response.
  *   5. am_http_done_cb (MHD_OPTION_NOTIFY_COMPLETED): one INFO log line and
  *      one am_metrics_request sample, the context is freed.
  *
@@ -90,7 +94,7 @@ typedef struct am_http {
     char start_err[256]; /* last libmicrohttpd message before the start succeeded */
 } am_http;
 
-enum am_http_phase { AM_PH_NEW = 0, AM_PH_BODY, AM_PH_DONE };
+enum am_http_phase { AM_PH_NEW = 0, AM_PH_BODY, AM_PH_WORK, AM_PH_DONE };
 
 /* One request's context (the con_cls of libmicrohttpd). */
 typedef struct am_http_ctx {
@@ -122,6 +126,8 @@ typedef struct am_http_ctx {
     size_t bytes; /* sent body length */
     const char *lost_reason; /* why the connection was closed without the response */
     int active; /* counted in am_http.active */
+    am_resp work; /* AM_PH_WORK: the offloaded handler's response */
+    atomic_int work_done; /* set by the handler's thread before it resumes */
 } am_http_ctx;
 
 int64_t am_now_ms(void)
@@ -608,6 +614,7 @@ static void am_http_ctx_free(am_http_ctx *x)
         free((char *)(uintptr_t)x->req.params[i]);
     am_buf_cleanup(&x->body);
     am_resp_cleanup(&x->early);
+    am_resp_cleanup(&x->work);
     free(x);
 }
 
@@ -1289,7 +1296,39 @@ static enum MHD_Result am_http_queue(am_http_ctx *x, am_resp *resp)
     return ok;
 }
 
-/* Runs the handler of the matched route and queues its response. */
+/* Runs the handler of the matched route into resp (a valid status
+ * guaranteed). */
+static void am_http_run(am_http_ctx *x, am_resp *resp)
+{
+    x->route->handler(&x->req, resp);
+    if (resp->status < 100 || resp->status > 599) {
+        am_log_at(&x->http->srv->log, AM_LOG_ERROR, x->req.request_id,
+                  "handler of %s %s set no valid status (%d)", x->route->method, x->route->pattern,
+                  resp->status);
+        am_resp_cleanup(resp);
+        am_resp_init(resp);
+        am_resp_problem(resp, &x->req, 500, "internal", "Internal error",
+                        "the request could not be answered");
+    }
+}
+
+/* The thread of an offloaded handler (ctx: the request context, whose
+ * connection is suspended): runs it, then resumes the connection, after
+ * which libmicrohttpd calls am_http_access again to queue x->work. x is not
+ * touched after the resume (it may be freed at once). */
+static void *am_http_work_main(void *arg)
+{
+    am_http_ctx *x = arg;
+    am_http_run(x, &x->work);
+    struct MHD_Connection *conn = x->conn;
+    atomic_store(&x->work_done, 1);
+    MHD_resume_connection(conn);
+    return NULL;
+}
+
+/* Runs the handler of the matched route and queues its response; an
+ * offloaded route's handler runs on its own thread (the connection is
+ * suspended meanwhile) and its response is queued when it resumes. */
 static enum MHD_Result am_http_dispatch(am_http_ctx *x)
 {
     am_resp resp;
@@ -1298,16 +1337,21 @@ static enum MHD_Result am_http_dispatch(am_http_ctx *x)
     x->req.method = x->route->method; /* HEAD runs the GET handler */
     x->req.body = am_buf_str(&x->body);
     x->req.body_len = x->body.len;
-    x->route->handler(&x->req, &resp);
-    if (resp.status < 100 || resp.status > 599) {
-        am_log_at(&x->http->srv->log, AM_LOG_ERROR, x->req.request_id,
-                  "handler of %s %s set no valid status (%d)", x->route->method, x->route->pattern,
-                  resp.status);
-        am_resp_cleanup(&resp);
-        am_resp_init(&resp);
-        am_resp_problem(&resp, &x->req, 500, "internal", "Internal error",
-                        "the request could not be answered");
+    if (x->route->offload) {
+        pthread_attr_t attr;
+        pthread_t th;
+        x->phase = AM_PH_WORK;
+        MHD_suspend_connection(x->conn);
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int started = pthread_create(&th, &attr, am_http_work_main, x) == 0;
+        pthread_attr_destroy(&attr);
+        if (started)
+            return MHD_YES;
+        MHD_resume_connection(x->conn); /* no thread: run it here */
+        x->phase = AM_PH_BODY;
     }
+    am_http_run(x, &resp);
     return am_http_queue(x, &resp);
 }
 
@@ -1326,6 +1370,7 @@ static enum MHD_Result am_http_access(void *cls, struct MHD_Connection *conn, co
         x->start_ns = am_http_mono_ns();
         x->target = am_xstrdup(url);
         am_resp_init(&x->early);
+        am_resp_init(&x->work);
         atomic_fetch_add(&h->inflight, 1);
         *con_cls = x;
     }
@@ -1370,6 +1415,8 @@ static enum MHD_Result am_http_access(void *cls, struct MHD_Connection *conn, co
 
     if (x->phase == AM_PH_DONE)
         return MHD_YES;
+    if (x->phase == AM_PH_WORK) /* resumed after the offloaded handler */
+        return atomic_load(&x->work_done) ? am_http_queue(x, &x->work) : MHD_YES;
     if (x->has_early)
         return am_http_queue(x, &x->early);
     return am_http_dispatch(x);
@@ -1384,6 +1431,7 @@ static void *am_http_uri_cb(void *cls, const char *uri, struct MHD_Connection *c
     x->start_ns = am_http_mono_ns();
     x->target = am_xstrdup(uri ? uri : "");
     am_resp_init(&x->early);
+    am_resp_init(&x->work);
     atomic_fetch_add(&h->inflight, 1);
     return x;
 }

@@ -101,6 +101,9 @@ typedef struct am_route {
     const char *pattern; /* literal segments and {name} parameters */
     am_handler handler;
     enum am_auth auth; /* token needed when authentication is on */
+    int offload; /* 1: long work (a replay, a big upload): the handler runs on
+                    its own thread while the connection is suspended, so the
+                    pool thread keeps serving its other connections */
 } am_route;
 
 /* The route table (server/routes.c), terminated by a NULL method. */

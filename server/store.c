@@ -183,6 +183,19 @@
     X(CHOICE_INCR, "INSERT INTO choices (sid, entry, alt, count) VALUES (?1, ?2, ?3, 1) "          \
                    "ON CONFLICT (sid, entry, alt) DO UPDATE SET count = count + 1")                \
     X(CHOICE_CLEAR, "DELETE FROM choices WHERE sid = ?1")                                          \
+    X(CHOICE_ADD, "INSERT INTO choices (sid, entry, alt, count) VALUES (?1, ?2, ?3, ?4) "          \
+                  "ON CONFLICT (sid, entry, alt) DO UPDATE SET count = count + excluded.count")    \
+    X(OCC_DELETE, "DELETE FROM occurrences WHERE sid = ?1 AND word = ?2 AND seq = ?3")             \
+    X(VOCAB_SHRINK,                                                                                \
+      "UPDATE vocab SET occ = occ - 1, "                                                           \
+      "first_seq = coalesce((SELECT min(seq) FROM occurrences WHERE sid = ?1 AND word = ?2), 0), " \
+      "last_seq = coalesce((SELECT max(seq) FROM occurrences WHERE sid = ?1 AND word = ?2), 0) "   \
+      "WHERE sid = ?1 AND word = ?2")                                                              \
+    X(VOCAB_DROP_EMPTY, "DELETE FROM vocab WHERE sid = ?1 AND word = ?2 AND occ <= 0")             \
+    X(VOCAB_WIDEN, "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                      \
+                   "VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (sid, word) DO UPDATE "                 \
+                   "SET occ = occ + 1, first_seq = min(first_seq, excluded.first_seq), "           \
+                   "last_seq = max(last_seq, excluded.last_seq)")                                  \
     X(CHOICE_EACH, "SELECT alt, count FROM choices WHERE sid = ?1 AND entry = ?2 "                 \
                    "ORDER BY count DESC, alt")                                                     \
     X(TOTALS_GET, "SELECT stats FROM totals WHERE sid = ?1 AND system = ?2")                       \
@@ -200,7 +213,12 @@
                        "WHERE vid = ?1) WHERE vid = ?1")                                           \
     X(VOCABULARY_INFO, "SELECT words, created_at FROM vocabularies WHERE name = ?1")               \
     X(VOCABULARY_VID, "SELECT vid FROM vocabularies WHERE name = ?1")                              \
-    X(VOCABULARY_EACH, "SELECT word, count FROM vocabulary_words WHERE vid = ?1 ORDER BY word")
+    X(VOCABULARY_EACH, "SELECT word, count FROM vocabulary_words WHERE vid = ?1 ORDER BY word")    \
+    X(VOCABULARY_RENAME, "UPDATE vocabularies SET name = ?2 WHERE vid = ?1")                       \
+    X(VOCABULARY_DROP_VID, "DELETE FROM vocabularies WHERE vid = ?1")                              \
+    X(VOCABULARY_WORDS_CHUNK, "DELETE FROM vocabulary_words WHERE vid = ?1 AND word IN "           \
+                              "(SELECT word FROM vocabulary_words WHERE vid = ?1 LIMIT ?2)")       \
+    X(VOCABULARY_HIDDEN, "SELECT vid FROM vocabularies WHERE substr(name, 1, 1) = '~'")
 
 enum am_stmt_id {
 #define AM_STMT_ENUM(name, sql) AM_S_##name,
@@ -267,6 +285,7 @@ struct am_store {
     pthread_cond_t ckcv;
     int ck_pages; /* guarded by ckmu: WAL size reported by the last commit */
     int ck_stop; /* guarded by ckmu */
+    atomic_uint_fast64_t hidden_seq; /* names of staged/dropped vocabularies */
 };
 
 /* A bound statement in use: the cached one or a temporary copy. */
@@ -873,6 +892,8 @@ static void am_store_free(am_store *st)
     free(st);
 }
 
+static int vocab_cleanup(am_store *st);
+
 int am_store_open_ex(const char *path, enum am_durability durability,
                      const struct am_embedded_file *migrations, size_t n, am_store **out,
                      am_buf *err)
@@ -933,6 +954,10 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     }
     if (rc == AM_OK)
         rc = am_migrate(st, migrations, n, err);
+    if (rc == AM_OK && vocab_cleanup(st) != AM_OK) {
+        am_buf_printf(err, "deleting unfinished background vocabularies failed");
+        rc = AM_ERR_IO;
+    }
     if (rc == AM_OK && !st->memory)
         rc = am_ckpt_start(st, err);
     if (rc == AM_OK && !st->memory) {
@@ -1718,6 +1743,61 @@ int am_store_tx_history_clear(am_store_tx *tx, const char *session)
     return rc;
 }
 
+int am_store_tx_vocab_remove(am_store_tx *tx, const char *session, const char *word, int64_t seq)
+{
+    if (!word)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_OCC_DELETE, "iti", sid, word, seq);
+    if (rc == AM_OK && sqlite3_changes(tx->c->db) == 0)
+        return AM_ERR_NOTFOUND;
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_VOCAB_SHRINK, "it", sid, word);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_VOCAB_DROP_EMPTY, "it", sid, word);
+    return rc;
+}
+
+int am_store_tx_vocab_insert(am_store_tx *tx, const char *session, const char *word, int64_t seq)
+{
+    if (!word)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_VOCAB_WIDEN, "iti", sid, word, seq);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_OCC_INSERT, "iti", sid, word, seq);
+    return rc;
+}
+
+int am_store_tx_derived_clear(am_store_tx *tx, const char *session)
+{
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_TOTALS_CLEAR, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_CHOICE_CLEAR, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SESSION_BUMP, "i", sid);
+    return rc;
+}
+
+int am_store_tx_choice_add(am_store_tx *tx, const char *session, const char *entry, const char *alt,
+                           int64_t count)
+{
+    if (!entry || !alt)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_CHOICE_ADD, "itti", sid, entry, alt, count);
+    return rc;
+}
+
 int am_store_tx_choice_incr(am_store_tx *tx, const char *session, const char *entry,
                             const char *alt)
 {
@@ -2118,41 +2198,147 @@ int am_store_word_history(am_store *st, const char *session, const char *word, i
 
 /* ---- background vocabularies ---------------------------------------------- */
 
+/* Background vocabularies are written and dropped in chunks of
+ * AM_VOCAB_CHUNK rows, one short write transaction each, so that an upload
+ * of millions of words never holds the writer for long: the words go into a
+ * hidden vocabulary (a name starting with '~', which no vocabulary id can
+ * have), which one short transaction then renames to the real name while
+ * the previous one is renamed away; that one is then deleted chunk by
+ * chunk. Hidden vocabularies left by a crash are deleted at open. */
+#define AM_VOCAB_CHUNK 4096
+
+/* A fresh hidden name "~kind~name~n" into out. */
+static void vocab_hidden_name(am_store *st, const char *kind, const char *name, char *out, size_t n)
+{
+    unsigned long long k = (unsigned long long)atomic_fetch_add(&st->hidden_seq, 1);
+    snprintf(out, n, "~%s~%.200s~%llu~%lld", kind, name, k, (long long)time(NULL));
+}
+
+/* Deletes vocabulary vid: its words a chunk per write transaction, then its
+ * row. */
+static int vocab_drop(am_store *st, int64_t vid)
+{
+    for (;;) {
+        int rc = am_w_begin(st);
+        if (rc)
+            return rc;
+        rc = am_exec(st, &st->w, AM_S_VOCABULARY_WORDS_CHUNK, "ii", vid, (int64_t)AM_VOCAB_CHUNK);
+        int more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
+        if (rc == AM_OK && !more)
+            rc = am_exec(st, &st->w, AM_S_VOCABULARY_DROP_VID, "i", vid);
+        rc = am_w_end(st, rc);
+        if (rc || !more)
+            return rc;
+    }
+}
+
+/* The vid of vocabulary name (AM_ERR_NOTFOUND), on the writer (locked by
+ * the caller). */
+static int vocab_vid(am_store *st, const char *name, int64_t *vid)
+{
+    am_q q;
+    int rc = am_q_open(st, &st->w, AM_S_VOCABULARY_VID, &q, "t", name);
+    if (rc)
+        return rc;
+    rc = am_q_step(st, &q);
+    if (rc > 0) {
+        *vid = sqlite3_column_int64(q.s, 0);
+        rc = AM_OK;
+    } else if (rc == 0) {
+        rc = AM_ERR_NOTFOUND;
+    }
+    am_q_close(&q);
+    return rc;
+}
+
+/* Deletes the hidden vocabularies a crash left behind (at open). */
+static int vocab_cleanup(am_store *st)
+{
+    int64_t vids[64];
+    size_t n = 0;
+    am_w_lock(st);
+    am_q q;
+    int rc = am_q_open(st, &st->w, AM_S_VOCABULARY_HIDDEN, &q, "");
+    while (rc == AM_OK && n < sizeof vids / sizeof vids[0]) {
+        int r = am_q_step(st, &q);
+        if (r <= 0) {
+            rc = r;
+            break;
+        }
+        vids[n++] = sqlite3_column_int64(q.s, 0);
+    }
+    if (rc == AM_OK || rc > 0)
+        am_q_close(&q);
+    am_w_unlock(st);
+    for (size_t i = 0; i < n && rc == AM_OK; i++)
+        rc = vocab_drop(st, vids[i]);
+    return rc;
+}
+
 int am_store_vocabulary_put(am_store *st, const char *name, const char *const *words,
                             const int64_t *counts, size_t n, int64_t now_ms)
 {
     if (!name || (n && (!words || !counts)))
         return AM_ERR_INVALID;
+    for (size_t i = 0; i < n; i++)
+        if (!words[i])
+            return AM_ERR_INVALID;
+    char stage[300];
+    vocab_hidden_name(st, "new", name, stage, sizeof stage);
     int rc = am_w_begin(st);
     if (rc)
         return rc;
-    am_conn *c = &st->w;
-    rc = am_exec(st, c, AM_S_VOCABULARY_DELETE, "t", name);
     int64_t vid = 0;
+    am_q q;
+    rc = am_q_open(st, &st->w, AM_S_VOCABULARY_INSERT, &q, "ti", stage, now_ms);
     if (rc == AM_OK) {
-        am_q q;
-        rc = am_q_open(st, c, AM_S_VOCABULARY_INSERT, &q, "ti", name, now_ms);
-        if (rc == AM_OK) {
-            rc = am_q_step(st, &q);
-            if (rc > 0) {
-                vid = sqlite3_column_int64(q.s, 0);
-                rc = AM_OK;
-            } else if (rc == 0) {
-                rc = AM_ERR_INTERNAL;
-            }
-            am_q_close(&q);
+        rc = am_q_step(st, &q);
+        if (rc > 0) {
+            vid = sqlite3_column_int64(q.s, 0);
+            rc = AM_OK;
+        } else if (rc == 0) {
+            rc = AM_ERR_INTERNAL;
         }
+        am_q_close(&q);
     }
-    for (size_t i = 0; i < n && rc == AM_OK; i++) {
-        if (!words[i]) {
-            rc = AM_ERR_INVALID;
+    rc = am_w_end(st, rc);
+    if (rc)
+        return rc;
+    /* the words, a chunk per transaction, into the hidden vocabulary */
+    for (size_t i = 0; i < n && rc == AM_OK; i += AM_VOCAB_CHUNK) {
+        rc = am_w_begin(st);
+        if (rc)
             break;
-        }
-        rc = am_exec(st, c, AM_S_VOCABULARY_WORD, "iti", vid, words[i], counts[i]);
+        for (size_t k = i; k < n && k < i + AM_VOCAB_CHUNK && rc == AM_OK; k++)
+            rc = am_exec(st, &st->w, AM_S_VOCABULARY_WORD, "iti", vid, words[k], counts[k]);
+        rc = am_w_end(st, rc);
     }
-    if (rc == AM_OK)
-        rc = am_exec(st, c, AM_S_VOCABULARY_SIZE, "i", vid);
-    return am_w_end(st, rc);
+    /* the switch: the old one (if any) renamed away, the new one named */
+    int64_t old = 0;
+    if (rc == AM_OK) {
+        rc = am_w_begin(st);
+        if (rc == AM_OK) {
+            rc = am_exec(st, &st->w, AM_S_VOCABULARY_SIZE, "i", vid);
+            int r = rc == AM_OK ? vocab_vid(st, name, &old) : rc;
+            if (r == AM_OK) {
+                char away[300];
+                vocab_hidden_name(st, "old", name, away, sizeof away);
+                rc = am_exec(st, &st->w, AM_S_VOCABULARY_RENAME, "it", old, away);
+            } else if (r != AM_ERR_NOTFOUND) {
+                rc = r;
+            }
+            if (rc == AM_OK)
+                rc = am_exec(st, &st->w, AM_S_VOCABULARY_RENAME, "it", vid, name);
+            rc = am_w_end(st, rc);
+        }
+    }
+    if (rc != AM_OK) {
+        vocab_drop(st, vid); /* what remains is deleted at the next open */
+        return rc;
+    }
+    if (old)
+        vocab_drop(st, old); /* idem */
+    return AM_OK;
 }
 
 int am_store_vocabulary_info(am_store *st, const char *name, int64_t *words, int64_t *created_at)
@@ -2183,11 +2369,21 @@ int am_store_vocabulary_delete(am_store *st, const char *name)
 {
     if (!name)
         return AM_ERR_INVALID;
-    am_w_lock(st);
-    int rc = am_exec(st, &st->w, AM_S_VOCABULARY_DELETE, "t", name);
-    if (rc == AM_OK && sqlite3_changes(st->w.db) == 0)
-        rc = AM_ERR_NOTFOUND;
-    am_w_unlock(st);
+    /* renamed away at once (the name is free when this returns), then
+     * deleted in chunks */
+    int64_t vid = 0;
+    int rc = am_w_begin(st);
+    if (rc)
+        return rc;
+    rc = vocab_vid(st, name, &vid);
+    if (rc == AM_OK) {
+        char away[300];
+        vocab_hidden_name(st, "del", name, away, sizeof away);
+        rc = am_exec(st, &st->w, AM_S_VOCABULARY_RENAME, "it", vid, away);
+    }
+    rc = am_w_end(st, rc);
+    if (rc == AM_OK)
+        vocab_drop(st, vid); /* what remains is deleted at the next open */
     return rc;
 }
 

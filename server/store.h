@@ -209,6 +209,18 @@ int am_store_tx_choice_incr(am_store_tx *tx, const char *session, const char *en
                             const char *alt);
 /* Deleted with the history by am_store_tx_history_clear. */
 
+/* Editing a history in place (a replay that changed one segment's words):
+ * vocab_remove takes word's occurrence at seq away (occ - 1, first/last
+ * recomputed, the word gone at 0; AM_ERR_NOTFOUND when it had none there);
+ * vocab_insert adds one at any seq (occ + 1, first/last widened). */
+int am_store_tx_vocab_remove(am_store_tx *tx, const char *session, const char *word, int64_t seq);
+int am_store_tx_vocab_insert(am_store_tx *tx, const char *session, const char *word, int64_t seq);
+/* Deletes the session's totals and term choices (kept: vocab, occurrences)
+ * and bumps its version; choice_add adds count to (entry, alt). */
+int am_store_tx_derived_clear(am_store_tx *tx, const char *session);
+int am_store_tx_choice_add(am_store_tx *tx, const char *session, const char *entry, const char *alt,
+                           int64_t count);
+
 /* ---- reads (outside transactions) --------------------------------------- */
 /* All recorded choices of an entry: fn(ctx, alt, count), most used first. */
 int am_store_choices_each(am_store *st, const char *session, const char *entry,

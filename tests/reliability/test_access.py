@@ -33,7 +33,7 @@ def routes():
     """[(method, path, access)] from server/routes.c."""
     with open(os.path.join(ROOT, "server", "routes.c"), encoding="utf-8") as f:
         text = f.read()
-    out = re.findall(r'\{\s*"([A-Z]+)",\s*"([^"]+)",\s*\w+,\s*AM_AUTH_(NONE|READ|WRITE)\s*\}',
+    out = re.findall(r'\{\s*"([A-Z]+)",\s*"([^"]+)",\s*\w+,\s*AM_AUTH_(NONE|READ|WRITE)\s*(?:,\s*[01]\s*)?\}',
                      text)
     check(len(out) >= 20, "routes parsed from server/routes.c: %d" % len(out))
     return out

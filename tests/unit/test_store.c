@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -612,6 +613,91 @@ static void test_background(void **state)
     assert_int_equal(am_store_vocabulary_info(st, "news", &nw, &created), AM_ERR_NOTFOUND);
     am_store_close(st);
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocabulary_words"), 0);
+}
+
+/* A big vocabulary upload lets other writers through: while one thread
+ * stores 600,000 words, another runs small group-commit jobs and, after
+ * each, counts the upload's words committed so far (a separate
+ * connection). Jobs that complete while the upload is part-way committed
+ * (0 < words < N) prove that writers ran between its steps (an ordering,
+ * not a time); an upload in one transaction has no such state. */
+typedef struct vput_arg {
+    am_store *st;
+    const char *path;
+    atomic_int done;
+    int jobs;
+    int partial; /* jobs that saw a part-way committed upload */
+    int64_t last_seen; /* the last part-way count seen */
+    int distinct; /* distinct part-way counts seen */
+} vput_arg;
+
+static int tiny_job(am_store_tx *tx, void *ctx)
+{
+    (void)ctx;
+    int64_t last = 0, version = 0;
+    return am_store_tx_session_state(tx, "s", &last, &version);
+}
+
+static void *job_main(void *p)
+{
+    vput_arg *a = p;
+    while (!atomic_load(&a->done)) {
+        assert_int_equal(am_store_tx_group(a->st, tiny_job, NULL), AM_OK);
+        a->jobs++;
+        int64_t staged = raw_int(a->path, "SELECT count(*) FROM vocabulary_words WHERE vid IN "
+                                          "(SELECT vid FROM vocabularies WHERE name <> 'big')");
+        if (staged > 0 && staged < 600000) {
+            a->partial++;
+            if (staged != a->last_seen)
+                a->distinct++;
+            a->last_seen = staged;
+        }
+    }
+    return NULL;
+}
+
+static void test_vocabulary_put_lets_writers_through(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_session_create(st, "s", "{}", "sig", NULL, 1), AM_OK);
+    enum { N = 600000 };
+    char **words = calloc(N, sizeof *words);
+    int64_t *counts = calloc(N, sizeof *counts);
+    assert_non_null(words);
+    assert_non_null(counts);
+    for (int i = 0; i < N; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "word%07d", i);
+        words[i] = strdup(w);
+        counts[i] = i + 1;
+    }
+    /* an older version of it is replaced (and deleted in chunks) too */
+    assert_int_equal(
+        am_store_vocabulary_put(st, "big", (const char *const *)words, counts, N / 2, 1), AM_OK);
+    vput_arg a = {.st = st, .path = f->path};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, job_main, &a), 0);
+    assert_int_equal(am_store_vocabulary_put(st, "big", (const char *const *)words, counts, N, 2),
+                     AM_OK);
+    atomic_store(&a.done, 1);
+    pthread_join(th, NULL);
+    print_message("# %d of %d small write jobs completed with the upload part-way committed "
+                  "(%d distinct states)\n",
+                  a.partial, a.jobs, a.distinct);
+    assert_true(a.distinct >= 2);
+    int64_t nw = 0, created = 0;
+    assert_int_equal(am_store_vocabulary_info(st, "big", &nw, &created), AM_OK);
+    assert_int_equal(nw, N);
+    assert_int_equal(created, 2);
+    am_store_close(st);
+    /* the replaced version is gone, nothing hidden is left */
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocabulary_words"), N);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocabularies"), 1);
+    for (int i = 0; i < N; i++)
+        free(words[i]);
+    free(words);
+    free(counts);
 }
 
 /* ---- backups -------------------------------------------------------------- */
@@ -1255,6 +1341,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wal_stays_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_choices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vocabulary_put_lets_writers_through, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
