@@ -5,6 +5,7 @@
 #include "http.h"
 #include "json.h"
 #include "sessions.h"
+#include "vocab.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -13,6 +14,13 @@
 #include <time.h>
 
 /* ---- time budget ---------------------------------------------------------- */
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static int64_t thread_cpu_ns(void)
 {
@@ -499,15 +507,34 @@ static int am_post_job(am_store_tx *tx, void *ctx)
     return rc;
 }
 
+/* A replay's history in memory (am_ingest_replace): occ per word and the
+ * running totals per system, as the store would hold them. */
+typedef struct am_mem {
+    am_vocab *hist; /* word -> occ (owned) */
+    size_t n;
+    char *sys[AM_PLAN_MAX]; /* owned names (systems and pair entries) */
+    am_totals tot[AM_PLAN_MAX];
+} am_mem;
+
+/* The totals of system in mem (borrowed), or NULL when it has none. */
+static am_totals *mem_totals(am_mem *m, const char *system)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (!strcmp(m->sys[i], system))
+            return &m->tot[i];
+    return NULL;
+}
+
 /* Scores one segment at seq with use (borrowed), reading the history and
- * totals through rtx (a read or write transaction), fills plan with the
- * writes (history, totals, choices) and returns the result object (new
- * reference). With cached, the totals after seq - 1 come from the
+ * totals through rtx (a read or write transaction) or, when mem is given,
+ * from mem; fills plan with the writes (history, totals, choices) and
+ * returns the result object (new reference). With cached, the totals after seq - 1 come from the
  * session's totals cache when it has them (POST; the caller holds
  * sess->lock). */
 static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_tx *rtx,
-                    const char *session, int64_t seq, const am_seg_req *req, int64_t now,
-                    int cached, am_budget *bud, json_t **result, am_plan *plan, am_fail *f)
+                    am_mem *mem, const char *session, int64_t seq, const am_seg_req *req,
+                    int64_t now, int cached, am_budget *bud, json_t **result, am_plan *plan,
+                    am_fail *f)
 {
     const am_scorer *sc = use->sc;
     am_score_ws *ws = am_wspool_get(srv->wspool);
@@ -522,7 +549,8 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
                        .max_term_occurrences = (size_t)srv->cfg.max_term_occurrences};
     am_seg_result res;
     const char *field = NULL;
-    int rc = am_score_segment(sc, ws, &in, am_tx_lookup, &lc, &res, &field);
+    int rc = mem ? am_score_segment(sc, ws, &in, am_recall_vocab_lookup, mem->hist, &res, &field)
+                 : am_score_segment(sc, ws, &in, am_tx_lookup, &lc, &res, &field);
     if (rc != AM_OK) {
         am_score_ws_set_cancel(ws, NULL);
         am_wspool_put(srv->wspool, ws);
@@ -588,7 +616,9 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
     for (size_t k = 0; k < n_ent && rc == AM_OK; k++) {
         am_totals t;
         char *raw = NULL;
-        int g = cached && am_sess_tot_get(sess, ent[k], seq - 1, &t)
+        const am_totals *mt = mem ? mem_totals(mem, ent[k]) : NULL;
+        int g = mem ? (mt ? AM_OK : AM_ERR_NOTFOUND)
+                : cached && am_sess_tot_get(sess, ent[k], seq - 1, &t)
                     ? AM_OK
                     : am_store_tx_totals_get(rtx, session, ent[k], &raw);
         if (g == AM_OK && !raw) {
@@ -805,7 +835,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     plan.incarnation = st.incarnation;
     plan.glossary_version = st.glossary_version;
     am_scoring use = am_scoring_of(sess);
-    rc = am_apply(srv, sess, &use, rtx, session, plan.seq, req, now, 1, bud, &res, &plan, f);
+    rc = am_apply(srv, sess, &use, rtx, NULL, session, plan.seq, req, now, 1, bud, &res, &plan, f);
     am_store_rtx_end(rtx);
     rtx = NULL;
     if (rc != AM_OK)
@@ -995,11 +1025,222 @@ static int am_vscorer_get(am_server *srv, am_store_tx *tx, const char *session, 
     return AM_OK;
 }
 
+/* Applies a scored segment's plan to the in-memory history (what
+ * am_plan_exec does to the store). */
+static void mem_apply(am_mem *m, const am_plan *p)
+{
+    const char *w = p->words.len ? am_buf_str(&p->words) : "";
+    for (size_t i = 0; i < p->nwords; i++) {
+        am_vocab_add(m->hist, w, 1);
+        w += strlen(w) + 1;
+    }
+    for (size_t k = 0; k < p->nsys; k++) {
+        am_totals *t = mem_totals(m, p->sys[k]);
+        if (!t) {
+            m->sys[m->n] = am_xstrdup(p->sys[k]);
+            t = &m->tot[m->n++];
+        }
+        *t = p->tot[k];
+    }
+}
+
+static void mem_cleanup(am_mem *m)
+{
+    am_vocab_free(m->hist);
+    for (size_t i = 0; i < m->n; i++)
+        free(m->sys[i]);
+}
+
+/* What a replay writes, computed outside the write lock: the replaced
+ * segment's content words before and after (only its words can change:
+ * they depend on its own text alone), every term choice, the new results
+ * from the replaced seq on, and the totals (in the am_mem). */
+typedef struct am_redo {
+    am_buf old_words, new_words; /* NUL-separated */
+    size_t n_old, n_new;
+    am_vocab *choice_idx; /* "len:entry alt" -> index into choice */
+    struct am_redo_choice {
+        char *entry, *alt; /* owned */
+        int64_t count;
+    } * choice;
+    size_t nchoice, cap_choice;
+    int64_t *res_seq;
+    char **res; /* owned JSON texts */
+    size_t nres, cap_res;
+} am_redo;
+
+static void redo_init(am_redo *r)
+{
+    memset(r, 0, sizeof *r);
+    am_buf_init(&r->old_words);
+    am_buf_init(&r->new_words);
+    r->choice_idx = am_vocab_new();
+}
+
+static void redo_cleanup(am_redo *r)
+{
+    am_buf_cleanup(&r->old_words);
+    am_buf_cleanup(&r->new_words);
+    am_vocab_free(r->choice_idx);
+    for (size_t i = 0; i < r->nchoice; i++) {
+        free(r->choice[i].entry);
+        free(r->choice[i].alt);
+    }
+    free(r->choice);
+    for (size_t i = 0; i < r->nres; i++)
+        free(r->res[i]);
+    free(r->res);
+    free(r->res_seq);
+}
+
+/* Counts the plan's term choices into r. */
+static void redo_choices(am_redo *r, const am_plan *p)
+{
+    am_buf key;
+    am_buf_init(&key);
+    for (size_t i = 0; i < p->nchoices; i++) {
+        const char *e = p->choices[2 * i], *alt = p->choices[2 * i + 1];
+        am_buf_reset(&key);
+        am_buf_printf(&key, "%zu:%s%s", strlen(e), e, alt);
+        int64_t at;
+        if (!am_vocab_get(r->choice_idx, am_buf_str(&key), &at)) {
+            if (r->nchoice == r->cap_choice) {
+                r->cap_choice = r->cap_choice ? 2 * r->cap_choice : 64;
+                r->choice = am_xrealloc(r->choice, r->cap_choice * sizeof *r->choice);
+            }
+            at = (int64_t)r->nchoice++;
+            r->choice[at].entry = am_xstrdup(e);
+            r->choice[at].alt = am_xstrdup(alt);
+            r->choice[at].count = 0;
+            am_vocab_set(r->choice_idx, am_buf_str(&key), at);
+        }
+        r->choice[at].count++;
+    }
+    am_buf_cleanup(&key);
+}
+
+/* Keeps the new result text of segment seq (taken over). */
+static void redo_result(am_redo *r, int64_t seq, char *txt)
+{
+    if (r->nres == r->cap_res) {
+        r->cap_res = r->cap_res ? 2 * r->cap_res : 256;
+        r->res = am_xrealloc(r->res, r->cap_res * sizeof *r->res);
+        r->res_seq = am_xrealloc(r->res_seq, r->cap_res * sizeof *r->res_seq);
+    }
+    r->res_seq[r->nres] = seq;
+    r->res[r->nres++] = txt;
+}
+
+/* Is w one of the n NUL-separated words of b? */
+static int words_has(const am_buf *b, size_t n, const char *w)
+{
+    const char *x = b->len ? am_buf_str(b) : "";
+    for (size_t i = 0; i < n; i++, x += strlen(x) + 1)
+        if (!strcmp(x, w))
+            return 1;
+    return 0;
+}
+
+/* The write side of a replay, one short transaction: the session must
+ * still be at the version the replay read (else AM_ERR_CONFLICT, nothing
+ * written); then the replaced segment's words are swapped in the history
+ * (the other segments' words did not change), the totals and choices are
+ * replaced and the results from the replaced segment on updated. */
+typedef struct am_redo_job {
+    const char *session;
+    int64_t version; /* session version the replay was computed from */
+    int64_t incarnation; /* and its incarnation */
+    int64_t seq; /* the replaced segment */
+    const am_seg_req *req;
+    const char *hash;
+    int64_t now;
+    const am_redo *redo;
+    const am_mem *mem;
+} am_redo_job;
+
+static int redo_exec(am_store_tx *tx, const am_redo_job *j)
+{
+    const am_redo *r = j->redo;
+    am_store_state st;
+    int rc = am_store_tx_session_info(tx, j->session, &st);
+    if (rc == AM_ERR_NOTFOUND ||
+        (rc == AM_OK && (st.version != j->version || st.incarnation != j->incarnation)))
+        return AM_ERR_CONFLICT;
+    if (rc == AM_OK)
+        rc = am_store_tx_derived_clear(tx, j->session);
+    const char *w = r->old_words.len ? am_buf_str(&r->old_words) : "";
+    for (size_t k = 0; k < r->n_old && rc == AM_OK; k++, w += strlen(w) + 1)
+        if (!words_has(&r->new_words, r->n_new, w))
+            rc = am_store_tx_vocab_remove(tx, j->session, w, j->seq);
+    w = r->new_words.len ? am_buf_str(&r->new_words) : "";
+    for (size_t k = 0; k < r->n_new && rc == AM_OK; k++, w += strlen(w) + 1)
+        if (!words_has(&r->old_words, r->n_old, w))
+            rc = am_store_tx_vocab_insert(tx, j->session, w, j->seq);
+    for (size_t k = 0; k < r->nchoice && rc == AM_OK; k++)
+        rc = am_store_tx_choice_add(tx, j->session, r->choice[k].entry, r->choice[k].alt,
+                                    r->choice[k].count);
+    for (size_t k = 0; k < j->mem->n && rc == AM_OK; k++) {
+        json_t *rj = am_json_totals_raw(&j->mem->tot[k]);
+        char *txt = am_json_dump(rj);
+        json_decref(rj);
+        rc = am_store_tx_totals_put(tx, j->session, j->mem->sys[k], txt);
+        free(txt);
+    }
+    for (size_t k = 0; k < r->nres && rc == AM_OK; k++)
+        rc = r->res_seq[k] == j->seq
+                 ? am_store_tx_segment_update(tx, j->session, r->res_seq[k], j->hash,
+                                              j->req->canonical, r->res[k], j->now)
+                 : am_store_tx_segment_update(tx, j->session, r->res_seq[k], NULL, NULL, r->res[k],
+                                              j->now);
+    return rc;
+}
+
+/* The content words the stored (old) body of the replaced segment put into
+ * the history, scored again into words (n in *n). */
+static int old_words(am_server *srv, am_sess *sess, const am_scoring *how, am_mem *mem,
+                     const char *session, int64_t seq, const char *request_json, am_budget *bud,
+                     am_buf *words, size_t *n, am_fail *f)
+{
+    json_t *body = json_loads(request_json, 0, NULL);
+    am_seg_req old;
+    am_fail pf;
+    am_fail_init(&pf);
+    int rc = body ? am_seg_req_parse(body, NULL, NULL, &old, &pf) : AM_ERR_INTERNAL;
+    if (rc == AM_OK)
+        (void)am_seg_systems(sess, &old, 0, &pf);
+    am_fail_cleanup(&pf);
+    if (rc != AM_OK) {
+        json_decref(body);
+        return am_failf(f, 500, "internal", "Replay failed", NULL,
+                        "stored segment %lld cannot be read", (long long)seq);
+    }
+    am_plan plan;
+    am_plan_init(&plan, session, seq);
+    json_t *res = NULL;
+    rc = am_apply(srv, sess, how, NULL, mem, session, seq, &old, 0, 0, bud, &res, &plan, f);
+    if (rc == AM_OK) {
+        am_buf_append(words, plan.words.data ? plan.words.data : "", plan.words.len);
+        *n = plan.nwords;
+    }
+    json_decref(res);
+    am_plan_cleanup(&plan);
+    am_seg_req_cleanup(&old);
+    json_decref(body);
+    return rc;
+}
+
 /* One attempt of a replacement (see am_ingest_replace); *retry as for
- * am_post_once. */
+ * am_post_once. The stored log is read on a read snapshot and replayed in
+ * memory (scoring, the new history and totals, the new results), each
+ * segment with the glossary version it was first scored with, under the
+ * session's lock only, so the other sessions' writes go on meanwhile. Then
+ * one short write transaction checks that the session is still the
+ * incarnation and version the replay read (else a retry) and writes what
+ * changed (redo_exec). */
 static int am_replace_once(am_server *srv, const char *session, const am_seg_req *req_in,
                            char **result, int *status, am_fail *f, int *retry, am_budget *bud)
 {
+    int64_t t_start = mono_ns();
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
     if (rc != AM_OK)
@@ -1011,20 +1252,25 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         return AM_ERR_INVALID;
     }
     pthread_mutex_lock(&sess->lock);
-    am_sess_tot_clear(sess); /* the replay rewrites every total */
     am_rows rows = {0};
     am_vscorers vs;
     memset(&vs, 0, sizeof vs);
     vs.sess = sess;
+    am_redo redo;
+    redo_init(&redo);
+    am_mem mem;
+    memset(&mem, 0, sizeof mem);
+    mem.hist = am_vocab_new();
     json_t *last_res = NULL;
-    am_store_tx *tx = NULL;
-    rc = am_store_tx_begin(srv->store, &tx);
+    am_store_tx *rtx = NULL;
+    int64_t seq = 0;
+    rc = am_store_rtx_begin(srv->store, &rtx);
     if (rc != AM_OK) {
-        am_failf(f, 503, "unavailable", "Database busy", NULL, "could not start a transaction");
+        am_failf(f, 503, "unavailable", "Database busy", NULL, "could not read the session");
         goto out;
     }
     am_store_state st;
-    rc = am_store_tx_session_info(tx, session, &st);
+    rc = am_store_tx_session_info(rtx, session, &st);
     if (rc == AM_OK && st.incarnation != sess->incarnation) {
         /* the cached runtime is of a deleted incarnation */
         am_sessions_forget_entry(srv->sessions, sess);
@@ -1034,11 +1280,8 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
                  "the session changed while the segment was replaced; retry");
         goto out;
     }
-    int64_t seq = 0;
-    char *stored_res = NULL;
     if (rc == AM_OK)
-        rc = am_store_tx_segment_find(tx, session, req->id, &seq, NULL, &stored_res);
-    free(stored_res);
+        rc = am_store_tx_segment_find(rtx, session, req->id, &seq, NULL, NULL);
     if (rc == AM_ERR_NOTFOUND) {
         am_failf(f, 404, "not-found", "Not found", "id",
                  "no segment '%s' in session '%s'; POST creates segments", req->id, session);
@@ -1047,9 +1290,7 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         am_failf(f, 500, "internal", "Storage error", NULL, "looking up the segment failed");
         goto out;
     }
-    rc = am_store_tx_segments_walk_gv(tx, session, 1, am_collect, &rows);
-    if (rc == AM_OK)
-        rc = am_store_tx_history_clear(tx, session);
+    rc = am_store_tx_segments_walk_gv(rtx, session, 1, am_collect, &rows);
     if (rc != AM_OK) {
         am_failf(f, 500, "internal", "Storage error", NULL, "reading the session failed");
         goto out;
@@ -1065,7 +1306,7 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         json_t *body = NULL;
         int replaced = rows.v[i].seq == seq;
         am_scoring how;
-        rc = am_vscorer_get(srv, tx, session, &vs, rows.v[i].glossary_version, &how, f);
+        rc = am_vscorer_get(srv, rtx, session, &vs, rows.v[i].glossary_version, &how, f);
         if (rc != AM_OK)
             break;
         if (!replaced) {
@@ -1089,29 +1330,23 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         am_plan plan;
         am_plan_init(&plan, session, rows.v[i].seq);
         rc = am_budget_over(bud) ? fail_cancelled(f, bud)
-                                 : am_apply(srv, sess, &how, tx, session, rows.v[i].seq, use, now,
-                                            0, bud, &res, &plan, f);
+                                 : am_apply(srv, sess, &how, NULL, &mem, session, rows.v[i].seq,
+                                            use, now, 0, bud, &res, &plan, f);
+        if (rc == AM_OK && replaced) /* the words it had before */
+            rc = old_words(srv, sess, &how, &mem, session, seq, rows.v[i].request, bud,
+                           &redo.old_words, &redo.n_old, f);
         if (rc == AM_OK) {
-            rc = am_plan_exec(tx, &plan);
-            if (rc == AM_ERR_FULL)
-                am_fail_full(f, "the replacement could not be stored");
-            else if (rc != AM_OK)
-                am_failf(f, 500, "internal", "Storage error", NULL, "the database failed (%s)",
-                         am_strerror(rc));
+            mem_apply(&mem, &plan); /* the history as the store will hold it */
+            redo_choices(&redo, &plan);
+            if (replaced) {
+                am_buf_append(&redo.new_words, plan.words.data ? plan.words.data : "",
+                              plan.words.len);
+                redo.n_new = plan.nwords;
+            }
+            if (rows.v[i].seq >= seq)
+                redo_result(&redo, rows.v[i].seq, am_json_dump(res));
         }
         am_plan_cleanup(&plan);
-        if (rc == AM_OK && rows.v[i].seq >= seq) {
-            char *txt = am_json_dump(res);
-            if (replaced)
-                rc = am_store_tx_segment_update(tx, session, seq, hash, req->canonical, txt, now);
-            else
-                rc = am_store_tx_segment_update(tx, session, rows.v[i].seq, NULL, NULL, txt, now);
-            free(txt);
-            if (rc == AM_ERR_FULL)
-                am_fail_full(f, "the replacement could not be stored");
-            else if (rc != AM_OK)
-                am_failf(f, 500, "internal", "Storage error", NULL, "updating results failed");
-        }
         if (replaced) {
             last_res = res;
             res = NULL;
@@ -1122,24 +1357,46 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
             json_decref(body);
         }
     }
+    am_store_rtx_end(rtx);
+    rtx = NULL;
+    int64_t t_scored = mono_ns();
     if (rc == AM_OK) {
-        rc = am_store_tx_commit(tx);
-        tx = NULL;
-        if (rc == AM_ERR_FULL)
+        am_redo_job job = {session, st.version, st.incarnation, seq, req, hash, now, &redo, &mem};
+        am_store_tx *tx = NULL;
+        rc = am_store_tx_begin(srv->store, &tx);
+        if (rc == AM_OK) {
+            rc = redo_exec(tx, &job);
+            if (rc == AM_OK)
+                rc = am_store_tx_commit(tx);
+            else
+                am_store_tx_rollback(tx);
+        }
+        am_log_at(&srv->log, AM_LOG_DEBUG, NULL,
+                  "replay of %zu segments of %s: scored in %.0f ms, written in %.0f ms", rows.n,
+                  session, (double)(t_scored - t_start) / 1e6,
+                  (double)(mono_ns() - t_scored) / 1e6);
+        if (rc == AM_ERR_CONFLICT) {
+            *retry = 1;
+            am_failf(f, 503, "unavailable", "Session changed", NULL,
+                     "the session changed while the segment was replaced; retry");
+        } else if (rc == AM_ERR_FULL) {
             am_fail_full(f, "the replacement could not be stored");
-        else if (rc != AM_OK)
+        } else if (rc != AM_OK) {
             am_failf(f, 500, "internal", "Storage error", NULL,
                      "the replacement could not be stored");
+        }
     }
     if (rc == AM_OK) {
+        am_sess_tot_clear(sess); /* the replay rewrote every total */
         am_events_publish_from(srv->events, session, seq); /* SSE: seq.. changed (events.h) */
         *result = am_json_dump(last_res);
         *status = 200;
     }
 out:
-    if (tx)
-        am_store_tx_rollback(tx);
+    am_store_rtx_end(rtx);
     json_decref(last_res);
+    redo_cleanup(&redo);
+    mem_cleanup(&mem);
     am_rows_free(&rows);
     am_vscorers_cleanup(&vs);
     pthread_mutex_unlock(&sess->lock);
@@ -1147,11 +1404,11 @@ out:
     return rc;
 }
 
-/* A replacement: one write transaction that checks the session's
- * incarnation, replaces the segment and replays the whole history, each
- * segment scored with the glossary version recorded when it was first
- * posted (so totals equal a replay of the log). Retried like a POST when
- * the cached runtime turns out to be of a deleted incarnation. */
+/* A replacement (see am_replace_once): the segment replaced and the whole
+ * history replayed, each segment scored with the glossary version recorded
+ * when it was first posted (so totals equal a replay of the log). Retried
+ * like a POST when the session changed under it (a deleted incarnation, a
+ * new version). */
 int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
                       int *status, am_fail *f)
 {
