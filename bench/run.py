@@ -98,8 +98,11 @@ def grow_sql(session, target):
         q.append("INSERT INTO occurrences SELECT o.sid, o.word, o.seq + m.mx FROM occurrences o, "
                  "(SELECT max(seq) AS mx FROM segments WHERE sid = (SELECT sid FROM g)) m "
                  "WHERE o.sid = (SELECT sid FROM g) AND m.mx < %d AND o.seq + m.mx <= %d;" % (target, target))
-        q.append("INSERT INTO segments SELECT s.sid, s.seq + m.mx, s.client_id || '-g' || m.mx, s.body_hash, "
-                 "s.request, s.result, s.created_at, s.updated_at FROM segments s, "
+        # named columns: migrations add some (002: glossary_version)
+        q.append("INSERT INTO segments (sid, seq, client_id, body_hash, request, result, created_at, "
+                 "updated_at, glossary_version) SELECT s.sid, s.seq + m.mx, s.client_id || '-g' || m.mx, "
+                 "s.body_hash, s.request, s.result, s.created_at, s.updated_at, s.glossary_version "
+                 "FROM segments s, "
                  "(SELECT max(seq) AS mx FROM segments WHERE sid = (SELECT sid FROM g)) m "
                  "WHERE s.sid = (SELECT sid FROM g) AND m.mx < %d AND s.seq + m.mx <= %d;" % (target, target))
     q.append("UPDATE vocab SET occ = (SELECT count(*) FROM occurrences o WHERE o.sid = vocab.sid AND o.word = vocab.word), "
