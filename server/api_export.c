@@ -108,6 +108,39 @@ static void am_pager_timeline_row(am_pager *c, int64_t seq, const char *client_i
                                   const char *request_json, const char *result_json,
                                   int64_t created_at)
 {
+    /* A stored result (am_apply: compact, key-sorted, with this seq and id,
+     * no created_at or request) gets its two members appended as text, the
+     * bytes the parse and dump below would give; anything else is parsed. */
+    char seqkey[40];
+    snprintf(seqkey, sizeof seqkey, "\"seq\":%lld,", (long long)seq);
+    json_t *idj = json_string(client_id);
+    char *idtxt = json_dumps(idj, JSON_ENCODE_ANY | JSON_COMPACT);
+    json_decref(idj);
+    am_buf idkey;
+    am_buf_init(&idkey);
+    am_buf_printf(&idkey, "\"id\":%s,", idtxt ? idtxt : "null");
+    free(idtxt);
+    size_t n = result_json ? strlen(result_json) : 0;
+    int plain = n > 2 && result_json[0] == '{' && result_json[n - 1] == '}' &&
+                strstr(result_json, seqkey) && strstr(result_json, am_buf_str(&idkey)) &&
+                !strstr(result_json, "\"created_at\":") && !strstr(result_json, "\"request\":") &&
+                request_json && *request_json;
+    am_buf_cleanup(&idkey);
+    if (plain) {
+        json_t *t = am_json_time(created_at);
+        char *ttxt = json_dumps(t, JSON_ENCODE_ANY | JSON_COMPACT);
+        json_decref(t);
+        if (c->rows)
+            am_buf_appendc(&c->out, ',');
+        am_buf_append(&c->out, result_json, n - 1);
+        am_buf_appends(&c->out, ",\"created_at\":");
+        am_buf_appends(&c->out, ttxt ? ttxt : "null");
+        am_buf_appends(&c->out, ",\"request\":");
+        am_buf_appends(&c->out, request_json);
+        am_buf_appendc(&c->out, '}');
+        free(ttxt);
+        return;
+    }
     json_t *o = json_loads(result_json, 0, NULL);
     if (!o)
         o = json_object();
@@ -121,27 +154,51 @@ static void am_pager_timeline_row(am_pager *c, int64_t seq, const char *client_i
     json_decref(o);
 }
 
+/* A JSON export row {seq, id, created_at, request, result}. The stored
+ * request and result are compact key-sorted jansson dumps (am_json_dump),
+ * which parsing and dumping again turns into the same bytes, so they are
+ * copied as they are: a 1 MB row costs 1 MB here, not a parsed tree and a
+ * second dump. */
+static void am_pager_export_row(am_pager *c, int64_t seq, const char *client_id,
+                                const char *request_json, const char *result_json,
+                                int64_t created_at)
+{
+    json_t *head = json_pack("{sIssso}", "seq", (json_int_t)seq, "id", client_id, "created_at",
+                             am_json_time(created_at));
+    char *h = json_dumps(head, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(head);
+    size_t n = h ? strlen(h) : 0;
+    if (c->rows)
+        am_buf_appendc(&c->out, ',');
+    if (n >= 2 && h[n - 1] == '}') { /* {"seq":…,"id":…,"created_at":…} without its brace */
+        am_buf_append(&c->out, h, n - 1);
+        am_buf_appendc(&c->out, ',');
+    } else {
+        am_buf_appendc(&c->out, '{');
+    }
+    free(h);
+    am_buf_appends(&c->out, "\"request\":");
+    am_buf_appends(&c->out, request_json && *request_json ? request_json : "null");
+    am_buf_appends(&c->out, ",\"result\":");
+    am_buf_appends(&c->out, result_json && *result_json ? result_json : "null");
+    am_buf_appendc(&c->out, '}');
+}
+
 /* Renders one row into c->out (am_store_segrow_fn; ctx: the pager). */
 static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
                       const char *result_json, int64_t created_at)
 {
     am_pager *c = ctx;
     c->cursor = seq;
-    if (c->fmt == AM_PG_TIMELINE) {
-        am_pager_timeline_row(c, seq, client_id, request_json, result_json, created_at);
+    if (c->fmt == AM_PG_TIMELINE || c->fmt == AM_PG_JSON) {
+        if (c->fmt == AM_PG_TIMELINE)
+            am_pager_timeline_row(c, seq, client_id, request_json, result_json, created_at);
+        else
+            am_pager_export_row(c, seq, client_id, request_json, result_json, created_at);
         c->rows++;
         return 0;
     }
     json_t *rq = json_loads(request_json, 0, NULL), *rs = json_loads(result_json, 0, NULL);
-    if (c->fmt == AM_PG_JSON) {
-        json_t *o = json_pack("{sIsssososo}", "seq", (json_int_t)seq, "id", client_id, "created_at",
-                              am_json_time(created_at), "request", rq ? rq : json_null(), "result",
-                              rs ? rs : json_null());
-        am_pager_json(c, o);
-        json_decref(o);
-        c->rows++;
-        return 0;
-    }
     json_t *systems = json_object_get(json_object_get(rs, "scores"), "systems");
     if (c->fmt == AM_PG_CSV) {
         const char *sys;

