@@ -973,7 +973,8 @@ static void am_vscorers_cleanup(am_vscorers *vs)
 }
 
 /* The scoring of glossary version `version` (borrowed from vs or its
- * session) into *out, building it on first use. */
+ * session) into *out, building it on first use (reading it through tx,
+ * which may be NULL for a version got before). */
 static int am_vscorer_get(am_server *srv, am_store_tx *tx, const char *session, am_vscorers *vs,
                           int64_t version, am_scoring *out, am_fail *f)
 {
@@ -1295,6 +1296,17 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         am_failf(f, 500, "internal", "Storage error", NULL, "reading the session failed");
         goto out;
     }
+    /* the scorers of every glossary version used, then the snapshot ends: a
+     * read transaction held through the scoring would keep the checkpointer
+     * from reusing the WAL, and the writer would checkpoint itself */
+    for (size_t i = 0; i < rows.n && rc == AM_OK; i++) {
+        am_scoring how;
+        rc = am_vscorer_get(srv, rtx, session, &vs, rows.v[i].glossary_version, &how, f);
+    }
+    am_store_rtx_end(rtx);
+    rtx = NULL;
+    if (rc != AM_OK)
+        goto out;
     int64_t now = am_now_ms();
     char hash[17];
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
@@ -1305,8 +1317,8 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         const am_seg_req *use = req;
         json_t *body = NULL;
         int replaced = rows.v[i].seq == seq;
-        am_scoring how;
-        rc = am_vscorer_get(srv, rtx, session, &vs, rows.v[i].glossary_version, &how, f);
+        am_scoring how; /* built above: no store access here */
+        rc = am_vscorer_get(srv, NULL, session, &vs, rows.v[i].glossary_version, &how, f);
         if (rc != AM_OK)
             break;
         if (!replaced) {
@@ -1357,8 +1369,6 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
             json_decref(body);
         }
     }
-    am_store_rtx_end(rtx);
-    rtx = NULL;
     int64_t t_scored = mono_ns();
     if (rc == AM_OK) {
         am_redo_job job = {session, st.version, st.incarnation, seq, req, hash, now, &redo, &mem};
