@@ -1344,6 +1344,7 @@ static enum MHD_Result am_http_dispatch(am_http_ctx *x)
         MHD_suspend_connection(x->conn);
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, 8u << 20); /* as a main thread's, whatever the limit */
         int started = pthread_create(&th, &attr, am_http_work_main, x) == 0;
         pthread_attr_destroy(&attr);
         if (started)

@@ -513,7 +513,7 @@ typedef struct am_mem {
     am_vocab *hist; /* word -> occ (owned) */
     size_t n;
     char *sys[AM_PLAN_MAX]; /* owned names (systems and pair entries) */
-    am_totals tot[AM_PLAN_MAX];
+    am_totals *tot; /* [AM_PLAN_MAX], owned (too large for a thread's stack) */
 } am_mem;
 
 /* The totals of system in mem (borrowed), or NULL when it has none. */
@@ -621,8 +621,10 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
                 : cached && am_sess_tot_get(sess, ent[k], seq - 1, &t)
                     ? AM_OK
                     : am_store_tx_totals_get(rtx, session, ent[k], &raw);
+        if (mt)
+            t = *mt;
         if (g == AM_OK && !raw) {
-            /* from the cache */
+            /* from the cache (or mem) */
         } else if (g == AM_OK) {
             json_t *j = json_loads(raw, 0, NULL);
             if (!j || am_json_totals_parse(j, sc, &t) != AM_OK)
@@ -1047,6 +1049,7 @@ static void mem_apply(am_mem *m, const am_plan *p)
 
 static void mem_cleanup(am_mem *m)
 {
+    free(m->tot);
     am_vocab_free(m->hist);
     for (size_t i = 0; i < m->n; i++)
         free(m->sys[i]);
@@ -1262,6 +1265,7 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
     am_mem mem;
     memset(&mem, 0, sizeof mem);
     mem.hist = am_vocab_new();
+    mem.tot = am_xcalloc(AM_PLAN_MAX, sizeof *mem.tot);
     json_t *last_res = NULL;
     am_store_tx *rtx = NULL;
     int64_t seq = 0;

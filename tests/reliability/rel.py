@@ -128,6 +128,37 @@ def db_dump(path):
         con.close()
 
 
+def grow_session(path, session, target):
+    """Grows a session of a stopped server's database to `target` segments by
+    copying its segments (new client ids) and occurrences in SQL, doubling,
+    as posting them again would write them (vocab occ/last_seq recomputed):
+    a big session in seconds, for tests whose expensive request is a replay
+    of it. Works on every schema version (the segment columns are read)."""
+    db = sqlite3.connect(path)
+    cols = [r[1] for r in db.execute("PRAGMA table_info(segments)")]
+    sel = {"seq": "s.seq + m.mx", "client_id": "s.client_id || '-g' || m.mx"}
+    collist = ", ".join(cols)
+    sellist = ", ".join(sel.get(c, "s." + c) for c in cols)
+    sid = db.execute("SELECT sid FROM sessions WHERE id = ?", (session,)).fetchone()[0]
+    with db:
+        while True:
+            mx = db.execute("SELECT max(seq) FROM segments WHERE sid = ?", (sid,)).fetchone()[0]
+            if mx >= target:
+                break
+            db.execute("INSERT INTO occurrences SELECT o.sid, o.word, o.seq + ? FROM occurrences o "
+                       "WHERE o.sid = ? AND o.seq + ? <= ?", (mx, sid, mx, target))
+            db.execute("INSERT INTO segments (%s) SELECT %s FROM segments s, (SELECT ? AS mx) m "
+                       "WHERE s.sid = ? AND s.seq + m.mx <= ?" % (collist, sellist),
+                       (mx, sid, target))
+        db.execute("UPDATE vocab SET occ = (SELECT count(*) FROM occurrences o WHERE o.sid = vocab.sid "
+                   "AND o.word = vocab.word), last_seq = (SELECT max(seq) FROM occurrences o WHERE "
+                   "o.sid = vocab.sid AND o.word = vocab.word) WHERE sid = ?", (sid,))
+        db.execute("UPDATE sessions SET segments = (SELECT max(seq) FROM segments WHERE sid = ?), "
+                   "version = version + 1 WHERE sid = ?", (sid, sid))
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+
+
 def integrity(path):
     con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
     try:

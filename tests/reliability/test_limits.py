@@ -15,8 +15,9 @@ is refused with the documented status.
                             gets 503/closed) until one of the N closes
   --conn-timeout N          an idle connection survives well under N s and is
                             closed after N s (+ the server's 1 s tick)
-  --request-timeout-ms N    a POST, PUT (replay) or check that computes longer
-                            is abandoned: 503 request-timeout, nothing stored
+  --request-timeout-ms N    a request that computes longer (a PUT replaying a
+                            12,000-segment session) is abandoned: 503
+                            request-timeout, nothing stored
   export memory             exports (json, csv, tmx) and the timeline of a
                             session several times larger than the bound are
                             streamed: the server's peak RSS (VmHWM) grows by
@@ -33,7 +34,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel import OPTIONS, problem_type, raw, scale  # noqa: E402
+from rel import OPTIONS, grow_session, problem_type, raw, scale, seg_body, tico19  # noqa: E402
 from harness import Server, check, eq, expect_problem, expect_status, run_tests  # noqa: E402
 
 MAX_BODY = 4096
@@ -257,45 +258,40 @@ def test_conn_timeout_edge():
         srv.kill()
 
 
-def _slow_body(cid, n=3000):
-    """A valid segment whose term placement takes seconds to minutes of CPU
-    (glossary `a,b`; n copies of the words): far over a 300 ms budget."""
-    return {"id": cid, "source": " ".join(["a"] * n), "hypothesis": " ".join(["b"] * n),
-            "translation": " ".join(["b"] * n)}
-
-
 def test_request_over_budget_is_503_and_changes_nothing():
+    # the expensive request: a PUT, which replays the whole session (12,000
+    # segments: seconds of CPU, far over a 300 ms budget)
     srv = Server("--request-timeout-ms", "300")
     try:
         c = srv.client()
         c.create_session(id="g", options=dict(OPTIONS))
-        expect_status(c.put("/v1/sessions/g/glossary", "a,b\n", ctype="text/csv"), 200)
-        for k in range(3):
-            expect_status(c.post("/v1/sessions/g/segments",
-                                 {"id": "s%d" % k, "source": "a cat", "hypothesis": "b chat",
-                                  "translation": "le b chat"}), 201)
+        segs = tico19()
+        for k in range(40):
+            expect_status(c.post("/v1/sessions/g/segments", seg_body(segs[k], "s%d" % k)), 201)
+        c.close()
+        db = srv.db
+        eq(srv.stop(), 0, "exit status")
+        grow_session(db, "g", 12000)
+        srv.kill()
+        srv = Server("--request-timeout-ms", "300", db=db)
+        c = srv.client()
         before = c.get("/v1/sessions/g/metrics")
-        segs_before = c.get("/v1/sessions/g/segments?limit=100").json()
         expect_status(before, 200)
-        cases = [("POST", "/v1/sessions/g/segments", _slow_body("slow")),
-                 ("PUT", "/v1/sessions/g/segments/s1", _slow_body("s1")),
-                 ("POST", "/v1/sessions/g/check",
-                  {"source": _slow_body("x")["source"], "hypothesis": _slow_body("x")["hypothesis"]})]
-        for method, path, body in cases:
-            r = c.request(method, path, body, timeout=120)
-            expect_problem(r, 503, "request-timeout", "%s %s over the budget" % (method, path))
-            after = c.get("/v1/sessions/g/metrics")
-            eq(after.body, before.body, "metrics after %s %s over the budget" % (method, path))
-            eq(after.header("ETag"), before.header("ETag"), "ETag after %s %s" % (method, path))
-            eq(c.get("/v1/sessions/g/segments?limit=100").json(), segs_before,
-               "segments after %s %s over the budget" % (method, path))
-        # the stored request of the segment the PUT tried to replace is the old one
-        eq(c.get("/v1/sessions/g/segments/s1").json()["request"]["translation"], "le b chat",
-           "s1 after the abandoned replacement")
+        eq(before.json()["segments"], 12000, "segments of the grown session")
+        last = c.get("/v1/sessions/g/segments?after=11990&limit=10").json()
+        r = c.put("/v1/sessions/g/segments/s1", seg_body(segs[50], "s1"), timeout=120)
+        p = expect_problem(r, 503, "request-timeout", "PUT replaying 12,000 segments over the budget")
+        check("300 ms" in p["detail"], "the detail names the budget: %r" % p["detail"])
+        eq(r.header("Retry-After"), None, "Retry-After of a request over its budget")
+        after = c.get("/v1/sessions/g/metrics")
+        eq(after.body, before.body, "metrics after the abandoned PUT")
+        eq(after.header("ETag"), before.header("ETag"), "ETag after the abandoned PUT")
+        eq(c.get("/v1/sessions/g/segments?after=11990&limit=10").json(), last,
+           "the last segments' results after the abandoned PUT")
+        eq(c.get("/v1/sessions/g/segments/s1").json()["request"]["translation"],
+           segs[1]["translation"], "s1 after the abandoned replacement")
         # the server still works: a normal post is scored and stored
-        expect_status(c.post("/v1/sessions/g/segments",
-                             {"id": "s3", "source": "a", "hypothesis": "b",
-                              "translation": "b"}), 201)
+        expect_status(c.post("/v1/sessions/g/segments", seg_body(segs[60], "new")), 201)
     finally:
         srv.kill()
 
