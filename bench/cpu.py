@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Server CPU per POST against the HTTP echo's CPU per request, same run (issue 12).
+
+usage: cpu.py ADAPTMON HTTP_CEILING [--durability normal|full] [--perf OUT.data]
+
+Starts the echo (bench/http_ceiling.c) and then adaptmon serve on 127.0.0.1
+(temporary database, 1,000 sessions, standard profile, TICO-19 glossary),
+drives each with bench/post.lua under wrk (-t2 -c64, DUR seconds, default 8,
+after one segment posted to each session, which builds its scorer, and a
+WARM-second warm-up, default 4)
+and prints the process's CPU time (utime + stime from /proc/PID/stat) per
+answered request. The ratio is the figure the issue sets a target for
+(<= 30x). With --perf, `perf record --call-graph $CALLGRAPH` (fp; dwarf
+for inclusive costs) samples the server during the
+measured run. Servers are started and stopped here, by pid.
+"""
+import os, re, signal, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+ADAPTMON, HTTPC = [os.path.abspath(a) for a in sys.argv[1:3]]
+DUR = int(os.environ.get("DUR", "8"))
+WARM = int(os.environ.get("WARM", "4"))
+NSESS = int(os.environ.get("SESSIONS", "1000"))
+GLOSSARY = os.path.join(ROOT, "data", "glossaries", "tico19", "f_en-fr_XX.csv")
+TMP = tempfile.mkdtemp(prefix="adaptmon-cpu-")
+SEGS = os.path.join(TMP, "segs.lua")
+PORT = 19400 + os.getpid() % 500
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def opt(name, default=None):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def cpu_s(pid):
+    """utime + stime of pid in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def wrk(port, run, duration):
+    env = dict(os.environ, SEGS=SEGS, WRK_THREADS="2", RUN=run, SESSIONS=str(NSESS))
+    out = subprocess.run(["wrk", "-t2", "-c64", "-d%ds" % duration, "--timeout", "10s", "-s",
+                          os.path.join(HERE, "post.lua"), "http://127.0.0.1:%d" % port],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    m = re.search(r"RESULT (.*)", out)
+    return {k: float(v) for k, v in (kv.split("=") for kv in m.group(1).split())}
+
+
+def measure(pid, port, run, perf_out=None):
+    """(requests/s, CPU seconds per request, non-2xx answers) of one DUR-second run."""
+    pr = None
+    if perf_out:
+        pr = subprocess.Popen(["perf", "record", "-q", "-F", "499", "--call-graph", os.environ.get("CALLGRAPH", "fp"), "-o", perf_out, "-p", str(pid)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    c0 = cpu_s(pid)
+    r = wrk(port, run, DUR)
+    c1 = cpu_s(pid)
+    if pr:
+        pr.send_signal(signal.SIGINT)
+        pr.wait()
+    n = r["requests"]
+    return r["rps"], (c1 - c0) / n, r["non201"]
+
+
+def main():
+    subprocess.run([sys.executable, os.path.join(HERE, "tico.py"), "lua", SEGS], check=True)
+    hp = subprocess.Popen([HTTPC, str(PORT + 1), "4"], stdout=subprocess.PIPE, text=True)
+    hp.stdout.readline()
+    wrk(PORT + 1, "hw", 2)
+    echo = measure(hp.pid, PORT + 1, "h")
+    hp.send_signal(signal.SIGTERM)
+    hp.wait()
+    dur = opt("--durability", "normal")
+    p = subprocess.Popen([ADAPTMON, "serve", "--port", str(PORT), "--db", os.path.join(TMP, "cpu.db"),
+                          "--durability", dur, "--log-level", "error", "--threads", "4"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert "listening" in p.stdout.readline()
+    subprocess.run([sys.executable, os.path.join(HERE, "sessions.py"), "create", str(PORT), "b", str(NSESS),
+                    GLOSSARY], check=True)
+    # every session's scorer is built before the measured run (building one parses the glossary)
+    subprocess.run([sys.executable, os.path.join(HERE, "sessions.py"), "post1", str(PORT), "b", str(NSESS)],
+                   check=True)
+    wrk(PORT, "w", WARM)
+    srv = measure(p.pid, PORT, "m", opt("--perf"))
+    p.send_signal(signal.SIGTERM)
+    p.wait()
+    with open("/proc/loadavg") as f:
+        la = " ".join(f.read().split()[:3])
+    print("echo      %8.0f req/s  %7.1f us CPU/request" % (echo[0], echo[1] * 1e6))
+    print("adaptmon  %8.0f POST/s %7.1f us CPU/POST (%s; non-201: %d)" % (srv[0], srv[1] * 1e6, dur, srv[2]))
+    print("ratio     %8.1f x      load average %s" % (srv[1] / echo[1], la))
+    subprocess.run(["rm", "-rf", TMP])
+
+
+if __name__ == "__main__":
+    main()
