@@ -170,11 +170,15 @@ static void am_serve_wd_stop(am_serve_wd *wd)
  * request and maps buffers above a moving threshold with mmap, which made
  * malloc/free and those system calls ~10 % of a POST's CPU (bench/README.md).
  * Fixed thresholds keep up to 32 MiB free per heap instead (the RSS targets
- * are measured with them). */
+ * are measured with them). Fast bins are off: with small chunks parked in
+ * them, every allocation of 1 KiB or more (a JSON dump's buffer, a SQLite
+ * page) first runs malloc_consolidate over the whole heap — ~3 % of a
+ * POST's CPU by itself; the per-thread tcache still serves small sizes. */
 static void am_serve_malloc_tuning(void)
 {
     mallopt(M_TRIM_THRESHOLD, 32 << 20);
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    mallopt(M_MXFAST, 0);
     /* SQLite's memory statistics (unused here) take a process-wide mutex
      * on every allocation of every connection; must precede any SQLite use */
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
