@@ -106,8 +106,13 @@
 
 /* ---- statements ----------------------------------------------------------- */
 
+/* The current glossary is the glossaries row of the session's version: the
+ * sessions row keeps no copy (schema/004), so a POST's read of the row's
+ * counters never walks the glossary text's overflow pages. */
 #define AM_SESSION_COLS                                                                            \
-    "id, options, signature, custom_stopwords, glossary, glossary_version, created_at, "           \
+    "id, options, signature, custom_stopwords, "                                                   \
+    "(SELECT g.entries FROM glossaries g WHERE g.sid = sessions.sid "                              \
+    "AND g.version = sessions.glossary_version), glossary_version, created_at, "                   \
     "updated_at, segments, version, incarnation"
 
 /* X(name, sql): every statement store.c runs after open. */
@@ -136,11 +141,11 @@
       "SELECT " AM_SESSION_COLS " FROM sessions WHERE id > ?1 ORDER BY id LIMIT ?2")               \
     X(SESSION_COUNT, "SELECT count(*) FROM sessions")                                              \
     X(SESSION_DELETE, "DELETE FROM sessions WHERE id = ?1")                                        \
-    X(GLOSSARY_PUT, "UPDATE sessions SET glossary = ?2, glossary_version = glossary_version + 1, " \
-                    "version = version + 1, updated_at = ?3 WHERE id = ?1 "                        \
-                    "AND (?4 = 0 OR incarnation = ?4)")                                            \
+    X(GLOSSARY_PUT, "UPDATE sessions SET glossary_version = glossary_version + 1, "                \
+                    "version = version + 1, updated_at = ?2 WHERE id = ?1 "                        \
+                    "AND (?3 = 0 OR incarnation = ?3)")                                            \
     X(GLOSSARY_KEEP, "INSERT INTO glossaries (sid, version, entries, created_at) "                 \
-                     "SELECT sid, glossary_version, glossary, updated_at FROM sessions "           \
+                     "SELECT sid, glossary_version, ?2, updated_at FROM sessions "                 \
                      "WHERE id = ?1")                                                              \
     X(GLOSSARY_VERSION, "SELECT entries FROM glossaries WHERE sid = ?1 AND version = ?2")          \
     X(GLOSSARY_CUR, "SELECT glossary_version FROM sessions WHERE id = ?1")                         \
@@ -1105,11 +1110,12 @@ int am_store_session_create(am_store *st, const char *id, const char *options_js
                                       now_ms, NULL);
 }
 
-/* The glossary's new version row (GLOSSARY_KEEP) after GLOSSARY_PUT changed
+/* The glossary's new version row (GLOSSARY_KEEP: the only copy of its
+ * text, glossary_json, borrowed, NULL for none) after GLOSSARY_PUT changed
  * the session; inside the caller's am_w_begin. */
-static int am_glossary_keep(am_store *st, const char *id)
+static int am_glossary_keep(am_store *st, const char *id, const char *glossary_json)
 {
-    return am_exec(st, &st->w, AM_S_GLOSSARY_KEEP, "t", id);
+    return am_exec(st, &st->w, AM_S_GLOSSARY_KEEP, "tt", id, glossary_json);
 }
 
 int am_store_session_create_gl(am_store *st, const char *id, const char *options_json,
@@ -1140,9 +1146,9 @@ int am_store_session_create_gl(am_store *st, const char *id, const char *options
         rc = am_exec(st, &st->w, AM_S_SESSION_INSERT, "tttti", id, options_json, signature,
                      custom_stopwords_json, now_ms);
     if (rc == AM_OK && glossary_json) {
-        rc = am_exec(st, &st->w, AM_S_GLOSSARY_PUT, "ttii", id, glossary_json, now_ms, (int64_t)0);
+        rc = am_exec(st, &st->w, AM_S_GLOSSARY_PUT, "tii", id, now_ms, (int64_t)0);
         if (rc == AM_OK)
-            rc = am_glossary_keep(st, id);
+            rc = am_glossary_keep(st, id, glossary_json);
     }
     return am_w_end(st, rc);
 }
@@ -1253,11 +1259,11 @@ int am_store_glossary_put_if(am_store *st, const char *id, int64_t incarnation,
     int rc = am_w_begin(st);
     if (rc)
         return rc;
-    rc = am_exec(st, &st->w, AM_S_GLOSSARY_PUT, "ttii", id, glossary_json, now_ms, incarnation);
+    rc = am_exec(st, &st->w, AM_S_GLOSSARY_PUT, "tii", id, now_ms, incarnation);
     if (rc == AM_OK && sqlite3_changes(st->w.db) == 0)
         rc = AM_ERR_NOTFOUND;
     if (rc == AM_OK)
-        rc = am_glossary_keep(st, id);
+        rc = am_glossary_keep(st, id, glossary_json);
     if (rc == AM_OK && new_version) {
         am_q q;
         rc = am_q_open(st, &st->w, AM_S_GLOSSARY_CUR, &q, "t", id);
