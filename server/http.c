@@ -53,6 +53,7 @@
  * is 400 bad-request. Wrong or read-only tokens are 403, a missing one 401.
  */
 #include "http.h"
+#include "json.h"
 #include "events.h"
 #include "server.h"
 #include "shard.h"
@@ -351,10 +352,11 @@ void am_resp_data(am_resp *resp, int status, const char *content_type, const cha
     am_resp_take(resp, status, content_type, copy, copy ? len : 0);
 }
 
-/* Serializes j (borrowed) compactly with exact reals, newline-terminated. */
+/* Serializes j (borrowed) compactly with the shortest exact reals
+ * (am_json_dumps, keys in insertion order), newline-terminated. */
 static char *am_http_dump(const json_t *j, size_t *len)
 {
-    char *s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    char *s = am_json_dumps(j, 0);
     if (!s)
         return NULL;
     size_t n = strlen(s);

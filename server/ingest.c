@@ -372,10 +372,14 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
     json_t *terms = json_object_get(body, "terms");
     if (terms && am_seg_terms(terms, r, f))
         return AM_ERR_INVALID;
-    /* the canonical form is the body with the id made explicit */
+    /* the canonical form is the body with the id made explicit, in
+     * jansson's spelling (17-digit reals, as every stored request was
+     * written): a re-post compares it byte for byte with the stored one */
     json_t *canon = json_deep_copy(body);
     json_object_set_new(canon, "id", json_string(r->id));
-    r->canonical = am_json_dump(canon);
+    r->canonical = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    if (!r->canonical)
+        r->canonical = am_xstrdup("null");
     json_decref(canon);
     return AM_OK;
 }

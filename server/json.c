@@ -2,7 +2,10 @@
 #include "json.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 json_t *am_json_real(double x)
@@ -188,10 +191,157 @@ json_t *am_json_alam(const am_alam_result *r, int per_segment)
     return o;
 }
 
+/* Appends the shortest of %.15g, %.16g, %.17g that reads back as x (the
+ * rounding to the fewest digits that round-trips is the nearest one, so the
+ * first that reads back is the shortest), in jansson's spelling: ".0" when
+ * it would read as an integer, no '+' and no leading zeros in the exponent;
+ * non-finite: null. */
+static void am_json_put_real(am_buf *b, double x)
+{
+    char s[40];
+    if (!isfinite(x)) {
+        am_buf_appends(b, "null");
+        return;
+    }
+    for (int p = 15; p <= 17; p++) {
+        snprintf(s, sizeof s, "%.*g", p, x);
+        if (p == 17 || strtod(s, NULL) == x)
+            break;
+    }
+    char *e = strchr(s, 'e');
+    if (!e) {
+        am_buf_appends(b, s);
+        if (!strchr(s, '.'))
+            am_buf_append(b, ".0", 2);
+        return;
+    }
+    am_buf_append(b, s, (size_t)(e - s) + 1);
+    const char *d = e + 1;
+    if (*d == '-')
+        am_buf_appendc(b, *d++);
+    else if (*d == '+')
+        d++;
+    while (*d == '0' && d[1])
+        d++;
+    am_buf_appends(b, d);
+}
+
+/* Appends s (n bytes, UTF-8) as a JSON string, escaped as jansson does:
+ * '"', '\\' and control characters only. */
+static void am_json_put_string(am_buf *b, const char *s, size_t n)
+{
+    am_buf_appendc(b, '"');
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        am_buf_append(b, s + run, i - run);
+        run = i + 1;
+        switch (c) {
+        case '"': am_buf_append(b, "\\\"", 2); break;
+        case '\\': am_buf_append(b, "\\\\", 2); break;
+        case '\b': am_buf_append(b, "\\b", 2); break;
+        case '\f': am_buf_append(b, "\\f", 2); break;
+        case '\n': am_buf_append(b, "\\n", 2); break;
+        case '\r': am_buf_append(b, "\\r", 2); break;
+        case '\t': am_buf_append(b, "\\t", 2); break;
+        default: am_buf_printf(b, "\\u%04X", (unsigned)c); break;
+        }
+    }
+    am_buf_append(b, s + run, n - run);
+    am_buf_appendc(b, '"');
+}
+
+/* An object member while dumping: key and value borrowed from the object. */
+typedef struct am_json_kv {
+    const char *key;
+    const json_t *v;
+} am_json_kv;
+
+static int am_json_key_cmp(const void *a, const void *b)
+{
+    return strcmp(((const am_json_kv *)a)->key, ((const am_json_kv *)b)->key);
+}
+
+/* Appends the decimal text of v. */
+static void am_json_put_int(am_buf *b, json_int_t v)
+{
+    char s[24], *p = s + sizeof s;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    am_buf_append(b, p, (size_t)(s + sizeof s - p));
+}
+
+/* Appends j (borrowed) compactly; with sorted, object keys in strcmp order
+ * (jansson's JSON_SORT_KEYS), else in insertion order. */
+static void am_json_put(am_buf *b, const json_t *j, int sorted)
+{
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        am_json_kv stack[32], *kv = stack;
+        size_t n = json_object_size(j), k = 0;
+        if (n > sizeof stack / sizeof *stack)
+            kv = am_xcalloc(n, sizeof *kv);
+        const char *key;
+        json_t *v;
+        json_object_foreach((json_t *)(uintptr_t)j, key, v)
+        {
+            kv[k].key = key;
+            kv[k++].v = v;
+        }
+        if (sorted && k > 1)
+            qsort(kv, k, sizeof *kv, am_json_key_cmp);
+        am_buf_appendc(b, '{');
+        for (size_t i = 0; i < k; i++) {
+            if (i)
+                am_buf_appendc(b, ',');
+            am_json_put_string(b, kv[i].key, strlen(kv[i].key));
+            am_buf_appendc(b, ':');
+            am_json_put(b, kv[i].v, sorted);
+        }
+        am_buf_appendc(b, '}');
+        if (kv != stack)
+            free(kv);
+        break;
+    }
+    case JSON_ARRAY:
+        am_buf_appendc(b, '[');
+        for (size_t i = 0; i < json_array_size(j); i++) {
+            if (i)
+                am_buf_appendc(b, ',');
+            am_json_put(b, json_array_get(j, i), sorted);
+        }
+        am_buf_appendc(b, ']');
+        break;
+    case JSON_STRING: am_json_put_string(b, json_string_value(j), json_string_length(j)); break;
+    case JSON_INTEGER: am_json_put_int(b, json_integer_value(j)); break;
+    case JSON_REAL: am_json_put_real(b, json_real_value(j)); break;
+    case JSON_TRUE: am_buf_append(b, "true", 4); break;
+    case JSON_FALSE: am_buf_append(b, "false", 5); break;
+    default: am_buf_append(b, "null", 4); break;
+    }
+}
+
 char *am_json_dump(const json_t *j)
 {
-    char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
-    return s ? s : am_xstrdup("null");
+    return am_json_dumps(j, 1);
+}
+
+char *am_json_dumps(const json_t *j, int sorted)
+{
+    am_buf b;
+    am_buf_init(&b);
+    if (j)
+        am_json_put(&b, j, sorted);
+    else
+        am_buf_append(&b, "null", 4);
+    return am_buf_detach(&b);
 }
 
 static json_t *am_json_i64_array(const int64_t *v, size_t n)

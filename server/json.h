@@ -43,7 +43,11 @@ json_t *am_json_config(const am_config *c);
 /* RFC 3339 UTC timestamp with milliseconds of a Unix ms time. */
 json_t *am_json_time(int64_t ms);
 
-/* Serializes compactly with sorted keys and exact reals (caller frees). */
+/* Serializes compactly with sorted keys; reals with the fewest digits that
+ * read back as the same double (0.6666666666666666, where jansson prints
+ * 17 digits), otherwise as jansson writes them (caller frees). */
 char *am_json_dump(const json_t *j);
+/* The same, with object keys sorted (sorted != 0) or in insertion order. */
+char *am_json_dumps(const json_t *j, int sorted);
 
 #endif

@@ -10,6 +10,9 @@ against a spawned `adaptmon serve`: counts, never timings.
   glossary version), so every POST's read snapshot walked the text's
   overflow pages (one pread each: the reader's page cache is dropped at
   every commit).
+* Numbers are printed with the fewest digits that read back as the same
+  double (0.6666666666666666, not 0.66666666666666663), in the answer of
+  a POST (the stored text) and in GET answers.
 * The glossary a session answers and scores with is the same after a
   restart and after a PUT, and a database whose sessions rows still hold
   the glossary text (schema 3) is migrated without losing it.
@@ -20,6 +23,7 @@ library only; Linux (/proc).
 """
 import json
 import os
+import re
 import sqlite3
 import sys
 
@@ -149,6 +153,57 @@ def test_schema3_database_keeps_its_glossary():
     eq(glossary("io-old"), before, "glossary after the migration")
     r = C.jpost("/v1/sessions/io-old/segments", dict(segs[1], id="o1"), status=201)
     check(json.dumps(r).find("glossary_version") >= 0, "POST answers after the migration")
+
+
+def sig_digits(tok):
+    """Significant digits of a JSON number token."""
+    mant = re.split("[eE]", tok)[0].lstrip("-").replace(".", "")
+    return len(mant.strip("0")) or 1
+
+
+def reals(body):
+    """The JSON number tokens of body (text) that are not integers."""
+    return [t for t in re.findall(r'(?<![\w"])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?', body)
+            if "." in t or "e" in t or "E" in t]
+
+
+def check_shortest(body, what):
+    toks = reals(body)
+    check(toks, "%s has real numbers" % what)
+    for t in toks:
+        eq(float(json.dumps(float(t))), float(t), "round trip")
+        eq(sig_digits(t), sig_digits(repr(float(t))),
+           "%s prints %s, the shortest text of that double is %s" % (what, t, repr(float(t))))
+
+
+def test_reals_are_printed_shortest():
+    segs = tico19()
+    make_session("io-short", big_glossary_csv(5))
+    for i in range(6):
+        r = C.post("/v1/sessions/io-short/segments", dict(segs[i], id="r%d" % i))
+        expect_status(r, 201, "POST")
+        check_shortest(r.body.decode("utf-8"), "POST answer %d" % i)
+    r = C.get("/v1/sessions/io-short/metrics")
+    expect_status(r, 200, "GET metrics")
+    check_shortest(r.body.decode("utf-8"), "metrics answer")
+    # the idempotent re-post answers the stored text, byte for byte
+    first = C.post("/v1/sessions/io-short/segments", dict(segs[5], id="r5"))
+    expect_status(first, 200, "re-POST")
+    check_shortest(first.body.decode("utf-8"), "re-POST answer")
+    # a body with reals (metadata) re-posts idempotently: the same bytes, 200
+    body = dict(segs[7], id="meta", metadata={"qe": 2 / 3, "w": 0.1})
+    a = C.post("/v1/sessions/io-short/segments", body)
+    expect_status(a, 201, "POST with metadata")
+    b = C.post("/v1/sessions/io-short/segments", body)
+    expect_status(b, 200, "re-POST with metadata")
+    eq(b.body, a.body, "re-POST answer")
+    # a third of 2 is 0.6666666666666666 (16 digits), not 0.66666666666666663
+    r = C.post("/v1/sessions/io-short/segments",
+               {"id": "third", "source": "a b c", "hypothesis": "alpha beta gamma",
+                "translation": "alpha beta delta"})
+    expect_status(r, 201, "POST")
+    check("0.66666666666666663" not in r.text and "0.33333333333333331" not in r.text,
+          "17-digit thirds in %s" % r.text[:400])
 
 
 if __name__ == "__main__":
