@@ -35,6 +35,7 @@ struct am_pager {
     int64_t cursor; /* last seq rendered */
     int64_t upper; /* last seq to render */
     size_t page; /* rows per store read */
+    int64_t stamp[2]; /* the session's (incarnation, rewrites) at the first page */
     am_buf out; /* rendered bytes not yet sent: out[off..len) */
     size_t off;
     size_t peak; /* largest page rendered (bytes) */
@@ -302,8 +303,10 @@ static int am_pager_fill(am_pager *c)
     int64_t before = c->cursor;
     am_buf_reset(&c->out);
     c->off = 0;
-    int rc =
-        am_store_segments_each(c->srv->store, c->session, c->cursor, (size_t)want, am_exp_row, c);
+    /* a page in its own snapshot; a rewrite since the first page ends the
+     * stream with an error rather than mixing old and new results */
+    int rc = am_store_segments_each_at(c->srv->store, c->session, c->cursor, (size_t)want, c->stamp,
+                                       am_exp_row, c);
     if (rc != AM_OK)
         return rc;
     if (c->cursor == before) /* the session lost its rows (deleted): end */
@@ -355,7 +358,8 @@ am_pager *am_pager_new(am_server *srv, const char *session, int fmt, int64_t aft
     c->fmt = (enum am_pager_fmt)fmt;
     c->cursor = after;
     c->upper = upper;
-    c->page = 1; /* grows while pages render small */
+    c->page = 1; /* grows while pages render small (rows can be large) */
+    c->stamp[0] = c->stamp[1] = -1;
     am_buf_init(&c->out);
     return c;
 }

@@ -153,7 +153,9 @@
                      "FROM sessions WHERE id = ?1")                                                \
     X(SESSION_TOUCH, "UPDATE sessions SET segments = max(segments, ?2), updated_at = ?3, "         \
                      "version = version + 1 WHERE sid = ?1")                                       \
-    X(SESSION_BUMP, "UPDATE sessions SET version = version + 1 WHERE sid = ?1")                    \
+    X(SESSION_BUMP, "UPDATE sessions SET version = version + 1, rewrites = rewrites + 1 "          \
+                    "WHERE sid = ?1")                                                              \
+    X(SESSION_STAMP, "SELECT incarnation, rewrites FROM sessions WHERE sid = ?1")                  \
     X(SEG_FIND, "SELECT seq, body_hash, result FROM segments WHERE sid = ?1 AND client_id = ?2")   \
     X(SEG_INSERT, "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "        \
                   "created_at, updated_at, glossary_version) "                                     \
@@ -1988,6 +1990,38 @@ typedef struct am_segrow {
 int am_store_segments_each(am_store *st, const char *session, int64_t after, size_t limit,
                            am_store_segrow_fn fn, void *ctx)
 {
+    return am_store_segments_each_at(st, session, after, limit, NULL, fn, ctx);
+}
+
+/* Reads the session's (incarnation, rewrites) in the open read transaction
+ * of c: fills stamp when stamp[0] < 0, else AM_ERR_CONFLICT when they
+ * differ from it. */
+static int am_stamp_check(am_store *st, am_conn *c, int64_t sid, int64_t stamp[2])
+{
+    am_q q;
+    int rc = am_q_open(st, c, AM_S_SESSION_STAMP, &q, "i", sid);
+    if (rc != AM_OK)
+        return rc;
+    rc = am_q_step(st, &q);
+    if (rc > 0) {
+        int64_t inc = sqlite3_column_int64(q.s, 0), rw = sqlite3_column_int64(q.s, 1);
+        if (stamp[0] < 0) {
+            stamp[0] = inc;
+            stamp[1] = rw;
+            rc = AM_OK;
+        } else {
+            rc = (stamp[0] == inc && stamp[1] == rw) ? AM_OK : AM_ERR_CONFLICT;
+        }
+    } else if (rc == 0) {
+        rc = AM_ERR_NOTFOUND;
+    }
+    am_q_close(&q);
+    return rc;
+}
+
+int am_store_segments_each_at(am_store *st, const char *session, int64_t after, size_t limit,
+                              int64_t stamp[2], am_store_segrow_fn fn, void *ctx)
+{
     if (!session)
         return AM_ERR_INVALID;
     int64_t lim = limit > (size_t)INT64_MAX ? -1 : (int64_t)limit;
@@ -1998,6 +2032,8 @@ int am_store_segments_each(am_store *st, const char *session, int64_t after, siz
     if (rc == AM_OK) {
         int64_t sid;
         rc = am_sid(st, c, session, &sid);
+        if (rc == AM_OK && stamp)
+            rc = am_stamp_check(st, c, sid, stamp);
         am_q q;
         if (rc == AM_OK)
             rc = am_q_open(st, c, AM_S_SEG_EACH, &q, "iii", sid, after, lim);

@@ -240,6 +240,14 @@ typedef int (*am_store_segrow_fn)(void *ctx, int64_t seq, const char *client_id,
                                   int64_t created_at);
 int am_store_segments_each(am_store *st, const char *session, int64_t after, size_t limit,
                            am_store_segrow_fn fn, void *ctx);
+/* The same, for one answer read a page at a time: stamp (two int64, caller
+ * owned; stamp[0] = -1 before the first page) records the session's
+ * incarnation and rewrite count with the first page; a later page returns
+ * AM_ERR_CONFLICT, without rows, when a replay or rescore rewrote the
+ * stored results (or the session was re-created) in between, so one answer
+ * never mixes old and new results. */
+int am_store_segments_each_at(am_store *st, const char *session, int64_t after, size_t limit,
+                              int64_t stamp[2], am_store_segrow_fn fn, void *ctx);
 /* One segment by client id (caller frees). AM_ERR_NOTFOUND. */
 int am_store_segment_get(am_store *st, const char *session, const char *client_id, int64_t *seq,
                          char **request_json, char **result_json);

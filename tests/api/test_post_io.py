@@ -144,6 +144,7 @@ def test_schema3_database_keeps_its_glossary():
     db.execute("UPDATE sessions SET glossary = (SELECT g.entries FROM glossaries g WHERE "
                "g.sid = sessions.sid AND g.version = sessions.glossary_version) WHERE id = 'io-old'")
     db.execute("DELETE FROM glossaries WHERE sid = (SELECT sid FROM sessions WHERE id = 'io-old')")
+    db.execute("ALTER TABLE sessions DROP COLUMN rewrites")  # 005
     db.execute("DELETE FROM schema_migrations WHERE version >= 4")
     db.commit()
     db.close()

@@ -345,6 +345,7 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
             DROP INDEX segments_glossary;  -- 003 (indexes glossary_version)
             ALTER TABLE segments DROP COLUMN glossary_version;
             ALTER TABLE sessions DROP COLUMN incarnation;
+            ALTER TABLE sessions DROP COLUMN rewrites;  -- 005
             DELETE FROM schema_migrations WHERE version >= 2;""")
         con.commit()
         con.close()

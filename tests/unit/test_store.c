@@ -533,6 +533,31 @@ static void test_reads(void **state)
     assert_int_equal(am_store_segments_each(st, "nope", 0, 100, collect_segrow, &r),
                      AM_ERR_NOTFOUND);
 
+    /* one answer read a page at a time: appends between pages are fine, a
+     * rewrite of the stored results (replay, rescore) ends it with a
+     * conflict instead of mixing old and new results */
+    assert_int_equal(am_store_session_create(st, "p", "{}", "sig", NULL, 1), AM_OK);
+    for (int k = 1; k <= 12; k++) {
+        char cid[16];
+        snprintf(cid, sizeof cid, "p%d", k);
+        post_segment(st, "p", cid, names, 1, "{\"n\":1}");
+    }
+    int64_t stamp[2] = {-1, -1};
+    r.n = 0;
+    assert_int_equal(am_store_segments_each_at(st, "p", 0, 5, stamp, collect_segrow, &r), AM_OK);
+    assert_int_equal(r.n, 5);
+    assert_true(stamp[0] > 0);
+    post_segment(st, "p", "p13", names, 1, "{\"n\":1}");
+    assert_int_equal(am_store_segments_each_at(st, "p", 5, 5, stamp, collect_segrow, &r), AM_OK);
+    assert_int_equal(r.n, 10);
+    am_store_tx *rw;
+    assert_int_equal(am_store_tx_begin(st, &rw), AM_OK);
+    assert_int_equal(am_store_tx_history_clear(rw, "p"), AM_OK);
+    assert_int_equal(am_store_tx_commit(rw), AM_OK);
+    assert_int_equal(am_store_segments_each_at(st, "p", 10, 5, stamp, collect_segrow, &r),
+                     AM_ERR_CONFLICT);
+    assert_int_equal(r.n, 10); /* no rows of the rewritten log */
+
     totrows t = {.n = 0, .st = st};
     assert_int_equal(am_store_totals_each(st, "r", collect_totals, &t), AM_OK);
     assert_int_equal(t.n, 2);
@@ -541,6 +566,7 @@ static void test_reads(void **state)
 
     /* Deleting the session removes everything that belongs to it. */
     assert_int_equal(am_store_session_delete(st, "r"), AM_OK);
+    assert_int_equal(am_store_session_delete(st, "p"), AM_OK);
     am_store_close(st);
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments"), 0);
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab"), 0);
