@@ -895,21 +895,34 @@ out:
  * for; when not (a delete + re-create, a glossary change, a concurrent
  * writer of another runtime), the POST is scored again from the start, so
  * a segment always lands scored by the session that holds it. */
-int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, char **result,
-                   int *status, am_fail *f)
+/* One attempt of a segment write (am_post_once, am_replace_once). */
+typedef int (*am_write_once_fn)(am_server *srv, const char *session, const am_seg_req *req,
+                                char **result, int *status, am_fail *f, int *retry, am_budget *bud);
+
+/* Runs once until it succeeds or says no retry can help, at most
+ * AM_WRITE_TRIES times, under one CPU budget for all attempts; f holds the
+ * last attempt's failure. */
+static int am_write_with_retries(am_server *srv, const char *session, const am_seg_req *req,
+                                 char **result, int *status, am_fail *f, am_write_once_fn once)
 {
     int rc = AM_OK;
-    am_budget bud; /* one budget for all attempts */
+    am_budget bud;
     am_budget_start(&bud, srv);
     for (int attempt = 0; attempt < AM_WRITE_TRIES; attempt++) {
         int retry = 0;
         am_fail_cleanup(f);
         am_fail_init(f);
-        rc = am_post_once(srv, session, req, result, status, f, &retry, &bud);
+        rc = once(srv, session, req, result, status, f, &retry, &bud);
         if (rc == AM_OK || !retry)
             break;
     }
     return rc;
+}
+
+int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, char **result,
+                   int *status, am_fail *f)
+{
+    return am_write_with_retries(srv, session, req, result, status, f, am_post_once);
 }
 
 /* ---- replacement and replay ------------------------------------------------ */
@@ -1430,18 +1443,7 @@ out:
 int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
                       int *status, am_fail *f)
 {
-    int rc = AM_OK;
-    am_budget bud; /* one budget for all attempts */
-    am_budget_start(&bud, srv);
-    for (int attempt = 0; attempt < AM_WRITE_TRIES; attempt++) {
-        int retry = 0;
-        am_fail_cleanup(f);
-        am_fail_init(f);
-        rc = am_replace_once(srv, session, req, result, status, f, &retry, &bud);
-        if (rc == AM_OK || !retry)
-            break;
-    }
-    return rc;
+    return am_write_with_retries(srv, session, req, result, status, f, am_replace_once);
 }
 
 /* ---- metrics and check ------------------------------------------------------ */
