@@ -1015,6 +1015,12 @@ static int am_vscorer_get(am_server *srv, am_store_tx *tx, const char *session, 
     char *entries = NULL;
     if (rc == AM_OK)
         rc = am_store_tx_glossary_version(tx, session, version, &entries);
+    if (rc == AM_ERR_NOTFOUND && !vs->have_row) {
+        /* the session row (read outside the snapshot) is gone: deleted
+         * while the replay read its log; its segment is gone with it */
+        free(entries);
+        return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+    }
     if (rc != AM_OK) {
         free(entries);
         return am_failf(f, 500, "internal", "Replay failed", NULL,

@@ -269,6 +269,7 @@ struct am_store {
     enum am_durability durability;
     int schema_version;
     am_conn w; /* writer; w.mu is recursive */
+    atomic_int w_waiting; /* threads blocked in am_w_lock (see am_w_handoff) */
     int in_tx; /* guarded by w.mu: a write transaction is open */
     int nested; /* guarded by w.mu: depth of nested writes inside it */
     am_store_tx tx; /* the open transaction (one at a time) */
@@ -581,7 +582,22 @@ static int am_sid(am_store *st, am_conn *c, const char *id, int64_t *sid)
  * the caller's own open transaction). */
 static void am_w_lock(am_store *st)
 {
+    atomic_fetch_add(&st->w_waiting, 1);
     pthread_mutex_lock(&st->w.mu);
+    atomic_fetch_sub(&st->w_waiting, 1);
+}
+
+/* Between the steps of a long chunked write (vocabulary upload and drop):
+ * the writer mutex is not fair, and a thread that unlocks and locks again
+ * at once usually wins it back, so other writers (the group commit) could
+ * wait for the whole upload. Waits, at most about 10 ms, until the threads
+ * waiting for the writer have had it. Called with the writer unlocked. */
+static void am_w_handoff(am_store *st)
+{
+    for (int i = 0; i < 200 && atomic_load(&st->w_waiting) > 0; i++) {
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 static void am_w_unlock(am_store *st)
@@ -2271,6 +2287,7 @@ static int vocab_drop(am_store *st, int64_t vid)
         rc = am_w_end(st, rc);
         if (rc || !more)
             return rc;
+        am_w_handoff(st);
     }
 }
 
@@ -2354,6 +2371,7 @@ int am_store_vocabulary_put(am_store *st, const char *name, const char *const *w
         for (size_t k = i; k < n && k < i + AM_VOCAB_CHUNK && rc == AM_OK; k++)
             rc = am_exec(st, &st->w, AM_S_VOCABULARY_WORD, "iti", vid, words[k], counts[k]);
         rc = am_w_end(st, rc);
+        am_w_handoff(st);
     }
     /* the switch: the old one (if any) renamed away, the new one named */
     int64_t old = 0;
