@@ -56,20 +56,6 @@ static size_t node_line(const xmlNode *n, size_t line_off)
     return l > 0 ? (size_t)l + line_off : 0;
 }
 
-/* Next node after n in a pre-order walk of root's subtree (root excluded);
- * descends into n's children when descend is true. NULL at the end. */
-static xmlNode *walk_next(xmlNode *n, const xmlNode *root, int descend)
-{
-    if (descend && n->children && n->type == XML_ELEMENT_NODE)
-        return n->children;
-    while (n && n != root) {
-        if (n->next)
-            return n->next;
-        n = n->parent;
-    }
-    return NULL;
-}
-
 /* The value of attribute name of element n (ns_href NULL: no namespace),
  * found without DTD defaults; malloc'd via libxml2 (xmlFree) or NULL. */
 static xmlChar *attr_value(const xmlNode *n, const char *name, const char *ns_href)
@@ -169,7 +155,7 @@ static int container_forbidden(xmlNode *cont, am_buf *tmp)
                 descend = 0;
             }
         }
-        n = walk_next(n, cont, descend);
+        n = am_xmlsafe_walk(n, cont, descend);
     }
     return 0;
 }
@@ -233,7 +219,7 @@ static int do_entry(tbx_job *j, xmlNode *ce)
     j->rep->rows++;
     for (xmlNode *n = ce->children; n;) {
         if (!is_lang_sec(n)) {
-            n = walk_next(n, ce, !is_concept(n));
+            n = am_xmlsafe_walk(n, ce, !is_concept(n));
             continue;
         }
         char *lang = section_lang(n);
@@ -246,7 +232,7 @@ static int do_entry(tbx_job *j, xmlNode *ce)
         if (role) {
             for (xmlNode *t = n->children; t;) {
                 if (!elem_is(t, "term")) {
-                    t = walk_next(t, n, !is_lang_sec(t) && !is_concept(t));
+                    t = am_xmlsafe_walk(t, n, !is_lang_sec(t) && !is_concept(t));
                     continue;
                 }
                 node_text(t, &j->tmp);
@@ -277,10 +263,10 @@ static int do_entry(tbx_job *j, xmlNode *ce)
                         }
                     }
                 }
-                t = walk_next(t, n, 0);
+                t = am_xmlsafe_walk(t, n, 0);
             }
         }
-        n = walk_next(n, ce, 0);
+        n = am_xmlsafe_walk(n, ce, 0);
     }
     if (j->src.n == 0 || j->ok.n + j->bad.n == 0) {
         j->rep->skipped++;
@@ -323,7 +309,7 @@ static void pick_langs(xmlNode *root, char **src, char **tgt)
 {
     for (xmlNode *n = root->children; n && !(*src && *tgt);) {
         if (!is_lang_sec(n)) {
-            n = walk_next(n, root, 1);
+            n = am_xmlsafe_walk(n, root, 1);
             continue;
         }
         char *lang = section_lang(n);
@@ -335,7 +321,7 @@ static void pick_langs(xmlNode *root, char **src, char **tgt)
             else
                 free(lang);
         }
-        n = walk_next(n, root, 0);
+        n = am_xmlsafe_walk(n, root, 0);
     }
 }
 
@@ -454,9 +440,9 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
         if (is_concept(n)) {
             if ((rc = do_entry(&j, n)))
                 break;
-            n = walk_next(n, root, 0);
+            n = am_xmlsafe_walk(n, root, 0);
         } else {
-            n = walk_next(n, root, 1);
+            n = am_xmlsafe_walk(n, root, 1);
         }
     }
 

@@ -117,20 +117,6 @@ static xmlNode *xl_child(const xmlNode *n, const char *name)
     return NULL;
 }
 
-/* Next node after n in a pre-order walk of root's subtree (root excluded),
- * descending into n's children when descend is true; NULL at the end. */
-static xmlNode *xl_walk(xmlNode *n, const xmlNode *root, int descend)
-{
-    if (descend && n->children && n->type == XML_ELEMENT_NODE)
-        return n->children;
-    while (n && n != root) {
-        if (n->next)
-            return n->next;
-        n = n->parent;
-    }
-    return NULL;
-}
-
 /* Value of n's attribute with local name name: without a namespace when
  * any_ns is 0, in any namespace (prefixed or not) when 1, only in the xml:
  * namespace when 2. Borrowed text of the attribute's first text child, or
@@ -213,7 +199,7 @@ static xmlNode *xl_find_mrk(xmlNode *n, const char *mid)
 {
     if (!n)
         return NULL;
-    for (xmlNode *c = n->children; c; c = xl_walk(c, n, 1)) {
+    for (xmlNode *c = n->children; c; c = am_xmlsafe_walk(c, n, 1)) {
         if (xl_is(c, "mrk")) {
             const char *t = xl_attr(c, "mtype", 0), *m = xl_attr(c, "mid", 0);
             if (t && !strcmp(t, "seg") && m && !strcmp(m, mid))
@@ -315,7 +301,7 @@ static int xl_in_list(const char *v, const char *const *list, size_t n)
  * borrowed or NULL. */
 static const char *xl_sdl_conf(xmlNode *tu, const char *mid)
 {
-    for (xmlNode *c = tu->children; c; c = xl_walk(c, tu, 1)) {
+    for (xmlNode *c = tu->children; c; c = am_xmlsafe_walk(c, tu, 1)) {
         if (xl_is(c, "seg") && c->parent && xl_is(c->parent, "seg-defs")) {
             const char *id = xl_attr(c, "id", 0);
             if (!mid || (id && !strcmp(id, mid)))
@@ -357,7 +343,7 @@ static xmlNode *xl_phase(const xl_job *j, const char *name)
 {
     if (!j->header || !name)
         return NULL;
-    for (xmlNode *c = j->header->children; c; c = xl_walk(c, j->header, 1))
+    for (xmlNode *c = j->header->children; c; c = am_xmlsafe_walk(c, j->header, 1))
         if (xl_is(c, "phase")) {
             const char *pn = xl_attr(c, "phase-name", 0);
             if (pn && !strcmp(pn, name))
@@ -474,7 +460,7 @@ static int xl_unit12(xl_job *j, xmlNode *tu)
     xmlNode *segsrc = xl_child(tu, "seg-source");
     size_t nmrk = 0;
     if (segsrc)
-        for (xmlNode *c = segsrc->children; c; c = xl_walk(c, segsrc, 1))
+        for (xmlNode *c = segsrc->children; c; c = am_xmlsafe_walk(c, segsrc, 1))
             if (xl_is(c, "mrk") && xl_attr(c, "mtype", 0) &&
                 !strcmp(xl_attr(c, "mtype", 0), "seg") && xl_attr(c, "mid", 0))
                 nmrk++;
@@ -482,7 +468,7 @@ static int xl_unit12(xl_job *j, xmlNode *tu)
         return xl_seg12(j, tu, id, NULL, src, tgt, tgt, 1);
     am_buf sid;
     am_buf_init(&sid);
-    for (xmlNode *c = segsrc->children; c && rc == AM_OK; c = xl_walk(c, segsrc, 1)) {
+    for (xmlNode *c = segsrc->children; c && rc == AM_OK; c = am_xmlsafe_walk(c, segsrc, 1)) {
         if (!(xl_is(c, "mrk") && xl_attr(c, "mtype", 0) && !strcmp(xl_attr(c, "mtype", 0), "seg")))
             continue;
         const char *mid = xl_attr(c, "mid", 0);
@@ -677,17 +663,17 @@ int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_repo
                 out->source_lang = sl && *sl ? am_xstrdup(sl) : NULL;
                 out->target_lang = tl && *tl ? am_xstrdup(tl) : NULL;
             }
-            n = xl_walk(n, root, 1);
+            n = am_xmlsafe_walk(n, root, 1);
         } else if (out->version == 12 && xl_is(n, "trans-unit")) {
             rc = xl_unit12(&j, n);
-            n = xl_walk(n, root, 0);
+            n = am_xmlsafe_walk(n, root, 0);
         } else if (out->version == 20 && xl_is(n, "unit")) {
             rc = xl_unit20(&j, n);
-            n = xl_walk(n, root, 0);
+            n = am_xmlsafe_walk(n, root, 0);
         } else if (xl_is(n, "header") || xl_is(n, "notes")) {
-            n = xl_walk(n, root, 0);
+            n = am_xmlsafe_walk(n, root, 0);
         } else {
-            n = xl_walk(n, root, 1);
+            n = am_xmlsafe_walk(n, root, 1);
         }
     }
     am_buf_cleanup(&j.tmp);

@@ -124,3 +124,15 @@ int am_xmlsafe_read(const char *buf, size_t len, am_xmlsafe_state *st, xmlDocPtr
     *doc = d;
     return AM_OK;
 }
+
+xmlNode *am_xmlsafe_walk(xmlNode *n, const xmlNode *root, int descend)
+{
+    if (descend && n->children && n->type == XML_ELEMENT_NODE)
+        return n->children;
+    while (n && n != root) {
+        if (n->next)
+            return n->next;
+        n = n->parent;
+    }
+    return NULL;
+}

@@ -49,4 +49,9 @@ typedef struct am_xmlsafe_state {
  * context could be made. */
 int am_xmlsafe_read(const char *buf, size_t len, am_xmlsafe_state *st, xmlDocPtr *doc);
 
+/* Next node after n in a pre-order walk of root's subtree (root excluded),
+ * descending into n's children when descend is true (element nodes only);
+ * NULL at the end. No recursion, so a deep document costs no stack. */
+xmlNode *am_xmlsafe_walk(xmlNode *n, const xmlNode *root, int descend);
+
 #endif

@@ -89,6 +89,12 @@ char *am_api_gloss_json(const am_gloss *g);
  * limit), 422 invalid-utf8 for AM_ERR_UTF8 / AM_ERR_NUL, 422 invalid-value
  * otherwise. */
 int am_api_body_status(int rc, const char **slug);
+/* Answers a request body a parser rejected with rc: am_api_body_status's
+ * status and slug, the given title, the parser's message (borrowed; the
+ * error's text when empty or NULL) as detail, and a "line" member when
+ * line > 0. */
+void am_api_body_problem(am_req *req, am_resp *resp, int rc, const char *title, const char *msg,
+                         size_t line);
 /* Answers a failed am_ingest_* call with the problem in f (borrowed;
  * ingest.h): its status (500 when unset), slug, title and detail. */
 struct am_fail;

@@ -114,6 +114,16 @@ int am_api_body_status(int rc, const char **slug)
     return 422;
 }
 
+void am_api_body_problem(am_req *req, am_resp *resp, int rc, const char *title, const char *msg,
+                         size_t line)
+{
+    const char *slug;
+    int status = am_api_body_status(rc, &slug);
+    am_resp_problem(resp, req, status, slug, title, "%s", msg && *msg ? msg : am_strerror(rc));
+    if (line)
+        am_resp_problem_set(resp, "line", json_integer((json_int_t)line));
+}
+
 void am_api_fail(am_req *req, am_resp *resp, const am_fail *f)
 {
     am_resp_problem(resp, req, f->status ? f->status : 500, f->slug ? f->slug : "internal",

@@ -56,12 +56,7 @@ void am_api_glossary_put(am_req *req, am_resp *resp)
         rc = am_gloss_parse(req->body, req->body_len, (enum am_gloss_format)fmt, &lim, &g, &rep);
     }
     if (rc != AM_OK) {
-        const char *slug;
-        int status = am_api_body_status(rc, &slug);
-        am_resp_problem(resp, req, status, slug, "Invalid glossary", "%s",
-                        rep.msg[0] ? rep.msg : am_strerror(rc));
-        if (rep.line)
-            am_resp_problem_set(resp, "line", json_integer((json_int_t)rep.line));
+        am_api_body_problem(req, resp, rc, "Invalid glossary", rep.msg, rep.line);
         am_gloss_cleanup(&g);
         am_store_session_clear(&row);
         return;

@@ -56,12 +56,7 @@ void am_api_import(am_req *req, am_resp *resp)
     am_xliff_report rep;
     int rc = am_xliff_parse(req->body, req->body_len, &doc, &rep);
     if (rc != AM_OK) {
-        const char *slug;
-        int status = am_api_body_status(rc, &slug);
-        am_resp_problem(resp, req, status, slug, "Invalid XLIFF", "%s",
-                        rep.msg[0] ? rep.msg : am_strerror(rc));
-        if (rep.line)
-            am_resp_problem_set(resp, "line", json_integer((json_int_t)rep.line));
+        am_api_body_problem(req, resp, rc, "Invalid XLIFF", rep.msg, rep.line);
         am_xliff_free(&doc);
         return;
     }
