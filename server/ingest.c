@@ -1183,6 +1183,7 @@ typedef struct am_redo_job {
     int64_t now;
     const am_redo *redo;
     const am_mem *mem;
+    int64_t gen; /* the staged results' generation (am_store_results_stage) */
 } am_redo_job;
 
 static int redo_exec(am_store_tx *tx, const am_redo_job *j)
@@ -1213,13 +1214,35 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
         rc = am_store_tx_totals_put(tx, j->session, j->mem->sys[k], txt);
         free(txt);
     }
+    /* the later results were staged: they become visible with this commit */
     for (size_t k = 0; k < r->nres && rc == AM_OK; k++)
-        rc = r->res_seq[k] == j->seq
-                 ? am_store_tx_segment_update(tx, j->session, r->res_seq[k], j->hash,
-                                              j->req->canonical, r->res[k], j->now)
-                 : am_store_tx_segment_update(tx, j->session, r->res_seq[k], NULL, NULL, r->res[k],
-                                              j->now);
+        if (r->res_seq[k] == j->seq)
+            rc = am_store_tx_segment_update(tx, j->session, r->res_seq[k], j->hash,
+                                            j->req->canonical, r->res[k], j->now);
+    if (rc == AM_OK)
+        rc = am_store_tx_results_switch(tx, j->session, j->gen);
     return rc;
+}
+
+/* Stages the new results of the segments after the replaced one (all of
+ * redo's results but seq's own), first settling what an earlier
+ * interrupted replay left; *gen gets their generation. */
+static int redo_stage(am_store *store, const char *session, int64_t seq, am_redo *r, int64_t *gen)
+{
+    int rc = am_store_results_settle(store, session);
+    size_t n = 0;
+    for (size_t k = 0; k < r->nres; k++) /* keep the others' order, seq's own last */
+        if (r->res_seq[k] != seq) {
+            int64_t sq = r->res_seq[k];
+            char *t = r->res[k];
+            r->res_seq[k] = r->res_seq[n];
+            r->res[k] = r->res[n];
+            r->res_seq[n] = sq;
+            r->res[n++] = t;
+        }
+    if (rc == AM_OK)
+        rc = am_store_results_stage(store, session, gen, n, r->res_seq, r->res);
+    return rc == AM_ERR_NOTFOUND ? AM_ERR_CONFLICT : rc; /* deleted meanwhile: retry */
 }
 
 /* The content words the stored (old) body of the replaced segment put into
@@ -1397,10 +1420,15 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         }
     }
     int64_t t_scored = mono_ns();
+    int64_t t_staged = t_scored;
     if (rc == AM_OK) {
-        am_redo_job job = {session, st.version, st.incarnation, seq, req, hash, now, &redo, &mem};
+        am_redo_job job = {session, st.version, st.incarnation, seq,  req,
+                           hash,    now,        &redo,          &mem, 0};
         am_store_tx *tx = NULL;
-        rc = am_store_tx_begin(srv->store, &tx);
+        rc = redo_stage(srv->store, session, seq, &redo, &job.gen);
+        t_staged = mono_ns();
+        if (rc == AM_OK)
+            rc = am_store_tx_begin(srv->store, &tx);
         if (rc == AM_OK) {
             rc = redo_exec(tx, &job);
             if (rc == AM_OK)
@@ -1408,10 +1436,17 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
             else
                 am_store_tx_rollback(tx);
         }
+        /* fold the staged results in, a chunk at a time (invisible to
+         * readers); a failure leaves them staged and current, settled by
+         * the next rewrite or at open */
+        if (rc == AM_OK && am_store_results_settle(srv->store, session) != AM_OK)
+            am_log_at(&srv->log, AM_LOG_WARN, NULL,
+                      "replay of %s: folding the staged results failed; they stay staged", session);
         am_log_at(&srv->log, AM_LOG_DEBUG, NULL,
-                  "replay of %zu segments of %s: scored in %.0f ms, written in %.0f ms", rows.n,
-                  session, (double)(t_scored - t_start) / 1e6,
-                  (double)(mono_ns() - t_scored) / 1e6);
+                  "replay of %zu segments of %s: scored in %.0f ms, staged in %.0f ms, "
+                  "switched and folded in %.0f ms",
+                  rows.n, session, (double)(t_scored - t_start) / 1e6,
+                  (double)(t_staged - t_scored) / 1e6, (double)(mono_ns() - t_staged) / 1e6);
         if (rc == AM_ERR_CONFLICT) {
             *retry = 1;
             am_failf(f, 503, "unavailable", "Session changed", NULL,

@@ -115,6 +115,14 @@
     "AND g.version = sessions.glossary_version), glossary_version, created_at, "                   \
     "updated_at, segments, version, incarnation"
 
+/* A segment's result: its row at the session's current result generation
+ * in segment_results when there is one, else segments.result (schema/006).
+ * Used with the segments table aliased s and ?1 = sid. */
+#define AM_RESULT_COL "coalesce(r.result, s.result)"
+#define AM_RESULT_JOIN                                                                             \
+    " FROM segments s LEFT JOIN segment_results r ON r.sid = s.sid AND r.seq = s.seq AND r.gen = " \
+    "(SELECT result_gen FROM sessions WHERE sid = ?1) "
+
 /* X(name, sql): every statement store.c runs after open. */
 #define AM_STMTS(X)                                                                                \
     X(BEGIN_IMM, "BEGIN IMMEDIATE")                                                                \
@@ -156,7 +164,8 @@
     X(SESSION_BUMP, "UPDATE sessions SET version = version + 1, rewrites = rewrites + 1 "          \
                     "WHERE sid = ?1")                                                              \
     X(SESSION_STAMP, "SELECT incarnation, rewrites FROM sessions WHERE sid = ?1")                  \
-    X(SEG_FIND, "SELECT seq, body_hash, result FROM segments WHERE sid = ?1 AND client_id = ?2")   \
+    X(SEG_FIND, "SELECT s.seq, s.body_hash, " AM_RESULT_COL AM_RESULT_JOIN                         \
+                "WHERE s.sid = ?1 AND s.client_id = ?2")                                           \
     X(SEG_INSERT, "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "        \
                   "created_at, updated_at, glossary_version) "                                     \
                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)")                                   \
@@ -168,10 +177,28 @@
     X(SEG_WALK, "SELECT seq, client_id, request, glossary_version FROM segments "                  \
                 "WHERE sid = ?1 AND seq >= ?2 "                                                    \
                 "ORDER BY seq")                                                                    \
-    X(SEG_EACH, "SELECT seq, client_id, request, result, created_at FROM segments "                \
-                "WHERE sid = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")                               \
-    X(SEG_GET, "SELECT seq, request, result FROM segments WHERE sid = ?1 AND client_id = ?2")      \
-    X(SEG_RESULT, "SELECT client_id, result FROM segments WHERE sid = ?1 AND seq = ?2")            \
+    X(SEG_EACH,                                                                                    \
+      "SELECT s.seq, s.client_id, s.request, " AM_RESULT_COL ", s.created_at" AM_RESULT_JOIN       \
+      "WHERE s.sid = ?1 AND s.seq > ?2 ORDER BY s.seq LIMIT ?3")                                   \
+    X(SEG_GET, "SELECT s.seq, s.request, " AM_RESULT_COL AM_RESULT_JOIN                            \
+               "WHERE s.sid = ?1 AND s.client_id = ?2")                                            \
+    X(SEG_RESULT,                                                                                  \
+      "SELECT s.client_id, " AM_RESULT_COL AM_RESULT_JOIN "WHERE s.sid = ?1 AND s.seq = ?2")       \
+    X(RESULT_GEN, "SELECT result_gen FROM sessions WHERE sid = ?1")                                \
+    X(RESULT_STAGE, "INSERT INTO segment_results (sid, gen, seq, result) VALUES (?1, ?2, ?3, ?4)") \
+    X(RESULT_SWITCH, "UPDATE sessions SET result_gen = ?2 WHERE sid = ?1")                         \
+    X(RESULT_FOLD_HI, "SELECT max(seq) FROM (SELECT seq FROM segment_results "                     \
+                      "WHERE sid = ?1 AND gen = ?2 ORDER BY seq LIMIT ?3)")                        \
+    X(RESULT_FOLD, "UPDATE segments SET result = (SELECT r.result FROM segment_results r "         \
+                   "WHERE r.sid = ?1 AND r.gen = ?2 AND r.seq = segments.seq) "                    \
+                   "WHERE sid = ?1 AND seq IN (SELECT seq FROM segment_results "                   \
+                   "WHERE sid = ?1 AND gen = ?2 AND seq <= ?3)")                                   \
+    X(RESULT_FOLD_DEL, "DELETE FROM segment_results WHERE sid = ?1 AND gen = ?2 AND seq <= ?3")    \
+    X(RESULT_STALE_DEL, "DELETE FROM segment_results WHERE rowid IN (SELECT rowid FROM "           \
+                        "segment_results WHERE sid = ?1 AND gen <> ?2 LIMIT ?3)")                  \
+    X(RESULT_CLEAR, "DELETE FROM segment_results WHERE sid = ?1")                                  \
+    X(RESULT_PENDING, "SELECT DISTINCT s.id FROM segment_results r JOIN sessions s "               \
+                      "ON s.sid = r.sid")                                                          \
     X(SEG_GLOSSARY_CHANGES,                                                                        \
       "WITH RECURSIVE v(version) AS (SELECT min(glossary_version) FROM segments WHERE sid = ?1 "   \
       "UNION ALL SELECT (SELECT min(glossary_version) FROM segments WHERE sid = ?1 "               \
@@ -270,6 +297,8 @@ struct am_store {
     int schema_version;
     am_conn w; /* writer; w.mu is recursive */
     atomic_int w_waiting; /* threads blocked in am_w_lock (see am_w_handoff) */
+    int64_t w_changes0; /* guarded by w.mu: total changes when the open write began */
+    atomic_llong w_rows_max; /* most rows one write transaction changed */
     int in_tx; /* guarded by w.mu: a write transaction is open */
     int nested; /* guarded by w.mu: depth of nested writes inside it */
     am_store_tx tx; /* the open transaction (one at a time) */
@@ -445,11 +474,25 @@ static int am_exec(am_store *st, am_conn *c, enum am_stmt_id id, const char *fmt
     va_end(ap);
     if (rc)
         return rc;
+    if (c == &st->w && id == AM_S_BEGIN_IMM)
+        st->w_changes0 = sqlite3_total_changes64(c->db);
     rc = am_q_step(st, &q);
     if (rc > 0)
         rc = AM_OK;
     am_q_close(&q);
+    if (c == &st->w && id == AM_S_COMMIT && rc == AM_OK) {
+        /* how long a write holds the writer grows with the rows it changes */
+        long long n = (long long)(sqlite3_total_changes64(c->db) - st->w_changes0);
+        long long m = atomic_load(&st->w_rows_max);
+        while (n > m && !atomic_compare_exchange_weak(&st->w_rows_max, &m, n))
+            ;
+    }
     return rc;
+}
+
+int64_t am_store_write_rows_max(am_store *st)
+{
+    return (int64_t)atomic_load(&st->w_rows_max);
 }
 
 static char *am_col_str(sqlite3_stmt *s, int i)
@@ -916,6 +959,7 @@ static void am_store_free(am_store *st)
 }
 
 static int vocab_cleanup(am_store *st);
+static int results_settle_all(am_store *st);
 
 int am_store_open_ex(const char *path, enum am_durability durability,
                      const struct am_embedded_file *migrations, size_t n, am_store **out,
@@ -979,6 +1023,10 @@ int am_store_open_ex(const char *path, enum am_durability durability,
         rc = am_migrate(st, migrations, n, err);
     if (rc == AM_OK && vocab_cleanup(st) != AM_OK) {
         am_buf_printf(err, "deleting unfinished background vocabularies failed");
+        rc = AM_ERR_IO;
+    }
+    if (rc == AM_OK && results_settle_all(st) != AM_OK) {
+        am_buf_printf(err, "settling the staged results of an interrupted replay failed");
         rc = AM_ERR_IO;
     }
     if (rc == AM_OK && !st->memory)
@@ -1762,6 +1810,8 @@ int am_store_tx_history_clear(am_store_tx *tx, const char *session)
         rc = am_exec(tx->st, tx->c, AM_S_TOTALS_CLEAR, "i", sid);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_CHOICE_CLEAR, "i", sid);
+    if (rc == AM_OK) /* every result is rewritten into segments.result */
+        rc = am_exec(tx->st, tx->c, AM_S_RESULT_CLEAR, "i", sid);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SESSION_BUMP, "i", sid);
     return rc;
@@ -2251,6 +2301,134 @@ int am_store_word_history(am_store *st, const char *session, const char *word, i
             rc = r;
     }
     free(v);
+    return rc;
+}
+
+/* ---- staged results (schema/006) ----------------------------------------- */
+
+#define AM_RESULT_CHUNK 128 /* rows per short write transaction */
+
+/* The session's sid and current result generation, on the writer (locked
+ * by the caller). */
+static int result_gen(am_store *st, const char *session, int64_t *sid, int64_t *gen)
+{
+    int rc = am_sid(st, &st->w, session, sid);
+    if (rc)
+        return rc;
+    am_q q;
+    rc = am_q_open(st, &st->w, AM_S_RESULT_GEN, &q, "i", *sid);
+    if (rc)
+        return rc;
+    rc = am_q_step(st, &q);
+    *gen = rc > 0 ? sqlite3_column_int64(q.s, 0) : 0;
+    rc = rc > 0 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
+    am_q_close(&q);
+    return rc;
+}
+
+/* One chunk of am_store_results_settle: folds up to AM_RESULT_CHUNK rows of
+ * the current generation into segments.result, else deletes up to that many
+ * rows of other generations. *more = 0 when nothing was left. */
+static int results_settle_chunk(am_store *st, const char *session, int *more)
+{
+    int64_t sid, gen, hi = 0;
+    *more = 0;
+    int rc = result_gen(st, session, &sid, &gen);
+    if (rc)
+        return rc;
+    am_q q;
+    rc = am_q_open(st, &st->w, AM_S_RESULT_FOLD_HI, &q, "iii", sid, gen, (int64_t)AM_RESULT_CHUNK);
+    if (rc)
+        return rc;
+    rc = am_q_step(st, &q);
+    int have = rc > 0 && sqlite3_column_type(q.s, 0) != SQLITE_NULL;
+    if (have)
+        hi = sqlite3_column_int64(q.s, 0);
+    rc = rc < 0 ? rc : AM_OK;
+    am_q_close(&q);
+    if (rc == AM_OK && have) {
+        rc = am_exec(st, &st->w, AM_S_RESULT_FOLD, "iii", sid, gen, hi);
+        if (rc == AM_OK)
+            rc = am_exec(st, &st->w, AM_S_RESULT_FOLD_DEL, "iii", sid, gen, hi);
+        *more = 1;
+    } else if (rc == AM_OK) {
+        rc = am_exec(st, &st->w, AM_S_RESULT_STALE_DEL, "iii", sid, gen, (int64_t)AM_RESULT_CHUNK);
+        *more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
+    }
+    return rc;
+}
+
+int am_store_results_settle(am_store *st, const char *session)
+{
+    for (;;) {
+        int more = 0;
+        int rc = am_w_begin(st);
+        if (rc)
+            return rc;
+        rc = am_w_end(st, results_settle_chunk(st, session, &more));
+        if (rc || !more)
+            return rc;
+        am_w_handoff(st);
+    }
+}
+
+int am_store_results_stage(am_store *st, const char *session, int64_t *gen, size_t n,
+                           const int64_t *seq, char *const *result)
+{
+    int64_t sid, cur;
+    int rc = am_w_begin(st);
+    if (rc)
+        return rc;
+    rc = am_w_end(st, result_gen(st, session, &sid, &cur));
+    if (rc)
+        return rc;
+    *gen = cur + 1;
+    for (size_t i = 0; i < n;) {
+        am_w_handoff(st);
+        rc = am_w_begin(st);
+        if (rc)
+            return rc;
+        for (size_t k = 0; k < AM_RESULT_CHUNK && i < n && rc == AM_OK; k++, i++)
+            rc = am_exec(st, &st->w, AM_S_RESULT_STAGE, "iiit", sid, *gen, seq[i], result[i]);
+        rc = am_w_end(st, rc);
+        if (rc)
+            return rc;
+    }
+    return AM_OK;
+}
+
+int am_store_tx_results_switch(am_store_tx *tx, const char *session, int64_t gen)
+{
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_RESULT_SWITCH, "ii", sid, gen);
+    return rc;
+}
+
+/* Settles every session with staged rows (left by an interrupted replay),
+ * at open. */
+static int results_settle_all(am_store *st)
+{
+    am_buf ids;
+    am_buf_init(&ids);
+    size_t n = 0;
+    am_q q;
+    am_w_lock(st);
+    int rc = am_q_open(st, &st->w, AM_S_RESULT_PENDING, &q, "");
+    if (rc == AM_OK) {
+        while ((rc = am_q_step(st, &q)) > 0) {
+            const char *id = (const char *)sqlite3_column_text(q.s, 0);
+            am_buf_append(&ids, id, strlen(id) + 1);
+            n++;
+        }
+        am_q_close(&q);
+    }
+    am_w_unlock(st);
+    const char *id = ids.len ? am_buf_str(&ids) : "";
+    for (size_t i = 0; i < n && rc == AM_OK; i++, id += strlen(id) + 1)
+        rc = am_store_results_settle(st, id);
+    am_buf_cleanup(&ids);
     return rc;
 }
 

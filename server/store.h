@@ -63,6 +63,9 @@ int am_store_schema_version(am_store *st);
 int64_t am_store_size_bytes(am_store *st);
 /* Runs a cheap query ("SELECT 1"); AM_OK when the database answers. */
 int am_store_ping(am_store *st);
+/* The most rows one committed write transaction changed since open (every
+ * write holds the single writer for a time that grows with it; /metrics). */
+int64_t am_store_write_rows_max(am_store *st);
 
 /* ---- sessions ------------------------------------------------------------ */
 typedef struct am_store_session {
@@ -176,6 +179,22 @@ int am_store_tx_segment_insert_gv(am_store_tx *tx, const char *session, int64_t 
 int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq,
                                const char *body_hash, const char *request_json,
                                const char *result_json, int64_t now_ms);
+/* Staged results (schema/006): a replay that rewrites many stored results
+ * writes them with am_store_results_stage, outside its write transaction,
+ * AM_RESULT_CHUNK rows per short transaction with the writer handed over
+ * between chunks; stage sets *gen to the generation they were written as
+ * (the current one + 1). They are invisible until the replay's write
+ * transaction calls am_store_tx_results_switch(gen); every read of a
+ * result then sees the staged ones. am_store_results_settle then folds
+ * them into the segments, chunk by chunk (invisible to readers), and
+ * deletes rows of other generations (left by an interrupted replay; run
+ * first too, so a stage starts clean). Staged rows left by a crash are
+ * settled at open. The caller holds the session's lock throughout, so no
+ * other rewrite of the session interleaves. */
+int am_store_results_stage(am_store *st, const char *session, int64_t *gen, size_t n,
+                           const int64_t *seq, char *const *result);
+int am_store_tx_results_switch(am_store_tx *tx, const char *session, int64_t gen);
+int am_store_results_settle(am_store *st, const char *session);
 /* Iterates the session's segments with seq >= from in seq order, calling
  * fn(ctx, seq, client_id, request_json); a non-zero return stops the walk
  * and is returned. */

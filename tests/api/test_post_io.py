@@ -145,6 +145,8 @@ def test_schema3_database_keeps_its_glossary():
                "g.sid = sessions.sid AND g.version = sessions.glossary_version) WHERE id = 'io-old'")
     db.execute("DELETE FROM glossaries WHERE sid = (SELECT sid FROM sessions WHERE id = 'io-old')")
     db.execute("ALTER TABLE sessions DROP COLUMN rewrites")  # 005
+    db.execute("DROP TABLE segment_results")  # 006
+    db.execute("ALTER TABLE sessions DROP COLUMN result_gen")  # 006
     db.execute("DELETE FROM schema_migrations WHERE version >= 4")
     db.commit()
     db.close()

@@ -346,6 +346,7 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
             ALTER TABLE segments DROP COLUMN glossary_version;
             ALTER TABLE sessions DROP COLUMN incarnation;
             ALTER TABLE sessions DROP COLUMN rewrites;  -- 005
+            DROP TABLE segment_results; ALTER TABLE sessions DROP COLUMN result_gen;  -- 006
             DELETE FROM schema_migrations WHERE version >= 2;""")
         con.commit()
         con.close()
