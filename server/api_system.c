@@ -52,12 +52,12 @@ void am_api_prometheus(am_req *req, am_resp *resp)
     am_metrics_render(srv->metrics, &out, sessions, am_store_size_bytes(srv->store),
                       (double)(am_now_ms() - srv->started_ms) / 1000.0);
     am_buf_printf(&out,
-                  "# HELP adaptmon_store_write_rows_max The most rows one write transaction "
-                  "changed since start (a write holds the single writer for a time that grows "
-                  "with it).\n"
-                  "# TYPE adaptmon_store_write_rows_max gauge\n"
-                  "adaptmon_store_write_rows_max %lld\n",
-                  (long long)am_store_write_rows_max(srv->store));
+                  "# HELP adaptmon_store_write_pages_max The most database pages one write "
+                  "transaction wrote since start (a write holds the single writer for a time "
+                  "that grows with it).\n"
+                  "# TYPE adaptmon_store_write_pages_max gauge\n"
+                  "adaptmon_store_write_pages_max %lld\n",
+                  (long long)am_store_write_pages_max(srv->store));
     size_t n = out.len;
     am_resp_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", am_buf_detach(&out), n);
 }

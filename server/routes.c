@@ -16,7 +16,7 @@ static const am_route am_route_table[] = {
     {"POST", "/v1/sessions", am_api_session_create, AM_AUTH_WRITE, 0},
     {"GET", "/v1/sessions", am_api_session_list, AM_AUTH_READ, 0},
     {"GET", "/v1/sessions/{id}", am_api_session_get, AM_AUTH_READ, 0},
-    {"DELETE", "/v1/sessions/{id}", am_api_session_delete, AM_AUTH_WRITE, 0},
+    {"DELETE", "/v1/sessions/{id}", am_api_session_delete, AM_AUTH_WRITE, 1},
 
     {"PUT", "/v1/sessions/{id}/glossary", am_api_glossary_put, AM_AUTH_WRITE, 1},
     {"GET", "/v1/sessions/{id}/glossary", am_api_glossary_get, AM_AUTH_READ, 0},

@@ -63,9 +63,10 @@ int am_store_schema_version(am_store *st);
 int64_t am_store_size_bytes(am_store *st);
 /* Runs a cheap query ("SELECT 1"); AM_OK when the database answers. */
 int am_store_ping(am_store *st);
-/* The most rows one committed write transaction changed since open (every
- * write holds the single writer for a time that grows with it; /metrics). */
-int64_t am_store_write_rows_max(am_store *st);
+/* The most database pages one committed write transaction wrote since
+ * open (every write holds the single writer for a time that grows with
+ * it; /metrics). */
+int64_t am_store_write_pages_max(am_store *st);
 
 /* ---- sessions ------------------------------------------------------------ */
 typedef struct am_store_session {
