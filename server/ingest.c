@@ -512,13 +512,42 @@ static int am_post_job(am_store_tx *tx, void *ctx)
 }
 
 /* A replay's history in memory (am_ingest_replace): occ per word and the
- * running totals per system, as the store would hold them. */
+ * running totals per system, as the store would hold them. With base set
+ * (a batch, am_ingest_batch), hist and tot hold only what the batch's
+ * uncommitted items added on top of the store read through base: occ is
+ * the store's plus hist's, and an entry not in tot is read from the store. */
 typedef struct am_mem {
     am_vocab *hist; /* word -> occ (owned) */
-    size_t n;
-    char *sys[AM_PLAN_MAX]; /* owned names (systems and pair entries) */
-    am_totals *tot; /* [AM_PLAN_MAX], owned (too large for a thread's stack) */
+    size_t n, cap;
+    char **sys; /* [cap] owned names (systems, pair and translator entries) */
+    am_totals *tot; /* [cap], owned (too large for a thread's stack) */
+    am_store_tx *base; /* borrowed read transaction, or NULL */
+    const char *session; /* borrowed, with base */
 } am_mem;
+
+/* An empty history (mem_cleanup frees it). */
+static void mem_init(am_mem *m)
+{
+    memset(m, 0, sizeof *m);
+    m->hist = am_vocab_new();
+    m->cap = AM_PLAN_MAX;
+    m->sys = am_xcalloc(m->cap, sizeof *m->sys);
+    m->tot = am_xcalloc(m->cap, sizeof *m->tot);
+}
+
+/* The occ of word: the store's (through m->base) plus the batch's. */
+static int mem_overlay_lookup(void *ctx, const char *word, int64_t *occ)
+{
+    const am_mem *m = ctx;
+    int64_t stored = 0, added = 0;
+    int rc = am_store_tx_vocab_get(m->base, m->session, word, &stored);
+    if (rc != AM_OK)
+        return rc;
+    if (!am_vocab_get(m->hist, word, &added))
+        added = 0;
+    *occ = stored + added;
+    return AM_OK;
+}
 
 /* The totals of system in mem (borrowed), or NULL when it has none. */
 static am_totals *mem_totals(am_mem *m, const char *system)
@@ -553,8 +582,9 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
                        .max_term_occurrences = (size_t)srv->cfg.max_term_occurrences};
     am_seg_result res;
     const char *field = NULL;
-    int rc = mem ? am_score_segment(sc, ws, &in, am_recall_vocab_lookup, mem->hist, &res, &field)
-                 : am_score_segment(sc, ws, &in, am_tx_lookup, &lc, &res, &field);
+    int rc = mem && mem->base ? am_score_segment(sc, ws, &in, mem_overlay_lookup, mem, &res, &field)
+             : mem ? am_score_segment(sc, ws, &in, am_recall_vocab_lookup, mem->hist, &res, &field)
+                   : am_score_segment(sc, ws, &in, am_tx_lookup, &lc, &res, &field);
     if (rc != AM_OK) {
         am_score_ws_set_cancel(ws, NULL);
         am_wspool_put(srv->wspool, ws);
@@ -621,7 +651,8 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         am_totals t;
         char *raw = NULL;
         const am_totals *mt = mem ? mem_totals(mem, ent[k]) : NULL;
-        int g = mem ? (mt ? AM_OK : AM_ERR_NOTFOUND)
+        int g = mt                  ? AM_OK
+                : mem && !mem->base ? AM_ERR_NOTFOUND
                 : cached && am_sess_tot_get(sess, ent[k], seq - 1, &t)
                     ? AM_OK
                     : am_store_tx_totals_get(rtx, session, ent[k], &raw);
@@ -1063,6 +1094,11 @@ static void mem_apply(am_mem *m, const am_plan *p)
     for (size_t k = 0; k < p->nsys; k++) {
         am_totals *t = mem_totals(m, p->sys[k]);
         if (!t) {
+            if (m->n == m->cap) {
+                m->cap *= 2;
+                m->sys = am_xrealloc(m->sys, m->cap * sizeof *m->sys);
+                m->tot = am_xrealloc(m->tot, m->cap * sizeof *m->tot);
+            }
             m->sys[m->n] = am_xstrdup(p->sys[k]);
             t = &m->tot[m->n++];
         }
@@ -1076,6 +1112,7 @@ static void mem_cleanup(am_mem *m)
     am_vocab_free(m->hist);
     for (size_t i = 0; i < m->n; i++)
         free(m->sys[i]);
+    free(m->sys);
 }
 
 /* What a replay writes, computed outside the write lock: the replaced
@@ -1322,9 +1359,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     am_redo redo;
     redo_init(&redo);
     am_mem mem;
-    memset(&mem, 0, sizeof mem);
-    mem.hist = am_vocab_new();
-    mem.tot = am_xcalloc(AM_PLAN_MAX, sizeof *mem.tot);
+    mem_init(&mem);
     json_t *last_res = NULL;
     am_store_tx *rtx = NULL;
     int64_t seq = 0;
@@ -1552,6 +1587,239 @@ int am_ingest_delete(am_server *srv, const char *session, const char *id, int *s
     int rc = am_write_with_retries(srv, session, &del, &result, status, f, am_delete_once);
     free(result);
     return rc;
+}
+
+/* ---- batches --------------------------------------------------------------- */
+
+/* Items scored per group-commit job of a batch: one job holds the write
+ * lock while it writes its segments, so a long batch commits in bounded
+ * steps and other sessions' writes get the lock in between. */
+#define AM_BATCH_CHUNK 500
+
+/* The group-commit job of a batch chunk: the plans in order, all or none
+ * (the job's savepoint). */
+typedef struct am_batch_job {
+    am_plan *plans;
+    size_t n;
+    int stale;
+} am_batch_job;
+
+static int am_batch_job_run(am_store_tx *tx, void *ctx)
+{
+    am_batch_job *j = ctx;
+    int rc = AM_OK;
+    for (size_t i = 0; i < j->n && rc == AM_OK; i++) {
+        rc = am_post_job(tx, &j->plans[i]);
+        j->stale |= j->plans[i].stale;
+    }
+    return rc;
+}
+
+/* The first item of reqs (an id seen before) as a re-post: 200 with the
+ * stored result when the body is the same, else a 409. */
+static int batch_known(am_server *srv, const char *session, const am_seg_req *req,
+                       am_batch_item *it, int *retry)
+{
+    int64_t seq;
+    char *rq = NULL, *rs = NULL;
+    int rc = am_store_segment_get(srv->store, session, req->id, &seq, &rq, &rs);
+    if (rc == AM_OK && !strcmp(rq, req->canonical)) {
+        it->status = 200;
+        it->result = rs;
+        rs = NULL;
+    } else if (rc == AM_OK) {
+        rc = AM_ERR_CONFLICT;
+        am_failf(&it->fail, 409, "conflict", "Segment exists with another body", "id",
+                 "segment '%s' was posted before with a different body; PUT "
+                 "/v1/sessions/%s/segments/%s replaces it",
+                 req->id, session, req->id);
+    } else if (rc == AM_ERR_NOTFOUND) {
+        *retry = 1; /* deleted meanwhile */
+        am_failf(&it->fail, 503, "unavailable", "Session changed", NULL,
+                 "the session changed while the batch was scored; retry");
+    } else {
+        am_failf(&it->fail, 500, "internal", "Storage error", NULL,
+                 "reading the stored segment failed");
+    }
+    free(rq);
+    free(rs);
+    return rc;
+}
+
+/* One attempt at the next chunk of a batch (reqs[0..n)): the items are
+ * scored in order on one read snapshot under the session's lock, each
+ * seeing the earlier ones through an in-memory overlay (am_mem with base),
+ * then written by one group-commit job. *done: how many items are finished
+ * (stored or answered 200); on failure items[*done] holds it, with *retry
+ * set when the session changed and a new attempt may succeed. */
+static int batch_chunk_once(am_server *srv, const char *session, const am_seg_req *reqs, size_t n,
+                            am_batch_item *items, size_t *done, int *retry)
+{
+    *done = 0;
+    am_sess *sess;
+    int rc = am_acquire(srv, session, &sess, &items[0].fail);
+    if (rc != AM_OK)
+        return rc;
+    pthread_mutex_lock(&sess->lock);
+    if (n > AM_BATCH_CHUNK)
+        n = AM_BATCH_CHUNK;
+    am_plan *plans = am_xcalloc(n, sizeof *plans);
+    size_t *plan_item = am_xcalloc(n, sizeof *plan_item);
+    size_t np = 0, i = 0;
+    am_vocab *ids = am_vocab_new(); /* the ids of this chunk's plans */
+    am_mem mem;
+    mem_init(&mem);
+    mem.session = session;
+    am_store_tx *rtx = NULL;
+    am_fail *f = &items[0].fail;
+    rc = am_store_rtx_begin(srv->store, &rtx);
+    am_store_state st;
+    if (rc != AM_OK) {
+        am_failf(f, 503, "unavailable", "Database busy", NULL, "could not read the session");
+        goto out;
+    }
+    mem.base = rtx;
+    rc = am_store_tx_session_info(rtx, session, &st);
+    if (rc == AM_ERR_NOTFOUND) {
+        am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+        goto out;
+    } else if (rc != AM_OK) {
+        am_failf(f, 503, "unavailable", "Database unavailable", NULL,
+                 "session '%s' could not be read: %s", session, am_strerror(rc));
+        goto out;
+    }
+    if (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version) {
+        am_sessions_forget_entry(srv->sessions, sess);
+        *retry = 1;
+        rc = AM_ERR_CONFLICT;
+        am_failf(f, 503, "unavailable", "Session changed", NULL,
+                 "the session changed while the batch was scored; retry");
+        goto out;
+    }
+    am_scoring use = am_scoring_of(sess);
+    int64_t now = am_now_ms();
+    int item_rc = AM_OK;
+    for (i = 0; i < n; i++) {
+        am_batch_item *it = &items[i];
+        am_seg_req named = reqs[i]; /* shallow: the systems as the session names them */
+        if (am_vocab_contains(ids, named.id))
+            break; /* the same id again: commit what is before it first */
+        if (am_seg_systems(sess, &named, 1, &it->fail) != AM_OK) {
+            item_rc = AM_ERR_INVALID;
+            break;
+        }
+        int64_t seq = 0;
+        int found = am_store_tx_segment_find(rtx, session, named.id, &seq, NULL, NULL);
+        if (found == AM_OK) {
+            item_rc = batch_known(srv, session, &named, it, retry);
+            if (item_rc != AM_OK)
+                break;
+            continue;
+        }
+        if (found != AM_ERR_NOTFOUND) {
+            item_rc = found;
+            am_failf(&it->fail, 500, "internal", "Storage error", NULL,
+                     "looking up the segment failed");
+            break;
+        }
+        am_budget bud; /* the CPU budget is per item */
+        am_budget_start(&bud, srv);
+        am_plan *p = &plans[np];
+        am_plan_init(p, session, st.last_seq + 1 + (int64_t)np);
+        json_t *res = NULL;
+        item_rc = am_apply(srv, sess, &use, rtx, &mem, session, p->seq, &named, now, 0, &bud, &res,
+                           p, &it->fail);
+        if (item_rc != AM_OK) {
+            am_plan_cleanup(p);
+            break;
+        }
+        mem_apply(&mem, p);
+        p->incarnation = st.incarnation;
+        p->glossary_version = st.glossary_version;
+        p->result_txt = am_json_dump(res);
+        json_decref(res);
+        p->client_id = reqs[i].id;
+        p->canonical = reqs[i].canonical;
+        p->now = now;
+        snprintf(p->hash, sizeof p->hash, "%016llx",
+                 (unsigned long long)am_fnv1a(reqs[i].canonical));
+        am_vocab_set(ids, named.id, 1);
+        plan_item[np++] = i;
+    }
+    am_store_rtx_end(rtx);
+    rtx = NULL;
+    mem.base = NULL;
+    rc = AM_OK;
+    if (np > 0) {
+        am_batch_job job = {plans, np, 0};
+        rc = am_store_tx_group(srv->store, am_batch_job_run, &job);
+        if (rc != AM_OK) {
+            am_sess_tot_clear(sess);
+            if (job.stale)
+                am_sessions_forget_entry(srv->sessions, sess);
+            size_t at = plan_item[0]; /* the items before it were answered 200 */
+            *done = at;
+            f = &items[at].fail;
+            if (rc == AM_ERR_NOTFOUND) {
+                am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+            } else if (rc == AM_ERR_CONFLICT) {
+                *retry = 1;
+                am_failf(f, 503, "unavailable", "Session changed", NULL,
+                         "the session changed while the batch was scored; retry");
+            } else if (rc == AM_ERR_FULL) {
+                am_fail_full(f, "the segments could not be stored");
+            } else {
+                am_failf(f, 500, "internal", "Storage error", NULL,
+                         "the segments could not be stored");
+            }
+            goto out;
+        }
+        for (size_t k = 0; k < np; k++) {
+            am_plan *p = &plans[k];
+            am_sess_tot_commit(sess, p->seq, p->nsys, p->sys, p->tot);
+            am_events_publish(srv->events, session, p->seq, p->result_txt); /* SSE */
+            items[plan_item[k]].status = 201;
+            items[plan_item[k]].result = p->result_txt;
+            p->result_txt = NULL;
+        }
+    }
+    *done = i;
+    rc = item_rc;
+out:
+    am_store_rtx_end(rtx);
+    for (size_t k = 0; k < np; k++)
+        am_plan_cleanup(&plans[k]);
+    free(plans);
+    free(plan_item);
+    am_vocab_free(ids);
+    mem_cleanup(&mem);
+    pthread_mutex_unlock(&sess->lock);
+    am_sessions_release(srv->sessions, sess);
+    return rc;
+}
+
+size_t am_ingest_batch(am_server *srv, const char *session, const am_seg_req *reqs, size_t n,
+                       am_batch_item *items)
+{
+    size_t at = 0;
+    int tries = 0;
+    while (at < n) {
+        size_t done = 0;
+        int retry = 0;
+        am_fail_cleanup(&items[at].fail);
+        am_fail_init(&items[at].fail);
+        int rc = batch_chunk_once(srv, session, reqs + at, n - at, items + at, &done, &retry);
+        at += done;
+        if (done > 0)
+            tries = 0;
+        if (rc == AM_OK)
+            continue;
+        if (retry && ++tries < AM_WRITE_TRIES)
+            continue;
+        items[at].status = items[at].fail.status ? items[at].fail.status : 500;
+        return at + 1;
+    }
+    return n;
 }
 
 /* ---- metrics and check ------------------------------------------------------ */

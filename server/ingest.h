@@ -100,6 +100,25 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
 int am_ingest_delete(am_server *srv, const char *session, const char *id, int *status,
                      am_fail *fail);
 
+/* One item of a batch: its HTTP-like status (201 stored, 200 the same
+ * body was stored before, else the failure's, 0 not attempted), result
+ * (compact JSON text, owned, free()) or failure. */
+typedef struct am_batch_item {
+    int status;
+    char *result;
+    am_fail fail;
+} am_batch_item;
+
+/* Posts reqs[0..n) in order, as n single POSTs would be (each item's
+ * scoring sees the earlier ones; ids idempotent), in group commits of up
+ * to AM_BATCH_CHUNK items, and stops at the first item that fails: items
+ * (n of them, zeroed by the caller, am_fail_init'ed) get each attempted
+ * item's outcome. The CPU budget (request-timeout-ms) is per item.
+ * Returns how many items were attempted (the last of them failed when
+ * fewer than n, or when items[n-1] did). */
+size_t am_ingest_batch(am_server *srv, const char *session, const am_seg_req *reqs, size_t n,
+                       am_batch_item *items);
+
 /* Totals of every system of a session as a JSON object {system: totals},
  * plus relative differences to the baseline system when it has totals,
  * computed over the paired segments only (those carrying both systems;

@@ -991,7 +991,8 @@ def test_error_unknown_session_or_segment_404():
                           ("PUT", "/v1/sessions/nope/glossary", [{"source": "a", "target": "b"}]),
                           ("DELETE", "/v1/sessions/nope/glossary", None),
                           ("GET", "/v1/sessions/err-404/segments/77", None),
-                          ("PUT", "/v1/sessions/err-404/segments/77", dict(SLIDES[0], id="77")),
+                          ("DELETE", "/v1/sessions/err-404/segments/77", None),
+                          ("DELETE", "/v1/sessions/nope/segments/1", None),
                           ("GET", "/v1/vocabularies/nope", None),
                           ("DELETE", "/v1/vocabularies/nope", None)):
         expect_problem(C.request(m, path, body), 404, "not-found", "%s %s" % (m, path))

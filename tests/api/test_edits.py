@@ -170,5 +170,122 @@ def test_put_of_unknown_id_appends():
     eq(timeline("ups"), before, "a failed upsert changed nothing")
 
 
+# ---- batches ---------------------------------------------------------------------
+
+def many(n, prefix="m"):
+    """n distinct segments whose words recur (so recall depends on order)."""
+    words = ["terrier", "man", "woman", "dog", "lady", "walks", "bites", "feeds", "park", "cat"]
+    out = []
+    for i in range(n):
+        w = [words[(i * 7 + k * 3) % len(words)] for k in range(4)]
+        out.append({"id": "%s%d" % (prefix, i), "source": " ".join(w),
+                    "hypothesis": " ".join(reversed(w)),
+                    "translation": "The %s %s the %s" % (w[0], w[1], w[2])})
+    return out
+
+
+def batch(sid, body, status=200, ctype=None):
+    r = C.post(base(sid) + "/segments", body, ctype=ctype)
+    expect_status(r, status, "batch POST")
+    return r.json()
+
+
+def test_batch_array_equals_single_posts():
+    new_session("ba")
+    d = batch("ba", LOG)
+    eq([d["created"], d["unchanged"], d["failed"], d["not_attempted"]], [5, 0, None, 0],
+       "batch counts")
+    eq([(it["index"], it["id"], it["status"], it["result"]["seq"]) for it in d["items"]],
+       [(i, s["id"], 201, i + 1) for i, s in enumerate(LOG)], "batch items")
+    # each item's result is the stored one
+    for it in d["items"]:
+        got = C.jget(base("ba") + "/segments/" + it["id"])
+        got.pop("request")
+        eq(got, it["result"], "stored result of %s" % it["id"])
+    same_as_fresh("ba", LOG, "after a batch")
+    # the same batch again: every item idempotent, nothing counted twice
+    d = batch("ba", LOG)
+    eq([d["created"], d["unchanged"]], [0, 5], "re-posted batch")
+    same_as_fresh("ba", LOG, "after a re-posted batch")
+
+
+def test_batch_larger_than_a_commit_chunk():
+    segs = many(1203)
+    new_session("bbig")
+    d = batch("bbig", segs)
+    eq([d["created"], d["failed"]], [1203, None], "big batch counts")
+    eq([it["result"]["seq"] for it in d["items"]], list(range(1, 1204)), "big batch seqs")
+    ref = "bbig-ref"
+    new_session(ref)
+    for s in segs:
+        post(ref, s)
+    eq(C.jget(base("bbig") + "/metrics")["systems"], C.jget(base(ref) + "/metrics")["systems"],
+       "big batch metrics vs single posts")
+    ta, tb = timeline("bbig"), timeline(ref)
+    eq([[x["seq"], x["id"], x["scores"], x["totals"]] for x in ta],
+       [[y["seq"], y["id"], y["scores"], y["totals"]] for y in tb],
+       "big batch timeline vs single posts")
+
+
+def test_batch_stops_at_the_first_bad_item():
+    new_session("bbad")
+    post("bbad", LOG[0])
+    conflicting = dict(LOG[0], translation="Another translation")
+    d = batch("bbad", [LOG[0], LOG[1], conflicting, LOG[2]])
+    eq([it["status"] for it in d["items"]], [200, 201, 409, None], "item statuses")
+    eq([d["created"], d["unchanged"], d["failed"], d["not_attempted"]], [1, 1, 2, 1], "counts")
+    eq(d["items"][2]["problem"]["status"], 409, "problem of the conflicting item")
+    check(d["items"][2]["problem"]["type"].endswith("/conflict"), "problem type")
+    same_as_fresh("bbad", LOG[:2], "after a batch with a conflict")
+    # an invalid item: the ones before it are stored, the later ones not attempted
+    d = batch("bbad", [LOG[2], {"id": "x", "translation": "no hypothesis"}, LOG[3]])
+    eq([it["status"] for it in d["items"]], [201, 422, None], "statuses with an invalid item")
+    eq(d["items"][1]["problem"]["field"], "hypothesis", "the invalid item's field")
+    same_as_fresh("bbad", LOG[:3], "after a batch with an invalid item")
+    # an item that is not an object
+    d = batch("bbad", [LOG[3], "nope"])
+    eq([it["status"] for it in d["items"]], [201, 422], "a non-object item")
+    # the same id twice in one batch: the second is a re-post of the first
+    d = batch("bbad", [LOG[4], LOG[4]])
+    eq([it["status"] for it in d["items"]], [201, 200], "the same item twice")
+    eq(d["items"][0]["result"], d["items"][1]["result"], "both answers are the stored result")
+    same_as_fresh("bbad", LOG, "after all the batches")
+
+
+def test_batch_ndjson():
+    new_session("bnd")
+    lines = [json.dumps(s) for s in LOG[:2]] + ["", "{not json", json.dumps(LOG[2])]
+    d = batch("bnd", "\r\n".join(lines) + "\n", ctype="application/x-ndjson")
+    eq([it["status"] for it in d["items"]], [201, 201, 400, None], "NDJSON item statuses")
+    check("line 4" in d["items"][2]["problem"]["detail"], "the bad line is named: %r"
+          % d["items"][2]["problem"]["detail"])
+    d = batch("bnd", "\n".join(json.dumps(s) for s in LOG[2:]), ctype="application/x-ndjson")
+    eq([it["status"] for it in d["items"]], [201, 201, 201], "NDJSON without a final newline")
+    same_as_fresh("bnd", LOG, "after NDJSON batches")
+
+
+def test_batch_whole_request_errors_change_nothing():
+    new_session("berr")
+    post("berr", LOG[0])
+    before = timeline("berr")
+    expect_problem(C.post(base("berr") + "/segments", []), 422, "invalid-value", "empty batch")
+    expect_problem(C.post(base("berr") + "/segments", "", ctype="application/x-ndjson"), 422,
+                   "invalid-value", "empty NDJSON batch")
+    expect_problem(C.post(base("berr") + "/segments", "[{]", ctype="application/json"), 400,
+                   "bad-json", "malformed array")
+    expect_problem(C.post(base("nope") + "/segments", LOG[:2]), 404, "not-found",
+                   "batch to an unknown session")
+    eq(timeline("berr"), before, "failed batches changed nothing")
+    s2, c2 = serve("--max-batch", "3")
+    try:
+        c2.create_session(id="lim", source_lang="en", target_lang="en")
+        expect_problem(c2.post(base("lim") + "/segments", LOG[:4]), 422, "too-many-items",
+                       "a batch over max-batch")
+        eq(c2.jget(base("lim") + "/metrics")["segments"], 0, "nothing stored")
+        expect_status(c2.post(base("lim") + "/segments", LOG[:3]), 200, "a batch of max-batch")
+    finally:
+        shutdown(s2, c2)
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(dict(globals()), setup, teardown))
