@@ -272,7 +272,7 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
     memset(r, 0, sizeof *r);
     size_t ntok = 0; /* tokens of every text, against max-segment-tokens */
     static const char *const known[] = {"id",          "source", "hypothesis", "hypotheses",
-                                        "translation", "terms",  "metadata"};
+                                        "translation", "terms",  "metadata",   "translator"};
     const char *key;
     json_t *v;
     json_object_foreach(body, key, v)
@@ -284,7 +284,7 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
         if (k == sizeof known / sizeof known[0])
             return am_failf(f, 422, "unknown-field", "Unknown field", key,
                             "unknown field '%.64s' (allowed: id, source, hypothesis, hypotheses, "
-                            "translation, terms, metadata)",
+                            "translation, terms, metadata, translator)",
                             key);
     }
     json_t *id = json_object_get(body, "id");
@@ -302,6 +302,12 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
             return am_failf(f, 422, "invalid-value", "Invalid value", "id",
                             "body id '%s' differs from the URL's '%s'", r->id, path_id);
     }
+    json_t *who = json_object_get(body, "translator");
+    if (who && !json_is_null(who) &&
+        (!json_is_string(who) || !am_http_valid_id(json_string_value(who))))
+        return am_failf(f, 422, "invalid-value", "Invalid value", "translator",
+                        "'translator' must be a string of 1-128 characters from [A-Za-z0-9._-]");
+    r->translator = json_is_string(who) ? json_string_value(who) : NULL;
     json_t *tr = json_object_get(body, "translation");
     if (!tr)
         return am_failf(f, 422, "missing-field", "Missing field", "translation",
@@ -408,8 +414,10 @@ static int am_tx_lookup(void *ctx, const char *word, int64_t *occ)
 /* Totals entries one segment writes: its systems, and for each system other
  * than the baseline two pair entries, "pair:<system>:baseline" and
  * "pair:<system>:system": the baseline's and the system's totals over the
- * segments that carried both (':' is not allowed in system names). */
-#define AM_PLAN_MAX (3 * AM_SCORE_MAX_SYSTEMS)
+ * segments that carried both (':' is not allowed in system names); and for
+ * a segment with a translator, "tr:<translator>:<system>" for each system:
+ * the totals over that translator's segments (docs/metrics.md). */
+#define AM_PLAN_MAX (4 * AM_SCORE_MAX_SYSTEMS)
 
 /* The writes of one scored segment, computed outside the write
  * transaction (am_apply) and applied inside it (am_plan_exec). */
@@ -646,6 +654,13 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
             ent[n_ent] = plan->pair_names[n_ent];
             from[n_ent++] = side ? k : base;
         }
+    }
+    for (size_t k = 0; req->translator && k < req->nsys; k++) {
+        char name[300];
+        snprintf(name, sizeof name, "tr:%s:%s", req->translator, req->sys[k]);
+        plan->pair_names[n_ent] = am_xstrdup(name);
+        ent[n_ent] = plan->pair_names[n_ent];
+        from[n_ent++] = k;
     }
     for (size_t k = 0; k < n_ent && rc == AM_OK; k++) {
         am_totals t;
@@ -1837,6 +1852,7 @@ typedef struct am_tot_ctx {
     const am_scorer *sc;
     json_t *systems; /* system → totals */
     json_t *pairs; /* "pair:<system>:baseline|system" → totals (am_apply) */
+    json_t *translators; /* translator → {system → totals} ("tr:" entries) */
     int rc;
 } am_tot_ctx;
 
@@ -1851,6 +1867,20 @@ static int am_tot_each(void *ctx, const char *system, const char *stats_json)
         return 1;
     }
     json_decref(j);
+    if (!strncmp(system, "tr:", 3)) { /* "tr:<translator>:<system>" */
+        const char *colon = strchr(system + 3, ':');
+        if (!colon)
+            return 0;
+        char who[160];
+        snprintf(who, sizeof who, "%.*s", (int)(colon - system - 3), system + 3);
+        json_t *o = json_object_get(c->translators, who);
+        if (!o) {
+            o = json_object();
+            json_object_set_new(c->translators, who, o);
+        }
+        json_object_set_new(o, colon + 1, am_json_totals(c->sc, &t));
+        return 0;
+    }
     json_object_set_new(strncmp(system, "pair:", 5) ? c->systems : c->pairs, system,
                         am_json_totals(c->sc, &t));
     return 0;
@@ -1915,7 +1945,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
                       am_fail *f)
 {
     am_sess *sess = NULL;
-    am_tot_ctx c = {NULL, NULL, NULL, AM_OK};
+    am_tot_ctx c = {NULL, NULL, NULL, NULL, AM_OK};
     am_store_state st;
     int rc = AM_ERR_CONFLICT;
     /* the totals and the session's version/incarnation from one snapshot,
@@ -1927,6 +1957,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         c.sc = sess->scorer;
         c.systems = json_object();
         c.pairs = json_object();
+        c.translators = json_object();
         c.rc = AM_OK;
         rc = am_store_totals_snapshot(srv->store, session, &st, am_tot_each, &c);
         if (rc == AM_OK)
@@ -1938,6 +1969,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         if (rc != AM_OK) {
             json_decref(c.systems);
             json_decref(c.pairs);
+            json_decref(c.translators);
             am_sessions_release(srv->sessions, sess);
             sess = NULL;
         }
@@ -1957,6 +1989,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         am_store_session_clear(&row);
         json_decref(c.systems);
         json_decref(c.pairs);
+        json_decref(c.translators);
         am_sessions_release(srv->sessions, sess);
         return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
     }
@@ -2002,6 +2035,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
                      "version", (json_int_t)row.version, "baseline_system",
                      baseline ? json_string(baseline) : json_null(), "systems", c.systems,
                      "relative_to_baseline", rel);
+    json_object_set_new(*out, "by_translator", c.translators);
     json_decref(opts);
     am_store_session_clear(&row);
     am_sessions_release(srv->sessions, sess);

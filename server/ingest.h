@@ -47,6 +47,7 @@ typedef struct am_seg_req {
     am_terms_annot *annots; /* owned array */
     const char **targets; /* owned storage behind annots[i].targets */
     size_t n_annots;
+    const char *translator; /* NULL when absent */
     char *canonical; /* canonical JSON text of the request (owned) */
 } am_seg_req;
 

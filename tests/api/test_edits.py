@@ -287,5 +287,87 @@ def test_batch_whole_request_errors_change_nothing():
         shutdown(s2, c2)
 
 
+# ---- translators --------------------------------------------------------------------
+
+def by_translator_from_timeline(sid):
+    """{translator: {system: [r0 hits, r0 total, r1 hits, r1 total, segments]}} summed from
+    the timeline's per-segment scores (the counts of the segment where they are counted)."""
+    out = {}
+    for x in timeline(sid):
+        who = x["request"].get("translator")
+        if who is None:
+            continue
+        for sys_, sc in x["scores"]["systems"].items():
+            v = out.setdefault(who, {}).setdefault(sys_, [0, 0, 0, 0, 0])
+            v[0] += sc["r0"]["hits"]
+            v[1] += sc["r0"]["total"]
+            v[2] += sc["r1"]["hits"]
+            v[3] += sc["r1"]["total"]
+            v[4] += 1
+    return out
+
+
+def by_translator_from_metrics(sid):
+    m = C.jget(base(sid) + "/metrics")
+    return {who: {s: [t["r0"]["hits"], t["r0"]["total"], t["r1"]["hits"], t["r1"]["total"],
+                      t["segments"]] for s, t in systems.items()}
+            for who, systems in m["by_translator"].items()}
+
+
+def test_translator_breakdown_edits_and_exports():
+    new_session("tr")
+    who = ["ann", "bob", None, "ann", "bob"]
+    log = [dict(s, translator=w) if w else dict(s) for s, w in zip(LOG, who)]
+    for s in log[:3]:
+        post("tr", s)
+    batch("tr", log[3:])
+    want = by_translator_from_timeline("tr")
+    eq(sorted(want), ["ann", "bob"], "translators in the timeline")
+    eq(by_translator_from_metrics("tr"), want, "by_translator vs the per-segment scores")
+    m = C.jget(base("tr") + "/metrics")
+    total = m["systems"]["default"]
+    unattributed = [s for s in timeline("tr") if "translator" not in s["request"]]
+    eq(sum(t["default"]["segments"] for t in m["by_translator"].values()) + len(unattributed),
+       total["segments"], "translators' segments + the unattributed = the session's")
+    # a PUT that changes a segment's translator, then a DELETE: still what the scores say
+    expect_status(C.put(base("tr") + "/segments/c", dict(LOG[2], translator="cy")), 200,
+                  "PUT with a translator")
+    expect_status(C.delete(base("tr") + "/segments/a"), 204, "DELETE ann's first segment")
+    want = by_translator_from_timeline("tr")
+    eq(sorted(want), ["ann", "bob", "cy"], "translators after the edits")
+    eq(by_translator_from_metrics("tr"), want, "by_translator after PUT and DELETE")
+    # exports
+    r = C.get(base("tr") + "/export?format=csv")
+    expect_status(r, 200, "CSV export")
+    rows = list(csv.DictReader(io.StringIO(r.text)))
+    eq([(x["id"], x["translator"]) for x in rows], [("b", "bob"), ("c", "cy"), ("d", "ann"),
+                                                    ("e", "bob")], "CSV translator column")
+    r = C.get(base("tr") + "/export?format=tmx")
+    check('tuid="c" changeid="cy"' in r.text, "TMX changeid of c")
+    d = C.jget(base("tr") + "/export?format=json")
+    eq([x["request"].get("translator") for x in d["segments"]], ["bob", "cy", "ann", "bob"],
+       "JSON export request.translator")
+    # an invalid translator is refused and changes nothing
+    before = timeline("tr")
+    for bad in ("", "a b", 3, "x" * 129):
+        expect_problem(C.post(base("tr") + "/segments", dict(LOG[0], id="z", translator=bad)),
+                       422, "invalid-value", "translator %r" % (bad,))
+    eq(timeline("tr"), before, "invalid translators changed nothing")
+
+
+def test_translator_totals_survive_a_rescore():
+    new_session("trr")
+    for s, w in zip(LOG, ["ann", "bob", "ann", "bob", "ann"]):
+        post("trr", dict(s, translator=w))
+    before = by_translator_from_metrics("trr")
+    expect_status(C.put(base("trr") + "/glossary", [{"source": "man", "targets": ["man"]}]), 200,
+                  "new glossary")
+    r = C.post(base("trr") + "/rescore", {})
+    expect_status(r, 200, "rescore")
+    eq(by_translator_from_metrics("trr"), by_translator_from_timeline("trr"),
+       "by_translator after a rescore")
+    eq(sorted(before), ["ann", "bob"], "translators before the rescore")
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(dict(globals()), setup, teardown))
