@@ -122,6 +122,27 @@ def test_delete_segment_renumbers_and_replays():
     same_as_fresh("del", [LOG[2], LOG[3], LOG[4], LOG[1]], "after re-POST of b")
 
 
+def test_delete_early_segment_of_a_long_session():
+    """More later results than one staging chunk (server/store.c): every one is
+    renumbered and recomputed."""
+    segs = many(300, prefix="L")
+    new_session("del-long")
+    batch("del-long", segs)
+    expect_status(C.delete(base("del-long") + "/segments/L4"), 204, "DELETE L4")
+    expect_status(C.put(base("del-long") + "/segments/L9", dict(segs[9], translation="A cat")),
+                  200, "PUT L9 after the DELETE")
+    final = [dict(s, translation="A cat") if s["id"] == "L9" else s for s in segs if s["id"] != "L4"]
+    ref = "del-long-ref"
+    new_session(ref)
+    batch(ref, final)
+    eq(C.jget(base("del-long") + "/metrics")["systems"], C.jget(base(ref) + "/metrics")["systems"],
+       "metrics after DELETE + PUT vs a fresh batch of the final log")
+    ta, tb = timeline("del-long"), timeline(ref)
+    eq([[x["seq"], x["id"], x["scores"], x["totals"]] for x in ta],
+       [[y["seq"], y["id"], y["scores"], y["totals"]] for y in tb],
+       "timeline after DELETE + PUT vs a fresh batch")
+
+
 def test_delete_errors_change_nothing():
     new_session("del-err")
     for s in LOG[:3]:
