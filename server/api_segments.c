@@ -1,4 +1,5 @@
-/* api_segments.c — confirmed segments, the timeline and the check. */
+/* api_segments.c — confirmed segments (one, or a batch: a JSON array or
+ * NDJSON), their replacement and deletion, the timeline and the check. */
 #include "api.h"
 
 #include "ingest.h"

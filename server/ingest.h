@@ -2,8 +2,10 @@
  * ingest.h — confirmed segments into a session: request validation, the
  * one-transaction post (score, update the vocabulary history and the
  * per-system totals, store the request and result, commit, then answer),
- * idempotent re-posts, replacement with a replay of the history, and the
- * next-hypothesis check. Handlers (api_segments.c) only parse and encode.
+ * idempotent re-posts, batches (in order, a group commit per chunk),
+ * replacement (or append: an upsert) and deletion with a replay of the
+ * history, per-translator totals, and the next-hypothesis check. Handlers
+ * (api_segments.c) only parse and encode.
  */
 #ifndef AM_INGEST_H
 #define AM_INGEST_H
