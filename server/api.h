@@ -24,6 +24,7 @@ void am_api_glossary_delete(am_req *req, am_resp *resp);
 /* segments */
 void am_api_segment_post(am_req *req, am_resp *resp);
 void am_api_segment_put(am_req *req, am_resp *resp);
+void am_api_segment_delete(am_req *req, am_resp *resp);
 void am_api_segment_get(am_req *req, am_resp *resp);
 void am_api_segment_list(am_req *req, am_resp *resp);
 void am_api_check(am_req *req, am_resp *resp);

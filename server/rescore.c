@@ -262,6 +262,11 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
         json_object_set_new(totals, q.sys[k], am_json_totals(sc, t));
     }
     am_rs_pairs(r, &q, &res);
+    for (size_t k = 0; q.translator && k < q.nsys; k++) { /* per translator (ingest.c) */
+        char name[300];
+        snprintf(name, sizeof name, "tr:%s:%s", q.translator, q.sys[k]);
+        am_totals_add(am_rs_totals(r, name), &res.sys[k]);
+    }
     /* the translator's choice among a glossary entry's alternatives (the
      * first system's placement, as for a POST) */
     const am_gloss *gl = &r->sess->gloss;
@@ -453,7 +458,8 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
     am_sess_tot_clear(sess); /* the totals cache is of the old results */
     json_t *systems = json_object();
     for (size_t k = 0; k < r.nsys; k++)
-        if (strncmp(r.sys[k].name, "pair:", 5)) /* pair totals are for the metrics only */
+        if (strncmp(r.sys[k].name, "pair:", 5) && strncmp(r.sys[k].name, "tr:", 3))
+            /* pair and translator totals are for the metrics only */
             json_object_set_new(systems, r.sys[k].name, am_json_totals(sess->scorer, &r.sys[k].t));
     char link[300];
     snprintf(link, sizeof link, "/v1/sessions/%s/metrics", session);

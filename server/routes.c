@@ -26,6 +26,7 @@ static const am_route am_route_table[] = {
     {"GET", "/v1/sessions/{id}/segments", am_api_segment_list, AM_AUTH_READ, 0},
     {"GET", "/v1/sessions/{id}/segments/{sid}", am_api_segment_get, AM_AUTH_READ, 0},
     {"PUT", "/v1/sessions/{id}/segments/{sid}", am_api_segment_put, AM_AUTH_WRITE, 1},
+    {"DELETE", "/v1/sessions/{id}/segments/{sid}", am_api_segment_delete, AM_AUTH_WRITE, 1},
     {"POST", "/v1/sessions/{id}/check", am_api_check, AM_AUTH_READ, 0},
     {"POST", "/v1/sessions/{id}/import", am_api_import, AM_AUTH_WRITE, 1},
     {"POST", "/v1/sessions/{id}/rescore", am_api_rescore, AM_AUTH_WRITE, 1},

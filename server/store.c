@@ -263,6 +263,15 @@
                    "VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (sid, word) DO UPDATE "                 \
                    "SET occ = occ + 1, first_seq = min(first_seq, excluded.first_seq), "           \
                    "last_seq = max(last_seq, excluded.last_seq)")                                  \
+    X(SEG_DELETE, "DELETE FROM segments WHERE sid = ?1 AND seq = ?2")                              \
+    X(SEG_SHIFT_NEG, "UPDATE segments SET seq = -seq WHERE sid = ?1 AND seq > ?2")                 \
+    X(SEG_SHIFT_BACK, "UPDATE segments SET seq = -seq - 1 WHERE sid = ?1 AND seq < 0")             \
+    X(OCC_SHIFT_NEG, "UPDATE occurrences SET seq = -seq WHERE sid = ?1 AND seq > ?2")              \
+    X(OCC_SHIFT_BACK, "UPDATE occurrences SET seq = -seq - 1 WHERE sid = ?1 AND seq < 0")          \
+    X(VOCAB_SHIFT, "UPDATE vocab SET first_seq = first_seq - (first_seq > ?2), "                   \
+                   "last_seq = last_seq - (last_seq > ?2) WHERE sid = ?1 AND last_seq > ?2")       \
+    X(SESSION_SHRINK, "UPDATE sessions SET segments = segments - 1, updated_at = ?2, "             \
+                      "version = version + 1, rewrites = rewrites + 1 WHERE sid = ?1")             \
     X(CHOICE_EACH, "SELECT alt, count FROM choices WHERE sid = ?1 AND entry = ?2 "                 \
                    "ORDER BY count DESC, alt")                                                     \
     X(TOTALS_GET, "SELECT stats FROM totals WHERE sid = ?1 AND system = ?2")                       \
@@ -2053,6 +2062,31 @@ int am_store_tx_vocab_remove(am_store_tx *tx, const char *session, const char *w
         rc = am_exec(tx->st, tx->c, AM_S_VOCAB_SHRINK, "it", sid, word);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_VOCAB_DROP_EMPTY, "it", sid, word);
+    return rc;
+}
+
+/* See store.h. Renumbering goes through negative seqs: an UPDATE checks
+ * the primary key row by row, so seq - 1 in place could collide. */
+int am_store_tx_segment_delete(am_store_tx *tx, const char *session, int64_t seq, int64_t now_ms)
+{
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_DELETE, "ii", sid, seq);
+    if (rc == AM_OK && sqlite3_changes(tx->c->db) == 0)
+        return AM_ERR_NOTFOUND;
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_SHIFT_NEG, "ii", sid, seq);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_SHIFT_BACK, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_OCC_SHIFT_NEG, "ii", sid, seq);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_OCC_SHIFT_BACK, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_VOCAB_SHIFT, "ii", sid, seq);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SESSION_SHRINK, "ii", sid, now_ms);
     return rc;
 }
 

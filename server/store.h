@@ -261,6 +261,13 @@ int am_store_tx_choice_incr(am_store_tx *tx, const char *session, const char *en
  * vocab_insert adds one at any seq (occ + 1, first/last widened). */
 int am_store_tx_vocab_remove(am_store_tx *tx, const char *session, const char *word, int64_t seq);
 int am_store_tx_vocab_insert(am_store_tx *tx, const char *session, const char *word, int64_t seq);
+/* Deletes segment seq and renumbers the later ones (seq - 1: seqs stay
+ * 1..segments), with their occurrences and the words' first/last seq;
+ * segments - 1, version and rewrites + 1. The deleted segment's words must
+ * have been taken away first (am_store_tx_vocab_remove); the later
+ * segments' stored results (which embed their seq) are the caller's to
+ * rewrite. AM_ERR_NOTFOUND when there is no segment seq. */
+int am_store_tx_segment_delete(am_store_tx *tx, const char *session, int64_t seq, int64_t now_ms);
 /* Deletes the session's totals and term choices (kept: vocab, occurrences)
  * and bumps its version; choice_add adds count to (entry, alt). */
 int am_store_tx_derived_clear(am_store_tx *tx, const char *session);
