@@ -278,44 +278,49 @@ static int am_cv_window_known(am_req *req, am_resp *resp, int64_t w, int64_t *fi
     return AM_OK;
 }
 
-void am_api_curve(am_req *req, am_resp *resp)
+/* The curve of the request's session into *out (caller releases): 1; or
+ * 0 when resp holds the answer already (a problem, or 304 when the ETag
+ * matches). tag makes the ETag of each representation its own ("" for
+ * the JSON). */
+int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
 {
+    *out = NULL;
     int64_t points = 240, window = 0, wo = -1;
     if (am_api_query_int(req, resp, "points", 2, 5000, &points) != AM_OK ||
         am_api_query_int(req, resp, "window", 0, 1000, &window) != AM_OK ||
         am_api_query_int(req, resp, "wo", 1, 100, &wo) != AM_OK)
-        return;
+        return 0;
     int64_t first_wo;
     int known;
     if (am_cv_window_known(req, resp, wo, &first_wo, &known) != AM_OK)
-        return;
+        return 0;
     if (wo < 0) {
         wo = first_wo;
     } else if (!known) {
         am_resp_problem(
             resp, req, 400, "bad-request", "Bad query parameter",
             "'wo' must be one of the session's window-overlap widths (options.windows)");
-        return;
+        return 0;
     }
     am_store_session row;
     if (am_api_load_session(req, resp, &row) != AM_OK)
-        return;
+        return 0;
     char etag[256];
-    snprintf(etag, sizeof etag, "\"%s-%lld-%lld-c%lld-%lld-%lld\"", row.id,
+    snprintf(etag, sizeof etag, "\"%s-%lld-%lld-c%lld-%lld-%lld%s\"", row.id,
              (long long)row.incarnation, (long long)row.version, (long long)points,
-             (long long)window, (long long)wo);
+             (long long)window, (long long)wo, tag);
     am_resp_header(resp, "ETag", etag);
     am_resp_header(resp, "Cache-Control", "no-cache");
     if (am_api_etag_matches(am_req_header(req, "If-None-Match"), etag)) {
         resp->status = 304;
         am_store_session_clear(&row);
-        return;
+        return 0;
     }
     am_cv_ctx *c = calloc(1, sizeof *c);
     if (!c) {
         am_resp_problem(resp, req, 500, "internal", "Out of memory", "building the curve failed");
         am_store_session_clear(&row);
-        return;
+        return 0;
     }
     c->n = row.segments;
     c->points = points;
@@ -361,12 +366,11 @@ void am_api_curve(am_req *req, am_resp *resp)
             }
             json_object_set_new(systems, c->sys[i].name, o);
         }
-        am_resp_json(resp, 200,
-                     json_pack("{sssIsIsIsIsIsososo}", "session", row.id, "segments",
-                               (json_int_t)c->n, "version", (json_int_t)row.version, "window",
-                               (json_int_t)window, "window_overlap_width", (json_int_t)wo, "points",
-                               (json_int_t)json_array_size(c->x), "x", c->x, "systems", systems,
-                               "glossary_changes", gc.changes));
+        *out = json_pack("{sssIsIsIsIsIsososo}", "session", row.id, "segments", (json_int_t)c->n,
+                         "version", (json_int_t)row.version, "window", (json_int_t)window,
+                         "window_overlap_width", (json_int_t)wo, "points",
+                         (json_int_t)json_array_size(c->x), "x", c->x, "systems", systems,
+                         "glossary_changes", gc.changes);
     }
     for (size_t i = 0; i < c->nsys; i++) {
         for (int k = 0; k < AM_CV_N; k++)
@@ -376,4 +380,12 @@ void am_api_curve(am_req *req, am_resp *resp)
     }
     free(c);
     am_store_session_clear(&row);
+    return *out != NULL;
+}
+
+void am_api_curve(am_req *req, am_resp *resp)
+{
+    json_t *body;
+    if (am_api_curve_data(req, resp, "", &body))
+        am_resp_json(resp, 200, body);
 }
