@@ -99,6 +99,34 @@ void am_cli_report_totals(am_report *r, const am_config *cfg, const char *system
     }
 }
 
+void am_cli_report_segment_columns(am_report *r)
+{
+    static const struct {
+        const char *key, *label;
+        enum am_rp_kind kind;
+    } cols[] = {{"seq", NULL, AM_RP_INT},
+                {"id", NULL, AM_RP_TEXT},
+                {"doc", NULL, AM_RP_TEXT},
+                {"system", NULL, AM_RP_TEXT},
+                {"r0", "R0", AM_RP_RATIO},
+                {"r1", "R1", AM_RP_RATIO},
+                {"r01", "R0+1", AM_RP_RATIO},
+                {"bleu", "BLEU", AM_RP_REAL},
+                {"chrf2", "chrF2", AM_RP_REAL},
+                {"ter", "TER", AM_RP_REAL},
+                {"term_em", "term-EM", AM_RP_RATIO},
+                {"run_r0", "R0 (run)", AM_RP_RATIO},
+                {"run_r1", "R1 (run)", AM_RP_RATIO},
+                {"run_r01", "R0+1 (run)", AM_RP_RATIO},
+                {"run_term_em", "term-EM (run)", AM_RP_RATIO},
+                {"run_one_minus_term", "1-TERm (run)", AM_RP_REAL},
+                {"run_bleu", "BLEU (run)", AM_RP_REAL},
+                {"run_chrf2", "chrF2 (run)", AM_RP_REAL},
+                {"run_ter", "TER (run)", AM_RP_REAL}};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        am_report_col_kind(r, cols[i].key, cols[i].label, cols[i].kind);
+}
+
 void am_cli_report_segment(am_report *r, int64_t seq, const char *id, const char *doc,
                            const char *system, const am_sys_seg *seg, const am_totals *running)
 {

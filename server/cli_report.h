@@ -33,6 +33,9 @@ void am_cli_report_totals(am_report *r, const am_config *cfg, const char *system
  * segment's own R0, R1, R0+1, BLEU, chrF2, TER, term-EM and the running
  * values after it (run_r0, run_r1, run_r01, run_term_em, run_one_minus_term,
  * run_bleu, run_chrf2, run_ter) from running. */
+/* Declares those columns (so that a run without segments still has its
+ * header); am_cli_report_segment adds them in the same order. */
+void am_cli_report_segment_columns(am_report *r);
 void am_cli_report_segment(am_report *r, int64_t seq, const char *id, const char *doc,
                            const char *system, const am_sys_seg *seg, const am_totals *running);
 

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define AM_CLI_MAX_FILE (1024L * 1024L * 1024L) /* 1 GiB per input file */
@@ -475,6 +476,11 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         if (c->glossary_path) {
             fprintf(stderr, "adaptmon score: profile alam2021 takes its terms from the "
                             "reference's <term> tags, not from --glossary\n");
+            return 2;
+        }
+        if (c->plot_path) {
+            fprintf(stderr, "adaptmon score: --plot needs the standard or simianer2019 "
+                            "profile (alam2021 scores whole documents, no curve)\n");
             return 2;
         }
     }
@@ -1424,12 +1430,29 @@ static int am_cli_write_plot(const am_cli *c, const am_cli_run *r, const am_cli_
     am_buf_init(&svg);
     am_cli_plot_svg(plot, names, cfg->nwindows ? cfg->windows[0] : 0,
                     c->plot_points ? (size_t)c->plot_points : 500, title, &svg);
-    FILE *fp = fopen(c->plot_path, "wb");
+    /* a new file renamed over the target: a failed write leaves no half figure */
+    am_buf tmp;
+    am_buf_init(&tmp);
+    am_buf_printf(&tmp, "%s.XXXXXX", c->plot_path);
+    int fd = mkstemp(tmp.data);
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fd >= 0)
+        (void)fchmod(fd, 0666 & ~mask); /* as fopen would create it, not 0600 */
+    FILE *fp = fd < 0 ? NULL : fdopen(fd, "wb");
     int bad = !fp || fwrite(svg.data, 1, svg.len, fp) != svg.len;
     if (fp && fclose(fp) != 0)
         bad = 1;
-    if (bad)
+    else if (!fp && fd >= 0)
+        close(fd);
+    if (!bad && rename(tmp.data, c->plot_path) != 0)
+        bad = 1;
+    if (bad) {
         fprintf(stderr, "adaptmon score: cannot write '%s': %s\n", c->plot_path, strerror(errno));
+        if (fd >= 0)
+            unlink(tmp.data);
+    }
+    am_buf_cleanup(&tmp);
     am_buf_cleanup(&svg);
     return bad;
 }
@@ -1450,6 +1473,8 @@ static int am_cli_score_run(am_cli *c, am_cli_run *r)
         sink.jsegs = json_array();
     else if (c->per_segment)
         sink.segrep = &segrep;
+    if (sink.segrep)
+        am_cli_report_segment_columns(sink.segrep);
     if (c->plot_path)
         sink.plot = &plot;
     rc = am_cli_score_sessions(c, r, &sink);

@@ -57,6 +57,7 @@ size_t am_report_col(am_report *r, const char *key, const char *label)
         am_rp_grow_cols(r);
     r->cols[r->ncols].key = am_xstrdup(key);
     r->cols[r->ncols].label = am_xstrdup(label ? label : key);
+    r->cols[r->ncols].kind = AM_RP_EMPTY;
     return r->ncols++;
 }
 
@@ -74,11 +75,24 @@ size_t am_report_row(am_report *r)
     return r->nrows++;
 }
 
-/* The cell to set, cleared (borrowed). */
-static am_rp_cell *am_rp_at(am_report *r, size_t row, size_t col)
+size_t am_report_col_kind(am_report *r, const char *key, const char *label, enum am_rp_kind kind)
+{
+    size_t i = am_report_col(r, key, label);
+    r->cols[i].kind = kind;
+    return i;
+}
+
+/* The cell to set as kind, cleared (borrowed); the column takes the kind
+ * when it has none yet, or a wider one. */
+static am_rp_cell *am_rp_at(am_report *r, size_t row, size_t col, enum am_rp_kind kind)
 {
     am_rp_cell *c = &r->cells[row * r->capcols + col];
     am_rp_cell_clear(c);
+    c->kind = kind;
+    /* a ratio or interval widens a column of plain numbers (more CSV fields) */
+    enum am_rp_kind *ck = &r->cols[col].kind;
+    if (*ck == AM_RP_EMPTY || (kind >= AM_RP_RATIO && *ck != AM_RP_TEXT && *ck < kind))
+        *ck = kind;
     return c;
 }
 
@@ -89,29 +103,25 @@ const am_rp_cell *am_report_cell(const am_report *r, size_t row, size_t col)
 
 void am_report_text(am_report *r, size_t row, size_t col, const char *text)
 {
-    am_rp_cell *c = am_rp_at(r, row, col);
-    c->kind = AM_RP_TEXT;
+    am_rp_cell *c = am_rp_at(r, row, col, AM_RP_TEXT);
     c->text = am_xstrdup(text ? text : "");
 }
 
 void am_report_int(am_report *r, size_t row, size_t col, int64_t v)
 {
-    am_rp_cell *c = am_rp_at(r, row, col);
-    c->kind = AM_RP_INT;
+    am_rp_cell *c = am_rp_at(r, row, col, AM_RP_INT);
     c->i = v;
 }
 
 void am_report_real(am_report *r, size_t row, size_t col, double v)
 {
-    am_rp_cell *c = am_rp_at(r, row, col);
-    c->kind = AM_RP_REAL;
+    am_rp_cell *c = am_rp_at(r, row, col, AM_RP_REAL);
     c->x = v;
 }
 
 void am_report_ratio(am_report *r, size_t row, size_t col, int64_t hits, int64_t total)
 {
-    am_rp_cell *c = am_rp_at(r, row, col);
-    c->kind = AM_RP_RATIO;
+    am_rp_cell *c = am_rp_at(r, row, col, AM_RP_RATIO);
     c->hits = hits;
     c->total = total;
     c->x = total > 0 ? (double)hits / (double)total : NAN;
@@ -119,8 +129,7 @@ void am_report_ratio(am_report *r, size_t row, size_t col, int64_t hits, int64_t
 
 void am_report_interval(am_report *r, size_t row, size_t col, double lo, double hi)
 {
-    am_rp_cell *c = am_rp_at(r, row, col);
-    c->kind = AM_RP_INTERVAL;
+    am_rp_cell *c = am_rp_at(r, row, col, AM_RP_INTERVAL);
     c->lo = lo;
     c->hi = hi;
 }
@@ -201,15 +210,10 @@ static size_t am_rp_width(const char *s)
     return w;
 }
 
-/* Is column col numeric (its first non-empty cell is no text)? */
+/* Is column col numeric (its kind is no text)? */
 static int am_rp_numeric(const am_report *r, size_t col)
 {
-    for (size_t i = 0; i < r->nrows; i++) {
-        enum am_rp_kind k = am_report_cell(r, i, col)->kind;
-        if (k != AM_RP_EMPTY)
-            return k != AM_RP_TEXT;
-    }
-    return 0;
+    return r->cols[col].kind != AM_RP_TEXT && r->cols[col].kind != AM_RP_EMPTY;
 }
 
 /* ---- table ----------------------------------------------------------------- */
@@ -385,14 +389,7 @@ static void am_rp_field(am_buf *out, const char *s, char sep)
 /* How many CSV fields column col takes (ratio 3, interval 2, else 1). */
 static int am_rp_span(const am_report *r, size_t col)
 {
-    for (size_t i = 0; i < r->nrows; i++) {
-        enum am_rp_kind k = am_report_cell(r, i, col)->kind;
-        if (k == AM_RP_RATIO)
-            return 3;
-        if (k == AM_RP_INTERVAL)
-            return 2;
-    }
-    return 1;
+    return r->cols[col].kind == AM_RP_RATIO ? 3 : r->cols[col].kind == AM_RP_INTERVAL ? 2 : 1;
 }
 
 static void am_rp_header(const am_report *r, const int *span, char sep, am_buf *out)

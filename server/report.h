@@ -53,6 +53,7 @@ typedef struct am_rp_cell {
 typedef struct am_rp_col {
     char *key; /* machine name: CSV header, JSON key (owned) */
     char *label; /* human name: table, markdown, LaTeX header (owned) */
+    enum am_rp_kind kind; /* declared, else the kind of its first cell set */
 } am_rp_col;
 
 typedef struct am_report {
@@ -68,6 +69,10 @@ void am_report_init(am_report *r);
 void am_report_cleanup(am_report *r);
 /* The index of column key, added (with label; NULL: the key) when new. */
 size_t am_report_col(am_report *r, const char *key, const char *label);
+/* am_report_col that also declares the column's kind (its CSV fields and
+ * alignment do not then depend on the rows: a report without rows has the
+ * same header). */
+size_t am_report_col_kind(am_report *r, const char *key, const char *label, enum am_rp_kind kind);
 /* Appends an empty row; returns its index. */
 size_t am_report_row(am_report *r);
 /* Cell setters (row and column must exist; text is copied). */

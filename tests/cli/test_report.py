@@ -8,12 +8,14 @@ Every number is checked against the --json output of the same run (which the
 golden tests of test_score.py pin down). Python standard library only; ends
 with the line "N passed, N failed".
 """
+import atexit
 import csv
 import io
 import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,6 +32,7 @@ REF = os.path.join(DEV, "dev.en-fr.fr.sgm")
 HYP = os.path.join(DEV, "en-fr.dev.txt.truecased.sgm")
 GLOSSARY = os.path.join(ROOT, "data", "glossaries", "tico19", "f_en-fr_XX.csv")
 TMP = tempfile.mkdtemp(prefix="adaptmon-report-")
+atexit.register(shutil.rmtree, TMP, ignore_errors=True)
 SVG = "{http://www.w3.org/2000/svg}"
 # the TICO-19 dev set with its glossary; the sysid of HYP is "Fairseq"
 TICO = ["--source-lang", "en", "--target-lang", "fr", "--sgm-src", SRC, "--sgm-ref", REF,
@@ -158,6 +161,24 @@ def test_bad_output_options_are_usage_errors():
         eq(rc, 2, "exit status of %r" % args)
         check(needle in err, "%r: %r" % (args, err))
         eq(out, "", "no output after a usage error")
+
+
+def test_empty_input_keeps_the_header_and_bad_plot_paths_fail():
+    empty = write("empty.txt", "")
+    rows = out_of("--ref", empty, "--hyp", "e=" + empty, "--format", "csv", "--per-segment")
+    eq(rows.splitlines()[0].split(",")[:7], ["seq", "id", "doc", "system", "r0", "r0_hits",
+                                             "r0_total"], "the header without segments")
+    eq(len(rows.splitlines()), 1, "no rows")
+    rc, out, err = run("--sgm-ref", REF, "--sgm-hyp", HYP, "--plot",
+                       os.path.join(TMP, "no", "such", "dir.svg"), check=False)
+    eq(rc, 1, "an unwritable figure is an error")
+    check("cannot write" in err, err)
+    eq(out, "", "and nothing is printed")
+    check(not os.path.exists(os.path.join(TMP, "no")), "nothing created")
+    rc, _, err = run("--profile", "alam2021", "--sgm-ref", REF, "--sgm-hyp", HYP, "--plot",
+                     os.path.join(TMP, "a.svg"), check=False)
+    eq(rc, 2, "alam2021 has no curve")
+    check("--plot needs" in err, err)
 
 
 # ---- names ----------------------------------------------------------------------

@@ -126,6 +126,28 @@ static void test_many_columns_and_rows(void **state)
     am_report_cleanup(&r);
 }
 
+static void test_declared_kinds_and_widening(void **state)
+{
+    (void)state;
+    am_report r;
+    am_report_init(&r);
+    am_report_col_kind(&r, "r0", "R0", AM_RP_RATIO);
+    am_report_col_kind(&r, "ci", NULL, AM_RP_INTERVAL);
+    char *s = render(&r, AM_RP_CSV, 2);
+    assert_string_equal(s, "r0,r0_hits,r0_total,ci_lo,ci_hi\n"); /* no rows, same header */
+    free(s);
+    /* a real first, a ratio later: the column takes the ratio's three fields */
+    size_t x = am_report_col(&r, "x", NULL);
+    am_report_real(&r, am_report_row(&r), x, 0.5);
+    am_report_ratio(&r, am_report_row(&r), x, 1, 2);
+    s = render(&r, AM_RP_CSV, 2);
+    assert_string_equal(s, "r0,r0_hits,r0_total,ci_lo,ci_hi,x,x_hits,x_total\n"
+                           ",,,,,0.5,,\n"
+                           ",,,,,0.5,1,2\n");
+    free(s);
+    am_report_cleanup(&r);
+}
+
 /* Text between `after` and the next '"' of the n-th element that has
  * `after` in s (malloc'd), or NULL. */
 static char *attr(const char *s, const char *after, int n)
@@ -188,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_tables_one_precision),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_many_columns_and_rows),
+        cmocka_unit_test(test_declared_kinds_and_widening),
         cmocka_unit_test(test_plot_bands_from_given_ci),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
