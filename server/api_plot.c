@@ -4,8 +4,8 @@
  * one panel per series (R0, R1, R0+1, term exact match, term window
  * overlap, 1 − TERm), one curve per system. Bands are drawn where a curve
  * carries confidence bounds (systems[s].ci[key] = {"lo": [...], "hi":
- * [...]}); the stored timeline has none today. Its ETag is the curve's
- * with "-svg". */
+ * [...]}: with ci=1, the Wilson intervals of the count ratios). Its ETag
+ * is the curve's with "-svg". */
 #include "api.h"
 
 #include "plot.h"

@@ -168,20 +168,6 @@ void am_cli_report_segment(am_report *r, int64_t seq, const char *id, const char
 
 /* ---- figure -------------------------------------------------------------- */
 
-void am_cli_wilson(double hits, double total, double *lo, double *hi)
-{
-    if (!(total > 0)) {
-        *lo = *hi = NAN;
-        return;
-    }
-    const double z = 1.959963984540054, z2 = z * z;
-    double p = hits / total, den = 1 + z2 / total;
-    double mid = (p + z2 / (2 * total)) / den;
-    double half = z * sqrt(p * (1 - p) / total + z2 / (4 * total * total)) / den;
-    *lo = mid - half < 0 ? 0 : mid - half;
-    *hi = mid + half > 1 ? 1 : mid + half;
-}
-
 void am_cli_plot_init(am_cli_plot *p, size_t nsys, size_t window, int ci)
 {
     memset(p, 0, sizeof *p);
@@ -279,7 +265,7 @@ void am_cli_plot_add(am_cli_plot *p, const am_sys_seg *seg, const am_totals *run
             if (p->ci) {
                 /* Wilson bands for the ratios of counts only */
                 if (k <= AM_CP_TERM)
-                    am_cli_wilson(c[k][0], c[k][1], &p->lo[at + k], &p->hi[at + k]);
+                    am_plot_wilson(c[k][0], c[k][1], &p->lo[at + k], &p->hi[at + k]);
                 else
                     p->lo[at + k] = p->hi[at + k] = NAN;
             }

@@ -65,7 +65,4 @@ void am_cli_plot_add(am_cli_plot *p, const am_sys_seg *seg, const am_totals *run
 void am_cli_plot_svg(const am_cli_plot *p, const char *const *names, int wo, size_t points,
                      const char *title, am_buf *out);
 
-/* Wilson score interval (95%) of hits out of total; NAN, NAN when total is 0. */
-void am_cli_wilson(double hits, double total, double *lo, double *hi);
-
 #endif

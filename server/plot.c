@@ -296,3 +296,18 @@ void am_plot_svg(const am_plot *p, am_buf *out)
     }
     am_buf_appends(out, "</svg>\n");
 }
+
+void am_plot_wilson(double hits, double total, double *lo, double *hi)
+{
+    if (!(total > 0)) {
+        *lo = *hi = NAN;
+        return;
+    }
+    const double z = 1.959963984540054, z2 = z * z;
+    double p = hits / total, den = 1 + z2 / total;
+    double mid = (p + z2 / (2 * total)) / den;
+    double half = z * sqrt(p * (1 - p) / total + z2 / (4 * total * total)) / den;
+    /* the interval holds p; rounding must not put it outside at 0 or 1 */
+    *lo = hits <= 0 ? 0 : mid - half < p ? mid - half : p;
+    *hi = hits >= total ? 1 : mid + half > p ? mid + half : p;
+}

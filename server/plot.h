@@ -46,4 +46,9 @@ typedef struct am_plot {
 /* Appends the figure as an SVG document to out. */
 void am_plot_svg(const am_plot *p, am_buf *out);
 
+/* The Wilson score interval (95%) of hits out of total, clipped into
+ * [0, 1]: the band of a ratio curve (docs/metrics.md §4). NAN, NAN when
+ * total is 0. */
+void am_plot_wilson(double hits, double total, double *lo, double *hi);
+
 #endif

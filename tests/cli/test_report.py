@@ -351,7 +351,9 @@ def test_plot_moving_window_and_ci_bands():
             p = h / t
             mid = (p + z * z / (2 * t)) / (1 + z * z / t)
             half = z * math.sqrt(p * (1 - p) / t + z * z / (4 * t * t)) / (1 + z * z / t)
-            check(abs(lo[i] - max(0, mid - half)) < 1e-12 and abs(hi[i] - min(1, mid + half)) < 1e-12,
+            wlo = 0.0 if h <= 0 else min(mid - half, p)
+            whi = 1.0 if h >= t else max(mid + half, p)
+            check(abs(lo[i] - wlo) < 1e-12 and abs(hi[i] - whi) < 1e-12,
                   "Wilson band at %d" % (i + 1))
             check(lo[i] <= ys[i] <= hi[i], "the point lies in its band")
     _, _, olo, _ = series[("Fairseq", "one_minus_term")]
