@@ -96,6 +96,20 @@ static am_rp_cell *am_rp_at(am_report *r, size_t row, size_t col, enum am_rp_kin
     return c;
 }
 
+size_t am_report_find(const am_report *r, const char *key, const char *text)
+{
+    for (size_t j = 0; j < r->ncols; j++) {
+        if (strcmp(r->cols[j].key, key))
+            continue;
+        for (size_t i = 0; i < r->nrows; i++) {
+            const am_rp_cell *c = am_report_cell(r, i, j);
+            if (c->kind == AM_RP_TEXT && !strcmp(c->text, text))
+                return i;
+        }
+    }
+    return (size_t)-1;
+}
+
 const am_rp_cell *am_report_cell(const am_report *r, size_t row, size_t col)
 {
     return &r->cells[row * r->capcols + col];

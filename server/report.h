@@ -83,6 +83,10 @@ void am_report_ratio(am_report *r, size_t row, size_t col, int64_t hits, int64_t
 void am_report_interval(am_report *r, size_t row, size_t col, double lo, double hi);
 /* Adds a note (key and value copied). */
 void am_report_note(am_report *r, const char *key, const char *value);
+/* The first row whose text cell in column key equals text, or (size_t)-1:
+ * how a later producer (significance: Δ, CI, p) finds a system's row to
+ * add its columns to. */
+size_t am_report_find(const am_report *r, const char *key, const char *text);
 /* The cell at row, col (borrowed). */
 const am_rp_cell *am_report_cell(const am_report *r, size_t row, size_t col);
 

@@ -121,6 +121,14 @@ static void test_many_columns_and_rows(void **state)
         }
     }
     assert_int_equal(r.ncols, 40);
+    /* a later producer finds a row by a text key and adds a column */
+    size_t sys = am_report_col(&r, "system", NULL);
+    am_report_text(&r, 42, sys, "adaptive");
+    assert_int_equal(am_report_find(&r, "system", "adaptive"), 42);
+    assert_int_equal(am_report_find(&r, "system", "none"), (size_t)-1);
+    assert_int_equal(am_report_find(&r, "nokey", "adaptive"), (size_t)-1);
+    am_report_real(&r, 42, am_report_col(&r, "p", "p-value"), 0.001);
+    assert_true(am_report_cell(&r, 42, 41)->x == 0.001);
     assert_int_equal(am_report_cell(&r, 99, 39)->i, 9939);
     assert_int_equal(am_report_cell(&r, 3, 17)->i, 317);
     am_report_cleanup(&r);
