@@ -1,8 +1,11 @@
 /*
  * cli_score.c — `adaptmon score`: the offline front end of the scoring core.
  *
- * Inputs are plain-text files (one segment per line) or WMT21 SGML files
- * (segments paired by id). The files are one session in order; --by-doc
+ * Inputs are plain-text files (one segment per line), WMT21 SGML files
+ * (segments paired by id) or XLIFF (am_cli_xliff). Reading (am_cli_read_*)
+ * makes segments and sessions; am_cli_score_sessions scores the sessions in
+ * order; the output goes through cli_report.c. The files are one session
+ * in order; --by-doc
  * makes one session per SGML document and aggregates the totals (a row per
  * document and the aggregate). Systems are named NAME= on the command line,
  * else by the SGML sysid, else by the file name. Output (cli_report.c): a
@@ -50,7 +53,7 @@ typedef struct am_cli {
     size_t nhyp;
     int sgml; /* SGML input mode */
     const char *glossary_path, *glossary_format, *background_path, *stopwords_path;
-    int per_segment, json, by_doc, by_file;
+    int per_segment, by_doc, by_file;
     enum am_rp_format format; /* --format (--json: AM_RP_JSON) */
     int precision; /* --precision: decimals of table/markdown/LaTeX numbers */
     const char *plot_path; /* --plot FILE.svg (borrowed from argv) */
