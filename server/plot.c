@@ -21,6 +21,13 @@ static const char *const am_pl_grey[] = {"#000000", "#555555", "#000000",
                                          "#333333", "#777777", "#222222"};
 #define AM_PL_STYLES 6
 
+/* The marker shape of system s: shifted by one every AM_PL_STYLES systems,
+ * so that (line style, shape) pairs stay distinct up to 36 systems. */
+static int am_pl_shape(size_t s)
+{
+    return (int)((s + s / AM_PL_STYLES) % AM_PL_STYLES);
+}
+
 /* Text with XML's special characters escaped. */
 static void am_pl_text(am_buf *out, const char *s)
 {
@@ -216,7 +223,7 @@ static void am_pl_series(am_buf *out, const am_plot *p, const am_pl_box *b, size
     /* staggered per system so that markers of equal curves stay apart */
     for (size_t i = (s * every) / (p->nsys ? p->nsys : 1) % every; i < p->n; i += every)
         if (isfinite(se->y[i]))
-            am_pl_marker(out, (int)s, am_pl_px(b, p->x[i]), am_pl_py(b, se->y[i]), grey);
+            am_pl_marker(out, am_pl_shape(s), am_pl_px(b, p->x[i]), am_pl_py(b, se->y[i]), grey);
     am_buf_appends(out, "\n</g>\n");
 }
 
@@ -238,7 +245,7 @@ static void am_pl_legend(am_buf *out, const am_plot *p, double y0, double width)
         if (strcmp(am_pl_dash[s % AM_PL_STYLES], "none"))
             am_buf_printf(out, " stroke-dasharray=\"%s\"", am_pl_dash[s % AM_PL_STYLES]);
         am_buf_appends(out, "/>");
-        am_pl_marker(out, (int)s, x + 18, y, grey);
+        am_pl_marker(out, am_pl_shape(s), x + 18, y, grey);
         am_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">", x + 42, y + 4);
         am_pl_text(out, name);
         am_buf_appends(out, "</text></g>\n");

@@ -330,6 +330,27 @@ def test_plot_series_equal_the_running_totals():
     eq((xs[0], xs[-1]), (1.0, 971.0), "first and last segment kept")
 
 
+def test_plot_styles_distinct_for_many_systems():
+    ref = write("m.ref", "a b c\nd e f\n")
+    args = ["--ref", ref]
+    for i in range(14):
+        args += ["--hyp", "s%02d=%s" % (i, write("m%d.hyp" % i, "a b\nd\n"))]
+    svg = os.path.join(TMP, "many.svg")
+    out_of(*args, "--plot", svg)
+    root = ET.parse(svg).getroot()
+    styles = []
+    for g in root.iter(SVG + "g"):
+        if g.get("class") == "legend":
+            line, marker = g[0], g[1]
+            # the marker's outline relative to its first point (shape, not place)
+            nums = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", marker.get("d") or "")]
+            shape = tuple(round(v - nums[i % 2], 1) for i, v in enumerate(nums))
+            styles.append((line.get("stroke"), line.get("stroke-dasharray"), marker.tag,
+                           marker.get("fill"), shape))
+    eq(len(styles), 14, "a legend entry per system")
+    eq(len(set(styles)), 14, "line style and marker differ for every system: %r" % styles)
+
+
 def test_plot_moving_window_and_ci_bands():
     svg = os.path.join(TMP, "window.svg")
     W = 25
