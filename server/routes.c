@@ -33,6 +33,7 @@ static const am_route am_route_table[] = {
 
     {"GET", "/v1/sessions/{id}/metrics", am_api_metrics, AM_AUTH_READ, 0},
     {"GET", "/v1/sessions/{id}/curve", am_api_curve, AM_AUTH_READ, 0},
+    {"GET", "/v1/sessions/{id}/plot.svg", am_api_plot, AM_AUTH_READ, 0},
     {"GET", "/v1/sessions/{id}/vocabulary/{word}", am_api_word, AM_AUTH_READ, 0},
     {"GET", "/v1/sessions/{id}/export", am_api_export, AM_AUTH_READ, 0},
     {"GET", "/v1/sessions/{id}/events", am_api_events, AM_AUTH_READ, 0},
