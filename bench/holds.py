@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How long one long write makes the other sessions wait (issue 10 §2).
 
-For each long write (a PUT replay of segment 2, a rescore, a DELETE of the
-session) of a session grown to N segments (20 posted, the rest grown in SQL
+For each long write (a PUT replay of segment 2, a DELETE of segment 2, a
+rescore, a DELETE of the session) of a session grown to N segments (20 posted, the rest grown in SQL
 as tests/reliability/rel.py grow_session does), a probe posts one TICO-19
 segment every 10 ms into another session while the write runs, and reports
 the probe's worst and median POST latency during the write, the write's own
@@ -12,7 +12,7 @@ pages one write transaction wrote).
 Usage: python3 bench/holds.py [ADAPTMON] [N] [OPS]
   ADAPTMON  the binary (default ./adaptmon)
   N         segments of the grown session (default 30000)
-  OPS       comma list of replay,rescore,delete (default all three)
+  OPS       comma list of replay,segdelete,rescore,delete (default all)
 Prints one JSON line per operation.
 """
 import json
@@ -67,6 +67,8 @@ def one(op, n, segs):
             ch = seg_body(segs[1], "s1")
             ch["hypothesis"] = segs[1]["translation"]
             r = c.put(base("big") + "/segments/s1", ch)
+        elif op == "segdelete":
+            r = c.delete(base("big") + "/segments/s1")
         elif op == "rescore":
             r = c.post(base("big") + "/rescore")
         else:
@@ -91,7 +93,7 @@ def one(op, n, segs):
 
 def main():
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 30000
-    ops = (sys.argv[3] if len(sys.argv) > 3 else "replay,rescore,delete").split(",")
+    ops = (sys.argv[3] if len(sys.argv) > 3 else "replay,segdelete,rescore,delete").split(",")
     segs = tico19()
     for op in ops:
         print(json.dumps(one(op, n, segs)), flush=True)
