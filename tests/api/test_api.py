@@ -1453,6 +1453,26 @@ def test_check_adaptation_signal():
     eq(C.get(base("chkad") + "/metrics").header("ETag"), etag, "ETag after check")
 
 
+def test_glossary_csv_language_header():
+    C.create_session(id="glh", source_lang="en-US", target_lang="fr")
+    for head, rows in (("English,French", "cat,le chat\ndog,chien\n"),
+                       ("en-US,fr-FR", "cat,le chat\ndog,chien\n"),
+                       ("fr,en", "le chat,cat\nchien,dog\n")):
+        r = C.put(base("glh") + "/glossary", (head + "\n" + rows).encode(), ctype="text/csv")
+        expect_status(r, 200, "PUT glossary with header " + head)
+        eq(r.json()["entries"], 2, head + ": the header is no term entry")
+        got = C.jget(base("glh") + "/glossary")["entries"]
+        eq([(e["source"], e["targets"]) for e in got],
+           [("cat", ["le chat"]), ("dog", ["chien"])], head + ": columns mapped by language")
+    before = C.jget(base("glh") + "/glossary")
+    expect_problem(C.put(base("glh") + "/glossary", b"de,es\nKatze,gato\n", ctype="text/csv"),
+                   422, "invalid-value", "languages the session does not have")
+    eq(C.jget(base("glh") + "/glossary"), before, "a refused glossary changes nothing")
+    r = C.put(base("glh") + "/glossary", b"cat,chat\n", ctype="text/csv")
+    expect_status(r, 200, "a term pair as first row")
+    eq(r.json()["entries"], 1, "a first row that is a term pair stays one")
+
+
 def test_export_csv_json_tmx():
     C.create_session(id="exp", source_lang="en", target_lang="fr",
                      options={"baseline_system": "base"})
