@@ -756,6 +756,7 @@ static int xl_root(xl_job *j, xmlNode *n)
                       ver ? ver : "");
     if (d->version == 20 && !d->source_lang) {
         const char *sl = xl_attr(n, "srcLang", 0), *tl = xl_attr(n, "trgLang", 0);
+        free(d->target_lang); /* pass 2 reads the root again */
         d->source_lang = sl && *sl ? am_xstrdup(sl) : NULL;
         d->target_lang = tl && *tl ? am_xstrdup(tl) : NULL;
     }
@@ -824,6 +825,7 @@ static int xl_pass(xl_job *j, const char *buf, size_t len)
             if (v12 && !j->d->source_lang) {
                 const char *sl = xl_attr(n, "source-language", 0);
                 const char *tl = xl_attr(n, "target-language", 0);
+                free(j->d->target_lang); /* a <file> without source-language set it */
                 j->d->source_lang = sl && *sl ? am_xstrdup(sl) : NULL;
                 j->d->target_lang = tl && *tl ? am_xstrdup(tl) : NULL;
             }

@@ -73,6 +73,8 @@ static void am_replay_usage(FILE *out)
           out);
 }
 
+/* libcurl's write callback: appends to the am_rbuf ctx (NUL-terminated;
+ * the caller frees its p). */
 static size_t am_replay_sink(char *data, size_t size, size_t n, void *ctx)
 {
     am_rbuf *b = ctx;
