@@ -55,7 +55,7 @@ int am_lang_canonical(const char *tag, char *out, size_t n, int *known)
 }
 
 /* The two-letter code of a lower-case English name, or NULL. */
-static const char *am_lang_name_find(const char *name)
+static const char *lang_name_find(const char *name)
 {
     size_t lo = 0, hi = am_lang_nnames;
     while (lo < hi) {
@@ -86,7 +86,7 @@ int am_lang_from_header(const char *s, char *out, size_t n)
     for (size_t i = 0; i < len; i++)
         low[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a') : s[i];
     low[len] = '\0';
-    const char *canon = am_lang_name_find(low);
+    const char *canon = lang_name_find(low);
     if (!canon) {
         size_t p = 0;
         while (low[p] >= 'a' && low[p] <= 'z')

@@ -44,21 +44,21 @@ static json_t *am_import_body(const am_xliff_doc *d, const am_xliff_seg *s)
 }
 
 /* The state of one import, carried through am_xliff_each's callback. */
-typedef struct am_import {
+typedef struct import_state {
     am_req *req; /* borrowed */
     am_resp *resp; /* borrowed */
     json_t *skips; /* owned */
     int64_t imported, present, skipped;
     int failed; /* a problem was answered; the reading stopped */
-} am_import;
+} import_state;
 
 /* One unit of the file (am_xliff_unit_fn): a skip is recorded, a confirmed
  * segment goes through the segment POST path. Returns 1 to stop after a
  * store failure (the problem is answered), else 0. */
-static int am_import_unit(void *ctx, const am_xliff_doc *d, const am_xliff_seg *s,
-                          const am_xliff_skip *k)
+static int import_unit(void *ctx, const am_xliff_doc *d, const am_xliff_seg *s,
+                       const am_xliff_skip *k)
 {
-    am_import *im = ctx;
+    import_state *im = ctx;
     am_req *req = im->req;
     if (k) {
         am_import_skip(im->skips, &im->skipped, k->id, k->reason);
@@ -117,8 +117,8 @@ void am_api_import(am_req *req, am_resp *resp)
     am_store_session_clear(&row);
     am_xliff_doc doc;
     am_xliff_report rep;
-    am_import im = {req, resp, json_array(), 0, 0, 0, 0};
-    int rc = am_xliff_each(req->body, req->body_len, am_import_unit, &im, &doc, &rep);
+    import_state im = {req, resp, json_array(), 0, 0, 0, 0};
+    int rc = am_xliff_each(req->body, req->body_len, import_unit, &im, &doc, &rep);
     if (rc != AM_OK && !im.failed) {
         am_api_body_problem(req, resp, rc, "Invalid XLIFF", rep.msg, rep.line);
     } else if (!im.failed) {

@@ -285,7 +285,7 @@ void am_api_segment_list(am_req *req, am_resp *resp)
 }
 
 /* Orders names[0..n) by strcmp (insertion sort; n is small). */
-static void am_check_sort(const char **names, size_t n)
+static void sort_names(const char **names, size_t n)
 {
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
@@ -299,8 +299,8 @@ static void am_check_sort(const char **names, size_t n)
  * sys/hyps, *n of them (0 without either): `hypothesis` alone (system
  * "default", as in a segment) or `hypotheses` {system: text} in name
  * order. Answers the 422 and returns AM_ERR_INVALID on a bad body. */
-static int am_check_systems(am_req *req, am_resp *resp, json_t *body, const char **sys,
-                            const char **hyps, size_t *n)
+static int check_systems(am_req *req, am_resp *resp, json_t *body, const char **sys,
+                         const char **hyps, size_t *n)
 {
     json_t *hyp = json_object_get(body, "hypothesis"), *hs = json_object_get(body, "hypotheses");
     const am_srv_config *cfg = &req->srv->cfg;
@@ -339,7 +339,7 @@ static int am_check_systems(am_req *req, am_resp *resp, json_t *body, const char
             goto bad;
         sys[(*n)++] = key;
     }
-    am_check_sort(sys, *n);
+    sort_names(sys, *n);
     for (size_t i = 0; i < *n; i++)
         hyps[i] = json_string_value(json_object_get(hs, sys[i]));
     return AM_OK;
@@ -375,7 +375,7 @@ void am_api_check(am_req *req, am_resp *resp)
     }
     const char *sys[AM_SCORE_MAX_SYSTEMS], *hyps[AM_SCORE_MAX_SYSTEMS];
     size_t nsys = 0;
-    if (am_check_systems(req, resp, body, sys, hyps, &nsys) != AM_OK) {
+    if (check_systems(req, resp, body, sys, hyps, &nsys) != AM_OK) {
         json_decref(body);
         return;
     }

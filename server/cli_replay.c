@@ -38,21 +38,21 @@
 
 #define AM_REPLAY_MAX_FILE (1024L * 1024L * 1024L)
 
-typedef struct am_replay {
+typedef struct replay_ctx {
     const char *server, *session, *path, *format, *token;
     CURL *curl;
     struct curl_slist *headers;
     char errbuf[CURL_ERROR_SIZE];
     int tty;
-} am_replay;
+} replay_ctx;
 
 /* A response body (owned). */
-typedef struct am_rbuf {
+typedef struct rbuf {
     char *p;
     size_t n;
-} am_rbuf;
+} rbuf;
 
-static void am_replay_usage(FILE *out)
+static void replay_usage(FILE *out)
 {
     fputs("usage: adaptmon replay --server URL --session ID [OPTIONS] FILE\n"
           "\n"
@@ -73,11 +73,11 @@ static void am_replay_usage(FILE *out)
           out);
 }
 
-/* libcurl's write callback: appends to the am_rbuf ctx (NUL-terminated;
+/* libcurl's write callback: appends to the rbuf ctx (NUL-terminated;
  * the caller frees its p). */
-static size_t am_replay_sink(char *data, size_t size, size_t n, void *ctx)
+static size_t replay_sink(char *data, size_t size, size_t n, void *ctx)
 {
-    am_rbuf *b = ctx;
+    rbuf *b = ctx;
     size_t k = size * n;
     char *p = realloc(b->p, b->n + k + 1);
     if (!p)
@@ -90,7 +90,7 @@ static size_t am_replay_sink(char *data, size_t size, size_t n, void *ctx)
 }
 
 /* Seconds of a Retry-After header line (ctx: int *), clamped to 1..5. */
-static size_t am_replay_header(char *data, size_t size, size_t n, void *ctx)
+static size_t replay_header(char *data, size_t size, size_t n, void *ctx)
 {
     int *retry = ctx;
     size_t k = size * n;
@@ -105,8 +105,7 @@ static size_t am_replay_header(char *data, size_t size, size_t n, void *ctx)
  * (appended to --server).
  * *status receives the HTTP status, *out the body (caller frees out->p).
  * Returns 0, or -1 when the server could not be reached (message printed). */
-static int am_replay_http(am_replay *r, const char *path, const char *body, long *status,
-                          am_rbuf *out)
+static int replay_http(replay_ctx *r, const char *path, const char *body, long *status, rbuf *out)
 {
     char url[2048];
     snprintf(url, sizeof url, "%s%s", r->server, path);
@@ -139,7 +138,7 @@ static int am_replay_http(am_replay *r, const char *path, const char *body, long
 
 /* The problem detail of a problem+json body (borrowed from the parsed
  * body; "" when there is none), into buf. */
-static void am_replay_detail(const am_rbuf *b, char *buf, size_t n)
+static void replay_detail(const rbuf *b, char *buf, size_t n)
 {
     json_t *j = b->p ? json_loads(b->p, 0, NULL) : NULL;
     const char *d = json_string_value(json_object_get(j, "detail"));
@@ -149,7 +148,7 @@ static void am_replay_detail(const am_rbuf *b, char *buf, size_t n)
 
 /* Ids already stored in the session into done (a set: value 1). Returns 0,
  * or 1 with a message. */
-static int am_replay_stored(am_replay *r, json_t *done)
+static int replay_stored(replay_ctx *r, json_t *done)
 {
     long after = 0;
     for (;;) {
@@ -157,12 +156,12 @@ static int am_replay_stored(am_replay *r, json_t *done)
         snprintf(path, sizeof path, "/v1/sessions/%s/segments?after=%ld&limit=1000", r->session,
                  after);
         long status = 0;
-        am_rbuf b;
-        if (am_replay_http(r, path, NULL, &status, &b))
+        rbuf b;
+        if (replay_http(r, path, NULL, &status, &b))
             return 1;
         if (status != 200) {
             char d[400];
-            am_replay_detail(&b, d, sizeof d);
+            replay_detail(&b, d, sizeof d);
             fprintf(stderr, "adaptmon replay: session '%s': %ld %s\n", r->session, status, d);
             free(b.p);
             return 1;
@@ -191,7 +190,7 @@ static int am_replay_stored(am_replay *r, json_t *done)
 }
 
 /* Reads path whole (caller frees *buf; NUL-terminated). Returns 0 or 1. */
-static int am_replay_read(const char *path, char **buf, size_t *len)
+static int replay_read(const char *path, char **buf, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -232,7 +231,7 @@ static int am_replay_read(const char *path, char **buf, size_t *len)
 
 /* Splits line[0..len) at tabs into f (at most max fields, pointing into a
  * copy the caller frees via *copy). Returns the number of fields. */
-static size_t am_replay_fields(const char *line, size_t len, char **f, size_t max, char **copy)
+static size_t replay_fields(const char *line, size_t len, char **f, size_t max, char **copy)
 {
     char *c = malloc(len + 1);
     if (!c)
@@ -257,7 +256,7 @@ static size_t am_replay_fields(const char *line, size_t len, char **f, size_t ma
 
 /* The segment bodies of a TSV file into items (see the file comment).
  * Returns 0, or 1 with a message. */
-static int am_replay_tsv(const char *buf, size_t len, json_t *items)
+static int replay_tsv(const char *buf, size_t len, json_t *items)
 {
     enum { MAXF = 70 };
     long idc = -1, src = 0, hyp = 1, tr = 2;
@@ -272,7 +271,7 @@ static int am_replay_tsv(const char *buf, size_t len, json_t *items)
             j++;
         lineno++;
         char *f[MAXF], *copy = NULL;
-        size_t n = j > i ? am_replay_fields(buf + i, j - i, f, MAXF, &copy) : 0;
+        size_t n = j > i ? replay_fields(buf + i, j - i, f, MAXF, &copy) : 0;
         i = j + 1;
         if (n == 0 || (n == 1 && !*f[0])) {
             free(copy);
@@ -347,7 +346,7 @@ static int am_replay_tsv(const char *buf, size_t len, json_t *items)
 }
 
 /* The segment bodies of a JSONL file into items. Returns 0 or 1. */
-static int am_replay_jsonl(const char *buf, size_t len, json_t *items)
+static int replay_jsonl(const char *buf, size_t len, json_t *items)
 {
     size_t lineno = 0;
     for (size_t i = 0; i < len;) {
@@ -376,7 +375,7 @@ static int am_replay_jsonl(const char *buf, size_t len, json_t *items)
 
 /* The segment bodies of an XLIFF file into items; *skipped counts units
  * without an MT candidate or not confirmed. Returns 0 or 1. */
-static int am_replay_xliff(const char *buf, size_t len, json_t *items, size_t *skipped)
+static int replay_xliff(const char *buf, size_t len, json_t *items, size_t *skipped)
 {
     am_xliff_doc d;
     am_xliff_report rep;
@@ -404,7 +403,7 @@ static int am_replay_xliff(const char *buf, size_t len, json_t *items, size_t *s
 }
 
 /* The format of path: --format, else its extension, else its first byte. */
-static const char *am_replay_guess(const char *path, const char *buf, size_t len)
+static const char *replay_guess(const char *path, const char *buf, size_t len)
 {
     const char *dot = strrchr(path, '.');
     if (dot && (!strcasecmp(dot, ".tsv") || !strcasecmp(dot, ".tab")))
@@ -422,8 +421,8 @@ static const char *am_replay_guess(const char *path, const char *buf, size_t len
 }
 
 /* Draws the progress: a bar in place on a TTY, else a line per 10%. */
-static void am_replay_progress(const am_replay *r, size_t done, size_t total, size_t posted,
-                               size_t present, int *last_decile)
+static void replay_progress(const replay_ctx *r, size_t done, size_t total, size_t posted,
+                            size_t present, int *last_decile)
 {
     if (r->tty) {
         int w = 30, fill = total ? (int)(w * done / total) : w;
@@ -442,7 +441,7 @@ static void am_replay_progress(const am_replay *r, size_t done, size_t total, si
 }
 
 /* Posts items in order, skipping ids in done. Returns the exit status. */
-static int am_replay_post(am_replay *r, json_t *items, json_t *done, size_t skipped)
+static int replay_post(replay_ctx *r, json_t *items, json_t *done, size_t skipped)
 {
     size_t total = json_array_size(items), posted = 0, present = 0;
     int last = -1;
@@ -456,8 +455,8 @@ static int am_replay_post(am_replay *r, json_t *items, json_t *done, size_t skip
         } else {
             char *body = json_dumps(it, JSON_COMPACT);
             long status = 0;
-            am_rbuf b;
-            int rc = am_replay_http(r, path, body, &status, &b);
+            rbuf b;
+            int rc = replay_http(r, path, body, &status, &b);
             free(body);
             if (rc)
                 return 1;
@@ -467,7 +466,7 @@ static int am_replay_post(am_replay *r, json_t *items, json_t *done, size_t skip
                 present++;
             } else {
                 char d[600];
-                am_replay_detail(&b, d, sizeof d);
+                replay_detail(&b, d, sizeof d);
                 fprintf(stderr,
                         "%sadaptmon replay: segment '%s' (item %zu of %zu) refused: %ld %s\n"
                         "adaptmon replay: %zu posted before it; fix the item and run again to "
@@ -478,10 +477,10 @@ static int am_replay_post(am_replay *r, json_t *items, json_t *done, size_t skip
             }
             free(b.p);
         }
-        am_replay_progress(r, i + 1, total, posted, present, &last);
+        replay_progress(r, i + 1, total, posted, present, &last);
     }
     if (total == 0)
-        am_replay_progress(r, 0, 0, 0, 0, &last);
+        replay_progress(r, 0, 0, 0, 0, &last);
     printf("{\"session\":\"%s\",\"items\":%zu,\"posted\":%zu,\"already_stored\":%zu,"
            "\"skipped\":%zu}\n",
            r->session, total, posted, present, skipped);
@@ -490,7 +489,7 @@ static int am_replay_post(am_replay *r, json_t *items, json_t *done, size_t skip
 
 int am_cli_replay(int argc, char **argv)
 {
-    am_replay r;
+    replay_ctx r;
     memset(&r, 0, sizeof r);
     r.token = getenv("ADAPTMON_TOKEN");
     for (int i = 1; i < argc; i++) {
@@ -501,7 +500,7 @@ int am_cli_replay(int argc, char **argv)
                            : !strcmp(a, "--token")   ? &r.token
                                                      : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            am_replay_usage(stdout);
+            replay_usage(stdout);
             return 0;
         } else if (dst && i + 1 < argc) {
             *dst = argv[++i];
@@ -509,14 +508,14 @@ int am_cli_replay(int argc, char **argv)
             r.path = a;
         } else {
             fprintf(stderr, "adaptmon replay: bad argument '%s'\n", a);
-            am_replay_usage(stderr);
+            replay_usage(stderr);
             return 2;
         }
     }
     if (!r.server || !r.session || !r.path ||
         (r.format && strcmp(r.format, "xliff") && strcmp(r.format, "tsv") &&
          strcmp(r.format, "jsonl"))) {
-        am_replay_usage(stderr);
+        replay_usage(stderr);
         return 2;
     }
     if (!am_http_valid_id(r.session)) {
@@ -525,14 +524,14 @@ int am_cli_replay(int argc, char **argv)
     }
     char *buf;
     size_t len;
-    if (am_replay_read(r.path, &buf, &len))
+    if (replay_read(r.path, &buf, &len))
         return 1;
-    const char *fmt = r.format ? r.format : am_replay_guess(r.path, buf, len);
+    const char *fmt = r.format ? r.format : replay_guess(r.path, buf, len);
     json_t *items = json_array();
     size_t skipped = 0;
-    int bad = !strcmp(fmt, "xliff")   ? am_replay_xliff(buf, len, items, &skipped)
-              : !strcmp(fmt, "jsonl") ? am_replay_jsonl(buf, len, items)
-                                      : am_replay_tsv(buf, len, items);
+    int bad = !strcmp(fmt, "xliff")   ? replay_xliff(buf, len, items, &skipped)
+              : !strcmp(fmt, "jsonl") ? replay_jsonl(buf, len, items)
+                                      : replay_tsv(buf, len, items);
     free(buf);
     if (bad) {
         json_decref(items);
@@ -549,14 +548,14 @@ int am_cli_replay(int argc, char **argv)
     }
     curl_easy_setopt(r.curl, CURLOPT_HTTPHEADER, r.headers);
     curl_easy_setopt(r.curl, CURLOPT_ERRORBUFFER, r.errbuf);
-    curl_easy_setopt(r.curl, CURLOPT_WRITEFUNCTION, am_replay_sink);
-    curl_easy_setopt(r.curl, CURLOPT_HEADERFUNCTION, am_replay_header);
+    curl_easy_setopt(r.curl, CURLOPT_WRITEFUNCTION, replay_sink);
+    curl_easy_setopt(r.curl, CURLOPT_HEADERFUNCTION, replay_header);
     curl_easy_setopt(r.curl, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(r.curl, CURLOPT_NOSIGNAL, 1L);
     json_t *done = json_object();
-    int rc = am_replay_stored(&r, done);
+    int rc = replay_stored(&r, done);
     if (rc == 0)
-        rc = am_replay_post(&r, items, done, skipped);
+        rc = replay_post(&r, items, done, skipped);
     json_decref(done);
     json_decref(items);
     curl_slist_free_all(r.headers);

@@ -2056,7 +2056,7 @@ static int am_choice_each(void *ctx, const char *alt, int64_t count)
 /* UTF-16 code units of s[0..byte) (s valid UTF-8, byte on a character
  * boundary): one per character, two for a character beyond U+FFFF (a
  * 4-byte sequence). */
-static size_t am_utf16_units(const char *s, size_t byte)
+static size_t utf16_units(const char *s, size_t byte)
 {
     size_t n = 0;
     for (size_t i = 0; i < byte; i++) {
@@ -2068,24 +2068,24 @@ static size_t am_utf16_units(const char *s, size_t byte)
 }
 
 /* [start, end) of span sp in text t as UTF-16 code units (new array). */
-static json_t *am_span_utf16(const char *t, const am_terms_span *sp)
+static json_t *span_utf16(const char *t, const am_terms_span *sp)
 {
-    size_t a = am_utf16_units(t, sp->byte_start);
-    size_t b = a + am_utf16_units(t + sp->byte_start, sp->byte_end - sp->byte_start);
+    size_t a = utf16_units(t, sp->byte_start);
+    size_t b = a + utf16_units(t + sp->byte_start, sp->byte_end - sp->byte_start);
     return json_pack("[II]", (json_int_t)a, (json_int_t)b);
 }
 
 /* The translator's recorded choices of the glossary entries a check meets,
  * each read once (the arrays are owned here; items borrow them). */
-typedef struct am_check_choices {
+typedef struct check_choices {
     json_t **arr;
     size_t *entry;
     size_t n, cap;
-} am_check_choices;
+} check_choices;
 
 /* Choices of entry e (index idx) of session (borrowed; read on first use). */
-static json_t *am_check_choices_get(am_check_choices *cc, am_server *srv, const char *session,
-                                    size_t idx, const am_gloss_entry *e)
+static json_t *check_choices_get(check_choices *cc, am_server *srv, const char *session, size_t idx,
+                                 const am_gloss_entry *e)
 {
     for (size_t c = 0; c < cc->n; c++)
         if (cc->entry[c] == idx)
@@ -2102,7 +2102,7 @@ static json_t *am_check_choices_get(am_check_choices *cc, am_server *srv, const 
     return ch.arr;
 }
 
-static void am_check_choices_free(am_check_choices *cc)
+static void check_choices_free(check_choices *cc)
 {
     for (size_t c = 0; c < cc->n; c++)
         json_decref(cc->arr[c]);
@@ -2112,7 +2112,7 @@ static void am_check_choices_free(am_check_choices *cc)
 
 /* The 422/503 of a failed term preview (rc) or of n occurrences over the
  * limit (rc AM_OK). */
-static int am_check_fail(am_server *srv, am_budget *bud, int rc, size_t n, am_fail *f)
+static int check_fail(am_server *srv, am_budget *bud, int rc, size_t n, am_fail *f)
 {
     if (rc == AM_ERR_CANCELLED)
         return fail_cancelled(f, bud);
@@ -2133,9 +2133,9 @@ static int am_check_fail(am_server *srv, am_budget *bud, int rc, size_t n, am_fa
  * counts: *missing, *forbidden, *established (entries with an established
  * choice) and *following (of those, the hypothesis uses the established
  * target). Returns a new array in *out, or an am_err with *f filled. */
-static int am_check_terms(am_server *srv, const char *session, am_sess *sess, am_score_ws *ws,
-                          am_budget *bud, am_check_choices *cc, const char *source, const char *hyp,
-                          json_t **out, int64_t counts[4], am_fail *f)
+static int check_terms(am_server *srv, const char *session, am_sess *sess, am_score_ws *ws,
+                       am_budget *bud, check_choices *cc, const char *source, const char *hyp,
+                       json_t **out, int64_t counts[4], am_fail *f)
 {
     const am_terms_prev *pv = NULL;
     size_t n = 0;
@@ -2144,7 +2144,7 @@ static int am_check_terms(am_server *srv, const char *session, am_sess *sess, am
         am_terms_preview(am_score_ws_terms(ws), am_scorer_lex(sess->scorer), source, hyp, &pv, &n);
     am_score_ws_set_cancel(ws, NULL);
     if (rc != AM_OK || n > (size_t)srv->cfg.max_term_occurrences)
-        return am_check_fail(srv, bud, rc, n, f);
+        return check_fail(srv, bud, rc, n, f);
     json_t *terms = json_array();
     memset(counts, 0, 4 * sizeof counts[0]);
     for (size_t i = 0; i < n; i++) {
@@ -2160,7 +2160,7 @@ static int am_check_terms(am_server *srv, const char *session, am_sess *sess, am
         json_object_set_new(
             o, "source_span",
             json_pack("[II]", (json_int_t)p->src.byte_start, (json_int_t)p->src.byte_end));
-        json_object_set_new(o, "source_span_utf16", am_span_utf16(source, &p->src));
+        json_object_set_new(o, "source_span_utf16", span_utf16(source, &p->src));
         const char *used = p->used == AM_TERMS_EXACT  ? "exact"
                            : p->used == AM_TERMS_STEM ? "stem"
                                                       : NULL;
@@ -2171,7 +2171,7 @@ static int am_check_terms(am_server *srv, const char *session, am_sess *sess, am
             json_object_set_new(
                 o, "hypothesis_span",
                 json_pack("[II]", (json_int_t)p->hyp.byte_start, (json_int_t)p->hyp.byte_end));
-            json_object_set_new(o, "hypothesis_span_utf16", am_span_utf16(hyp, &p->hyp));
+            json_object_set_new(o, "hypothesis_span_utf16", span_utf16(hyp, &p->hyp));
             json_object_set_new(
                 o, "used_surface",
                 json_stringn(hyp + p->hyp.byte_start, p->hyp.byte_end - p->hyp.byte_start));
@@ -2180,7 +2180,7 @@ static int am_check_terms(am_server *srv, const char *session, am_sess *sess, am
             counts[1]++;
         if (!e->forbidden && !used)
             counts[0]++;
-        json_t *arr = am_check_choices_get(cc, srv, session, p->entry, e);
+        json_t *arr = check_choices_get(cc, srv, session, p->entry, e);
         json_object_set(o, "translator_choices", arr);
         json_t *first = json_object_get(json_array_get(arr, 0), "target");
         json_object_set_new(o, "established_target", first ? json_incref(first) : json_null());
@@ -2195,16 +2195,16 @@ static int am_check_terms(am_server *srv, const char *session, am_sess *sess, am
     return AM_OK;
 }
 
-typedef struct am_check_lookup {
+typedef struct check_lookup {
     am_server *srv;
     const char *session;
-} am_check_lookup;
+} check_lookup;
 
 /* The recall lookup of a check: occ of word in the session's history, read
  * outside any transaction (a preview; 0 when never confirmed). */
-static int am_check_occ(void *ctx, const char *word, int64_t *occ)
+static int check_occ(void *ctx, const char *word, int64_t *occ)
 {
-    am_check_lookup *c = ctx;
+    check_lookup *c = ctx;
     int rc = am_store_word_history(c->srv->store, c->session, word, occ, NULL, NULL);
     if (rc == AM_ERR_NOTFOUND) {
         *occ = 0;
@@ -2219,11 +2219,11 @@ static int am_check_occ(void *ctx, const char *word, int64_t *occ)
  * with occ, the number of confirmed segments that contained it, which is
  * the shot it would be counted at. Returns a new object in *out or an
  * am_err with *f filled. */
-static int am_check_adaptation(am_server *srv, const char *session, am_sess *sess, am_score_ws *ws,
-                               am_budget *bud, const char *hyp, json_t **out, int64_t *confirmed,
-                               am_fail *f)
+static int check_adaptation(am_server *srv, const char *session, am_sess *sess, am_score_ws *ws,
+                            am_budget *bud, const char *hyp, json_t **out, int64_t *confirmed,
+                            am_fail *f)
 {
-    am_check_lookup lc = {srv, session};
+    check_lookup lc = {srv, session};
     am_seg_input in;
     memset(&in, 0, sizeof in);
     in.source = "";
@@ -2233,7 +2233,7 @@ static int am_check_adaptation(am_server *srv, const char *session, am_sess *ses
     const am_recall_seg *rec = NULL;
     const char *field = NULL;
     am_score_ws_set_cancel(ws, &bud->cancel);
-    int rc = am_score_segment_recall(sess->scorer, ws, &in, am_check_occ, &lc, &rec, &field);
+    int rc = am_score_segment_recall(sess->scorer, ws, &in, check_occ, &lc, &rec, &field);
     am_score_ws_set_cancel(ws, NULL);
     if (rc == AM_ERR_CANCELLED)
         return fail_cancelled(f, bud);
@@ -2270,22 +2270,22 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
     am_budget_start(&bud, srv);
     am_score_ws *ws = am_wspool_get(srv->wspool);
     am_terms_ws_set_max_occurrences(am_score_ws_terms(ws), (size_t)srv->cfg.max_term_occurrences);
-    am_check_choices cc = {NULL, NULL, 0, 0};
+    check_choices cc = {NULL, NULL, 0, 0};
     json_t *terms = NULL, *systems = json_object();
     int64_t top[4] = {0, 0, 0, 0};
     const char *best = NULL;
     int64_t best_seen = -1;
     int tie = 0;
     /* the top-level terms: of the first system ("" without a hypothesis) */
-    rc = am_check_terms(srv, session, sess, ws, &bud, &cc, source, nsys ? hyps[0] : "", &terms, top,
-                        f);
+    rc =
+        check_terms(srv, session, sess, ws, &bud, &cc, source, nsys ? hyps[0] : "", &terms, top, f);
     for (size_t s = 0; s < nsys && rc == AM_OK; s++) {
         json_t *st = NULL, *ad = NULL;
         int64_t c[4], seen = 0;
         rc = s == 0 ? AM_OK
-                    : am_check_terms(srv, session, sess, ws, &bud, &cc, source, hyps[s], &st, c, f);
+                    : check_terms(srv, session, sess, ws, &bud, &cc, source, hyps[s], &st, c, f);
         if (rc == AM_OK)
-            rc = am_check_adaptation(srv, session, sess, ws, &bud, hyps[s], &ad, &seen, f);
+            rc = check_adaptation(srv, session, sess, ws, &bud, hyps[s], &ad, &seen, f);
         if (rc != AM_OK) {
             json_decref(st);
             break;
@@ -2305,7 +2305,7 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
             tie = 1;
         }
     }
-    am_check_choices_free(&cc);
+    check_choices_free(&cc);
     am_wspool_put(srv->wspool, ws);
     am_sessions_release(srv->sessions, sess);
     if (rc != AM_OK) {
