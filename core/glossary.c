@@ -473,8 +473,8 @@ static int lang_header(const csv_row *row, const char *src_lang, const char *tgt
     }
     if (s < 0 || t < 0)
         return am_gloss_rep_err(rep, AM_ERR_INVALID, row->line, 0,
-                                "the header names the languages '%.40s' and '%.40s' but the "
-                                "session translates %.40s to %.40s",
+                                "the header names the languages '%.40s' and '%.40s', not the "
+                                "source language %.40s and the target language %.40s",
                                 row_field(row, 0), row_field(row, 1), src_lang, tgt_lang);
     col[COL_SRC] = s;
     col[COL_TGT] = t;

@@ -406,7 +406,7 @@ static void test_language_header(void **state)
     assert_int_equal(parse_lang("de,es\nKatze,gato\n", "en", "fr", &g, &rep), AM_ERR_INVALID);
     assert_int_equal(g.n, 0);
     assert_int_equal(rep.line, 1);
-    assert_non_null(strstr(rep.msg, "session translates en to fr"));
+    assert_non_null(strstr(rep.msg, "not the source language en and the target language fr"));
     am_gloss_cleanup(&g);
     /* first rows that are real term pairs stay term pairs */
     static const char *const pairs[] = {"cat,chat\n",  "French fries,frites\n", "en,en\n",
