@@ -60,6 +60,8 @@
 
 #include "text.h"
 
+#define AM_HTTP_WORK_NICE 10
+
 #include <arpa/inet.h>
 #include <assert.h>
 #include <ctype.h>
@@ -72,6 +74,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -1333,6 +1338,9 @@ static void am_http_run(am_http_ctx *x, am_resp *resp)
 static void *am_http_work_main(void *arg)
 {
     am_http_ctx *x = arg;
+    /* long work yields the CPU to the short requests of other sessions
+     * (Linux: the nice value of this thread only) */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), AM_HTTP_WORK_NICE);
     am_http_run(x, &x->work);
     struct MHD_Connection *conn = x->conn;
     atomic_store(&x->work_done, 1);
