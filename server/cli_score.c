@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "cli.h"
+#include "cli_signif.h"
 #include "json.h"
 
 #include "compat/alam2021.h"
@@ -47,6 +48,8 @@ typedef struct am_cli {
     int per_segment, json, by_doc, by_file;
     const char **xliff; /* --xliff paths (borrowed from argv; array owned) */
     size_t nxliff;
+    am_sig_opts sig; /* --paired-bs / --paired-ar (cli_signif.c) */
+    am_sig_collect *sigc; /* per-segment statistics when sig.test is set */
 } am_cli;
 
 /* One segment of the session, as texts borrowed from the loaded files. */
@@ -82,6 +85,14 @@ static void am_cli_usage(FILE *out)
           "output:\n"
           "  --per-segment           scores of every segment as well\n"
           "  --json                  JSON instead of a table\n"
+          "significance (sacreBLEU 2.6.0's tests; also R_k, 1-TERm and term metrics):\n"
+          "  --paired-bs             paired bootstrap resampling: p-values and CIs\n"
+          "  --paired-ar             paired approximate randomization: p-values\n"
+          "  --baseline NAME         the system compared against (default: the first)\n"
+          "  --n-bootstrap N         resamples (default 1000) or AR trials (default 10000)\n"
+          "  --seed N                seed of numpy's default_rng (default 12345)\n"
+          "  --ci LEVEL              confidence level of the intervals (default 0.95)\n"
+          "  --k-max K               report R0..RK (same as --k K)\n"
           "session options (also --name=value):\n",
           out);
     for (const am_config_option *o = am_config_options(); o->name; o++) {
@@ -222,6 +233,45 @@ static void am_cli_free(am_cli *c)
 
 /* Parses the command line. Returns 0, or 2 after printing a usage error
  * (or -1 after printing --help). */
+/* A significance option (--baseline, --n-bootstrap, --seed, --ci, --k-max).
+ * val is borrowed from argv. Returns 0 or prints an error and returns 2. */
+static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *err)
+{
+    char *end = NULL;
+    errno = 0;
+    if (!strcmp(name, "baseline")) {
+        c->sig.baseline = val;
+        return 0;
+    }
+    if (!strcmp(name, "k-max")) {
+        if (am_config_set(&c->cfg, "k", val, err) == AM_OK)
+            return 0;
+        fprintf(stderr, "adaptmon score: --k-max: %s\n", am_buf_str(err));
+        return 2;
+    }
+    if (!strcmp(name, "ci")) {
+        double x = strtod(val, &end);
+        if (end != val && !*end && x > 0 && x < 1) {
+            c->sig.conf = x;
+            return 0;
+        }
+        fprintf(stderr, "adaptmon score: --ci must be a level between 0 and 1, e.g. 0.95\n");
+        return 2;
+    }
+    unsigned long long x = strtoull(val, &end, 10);
+    int is_n = !strcmp(name, "n-bootstrap");
+    if (end == val || *end || errno || *val == '-' || (is_n && (x == 0 || x > 1000000))) {
+        fprintf(stderr, "adaptmon score: --%s needs %s\n", name,
+                is_n ? "a number of resamples from 1 to 1000000" : "a non-negative integer");
+        return 2;
+    }
+    if (is_n)
+        c->sig.n = (size_t)x;
+    else
+        c->sig.seed = (uint64_t)x;
+    return 0;
+}
+
 static int am_cli_args(int argc, char **argv, am_cli *c)
 {
     am_buf err;
@@ -251,7 +301,8 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         /* flags without a value */
         static const char *const flags[] = {"help",          "per-segment", "json",
                                             "by-doc",        "stem-match",  "ter-case-sensitive",
-                                            "no-strip-tags", "by-file"};
+                                            "no-strip-tags", "by-file",     "paired-bs",
+                                            "paired-ar"};
         int is_flag = 0;
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
             if (!strcmp(name, flags[k]))
@@ -268,6 +319,8 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
                 c->by_doc = 1;
             } else if (!strcmp(name, "by-file")) {
                 c->by_file = 1;
+            } else if (!strcmp(name, "paired-bs") || !strcmp(name, "paired-ar")) {
+                c->sig.test = name[7] == 'b' ? 1 : 2;
             } else if (!strcmp(name, "no-strip-tags")) {
                 c->cfg.strip_tags = 0;
             } else {
@@ -321,6 +374,9 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
             c->glossary_format = val;
         } else if (!strcmp(name, "background")) {
             c->background_path = val;
+        } else if (!strcmp(name, "baseline") || !strcmp(name, "n-bootstrap") ||
+                   !strcmp(name, "seed") || !strcmp(name, "ci") || !strcmp(name, "k-max")) {
+            rc = am_cli_sig_arg(c, name, val, &err);
         } else if (!strcmp(name, "stopwords-file")) {
             c->stopwords_path = val;
             c->cfg.stopwords = AM_SW_CUSTOM;
@@ -374,6 +430,11 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
             fprintf(stderr, "adaptmon score: --by-doc needs SGML input\n");
             return 2;
         }
+    }
+    if (c->sig.test && c->cfg.profile == AM_PROFILE_ALAM2021) {
+        fprintf(stderr, "adaptmon score: --paired-bs/--paired-ar need the standard or "
+                        "simianer2019 profile\n");
+        return 2;
     }
     if (c->cfg.profile == AM_PROFILE_ALAM2021) {
         if (!c->sgml) {
@@ -601,6 +662,8 @@ static int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws,
                           const am_cli_seg *segs, size_t n, am_totals *totals, json_t *jsegs)
 {
     am_vocab *hist = am_vocab_new();
+    if (c->sigc)
+        am_sig_collect_session(c->sigc);
     const char *names[AM_CLI_MAX_SYS];
     for (size_t i = 0; i < c->nhyp; i++)
         names[i] = c->hyp[i].name;
@@ -622,6 +685,8 @@ static int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws,
         am_recall_seg_commit(res.recall, hist);
         for (size_t k = 0; k < c->nhyp; k++)
             am_totals_add(&totals[k], &res.sys[k]);
+        if (c->sigc)
+            am_sig_collect_seg(c->sigc, res.sys);
         if (c->per_segment) {
             if (jsegs) {
                 json_t *o = am_json_segment(s, &res, names);
@@ -727,6 +792,8 @@ static int am_cli_session_par(const am_cli *c, const am_scorer *s, am_score_ws *
                               const am_cli_seg *segs, size_t n, am_totals *totals, size_t nthreads)
 {
     am_vocab *hist = am_vocab_new();
+    if (c->sigc)
+        am_sig_collect_session(c->sigc);
     size_t cap = n == 0 ? 1 : n < AM_CLI_CHUNK ? n : AM_CLI_CHUNK;
     am_cli_par p[2];
     for (int b = 0; b < 2; b++) {
@@ -788,6 +855,8 @@ static int am_cli_session_par(const am_cli *c, const am_scorer *s, am_score_ws *
                 sy->recall = rec->sys[j];
                 am_totals_add(&totals[j], sy);
             }
+            if (c->sigc)
+                am_sig_collect_seg(c->sigc, &cur->out[i * c->nhyp]);
         }
         if (k + 1 < nchunks && rc == 0) {
             self.p = nx;
@@ -1042,6 +1111,7 @@ int am_cli_score(int argc, char **argv)
     am_cli c;
     memset(&c, 0, sizeof c);
     am_config_init(&c.cfg);
+    am_sig_opts_init(&c.sig);
     int rc = am_cli_args(argc, argv, &c);
     if (rc) {
         am_cli_free(&c);
@@ -1187,6 +1257,8 @@ int am_cli_score(int argc, char **argv)
     }
 
     ws = am_score_ws_new();
+    if (c.sig.test)
+        c.sigc = am_sig_collect_new(scorer, c.nhyp);
     totals = am_xcalloc(c.nhyp, sizeof *totals);
     for (size_t i = 0; i < c.nhyp; i++)
         am_totals_init(&totals[i], scorer);
@@ -1227,6 +1299,15 @@ int am_cli_score(int argc, char **argv)
         sessions = 1;
     }
     free(line_ids);
+    json_t *sig = NULL;
+    if (rc == 0 && c.sigc) {
+        const char *names[AM_CLI_MAX_SYS];
+        for (size_t i = 0; i < c.nhyp; i++)
+            names[i] = c.hyp[i].name;
+        sig = am_sig_run(c.sigc, &c.sig, names);
+        if (!sig)
+            rc = 1;
+    }
     if (rc == 0) {
         if (c.json) {
             json_t *systems = json_object();
@@ -1237,6 +1318,8 @@ int am_cli_score(int argc, char **argv)
                           (json_int_t)sessions, "segments", (json_int_t)nseg, "systems", systems);
             if (jsegs)
                 json_object_set(root, "per_segment", jsegs);
+            if (sig)
+                json_object_set(root, "significance", sig);
             char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
             puts(out);
             free(out);
@@ -1245,10 +1328,14 @@ int am_cli_score(int argc, char **argv)
             if (c.per_segment)
                 printf("\n");
             am_cli_table(&c, scorer, totals, sessions);
+            if (sig)
+                am_sig_print(stdout, sig);
         }
     }
+    json_decref(sig);
 
 done:
+    am_sig_collect_free(c.sigc);
     for (size_t f = 0; f < c.nxliff; f++)
         am_xliff_free(&xdocs[f]);
     free(xdocs);

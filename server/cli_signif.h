@@ -1,0 +1,45 @@
+/*
+ * cli_signif.h — `adaptmon score --paired-bs / --paired-ar`: collects every
+ * system's per-segment sufficient statistics while the CLI scores, then
+ * runs core/signif on them (BLEU, chrF2, chrF2++, TER as sacreBLEU 2.6.0;
+ * R0..Rk, R0+1, 1−TERm, term exact match and window overlap) and returns
+ * the results as JSON (also printed as a table).
+ */
+#ifndef AM_CLI_SIGNIF_H
+#define AM_CLI_SIGNIF_H
+
+#include "score.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct am_sig_opts {
+    int test; /* 0 none, 1 paired bootstrap, 2 approximate randomization */
+    const char *baseline; /* system name (borrowed); NULL: the first system */
+    size_t n; /* resamples / trials; 0: 1000 (bs) or 10000 (ar) */
+    uint64_t seed; /* default 12345 (sacreBLEU's SACREBLEU_SEED) */
+    double conf; /* confidence level of the intervals, default 0.95 */
+} am_sig_opts;
+
+void am_sig_opts_init(am_sig_opts *o);
+
+typedef struct am_sig_collect am_sig_collect;
+
+/* A collector for nsys systems scored by s (borrowed; must outlive it).
+ * Caller frees with am_sig_collect_free. */
+am_sig_collect *am_sig_collect_new(const am_scorer *s, size_t nsys);
+void am_sig_collect_free(am_sig_collect *c);
+/* Starts a new session: the segments added next belong to it. */
+void am_sig_collect_session(am_sig_collect *c);
+/* Adds one segment: sys[0..nsys) (borrowed, copied). */
+void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys);
+
+/* Runs the test. names[0..nsys): the system names (borrowed). Returns a
+ * new JSON object (caller decrefs) or NULL with a message on stderr (an
+ * unknown baseline, no segment). */
+json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *const *names);
+/* Prints the result of am_sig_run (borrowed) as a table. */
+void am_sig_print(FILE *out, json_t *sig);
+
+#endif
