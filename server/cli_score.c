@@ -49,7 +49,8 @@ typedef struct am_cli {
     const char **xliff; /* --xliff paths (borrowed from argv; array owned) */
     size_t nxliff;
     am_sig_opts sig; /* --paired-bs / --paired-ar (cli_signif.c) */
-    am_sig_collect *sigc; /* per-segment statistics when sig.test is set */
+    int exposures; /* --exposures */
+    am_sig_collect *sigc; /* per-segment statistics (sig.test) and exposures */
 } am_cli;
 
 /* One segment of the session, as texts borrowed from the loaded files. */
@@ -93,6 +94,7 @@ static void am_cli_usage(FILE *out)
           "  --seed N                seed of numpy's default_rng (default 12345)\n"
           "  --ci LEVEL              confidence level of the intervals (default 0.95)\n"
           "  --k-max K               report R0..RK (same as --k K)\n"
+          "  --exposures             per system: exposures before it first produced a word\n"
           "session options (also --name=value):\n",
           out);
     for (const am_config_option *o = am_config_options(); o->name; o++) {
@@ -302,7 +304,7 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         static const char *const flags[] = {"help",          "per-segment", "json",
                                             "by-doc",        "stem-match",  "ter-case-sensitive",
                                             "no-strip-tags", "by-file",     "paired-bs",
-                                            "paired-ar"};
+                                            "paired-ar",     "exposures"};
         int is_flag = 0;
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
             if (!strcmp(name, flags[k]))
@@ -321,6 +323,8 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
                 c->by_file = 1;
             } else if (!strcmp(name, "paired-bs") || !strcmp(name, "paired-ar")) {
                 c->sig.test = name[7] == 'b' ? 1 : 2;
+            } else if (!strcmp(name, "exposures")) {
+                c->exposures = 1;
             } else if (!strcmp(name, "no-strip-tags")) {
                 c->cfg.strip_tags = 0;
             } else {
@@ -431,8 +435,8 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
             return 2;
         }
     }
-    if (c->sig.test && c->cfg.profile == AM_PROFILE_ALAM2021) {
-        fprintf(stderr, "adaptmon score: --paired-bs/--paired-ar need the standard or "
+    if ((c->sig.test || c->exposures) && c->cfg.profile == AM_PROFILE_ALAM2021) {
+        fprintf(stderr, "adaptmon score: --paired-bs/--paired-ar/--exposures need the standard or "
                         "simianer2019 profile\n");
         return 2;
     }
@@ -686,7 +690,7 @@ static int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws,
         for (size_t k = 0; k < c->nhyp; k++)
             am_totals_add(&totals[k], &res.sys[k]);
         if (c->sigc)
-            am_sig_collect_seg(c->sigc, res.sys);
+            am_sig_collect_seg(c->sigc, res.sys, res.recall);
         if (c->per_segment) {
             if (jsegs) {
                 json_t *o = am_json_segment(s, &res, names);
@@ -856,7 +860,7 @@ static int am_cli_session_par(const am_cli *c, const am_scorer *s, am_score_ws *
                 am_totals_add(&totals[j], sy);
             }
             if (c->sigc)
-                am_sig_collect_seg(c->sigc, &cur->out[i * c->nhyp]);
+                am_sig_collect_seg(c->sigc, &cur->out[i * c->nhyp], rec);
         }
         if (k + 1 < nchunks && rc == 0) {
             self.p = nx;
@@ -1257,8 +1261,8 @@ int am_cli_score(int argc, char **argv)
     }
 
     ws = am_score_ws_new();
-    if (c.sig.test)
-        c.sigc = am_sig_collect_new(scorer, c.nhyp);
+    if (c.sig.test || c.exposures)
+        c.sigc = am_sig_collect_new(scorer, c.nhyp, c.sig.test, c.exposures);
     totals = am_xcalloc(c.nhyp, sizeof *totals);
     for (size_t i = 0; i < c.nhyp; i++)
         am_totals_init(&totals[i], scorer);
@@ -1299,14 +1303,15 @@ int am_cli_score(int argc, char **argv)
         sessions = 1;
     }
     free(line_ids);
-    json_t *sig = NULL;
+    json_t *sig = NULL, *expo = NULL;
     if (rc == 0 && c.sigc) {
         const char *names[AM_CLI_MAX_SYS];
         for (size_t i = 0; i < c.nhyp; i++)
             names[i] = c.hyp[i].name;
-        sig = am_sig_run(c.sigc, &c.sig, names);
-        if (!sig)
+        if (c.sig.test && !(sig = am_sig_run(c.sigc, &c.sig, names)))
             rc = 1;
+        if (c.exposures)
+            expo = am_sig_exposures(c.sigc, names);
     }
     if (rc == 0) {
         if (c.json) {
@@ -1320,6 +1325,8 @@ int am_cli_score(int argc, char **argv)
                 json_object_set(root, "per_segment", jsegs);
             if (sig)
                 json_object_set(root, "significance", sig);
+            if (expo)
+                json_object_set(root, "exposures", expo);
             char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
             puts(out);
             free(out);
@@ -1330,9 +1337,12 @@ int am_cli_score(int argc, char **argv)
             am_cli_table(&c, scorer, totals, sessions);
             if (sig)
                 am_sig_print(stdout, sig);
+            if (expo)
+                am_sig_print_exposures(stdout, expo);
         }
     }
     json_decref(sig);
+    json_decref(expo);
 
 done:
     am_sig_collect_free(c.sigc);

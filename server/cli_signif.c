@@ -7,6 +7,7 @@
  * there are several sessions; the others by segment, as sacreBLEU does.
  */
 #include "cli_signif.h"
+#include "exposure.h"
 #include "signif.h"
 
 #include <math.h>
@@ -29,6 +30,8 @@ struct am_sig_collect {
     size_t *sess; /* [nseg]: session of the segment */
     size_t nsess;
     int terms; /* a segment had term instances */
+    int stats; /* keep rows */
+    am_expo *expo; /* NULL: exposures not asked for */
 };
 
 typedef struct sig_col {
@@ -52,12 +55,14 @@ static size_t sig_width(const am_scorer *s)
     return SIG_OFF_RK + 2 * ((size_t)cfg->k + 1) + 2 + 2 * cfg->nwindows;
 }
 
-am_sig_collect *am_sig_collect_new(const am_scorer *s, size_t nsys)
+am_sig_collect *am_sig_collect_new(const am_scorer *s, size_t nsys, int stats, int exposures)
 {
     am_sig_collect *c = am_xcalloc(1, sizeof *c);
     c->s = s;
     c->nsys = nsys;
     c->width = sig_width(s);
+    c->stats = stats;
+    c->expo = exposures ? am_expo_new(nsys) : NULL;
     return c;
 }
 
@@ -67,11 +72,14 @@ void am_sig_collect_free(am_sig_collect *c)
         return;
     free(c->rows);
     free(c->sess);
+    am_expo_free(c->expo);
     free(c);
 }
 
 void am_sig_collect_session(am_sig_collect *c)
 {
+    if (c->expo)
+        am_expo_session(c->expo); /* ends the previous one */
     c->nsess++;
 }
 
@@ -116,8 +124,12 @@ static void sig_row(const am_sig_collect *c, const am_sys_seg *g, double *row)
     }
 }
 
-void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys)
+void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys, const am_recall_seg *rec)
 {
+    if (c->expo && rec)
+        am_expo_add(c->expo, rec);
+    if (!c->stats)
+        return;
     if (c->nseg == c->cap) {
         c->cap = c->cap ? 2 * c->cap : 1024;
         c->rows = am_xrealloc(c->rows, c->cap * c->nsys * c->width * sizeof *c->rows);
@@ -290,5 +302,60 @@ void am_sig_print(FILE *out, json_t *sig)
                 fprintf(out, "  (p = %.4f)%s", p, p < 0.05 ? "*" : "");
             fprintf(out, "\n");
         }
+    }
+}
+
+json_t *am_sig_exposures(am_sig_collect *c, const char *const *names)
+{
+    json_t *out = json_object();
+    if (!c->expo)
+        return out;
+    am_expo_session(c->expo);
+    for (size_t s = 0; s < c->nsys; s++) {
+        const am_expo_hist *h = am_expo_get(c->expo, s);
+        int last = AM_EXPO_BINS - 1;
+        while (last >= 0 && !h->bins[last])
+            last--;
+        json_t *hist = json_array();
+        int64_t learned = 0;
+        for (int b = 0; b <= last; b++) {
+            json_array_append_new(hist, json_integer((json_int_t)h->bins[b]));
+            if (b > 0)
+                learned += h->bins[b];
+        }
+        json_object_set_new(out, names[s],
+                            json_pack("{sosIsIsIso}", "histogram", hist, "never",
+                                      (json_int_t)h->never, "known", (json_int_t)h->bins[0],
+                                      "learned", (json_int_t)learned, "median_exposures_to_learn",
+                                      sig_real(am_expo_median(h, 1))));
+    }
+    return out;
+}
+
+void am_sig_print_exposures(FILE *out, json_t *ex)
+{
+    fprintf(out, "\nexposures before a system first produced a word (known: at 0; "
+                 "never: not in the session)\n");
+    const char *name;
+    json_t *o;
+    json_object_foreach(ex, name, o)
+    {
+        json_t *med = json_object_get(o, "median_exposures_to_learn");
+        fprintf(out, "  %-12s known %lld, learned %lld, never %lld, median exposures to learn ",
+                name, (long long)json_integer_value(json_object_get(o, "known")),
+                (long long)json_integer_value(json_object_get(o, "learned")),
+                (long long)json_integer_value(json_object_get(o, "never")));
+        if (json_is_real(med))
+            fprintf(out, "%g\n", json_real_value(med));
+        else
+            fprintf(out, "null\n");
+        fprintf(out, "  %-12s histogram:", "");
+        size_t i;
+        json_t *v;
+        json_array_foreach(json_object_get(o, "histogram"), i, v)
+        {
+            fprintf(out, " %zu:%lld", i, (long long)json_integer_value(v));
+        }
+        fprintf(out, "\n");
     }
 }

@@ -3,7 +3,9 @@
  * system's per-segment sufficient statistics while the CLI scores, then
  * runs core/signif on them (BLEU, chrF2, chrF2++, TER as sacreBLEU 2.6.0;
  * R0..Rk, R0+1, 1−TERm, term exact match and window overlap) and returns
- * the results as JSON (also printed as a table).
+ * the results as JSON (also printed as a table). With --exposures it also
+ * tracks how many exposures each system needed to first produce a word
+ * (core/exposure.h).
  */
 #ifndef AM_CLI_SIGNIF_H
 #define AM_CLI_SIGNIF_H
@@ -26,14 +28,16 @@ void am_sig_opts_init(am_sig_opts *o);
 
 typedef struct am_sig_collect am_sig_collect;
 
-/* A collector for nsys systems scored by s (borrowed; must outlive it).
- * Caller frees with am_sig_collect_free. */
-am_sig_collect *am_sig_collect_new(const am_scorer *s, size_t nsys);
+/* A collector for nsys systems scored by s (borrowed; must outlive it):
+ * statistics for am_sig_run when stats, first productions for
+ * am_sig_exposures when exposures. Caller frees with am_sig_collect_free. */
+am_sig_collect *am_sig_collect_new(const am_scorer *s, size_t nsys, int stats, int exposures);
 void am_sig_collect_free(am_sig_collect *c);
 /* Starts a new session: the segments added next belong to it. */
 void am_sig_collect_session(am_sig_collect *c);
-/* Adds one segment: sys[0..nsys) (borrowed, copied). */
-void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys);
+/* Adds one segment: sys[0..nsys) and its recall result rec (borrowed,
+ * copied). */
+void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys, const am_recall_seg *rec);
 
 /* Runs the test. names[0..nsys): the system names (borrowed). Returns a
  * new JSON object (caller decrefs) or NULL with a message on stderr (an
@@ -41,5 +45,11 @@ void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys);
 json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *const *names);
 /* Prints the result of am_sig_run (borrowed) as a table. */
 void am_sig_print(FILE *out, json_t *sig);
+/* Exposures before first production, per system: a new JSON object
+ * {name: {histogram, never, known, learned, median_exposures_to_learn}}
+ * (caller decrefs). Ends the last session: call it once, after scoring. */
+json_t *am_sig_exposures(am_sig_collect *c, const char *const *names);
+/* Prints the result of am_sig_exposures (borrowed) as a table. */
+void am_sig_print_exposures(FILE *out, json_t *ex);
 
 #endif

@@ -144,6 +144,22 @@ def test_baseline_seed_and_errors():
             raise AssertionError("%r: message %r lacks %r" % (args, err, msg))
 
 
+def test_exposures_histogram():
+    """Hand-computed: A misses `terrier` at shots 0 and 1 and produces it at
+    shot 2; produces bites, eats, sleeps at first sight; never `woman`."""
+    ref = write("x-ref.txt", ["terrier bites woman", "terrier eats", "terrier sleeps"])
+    a = write("x-a.txt", ["dog bites lady", "dog eats", "terrier sleeps"])
+    d = json.loads(run("--ref", ref, "--hyp", "A=" + a, "--hyp", "Same=" + ref, "--exposures",
+                       "--json")[1])["exposures"]
+    eq(d["A"], {"histogram": [3, 0, 1], "never": 1, "known": 3, "learned": 1,
+                "median_exposures_to_learn": 2.0}, "A")
+    eq(d["Same"], {"histogram": [5], "never": 0, "known": 5, "learned": 0,
+                   "median_exposures_to_learn": None}, "Same")
+    # R_k for k = 0..3 in one run
+    tot = json.loads(run("--ref", ref, "--hyp", "A=" + a, "--k-max", "3", "--json")[1])
+    eq(tot["systems"]["A"]["r2"], {"hits": 1, "total": 1, "score": 1.0}, "R2")
+
+
 def test_table_output_and_help():
     _, out, _ = run(*INPUT, "--paired-bs", "--n-bootstrap", "20")
     if "paired bootstrap resampling, baseline baseline.fr" not in out or "R1" not in out:
