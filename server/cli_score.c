@@ -1308,8 +1308,13 @@ int am_cli_score(int argc, char **argv)
         const char *names[AM_CLI_MAX_SYS];
         for (size_t i = 0; i < c.nhyp; i++)
             names[i] = c.hyp[i].name;
-        if (c.sig.test && !(sig = am_sig_run(c.sigc, &c.sig, names)))
+        am_buf serr;
+        am_buf_init(&serr);
+        if (c.sig.test && !(sig = am_sig_run(c.sigc, &c.sig, names, &serr))) {
+            fprintf(stderr, "adaptmon score: %s\n", am_buf_str(&serr));
             rc = 1;
+        }
+        am_buf_cleanup(&serr);
         if (c.exposures)
             expo = am_sig_exposures(c.sigc, names);
     }

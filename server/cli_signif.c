@@ -46,6 +46,7 @@ void am_sig_opts_init(am_sig_opts *o)
     memset(o, 0, sizeof *o);
     o->seed = 12345;
     o->conf = 0.95;
+    o->text_metrics = 1;
 }
 
 /* Statistics per system and segment for the scorer's settings. */
@@ -145,19 +146,22 @@ void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys, const am_recal
 
 /* The metrics of a run into cols (room for 8 + AM_MAX_K + windows);
  * returns their number. */
-static size_t sig_cols(const am_sig_collect *c, sig_col *cols)
+static size_t sig_cols(const am_sig_collect *c, int text_metrics, sig_col *cols)
 {
     const am_config *cfg = am_scorer_config(c->s);
     size_t n = 0;
-    sig_col *x = &cols[n++];
-    *x = (sig_col){.name = "BLEU", .m.kind = AM_SIG_BLEU, .off = SIG_OFF_BLEU};
-    am_bleu_score_opts_init(&x->m.bleu, 0);
-    x = &cols[n++];
-    *x = (sig_col){.name = "chrF2", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
-    am_chrf_score_opts_init(&x->m.chrf, 0);
-    x = &cols[n++];
-    *x = (sig_col){.name = "chrF2++", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
-    am_chrf_score_opts_init(&x->m.chrf, 2);
+    sig_col *x;
+    if (text_metrics) {
+        x = &cols[n++];
+        *x = (sig_col){.name = "BLEU", .m.kind = AM_SIG_BLEU, .off = SIG_OFF_BLEU};
+        am_bleu_score_opts_init(&x->m.bleu, 0);
+        x = &cols[n++];
+        *x = (sig_col){.name = "chrF2", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
+        am_chrf_score_opts_init(&x->m.chrf, 0);
+        x = &cols[n++];
+        *x = (sig_col){.name = "chrF2++", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
+        am_chrf_score_opts_init(&x->m.chrf, 2);
+    }
     cols[n++] = (sig_col){.name = "TER", .m.kind = AM_SIG_TER, .off = SIG_OFF_TER};
     size_t o = SIG_OFF_RK;
     for (int k = 0; k <= cfg->k; k++, o += 2) {
@@ -200,19 +204,22 @@ static void sig_units(const am_sig_collect *c, const sig_col *col, int by_sess, 
     }
 }
 
-json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *const *names)
+json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *const *names,
+                   am_buf *err)
 {
     size_t bl = 0;
     if (o->baseline) {
         for (bl = 0; bl < c->nsys && strcmp(names[bl], o->baseline); bl++)
             ;
         if (bl == c->nsys) {
-            fprintf(stderr, "adaptmon score: --baseline %s is not a system name\n", o->baseline);
+            if (err)
+                am_buf_printf(err, "--baseline %s is not a system name", o->baseline);
             return NULL;
         }
     }
     if (!c->nseg) {
-        fprintf(stderr, "adaptmon score: no segment to resample\n");
+        if (err)
+            am_buf_appends(err, "no segment to resample");
         return NULL;
     }
     int ar = o->test == 2;
@@ -220,20 +227,23 @@ json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *co
     size_t nsess = c->nsess ? c->nsess : 1;
     am_sig_plan seg_plan, sess_plan;
     if (am_sig_plan_new(&seg_plan, ar, c->nseg, n, o->seed) != AM_OK) {
-        fprintf(stderr, "adaptmon score: too many resamples\n");
+        if (err)
+            am_buf_appends(err, "too many resamples");
         return NULL;
     }
     memset(&sess_plan, 0, sizeof sess_plan);
     if (nsess > 1 && am_sig_plan_new(&sess_plan, ar, nsess, n, o->seed) != AM_OK) {
         am_sig_plan_free(&seg_plan);
-        fprintf(stderr, "adaptmon score: too many resamples\n");
+        if (err)
+            am_buf_appends(err, "too many resamples");
         return NULL;
     }
     sig_col cols[16 + AM_MAX_K + AM_TERMS_MAX_WINDOWS];
-    size_t ncol = sig_cols(c, cols);
+    size_t ncol = sig_cols(c, o->text_metrics, cols);
     json_t *rows = json_array(), *units = json_object();
     for (size_t s = 0; s < c->nsys; s++)
-        json_array_append_new(rows, json_pack("{sssb}", "system", names[s], "baseline", s == bl));
+        json_array_append_new(
+            rows, json_pack("{sssb}", "system", names[s], "baseline", !o->no_p && s == bl));
     double **stats = am_xcalloc(c->nsys, sizeof *stats);
     am_sig_result *res = am_xcalloc(c->nsys, sizeof *res);
     for (size_t k = 0; k < ncol; k++) {
@@ -248,7 +258,7 @@ json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *co
             if (r != AM_OK)
                 continue;
             json_t *m = json_pack("{soso}", "score", sig_real(res[s].score), "p_value",
-                                  sig_real(res[s].p_value));
+                                  sig_real(o->no_p ? NAN : res[s].p_value));
             if (!ar) {
                 json_object_set_new(m, "mean", sig_real(res[s].mean));
                 json_object_set_new(m, "ci", sig_real(res[s].ci));
@@ -263,10 +273,11 @@ json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *co
     free(stats);
     am_sig_plan_free(&seg_plan);
     am_sig_plan_free(&sess_plan);
-    json_t *out = json_pack("{sssssIsIsIsIsoso}", "test", ar ? "paired-ar" : "paired-bs",
-                            "baseline", names[bl], "n", (json_int_t)n, "seed", (json_int_t)o->seed,
-                            "segments", (json_int_t)c->nseg, "sessions", (json_int_t)nsess,
-                            "resampling", units, "systems", rows);
+    json_t *out =
+        json_pack("{sssosIsIsIsIsoso}", "test", ar ? "paired-ar" : "paired-bs", "baseline",
+                  o->no_p ? json_null() : json_string(names[bl]), "n", (json_int_t)n, "seed",
+                  (json_int_t)o->seed, "segments", (json_int_t)c->nseg, "sessions",
+                  (json_int_t)nsess, "resampling", units, "systems", rows);
     if (!ar)
         json_object_set_new(out, "confidence", json_real(o->conf));
     return out;

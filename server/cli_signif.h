@@ -1,5 +1,6 @@
 /*
- * cli_signif.h — `adaptmon score --paired-bs / --paired-ar`: collects every
+ * cli_signif.h — `adaptmon score --paired-bs / --paired-ar` (and the
+ * server's GET …/metrics?ci=, ingest_ci.c): collects every
  * system's per-segment sufficient statistics while the CLI scores, then
  * runs core/signif on them (BLEU, chrF2, chrF2++, TER as sacreBLEU 2.6.0;
  * R0..Rk, R0+1, 1−TERm, term exact match and window overlap) and returns
@@ -22,6 +23,8 @@ typedef struct am_sig_opts {
     size_t n; /* resamples / trials; 0: 1000 (bs) or 10000 (ar) */
     uint64_t seed; /* default 12345 (sacreBLEU's SACREBLEU_SEED) */
     double conf; /* confidence level of the intervals, default 0.95 */
+    int text_metrics; /* 1 (default): BLEU, chrF2, chrF2++ too (needs their statistics) */
+    int no_p; /* 1: no baseline, p-values null (the first system is only a reference) */
 } am_sig_opts;
 
 void am_sig_opts_init(am_sig_opts *o);
@@ -40,9 +43,10 @@ void am_sig_collect_session(am_sig_collect *c);
 void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys, const am_recall_seg *rec);
 
 /* Runs the test. names[0..nsys): the system names (borrowed). Returns a
- * new JSON object (caller decrefs) or NULL with a message on stderr (an
+ * new JSON object (caller decrefs) or NULL with a message in err (an
  * unknown baseline, no segment). */
-json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *const *names);
+json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *const *names,
+                   am_buf *err);
 /* Prints the result of am_sig_run (borrowed) as a table. */
 void am_sig_print(FILE *out, json_t *sig);
 /* Exposures before first production, per system: a new JSON object
