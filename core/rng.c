@@ -175,18 +175,23 @@ void am_rng_choice(am_rng *r, uint64_t n, size_t count, int64_t *out)
     }
 }
 
+void am_rng_bools_part(am_rng *r, uint32_t *buf, int *bcnt, size_t count, unsigned char *out)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (!*bcnt) {
+            *buf = am_rng_next32(r);
+            *bcnt = 31;
+        } else {
+            *buf >>= 1;
+            (*bcnt)--;
+        }
+        out[i] = (unsigned char)(*buf & 1u);
+    }
+}
+
 void am_rng_bools(am_rng *r, size_t count, unsigned char *out)
 {
     uint32_t buf = 0;
     int bcnt = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (!bcnt) {
-            buf = am_rng_next32(r);
-            bcnt = 31;
-        } else {
-            buf >>= 1;
-            bcnt--;
-        }
-        out[i] = (unsigned char)(buf & 1u);
-    }
+    am_rng_bools_part(r, &buf, &bcnt, count, out);
 }

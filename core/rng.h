@@ -32,5 +32,8 @@ void am_rng_choice(am_rng *r, uint64_t n, size_t count, int64_t *out);
 /* out[0..count) = Generator.integers(2, size=count, dtype=bool) (0 or 1).
  * numpy keeps the bit buffer per call, so split draws differ from one call. */
 void am_rng_bools(am_rng *r, size_t count, unsigned char *out);
+/* The same draw in pieces: consecutive calls sharing *buf and *bcnt (both 0
+ * before the first) give the bits one call for the total count gives. */
+void am_rng_bools_part(am_rng *r, uint32_t *buf, int *bcnt, size_t count, unsigned char *out);
 
 #endif

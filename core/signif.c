@@ -122,26 +122,17 @@ double am_sig_np_sum(const double *x, size_t n)
 int am_sig_plan_new(am_sig_plan *p, int ar, size_t nunits, size_t n, uint64_t seed)
 {
     memset(p, 0, sizeof *p);
-    if (!nunits || !n || n > SIZE_MAX / 8 / nunits)
+    if (!nunits || !n)
         return AM_ERR_INVALID;
+    p->ar = ar;
     p->nunits = nunits;
     p->n = n;
-    am_rng r;
-    am_rng_seed(&r, seed);
-    if (ar) {
-        p->swap = am_xmalloc(n * nunits);
-        am_rng_bools(&r, n * nunits, p->swap);
-    } else {
-        p->idx = am_xmalloc(n * nunits * sizeof *p->idx);
-        am_rng_choice(&r, nunits, n * nunits, p->idx);
-    }
+    p->seed = seed;
     return AM_OK;
 }
 
 void am_sig_plan_free(am_sig_plan *p)
 {
-    free(p->idx);
-    free(p->swap);
     memset(p, 0, sizeof *p);
 }
 
@@ -195,16 +186,22 @@ static void sig_ci(double *v, size_t n, double conf, am_sig_result *o)
 int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *plan, double conf,
                      am_sig_result *out)
 {
-    if (sig_check(d, baseline, plan) != AM_OK || !plan->idx || !(conf > 0 && conf < 1))
+    if (sig_check(d, baseline, plan) != AM_OK || plan->ar || !(conf > 0 && conf < 1))
         return AM_ERR_INVALID;
     size_t ns = am_sig_nstats(d->metric), n = plan->n, nu = d->nunits;
+    if (n > SIZE_MAX / sizeof(double) / d->nsys)
+        return AM_ERR_INVALID;
     double *acc = am_xmalloc(ns * sizeof *acc);
     double *scores = am_xmalloc(d->nsys * n * sizeof *scores);
     double *tmp = am_xmalloc(n * sizeof *tmp);
-    for (size_t s = 0; s < d->nsys; s++) {
-        const double *st = d->stats[s];
-        for (size_t b = 0; b < n; b++) {
-            const int64_t *ix = plan->idx + b * nu;
+    int64_t *ix = am_xmalloc(nu * sizeof *ix);
+    am_rng r;
+    am_rng_seed(&r, plan->seed);
+    for (size_t b = 0; b < n; b++) {
+        /* resample b: the next nunits draws of choice(nunits, (n, nunits)) */
+        am_rng_choice(&r, nu, nu, ix);
+        for (size_t s = 0; s < d->nsys; s++) {
+            const double *st = d->stats[s];
             memset(acc, 0, ns * sizeof *acc);
             for (size_t i = 0; i < nu; i++) {
                 const double *row = st + (size_t)ix[i] * ns;
@@ -213,6 +210,9 @@ int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *p
             }
             scores[s * n + b] = am_sig_score(d->metric, acc, 1);
         }
+    }
+    free(ix);
+    for (size_t s = 0; s < d->nsys; s++) {
         sig_total(d, s, ns, acc);
         out[s].score = am_sig_score(d->metric, acc, 0);
         out[s].p_value = NAN;
@@ -247,46 +247,58 @@ int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *p
 int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *plan,
                      am_sig_result *out)
 {
-    if (sig_check(d, baseline, plan) != AM_OK || !plan->swap)
+    if (sig_check(d, baseline, plan) != AM_OK || !plan->ar)
         return AM_ERR_INVALID;
-    size_t ns = am_sig_nstats(d->metric), n = plan->n, nu = d->nunits;
+    size_t ns = am_sig_nstats(d->metric), n = plan->n, nu = d->nunits, nsys = d->nsys;
     double *tb = am_xmalloc(ns * sizeof *tb);
-    double *ts = am_xmalloc(ns * sizeof *ts);
+    double *ts = am_xmalloc(nsys * ns * sizeof *ts); /* each system's sums */
     double *a = am_xmalloc(ns * sizeof *a);
     double *bb = am_xmalloc(ns * sizeof *bb);
-    double *delta = am_xmalloc(nu * ns * sizeof *delta);
+    double *delta = am_xmalloc(nsys * nu * ns * sizeof *delta); /* baseline − system */
+    size_t *count = am_xcalloc(nsys, sizeof *count);
+    double *diff = am_xmalloc(nsys * sizeof *diff);
+    unsigned char *sw = am_xmalloc(nu);
     sig_total(d, baseline, ns, tb);
-    for (size_t s = 0; s < d->nsys; s++) {
-        sig_total(d, s, ns, ts);
-        out[s].score = am_sig_score(d->metric, ts, 0);
+    for (size_t s = 0; s < nsys; s++) {
+        sig_total(d, s, ns, ts + s * ns);
+        out[s].score = am_sig_score(d->metric, ts + s * ns, 0);
         out[s].p_value = out[s].mean = out[s].ci = out[s].lo = out[s].hi = NAN;
-    }
-    for (size_t s = 0; s < d->nsys; s++) {
-        if (s == baseline)
-            continue;
-        const double *sb = d->stats[baseline], *ss = d->stats[s];
-        sig_total(d, s, ns, ts);
-        /* a trial: shuffled a = Σ system + Σ_swapped (baseline − system);
-         * b = (Σ baseline + Σ system) − a */
         for (size_t i = 0; i < nu * ns; i++)
-            delta[i] = sb[i] - ss[i];
-        double diff = fabs(out[baseline].score - out[s].score);
-        size_t c = 0;
-        for (size_t t = 0; t < n; t++) {
-            const unsigned char *sw = plan->swap + t * nu;
-            memcpy(a, ts, ns * sizeof *a);
+            delta[s * nu * ns + i] = d->stats[baseline][i] - d->stats[s][i];
+    }
+    for (size_t s = 0; s < nsys; s++)
+        diff[s] = fabs(out[baseline].score - out[s].score);
+    am_rng r;
+    am_rng_seed(&r, plan->seed);
+    uint32_t buf = 0;
+    int bcnt = 0;
+    for (size_t t = 0; t < n; t++) {
+        /* trial t: the next nunits bits of integers(2, (n, nunits), bool);
+         * shuffled a = Σ system + Σ_swapped (baseline − system),
+         * b = (Σ baseline + Σ system) − a */
+        am_rng_bools_part(&r, &buf, &bcnt, nu, sw);
+        for (size_t s = 0; s < nsys; s++) {
+            if (s == baseline)
+                continue;
+            const double *dl = delta + s * nu * ns, *sum = ts + s * ns;
+            memcpy(a, sum, ns * sizeof *a);
             for (size_t u = 0; u < nu; u++)
                 if (sw[u])
                     for (size_t j = 0; j < ns; j++)
-                        a[j] += delta[u * ns + j];
+                        a[j] += dl[u * ns + j];
             for (size_t j = 0; j < ns; j++)
-                bb[j] = tb[j] + ts[j] - a[j];
+                bb[j] = tb[j] + sum[j] - a[j];
             double x = fabs(am_sig_score(d->metric, a, 0) - am_sig_score(d->metric, bb, 0));
-            if (x > diff)
-                c++;
+            if (x > diff[s])
+                count[s]++;
         }
-        out[s].p_value = (double)(c + 1) / (double)(n + 1);
     }
+    for (size_t s = 0; s < nsys; s++)
+        if (s != baseline)
+            out[s].p_value = (double)(count[s] + 1) / (double)(n + 1);
+    free(sw);
+    free(diff);
+    free(count);
     free(delta);
     free(bb);
     free(a);

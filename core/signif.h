@@ -68,28 +68,30 @@ typedef struct am_sig_result {
     double lo, hi; /* percentile interval bounds (NAN for AR) */
 } am_sig_result;
 
-/* The resampling plan shared by every metric and system of a run. */
+/* The resampling plan shared by every metric and system of a run: the
+ * draws are made as a test runs, one resample or trial at a time (numpy's
+ * stream in order), so memory does not grow with n × units. */
 typedef struct am_sig_plan {
+    int ar; /* 0 bootstrap, 1 approximate randomization */
     size_t nunits, n; /* n resamples (bootstrap) or trials (AR) */
-    int64_t *idx; /* bootstrap: [n][nunits] unit indices (owned) */
-    unsigned char *swap; /* AR: [n][nunits] 1 = take the baseline's unit (owned) */
+    uint64_t seed;
 } am_sig_plan;
 
-/* Draws the plan: bootstrap (ar = 0) or approximate randomization (ar = 1)
- * for nunits units, n resamples/trials, the seed. Caller frees with
- * am_sig_plan_free. Returns AM_OK or AM_ERR_INVALID (nunits or n is 0, or
- * n·nunits overflows). */
+/* A plan: bootstrap (ar = 0) or approximate randomization (ar = 1) for
+ * nunits units, n resamples/trials, the seed. Returns AM_OK or
+ * AM_ERR_INVALID (nunits or n is 0). am_sig_plan_free releases nothing
+ * today but pairs with it. */
 int am_sig_plan_new(am_sig_plan *p, int ar, size_t nunits, size_t n, uint64_t seed);
 void am_sig_plan_free(am_sig_plan *p);
 
-/* Paired bootstrap (plan->idx) against system `baseline`: out[0..nsys).
+/* Paired bootstrap (a bootstrap plan) against system `baseline`: out[0..nsys).
  * conf in (0, 1): the interval drops floor(n·(1−conf)/2) resamples on each
  * side (sacreBLEU: n // 40 for 0.95). Resamples with an undefined score
  * are left out of mean, interval and p-value. Returns AM_OK,
  * AM_ERR_INVALID (bad arguments) or AM_ERR_NOMEM. */
 int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *plan, double conf,
                      am_sig_result *out);
-/* Paired approximate randomization (plan->swap) against `baseline`. */
+/* Paired approximate randomization (an AR plan) against `baseline`. */
 int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *plan,
                      am_sig_result *out);
 

@@ -114,6 +114,14 @@ static void test_bools_equal_numpy(void **state)
         am_rng_bools(&r, 100, v);
         for (size_t i = 0; i < 100; i++)
             assert_int_equal(v[i], bool_cases[c].bits[i] - '0');
+        /* the same bits drawn in pieces of 7 (as the AR test draws trials) */
+        am_rng_seed(&r, bool_cases[c].seed);
+        uint32_t buf = 0;
+        int bcnt = 0;
+        for (size_t i = 0; i < 100; i += 7)
+            am_rng_bools_part(&r, &buf, &bcnt, i + 7 <= 100 ? 7 : 100 - i, v + i);
+        for (size_t i = 0; i < 100; i++)
+            assert_int_equal(v[i], bool_cases[c].bits[i] - '0');
     }
 }
 
@@ -195,12 +203,29 @@ static void test_paired_clear_difference(void **state)
     am_sig_plan_free(&p);
 }
 
+/* The plan draws its indices as the tests go (one resample at a time), so
+ * its memory does not grow with resamples × units: 10^4 resamples of 10^7
+ * segments (8·10^11 bytes as a stored index array) is a valid plan. */
+static void test_plan_memory_does_not_grow(void **state)
+{
+    (void)state;
+    am_sig_plan p;
+    assert_int_equal(am_sig_plan_new(&p, 0, 10000000, 10000, 12345), AM_OK);
+    am_sig_plan_free(&p);
+    assert_int_equal(am_sig_plan_new(&p, 1, 10000000, 10000, 12345), AM_OK);
+    am_sig_plan_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_raw_draws),         cmocka_unit_test(test_choice_equals_numpy),
-        cmocka_unit_test(test_bools_equal_numpy), cmocka_unit_test(test_np_sum_pairwise),
-        cmocka_unit_test(test_paired_identical),  cmocka_unit_test(test_paired_clear_difference),
+        cmocka_unit_test(test_raw_draws),
+        cmocka_unit_test(test_choice_equals_numpy),
+        cmocka_unit_test(test_bools_equal_numpy),
+        cmocka_unit_test(test_np_sum_pairwise),
+        cmocka_unit_test(test_paired_identical),
+        cmocka_unit_test(test_paired_clear_difference),
+        cmocka_unit_test(test_plan_memory_does_not_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
