@@ -90,7 +90,8 @@ static void am_cli_usage(FILE *out)
           "  --paired-bs             paired bootstrap resampling: p-values and CIs\n"
           "  --paired-ar             paired approximate randomization: p-values\n"
           "  --baseline NAME         the system compared against (default: the first)\n"
-          "  --n-bootstrap N         resamples (default 1000) or AR trials (default 10000)\n"
+          "  --n-bootstrap N         resamples (default 1000) or AR trials (default 10000);\n"
+          "                          sacreBLEU's --paired-bs-n / --paired-ar-n are accepted\n"
           "  --seed N                seed of numpy's default_rng (default 12345)\n"
           "  --ci LEVEL              confidence level of the intervals (default 0.95)\n"
           "  --k-max K               report R0..RK (same as --k K)\n"
@@ -261,7 +262,8 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
         return 2;
     }
     unsigned long long x = strtoull(val, &end, 10);
-    int is_n = !strcmp(name, "n-bootstrap");
+    int is_n = !strcmp(name, "n-bootstrap") || !strcmp(name, "paired-bs-n") ||
+               !strcmp(name, "paired-ar-n"); /* sacreBLEU's names */
     if (end == val || *end || errno || *val == '-' || (is_n && (x == 0 || x > 1000000))) {
         fprintf(stderr, "adaptmon score: --%s needs %s\n", name,
                 is_n ? "a number of resamples from 1 to 1000000" : "a non-negative integer");
@@ -379,6 +381,7 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         } else if (!strcmp(name, "background")) {
             c->background_path = val;
         } else if (!strcmp(name, "baseline") || !strcmp(name, "n-bootstrap") ||
+                   !strcmp(name, "paired-bs-n") || !strcmp(name, "paired-ar-n") ||
                    !strcmp(name, "seed") || !strcmp(name, "ci") || !strcmp(name, "k-max")) {
             rc = am_cli_sig_arg(c, name, val, &err);
         } else if (!strcmp(name, "stopwords-file")) {
