@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exposure.h"
 #include "rng.h"
 #include "signif.h"
 
@@ -216,6 +217,53 @@ static void test_plan_memory_does_not_grow(void **state)
     am_sig_plan_free(&p);
 }
 
+/* One segment's recall result for the exposure tracker: words w[0..n)
+ * with shots sh and hits hit[sys * n + i] (all borrowed). */
+static void expo_seg(am_expo *e, size_t nsys, char **w, int64_t *sh, unsigned char *hit, size_t n)
+{
+    am_recall_seg r;
+    memset(&r, 0, sizeof r);
+    r.words.v = w;
+    r.words.n = n;
+    r.shot = sh;
+    r.nsys = nsys;
+    r.hit = hit;
+    am_expo_add(e, &r);
+}
+
+/* Two sessions, two systems: the second session starts the word counts
+ * again; words never produced are counted per session; the median. */
+static void test_exposures_two_sessions(void **state)
+{
+    (void)state;
+    am_expo *e = am_expo_new(2);
+    char a[] = "a", b[] = "b", c[] = "c";
+    char *w1[] = {a, b}, *w2[] = {a, c}, *w3[] = {a};
+    int64_t s1[] = {0, 0}, s2[] = {1, 0}, s3[] = {2};
+    /* system 0 produces a at shot 2, c at 0; system 1 a at 1, never b */
+    unsigned char h1[] = {0, 0, 0, 0}, h2[] = {0, 1, 1, 0}, h3[] = {1, 1};
+    expo_seg(e, 2, w1, s1, h1, 2);
+    expo_seg(e, 2, w2, s2, h2, 2);
+    expo_seg(e, 2, w3, s3, h3, 1);
+    am_expo_session(e);
+    /* session 2: a is new again, produced at once by both */
+    unsigned char h4[] = {1, 1};
+    expo_seg(e, 2, w3, s1, h4, 1);
+    am_expo_session(e);
+    const am_expo_hist *x = am_expo_get(e, 0), *y = am_expo_get(e, 1);
+    assert_int_equal(x->bins[0], 2); /* c, then a in session 2 */
+    assert_int_equal(x->bins[2], 1);
+    assert_int_equal(x->never, 1); /* b */
+    assert_int_equal(y->bins[0], 1);
+    assert_int_equal(y->bins[1], 1);
+    assert_int_equal(y->never, 2); /* b, c */
+    assert_true(am_expo_median(x, 1) == 2.0);
+    assert_true(am_expo_median(y, 0) == 0.5); /* {0, 1}: the two middle values */
+    am_expo_hist none = {{0}, 3};
+    assert_true(isnan(am_expo_median(&none, 1)));
+    am_expo_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_paired_identical),
         cmocka_unit_test(test_paired_clear_difference),
         cmocka_unit_test(test_plan_memory_does_not_grow),
+        cmocka_unit_test(test_exposures_two_sessions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
