@@ -11,6 +11,7 @@ import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -158,6 +159,22 @@ def test_exposures_histogram():
     # R_k for k = 0..3 in one run
     tot = json.loads(run("--ref", ref, "--hyp", "A=" + a, "--k-max", "3", "--json")[1])
     eq(tot["systems"]["A"]["r2"], {"hits": 1, "total": 1, "score": 1.0}, "R2")
+
+
+def test_same_results_on_every_scoring_path():
+    """Threaded scoring, --per-segment (one thread, in order) and one core
+    collect the same statistics: identical answers."""
+    args = [*INPUT, "--paired-bs", "--n-bootstrap", "100", "--exposures", "--json"]
+    outs = []
+    for prefix, extra in (([], []), ([], ["--per-segment"]), (["taskset", "-c", "0"], [])):
+        if prefix and not shutil.which(prefix[0]):
+            continue
+        p = subprocess.run([*prefix, ADAPTMON, "score", *args, *extra], capture_output=True,
+                           timeout=300, check=True)
+        d = json.loads(p.stdout)
+        outs.append((d["significance"], d["exposures"]))
+    for o in outs[1:]:
+        eq(o, outs[0], "same significance and exposures")
 
 
 def test_table_output_and_help():
