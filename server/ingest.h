@@ -102,8 +102,8 @@ int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req
 int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t *incarnation,
                       am_fail *fail);
 /* The same answer with "confidence": a paired bootstrap at level conf
- * (0 < conf < 1) of the stored per-segment results (ingest_ci.c), null
- * before the first segment. */
+ * (0 < conf < 1) over the session's segments (ingest_ci.c), null before
+ * the first segment. */
 int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_t **out,
                          int64_t *incarnation, am_fail *fail);
 

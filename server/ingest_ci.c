@@ -1,9 +1,11 @@
 /*
  * ingest_ci.c — GET …/metrics?ci=LEVEL: the metrics answer plus a paired
  * bootstrap (cli_signif.c, core/signif.c; docs/metrics.md §4) over the
- * session's segments, read from the stored per-segment results: R0..Rk,
- * R0+1, TER, 1−TERm, term exact match and window overlap. BLEU and chrF are
- * left out: their n-gram statistics are not stored per segment.
+ * session's segments. R0..Rk, R0+1, TER, 1−TERm, term exact match and
+ * window overlap come from the stored per-segment results (the numbers the
+ * totals sum); BLEU and chrF n-gram statistics are not stored, so each
+ * stored request's history-independent part is scored again
+ * (am_score_segment_rest) for them.
  */
 #include "cli_signif.h"
 #include "ingest.h"
@@ -24,6 +26,9 @@ typedef struct am_ci_ctx {
     am_sys_seg *sys; /* [nsys] scratch */
     int k;
     const am_config *cfg;
+    am_server *srv;
+    struct am_sess *sess; /* the runtime scoring the BLEU/chrF statistics */
+    am_score_ws *ws;
     int rc;
 } am_ci_ctx;
 
@@ -68,11 +73,50 @@ static void am_ci_sys(const am_ci_ctx *c, const json_t *o, am_sys_seg *g)
     }
 }
 
+/* The BLEU and chrF statistics of a stored request (borrowed) into
+ * c->sys. Returns AM_OK or an error (an unreadable request). */
+static int am_ci_text_stats(am_ci_ctx *c, const char *request_json)
+{
+    json_t *body = json_loads(request_json, 0, NULL);
+    am_seg_req q;
+    am_fail pf;
+    am_fail_init(&pf);
+    /* stored requests were valid when posted: no limits now */
+    int rc = body ? am_seg_req_parse(body, NULL, NULL, &q, &pf) : AM_ERR_INTERNAL;
+    if (rc == AM_OK) {
+        (void)am_seg_systems(c->sess, &q, 0, &pf); /* named as when posted */
+        am_seg_input in = {.source = q.source,
+                           .translation = q.translation,
+                           .hyps = q.hyp,
+                           .nsys = q.nsys,
+                           .annots = q.annots,
+                           .n_annots = q.n_annots};
+        am_seg_result res;
+        const char *field = NULL;
+        rc = am_score_segment_rest(c->sess->scorer, c->ws, &in, &res, &field);
+        for (size_t k = 0; rc == AM_OK && k < q.nsys; k++)
+            for (size_t i = 0; i < c->nsys; i++)
+                if (!strcmp(q.sys[k], c->names[i])) {
+                    c->sys[i].bleu = res.sys[k].bleu;
+                    c->sys[i].chrf = res.sys[k].chrf;
+                    c->sys[i].has_bleu = res.sys[k].has_bleu;
+                }
+        am_seg_req_cleanup(&q);
+    }
+    am_fail_cleanup(&pf);
+    json_decref(body);
+    return rc;
+}
+
 static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *request_json,
                      const char *result_json, int64_t created_at)
 {
-    (void)seq, (void)client_id, (void)request_json, (void)created_at;
+    (void)seq, (void)client_id, (void)created_at;
     am_ci_ctx *c = ctx;
+    if (c->srv->stopping) {
+        c->rc = AM_ERR_CANCELLED;
+        return 1;
+    }
     json_t *r = json_loads(result_json, 0, NULL);
     if (!r) {
         c->rc = AM_ERR_INTERNAL;
@@ -81,8 +125,13 @@ static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *
     const json_t *systems = json_object_get(json_object_get(r, "scores"), "systems");
     for (size_t i = 0; i < c->nsys; i++)
         am_ci_sys(c, json_object_get(systems, c->names[i]), &c->sys[i]);
-    am_sig_collect_seg(c->col, c->sys, NULL);
     json_decref(r);
+    int rc = am_ci_text_stats(c, request_json);
+    if (rc != AM_OK) {
+        c->rc = rc;
+        return 1;
+    }
+    am_sig_collect_seg(c->col, c->sys, NULL);
     return 0;
 }
 
@@ -122,8 +171,10 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
             if (nsys < AM_SCORE_MAX_SYSTEMS)
                 names[nsys++] = name;
         }
-        am_ci_ctx c = {NULL, names, nsys, NULL, 0, am_scorer_config(sess->scorer), AM_OK};
+        am_ci_ctx c = {NULL, names, nsys, NULL, 0, am_scorer_config(sess->scorer),
+                       srv,  sess,  NULL, AM_OK};
         c.k = c.cfg->k;
+        c.ws = am_score_ws_new();
         c.col = am_sig_collect_new(sess->scorer, nsys, 1, 0);
         c.sys = am_xcalloc(nsys ? nsys : 1, sizeof *c.sys);
         am_sig_collect_session(c.col);
@@ -143,7 +194,6 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
             am_sig_opts o;
             am_sig_opts_init(&o);
             o.conf = conf;
-            o.text_metrics = 0;
             o.baseline = json_string_value(json_object_get(base, "baseline_system"));
             o.no_p = !o.baseline || !json_object_get(json_object_get(base, "systems"), o.baseline);
             if (o.no_p)
@@ -157,11 +207,18 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
         else
             json_decref(ci);
         free(c.sys);
+        am_score_ws_free(c.ws);
         am_sig_collect_free(c.col);
         am_sessions_release(srv->sessions, sess);
+        if (rc == AM_ERR_CANCELLED) {
+            json_decref(base);
+            am_ci_fail(f, 503, "unavailable", "Server stopping", "the server is stopping");
+            return AM_ERR_CANCELLED;
+        }
         if (rc != AM_OK) {
             json_decref(base);
-            return am_ci_fail(f, 500, "internal", "Storage error", "reading the segments failed");
+            return am_ci_fail(f, 500, "internal", "Storage error",
+                              "reading or scoring the stored segments failed");
         }
         if (same) {
             *out = base;

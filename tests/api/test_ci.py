@@ -55,11 +55,12 @@ def test_intervals_and_p_values():
        ("paired-bs", 1000, 12345, "base", 0.95), "header")
     eq(conf["segments"], 60, "segments")
     eq([x["system"] for x in conf["systems"]], ["base", "good"], "systems")
-    check("BLEU" not in conf["systems"][0], "no BLEU: its statistics are not stored")
     for metric in ("R0", "R1", "R0+1", "TER", "1-TERm"):
         eq(conf["resampling"][metric], "segments", "one session: " + metric)
     b, g = conf["systems"]
     eq(b["R0"]["p_value"], None, "baseline p")
+    eq(b["BLEU"]["score"], d["systems"]["base"]["bleu"], "BLEU = the total")
+    eq(b["chrF2"]["score"], d["systems"]["base"]["chrf"], "chrF2 = the total")
     # the bootstrap's score is the session total
     eq(g["R0"]["score"], d["systems"]["good"]["r0"]["score"], "R0 = the total")
     eq(g["R0"]["score"], 1.0, "the translation itself recalls every word")
@@ -73,6 +74,31 @@ def test_intervals_and_p_values():
     check("confidence" not in plain.json(), "plain metrics without confidence")
     check(plain.header("ETag") != r.header("ETag"), "ETags differ")
     check(r.header("ETag").endswith('-ci0.95"'), "ETag %r" % r.header("ETag"))
+
+
+def test_same_numbers_as_the_cli():
+    """The session's BLEU, chrF2 and TER intervals and p-values equal those of
+    `adaptmon score --paired-bs` on the same texts (same statistics, same
+    draws)."""
+    import json
+    import subprocess
+    import tempfile
+    from harness import ADAPTMON
+    fill("ci-cli", 60, baseline_system="base")
+    d = C.get(base("ci-cli") + "/metrics?ci=0.95").json()["confidence"]
+    tmp = tempfile.mkdtemp(prefix="adaptmon-ci-")
+    files = {}
+    for name, key in (("ref", "translation"), ("base", "hypothesis"), ("good", "translation")):
+        files[name] = os.path.join(tmp, name)
+        with open(files[name], "w", encoding="utf-8") as f:
+            f.write("".join(tico19()[i][key] + "\n" for i in range(60)))
+    p = subprocess.run([ADAPTMON, "score", "--ref", files["ref"], "--hyp", "base=" + files["base"],
+                        "--hyp", "good=" + files["good"], "--paired-bs", "--json"],
+                       capture_output=True, check=True, timeout=120)
+    cli = json.loads(p.stdout)["significance"]
+    for metric in ("BLEU", "chrF2", "chrF2++", "TER"):
+        for a, b in zip(d["systems"], cli["systems"]):
+            eq(a[metric], b[metric], "%s %s: API vs CLI" % (a["system"], metric))
 
 
 def test_cached_etag_304_and_change():
