@@ -4,7 +4,9 @@
 every metric (BLEU, chrF2, chrF2++, TER, R0, R1, R0+1, 1-TERm), 1000
 bootstrap resamples or 10000 AR trials. Prints the median wall and CPU time
 of 5 runs without a test, with --paired-bs and with --paired-ar; the
-difference is the cost of the test.
+difference is the cost of the test. Then the same data as a live session
+(4 systems, baseline_system) and the time of GET …/metrics?ci=0.95, first
+computed, then from the answer cache.
 
     python3 bench/signif.py [./adaptmon]
 """
@@ -40,3 +42,29 @@ for label, extra in (("score only", []), ("--paired-bs (1000)", ["--paired-bs"])
                      ("--paired-ar (10000)", ["--paired-ar"])):
     w, c = measure(extra)
     print("%-22s wall %.3f s  cpu %.3f s" % (label, w, c))
+
+# The same test live: GET /v1/sessions/{id}/metrics?ci=0.95 on a session of
+# the 971 segments with the 4 systems (first answer: computed; then cached).
+sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
+import harness  # noqa: E402
+
+harness.ADAPTMON = ADAPTMON if os.path.isabs(ADAPTMON) else os.path.join(os.getcwd(), ADAPTMON)
+S, C = harness.serve()
+try:
+    names = ["base", "adaptive", "weak", "tiny"]
+    C.create_session(id="bench", systems=names, options={"baseline_system": "base"})
+    texts = [t.sgm_text(t.REF_SGM), t.sgm_text(t.HYP_SGM)] + [
+        open(os.path.join(t.SYS, n), encoding="utf-8").read().splitlines() for n in t.NAMES[1:]]
+    src = [x["source"] for x in harness.tico19()]
+    for i in range(len(texts[0])):
+        body = {"id": str(i), "source": src[i], "translation": texts[0][i],
+                "hypotheses": dict(zip(names, (texts[k][i] for k in range(1, 5))))}
+        r = C.post("/v1/sessions/bench/segments", body)
+        assert r.status == 201, r.body
+    for label in ("metrics?ci=0.95 (computed)", "metrics?ci=0.95 (cached)"):
+        t0 = time.perf_counter()
+        r = C.get("/v1/sessions/bench/metrics?ci=0.95")
+        assert r.status == 200
+        print("%-28s wall %.3f s" % (label, time.perf_counter() - t0))
+finally:
+    harness.shutdown(S, C)
