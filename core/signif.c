@@ -197,7 +197,12 @@ int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *p
     int64_t *ix = am_xmalloc(nu * sizeof *ix);
     am_rng r;
     am_rng_seed(&r, plan->seed);
-    for (size_t b = 0; b < n; b++) {
+    int rc = AM_OK;
+    for (size_t b = 0; b < n && rc == AM_OK; b++) {
+        if (am_cancel_spend(d->cancel, (uint64_t)nu * d->nsys * (ns + 1))) {
+            rc = AM_ERR_CANCELLED;
+            break;
+        }
         /* resample b: the next nunits draws of choice(nunits, (n, nunits)) */
         am_rng_choice(&r, nu, nu, ix);
         for (size_t s = 0; s < d->nsys; s++) {
@@ -212,7 +217,7 @@ int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *p
         }
     }
     free(ix);
-    for (size_t s = 0; s < d->nsys; s++) {
+    for (size_t s = 0; s < d->nsys && rc == AM_OK; s++) {
         sig_total(d, s, ns, acc);
         out[s].score = am_sig_score(d->metric, acc, 0);
         out[s].p_value = NAN;
@@ -220,7 +225,7 @@ int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *p
         sig_ci(tmp, n, conf, &out[s]);
     }
     const double *bl = scores + baseline * n;
-    for (size_t s = 0; s < d->nsys; s++) {
+    for (size_t s = 0; s < d->nsys && rc == AM_OK; s++) {
         if (s == baseline)
             continue;
         const double *sy = scores + s * n;
@@ -241,7 +246,7 @@ int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *p
     free(tmp);
     free(scores);
     free(acc);
-    return AM_OK;
+    return rc;
 }
 
 int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *plan,
@@ -272,7 +277,12 @@ int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *p
     am_rng_seed(&r, plan->seed);
     uint32_t buf = 0;
     int bcnt = 0;
+    int rc = AM_OK;
     for (size_t t = 0; t < n; t++) {
+        if (am_cancel_spend(d->cancel, (uint64_t)nu * nsys * (ns + 1))) {
+            rc = AM_ERR_CANCELLED;
+            break;
+        }
         /* trial t: the next nunits bits of integers(2, (n, nunits), bool);
          * shuffled a = Σ system + Σ_swapped (baseline − system),
          * b = (Σ baseline + Σ system) − a */
@@ -293,7 +303,7 @@ int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *p
                 count[s]++;
         }
     }
-    for (size_t s = 0; s < nsys; s++)
+    for (size_t s = 0; s < nsys && rc == AM_OK; s++)
         if (s != baseline)
             out[s].p_value = (double)(count[s] + 1) / (double)(n + 1);
     free(sw);
@@ -304,5 +314,5 @@ int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *p
     free(a);
     free(ts);
     free(tb);
-    return AM_OK;
+    return rc;
 }

@@ -57,6 +57,7 @@ typedef struct am_sig_data {
     size_t nsys; /* systems, baseline included */
     size_t nunits;
     const double *const *stats;
+    am_cancel *cancel; /* borrowed; NULL: never stops (am.h) */
 } am_sig_data;
 
 /* One system's result, in sacreBLEU's terms. */
@@ -85,10 +86,12 @@ int am_sig_plan_new(am_sig_plan *p, int ar, size_t nunits, size_t n, uint64_t se
 void am_sig_plan_free(am_sig_plan *p);
 
 /* Paired bootstrap (a bootstrap plan) against system `baseline`: out[0..nsys).
+ * d->cancel is asked between resamples (AR: trials); when it says stop the
+ * test returns AM_ERR_CANCELLED with nothing valid in out.
  * conf in (0, 1): the interval drops floor(n·(1−conf)/2) resamples on each
  * side (sacreBLEU: n // 40 for 0.95). Resamples with an undefined score
  * are left out of mean, interval and p-value. Returns AM_OK,
- * AM_ERR_INVALID (bad arguments) or AM_ERR_NOMEM. */
+ * AM_ERR_INVALID (bad arguments), AM_ERR_CANCELLED or AM_ERR_NOMEM. */
 int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *plan, double conf,
                      am_sig_result *out);
 /* Paired approximate randomization (an AR plan) against `baseline`. */

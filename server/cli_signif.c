@@ -250,7 +250,7 @@ json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *co
         int by_sess = cols[k].block && nsess > 1;
         sig_units(c, &cols[k], by_sess, stats);
         am_sig_data d = {&cols[k].m, c->nsys, by_sess ? nsess : c->nseg,
-                         (const double *const *)stats};
+                         (const double *const *)stats, o->cancel};
         const am_sig_plan *p = by_sess ? &sess_plan : &seg_plan;
         int r = ar ? am_sig_paired_ar(&d, bl, p, res) : am_sig_paired_bs(&d, bl, p, o->conf, res);
         for (size_t s = 0; s < c->nsys; s++) {
@@ -268,11 +268,20 @@ json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *co
             json_object_set_new(json_array_get(rows, s), cols[k].name, m);
         }
         json_object_set_new(units, cols[k].name, json_string(by_sess ? "sessions" : "segments"));
+        if (r == AM_ERR_CANCELLED)
+            break;
     }
     free(res);
     free(stats);
     am_sig_plan_free(&seg_plan);
     am_sig_plan_free(&sess_plan);
+    if (o->cancel && o->cancel->hit) {
+        json_decref(rows);
+        json_decref(units);
+        if (err)
+            am_buf_appends(err, "cancelled");
+        return NULL;
+    }
     json_t *out =
         json_pack("{sssosIsIsIsIsoso}", "test", ar ? "paired-ar" : "paired-bs", "baseline",
                   o->no_p ? json_null() : json_string(names[bl]), "n", (json_int_t)n, "seed",

@@ -25,6 +25,8 @@ typedef struct am_sig_opts {
     double conf; /* confidence level of the intervals, default 0.95 */
     int text_metrics; /* 1 (default): BLEU, chrF2, chrF2++ too (needs their statistics) */
     int no_p; /* 1: no baseline, p-values null (the first system is only a reference) */
+    am_cancel *cancel; /* borrowed; NULL: never stops; when it stops am_sig_run returns
+                          NULL and cancel->hit is set */
 } am_sig_opts;
 
 void am_sig_opts_init(am_sig_opts *o);

@@ -29,6 +29,7 @@ typedef struct am_ci_ctx {
     am_server *srv;
     struct am_sess *sess; /* the runtime scoring the BLEU/chrF statistics */
     am_score_ws *ws;
+    am_budget *bud; /* the request's CPU budget (ingest.h) */
     int rc;
 } am_ci_ctx;
 
@@ -113,7 +114,7 @@ static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *
 {
     (void)seq, (void)client_id, (void)created_at;
     am_ci_ctx *c = ctx;
-    if (c->srv->stopping) {
+    if (c->srv->stopping || am_budget_over(c->bud)) {
         c->rc = AM_ERR_CANCELLED;
         return 1;
     }
@@ -171,16 +172,19 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
             if (nsys < AM_SCORE_MAX_SYSTEMS)
                 names[nsys++] = name;
         }
-        am_ci_ctx c = {NULL, names, nsys, NULL, 0, am_scorer_config(sess->scorer),
-                       srv,  sess,  NULL, AM_OK};
+        am_budget bud;
+        am_budget_start(&bud, srv);
+        am_ci_ctx c = {NULL, names, nsys, NULL, 0,    am_scorer_config(sess->scorer),
+                       srv,  sess,  NULL, &bud, AM_OK};
         c.k = c.cfg->k;
         c.ws = am_score_ws_new();
+        am_score_ws_set_cancel(c.ws, &bud.cancel);
         c.col = am_sig_collect_new(sess->scorer, nsys, 1, 0);
         c.sys = am_xcalloc(nsys ? nsys : 1, sizeof *c.sys);
         am_sig_collect_session(c.col);
         rc = nsys ? am_store_segments_each(srv->store, session, 0, (size_t)1 << 40, am_ci_seg, &c)
                   : AM_OK;
-        if (rc == AM_OK)
+        if (c.rc != AM_OK) /* the callback stopped the walk */
             rc = c.rc;
         /* the segments must be those of the totals' version */
         am_store_session row;
@@ -198,9 +202,12 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
             o.no_p = !o.baseline || !json_object_get(json_object_get(base, "systems"), o.baseline);
             if (o.no_p)
                 o.baseline = NULL;
+            o.cancel = &bud.cancel;
             json_t *s = am_sig_run(c.col, &o, names, NULL);
             if (s)
                 ci = s; /* NULL: no segment yet → null */
+            else if (bud.cancel.hit)
+                rc = AM_ERR_CANCELLED;
         }
         if (same)
             json_object_set_new(base, "confidence", ci);
@@ -211,8 +218,19 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
         am_sig_collect_free(c.col);
         am_sessions_release(srv->sessions, sess);
         if (rc == AM_ERR_CANCELLED) {
+            /* as every request over its budget (ingest.c fail_cancelled) */
             json_decref(base);
-            am_ci_fail(f, 503, "unavailable", "Server stopping", "the server is stopping");
+            am_ci_fail(f, 503, "request-timeout", "Request abandoned", "");
+            if (srv->stopping || atomic_load(&srv->abandon)) {
+                am_buf_appends(&f->detail, "the server is shutting down; the request was "
+                                           "abandoned");
+                f->retry_after = 1;
+            } else {
+                am_buf_printf(&f->detail,
+                              "the request needed more than %d ms of computing "
+                              "(request-timeout-ms); it was abandoned",
+                              srv->cfg.request_timeout_ms);
+            }
             return AM_ERR_CANCELLED;
         }
         if (rc != AM_OK) {

@@ -154,7 +154,7 @@ static void test_paired_identical(void **state)
     am_sig_metric m = {.kind = AM_SIG_RATIO};
     const double a[] = {1, 2, 0, 1, 2, 2, 1, 3};
     const double *st[] = {a, a};
-    am_sig_data d = {&m, 2, 4, st};
+    am_sig_data d = {&m, 2, 4, st, NULL};
     am_sig_plan p;
     assert_int_equal(am_sig_plan_new(&p, 0, 4, 200, 12345), AM_OK);
     am_sig_result res[2];
@@ -191,7 +191,7 @@ static void test_paired_clear_difference(void **state)
         b[2 * i] = 9, b[2 * i + 1] = 10;
     }
     const double *st[] = {a, b};
-    am_sig_data d = {&m, 2, 50, st};
+    am_sig_data d = {&m, 2, 50, st, NULL};
     am_sig_plan p;
     am_sig_result res[2];
     assert_int_equal(am_sig_plan_new(&p, 0, 50, 99, 7), AM_OK);
@@ -201,6 +201,34 @@ static void test_paired_clear_difference(void **state)
     assert_int_equal(am_sig_plan_new(&p, 1, 50, 99, 7), AM_OK);
     assert_int_equal(am_sig_paired_ar(&d, 0, &p, res), AM_OK);
     assert_true(res[1].p_value == 1.0 / 100);
+    am_sig_plan_free(&p);
+}
+
+static int always_stop(void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
+
+/* A cancel check that says stop ends both tests with AM_ERR_CANCELLED
+ * (asked every AM_CANCEL_QUANTUM units: 200,000 resamples are enough). */
+static void test_cancel_stops_the_tests(void **state)
+{
+    (void)state;
+    am_sig_metric m = {.kind = AM_SIG_RATIO};
+    const double a[] = {1, 2, 0, 1, 2, 2, 1, 3};
+    const double *st[] = {a, a};
+    am_cancel stop;
+    am_cancel_init(&stop, always_stop, NULL);
+    am_sig_data d = {&m, 2, 4, st, &stop};
+    am_sig_result res[2];
+    am_sig_plan p;
+    assert_int_equal(am_sig_plan_new(&p, 0, 4, 200000, 1), AM_OK);
+    assert_int_equal(am_sig_paired_bs(&d, 0, &p, 0.95, res), AM_ERR_CANCELLED);
+    assert_true(stop.hit);
+    am_cancel_init(&stop, always_stop, NULL);
+    assert_int_equal(am_sig_plan_new(&p, 1, 4, 200000, 1), AM_OK);
+    assert_int_equal(am_sig_paired_ar(&d, 0, &p, res), AM_ERR_CANCELLED);
     am_sig_plan_free(&p);
 }
 
@@ -275,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_paired_clear_difference),
         cmocka_unit_test(test_plan_memory_does_not_grow),
         cmocka_unit_test(test_exposures_two_sessions),
+        cmocka_unit_test(test_cancel_stops_the_tests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
