@@ -163,8 +163,73 @@ def replay_scenario(res):
         len(took), "replays of", target, "segments, median %.2f s" % (med(took) if took else 0))
 
 
+def batch_scenario(res):
+    """5,000 TICO-19 segments (the dev set repeated, ids made unique) into one
+    session: once as one batch POST (a JSON array), once as 5,000 single
+    POSTs over one kept-alive connection, each into a fresh session with the
+    TICO-19 glossary. Reports both wall times (median of RUNS) and the
+    speed-up; the two sessions' metrics must be equal."""
+    import http.client
+    sys.path.insert(0, HERE)
+    import tico
+    n = int(os.environ.get("BATCH_N", "5000"))
+    segs = tico.segments()
+    items = [{"id": "s%d" % i, "source": segs[i % len(segs)][0],
+              "hypothesis": segs[i % len(segs)][1], "translation": segs[i % len(segs)][2]}
+             for i in range(n)]
+    with open(GLOSSARY, encoding="utf-8") as f:
+        gl = f.read()
+    srv = Server("batch", extra=("--max-body", "64MiB", "--max-batch", str(max(n, 5000))))
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=600)
+
+    def call(method, path, body=None, ctype="application/json"):
+        c.request(method, path, body=body, headers={"Content-Type": ctype} if body else {})
+        r = c.getresponse()
+        data = r.read()
+        if r.status >= 300:
+            raise SystemExit("%s %s: %d %s" % (method, path, r.status, data[:300]))
+        return data
+
+    def session(sid):
+        call("POST", "/v1/sessions", json.dumps({"id": sid, "source_lang": "en", "target_lang": "fr"}))
+        call("PUT", "/v1/sessions/%s/glossary" % sid, gl.encode(), "text/csv")
+
+    one, single, metrics = [], [], {}
+    for run in range(RUNS):
+        sid = "batch%d" % run
+        session(sid)
+        body = json.dumps(items).encode()
+        t0 = time.perf_counter()
+        d = json.loads(call("POST", "/v1/sessions/%s/segments" % sid, body))
+        one.append(time.perf_counter() - t0)
+        assert d["created"] == n, d["failed"]
+        sid2 = "single%d" % run
+        session(sid2)
+        bodies = [json.dumps(it).encode() for it in items]
+        t0 = time.perf_counter()
+        for b in bodies:
+            call("POST", "/v1/sessions/%s/segments" % sid2, b)
+        single.append(time.perf_counter() - t0)
+        m1 = json.loads(call("GET", "/v1/sessions/%s/metrics" % sid))["systems"]
+        m2 = json.loads(call("GET", "/v1/sessions/%s/metrics" % sid2))["systems"]
+        assert m1 == m2, "batch and single posts differ"
+        log("batch run %d: one request %.2f s, %d single POSTs %.2f s" % (run, one[-1], n, single[-1]))
+    c.close()
+    srv.stop()
+    res["batch"] = {"segments": n, "batch_s": med(one), "single_s": med(single),
+                    "speedup": med(single) / med(one)}
+    log("batch: %d segments in one request %.2f s, one request each %.2f s: %.1fx"
+        % (n, med(one), med(single), med(single) / med(one)))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    if os.environ.get("ONLY") == "batch":  # just this scenario (bench/README.md)
+        res = {}
+        batch_scenario(res)
+        with open(os.path.join(OUT, "batch.json"), "w") as f:
+            json.dump(res, f, indent=1)
+        return
     if os.environ.get("ONLY") == "replay":  # just this scenario (bench/README.md)
         subprocess.run([sys.executable, os.path.join(HERE, "tico.py"), "lua", SEGS], check=True)
         res = {}
@@ -269,6 +334,8 @@ def main():
 
     # ---- a long replay next to other sessions' posts ----
     replay_scenario(res)
+    # ---- 5,000 segments in one batch POST vs one request each ----
+    batch_scenario(res)
 
     # ---- memory with 10,000 idle sessions ----
     srv = Server("idle")
@@ -367,6 +434,10 @@ def report(r):
         w("| other sessions' POST p99 during a long PUT replay ≤ 2 × without (paced ~500/s, 1,000 sessions) | p99 %.2f ms during %d back-to-back replays of a %d-segment session (median %.2f s each) vs %.2f ms alone (%.2f×) | %s |"
           % (rp["during"]["p99_ms"], rp["replays"], rp["segments"], rp["replay_s"] or 0, rp["alone"]["p99_ms"],
              rp["during"]["p99_ms"] / rp["alone"]["p99_ms"], st(rp["during"]["p99_ms"] <= 2 * rp["alone"]["p99_ms"])))
+    if "batch" in r:
+        b = r["batch"]
+        w("| %d segments in one batch POST vs one POST each (issue 13 §3) | %.2f s vs %.2f s: %.1f× faster | – |"
+          % (b["segments"], b["batch_s"], b["single_s"], b["speedup"]))
     w("| ≤ 64 MB resident with 10,000 idle sessions | %.1f MiB | %s |" % (r["rss_idle_kb"] / 1024, st(r["rss_idle_kb"] <= 65536)))
     w("| ≤ 256 MB while 1,000 sessions post at full speed | %.1f MiB (VmHWM) | %s |" % (r["rss_posting_kb"] / 1024, st(r["rss_posting_kb"] <= 262144)))
     w("| start-up with a 2 GB database ≤ 200 ms (exec to ready line) | %.1f ms (%.2f GB file) | %s |" % (r["startup_ms"], r["big_db_bytes"] / 1e9, st(r["startup_ms"] <= 200)))

@@ -4,7 +4,7 @@
  * exposures — earlier confirmed segments of the session containing the
  * word, i.e. its shot — at the segment where the system first produced it.
  * Words the system never produced in the session are counted apart.
- * Definitions: docs/metrics.md §4 ("How fast does it learn?").
+ * Definitions: docs/metrics.md §5 ("How fast does it learn?").
  *
  * Pure: no I/O, no globals. One am_expo per run; not thread-safe.
  */

@@ -1,7 +1,7 @@
 /*
  * api.h — the endpoint handlers (one file per resource: api_sessions.c,
  * api_glossary.c, api_segments.c, api_metrics.c, api_export.c,
- * api_vocab.c, api_system.c, api_curve.c) and the few helpers they share. The route
+ * api_vocab.c, api_system.c, api_curve.c, api_plot.c) and the few helpers they share. The route
  * table (routes.c) maps method + path onto these.
  */
 #ifndef AM_API_H
@@ -24,6 +24,7 @@ void am_api_glossary_delete(am_req *req, am_resp *resp);
 /* segments */
 void am_api_segment_post(am_req *req, am_resp *resp);
 void am_api_segment_put(am_req *req, am_resp *resp);
+void am_api_segment_delete(am_req *req, am_resp *resp);
 void am_api_segment_get(am_req *req, am_resp *resp);
 void am_api_segment_list(am_req *req, am_resp *resp);
 void am_api_check(am_req *req, am_resp *resp);
@@ -32,6 +33,12 @@ void am_api_metrics(am_req *req, am_resp *resp);
 void am_api_word(am_req *req, am_resp *resp);
 /* curves for the dashboard, downsampled (api_curve.c) */
 void am_api_curve(am_req *req, am_resp *resp);
+/* The curve of GET …/curve (query points, window, wo) into *out (caller
+ * releases): 1; 0 when resp holds the answer (a problem or 304). tag is
+ * appended to the ETag ("" for the JSON). */
+int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out);
+/* the curves as an SVG figure (api_plot.c) */
+void am_api_plot(am_req *req, am_resp *resp);
 /* export */
 void am_api_export(am_req *req, am_resp *resp);
 /* The streamed segment pager of api_export.c (exports and the timeline):

@@ -16,11 +16,17 @@
  * the reference has words). glossary_changes lists the first segment scored
  * with each new glossary version (store.c: a seek per version in an index,
  * not a scan), so the page marks them on load. The ETag follows the
- * session's incarnation and version. */
+ * session's incarnation and version.
+ *
+ * With ci=1 each system also carries ci[key] = {lo, hi} for the four count
+ * ratios (r0, r1, r01, term_exact_match): the Wilson 95% interval of the
+ * point's hits out of its words (running: the stored totals' counts;
+ * window: the window's sums), null where there is no word. */
 #include "api.h"
 
 #include "ingest.h"
 #include "json.h"
+#include "plot.h"
 #include "sessions.h"
 
 #include <math.h>
@@ -32,18 +38,22 @@ static const char *const am_cv_keys[AM_CV_N] = {
     "r0", "r1", "r01", "term_exact_match", "window_overlap", "one_minus_term"};
 
 #define AM_CV_MAX_SYSTEMS 64
+#define AM_CV_NCI 4 /* the count ratios with a band: r0, r1, r01, term_exact_match */
 
 typedef struct am_cv_sys {
     char *name;
     json_t *series[AM_CV_N]; /* arrays of numbers / null, one per sampled segment */
     double *ring; /* window × AM_CV_N × {num, den} */
     double last[AM_CV_N]; /* running values after the last segment with this system */
+    double last_counts[AM_CV_NCI][2]; /* their {hits, words} (ci=1) */
+    json_t *lo[AM_CV_NCI], *hi[AM_CV_NCI]; /* ci=1: band arrays like series */
 } am_cv_sys;
 
 typedef struct am_cv_ctx {
     int64_t n; /* segments considered (the session's count when read) */
     int64_t points; /* at most this many samples */
     int64_t window; /* 0: running */
+    int ci; /* 1: Wilson bands of the count ratios */
     char wo[16]; /* window-overlap width as a JSON key */
     int64_t next_i; /* index of the next sample */
     int64_t seen; /* rows read */
@@ -105,6 +115,14 @@ static am_cv_sys *am_cv_system(am_cv_ctx *c, const char *name, size_t backfill)
         for (size_t j = 0; j < backfill; j++)
             json_array_append_new(s->series[k], json_null());
     }
+    for (int k = 0; c->ci && k < AM_CV_NCI; k++) {
+        s->lo[k] = json_array();
+        s->hi[k] = json_array();
+        for (size_t j = 0; j < backfill; j++) {
+            json_array_append_new(s->lo[k], json_null());
+            json_array_append_new(s->hi[k], json_null());
+        }
+    }
     c->nsys++;
     return s;
 }
@@ -151,6 +169,31 @@ static void am_cv_running(json_t *tot, const char *wo, double v[AM_CV_N])
     v[AM_CV_OMT] = am_cv_num(tot, "one_minus_term");
 }
 
+/* The {hits, words} of the count ratios in stored totals (borrowed). */
+static void am_cv_running_counts(json_t *tot, double out[AM_CV_NCI][2])
+{
+    static const char *const rk[3] = {"r0", "r1", "r01"};
+    for (int k = 0; k < 3; k++) {
+        json_t *r = json_object_get(tot, rk[k]);
+        out[k][0] = (double)json_integer_value(json_object_get(r, "hits"));
+        out[k][1] = (double)json_integer_value(json_object_get(r, "total"));
+    }
+    json_t *t = json_object_get(tot, "terms");
+    out[AM_CV_TERM][0] = (double)json_integer_value(json_object_get(t, "exact"));
+    out[AM_CV_TERM][1] = (double)json_integer_value(json_object_get(t, "instances"));
+}
+
+/* Appends a band point (Wilson interval of counts) to a system's arrays. */
+static void am_cv_band(am_cv_sys *s, const double counts[AM_CV_NCI][2])
+{
+    for (int k = 0; k < AM_CV_NCI; k++) {
+        double lo, hi;
+        am_plot_wilson(counts[k][0], counts[k][1], &lo, &hi);
+        json_array_append_new(s->lo[k], isfinite(lo) ? json_real(lo) : json_null());
+        json_array_append_new(s->hi[k], isfinite(hi) ? json_real(hi) : json_null());
+    }
+}
+
 /* Adds one segment to a system's window and, when sampled, its point. */
 static void am_cv_add(am_cv_ctx *c, am_cv_sys *s, json_t *scores, json_t *tot, int sampled)
 {
@@ -176,11 +219,17 @@ static void am_cv_add(am_cv_ctx *c, am_cv_sys *s, json_t *scores, json_t *tot, i
                 den += sl[2 * k + 1];
             }
             v[k] = den > 0 ? num / den : NAN;
+            if (k < AM_CV_NCI) {
+                s->last_counts[k][0] = num;
+                s->last_counts[k][1] = den;
+            }
         }
     } else {
         /* a system without output in this segment keeps its running values */
-        if (tot)
+        if (tot) {
             am_cv_running(tot, c->wo, s->last);
+            am_cv_running_counts(tot, s->last_counts);
+        }
         memcpy(v, s->last, sizeof v);
     }
     if (!sampled)
@@ -189,6 +238,8 @@ static void am_cv_add(am_cv_ctx *c, am_cv_sys *s, json_t *scores, json_t *tot, i
         double y = am_cv_clamp(v[k], k == AM_CV_OMT ? -INFINITY : 0.0, 1.0);
         json_array_append_new(s->series[k], isfinite(y) ? json_real(y) : json_null());
     }
+    if (c->ci)
+        am_cv_band(s, (const double(*)[2])s->last_counts);
 }
 
 static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
@@ -278,48 +329,55 @@ static int am_cv_window_known(am_req *req, am_resp *resp, int64_t w, int64_t *fi
     return AM_OK;
 }
 
-void am_api_curve(am_req *req, am_resp *resp)
+/* The curve of the request's session into *out (caller releases): 1; or
+ * 0 when resp holds the answer already (a problem, or 304 when the ETag
+ * matches). tag makes the ETag of each representation its own ("" for
+ * the JSON). */
+int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
 {
-    int64_t points = 240, window = 0, wo = -1;
+    *out = NULL;
+    int64_t points = 240, window = 0, wo = -1, ci = 0;
     if (am_api_query_int(req, resp, "points", 2, 5000, &points) != AM_OK ||
         am_api_query_int(req, resp, "window", 0, 1000, &window) != AM_OK ||
-        am_api_query_int(req, resp, "wo", 1, 100, &wo) != AM_OK)
-        return;
+        am_api_query_int(req, resp, "wo", 1, 100, &wo) != AM_OK ||
+        am_api_query_int(req, resp, "ci", 0, 1, &ci) != AM_OK)
+        return 0;
     int64_t first_wo;
     int known;
     if (am_cv_window_known(req, resp, wo, &first_wo, &known) != AM_OK)
-        return;
+        return 0;
     if (wo < 0) {
         wo = first_wo;
     } else if (!known) {
         am_resp_problem(
             resp, req, 400, "bad-request", "Bad query parameter",
             "'wo' must be one of the session's window-overlap widths (options.windows)");
-        return;
+        return 0;
     }
     am_store_session row;
     if (am_api_load_session(req, resp, &row) != AM_OK)
-        return;
+        return 0;
     char etag[256];
-    snprintf(etag, sizeof etag, "\"%s-%lld-%lld-c%lld-%lld-%lld\"", row.id,
+    snprintf(etag, sizeof etag, "\"%s-%lld-%lld-c%lld-%lld-%lld%s%s\"", row.id,
              (long long)row.incarnation, (long long)row.version, (long long)points,
-             (long long)window, (long long)wo);
+             (long long)window, (long long)wo, ci ? "-ci" : "", tag);
     am_resp_header(resp, "ETag", etag);
     am_resp_header(resp, "Cache-Control", "no-cache");
     if (am_api_etag_matches(am_req_header(req, "If-None-Match"), etag)) {
         resp->status = 304;
         am_store_session_clear(&row);
-        return;
+        return 0;
     }
     am_cv_ctx *c = calloc(1, sizeof *c);
     if (!c) {
         am_resp_problem(resp, req, 500, "internal", "Out of memory", "building the curve failed");
         am_store_session_clear(&row);
-        return;
+        return 0;
     }
     c->n = row.segments;
     c->points = points;
     c->window = window;
+    c->ci = (int)ci;
     snprintf(c->wo, sizeof c->wo, "%lld", (long long)wo);
     c->x = json_array();
     int rc = AM_OK;
@@ -359,21 +417,42 @@ void am_api_curve(am_req *req, am_resp *resp)
                 json_object_set_new(o, am_cv_keys[k], c->sys[i].series[k]);
                 c->sys[i].series[k] = NULL;
             }
+            if (c->ci) {
+                json_t *band = json_object();
+                for (int k = 0; k < AM_CV_NCI; k++) {
+                    json_object_set_new(
+                        band, am_cv_keys[k],
+                        json_pack("{soso}", "lo", c->sys[i].lo[k], "hi", c->sys[i].hi[k]));
+                    c->sys[i].lo[k] = c->sys[i].hi[k] = NULL;
+                }
+                json_object_set_new(o, "ci", band);
+            }
             json_object_set_new(systems, c->sys[i].name, o);
         }
-        am_resp_json(resp, 200,
-                     json_pack("{sssIsIsIsIsIsososo}", "session", row.id, "segments",
-                               (json_int_t)c->n, "version", (json_int_t)row.version, "window",
-                               (json_int_t)window, "window_overlap_width", (json_int_t)wo, "points",
-                               (json_int_t)json_array_size(c->x), "x", c->x, "systems", systems,
-                               "glossary_changes", gc.changes));
+        *out = json_pack("{sssIsIsIsIsIsososo}", "session", row.id, "segments", (json_int_t)c->n,
+                         "version", (json_int_t)row.version, "window", (json_int_t)window,
+                         "window_overlap_width", (json_int_t)wo, "points",
+                         (json_int_t)json_array_size(c->x), "x", c->x, "systems", systems,
+                         "glossary_changes", gc.changes);
     }
     for (size_t i = 0; i < c->nsys; i++) {
         for (int k = 0; k < AM_CV_N; k++)
             json_decref(c->sys[i].series[k]);
+        for (int k = 0; k < AM_CV_NCI; k++) {
+            json_decref(c->sys[i].lo[k]);
+            json_decref(c->sys[i].hi[k]);
+        }
         free(c->sys[i].name);
         free(c->sys[i].ring);
     }
     free(c);
     am_store_session_clear(&row);
+    return *out != NULL;
+}
+
+void am_api_curve(am_req *req, am_resp *resp)
+{
+    json_t *body;
+    if (am_api_curve_data(req, resp, "", &body))
+        am_resp_json(resp, 200, body);
 }

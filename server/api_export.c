@@ -210,6 +210,8 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
             am_csv_field(&c->out, client_id);
             am_buf_appendc(&c->out, ',');
             am_csv_field(&c->out, sys);
+            am_buf_appendc(&c->out, ',');
+            am_csv_field(&c->out, json_string_value(json_object_get(rq, "translator")));
             static const char *const counts[] = {"r0", "r1", "r01"};
             for (size_t i = 0; i < 3; i++) {
                 json_t *x = json_object_get(s, counts[i]);
@@ -239,6 +241,11 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
     } else {
         am_buf_appends(&c->out, "    <tu tuid=\"");
         am_xml_text(&c->out, client_id);
+        const char *who = json_string_value(json_object_get(rq, "translator"));
+        if (who) { /* TMX: the user who last changed the unit */
+            am_buf_appends(&c->out, "\" changeid=\"");
+            am_xml_text(&c->out, who);
+        }
         am_buf_appends(&c->out, "\">\n");
         am_buf_printf(&c->out, "      <prop type=\"x-adaptmon-seq\">%lld</prop>\n", (long long)seq);
         const char *sys;
@@ -427,7 +434,7 @@ void am_api_export(am_req *req, am_resp *resp)
         ctype = "application/json";
         snprintf(disp, sizeof disp, "attachment; filename=\"%s.json\"", row.id);
     } else if (fmt == AM_PG_CSV) {
-        am_buf_appends(&head, "seq,id,system,r0_hits,r0_total,r1_hits,r1_total,r01_hits,"
+        am_buf_appends(&head, "seq,id,system,translator,r0_hits,r0_total,r1_hits,r1_total,r01_hits,"
                               "r01_total,term_exact,term_instances,bleu,chrf,chrfpp,ter,"
                               "one_minus_term,source,hypothesis,translation\r\n");
         footer = "";

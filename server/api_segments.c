@@ -1,4 +1,5 @@
-/* api_segments.c — confirmed segments, the timeline and the check. */
+/* api_segments.c — confirmed segments (one, or a batch: a JSON array or
+ * NDJSON), their replacement and deletion, the timeline and the check. */
 #include "api.h"
 
 #include "ingest.h"
@@ -50,14 +51,199 @@ static void am_segment_write(am_req *req, am_resp *resp, int replace)
     json_decref(body);
 }
 
+/* A failure as the problem object of a batch item (new reference). */
+static json_t *am_fail_json(const am_fail *f)
+{
+    char type[160];
+    snprintf(type, sizeof type, "https://adaptmon.dev/problems/%s", f->slug ? f->slug : "internal");
+    json_t *d = json_string(am_buf_str(&f->detail));
+    json_t *p = json_pack("{sssssiso}", "type", type, "title", f->title ? f->title : "Error",
+                          "status", f->status ? f->status : 500, "detail",
+                          d ? d : json_string("(detail not valid UTF-8)"));
+    if (f->field)
+        json_object_set_new(p, "field", json_string(f->field));
+    return p;
+}
+
+/* A batch POST (a JSON array or NDJSON body): vals[i] the items (borrowed;
+ * NULL for an NDJSON line that is not JSON, errs[i] then says why). The
+ * items are parsed in order up to the first invalid one, the valid prefix
+ * posted (am_ingest_batch, which stops at its own first failure), and the
+ * answer lists every item: status and result or problem, or status null
+ * when not attempted (after the failed one). */
+static void am_batch(am_req *req, am_resp *resp, json_t **vals, char **errs, size_t n)
+{
+    const am_srv_config *cfg = &req->srv->cfg;
+    if (n == 0) {
+        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                        "the batch is empty: give at least one segment");
+        return;
+    }
+    if (n > (size_t)cfg->max_batch) {
+        am_resp_problem(resp, req, 422, "too-many-items", "Too many items",
+                        "the batch has %zu segments; the limit is %d (max-batch)", n,
+                        cfg->max_batch);
+        return;
+    }
+    am_seg_req *reqs = am_xcalloc(n, sizeof *reqs);
+    am_batch_item *items = am_xcalloc(n, sizeof *items);
+    for (size_t i = 0; i < n; i++)
+        am_fail_init(&items[i].fail);
+    size_t valid = 0;
+    for (; valid < n; valid++) {
+        am_fail *f = &items[valid].fail;
+        if (!vals[valid]) {
+            f->status = 400;
+            f->slug = "bad-json";
+            f->title = "Malformed JSON";
+            am_buf_appends(&f->detail, errs[valid] ? errs[valid] : "not JSON");
+            break;
+        }
+        if (!json_is_object(vals[valid])) {
+            f->status = 422;
+            f->slug = "invalid-value";
+            f->title = "Invalid value";
+            am_buf_appends(&f->detail, "a batch item must be a JSON object (a segment)");
+            break;
+        }
+        if (am_seg_req_parse(vals[valid], NULL, cfg, &reqs[valid], f) != AM_OK)
+            break;
+    }
+    size_t attempted = valid ? am_ingest_batch(req->srv, req->params[0], reqs, valid, items) : 0;
+    if (attempted == valid && valid < n) { /* the invalid item ends the batch */
+        items[valid].status = items[valid].fail.status;
+        attempted = valid + 1;
+    }
+    if (attempted == 1 && items[0].status == 404 && !items[0].fail.field) {
+        am_fail_resp(req, resp, &items[0].fail); /* no such session: nothing was done */
+    } else {
+        json_t *arr = json_array();
+        json_int_t created = 0, unchanged = 0;
+        json_t *failed = json_null();
+        for (size_t i = 0; i < n; i++) {
+            am_batch_item *it = &items[i];
+            json_t *id = json_object_get(vals[i], "id");
+            json_t *o = json_pack("{sIsO}", "index", (json_int_t)i, "id",
+                                  json_is_string(id) ? id : json_null());
+            if (i >= attempted) {
+                json_object_set_new(o, "status", json_null());
+            } else if (it->status == 200 || it->status == 201) {
+                json_object_set_new(o, "status", json_integer(it->status));
+                json_object_set_new(o, "result", json_loads(it->result, 0, NULL));
+                if (it->status == 201)
+                    created++;
+                else
+                    unchanged++;
+            } else {
+                json_object_set_new(o, "status", json_integer(it->fail.status));
+                json_object_set_new(o, "problem", am_fail_json(&it->fail));
+                json_decref(failed);
+                failed = json_integer((json_int_t)i);
+            }
+            json_array_append_new(arr, o);
+        }
+        am_resp_json(resp, 200,
+                     json_pack("{sssIsIsosIso}", "session", req->params[0], "created", created,
+                               "unchanged", unchanged, "failed", failed, "not_attempted",
+                               (json_int_t)(n - attempted), "items", arr));
+    }
+    for (size_t i = 0; i < n; i++) {
+        free(items[i].result);
+        am_fail_cleanup(&items[i].fail);
+        am_seg_req_cleanup(&reqs[i]);
+    }
+    free(items);
+    free(reqs);
+}
+
+/* An NDJSON batch: one segment object per line (blank lines skipped). */
+static void am_batch_ndjson(am_req *req, am_resp *resp)
+{
+    size_t off = 0;
+    if (am_text_validate(req->body, req->body_len, &off) != AM_OK) {
+        am_resp_problem(resp, req, 422, "invalid-utf8", "Invalid UTF-8",
+                        "the body is not valid UTF-8 or holds a NUL byte (offset %zu)", off);
+        return;
+    }
+    size_t n = 0, cap = 0;
+    json_t **vals = NULL;
+    char **errs = NULL;
+    const char *p = req->body, *end = req->body + req->body_len;
+    for (size_t line = 1; p < end; line++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+        size_t len = (size_t)(e - p);
+        size_t k = 0;
+        while (k < len && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r'))
+            k++;
+        if (k < len) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 64;
+                vals = am_xrealloc(vals, cap * sizeof *vals);
+                errs = am_xrealloc(errs, cap * sizeof *errs);
+            }
+            json_error_t jerr;
+            vals[n] = json_loadb(p, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+            errs[n] = NULL;
+            if (!vals[n]) {
+                char msg[300];
+                snprintf(msg, sizeof msg, "line %zu, column %d: %s", line, jerr.column, jerr.text);
+                errs[n] = am_xstrdup(msg);
+            }
+            n++;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    am_batch(req, resp, vals, errs, n);
+    for (size_t i = 0; i < n; i++) {
+        json_decref(vals[i]);
+        free(errs[i]);
+    }
+    free(vals);
+    free(errs);
+}
+
 void am_api_segment_post(am_req *req, am_resp *resp)
 {
-    am_segment_write(req, resp, 0);
+    if (req->content_type && !strcmp(req->content_type, "application/x-ndjson")) {
+        am_batch_ndjson(req, resp);
+        return;
+    }
+    size_t k = 0;
+    while (k < req->body_len && (req->body[k] == ' ' || req->body[k] == '\t' ||
+                                 req->body[k] == '\r' || req->body[k] == '\n'))
+        k++;
+    if (k == req->body_len || req->body[k] != '[') {
+        am_segment_write(req, resp, 0);
+        return;
+    }
+    json_t *body;
+    if (am_req_json_any(req, resp, &body) != AM_OK)
+        return;
+    size_t n = json_array_size(body);
+    json_t **vals = am_xcalloc(n ? n : 1, sizeof *vals);
+    for (size_t i = 0; i < n; i++)
+        vals[i] = json_array_get(body, i);
+    am_batch(req, resp, vals, NULL, n);
+    free(vals);
+    json_decref(body);
 }
 
 void am_api_segment_put(am_req *req, am_resp *resp)
 {
     am_segment_write(req, resp, 1);
+}
+
+void am_api_segment_delete(am_req *req, am_resp *resp)
+{
+    am_fail f;
+    am_fail_init(&f);
+    int status = 0;
+    if (am_ingest_delete(req->srv, req->params[0], req->params[1], &status, &f) == AM_OK)
+        resp->status = 204;
+    else
+        am_fail_resp(req, resp, &f);
+    am_fail_cleanup(&f);
 }
 
 void am_api_segment_get(am_req *req, am_resp *resp)

@@ -1,14 +1,22 @@
 /*
  * cli_score.c — `adaptmon score`: the offline front end of the scoring core.
  *
- * Inputs are plain-text files (one segment per line) or WMT21 SGML files
- * (segments paired by id). The files are one session in order; --by-doc
- * makes one session per SGML document and aggregates the totals. Output is
- * a table in the style of the papers, or JSON with --json.
+ * Inputs are plain-text files (one segment per line), WMT21 SGML files
+ * (segments paired by id) or XLIFF (am_cli_xliff). Reading (am_cli_read_*)
+ * makes segments and sessions; am_cli_score_sessions scores the sessions in
+ * order; the output goes through cli_report.c. The files are one session
+ * in order; --by-doc
+ * makes one session per SGML document and aggregates the totals (a row per
+ * document and the aggregate). Systems are named NAME= on the command line,
+ * else by the SGML sysid, else by the file name. Output (cli_report.c): a
+ * table, markdown, LaTeX, CSV or TSV (--format), JSON (--json), the
+ * sacreBLEU signatures, per-segment rows with the running totals, and the
+ * learning-curve figure (--plot FILE.svg).
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "cli.h"
 #include "cli_signif.h"
+#include "cli_report.h"
 #include "json.h"
 
 #include "compat/alam2021.h"
@@ -26,13 +34,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define AM_CLI_MAX_FILE (1024L * 1024L * 1024L) /* 1 GiB per input file */
 #define AM_CLI_MAX_SYS AM_SCORE_MAX_SYSTEMS
 
 typedef struct am_cli_file {
-    char *name; /* system name (hypotheses) */
+    char *name; /* system name (hypotheses); NULL until named */
     char *path;
     char *buf; /* whole file, NUL-terminated */
     size_t len;
@@ -45,7 +54,11 @@ typedef struct am_cli {
     size_t nhyp;
     int sgml; /* SGML input mode */
     const char *glossary_path, *glossary_format, *background_path, *stopwords_path;
-    int per_segment, json, by_doc, by_file;
+    int per_segment, by_doc, by_file;
+    enum am_rp_format format; /* --format (--json: AM_RP_JSON) */
+    int precision; /* --precision: decimals of table/markdown/LaTeX numbers */
+    const char *plot_path; /* --plot FILE.svg (borrowed from argv) */
+    int plot_window, plot_points, plot_ci; /* --plot-window, --plot-points, --plot-ci */
     const char **xliff; /* --xliff paths (borrowed from argv; array owned) */
     size_t nxliff;
     am_sig_opts sig; /* --paired-bs / --paired-ar (cli_signif.c) */
@@ -60,6 +73,7 @@ typedef struct am_cli_seg {
     const char *ref;
     const char *hyp[AM_CLI_MAX_SYS];
     size_t doc;
+    const char *docid; /* SGML: the document's docid (NULL: none) */
     const am_sgml_seg *ref_seg; /* SGML mode: for term annotations */
 } am_cli_seg;
 
@@ -69,7 +83,8 @@ static void am_cli_usage(FILE *out)
           "\n"
           "input (plain text, one segment per line, same order in every file):\n"
           "  --ref FILE              confirmed translations (the references)\n"
-          "  --hyp [NAME=]FILE       a system's hypotheses (repeatable; NAME defaults to hyp1, …)\n"
+          "  --hyp [NAME=]FILE       a system's hypotheses (repeatable; NAME defaults to the\n"
+          "                          file name without extension, or the SGML sysid)\n"
           "  --src FILE              source segments (needed for glossary terms)\n"
           "input (WMT21 SGML, segments paired by id, reference order):\n"
           "  --sgm-src FILE  --sgm-ref FILE  --sgm-hyp [NAME=]FILE (repeatable)\n"
@@ -84,8 +99,15 @@ static void am_cli_usage(FILE *out)
           "                          TMX: the --target-lang side, else the non-srclang one)\n"
           "  --stopwords-file FILE   custom stopword list, one word per line\n"
           "output:\n"
-          "  --per-segment           scores of every segment as well\n"
-          "  --json                  JSON instead of a table\n"
+          "  --per-segment           scores of every segment as well, with the running totals\n"
+          "  --format F              table|json|csv|tsv|markdown|latex (default table)\n"
+          "  --precision N           decimals in table, markdown and LaTeX (default 4; CSV,\n"
+          "                          TSV and JSON: full precision)\n"
+          "  --json                  the same as --format json\n"
+          "  --plot FILE.svg         learning curves (R0, R1, R0+1, terms) per system as SVG\n"
+          "  --plot-window W         moving window of W segments (default 0: running values)\n"
+          "  --plot-points N         at most N points per curve (default 500)\n"
+          "  --plot-ci               Wilson 95% bands of the ratio curves\n"
           "significance (sacreBLEU 2.6.0's tests; also R_k, 1-TERm and term metrics):\n"
           "  --paired-bs             paired bootstrap resampling: p-values and CIs\n"
           "  --paired-ar             paired approximate randomization: p-values\n"
@@ -202,8 +224,9 @@ static int am_cli_sgml(am_cli_file *f, am_sgml_doc *doc)
     return 0;
 }
 
-/* Splits "NAME=PATH" (NAME without '/' and non-empty) or "PATH". */
-static void am_cli_named(const char *arg, size_t index, am_cli_file *f)
+/* Splits "NAME=PATH" (NAME without '/' and non-empty) or "PATH" (the name
+ * stays NULL: am_cli_default_names gives one after loading). */
+static void am_cli_named(const char *arg, am_cli_file *f)
 {
     const char *eq = strchr(arg, '=');
     const char *slash = strchr(arg, '/');
@@ -211,10 +234,35 @@ static void am_cli_named(const char *arg, size_t index, am_cli_file *f)
         f->name = am_xstrndup(arg, (size_t)(eq - arg));
         f->path = am_xstrdup(eq + 1);
     } else {
-        char nm[32];
-        snprintf(nm, sizeof nm, "hyp%zu", index + 1);
-        f->name = am_xstrdup(nm);
         f->path = am_xstrdup(arg);
+    }
+}
+
+/* Names the unnamed hypotheses: the SGML sysid of the first document
+ * (sysids[i], NULL when none), else the file name without its extension;
+ * a name taken already becomes hyp<N>. */
+static void am_cli_default_names(am_cli *c, const char *const *sysids)
+{
+    for (size_t i = 0; i < c->nhyp; i++) {
+        if (c->hyp[i].name)
+            continue;
+        char *nm;
+        if (sysids && sysids[i] && *sysids[i]) {
+            nm = am_xstrdup(sysids[i]);
+        } else {
+            const char *base = strrchr(c->hyp[i].path, '/');
+            base = base ? base + 1 : c->hyp[i].path;
+            const char *dot = strchr(base, '.');
+            nm = am_xstrndup(base, dot && dot > base ? (size_t)(dot - base) : strlen(base));
+        }
+        for (size_t k = 0; k < c->nhyp; k++)
+            if (k != i && c->hyp[k].name && !strcmp(c->hyp[k].name, nm)) {
+                free(nm);
+                nm = am_xmalloc(32);
+                snprintf(nm, 32, "hyp%zu", i + 1);
+                break;
+            }
+        c->hyp[i].name = nm;
     }
 }
 
@@ -232,6 +280,47 @@ static void am_cli_free(am_cli *c)
         free(c->hyp[i].buf);
     }
     free(c->xliff);
+}
+
+/* An integer option value in [lo, hi] into *out; 0, or 2 after printing a
+ * usage error. */
+static int am_cli_int_option(const char *name, const char *val, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(val, &end, 10);
+    if (errno || end == val || *end || v < lo || v > hi) {
+        fprintf(stderr, "adaptmon score: --%s must be an integer from %ld to %ld, not '%s'\n", name,
+                lo, hi, val);
+        return 2;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* The output options --format, --precision, --plot, --plot-window and
+ * --plot-points. Returns 0, or 2 after printing a usage error. */
+static int am_cli_output_option(am_cli *c, const char *name, const char *val)
+{
+    if (!strcmp(name, "format")) {
+        if (am_report_format_parse(val, &c->format) != AM_OK) {
+            fprintf(stderr,
+                    "adaptmon score: --format must be table, json, csv, tsv, markdown or "
+                    "latex, not '%s'\n",
+                    val);
+            return 2;
+        }
+        return 0;
+    }
+    if (!strcmp(name, "plot")) {
+        c->plot_path = val;
+        return 0;
+    }
+    if (!strcmp(name, "precision"))
+        return am_cli_int_option(name, val, 0, 17, &c->precision);
+    if (!strcmp(name, "plot-window"))
+        return am_cli_int_option(name, val, 0, 100000, &c->plot_window);
+    return am_cli_int_option(name, val, 2, 100000, &c->plot_points);
 }
 
 /* Parses the command line. Returns 0, or 2 after printing a usage error
@@ -305,8 +394,8 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         /* flags without a value */
         static const char *const flags[] = {"help",          "per-segment", "json",
                                             "by-doc",        "stem-match",  "ter-case-sensitive",
-                                            "no-strip-tags", "by-file",     "paired-bs",
-                                            "paired-ar",     "exposures"};
+                                            "no-strip-tags", "by-file",     "plot-ci",
+                                            "paired-bs",     "paired-ar",   "exposures"};
         int is_flag = 0;
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
             if (!strcmp(name, flags[k]))
@@ -318,7 +407,9 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
             } else if (!strcmp(name, "per-segment")) {
                 c->per_segment = 1;
             } else if (!strcmp(name, "json")) {
-                c->json = 1;
+                c->format = AM_RP_JSON;
+            } else if (!strcmp(name, "plot-ci")) {
+                c->plot_ci = 1;
             } else if (!strcmp(name, "by-doc")) {
                 c->by_doc = 1;
             } else if (!strcmp(name, "by-file")) {
@@ -356,9 +447,10 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
             }
             if (!strcmp(name, "sgm-hyp"))
                 c->sgml = 1;
-            am_cli_named(val, c->nhyp, &c->hyp[c->nhyp]);
+            am_cli_named(val, &c->hyp[c->nhyp]);
             for (size_t k = 0; k < c->nhyp; k++)
-                if (!strcmp(c->hyp[k].name, c->hyp[c->nhyp].name)) {
+                if (c->hyp[k].name && c->hyp[c->nhyp].name &&
+                    !strcmp(c->hyp[k].name, c->hyp[c->nhyp].name)) {
                     fprintf(stderr, "adaptmon score: two hypotheses named '%s'\n", c->hyp[k].name);
                     rc = 2;
                 }
@@ -374,6 +466,9 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         } else if (!strcmp(name, "xliff")) {
             c->xliff = am_xrealloc(c->xliff, (c->nxliff + 1) * sizeof *c->xliff);
             c->xliff[c->nxliff++] = val;
+        } else if (!strcmp(name, "format") || !strcmp(name, "precision") || !strcmp(name, "plot") ||
+                   !strcmp(name, "plot-window") || !strcmp(name, "plot-points")) {
+            rc = am_cli_output_option(c, name, val);
         } else if (!strcmp(name, "glossary")) {
             c->glossary_path = val;
         } else if (!strcmp(name, "glossary-format")) {
@@ -454,106 +549,17 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
                             "reference's <term> tags, not from --glossary\n");
             return 2;
         }
+        if (c->plot_path) {
+            fprintf(stderr, "adaptmon score: --plot needs the standard or simianer2019 "
+                            "profile (alam2021 scores whole documents, no curve)\n");
+            return 2;
+        }
     }
     if (c->cfg.stopwords == AM_SW_CUSTOM && !c->stopwords_path) {
         fprintf(stderr, "adaptmon score: --stopwords custom needs --stopwords-file FILE\n");
         return 2;
     }
     return 0;
-}
-
-/* ---- output ------------------------------------------------------------ */
-
-static void am_cli_fmt_count(char *out, size_t n, int64_t hits, int64_t total)
-{
-    if (total > 0)
-        snprintf(out, n, "%.4f (%lld/%lld)", (double)hits / (double)total, (long long)hits,
-                 (long long)total);
-    else
-        snprintf(out, n, "null (0/0)");
-}
-
-static void am_cli_fmt_real(char *out, size_t n, double x, double scale)
-{
-    if (isfinite(x))
-        snprintf(out, n, "%.4f", x * scale);
-    else
-        snprintf(out, n, "null");
-}
-
-static void am_cli_table(const am_cli *c, const am_scorer *s, const am_totals *tot,
-                         int64_t sessions)
-{
-    const am_config *cfg = am_scorer_config(s);
-    printf("signature: %s\n", am_scorer_signature(s));
-    printf("sessions: %lld, segments: %lld\n\n", (long long)sessions,
-           (long long)(c->nhyp ? tot[0].segments : 0));
-    printf("%-12s", "system");
-    for (int k = 0; k <= cfg->k; k++)
-        printf(" %-22s", k == 0 ? "R0" : k == 1 ? "R1" : "Rk");
-    printf(" %-22s %-8s %-8s %-8s %-8s %-8s", "R0+1", "BLEU", "chrF2", "chrF2++", "TER", "1-TERm");
-    int terms = am_scorer_glossary_size(s) > 0 || c->sgml;
-    if (terms) {
-        printf(" %-22s", "term-EM");
-        for (size_t w = 0; w < cfg->nwindows; w++)
-            printf(" WO%-5d", cfg->windows[w]);
-    }
-    printf("\n");
-    for (size_t i = 0; i < c->nhyp; i++) {
-        am_totals_scores sc;
-        am_totals_scores_compute(&tot[i], &sc);
-        char b[64];
-        printf("%-12s", c->hyp[i].name);
-        for (int k = 0; k <= cfg->k; k++) {
-            am_cli_fmt_count(b, sizeof b, tot[i].recall.r[k].hits, tot[i].recall.r[k].total);
-            printf(" %-22s", b);
-        }
-        am_cli_fmt_count(b, sizeof b, tot[i].recall.r01.hits, tot[i].recall.r01.total);
-        printf(" %-22s", b);
-        am_cli_fmt_real(b, sizeof b, sc.bleu, 1);
-        printf(" %-8s", b);
-        am_cli_fmt_real(b, sizeof b, sc.chrf, 1);
-        printf(" %-8s", b);
-        am_cli_fmt_real(b, sizeof b, sc.chrfpp, 1);
-        printf(" %-8s", b);
-        am_cli_fmt_real(b, sizeof b, sc.ter, 100);
-        printf(" %-8s", b);
-        am_cli_fmt_real(b, sizeof b, sc.one_minus_term, 1);
-        printf(" %-8s", b);
-        if (terms) {
-            am_cli_fmt_count(b, sizeof b, (int64_t)tot[i].terms.exact,
-                             (int64_t)tot[i].terms.instances);
-            printf(" %-22s", b);
-            for (size_t w = 0; w < cfg->nwindows; w++) {
-                am_cli_fmt_real(b, sizeof b, sc.terms.window[w], 1);
-                printf(" %-7s", b);
-            }
-        }
-        printf("\n");
-    }
-}
-
-static void am_cli_seg_row(const am_cli *c, const am_cli_seg *sg, const am_seg_result *res)
-{
-    for (size_t i = 0; i < res->nsys; i++) {
-        const am_sys_seg *r = &res->sys[i];
-        char r0[48], r1[48], r01[48], b[32], ch[32], t[32];
-        am_cli_fmt_count(r0, sizeof r0, r->recall.r[0].hits, r->recall.r[0].total);
-        if (r->recall.k >= 1)
-            am_cli_fmt_count(r1, sizeof r1, r->recall.r[1].hits, r->recall.r[1].total);
-        else
-            snprintf(r1, sizeof r1, "-");
-        am_cli_fmt_count(r01, sizeof r01, r->recall.r01.hits, r->recall.r01.total);
-        am_cli_fmt_real(b, sizeof b, r->sent_bleu, 1);
-        am_cli_fmt_real(ch, sizeof ch, r->sent_chrf, 1);
-        am_cli_fmt_real(t, sizeof t, r->sent_ter, 100);
-        printf("%-8s %-12s R0 %-20s R1 %-20s R01 %-20s BLEU %-8s chrF2 %-8s TER %-8s", sg->id,
-               c->hyp[i].name, r0, r1, r01, b, ch, t);
-        if (r->terms)
-            printf(" terms %llu/%llu", (unsigned long long)r->terms_totals.exact,
-                   (unsigned long long)r->terms_totals.instances);
-        printf("\n");
-    }
 }
 
 /* ---- sessions ------------------------------------------------------------ */
@@ -664,16 +670,81 @@ static int am_cli_history_lookup(void *ctx, const char *word, int64_t *occ)
     return am_recall_vocab_lookup(ctx, word, occ);
 }
 
-/* Scores segments[0..n) as one session, adding to totals[0..nhyp). */
+/* Where per-segment results go besides the totals (each part optional). */
+typedef struct am_cli_sink {
+    json_t *jsegs; /* --json --per-segment: one object per segment (borrowed) */
+    am_report *segrep; /* --per-segment in another format: rows (borrowed) */
+    am_cli_plot *plot; /* --plot: the points (borrowed) */
+    const am_totals *base; /* [nhyp] totals of the earlier sessions, or NULL */
+    int64_t seq; /* segments scored before, over the whole run */
+} am_cli_sink;
+
+/* The running values of a --json per-segment object (new reference). */
+static json_t *am_cli_json_running(const am_totals *t)
+{
+    am_totals_scores sc;
+    am_totals_scores_compute(t, &sc);
+    double v[] = {sc.r[0],
+                  t->recall.k >= 1 ? sc.r[1] : NAN,
+                  sc.r01,
+                  sc.terms.exact,
+                  sc.one_minus_term,
+                  sc.bleu,
+                  sc.chrf,
+                  sc.ter * 100};
+    static const char *const keys[] = {"r0",   "r1",    "r01", "term_exact_match", "one_minus_term",
+                                       "bleu", "chrf2", "ter"};
+    json_t *o = json_object();
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        json_object_set_new(o, keys[k], isfinite(v[k]) ? json_real(v[k]) : json_null());
+    return o;
+}
+
+/* Hands one scored segment to the sink: totals[0..nhyp) are the session's
+ * totals after it, added to sink->base for the running values. */
+static void am_cli_sink_segment(const am_cli *c, const am_scorer *s, am_cli_sink *k,
+                                const am_cli_seg *sg, const am_seg_result *res,
+                                const am_totals *totals)
+{
+    k->seq++;
+    if (!k->jsegs && !k->segrep && !k->plot)
+        return;
+    am_totals running[AM_CLI_MAX_SYS];
+    for (size_t i = 0; i < c->nhyp; i++) {
+        running[i] = totals[i];
+        if (k->base)
+            am_totals_merge(&running[i], &k->base[i]);
+    }
+    if (k->plot)
+        am_cli_plot_add(k->plot, res->sys, running);
+    if (k->segrep)
+        for (size_t i = 0; i < c->nhyp; i++)
+            am_cli_report_segment(k->segrep, k->seq, sg->id, sg->docid, c->hyp[i].name,
+                                  &res->sys[i], &running[i]);
+    if (k->jsegs) {
+        const char *names[AM_CLI_MAX_SYS];
+        for (size_t i = 0; i < c->nhyp; i++)
+            names[i] = c->hyp[i].name;
+        json_t *o = am_json_segment(s, res, names);
+        json_object_set_new(o, "id", json_string(sg->id));
+        if (sg->docid)
+            json_object_set_new(o, "doc", json_string(sg->docid));
+        json_t *run = json_object();
+        for (size_t i = 0; i < c->nhyp; i++)
+            json_object_set_new(run, names[i], am_cli_json_running(&running[i]));
+        json_object_set_new(o, "running", run);
+        json_array_append_new(k->jsegs, o);
+    }
+}
+
+/* Scores segments[0..n) as one session, adding to totals[0..nhyp) and
+ * handing every segment to the sink. */
 static int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws,
-                          const am_cli_seg *segs, size_t n, am_totals *totals, json_t *jsegs)
+                          const am_cli_seg *segs, size_t n, am_totals *totals, am_cli_sink *sink)
 {
     am_vocab *hist = am_vocab_new();
     if (c->sigc)
         am_sig_collect_session(c->sigc);
-    const char *names[AM_CLI_MAX_SYS];
-    for (size_t i = 0; i < c->nhyp; i++)
-        names[i] = c->hyp[i].name;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const am_cli_seg *sg = &segs[i];
@@ -694,15 +765,7 @@ static int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws,
             am_totals_add(&totals[k], &res.sys[k]);
         if (c->sigc)
             am_sig_collect_seg(c->sigc, res.sys, res.recall);
-        if (c->per_segment) {
-            if (jsegs) {
-                json_t *o = am_json_segment(s, &res, names);
-                json_object_set_new(o, "id", json_string(sg->id));
-                json_array_append_new(jsegs, o);
-            } else {
-                am_cli_seg_row(c, sg, &res);
-            }
-        }
+        am_cli_sink_segment(c, s, sink, sg, &res, totals);
     }
     am_vocab_free(hist);
     return rc;
@@ -959,6 +1022,62 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
     return 0;
 }
 
+/* Prints the per-segment report (when not NULL) and the totals report in
+ * the chosen format; CSV and TSV hold one table, so with per-segment rows
+ * only those (their running values end at the totals). */
+static void am_cli_print_reports(const am_cli *c, const am_report *segrep, const am_report *tot)
+{
+    am_buf out;
+    am_buf_init(&out);
+    if (segrep) {
+        am_report_render(segrep, c->format, c->precision, &out);
+        if (c->format != AM_RP_CSV && c->format != AM_RP_TSV) {
+            am_buf_appendc(&out, '\n');
+            am_report_render(tot, c->format, c->precision, &out);
+        }
+    } else {
+        am_report_render(tot, c->format, c->precision, &out);
+    }
+    fwrite(out.data ? out.data : "", 1, out.len, stdout);
+    am_buf_cleanup(&out);
+}
+
+/* Rows of an alam2021 result: the totals row of system into rep and, with
+ * --per-segment, a row per segment into segrep. */
+static void am_cli_alam_rows(const am_cli *c, const am_alam_result *r, const char *system,
+                             am_report *rep, am_report *segrep)
+{
+    char key[24], label[24];
+    size_t row = am_report_row(rep);
+    am_report_text(rep, row, am_report_col(rep, "system", NULL), system);
+    am_report_ratio(rep, row, am_report_col(rep, "term_em", "term-EM"), (int64_t)r->em_correct,
+                    (int64_t)r->em_terms);
+    for (size_t w = 0; w < r->nwindows; w++) {
+        snprintf(key, sizeof key, "wo%zu", r->windows[w]);
+        snprintf(label, sizeof label, "WO%zu", r->windows[w]);
+        am_report_real(rep, row, am_report_col(rep, key, label), r->window_overlap[w]);
+    }
+    am_report_real(rep, row, am_report_col(rep, "one_minus_term", "1-TERm"),
+                   r->term_ter_valid ? r->one_minus_term_ter : NAN);
+    if (!c->per_segment)
+        return;
+    for (size_t k = 0; k < r->nsegs; k++) {
+        const am_alam_seg *sg = &r->segs[k];
+        row = am_report_row(segrep);
+        am_report_text(segrep, row, am_report_col(segrep, "id", NULL), sg->id);
+        am_report_text(segrep, row, am_report_col(segrep, "system", NULL), system);
+        am_report_ratio(segrep, row, am_report_col(segrep, "term_em", "term-EM"),
+                        (int64_t)sg->em_correct, (int64_t)sg->em_terms);
+        for (size_t w = 0; w < r->nwindows; w++) {
+            snprintf(key, sizeof key, "wo%zu", r->windows[w]);
+            snprintf(label, sizeof label, "WO%zu", r->windows[w]);
+            am_report_real(segrep, row, am_report_col(segrep, key, label), sg->wo[w]);
+        }
+        am_report_real(segrep, row, am_report_col(segrep, "term", "TERm"),
+                       sg->term_ter_valid ? sg->term_ter : NAN);
+    }
+}
+
 /* The alam2021 profile: whole SGML documents through compat/alam2021. */
 static int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_doc *ref,
                        const am_sgml_doc *hyps)
@@ -972,6 +1091,9 @@ static int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_do
     json_t *root = json_object();
     json_object_set_new(root, "signature", json_string(am_buf_str(&sig)));
     json_t *systems = json_object();
+    am_report rep, segrep;
+    am_report_init(&rep);
+    am_report_init(&segrep);
     int rc = 0;
     for (size_t i = 0; i < c->nhyp && rc == 0; i++) {
         am_alam_result r;
@@ -990,46 +1112,25 @@ static int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_do
                     e == AM_ERR_NOTFOUND ? "a hypothesis segment id is not in the reference"
                                          : "input the alam2021 scorer cannot process");
             rc = 1;
-        } else if (c->json) {
+        } else if (c->format == AM_RP_JSON) {
             json_object_set_new(systems, c->hyp[i].name, am_json_alam(&r, c->per_segment));
         } else {
-            if (i == 0)
-                printf("signature: %s\n\n%-12s %-22s", am_buf_str(&sig), "system", "term-EM");
-            if (i == 0) {
-                for (size_t w = 0; w < r.nwindows; w++)
-                    printf(" WO%-17zu", r.windows[w]);
-                printf(" %-20s\n", "1-TERm");
-            }
-            char b[64];
-            am_cli_fmt_count(b, sizeof b, (int64_t)r.em_correct, (int64_t)r.em_terms);
-            printf("%-12s %-22s", c->hyp[i].name, b);
-            for (size_t w = 0; w < r.nwindows; w++)
-                printf(" %-19.17g", r.window_overlap[w]);
-            if (r.term_ter_valid)
-                printf(" %.17g\n", r.one_minus_term_ter);
-            else
-                printf(" null\n");
-            if (c->per_segment)
-                for (size_t k = 0; k < r.nsegs; k++) {
-                    const am_alam_seg *sg = &r.segs[k];
-                    printf("  %-8s EM %zu/%zu", sg->id, sg->em_correct, sg->em_terms);
-                    for (size_t w = 0; w < r.nwindows; w++)
-                        printf(" WO%zu %.6f", r.windows[w], sg->wo[w]);
-                    if (sg->term_ter_valid)
-                        printf(" TERm %.6f\n", sg->term_ter);
-                    else
-                        printf(" TERm null\n");
-                }
+            am_cli_alam_rows(c, &r, c->hyp[i].name, &rep, &segrep);
         }
         am_alam_result_free(&r);
     }
     json_object_set_new(root, "systems", systems);
-    if (c->json && rc == 0) {
+    if (c->format == AM_RP_JSON && rc == 0) {
         char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
         puts(out);
         free(out);
+    } else if (rc == 0) {
+        am_report_note(&rep, "signature", am_buf_str(&sig));
+        am_cli_print_reports(c, c->per_segment ? &segrep : NULL, &rep);
     }
     json_decref(root);
+    am_report_cleanup(&rep);
+    am_report_cleanup(&segrep);
     am_buf_cleanup(&sig);
     return rc;
 }
@@ -1113,268 +1214,436 @@ static int am_cli_xliff(am_cli *c, am_xliff_doc *docs, am_cli_seg **segs, size_t
     return 0;
 }
 
+/* Everything one `adaptmon score` run loads and computes (am_cli_run_free
+ * releases it). Sessions are [sess_first[d], +sess_n[d]) ranges of segs,
+ * sess_doc[d] their document label (NULL without --by-doc). */
+typedef struct am_cli_run {
+    am_gloss gloss;
+    am_vocab *background;
+    am_toks custom_sw;
+    am_sgml_doc sref, ssrc, shyp[AM_CLI_MAX_SYS];
+    am_cli_seg *segs;
+    size_t nseg;
+    char **ref_lines, **src_lines, **hyp_lines[AM_CLI_MAX_SYS];
+    char (*line_ids)[24];
+    am_xliff_doc *xdocs;
+    size_t *sess_first, *sess_n, nsess;
+    const char **sess_doc;
+    am_scorer *scorer;
+    am_score_ws *ws;
+    am_totals *totals; /* [nhyp] over all sessions */
+    am_totals *doc_totals; /* [nsess × nhyp] with --by-doc */
+} am_cli_run;
+
+static void am_cli_run_free(const am_cli *c, am_cli_run *r)
+{
+    for (size_t f = 0; f < c->nxliff; f++)
+        am_xliff_free(&r->xdocs[f]);
+    free(r->xdocs);
+    free(r->sess_first);
+    free(r->sess_n);
+    free(r->sess_doc);
+    free(r->totals);
+    free(r->doc_totals);
+    am_score_ws_free(r->ws);
+    am_scorer_free(r->scorer);
+    free(r->segs);
+    free(r->line_ids);
+    free(r->ref_lines);
+    free(r->src_lines);
+    for (size_t i = 0; i < AM_CLI_MAX_SYS; i++) {
+        free(r->hyp_lines[i]);
+        am_sgml_free(&r->shyp[i]);
+    }
+    am_sgml_free(&r->sref);
+    am_sgml_free(&r->ssrc);
+    am_gloss_cleanup(&r->gloss);
+    am_vocab_free(r->background);
+    am_toks_cleanup(&r->custom_sw);
+}
+
+/* One session over segs[0..n) (no --by-doc). */
+static void am_cli_one_session(am_cli_run *r)
+{
+    r->sess_first = am_xcalloc(1, sizeof *r->sess_first);
+    r->sess_n = am_xcalloc(1, sizeof *r->sess_n);
+    r->sess_n[0] = r->nseg;
+    r->nsess = 1;
+}
+
+/* SGML input: loads the files, pairs the segments by id in reference order
+ * and makes the sessions (one, or one per document with --by-doc). Names
+ * the unnamed systems by their sysid. Returns 0 or 1 after an error. */
+static int am_cli_read_sgml(am_cli *c, am_cli_run *r)
+{
+    if (am_cli_load(&c->sgm_ref) || am_cli_sgml(&c->sgm_ref, &r->sref) ||
+        (c->sgm_src.path && (am_cli_load(&c->sgm_src) || am_cli_sgml(&c->sgm_src, &r->ssrc))))
+        return 1;
+    const char *sysids[AM_CLI_MAX_SYS] = {0};
+    for (size_t i = 0; i < c->nhyp; i++) {
+        if (am_cli_load(&c->hyp[i]) || am_cli_sgml(&c->hyp[i], &r->shyp[i]))
+            return 1;
+        sysids[i] = r->shyp[i].ndocs ? r->shyp[i].docs[0].sysid : NULL;
+    }
+    am_cli_default_names(c, sysids);
+    if (c->cfg.profile == AM_PROFILE_ALAM2021)
+        return 0;
+    r->nseg = r->sref.nsegs;
+    r->segs = am_xcalloc(r->nseg ? r->nseg : 1, sizeof *r->segs);
+    for (size_t k = 0; k < r->nseg; k++) {
+        const am_sgml_seg *rs = &r->sref.segs[k];
+        am_cli_seg *sg = &r->segs[k];
+        sg->id = rs->id;
+        sg->ref = rs->text;
+        sg->doc = rs->doc;
+        sg->docid = r->sref.docs[rs->doc].docid;
+        sg->ref_seg = rs;
+        if (c->sgm_src.path) {
+            size_t j = am_sgml_find_seg(&r->ssrc, rs->id);
+            if (j == (size_t)-1) {
+                fprintf(stderr, "adaptmon score: %s: no segment with id '%s'\n", c->sgm_src.path,
+                        rs->id);
+                return 1;
+            }
+            sg->src = r->ssrc.segs[j].text;
+        }
+        for (size_t i = 0; i < c->nhyp; i++) {
+            size_t j = am_sgml_find_seg(&r->shyp[i], rs->id);
+            sg->hyp[i] = j == (size_t)-1 ? "" : r->shyp[i].segs[j].text;
+        }
+    }
+    for (size_t i = 0; i < c->nhyp; i++)
+        for (size_t j = 0; j < r->shyp[i].nsegs; j++)
+            if (am_sgml_find_seg(&r->sref, r->shyp[i].segs[j].id) == (size_t)-1) {
+                fprintf(stderr, "adaptmon score: %s: segment id '%s' is not in the reference\n",
+                        c->hyp[i].path, r->shyp[i].segs[j].id);
+                return 1;
+            }
+    if (!c->by_doc) {
+        am_cli_one_session(r);
+        return 0;
+    }
+    size_t nd = r->sref.ndocs;
+    r->sess_first = am_xcalloc(nd + 1, sizeof *r->sess_first);
+    r->sess_n = am_xcalloc(nd + 1, sizeof *r->sess_n);
+    r->sess_doc = am_xcalloc(nd + 1, sizeof *r->sess_doc);
+    for (size_t d = 0; d < nd; d++) {
+        r->sess_first[d] = r->sref.docs[d].first_seg;
+        r->sess_n[d] = r->sref.docs[d].nsegs;
+        r->sess_doc[d] = r->sref.docs[d].docid ? r->sref.docs[d].docid : "";
+    }
+    r->nsess = nd;
+    return 0;
+}
+
+/* Plain-text input: one segment per line, equal line counts; segment ids
+ * are the line numbers. Returns 0 or 1 after an error. */
+static int am_cli_read_plain(am_cli *c, am_cli_run *r)
+{
+    if (am_cli_load(&c->ref) || am_cli_validate(&c->ref) ||
+        (c->src.path && (am_cli_load(&c->src) || am_cli_validate(&c->src))))
+        return 1;
+    size_t nseg = am_cli_lines(&c->ref, &r->ref_lines);
+    size_t nsrc = c->src.path ? am_cli_lines(&c->src, &r->src_lines) : nseg;
+    if (nsrc != nseg) {
+        fprintf(stderr, "adaptmon score: %s has %zu lines but %s has %zu\n", c->src.path, nsrc,
+                c->ref.path, nseg);
+        return 1;
+    }
+    for (size_t i = 0; i < c->nhyp; i++) {
+        if (am_cli_load(&c->hyp[i]) || am_cli_validate(&c->hyp[i]))
+            return 1;
+        size_t nh = am_cli_lines(&c->hyp[i], &r->hyp_lines[i]);
+        if (nh != nseg) {
+            fprintf(stderr, "adaptmon score: %s has %zu lines but %s has %zu\n", c->hyp[i].path, nh,
+                    c->ref.path, nseg);
+            return 1;
+        }
+    }
+    am_cli_default_names(c, NULL);
+    r->nseg = nseg;
+    r->segs = am_xcalloc(nseg ? nseg : 1, sizeof *r->segs);
+    r->line_ids = am_xcalloc(nseg ? nseg : 1, sizeof *r->line_ids);
+    for (size_t k = 0; k < nseg; k++) {
+        snprintf(r->line_ids[k], sizeof r->line_ids[k], "%zu", k + 1);
+        r->segs[k].id = r->line_ids[k];
+        r->segs[k].ref = r->ref_lines[k];
+        r->segs[k].src = r->src_lines ? r->src_lines[k] : NULL;
+        for (size_t i = 0; i < c->nhyp; i++)
+            r->segs[k].hyp[i] = r->hyp_lines[i][k];
+    }
+    am_cli_one_session(r);
+    return 0;
+}
+
+/* The scorer of the run (as session creation: an option the profile cannot
+ * honour is an error). Returns 0, 1 or 2 after printing an error. */
+static int am_cli_new_scorer(const am_cli *c, am_cli_run *r)
+{
+    am_buf err;
+    am_buf_init(&err);
+    const char *const *cw = (const char *const *)r->custom_sw.v;
+    int e = am_config_check_profile(&c->cfg, &err);
+    if (e == AM_OK)
+        e = am_scorer_new(&c->cfg, cw, r->custom_sw.n, c->glossary_path ? &r->gloss : NULL,
+                          r->background, &r->scorer, &err);
+    if (e != AM_OK)
+        fprintf(stderr, "adaptmon score: %s\n", err.len ? am_buf_str(&err) : am_strerror(e));
+    am_buf_cleanup(&err);
+    return e == AM_OK ? 0 : e == AM_ERR_INVALID ? 2 : 1;
+}
+
+/* Scores every session in order into r->totals (and r->doc_totals with
+ * --by-doc). Segments go to the sink; without any per-segment consumer a
+ * session is scored on several threads. Returns 0 or 1. */
+static int am_cli_score_sessions(const am_cli *c, am_cli_run *r, am_cli_sink *sink)
+{
+    r->ws = am_score_ws_new();
+    r->totals = am_xcalloc(c->nhyp, sizeof *r->totals);
+    for (size_t i = 0; i < c->nhyp; i++)
+        am_totals_init(&r->totals[i], r->scorer);
+    if (c->by_doc)
+        r->doc_totals = am_xcalloc(r->nsess * c->nhyp + 1, sizeof *r->doc_totals);
+    int seq = !sink->jsegs && !sink->segrep && !sink->plot && am_cli_nthreads() >= 2;
+    am_totals *dt = am_xcalloc(c->nhyp, sizeof *dt);
+    int rc = 0;
+    for (size_t d = 0; d < r->nsess && rc == 0; d++) {
+        for (size_t i = 0; i < c->nhyp; i++)
+            am_totals_init(&dt[i], r->scorer);
+        const am_cli_seg *segs = r->segs + r->sess_first[d];
+        sink->base = r->totals;
+        rc =
+            seq ? am_cli_session_par(c, r->scorer, r->ws, segs, r->sess_n[d], dt, am_cli_nthreads())
+                : am_cli_session(c, r->scorer, r->ws, segs, r->sess_n[d], dt, sink);
+        for (size_t i = 0; i < c->nhyp && rc == 0; i++)
+            am_totals_merge(&r->totals[i], &dt[i]);
+        if (r->doc_totals && rc == 0)
+            memcpy(&r->doc_totals[d * c->nhyp], dt, c->nhyp * sizeof *dt);
+    }
+    free(dt);
+    return rc;
+}
+
+/* --json: the totals (per document too with --by-doc), the signatures, the
+ * per-segment objects, the significance and the exposures (all borrowed)
+ * when any. */
+static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jsegs, json_t *sig,
+                              json_t *expo)
+{
+    json_t *systems = json_object();
+    for (size_t i = 0; i < c->nhyp; i++)
+        json_object_set_new(systems, c->hyp[i].name, am_json_totals(r->scorer, &r->totals[i]));
+    json_t *root =
+        json_pack("{sssIsIso}", "signature", am_scorer_signature(r->scorer), "sessions",
+                  (json_int_t)r->nsess, "segments", (json_int_t)r->nseg, "systems", systems);
+    json_t *sb = json_object();
+    static const char *const metrics[] = {"bleu", "chrf", "chrf++", "ter"};
+    am_buf b;
+    am_buf_init(&b);
+    for (size_t k = 0; k < 4; k++) {
+        am_buf_reset(&b);
+        am_cli_sacrebleu_signature(am_scorer_config(r->scorer), metrics[k], &b);
+        json_object_set_new(sb, metrics[k], json_string(am_buf_str(&b)));
+    }
+    am_buf_cleanup(&b);
+    json_object_set_new(root, "sacrebleu", sb);
+    if (r->doc_totals) {
+        json_t *docs = json_array();
+        for (size_t d = 0; d < r->nsess; d++) {
+            json_t *ds = json_object();
+            for (size_t i = 0; i < c->nhyp; i++)
+                json_object_set_new(ds, c->hyp[i].name,
+                                    am_json_totals(r->scorer, &r->doc_totals[d * c->nhyp + i]));
+            json_array_append_new(docs, json_pack("{sssIso}", "doc", r->sess_doc[d], "segments",
+                                                  (json_int_t)r->sess_n[d], "systems", ds));
+        }
+        json_object_set_new(root, "documents", docs);
+    }
+    if (jsegs)
+        json_object_set(root, "per_segment", jsegs);
+    if (sig)
+        json_object_set(root, "significance", sig);
+    if (expo)
+        json_object_set(root, "exposures", expo);
+    char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    puts(out);
+    free(out);
+    json_decref(root);
+}
+
+/* The totals table (a row per document and system first with --by-doc,
+ * then the aggregate) with the signatures as notes, the significance and
+ * exposures (borrowed; NULL: none) as columns of the aggregate rows, after
+ * the per-segment rows when any. */
+static void am_cli_print_table(const am_cli *c, const am_cli_run *r, const am_report *segrep,
+                               json_t *sig, json_t *expo)
+{
+    const am_config *cfg = am_scorer_config(r->scorer);
+    am_report rep;
+    am_report_init(&rep);
+    char n[32];
+    am_report_note(&rep, "signature", am_scorer_signature(r->scorer));
+    am_cli_sacrebleu_notes(cfg, &rep);
+    snprintf(n, sizeof n, "%zu", r->nsess);
+    am_report_note(&rep, "sessions", n);
+    snprintf(n, sizeof n, "%zu", r->nseg);
+    am_report_note(&rep, "segments", n);
+    int terms = am_scorer_glossary_size(r->scorer) > 0 || c->sgml;
+    for (size_t d = 0; r->doc_totals && d < r->nsess; d++)
+        for (size_t i = 0; i < c->nhyp; i++)
+            am_cli_report_totals(&rep, cfg, c->hyp[i].name, r->sess_doc[d],
+                                 &r->doc_totals[d * c->nhyp + i], terms);
+    for (size_t i = 0; i < c->nhyp; i++)
+        am_cli_report_totals(&rep, cfg, c->hyp[i].name, r->doc_totals ? "all" : NULL, &r->totals[i],
+                             terms);
+    if (sig)
+        am_cli_report_significance(&rep, sig, r->doc_totals != NULL);
+    if (expo)
+        am_cli_report_exposures(&rep, expo, r->doc_totals != NULL);
+    am_cli_print_reports(c, segrep, &rep);
+    am_report_cleanup(&rep);
+}
+
+/* Writes the learning-curve figure to c->plot_path. Returns 0 or 1. */
+static int am_cli_write_plot(const am_cli *c, const am_cli_run *r, const am_cli_plot *plot)
+{
+    const char *names[AM_CLI_MAX_SYS];
+    for (size_t i = 0; i < c->nhyp; i++)
+        names[i] = c->hyp[i].name;
+    const am_config *cfg = am_scorer_config(r->scorer);
+    char title[96];
+    if (c->plot_window)
+        snprintf(title, sizeof title, "Learning curves (moving window of %d segments)",
+                 c->plot_window);
+    else
+        snprintf(title, sizeof title, "Learning curves (running values)");
+    am_buf svg;
+    am_buf_init(&svg);
+    am_cli_plot_svg(plot, names, cfg->nwindows ? cfg->windows[0] : 0,
+                    c->plot_points ? (size_t)c->plot_points : 500, title, &svg);
+    /* a new file renamed over the target: a failed write leaves no half figure */
+    am_buf tmp;
+    am_buf_init(&tmp);
+    am_buf_printf(&tmp, "%s.XXXXXX", c->plot_path);
+    int fd = mkstemp(tmp.data);
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fd >= 0)
+        (void)fchmod(fd, 0666 & ~mask); /* as fopen would create it, not 0600 */
+    FILE *fp = fd < 0 ? NULL : fdopen(fd, "wb");
+    int bad = !fp || fwrite(svg.data, 1, svg.len, fp) != svg.len;
+    if (fp && fclose(fp) != 0)
+        bad = 1;
+    else if (!fp && fd >= 0)
+        close(fd);
+    if (!bad && rename(tmp.data, c->plot_path) != 0)
+        bad = 1;
+    if (bad) {
+        fprintf(stderr, "adaptmon score: cannot write '%s': %s\n", c->plot_path, strerror(errno));
+        if (fd >= 0)
+            unlink(tmp.data);
+    }
+    am_buf_cleanup(&tmp);
+    am_buf_cleanup(&svg);
+    return bad;
+}
+
+/* Runs the significance test and the exposure count on the collected
+ * statistics: *sig and *expo (new references, caller decrefs; NULL when
+ * not asked). Returns 0, or 1 after printing an error. */
+static int am_cli_signif(const am_cli *c, json_t **sig, json_t **expo)
+{
+    *sig = *expo = NULL;
+    if (!c->sigc)
+        return 0;
+    const char *names[AM_CLI_MAX_SYS];
+    for (size_t i = 0; i < c->nhyp; i++)
+        names[i] = c->hyp[i].name;
+    int rc = 0;
+    am_buf err;
+    am_buf_init(&err);
+    if (c->sig.test && !(*sig = am_sig_run(c->sigc, &c->sig, names, &err))) {
+        fprintf(stderr, "adaptmon score: %s\n", am_buf_str(&err));
+        rc = 1;
+    }
+    am_buf_cleanup(&err);
+    if (rc == 0 && c->exposures)
+        *expo = am_sig_exposures(c->sigc, names);
+    return rc;
+}
+
+/* Scores the loaded input and prints the results. Returns the exit status. */
+static int am_cli_score_run(am_cli *c, am_cli_run *r)
+{
+    int rc = am_cli_new_scorer(c, r);
+    if (rc)
+        return rc;
+    am_cli_sink sink;
+    memset(&sink, 0, sizeof sink);
+    am_report segrep;
+    am_report_init(&segrep);
+    am_cli_plot plot;
+    am_cli_plot_init(&plot, c->nhyp, (size_t)c->plot_window, c->plot_ci);
+    if (c->per_segment && c->format == AM_RP_JSON)
+        sink.jsegs = json_array();
+    else if (c->per_segment)
+        sink.segrep = &segrep;
+    if (sink.segrep)
+        am_cli_report_segment_columns(sink.segrep);
+    if (c->plot_path)
+        sink.plot = &plot;
+    /* the collector borrows the scorer: freed here, before am_cli_run_free */
+    if (c->sig.test || c->exposures)
+        c->sigc = am_sig_collect_new(r->scorer, c->nhyp, c->sig.test, c->exposures);
+    rc = am_cli_score_sessions(c, r, &sink);
+    json_t *sig = NULL, *expo = NULL;
+    if (rc == 0)
+        rc = am_cli_signif(c, &sig, &expo);
+    if (rc == 0 && c->plot_path)
+        rc = am_cli_write_plot(c, r, &plot);
+    if (rc == 0 && c->format == AM_RP_JSON)
+        am_cli_print_json(c, r, sink.jsegs, sig, expo);
+    else if (rc == 0)
+        am_cli_print_table(c, r, sink.segrep, sig, expo);
+    json_decref(sig);
+    json_decref(expo);
+    am_sig_collect_free(c->sigc);
+    c->sigc = NULL;
+    json_decref(sink.jsegs);
+    am_report_cleanup(&segrep);
+    am_cli_plot_cleanup(&plot);
+    return rc;
+}
+
 int am_cli_score(int argc, char **argv)
 {
     am_cli c;
     memset(&c, 0, sizeof c);
     am_config_init(&c.cfg);
     am_sig_opts_init(&c.sig);
+    c.precision = 4;
     int rc = am_cli_args(argc, argv, &c);
     if (rc) {
         am_cli_free(&c);
         return rc < 0 ? 0 : rc;
     }
-
-    am_gloss gloss;
-    am_gloss_init(&gloss);
-    am_vocab *background = NULL;
-    am_toks custom_sw;
-    am_toks_init(&custom_sw);
-    am_sgml_doc sref, ssrc, shyp[AM_CLI_MAX_SYS];
-    memset(&sref, 0, sizeof sref);
-    memset(&ssrc, 0, sizeof ssrc);
-    memset(shyp, 0, sizeof shyp);
-    am_cli_seg *segs = NULL;
-    size_t nseg = 0;
-    char **ref_lines = NULL, **src_lines = NULL, **hyp_lines[AM_CLI_MAX_SYS] = {0};
-    am_scorer *scorer = NULL;
-    am_score_ws *ws = NULL;
-    am_totals *totals = NULL;
-    json_t *jsegs = NULL;
-    am_xliff_doc *xdocs = c.nxliff ? am_xcalloc(c.nxliff, sizeof *xdocs) : NULL;
-    size_t *sess_first = NULL, *sess_n = NULL, nsess = 0;
-
-    rc = am_cli_load_resources(&c, &gloss, &background, &custom_sw);
-    if (rc)
-        goto done;
-
-    if (c.nxliff) {
-        if (am_cli_xliff(&c, xdocs, &segs, &nseg, &sess_first, &sess_n, &nsess)) {
-            rc = 1;
-            goto done;
-        }
-    } else if (c.sgml) {
-        if (am_cli_load(&c.sgm_ref) || am_cli_sgml(&c.sgm_ref, &sref) ||
-            (c.sgm_src.path && (am_cli_load(&c.sgm_src) || am_cli_sgml(&c.sgm_src, &ssrc)))) {
-            rc = 1;
-            goto done;
-        }
-        for (size_t i = 0; i < c.nhyp; i++)
-            if (am_cli_load(&c.hyp[i]) || am_cli_sgml(&c.hyp[i], &shyp[i])) {
-                rc = 1;
-                goto done;
-            }
-        if (c.cfg.profile == AM_PROFILE_ALAM2021) {
-            rc = am_cli_alam(&c, c.sgm_src.path ? &ssrc : NULL, &sref, shyp);
-            goto done;
-        }
-        nseg = sref.nsegs;
-        segs = am_xcalloc(nseg ? nseg : 1, sizeof *segs);
-        for (size_t k = 0; k < nseg; k++) {
-            const am_sgml_seg *rs = &sref.segs[k];
-            segs[k].id = rs->id;
-            segs[k].ref = rs->text;
-            segs[k].doc = rs->doc;
-            segs[k].ref_seg = rs;
-            if (c.sgm_src.path) {
-                size_t j = am_sgml_find_seg(&ssrc, rs->id);
-                if (j == (size_t)-1) {
-                    fprintf(stderr, "adaptmon score: %s: no segment with id '%s'\n", c.sgm_src.path,
-                            rs->id);
-                    rc = 1;
-                    goto done;
-                }
-                segs[k].src = ssrc.segs[j].text;
-            }
-            for (size_t i = 0; i < c.nhyp; i++) {
-                size_t j = am_sgml_find_seg(&shyp[i], rs->id);
-                segs[k].hyp[i] = j == (size_t)-1 ? "" : shyp[i].segs[j].text;
-            }
-        }
-        for (size_t i = 0; i < c.nhyp; i++)
-            for (size_t j = 0; j < shyp[i].nsegs; j++)
-                if (am_sgml_find_seg(&sref, shyp[i].segs[j].id) == (size_t)-1) {
-                    fprintf(stderr, "adaptmon score: %s: segment id '%s' is not in the reference\n",
-                            c.hyp[i].path, shyp[i].segs[j].id);
-                    rc = 1;
-                    goto done;
-                }
-    } else {
-        if (am_cli_load(&c.ref) || am_cli_validate(&c.ref) ||
-            (c.src.path && (am_cli_load(&c.src) || am_cli_validate(&c.src)))) {
-            rc = 1;
-            goto done;
-        }
-        nseg = am_cli_lines(&c.ref, &ref_lines);
-        size_t nsrc = c.src.path ? am_cli_lines(&c.src, &src_lines) : nseg;
-        if (nsrc != nseg) {
-            fprintf(stderr, "adaptmon score: %s has %zu lines but %s has %zu\n", c.src.path, nsrc,
-                    c.ref.path, nseg);
-            rc = 1;
-            goto done;
-        }
-        for (size_t i = 0; i < c.nhyp; i++) {
-            if (am_cli_load(&c.hyp[i]) || am_cli_validate(&c.hyp[i])) {
-                rc = 1;
-                goto done;
-            }
-            size_t nh = am_cli_lines(&c.hyp[i], &hyp_lines[i]);
-            if (nh != nseg) {
-                fprintf(stderr, "adaptmon score: %s has %zu lines but %s has %zu\n", c.hyp[i].path,
-                        nh, c.ref.path, nseg);
-                rc = 1;
-                goto done;
-            }
-        }
-        segs = am_xcalloc(nseg ? nseg : 1, sizeof *segs);
-        static char ids[1][1];
-        (void)ids;
-        for (size_t k = 0; k < nseg; k++) {
-            segs[k].ref = ref_lines[k];
-            segs[k].src = src_lines ? src_lines[k] : NULL;
-            for (size_t i = 0; i < c.nhyp; i++)
-                segs[k].hyp[i] = hyp_lines[i][k];
-        }
-    }
-
-    am_buf err;
-    am_buf_init(&err);
-    const char *const *cw = (const char *const *)custom_sw.v;
-    /* as session creation: an option the profile cannot honour is an error */
-    int e = am_config_check_profile(&c.cfg, &err);
-    if (e == AM_OK)
-        e = am_scorer_new(&c.cfg, cw, custom_sw.n, c.glossary_path ? &gloss : NULL, background,
-                          &scorer, &err);
-    if (e != AM_OK) {
-        fprintf(stderr, "adaptmon score: %s\n", err.len ? am_buf_str(&err) : am_strerror(e));
-        am_buf_cleanup(&err);
-        rc = e == AM_ERR_INVALID ? 2 : 1;
-        goto done;
-    }
-    am_buf_cleanup(&err);
-
-    /* Line numbers as segment ids in plain-text mode. */
-    char(*line_ids)[24] = NULL;
-    if (!c.sgml && !c.nxliff) {
-        line_ids = am_xcalloc(nseg ? nseg : 1, sizeof *line_ids);
-        for (size_t k = 0; k < nseg; k++) {
-            snprintf(line_ids[k], sizeof line_ids[k], "%zu", k + 1);
-            segs[k].id = line_ids[k];
-        }
-    }
-
-    ws = am_score_ws_new();
-    if (c.sig.test || c.exposures)
-        c.sigc = am_sig_collect_new(scorer, c.nhyp, c.sig.test, c.exposures);
-    totals = am_xcalloc(c.nhyp, sizeof *totals);
-    for (size_t i = 0; i < c.nhyp; i++)
-        am_totals_init(&totals[i], scorer);
-    if (c.json && c.per_segment)
-        jsegs = json_array();
-
-    int64_t sessions = 0;
-    if (c.nxliff) {
-        for (size_t d = 0; d < nsess && rc == 0; d++) {
-            am_totals *dt = am_xcalloc(c.nhyp, sizeof *dt);
-            for (size_t i = 0; i < c.nhyp; i++)
-                am_totals_init(&dt[i], scorer);
-            rc = c.per_segment || am_cli_nthreads() < 2
-                     ? am_cli_session(&c, scorer, ws, segs + sess_first[d], sess_n[d], dt, jsegs)
-                     : am_cli_session_par(&c, scorer, ws, segs + sess_first[d], sess_n[d], dt,
-                                          am_cli_nthreads());
-            for (size_t i = 0; i < c.nhyp && rc == 0; i++)
-                am_totals_merge(&totals[i], &dt[i]);
-            free(dt);
-            sessions++;
-        }
-    } else if (c.by_doc) {
-        for (size_t d = 0; d < sref.ndocs && rc == 0; d++) {
-            am_totals *dt = am_xcalloc(c.nhyp, sizeof *dt);
-            for (size_t i = 0; i < c.nhyp; i++)
-                am_totals_init(&dt[i], scorer);
-            rc = am_cli_session(&c, scorer, ws, segs + sref.docs[d].first_seg, sref.docs[d].nsegs,
-                                dt, jsegs);
-            for (size_t i = 0; i < c.nhyp && rc == 0; i++)
-                am_totals_merge(&totals[i], &dt[i]);
-            free(dt);
-            sessions++;
-        }
-    } else {
-        rc = c.per_segment || am_cli_nthreads() < 2
-                 ? am_cli_session(&c, scorer, ws, segs, nseg, totals, jsegs)
-                 : am_cli_session_par(&c, scorer, ws, segs, nseg, totals, am_cli_nthreads());
-        sessions = 1;
-    }
-    free(line_ids);
-    json_t *sig = NULL, *expo = NULL;
-    if (rc == 0 && c.sigc) {
-        const char *names[AM_CLI_MAX_SYS];
-        for (size_t i = 0; i < c.nhyp; i++)
-            names[i] = c.hyp[i].name;
-        am_buf serr;
-        am_buf_init(&serr);
-        if (c.sig.test && !(sig = am_sig_run(c.sigc, &c.sig, names, &serr))) {
-            fprintf(stderr, "adaptmon score: %s\n", am_buf_str(&serr));
-            rc = 1;
-        }
-        am_buf_cleanup(&serr);
-        if (c.exposures)
-            expo = am_sig_exposures(c.sigc, names);
-    }
-    if (rc == 0) {
-        if (c.json) {
-            json_t *systems = json_object();
-            for (size_t i = 0; i < c.nhyp; i++)
-                json_object_set_new(systems, c.hyp[i].name, am_json_totals(scorer, &totals[i]));
-            json_t *root =
-                json_pack("{sssIsIso}", "signature", am_scorer_signature(scorer), "sessions",
-                          (json_int_t)sessions, "segments", (json_int_t)nseg, "systems", systems);
-            if (jsegs)
-                json_object_set(root, "per_segment", jsegs);
-            if (sig)
-                json_object_set(root, "significance", sig);
-            if (expo)
-                json_object_set(root, "exposures", expo);
-            char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-            puts(out);
-            free(out);
-            json_decref(root);
-        } else {
-            if (c.per_segment)
-                printf("\n");
-            am_cli_table(&c, scorer, totals, sessions);
-            if (sig)
-                am_sig_print(stdout, sig);
-            if (expo)
-                am_sig_print_exposures(stdout, expo);
-        }
-    }
-    json_decref(sig);
-    json_decref(expo);
-
-done:
-    am_sig_collect_free(c.sigc);
-    for (size_t f = 0; f < c.nxliff; f++)
-        am_xliff_free(&xdocs[f]);
-    free(xdocs);
-    free(sess_first);
-    free(sess_n);
-    json_decref(jsegs);
-    free(totals);
-    am_score_ws_free(ws);
-    am_scorer_free(scorer);
-    free(segs);
-    free(ref_lines);
-    free(src_lines);
-    for (size_t i = 0; i < AM_CLI_MAX_SYS; i++) {
-        free(hyp_lines[i]);
-        am_sgml_free(&shyp[i]);
-    }
-    am_sgml_free(&sref);
-    am_sgml_free(&ssrc);
-    am_gloss_cleanup(&gloss);
-    am_vocab_free(background);
-    am_toks_cleanup(&custom_sw);
+    am_cli_run *r = am_xcalloc(1, sizeof *r);
+    am_gloss_init(&r->gloss);
+    am_toks_init(&r->custom_sw);
+    r->xdocs = c.nxliff ? am_xcalloc(c.nxliff, sizeof *r->xdocs) : NULL;
+    rc = am_cli_load_resources(&c, &r->gloss, &r->background, &r->custom_sw);
+    if (rc == 0 && c.nxliff)
+        rc = am_cli_xliff(&c, r->xdocs, &r->segs, &r->nseg, &r->sess_first, &r->sess_n, &r->nsess);
+    else if (rc == 0 && c.sgml)
+        rc = am_cli_read_sgml(&c, r);
+    else if (rc == 0)
+        rc = am_cli_read_plain(&c, r);
+    if (rc == 0 && c.cfg.profile == AM_PROFILE_ALAM2021)
+        rc = am_cli_alam(&c, c.sgm_src.path ? &r->ssrc : NULL, &r->sref, r->shyp);
+    else if (rc == 0)
+        rc = am_cli_score_run(&c, r);
+    am_cli_run_free(&c, r);
+    free(r);
     am_cli_free(&c);
     return rc;
 }

@@ -293,39 +293,6 @@ json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *co
     return out;
 }
 
-void am_sig_print(FILE *out, json_t *sig)
-{
-    int ar = !strcmp(json_string_value(json_object_get(sig, "test")), "paired-ar");
-    fprintf(out, "\n%s, baseline %s, %lld %s, seed %lld\n",
-            ar ? "paired approximate randomization" : "paired bootstrap resampling",
-            json_string_value(json_object_get(sig, "baseline")),
-            (long long)json_integer_value(json_object_get(sig, "n")), ar ? "trials" : "resamples",
-            (long long)json_integer_value(json_object_get(sig, "seed")));
-    json_t *units = json_object_get(sig, "resampling");
-    const json_t *rows = json_object_get(sig, "systems");
-    const char *metric;
-    json_t *unit;
-    json_object_foreach(units, metric, unit)
-    {
-        fprintf(out, "%-8s (resampling %s)\n", metric, json_string_value(unit));
-        size_t i;
-        const json_t *row;
-        json_array_foreach(rows, i, row)
-        {
-            const json_t *m = json_object_get(row, metric);
-            double p = json_real_value(json_object_get(m, "p_value"));
-            fprintf(out, "  %-12s %10.4f", json_string_value(json_object_get(row, "system")),
-                    json_real_value(json_object_get(m, "score")));
-            if (!ar)
-                fprintf(out, "  (μ = %.4f ± %.4f)", json_real_value(json_object_get(m, "mean")),
-                        json_real_value(json_object_get(m, "ci")));
-            if (json_is_real(json_object_get(m, "p_value")))
-                fprintf(out, "  (p = %.4f)%s", p, p < 0.05 ? "*" : "");
-            fprintf(out, "\n");
-        }
-    }
-}
-
 json_t *am_sig_exposures(am_sig_collect *c, const char *const *names)
 {
     json_t *out = json_object();
@@ -351,32 +318,4 @@ json_t *am_sig_exposures(am_sig_collect *c, const char *const *names)
                                       sig_real(am_expo_median(h, 1))));
     }
     return out;
-}
-
-void am_sig_print_exposures(FILE *out, json_t *ex)
-{
-    fprintf(out, "\nexposures before a system first produced a word (known: at 0; "
-                 "never: not in the session)\n");
-    const char *name;
-    json_t *o;
-    json_object_foreach(ex, name, o)
-    {
-        json_t *med = json_object_get(o, "median_exposures_to_learn");
-        fprintf(out, "  %-12s known %lld, learned %lld, never %lld, median exposures to learn ",
-                name, (long long)json_integer_value(json_object_get(o, "known")),
-                (long long)json_integer_value(json_object_get(o, "learned")),
-                (long long)json_integer_value(json_object_get(o, "never")));
-        if (json_is_real(med))
-            fprintf(out, "%g\n", json_real_value(med));
-        else
-            fprintf(out, "null\n");
-        fprintf(out, "  %-12s histogram:", "");
-        size_t i;
-        json_t *v;
-        json_array_foreach(json_object_get(o, "histogram"), i, v)
-        {
-            fprintf(out, " %zu:%lld", i, (long long)json_integer_value(v));
-        }
-        fprintf(out, "\n");
-    }
 }

@@ -4,7 +4,8 @@
  * system's per-segment sufficient statistics while the CLI scores, then
  * runs core/signif on them (BLEU, chrF2, chrF2++, TER as sacreBLEU 2.6.0;
  * R0..Rk, R0+1, 1−TERm, term exact match and window overlap) and returns
- * the results as JSON (also printed as a table). With --exposures it also
+ * the results as JSON (cli_report.c makes them columns of the totals
+ * table of every --format). With --exposures it also
  * tracks how many exposures each system needed to first produce a word
  * (core/exposure.h).
  */
@@ -49,13 +50,9 @@ void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys, const am_recal
  * unknown baseline, no segment). */
 json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *const *names,
                    am_buf *err);
-/* Prints the result of am_sig_run (borrowed) as a table. */
-void am_sig_print(FILE *out, json_t *sig);
 /* Exposures before first production, per system: a new JSON object
  * {name: {histogram, never, known, learned, median_exposures_to_learn}}
  * (caller decrefs). Ends the last session: call it once, after scoring. */
 json_t *am_sig_exposures(am_sig_collect *c, const char *const *names);
-/* Prints the result of am_sig_exposures (borrowed) as a table. */
-void am_sig_print_exposures(FILE *out, json_t *ex);
 
 #endif

@@ -536,7 +536,8 @@ static int am_http_is_json_type(const char *ct)
  * as JSON); a declared non-JSON type is 415 (curl -d sends
  * application/x-www-form-urlencoded: the detail names the type), as is a
  * charset other than UTF-8 (or its subset US-ASCII). */
-int am_req_json(const am_req *req, am_resp *resp, json_t **out)
+/* am_req_json, or with any an array top level too (am_req_json_any). */
+static int am_req_json_ex(const am_req *req, am_resp *resp, json_t **out, int any)
 {
     *out = NULL;
     if (!req->content_type) {
@@ -586,14 +587,25 @@ int am_req_json(const am_req *req, am_resp *resp, json_t **out)
         am_resp_problem_set(resp, "column", json_integer(jerr.column));
         return AM_ERR_PARSE;
     }
-    if (!json_is_object(j)) {
+    if (!json_is_object(j) && !(any && json_is_array(j))) {
         json_decref(j);
         am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
-                        "the body must be a JSON object");
+                        any ? "the body must be a JSON object or array"
+                            : "the body must be a JSON object");
         return AM_ERR_INVALID;
     }
     *out = j;
     return AM_OK;
+}
+
+int am_req_json(const am_req *req, am_resp *resp, json_t **out)
+{
+    return am_req_json_ex(req, resp, out, 0);
+}
+
+int am_req_json_any(const am_req *req, am_resp *resp, json_t **out)
+{
+    return am_req_json_ex(req, resp, out, 1);
 }
 
 /* ---- request context ----------------------------------------------------- */

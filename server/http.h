@@ -58,6 +58,8 @@ const char *am_req_header(const am_req *req, const char *name);
  * the top level is an object (422), filling resp with the problem on error.
  * Returns AM_OK with *out owned by the caller (json_decref), or an error. */
 int am_req_json(const am_req *req, am_resp *resp, json_t **out);
+/* The same, accepting an array top level too (a batch). */
+int am_req_json_any(const am_req *req, am_resp *resp, json_t **out);
 
 /* Sets a JSON body (steals the reference to body) and the status. Real
  * numbers are printed with 17 significant digits (round-trip exact). */

@@ -272,7 +272,7 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
     memset(r, 0, sizeof *r);
     size_t ntok = 0; /* tokens of every text, against max-segment-tokens */
     static const char *const known[] = {"id",          "source", "hypothesis", "hypotheses",
-                                        "translation", "terms",  "metadata"};
+                                        "translation", "terms",  "metadata",   "translator"};
     const char *key;
     json_t *v;
     json_object_foreach(body, key, v)
@@ -284,7 +284,7 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
         if (k == sizeof known / sizeof known[0])
             return am_failf(f, 422, "unknown-field", "Unknown field", key,
                             "unknown field '%.64s' (allowed: id, source, hypothesis, hypotheses, "
-                            "translation, terms, metadata)",
+                            "translation, terms, metadata, translator)",
                             key);
     }
     json_t *id = json_object_get(body, "id");
@@ -302,6 +302,12 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
             return am_failf(f, 422, "invalid-value", "Invalid value", "id",
                             "body id '%s' differs from the URL's '%s'", r->id, path_id);
     }
+    json_t *who = json_object_get(body, "translator");
+    if (who && !json_is_null(who) &&
+        (!json_is_string(who) || !am_http_valid_id(json_string_value(who))))
+        return am_failf(f, 422, "invalid-value", "Invalid value", "translator",
+                        "'translator' must be a string of 1-128 characters from [A-Za-z0-9._-]");
+    r->translator = json_is_string(who) ? json_string_value(who) : NULL;
     json_t *tr = json_object_get(body, "translation");
     if (!tr)
         return am_failf(f, 422, "missing-field", "Missing field", "translation",
@@ -408,8 +414,10 @@ static int am_tx_lookup(void *ctx, const char *word, int64_t *occ)
 /* Totals entries one segment writes: its systems, and for each system other
  * than the baseline two pair entries, "pair:<system>:baseline" and
  * "pair:<system>:system": the baseline's and the system's totals over the
- * segments that carried both (':' is not allowed in system names). */
-#define AM_PLAN_MAX (3 * AM_SCORE_MAX_SYSTEMS)
+ * segments that carried both (':' is not allowed in system names); and for
+ * a segment with a translator, "tr:<translator>:<system>" for each system:
+ * the totals over that translator's segments (docs/metrics.md). */
+#define AM_PLAN_MAX (4 * AM_SCORE_MAX_SYSTEMS)
 
 /* The writes of one scored segment, computed outside the write
  * transaction (am_apply) and applied inside it (am_plan_exec). */
@@ -512,13 +520,42 @@ static int am_post_job(am_store_tx *tx, void *ctx)
 }
 
 /* A replay's history in memory (am_ingest_replace): occ per word and the
- * running totals per system, as the store would hold them. */
+ * running totals per system, as the store would hold them. With base set
+ * (a batch, am_ingest_batch), hist and tot hold only what the batch's
+ * uncommitted items added on top of the store read through base: occ is
+ * the store's plus hist's, and an entry not in tot is read from the store. */
 typedef struct am_mem {
     am_vocab *hist; /* word -> occ (owned) */
-    size_t n;
-    char *sys[AM_PLAN_MAX]; /* owned names (systems and pair entries) */
-    am_totals *tot; /* [AM_PLAN_MAX], owned (too large for a thread's stack) */
+    size_t n, cap;
+    char **sys; /* [cap] owned names (systems, pair and translator entries) */
+    am_totals *tot; /* [cap], owned (too large for a thread's stack) */
+    am_store_tx *base; /* borrowed read transaction, or NULL */
+    const char *session; /* borrowed, with base */
 } am_mem;
+
+/* An empty history (mem_cleanup frees it). */
+static void mem_init(am_mem *m)
+{
+    memset(m, 0, sizeof *m);
+    m->hist = am_vocab_new();
+    m->cap = AM_PLAN_MAX;
+    m->sys = am_xcalloc(m->cap, sizeof *m->sys);
+    m->tot = am_xcalloc(m->cap, sizeof *m->tot);
+}
+
+/* The occ of word: the store's (through m->base) plus the batch's. */
+static int mem_overlay_lookup(void *ctx, const char *word, int64_t *occ)
+{
+    const am_mem *m = ctx;
+    int64_t stored = 0, added = 0;
+    int rc = am_store_tx_vocab_get(m->base, m->session, word, &stored);
+    if (rc != AM_OK)
+        return rc;
+    if (!am_vocab_get(m->hist, word, &added))
+        added = 0;
+    *occ = stored + added;
+    return AM_OK;
+}
 
 /* The totals of system in mem (borrowed), or NULL when it has none. */
 static am_totals *mem_totals(am_mem *m, const char *system)
@@ -553,8 +590,9 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
                        .max_term_occurrences = (size_t)srv->cfg.max_term_occurrences};
     am_seg_result res;
     const char *field = NULL;
-    int rc = mem ? am_score_segment(sc, ws, &in, am_recall_vocab_lookup, mem->hist, &res, &field)
-                 : am_score_segment(sc, ws, &in, am_tx_lookup, &lc, &res, &field);
+    int rc = mem && mem->base ? am_score_segment(sc, ws, &in, mem_overlay_lookup, mem, &res, &field)
+             : mem ? am_score_segment(sc, ws, &in, am_recall_vocab_lookup, mem->hist, &res, &field)
+                   : am_score_segment(sc, ws, &in, am_tx_lookup, &lc, &res, &field);
     if (rc != AM_OK) {
         am_score_ws_set_cancel(ws, NULL);
         am_wspool_put(srv->wspool, ws);
@@ -617,11 +655,19 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
             from[n_ent++] = side ? k : base;
         }
     }
+    for (size_t k = 0; req->translator && k < req->nsys; k++) {
+        char name[300];
+        snprintf(name, sizeof name, "tr:%s:%s", req->translator, req->sys[k]);
+        plan->pair_names[n_ent] = am_xstrdup(name);
+        ent[n_ent] = plan->pair_names[n_ent];
+        from[n_ent++] = k;
+    }
     for (size_t k = 0; k < n_ent && rc == AM_OK; k++) {
         am_totals t;
         char *raw = NULL;
         const am_totals *mt = mem ? mem_totals(mem, ent[k]) : NULL;
-        int g = mem ? (mt ? AM_OK : AM_ERR_NOTFOUND)
+        int g = mt                  ? AM_OK
+                : mem && !mem->base ? AM_ERR_NOTFOUND
                 : cached && am_sess_tot_get(sess, ent[k], seq - 1, &t)
                     ? AM_OK
                     : am_store_tx_totals_get(rtx, session, ent[k], &raw);
@@ -895,7 +941,7 @@ out:
  * for; when not (a delete + re-create, a glossary change, a concurrent
  * writer of another runtime), the POST is scored again from the start, so
  * a segment always lands scored by the session that holds it. */
-/* One attempt of a segment write (am_post_once, am_replace_once). */
+/* One attempt of a segment write (am_post_once, am_upsert_once, am_delete_once). */
 typedef int (*am_write_once_fn)(am_server *srv, const char *session, const am_seg_req *req,
                                 char **result, int *status, am_fail *f, int *retry, am_budget *bud);
 
@@ -1063,6 +1109,11 @@ static void mem_apply(am_mem *m, const am_plan *p)
     for (size_t k = 0; k < p->nsys; k++) {
         am_totals *t = mem_totals(m, p->sys[k]);
         if (!t) {
+            if (m->n == m->cap) {
+                m->cap *= 2;
+                m->sys = am_xrealloc(m->sys, m->cap * sizeof *m->sys);
+                m->tot = am_xrealloc(m->tot, m->cap * sizeof *m->tot);
+            }
             m->sys[m->n] = am_xstrdup(p->sys[k]);
             t = &m->tot[m->n++];
         }
@@ -1076,6 +1127,7 @@ static void mem_cleanup(am_mem *m)
     am_vocab_free(m->hist);
     for (size_t i = 0; i < m->n; i++)
         free(m->sys[i]);
+    free(m->sys);
 }
 
 /* What a replay writes, computed outside the write lock: the replaced
@@ -1171,14 +1223,16 @@ static int words_has(const am_buf *b, size_t n, const char *w)
 /* The write side of a replay, one short transaction: the session must
  * still be at the version the replay read (else AM_ERR_CONFLICT, nothing
  * written); then the replaced segment's words are swapped in the history
- * (the other segments' words did not change), the totals and choices are
- * replaced and the results from the replaced segment on updated. */
+ * (the other segments' words did not change) or, for a deleted segment,
+ * taken away and the later segments renumbered (am_store_tx_segment_delete),
+ * the totals and choices are replaced and the results from the edited
+ * segment on updated (under their new seqs after a delete). */
 typedef struct am_redo_job {
     const char *session;
     int64_t version; /* session version the replay was computed from */
     int64_t incarnation; /* and its incarnation */
-    int64_t seq; /* the replaced segment */
-    const am_seg_req *req;
+    int64_t seq; /* the replaced or deleted segment */
+    const am_seg_req *req; /* the new body; NULL: seq is deleted */
     const char *hash;
     int64_t now;
     const am_redo *redo;
@@ -1204,6 +1258,8 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
     for (size_t k = 0; k < r->n_new && rc == AM_OK; k++, w += strlen(w) + 1)
         if (!words_has(&r->old_words, r->n_old, w))
             rc = am_store_tx_vocab_insert(tx, j->session, w, j->seq);
+    if (rc == AM_OK && !j->req) /* its words are gone: the later seqs move down by one */
+        rc = am_store_tx_segment_delete(tx, j->session, j->seq, j->now);
     for (size_t k = 0; k < r->nchoice && rc == AM_OK; k++)
         rc = am_store_tx_choice_add(tx, j->session, r->choice[k].entry, r->choice[k].alt,
                                     r->choice[k].count);
@@ -1216,7 +1272,7 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
     }
     /* the later results were staged: they become visible with this commit */
     for (size_t k = 0; k < r->nres && rc == AM_OK; k++)
-        if (r->res_seq[k] == j->seq)
+        if (r->res_seq[k] == j->seq && j->req) /* the replaced segment's own row */
             rc = am_store_tx_segment_update(tx, j->session, r->res_seq[k], j->hash,
                                             j->req->canonical, r->res[k], j->now);
     if (rc == AM_OK)
@@ -1225,8 +1281,9 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
 }
 
 /* Stages the new results of the segments after the replaced one (all of
- * redo's results but seq's own), first settling what an earlier
- * interrupted replay left; *gen gets their generation. */
+ * redo's results but seq's own; after a delete, seq 0: all of them, under
+ * the seqs they take once the delete renumbered them), first settling what
+ * an earlier interrupted replay left; *gen gets their generation. */
 static int redo_stage(am_store *store, const char *session, int64_t seq, am_redo *r, int64_t *gen)
 {
     int rc = am_store_results_settle(store, session);
@@ -1279,27 +1336,35 @@ static int old_words(am_server *srv, am_sess *sess, const am_scoring *how, am_me
     return rc;
 }
 
-/* One attempt of a replacement (see am_ingest_replace); *retry as for
- * am_post_once. The stored log is read on a read snapshot and replayed in
- * memory (scoring, the new history and totals, the new results), each
+/* One attempt of an edit of segment `id`: a replacement by req_in, or
+ * with req_in NULL a deletion (see am_ingest_replace, am_ingest_delete);
+ * *retry as for am_post_once; *absent set (and 404 in *f) when the session
+ * has no segment id. The stored log is read on a read snapshot and replayed
+ * in memory (scoring, the new history and totals, the new results), each
  * segment with the glossary version it was first scored with, under the
  * session's lock only, so the other sessions' writes go on meanwhile. Then
  * one short write transaction checks that the session is still the
  * incarnation and version the replay read (else a retry) and writes what
- * changed (redo_exec). */
-static int am_replace_once(am_server *srv, const char *session, const am_seg_req *req_in,
-                           char **result, int *status, am_fail *f, int *retry, am_budget *bud)
+ * changed (redo_exec). A deleted segment is left out of the replay and the
+ * later ones take seq - 1 (seqs stay 1..segments). */
+static int am_edit_once(am_server *srv, const char *session, const char *id,
+                        const am_seg_req *req_in, char **result, int *status, am_fail *f,
+                        int *retry, am_budget *bud, int *absent)
 {
     int64_t t_start = mono_ns();
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
     if (rc != AM_OK)
         return rc;
-    am_seg_req named = *req_in; /* shallow: the systems as the session names them */
-    const am_seg_req *req = &named;
-    if (am_seg_systems(sess, &named, 1, f) != AM_OK) {
-        am_sessions_release(srv->sessions, sess);
-        return AM_ERR_INVALID;
+    am_seg_req named; /* shallow: the systems as the session names them */
+    const am_seg_req *req = NULL;
+    if (req_in) {
+        named = *req_in;
+        req = &named;
+        if (am_seg_systems(sess, &named, 1, f) != AM_OK) {
+            am_sessions_release(srv->sessions, sess);
+            return AM_ERR_INVALID;
+        }
     }
     pthread_mutex_lock(&sess->lock);
     am_rows rows = {0};
@@ -1309,9 +1374,7 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
     am_redo redo;
     redo_init(&redo);
     am_mem mem;
-    memset(&mem, 0, sizeof mem);
-    mem.hist = am_vocab_new();
-    mem.tot = am_xcalloc(AM_PLAN_MAX, sizeof *mem.tot);
+    mem_init(&mem);
     json_t *last_res = NULL;
     am_store_tx *rtx = NULL;
     int64_t seq = 0;
@@ -1332,10 +1395,11 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         goto out;
     }
     if (rc == AM_OK)
-        rc = am_store_tx_segment_find(rtx, session, req->id, &seq, NULL, NULL);
+        rc = am_store_tx_segment_find(rtx, session, id, &seq, NULL, NULL);
     if (rc == AM_ERR_NOTFOUND) {
-        am_failf(f, 404, "not-found", "Not found", "id",
-                 "no segment '%s' in session '%s'; POST creates segments", req->id, session);
+        *absent = 1;
+        am_failf(f, 404, "not-found", "Not found", "id", "no segment '%s' in session '%s'", id,
+                 session);
         goto out;
     } else if (rc != AM_OK) {
         am_failf(f, 500, "internal", "Storage error", NULL, "looking up the segment failed");
@@ -1358,8 +1422,9 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
     if (rc != AM_OK)
         goto out;
     int64_t now = am_now_ms();
-    char hash[17];
-    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
+    char hash[17] = "";
+    if (req)
+        snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
     /* replay every segment in order, each with the glossary version it was
      * first scored with, the replaced one with its new body */
     for (size_t i = 0; i < rows.n && rc == AM_OK; i++) {
@@ -1367,10 +1432,19 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         const am_seg_req *use = req;
         json_t *body = NULL;
         int replaced = rows.v[i].seq == seq;
+        /* after a deleted segment, each later one moves down by one */
+        int64_t at = !req && rows.v[i].seq > seq ? rows.v[i].seq - 1 : rows.v[i].seq;
         am_scoring how; /* built above: no store access here */
         rc = am_vscorer_get(srv, NULL, session, &vs, rows.v[i].glossary_version, &how, f);
         if (rc != AM_OK)
             break;
+        if (replaced && !req) { /* deleted: its words leave the history */
+            rc = am_budget_over(bud)
+                     ? fail_cancelled(f, bud)
+                     : old_words(srv, sess, &how, &mem, session, seq, rows.v[i].request, bud,
+                                 &redo.old_words, &redo.n_old, f);
+            continue;
+        }
         if (!replaced) {
             body = json_loads(rows.v[i].request, 0, NULL);
             am_fail pf;
@@ -1390,10 +1464,10 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         }
         json_t *res = NULL;
         am_plan plan;
-        am_plan_init(&plan, session, rows.v[i].seq);
+        am_plan_init(&plan, session, at);
         rc = am_budget_over(bud) ? fail_cancelled(f, bud)
-                                 : am_apply(srv, sess, &how, NULL, &mem, session, rows.v[i].seq,
-                                            use, now, 0, bud, &res, &plan, f);
+                                 : am_apply(srv, sess, &how, NULL, &mem, session, at, use, now, 0,
+                                            bud, &res, &plan, f);
         if (rc == AM_OK && replaced) /* the words it had before */
             rc = old_words(srv, sess, &how, &mem, session, seq, rows.v[i].request, bud,
                            &redo.old_words, &redo.n_old, f);
@@ -1406,7 +1480,7 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
                 redo.n_new = plan.nwords;
             }
             if (rows.v[i].seq >= seq)
-                redo_result(&redo, rows.v[i].seq, am_json_dump(res));
+                redo_result(&redo, at, am_json_dump(res));
         }
         am_plan_cleanup(&plan);
         if (replaced) {
@@ -1425,7 +1499,7 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         am_redo_job job = {session, st.version, st.incarnation, seq,  req,
                            hash,    now,        &redo,          &mem, 0};
         am_store_tx *tx = NULL;
-        rc = redo_stage(srv->store, session, seq, &redo, &job.gen);
+        rc = redo_stage(srv->store, session, req ? seq : 0, &redo, &job.gen);
         t_staged = mono_ns();
         if (rc == AM_OK)
             rc = am_store_tx_begin(srv->store, &tx);
@@ -1450,7 +1524,8 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
         if (rc == AM_ERR_CONFLICT) {
             *retry = 1;
             am_failf(f, 503, "unavailable", "Session changed", NULL,
-                     "the session changed while the segment was replaced; retry");
+                     "the session changed while the segment was %s; retry",
+                     req ? "replaced" : "deleted");
         } else if (rc == AM_ERR_FULL) {
             am_fail_full(f, "the replacement could not be stored");
         } else if (rc != AM_OK) {
@@ -1460,9 +1535,14 @@ static int am_replace_once(am_server *srv, const char *session, const am_seg_req
     }
     if (rc == AM_OK) {
         am_sess_tot_clear(sess); /* the replay rewrote every total */
+        if (!req) {
+            char note[320];
+            snprintf(note, sizeof note, "{\"id\":\"%s\",\"seq\":%lld}", id, (long long)seq);
+            am_events_notice(srv->events, session, "segment-deleted", note);
+        }
         am_events_publish_from(srv->events, session, seq); /* SSE: seq.. changed (events.h) */
-        *result = am_json_dump(last_res);
-        *status = 200;
+        *result = req ? am_json_dump(last_res) : NULL;
+        *status = req ? 200 : 204;
     }
 out:
     am_store_rtx_end(rtx);
@@ -1476,15 +1556,285 @@ out:
     return rc;
 }
 
-/* A replacement (see am_replace_once): the segment replaced and the whole
+/* One attempt of a PUT: a replacement, or, for an id the session does not
+ * have, a POST (an upsert). A POST that finds the id posted meanwhile with
+ * another body (409) is retried as a replacement. */
+static int am_upsert_once(am_server *srv, const char *session, const am_seg_req *req, char **result,
+                          int *status, am_fail *f, int *retry, am_budget *bud)
+{
+    int absent = 0;
+    int rc = am_edit_once(srv, session, req->id, req, result, status, f, retry, bud, &absent);
+    if (!absent)
+        return rc;
+    am_fail_cleanup(f);
+    am_fail_init(f);
+    rc = am_post_once(srv, session, req, result, status, f, retry, bud);
+    if (rc == AM_ERR_CONFLICT && f->status == 409)
+        *retry = 1;
+    return rc;
+}
+
+/* One attempt of a DELETE (only req->id is used). */
+static int am_delete_once(am_server *srv, const char *session, const am_seg_req *req, char **result,
+                          int *status, am_fail *f, int *retry, am_budget *bud)
+{
+    int absent = 0;
+    return am_edit_once(srv, session, req->id, NULL, result, status, f, retry, bud, &absent);
+}
+
+/* A replacement (see am_edit_once): the segment replaced and the whole
  * history replayed, each segment scored with the glossary version recorded
- * when it was first posted (so totals equal a replay of the log). Retried
- * like a POST when the session changed under it (a deleted incarnation, a
- * new version). */
+ * when it was first posted (so totals equal a replay of the log); an
+ * unknown id is posted (upsert). Retried like a POST when the session
+ * changed under it (a deleted incarnation, a new version). */
 int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
                       int *status, am_fail *f)
 {
-    return am_write_with_retries(srv, session, req, result, status, f, am_replace_once);
+    return am_write_with_retries(srv, session, req, result, status, f, am_upsert_once);
+}
+
+int am_ingest_delete(am_server *srv, const char *session, const char *id, int *status, am_fail *f)
+{
+    am_seg_req del;
+    memset(&del, 0, sizeof del);
+    del.id = id;
+    char *result = NULL;
+    int rc = am_write_with_retries(srv, session, &del, &result, status, f, am_delete_once);
+    free(result);
+    return rc;
+}
+
+/* ---- batches --------------------------------------------------------------- */
+
+/* Items scored per group-commit job of a batch: one job holds the write
+ * lock while it writes its segments, so a long batch commits in bounded
+ * steps and other sessions' writes get the lock in between. */
+#define AM_BATCH_CHUNK 500
+
+/* The group-commit job of a batch chunk: the plans in order, all or none
+ * (the job's savepoint). */
+typedef struct am_batch_job {
+    am_plan *plans;
+    size_t n;
+    int stale;
+} am_batch_job;
+
+static int am_batch_job_run(am_store_tx *tx, void *ctx)
+{
+    am_batch_job *j = ctx;
+    int rc = AM_OK;
+    for (size_t i = 0; i < j->n && rc == AM_OK; i++) {
+        rc = am_post_job(tx, &j->plans[i]);
+        j->stale |= j->plans[i].stale;
+    }
+    return rc;
+}
+
+/* The first item of reqs (an id seen before) as a re-post: 200 with the
+ * stored result when the body is the same, else a 409. */
+static int batch_known(am_server *srv, const char *session, const am_seg_req *req,
+                       am_batch_item *it, int *retry)
+{
+    int64_t seq;
+    char *rq = NULL, *rs = NULL;
+    int rc = am_store_segment_get(srv->store, session, req->id, &seq, &rq, &rs);
+    if (rc == AM_OK && !strcmp(rq, req->canonical)) {
+        it->status = 200;
+        it->result = rs;
+        rs = NULL;
+    } else if (rc == AM_OK) {
+        rc = AM_ERR_CONFLICT;
+        am_failf(&it->fail, 409, "conflict", "Segment exists with another body", "id",
+                 "segment '%s' was posted before with a different body; PUT "
+                 "/v1/sessions/%s/segments/%s replaces it",
+                 req->id, session, req->id);
+    } else if (rc == AM_ERR_NOTFOUND) {
+        *retry = 1; /* deleted meanwhile */
+        am_failf(&it->fail, 503, "unavailable", "Session changed", NULL,
+                 "the session changed while the batch was scored; retry");
+    } else {
+        am_failf(&it->fail, 500, "internal", "Storage error", NULL,
+                 "reading the stored segment failed");
+    }
+    free(rq);
+    free(rs);
+    return rc;
+}
+
+/* One attempt at the next chunk of a batch (reqs[0..n)): the items are
+ * scored in order on one read snapshot under the session's lock, each
+ * seeing the earlier ones through an in-memory overlay (am_mem with base),
+ * then written by one group-commit job. *done: how many items are finished
+ * (stored or answered 200); on failure items[*done] holds it, with *retry
+ * set when the session changed and a new attempt may succeed. */
+static int batch_chunk_once(am_server *srv, const char *session, const am_seg_req *reqs, size_t n,
+                            am_batch_item *items, size_t *done, int *retry)
+{
+    *done = 0;
+    am_sess *sess;
+    int rc = am_acquire(srv, session, &sess, &items[0].fail);
+    if (rc != AM_OK)
+        return rc;
+    pthread_mutex_lock(&sess->lock);
+    if (n > AM_BATCH_CHUNK)
+        n = AM_BATCH_CHUNK;
+    am_plan *plans = am_xcalloc(n, sizeof *plans);
+    size_t *plan_item = am_xcalloc(n, sizeof *plan_item);
+    size_t np = 0, i = 0;
+    am_vocab *ids = am_vocab_new(); /* the ids of this chunk's plans */
+    am_mem mem;
+    mem_init(&mem);
+    mem.session = session;
+    am_store_tx *rtx = NULL;
+    am_fail *f = &items[0].fail;
+    rc = am_store_rtx_begin(srv->store, &rtx);
+    am_store_state st;
+    if (rc != AM_OK) {
+        am_failf(f, 503, "unavailable", "Database busy", NULL, "could not read the session");
+        goto out;
+    }
+    mem.base = rtx;
+    rc = am_store_tx_session_info(rtx, session, &st);
+    if (rc == AM_ERR_NOTFOUND) {
+        am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+        goto out;
+    } else if (rc != AM_OK) {
+        am_failf(f, 503, "unavailable", "Database unavailable", NULL,
+                 "session '%s' could not be read: %s", session, am_strerror(rc));
+        goto out;
+    }
+    if (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version) {
+        am_sessions_forget_entry(srv->sessions, sess);
+        *retry = 1;
+        rc = AM_ERR_CONFLICT;
+        am_failf(f, 503, "unavailable", "Session changed", NULL,
+                 "the session changed while the batch was scored; retry");
+        goto out;
+    }
+    am_scoring use = am_scoring_of(sess);
+    int64_t now = am_now_ms();
+    int item_rc = AM_OK;
+    for (i = 0; i < n; i++) {
+        am_batch_item *it = &items[i];
+        am_seg_req named = reqs[i]; /* shallow: the systems as the session names them */
+        if (am_vocab_contains(ids, named.id))
+            break; /* the same id again: commit what is before it first */
+        if (am_seg_systems(sess, &named, 1, &it->fail) != AM_OK) {
+            item_rc = AM_ERR_INVALID;
+            break;
+        }
+        int64_t seq = 0;
+        int found = am_store_tx_segment_find(rtx, session, named.id, &seq, NULL, NULL);
+        if (found == AM_OK) {
+            item_rc = batch_known(srv, session, &named, it, retry);
+            if (item_rc != AM_OK)
+                break;
+            continue;
+        }
+        if (found != AM_ERR_NOTFOUND) {
+            item_rc = found;
+            am_failf(&it->fail, 500, "internal", "Storage error", NULL,
+                     "looking up the segment failed");
+            break;
+        }
+        am_budget bud; /* the CPU budget is per item */
+        am_budget_start(&bud, srv);
+        am_plan *p = &plans[np];
+        am_plan_init(p, session, st.last_seq + 1 + (int64_t)np);
+        json_t *res = NULL;
+        item_rc = am_apply(srv, sess, &use, rtx, &mem, session, p->seq, &named, now, 0, &bud, &res,
+                           p, &it->fail);
+        if (item_rc != AM_OK) {
+            am_plan_cleanup(p);
+            break;
+        }
+        mem_apply(&mem, p);
+        p->incarnation = st.incarnation;
+        p->glossary_version = st.glossary_version;
+        p->result_txt = am_json_dump(res);
+        json_decref(res);
+        p->client_id = reqs[i].id;
+        p->canonical = reqs[i].canonical;
+        p->now = now;
+        snprintf(p->hash, sizeof p->hash, "%016llx",
+                 (unsigned long long)am_fnv1a(reqs[i].canonical));
+        am_vocab_set(ids, named.id, 1);
+        plan_item[np++] = i;
+    }
+    am_store_rtx_end(rtx);
+    rtx = NULL;
+    mem.base = NULL;
+    rc = AM_OK;
+    if (np > 0) {
+        am_batch_job job = {plans, np, 0};
+        rc = am_store_tx_group(srv->store, am_batch_job_run, &job);
+        if (rc != AM_OK) {
+            am_sess_tot_clear(sess);
+            if (job.stale)
+                am_sessions_forget_entry(srv->sessions, sess);
+            size_t at = plan_item[0]; /* the items before it were answered 200 */
+            *done = at;
+            f = &items[at].fail;
+            if (rc == AM_ERR_NOTFOUND) {
+                am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+            } else if (rc == AM_ERR_CONFLICT) {
+                *retry = 1;
+                am_failf(f, 503, "unavailable", "Session changed", NULL,
+                         "the session changed while the batch was scored; retry");
+            } else if (rc == AM_ERR_FULL) {
+                am_fail_full(f, "the segments could not be stored");
+            } else {
+                am_failf(f, 500, "internal", "Storage error", NULL,
+                         "the segments could not be stored");
+            }
+            goto out;
+        }
+        for (size_t k = 0; k < np; k++) {
+            am_plan *p = &plans[k];
+            am_sess_tot_commit(sess, p->seq, p->nsys, p->sys, p->tot);
+            am_events_publish(srv->events, session, p->seq, p->result_txt); /* SSE */
+            items[plan_item[k]].status = 201;
+            items[plan_item[k]].result = p->result_txt;
+            p->result_txt = NULL;
+        }
+    }
+    *done = i;
+    rc = item_rc;
+out:
+    am_store_rtx_end(rtx);
+    for (size_t k = 0; k < np; k++)
+        am_plan_cleanup(&plans[k]);
+    free(plans);
+    free(plan_item);
+    am_vocab_free(ids);
+    mem_cleanup(&mem);
+    pthread_mutex_unlock(&sess->lock);
+    am_sessions_release(srv->sessions, sess);
+    return rc;
+}
+
+size_t am_ingest_batch(am_server *srv, const char *session, const am_seg_req *reqs, size_t n,
+                       am_batch_item *items)
+{
+    size_t at = 0;
+    int tries = 0;
+    while (at < n) {
+        size_t done = 0;
+        int retry = 0;
+        am_fail_cleanup(&items[at].fail);
+        am_fail_init(&items[at].fail);
+        int rc = batch_chunk_once(srv, session, reqs + at, n - at, items + at, &done, &retry);
+        at += done;
+        if (done > 0)
+            tries = 0;
+        if (rc == AM_OK)
+            continue;
+        if (retry && ++tries < AM_WRITE_TRIES)
+            continue;
+        items[at].status = items[at].fail.status ? items[at].fail.status : 500;
+        return at + 1;
+    }
+    return n;
 }
 
 /* ---- metrics and check ------------------------------------------------------ */
@@ -1502,6 +1852,7 @@ typedef struct am_tot_ctx {
     const am_scorer *sc;
     json_t *systems; /* system → totals */
     json_t *pairs; /* "pair:<system>:baseline|system" → totals (am_apply) */
+    json_t *translators; /* translator → {system → totals} ("tr:" entries) */
     int rc;
 } am_tot_ctx;
 
@@ -1516,6 +1867,20 @@ static int am_tot_each(void *ctx, const char *system, const char *stats_json)
         return 1;
     }
     json_decref(j);
+    if (!strncmp(system, "tr:", 3)) { /* "tr:<translator>:<system>" */
+        const char *colon = strchr(system + 3, ':');
+        if (!colon)
+            return 0;
+        char who[160];
+        snprintf(who, sizeof who, "%.*s", (int)(colon - system - 3), system + 3);
+        json_t *o = json_object_get(c->translators, who);
+        if (!o) {
+            o = json_object();
+            json_object_set_new(c->translators, who, o);
+        }
+        json_object_set_new(o, colon + 1, am_json_totals(c->sc, &t));
+        return 0;
+    }
     json_object_set_new(strncmp(system, "pair:", 5) ? c->systems : c->pairs, system,
                         am_json_totals(c->sc, &t));
     return 0;
@@ -1580,7 +1945,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
                       am_fail *f)
 {
     am_sess *sess = NULL;
-    am_tot_ctx c = {NULL, NULL, NULL, AM_OK};
+    am_tot_ctx c = {NULL, NULL, NULL, NULL, AM_OK};
     am_store_state st;
     int rc = AM_ERR_CONFLICT;
     /* the totals and the session's version/incarnation from one snapshot,
@@ -1592,6 +1957,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         c.sc = sess->scorer;
         c.systems = json_object();
         c.pairs = json_object();
+        c.translators = json_object();
         c.rc = AM_OK;
         rc = am_store_totals_snapshot(srv->store, session, &st, am_tot_each, &c);
         if (rc == AM_OK)
@@ -1603,6 +1969,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         if (rc != AM_OK) {
             json_decref(c.systems);
             json_decref(c.pairs);
+            json_decref(c.translators);
             am_sessions_release(srv->sessions, sess);
             sess = NULL;
         }
@@ -1622,6 +1989,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         am_store_session_clear(&row);
         json_decref(c.systems);
         json_decref(c.pairs);
+        json_decref(c.translators);
         am_sessions_release(srv->sessions, sess);
         return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
     }
@@ -1667,6 +2035,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
                      "version", (json_int_t)row.version, "baseline_system",
                      baseline ? json_string(baseline) : json_null(), "systems", c.systems,
                      "relative_to_baseline", rel);
+    json_object_set_new(*out, "by_translator", c.translators);
     json_decref(opts);
     am_store_session_clear(&row);
     am_sessions_release(srv->sessions, sess);

@@ -2,8 +2,10 @@
  * ingest.h — confirmed segments into a session: request validation, the
  * one-transaction post (score, update the vocabulary history and the
  * per-system totals, store the request and result, commit, then answer),
- * idempotent re-posts, replacement with a replay of the history, and the
- * next-hypothesis check. Handlers (api_segments.c) only parse and encode.
+ * idempotent re-posts, batches (in order, a group commit per chunk),
+ * replacement (or append: an upsert) and deletion with a replay of the
+ * history, per-translator totals, and the next-hypothesis check. Handlers
+ * (api_segments.c) only parse and encode.
  */
 #ifndef AM_INGEST_H
 #define AM_INGEST_H
@@ -47,6 +49,7 @@ typedef struct am_seg_req {
     am_terms_annot *annots; /* owned array */
     const char **targets; /* owned storage behind annots[i].targets */
     size_t n_annots;
+    const char *translator; /* NULL when absent */
     char *canonical; /* canonical JSON text of the request (owned) */
 } am_seg_req;
 
@@ -88,10 +91,36 @@ int am_seg_systems(const struct am_sess *sess, am_seg_req *r, int strict, am_fai
 int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, char **result,
                    int *status, am_fail *fail);
 /* Replaces a known segment (PUT) and replays the session's history so
- * that the totals equal a fresh replay. 404 for an unknown segment.
- * *result as for am_ingest_post. */
+ * that the totals equal a fresh replay (*status 200); an unknown segment
+ * is appended as by am_ingest_post (*status 201: an upsert). *result as
+ * for am_ingest_post. */
 int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
                       int *status, am_fail *fail);
+/* Deletes segment id (DELETE) and replays what follows: the later
+ * segments take seq - 1, so seqs stay 1..segments, and the totals equal a
+ * fresh replay of the log without it. *status 204; 404 for an unknown
+ * session or segment. */
+int am_ingest_delete(am_server *srv, const char *session, const char *id, int *status,
+                     am_fail *fail);
+
+/* One item of a batch: its HTTP-like status (201 stored, 200 the same
+ * body was stored before, else the failure's, 0 not attempted), result
+ * (compact JSON text, owned, free()) or failure. */
+typedef struct am_batch_item {
+    int status;
+    char *result;
+    am_fail fail;
+} am_batch_item;
+
+/* Posts reqs[0..n) in order, as n single POSTs would be (each item's
+ * scoring sees the earlier ones; ids idempotent), in group commits of up
+ * to AM_BATCH_CHUNK items, and stops at the first item that fails: items
+ * (n of them, zeroed by the caller, am_fail_init'ed) get each attempted
+ * item's outcome. The CPU budget (request-timeout-ms) is per item.
+ * Returns how many items were attempted (the last of them failed when
+ * fewer than n, or when items[n-1] did). */
+size_t am_ingest_batch(am_server *srv, const char *session, const am_seg_req *reqs, size_t n,
+                       am_batch_item *items);
 
 /* Totals of every system of a session as a JSON object {system: totals},
  * plus relative differences to the baseline system when it has totals,

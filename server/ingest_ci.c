@@ -1,6 +1,6 @@
 /*
  * ingest_ci.c — GET …/metrics?ci=LEVEL: the metrics answer plus a paired
- * bootstrap (cli_signif.c, core/signif.c; docs/metrics.md §4) over the
+ * bootstrap (cli_signif.c, core/signif.c; docs/metrics.md §5) over the
  * session's segments. R0..Rk, R0+1, TER, 1−TERm, term exact match and
  * window overlap come from the stored per-segment results (the numbers the
  * totals sum); BLEU and chrF n-gram statistics are not stored, so each

@@ -262,6 +262,11 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
         json_object_set_new(totals, q.sys[k], am_json_totals(sc, t));
     }
     am_rs_pairs(r, &q, &res);
+    for (size_t k = 0; q.translator && k < q.nsys; k++) { /* per translator (ingest.c) */
+        char name[300];
+        snprintf(name, sizeof name, "tr:%s:%s", q.translator, q.sys[k]);
+        am_totals_add(am_rs_totals(r, name), &res.sys[k]);
+    }
     /* the translator's choice among a glossary entry's alternatives (the
      * first system's placement, as for a POST) */
     const am_gloss *gl = &r->sess->gloss;
@@ -297,26 +302,46 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
     return 0;
 }
 
-/* Writes r's results in tx (the history, choices, results, totals). */
-static int am_rs_write(am_store_tx *tx, const am_rs *r)
+#define AM_RS_CHUNK 64 /* segments per short transaction into the shadow */
+
+/* Writes r's new state into the shadow copy of the session: each segment
+ * (copied with its new result), its history and choices, AM_RS_CHUNK
+ * segments per short transaction with the writer handed over between them,
+ * so other sessions' writes go on (am_store_shadow_begin). */
+static int am_rs_fill(am_store *store, const am_rs *r, const char *shadow)
 {
-    int rc = am_store_tx_history_clear(tx, r->session);
-    for (size_t i = 0; i < r->n && rc == AM_OK; i++) {
-        const am_rs_seg *g = &r->segs[i];
-        const char *w = g->words ? g->words : "";
-        for (size_t k = 0; k < g->nwords && rc == AM_OK; k++, w += strlen(w) + 1)
-            rc = am_store_tx_vocab_incr(tx, r->session, w, g->seq);
-        for (size_t k = 0; k < g->nchoices && rc == AM_OK; k++)
-            rc = am_store_tx_choice_incr(tx, r->session, g->choices[2 * k], g->choices[2 * k + 1]);
-        if (rc == AM_OK)
-            rc = am_store_tx_segment_rescore(tx, r->session, g->seq, g->result,
-                                             r->sess->glossary_version, r->now);
+    int rc = AM_OK;
+    for (size_t i = 0; i < r->n && rc == AM_OK;) {
+        am_store_tx *tx = NULL;
+        am_store_handoff(store);
+        rc = am_store_tx_begin(store, &tx);
+        for (size_t end = i + AM_RS_CHUNK; i < r->n && i < end && rc == AM_OK; i++) {
+            const am_rs_seg *g = &r->segs[i];
+            rc = am_store_tx_shadow_segment(tx, r->session, shadow, g->seq, g->result,
+                                            r->sess->glossary_version, r->now);
+            const char *w = g->words ? g->words : "";
+            for (size_t k = 0; k < g->nwords && rc == AM_OK; k++, w += strlen(w) + 1)
+                rc = am_store_tx_vocab_incr(tx, shadow, w, g->seq);
+            for (size_t k = 0; k < g->nchoices && rc == AM_OK; k++)
+                rc = am_store_tx_choice_incr(tx, shadow, g->choices[2 * k], g->choices[2 * k + 1]);
+        }
+        if (tx && rc == AM_OK)
+            rc = am_store_tx_commit(tx);
+        else if (tx)
+            am_store_tx_rollback(tx);
     }
+    return rc;
+}
+
+/* In the swap transaction: r's totals into the shadow. */
+static int am_rs_put_totals(am_store_tx *tx, const am_rs *r, const char *shadow)
+{
+    int rc = AM_OK;
     for (size_t k = 0; k < r->nsys && rc == AM_OK; k++) {
         json_t *raw = am_json_totals_raw(&r->sys[k].t);
         char *txt = am_json_dump(raw);
         json_decref(raw);
-        rc = am_store_tx_totals_put(tx, r->session, r->sys[k].name, txt);
+        rc = am_store_tx_totals_put(tx, shadow, r->sys[k].name, txt);
         free(txt);
     }
     return rc;
@@ -341,6 +366,8 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
     r.now = am_now_ms();
     am_store_tx *rtx = NULL, *tx = NULL;
     am_store_state st, cur;
+    char *shadow = NULL; /* the hidden copy being filled (owned) */
+    int64_t old = 0;
     rc = am_store_rtx_begin(srv->store, &rtx);
     if (rc != AM_OK) {
         am_rs_fail(f, 503, "unavailable", "Database busy", "could not read the session");
@@ -373,7 +400,19 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
             am_rs_fail(f, 500, "internal", "Storage error", "reading the segments failed");
         goto out;
     }
-    /* the commit: only onto the state that was scored */
+    /* the new state into a hidden copy of the session, in short writes */
+    rc = am_store_shadow_begin(srv->store, session, &shadow);
+    if (rc == AM_OK)
+        rc = am_rs_fill(srv->store, &r, shadow);
+    if (rc == AM_ERR_NOTFOUND) {
+        am_rs_fail(f, 404, "not-found", "Not found", "no session '%s'", session);
+        goto out;
+    } else if (rc != AM_OK) {
+        am_rs_fail(f, 500, "internal", "Storage error", "the rescore of '%s' failed to store",
+                   session);
+        goto out;
+    }
+    /* the switch: only onto the state that was scored */
     rc = am_store_tx_begin(srv->store, &tx);
     if (rc != AM_OK) {
         am_rs_fail(f, 503, "unavailable", "Database busy", "could not start a transaction");
@@ -393,12 +432,20 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
         goto out;
     }
     if (rc == AM_OK)
-        rc = am_rs_write(tx, &r);
+        rc = am_rs_put_totals(tx, &r, shadow);
+    if (rc == AM_OK)
+        rc = am_store_tx_shadow_swap(tx, session, shadow, r.now, &old);
     if (rc == AM_OK)
         rc = am_store_tx_session_info(tx, session, &cur);
     if (rc == AM_OK) {
         rc = am_store_tx_commit(tx);
         tx = NULL;
+    }
+    if (rc == AM_OK) {
+        free(shadow); /* it is the session now */
+        shadow = NULL;
+        /* the old rows, in short writes; a failure leaves them hidden, purged at open */
+        (void)am_store_session_purge(srv->store, old);
     }
     if (rc != AM_OK) {
         am_rs_fail(
@@ -411,7 +458,8 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
     am_sess_tot_clear(sess); /* the totals cache is of the old results */
     json_t *systems = json_object();
     for (size_t k = 0; k < r.nsys; k++)
-        if (strncmp(r.sys[k].name, "pair:", 5)) /* pair totals are for the metrics only */
+        if (strncmp(r.sys[k].name, "pair:", 5) && strncmp(r.sys[k].name, "tr:", 3))
+            /* pair and translator totals are for the metrics only */
             json_object_set_new(systems, r.sys[k].name, am_json_totals(sess->scorer, &r.sys[k].t));
     char link[300];
     snprintf(link, sizeof link, "/v1/sessions/%s/metrics", session);
@@ -425,6 +473,9 @@ out:
     am_store_rtx_end(rtx);
     if (tx)
         am_store_tx_rollback(tx);
+    if (shadow) /* abandoned: its rows go, in short writes */
+        (void)am_store_shadow_drop(srv->store, shadow);
+    free(shadow);
     am_rs_cleanup(&r);
     pthread_mutex_unlock(&sess->lock);
     am_sessions_release(srv->sessions, sess);

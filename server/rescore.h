@@ -5,11 +5,14 @@
  *
  * The scoring runs from a read snapshot into memory (the vocabulary
  * history and the per-system totals are rebuilt in memory), outside the
- * store's write lock; then one write transaction checks that the session
- * is still the incarnation, glossary version and version the snapshot
- * was read at, and replaces the history, the totals and every segment's
- * result (each recorded with the current glossary version). Readers see
- * the old results until that commit and the new ones after it.
+ * store's write lock. The new state is written into a hidden copy of the
+ * session (store.h, shadow copies), a few segments per short write
+ * transaction, so other sessions' writes go on; then one short transaction
+ * checks that the session is still the incarnation, glossary version and
+ * version the snapshot was read at, and swaps the copy in (each result
+ * recorded with the current glossary version). Readers see the old state
+ * until that commit and all of the new one after it; the old rows are then
+ * purged in short writes.
  *
  * Concurrency: the rescore holds the session's lock (sessions.h) from the
  * snapshot to the commit, so POSTs and PUTs of the same session queue

@@ -72,6 +72,9 @@ enum am_srv_kind {
       NULL, "most entries in one session glossary")                                                \
     X("max-systems", "int", "16", AM_SRV_INT, max_systems, 1, AM_SCORE_MAX_SYSTEMS, NULL,          \
       "most hypotheses (systems) per segment")                                                     \
+    X("max-batch", "int", "5000", AM_SRV_INT, max_batch, 1, 1000000, NULL,                         \
+      "most segments in one batch POST (a JSON array or NDJSON body of POST …/segments); more "  \
+      "get 422 too-many-items (the body is also bounded by max-body)")                             \
     X("max-term-occurrences", "int", "2000", AM_SRV_INT, max_term_occurrences, 1,                  \
       AM_TERMS_MAX_OCCURRENCES, NULL,                                                              \
       "most glossary term occurrences (instances, deviations, forbidden uses) in one segment "     \

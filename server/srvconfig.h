@@ -25,6 +25,7 @@ typedef struct am_srv_config {
     int max_segment_tokens; /* all texts of a segment together, default 7500 */
     int max_glossary_entries; /* default 100000 */
     int max_systems; /* hypotheses per segment, default 16 */
+    int max_batch; /* segments per batch POST, default 5000 */
     int max_term_occurrences; /* glossary term occurrences per segment/check, default 2000 */
     char write_token[256]; /* bearer token for writes ("" = no auth) */
     char read_token[256]; /* read-only bearer token ("" = reads open) */

@@ -166,6 +166,22 @@
     X(PURGE_CHOICES, "DELETE FROM choices WHERE (sid, entry, alt) IN "                             \
                      "(SELECT sid, entry, alt FROM choices WHERE sid = ?1 LIMIT ?2)")              \
     X(PURGE_SESSION, "DELETE FROM sessions WHERE sid = ?1")                                        \
+    X(SHADOW_NEW, "INSERT INTO sessions (id, options, signature, custom_stopwords, "               \
+                  "glossary_version, created_at, updated_at, segments, version, incarnation, "     \
+                  "rewrites) SELECT '~new~' || sid || '~' || ?2, options, signature, "             \
+                  "custom_stopwords, glossary_version, created_at, updated_at, 0, version, "       \
+                  "incarnation, rewrites FROM sessions WHERE id = ?1 RETURNING id")                \
+    X(SHADOW_GLOSSARIES, "INSERT INTO glossaries (sid, version, entries, created_at) "             \
+                         "SELECT ?2, version, entries, created_at FROM glossaries WHERE sid = ?1") \
+    X(SHADOW_SEGMENT, "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "    \
+                      "created_at, updated_at, glossary_version) SELECT ?2, seq, client_id, "      \
+                      "body_hash, request, ?4, created_at, ?5, ?6 FROM segments "                  \
+                      "WHERE sid = ?1 AND seq = ?3")                                               \
+    X(SHADOW_HIDE_OLD, "UPDATE sessions SET id = '~del~' || sid WHERE id = ?1 "                    \
+                       "RETURNING sid, version, rewrites, segments")                               \
+    X(SHADOW_TAKE_OVER,                                                                            \
+      "UPDATE sessions SET id = ?2, version = ?3, rewrites = ?4, segments = ?5, "                  \
+      "updated_at = ?6 WHERE id = ?1")                                                             \
     X(GLOSSARY_PUT, "UPDATE sessions SET glossary_version = glossary_version + 1, "                \
                     "version = version + 1, updated_at = ?2 WHERE id = ?1 "                        \
                     "AND (?3 = 0 OR incarnation = ?3)")                                            \
@@ -247,6 +263,15 @@
                    "VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (sid, word) DO UPDATE "                 \
                    "SET occ = occ + 1, first_seq = min(first_seq, excluded.first_seq), "           \
                    "last_seq = max(last_seq, excluded.last_seq)")                                  \
+    X(SEG_DELETE, "DELETE FROM segments WHERE sid = ?1 AND seq = ?2")                              \
+    X(SEG_SHIFT_NEG, "UPDATE segments SET seq = -seq WHERE sid = ?1 AND seq > ?2")                 \
+    X(SEG_SHIFT_BACK, "UPDATE segments SET seq = -seq - 1 WHERE sid = ?1 AND seq < 0")             \
+    X(OCC_SHIFT_NEG, "UPDATE occurrences SET seq = -seq WHERE sid = ?1 AND seq > ?2")              \
+    X(OCC_SHIFT_BACK, "UPDATE occurrences SET seq = -seq - 1 WHERE sid = ?1 AND seq < 0")          \
+    X(VOCAB_SHIFT, "UPDATE vocab SET first_seq = first_seq - (first_seq > ?2), "                   \
+                   "last_seq = last_seq - (last_seq > ?2) WHERE sid = ?1 AND last_seq > ?2")       \
+    X(SESSION_SHRINK, "UPDATE sessions SET segments = segments - 1, updated_at = ?2, "             \
+                      "version = version + 1, rewrites = rewrites + 1 WHERE sid = ?1")             \
     X(CHOICE_EACH, "SELECT alt, count FROM choices WHERE sid = ?1 AND entry = ?2 "                 \
                    "ORDER BY count DESC, alt")                                                     \
     X(TOTALS_GET, "SELECT stats FROM totals WHERE sid = ?1 AND system = ?2")                       \
@@ -986,6 +1011,7 @@ static void am_store_free(am_store *st)
 
 static int vocab_cleanup(am_store *st);
 static int results_settle_all(am_store *st);
+static int am_tx_sid(am_store_tx *tx, const char *session, int64_t *sid);
 static int sessions_purge_hidden(am_store *st);
 
 int am_store_open_ex(const char *path, enum am_durability durability,
@@ -1392,6 +1418,107 @@ int am_store_session_delete(am_store *st, const char *id)
     if (rc == AM_OK && !nested)
         rc = session_purge(st, sid);
     return rc;
+}
+
+int am_store_session_purge(am_store *st, int64_t handle)
+{
+    return session_purge(st, handle);
+}
+
+void am_store_handoff(am_store *st)
+{
+    am_w_handoff(st);
+}
+
+/* ---- shadow copies (a rescore) ------------------------------------------- */
+
+int am_store_shadow_begin(am_store *st, const char *session, char **shadow_id)
+{
+    *shadow_id = NULL;
+    if (!session)
+        return AM_ERR_INVALID;
+    char tag[32];
+    snprintf(tag, sizeof tag, "%llu", (unsigned long long)atomic_fetch_add(&st->hidden_seq, 1));
+    int rc = am_w_begin(st);
+    if (rc)
+        return rc;
+    int64_t sid = 0, shadow = 0;
+    rc = am_sid(st, &st->w, session, &sid);
+    am_q q;
+    if (rc == AM_OK)
+        rc = am_q_open(st, &st->w, AM_S_SHADOW_NEW, &q, "tt", session, tag);
+    if (rc == AM_OK) {
+        rc = am_q_step(st, &q);
+        if (rc > 0)
+            *shadow_id = am_col_str(q.s, 0);
+        rc = rc > 0 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
+        am_q_close(&q);
+    }
+    if (rc == AM_OK)
+        rc = am_sid(st, &st->w, *shadow_id, &shadow);
+    if (rc == AM_OK)
+        rc = am_exec(st, &st->w, AM_S_SHADOW_GLOSSARIES, "ii", sid, shadow);
+    rc = am_w_end(st, rc);
+    if (rc) {
+        free(*shadow_id);
+        *shadow_id = NULL;
+    }
+    return rc;
+}
+
+int am_store_tx_shadow_segment(am_store_tx *tx, const char *session, const char *shadow_id,
+                               int64_t seq, const char *result_json, int64_t glossary_version,
+                               int64_t now_ms)
+{
+    if (!result_json)
+        return AM_ERR_INVALID;
+    int64_t sid, shadow;
+    int rc = am_sid(tx->st, tx->c, session, &sid);
+    if (rc == AM_OK)
+        rc = am_tx_sid(tx, shadow_id, &shadow);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SHADOW_SEGMENT, "iiitii", sid, shadow, seq, result_json,
+                     now_ms, glossary_version);
+    if (rc == AM_OK && sqlite3_changes(tx->c->db) != 1)
+        rc = AM_ERR_NOTFOUND;
+    return rc;
+}
+
+int am_store_tx_shadow_swap(am_store_tx *tx, const char *session, const char *shadow_id,
+                            int64_t now_ms, int64_t *old)
+{
+    am_store *st = tx->st;
+    am_q q;
+    int64_t version = 0, rewrites = 0, segments = 0;
+    int rc = am_q_open(st, tx->c, AM_S_SHADOW_HIDE_OLD, &q, "t", session);
+    if (rc == AM_OK) {
+        rc = am_q_step(st, &q);
+        if (rc > 0) {
+            *old = sqlite3_column_int64(q.s, 0);
+            version = sqlite3_column_int64(q.s, 1);
+            rewrites = sqlite3_column_int64(q.s, 2);
+            segments = sqlite3_column_int64(q.s, 3);
+        }
+        rc = rc > 0 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
+        am_q_close(&q);
+    }
+    tx->has_sid = 0; /* the cached sid of session is now the old one's */
+    if (rc == AM_OK)
+        rc = am_exec(st, tx->c, AM_S_SHADOW_TAKE_OVER, "ttiiii", shadow_id, session, version + 1,
+                     rewrites + 1, segments, now_ms);
+    if (rc == AM_OK && sqlite3_changes(tx->c->db) != 1)
+        rc = AM_ERR_NOTFOUND;
+    return rc;
+}
+
+int am_store_shadow_drop(am_store *st, const char *shadow_id)
+{
+    int64_t sid;
+    int rc = am_w_begin(st);
+    if (rc)
+        return rc;
+    rc = am_w_end(st, am_sid(st, &st->w, shadow_id, &sid));
+    return rc == AM_OK ? session_purge(st, sid) : rc == AM_ERR_NOTFOUND ? AM_OK : rc;
 }
 
 /* Purges the hidden sessions a crash left half-purged (at open). */
@@ -1935,6 +2062,31 @@ int am_store_tx_vocab_remove(am_store_tx *tx, const char *session, const char *w
         rc = am_exec(tx->st, tx->c, AM_S_VOCAB_SHRINK, "it", sid, word);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_VOCAB_DROP_EMPTY, "it", sid, word);
+    return rc;
+}
+
+/* See store.h. Renumbering goes through negative seqs: an UPDATE checks
+ * the primary key row by row, so seq - 1 in place could collide. */
+int am_store_tx_segment_delete(am_store_tx *tx, const char *session, int64_t seq, int64_t now_ms)
+{
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_DELETE, "ii", sid, seq);
+    if (rc == AM_OK && sqlite3_changes(tx->c->db) == 0)
+        return AM_ERR_NOTFOUND;
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_SHIFT_NEG, "ii", sid, seq);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_SHIFT_BACK, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_OCC_SHIFT_NEG, "ii", sid, seq);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_OCC_SHIFT_BACK, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_VOCAB_SHIFT, "ii", sid, seq);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SESSION_SHRINK, "ii", sid, now_ms);
     return rc;
 }
 

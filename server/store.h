@@ -196,6 +196,32 @@ int am_store_results_stage(am_store *st, const char *session, int64_t *gen, size
                            const int64_t *seq, char *const *result);
 int am_store_tx_results_switch(am_store_tx *tx, const char *session, int64_t gen);
 int am_store_results_settle(am_store *st, const char *session);
+/* Shadow copies: a rescore rewrites a whole session (history, totals,
+ * every result) without one long write transaction. am_store_shadow_begin
+ * makes a hidden copy of the session's row and glossary versions (no
+ * segments, no history) under a hidden id (*shadow_id, caller frees); the
+ * caller fills it with the am_store_tx_* writes by that id and
+ * am_store_tx_shadow_segment (segment seq of session copied with a new
+ * result and glossary version), in short transactions with
+ * am_store_handoff between them; readers still see the session. Then one
+ * transaction calls am_store_tx_shadow_swap: the session is hidden and the
+ * shadow takes its id, its version and rewrite count bumped (the caller
+ * checks first that the session is the version it scored), so every
+ * reader sees all of the new state at once. After the commit,
+ * am_store_session_purge(*old) deletes the old rows in short transactions;
+ * am_store_shadow_drop abandons a shadow. Hidden sessions a crash leaves
+ * are purged at open. */
+int am_store_shadow_begin(am_store *st, const char *session, char **shadow_id);
+int am_store_tx_shadow_segment(am_store_tx *tx, const char *session, const char *shadow_id,
+                               int64_t seq, const char *result_json, int64_t glossary_version,
+                               int64_t now_ms);
+int am_store_tx_shadow_swap(am_store_tx *tx, const char *session, const char *shadow_id,
+                            int64_t now_ms, int64_t *old);
+int am_store_session_purge(am_store *st, int64_t old);
+int am_store_shadow_drop(am_store *st, const char *shadow_id);
+/* Between the short transactions of a long write: lets the writers that
+ * wait for the writer have it first (at most ~10 ms). */
+void am_store_handoff(am_store *st);
 /* Iterates the session's segments with seq >= from in seq order, calling
  * fn(ctx, seq, client_id, request_json); a non-zero return stops the walk
  * and is returned. */
@@ -235,6 +261,13 @@ int am_store_tx_choice_incr(am_store_tx *tx, const char *session, const char *en
  * vocab_insert adds one at any seq (occ + 1, first/last widened). */
 int am_store_tx_vocab_remove(am_store_tx *tx, const char *session, const char *word, int64_t seq);
 int am_store_tx_vocab_insert(am_store_tx *tx, const char *session, const char *word, int64_t seq);
+/* Deletes segment seq and renumbers the later ones (seq - 1: seqs stay
+ * 1..segments), with their occurrences and the words' first/last seq;
+ * segments - 1, version and rewrites + 1. The deleted segment's words must
+ * have been taken away first (am_store_tx_vocab_remove); the later
+ * segments' stored results (which embed their seq) are the caller's to
+ * rewrite. AM_ERR_NOTFOUND when there is no segment seq. */
+int am_store_tx_segment_delete(am_store_tx *tx, const char *session, int64_t seq, int64_t now_ms);
 /* Deletes the session's totals and term choices (kept: vocab, occurrences)
  * and bumps its version; choice_add adds count to (entry, alt). */
 int am_store_tx_derived_clear(am_store_tx *tx, const char *session);

@@ -731,6 +731,7 @@
       const defs = metricDefs(wo);
       this.renderLegend(names);
       this.renderLatest(names, defs, win);
+      this.renderTranslators(names, defs);
       this.renderCharts(names, defs, win);
       this.renderSegments(names);
     }
@@ -836,6 +837,38 @@
       });
       $('latest-body').replaceChildren(...rows);
       for (const sw of $('latest-body').querySelectorAll('.swatch')) sw.style.color = sw.dataset.color;
+    }
+
+    /* The by_translator totals of …/metrics: one row per translator and
+     * system (hidden when no segment named a translator). */
+    renderTranslators(names, defs) {
+      const by = (this.metrics && this.metrics.by_translator) || {};
+      const who = Object.keys(by).sort();
+      $('translators').hidden = who.length === 0;
+      const cols = defs.filter((d) => d.key !== 'wo' && d.key !== 'oneminusterm');
+      const rows = [];
+      for (const w of who) {
+        const systems = names.filter((nm) => by[w][nm]).concat(Object.keys(by[w]).filter((nm) => !names.includes(nm)).sort());
+        systems.forEach((nm, i) => {
+          const t = by[w][nm];
+          const cells = cols.map((d) => {
+            let y = d.cum(t);
+            if (y === undefined || Number.isNaN(y)) y = null;
+            const c = d.count ? d.count(t) : null;
+            return el('td', { class: 'num', 'data-label': d.short },
+              el('span', { class: 'value', 'data-metric': d.key, 'data-translator': w, 'data-system': nm, 'data-value': y === null ? '' : String(y) }, fmt(y)),
+              c && c.total !== undefined ? el('span', { class: 'count muted small' }, ' ' + c.hits + '/' + c.total) : null);
+          });
+          const ctx = CONTEXT.map((c) => el('td', { class: 'num ctx', 'data-label': c.label },
+            el('span', { class: 'ctxval', 'data-metric': c.key }, fmt(typeof t[c.key] === 'number' ? t[c.key] : null, 1))));
+          rows.push(el('tr', { 'data-translator': w, 'data-system': nm },
+            el('th', { scope: 'row', 'data-label': 'Translator' }, i === 0 ? w : ''),
+            el('td', { 'data-label': 'System' }, nm),
+            ...cells, ...ctx,
+            el('td', { class: 'num', 'data-label': 'Segments' }, el('span', { class: 'segcount' }, String(t.segments)))));
+        });
+      }
+      $('by-translator-body').replaceChildren(...rows);
     }
 
     renderCharts(names, defs, win) {

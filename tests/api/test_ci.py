@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Black-box tests of GET /v1/sessions/{id}/metrics?ci=LEVEL (server/ingest_ci.c):
 the metrics answer plus a paired bootstrap over the stored segments
-(docs/metrics.md §4), cached and ETagged like the metrics answer.
+(docs/metrics.md §5), cached and ETagged like the metrics answer.
 
 Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
 "N passed, N failed". APITEST_ONLY=REGEX runs a subset. Python standard

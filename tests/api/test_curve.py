@@ -241,5 +241,140 @@ def test_etag_and_304():
     eq(d["systems"]["adapt"]["r0"][-1], d["systems"]["adapt"]["r0"][-2], "adapt unchanged")
 
 
+# ---- GET …/plot.svg: the same data as a figure -------------------------------
+
+SVG = "{http://www.w3.org/2000/svg}"
+KEYS = ("r0", "r1", "r01", "term_exact_match", "window_overlap", "one_minus_term")
+
+
+def svg_series(body):
+    """{(system, metric): (xs, ys)} of a plot.svg body, parsed as XML."""
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(body)
+    eq(root.tag, SVG + "svg", "root element")
+    out = {}
+
+    def nums(v):
+        return [None if t == "null" else float(t) for t in v.split()]
+    for g in root.iter(SVG + "g"):
+        if g.get("class") != "series":
+            continue
+        key = (g.get("data-system"), g.get("data-metric"))
+        check(key not in out, "one series per system and metric: %r" % (key,))
+        line = g.find(SVG + "polyline")
+        check(line is not None, "a polyline in %r" % (key,))
+        ys = nums(g.get("data-y"))
+        eq(len(line.get("points").split()), sum(1 for y in ys if y is not None),
+           "polyline points = finite values of %r" % (key,))
+        out[key] = (nums(g.get("data-x")), ys)
+    return root, out
+
+
+def test_plot_svg_is_the_curve_data():
+    for q in ("", "?window=7&wo=3", "?points=9"):
+        r = C.get("/v1/sessions/cv/plot.svg" + q)
+        expect_status(r, 200, "plot.svg" + q)
+        eq(r.content_type, "image/svg+xml", "content type")
+        root, series = svg_series(r.body)
+        d = C.jget("/v1/sessions/cv/curve" + q)
+        eq(sorted(series), sorted((s, k) for s in d["systems"] for k in KEYS),
+           "one series per system and metric" + q)
+        for (sys_, key), (xs, ys) in series.items():
+            eq(xs, [float(x) for x in d["x"]], "x of %s %s%s" % (sys_, key, q))
+            eq(len(ys), d["points"], "points of %s %s%s" % (sys_, key, q))
+            for a, b in zip(ys, d["systems"][sys_][key]):
+                close(a, b, "%s %s%s" % (sys_, key, q))
+        # self-contained, readable in print
+        text = r.text
+        for bad in ("<script", "href=", "@import", "url("):
+            check(bad not in text, "no external reference or script: %s" % bad)
+        check(root.find(SVG + "title") is not None, "a title")
+        legend = [g for g in root.iter(SVG + "g") if g.get("class") == "legend"]
+        eq(len(legend), 2, "a legend entry per system")
+        dashes = {g.find(SVG + "line").get("stroke-dasharray") for g in legend}
+        eq(len(dashes), 2, "a dash pattern per system")
+        shapes = {g[1].tag for g in legend}
+        eq(len(shapes), 2, "a marker shape per system")
+
+
+def wilson(h, t):
+    """Wilson score interval at 95%, clipped into [0, 1]; (None, None) without words."""
+    if not t:
+        return None, None
+    z = 1.959963984540054
+    p = h / t
+    mid = (p + z * z / (2 * t)) / (1 + z * z / t)
+    half = z * (p * (1 - p) / t + z * z / (4 * t * t)) ** 0.5 / (1 + z * z / t)
+    return (0.0 if h <= 0 else min(mid - half, p)), (1.0 if h >= t else max(mid + half, p))
+
+
+def counts(o, key):
+    if key == "term_exact_match":
+        return o["terms"]["exact"], o["terms"]["instances"]
+    return o[key]["hits"], o[key]["total"]
+
+
+def test_ci_bands_are_wilson_of_the_counts():
+    tl = timeline("cv")
+    check("ci" not in C.jget("/v1/sessions/cv/curve")["systems"]["adapt"], "no bands unless asked")
+    W = 5
+    for q in ("?ci=1", "?ci=1&window=%d" % W):
+        d = C.jget("/v1/sessions/cv/curve" + q)
+        for sys_ in ("adapt", "base"):
+            ci = d["systems"][sys_]["ci"]
+            eq(sorted(ci), sorted(["r0", "r1", "r01", "term_exact_match"]), "bands" + q)
+            for key, band in ci.items():
+                for k in range(len(tl)):
+                    if "window" in q:
+                        win = [it["scores"]["systems"][sys_] for it in tl[max(0, k + 1 - W):k + 1]]
+                        h = sum(counts(s, key)[0] for s in win)
+                        t = sum(counts(s, key)[1] for s in win)
+                    else:
+                        h, t = counts(tl[k]["totals"][sys_], key)
+                    lo, hi = wilson(h, t)
+                    close(band["lo"][k], lo, "%s %s lo at %d%s" % (sys_, key, k + 1, q))
+                    close(band["hi"][k], hi, "%s %s hi at %d%s" % (sys_, key, k + 1, q))
+                    v = d["systems"][sys_][key][k]
+                    check(v is None or band["lo"][k] <= v <= band["hi"][k], "inside its band")
+    # the figure draws exactly those bands
+    r = C.get("/v1/sessions/cv/plot.svg?ci=1")
+    expect_status(r, 200, "plot.svg?ci=1")
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(r.body)
+    d = C.jget("/v1/sessions/cv/curve?ci=1")
+    bands = 0
+    for g in root.iter(SVG + "g"):
+        if g.get("class") != "series":
+            continue
+        poly = g.find(SVG + "polygon")
+        band = d["systems"][g.get("data-system")].get("ci", {}).get(g.get("data-metric"))
+        eq(poly is not None, band is not None, "a band where the curve has one")
+        if band:
+            bands += 1
+            lo = [None if v == "null" else float(v) for v in poly.get("data-lo").split()]
+            for a, b in zip(lo, band["lo"]):
+                close(a, b, "drawn lower bound")
+    eq(bands, 8, "four bands per system")
+    check(C.get("/v1/sessions/cv/plot.svg?ci=1").header("ETag")
+          != C.get("/v1/sessions/cv/plot.svg").header("ETag"), "ci changes the ETag")
+    expect_problem(C.get("/v1/sessions/cv/curve?ci=2"), 400, "bad-request", "ci=2")
+
+
+def test_plot_svg_etag_and_errors():
+    r = C.get("/v1/sessions/cv/plot.svg?points=50")
+    et = r.header("ETag")
+    check(et and et != C.get("/v1/sessions/cv/curve?points=50").header("ETag"),
+          "the figure has its own ETag: %r" % et)
+    expect_status(C.get("/v1/sessions/cv/plot.svg?points=50", headers={"If-None-Match": et}),
+                  304, "304")
+    expect_problem(C.get("/v1/sessions/nothing/plot.svg"), 404, "not-found", "unknown session")
+    expect_problem(C.get("/v1/sessions/cv/plot.svg?points=1"), 400, "bad-request", "points=1")
+    # an empty session is an empty figure, still valid XML
+    r = C.get("/v1/sessions/empty/plot.svg")
+    expect_status(r, 200, "empty session")
+    _, series = svg_series(r.body)
+    eq(series, {}, "no series without segments")
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(dict(globals()), setup, teardown))

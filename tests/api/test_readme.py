@@ -8,6 +8,11 @@ and checks the numbers the README's prose states about them: "R0 a/b, R1
 c/d and R0+1 e/f" after the segments, and after the glossary example the
 term instances and the term exact match, with R0/R1 unchanged.
 
+The section "For papers" runs its sh block (with the figure written to a
+temporary file) and must print exactly the output shown between
+<!-- output --> and <!-- end of output -->, and write exactly the committed
+figure.
+
 Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
 "N passed, N failed". Python standard library + bash + curl.
 """
@@ -17,9 +22,10 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ROOT, Server, check, eq, run_tests  # noqa: E402
+from harness import ADAPTMON, ROOT, Server, check, eq, run_tests  # noqa: E402
 
 S = None
 ADDR = "127.0.0.1:8080"
@@ -112,6 +118,27 @@ def test_readme_live_service_examples_as_printed():
     for block, _ in blocks[2:]:
         run(block)
     c.close()
+
+
+def test_readme_papers_example_as_printed():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("## For papers")
+    sec = text[start:text.find("\n## ", start + 1)]
+    block = re.search(r"```sh\n(.*?)```", sec, flags=re.S).group(1)
+    shown = re.search(r"<!-- output -->\n(.*?)<!-- end of output -->", sec, flags=re.S).group(1)
+    fig = re.search(r"--plot (\S+\.svg)", block).group(1)
+    check(("](%s)" % fig) in sec, "the section shows the figure it makes: %s" % fig)
+    with tempfile.TemporaryDirectory() as tmp:
+        out_svg = os.path.join(tmp, "figure.svg")
+        check(block.startswith("./adaptmon "), "the block runs ./adaptmon")
+        script = ADAPTMON + block[len("./adaptmon"):].replace(fig, out_svg)
+        p = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True,
+                           timeout=120, cwd=ROOT)
+        eq(p.returncode, 0, "bash status (stderr %r)" % p.stderr)
+        eq(p.stdout, shown, "the README shows what the command prints")
+        with open(out_svg, "rb") as f, open(os.path.join(ROOT, fig), "rb") as g:
+            check(f.read() == g.read(), "the committed %s is what the command draws" % fig)
 
 
 if __name__ == "__main__":

@@ -367,6 +367,34 @@ def test_put_resends_replaced_and_later_segments():
         st.close()
 
 
+def test_segment_delete_sends_a_notice_then_the_renumbered_segments():
+    C.create_session(id="sse-sdel")
+    batch = segs(5, prefix="q")
+    for s in batch:
+        post(C, "sse-sdel", s)
+    st = Stream(S.port, base("sse-sdel") + "/events")
+    try:
+        st.wait(lambda s: s.events, "opened")
+        expect_status(C.delete(base("sse-sdel") + "/segments/" + batch[1]["id"]), 204, "DELETE")
+        st.wait(lambda s: s.nseg() >= 3, "re-sent segments")
+        time.sleep(0.2)
+        evs = [e for e in st.events if "comment" not in e and "retry" not in e]
+        eq(evs[0], {"event": "segment-deleted",
+                    "data": json.dumps({"id": batch[1]["id"], "seq": 2}, separators=(",", ":"))},
+           "the notice first")
+        segevs = [e for e in evs if e.get("event") == "segment"]
+        eq([int(e["id"]) for e in segevs], [2, 3, 4], "the later segments under their new seqs")
+        for e in segevs:
+            d = json.loads(e["data"])
+            now = C.jget(base("sse-sdel") + "/segments/" + d["id"])
+            now.pop("request", None)
+            eq(d, now, "re-sent seq %s = the stored result" % e["id"])
+        eq([json.loads(e["data"])["id"] for e in segevs], [b["id"] for b in batch[2:]],
+           "ids of the re-sent segments")
+    finally:
+        st.close()
+
+
 def test_deleted_event_ends_the_stream():
     C.create_session(id="sse-del")
     st = Stream(S.port, base("sse-del") + "/events")

@@ -49,6 +49,7 @@ function observe() {
     scrollWidth: document.documentElement.scrollWidth,
     innerWidth: window.innerWidth,
     values: {},
+    translators: {},
     curves: {},
     segCards: document.querySelectorAll('#seglist > li.seg').length,
     firstCardSeq: q('#seglist > li.seg') ? Number(q('#seglist > li.seg').dataset.seq) : null,
@@ -60,6 +61,9 @@ function observe() {
   };
   for (const v of document.querySelectorAll('#latest-body .value')) {
     (out.values[v.dataset.metric] ||= {})[v.dataset.system] = { value: v.dataset.value, text: v.textContent };
+  }
+  for (const v of document.querySelectorAll('#by-translator-body .value')) {
+    ((out.translators[v.dataset.translator] ||= {})[v.dataset.system] ||= {})[v.dataset.metric] = v.dataset.value;
   }
   for (const g of document.querySelectorAll('svg.chart g.series')) {
     const metric = g.closest('svg').dataset.metric;

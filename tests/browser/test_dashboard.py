@@ -128,10 +128,12 @@ def _ensure_browser():
 def _segments(n):
     """n TICO-19 segments with two systems: "base" (the Fairseq output) and
     "adapt" (the confirmed translation on two segments of three, so that it
-    visibly learns; the Fairseq output otherwise)."""
+    visibly learns; the Fairseq output otherwise), confirmed in turn by the
+    translators "ann" and "bob"."""
     out = []
     for i, s in enumerate(tico19()[:n]):
         out.append({"id": "d%03d" % (i + 1), "source": s["source"], "translation": s["translation"],
+                    "translator": "bob" if i % 2 else "ann",
                     "hypotheses": {"base": s["hypothesis"],
                                    "adapt": s["translation"] if i % 3 else s["hypothesis"]}})
     return out
@@ -396,6 +398,20 @@ def test_browser_updates_live_with_api_numbers():
                 # the stored timeline agrees with what was answered at posting time
                 eq(timeline[seq - 1]["totals"][sys_]["r0"], posted["totals"][sys_]["r0"],
                    "timeline totals of %d" % seq)
+                # the per-translator table: each translator's recall over their own
+                # segments so far, from the timeline's per-segment counts
+                for who in ("ann", "bob"):
+                    mine = [it for it in timeline[:seq] if it["request"].get("translator") == who]
+                    for key in ("r0", "r1", "r01"):
+                        hits = sum(it["scores"]["systems"][sys_][key]["hits"] for it in mine)
+                        total = sum(it["scores"]["systems"][sys_][key]["total"] for it in mine)
+                        got = seen["translators"].get(who, {}).get(sys_, {}).get(key)
+                        if total == 0:
+                            eq(got, "", "%s: %s's %s of %s" % (what, who, key, sys_))
+                        else:
+                            check(got not in (None, "") and abs(float(got) - hits / total) < 1e-12,
+                                  "%s: %s's displayed %s of %s is %r, the timeline says %d/%d"
+                                  % (what, who, key, sys_, got, hits, total))
 
 
 def test_browser_moving_window_from_counts():

@@ -7,7 +7,9 @@ the Fairseq baseline against the three simulated systems in
 data/tico19-enfr-dev/systems/. Every number must be equal, not close.
 Standard library only; ends with the line "N passed, N failed".
 """
+import csv
 import html
+import io
 import json
 import os
 import re
@@ -179,12 +181,92 @@ def test_same_results_on_every_scoring_path():
 
 def test_table_output_and_help():
     _, out, _ = run(*INPUT, "--paired-bs", "--n-bootstrap", "20")
-    if "paired bootstrap resampling, baseline baseline.fr" not in out or "R1" not in out:
-        raise AssertionError(out[-2000:])
+    for want in ("test: paired-bs", "baseline: baseline.fr", "resamples: 20", "ΔR1", "R1 CI",
+                 "R1 p", "R1 resampling"):
+        if want not in out:
+            raise AssertionError("table lacks %r:\n%s" % (want, out[-2000:]))
     _, out, _ = run("--help")
     for opt in ("--paired-bs", "--paired-ar", "--baseline", "--n-bootstrap", "--seed", "--k-max"):
         if opt not in out:
             raise AssertionError("--help lacks " + opt)
+
+
+# significance metric name -> the report's column key (server/cli_report.c)
+KEYS = {"BLEU": "bleu", "chrF2": "chrf2", "chrF2++": "chrf2pp", "TER": "ter", "R0": "r0",
+        "R1": "r1", "R0+1": "r01", "1-TERm": "one_minus_term"}
+
+
+def csv_rows(out, delim):
+    rows = list(csv.DictReader(io.StringIO(out), delimiter=delim))
+    return {r["system"]: r for r in rows if r.get("doc") in (None, "all")}
+
+
+def num(field):
+    return None if field == "" else float(field)
+
+
+def check_columns(s, rows):
+    """rows (system -> {column: text}) carry the significance s exactly:
+    Δ = score - baseline score, [lo, hi], p, resampling."""
+    base = next(r for r in s["systems"] if r["baseline"])
+    eq(sorted(rows), sorted(r["system"] for r in s["systems"]), "systems with columns")
+    for row in s["systems"]:
+        got = rows[row["system"]]
+        for metric, key in KEYS.items():
+            m, what = row[metric], "%s %s" % (row["system"], metric)
+            eq(got[key + "_resampling"], s["resampling"][metric], what + " resampling")
+            eq(num(got[key + "_p"]), m["p_value"], what + " p")
+            delta = None if row is base else m["score"] - base[metric]["score"]
+            eq(num(got[key + "_delta"]), delta, what + " delta")
+            if s["test"] == "paired-bs":
+                eq((num(got[key + "_ci_lo"]), num(got[key + "_ci_hi"])), (m["lo"], m["hi"]),
+                   what + " interval")
+            elif key + "_ci_lo" in got:
+                raise AssertionError("paired-ar has no interval columns")
+
+
+def test_every_format_carries_the_significance():
+    """--format csv/tsv hold Δ, [lo, hi], p and the resampling of every
+    metric, equal to --json's significance to the last bit; markdown the
+    same numbers rounded; --by-doc puts them on the aggregate rows."""
+    for extra in ([*INPUT, "--paired-bs", "--n-bootstrap", "50"],
+                  [*INPUT, "--paired-ar", "--n-bootstrap", "50"],
+                  ["--no-strip-tags", "--by-doc", "--sgm-ref", REF_SGM, "--sgm-hyp",
+                   "Fairseq=" + HYP_SGM, "--sgm-hyp", "adaptive=" + HYP_SGM, "--paired-bs",
+                   "--n-bootstrap", "30"]):
+        s = sig(*extra)
+        check_columns(s, csv_rows(run(*extra, "--format", "csv")[1], ","))
+        check_columns(s, csv_rows(run(*extra, "--format", "tsv")[1], "\t"))
+    if s["resampling"]["R1"] != "sessions":
+        raise AssertionError("--by-doc: R1 resampled by %r" % s["resampling"]["R1"])
+    extra = [*INPUT, "--paired-bs", "--n-bootstrap", "50"]
+    s = sig(*extra)
+    md = run(*extra, "--format", "markdown", "--precision", "3")[1]
+    lines = [l for l in md.splitlines() if l.startswith("|")]
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    for line in lines[2:]:
+        cells = dict(zip(head, (c.strip() for c in line.strip("|").split("|"))))
+        row = next(r for r in s["systems"] if r["system"] == cells["system"])
+        m = row["R1"]
+        eq(cells["R1 CI"], "[%.3f, %.3f]" % (m["lo"], m["hi"]), "markdown R1 CI")
+        eq(cells["R1 p"], "" if m["p_value"] is None else "%.3f" % m["p_value"], "markdown R1 p")
+        eq(cells["R1 resampling"], "segments", "markdown R1 resampling")
+    eq(len(lines), 2 + len(NAMES), "markdown rows")
+    tex = run(*extra, "--format", "latex")[1]
+    if "$\\Delta$R1" not in tex or "Δ" in tex:
+        raise AssertionError("LaTeX: Δ not written as $\\Delta$")
+
+
+def test_exposures_columns():
+    extra = [*INPUT, "--exposures"]
+    ex = json.loads(run(*extra, "--json")[1])["exposures"]
+    rows = csv_rows(run(*extra, "--format", "csv")[1], ",")
+    for name, e in ex.items():
+        got = rows[name]
+        eq([int(got["exp_" + k]) for k in ("known", "learned", "never")],
+           [e["known"], e["learned"], e["never"]], name + " counts")
+        eq(num(got["exp_median"]), e["median_exposures_to_learn"], name + " median")
+        eq([int(x) for x in got["exp_histogram"].split()], e["histogram"], name + " histogram")
 
 
 def main():
