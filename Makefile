@@ -10,7 +10,7 @@
 
 BUILD    ?= build
 CC       ?= cc
-PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0 libsystemd
+PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0 libsystemd libcurl
 OPT      ?= -O2
 SAN      ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

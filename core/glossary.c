@@ -2,6 +2,7 @@
 #include "glossary.h"
 
 #include "gloss_internal.h"
+#include "lang.h"
 
 #include <assert.h>
 #include <jansson.h>
@@ -441,8 +442,48 @@ static int row_is_blank(const csv_row *r)
     return r->n == 1 && row_field(r, 0)[0] == '\0';
 }
 
+/* A first row whose first two fields name two different languages
+ * (am_lang_from_header) is a language header: its columns are mapped by
+ * language to src_lang / tgt_lang (either may be NULL: then the first
+ * column is the source, the second the target) into col. Returns 1 when
+ * row is such a header and col was set, 0 when it is not one (a term
+ * pair), or AM_ERR_INVALID (reported) when it names languages other than
+ * the session's. */
+static int lang_header(const csv_row *row, const char *src_lang, const char *tgt_lang, long *col,
+                       am_gloss_report *rep)
+{
+    char l0[3], l1[3];
+    if (row->n < 2 || am_lang_from_header(row_field(row, 0), l0, sizeof l0) != AM_OK ||
+        am_lang_from_header(row_field(row, 1), l1, sizeof l1) != AM_OK || !strcmp(l0, l1))
+        return 0;
+    if (!src_lang || !tgt_lang || !*src_lang || !*tgt_lang) {
+        col[COL_SRC] = 0;
+        col[COL_TGT] = 1;
+        return 1;
+    }
+    long s = -1, t = -1;
+    for (size_t i = 0; i < row->n; i++) {
+        char li[3];
+        if (am_lang_from_header(row_field(row, i), li, sizeof li) != AM_OK)
+            continue;
+        if (s < 0 && am_lang_same(li, src_lang))
+            s = (long)i;
+        else if (t < 0 && am_lang_same(li, tgt_lang))
+            t = (long)i;
+    }
+    if (s < 0 || t < 0)
+        return am_gloss_rep_err(rep, AM_ERR_INVALID, row->line, 0,
+                                "the header names the languages '%.40s' and '%.40s', not the "
+                                "source language %.40s and the target language %.40s",
+                                row_field(row, 0), row_field(row, 1), src_lang, tgt_lang);
+    col[COL_SRC] = s;
+    col[COL_TGT] = t;
+    return 1;
+}
+
 static int parse_csv(const char *buf, size_t len, char delim, const am_gloss_limits *lim,
-                     am_gloss *out, am_gloss_report *rep)
+                     const char *src_lang, const char *tgt_lang, am_gloss *out,
+                     am_gloss_report *rep)
 {
     csv_reader c = {buf, len, 0, 1, delim, lim, rep};
     csv_row row;
@@ -478,6 +519,16 @@ static int parse_csv(const char *buf, size_t len, char delim, const am_gloss_lim
             if (tmp[COL_SRC] >= 0 && tmp[COL_TGT] >= 0) {
                 memcpy(col, tmp, sizeof col);
                 rep->has_header = 1;
+                continue;
+            }
+            int lh = lang_header(&row, src_lang, tgt_lang, col, rep);
+            if (lh < 0) {
+                rc = lh;
+                break;
+            }
+            if (lh) {
+                rep->has_header = 1;
+                rep->lang_header = 1;
                 continue;
             }
             col[COL_SRC] = 0;
@@ -700,6 +751,13 @@ static int starts_with(const char *s, size_t len, const char *prefix)
 int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
                    const am_gloss_limits *limits, am_gloss *out, am_gloss_report *report)
 {
+    return am_gloss_parse_langs(buf, len, format, NULL, NULL, limits, out, report);
+}
+
+int am_gloss_parse_langs(const char *buf, size_t len, enum am_gloss_format format,
+                         const char *source_lang, const char *target_lang,
+                         const am_gloss_limits *limits, am_gloss *out, am_gloss_report *report)
+{
     am_gloss_report dummy = {0};
     am_gloss_report *rep = report ? report : &dummy;
     memset(rep, 0, sizeof *rep);
@@ -747,7 +805,8 @@ int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
     } else if (format == AM_GLOSS_JSON) {
         rc = parse_json(buf, len, &lim, out, rep);
     } else {
-        rc = parse_csv(buf, len, format == AM_GLOSS_TSV ? '\t' : ',', &lim, out, rep);
+        rc = parse_csv(buf, len, format == AM_GLOSS_TSV ? '\t' : ',', &lim, source_lang,
+                       target_lang, out, rep);
     }
     if (rc)
         am_gloss_cleanup(out);

@@ -17,9 +17,17 @@
  *            values true/false, 1/0, yes/no, y/n, empty = false.
  *            Other columns (sourceLang, targetLang, pos, description, …)
  *            are ignored, so the TICO-19 files (f_*.csv and g_*.csv) load
- *            as they are. Without a header (first row names no source AND
- *            target column) every row needs 2+ columns: source, target;
- *            further columns are ignored.
+ *            as they are. A first row whose first two fields name two
+ *            different languages (ISO 639 codes, BCP 47 tags or English
+ *            names: "en,fr", "English,French", "en-US,fr-FR"; see
+ *            am_lang_from_header) is a language header: its columns are
+ *            mapped by language to the source and target languages given
+ *            to am_gloss_parse_langs (so "fr,en" is read swapped; a header
+ *            without both languages is an AM_ERR_INVALID error), or read as
+ *            source, target without them. Without a header (first row
+ *            names no source AND target column, nor two languages) every
+ *            row needs 2+ columns: source, target; further columns are
+ *            ignored.
  *            Targets holding '|' are split into alternatives ("a|b").
  *            Source and targets are trimmed of ASCII whitespace. Blank
  *            lines are ignored; rows whose source and target are both empty
@@ -84,6 +92,7 @@ typedef struct am_gloss_limits {
 typedef struct am_gloss_report {
     enum am_gloss_format format; /* the format actually parsed */
     int has_header; /* CSV/TSV: a header row was recognised */
+    int lang_header; /* ... and it named languages (column mapping by language) */
     size_t rows; /* data rows (skipped ones included) / JSON entries read */
     size_t skipped; /* empty rows skipped (CSV/TSV) */
     /* On error: */
@@ -116,6 +125,11 @@ int am_gloss_add(am_gloss *g, const char *source, const char *const *targets, si
  * left empty. The entries are owned by out (am_gloss_cleanup). */
 int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
                    const am_gloss_limits *limits, am_gloss *out, am_gloss_report *report);
+/* am_gloss_parse with the session's languages (either may be NULL) for a
+ * CSV/TSV language header (see above); other formats ignore them. */
+int am_gloss_parse_langs(const char *buf, size_t len, enum am_gloss_format format,
+                         const char *source_lang, const char *target_lang,
+                         const am_gloss_limits *limits, am_gloss *out, am_gloss_report *report);
 
 /* Parses a TBX glossary (ISO 30042: TBX-Basic / TBX v2 <martif> with
  * termEntry/langSet/tig|ntig, and TBX v3 <tbx> with conceptEntry/langSec/

@@ -54,6 +54,60 @@ int am_lang_canonical(const char *tag, char *out, size_t n, int *known)
     return AM_OK;
 }
 
+/* The two-letter code of a lower-case English name, or NULL. */
+static const char *lang_name_find(const char *name)
+{
+    size_t lo = 0, hi = am_lang_nnames;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(am_lang_names[mid].name, name);
+        if (c == 0)
+            return am_lang_names[mid].canon;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+int am_lang_from_header(const char *s, char *out, size_t n)
+{
+    char low[80];
+    if (!s || !out || n < 3)
+        return AM_ERR_NOTFOUND;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t len = strlen(s);
+    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+        len--;
+    if (!len || len >= sizeof low)
+        return AM_ERR_NOTFOUND;
+    for (size_t i = 0; i < len; i++)
+        low[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a') : s[i];
+    low[len] = '\0';
+    const char *canon = lang_name_find(low);
+    if (!canon) {
+        size_t p = 0;
+        while (low[p] >= 'a' && low[p] <= 'z')
+            p++;
+        int tag_ok = p >= 2 && p <= 3 && (low[p] == '\0' || low[p] == '-' || low[p] == '_');
+        for (size_t i = p; tag_ok && low[i]; i++)
+            tag_ok = (low[i] >= 'a' && low[i] <= 'z') || (low[i] >= '0' && low[i] <= '9') ||
+                     low[i] == '-' || low[i] == '_';
+        if (tag_ok) {
+            low[p] = '\0';
+            const am_lang_code *row = am_lang_find(low);
+            if (row && strlen(row->canon) == 2)
+                canon = row->canon;
+        }
+    }
+    if (!canon)
+        return AM_ERR_NOTFOUND;
+    memcpy(out, canon, 3);
+    return AM_OK;
+}
+
 static int ascii_lower(int c)
 {
     return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;

@@ -31,4 +31,14 @@ int am_lang_tag_ok(const char *s);
  * matches nothing. */
 int am_lang_same(const char *a, const char *b);
 
+/* The language a column header names, as its two-letter ISO 639-1 code in
+ * out (size n >= 3): a two-letter code ("en"), a three-letter ISO 639-2/3
+ * code of a language that has a two-letter one ("eng", "fre"), a BCP 47
+ * tag with further subtags whose primary subtag is one of those ("en-US",
+ * "fr_FR"), or the English name of such a language, ASCII
+ * case-insensitive ("English", "French", "Spanish; Castilian" names each).
+ * s is trimmed of ASCII blanks first. Returns AM_OK, or AM_ERR_NOTFOUND
+ * when s names no language (also for an empty or oversized s). */
+int am_lang_from_header(const char *s, char *out, size_t n);
+
 #endif

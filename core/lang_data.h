@@ -18,4 +18,14 @@ typedef struct am_lang_code {
 extern const am_lang_code am_lang_codes[];
 extern const size_t am_lang_ncodes;
 
+/* An English language name (ASCII lower case) and its two-letter code. */
+typedef struct am_lang_name {
+    const char *name;
+    const char *canon;
+} am_lang_name;
+
+/* Every name of a language with a two-letter code, sorted by name, each once. */
+extern const am_lang_name am_lang_names[];
+extern const size_t am_lang_nnames;
+
 #endif

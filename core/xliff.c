@@ -1,11 +1,17 @@
 /*
  * xliff.c — XLIFF 1.2 / 2.x and TMX readers (see xliff.h for the rules).
  *
- * XML is read through am_xmlsafe_read (xmlsafe.h), hardened as the TBX
- * reader is: no network, no DTD loading, any entity declaration or
- * reference to an undeclared entity rejects the document (XXE, billion
- * laughs), libxml2's depth and size limits hold. The input is validated as
- * UTF-8 first and read as UTF-8 whatever the XML declaration says.
+ * XLIFF is streamed with libxml2's xmlTextReader: each unit element is
+ * expanded alone, turned into segments handed to the caller and freed
+ * when the reader moves on, so memory does not grow with the document
+ * (no tree, no list of units). The reader has no SAX hooks, so the
+ * hardening of xmlsafe.h is kept as: no network, no DTD loading, no
+ * entity substitution (the same parser options), the prolog checked as
+ * text for any entity declaration or parameter entity reference before
+ * libxml2 reads it, any reference to an undeclared entity rejects the
+ * document, libxml2's depth and size limits hold. TMX is read into a tree
+ * through am_xmlsafe_read. The input is validated as UTF-8 first and read
+ * as UTF-8 whatever the XML declaration says.
  */
 #include "xliff.h"
 
@@ -21,6 +27,7 @@
 #include <string.h>
 
 #include <libxml/tree.h>
+#include <libxml/xmlreader.h>
 
 /* ---- hardened XML reading -------------------------------------------------- */
 
@@ -209,29 +216,57 @@ static xmlNode *xl_find_mrk(xmlNode *n, const char *mid)
     return NULL;
 }
 
-/* ---- the document being built ----------------------------------------------- */
+/* ---- the document being read ---------------------------------------------------- */
 
 typedef struct xl_job {
-    am_xliff_doc *d;
+    am_xliff_doc *d; /* version, languages, files, systems (no segs/skips) */
     size_t line_off;
     size_t file; /* current <file> index */
-    xmlNode *header; /* current 1.2 <header> (phases) or NULL */
+    xmlNode *header; /* a copy of the current 1.2 <header> (phases; owned) or NULL */
     am_buf tmp;
     am_xliff_report *rep;
-    size_t cap_segs, cap_skips;
+    int prefix; /* ids get the "fN." prefix (several <file>s) */
+    am_xliff_unit_fn fn; /* NULL: a validating pass */
+    void *ctx;
+    am_xliff_seg cur; /* the segment being built (its hypotheses are added) */
+    int has_cur;
+    int fn_rc; /* a non-zero return of fn: stop with it */
 } xl_job;
+
+static void xl_fix_id(char **id, size_t file, int prefix);
+
+static void xl_seg_free(am_xliff_seg *s)
+{
+    free(s->id);
+    free(s->source);
+    free(s->target);
+    for (size_t k = 0; k < s->nhyp; k++)
+        free(s->hyp[k]);
+    memset(s, 0, sizeof *s);
+}
+
+/* Hands the segment being built to the callback and frees it. */
+static void xl_flush(xl_job *j)
+{
+    if (!j->has_cur)
+        return;
+    j->has_cur = 0;
+    if (j->fn && !j->fn_rc) {
+        xl_fix_id(&j->cur.id, j->cur.file, j->prefix);
+        j->fn_rc = j->fn(j->ctx, j->d, &j->cur, NULL);
+    }
+    xl_seg_free(&j->cur);
+}
 
 static void xl_skip(xl_job *j, const char *id, const char *reason)
 {
-    am_xliff_doc *d = j->d;
-    if (d->nskips == j->cap_skips) {
-        j->cap_skips = j->cap_skips ? j->cap_skips * 2 : 16;
-        d->skips = am_xrealloc(d->skips, j->cap_skips * sizeof *d->skips);
-    }
-    d->skips[d->nskips].id = am_xstrdup(id);
-    d->skips[d->nskips].reason = reason;
-    d->skips[d->nskips].file = j->file;
-    d->nskips++;
+    xl_flush(j);
+    if (!j->fn || j->fn_rc)
+        return;
+    am_xliff_skip k = {am_xstrdup(id), reason, j->file};
+    xl_fix_id(&k.id, k.file, j->prefix);
+    j->fn_rc = j->fn(j->ctx, j->d, NULL, &k);
+    free(k.id);
 }
 
 /* Index of system name in the document, added when new; SIZE_MAX when
@@ -248,21 +283,18 @@ static size_t xl_system(am_xliff_doc *d, const char *name)
     return d->nsystems++;
 }
 
-/* Appends a new confirmed segment (strings owned by the document) and
- * returns it (borrowed, valid until the next push). */
+/* Starts a new confirmed segment (strings taken) after handing over the
+ * previous one; returns it (borrowed, valid until the next push/skip). */
 static am_xliff_seg *xl_push(xl_job *j, const char *id, char *source, char *target)
 {
-    am_xliff_doc *d = j->d;
-    if (d->nsegs == j->cap_segs) {
-        j->cap_segs = j->cap_segs ? j->cap_segs * 2 : 64;
-        d->segs = am_xrealloc(d->segs, j->cap_segs * sizeof *d->segs);
-    }
-    am_xliff_seg *s = &d->segs[d->nsegs++];
+    xl_flush(j);
+    am_xliff_seg *s = &j->cur;
     memset(s, 0, sizeof *s);
     s->id = am_xstrdup(id);
     s->source = source;
     s->target = target;
     s->file = j->file;
+    j->has_cur = 1;
     return s;
 }
 
@@ -566,13 +598,8 @@ void am_xliff_free(am_xliff_doc *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->nsegs; i++) {
-        free(d->segs[i].id);
-        free(d->segs[i].source);
-        free(d->segs[i].target);
-        for (size_t k = 0; k < d->segs[i].nhyp; k++)
-            free(d->segs[i].hyp[k]);
-    }
+    for (size_t i = 0; i < d->nsegs; i++)
+        xl_seg_free(&d->segs[i]);
     free(d->segs);
     for (size_t i = 0; i < d->nskips; i++)
         free(d->skips[i].id);
@@ -610,79 +637,330 @@ static void xl_fix_id(char **id, size_t file, int prefix)
     *id = am_buf_detach(&b);
 }
 
-int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report)
+/* The streaming reader's state: the first error libxml2 reported. */
+typedef struct xl_rstate {
+    int have_err;
+    size_t line;
+    char msg[200];
+} xl_rstate;
+
+static void xl_reader_err(void *arg, xmlErrorPtr err)
+{
+    xl_rstate *st = arg;
+    if (!err || err->level < XML_ERR_ERROR || st->have_err)
+        return;
+    st->have_err = 1;
+    st->line = err->line > 0 ? (size_t)err->line : 0;
+    const char *m = err->message ? err->message : "not well-formed";
+    size_t n = strlen(m);
+    while (n && (m[n - 1] == '\n' || m[n - 1] == ' ' || m[n - 1] == '\r'))
+        n--;
+    if (n >= sizeof st->msg)
+        n = sizeof st->msg - 1;
+    memcpy(st->msg, m, n);
+    st->msg[n] = '\0';
+}
+
+/* True when buf[i..len) starts with s. */
+static int xl_at(const char *buf, size_t len, size_t i, const char *s)
+{
+    size_t n = strlen(s);
+    return i <= len && len - i >= n && memcmp(buf + i, s, n) == 0;
+}
+
+/* Index just past the first occurrence of end at or after i (len when
+ * there is none). */
+static size_t xl_past(const char *buf, size_t len, size_t i, const char *end)
+{
+    while (i < len && !xl_at(buf, len, i, end))
+        i++;
+    return i < len ? i + strlen(end) : len;
+}
+
+/* The prolog of buf[0..len) (XML declaration, comments, processing
+ * instructions, DOCTYPE) must declare no entity and reference no
+ * parameter entity: the streaming reader has no SAX hooks, so the rule of
+ * xmlsafe.h (any entity declaration rejects the document) is checked on
+ * the text before libxml2 sees it. Returns AM_OK or an error in rep. */
+static int xl_prolog_check(const char *buf, size_t len, size_t line_off, am_xliff_report *rep)
+{
+    size_t i = 0;
+    for (;;) {
+        while (i < len && xl_is_space(buf[i]))
+            i++;
+        if (xl_at(buf, len, i, "<?"))
+            i = xl_past(buf, len, i + 2, "?>");
+        else if (xl_at(buf, len, i, "<!--"))
+            i = xl_past(buf, len, i + 4, "-->");
+        else
+            break;
+    }
+    if (!xl_at(buf, len, i, "<!DOCTYPE"))
+        return AM_OK;
+    char quote = 0;
+    int subset = 0;
+    for (i += 9; i < len; i++) {
+        char c = buf[i];
+        if (quote) {
+            quote = c == quote ? 0 : quote;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+        } else if (subset && xl_at(buf, len, i, "<!--")) {
+            i = xl_past(buf, len, i + 4, "-->") - 1;
+        } else if (subset && (xl_at(buf, len, i, "<!ENTITY") || c == '%')) {
+            char name[64] = "";
+            if (c != '%') {
+                size_t a = i + 8;
+                while (a < len && (xl_is_space(buf[a]) || buf[a] == '%'))
+                    a++;
+                size_t b = a;
+                while (b < len && b - a < sizeof name - 1 && !xl_is_space(buf[b]) && buf[b] != '>')
+                    b++;
+                memcpy(name, buf + a, b - a);
+                name[b - a] = '\0';
+            }
+            return xl_err(rep, AM_ERR_PARSE, xl_line_of(buf, i) + line_off,
+                          c == '%' ? "parameter entity reference in the DOCTYPE: entities are not "
+                                     "allowed%s"
+                                   : "the DOCTYPE declares entity '%s': entity declarations are "
+                                     "not allowed",
+                          name);
+        } else if (c == '[') {
+            subset = 1;
+        } else if (c == ']') {
+            subset = 0;
+        } else if (c == '>' && !subset) {
+            return AM_OK;
+        }
+    }
+    return AM_OK;
+}
+
+/* The <xliff> root n: version and (2.x) languages into j->d. */
+static int xl_root(xl_job *j, xmlNode *n)
+{
+    am_xliff_doc *d = j->d;
+    const char *ver = xl_attr(n, "version", 0);
+    const char *href = n->ns && n->ns->href ? (const char *)n->ns->href : "";
+    if (!xl_is(n, "xliff"))
+        return xl_err(j->rep, AM_ERR_PARSE, xl_line(n, j->line_off),
+                      "not an XLIFF document: the root element is <%s>, expected <xliff>",
+                      (const char *)n->name);
+    if ((ver && ver[0] == '2') || strstr(href, "xliff:document:2"))
+        d->version = 20;
+    else if ((ver && ver[0] == '1') || strstr(href, "xliff:document:1"))
+        d->version = 12;
+    else
+        return xl_err(j->rep, AM_ERR_PARSE, xl_line(n, j->line_off),
+                      "unsupported XLIFF version '%s' (1.2, 2.0, 2.1 and 2.2 are read)",
+                      ver ? ver : "");
+    if (d->version == 20 && !d->source_lang) {
+        const char *sl = xl_attr(n, "srcLang", 0), *tl = xl_attr(n, "trgLang", 0);
+        free(d->target_lang); /* pass 2 reads the root again */
+        d->source_lang = sl && *sl ? am_xstrdup(sl) : NULL;
+        d->target_lang = tl && *tl ? am_xstrdup(tl) : NULL;
+    }
+    return AM_OK;
+}
+
+/* A reference to an undeclared entity in the subtree of n (tolerated by
+ * libxml2 when the DOCTYPE names an external subset, which is never
+ * read): the text is unknown, so the document is rejected. */
+static int xl_entity_refs(xl_job *j, xmlNode *n)
+{
+    for (xmlNode *c = n; c; c = am_xmlsafe_walk(c, n, 1)) {
+        const xmlNode *bad = c->type == XML_ENTITY_REF_NODE ? c : NULL;
+        for (const xmlAttr *a = c->type == XML_ELEMENT_NODE ? c->properties : NULL; a && !bad;
+             a = a->next)
+            for (const xmlNode *t = a->children; t && !bad; t = t->next)
+                bad = t->type == XML_ENTITY_REF_NODE ? t : NULL;
+        if (bad)
+            return xl_err(j->rep, AM_ERR_PARSE, xl_line(c, j->line_off),
+                          "reference to undeclared entity '&%s;'", (const char *)bad->name);
+    }
+    return AM_OK;
+}
+
+/* One streaming pass over buf[0..len) with the reader: every unit element
+ * is expanded alone (xmlTextReaderExpand), handed to xl_unit12/xl_unit20
+ * and dropped when the reader moves past it; a 1.2 <header> is copied
+ * until the next <file>. Returns AM_OK or an error in j->rep. */
+static int xl_pass(xl_job *j, const char *buf, size_t len)
+{
+    xl_rstate st;
+    memset(&st, 0, sizeof st);
+    xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
+    int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
+               XML_PARSE_NOWARNING;
+    xmlTextReaderPtr r = xmlReaderForMemory(buf, (int)len, NULL, "UTF-8", opts);
+    if (!r)
+        return xl_err(j->rep, AM_ERR_NOMEM, 0, "cannot create an XML reader");
+    xmlTextReaderSetStructuredErrorHandler(r, xl_reader_err, &st);
+    int rc = AM_OK, seen_root = 0;
+    int ret = xmlTextReaderRead(r);
+    while (ret == 1 && rc == AM_OK && !j->fn_rc) {
+        int type = xmlTextReaderNodeType(r);
+        xmlNode *n = xmlTextReaderCurrentNode(r);
+        if (type == XML_READER_TYPE_ENTITY_REFERENCE) {
+            rc = n ? xl_entity_refs(j, n) : AM_ERR_PARSE;
+            break;
+        }
+        if (type != XML_READER_TYPE_ELEMENT || !n) {
+            ret = xmlTextReaderRead(r);
+            continue;
+        }
+        if (!seen_root) {
+            seen_root = 1;
+            rc = xl_root(j, n);
+            ret = xmlTextReaderRead(r);
+            continue;
+        }
+        int v12 = j->d->version == 12;
+        if (xl_is(n, "file")) {
+            xl_flush(j);
+            j->file = j->d->nfiles++;
+            if (j->header)
+                xmlFreeNode(j->header);
+            j->header = NULL;
+            if (v12 && !j->d->source_lang) {
+                const char *sl = xl_attr(n, "source-language", 0);
+                const char *tl = xl_attr(n, "target-language", 0);
+                free(j->d->target_lang); /* a <file> without source-language set it */
+                j->d->source_lang = sl && *sl ? am_xstrdup(sl) : NULL;
+                j->d->target_lang = tl && *tl ? am_xstrdup(tl) : NULL;
+            }
+            ret = xmlTextReaderRead(r);
+        } else if ((v12 && xl_is(n, "trans-unit")) || (!v12 && xl_is(n, "unit")) ||
+                   xl_is(n, "header")) {
+            xmlNode *u = xmlTextReaderExpand(r);
+            if (!u)
+                break; /* the error handler has the reason */
+            rc = xl_entity_refs(j, u);
+            if (rc == AM_OK && xl_is(u, "header")) {
+                if (v12 && !j->header && u->parent && xl_is(u->parent, "file"))
+                    j->header = xmlCopyNode(u, 1);
+            } else if (rc == AM_OK) {
+                rc = v12 ? xl_unit12(j, u) : xl_unit20(j, u);
+                xl_flush(j);
+            }
+            ret = xmlTextReaderNext(r);
+        } else if (xl_is(n, "notes")) {
+            ret = xmlTextReaderNext(r);
+        } else {
+            ret = xmlTextReaderRead(r);
+        }
+    }
+    xl_flush(j);
+    if (rc == AM_OK && !j->fn_rc && (ret < 0 || st.have_err))
+        rc = xl_err(j->rep, AM_ERR_PARSE, st.line ? st.line + j->line_off : 0, "malformed XML: %s",
+                    st.have_err ? st.msg : "not well-formed");
+    if (rc == AM_OK && !j->fn_rc && !seen_root)
+        rc = xl_err(j->rep, AM_ERR_PARSE, 0, "malformed XML: no root element");
+    xmlFreeTextReader(r);
+    if (j->header)
+        xmlFreeNode(j->header);
+    j->header = NULL;
+    return rc;
+}
+
+int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, am_xliff_doc *info,
+                  am_xliff_report *report)
 {
     am_xliff_report dummy = {0, {0}};
     am_xliff_report *rep = report ? report : &dummy;
     memset(rep, 0, sizeof *rep);
-    if (!out)
+    if (!info)
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
-    memset(out, 0, sizeof *out);
-    xmlDocPtr doc;
-    size_t line_off;
-    int rc = xl_read(buf, len, &doc, &line_off, rep);
+    memset(info, 0, sizeof *info);
+    if (!buf && len)
+        return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
+    if (len > (size_t)INT_MAX)
+        return xl_err(rep, AM_ERR_RANGE, 0, "XML document larger than %d bytes", INT_MAX);
+    if (!buf)
+        buf = "";
+    size_t bad = 0;
+    int rc = am_text_validate(buf, len, &bad);
+    if (rc)
+        return xl_err(rep, rc, xl_line_of(buf, bad), "%s at byte %zu",
+                      rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8", bad);
+    size_t i = 0, line_off = 0;
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        i = 3;
+    while (i < len && xl_is_space(buf[i]))
+        line_off += buf[i++] == '\n';
+    if (i == len)
+        return xl_err(rep, AM_ERR_PARSE, 0, "empty XML document");
+    buf += i;
+    len -= i;
+    rc = xl_prolog_check(buf, len, line_off, rep);
     if (rc)
         return rc;
-    xmlNode *root = xmlDocGetRootElement(doc);
-    const char *ver = root ? xl_attr(root, "version", 0) : NULL;
-    const char *href = root && root->ns && root->ns->href ? (const char *)root->ns->href : "";
-    if (!xl_is(root, "xliff")) {
-        rc = xl_err(rep, AM_ERR_PARSE, root ? xl_line(root, line_off) : 0,
-                    "not an XLIFF document: the root element is <%s>, expected <xliff>",
-                    root ? (const char *)root->name : "");
-        goto done;
-    }
-    if ((ver && ver[0] == '2') || strstr(href, "xliff:document:2"))
-        out->version = 20;
-    else if ((ver && ver[0] == '1') || strstr(href, "xliff:document:1"))
-        out->version = 12;
-    else {
-        rc = xl_err(rep, AM_ERR_PARSE, xl_line(root, line_off),
-                    "unsupported XLIFF version '%s' (1.2, 2.0, 2.1 and 2.2 are read)",
-                    ver ? ver : "");
-        goto done;
-    }
-    if (out->version == 20) {
-        const char *sl = xl_attr(root, "srcLang", 0), *tl = xl_attr(root, "trgLang", 0);
-        out->source_lang = sl && *sl ? am_xstrdup(sl) : NULL;
-        out->target_lang = tl && *tl ? am_xstrdup(tl) : NULL;
-    }
     xl_job j;
     memset(&j, 0, sizeof j);
-    j.d = out;
+    j.d = info;
     j.line_off = line_off;
     j.rep = rep;
     am_buf_init(&j.tmp);
-    for (xmlNode *n = root->children; n && rc == AM_OK;) {
-        if (xl_is(n, "file")) {
-            j.file = out->nfiles++;
-            j.header = xl_child(n, "header");
-            if (out->version == 12 && !out->source_lang) {
-                const char *sl = xl_attr(n, "source-language", 0);
-                const char *tl = xl_attr(n, "target-language", 0);
-                out->source_lang = sl && *sl ? am_xstrdup(sl) : NULL;
-                out->target_lang = tl && *tl ? am_xstrdup(tl) : NULL;
-            }
-            n = am_xmlsafe_walk(n, root, 1);
-        } else if (out->version == 12 && xl_is(n, "trans-unit")) {
-            rc = xl_unit12(&j, n);
-            n = am_xmlsafe_walk(n, root, 0);
-        } else if (out->version == 20 && xl_is(n, "unit")) {
-            rc = xl_unit20(&j, n);
-            n = am_xmlsafe_walk(n, root, 0);
-        } else if (xl_is(n, "header") || xl_is(n, "notes")) {
-            n = am_xmlsafe_walk(n, root, 0);
-        } else {
-            n = am_xmlsafe_walk(n, root, 1);
-        }
+    /* pass 1 validates the whole document and counts its files (ids are
+     * prefixed when there are several) before anything is handed over:
+     * bad input hands over nothing */
+    rc = xl_pass(&j, buf, len);
+    if (rc == AM_OK && fn) {
+        /* languages and systems stay as pass 1 found them (the same ones,
+         * in the same order) */
+        size_t nfiles = info->nfiles;
+        info->nfiles = 0;
+        j.file = 0;
+        j.prefix = nfiles > 1;
+        j.fn = fn;
+        j.ctx = ctx;
+        rc = xl_pass(&j, buf, len);
+        info->nfiles = nfiles;
+        if (rc == AM_OK && j.fn_rc)
+            rc = j.fn_rc;
     }
     am_buf_cleanup(&j.tmp);
-    for (size_t i = 0; rc == AM_OK && i < out->nsegs; i++)
-        xl_fix_id(&out->segs[i].id, out->segs[i].file, out->nfiles > 1);
-    for (size_t i = 0; rc == AM_OK && i < out->nskips; i++)
-        xl_fix_id(&out->skips[i].id, out->skips[i].file, out->nfiles > 1);
-done:
-    xmlFreeDoc(doc);
+    return rc;
+}
+
+/* am_xliff_parse's collector: deep copies into the document. */
+static int xl_collect(void *ctx, const am_xliff_doc *info, const am_xliff_seg *s,
+                      const am_xliff_skip *k)
+{
+    (void)info;
+    am_xliff_doc *d = ctx;
+    if (s) {
+        if ((d->nsegs & (d->nsegs - 1)) == 0)
+            d->segs = am_xrealloc(d->segs, (d->nsegs ? 2 * d->nsegs : 1) * sizeof *d->segs);
+        am_xliff_seg *c = &d->segs[d->nsegs++];
+        *c = *s;
+        c->id = am_xstrdup(s->id);
+        c->source = am_xstrdup(s->source);
+        c->target = am_xstrdup(s->target);
+        for (size_t i = 0; i < s->nhyp; i++)
+            c->hyp[i] = am_xstrdup(s->hyp[i]);
+    } else {
+        if ((d->nskips & (d->nskips - 1)) == 0)
+            d->skips = am_xrealloc(d->skips, (d->nskips ? 2 * d->nskips : 1) * sizeof *d->skips);
+        d->skips[d->nskips] = *k;
+        d->skips[d->nskips++].id = am_xstrdup(k->id);
+    }
+    return 0;
+}
+
+int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report)
+{
+    if (!out) {
+        am_xliff_report dummy = {0, {0}};
+        return xl_err(report ? report : &dummy, AM_ERR_INVALID, 0, "invalid argument");
+    }
+    am_xliff_doc segs;
+    memset(&segs, 0, sizeof segs);
+    int rc = am_xliff_each(buf, len, xl_collect, &segs, out, report);
+    out->segs = segs.segs;
+    out->nsegs = segs.nsegs;
+    out->skips = segs.skips;
+    out->nskips = segs.nskips;
     if (rc)
         am_xliff_free(out);
     return rc;

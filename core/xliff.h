@@ -86,6 +86,25 @@ typedef struct am_xliff_report {
     char msg[240];
 } am_xliff_report;
 
+/* Receives one unit of am_xliff_each in document order: a confirmed
+ * segment s (skip NULL) or a skipped one (s NULL). Both are borrowed for
+ * the call only; info has the version, languages and the systems that
+ * s->sys indexes. A non-zero return stops the reading and is returned by
+ * am_xliff_each. */
+typedef int (*am_xliff_unit_fn)(void *ctx, const am_xliff_doc *info, const am_xliff_seg *s,
+                                const am_xliff_skip *skip);
+
+/* Streams buf[0..len) (at most INT_MAX bytes): a first pass validates the
+ * whole document (every error am_xliff_parse reports, before fn sees
+ * anything), a second calls fn for every segment and skip. Memory stays
+ * bounded by the largest unit, whatever the document's size: no tree, no
+ * list of units. *info (zeroed first; segs and skips stay empty) receives
+ * version, languages, nfiles and systems; the caller frees it with
+ * am_xliff_free, also after an error. fn NULL: validation only. Returns
+ * as am_xliff_parse, or fn's non-zero return. */
+int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, am_xliff_doc *info,
+                  am_xliff_report *report);
+
 /* Parses buf[0..len) (at most INT_MAX bytes) into *out (zeroed first;
  * caller frees with am_xliff_free, also after an error). report may be
  * NULL. Returns AM_OK; AM_ERR_UTF8/AM_ERR_NUL for bad bytes; AM_ERR_PARSE

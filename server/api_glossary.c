@@ -46,15 +46,15 @@ void am_api_glossary_put(am_req *req, am_resp *resp)
     lim.max_entries = (size_t)req->srv->cfg.max_glossary_entries;
     lim.max_bytes = (size_t)req->srv->cfg.max_glossary_body;
     int rc;
-    if (fmt == AM_GLOSS_TBX) {
-        json_t *opts = json_loads(row.options, 0, NULL);
-        rc = am_gloss_parse_tbx(
-            req->body, req->body_len, json_string_value(json_object_get(opts, "source_lang")),
-            json_string_value(json_object_get(opts, "target_lang")), &lim, &g, &rep);
-        json_decref(opts);
-    } else {
-        rc = am_gloss_parse(req->body, req->body_len, (enum am_gloss_format)fmt, &lim, &g, &rep);
-    }
+    json_t *opts = json_loads(row.options, 0, NULL);
+    const char *sl = json_string_value(json_object_get(opts, "source_lang"));
+    const char *tl = json_string_value(json_object_get(opts, "target_lang"));
+    if (fmt == AM_GLOSS_TBX)
+        rc = am_gloss_parse_tbx(req->body, req->body_len, sl, tl, &lim, &g, &rep);
+    else
+        rc = am_gloss_parse_langs(req->body, req->body_len, (enum am_gloss_format)fmt, sl, tl, &lim,
+                                  &g, &rep);
+    json_decref(opts);
     if (rc != AM_OK) {
         am_api_body_problem(req, resp, rc, "Invalid glossary", rep.msg, rep.line);
         am_gloss_cleanup(&g);

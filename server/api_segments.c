@@ -284,6 +284,71 @@ void am_api_segment_list(am_req *req, am_resp *resp)
     am_store_session_clear(&row);
 }
 
+/* Orders names[0..n) by strcmp (insertion sort; n is small). */
+static void sort_names(const char **names, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            const char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+}
+
+/* The systems and texts of a check body (borrowed from body) into
+ * sys/hyps, *n of them (0 without either): `hypothesis` alone (system
+ * "default", as in a segment) or `hypotheses` {system: text} in name
+ * order. Answers the 422 and returns AM_ERR_INVALID on a bad body. */
+static int check_systems(am_req *req, am_resp *resp, json_t *body, const char **sys,
+                         const char **hyps, size_t *n)
+{
+    json_t *hyp = json_object_get(body, "hypothesis"), *hs = json_object_get(body, "hypotheses");
+    const am_srv_config *cfg = &req->srv->cfg;
+    size_t max = (size_t)cfg->max_systems < AM_SCORE_MAX_SYSTEMS ? (size_t)cfg->max_systems
+                                                                 : AM_SCORE_MAX_SYSTEMS;
+    *n = 0;
+    if (hyp && hs) {
+        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                        "give either 'hypothesis' or 'hypotheses', not both");
+        return AM_ERR_INVALID;
+    }
+    if (hyp) {
+        if (!json_is_string(hyp))
+            goto bad;
+        sys[0] = "default";
+        hyps[(*n)++] = json_string_value(hyp);
+        return AM_OK;
+    }
+    if (!hs)
+        return AM_OK;
+    if (!json_is_object(hs) || json_object_size(hs) == 0 || json_object_size(hs) > max) {
+        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                        "'hypotheses' must be an object {system: text} of 1 to %zu systems", max);
+        return AM_ERR_INVALID;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(hs, key, v)
+    {
+        if (!am_http_valid_id(key)) {
+            am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                            "system names must match [A-Za-z0-9._-]{1,128}");
+            return AM_ERR_INVALID;
+        }
+        if (!json_is_string(v))
+            goto bad;
+        sys[(*n)++] = key;
+    }
+    sort_names(sys, *n);
+    for (size_t i = 0; i < *n; i++)
+        hyps[i] = json_string_value(json_object_get(hs, sys[i]));
+    return AM_OK;
+bad:
+    am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+                    "'hypothesis' is a string; 'hypotheses' maps systems to strings");
+    return AM_ERR_INVALID;
+}
+
 void am_api_check(am_req *req, am_resp *resp)
 {
     json_t *body;
@@ -293,43 +358,66 @@ void am_api_check(am_req *req, am_resp *resp)
     json_t *v;
     json_object_foreach(body, key, v)
     {
-        if (strcmp(key, "source") && strcmp(key, "hypothesis")) {
+        if (strcmp(key, "source") && strcmp(key, "hypothesis") && strcmp(key, "hypotheses")) {
             am_resp_problem(resp, req, 422, "unknown-field", "Unknown field",
-                            "unknown field '%.64s' (allowed: source, hypothesis)", key);
+                            "unknown field '%.64s' (allowed: source, hypothesis, hypotheses)", key);
             json_decref(body);
             return;
         }
     }
-    json_t *src = json_object_get(body, "source"), *hyp = json_object_get(body, "hypothesis");
-    if (!json_is_string(src) || (hyp && !json_is_string(hyp))) {
+    json_t *src = json_object_get(body, "source");
+    if (!json_is_string(src)) {
         am_resp_problem(resp, req, 422, src ? "invalid-value" : "missing-field",
                         src ? "Invalid value" : "Missing field",
                         "'source' (string) is required; 'hypothesis' is a string");
         json_decref(body);
         return;
     }
-    if (strlen(json_string_value(src)) != json_string_length(src) ||
-        (hyp && strlen(json_string_value(hyp)) != json_string_length(hyp))) {
+    const char *sys[AM_SCORE_MAX_SYSTEMS], *hyps[AM_SCORE_MAX_SYSTEMS];
+    size_t nsys = 0;
+    if (check_systems(req, resp, body, sys, hyps, &nsys) != AM_OK) {
+        json_decref(body);
+        return;
+    }
+    int nul = strlen(json_string_value(src)) != json_string_length(src);
+    json_t *hs = json_object_get(body, "hypotheses");
+    for (size_t i = 0; i < nsys; i++) {
+        json_t *h = hs ? json_object_get(hs, sys[i]) : json_object_get(body, "hypothesis");
+        nul |= strlen(hyps[i]) != json_string_length(h);
+    }
+    if (nul) {
         am_resp_problem(resp, req, 422, "invalid-utf8", "Invalid text", "NUL characters in text");
         json_decref(body);
         return;
     }
-    /* the same per-text limit as a segment: the check scores both texts */
+    /* the same per-text and per-segment limits as a segment: the check
+     * scores every text */
     const am_srv_config *cfg = &req->srv->cfg;
-    size_t ns = am_toks_count_py(json_string_value(src));
-    size_t nh = hyp ? am_toks_count_py(json_string_value(hyp)) : 0;
-    if (ns > (size_t)cfg->max_tokens || nh > (size_t)cfg->max_tokens) {
+    size_t ns = am_toks_count_py(json_string_value(src)), total = ns;
+    for (size_t i = 0; i <= nsys; i++) {
+        size_t nh = i < nsys ? am_toks_count_py(hyps[i]) : 0;
+        total += nh;
+        if (ns > (size_t)cfg->max_tokens || nh > (size_t)cfg->max_tokens) {
+            am_resp_problem(resp, req, 422, "too-many-tokens", "Too many tokens",
+                            "'%s' has %zu tokens; the limit is %d",
+                            ns > nh ? "source" : "hypothesis", ns > nh ? ns : nh, cfg->max_tokens);
+            json_decref(body);
+            return;
+        }
+    }
+    if (nsys > 1 && total > (size_t)cfg->max_segment_tokens) {
         am_resp_problem(resp, req, 422, "too-many-tokens", "Too many tokens",
-                        "'%s' has %zu tokens; the limit is %d", ns > nh ? "source" : "hypothesis",
-                        ns > nh ? ns : nh, cfg->max_tokens);
+                        "the check has %zu tokens in its source and hypotheses; the limit is %d "
+                        "(max-segment-tokens)",
+                        total, cfg->max_segment_tokens);
         json_decref(body);
         return;
     }
     am_fail f;
     am_fail_init(&f);
     json_t *out = NULL;
-    if (am_ingest_check(req->srv, req->params[0], json_string_value(src),
-                        hyp ? json_string_value(hyp) : "", &out, &f) == AM_OK)
+    if (am_ingest_check(req->srv, req->params[0], json_string_value(src), sys, hyps, nsys, &out,
+                        &f) == AM_OK)
         am_resp_json(resp, 200, out);
     else
         am_fail_resp(req, resp, &f);

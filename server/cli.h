@@ -14,4 +14,9 @@ int am_cli_serve(int argc, char **argv, char **envp);
  * database. Returns the exit status (0 ok, 1 failure, 2 usage). */
 int am_cli_backup(int argc, char **argv, char **envp);
 
+/* `adaptmon replay` (argv[0] "replay"), cli_replay.c: posts an XLIFF, TSV
+ * or JSONL file's segments to a running server, resuming by segment id.
+ * Returns the exit status (0 done, 1 failure, 2 usage). */
+int am_cli_replay(int argc, char **argv);
+
 #endif

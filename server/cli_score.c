@@ -962,7 +962,12 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
             return 2;
         }
         am_gloss_report rep;
-        int rc = am_gloss_parse(f.buf, f.len, fmt, NULL, gloss, &rep);
+        /* a CSV/TSV header naming languages maps to --source-lang/--target-lang */
+        const char *sl =
+            c->cfg.source_lang[0] && strcmp(c->cfg.source_lang, "und") ? c->cfg.source_lang : NULL;
+        const char *tl =
+            c->cfg.target_lang[0] && strcmp(c->cfg.target_lang, "und") ? c->cfg.target_lang : NULL;
+        int rc = am_gloss_parse_langs(f.buf, f.len, fmt, sl, tl, NULL, gloss, &rep);
         free(f.buf);
         if (rc != AM_OK) {
             fprintf(stderr, "adaptmon score: %s: %s\n", c->glossary_path,

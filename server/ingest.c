@@ -2053,50 +2053,100 @@ static int am_choice_each(void *ctx, const char *alt, int64_t count)
     return 0;
 }
 
-int am_ingest_check(am_server *srv, const char *session, const char *source, const char *hypothesis,
-                    json_t **out, am_fail *f)
+/* UTF-16 code units of s[0..byte) (s valid UTF-8, byte on a character
+ * boundary): one per character, two for a character beyond U+FFFF (a
+ * 4-byte sequence). */
+static size_t utf16_units(const char *s, size_t byte)
 {
-    am_sess *sess;
-    int rc = am_ingest_acquire(srv, session, &sess, f);
+    size_t n = 0;
+    for (size_t i = 0; i < byte; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c & 0xC0) != 0x80)
+            n += c >= 0xF0 ? 2 : 1;
+    }
+    return n;
+}
+
+/* [start, end) of span sp in text t as UTF-16 code units (new array). */
+static json_t *span_utf16(const char *t, const am_terms_span *sp)
+{
+    size_t a = utf16_units(t, sp->byte_start);
+    size_t b = a + utf16_units(t + sp->byte_start, sp->byte_end - sp->byte_start);
+    return json_pack("[II]", (json_int_t)a, (json_int_t)b);
+}
+
+/* The translator's recorded choices of the glossary entries a check meets,
+ * each read once (the arrays are owned here; items borrow them). */
+typedef struct check_choices {
+    json_t **arr;
+    size_t *entry;
+    size_t n, cap;
+} check_choices;
+
+/* Choices of entry e (index idx) of session (borrowed; read on first use). */
+static json_t *check_choices_get(check_choices *cc, am_server *srv, const char *session, size_t idx,
+                                 const am_gloss_entry *e)
+{
+    for (size_t c = 0; c < cc->n; c++)
+        if (cc->entry[c] == idx)
+            return cc->arr[c];
+    if (cc->n == cc->cap) {
+        cc->cap = cc->cap ? 2 * cc->cap : 8;
+        cc->arr = am_xrealloc(cc->arr, cc->cap * sizeof *cc->arr);
+        cc->entry = am_xrealloc(cc->entry, cc->cap * sizeof *cc->entry);
+    }
+    am_choice_ctx ch = {json_array()};
+    am_store_choices_each(srv->store, session, e->source, am_choice_each, &ch);
+    cc->entry[cc->n] = idx;
+    cc->arr[cc->n++] = ch.arr;
+    return ch.arr;
+}
+
+static void check_choices_free(check_choices *cc)
+{
+    for (size_t c = 0; c < cc->n; c++)
+        json_decref(cc->arr[c]);
+    free(cc->arr);
+    free(cc->entry);
+}
+
+/* The 422/503 of a failed term preview (rc) or of n occurrences over the
+ * limit (rc AM_OK). */
+static int check_fail(am_server *srv, am_budget *bud, int rc, size_t n, am_fail *f)
+{
+    if (rc == AM_ERR_CANCELLED)
+        return fail_cancelled(f, bud);
+    if (rc == AM_ERR_RANGE)
+        return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences", "source",
+                        "more than %d glossary term occurrences in the source; the limit "
+                        "is %d (max-term-occurrences)",
+                        srv->cfg.max_term_occurrences, srv->cfg.max_term_occurrences);
     if (rc != AM_OK)
-        return rc;
-    am_budget bud;
-    am_budget_start(&bud, srv);
-    am_score_ws *ws = am_wspool_get(srv->wspool);
-    am_score_ws_set_cancel(ws, &bud.cancel);
+        return am_failf(f, 422, "invalid-value", "Cannot check", NULL, "%s", am_strerror(rc));
+    return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences", "source",
+                    "%zu glossary term occurrences in the source; the limit is %d "
+                    "(max-term-occurrences)",
+                    n, srv->cfg.max_term_occurrences);
+}
+
+/* One hypothesis's glossary terms (the check's "terms" items), with
+ * counts: *missing, *forbidden, *established (entries with an established
+ * choice) and *following (of those, the hypothesis uses the established
+ * target). Returns a new array in *out, or an am_err with *f filled. */
+static int check_terms(am_server *srv, const char *session, am_sess *sess, am_score_ws *ws,
+                       am_budget *bud, check_choices *cc, const char *source, const char *hyp,
+                       json_t **out, int64_t counts[4], am_fail *f)
+{
     const am_terms_prev *pv = NULL;
     size_t n = 0;
-    am_terms_ws_set_max_occurrences(am_score_ws_terms(ws), (size_t)srv->cfg.max_term_occurrences);
-    rc = am_terms_preview(am_score_ws_terms(ws), am_scorer_lex(sess->scorer), source, hypothesis,
-                          &pv, &n);
+    am_score_ws_set_cancel(ws, &bud->cancel);
+    int rc =
+        am_terms_preview(am_score_ws_terms(ws), am_scorer_lex(sess->scorer), source, hyp, &pv, &n);
     am_score_ws_set_cancel(ws, NULL);
-    if (rc != AM_OK) {
-        am_wspool_put(srv->wspool, ws);
-        am_sessions_release(srv->sessions, sess);
-        if (rc == AM_ERR_CANCELLED)
-            return fail_cancelled(f, &bud);
-        if (rc == AM_ERR_RANGE)
-            return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences",
-                            "source",
-                            "more than %d glossary term occurrences in the source; the limit "
-                            "is %d (max-term-occurrences)",
-                            srv->cfg.max_term_occurrences, srv->cfg.max_term_occurrences);
-        return am_failf(f, 422, "invalid-value", "Cannot check", NULL, "%s", am_strerror(rc));
-    }
-    if (n > (size_t)srv->cfg.max_term_occurrences) {
-        am_wspool_put(srv->wspool, ws);
-        am_sessions_release(srv->sessions, sess);
-        return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences", "source",
-                        "%zu glossary term occurrences in the source; the limit is %d "
-                        "(max-term-occurrences)",
-                        n, srv->cfg.max_term_occurrences);
-    }
+    if (rc != AM_OK || n > (size_t)srv->cfg.max_term_occurrences)
+        return check_fail(srv, bud, rc, n, f);
     json_t *terms = json_array();
-    int64_t forbidden = 0, missing = 0;
-    /* the translator's choices, read once per entry (borrowed by the items) */
-    json_t **choices = am_xcalloc(n + 1, sizeof *choices);
-    size_t *choice_entry = am_xcalloc(n + 1, sizeof *choice_entry);
-    size_t nchoice = 0;
+    memset(counts, 0, 4 * sizeof counts[0]);
     for (size_t i = 0; i < n; i++) {
         const am_terms_prev *p = &pv[i];
         if (p->entry >= sess->gloss.n)
@@ -2110,44 +2160,163 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
         json_object_set_new(
             o, "source_span",
             json_pack("[II]", (json_int_t)p->src.byte_start, (json_int_t)p->src.byte_end));
+        json_object_set_new(o, "source_span_utf16", span_utf16(source, &p->src));
         const char *used = p->used == AM_TERMS_EXACT  ? "exact"
                            : p->used == AM_TERMS_STEM ? "stem"
                                                       : NULL;
         json_object_set_new(o, "used", used ? json_string(used) : json_null());
-        if (used && p->alt < e->n_targets) {
+        int uses_alt = used && p->alt < e->n_targets;
+        if (uses_alt) {
             json_object_set_new(o, "used_target", json_string(e->targets[p->alt]));
             json_object_set_new(
                 o, "hypothesis_span",
                 json_pack("[II]", (json_int_t)p->hyp.byte_start, (json_int_t)p->hyp.byte_end));
+            json_object_set_new(o, "hypothesis_span_utf16", span_utf16(hyp, &p->hyp));
+            json_object_set_new(
+                o, "used_surface",
+                json_stringn(hyp + p->hyp.byte_start, p->hyp.byte_end - p->hyp.byte_start));
         }
         if (e->forbidden && used)
-            forbidden++;
+            counts[1]++;
         if (!e->forbidden && !used)
-            missing++;
-        json_t *arr = NULL;
-        for (size_t c = 0; c < nchoice && !arr; c++)
-            if (choice_entry[c] == p->entry)
-                arr = choices[c];
-        if (!arr) {
-            am_choice_ctx cc = {json_array()};
-            am_store_choices_each(srv->store, session, e->source, am_choice_each, &cc);
-            arr = cc.arr;
-            choice_entry[nchoice] = p->entry;
-            choices[nchoice++] = arr;
-        }
+            counts[0]++;
+        json_t *arr = check_choices_get(cc, srv, session, p->entry, e);
         json_object_set(o, "translator_choices", arr);
-        json_t *first = json_array_get(arr, 0);
-        json_object_set_new(o, "established_target",
-                            first ? json_incref(json_object_get(first, "target")) : json_null());
+        json_t *first = json_object_get(json_array_get(arr, 0), "target");
+        json_object_set_new(o, "established_target", first ? json_incref(first) : json_null());
+        if (first && !e->forbidden) {
+            counts[2]++;
+            if (uses_alt && !strcmp(json_string_value(first), e->targets[p->alt]))
+                counts[3]++;
+        }
         json_array_append_new(terms, o);
     }
-    for (size_t c = 0; c < nchoice; c++)
-        json_decref(choices[c]);
-    free(choices);
-    free(choice_entry);
+    *out = terms;
+    return AM_OK;
+}
+
+typedef struct check_lookup {
+    am_server *srv;
+    const char *session;
+} check_lookup;
+
+/* The recall lookup of a check: occ of word in the session's history, read
+ * outside any transaction (a preview; 0 when never confirmed). */
+static int check_occ(void *ctx, const char *word, int64_t *occ)
+{
+    check_lookup *c = ctx;
+    int rc = am_store_word_history(c->srv->store, c->session, word, occ, NULL, NULL);
+    if (rc == AM_ERR_NOTFOUND) {
+        *occ = 0;
+        rc = AM_OK;
+    }
+    return rc;
+}
+
+/* The adaptation signal of hypothesis hyp (docs/metrics.md §2, "The next
+ * hypothesis"): its content words as the session would count them were
+ * hyp confirmed (same extraction and novel-word filter as recall), each
+ * with occ, the number of confirmed segments that contained it, which is
+ * the shot it would be counted at. Returns a new object in *out or an
+ * am_err with *f filled. */
+static int check_adaptation(am_server *srv, const char *session, am_sess *sess, am_score_ws *ws,
+                            am_budget *bud, const char *hyp, json_t **out, int64_t *confirmed,
+                            am_fail *f)
+{
+    check_lookup lc = {srv, session};
+    am_seg_input in;
+    memset(&in, 0, sizeof in);
+    in.source = "";
+    in.translation = hyp;
+    in.hyps = &hyp;
+    in.nsys = 1;
+    const am_recall_seg *rec = NULL;
+    const char *field = NULL;
+    am_score_ws_set_cancel(ws, &bud->cancel);
+    int rc = am_score_segment_recall(sess->scorer, ws, &in, check_occ, &lc, &rec, &field);
+    am_score_ws_set_cancel(ws, NULL);
+    if (rc == AM_ERR_CANCELLED)
+        return fail_cancelled(f, bud);
+    if (rc != AM_OK)
+        return am_failf(f, rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? 422 : 500,
+                        rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "internal",
+                        "Cannot check", NULL, "%s", am_strerror(rc));
+    json_t *words = json_array();
+    int64_t seen = 0, one = 0;
+    for (size_t i = 0; i < rec->words.n; i++) {
+        int64_t occ = rec->shot[i];
+        json_array_append_new(words,
+                              json_pack("{sssI}", "word", rec->words.v[i], "occ", (json_int_t)occ));
+        seen += occ > 0;
+        one += occ == 1;
+    }
+    size_t nw = rec->words.n;
+    *confirmed = seen;
+    *out = json_pack("{sIsIsIsosO}", "content_words", (json_int_t)nw, "confirmed_words",
+                     (json_int_t)seen, "one_shot_words", (json_int_t)one, "reuse",
+                     nw ? json_real((double)seen / (double)nw) : json_null(), "words", words);
+    json_decref(words);
+    return AM_OK;
+}
+
+int am_ingest_check(am_server *srv, const char *session, const char *source, const char *const *sys,
+                    const char *const *hyps, size_t nsys, json_t **out, am_fail *f)
+{
+    am_sess *sess;
+    int rc = am_ingest_acquire(srv, session, &sess, f);
+    if (rc != AM_OK)
+        return rc;
+    am_budget bud;
+    am_budget_start(&bud, srv);
+    am_score_ws *ws = am_wspool_get(srv->wspool);
+    am_terms_ws_set_max_occurrences(am_score_ws_terms(ws), (size_t)srv->cfg.max_term_occurrences);
+    check_choices cc = {NULL, NULL, 0, 0};
+    json_t *terms = NULL, *systems = json_object();
+    int64_t top[4] = {0, 0, 0, 0};
+    const char *best = NULL;
+    int64_t best_seen = -1;
+    int tie = 0;
+    /* the top-level terms: of the first system ("" without a hypothesis) */
+    rc =
+        check_terms(srv, session, sess, ws, &bud, &cc, source, nsys ? hyps[0] : "", &terms, top, f);
+    for (size_t s = 0; s < nsys && rc == AM_OK; s++) {
+        json_t *st = NULL, *ad = NULL;
+        int64_t c[4], seen = 0;
+        rc = s == 0 ? AM_OK
+                    : check_terms(srv, session, sess, ws, &bud, &cc, source, hyps[s], &st, c, f);
+        if (rc == AM_OK)
+            rc = check_adaptation(srv, session, sess, ws, &bud, hyps[s], &ad, &seen, f);
+        if (rc != AM_OK) {
+            json_decref(st);
+            break;
+        }
+        const int64_t *cn = s == 0 ? top : c;
+        json_object_set_new(ad, "terms",
+                            json_pack("{sIsIsIsI}", "missing", (json_int_t)cn[0], "forbidden_used",
+                                      (json_int_t)cn[1], "established", (json_int_t)cn[2],
+                                      "follows_established", (json_int_t)cn[3]));
+        json_object_set_new(ad, "term_items", s == 0 ? json_incref(terms) : st);
+        json_object_set_new(systems, sys[s], ad);
+        if (seen > best_seen) {
+            best = sys[s];
+            best_seen = seen;
+            tie = 0;
+        } else if (seen == best_seen) {
+            tie = 1;
+        }
+    }
+    check_choices_free(&cc);
     am_wspool_put(srv->wspool, ws);
-    *out = json_pack("{sssosIsI}", "session", session, "terms", terms, "missing_terms",
-                     (json_int_t)missing, "forbidden_used", (json_int_t)forbidden);
     am_sessions_release(srv->sessions, sess);
+    if (rc != AM_OK) {
+        json_decref(terms);
+        json_decref(systems);
+        return rc;
+    }
+    json_t *adaptation = json_pack("{soso}", "systems", systems, "best_system",
+                                   best && !tie && best_seen > 0 ? json_string(best) : json_null());
+    *out = json_pack("{sssosIsIso}", "session", session, "terms", terms, "missing_terms",
+                     (json_int_t)top[0], "forbidden_used", (json_int_t)top[1], "adaptation",
+                     adaptation);
     return AM_OK;
 }

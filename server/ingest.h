@@ -143,9 +143,12 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
 struct am_sess;
 int am_ingest_acquire(am_server *srv, const char *session, struct am_sess **out, am_fail *fail);
 
-/* The check endpoint: glossary terms of source and their use in hypothesis,
- * with the translator's established choice for each entry. */
-int am_ingest_check(am_server *srv, const char *session, const char *source, const char *hypothesis,
-                    json_t **out, am_fail *fail);
+/* The check endpoint: glossary terms of source and their use in hyps[0]
+ * ("" when nsys is 0), with the translator's established choice for each
+ * entry, and for each system sys[s] (hyps[s], s < nsys) the adaptation
+ * signal (docs/metrics.md §2): its content words with their counts in the
+ * session's history and its term use. Reads only. *out: new object. */
+int am_ingest_check(am_server *srv, const char *session, const char *source, const char *const *sys,
+                    const char *const *hyps, size_t nsys, json_t **out, am_fail *fail);
 
 #endif

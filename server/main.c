@@ -1,6 +1,7 @@
 /*
  * main.c — the adaptmon command line: `adaptmon score …` (offline scoring),
- * `adaptmon version`, `adaptmon help`. Each command lives in its own file
+ * `adaptmon replay …` (a file into a running server), `adaptmon version`,
+ * `adaptmon help`. Each command lives in its own file
  * (cli_score.c, …); main only dispatches.
  */
 #include "cli.h"
@@ -18,6 +19,8 @@ static void usage(FILE *out)
           "  config-example  print a commented example config file\n"
           "  backup          copy the database while the server runs (adaptmon backup --help)\n"
           "  score           score files offline (adaptmon score --help)\n"
+          "  replay          post an XLIFF/TSV/JSONL file to a running server, resumable\n"
+          "                  (adaptmon replay --help)\n"
           "  version         print the version and the metric signature version\n"
           "  help            this text\n",
           out);
@@ -34,6 +37,8 @@ int main(int argc, char **argv, char **envp)
         return am_cli_score(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve") || !strcmp(cmd, "config-example"))
         return am_cli_serve(argc - 1, argv + 1, envp);
+    if (!strcmp(cmd, "replay"))
+        return am_cli_replay(argc - 1, argv + 1);
     if (!strcmp(cmd, "backup"))
         return am_cli_backup(argc - 1, argv + 1, envp);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

@@ -9,7 +9,10 @@
  * am_lang_codes[] / am_lang_ncodes as declared in core/lang_data.h: every
  * two-letter code, ISO 639-2/T and 639-3 code and ISO 639-2/B code, mapped
  * to its BCP 47 primary language subtag (the two-letter code where one
- * exists, else the three-letter 639-2/T or 639-3 code), sorted by code.
+ * exists, else the three-letter 639-2/T or 639-3 code), sorted by code;
+ * and am_lang_names[] / am_lang_nnames: the English names of the languages
+ * that have a two-letter code (ISO 639-2 names split at "; ", ISO 639-3
+ * names), ASCII lower-cased, each mapped to that code, sorted by name.
  *
  * iso-codes is LGPL-2.1-or-later (/usr/share/doc/iso-codes/copyright); the
  * generated file repeats that notice. Written to OUT.c.tmp and renamed, so a
@@ -25,9 +28,16 @@ typedef struct pair {
     char canon[4];
 } pair;
 
+typedef struct named {
+    char name[80];
+    char canon[4];
+} named;
+
 typedef struct table {
     pair *v;
     size_t n, cap;
+    named *names;
+    size_t nn, capn;
 } table;
 
 static void die(const char *msg, const char *arg)
@@ -63,6 +73,55 @@ static void add(table *t, const char *code, const char *canon)
     t->n++;
 }
 
+/* Adds name (its first len bytes, lower-cased ASCII) for two-letter code
+ * canon; names too long for the table are left out. */
+static void add_name(table *t, const char *name, size_t len, const char *canon)
+{
+    while (len && name[0] == ' ') {
+        name++;
+        len--;
+    }
+    if (!len || len >= sizeof t->names[0].name || strlen(canon) != 2)
+        return;
+    if (t->nn == t->capn) {
+        t->capn = t->capn ? 2 * t->capn : 256;
+        t->names = realloc(t->names, t->capn * sizeof *t->names);
+        if (!t->names)
+            die("out of memory", NULL);
+    }
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        t->names[t->nn].name[i] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+    }
+    t->names[t->nn].name[len] = '\0';
+    snprintf(t->names[t->nn].canon, sizeof t->names[t->nn].canon, "%s", canon);
+    t->nn++;
+}
+
+/* Adds the "; "-separated names of a language with two-letter code a2,
+ * each also without its ", qualifier" or " (qualifier)" part. */
+static void add_names(table *t, const char *names, const char *a2)
+{
+    if (!names || !a2)
+        return;
+    for (const char *p = names; *p;) {
+        const char *e = strchr(p, ';');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        add_name(t, p, len, a2);
+        /* "Greek, Modern (1453-)" is also "Greek" */
+        size_t cut = 0;
+        while (cut < len && p[cut] != ',' && p[cut] != '(')
+            cut++;
+        while (cut < len && cut && p[cut - 1] == ' ')
+            cut--;
+        if (cut < len)
+            add_name(t, p, cut, a2);
+        p += len;
+        if (*p)
+            p++;
+    }
+}
+
 /* Adds the codes of one iso-codes file ({"639-3": [{alpha_3, …}]}). */
 static void read_file(table *t, const char *dir, const char *name, const char *key)
 {
@@ -86,6 +145,7 @@ static void read_file(table *t, const char *dir, const char *name, const char *k
             add(t, a2, a2);
         if (b)
             add(t, b, canon);
+        add_names(t, json_string_value(json_object_get(e, "name")), a2);
     }
     json_decref(root);
 }
@@ -98,6 +158,12 @@ static int by_code(const void *a, const void *b)
     return c ? c : (int)strlen(x->canon) - (int)strlen(y->canon);
 }
 
+static int by_name(const void *a, const void *b)
+{
+    const named *x = a, *y = b;
+    return strcmp(x->name, y->name);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3)
@@ -106,6 +172,7 @@ int main(int argc, char **argv)
     read_file(&t, argv[1], "iso_639-3.json", "639-3");
     read_file(&t, argv[1], "iso_639-2.json", "639-2");
     qsort(t.v, t.n, sizeof *t.v, by_code);
+    qsort(t.names, t.nn, sizeof *t.names, by_name);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", argv[2]);
     FILE *f = fopen(tmp, "w");
@@ -124,9 +191,20 @@ int main(int argc, char **argv)
         fprintf(f, "    {\"%s\", \"%s\"},\n", t.v[i].code, t.v[i].canon);
         n++;
     }
-    fprintf(f, "};\nconst size_t am_lang_ncodes = %zu;\n", n);
+    fprintf(f, "};\nconst size_t am_lang_ncodes = %zu;\n\nconst am_lang_name am_lang_names[] = {\n",
+            n);
+    size_t nn = 0;
+    for (size_t i = 0; i < t.nn; i++) {
+        if ((i && !strcmp(t.names[i].name, t.names[i - 1].name)) || strchr(t.names[i].name, '"') ||
+            strchr(t.names[i].name, '\\'))
+            continue; /* one mapping per name */
+        fprintf(f, "    {\"%s\", \"%s\"},\n", t.names[i].name, t.names[i].canon);
+        nn++;
+    }
+    fprintf(f, "};\nconst size_t am_lang_nnames = %zu;\n", nn);
     if (fclose(f) != 0 || rename(tmp, argv[2]) != 0)
         die("cannot write ", argv[2]);
     free(t.v);
-    return n > 1000 ? 0 : 1;
+    free(t.names);
+    return n > 1000 && nn > 100 ? 0 : 1;
 }

@@ -1368,6 +1368,111 @@ def test_check_terms_and_established_choice():
     eq(C.get(base("chk") + "/metrics").header("ETag"), etag, "ETag after check")
 
 
+def utf16_span(text, span_bytes):
+    """The UTF-16 code-unit offsets of a byte span of text (independent of
+    the server: Python's own encoders)."""
+    b = text.encode()
+    a = len(b[:span_bytes[0]].decode().encode("utf-16-le")) // 2
+    return [a, a + len(b[span_bytes[0]:span_bytes[1]].decode().encode("utf-16-le")) // 2]
+
+
+def test_check_utf16_offsets_and_surface():
+    C.create_session(id="chk16", glossary=[{"source": "cough", "targets": ["tôux"]},
+                                           {"source": "dog", "targets": ["chien"]}])
+    # astral characters (2 code units) and a combining accent before the terms
+    src = "😀 e\u0301 a cough 🐕 and a dog"
+    hyp = "🐶 e\u0301 une Tôux 😀😀 et un chien"
+    d = C.jpost(base("chk16") + "/check", {"source": src, "hypothesis": hyp}, 200)
+    t = {x["source"]: x for x in d["terms"]}
+    for term, want_src, want_hyp in (("cough", "cough", "Tôux"), ("dog", "dog", "chien")):
+        x = t[term]
+        eq(x["source_span_utf16"], utf16_span(src, x["source_span"]), term + " source utf16")
+        eq(x["hypothesis_span_utf16"], utf16_span(hyp, x["hypothesis_span"]), term + " hyp utf16")
+        a, b = x["source_span_utf16"]
+        eq(src.encode("utf-16-le")[2 * a:2 * b].decode("utf-16-le"), want_src, term + " in JS")
+        a, b = x["hypothesis_span_utf16"]
+        eq(hyp.encode("utf-16-le")[2 * a:2 * b].decode("utf-16-le"), want_hyp, term + " hyp JS")
+        eq(x["used_surface"], want_hyp, term + " surface form as written")
+    # the byte and UTF-16 offsets really differ here (astral and 2-byte chars)
+    check(t["dog"]["hypothesis_span"] != t["dog"]["hypothesis_span_utf16"], "offsets differ")
+    eq(t["cough"]["used_target"], "tôux", "glossary form kept in used_target")
+
+
+def test_check_adaptation_signal():
+    C.create_session(id="chkad", glossary=[{"source": "cough", "targets": ["toux", "quinte"]}])
+    post_seg(C, "chkad", {"id": "1", "source": "a black dog coughs",
+                          "hypothesis": "un chien noir", "translation": "un chien noir tousse"})
+    post_seg(C, "chkad", {"id": "2", "source": "the dog has a cough",
+                          "hypothesis": "le chien a une toux",
+                          "translation": "le chien a une quinte"})
+    before = snapshot(C, "chkad")
+    etag = C.get(base("chkad") + "/metrics").header("ETag")
+    hyps = {"static": "le chat a une toux", "adaptive": "le chien noir a une quinte"}
+    d = C.jpost(base("chkad") + "/check", {"source": "the black dog has a cough",
+                                           "hypotheses": hyps}, 200)
+    ad = d["adaptation"]
+    eq(sorted(ad["systems"]), ["adaptive", "static"], "one answer per system")
+    # the history, independently: occ = confirmed segments containing the word
+    confirmed = ["un chien noir tousse", "le chien a une quinte"]
+    for name, text in hyps.items():
+        a = ad["systems"][name]
+        words = {w["word"]: w["occ"] for w in a["words"]}
+        check(words and set(words) <= set(text.split()), name + ": words of the hypothesis")
+        for w, n in words.items():
+            eq(n, sum(1 for c in confirmed if w in c.split()), "%s: occ of %s" % (name, w))
+        seen = sum(1 for n in words.values() if n > 0)
+        eq(a["content_words"], len(words), name + " content words")
+        eq(a["confirmed_words"], seen, name + " confirmed words")
+        eq(a["one_shot_words"], sum(1 for n in words.values() if n == 1), name + " 1-shot")
+        eq(a["reuse"], seen / len(words), name + " reuse")
+        check("chien" in {w["word"] for w in ad["systems"]["adaptive"]["words"]}, "chien counted")
+    eq(ad["best_system"], "adaptive", "the suggestion reusing more of the session")
+    # terms per system: the translator established "quinte" for cough
+    eq(ad["systems"]["adaptive"]["terms"],
+       {"missing": 0, "forbidden_used": 0, "established": 1, "follows_established": 1},
+       "adaptive follows the established choice")
+    eq(ad["systems"]["static"]["terms"]["follows_established"], 0, "static does not")
+    eq(ad["systems"]["static"]["term_items"][0]["used_target"], "toux", "static's term item")
+    # the top-level answer keeps its old shape: terms of the first system
+    eq(d["terms"][0]["established_target"], "quinte", "established target")
+    eq(d["terms"][0]["used_target"], "quinte", "top-level terms: first system (adaptive)")
+    # single hypothesis: system "default"; no hypothesis: no systems
+    d = C.jpost(base("chkad") + "/check", {"source": "a dog", "hypothesis": "un chien"}, 200)
+    eq(d["adaptation"]["systems"]["default"]["words"], [{"word": "chien", "occ": 2}], "default")
+    d = C.jpost(base("chkad") + "/check", {"source": "a dog"}, 200)
+    eq([d["adaptation"]["systems"], d["adaptation"]["best_system"]], [{}, None], "no hypothesis")
+    # a tie names no best system
+    d = C.jpost(base("chkad") + "/check", {"source": "a dog",
+                                           "hypotheses": {"x": "chien", "y": "noir"}}, 200)
+    eq(d["adaptation"]["best_system"], None, "tie")
+    for bad in ({"source": "a", "hypothesis": "b", "hypotheses": {"x": "c"}},
+                {"source": "a", "hypotheses": {}}, {"source": "a", "hypotheses": {"a b": "c"}},
+                {"source": "a", "hypotheses": {"x": 1}}, {"source": "a", "hypotheses": ["x"]}):
+        expect_problem(C.post(base("chkad") + "/check", bad), 422, "invalid-value", repr(bad))
+    same_snapshot(C, "chkad", before, "POST check with hypotheses")
+    eq(C.get(base("chkad") + "/metrics").header("ETag"), etag, "ETag after check")
+
+
+def test_glossary_csv_language_header():
+    C.create_session(id="glh", source_lang="en-US", target_lang="fr")
+    for head, rows in (("English,French", "cat,le chat\ndog,chien\n"),
+                       ("en-US,fr-FR", "cat,le chat\ndog,chien\n"),
+                       ("fr,en", "le chat,cat\nchien,dog\n")):
+        r = C.put(base("glh") + "/glossary", (head + "\n" + rows).encode(), ctype="text/csv")
+        expect_status(r, 200, "PUT glossary with header " + head)
+        eq(r.json()["entries"], 2, head + ": the header is no term entry")
+        got = C.jget(base("glh") + "/glossary")["entries"]
+        eq([(e["source"], e["targets"]) for e in got],
+           [("cat", ["le chat"]), ("dog", ["chien"])], head + ": columns mapped by language")
+    before = C.jget(base("glh") + "/glossary")
+    expect_problem(C.put(base("glh") + "/glossary", b"de,es\nKatze,gato\n", ctype="text/csv"),
+                   422, "invalid-value", "languages the session does not have")
+    eq(C.jget(base("glh") + "/glossary"), before, "a refused glossary changes nothing")
+    r = C.put(base("glh") + "/glossary", b"cat,chat\n", ctype="text/csv")
+    expect_status(r, 200, "a term pair as first row")
+    eq(r.json()["entries"], 1, "a first row that is a term pair stays one")
+
+
 def test_export_csv_json_tmx():
     C.create_session(id="exp", source_lang="en", target_lang="fr",
                      options={"baseline_system": "base"})

@@ -248,6 +248,25 @@ def test_alam2021_table2_standard_profile():
               "partial match out%d" % (i + 1))
 
 
+def test_glossary_language_header():
+    """A CSV glossary whose header names the languages (here swapped,
+    fr,en) scores like the plain source,target file; a header naming other
+    languages than --source-lang/--target-lang is refused."""
+    src = write("lh.src", "a dry cough and a fever\n")
+    ref = write("lh.ref", "une toux sèche et de la fièvre\n")
+    hyp = write("lh.hyp", "une toux et une température\n")
+    plain = write("lh-plain.csv", "cough,toux\nfever,fièvre\n")
+    swapped = write("lh-swapped.csv", "French,English\ntoux,cough\nfièvre,fever\n")
+    base = ["--source-lang", "en", "--target-lang", "fr-FR", "--src", src, "--ref", ref,
+            "--hyp", "mt=" + hyp]
+    want = run_json(*(base + ["--glossary", plain]))
+    eq(want["systems"]["mt"]["terms"]["instances"], 2, "two term instances")
+    eq(run_json(*(base + ["--glossary", swapped]))["systems"], want["systems"],
+       "language header mapped by language")
+    other = write("lh-other.csv", "de,es\nHusten,tos\n")
+    expect_error(base + ["--glossary", other], 1, "not the source language en and the target language fr-FR")
+
+
 def test_term_never_lowers_below_ter():
     # 1 - TERm <= 1 - TER: term weights only add cost.
     d = run_json("--source-lang", "en", "--target-lang", "fr", "--sgm-src", SRC, "--sgm-ref", REF,

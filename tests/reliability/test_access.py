@@ -136,7 +136,7 @@ def test_no_route_leaks_another_session():
         populate(srv, None)
         c = srv.client()
         for m, path, body in (("GET", "/v1/sessions/b/segments/s1", None),
-                              ("PUT", "/v1/sessions/b/segments/s1", dict(SEG)),
+                              ("DELETE", "/v1/sessions/b/segments/s1", None),
                               ("GET", "/v1/sessions/a/segments/only-b", None)):
             r = c.request(m, path, body)
             eq(r.status, 404, "%s %s (a segment of the other session)" % (m, path))
@@ -156,6 +156,14 @@ def test_no_route_leaks_another_session():
         else:
             eq(r.status, 404, "a word only session a has, asked under b")
         eq(c.jget("/v1/sessions/a/segments")["segments"][0]["id"], "s1", "a unchanged")
+        # a PUT of a's segment id into b is an upsert into b: it creates b's own
+        # segment and leaves a's as it was
+        a_s1 = c.jget("/v1/sessions/a/segments/s1")
+        other = dict(SEG, translation=SEG["translation"] + " b")
+        expect_status(c.put("/v1/sessions/b/segments/s1", other), 201, "PUT s1 into b (upsert)")
+        eq(c.jget("/v1/sessions/a/segments/s1"), a_s1, "a's segment s1 after the upsert into b")
+        eq(c.jget("/v1/sessions/b/segments/s1")["request"]["translation"], other["translation"],
+           "b's own s1")
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:

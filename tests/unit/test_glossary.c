@@ -360,6 +360,65 @@ static uint64_t rng_next(uint64_t *s)
     return x;
 }
 
+/* Parses csv with the session languages sl/tl; returns the parse status. */
+static int parse_lang(const char *csv, const char *sl, const char *tl, am_gloss *g,
+                      am_gloss_report *rep)
+{
+    am_gloss_init(g);
+    return am_gloss_parse_langs(csv, strlen(csv), AM_GLOSS_AUTO, sl, tl, NULL, g, rep);
+}
+
+/* A header naming the languages maps columns by language (issue 13 §7). */
+static void test_language_header(void **state)
+{
+    (void)state;
+    static const char *const heads[] = {"en,fr",       "English,French", "en-US,fr-FR",
+                                        "EN_gb,fr_CA", "eng,fre",        " english , FRENCH ",
+                                        "en\tfr"};
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+        char csv[200];
+        int tab = strchr(heads[i], '\t') != NULL;
+        snprintf(csv, sizeof csv, "%s\ncat%sle chat\ndog%schien\n", heads[i], tab ? "\t" : ",",
+                 tab ? "\t" : ",");
+        am_gloss g;
+        am_gloss_report rep;
+        assert_int_equal(parse_lang(csv, "en", "fr-FR", &g, &rep), AM_OK);
+        assert_int_equal(g.n, 2); /* the header is no term entry */
+        assert_true(rep.has_header && rep.lang_header);
+        assert_string_equal(g.v[0].source, "cat");
+        assert_string_equal(g.v[0].targets[0], "le chat");
+        am_gloss_cleanup(&g);
+        /* without session languages: source, target as written */
+        assert_int_equal(parse_lang(csv, NULL, NULL, &g, &rep), AM_OK);
+        assert_int_equal(g.n, 2);
+        am_gloss_cleanup(&g);
+    }
+    /* swapped: the header says fr,en */
+    am_gloss g;
+    am_gloss_report rep;
+    assert_int_equal(parse_lang("French,English,note\nle chat,cat,x\n", "en", "fr", &g, &rep),
+                     AM_OK);
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.v[0].source, "cat");
+    assert_string_equal(g.v[0].targets[0], "le chat");
+    am_gloss_cleanup(&g);
+    /* languages the session does not have: a clear error, nothing read */
+    assert_int_equal(parse_lang("de,es\nKatze,gato\n", "en", "fr", &g, &rep), AM_ERR_INVALID);
+    assert_int_equal(g.n, 0);
+    assert_int_equal(rep.line, 1);
+    assert_non_null(strstr(rep.msg, "not the source language en and the target language fr"));
+    am_gloss_cleanup(&g);
+    /* first rows that are real term pairs stay term pairs */
+    static const char *const pairs[] = {"cat,chat\n",  "French fries,frites\n", "en,en\n",
+                                        "dog,chien\n", "English,anglais\n",     "fr,frère\n"};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        assert_int_equal(parse_lang(pairs[i], "en", "fr", &g, &rep), AM_OK);
+        assert_int_equal(g.n, 1);
+        assert_false(rep.has_header);
+        am_gloss_cleanup(&g);
+    }
+}
+
 static void test_fuzz(void **state)
 {
     (void)state;
@@ -434,10 +493,15 @@ static void test_fuzz(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tico19_files), cmocka_unit_test(test_tico19_spot_checks),
-        cmocka_unit_test(test_generic_csv),  cmocka_unit_test(test_json),
-        cmocka_unit_test(test_malformed),    cmocka_unit_test(test_limits),
-        cmocka_unit_test(test_add),          cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_tico19_files),
+        cmocka_unit_test(test_tico19_spot_checks),
+        cmocka_unit_test(test_generic_csv),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_add),
+        cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_language_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

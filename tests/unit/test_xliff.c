@@ -241,13 +241,72 @@ static int teardown_libxml(void **state)
     return 0;
 }
 
+/* am_xliff_each's callback in the tests: counts what it is handed. */
+static int count_units(void *ctx, const am_xliff_doc *info, const am_xliff_seg *s,
+                       const am_xliff_skip *k)
+{
+    (void)info;
+    (void)k;
+    size_t *n = ctx;
+    n[s ? 0 : 1]++;
+    return 0;
+}
+
+/* The streaming reader: the prolog check that replaces xmlsafe's SAX
+ * hooks, entity references, and nothing handed over for a document whose
+ * error comes after its first units. */
+static void test_stream(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        /* an entity declared after a comment and a PI in the prolog */
+        "<?xml version=\"1.0\"?><!-- c --><?pi x?>\n<!DOCTYPE x [\n<!ENTITY a \"x\">]>"
+        "<xliff version=\"1.2\"/>",
+        /* a parameter entity reference in the internal subset */
+        "<!DOCTYPE x [ %pe; ]><xliff version=\"1.2\"/>",
+        /* a reference to an entity the document never declares, with an
+         * external subset libxml2 tolerates it for (never read) */
+        "<!DOCTYPE xliff SYSTEM \"http://example.com/x.dtd\"><xliff version=\"1.2\"><file>"
+        "<body><trans-unit id=\"1\"><source>a &ext; b</source><target state=\"final\">c"
+        "</target></trans-unit></body></file></xliff>",
+        /* malformed after two good units */
+        "<xliff version=\"1.2\"><file><body><trans-unit id=\"1\"><source>a</source>"
+        "<target state=\"final\">b</target><alt-trans origin=\"m\"><target>b</target>"
+        "</alt-trans></trans-unit><trans-unit id=\"2\"><source>a</source><target "
+        "state=\"final\">b</target></trans-unit><trans-unit id=\"3\"><source>a</source>"
+        "</body></file></xliff>",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t n[2] = {0, 0};
+        am_xliff_doc info;
+        am_xliff_report rep;
+        assert_int_equal(am_xliff_each(bad[i], strlen(bad[i]), count_units, n, &info, &rep),
+                         AM_ERR_PARSE);
+        assert_true(rep.msg[0] != '\0');
+        assert_int_equal(n[0] + n[1], 0); /* nothing handed over */
+        am_xliff_free(&info);
+    }
+    /* a DOCTYPE without entities (brackets and '%' inside quotes) is fine */
+    const char *ok = "<!DOCTYPE xliff SYSTEM \"a]b[%.dtd\"><xliff version=\"1.2\">"
+                     "<file><body><trans-unit id=\"1\"><source>a</source><target state=\"final\">"
+                     "b</target><alt-trans origin=\"m\"><target>b</target></alt-trans>"
+                     "</trans-unit><trans-unit id=\"2\"><source>a</source><target>b</target>"
+                     "</trans-unit></body></file></xliff>";
+    size_t n[2] = {0, 0};
+    am_xliff_doc info;
+    assert_int_equal(am_xliff_each(ok, strlen(ok), count_units, n, &info, NULL), AM_OK);
+    assert_int_equal(n[0], 1);
+    assert_int_equal(n[1], 1);
+    assert_int_equal(info.nsystems, 1);
+    am_xliff_free(&info);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_v12_conventions),
-        cmocka_unit_test(test_v2),
-        cmocka_unit_test(test_hostile),
-        cmocka_unit_test(test_tmx),
+        cmocka_unit_test(test_v12_conventions), cmocka_unit_test(test_v2),
+        cmocka_unit_test(test_hostile),         cmocka_unit_test(test_tmx),
+        cmocka_unit_test(test_stream),
     };
     return cmocka_run_group_tests(tests, NULL, teardown_libxml);
 }
