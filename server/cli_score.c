@@ -11,7 +11,10 @@
  * else by the SGML sysid, else by the file name. Output (cli_report.c): a
  * table, markdown, LaTeX, CSV or TSV (--format), JSON (--json), the
  * sacreBLEU signatures, per-segment rows with the running totals, and the
- * learning-curve figure (--plot FILE.svg).
+ * learning-curve figure (--plot FILE.svg). With --paired-bs, --paired-ar
+ * or --exposures every scored segment also goes to a collector
+ * (cli_signif.c) on both scoring paths; its results are columns of the
+ * totals rows (cli_report.c) or the JSON's significance and exposures.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "cli.h"
