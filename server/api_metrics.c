@@ -1,5 +1,6 @@
 /* api_metrics.c — GET …/metrics (with a strong ETag "<id>-<incarnation>-<version>":
- * a deleted and re-created session never matches an old one) and
+ * a deleted and re-created session never matches an old one; with ?ci=LEVEL
+ * the ETag ends "-ci<LEVEL>" and the answer carries "confidence") and
  * GET …/vocabulary/{word}. */
 #include "api.h"
 
@@ -9,11 +10,41 @@
 #include "sessions.h"
 #include "text.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* ?ci=LEVEL: 0 < LEVEL < 1, at most 6 characters ("0.95"). Returns 0 (none
+ * or valid: *conf, *suffix "-ci<LEVEL>") or answers 400 and returns -1. */
+static int am_metrics_ci(am_req *req, am_resp *resp, double *conf, char *suffix, size_t n)
+{
+    const char *v = am_req_query(req, "ci");
+    *conf = 0;
+    suffix[0] = '\0';
+    if (!v)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (!*v || *end || errno || !(x > 0 && x < 1) || strlen(v) > 6 ||
+        strspn(v, "0123456789.") != strlen(v)) {
+        am_resp_problem(resp, req, 400, "bad-request", "Bad query parameter",
+                        "'ci' must be a confidence level between 0 and 1, e.g. 0.95");
+        return -1;
+    }
+    *conf = x;
+    snprintf(suffix, n, "-ci%s", v);
+    return 0;
+}
+
 void am_api_metrics(am_req *req, am_resp *resp)
 {
+    double conf;
+    char sfx[16];
+    if (am_metrics_ci(req, resp, &conf, sfx, sizeof sfx))
+        return;
+    char ckey[300]; /* the answer cache's key: the id, and the level */
+    snprintf(ckey, sizeof ckey, "%s%s", req->params[0], sfx);
     am_acache *cache = req->srv->acache;
     uint64_t ticket = cache ? am_acache_ticket(cache) : 0; /* before the session is read */
     am_store_session row;
@@ -21,8 +52,8 @@ void am_api_metrics(am_req *req, am_resp *resp)
         return;
     char etag[200];
     int64_t version = row.version, incarnation = row.incarnation;
-    snprintf(etag, sizeof etag, "\"%s-%lld-%lld\"", row.id, (long long)incarnation,
-             (long long)version);
+    snprintf(etag, sizeof etag, "\"%s-%lld-%lld%s\"", row.id, (long long)incarnation,
+             (long long)version, sfx);
     am_store_session_clear(&row);
     am_resp_header(resp, "ETag", etag);
     am_resp_header(resp, "Cache-Control", "no-cache");
@@ -33,8 +64,7 @@ void am_api_metrics(am_req *req, am_resp *resp)
     /* the finished body for exactly this version, if cached (answer_cache.h) */
     char *cached = NULL;
     size_t clen = 0;
-    if (cache &&
-        am_acache_get(cache, req->params[0], incarnation, version, &cached, &clen) == AM_OK) {
+    if (cache && am_acache_get(cache, ckey, incarnation, version, &cached, &clen) == AM_OK) {
         am_resp_take(resp, 200, "application/json", cached, clen);
         return;
     }
@@ -42,18 +72,19 @@ void am_api_metrics(am_req *req, am_resp *resp)
     am_fail_init(&f);
     json_t *out = NULL;
     int64_t inc2 = 0;
-    if (am_ingest_metrics(req->srv, req->params[0], &out, &inc2, &f) == AM_OK) {
+    int rc = conf > 0 ? am_ingest_metrics_ci(req->srv, req->params[0], conf, &out, &inc2, &f)
+                      : am_ingest_metrics(req->srv, req->params[0], &out, &inc2, &f);
+    if (rc == AM_OK) {
         /* the version and incarnation read with the totals decide the ETag */
         json_int_t v = json_integer_value(json_object_get(out, "version"));
         char et2[200];
-        snprintf(et2, sizeof et2, "\"%s-%lld-%lld\"", req->params[0], (long long)inc2,
-                 (long long)v);
+        snprintf(et2, sizeof et2, "\"%s-%lld-%lld%s\"", req->params[0], (long long)inc2,
+                 (long long)v, sfx);
         if (strcmp(et2, etag))
             am_resp_header(resp, "ETag", et2); /* replaces the first one */
         am_resp_json(resp, 200, out);
         if (cache && resp->status == 200 && resp->body)
-            (void)am_acache_put(cache, ticket, req->params[0], inc2, (int64_t)v, resp->body,
-                                resp->body_len);
+            (void)am_acache_put(cache, ticket, ckey, inc2, (int64_t)v, resp->body, resp->body_len);
     } else {
         am_resp_headers_clear(resp);
         am_resp_problem(resp, req, f.status, f.slug, f.title, "%s", am_buf_str(&f.detail));

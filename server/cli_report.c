@@ -99,6 +99,156 @@ void am_cli_report_totals(am_report *r, const am_config *cfg, const char *system
     }
 }
 
+/* ---- significance and exposures columns --------------------------------- */
+
+/* The row of system's totals: its only row, or with by_doc its aggregate
+ * row (doc "all", after the documents' rows); (size_t)-1 when none. */
+static size_t am_cli_sys_row(const am_report *r, const char *system, int by_doc)
+{
+    size_t row = am_report_find(r, "system", system);
+    if (!by_doc || row == (size_t)-1)
+        return row;
+    size_t sc = (size_t)-1, dc = (size_t)-1;
+    for (size_t j = 0; j < r->ncols; j++) {
+        if (!strcmp(r->cols[j].key, "system"))
+            sc = j;
+        else if (!strcmp(r->cols[j].key, "doc"))
+            dc = j;
+    }
+    if (dc == (size_t)-1)
+        return row;
+    for (; row < r->nrows; row++) {
+        const am_rp_cell *s = am_report_cell(r, row, sc), *d = am_report_cell(r, row, dc);
+        if (s->kind == AM_RP_TEXT && !strcmp(s->text, system) && d->kind == AM_RP_TEXT &&
+            !strcmp(d->text, "all"))
+            return row;
+    }
+    return (size_t)-1;
+}
+
+/* The report key of a significance metric name (cli_signif.c: "BLEU",
+ * "chrF2++", "R0+1", "1-TERm", "term-EM", "WO2", "R3" …) into key. */
+static void am_cli_sig_key(const char *metric, char *key, size_t size)
+{
+    static const char *const named[][2] = {{"chrF2++", "chrf2pp"},
+                                           {"R0+1", "r01"},
+                                           {"1-TERm", "one_minus_term"},
+                                           {"term-EM", "term_em"}};
+    for (size_t k = 0; k < sizeof named / sizeof named[0]; k++)
+        if (!strcmp(metric, named[k][0])) {
+            snprintf(key, size, "%s", named[k][1]);
+            return;
+        }
+    size_t i = 0;
+    for (; metric[i] && i + 1 < size; i++)
+        key[i] = (char)((metric[i] >= 'A' && metric[i] <= 'Z') ? metric[i] - 'A' + 'a' : metric[i]);
+    key[i] = '\0';
+}
+
+/* A real of the JSON result, NAN for null (borrowed). */
+static double am_cli_jreal(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Adds one column of a metric: key "<k>_<suffix>", label "<pre><M><post>". */
+static size_t am_cli_sig_col(am_report *r, const char *k, const char *suffix, const char *pre,
+                             const char *metric, const char *post, enum am_rp_kind kind)
+{
+    char key[64], label[80];
+    snprintf(key, sizeof key, "%s_%s", k, suffix);
+    snprintf(label, sizeof label, "%s%s%s", pre, metric, post);
+    return am_report_col_kind(r, key, label, kind);
+}
+
+void am_cli_report_significance(am_report *r, json_t *sig, int by_doc)
+{
+    const char *test = json_string_value(json_object_get(sig, "test"));
+    int bs = test && !strcmp(test, "paired-bs");
+    const json_t *bl = json_object_get(sig, "baseline");
+    char n[64];
+    am_report_note(r, "test", test ? test : "");
+    am_report_note(r, "baseline", json_is_string(bl) ? json_string_value(bl) : "none");
+    snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_object_get(sig, "n")));
+    am_report_note(r, bs ? "resamples" : "trials", n);
+    snprintf(n, sizeof n, "%lld", (long long)json_integer_value(json_object_get(sig, "seed")));
+    am_report_note(r, "seed", n);
+    if (bs) {
+        snprintf(n, sizeof n, "%g", am_cli_jreal(sig, "confidence"));
+        am_report_note(r, "confidence", n);
+    }
+    const json_t *rows = json_object_get(sig, "systems");
+    const json_t *base = NULL;
+    size_t i;
+    const json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        if (json_is_true(json_object_get(row, "baseline")))
+            base = row;
+    }
+    const char *metric;
+    const json_t *unit;
+    json_object_foreach(json_object_get(sig, "resampling"), metric, unit)
+    {
+        char k[40];
+        am_cli_sig_key(metric, k, sizeof k);
+        size_t cd = am_cli_sig_col(r, k, "delta", "Δ", metric, "", AM_RP_REAL);
+        size_t cc = bs ? am_cli_sig_col(r, k, "ci", "", metric, " CI", AM_RP_INTERVAL) : 0;
+        size_t cp = am_cli_sig_col(r, k, "p", "", metric, " p", AM_RP_REAL);
+        size_t cu = am_cli_sig_col(r, k, "resampling", "", metric, " resampling", AM_RP_TEXT);
+        json_array_foreach(rows, i, row)
+        {
+            size_t at =
+                am_cli_sys_row(r, json_string_value(json_object_get(row, "system")), by_doc);
+            const json_t *m = json_object_get(row, metric);
+            if (at == (size_t)-1 || !m)
+                continue;
+            if (base && row != base)
+                am_report_real(r, at, cd,
+                               am_cli_jreal(m, "score") -
+                                   am_cli_jreal(json_object_get(base, metric), "score"));
+            if (bs)
+                am_report_interval(r, at, cc, am_cli_jreal(m, "lo"), am_cli_jreal(m, "hi"));
+            if (json_is_number(json_object_get(m, "p_value")))
+                am_report_real(r, at, cp, am_cli_jreal(m, "p_value"));
+            am_report_text(r, at, cu, json_string_value(unit));
+        }
+    }
+}
+
+void am_cli_report_exposures(am_report *r, json_t *expo, int by_doc)
+{
+    size_t ck = am_report_col_kind(r, "exp_known", "known at 0", AM_RP_INT);
+    size_t cl = am_report_col_kind(r, "exp_learned", "learned", AM_RP_INT);
+    size_t cn = am_report_col_kind(r, "exp_never", "never", AM_RP_INT);
+    size_t cm = am_report_col_kind(r, "exp_median", "median exposures", AM_RP_REAL);
+    size_t ch = am_report_col_kind(r, "exp_histogram", "exposures histogram", AM_RP_TEXT);
+    const char *name;
+    const json_t *o;
+    json_object_foreach(expo, name, o)
+    {
+        size_t at = am_cli_sys_row(r, name, by_doc);
+        if (at == (size_t)-1)
+            continue;
+        am_report_int(r, at, ck, json_integer_value(json_object_get(o, "known")));
+        am_report_int(r, at, cl, json_integer_value(json_object_get(o, "learned")));
+        am_report_int(r, at, cn, json_integer_value(json_object_get(o, "never")));
+        if (json_is_number(json_object_get(o, "median_exposures_to_learn")))
+            am_report_real(r, at, cm, am_cli_jreal(o, "median_exposures_to_learn"));
+        am_buf h;
+        am_buf_init(&h);
+        size_t i;
+        const json_t *v;
+        json_array_foreach(json_object_get(o, "histogram"), i, v)
+        {
+            am_buf_printf(&h, "%s%lld", i ? " " : "", (long long)json_integer_value(v));
+        }
+        am_report_text(r, at, ch, am_buf_str(&h));
+        am_buf_cleanup(&h);
+    }
+}
+
 void am_cli_report_segment_columns(am_report *r)
 {
     static const struct {

@@ -4,8 +4,9 @@
  * the learning-curve figure (plot.h).
  *
  * cli_score.c scores; this module only turns scores into rows, columns,
- * notes and points. Further results (a Δ to a baseline, a CI, a p-value)
- * are further columns of the same rows.
+ * notes and points. The significance tests and exposures (cli_signif.c)
+ * are further columns of the same rows: a Δ to the baseline, a CI, a
+ * p-value and the resampling of every metric, so every format has them.
  */
 #ifndef AM_CLI_REPORT_H
 #define AM_CLI_REPORT_H
@@ -13,6 +14,7 @@
 #include "report.h"
 #include "score.h"
 
+#include <jansson.h>
 #include <stdint.h>
 
 /* sacreBLEU 2.x signatures of the BLEU, chrF (nw 0 and 2) and TER that the
@@ -38,6 +40,20 @@ void am_cli_report_totals(am_report *r, const am_config *cfg, const char *system
 void am_cli_report_segment_columns(am_report *r);
 void am_cli_report_segment(am_report *r, int64_t seq, const char *id, const char *doc,
                            const char *system, const am_sys_seg *seg, const am_totals *running);
+
+/* Adds the result of am_sig_run (cli_signif.h; borrowed) to the rows of
+ * the systems' totals (with by_doc, the aggregate rows, doc "all"): per
+ * metric M (report key k) the columns k_delta (ΔM: score − the baseline's
+ * score; empty for the baseline and without one), k_ci (the interval
+ * [lo, hi]; paired bootstrap only), k_p (the p-value; empty for the
+ * baseline) and k_resampling ("segments" or "sessions"), and the notes
+ * test, baseline, n, seed and confidence. */
+void am_cli_report_significance(am_report *r, json_t *sig, int by_doc);
+/* Adds the result of am_sig_exposures (borrowed) to the same rows: columns
+ * exp_known, exp_learned, exp_never, exp_median (median exposures to learn;
+ * empty when none) and exp_histogram (the counts of 0, 1, … exposures,
+ * space-separated). */
+void am_cli_report_exposures(am_report *r, json_t *expo, int by_doc);
 
 /* ---- the learning-curve figure -------------------------------------------- */
 

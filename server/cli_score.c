@@ -11,10 +11,14 @@
  * else by the SGML sysid, else by the file name. Output (cli_report.c): a
  * table, markdown, LaTeX, CSV or TSV (--format), JSON (--json), the
  * sacreBLEU signatures, per-segment rows with the running totals, and the
- * learning-curve figure (--plot FILE.svg).
+ * learning-curve figure (--plot FILE.svg). With --paired-bs, --paired-ar
+ * or --exposures every scored segment also goes to a collector
+ * (cli_signif.c) on both scoring paths; its results are columns of the
+ * totals rows (cli_report.c) or the JSON's significance and exposures.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "cli.h"
+#include "cli_signif.h"
 #include "cli_report.h"
 #include "json.h"
 
@@ -60,6 +64,9 @@ typedef struct am_cli {
     int plot_window, plot_points, plot_ci; /* --plot-window, --plot-points, --plot-ci */
     const char **xliff; /* --xliff paths (borrowed from argv; array owned) */
     size_t nxliff;
+    am_sig_opts sig; /* --paired-bs / --paired-ar (cli_signif.c) */
+    int exposures; /* --exposures */
+    am_sig_collect *sigc; /* per-segment statistics (sig.test) and exposures */
 } am_cli;
 
 /* One segment of the session, as texts borrowed from the loaded files. */
@@ -103,7 +110,17 @@ static void am_cli_usage(FILE *out)
           "  --plot FILE.svg         learning curves (R0, R1, R0+1, terms) per system as SVG\n"
           "  --plot-window W         moving window of W segments (default 0: running values)\n"
           "  --plot-points N         at most N points per curve (default 500)\n"
-          "  --plot-ci               Wilson 95%% bands of the ratio curves\n"
+          "  --plot-ci               Wilson 95% bands of the ratio curves\n"
+          "significance (sacreBLEU 2.6.0's tests; also R_k, 1-TERm and term metrics):\n"
+          "  --paired-bs             paired bootstrap resampling: p-values and CIs\n"
+          "  --paired-ar             paired approximate randomization: p-values\n"
+          "  --baseline NAME         the system compared against (default: the first)\n"
+          "  --n-bootstrap N         resamples (default 1000) or AR trials (default 10000);\n"
+          "                          sacreBLEU's --paired-bs-n / --paired-ar-n are accepted\n"
+          "  --seed N                seed of numpy's default_rng (default 12345)\n"
+          "  --ci LEVEL              confidence level of the intervals (default 0.95)\n"
+          "  --k-max K               report R0..RK (same as --k K)\n"
+          "  --exposures             per system: exposures before it first produced a word\n"
           "session options (also --name=value):\n",
           out);
     for (const am_config_option *o = am_config_options(); o->name; o++) {
@@ -311,6 +328,46 @@ static int am_cli_output_option(am_cli *c, const char *name, const char *val)
 
 /* Parses the command line. Returns 0, or 2 after printing a usage error
  * (or -1 after printing --help). */
+/* A significance option (--baseline, --n-bootstrap, --seed, --ci, --k-max).
+ * val is borrowed from argv. Returns 0 or prints an error and returns 2. */
+static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *err)
+{
+    char *end = NULL;
+    errno = 0;
+    if (!strcmp(name, "baseline")) {
+        c->sig.baseline = val;
+        return 0;
+    }
+    if (!strcmp(name, "k-max")) {
+        if (am_config_set(&c->cfg, "k", val, err) == AM_OK)
+            return 0;
+        fprintf(stderr, "adaptmon score: --k-max: %s\n", am_buf_str(err));
+        return 2;
+    }
+    if (!strcmp(name, "ci")) {
+        double x = strtod(val, &end);
+        if (end != val && !*end && x > 0 && x < 1) {
+            c->sig.conf = x;
+            return 0;
+        }
+        fprintf(stderr, "adaptmon score: --ci must be a level between 0 and 1, e.g. 0.95\n");
+        return 2;
+    }
+    unsigned long long x = strtoull(val, &end, 10);
+    int is_n = !strcmp(name, "n-bootstrap") || !strcmp(name, "paired-bs-n") ||
+               !strcmp(name, "paired-ar-n"); /* sacreBLEU's names */
+    if (end == val || *end || errno || *val == '-' || (is_n && (x == 0 || x > 1000000))) {
+        fprintf(stderr, "adaptmon score: --%s needs %s\n", name,
+                is_n ? "a number of resamples from 1 to 1000000" : "a non-negative integer");
+        return 2;
+    }
+    if (is_n)
+        c->sig.n = (size_t)x;
+    else
+        c->sig.seed = (uint64_t)x;
+    return 0;
+}
+
 static int am_cli_args(int argc, char **argv, am_cli *c)
 {
     am_buf err;
@@ -340,7 +397,8 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         /* flags without a value */
         static const char *const flags[] = {"help",          "per-segment", "json",
                                             "by-doc",        "stem-match",  "ter-case-sensitive",
-                                            "no-strip-tags", "by-file",     "plot-ci"};
+                                            "no-strip-tags", "by-file",     "plot-ci",
+                                            "paired-bs",     "paired-ar",   "exposures"};
         int is_flag = 0;
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
             if (!strcmp(name, flags[k]))
@@ -359,6 +417,10 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
                 c->by_doc = 1;
             } else if (!strcmp(name, "by-file")) {
                 c->by_file = 1;
+            } else if (!strcmp(name, "paired-bs") || !strcmp(name, "paired-ar")) {
+                c->sig.test = name[7] == 'b' ? 1 : 2;
+            } else if (!strcmp(name, "exposures")) {
+                c->exposures = 1;
             } else if (!strcmp(name, "no-strip-tags")) {
                 c->cfg.strip_tags = 0;
             } else {
@@ -416,6 +478,10 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
             c->glossary_format = val;
         } else if (!strcmp(name, "background")) {
             c->background_path = val;
+        } else if (!strcmp(name, "baseline") || !strcmp(name, "n-bootstrap") ||
+                   !strcmp(name, "paired-bs-n") || !strcmp(name, "paired-ar-n") ||
+                   !strcmp(name, "seed") || !strcmp(name, "ci") || !strcmp(name, "k-max")) {
+            rc = am_cli_sig_arg(c, name, val, &err);
         } else if (!strcmp(name, "stopwords-file")) {
             c->stopwords_path = val;
             c->cfg.stopwords = AM_SW_CUSTOM;
@@ -469,6 +535,11 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
             fprintf(stderr, "adaptmon score: --by-doc needs SGML input\n");
             return 2;
         }
+    }
+    if ((c->sig.test || c->exposures) && c->cfg.profile == AM_PROFILE_ALAM2021) {
+        fprintf(stderr, "adaptmon score: --paired-bs/--paired-ar/--exposures need the standard or "
+                        "simianer2019 profile\n");
+        return 2;
     }
     if (c->cfg.profile == AM_PROFILE_ALAM2021) {
         if (!c->sgml) {
@@ -675,6 +746,8 @@ static int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws,
                           const am_cli_seg *segs, size_t n, am_totals *totals, am_cli_sink *sink)
 {
     am_vocab *hist = am_vocab_new();
+    if (c->sigc)
+        am_sig_collect_session(c->sigc);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const am_cli_seg *sg = &segs[i];
@@ -693,6 +766,8 @@ static int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws,
         am_recall_seg_commit(res.recall, hist);
         for (size_t k = 0; k < c->nhyp; k++)
             am_totals_add(&totals[k], &res.sys[k]);
+        if (c->sigc)
+            am_sig_collect_seg(c->sigc, res.sys, res.recall);
         am_cli_sink_segment(c, s, sink, sg, &res, totals);
     }
     am_vocab_free(hist);
@@ -790,6 +865,8 @@ static int am_cli_session_par(const am_cli *c, const am_scorer *s, am_score_ws *
                               const am_cli_seg *segs, size_t n, am_totals *totals, size_t nthreads)
 {
     am_vocab *hist = am_vocab_new();
+    if (c->sigc)
+        am_sig_collect_session(c->sigc);
     size_t cap = n == 0 ? 1 : n < AM_CLI_CHUNK ? n : AM_CLI_CHUNK;
     am_cli_par p[2];
     for (int b = 0; b < 2; b++) {
@@ -851,6 +928,8 @@ static int am_cli_session_par(const am_cli *c, const am_scorer *s, am_score_ws *
                 sy->recall = rec->sys[j];
                 am_totals_add(&totals[j], sy);
             }
+            if (c->sigc)
+                am_sig_collect_seg(c->sigc, &cur->out[i * c->nhyp], rec);
         }
         if (k + 1 < nchunks && rc == 0) {
             self.p = nx;
@@ -1353,9 +1432,11 @@ static int am_cli_score_sessions(const am_cli *c, am_cli_run *r, am_cli_sink *si
     return rc;
 }
 
-/* --json: the totals (per document too with --by-doc), the signatures and
- * the per-segment objects (borrowed) when any. */
-static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jsegs)
+/* --json: the totals (per document too with --by-doc), the signatures, the
+ * per-segment objects, the significance and the exposures (all borrowed)
+ * when any. */
+static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jsegs, json_t *sig,
+                              json_t *expo)
 {
     json_t *systems = json_object();
     for (size_t i = 0; i < c->nhyp; i++)
@@ -1388,6 +1469,10 @@ static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jseg
     }
     if (jsegs)
         json_object_set(root, "per_segment", jsegs);
+    if (sig)
+        json_object_set(root, "significance", sig);
+    if (expo)
+        json_object_set(root, "exposures", expo);
     char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     puts(out);
     free(out);
@@ -1395,9 +1480,11 @@ static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jseg
 }
 
 /* The totals table (a row per document and system first with --by-doc,
- * then the aggregate) with the signatures as notes, after the per-segment
- * rows when any. */
-static void am_cli_print_table(const am_cli *c, const am_cli_run *r, const am_report *segrep)
+ * then the aggregate) with the signatures as notes, the significance and
+ * exposures (borrowed; NULL: none) as columns of the aggregate rows, after
+ * the per-segment rows when any. */
+static void am_cli_print_table(const am_cli *c, const am_cli_run *r, const am_report *segrep,
+                               json_t *sig, json_t *expo)
 {
     const am_config *cfg = am_scorer_config(r->scorer);
     am_report rep;
@@ -1417,6 +1504,10 @@ static void am_cli_print_table(const am_cli *c, const am_cli_run *r, const am_re
     for (size_t i = 0; i < c->nhyp; i++)
         am_cli_report_totals(&rep, cfg, c->hyp[i].name, r->doc_totals ? "all" : NULL, &r->totals[i],
                              terms);
+    if (sig)
+        am_cli_report_significance(&rep, sig, r->doc_totals != NULL);
+    if (expo)
+        am_cli_report_exposures(&rep, expo, r->doc_totals != NULL);
     am_cli_print_reports(c, segrep, &rep);
     am_report_cleanup(&rep);
 }
@@ -1465,6 +1556,30 @@ static int am_cli_write_plot(const am_cli *c, const am_cli_run *r, const am_cli_
     return bad;
 }
 
+/* Runs the significance test and the exposure count on the collected
+ * statistics: *sig and *expo (new references, caller decrefs; NULL when
+ * not asked). Returns 0, or 1 after printing an error. */
+static int am_cli_signif(const am_cli *c, json_t **sig, json_t **expo)
+{
+    *sig = *expo = NULL;
+    if (!c->sigc)
+        return 0;
+    const char *names[AM_CLI_MAX_SYS];
+    for (size_t i = 0; i < c->nhyp; i++)
+        names[i] = c->hyp[i].name;
+    int rc = 0;
+    am_buf err;
+    am_buf_init(&err);
+    if (c->sig.test && !(*sig = am_sig_run(c->sigc, &c->sig, names, &err))) {
+        fprintf(stderr, "adaptmon score: %s\n", am_buf_str(&err));
+        rc = 1;
+    }
+    am_buf_cleanup(&err);
+    if (rc == 0 && c->exposures)
+        *expo = am_sig_exposures(c->sigc, names);
+    return rc;
+}
+
 /* Scores the loaded input and prints the results. Returns the exit status. */
 static int am_cli_score_run(am_cli *c, am_cli_run *r)
 {
@@ -1485,13 +1600,23 @@ static int am_cli_score_run(am_cli *c, am_cli_run *r)
         am_cli_report_segment_columns(sink.segrep);
     if (c->plot_path)
         sink.plot = &plot;
+    /* the collector borrows the scorer: freed here, before am_cli_run_free */
+    if (c->sig.test || c->exposures)
+        c->sigc = am_sig_collect_new(r->scorer, c->nhyp, c->sig.test, c->exposures);
     rc = am_cli_score_sessions(c, r, &sink);
+    json_t *sig = NULL, *expo = NULL;
+    if (rc == 0)
+        rc = am_cli_signif(c, &sig, &expo);
     if (rc == 0 && c->plot_path)
         rc = am_cli_write_plot(c, r, &plot);
     if (rc == 0 && c->format == AM_RP_JSON)
-        am_cli_print_json(c, r, sink.jsegs);
+        am_cli_print_json(c, r, sink.jsegs, sig, expo);
     else if (rc == 0)
-        am_cli_print_table(c, r, sink.segrep);
+        am_cli_print_table(c, r, sink.segrep, sig, expo);
+    json_decref(sig);
+    json_decref(expo);
+    am_sig_collect_free(c->sigc);
+    c->sigc = NULL;
     json_decref(sink.jsegs);
     am_report_cleanup(&segrep);
     am_cli_plot_cleanup(&plot);
@@ -1503,6 +1628,7 @@ int am_cli_score(int argc, char **argv)
     am_cli c;
     memset(&c, 0, sizeof c);
     am_config_init(&c.cfg);
+    am_sig_opts_init(&c.sig);
     c.precision = 4;
     int rc = am_cli_args(argc, argv, &c);
     if (rc) {

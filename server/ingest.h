@@ -130,6 +130,11 @@ size_t am_ingest_batch(am_server *srv, const char *session, const am_seg_req *re
  * are those of the snapshot the totals were read from. */
 int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t *incarnation,
                       am_fail *fail);
+/* The same answer with "confidence": a paired bootstrap at level conf
+ * (0 < conf < 1) over the session's segments (ingest_ci.c), null before
+ * the first segment. */
+int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_t **out,
+                         int64_t *incarnation, am_fail *fail);
 
 /* The session's runtime (release with am_sessions_release), checked
  * against the store's current incarnation and glossary version: a cached

@@ -325,9 +325,16 @@ static void am_rp_markdown(const am_report *r, int prec, am_buf *out)
 
 /* ---- LaTeX --------------------------------------------------------------- */
 
+/* Text escaped for LaTeX; Δ (a column label of the significance) becomes
+ * $\Delta$, which needs no Greek font. */
 static void am_rp_tex_text(am_buf *out, const char *s)
 {
     for (; *s; s++) {
+        if (!strncmp(s, "\xce\x94", 2)) { /* U+0394 Δ */
+            am_buf_appends(out, "$\\Delta$");
+            s++;
+            continue;
+        }
         switch (*s) {
         case '&':
         case '%':

@@ -96,8 +96,8 @@ enum am_srv_kind {
       "are abandoned (503) shortly before it, and the process exits at it without waiting for "    \
       "any request still running (acknowledged segments are committed)")                           \
     X("request-timeout-ms", "int", "5000", AM_SRV_INT, request_timeout_ms, 0, 3600000, NULL,       \
-      "CPU time one request may spend scoring (POST/PUT segments, replays, check); past it the "   \
-      "request is abandoned with 503 and stores nothing (0 = no limit)")                           \
+      "CPU time one request may spend scoring (POST/PUT segments, replays, check, metrics?ci=); "  \
+      "past it the request is abandoned with 503 and stores nothing (0 = no limit)")               \
     X("owner-map", "string", "", AM_SRV_OPTSTR, owner_map, 0, 0, NULL,                             \
       "shard map for 421 answers to requests for sessions that live on another "                   \
       "instance; empty = this instance owns every session")                                        \

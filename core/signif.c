@@ -1,0 +1,318 @@
+/*
+ * signif.c — paired bootstrap and approximate randomization over summed
+ * sufficient statistics (see signif.h). Operation order follows sacreBLEU
+ * 2.6.0 with numpy 1.x so that BLEU, chrF and TER results are equal to its
+ * results to the last bit: float32 divisions in resampled chrF and TER,
+ * numpy's pairwise summation for means, the mean of the sorted scores.
+ */
+#include "signif.h"
+#include "rng.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t am_sig_nstats(const am_sig_metric *m)
+{
+    switch (m->kind) {
+    case AM_SIG_BLEU: return 2 + 2 * (size_t)m->bleu.max_order;
+    case AM_SIG_CHRF: return 3 * (size_t)(m->chrf.char_order + m->chrf.word_order);
+    default: return 2;
+    }
+}
+
+/* n_match / n as the float32 division numpy does on float32 statistics
+ * (f32), or in double. */
+static double sig_div(double num, double den, int f32)
+{
+    if (f32)
+        return (double)((float)num / (float)den);
+    return num / den;
+}
+
+/* CHRF._compute_f_score on stats (borrowed). */
+static double sig_chrf(const am_chrf_score_opts *o, const double *st, int f32)
+{
+    const double eps = 1e-16;
+    const double factor = (double)(o->beta * o->beta);
+    int order = o->char_order + o->word_order;
+    double score = 0.0, avg_prec = 0.0, avg_rec = 0.0;
+    int effective_order = 0;
+    for (int i = 0; i < order; i++) {
+        double n_hyp = st[3 * i], n_ref = st[3 * i + 1], n_match = st[3 * i + 2];
+        double prec = n_hyp > 0 ? sig_div(n_match, n_hyp, f32) : eps;
+        double rec = n_ref > 0 ? sig_div(n_match, n_ref, f32) : eps;
+        double denom = factor * prec + rec;
+        score += denom > 0 ? (1 + factor) * prec * rec / denom : eps;
+        if (n_hyp > 0 && n_ref > 0) {
+            avg_prec += prec;
+            avg_rec += rec;
+            effective_order++;
+        }
+    }
+    if (o->eps_smoothing)
+        return 100 * score / order;
+    if (effective_order == 0)
+        return 0.0;
+    avg_prec /= effective_order;
+    avg_rec /= effective_order;
+    if (avg_prec + avg_rec == 0)
+        return 0.0;
+    score = (1 + factor) * avg_prec * avg_rec;
+    score /= factor * avg_prec + avg_rec;
+    return 100 * score;
+}
+
+double am_sig_score(const am_sig_metric *m, const double *st, int f32)
+{
+    switch (m->kind) {
+    case AM_SIG_BLEU: {
+        /* the counts are exact integers: BLEU is the same in both modes */
+        am_bleu_stats b;
+        am_bleu_stats_init(&b);
+        int mo = m->bleu.max_order;
+        b.sys_len = (int64_t)st[0];
+        b.ref_len = (int64_t)st[1];
+        for (int n = 0; n < mo; n++) {
+            b.correct[n] = (int64_t)st[2 + n];
+            b.total[n] = (int64_t)st[2 + mo + n];
+        }
+        am_bleu_result r;
+        if (am_bleu_compute(&b, &m->bleu, &r) != AM_OK)
+            return NAN;
+        return r.score;
+    }
+    case AM_SIG_CHRF: return sig_chrf(&m->chrf, st, f32);
+    case AM_SIG_TER:
+        if (st[1] > 0)
+            return 100 * sig_div(st[0], st[1], f32);
+        return st[0] > 0 ? 100.0 : 0.0;
+    case AM_SIG_RATIO: return st[1] > 0 ? st[0] / st[1] : NAN;
+    case AM_SIG_ONE_MINUS: return st[1] > 0 ? 1.0 - st[0] / st[1] : NAN;
+    }
+    return NAN;
+}
+
+double am_sig_np_sum(const double *x, size_t n)
+{
+    if (n < 8) {
+        double r = 0.0;
+        for (size_t i = 0; i < n; i++)
+            r += x[i];
+        return r;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (size_t j = 0; j < 8; j++)
+            r[j] = x[j];
+        size_t i;
+        for (i = 8; i < n - n % 8; i += 8)
+            for (size_t j = 0; j < 8; j++)
+                r[j] += x[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            res += x[i];
+        return res;
+    }
+    size_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return am_sig_np_sum(x, n2) + am_sig_np_sum(x + n2, n - n2);
+}
+
+int am_sig_plan_new(am_sig_plan *p, int ar, size_t nunits, size_t n, uint64_t seed)
+{
+    memset(p, 0, sizeof *p);
+    if (!nunits || !n)
+        return AM_ERR_INVALID;
+    p->ar = ar;
+    p->nunits = nunits;
+    p->n = n;
+    p->seed = seed;
+    return AM_OK;
+}
+
+void am_sig_plan_free(am_sig_plan *p)
+{
+    memset(p, 0, sizeof *p);
+}
+
+static int sig_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sum of every unit of system s into acc[0..ns). */
+static void sig_total(const am_sig_data *d, size_t s, size_t ns, double *acc)
+{
+    memset(acc, 0, ns * sizeof *acc);
+    for (size_t u = 0; u < d->nunits; u++)
+        for (size_t j = 0; j < ns; j++)
+            acc[j] += d->stats[s][u * ns + j];
+}
+
+static int sig_check(const am_sig_data *d, size_t baseline, const am_sig_plan *plan)
+{
+    if (!d || !d->metric || !plan || !d->stats || baseline >= d->nsys ||
+        plan->nunits != d->nunits || !d->nunits)
+        return AM_ERR_INVALID;
+    return AM_OK;
+}
+
+/* sacreBLEU's estimate_ci on the defined scores v[0..n) (sorted in place):
+ * mean of the sorted scores, interval from the conf quantiles. */
+static void sig_ci(double *v, size_t n, double conf, am_sig_result *o)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i]))
+            v[k++] = v[i];
+    o->mean = o->ci = o->lo = o->hi = NAN;
+    if (!k)
+        return;
+    qsort(v, k, sizeof *v, sig_cmp);
+    size_t lower = (size_t)floor((double)k * (1 - conf) / 2 + 1e-9);
+    if (lower >= k)
+        lower = k - 1;
+    size_t upper = k - lower - 1;
+    if (upper < lower)
+        upper = lower;
+    o->lo = v[lower];
+    o->hi = v[upper];
+    o->ci = 0.5 * (o->hi - o->lo);
+    o->mean = am_sig_np_sum(v, k) / (double)k;
+}
+
+int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *plan, double conf,
+                     am_sig_result *out)
+{
+    if (sig_check(d, baseline, plan) != AM_OK || plan->ar || !(conf > 0 && conf < 1))
+        return AM_ERR_INVALID;
+    size_t ns = am_sig_nstats(d->metric), n = plan->n, nu = d->nunits;
+    if (n > SIZE_MAX / sizeof(double) / d->nsys)
+        return AM_ERR_INVALID;
+    double *acc = am_xmalloc(ns * sizeof *acc);
+    double *scores = am_xmalloc(d->nsys * n * sizeof *scores);
+    double *tmp = am_xmalloc(n * sizeof *tmp);
+    int64_t *ix = am_xmalloc(nu * sizeof *ix);
+    am_rng r;
+    am_rng_seed(&r, plan->seed);
+    int rc = AM_OK;
+    for (size_t b = 0; b < n && rc == AM_OK; b++) {
+        if (am_cancel_spend(d->cancel, (uint64_t)nu * d->nsys * (ns + 1))) {
+            rc = AM_ERR_CANCELLED;
+            break;
+        }
+        /* resample b: the next nunits draws of choice(nunits, (n, nunits)) */
+        am_rng_choice(&r, nu, nu, ix);
+        for (size_t s = 0; s < d->nsys; s++) {
+            const double *st = d->stats[s];
+            memset(acc, 0, ns * sizeof *acc);
+            for (size_t i = 0; i < nu; i++) {
+                const double *row = st + (size_t)ix[i] * ns;
+                for (size_t j = 0; j < ns; j++)
+                    acc[j] += row[j];
+            }
+            scores[s * n + b] = am_sig_score(d->metric, acc, 1);
+        }
+    }
+    free(ix);
+    for (size_t s = 0; s < d->nsys && rc == AM_OK; s++) {
+        sig_total(d, s, ns, acc);
+        out[s].score = am_sig_score(d->metric, acc, 0);
+        out[s].p_value = NAN;
+        memcpy(tmp, scores + s * n, n * sizeof *tmp);
+        sig_ci(tmp, n, conf, &out[s]);
+    }
+    const double *bl = scores + baseline * n;
+    for (size_t s = 0; s < d->nsys && rc == AM_OK; s++) {
+        if (s == baseline)
+            continue;
+        const double *sy = scores + s * n;
+        size_t k = 0;
+        for (size_t b = 0; b < n; b++)
+            if (!isnan(sy[b]) && !isnan(bl[b]))
+                tmp[k++] = fabs(sy[b] - bl[b]);
+        double diff = fabs(out[baseline].score - out[s].score);
+        if (!k || isnan(diff))
+            continue;
+        double mean = am_sig_np_sum(tmp, k) / (double)k;
+        size_t c = 0;
+        for (size_t b = 0; b < k; b++)
+            if (tmp[b] - mean > diff)
+                c++;
+        out[s].p_value = (double)(c + 1) / (double)(k + 1);
+    }
+    free(tmp);
+    free(scores);
+    free(acc);
+    return rc;
+}
+
+int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *plan,
+                     am_sig_result *out)
+{
+    if (sig_check(d, baseline, plan) != AM_OK || !plan->ar)
+        return AM_ERR_INVALID;
+    size_t ns = am_sig_nstats(d->metric), n = plan->n, nu = d->nunits, nsys = d->nsys;
+    double *tb = am_xmalloc(ns * sizeof *tb);
+    double *ts = am_xmalloc(nsys * ns * sizeof *ts); /* each system's sums */
+    double *a = am_xmalloc(ns * sizeof *a);
+    double *bb = am_xmalloc(ns * sizeof *bb);
+    double *delta = am_xmalloc(nsys * nu * ns * sizeof *delta); /* baseline − system */
+    size_t *count = am_xcalloc(nsys, sizeof *count);
+    double *diff = am_xmalloc(nsys * sizeof *diff);
+    unsigned char *sw = am_xmalloc(nu);
+    sig_total(d, baseline, ns, tb);
+    for (size_t s = 0; s < nsys; s++) {
+        sig_total(d, s, ns, ts + s * ns);
+        out[s].score = am_sig_score(d->metric, ts + s * ns, 0);
+        out[s].p_value = out[s].mean = out[s].ci = out[s].lo = out[s].hi = NAN;
+        for (size_t i = 0; i < nu * ns; i++)
+            delta[s * nu * ns + i] = d->stats[baseline][i] - d->stats[s][i];
+    }
+    for (size_t s = 0; s < nsys; s++)
+        diff[s] = fabs(out[baseline].score - out[s].score);
+    am_rng r;
+    am_rng_seed(&r, plan->seed);
+    uint32_t buf = 0;
+    int bcnt = 0;
+    int rc = AM_OK;
+    for (size_t t = 0; t < n; t++) {
+        if (am_cancel_spend(d->cancel, (uint64_t)nu * nsys * (ns + 1))) {
+            rc = AM_ERR_CANCELLED;
+            break;
+        }
+        /* trial t: the next nunits bits of integers(2, (n, nunits), bool);
+         * shuffled a = Σ system + Σ_swapped (baseline − system),
+         * b = (Σ baseline + Σ system) − a */
+        am_rng_bools_part(&r, &buf, &bcnt, nu, sw);
+        for (size_t s = 0; s < nsys; s++) {
+            if (s == baseline)
+                continue;
+            const double *dl = delta + s * nu * ns, *sum = ts + s * ns;
+            memcpy(a, sum, ns * sizeof *a);
+            for (size_t u = 0; u < nu; u++)
+                if (sw[u])
+                    for (size_t j = 0; j < ns; j++)
+                        a[j] += dl[u * ns + j];
+            for (size_t j = 0; j < ns; j++)
+                bb[j] = tb[j] + sum[j] - a[j];
+            double x = fabs(am_sig_score(d->metric, a, 0) - am_sig_score(d->metric, bb, 0));
+            if (x > diff[s])
+                count[s]++;
+        }
+    }
+    for (size_t s = 0; s < nsys && rc == AM_OK; s++)
+        if (s != baseline)
+            out[s].p_value = (double)(count[s] + 1) / (double)(n + 1);
+    free(sw);
+    free(diff);
+    free(count);
+    free(delta);
+    free(bb);
+    free(a);
+    free(ts);
+    free(tb);
+    return rc;
+}

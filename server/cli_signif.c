@@ -1,0 +1,321 @@
+/*
+ * cli_signif.c — significance tests and confidence intervals for
+ * `adaptmon score` and GET …/metrics?ci= (see cli_signif.h). The caller
+ * hands over every segment's per-system results; each is flattened into one
+ * row of doubles holding the sufficient statistics of every metric (layout:
+ * the SIG_OFF_* offsets and sig_cols). Metrics that
+ * depend on a session's history (R_k, R0+1) are resampled by session when
+ * there are several sessions; the others by segment, as sacreBLEU does.
+ */
+#include "cli_signif.h"
+#include "exposure.h"
+#include "signif.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* BLEU 10, chrF 24 (6 char + 2 word orders), TER 2, TERm 2, R0+1 2 */
+#define SIG_OFF_BLEU 0
+#define SIG_OFF_CHRF 10
+#define SIG_OFF_TER 34
+#define SIG_OFF_TERM 36
+#define SIG_OFF_R01 38
+#define SIG_OFF_RK 40
+
+struct am_sig_collect {
+    const am_scorer *s;
+    size_t nsys, width; /* doubles per system and segment */
+    size_t nseg, cap;
+    double *rows; /* [nseg][nsys][width] */
+    size_t *sess; /* [nseg]: session of the segment */
+    size_t nsess;
+    int terms; /* a segment had term instances */
+    int stats; /* keep rows */
+    am_expo *expo; /* NULL: exposures not asked for */
+};
+
+typedef struct sig_col {
+    char name[24];
+    am_sig_metric m;
+    size_t off; /* first statistic in a system's row */
+    int block; /* depends on the session's history */
+} sig_col;
+
+void am_sig_opts_init(am_sig_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->seed = 12345;
+    o->conf = 0.95;
+    o->text_metrics = 1;
+}
+
+/* Statistics per system and segment for the scorer's settings. */
+static size_t sig_width(const am_scorer *s)
+{
+    const am_config *cfg = am_scorer_config(s);
+    return SIG_OFF_RK + 2 * ((size_t)cfg->k + 1) + 2 + 2 * cfg->nwindows;
+}
+
+am_sig_collect *am_sig_collect_new(const am_scorer *s, size_t nsys, int stats, int exposures)
+{
+    am_sig_collect *c = am_xcalloc(1, sizeof *c);
+    c->s = s;
+    c->nsys = nsys;
+    c->width = sig_width(s);
+    c->stats = stats;
+    c->expo = exposures ? am_expo_new(nsys) : NULL;
+    return c;
+}
+
+void am_sig_collect_free(am_sig_collect *c)
+{
+    if (!c)
+        return;
+    free(c->rows);
+    free(c->sess);
+    am_expo_free(c->expo);
+    free(c);
+}
+
+void am_sig_collect_session(am_sig_collect *c)
+{
+    if (c->expo)
+        am_expo_session(c->expo); /* ends the previous one */
+    c->nsess++;
+}
+
+/* One system's segment as a row of statistics (row: width doubles). */
+static void sig_row(const am_sig_collect *c, const am_sys_seg *g, double *row)
+{
+    const am_config *cfg = am_scorer_config(c->s);
+    memset(row, 0, c->width * sizeof *row);
+    if (g->has_bleu) {
+        double *b = row + SIG_OFF_BLEU;
+        b[0] = (double)g->bleu.sys_len;
+        b[1] = (double)g->bleu.ref_len;
+        for (int n = 0; n < AM_BLEU_MAX_ORDER; n++) {
+            b[2 + n] = (double)g->bleu.correct[n];
+            b[2 + AM_BLEU_MAX_ORDER + n] = (double)g->bleu.total[n];
+        }
+        double *f = row + SIG_OFF_CHRF;
+        for (int n = 0; n < 6; n++)
+            for (int j = 0; j < 3; j++)
+                f[3 * n + j] = (double)g->chrf.ch[n][j];
+        for (int n = 0; n < 2; n++)
+            for (int j = 0; j < 3; j++)
+                f[18 + 3 * n + j] = (double)g->chrf.wd[n][j];
+    }
+    row[SIG_OFF_TER] = g->ter_edits;
+    row[SIG_OFF_TER + 1] = (double)g->ter_ref_len;
+    row[SIG_OFF_TERM] = g->term_edits;
+    row[SIG_OFF_TERM + 1] = (double)g->ter_ref_len;
+    row[SIG_OFF_R01] = (double)g->recall.r01.hits;
+    row[SIG_OFF_R01 + 1] = (double)g->recall.r01.total;
+    size_t o = SIG_OFF_RK;
+    for (int k = 0; k <= cfg->k; k++, o += 2) {
+        row[o] = (double)g->recall.r[k].hits;
+        row[o + 1] = (double)g->recall.r[k].total;
+    }
+    row[o++] = (double)g->terms_totals.exact;
+    row[o++] = (double)g->terms_totals.instances;
+    for (size_t w = 0; w < cfg->nwindows; w++, o += 2) {
+        size_t n = g->terms_totals.n_windows;
+        row[o] = w < n ? g->terms_totals.win_sum[w] : 0;
+        row[o + 1] = w < n ? (double)g->terms_totals.win_count[w] : 0;
+    }
+}
+
+void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys, const am_recall_seg *rec)
+{
+    if (c->expo && rec)
+        am_expo_add(c->expo, rec);
+    if (!c->stats)
+        return;
+    if (c->nseg == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 1024;
+        c->rows = am_xrealloc(c->rows, c->cap * c->nsys * c->width * sizeof *c->rows);
+        c->sess = am_xrealloc(c->sess, c->cap * sizeof *c->sess);
+    }
+    for (size_t i = 0; i < c->nsys; i++) {
+        sig_row(c, &sys[i], c->rows + (c->nseg * c->nsys + i) * c->width);
+        if (sys[i].terms_totals.instances)
+            c->terms = 1;
+    }
+    c->sess[c->nseg++] = c->nsess ? c->nsess - 1 : 0;
+}
+
+/* The metrics of a run into cols (room for 8 + AM_MAX_K + windows);
+ * returns their number. */
+static size_t sig_cols(const am_sig_collect *c, int text_metrics, sig_col *cols)
+{
+    const am_config *cfg = am_scorer_config(c->s);
+    size_t n = 0;
+    sig_col *x;
+    if (text_metrics) {
+        x = &cols[n++];
+        *x = (sig_col){.name = "BLEU", .m.kind = AM_SIG_BLEU, .off = SIG_OFF_BLEU};
+        am_bleu_score_opts_init(&x->m.bleu, 0);
+        x = &cols[n++];
+        *x = (sig_col){.name = "chrF2", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
+        am_chrf_score_opts_init(&x->m.chrf, 0);
+        x = &cols[n++];
+        *x = (sig_col){.name = "chrF2++", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
+        am_chrf_score_opts_init(&x->m.chrf, 2);
+    }
+    cols[n++] = (sig_col){.name = "TER", .m.kind = AM_SIG_TER, .off = SIG_OFF_TER};
+    size_t o = SIG_OFF_RK;
+    for (int k = 0; k <= cfg->k; k++, o += 2) {
+        x = &cols[n++];
+        *x = (sig_col){.m.kind = AM_SIG_RATIO, .off = o, .block = 1};
+        snprintf(x->name, sizeof x->name, "R%d", k);
+    }
+    cols[n++] = (sig_col){.name = "R0+1", .m.kind = AM_SIG_RATIO, .off = SIG_OFF_R01, .block = 1};
+    cols[n++] = (sig_col){.name = "1-TERm", .m.kind = AM_SIG_ONE_MINUS, .off = SIG_OFF_TERM};
+    if (c->terms) {
+        cols[n++] = (sig_col){.name = "term-EM", .m.kind = AM_SIG_RATIO, .off = o};
+        o += 2;
+        for (size_t w = 0; w < cfg->nwindows; w++, o += 2) {
+            x = &cols[n++];
+            *x = (sig_col){.m.kind = AM_SIG_RATIO, .off = o};
+            snprintf(x->name, sizeof x->name, "WO%d", (int)cfg->windows[w]);
+        }
+    }
+    return n;
+}
+
+static json_t *sig_real(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+/* Units of one metric: stats[s] = [nunits][ns] (caller frees each). */
+static void sig_units(const am_sig_collect *c, const sig_col *col, int by_sess, double **stats)
+{
+    size_t ns = am_sig_nstats(&col->m);
+    size_t nu = by_sess ? c->nsess : c->nseg;
+    for (size_t s = 0; s < c->nsys; s++) {
+        stats[s] = am_xcalloc(nu * ns, sizeof *stats[s]);
+        for (size_t g = 0; g < c->nseg; g++) {
+            const double *row = c->rows + (g * c->nsys + s) * c->width + col->off;
+            double *u = stats[s] + (by_sess ? c->sess[g] : g) * ns;
+            for (size_t j = 0; j < ns; j++)
+                u[j] += row[j];
+        }
+    }
+}
+
+json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *const *names,
+                   am_buf *err)
+{
+    size_t bl = 0;
+    if (o->baseline) {
+        for (bl = 0; bl < c->nsys && strcmp(names[bl], o->baseline); bl++)
+            ;
+        if (bl == c->nsys) {
+            if (err)
+                am_buf_printf(err, "--baseline %s is not a system name", o->baseline);
+            return NULL;
+        }
+    }
+    if (!c->nseg) {
+        if (err)
+            am_buf_appends(err, "no segment to resample");
+        return NULL;
+    }
+    int ar = o->test == 2;
+    size_t n = o->n ? o->n : ar ? 10000 : 1000;
+    size_t nsess = c->nsess ? c->nsess : 1;
+    am_sig_plan seg_plan, sess_plan;
+    if (am_sig_plan_new(&seg_plan, ar, c->nseg, n, o->seed) != AM_OK) {
+        if (err)
+            am_buf_appends(err, "too many resamples");
+        return NULL;
+    }
+    memset(&sess_plan, 0, sizeof sess_plan);
+    if (nsess > 1 && am_sig_plan_new(&sess_plan, ar, nsess, n, o->seed) != AM_OK) {
+        am_sig_plan_free(&seg_plan);
+        if (err)
+            am_buf_appends(err, "too many resamples");
+        return NULL;
+    }
+    sig_col cols[16 + AM_MAX_K + AM_TERMS_MAX_WINDOWS];
+    size_t ncol = sig_cols(c, o->text_metrics, cols);
+    json_t *rows = json_array(), *units = json_object();
+    for (size_t s = 0; s < c->nsys; s++)
+        json_array_append_new(
+            rows, json_pack("{sssb}", "system", names[s], "baseline", !o->no_p && s == bl));
+    double **stats = am_xcalloc(c->nsys, sizeof *stats);
+    am_sig_result *res = am_xcalloc(c->nsys, sizeof *res);
+    for (size_t k = 0; k < ncol; k++) {
+        int by_sess = cols[k].block && nsess > 1;
+        sig_units(c, &cols[k], by_sess, stats);
+        am_sig_data d = {&cols[k].m, c->nsys, by_sess ? nsess : c->nseg,
+                         (const double *const *)stats, o->cancel};
+        const am_sig_plan *p = by_sess ? &sess_plan : &seg_plan;
+        int r = ar ? am_sig_paired_ar(&d, bl, p, res) : am_sig_paired_bs(&d, bl, p, o->conf, res);
+        for (size_t s = 0; s < c->nsys; s++) {
+            free(stats[s]);
+            if (r != AM_OK)
+                continue;
+            json_t *m = json_pack("{soso}", "score", sig_real(res[s].score), "p_value",
+                                  sig_real(o->no_p ? NAN : res[s].p_value));
+            if (!ar) {
+                json_object_set_new(m, "mean", sig_real(res[s].mean));
+                json_object_set_new(m, "ci", sig_real(res[s].ci));
+                json_object_set_new(m, "lo", sig_real(res[s].lo));
+                json_object_set_new(m, "hi", sig_real(res[s].hi));
+            }
+            json_object_set_new(json_array_get(rows, s), cols[k].name, m);
+        }
+        json_object_set_new(units, cols[k].name, json_string(by_sess ? "sessions" : "segments"));
+        if (r == AM_ERR_CANCELLED)
+            break;
+    }
+    free(res);
+    free(stats);
+    am_sig_plan_free(&seg_plan);
+    am_sig_plan_free(&sess_plan);
+    if (o->cancel && o->cancel->hit) {
+        json_decref(rows);
+        json_decref(units);
+        if (err)
+            am_buf_appends(err, "cancelled");
+        return NULL;
+    }
+    json_t *out =
+        json_pack("{sssosIsIsIsIsoso}", "test", ar ? "paired-ar" : "paired-bs", "baseline",
+                  o->no_p ? json_null() : json_string(names[bl]), "n", (json_int_t)n, "seed",
+                  (json_int_t)o->seed, "segments", (json_int_t)c->nseg, "sessions",
+                  (json_int_t)nsess, "resampling", units, "systems", rows);
+    if (!ar)
+        json_object_set_new(out, "confidence", json_real(o->conf));
+    return out;
+}
+
+json_t *am_sig_exposures(am_sig_collect *c, const char *const *names)
+{
+    json_t *out = json_object();
+    if (!c->expo)
+        return out;
+    am_expo_session(c->expo);
+    for (size_t s = 0; s < c->nsys; s++) {
+        const am_expo_hist *h = am_expo_get(c->expo, s);
+        int last = AM_EXPO_BINS - 1;
+        while (last >= 0 && !h->bins[last])
+            last--;
+        json_t *hist = json_array();
+        int64_t learned = 0;
+        for (int b = 0; b <= last; b++) {
+            json_array_append_new(hist, json_integer((json_int_t)h->bins[b]));
+            if (b > 0)
+                learned += h->bins[b];
+        }
+        json_object_set_new(out, names[s],
+                            json_pack("{sosIsIsIso}", "histogram", hist, "never",
+                                      (json_int_t)h->never, "known", (json_int_t)h->bins[0],
+                                      "learned", (json_int_t)learned, "median_exposures_to_learn",
+                                      sig_real(am_expo_median(h, 1))));
+    }
+    return out;
+}

@@ -1,0 +1,252 @@
+/*
+ * ingest_ci.c — GET …/metrics?ci=LEVEL: the metrics answer plus a paired
+ * bootstrap (cli_signif.c, core/signif.c; docs/metrics.md §5) over the
+ * session's segments. R0..Rk, R0+1, TER, 1−TERm, term exact match and
+ * window overlap come from the stored per-segment results (the numbers the
+ * totals sum); BLEU and chrF n-gram statistics are not stored, so each
+ * stored request's history-independent part is scored again
+ * (am_score_segment_rest) for them.
+ */
+#include "cli_signif.h"
+#include "ingest.h"
+#include "server.h"
+#include "sessions.h"
+#include "store.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AM_CI_TRIES 3
+
+typedef struct am_ci_ctx {
+    am_sig_collect *col;
+    const char *const *names;
+    size_t nsys;
+    am_sys_seg *sys; /* [nsys] scratch */
+    int k;
+    const am_config *cfg;
+    am_server *srv;
+    struct am_sess *sess; /* the runtime scoring the BLEU/chrF statistics */
+    am_score_ws *ws;
+    am_budget *bud; /* the request's CPU budget (ingest.h) */
+    int rc;
+} am_ci_ctx;
+
+static int64_t am_ci_int(const json_t *o, const char *key)
+{
+    return (int64_t)json_integer_value(json_object_get(o, key));
+}
+
+/* One system's stored segment scores (borrowed) as the statistics the
+ * bootstrap needs; a system without a hypothesis on the segment adds 0. */
+static void am_ci_sys(const am_ci_ctx *c, const json_t *o, am_sys_seg *g)
+{
+    memset(g, 0, sizeof *g);
+    am_recall_totals_init(&g->recall, c->k);
+    if (!o)
+        return;
+    char key[8];
+    for (int k = 0; k <= c->k; k++) {
+        snprintf(key, sizeof key, "r%d", k);
+        const json_t *r = json_object_get(o, key);
+        g->recall.r[k].hits = am_ci_int(r, "hits");
+        g->recall.r[k].total = am_ci_int(r, "total");
+    }
+    const json_t *r01 = json_object_get(o, "r01");
+    g->recall.r01.hits = am_ci_int(r01, "hits");
+    g->recall.r01.total = am_ci_int(r01, "total");
+    g->ter_edits = json_number_value(json_object_get(o, "ter_edits"));
+    g->term_edits = json_number_value(json_object_get(o, "term_edits"));
+    g->ter_ref_len = (size_t)am_ci_int(o, "ter_ref_len");
+    const json_t *t = json_object_get(o, "terms");
+    g->terms_totals.instances = (uint64_t)am_ci_int(t, "instances");
+    g->terms_totals.exact = (uint64_t)am_ci_int(t, "exact");
+    const json_t *wo = json_object_get(t, "window_overlap");
+    g->terms_totals.n_windows = c->cfg->nwindows;
+    for (size_t w = 0; w < c->cfg->nwindows; w++) {
+        snprintf(key, sizeof key, "%d", c->cfg->windows[w]);
+        const json_t *x = json_object_get(wo, key);
+        uint64_t n = (uint64_t)am_ci_int(x, "instances");
+        g->terms_totals.windows[w] = (size_t)c->cfg->windows[w];
+        g->terms_totals.win_count[w] = n;
+        g->terms_totals.win_sum[w] = n ? json_number_value(json_object_get(x, "score")) * n : 0;
+    }
+}
+
+/* The BLEU and chrF statistics of a stored request (borrowed) into
+ * c->sys. Returns AM_OK or an error (an unreadable request). */
+static int am_ci_text_stats(am_ci_ctx *c, const char *request_json)
+{
+    json_t *body = json_loads(request_json, 0, NULL);
+    am_seg_req q;
+    am_fail pf;
+    am_fail_init(&pf);
+    /* stored requests were valid when posted: no limits now */
+    int rc = body ? am_seg_req_parse(body, NULL, NULL, &q, &pf) : AM_ERR_INTERNAL;
+    if (rc == AM_OK) {
+        (void)am_seg_systems(c->sess, &q, 0, &pf); /* named as when posted */
+        am_seg_input in = {.source = q.source,
+                           .translation = q.translation,
+                           .hyps = q.hyp,
+                           .nsys = q.nsys,
+                           .annots = q.annots,
+                           .n_annots = q.n_annots};
+        am_seg_result res;
+        const char *field = NULL;
+        rc = am_score_segment_rest(c->sess->scorer, c->ws, &in, &res, &field);
+        for (size_t k = 0; rc == AM_OK && k < q.nsys; k++)
+            for (size_t i = 0; i < c->nsys; i++)
+                if (!strcmp(q.sys[k], c->names[i])) {
+                    c->sys[i].bleu = res.sys[k].bleu;
+                    c->sys[i].chrf = res.sys[k].chrf;
+                    c->sys[i].has_bleu = res.sys[k].has_bleu;
+                }
+        am_seg_req_cleanup(&q);
+    }
+    am_fail_cleanup(&pf);
+    json_decref(body);
+    return rc;
+}
+
+static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *request_json,
+                     const char *result_json, int64_t created_at)
+{
+    (void)seq, (void)client_id, (void)created_at;
+    am_ci_ctx *c = ctx;
+    if (c->srv->stopping || am_budget_over(c->bud)) {
+        c->rc = AM_ERR_CANCELLED;
+        return 1;
+    }
+    json_t *r = json_loads(result_json, 0, NULL);
+    if (!r) {
+        c->rc = AM_ERR_INTERNAL;
+        return 1;
+    }
+    const json_t *systems = json_object_get(json_object_get(r, "scores"), "systems");
+    for (size_t i = 0; i < c->nsys; i++)
+        am_ci_sys(c, json_object_get(systems, c->names[i]), &c->sys[i]);
+    json_decref(r);
+    int rc = am_ci_text_stats(c, request_json);
+    if (rc != AM_OK) {
+        c->rc = rc;
+        return 1;
+    }
+    am_sig_collect_seg(c->col, c->sys, NULL);
+    return 0;
+}
+
+static int am_ci_fail(am_fail *f, int status, const char *slug, const char *title,
+                      const char *detail)
+{
+    f->status = status;
+    f->slug = slug;
+    f->title = title;
+    am_buf_reset(&f->detail);
+    am_buf_appends(&f->detail, detail);
+    return status == 404 ? AM_ERR_NOTFOUND : AM_ERR_INTERNAL;
+}
+
+int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_t **out,
+                         int64_t *incarnation, am_fail *f)
+{
+    *out = NULL;
+    for (int attempt = 0; attempt < AM_CI_TRIES; attempt++) {
+        json_t *base = NULL;
+        int64_t inc = 0;
+        int rc = am_ingest_metrics(srv, session, &base, &inc, f);
+        if (rc != AM_OK)
+            return rc;
+        am_sess *sess = NULL;
+        rc = am_ingest_acquire(srv, session, &sess, f);
+        if (rc != AM_OK) {
+            json_decref(base);
+            return rc;
+        }
+        const char *names[AM_SCORE_MAX_SYSTEMS];
+        size_t nsys = 0;
+        const char *name;
+        json_t *v;
+        json_object_foreach(json_object_get(base, "systems"), name, v)
+        {
+            if (nsys < AM_SCORE_MAX_SYSTEMS)
+                names[nsys++] = name;
+        }
+        am_budget bud;
+        am_budget_start(&bud, srv);
+        am_ci_ctx c = {NULL, names, nsys, NULL, 0,    am_scorer_config(sess->scorer),
+                       srv,  sess,  NULL, &bud, AM_OK};
+        c.k = c.cfg->k;
+        c.ws = am_score_ws_new();
+        am_score_ws_set_cancel(c.ws, &bud.cancel);
+        c.col = am_sig_collect_new(sess->scorer, nsys, 1, 0);
+        c.sys = am_xcalloc(nsys ? nsys : 1, sizeof *c.sys);
+        am_sig_collect_session(c.col);
+        rc = nsys ? am_store_segments_each(srv->store, session, 0, (size_t)1 << 40, am_ci_seg, &c)
+                  : AM_OK;
+        if (c.rc != AM_OK) /* the callback stopped the walk */
+            rc = c.rc;
+        /* the segments must be those of the totals' version */
+        am_store_session row;
+        memset(&row, 0, sizeof row);
+        int same = rc == AM_OK && am_store_session_get(srv->store, session, &row) == AM_OK &&
+                   row.incarnation == inc &&
+                   row.version == (int64_t)json_integer_value(json_object_get(base, "version"));
+        am_store_session_clear(&row);
+        json_t *ci = json_null();
+        if (same && nsys) {
+            am_sig_opts o;
+            am_sig_opts_init(&o);
+            o.conf = conf;
+            o.baseline = json_string_value(json_object_get(base, "baseline_system"));
+            o.no_p = !o.baseline || !json_object_get(json_object_get(base, "systems"), o.baseline);
+            if (o.no_p)
+                o.baseline = NULL;
+            o.cancel = &bud.cancel;
+            json_t *s = am_sig_run(c.col, &o, names, NULL);
+            if (s)
+                ci = s; /* NULL: no segment yet → null */
+            else if (bud.cancel.hit)
+                rc = AM_ERR_CANCELLED;
+        }
+        if (same)
+            json_object_set_new(base, "confidence", ci);
+        else
+            json_decref(ci);
+        free(c.sys);
+        am_score_ws_free(c.ws);
+        am_sig_collect_free(c.col);
+        am_sessions_release(srv->sessions, sess);
+        if (rc == AM_ERR_CANCELLED) {
+            /* as every request over its budget (ingest.c fail_cancelled) */
+            json_decref(base);
+            am_ci_fail(f, 503, "request-timeout", "Request abandoned", "");
+            if (srv->stopping || atomic_load(&srv->abandon)) {
+                am_buf_appends(&f->detail, "the server is shutting down; the request was "
+                                           "abandoned");
+                f->retry_after = 1;
+            } else {
+                am_buf_printf(&f->detail,
+                              "the request needed more than %d ms of computing "
+                              "(request-timeout-ms); it was abandoned",
+                              srv->cfg.request_timeout_ms);
+            }
+            return AM_ERR_CANCELLED;
+        }
+        if (rc != AM_OK) {
+            json_decref(base);
+            return am_ci_fail(f, 500, "internal", "Storage error",
+                              "reading or scoring the stored segments failed");
+        }
+        if (same) {
+            *out = base;
+            if (incarnation)
+                *incarnation = inc;
+            return AM_OK;
+        }
+        json_decref(base);
+    }
+    f->retry_after = 1;
+    am_ci_fail(f, 503, "unavailable", "Session changed", "the session kept changing; retry");
+    return AM_ERR_CONFLICT;
+}

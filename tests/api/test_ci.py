@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Black-box tests of GET /v1/sessions/{id}/metrics?ci=LEVEL (server/ingest_ci.c):
+the metrics answer plus a paired bootstrap over the stored segments
+(docs/metrics.md §5), cached and ETagged like the metrics answer.
+
+Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
+"N passed, N failed". APITEST_ONLY=REGEX runs a subset. Python standard
+library only.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (base, check, eq, expect_problem, expect_status, run_tests,  # noqa: E402
+                     serve, shutdown, tico19)
+
+S = None
+C = None
+
+
+def setup():
+    global S, C
+    S, C = serve()
+
+
+def teardown():
+    shutdown(S, C)
+
+
+def seg(i):
+    """TICO-19 segment i: system 'base' is the Fairseq output, 'good' the
+    confirmed translation itself."""
+    t = tico19()[i]
+    return {"id": "s%d" % i, "source": t["source"], "translation": t["translation"],
+            "hypotheses": {"base": t["hypothesis"], "good": t["translation"]}}
+
+
+def fill(sid, n, **options):
+    C.create_session(id=sid, options=options)
+    for i in range(n):
+        expect_status(C.post(base(sid) + "/segments", seg(i)), 201, "POST %d" % i)
+
+
+def ci(sid, level="0.95", headers=None):
+    return C.get(base(sid) + "/metrics?ci=" + level, headers=headers)
+
+
+def test_intervals_and_p_values():
+    fill("ci-a", 60, baseline_system="base")
+    r = ci("ci-a")
+    expect_status(r, 200, "metrics?ci")
+    d = r.json()
+    conf = d["confidence"]
+    eq((conf["test"], conf["n"], conf["seed"], conf["baseline"], conf["confidence"]),
+       ("paired-bs", 1000, 12345, "base", 0.95), "header")
+    eq(conf["segments"], 60, "segments")
+    eq([x["system"] for x in conf["systems"]], ["base", "good"], "systems")
+    for metric in ("R0", "R1", "R0+1", "TER", "1-TERm"):
+        eq(conf["resampling"][metric], "segments", "one session: " + metric)
+    b, g = conf["systems"]
+    eq(b["R0"]["p_value"], None, "baseline p")
+    eq(b["BLEU"]["score"], d["systems"]["base"]["bleu"], "BLEU = the total")
+    eq(b["chrF2"]["score"], d["systems"]["base"]["chrf"], "chrF2 = the total")
+    # the bootstrap's score is the session total
+    eq(g["R0"]["score"], d["systems"]["good"]["r0"]["score"], "R0 = the total")
+    eq(g["R0"]["score"], 1.0, "the translation itself recalls every word")
+    eq(g["R0"]["ci"], 0.0, "no spread for a perfect system")
+    check(b["R0"]["lo"] <= b["R0"]["mean"] <= b["R0"]["hi"] and b["R0"]["ci"] > 0,
+          "baseline R0 interval %r" % b["R0"])
+    check(g["R0"]["p_value"] < 0.01, "good vs base R0: p %r" % g["R0"]["p_value"])
+    check(b["TER"]["score"] > 0 and g["TER"]["score"] == 0, "TER %r %r" % (b["TER"], g["TER"]))
+    # the plain answer has no confidence and another ETag
+    plain = C.get(base("ci-a") + "/metrics")
+    check("confidence" not in plain.json(), "plain metrics without confidence")
+    check(plain.header("ETag") != r.header("ETag"), "ETags differ")
+    check(r.header("ETag").endswith('-ci0.95"'), "ETag %r" % r.header("ETag"))
+
+
+def test_same_numbers_as_the_cli():
+    """The session's BLEU, chrF2 and TER intervals and p-values equal those of
+    `adaptmon score --paired-bs` on the same texts (same statistics, same
+    draws)."""
+    import json
+    import subprocess
+    import tempfile
+    from harness import ADAPTMON
+    fill("ci-cli", 60, baseline_system="base")
+    d = C.get(base("ci-cli") + "/metrics?ci=0.95").json()["confidence"]
+    tmp = tempfile.mkdtemp(prefix="adaptmon-ci-")
+    files = {}
+    for name, key in (("ref", "translation"), ("base", "hypothesis"), ("good", "translation")):
+        files[name] = os.path.join(tmp, name)
+        with open(files[name], "w", encoding="utf-8") as f:
+            f.write("".join(tico19()[i][key] + "\n" for i in range(60)))
+    p = subprocess.run([ADAPTMON, "score", "--ref", files["ref"], "--hyp", "base=" + files["base"],
+                        "--hyp", "good=" + files["good"], "--paired-bs", "--json"],
+                       capture_output=True, check=True, timeout=120)
+    cli = json.loads(p.stdout)["significance"]
+    for metric in ("BLEU", "chrF2", "chrF2++", "TER"):
+        for a, b in zip(d["systems"], cli["systems"]):
+            eq(a[metric], b[metric], "%s %s: API vs CLI" % (a["system"], metric))
+
+
+def test_cached_etag_304_and_change():
+    fill("ci-b", 12, baseline_system="base")
+    r1 = ci("ci-b")
+    r2 = ci("ci-b")
+    expect_status(r2, 200, "second GET")
+    eq(r2.body, r1.body, "repeated GET byte-identical")
+    eq(r2.header("ETag"), r1.header("ETag"), "same ETag")
+    r3 = ci("ci-b", headers={"If-None-Match": r1.header("ETag")})
+    expect_status(r3, 304, "If-None-Match")
+    other = ci("ci-b", "0.9")
+    check(other.header("ETag") != r1.header("ETag"), "level in the ETag")
+    b90 = other.json()["confidence"]["systems"][0]["R0"]
+    b95 = r1.json()["confidence"]["systems"][0]["R0"]
+    check(b90["hi"] - b90["lo"] <= b95["hi"] - b95["lo"], "90 %% interval not wider than 95 %%")
+    expect_status(C.post(base("ci-b") + "/segments", seg(12)), 201, "POST")
+    r4 = ci("ci-b", headers={"If-None-Match": r1.header("ETag")})
+    expect_status(r4, 200, "after a POST")
+    eq(r4.json()["confidence"]["segments"], 13, "segments after the POST")
+
+
+def test_no_baseline_and_empty():
+    fill("ci-c", 5)
+    conf = ci("ci-c").json()["confidence"]
+    eq(conf["baseline"], None, "no baseline_system")
+    for row in conf["systems"]:
+        eq(row["baseline"], False, "baseline flag")
+        eq(row["R0"]["p_value"], None, "no p without a baseline")
+    C.create_session(id="ci-empty")
+    r = ci("ci-empty")
+    expect_status(r, 200, "empty session")
+    eq(r.json()["confidence"], None, "no segment: null")
+
+
+def test_bad_level():
+    fill("ci-d", 1)
+    for bad in ("1.5", "0", "abc", "", "0.95x", "-0.5", "1e-1"):
+        expect_problem(ci("ci-d", bad), 400, "bad-request", "ci=%r" % bad)
+    expect_problem(ci("nope"), 404, "not-found", "unknown session")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(globals(), setup, teardown))

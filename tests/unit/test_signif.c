@@ -1,0 +1,309 @@
+/* test_signif.c — numpy's generator (core/rng.c) against draws numpy
+ * 1.24 made, numpy's pairwise mean, and the paired tests of core/signif.c
+ * on small hand-checked cases. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exposure.h"
+#include "rng.h"
+#include "signif.h"
+
+/* Generated with numpy 1.24.2 (python3-numpy):
+ *   np.random.default_rng(seed).choice(n, size=(2, 8), replace=True)
+ *   np.random.default_rng(seed).integers(2, size=(2, 50), dtype=bool)
+ *   np.random.default_rng(12345).bit_generator.random_raw(4) */
+static const struct {
+    uint64_t seed, n;
+    int64_t v[16];
+} choice_cases[] = {
+    {12345ULL,
+     971ULL,
+     {678, 220, 765, 307, 198, 774, 624, 656, 959, 379, 815, 323, 551, 580, 206, 181}},
+    {12345ULL, 2ULL, {1, 0, 1, 0, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 0}},
+    {12345ULL, 7ULL, {4, 1, 5, 2, 1, 5, 4, 4, 6, 2, 5, 2, 3, 4, 1, 1}},
+    {12345ULL,
+     5000000000ULL,
+     {1136680112, 1583791698, 3986827286, 3381273353, 1955547753, 1664069639, 2991543767, 933670928,
+      3363780220, 4709014326, 1241228573, 4744405759, 3336187265, 479489677, 2209198330,
+      4432399596}},
+    {0ULL, 971ULL, {825, 618, 496, 261, 298, 39, 73, 16, 170, 789, 630, 886, 489, 589, 942, 708}},
+    {0ULL, 2ULL, {1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1}},
+    {0ULL, 7ULL, {5, 4, 3, 1, 2, 0, 0, 0, 1, 5, 4, 6, 3, 4, 6, 5}},
+    {0ULL,
+     5000000000ULL,
+     {3184808436, 1348933568, 204867619, 82638177, 4066351196, 4563777886, 3033178878, 3647482804,
+      2718124957, 4675362118, 4079267770, 13692500, 4287021382, 167927876, 3648277232, 878278103}},
+    {1ULL, 971ULL, {459, 496, 733, 922, 33, 139, 799, 921, 242, 302, 843, 411, 265, 803, 249, 397}},
+    {1ULL, 2ULL, {0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0}},
+    {1ULL, 7ULL, {3, 3, 5, 6, 0, 1, 5, 6, 1, 2, 6, 2, 1, 5, 1, 2}},
+    {1ULL,
+     5000000000ULL,
+     {2559108123, 4752318481, 720798063, 4743247235, 1559157260, 2116632244, 4138512969, 2045995681,
+      2747968438, 137795566, 3767565543, 2690716566, 1648658582, 3942143517, 1515974146,
+      2267489447}},
+    {4294967301ULL,
+     971ULL,
+     {128, 751, 755, 457, 853, 675, 823, 792, 791, 522, 553, 502, 574, 204, 867, 68}},
+    {4294967301ULL, 2ULL, {0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0}},
+    {4294967301ULL, 7ULL, {0, 5, 5, 3, 6, 4, 5, 5, 5, 3, 3, 3, 4, 1, 6, 0}},
+    {4294967301ULL,
+     5000000000ULL,
+     {3871020901, 2353613415, 3479401721, 4082688229, 2689684645, 2586481114, 1051105726, 353989375,
+      2400075672, 4962944156, 4377144047, 4858552248, 2158208572, 295534589, 2136566573,
+      2448218822}},
+    {9223372036854775815ULL,
+     971ULL,
+     {928, 41, 520, 551, 869, 130, 965, 162, 590, 561, 311, 296, 684, 497, 93, 277}},
+    {9223372036854775815ULL, 2ULL, {1, 0, 1, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1, 0, 0}},
+    {9223372036854775815ULL, 7ULL, {6, 0, 3, 3, 6, 0, 6, 1, 4, 4, 2, 2, 4, 3, 0, 2}},
+    {9223372036854775815ULL,
+     5000000000ULL,
+     {214378496, 2837594579, 670324670, 837004167, 2892235510, 1527817253, 2562738950, 1429910706,
+      1914386046, 519500554, 1499953235, 2650599226, 4127563384, 299162583, 4302292453,
+      2592779752}},
+};
+static const struct {
+    uint64_t seed;
+    const char *bits;
+} bool_cases[] = {
+    {12345ULL, "10111001100000111111111101001101101100011000110101001100010111000111101100100011001"
+               "00111100100111010"},
+    {0ULL, "111110100100000101000011100110111111001111010111111100001100010110000100111010111001101"
+           "1010000010001"},
+    {1ULL, "111111110010011101000100100111101100111110111101011000001100000101100110000101010100101"
+           "0100000111101"},
+    {4294967301ULL, "100010110001110101111011100001001100001101111100010011000110001111000001101000"
+                    "0001011100111000111000"},
+    {9223372036854775815ULL, "011101100000011100000111001011111011101101100111100111110101000001001"
+                             "0111000000111000010100100011111"},
+};
+static const uint64_t raw12345[4] = {0x3a32b18db2ffc19dULL, 0x51171315c9e4c4deULL,
+                                     0xcc2024823444efd9ULL, 0xad1f06aea486e910ULL};
+
+static void test_raw_draws(void **state)
+{
+    (void)state;
+    am_rng r;
+    am_rng_seed(&r, 12345);
+    for (size_t i = 0; i < 4; i++)
+        assert_true(am_rng_next64(&r) == raw12345[i]);
+}
+
+static void test_choice_equals_numpy(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof choice_cases / sizeof choice_cases[0]; c++) {
+        am_rng r;
+        am_rng_seed(&r, choice_cases[c].seed);
+        int64_t v[16];
+        am_rng_choice(&r, choice_cases[c].n, 16, v);
+        for (size_t i = 0; i < 16; i++)
+            assert_int_equal(v[i], choice_cases[c].v[i]);
+    }
+}
+
+static void test_bools_equal_numpy(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof bool_cases / sizeof bool_cases[0]; c++) {
+        am_rng r;
+        am_rng_seed(&r, bool_cases[c].seed);
+        unsigned char v[100];
+        am_rng_bools(&r, 100, v);
+        for (size_t i = 0; i < 100; i++)
+            assert_int_equal(v[i], bool_cases[c].bits[i] - '0');
+        /* the same bits drawn in pieces of 7 (as the AR test draws trials) */
+        am_rng_seed(&r, bool_cases[c].seed);
+        uint32_t buf = 0;
+        int bcnt = 0;
+        for (size_t i = 0; i < 100; i += 7)
+            am_rng_bools_part(&r, &buf, &bcnt, i + 7 <= 100 ? 7 : 100 - i, v + i);
+        for (size_t i = 0; i < 100; i++)
+            assert_int_equal(v[i], bool_cases[c].bits[i] - '0');
+    }
+}
+
+/* numpy's float64 sum is pairwise: a plain left-to-right sum of these
+ * values differs in the last bits (numpy 1.24:
+ * np.random.default_rng(3).random(1000) * 100 → mean 49.440255696053306;
+ * the values are rebuilt here from the same generator's doubles). */
+static void test_np_sum_pairwise(void **state)
+{
+    (void)state;
+    am_rng r;
+    am_rng_seed(&r, 3);
+    double x[1000], plain = 0;
+    for (size_t i = 0; i < 1000; i++) {
+        /* Generator.random(): (next64 >> 11) * 2^-53 */
+        x[i] = (double)(am_rng_next64(&r) >> 11) * (1.0 / 9007199254740992.0) * 100;
+        plain += x[i];
+    }
+    assert_true(am_sig_np_sum(x, 1000) / 1000 == 49.440255696053306);
+    assert_true(plain / 1000 != 49.440255696053306);
+}
+
+/* Two identical systems on 4 segments, ratio metric. As in sacreBLEU
+ * (c counts |Δ| strictly above the observed Δ = 0, which never happens),
+ * p = 1/(n+1); the baseline has p = null; the interval holds the mean. */
+static void test_paired_identical(void **state)
+{
+    (void)state;
+    am_sig_metric m = {.kind = AM_SIG_RATIO};
+    const double a[] = {1, 2, 0, 1, 2, 2, 1, 3};
+    const double *st[] = {a, a};
+    am_sig_data d = {&m, 2, 4, st, NULL};
+    am_sig_plan p;
+    assert_int_equal(am_sig_plan_new(&p, 0, 4, 200, 12345), AM_OK);
+    am_sig_result res[2];
+    assert_int_equal(am_sig_paired_bs(&d, 0, &p, 0.95, res), AM_OK);
+    assert_true(isnan(res[0].p_value));
+    assert_true(res[1].p_value == 1.0 / 201);
+    assert_true(res[0].score == 4.0 / 8.0);
+    assert_true(res[1].lo <= res[1].mean && res[1].mean <= res[1].hi);
+    assert_true(res[1].ci > 0);
+    am_sig_plan_free(&p);
+    assert_int_equal(am_sig_plan_new(&p, 1, 4, 100, 12345), AM_OK);
+    assert_int_equal(am_sig_paired_ar(&d, 0, &p, res), AM_OK);
+    assert_true(res[1].p_value == 1.0 / 101);
+    assert_true(isnan(res[1].mean));
+    am_sig_plan_free(&p);
+    /* bad arguments */
+    assert_int_equal(am_sig_plan_new(&p, 0, 0, 10, 1), AM_ERR_INVALID);
+    assert_int_equal(am_sig_plan_new(&p, 0, 4, 10, 1), AM_OK);
+    assert_int_equal(am_sig_paired_bs(&d, 2, &p, 0.95, res), AM_ERR_INVALID);
+    assert_int_equal(am_sig_paired_bs(&d, 0, &p, 1.5, res), AM_ERR_INVALID);
+    assert_int_equal(am_sig_paired_ar(&d, 0, &p, res), AM_ERR_INVALID); /* a bootstrap plan */
+    am_sig_plan_free(&p);
+}
+
+/* A system far better on every segment: p is the smallest possible,
+ * 1/(n+1), for both tests. */
+static void test_paired_clear_difference(void **state)
+{
+    (void)state;
+    am_sig_metric m = {.kind = AM_SIG_RATIO};
+    double a[2 * 50], b[2 * 50];
+    for (size_t i = 0; i < 50; i++) {
+        a[2 * i] = 1, a[2 * i + 1] = 10;
+        b[2 * i] = 9, b[2 * i + 1] = 10;
+    }
+    const double *st[] = {a, b};
+    am_sig_data d = {&m, 2, 50, st, NULL};
+    am_sig_plan p;
+    am_sig_result res[2];
+    assert_int_equal(am_sig_plan_new(&p, 0, 50, 99, 7), AM_OK);
+    assert_int_equal(am_sig_paired_bs(&d, 0, &p, 0.95, res), AM_OK);
+    assert_true(res[1].p_value == 1.0 / 100);
+    am_sig_plan_free(&p);
+    assert_int_equal(am_sig_plan_new(&p, 1, 50, 99, 7), AM_OK);
+    assert_int_equal(am_sig_paired_ar(&d, 0, &p, res), AM_OK);
+    assert_true(res[1].p_value == 1.0 / 100);
+    am_sig_plan_free(&p);
+}
+
+static int always_stop(void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
+
+/* A cancel check that says stop ends both tests with AM_ERR_CANCELLED
+ * (asked every AM_CANCEL_QUANTUM units: 200,000 resamples are enough). */
+static void test_cancel_stops_the_tests(void **state)
+{
+    (void)state;
+    am_sig_metric m = {.kind = AM_SIG_RATIO};
+    const double a[] = {1, 2, 0, 1, 2, 2, 1, 3};
+    const double *st[] = {a, a};
+    am_cancel stop;
+    am_cancel_init(&stop, always_stop, NULL);
+    am_sig_data d = {&m, 2, 4, st, &stop};
+    am_sig_result res[2];
+    am_sig_plan p;
+    assert_int_equal(am_sig_plan_new(&p, 0, 4, 200000, 1), AM_OK);
+    assert_int_equal(am_sig_paired_bs(&d, 0, &p, 0.95, res), AM_ERR_CANCELLED);
+    assert_true(stop.hit);
+    am_cancel_init(&stop, always_stop, NULL);
+    assert_int_equal(am_sig_plan_new(&p, 1, 4, 200000, 1), AM_OK);
+    assert_int_equal(am_sig_paired_ar(&d, 0, &p, res), AM_ERR_CANCELLED);
+    am_sig_plan_free(&p);
+}
+
+/* The plan draws its indices as the tests go (one resample at a time), so
+ * its memory does not grow with resamples × units: 10^4 resamples of 10^7
+ * segments (8·10^11 bytes as a stored index array) is a valid plan. */
+static void test_plan_memory_does_not_grow(void **state)
+{
+    (void)state;
+    am_sig_plan p;
+    assert_int_equal(am_sig_plan_new(&p, 0, 10000000, 10000, 12345), AM_OK);
+    am_sig_plan_free(&p);
+    assert_int_equal(am_sig_plan_new(&p, 1, 10000000, 10000, 12345), AM_OK);
+    am_sig_plan_free(&p);
+}
+
+/* One segment's recall result for the exposure tracker: words w[0..n)
+ * with shots sh and hits hit[sys * n + i] (all borrowed). */
+static void expo_seg(am_expo *e, size_t nsys, char **w, int64_t *sh, unsigned char *hit, size_t n)
+{
+    am_recall_seg r;
+    memset(&r, 0, sizeof r);
+    r.words.v = w;
+    r.words.n = n;
+    r.shot = sh;
+    r.nsys = nsys;
+    r.hit = hit;
+    am_expo_add(e, &r);
+}
+
+/* Two sessions, two systems: the second session starts the word counts
+ * again; words never produced are counted per session; the median. */
+static void test_exposures_two_sessions(void **state)
+{
+    (void)state;
+    am_expo *e = am_expo_new(2);
+    char a[] = "a", b[] = "b", c[] = "c";
+    char *w1[] = {a, b}, *w2[] = {a, c}, *w3[] = {a};
+    int64_t s1[] = {0, 0}, s2[] = {1, 0}, s3[] = {2};
+    /* system 0 produces a at shot 2, c at 0; system 1 a at 1, never b */
+    unsigned char h1[] = {0, 0, 0, 0}, h2[] = {0, 1, 1, 0}, h3[] = {1, 1};
+    expo_seg(e, 2, w1, s1, h1, 2);
+    expo_seg(e, 2, w2, s2, h2, 2);
+    expo_seg(e, 2, w3, s3, h3, 1);
+    am_expo_session(e);
+    /* session 2: a is new again, produced at once by both */
+    unsigned char h4[] = {1, 1};
+    expo_seg(e, 2, w3, s1, h4, 1);
+    am_expo_session(e);
+    const am_expo_hist *x = am_expo_get(e, 0), *y = am_expo_get(e, 1);
+    assert_int_equal(x->bins[0], 2); /* c, then a in session 2 */
+    assert_int_equal(x->bins[2], 1);
+    assert_int_equal(x->never, 1); /* b */
+    assert_int_equal(y->bins[0], 1);
+    assert_int_equal(y->bins[1], 1);
+    assert_int_equal(y->never, 2); /* b, c */
+    assert_true(am_expo_median(x, 1) == 2.0);
+    assert_true(am_expo_median(y, 0) == 0.5); /* {0, 1}: the two middle values */
+    am_expo_hist none = {{0}, 3};
+    assert_true(isnan(am_expo_median(&none, 1)));
+    am_expo_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_raw_draws),
+        cmocka_unit_test(test_choice_equals_numpy),
+        cmocka_unit_test(test_bools_equal_numpy),
+        cmocka_unit_test(test_np_sum_pairwise),
+        cmocka_unit_test(test_paired_identical),
+        cmocka_unit_test(test_paired_clear_difference),
+        cmocka_unit_test(test_plan_memory_does_not_grow),
+        cmocka_unit_test(test_exposures_two_sessions),
+        cmocka_unit_test(test_cancel_stops_the_tests),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
