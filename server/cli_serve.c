@@ -326,7 +326,7 @@ static int am_serve(int argc, char **argv, char **envp)
         am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot apply max-db-size to %s", srv->cfg.db);
         goto out;
     }
-    srv->metrics = am_metrics_new();
+    srv->prom = am_prom_new();
     srv->sessions = am_sessions_new(srv->store, 10000);
     srv->wspool = am_wspool_new();
     srv->acache = am_acache_new(AM_ACACHE_MAX_ENTRIES, AM_ACACHE_MAX_BYTES); /* metrics answers */
@@ -384,7 +384,7 @@ static int am_serve(int argc, char **argv, char **envp)
     rc = 0;
 
 out:
-    if (srv->daemon)
+    if (srv->http)
         am_http_stop(srv);
     if (wd_started) /* fleet */
         am_serve_wd_stop(&wd);
@@ -394,7 +394,7 @@ out:
     am_dbfile_unlock(srv->db_fd); /* after SQLite closed the file */
     am_wspool_free(srv->wspool);
     am_acache_free(srv->acache);
-    am_metrics_free(srv->metrics);
+    am_prom_free(srv->prom);
     if (rc == 0)
         am_log_at(&srv->log, AM_LOG_INFO, NULL, "stopped");
     am_buf_cleanup(&err);

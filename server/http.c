@@ -25,7 +25,7 @@
  *      so the pool thread keeps serving its other connections; the thread
  *      resumes the connection and the next call queues the response.
  *   5. am_http_done_cb (MHD_OPTION_NOTIFY_COMPLETED): one INFO log line and
- *      one am_metrics_request sample, the context is freed.
+ *      one am_prom_request sample, the context is freed.
  *
  * Safe defaults (README "Guarantees / safe defaults"): on a connection
  * that comes over loopback (always, when the server listens on a loopback
@@ -82,7 +82,8 @@
 #define AM_HTTP_MAX_ID 128 /* bytes of any other path parameter */
 #define AM_HTTP_DISCARD_SLACK (8LL * 1024 * 1024) /* dropped bytes tolerated past the limit */
 
-/* The daemon's private state, kept in srv->daemon. */
+/* The HTTP front end's private state (the MHD daemon and request
+ * bookkeeping), kept in srv->http. */
 typedef struct am_http {
     struct MHD_Daemon *daemon;
     am_server *srv;
@@ -130,20 +131,6 @@ typedef struct am_http_ctx {
     am_resp work; /* AM_PH_WORK: the offloaded handler's response */
     atomic_int work_done; /* set by the handler's thread before it resumes */
 } am_http_ctx;
-
-int64_t am_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t am_http_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ---- validation and decoding --------------------------------------------- */
 
@@ -1378,11 +1365,11 @@ static enum MHD_Result am_http_access(void *cls, struct MHD_Connection *conn, co
     am_http *h = cls;
     am_http_ctx *x = *con_cls;
     (void)version;
-    atomic_store(&h->progress_ns, am_http_mono_ns());
+    atomic_store(&h->progress_ns, am_mono_ns());
     if (!x) { /* the URI callback always runs first; this is a safety net */
         x = am_xcalloc(1, sizeof *x);
         x->http = h;
-        x->start_ns = am_http_mono_ns();
+        x->start_ns = am_mono_ns();
         x->target = am_xstrdup(url);
         am_resp_init(&x->early);
         am_resp_init(&x->work);
@@ -1443,7 +1430,7 @@ static void *am_http_uri_cb(void *cls, const char *uri, struct MHD_Connection *c
     (void)conn;
     am_http_ctx *x = am_xcalloc(1, sizeof *x);
     x->http = h;
-    x->start_ns = am_http_mono_ns();
+    x->start_ns = am_mono_ns();
     x->target = am_xstrdup(uri ? uri : "");
     am_resp_init(&x->early);
     am_resp_init(&x->work);
@@ -1460,7 +1447,7 @@ static void am_http_done_cb(void *cls, struct MHD_Connection *conn, void **con_c
     if (!x)
         return;
     *con_cls = NULL;
-    double secs = (double)(am_http_mono_ns() - x->start_ns) / 1e9;
+    double secs = (double)(am_mono_ns() - x->start_ns) / 1e9;
     am_server *srv = h->srv;
     if (x->status) {
         /* the raw path (as sent, without the query) is unambiguous in logs */
@@ -1473,7 +1460,7 @@ static void am_http_done_cb(void *cls, struct MHD_Connection *conn, void **con_c
         am_log_at(&srv->log, AM_LOG_INFO, x->req.request_id, "%s %.*s %d %zuB %.3fms%s%s%s",
                   x->method, plen, x->target, x->status, x->bytes, secs * 1e3, ok ? "" : " (",
                   ok ? "" : why, ok ? "" : ")");
-        am_metrics_request(srv->metrics, x->method, x->route_label, x->status, secs);
+        am_prom_request(srv->prom, x->method, x->route_label, x->status, secs);
     } else if (x->phase != AM_PH_NEW) {
         am_log_at(&srv->log, AM_LOG_DEBUG, x->req.request_id,
                   "%s request ended before a response (code %d)", x->method, (int)toe);
@@ -1482,7 +1469,7 @@ static void am_http_done_cb(void *cls, struct MHD_Connection *conn, void **con_c
         atomic_fetch_sub(&h->active, 1);
     am_http_ctx_free(x);
     atomic_fetch_sub(&h->inflight, 1);
-    atomic_store(&h->progress_ns, am_http_mono_ns());
+    atomic_store(&h->progress_ns, am_mono_ns());
 }
 
 /* libmicrohttpd's own messages go through the logger at WARN. */
@@ -1543,7 +1530,7 @@ int am_http_start(am_server *srv, am_buf *err)
     atomic_init(&h->ids, 0);
     uint64_t seed = 0;
     if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed)
-        seed = (uint64_t)am_http_mono_ns() ^ ((uint64_t)getpid() << 32);
+        seed = (uint64_t)am_mono_ns() ^ ((uint64_t)getpid() << 32);
     h->seed = seed;
 
     struct MHD_Daemon *d = MHD_start_daemon(
@@ -1561,13 +1548,13 @@ int am_http_start(am_server *srv, am_buf *err)
     }
     h->daemon = d;
     h->started = 1;
-    srv->daemon = h;
+    srv->http = h;
     return AM_OK;
 }
 
 int am_http_port(const am_server *srv)
 {
-    const am_http *h = srv->daemon;
+    const am_http *h = srv->http;
     if (!h || !h->daemon)
         return 0;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -1576,7 +1563,7 @@ int am_http_port(const am_server *srv)
 
 int am_http_stop(am_server *srv)
 {
-    am_http *h = srv->daemon;
+    am_http *h = srv->http;
     if (!h)
         return 0;
     /* No new connections. Requests being answered finish; requests still
@@ -1590,14 +1577,14 @@ int am_http_stop(am_server *srv)
     MHD_socket lfd = MHD_quiesce_daemon(h->daemon);
     if (srv->events) /* open event streams end now (none stays suspended) */
         am_events_shutdown(srv->events);
-    int64_t t0 = am_http_mono_ns();
+    int64_t t0 = am_mono_ns();
     int64_t total = (int64_t)srv->cfg.shutdown_timeout_ms * 1000000;
     int64_t grace = total / 4 < 1000000000LL ? total / 4 : 1000000000LL;
     int64_t deadline = t0 + total, abandon_at = deadline - grace;
     const int64_t stall = 2000000000LL;
     int stuck = 0;
     for (;;) {
-        int64_t now = am_http_mono_ns();
+        int64_t now = am_mono_ns();
         int active = atomic_load(&h->active), inflight = atomic_load(&h->inflight);
         if (now >= abandon_at && !atomic_load(&srv->abandon)) {
             atomic_store(&srv->abandon, 1);
@@ -1621,7 +1608,7 @@ int am_http_stop(am_server *srv)
         nanosleep(&ts, NULL);
     }
     am_log_at(&srv->log, AM_LOG_DEBUG, NULL, "waited %.0f ms for in-flight requests (%d left)",
-              (double)(am_http_mono_ns() - t0) / 1e6, atomic_load(&h->inflight));
+              (double)(am_mono_ns() - t0) / 1e6, atomic_load(&h->inflight));
     if (stuck) {
         /* a handler is still inside its computation: joining it could take
          * forever; the daemon stays as it is and the process exits */
@@ -1635,6 +1622,6 @@ int am_http_stop(am_server *srv)
     if (lfd != MHD_INVALID_SOCKET)
         close(lfd);
     free(h);
-    srv->daemon = NULL;
+    srv->http = NULL;
     return 0;
 }

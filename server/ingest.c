@@ -715,7 +715,7 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
             }
         }
     }
-    am_metrics_segments(srv->metrics, (int64_t)req->nsys);
+    am_prom_segments(srv->prom, (int64_t)req->nsys);
     am_score_ws_set_cancel(ws, NULL);
     am_wspool_put(srv->wspool, ws);
     if (rc != AM_OK) {

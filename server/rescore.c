@@ -285,7 +285,7 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
             }
         }
     }
-    am_metrics_segments(r->srv->metrics, (int64_t)q.nsys);
+    am_prom_segments(r->srv->prom, (int64_t)q.nsys);
     json_t *o =
         json_pack("{sssssIsssoso}", "session", r->session, "id", q.id, "seq", (json_int_t)seq,
                   "signature", am_scorer_signature(sc), "scores", scores, "totals", totals);
