@@ -3,6 +3,7 @@
  *
  * A single pass over the buffer with a cursor; no recursion (nested <term>
  * tags use an explicit stack), so any input, however deep or long, is safe.
+ * Segments are then indexed by id and by (docid, id) in two hash tables.
  */
 #include "sgml.h"
 
@@ -542,6 +543,78 @@ out:
 
 enum sgml_where { W_TOP, W_SET, W_DOC, W_DONE };
 
+/* ---- segment lookup ------------------------------------------------------- */
+
+/* The docid of segment i ("" for a doc without one). Borrowed. */
+static const char *sgml_seg_docid(const am_sgml_doc *d, size_t i)
+{
+    const char *docid = d->docs[d->segs[i].doc].docid;
+    return docid ? docid : "";
+}
+
+/* Hash of the segment id, and with with_doc of the docid too. */
+static uint64_t sgml_key_hash(const char *docid, const char *id, int with_doc)
+{
+    uint64_t h = am_fnv1a(id);
+    if (with_doc)
+        h = (h ^ am_fnv1a(docid)) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
+}
+
+/* Whether segment i has id (and docid when with_doc). */
+static int sgml_key_eq(const am_sgml_doc *d, size_t i, const char *docid, const char *id,
+                       int with_doc)
+{
+    return strcmp(d->segs[i].id, id) == 0 &&
+           (!with_doc || strcmp(sgml_seg_docid(d, i), docid) == 0);
+}
+
+/* The slot of table tab (borrowed) holding the key, or the empty slot where
+ * it would go. */
+static size_t sgml_slot(const am_sgml_doc *d, const size_t *tab, const char *docid, const char *id,
+                        int with_doc)
+{
+    size_t mask = d->index_cap - 1;
+    size_t j = (size_t)sgml_key_hash(docid, id, with_doc) & mask;
+    while (tab[j] && !sgml_key_eq(d, tab[j] - 1, docid, id, with_doc))
+        j = (j + 1) & mask;
+    return j;
+}
+
+/* Builds d->by_id and d->by_doc_id (first segment of each key wins). */
+static void sgml_index(am_sgml_doc *d)
+{
+    size_t cap = 16;
+    while (cap < 2 * d->nsegs)
+        cap *= 2;
+    d->index_cap = cap;
+    d->by_id = am_xcalloc(cap, sizeof *d->by_id);
+    d->by_doc_id = am_xcalloc(cap, sizeof *d->by_doc_id);
+    for (size_t i = 0; i < d->nsegs; i++) {
+        const char *docid = sgml_seg_docid(d, i), *id = d->segs[i].id;
+        size_t j = sgml_slot(d, d->by_id, docid, id, 0);
+        if (!d->by_id[j])
+            d->by_id[j] = i + 1;
+        j = sgml_slot(d, d->by_doc_id, docid, id, 1);
+        if (!d->by_doc_id[j])
+            d->by_doc_id[j] = i + 1;
+    }
+}
+
+/* The first segment of the key: by hash when indexed, else by a scan. */
+static size_t sgml_find(const am_sgml_doc *d, const char *docid, const char *id, int with_doc)
+{
+    const size_t *tab = with_doc ? d->by_doc_id : d->by_id;
+    if (!tab) {
+        for (size_t i = 0; i < d->nsegs; i++)
+            if (sgml_key_eq(d, i, docid, id, with_doc))
+                return i;
+        return (size_t)-1;
+    }
+    size_t j = sgml_slot(d, tab, docid, id, with_doc);
+    return tab[j] ? tab[j] - 1 : (size_t)-1;
+}
+
 int am_sgml_parse(const char *buf, size_t len, am_sgml_doc *out, size_t *err_line)
 {
     sgml_state st;
@@ -680,6 +753,7 @@ int am_sgml_parse(const char *buf, size_t len, am_sgml_doc *out, size_t *err_lin
         rc = sgml_fail(&st, st.len);
         goto fail;
     }
+    sgml_index(out);
     return AM_OK;
 
 fail:
@@ -704,13 +778,17 @@ void am_sgml_free(am_sgml_doc *doc)
     for (size_t i = 0; i < doc->nsegs; i++)
         sgml_seg_free(&doc->segs[i]);
     free(doc->segs);
+    free(doc->by_id);
+    free(doc->by_doc_id);
     memset(doc, 0, sizeof *doc);
 }
 
 size_t am_sgml_find_seg(const am_sgml_doc *doc, const char *id)
 {
-    for (size_t i = 0; i < doc->nsegs; i++)
-        if (strcmp(doc->segs[i].id, id) == 0)
-            return i;
-    return (size_t)-1;
+    return sgml_find(doc, "", id, 0);
+}
+
+size_t am_sgml_find_doc_seg(const am_sgml_doc *doc, const char *docid, const char *id)
+{
+    return sgml_find(doc, docid ? docid : "", id, 1);
 }
