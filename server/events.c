@@ -657,11 +657,6 @@ void am_events_shutdown(am_events *ev)
     pthread_mutex_unlock(&ev->mu);
 }
 
-int am_events_count(am_events *ev)
-{
-    return ev ? atomic_load(&ev->nsubs) : 0;
-}
-
 void am_events_free(am_events *ev)
 {
     if (!ev)

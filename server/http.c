@@ -297,7 +297,7 @@ static void am_resp_clear_body(am_resp *resp)
     resp->body_len = 0;
 }
 
-/* Frees everything resp owns (body, headers, stream fd). */
+/* Frees everything resp owns (body, headers, stream). */
 static void am_resp_cleanup(am_resp *resp)
 {
     am_resp_clear_body(resp);
@@ -306,9 +306,6 @@ static void am_resp_cleanup(am_resp *resp)
         free(resp->headers[i][1]);
     }
     resp->nheaders = 0;
-    if (resp->stream_fd >= 0)
-        close(resp->stream_fd);
-    resp->stream_fd = -1;
     am_stream_destroy(resp->stream);
     resp->stream = NULL;
 }
@@ -316,7 +313,6 @@ static void am_resp_cleanup(am_resp *resp)
 static void am_resp_init(am_resp *resp)
 {
     memset(resp, 0, sizeof *resp);
-    resp->stream_fd = -1;
 }
 
 void am_resp_take(am_resp *resp, int status, const char *content_type, char *data, size_t len)
@@ -1253,11 +1249,6 @@ static enum MHD_Result am_http_queue(am_http_ctx *x, am_resp *resp)
                                               resp->stream, am_stream_destroy);
         if (r)
             resp->stream = NULL; /* MHD frees it (am_stream_destroy) */
-        am_resp_clear_body(resp);
-    } else if (resp->stream_fd >= 0) {
-        r = MHD_create_response_from_pipe(resp->stream_fd);
-        if (r)
-            resp->stream_fd = -1; /* MHD closes it */
         am_resp_clear_body(resp);
     } else if (resp->body && resp->body_len) {
         bytes = resp->body_len;

@@ -724,8 +724,6 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed (%s)",
                         am_strerror(rc));
     }
-    char ts[32];
-    snprintf(ts, sizeof ts, "%lld", (long long)now);
     *result = json_pack("{sssssIsssoso}", "session", session, "id", req->id, "seq", (json_int_t)seq,
                         "signature", am_scorer_signature(sc), "scores", scores, "totals", totals);
     json_object_set_new(*result, "created_ms", json_integer((json_int_t)now));

@@ -199,11 +199,6 @@ const char *am_shard_name(const am_shard *sh, size_t i)
     return i < sh->n ? sh->names[i] : NULL;
 }
 
-const char *am_shard_url(const am_shard *sh, size_t i)
-{
-    return i < sh->n ? sh->urls[i] : NULL;
-}
-
 size_t am_shard_self(const am_shard *sh)
 {
     return sh->self;
