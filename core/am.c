@@ -174,14 +174,29 @@ char *am_buf_detach(am_buf *b)
 
 /* ---- hashing ------------------------------------------------------------ */
 
-uint64_t am_fnv1a(const char *s)
+uint64_t am_fnv1a_n(uint64_t h, const void *p, size_t n)
 {
-    uint64_t h = 14695981039346656037ULL; /* the FNV offset basis */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL; /* the 64-bit FNV prime */
     }
     return h;
+}
+
+uint32_t am_fnv1a32_n(uint32_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 16777619u; /* the 32-bit FNV prime */
+    }
+    return h;
+}
+
+uint64_t am_fnv1a(const char *s)
+{
+    return am_fnv1a_n(AM_FNV64_BASIS, s, strlen(s));
 }
 
 /* ---- am_toks ------------------------------------------------------------ */

@@ -47,6 +47,13 @@ char *am_xstrndup(const char *s, size_t n);
 /* 64-bit FNV-1a hash of the NUL-terminated s (hash tables, and the
  * informational body_hash column of stored segments). */
 uint64_t am_fnv1a(const char *s);
+/* FNV-1a of the n bytes at p (borrowed), continuing from h: start with
+ * AM_FNV64_BASIS (64 bits) or AM_FNV32_BASIS (32 bits, am_fnv1a32_n). The
+ * one FNV implementation of the tree. */
+#define AM_FNV64_BASIS 14695981039346656037ULL
+#define AM_FNV32_BASIS 2166136261u
+uint64_t am_fnv1a_n(uint64_t h, const void *p, size_t n);
+uint32_t am_fnv1a32_n(uint32_t h, const void *p, size_t n);
 
 /* True when a and b (borrowed) are equal ignoring ASCII case. */
 int am_ascii_ieq(const char *a, const char *b);

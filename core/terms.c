@@ -24,14 +24,10 @@
 
 /* ---- hashing ------------------------------------------------------------- */
 
+/* 32-bit FNV-1a of the NUL-terminated s */
 static uint32_t hash_str(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        h ^= *p;
-        h *= 16777619u;
-    }
-    return h;
+    return am_fnv1a32_n(AM_FNV32_BASIS, s, strlen(s));
 }
 
 /* ---- tokenized, normalized text ----------------------------------------- */
@@ -1517,7 +1513,7 @@ static void reset_results(am_terms_ws *ws)
 /* FNV-1a of an annotation's target list and case flag. */
 static uint32_t annot_hash(const am_terms_annot *a)
 {
-    uint32_t h = 2166136261u ^ (a->case_sensitive ? 1u : 0u);
+    uint32_t h = AM_FNV32_BASIS ^ (a->case_sensitive ? 1u : 0u);
     for (size_t t = 0; t < a->n_targets; t++) {
         h = (h ^ hash_str(a->targets[t])) * 16777619u;
         h = (h ^ 0xffu) * 16777619u;
