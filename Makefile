@@ -81,12 +81,14 @@ $(BUILD)/libamcore.a: $(CORE_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-# Header dependencies come from the compiler (-MMD: $(BUILD)/**/*.d).
-$(BUILD)/core/%.o: core/%.c
+# Header dependencies come from the compiler (-MMD: $(BUILD)/**/*.d); the
+# Makefile itself is one too (flags change, and an object built before -MMD
+# has no .d file yet).
+$(BUILD)/core/%.o: core/%.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CORE_CFLAGS) -c -o $@ $<
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iserver -c -o $@ $<
 
@@ -116,11 +118,11 @@ $(BUILD)/gen/lang_data.c: $(BUILD)/tools/gen_langs $(ISO_CODES)/iso_639-3.json $
 $(BUILD)/gen/lang_data.o: $(BUILD)/gen/lang_data.c
 	$(CC) $(CORE_CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/testutil.o: tests/unit/testutil.c
+$(BUILD)/tests/testutil.o: tests/unit/testutil.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -DAM_SRCDIR='"$(CURDIR)"' -c -o $@ $<
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/testutil.o $(BUILD)/libamserver.a $(BUILD)/libamcore.a
+$(BUILD)/tests/test_%: tests/unit/test_%.c Makefile $(BUILD)/tests/testutil.o $(BUILD)/libamserver.a $(BUILD)/libamcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iserver -Itests/unit -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/testutil.o \
 	    $(BUILD)/libamserver.a $(BUILD)/libamcore.a -lcmocka $(LDLIBS) $(SAN)
