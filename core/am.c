@@ -172,6 +172,25 @@ char *am_buf_detach(am_buf *b)
     return s;
 }
 
+/* ---- array growth ------------------------------------------------------- */
+
+void *am_grow(void *arr, size_t *cap, size_t need, size_t elem_size, size_t min)
+{
+    size_t c = *cap ? *cap : (min ? min : 1);
+    while (c < need) {
+        if (c > SIZE_MAX / 2)
+            c = need;
+        else
+            c *= 2;
+    }
+    if (elem_size && c > SIZE_MAX / elem_size) {
+        fprintf(stderr, "adaptmon: array of %zu elements is too large\n", c);
+        abort();
+    }
+    *cap = c;
+    return am_xrealloc(arr, c * elem_size);
+}
+
 /* ---- hashing ------------------------------------------------------------ */
 
 uint64_t am_fnv1a_n(uint64_t h, const void *p, size_t n)
@@ -246,10 +265,7 @@ void am_toks_cleanup(am_toks *t)
 
 void am_toks_push(am_toks *t, const char *s, size_t n)
 {
-    if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 16;
-        t->v = am_xrealloc(t->v, t->cap * sizeof *t->v);
-    }
+    AM_GROW(t->v, t->cap, t->n + 1, 16);
     struct am_toks_chunk *c = t->chunks;
     if (!c || c->cap - c->used < n + 1) {
         size_t cap = c ? 2 * c->cap : AM_TOKS_CHUNK_MIN;

@@ -129,10 +129,7 @@ static int str_valid(const char *s)
 /* Appends e, taking ownership of its strings. */
 static void push_entry(am_gloss *g, am_gloss_entry *e)
 {
-    if (g->n == g->cap) {
-        g->cap = g->cap ? g->cap * 2 : 16;
-        g->v = am_xrealloc(g->v, g->cap * sizeof *g->v);
-    }
+    AM_GROW(g->v, g->cap, g->n + 1, 16);
     g->v[g->n++] = *e;
     memset(e, 0, sizeof *e);
 }
@@ -285,10 +282,7 @@ typedef struct csv_reader {
 
 static void row_field_start(csv_row *r)
 {
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 16;
-        r->off = am_xrealloc(r->off, r->cap * sizeof *r->off);
-    }
+    AM_GROW(r->off, r->cap, r->n + 1, 16);
     r->off[r->n++] = r->data.len;
 }
 

@@ -313,10 +313,7 @@ static int am_ev_page_row(void *ctx, int64_t seq, const char *client_id, const c
     (void)client_id;
     (void)request_json;
     (void)created_at;
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : AM_EV_PAGE;
-        p->v = am_xrealloc(p->v, p->cap * sizeof *p->v);
-    }
+    AM_GROW(p->v, p->cap, p->n + 1, AM_EV_PAGE);
     p->v[p->n++] = am_ev_segment_msg(seq, result_json ? result_json : "{}");
     p->last = seq;
     return 0;

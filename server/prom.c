@@ -85,10 +85,7 @@ static am_met_hist *am_met_hist_for(am_prom *m, const char *route)
             return &m->hists[i];
     if (m->nhists >= AM_MET_MAX_ROUTES && strcmp(route, "other"))
         return am_met_hist_for(m, "other");
-    if (m->nhists == m->caphists) {
-        m->caphists = m->caphists ? 2 * m->caphists : 16;
-        m->hists = am_xrealloc(m->hists, m->caphists * sizeof *m->hists);
-    }
+    AM_GROW(m->hists, m->caphists, m->nhists + 1, 16);
     am_met_hist *h = &m->hists[m->nhists++];
     memset(h, 0, sizeof *h);
     h->route = am_xstrdup(route);
@@ -106,10 +103,7 @@ static am_met_counter *am_met_counter_for(am_prom *m, const char *method, const 
     }
     if (m->ncounters >= AM_MET_MAX_SERIES && strcmp(route, "other"))
         return am_met_counter_for(m, method, "other", code);
-    if (m->ncounters == m->capcounters) {
-        m->capcounters = m->capcounters ? 2 * m->capcounters : 32;
-        m->counters = am_xrealloc(m->counters, m->capcounters * sizeof *m->counters);
-    }
+    AM_GROW(m->counters, m->capcounters, m->ncounters + 1, 32);
     am_met_counter *c = &m->counters[m->ncounters++];
     c->method = method;
     c->route = am_xstrdup(route);

@@ -234,10 +234,7 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
                           "stored segment %lld cannot be scored: %s", (long long)seq,
                           am_strerror(rc));
     }
-    if (r->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 256;
-        r->segs = am_xrealloc(r->segs, r->cap * sizeof *r->segs);
-    }
+    AM_GROW(r->segs, r->cap, r->n + 1, 256);
     am_rs_seg *g = &r->segs[r->n++];
     memset(g, 0, sizeof *g);
     g->seq = seq;

@@ -117,10 +117,7 @@ void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *sy
     }
     s->n_tot = keep;
     for (size_t k = 0; k < n && s->n_tot < AM_SESS_TOT_MAX; k++) {
-        if (s->n_tot == s->cap_tot) { /* most sessions have one or two systems */
-            s->cap_tot = s->cap_tot ? 2 * s->cap_tot : 2;
-            s->tot = am_xrealloc(s->tot, s->cap_tot * sizeof *s->tot);
-        }
+        AM_GROW(s->tot, s->cap_tot, s->n_tot + 1, 2);
         am_sess_tot *e = &s->tot[s->n_tot++];
         e->system = am_xstrdup(systems[k]);
         e->seq = seq;

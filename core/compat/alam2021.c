@@ -95,10 +95,7 @@ typedef struct rx {
 
 static int rx_new_node(rx *r, int type)
 {
-    if (r->nnodes == r->capnodes) {
-        r->capnodes = r->capnodes ? 2 * r->capnodes : 32;
-        r->nodes = am_xrealloc(r->nodes, r->capnodes * sizeof *r->nodes);
-    }
+    AM_GROW(r->nodes, r->capnodes, r->nnodes + 1, 32);
     rx_node *n = &r->nodes[r->nnodes];
     n->type = type;
     n->c = 0;
@@ -205,10 +202,7 @@ static int rx_escape(rx *r, int in_class, int32_t *lit, int *cat)
 
 static void rx_add_item(rx *r, int kind, int32_t lo, int32_t hi)
 {
-    if (r->nitems == r->capitems) {
-        r->capitems = r->capitems ? 2 * r->capitems : 16;
-        r->items = am_xrealloc(r->items, r->capitems * sizeof *r->items);
-    }
+    AM_GROW(r->items, r->capitems, r->nitems + 1, 16);
     r->items[r->nitems].kind = kind;
     r->items[r->nitems].lo = lo;
     r->items[r->nitems].hi = hi;
@@ -218,10 +212,7 @@ static void rx_add_item(rx *r, int kind, int32_t lo, int32_t hi)
 /* Parses a class after '['. Returns the node or -1. */
 static int rx_parse_class(rx *r)
 {
-    if (r->nclasses == r->capclasses) {
-        r->capclasses = r->capclasses ? 2 * r->capclasses : 4;
-        r->classes = am_xrealloc(r->classes, r->capclasses * sizeof *r->classes);
-    }
+    AM_GROW(r->classes, r->capclasses, r->nclasses + 1, 4);
     rx_class *cl = &r->classes[r->nclasses];
     cl->first = r->nitems;
     cl->neg = 0;
@@ -364,10 +355,7 @@ static int rx_parse_seq(rx *r, int depth)
                 r->nodes[atom].c = lit;
             } else if (k == 2) {
                 /* a one-item class */
-                if (r->nclasses == r->capclasses) {
-                    r->capclasses = r->capclasses ? 2 * r->capclasses : 4;
-                    r->classes = am_xrealloc(r->classes, r->capclasses * sizeof *r->classes);
-                }
+                AM_GROW(r->classes, r->capclasses, r->nclasses + 1, 4);
                 r->classes[r->nclasses].first = r->nitems;
                 r->classes[r->nclasses].n = 1;
                 r->classes[r->nclasses].neg = 0;
@@ -473,10 +461,7 @@ static int rx_emit(rx *r, int op, int32_t c, int x, int y)
         r->bad = 1;
         return (int)r->nprog - 1;
     }
-    if (r->nprog == r->capprog) {
-        r->capprog = r->capprog ? 2 * r->capprog : 64;
-        r->prog = am_xrealloc(r->prog, r->capprog * sizeof *r->prog);
-    }
+    AM_GROW(r->prog, r->capprog, r->nprog + 1, 64);
     rx_inst *in = &r->prog[r->nprog];
     in->op = op;
     in->c = c;
@@ -520,10 +505,7 @@ static void rx_gen(rx *r, int node)
             int j = rx_emit(r, RI_JMP, 0, 0, 0);
             if (r->bad)
                 break;
-            if (nj == capj) {
-                capj = capj ? 2 * capj : 8;
-                jmpv = am_xrealloc(jmpv, capj * sizeof *jmpv);
-            }
+            AM_GROW(jmpv, capj, nj + 1, 8);
             jmpv[nj++] = j;
             r->prog[split].y = (int)r->nprog;
         }
@@ -1289,10 +1271,7 @@ static int seg_exact(seg_scratch *sc, const pterm *terms, size_t nterms, size_t 
                     taken = sc->claimed[q] == p;
                 if (taken)
                     continue;
-                if (sc->nclaimed == sc->capclaimed) {
-                    sc->capclaimed = sc->capclaimed ? 2 * sc->capclaimed : 16;
-                    sc->claimed = am_xrealloc(sc->claimed, sc->capclaimed * sizeof *sc->claimed);
-                }
+                AM_GROW(sc->claimed, sc->capclaimed, sc->nclaimed + 1, 16);
                 sc->claimed[sc->nclaimed++] = p;
                 flag = 1;
                 break;
@@ -1375,10 +1354,7 @@ static int seg_window(seg_scratch *sc, const pterm *terms, size_t nterms, const 
             if (f.literal && h[p] != ' ')
                 continue;
             if (finder_at(&f, &sc->vm, h, hl, p)) {
-                if (nfts == capfts) {
-                    capfts = capfts ? 2 * capfts : 8;
-                    fts = am_xrealloc(fts, capfts * sizeof *fts);
-                }
+                AM_GROW(fts, capfts, nfts + 1, 8);
                 fts[nfts++] = p;
             }
         }
