@@ -1025,51 +1025,25 @@ static void am_http_origin_check(am_http_ctx *x)
     am_http_early(x, 403, "forbidden-origin", "Cross-origin request refused", detail);
 }
 
-static void am_http_prepare(am_http_ctx *x, const char *method)
+/* The request's media type, lower case without parameters, into x->ctype. */
+static void am_http_content_type(am_http_ctx *x)
 {
-    am_server *srv = x->http->srv;
-    snprintf(x->method, sizeof x->method, "%s", method);
-    x->req.srv = srv;
-    x->req.method = method;
-    x->req.conn = x;
-    x->req.body = "";
-    x->route_label = "other";
-    x->limit = srv->cfg.max_body;
-    am_http_request_id(x);
-
     const char *ct = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Content-Type");
-    if (ct) {
-        size_t k = 0;
-        while (*ct == ' ')
-            ct++;
-        for (; ct[k] && ct[k] != ';' && ct[k] != ' ' && k + 1 < sizeof x->ctype; k++)
-            x->ctype[k] = (char)tolower((unsigned char)ct[k]);
-        x->ctype[k] = '\0';
-        x->req.content_type = x->ctype;
-    }
-
-    if (am_http_parse_target(x) < 0) {
-        x->req.path = x->path ? x->path : x->target;
-        am_http_early(x, 400, "bad-request", "Bad request",
-                      "the request target is not a path, or holds a malformed percent-encoding, "
-                      "an encoded NUL byte or a query that is not UTF-8");
+    if (!ct)
         return;
-    }
-    x->req.path = x->path;
-    if (am_text_validate(x->path, strlen(x->path), NULL) != AM_OK) {
-        /* problem "instance" must be text: show the path as sent */
-        const char *q = strchr(x->target, '?');
-        x->raw_path = am_xstrndup(x->target, q ? (size_t)(q - x->target) : strlen(x->target));
-        x->req.path = x->raw_path;
-    }
-    if (!am_http_host_ok(x)) {
-        am_http_early(x, 403, "forbidden-host", "Host not allowed",
-                      "on a loopback connection this server answers only requests for "
-                      "localhost, a loopback IP or an allowed-host (DNS-rebinding protection)");
-        return;
-    }
+    size_t k = 0;
+    while (*ct == ' ')
+        ct++;
+    for (; ct[k] && ct[k] != ';' && ct[k] != ' ' && k + 1 < sizeof x->ctype; k++)
+        x->ctype[k] = (char)tolower((unsigned char)ct[k]);
+    x->ctype[k] = '\0';
+    x->req.content_type = x->ctype;
+}
 
-    /* route: the method's route, or HEAD on a GET route */
+/* Finds x->route: the method's route, or HEAD on a GET route. Answers 404
+ * (no route at the path), OPTIONS (204 with Allow) and 405 early. */
+static void am_http_route(am_http_ctx *x, const char *method)
+{
     const am_route *path_hit = NULL;
     const char *m = method;
     int is_head = !strcmp(method, "HEAD");
@@ -1093,8 +1067,8 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
         return;
     }
     x->route_label = path_hit->pattern;
+    char allow[128];
     if (!strcmp(method, "OPTIONS")) {
-        char allow[128];
         am_http_allow(x, allow, sizeof allow);
         am_resp_data(&x->early, 204, NULL, NULL, 0);
         am_resp_header(&x->early, "Allow", allow);
@@ -1102,7 +1076,6 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
         return;
     }
     if (!x->route) {
-        char allow[128];
         am_http_allow(x, allow, sizeof allow);
         char detail[256];
         snprintf(detail, sizeof detail, "%s is not allowed here; allowed: %s", method, allow);
@@ -1112,15 +1085,12 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
     }
     x->route_label = x->route->pattern;
     x->req.route = x->route->pattern;
+}
 
-    am_http_origin_check(x);
-    if (x->has_early)
-        return;
-    am_http_take_token(x);
-    am_http_auth(x);
-    if (x->has_early)
-        return;
-
+/* Sets the path parameters of x->route and validates them: an invalid one
+ * names no resource (404 early). */
+static void am_http_params(am_http_ctx *x)
+{
     char *params[AM_HTTP_MAX_PARAMS] = {0};
     size_t np = 0;
     am_http_match(x, x->route, params, &np);
@@ -1148,25 +1118,81 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
         am_http_early(x, 404, "not-found", "Not found", detail);
         return;
     }
+}
+
+/* The route's body limit, and 413 early when Content-Length exceeds it. */
+static void am_http_length_check(am_http_ctx *x)
+{
+    x->limit = am_http_limit(x);
+    const char *cl = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Content-Length");
+    if (!cl)
+        return;
+    char *end = NULL;
+    unsigned long long v = strtoull(cl, &end, 10);
+    if (end != cl && (v > (unsigned long long)x->limit)) {
+        char detail[160];
+        snprintf(detail, sizeof detail, "the body (%llu bytes) is larger than %lld bytes", v,
+                 (long long)x->limit);
+        am_http_early(x, 413, "payload-too-large", "Payload too large", detail);
+        am_resp_problem_set(&x->early, "limit", json_integer(x->limit));
+        x->close_conn = 1;
+    }
+}
+
+/* Everything decided before the body: request id, target, host, route,
+ * origin, authentication, path parameters, shard owner, body limit; the
+ * first refusal becomes x->early (x->has_early). */
+static void am_http_prepare(am_http_ctx *x, const char *method)
+{
+    am_server *srv = x->http->srv;
+    snprintf(x->method, sizeof x->method, "%s", method);
+    x->req.srv = srv;
+    x->req.method = method;
+    x->req.conn = x;
+    x->req.body = "";
+    x->route_label = "other";
+    x->limit = srv->cfg.max_body;
+    am_http_request_id(x);
+    am_http_content_type(x);
+
+    if (am_http_parse_target(x) < 0) {
+        x->req.path = x->path ? x->path : x->target;
+        am_http_early(x, 400, "bad-request", "Bad request",
+                      "the request target is not a path, or holds a malformed percent-encoding, "
+                      "an encoded NUL byte or a query that is not UTF-8");
+        return;
+    }
+    x->req.path = x->path;
+    if (am_text_validate(x->path, strlen(x->path), NULL) != AM_OK) {
+        /* problem "instance" must be text: show the path as sent */
+        const char *q = strchr(x->target, '?');
+        x->raw_path = am_xstrndup(x->target, q ? (size_t)(q - x->target) : strlen(x->target));
+        x->req.path = x->raw_path;
+    }
+    if (!am_http_host_ok(x)) {
+        am_http_early(x, 403, "forbidden-host", "Host not allowed",
+                      "on a loopback connection this server answers only requests for "
+                      "localhost, a loopback IP or an allowed-host (DNS-rebinding protection)");
+        return;
+    }
+    am_http_route(x, method);
+    if (x->has_early)
+        return;
+    am_http_origin_check(x);
+    if (x->has_early)
+        return;
+    am_http_take_token(x);
+    am_http_auth(x);
+    if (x->has_early)
+        return;
+    am_http_params(x);
+    if (x->has_early)
+        return;
     if (am_shard_check(srv->shard, &x->req, &x->early)) { /* 421: another instance owns it */
         x->has_early = 1;
         return;
     }
-
-    x->limit = am_http_limit(x);
-    const char *cl = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Content-Length");
-    if (cl) {
-        char *end = NULL;
-        unsigned long long v = strtoull(cl, &end, 10);
-        if (end != cl && (v > (unsigned long long)x->limit)) {
-            char detail[160];
-            snprintf(detail, sizeof detail, "the body (%llu bytes) is larger than %lld bytes", v,
-                     (long long)x->limit);
-            am_http_early(x, 413, "payload-too-large", "Payload too large", detail);
-            am_resp_problem_set(&x->early, "limit", json_integer(x->limit));
-            x->close_conn = 1;
-        }
-    }
+    am_http_length_check(x);
 }
 
 /* Counts the request as being answered (shutdown waits for these). */
