@@ -1,6 +1,7 @@
 /* am.c — common definitions of the scoring core (see am.h). */
 #include "am.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,7 @@ void *am_grow(void *arr, size_t *cap, size_t need, size_t elem_size, size_t min)
         fprintf(stderr, "adaptmon: array of %zu elements is too large\n", c);
         abort();
     }
+    assert(c >= need);
     *cap = c;
     return am_xrealloc(arr, c * elem_size);
 }

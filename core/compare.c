@@ -5,6 +5,7 @@
  */
 #include "compare.h"
 
+#include <assert.h>
 #include <math.h>
 
 double am_relative_diff(double b, double x)
@@ -43,6 +44,7 @@ void am_totals_relative(const am_totals *b, const am_totals *x, am_totals_rel *o
     am_totals_scores_compute(b && x ? b : &none, &bs);
     am_totals_scores_compute(b && x ? x : &none, &xs);
     am_scores_relative(&bs, &xs, &out->rel);
+    assert(!b || !x || (b->recall.k <= AM_MAX_K && x->recall.k <= AM_MAX_K));
     out->k = b && x ? (b->recall.k < x->recall.k ? b->recall.k : x->recall.k) : 0;
     for (int i = out->k + 1; i <= AM_MAX_K; i++)
         out->rel.r[i] = NAN;

@@ -233,6 +233,9 @@ static const am_config_option am_options[] = {
      am_set_i64, AM_OFF(rare_threshold), 0, 0},
     {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}};
 
+/* explicit_set has one bit per row */
+_Static_assert(sizeof am_options / sizeof am_options[0] - 1 <= 32, "explicit_set is 32 bits");
+
 const am_config_option *am_config_options(void)
 {
     return am_options;

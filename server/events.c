@@ -20,6 +20,7 @@
  */
 #include "events.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -146,7 +147,11 @@ static am_ev_msg *am_ev_ref(am_ev_msg *m)
 
 static void am_ev_unref(am_ev_msg *m)
 {
-    if (m && atomic_fetch_sub(&m->refs, 1) == 1)
+    if (!m)
+        return;
+    int before = atomic_fetch_sub(&m->refs, 1);
+    assert(before > 0); /* one unref per ref */
+    if (before == 1)
         free(m);
 }
 
@@ -226,6 +231,7 @@ static void am_ev_push(am_ev_sub *sub, am_ev_msg *m)
         sub->qcap = cap;
         sub->qhead = 0;
     }
+    assert(sub->qlen < sub->qcap && sub->qhead < sub->qcap); /* room in the ring */
     sub->q[(sub->qhead + sub->qlen) % sub->qcap] = am_ev_ref(m);
     sub->qlen++;
     if (m->final)

@@ -12,6 +12,7 @@
 #include "glossary.h"
 #include "vocab.h"
 
+#include <assert.h>
 #include <jansson.h>
 #include <stdlib.h>
 
@@ -473,6 +474,7 @@ void am_sessions_release(am_sessions *c, am_sess *s)
     if (!s)
         return;
     pthread_mutex_lock(&c->mu);
+    assert(s->refs > 0); /* a release without its acquire */
     s->refs--;
     int free_it = s->refs == 0 && s->stale;
     pthread_mutex_unlock(&c->mu);
