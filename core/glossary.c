@@ -742,6 +742,8 @@ static int starts_with(const char *s, size_t len, const char *prefix)
     return len >= n && memcmp(s, prefix, n) == 0;
 }
 
+/* Complexity (issue 15): argument checks, the BOM, format detection for
+ * AM_GLOSS_AUTO (TBX, JSON, CSV or TSV) and the dispatch to each reader. */
 int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
                    const am_gloss_limits *limits, am_gloss *out, am_gloss_report *report)
 {

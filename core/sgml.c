@@ -182,6 +182,9 @@ static int sgml_skip_past(sgml_state *st, size_t pos, const char *lit, size_t st
 }
 
 /* Parses the tag at st->pos (which is '<') into *tag and moves past it. */
+/* Complexity (issue 15): a hand-written lexer, one branch per tag form it
+ * accepts or refuses (comments, declarations, end and self-closing tags,
+ * quoted and bare attribute values). */
 static int sgml_parse_tag(sgml_state *st, sgml_tag *tag)
 {
     size_t start = st->pos;
@@ -570,6 +573,7 @@ static size_t sgml_slot(const am_sgml_doc *d, const size_t *tab, const char *doc
 {
     size_t mask = d->index_cap - 1;
     size_t j = (size_t)sgml_key_hash(docid, id, with_doc) & mask;
+    assert(d->index_cap && (d->index_cap & mask) == 0);
     while (tab[j] && !sgml_key_eq(d, tab[j] - 1, docid, id, with_doc))
         j = (j + 1) & mask;
     return j;
@@ -581,6 +585,7 @@ static void sgml_index(am_sgml_doc *d)
     size_t cap = 16;
     while (cap < 2 * d->nsegs)
         cap *= 2;
+    assert((cap & (cap - 1)) == 0 && cap >= 2 * d->nsegs); /* probing needs both */
     d->index_cap = cap;
     d->by_id = am_xcalloc(cap, sizeof *d->by_id);
     d->by_doc_id = am_xcalloc(cap, sizeof *d->by_doc_id);

@@ -1602,6 +1602,10 @@ static int need_cs(const am_terms_lex *lex, const tset *ann)
     return lex->cfg.casefold && (lex->set.any_cs || (ann && ann->any_cs));
 }
 
+/* Length/complexity (issue 15): kept whole on purpose: instances, exact then
+ * stem matching with separate hypothesis claims, and the totals share the
+ * workspace's cursors and claim sets stage to stage (each stage commented
+ * below); split, every helper would take the same dozen arguments. */
 int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, const char *hyp,
                    const char *ref, const am_terms_annot *annots, size_t n_annots,
                    const am_terms_seg **out)

@@ -260,6 +260,10 @@ static int am_serve_fd_budget(am_srv_config *cfg, const am_log *lg, am_buf *err)
     return AM_OK;
 }
 
+/* Length (issue 15): start-up and shutdown in order (configuration, shard
+ * map, signals, checks before anything changes, store, caches, events,
+ * HTTP, systemd readiness and watchdog, then the shutdown in reverse),
+ * each step commented where it stands; read top to bottom. */
 static int am_serve(int argc, char **argv, char **envp)
 {
     am_serve_malloc_tuning();

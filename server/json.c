@@ -442,6 +442,9 @@ static int am_json_i64s(const json_t *a, int64_t *out, size_t n)
     return AM_OK;
 }
 
+/* Complexity (issue 15): one type and range check per field of
+ * am_json_totals_raw's layout, since a stored row may be damaged; the
+ * branches are that list, not logic. */
 int am_json_totals_parse(const json_t *j, const am_scorer *s, am_totals *t)
 {
     am_totals_init(t, s);

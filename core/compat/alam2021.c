@@ -309,6 +309,9 @@ static int rx_braces(rx *r, int *min, int *max)
 }
 
 /* Parses a sequence of quantified atoms up to '|' or ')' or the end. */
+/* Length/complexity (issue 15): the sequence level of a small
+ * recursive-descent parser for the regular-expression subset the reference
+ * script uses: one case per atom and quantifier form. */
 static int rx_parse_seq(rx *r, int depth)
 {
     int cat = rx_new_node(r, RN_CAT);
@@ -994,6 +997,9 @@ static int lex_cmp(const int *a, const int *b, size_t n)
 }
 
 /* TERm for interned tokens h[0..n), c->r[0..m). m > 0. */
+/* Complexity (issue 15): the greedy shift loop of the reference script's
+ * TER (edit distance, best shift, apply, repeat), kept in one piece so it
+ * reads against the original. */
 static double ter_run(ter_ctx *c, const int *h, size_t n)
 {
     size_t m = c->m;
@@ -1316,6 +1322,9 @@ typedef struct wo_entry {
 } wo_entry;
 
 /* Window overlap of one segment for window w (compare_exact_window_overlap). */
+/* Length/complexity (issue 15): a line-for-line port of the reference
+ * script's compare_exact_window_overlap, kept in its shape so the two can be
+ * read side by side (its results are checked bit for bit). */
 static int seg_window(seg_scratch *sc, const pterm *terms, size_t nterms, const char *const *rtoks,
                       size_t nr, const char *const *htoks, size_t nh, size_t w, double *out)
 {
