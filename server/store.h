@@ -3,7 +3,7 @@
  * foreign keys on), numbered migrations from schema/ applied at open,
  * prepared statements, transactions.
  *
- * Data model (schema/001_init.sql … 005_session_rewrites.sql):
+ * Data model (schema/001_init.sql … 006_staged_results.sql):
  *   sessions       id, options (JSON), signature, timestamps, last seq,
  *                  version (bumped by every change: the metrics ETag),
  *                  incarnation (unique over the database's life, given at
@@ -11,7 +11,8 @@
  *                  the current glossary version (its entries live in
  *                  glossaries since 004; the sessions.glossary column is
  *                  left NULL), custom stopwords (JSON array, NULL = none),
- *                  rewrites (PUT/DELETE of segments: replays to come)
+ *                  rewrites (PUT/DELETE of segments: replays to come),
+ *                  result_gen (the generation of segment_results in force)
  *   glossaries     (session, version) → entries: every glossary version,
  *                  immutable (version 0 = none, no row)
  *   segments       (session, seq) → client id, body hash, request JSON,
@@ -20,6 +21,8 @@
  *   vocab          (session, word) → occ (confirmed segments containing
  *                  the word), first and last seq
  *   occurrences    (session, word, seq): which segments contain a word
+ *   segment_results (session, gen, seq) → result: results a replay staged;
+ *                  at the session's result_gen they replace segments.result
  *   totals         (session, system or "pair:<system>:baseline|system") →
  *                  running totals (JSON of am_totals, am_json_totals_raw)
  *   choices        (session, glossary entry, alternative) → count: the
