@@ -26,8 +26,10 @@ CORE_PKGS ?= libutf8proc libxml-2.0 jansson
 LDFLAGS  ?=
 DEPFLAGS  = -MMD -MP
 # pkg-config failing (a package missing) stops the build with its message,
-# except for the targets that install packages or need none.
-NOPKG_GOALS := deps clean lint
+# except for the targets that need none or first install them (deps, then a
+# recursive make that checks again).
+NOPKG_GOALS := deps clean lint run test asan valgrind soak fuzz bench bench-core bench-scale \
+               test-fleet
 ifneq ($(filter-out $(NOPKG_GOALS),$(or $(MAKECMDGOALS),all)),)
 PKG_CFLAGS  := $(shell pkg-config --cflags $(PKGS) 2>&1 || echo PKGFAIL)
 PKG_LIBS    := $(shell pkg-config --libs $(PKGS) 2>&1 || echo PKGFAIL)
