@@ -2,6 +2,11 @@
 #   make            build ./adaptmon
 #   make run        install missing packages, build, start the server
 #   make test       install missing packages, build, run every test
+#   make check      fast inner loop: unit binaries, the CLI and API suites
+#                   (no Chromium, HAProxy, reliability or fleet suites)
+#   one suite:      make all unit && python3 tests/api/test_api.py
+#   one test:       APITEST_ONLY=<name substring> python3 tests/api/test_api.py,
+#                   build/tests/test_terms, CMOCKA_TEST_ABORT=1 … (README: Development)
 #   make asan       build with ASan+UBSan into build-asan/ and run the tests
 #   make bench-core scoring-core benchmark (report: bench/README.md)
 #   make screenshots the dashboard's views at 1280×800 and 390×844 into docs/screenshots/
@@ -16,10 +21,28 @@ SAN      ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wcast-qual -Wformat=2 -Wvla
 CFLAGS   ?= $(OPT) -g
-ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) $(SAN) \
-             -Icore -I$(BUILD)/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstemmer -lpthread -lm
+# The scoring core may use only these (no HTTP, no SQL, no systemd).
+CORE_PKGS ?= libutf8proc libxml-2.0 jansson
 LDFLAGS  ?=
+DEPFLAGS  = -MMD -MP
+# pkg-config failing (a package missing) stops the build with its message,
+# except for the targets that need none or first install them (deps, then a
+# recursive make that checks again).
+NOPKG_GOALS := deps clean lint run test asan valgrind soak fuzz bench bench-core bench-scale \
+               test-fleet
+ifneq ($(filter-out $(NOPKG_GOALS),$(or $(MAKECMDGOALS),all)),)
+PKG_CFLAGS  := $(shell pkg-config --cflags $(PKGS) 2>&1 || echo PKGFAIL)
+PKG_LIBS    := $(shell pkg-config --libs $(PKGS) 2>&1 || echo PKGFAIL)
+CORE_PKG_CFLAGS := $(shell pkg-config --cflags $(CORE_PKGS) 2>&1 || echo PKGFAIL)
+ifneq ($(findstring PKGFAIL,$(PKG_CFLAGS) $(PKG_LIBS) $(CORE_PKG_CFLAGS)),)
+$(error pkg-config failed for "$(PKGS)": $(filter-out PKGFAIL,$(PKG_CFLAGS)) — run `make deps` (tools/deps.sh))
+endif
+endif
+BASE_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) $(SAN) $(DEPFLAGS)
+# core/ sees only its own headers and its libraries: server/ includes fail.
+CORE_CFLAGS = $(BASE_CFLAGS) -Icore $(CORE_PKG_CFLAGS)
+ALL_CFLAGS  = $(BASE_CFLAGS) -Icore -I$(BUILD)/gen $(PKG_CFLAGS)
+LDLIBS   := $(PKG_LIBS) -lstemmer -lpthread -lm
 
 CORE_SRC := $(wildcard core/*.c core/compat/*.c)
 GEN_OBJ  ?= $(BUILD)/gen/stopwords_data.o $(BUILD)/gen/lang_data.o
@@ -32,7 +55,7 @@ UT_SRC   := $(wildcard tests/unit/test_*.c)
 UT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UT_SRC))
 STOPWORD_DATA := $(wildcard data/stopwords/snowball/*.stop.txt) data/stopwords/stopwords-iso/stopwords-iso.json
 
-.PHONY: all deps run test unit asan clean bench-core lint screenshots
+.PHONY: all deps run test check unit asan clean bench-core lint screenshots
 all: adaptmon
 
 adaptmon: $(BUILD)/adaptmon
@@ -60,7 +83,14 @@ $(BUILD)/libamcore.a: $(CORE_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/%.o: %.c $(wildcard core/*.h core/compat/*.h server/*.h)
+# Header dependencies come from the compiler (-MMD: $(BUILD)/**/*.d); the
+# Makefile itself is one too (flags change, and an object built before -MMD
+# has no .d file yet).
+$(BUILD)/core/%.o: core/%.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CORE_CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iserver -c -o $@ $<
 
@@ -74,7 +104,7 @@ $(BUILD)/gen/stopwords_data.c: $(BUILD)/tools/gen_stopwords $(STOPWORD_DATA)
 	$(BUILD)/tools/gen_stopwords data/stopwords $@
 
 $(BUILD)/gen/stopwords_data.o: $(BUILD)/gen/stopwords_data.c
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(CORE_CFLAGS) -c -o $@ $<
 
 # The language-code table (core/lang.c) is generated from the ISO 639 files
 # of the Debian package iso-codes (LGPL-2.1-or-later; tools/deps.sh).
@@ -87,14 +117,14 @@ $(BUILD)/gen/lang_data.c: $(BUILD)/tools/gen_langs $(ISO_CODES)/iso_639-3.json $
 	@mkdir -p $(dir $@)
 	$(BUILD)/tools/gen_langs $(ISO_CODES) $@
 
-$(BUILD)/gen/lang_data.o: $(BUILD)/gen/lang_data.c core/lang_data.h
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+$(BUILD)/gen/lang_data.o: $(BUILD)/gen/lang_data.c
+	$(CC) $(CORE_CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/testutil.o: tests/unit/testutil.c tests/unit/testutil.h
+$(BUILD)/tests/testutil.o: tests/unit/testutil.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -DAM_SRCDIR='"$(CURDIR)"' -c -o $@ $<
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/testutil.o $(BUILD)/libamserver.a $(BUILD)/libamcore.a tests/unit/testutil.h
+$(BUILD)/tests/test_%: tests/unit/test_%.c Makefile $(BUILD)/tests/testutil.o $(BUILD)/libamserver.a $(BUILD)/libamcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iserver -Itests/unit -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/testutil.o \
 	    $(BUILD)/libamserver.a $(BUILD)/libamcore.a -lcmocka $(LDLIBS) $(SAN)
@@ -110,6 +140,11 @@ run: deps all
 test: deps
 	$(MAKE) all unit lint
 	@BUILD=$(BUILD) sh tests/run.sh
+
+# The inner loop: what needs neither a browser nor HAProxy, in a few minutes.
+CHECK_SUITES ?= tests/cli/test_*.py tests/api/test_*.py
+check: all unit
+	@BUILD=$(BUILD) SUITES="$(CHECK_SUITES)" sh tests/run.sh
 
 asan: deps
 	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
@@ -196,3 +231,6 @@ test-fleet: deps
 	$(MAKE) all
 	python3 tests/fleet/test_deploy.py
 	python3 tests/fleet/test_fleet.py
+
+# compiler-written header dependencies (DEPFLAGS)
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)

@@ -1,6 +1,7 @@
 /* am.c — common definitions of the scoring core (see am.h). */
 #include "am.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,16 +173,51 @@ char *am_buf_detach(am_buf *b)
     return s;
 }
 
+/* ---- array growth ------------------------------------------------------- */
+
+void *am_grow(void *arr, size_t *cap, size_t need, size_t elem_size, size_t min)
+{
+    size_t c = *cap ? *cap : (min ? min : 1);
+    while (c < need) {
+        if (c > SIZE_MAX / 2)
+            c = need;
+        else
+            c *= 2;
+    }
+    if (elem_size && c > SIZE_MAX / elem_size) {
+        fprintf(stderr, "adaptmon: array of %zu elements is too large\n", c);
+        abort();
+    }
+    assert(c >= need);
+    *cap = c;
+    return am_xrealloc(arr, c * elem_size);
+}
+
 /* ---- hashing ------------------------------------------------------------ */
+
+uint64_t am_fnv1a_n(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL; /* the 64-bit FNV prime */
+    }
+    return h;
+}
+
+uint32_t am_fnv1a32_n(uint32_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 16777619u; /* the 32-bit FNV prime */
+    }
+    return h;
+}
 
 uint64_t am_fnv1a(const char *s)
 {
-    uint64_t h = 14695981039346656037ULL; /* the FNV offset basis */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return am_fnv1a_n(AM_FNV64_BASIS, s, strlen(s));
 }
 
 /* ---- am_toks ------------------------------------------------------------ */
@@ -231,10 +267,7 @@ void am_toks_cleanup(am_toks *t)
 
 void am_toks_push(am_toks *t, const char *s, size_t n)
 {
-    if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 16;
-        t->v = am_xrealloc(t->v, t->cap * sizeof *t->v);
-    }
+    AM_GROW(t->v, t->cap, t->n + 1, 16);
     struct am_toks_chunk *c = t->chunks;
     if (!c || c->cap - c->used < n + 1) {
         size_t cap = c ? 2 * c->cap : AM_TOKS_CHUNK_MIN;

@@ -44,9 +44,26 @@ void *am_xrealloc(void *p, size_t n);
 char *am_xstrdup(const char *s);
 char *am_xstrndup(const char *s, size_t n);
 
+/* Array growth, the one idiom for growable arrays: AM_GROW(arr, cap, need,
+ * min) makes arr (an lvalue pointer, malloc'd or NULL) hold at least need
+ * elements, with cap (a size_t lvalue) its capacity in elements; capacity
+ * doubles from min (amortized O(1) appends). Aborts on overflow as the
+ * x-wrappers do. am_grow is its slow path: returns the reallocated array. */
+void *am_grow(void *arr, size_t *cap, size_t need, size_t elem_size, size_t min);
+#define AM_GROW(arr, cap, need, min)                                                               \
+    ((need) > (cap) ? (void)((arr) = am_grow((arr), &(cap), (need), sizeof *(arr), (min)))         \
+                    : (void)0)
+
 /* 64-bit FNV-1a hash of the NUL-terminated s (hash tables, and the
  * informational body_hash column of stored segments). */
 uint64_t am_fnv1a(const char *s);
+/* FNV-1a of the n bytes at p (borrowed), continuing from h: start with
+ * AM_FNV64_BASIS (64 bits) or AM_FNV32_BASIS (32 bits, am_fnv1a32_n). The
+ * one FNV implementation of the tree. */
+#define AM_FNV64_BASIS 14695981039346656037ULL
+#define AM_FNV32_BASIS 2166136261u
+uint64_t am_fnv1a_n(uint64_t h, const void *p, size_t n);
+uint32_t am_fnv1a32_n(uint32_t h, const void *p, size_t n);
 
 /* True when a and b (borrowed) are equal ignoring ASCII case. */
 int am_ascii_ieq(const char *a, const char *b);

@@ -1,96 +1,34 @@
-/* config.c — session options, their table and the signature (see config.h). */
+/* config.c — session options, their table and the signature (see config.h).
+ *
+ * One table (am_options) documents every option and drives its parsing:
+ * each row names a parser for its kind, the am_config field and the
+ * bounds; am_config_init sets every option to its documented default
+ * through the same parsers. */
 #include "config.h"
 
 #include "lang.h"
 #include "stopwords.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const am_config_option am_options[] = {
-    {"profile", "enum", "standard|simianer2019|alam2021", "standard",
-     "metric definitions: standard, or a reference script reproduced bit for bit"},
-    {"source_lang", "string", "BCP-47 or ISO code", "und", "language of the source segments"},
-    {"target_lang", "string", "BCP-47 or ISO code", "und",
-     "language of hypotheses and translations; picks the default tokenizer and stopwords"},
-    {"tokenizer", "enum", "auto|13a|intl|zh|char|none", "auto",
-     "sacreBLEU tokenizer for recall and terms (auto: zh for zh/ja, char for th/lo/km/my, else "
-     "intl)"},
-    {"case", "enum", "fold|sensitive", "fold", "case folding for recall and term matching"},
-    {"normalize", "enum", "nfkc|nfc|none", "nfkc", "Unicode normalization for recall and terms"},
-    {"strip_tags", "bool", "true|false", "true", "remove inline markup (<g>, <x/>, <bpt>…) first"},
-    {"stopwords", "enum", "auto|snowball|iso|none|custom", "auto",
-     "stopword list (auto: snowball where available, else stopwords-iso)"},
-    {"k", "int", "0..16", "1", "highest shot reported: R0..Rk"},
-    {"windows", "list", "1..50, at most 8", "2,3", "window sizes of the window-overlap metric"},
-    {"term_cost", "number", "1..100", "2", "cost of editing a term word in TERm"},
-    {"stem_match", "bool", "true|false", "false", "allow Snowball-stem matches of terms"},
-    {"ter_case_sensitive", "bool", "true|false", "false", "TER and TERm keep case (sacreBLEU -c)"},
-    {"rare_threshold", "int", ">= 0", "0",
-     "novel-word variant: count only words seen at most this often in the background vocabulary"},
-    {NULL, NULL, NULL, NULL, NULL}};
+/* ---- option parsers: one per kind; o is the option's row -------------- */
 
-const am_config_option *am_config_options(void)
-{
-    return am_options;
-}
+/* The field of the row o in c. */
+#define AM_FIELD(c, o, type) ((type *)(void *)((char *)(c) + (o)->offset))
 
-void am_config_init(am_config *c)
-{
-    memset(c, 0, sizeof *c);
-    c->profile = AM_PROFILE_STANDARD;
-    strcpy(c->source_lang, "und");
-    strcpy(c->target_lang, "und");
-    c->tokenizer_auto = 1;
-    c->tokenizer = AM_TOK_INTL;
-    c->case_sensitive = 0;
-    c->norm = AM_NORM_NFKC;
-    c->strip_tags = 1;
-    c->stopwords = AM_SW_AUTO;
-    c->k = 1;
-    c->windows[0] = 2;
-    c->windows[1] = 3;
-    c->nwindows = 2;
-    c->term_cost = 2.0;
-    c->stem_match = 0;
-    c->ter_case_sensitive = 0;
-    c->rare_threshold = 0;
-    c->has_background = 0;
-}
-
-const char *am_config_profile_name(enum am_profile p)
-{
-    switch (p) {
-    case AM_PROFILE_SIMIANER2019: return "simianer2019";
-    case AM_PROFILE_ALAM2021: return "alam2021";
-    default: return "standard";
-    }
-}
-
-const char *am_config_sw_name(enum am_sw_choice s)
-{
-    switch (s) {
-    case AM_SW_SNOWBALL: return "snowball";
-    case AM_SW_ISO: return "iso";
-    case AM_SW_NONE: return "none";
-    case AM_SW_CUSTOM: return "custom";
-    default: return "auto";
-    }
-}
-
-static int am_bool(const char *v, int *out)
+/* Booleans: true/1/yes/on and false/0/no/off (int field). */
+static int am_set_bool(am_config *c, const am_config_option *o, const char *v)
 {
     static const char *const yes[] = {"true", "1", "yes", "on"};
     static const char *const no[] = {"false", "0", "no", "off"};
     for (size_t i = 0; i < 4; i++) {
-        if (!strcmp(v, yes[i])) {
-            *out = 1;
-            return AM_OK;
-        }
-        if (!strcmp(v, no[i])) {
-            *out = 0;
+        if (!strcmp(v, yes[i]) || !strcmp(v, no[i])) {
+            *AM_FIELD(c, o, int) = !strcmp(v, yes[i]);
             return AM_OK;
         }
     }
@@ -111,6 +49,55 @@ static int am_int(const char *v, long long lo, long long hi, long long *out)
     return AM_OK;
 }
 
+/* An int field within o->lo..o->hi. */
+static int am_set_int(am_config *c, const am_config_option *o, const char *v)
+{
+    long long x;
+    if (am_int(v, (long long)o->lo, (long long)o->hi, &x))
+        return AM_ERR_INVALID;
+    *AM_FIELD(c, o, int) = (int)x;
+    return AM_OK;
+}
+
+/* An int64_t field, at least o->lo (no upper bound but the type's). */
+static int am_set_i64(am_config *c, const am_config_option *o, const char *v)
+{
+    long long x;
+    if (am_int(v, (long long)o->lo, INT64_MAX, &x))
+        return AM_ERR_INVALID;
+    *AM_FIELD(c, o, int64_t) = x;
+    return AM_OK;
+}
+
+/* A finite double field within o->lo..o->hi. */
+static int am_set_number(am_config *c, const am_config_option *o, const char *v)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (!*v || errno || *end || !isfinite(d) || d < o->lo || d > o->hi)
+        return AM_ERR_INVALID;
+    *AM_FIELD(c, o, double) = d;
+    return AM_OK;
+}
+
+/* An enum field: v's position among the '|'-separated o->values, which
+ * list the enum's values in order (the field is an int-sized enum). */
+static int am_set_enum(am_config *c, const am_config_option *o, const char *v)
+{
+    size_t n = strlen(v);
+    int i = 0;
+    for (const char *p = o->values; *p; i++) {
+        size_t len = strcspn(p, "|");
+        if (len == n && !strncmp(p, v, n)) {
+            *AM_FIELD(c, o, int) = i;
+            return AM_OK;
+        }
+        p += len + (p[len] == '|');
+    }
+    return AM_ERR_INVALID;
+}
+
 /* Language codes: letters, digits, '-' and '_', starting with a letter. */
 static int am_lang_ok(const char *v)
 {
@@ -128,7 +115,41 @@ static int am_lang_ok(const char *v)
     return 1;
 }
 
-static int am_windows(const char *v, am_config *c)
+/* A language code, stored canonical (char[AM_LANG_MAX] field). */
+static int am_set_lang(am_config *c, const am_config_option *o, const char *v)
+{
+    char canon[AM_LANG_MAX];
+    if (!am_lang_ok(v) || am_lang_canonical(v, canon, sizeof canon, NULL) != AM_OK)
+        return AM_ERR_INVALID;
+    strcpy(AM_FIELD(c, o, char), canon);
+    return AM_OK;
+}
+
+/* "auto" or a sacreBLEU tokenizer name. */
+static int am_set_tokenizer(am_config *c, const am_config_option *o, const char *v)
+{
+    (void)o;
+    enum am_tok_kind k = AM_TOK_INTL; /* what auto falls back to */
+    if (strcmp(v, "auto") && am_tok_parse(v, &k) != AM_OK)
+        return AM_ERR_INVALID;
+    c->tokenizer_auto = !strcmp(v, "auto");
+    c->tokenizer = k;
+    return AM_OK;
+}
+
+static int am_set_normalize(am_config *c, const am_config_option *o, const char *v)
+{
+    (void)o;
+    enum am_norm nm;
+    if (am_text_norm_parse(v, &nm) != AM_OK)
+        return AM_ERR_INVALID;
+    c->norm = nm;
+    return AM_OK;
+}
+
+/* Comma-separated distinct window sizes within o->lo..o->hi, at most
+ * AM_MAX_WINDOWS. */
+static int am_set_windows(am_config *c, const am_config_option *o, const char *v)
 {
     int w[AM_MAX_WINDOWS];
     size_t n = 0;
@@ -141,7 +162,7 @@ static int am_windows(const char *v, am_config *c)
         char *end;
         errno = 0;
         long x = strtol(p, &end, 10);
-        if (errno || end == p || x < 1 || x > 50)
+        if (errno || end == p || x < (long)o->lo || x > (long)o->hi)
             return AM_ERR_INVALID;
         for (size_t i = 0; i < n; i++)
             if (w[i] == (int)x)
@@ -165,122 +186,130 @@ static int am_windows(const char *v, am_config *c)
     return AM_OK;
 }
 
-static int am_bad(am_buf *err, const char *name, const char *value)
+/* ---- the table ---------------------------------------------------------- */
+
+_Static_assert(sizeof(enum am_profile) == sizeof(int) && sizeof(enum am_sw_choice) == sizeof(int),
+               "am_set_enum writes enums as int");
+
+#define AM_STR_(x) #x
+#define AM_STR(x) AM_STR_(x)
+#define AM_OFF(field) offsetof(am_config, field)
+
+/* The profile and stopwords values are in enum order (am_set_enum). */
+static const am_config_option am_options[] = {
+    {"profile", "enum", "standard|simianer2019|alam2021", "standard",
+     "metric definitions: standard, or a reference script reproduced bit for bit", am_set_enum,
+     AM_OFF(profile), 0, 0},
+    {"source_lang", "string", "BCP-47 or ISO code", "und", "language of the source segments",
+     am_set_lang, AM_OFF(source_lang), 0, 0},
+    {"target_lang", "string", "BCP-47 or ISO code", "und",
+     "language of hypotheses and translations; picks the default tokenizer and stopwords",
+     am_set_lang, AM_OFF(target_lang), 0, 0},
+    {"tokenizer", "enum", "auto|13a|intl|zh|char|none", "auto",
+     "sacreBLEU tokenizer for recall and terms (auto: zh for zh/ja, char for th/lo/km/my, else "
+     "intl)",
+     am_set_tokenizer, 0, 0, 0},
+    {"case", "enum", "fold|sensitive", "fold", "case folding for recall and term matching",
+     am_set_enum, AM_OFF(case_sensitive), 0, 0},
+    {"normalize", "enum", "nfkc|nfc|none", "nfkc", "Unicode normalization for recall and terms",
+     am_set_normalize, 0, 0, 0},
+    {"strip_tags", "bool", "true|false", "true", "remove inline markup (<g>, <x/>, <bpt>…) first",
+     am_set_bool, AM_OFF(strip_tags), 0, 0},
+    {"stopwords", "enum", "auto|snowball|iso|none|custom", "auto",
+     "stopword list (auto: snowball where available, else stopwords-iso)", am_set_enum,
+     AM_OFF(stopwords), 0, 0},
+    {"k", "int", "0.." AM_STR(AM_MAX_K), "1", "highest shot reported: R0..Rk", am_set_int,
+     AM_OFF(k), 0, AM_MAX_K},
+    {"windows", "list", "1..50, at most " AM_STR(AM_MAX_WINDOWS), "2,3",
+     "window sizes of the window-overlap metric", am_set_windows, 0, 1, 50},
+    {"term_cost", "number", "1..100", "2", "cost of editing a term word in TERm", am_set_number,
+     AM_OFF(term_cost), 1, 100},
+    {"stem_match", "bool", "true|false", "false", "allow Snowball-stem matches of terms",
+     am_set_bool, AM_OFF(stem_match), 0, 0},
+    {"ter_case_sensitive", "bool", "true|false", "false", "TER and TERm keep case (sacreBLEU -c)",
+     am_set_bool, AM_OFF(ter_case_sensitive), 0, 0},
+    {"rare_threshold", "int", ">= 0", "0",
+     "novel-word variant: count only words seen at most this often in the background vocabulary",
+     am_set_i64, AM_OFF(rare_threshold), 0, 0},
+    {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}};
+
+/* explicit_set has one bit per row */
+_Static_assert(sizeof am_options / sizeof am_options[0] - 1 <= 32, "explicit_set is 32 bits");
+
+const am_config_option *am_config_options(void)
 {
-    if (err) {
-        const am_config_option *o = am_options;
-        while (o->name && strcmp(o->name, name))
-            o++;
-        am_buf_reset(err);
-        am_buf_printf(err, "invalid value '%.64s' for option '%s'", value, name);
-        if (o->name)
-            am_buf_printf(err, " (expected %s)", o->values);
+    return am_options;
+}
+
+/* The row of option name (borrowed), or NULL. */
+static const am_config_option *am_option(const char *name)
+{
+    for (const am_config_option *o = am_options; o->name; o++)
+        if (!strcmp(o->name, name))
+            return o;
+    return NULL;
+}
+
+/* Every option at its documented default. */
+void am_config_init(am_config *c)
+{
+    memset(c, 0, sizeof *c);
+    for (const am_config_option *o = am_options; o->name; o++) {
+        int rc = o->set(c, o, o->def);
+        assert(rc == AM_OK); /* the table's defaults parse (test_score) */
+        (void)rc;
     }
-    return AM_ERR_INVALID;
+}
+
+const char *am_config_profile_name(enum am_profile p)
+{
+    switch (p) {
+    case AM_PROFILE_SIMIANER2019: return "simianer2019";
+    case AM_PROFILE_ALAM2021: return "alam2021";
+    default: return "standard";
+    }
+}
+
+const char *am_config_sw_name(enum am_sw_choice s)
+{
+    switch (s) {
+    case AM_SW_SNOWBALL: return "snowball";
+    case AM_SW_ISO: return "iso";
+    case AM_SW_NONE: return "none";
+    case AM_SW_CUSTOM: return "custom";
+    default: return "auto";
+    }
 }
 
 int am_config_set(am_config *c, const char *name_in, const char *value, am_buf *err)
 {
     char name[32];
     size_t n = strlen(name_in);
-    if (n >= sizeof name) {
+    const am_config_option *o = NULL;
+    if (n < sizeof name) {
+        for (size_t i = 0; i <= n; i++)
+            name[i] = name_in[i] == '-' ? '_' : name_in[i];
+        o = am_option(name);
+    }
+    if (!o) {
         if (err) {
             am_buf_reset(err);
             am_buf_printf(err, "unknown option '%.40s'", name_in);
         }
         return AM_ERR_NOTFOUND;
     }
-    for (size_t i = 0; i <= n; i++)
-        name[i] = name_in[i] == '-' ? '_' : name_in[i];
-    long long x;
-    int b;
-
-    if (!strcmp(name, "profile")) {
-        if (!strcmp(value, "standard"))
-            c->profile = AM_PROFILE_STANDARD;
-        else if (!strcmp(value, "simianer2019"))
-            c->profile = AM_PROFILE_SIMIANER2019;
-        else if (!strcmp(value, "alam2021"))
-            c->profile = AM_PROFILE_ALAM2021;
-        else
-            return am_bad(err, name, value);
-    } else if (!strcmp(name, "source_lang") || !strcmp(name, "target_lang")) {
-        char canon[AM_LANG_MAX];
-        if (!am_lang_ok(value) || am_lang_canonical(value, canon, sizeof canon, NULL) != AM_OK)
-            return am_bad(err, name, value);
-        strcpy(name[0] == 's' ? c->source_lang : c->target_lang, canon);
-    } else if (!strcmp(name, "tokenizer")) {
-        if (!strcmp(value, "auto")) {
-            c->tokenizer_auto = 1;
-        } else {
-            enum am_tok_kind k;
-            if (am_tok_parse(value, &k) != AM_OK)
-                return am_bad(err, name, value);
-            c->tokenizer = k;
-            c->tokenizer_auto = 0;
-        }
-    } else if (!strcmp(name, "case")) {
-        if (!strcmp(value, "fold"))
-            c->case_sensitive = 0;
-        else if (!strcmp(value, "sensitive"))
-            c->case_sensitive = 1;
-        else
-            return am_bad(err, name, value);
-    } else if (!strcmp(name, "normalize")) {
-        enum am_norm nm;
-        if (am_text_norm_parse(value, &nm) != AM_OK)
-            return am_bad(err, name, value);
-        c->norm = nm;
-    } else if (!strcmp(name, "strip_tags")) {
-        if (am_bool(value, &b))
-            return am_bad(err, name, value);
-        c->strip_tags = b;
-    } else if (!strcmp(name, "stopwords")) {
-        static const enum am_sw_choice all[] = {AM_SW_AUTO, AM_SW_SNOWBALL, AM_SW_ISO, AM_SW_NONE,
-                                                AM_SW_CUSTOM};
-        size_t i;
-        for (i = 0; i < sizeof all / sizeof all[0]; i++)
-            if (!strcmp(value, am_config_sw_name(all[i])))
-                break;
-        if (i == sizeof all / sizeof all[0])
-            return am_bad(err, name, value);
-        c->stopwords = all[i];
-    } else if (!strcmp(name, "k")) {
-        if (am_int(value, 0, AM_MAX_K, &x))
-            return am_bad(err, name, value);
-        c->k = (int)x;
-    } else if (!strcmp(name, "windows")) {
-        if (am_windows(value, c))
-            return am_bad(err, name, value);
-    } else if (!strcmp(name, "term_cost")) {
-        char *end;
-        errno = 0;
-        double d = strtod(value, &end);
-        if (!*value || errno || *end || !isfinite(d) || d < 1.0 || d > 100.0)
-            return am_bad(err, name, value);
-        c->term_cost = d;
-    } else if (!strcmp(name, "stem_match")) {
-        if (am_bool(value, &b))
-            return am_bad(err, name, value);
-        c->stem_match = b;
-    } else if (!strcmp(name, "ter_case_sensitive")) {
-        if (am_bool(value, &b))
-            return am_bad(err, name, value);
-        c->ter_case_sensitive = b;
-    } else if (!strcmp(name, "rare_threshold")) {
-        if (am_int(value, 0, INT64_MAX, &x))
-            return am_bad(err, name, value);
-        c->rare_threshold = x;
-    } else {
+    /* parse into a copy: a refused value changes nothing */
+    am_config tmp = *c;
+    if (o->set(&tmp, o, value) != AM_OK) {
         if (err) {
             am_buf_reset(err);
-            am_buf_printf(err, "unknown option '%s'", name_in);
+            am_buf_printf(err, "invalid value '%.64s' for option '%s' (expected %s)", value,
+                          o->name, o->values);
         }
-        return AM_ERR_NOTFOUND;
+        return AM_ERR_INVALID;
     }
-    for (unsigned i = 0; am_options[i].name; i++)
-        if (!strcmp(am_options[i].name, name))
-            c->explicit_set |= 1u << i;
+    *c = tmp;
+    c->explicit_set |= 1u << (o - am_options);
     return AM_OK;
 }
 
@@ -299,10 +328,8 @@ void am_config_apply_profile(am_config *c)
 /* 1 when option name was set explicitly. */
 static int am_config_explicit(const am_config *c, const char *name)
 {
-    for (unsigned i = 0; am_options[i].name; i++)
-        if (!strcmp(am_options[i].name, name))
-            return (c->explicit_set >> i) & 1u;
-    return 0;
+    const am_config_option *o = am_option(name);
+    return o && ((c->explicit_set >> (o - am_options)) & 1u);
 }
 
 int am_config_check_profile(const am_config *c, am_buf *err)

@@ -92,13 +92,21 @@ enum am_tok_kind am_config_tokenizer(const am_config *c);
  * (those that apply) when am_config_warnings has any. */
 void am_config_signature(const am_config *c, am_buf *out);
 
-/* One row of the option table, for help texts and API documentation. */
+/* One row of the option table: the help texts and API documentation, and
+ * at once how am_config_set parses the option and am_config_init defaults
+ * it (config.c), so the two cannot drift apart. */
 typedef struct am_config_option {
     const char *name;
     const char *type; /* "enum", "bool", "int", "number", "list", "string" */
-    const char *values; /* allowed values or range, human-readable */
-    const char *def; /* default, human-readable */
+    const char *values; /* allowed values ("a|b|c": an enum's, in enum order)
+                           or range ("lo..hi"), human-readable */
+    const char *def; /* default, in the form am_config_set takes */
     const char *help;
+    /* parsing (config.c): set parses value into the field at offset,
+     * within lo..hi for numbers; AM_OK or AM_ERR_INVALID */
+    int (*set)(am_config *c, const struct am_config_option *o, const char *value);
+    size_t offset;
+    double lo, hi;
 } am_config_option;
 
 /* The option table (static, NULL-name terminated). */

@@ -129,10 +129,7 @@ static int str_valid(const char *s)
 /* Appends e, taking ownership of its strings. */
 static void push_entry(am_gloss *g, am_gloss_entry *e)
 {
-    if (g->n == g->cap) {
-        g->cap = g->cap ? g->cap * 2 : 16;
-        g->v = am_xrealloc(g->v, g->cap * sizeof *g->v);
-    }
+    AM_GROW(g->v, g->cap, g->n + 1, 16);
     g->v[g->n++] = *e;
     memset(e, 0, sizeof *e);
 }
@@ -285,10 +282,7 @@ typedef struct csv_reader {
 
 static void row_field_start(csv_row *r)
 {
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 16;
-        r->off = am_xrealloc(r->off, r->cap * sizeof *r->off);
-    }
+    AM_GROW(r->off, r->cap, r->n + 1, 16);
     r->off[r->n++] = r->data.len;
 }
 
@@ -748,6 +742,8 @@ static int starts_with(const char *s, size_t len, const char *prefix)
     return len >= n && memcmp(s, prefix, n) == 0;
 }
 
+/* Complexity (issue 15): argument checks, the BOM, format detection for
+ * AM_GLOSS_AUTO (TBX, JSON, CSV or TSV) and the dispatch to each reader. */
 int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
                    const am_gloss_limits *limits, am_gloss *out, am_gloss_report *report)
 {

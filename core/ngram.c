@@ -48,12 +48,7 @@ static uint64_t mix64(uint64_t x)
 
 static uint64_t str_hash(const char *p, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return mix64(h);
+    return mix64(am_fnv1a_n(AM_FNV64_BASIS, p, n));
 }
 
 static size_t pow2_at_least(size_t n)

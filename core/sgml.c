@@ -3,6 +3,7 @@
  *
  * A single pass over the buffer with a cursor; no recursion (nested <term>
  * tags use an explicit stack), so any input, however deep or long, is safe.
+ * Segments are then indexed by id and by (docid, id) in two hash tables.
  */
 #include "sgml.h"
 
@@ -181,6 +182,9 @@ static int sgml_skip_past(sgml_state *st, size_t pos, const char *lit, size_t st
 }
 
 /* Parses the tag at st->pos (which is '<') into *tag and moves past it. */
+/* Complexity (issue 15): a hand-written lexer, one branch per tag form it
+ * accepts or refuses (comments, declarations, end and self-closing tags,
+ * quoted and bare attribute values). */
 static int sgml_parse_tag(sgml_state *st, sgml_tag *tag)
 {
     size_t start = st->pos;
@@ -501,10 +505,7 @@ static int sgml_parse_seg(sgml_state *st, am_sgml_seg *seg, size_t seg_start)
             continue;
         }
         /* an opening <term …> */
-        if (seg->nterms == capterms) {
-            capterms = capterms ? 2 * capterms : 4;
-            seg->terms = am_xrealloc(seg->terms, capterms * sizeof *seg->terms);
-        }
+        AM_GROW(seg->terms, capterms, seg->nterms + 1, 4);
         am_sgml_term *t = &seg->terms[seg->nterms++];
         memset(t, 0, sizeof *t);
         int bad = 0;
@@ -517,10 +518,7 @@ static int sgml_parse_seg(sgml_state *st, am_sgml_seg *seg, size_t seg_start)
             rc = sgml_fail(st, tag_start);
             goto out;
         }
-        if (nstack == capstack) {
-            capstack = capstack ? 2 * capstack : 4;
-            stack = am_xrealloc(stack, capstack * sizeof *stack);
-        }
+        AM_GROW(stack, capstack, nstack + 1, 4);
         stack[nstack].term = seg->nterms - 1;
         stack[nstack].text_start = inner.len;
         nstack++;
@@ -542,149 +540,246 @@ out:
 
 enum sgml_where { W_TOP, W_SET, W_DOC, W_DONE };
 
+/* ---- segment lookup ------------------------------------------------------- */
+
+/* The docid of segment i ("" for a doc without one). Borrowed. */
+static const char *sgml_seg_docid(const am_sgml_doc *d, size_t i)
+{
+    const char *docid = d->docs[d->segs[i].doc].docid;
+    return docid ? docid : "";
+}
+
+/* Hash of the segment id, and with with_doc of the docid too. */
+static uint64_t sgml_key_hash(const char *docid, const char *id, int with_doc)
+{
+    uint64_t h = am_fnv1a(id);
+    if (with_doc)
+        h = (h ^ am_fnv1a(docid)) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
+}
+
+/* Whether segment i has id (and docid when with_doc). */
+static int sgml_key_eq(const am_sgml_doc *d, size_t i, const char *docid, const char *id,
+                       int with_doc)
+{
+    return strcmp(d->segs[i].id, id) == 0 &&
+           (!with_doc || strcmp(sgml_seg_docid(d, i), docid) == 0);
+}
+
+/* The slot of table tab (borrowed) holding the key, or the empty slot where
+ * it would go. */
+static size_t sgml_slot(const am_sgml_doc *d, const size_t *tab, const char *docid, const char *id,
+                        int with_doc)
+{
+    size_t mask = d->index_cap - 1;
+    size_t j = (size_t)sgml_key_hash(docid, id, with_doc) & mask;
+    assert(d->index_cap && (d->index_cap & mask) == 0);
+    while (tab[j] && !sgml_key_eq(d, tab[j] - 1, docid, id, with_doc))
+        j = (j + 1) & mask;
+    return j;
+}
+
+/* Builds d->by_id and d->by_doc_id (first segment of each key wins). */
+static void sgml_index(am_sgml_doc *d)
+{
+    size_t cap = 16;
+    while (cap < 2 * d->nsegs)
+        cap *= 2;
+    assert((cap & (cap - 1)) == 0 && cap >= 2 * d->nsegs); /* probing needs both */
+    d->index_cap = cap;
+    d->by_id = am_xcalloc(cap, sizeof *d->by_id);
+    d->by_doc_id = am_xcalloc(cap, sizeof *d->by_doc_id);
+    for (size_t i = 0; i < d->nsegs; i++) {
+        const char *docid = sgml_seg_docid(d, i), *id = d->segs[i].id;
+        size_t j = sgml_slot(d, d->by_id, docid, id, 0);
+        if (!d->by_id[j])
+            d->by_id[j] = i + 1;
+        j = sgml_slot(d, d->by_doc_id, docid, id, 1);
+        if (!d->by_doc_id[j])
+            d->by_doc_id[j] = i + 1;
+    }
+}
+
+/* The first segment of the key: by hash when indexed, else by a scan. */
+static size_t sgml_find(const am_sgml_doc *d, const char *docid, const char *id, int with_doc)
+{
+    const size_t *tab = with_doc ? d->by_doc_id : d->by_id;
+    if (!tab) {
+        for (size_t i = 0; i < d->nsegs; i++)
+            if (sgml_key_eq(d, i, docid, id, with_doc))
+                return i;
+        return (size_t)-1;
+    }
+    size_t j = sgml_slot(d, tab, docid, id, with_doc);
+    return tab[j] ? tab[j] - 1 : (size_t)-1;
+}
+
+/* The document being read: the cursor, the result and where we are. */
+typedef struct sgml_reader {
+    sgml_state st;
+    am_sgml_doc *out;
+    size_t capdocs, capsegs, p_depth;
+    enum sgml_where where;
+} sgml_reader;
+
+/* The element handlers: tag (borrowed) starts at tag_start; each returns
+ * AM_OK or AM_ERR_PARSE (a tag that is wrong here). */
+
+/* <srcset|refset|tstset …> and its end tag; kind is the set's. */
+static int sgml_on_set(sgml_reader *r, const sgml_tag *tag, int kind)
+{
+    int bad_attr = 0;
+    if (tag->selfclose)
+        return AM_ERR_PARSE;
+    if (tag->closing) {
+        if (r->where != W_SET || (int)r->out->kind != kind)
+            return AM_ERR_PARSE;
+        r->where = W_DONE;
+        return AM_OK;
+    }
+    if (r->where != W_TOP)
+        return AM_ERR_PARSE;
+    r->out->kind = (enum am_sgml_kind)kind;
+    r->out->setid = sgml_attr_get(tag, "setid", &bad_attr);
+    r->out->srclang = sgml_attr_get(tag, "srclang", &bad_attr);
+    r->out->trglang = sgml_attr_get(tag, "trglang", &bad_attr);
+    r->where = W_SET;
+    return bad_attr ? AM_ERR_PARSE : AM_OK;
+}
+
+/* <doc docid sysid> and </doc>. */
+static int sgml_on_doc(sgml_reader *r, const sgml_tag *tag)
+{
+    int bad_attr = 0;
+    am_sgml_doc *out = r->out;
+    if (tag->selfclose)
+        return AM_ERR_PARSE;
+    if (tag->closing) {
+        if (r->where != W_DOC || r->p_depth != 0)
+            return AM_ERR_PARSE;
+        r->where = W_SET;
+        return AM_OK;
+    }
+    if (r->where != W_SET)
+        return AM_ERR_PARSE;
+    AM_GROW(out->docs, r->capdocs, out->ndocs + 1, 8);
+    am_sgml_docinfo *d = &out->docs[out->ndocs++];
+    memset(d, 0, sizeof *d);
+    d->first_seg = out->nsegs;
+    d->docid = sgml_attr_get(tag, "docid", &bad_attr);
+    d->sysid = sgml_attr_get(tag, "sysid", &bad_attr);
+    r->where = W_DOC;
+    r->p_depth = 0;
+    return bad_attr ? AM_ERR_PARSE : AM_OK;
+}
+
+/* <p>, </p> and <p/> inside a doc. */
+static int sgml_on_p(sgml_reader *r, const sgml_tag *tag)
+{
+    if (r->where != W_DOC)
+        return AM_ERR_PARSE;
+    if (tag->selfclose)
+        return AM_OK;
+    if (!tag->closing) {
+        r->p_depth++;
+        return AM_OK;
+    }
+    if (r->p_depth == 0)
+        return AM_ERR_PARSE;
+    r->p_depth--;
+    return AM_OK;
+}
+
+/* <seg id> … </seg>: reads the segment (*seg_rc: its own error, which
+ * sets st.err_pos itself). */
+static int sgml_on_seg(sgml_reader *r, const sgml_tag *tag, size_t tag_start, int *seg_rc)
+{
+    int bad_attr = 0;
+    am_sgml_doc *out = r->out;
+    if (r->where != W_DOC || tag->closing || tag->selfclose)
+        return AM_ERR_PARSE;
+    char *id = sgml_attr_get(tag, "id", &bad_attr);
+    if (!id || bad_attr) {
+        free(id);
+        return AM_ERR_PARSE;
+    }
+    AM_GROW(out->segs, r->capsegs, out->nsegs + 1, 64);
+    am_sgml_seg *s = &out->segs[out->nsegs++];
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    s->doc = out->ndocs - 1;
+    s->line = sgml_line_at(&r->st, tag_start);
+    out->docs[out->ndocs - 1].nsegs++;
+    *seg_rc = sgml_parse_seg(&r->st, s, tag_start);
+    out->nterms += s->nterms;
+    return AM_OK;
+}
+
+/* One tag at the cursor (after it on return). AM_OK, or an error with
+ * st.err_pos set. */
+static int sgml_read_tag(sgml_reader *r)
+{
+    size_t tag_start = r->st.pos;
+    sgml_tag tag;
+    int rc = sgml_parse_tag(&r->st, &tag);
+    if (rc != AM_OK || tag.special)
+        return rc;
+    static const char *const sets[] = {"srcset", "refset", "tstset"}; /* enum am_sgml_kind */
+    int seg_rc = AM_OK;
+    rc = AM_ERR_PARSE;
+    for (int k = 0; k < 3; k++)
+        if (sgml_name_is(tag.name, tag.name_len, sets[k]))
+            rc = sgml_on_set(r, &tag, k);
+    if (sgml_name_is(tag.name, tag.name_len, "doc"))
+        rc = sgml_on_doc(r, &tag);
+    else if (sgml_name_is(tag.name, tag.name_len, "p"))
+        rc = sgml_on_p(r, &tag);
+    else if (sgml_name_is(tag.name, tag.name_len, "seg"))
+        rc = sgml_on_seg(r, &tag, tag_start, &seg_rc);
+    if (rc != AM_OK)
+        return sgml_fail(&r->st, tag_start);
+    return seg_rc;
+}
+
 int am_sgml_parse(const char *buf, size_t len, am_sgml_doc *out, size_t *err_line)
 {
-    sgml_state st;
-    size_t capdocs = 0, capsegs = 0, p_depth = 0;
-    enum sgml_where where = W_TOP;
-    int rc;
-
+    sgml_reader r;
     memset(out, 0, sizeof *out);
     if (err_line)
         *err_line = 0;
     if (!buf && len > 0)
         return AM_ERR_INVALID;
-    memset(&st, 0, sizeof st);
-    st.buf = buf;
-    st.len = len;
-    st.line = 1;
+    memset(&r, 0, sizeof r);
+    r.st.buf = buf;
+    r.st.len = len;
+    r.st.line = 1;
+    r.out = out;
+    r.where = W_TOP;
 
     size_t bad = 0;
-    rc = sgml_validate(buf, len, &bad);
+    int rc = sgml_validate(buf, len, &bad);
     if (rc != AM_OK) {
         if (err_line)
-            *err_line = sgml_line_at(&st, bad);
+            *err_line = sgml_line_at(&r.st, bad);
         return rc;
     }
-
-    while (st.pos < st.len) {
-        char c = st.buf[st.pos];
-        if (sgml_is_ws(c)) {
-            st.pos++;
-            continue;
-        }
-        if (c != '<') { /* text outside a segment */
-            rc = sgml_fail(&st, st.pos);
-            goto fail;
-        }
-        size_t tag_start = st.pos;
-        sgml_tag tag;
-        rc = sgml_parse_tag(&st, &tag);
-        if (rc != AM_OK)
-            goto fail;
-        if (tag.special)
-            continue;
-        int bad_attr = 0;
-        int is_set = -1;
-        if (sgml_name_is(tag.name, tag.name_len, "srcset"))
-            is_set = AM_SGML_SRCSET;
-        else if (sgml_name_is(tag.name, tag.name_len, "refset"))
-            is_set = AM_SGML_REFSET;
-        else if (sgml_name_is(tag.name, tag.name_len, "tstset"))
-            is_set = AM_SGML_TSTSET;
-
-        if (is_set >= 0) {
-            if (tag.selfclose)
-                goto bad_tag;
-            if (!tag.closing) {
-                if (where != W_TOP)
-                    goto bad_tag;
-                out->kind = (enum am_sgml_kind)is_set;
-                out->setid = sgml_attr_get(&tag, "setid", &bad_attr);
-                out->srclang = sgml_attr_get(&tag, "srclang", &bad_attr);
-                out->trglang = sgml_attr_get(&tag, "trglang", &bad_attr);
-                if (bad_attr)
-                    goto bad_tag;
-                where = W_SET;
-            } else {
-                if (where != W_SET || (int)out->kind != is_set)
-                    goto bad_tag;
-                where = W_DONE;
-            }
-        } else if (sgml_name_is(tag.name, tag.name_len, "doc")) {
-            if (tag.selfclose)
-                goto bad_tag;
-            if (!tag.closing) {
-                if (where != W_SET)
-                    goto bad_tag;
-                if (out->ndocs == capdocs) {
-                    capdocs = capdocs ? 2 * capdocs : 8;
-                    out->docs = am_xrealloc(out->docs, capdocs * sizeof *out->docs);
-                }
-                am_sgml_docinfo *d = &out->docs[out->ndocs++];
-                memset(d, 0, sizeof *d);
-                d->first_seg = out->nsegs;
-                d->docid = sgml_attr_get(&tag, "docid", &bad_attr);
-                d->sysid = sgml_attr_get(&tag, "sysid", &bad_attr);
-                if (bad_attr)
-                    goto bad_tag;
-                where = W_DOC;
-                p_depth = 0;
-            } else {
-                if (where != W_DOC || p_depth != 0)
-                    goto bad_tag;
-                where = W_SET;
-            }
-        } else if (sgml_name_is(tag.name, tag.name_len, "p")) {
-            if (where != W_DOC)
-                goto bad_tag;
-            if (tag.selfclose)
-                continue;
-            if (!tag.closing)
-                p_depth++;
-            else if (p_depth == 0)
-                goto bad_tag;
-            else
-                p_depth--;
-        } else if (sgml_name_is(tag.name, tag.name_len, "seg")) {
-            if (where != W_DOC || tag.closing || tag.selfclose)
-                goto bad_tag;
-            char *id = sgml_attr_get(&tag, "id", &bad_attr);
-            if (!id || bad_attr) {
-                free(id);
-                goto bad_tag;
-            }
-            if (out->nsegs == capsegs) {
-                capsegs = capsegs ? 2 * capsegs : 64;
-                out->segs = am_xrealloc(out->segs, capsegs * sizeof *out->segs);
-            }
-            am_sgml_seg *s = &out->segs[out->nsegs++];
-            memset(s, 0, sizeof *s);
-            s->id = id;
-            s->doc = out->ndocs - 1;
-            s->line = sgml_line_at(&st, tag_start);
-            out->docs[out->ndocs - 1].nsegs++;
-            rc = sgml_parse_seg(&st, s, tag_start);
-            out->nterms += s->nterms;
-            if (rc != AM_OK)
-                goto fail;
-        } else {
-            goto bad_tag;
-        }
-        continue;
-    bad_tag:
-        rc = sgml_fail(&st, tag_start);
-        goto fail;
+    while (rc == AM_OK && r.st.pos < r.st.len) {
+        char c = r.st.buf[r.st.pos];
+        if (sgml_is_ws(c))
+            r.st.pos++;
+        else if (c != '<') /* text outside a segment */
+            rc = sgml_fail(&r.st, r.st.pos);
+        else
+            rc = sgml_read_tag(&r);
     }
-    if (where != W_DONE) {
-        rc = sgml_fail(&st, st.len);
-        goto fail;
+    if (rc == AM_OK && r.where != W_DONE)
+        rc = sgml_fail(&r.st, r.st.len);
+    if (rc == AM_OK) {
+        sgml_index(out);
+        return AM_OK;
     }
-    return AM_OK;
-
-fail:
     if (err_line)
-        *err_line = sgml_line_at(&st, st.err_pos);
+        *err_line = sgml_line_at(&r.st, r.st.err_pos);
     am_sgml_free(out);
     return rc;
 }
@@ -704,13 +799,17 @@ void am_sgml_free(am_sgml_doc *doc)
     for (size_t i = 0; i < doc->nsegs; i++)
         sgml_seg_free(&doc->segs[i]);
     free(doc->segs);
+    free(doc->by_id);
+    free(doc->by_doc_id);
     memset(doc, 0, sizeof *doc);
 }
 
 size_t am_sgml_find_seg(const am_sgml_doc *doc, const char *id)
 {
-    for (size_t i = 0; i < doc->nsegs; i++)
-        if (strcmp(doc->segs[i].id, id) == 0)
-            return i;
-    return (size_t)-1;
+    return sgml_find(doc, "", id, 0);
+}
+
+size_t am_sgml_find_doc_seg(const am_sgml_doc *doc, const char *docid, const char *id)
+{
+    return sgml_find(doc, docid ? docid : "", id, 1);
 }

@@ -67,6 +67,12 @@ typedef struct am_sgml_doc {
     am_sgml_seg *segs; /* all segments of all docs, in file order */
     size_t nsegs;
     size_t nterms; /* total number of <term> tags */
+    /* Hash tables built by am_sgml_parse (open addressing, slots hold a
+     * segment index + 1, 0 = empty; cap a power of two): the first segment
+     * of each id, and of each (docid, id). NULL: lookups scan. */
+    size_t *by_id;
+    size_t *by_doc_id;
+    size_t index_cap;
 } am_sgml_doc;
 
 /* Parses buf[0..len) (need not be NUL-terminated) into *out, which the caller
@@ -82,8 +88,13 @@ int am_sgml_parse(const char *buf, size_t len, am_sgml_doc *out, size_t *err_lin
 /* Frees everything owned by doc and leaves it empty. NULL-safe. */
 void am_sgml_free(am_sgml_doc *doc);
 
-/* Returns the index of the first segment whose id equals id, or (size_t)-1.
- * Linear scan. */
+/* Returns the index of the first segment whose id equals id, in any
+ * document, or (size_t)-1. A hash lookup (a scan for a doc not built by
+ * am_sgml_parse). */
 size_t am_sgml_find_seg(const am_sgml_doc *doc, const char *id);
+/* Returns the index of the first segment with id in the first document
+ * with docid (NULL: a <doc> without docid), or (size_t)-1: how segments
+ * of a source, reference and hypothesis file pair up. A hash lookup. */
+size_t am_sgml_find_doc_seg(const am_sgml_doc *doc, const char *docid, const char *id);
 
 #endif

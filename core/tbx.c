@@ -211,6 +211,9 @@ static int emit(tbx_job *j, const char *source, const am_toks *targets, int forb
 }
 
 /* Imports one termEntry / conceptEntry. */
+/* Complexity (issue 15): one walk over the entry's language sections and
+ * their terms (source or target role by language), with a refusal and its
+ * line for each limit (terms, lengths, id). */
 static int do_entry(tbx_job *j, xmlNode *ce)
 {
     am_toks_reset(&j->src);
@@ -325,6 +328,79 @@ static void pick_langs(xmlNode *root, char **src, char **tgt)
     }
 }
 
+/* The arguments' checks: languages (NULL or valid, not the same), size and
+ * UTF-8. AM_OK or the error reported in rep. */
+static int tbx_check_args(const char *buf, size_t len, const char *source_lang,
+                          const char *target_lang, const am_gloss_limits *lim, am_gloss_report *rep)
+{
+    if ((source_lang && !am_lang_tag_ok(source_lang)) ||
+        (target_lang && !am_lang_tag_ok(target_lang)))
+        return am_gloss_rep_err(rep, AM_ERR_INVALID, 0, 0, "invalid language tag");
+    if (source_lang && target_lang && am_lang_same(source_lang, target_lang))
+        return am_gloss_rep_err(rep, AM_ERR_INVALID, 0, 0,
+                                "source and target languages are the same (%s, %s)", source_lang,
+                                target_lang);
+    if (len > lim->max_bytes)
+        return am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "glossary larger than %zu bytes",
+                                lim->max_bytes);
+    if (len > (size_t)INT_MAX)
+        return am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "TBX document larger than %d bytes",
+                                INT_MAX);
+    return am_gloss_check_utf8(buf, len, rep);
+}
+
+/* Skips a BOM and leading whitespace (XML allows neither before the XML
+ * declaration; we tolerate both): returns how many bytes, and how far
+ * line/column numbers move (*line_off lines, *col_off bytes on the first
+ * line). len when nothing else is there. */
+static size_t tbx_skip_lead(const char *buf, size_t len, size_t *line_off, size_t *col_off)
+{
+    size_t i = 0;
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+        i = 3;
+    *line_off = 0;
+    *col_off = i;
+    for (; i < len && am_gloss_is_space(buf[i]); i++) {
+        if (buf[i] == '\n') {
+            (*line_off)++;
+            *col_off = 0;
+        } else {
+            (*col_off)++;
+        }
+    }
+    return i;
+}
+
+/* What the XML reader refused (entities, malformed XML: no doc) and a root
+ * that is no TBX, as a parse error in rep; AM_OK otherwise. */
+static int tbx_check_read(const am_xmlsafe_state *st, xmlDocPtr doc, size_t line_off,
+                          size_t col_off, am_gloss_report *rep)
+{
+    if (st->entity_decl)
+        return am_gloss_rep_err(
+            rep, AM_ERR_PARSE, st->entity_line ? st->entity_line + line_off : 0, 0,
+            "the DOCTYPE declares entity '%s': entity declarations are not allowed",
+            st->entity_name);
+    if (st->entity_ref)
+        return am_gloss_rep_err(rep, AM_ERR_PARSE, st->entity_line ? st->entity_line + line_off : 0,
+                                0, "reference to undeclared entity '&%s;'", st->entity_name);
+    if (!doc && st->have_err)
+        return am_gloss_rep_err(rep, AM_ERR_PARSE, st->err_line ? st->err_line + line_off : 0,
+                                (st->err_line == 1 && st->err_col) ? st->err_col + col_off
+                                                                   : st->err_col,
+                                "malformed XML: %s", st->err_msg);
+    if (!doc)
+        return am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "malformed XML");
+    xmlNode *root = xmlDocGetRootElement(doc);
+    if (!root || !(am_ascii_ieq((const char *)root->name, "martif") ||
+                   am_ascii_ieq((const char *)root->name, "tbx")))
+        return am_gloss_rep_err(
+            rep, AM_ERR_PARSE, root ? node_line(root, line_off) : 0, 0,
+            "not a TBX document: the root element is <%s>, expected <martif> or <tbx>",
+            root ? (const char *)root->name : "");
+    return AM_OK;
+}
+
 int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
                        const char *target_lang, const am_gloss_limits *limits, am_gloss *out,
                        am_gloss_report *report)
@@ -340,87 +416,28 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
         source_lang = NULL; /* "" = unknown, as NULL */
     if (target_lang && !*target_lang)
         target_lang = NULL;
-    if ((source_lang && !am_lang_tag_ok(source_lang)) ||
-        (target_lang && !am_lang_tag_ok(target_lang)))
-        return am_gloss_rep_err(rep, AM_ERR_INVALID, 0, 0, "invalid language tag");
-    if (source_lang && target_lang && am_lang_same(source_lang, target_lang))
-        return am_gloss_rep_err(rep, AM_ERR_INVALID, 0, 0,
-                                "source and target languages are the same (%s, %s)", source_lang,
-                                target_lang);
-    if (len > lim.max_bytes)
-        return am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "glossary larger than %zu bytes",
-                                lim.max_bytes);
-    if (len > (size_t)INT_MAX)
-        return am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "TBX document larger than %d bytes",
-                                INT_MAX);
     if (!buf)
         buf = "";
-    int rc = am_gloss_check_utf8(buf, len, rep);
+    int rc = tbx_check_args(buf, len, source_lang, target_lang, &lim, rep);
     if (rc)
         return rc;
-    /* Skip a BOM and leading whitespace (XML allows neither before the XML
-     * declaration; we tolerate both) and remember how far line/column
-     * numbers move: line_off lines, col_off bytes on the first line. */
-    size_t line_off = 0, col_off = 0;
-    {
-        size_t i = 0;
-        if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-            i = 3;
-        col_off = i;
-        while (i < len && am_gloss_is_space(buf[i])) {
-            if (buf[i] == '\n') {
-                line_off++;
-                col_off = 0;
-            } else {
-                col_off++;
-            }
-            i++;
-        }
-        if (i == len)
-            return am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "empty TBX document");
-        buf += i;
-        len -= i;
-    }
+    size_t line_off, col_off, lead = tbx_skip_lead(buf, len, &line_off, &col_off);
+    if (lead == len)
+        return am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "empty TBX document");
+    buf += lead;
+    len -= lead;
 
     am_xmlsafe_state st;
     xmlDocPtr doc = NULL;
     if (am_xmlsafe_read(buf, len, &st, &doc))
         return am_gloss_rep_err(rep, AM_ERR_NOMEM, 0, 0, "cannot create an XML parser");
-
     char *auto_src = NULL, *auto_tgt = NULL;
     tbx_job j;
     memset(&j, 0, sizeof j);
-    if (st.entity_decl) {
-        rc = am_gloss_rep_err(
-            rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + line_off : 0, 0,
-            "the DOCTYPE declares entity '%s': entity declarations are not allowed",
-            st.entity_name);
+    rc = tbx_check_read(&st, doc, line_off, col_off, rep);
+    if (rc)
         goto done;
-    }
-    if (st.entity_ref) {
-        rc = am_gloss_rep_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + line_off : 0, 0,
-                              "reference to undeclared entity '&%s;'", st.entity_name);
-        goto done;
-    }
-    if (!doc) {
-        if (st.have_err)
-            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, st.err_line ? st.err_line + line_off : 0,
-                                  (st.err_line == 1 && st.err_col) ? st.err_col + col_off
-                                                                   : st.err_col,
-                                  "malformed XML: %s", st.err_msg);
-        else
-            rc = am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "malformed XML");
-        goto done;
-    }
     xmlNode *root = xmlDocGetRootElement(doc);
-    if (!root || !(am_ascii_ieq((const char *)root->name, "martif") ||
-                   am_ascii_ieq((const char *)root->name, "tbx"))) {
-        rc = am_gloss_rep_err(
-            rep, AM_ERR_PARSE, root ? node_line(root, line_off) : 0, 0,
-            "not a TBX document: the root element is <%s>, expected <martif> or <tbx>",
-            root ? (const char *)root->name : "");
-        goto done;
-    }
     j.src_lang = source_lang;
     j.tgt_lang = target_lang;
     if (!source_lang || !target_lang) {

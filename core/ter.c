@@ -537,6 +537,10 @@ void am_ter_ws_set_cancel(am_ter_ws *ws, am_cancel *cancel)
 
 /* translation_edit_rate for the prepared pair with reference costs rc.
  * Stores the edits (scaled) in *out. Returns AM_OK or AM_ERR_INTERNAL. */
+/* Length (issue 15): the shift-search rounds of sacreBLEU's TER follow the
+ * reference algorithm step for step (DP rows, trace, candidate shifts, the
+ * best shift applied) with their state in locals across rounds; keeping
+ * the loop in one piece keeps that correspondence checkable. */
 static int search(am_ter_ws *ws, const cost_t *rc, cost_t *out)
 {
     size_t n = ws->n, m = ws->m;

@@ -106,10 +106,7 @@ static const char *vocab_store(am_vocab *v, const char *s, size_t n)
         v->cur++;
     }
     if (!c) {
-        if (v->nchunks == v->chunkcap) {
-            v->chunkcap = v->chunkcap ? v->chunkcap * 2 : 4;
-            v->chunk = am_xrealloc(v->chunk, v->chunkcap * sizeof *v->chunk);
-        }
+        AM_GROW(v->chunk, v->chunkcap, v->nchunks + 1, 4);
         c = &v->chunk[v->nchunks++];
         /* chunks grow from 1 KiB to VOCAB_CHUNK: small sets (stopwords, one
          * per cached session scorer) stay small (bench/README.md, memory) */
@@ -170,10 +167,7 @@ static vocab_entry *vocab_upsert(am_vocab *v, const char *key, size_t len, int *
         *inserted = 0;
         return &v->ent[v->slot[i] - 1];
     }
-    if (v->n == v->cap) {
-        v->cap = v->cap ? v->cap * 2 : 16;
-        v->ent = am_xrealloc(v->ent, v->cap * sizeof *v->ent);
-    }
+    AM_GROW(v->ent, v->cap, v->n + 1, 16);
     assert(v->n < UINT32_MAX);
     vocab_entry *e = &v->ent[v->n];
     e->key = vocab_store(v, key, len);

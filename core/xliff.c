@@ -1027,6 +1027,8 @@ void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out)
     out->strip_tags = cfg->strip_tags;
 }
 
+/* Complexity (issue 15): argument and document checks, each refusal with
+ * its own message and line, then the walk over the segments. */
 int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_recall_config *rcfg,
                         am_vocab *out, char **chosen, size_t *nsegs, am_xliff_report *report)
 {

@@ -40,11 +40,7 @@ static const char *am_dash_type(const char *name)
 /* Writes the strong ETag of data (64-bit FNV-1a, quoted) into out. */
 static void am_dash_etag(const unsigned char *data, size_t len, char *out, size_t n)
 {
-    uint64_t h = 14695981039346656037ULL;
-    for (size_t i = 0; i < len; i++) {
-        h ^= data[i];
-        h *= 1099511628211ULL;
-    }
+    uint64_t h = am_fnv1a_n(AM_FNV64_BASIS, data, len);
     snprintf(out, n, "\"d-%016llx-%zu\"", (unsigned long long)h, len);
 }
 

@@ -168,11 +168,22 @@ static void am_new_id(char *out, size_t n)
     snprintf(out, n, "%s", buf);
 }
 
-void am_api_session_create(am_req *req, am_resp *resp)
+/* ---- POST /v1/sessions, one step per part of the body -------------------
+ * Each step either succeeds or fills resp with its problem and returns an
+ * error; nothing is stored before the last step. */
+
+/* A 422 invalid-value problem naming field (NULL: none). */
+static int am_session_invalid(am_req *req, am_resp *resp, const char *field, const char *msg)
 {
-    json_t *body;
-    if (am_req_json(req, resp, &body) != AM_OK)
-        return;
+    am_resp_problem(resp, req, 422, "invalid-value", "Invalid value", "%s", msg);
+    if (field)
+        am_resp_problem_set(resp, "field", json_string(field));
+    return AM_ERR_INVALID;
+}
+
+/* Refuses a top-level field the API does not know (body borrowed). */
+static int am_session_known_fields(am_req *req, am_resp *resp, json_t *body)
+{
     static const char *const known[] = {"id",      "name",     "source_lang",   "target_lang",
                                         "options", "glossary", "stopword_list", "metadata",
                                         "systems"};
@@ -180,96 +191,89 @@ void am_api_session_create(am_req *req, am_resp *resp)
     json_t *v;
     json_object_foreach(body, key, v)
     {
-        size_t k;
-        for (k = 0; k < sizeof known / sizeof known[0]; k++)
-            if (!strcmp(key, known[k]))
-                break;
+        size_t k = 0;
+        while (k < sizeof known / sizeof known[0] && strcmp(key, known[k]))
+            k++;
         if (k == sizeof known / sizeof known[0]) {
             am_resp_problem(resp, req, 422, "unknown-field", "Unknown field",
                             "unknown field '%.64s' (allowed: id, name, source_lang, target_lang, "
                             "options, glossary, stopword_list, metadata, systems)",
                             key);
             am_resp_problem_set(resp, "field", json_string(key));
-            json_decref(body);
-            return;
+            return AM_ERR_INVALID;
         }
     }
-    char id[130];
+    return AM_OK;
+}
+
+/* The session id: the body's "id", or a generated one, into id[0..n). */
+static int am_session_id(am_req *req, am_resp *resp, json_t *body, char *id, size_t n)
+{
     json_t *jid = json_object_get(body, "id");
-    if (jid) {
-        if (!json_is_string(jid) || !am_http_valid_id(json_string_value(jid))) {
-            am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
-                            "'id' must be 1-128 characters from [A-Za-z0-9._-]");
-            am_resp_problem_set(resp, "field", json_string("id"));
-            json_decref(body);
-            return;
-        }
-        snprintf(id, sizeof id, "%s", json_string_value(jid));
-    } else {
-        am_new_id(id, sizeof id);
+    if (!jid) {
+        am_new_id(id, n);
+        return AM_OK;
     }
-    json_t *opts = json_object();
+    if (!json_is_string(jid) || !am_http_valid_id(json_string_value(jid)))
+        return am_session_invalid(req, resp, "id",
+                                  "'id' must be 1-128 characters from [A-Za-z0-9._-]");
+    snprintf(id, n, "%s", json_string_value(jid));
+    return AM_OK;
+}
+
+/* The stored options object (*out, a new reference, NULL on error): the
+ * languages, the body's options, name, metadata, systems and
+ * paired_totals. */
+static int am_session_options(am_req *req, am_resp *resp, json_t *body, json_t **out)
+{
+    *out = NULL;
     json_t *in = json_object_get(body, "options");
-    const char *fail_field = NULL;
-    const char *fail_msg = NULL;
-    if (in && !json_is_object(in)) {
-        fail_field = "options";
-        fail_msg = "'options' must be an object";
-    }
-    const char *langs[] = {"source_lang", "target_lang"};
-    for (size_t i = 0; i < 2 && !fail_msg; i++) {
+    if (in && !json_is_object(in))
+        return am_session_invalid(req, resp, "options", "'options' must be an object");
+    json_t *opts = json_object();
+    static const char *const langs[] = {"source_lang", "target_lang"};
+    for (size_t i = 0; i < 2; i++) {
         json_t *l = json_object_get(body, langs[i]);
         if (!l) {
             am_resp_problem(resp, req, 422, "missing-field", "Missing field", "'%s' is required",
                             langs[i]);
             am_resp_problem_set(resp, "field", json_string(langs[i]));
             json_decref(opts);
-            json_decref(body);
-            return;
+            return AM_ERR_INVALID;
         }
         if (!json_is_string(l)) {
-            fail_field = langs[i];
-            fail_msg = "language codes are strings such as \"en\" or \"fr-FR\"";
-        } else {
-            json_object_set(opts, langs[i], l);
+            json_decref(opts);
+            return am_session_invalid(req, resp, langs[i],
+                                      "language codes are strings such as \"en\" or \"fr-FR\"");
         }
+        json_object_set(opts, langs[i], l);
     }
+    const char *key;
+    json_t *v;
     json_object_foreach(in, key, v)
     {
-        if (fail_msg)
-            break;
         if (!strcmp(key, "source_lang") || !strcmp(key, "target_lang") || !strcmp(key, "systems") ||
             !strcmp(key, "paired_totals")) {
-            fail_field = key;
-            fail_msg = "languages and systems are top-level fields, not options";
-            break;
+            json_decref(opts);
+            return am_session_invalid(req, resp, key,
+                                      "languages and systems are top-level fields, not options");
         }
         json_object_set(opts, key, v);
     }
     json_t *name = json_object_get(body, "name"), *md = json_object_get(body, "metadata");
-    if (!fail_msg && name && !json_is_string(name)) {
-        fail_field = "name";
-        fail_msg = "'name' must be a string";
+    const char *field = NULL, *msg = NULL;
+    if (name && !json_is_string(name)) {
+        field = "name";
+        msg = "'name' must be a string";
+    } else if (md && !json_is_object(md)) {
+        field = "metadata";
+        msg = "'metadata' must be an object";
+    } else {
+        msg = am_session_systems(req, body, opts, &field);
     }
-    if (!fail_msg && md && !json_is_object(md)) {
-        fail_field = "metadata";
-        fail_msg = "'metadata' must be an object";
-    }
-    if (fail_msg) {
-        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value", "%s", fail_msg);
-        am_resp_problem_set(resp, "field", json_string(fail_field));
+    if (msg) {
         json_decref(opts);
-        json_decref(body);
-        return;
-    }
-    if (!fail_msg)
-        fail_msg = am_session_systems(req, body, opts, &fail_field);
-    if (fail_msg) {
-        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value", "%s", fail_msg);
-        am_resp_problem_set(resp, "field", json_string(fail_field));
-        json_decref(opts);
-        json_decref(body);
-        return;
+        return am_session_invalid(req, resp, field, msg);
     }
     if (name)
         json_object_set(opts, "name", name);
@@ -277,29 +281,28 @@ void am_api_session_create(am_req *req, am_resp *resp)
         json_object_set(opts, "metadata", md);
     /* pair totals (ingest.c) are kept from this session's first segment on */
     json_object_set_new(opts, "paired_totals", json_true());
+    *out = opts;
+    return AM_OK;
+}
 
-    /* service options */
-    const char *bg = NULL;
+/* The options only the service reads: baseline_system and
+ * background_vocabulary (*bg borrowed from opts, NULL: none), the
+ * rare_threshold they enable, and the profiles a live session can run. */
+static int am_session_service_options(am_req *req, am_resp *resp, json_t *opts, const char **bg)
+{
     json_t *bgv = json_object_get(opts, "background_vocabulary");
     json_t *bs = json_object_get(opts, "baseline_system");
     if ((bgv && !json_is_string(bgv)) ||
-        (bs && (!json_is_string(bs) || !am_http_valid_id(json_string_value(bs))))) {
-        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
-                        "baseline_system and background_vocabulary are names ([A-Za-z0-9._-])");
-        json_decref(opts);
-        json_decref(body);
-        return;
-    }
-    bg = bgv ? json_string_value(bgv) : NULL;
+        (bs && (!json_is_string(bs) || !am_http_valid_id(json_string_value(bs)))))
+        return am_session_invalid(
+            req, resp, NULL,
+            "baseline_system and background_vocabulary are names ([A-Za-z0-9._-])");
+    *bg = bgv ? json_string_value(bgv) : NULL;
     json_t *rt = json_object_get(opts, "rare_threshold");
-    if (!bg && json_is_integer(rt) && json_integer_value(rt) != 0) {
+    if (!*bg && json_is_integer(rt) && json_integer_value(rt) != 0) {
         /* the novel-word variant needs the background vocabulary's counts */
-        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
-                        "options.rare_threshold needs options.background_vocabulary");
-        am_resp_problem_set(resp, "field", json_string("options.rare_threshold"));
-        json_decref(opts);
-        json_decref(body);
-        return;
+        return am_session_invalid(req, resp, "options.rare_threshold",
+                                  "options.rare_threshold needs options.background_vocabulary");
     }
     json_t *prof = json_object_get(opts, "profile");
     if (json_is_string(prof) && !strcmp(json_string_value(prof), "alam2021")) {
@@ -308,71 +311,76 @@ void am_api_session_create(am_req *req, am_resp *resp)
                         "score --profile alam2021` offline (live sessions: standard or "
                         "simianer2019)");
         am_resp_problem_set(resp, "field", json_string("options.profile"));
-        json_decref(opts);
-        json_decref(body);
-        return;
+        return AM_ERR_INVALID;
     }
+    return AM_OK;
+}
 
-    /* custom stopwords */
+/* The custom stopword list as stored JSON text (*sw_txt, caller frees; NULL:
+ * none); sets options.stopwords to custom when it was not given. */
+static int am_session_stopwords(am_req *req, am_resp *resp, json_t *body, json_t *opts,
+                                char **sw_txt)
+{
+    *sw_txt = NULL;
     json_t *swl = json_object_get(body, "stopword_list");
-    char *sw_txt = NULL;
-    if (swl) {
-        int ok = json_is_array(swl) && json_array_size(swl) <= 100000;
-        for (size_t i = 0; ok && i < json_array_size(swl); i++)
-            ok = json_is_string(json_array_get(swl, i)) &&
-                 json_string_length(json_array_get(swl, i)) > 0;
-        if (!ok) {
-            am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
-                            "'stopword_list' must be an array of non-empty strings");
-            am_resp_problem_set(resp, "field", json_string("stopword_list"));
-            json_decref(opts);
-            json_decref(body);
-            return;
-        }
-        json_t *swc = json_object_get(opts, "stopwords");
-        if (swc && !(json_is_string(swc) && !strcmp(json_string_value(swc), "custom"))) {
-            /* the list would be stored and never used */
-            am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
-                            "'stopword_list' is used with options.stopwords custom (or without "
-                            "options.stopwords), not with another stopwords choice");
-            am_resp_problem_set(resp, "field", json_string("stopword_list"));
-            json_decref(opts);
-            json_decref(body);
-            return;
-        }
-        if (!swc)
-            json_object_set_new(opts, "stopwords", json_string("custom"));
-        sw_txt = am_json_dump(swl);
+    if (!swl)
+        return AM_OK;
+    int ok = json_is_array(swl) && json_array_size(swl) <= 100000;
+    for (size_t i = 0; ok && i < json_array_size(swl); i++)
+        ok = json_is_string(json_array_get(swl, i)) &&
+             json_string_length(json_array_get(swl, i)) > 0;
+    if (!ok)
+        return am_session_invalid(req, resp, "stopword_list",
+                                  "'stopword_list' must be an array of non-empty strings");
+    json_t *swc = json_object_get(opts, "stopwords");
+    if (swc && !(json_is_string(swc) && !strcmp(json_string_value(swc), "custom"))) {
+        /* the list would be stored and never used */
+        return am_session_invalid(req, resp, "stopword_list",
+                                  "'stopword_list' is used with options.stopwords custom (or "
+                                  "without options.stopwords), not with another stopwords choice");
     }
-    /* glossary given inline */
-    json_t *gl = json_object_get(body, "glossary");
-    char *gl_txt = NULL;
-    if (gl) {
-        am_gloss g;
-        am_gloss_init(&g);
-        am_gloss_report rep;
-        char *raw = am_json_dump(gl);
-        am_gloss_limits lim = am_gloss_limits_default();
-        lim.max_entries = (size_t)req->srv->cfg.max_glossary_entries;
-        int rc = am_gloss_parse(raw, strlen(raw), AM_GLOSS_JSON, &lim, &g, &rep);
-        free(raw);
-        if (rc != AM_OK) {
-            /* as PUT …/glossary: a limit is 413, malformed content 422 */
-            const char *slug;
-            int status = am_api_body_status(rc, &slug);
-            am_resp_problem(resp, req, status, slug, "Invalid glossary", "%s", rep.msg);
-            am_resp_problem_set(resp, "field", json_string("glossary"));
-            am_gloss_cleanup(&g);
-            free(sw_txt);
-            json_decref(opts);
-            json_decref(body);
-            return;
-        }
-        gl_txt = am_api_gloss_json(&g);
-        am_gloss_cleanup(&g);
-    }
+    if (!swc)
+        json_object_set_new(opts, "stopwords", json_string("custom"));
+    *sw_txt = am_json_dump(swl);
+    return AM_OK;
+}
 
-    /* the options must build a scorer (and the vocabulary must exist) */
+/* The inline glossary as stored JSON text (*gl_txt, caller frees; NULL:
+ * none), checked as PUT …/glossary checks it: a limit is 413, malformed
+ * content 422. */
+static int am_session_glossary(am_req *req, am_resp *resp, json_t *body, char **gl_txt)
+{
+    *gl_txt = NULL;
+    json_t *gl = json_object_get(body, "glossary");
+    if (!gl)
+        return AM_OK;
+    am_gloss g;
+    am_gloss_init(&g);
+    am_gloss_report rep;
+    char *raw = am_json_dump(gl);
+    am_gloss_limits lim = am_gloss_limits_default();
+    lim.max_entries = (size_t)req->srv->cfg.max_glossary_entries;
+    int rc = am_gloss_parse(raw, strlen(raw), AM_GLOSS_JSON, &lim, &g, &rep);
+    free(raw);
+    if (rc != AM_OK) {
+        const char *slug;
+        int status = am_api_body_status(rc, &slug);
+        am_resp_problem(resp, req, status, slug, "Invalid glossary", "%s", rep.msg);
+        am_resp_problem_set(resp, "field", json_string("glossary"));
+    } else {
+        *gl_txt = am_api_gloss_json(&g);
+    }
+    am_gloss_cleanup(&g);
+    return rc;
+}
+
+/* Builds the scorer (the options must make one, and the background
+ * vocabulary bg must exist), stores the session with its first glossary
+ * version in one transaction (am_store_session_create_gl) and answers 201.
+ * Everything is borrowed. */
+static void am_session_store(am_req *req, am_resp *resp, char *id, json_t *opts, const char *bg,
+                             char *sw_txt, char *gl_txt)
+{
     am_buf err;
     am_buf_init(&err);
     char *opts_txt = am_json_dump(opts);
@@ -400,7 +408,6 @@ void am_api_session_create(am_req *req, am_resp *resp)
                         err.len ? am_buf_str(&err) : am_strerror(rc));
         goto done;
     }
-    /* the session and its first glossary version in one transaction */
     int64_t now = am_now_ms(), incarnation = 0;
     rc = am_store_session_create_gl(req->srv->store, id, opts_txt, am_scorer_signature(sc), sw_txt,
                                     gl_txt, now, &incarnation);
@@ -433,6 +440,23 @@ done:
     am_scorer_free(sc);
     am_buf_cleanup(&err);
     free(opts_txt);
+}
+
+void am_api_session_create(am_req *req, am_resp *resp)
+{
+    json_t *body, *opts = NULL;
+    if (am_req_json(req, resp, &body) != AM_OK)
+        return;
+    char id[130];
+    const char *bg = NULL;
+    char *sw_txt = NULL, *gl_txt = NULL;
+    if (am_session_known_fields(req, resp, body) == AM_OK &&
+        am_session_id(req, resp, body, id, sizeof id) == AM_OK &&
+        am_session_options(req, resp, body, &opts) == AM_OK &&
+        am_session_service_options(req, resp, opts, &bg) == AM_OK &&
+        am_session_stopwords(req, resp, body, opts, &sw_txt) == AM_OK &&
+        am_session_glossary(req, resp, body, &gl_txt) == AM_OK)
+        am_session_store(req, resp, id, opts, bg, sw_txt, gl_txt);
     free(sw_txt);
     free(gl_txt);
     json_decref(opts);

@@ -49,8 +49,8 @@ void am_api_prometheus(am_req *req, am_resp *resp)
     am_store_session_count(srv->store, &sessions);
     am_buf out;
     am_buf_init(&out);
-    am_metrics_render(srv->metrics, &out, sessions, am_store_size_bytes(srv->store),
-                      (double)(am_now_ms() - srv->started_ms) / 1000.0);
+    am_prom_render(srv->prom, &out, sessions, am_store_size_bytes(srv->store),
+                   (double)(am_now_ms() - srv->started_ms) / 1000.0);
     am_buf_printf(&out,
                   "# HELP adaptmon_store_write_pages_max The most database pages one write "
                   "transaction wrote since start (a write holds the single writer for a time "

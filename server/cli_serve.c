@@ -260,6 +260,10 @@ static int am_serve_fd_budget(am_srv_config *cfg, const am_log *lg, am_buf *err)
     return AM_OK;
 }
 
+/* Length (issue 15): start-up and shutdown in order (configuration, shard
+ * map, signals, checks before anything changes, store, caches, events,
+ * HTTP, systemd readiness and watchdog, then the shutdown in reverse),
+ * each step commented where it stands; read top to bottom. */
 static int am_serve(int argc, char **argv, char **envp)
 {
     am_serve_malloc_tuning();
@@ -326,7 +330,7 @@ static int am_serve(int argc, char **argv, char **envp)
         am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot apply max-db-size to %s", srv->cfg.db);
         goto out;
     }
-    srv->metrics = am_metrics_new();
+    srv->prom = am_prom_new();
     srv->sessions = am_sessions_new(srv->store, 10000);
     srv->wspool = am_wspool_new();
     srv->acache = am_acache_new(AM_ACACHE_MAX_ENTRIES, AM_ACACHE_MAX_BYTES); /* metrics answers */
@@ -384,7 +388,7 @@ static int am_serve(int argc, char **argv, char **envp)
     rc = 0;
 
 out:
-    if (srv->daemon)
+    if (srv->http)
         am_http_stop(srv);
     if (wd_started) /* fleet */
         am_serve_wd_stop(&wd);
@@ -394,7 +398,7 @@ out:
     am_dbfile_unlock(srv->db_fd); /* after SQLite closed the file */
     am_wspool_free(srv->wspool);
     am_acache_free(srv->acache);
-    am_metrics_free(srv->metrics);
+    am_prom_free(srv->prom);
     if (rc == 0)
         am_log_at(&srv->log, AM_LOG_INFO, NULL, "stopped");
     am_buf_cleanup(&err);

@@ -20,6 +20,7 @@
  */
 #include "events.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -146,7 +147,11 @@ static am_ev_msg *am_ev_ref(am_ev_msg *m)
 
 static void am_ev_unref(am_ev_msg *m)
 {
-    if (m && atomic_fetch_sub(&m->refs, 1) == 1)
+    if (!m)
+        return;
+    int before = atomic_fetch_sub(&m->refs, 1);
+    assert(before > 0); /* one unref per ref */
+    if (before == 1)
         free(m);
 }
 
@@ -226,6 +231,7 @@ static void am_ev_push(am_ev_sub *sub, am_ev_msg *m)
         sub->qcap = cap;
         sub->qhead = 0;
     }
+    assert(sub->qlen < sub->qcap && sub->qhead < sub->qcap); /* room in the ring */
     sub->q[(sub->qhead + sub->qlen) % sub->qcap] = am_ev_ref(m);
     sub->qlen++;
     if (m->final)
@@ -313,10 +319,7 @@ static int am_ev_page_row(void *ctx, int64_t seq, const char *client_id, const c
     (void)client_id;
     (void)request_json;
     (void)created_at;
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : AM_EV_PAGE;
-        p->v = am_xrealloc(p->v, p->cap * sizeof *p->v);
-    }
+    AM_GROW(p->v, p->cap, p->n + 1, AM_EV_PAGE);
     p->v[p->n++] = am_ev_segment_msg(seq, result_json ? result_json : "{}");
     p->last = seq;
     return 0;
@@ -655,11 +658,6 @@ void am_events_shutdown(am_events *ev)
     ev->stopping = 1;
     am_ev_mark_all(ev, 1);
     pthread_mutex_unlock(&ev->mu);
-}
-
-int am_events_count(am_events *ev)
-{
-    return ev ? atomic_load(&ev->nsubs) : 0;
 }
 
 void am_events_free(am_events *ev)

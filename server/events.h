@@ -76,9 +76,6 @@ long am_events_sub_read(void *sub, char *buf, size_t max);
 /* am_stream_free_fn: unsubscribes and frees. */
 void am_events_sub_free(void *sub);
 
-/* Open streams (for tests and logs). */
-int am_events_count(am_events *ev);
-
 /* GET /v1/sessions/{id}/events (api_events.c). */
 void am_api_events(am_req *req, am_resp *resp);
 

@@ -25,7 +25,7 @@
  *      so the pool thread keeps serving its other connections; the thread
  *      resumes the connection and the next call queues the response.
  *   5. am_http_done_cb (MHD_OPTION_NOTIFY_COMPLETED): one INFO log line and
- *      one am_metrics_request sample, the context is freed.
+ *      one am_prom_request sample, the context is freed.
  *
  * Safe defaults (README "Guarantees / safe defaults"): on a connection
  * that comes over loopback (always, when the server listens on a loopback
@@ -87,7 +87,8 @@
 #define AM_HTTP_MAX_ID 128 /* bytes of any other path parameter */
 #define AM_HTTP_DISCARD_SLACK (8LL * 1024 * 1024) /* dropped bytes tolerated past the limit */
 
-/* The daemon's private state, kept in srv->daemon. */
+/* The HTTP front end's private state (the MHD daemon and request
+ * bookkeeping), kept in srv->http. */
 typedef struct am_http {
     struct MHD_Daemon *daemon;
     am_server *srv;
@@ -135,20 +136,6 @@ typedef struct am_http_ctx {
     am_resp work; /* AM_PH_WORK: the offloaded handler's response */
     atomic_int work_done; /* set by the handler's thread before it resumes */
 } am_http_ctx;
-
-int64_t am_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t am_http_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ---- validation and decoding --------------------------------------------- */
 
@@ -315,7 +302,7 @@ static void am_resp_clear_body(am_resp *resp)
     resp->body_len = 0;
 }
 
-/* Frees everything resp owns (body, headers, stream fd). */
+/* Frees everything resp owns (body, headers, stream). */
 static void am_resp_cleanup(am_resp *resp)
 {
     am_resp_clear_body(resp);
@@ -324,9 +311,6 @@ static void am_resp_cleanup(am_resp *resp)
         free(resp->headers[i][1]);
     }
     resp->nheaders = 0;
-    if (resp->stream_fd >= 0)
-        close(resp->stream_fd);
-    resp->stream_fd = -1;
     am_stream_destroy(resp->stream);
     resp->stream = NULL;
 }
@@ -334,7 +318,6 @@ static void am_resp_cleanup(am_resp *resp)
 static void am_resp_init(am_resp *resp)
 {
     memset(resp, 0, sizeof *resp);
-    resp->stream_fd = -1;
 }
 
 void am_resp_take(am_resp *resp, int status, const char *content_type, char *data, size_t len)
@@ -1047,51 +1030,25 @@ static void am_http_origin_check(am_http_ctx *x)
     am_http_early(x, 403, "forbidden-origin", "Cross-origin request refused", detail);
 }
 
-static void am_http_prepare(am_http_ctx *x, const char *method)
+/* The request's media type, lower case without parameters, into x->ctype. */
+static void am_http_content_type(am_http_ctx *x)
 {
-    am_server *srv = x->http->srv;
-    snprintf(x->method, sizeof x->method, "%s", method);
-    x->req.srv = srv;
-    x->req.method = method;
-    x->req.conn = x;
-    x->req.body = "";
-    x->route_label = "other";
-    x->limit = srv->cfg.max_body;
-    am_http_request_id(x);
-
     const char *ct = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Content-Type");
-    if (ct) {
-        size_t k = 0;
-        while (*ct == ' ')
-            ct++;
-        for (; ct[k] && ct[k] != ';' && ct[k] != ' ' && k + 1 < sizeof x->ctype; k++)
-            x->ctype[k] = (char)tolower((unsigned char)ct[k]);
-        x->ctype[k] = '\0';
-        x->req.content_type = x->ctype;
-    }
-
-    if (am_http_parse_target(x) < 0) {
-        x->req.path = x->path ? x->path : x->target;
-        am_http_early(x, 400, "bad-request", "Bad request",
-                      "the request target is not a path, or holds a malformed percent-encoding, "
-                      "an encoded NUL byte or a query that is not UTF-8");
+    if (!ct)
         return;
-    }
-    x->req.path = x->path;
-    if (am_text_validate(x->path, strlen(x->path), NULL) != AM_OK) {
-        /* problem "instance" must be text: show the path as sent */
-        const char *q = strchr(x->target, '?');
-        x->raw_path = am_xstrndup(x->target, q ? (size_t)(q - x->target) : strlen(x->target));
-        x->req.path = x->raw_path;
-    }
-    if (!am_http_host_ok(x)) {
-        am_http_early(x, 403, "forbidden-host", "Host not allowed",
-                      "on a loopback connection this server answers only requests for "
-                      "localhost, a loopback IP or an allowed-host (DNS-rebinding protection)");
-        return;
-    }
+    size_t k = 0;
+    while (*ct == ' ')
+        ct++;
+    for (; ct[k] && ct[k] != ';' && ct[k] != ' ' && k + 1 < sizeof x->ctype; k++)
+        x->ctype[k] = (char)tolower((unsigned char)ct[k]);
+    x->ctype[k] = '\0';
+    x->req.content_type = x->ctype;
+}
 
-    /* route: the method's route, or HEAD on a GET route */
+/* Finds x->route: the method's route, or HEAD on a GET route. Answers 404
+ * (no route at the path), OPTIONS (204 with Allow) and 405 early. */
+static void am_http_route(am_http_ctx *x, const char *method)
+{
     const am_route *path_hit = NULL;
     const char *m = method;
     int is_head = !strcmp(method, "HEAD");
@@ -1115,8 +1072,8 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
         return;
     }
     x->route_label = path_hit->pattern;
+    char allow[128];
     if (!strcmp(method, "OPTIONS")) {
-        char allow[128];
         am_http_allow(x, allow, sizeof allow);
         am_resp_data(&x->early, 204, NULL, NULL, 0);
         am_resp_header(&x->early, "Allow", allow);
@@ -1124,7 +1081,6 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
         return;
     }
     if (!x->route) {
-        char allow[128];
         am_http_allow(x, allow, sizeof allow);
         char detail[256];
         snprintf(detail, sizeof detail, "%s is not allowed here; allowed: %s", method, allow);
@@ -1134,15 +1090,12 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
     }
     x->route_label = x->route->pattern;
     x->req.route = x->route->pattern;
+}
 
-    am_http_origin_check(x);
-    if (x->has_early)
-        return;
-    am_http_take_token(x);
-    am_http_auth(x);
-    if (x->has_early)
-        return;
-
+/* Sets the path parameters of x->route and validates them: an invalid one
+ * names no resource (404 early). */
+static void am_http_params(am_http_ctx *x)
+{
     char *params[AM_HTTP_MAX_PARAMS] = {0};
     size_t np = 0;
     am_http_match(x, x->route, params, &np);
@@ -1170,25 +1123,81 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
         am_http_early(x, 404, "not-found", "Not found", detail);
         return;
     }
+}
+
+/* The route's body limit, and 413 early when Content-Length exceeds it. */
+static void am_http_length_check(am_http_ctx *x)
+{
+    x->limit = am_http_limit(x);
+    const char *cl = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Content-Length");
+    if (!cl)
+        return;
+    char *end = NULL;
+    unsigned long long v = strtoull(cl, &end, 10);
+    if (end != cl && (v > (unsigned long long)x->limit)) {
+        char detail[160];
+        snprintf(detail, sizeof detail, "the body (%llu bytes) is larger than %lld bytes", v,
+                 (long long)x->limit);
+        am_http_early(x, 413, "payload-too-large", "Payload too large", detail);
+        am_resp_problem_set(&x->early, "limit", json_integer(x->limit));
+        x->close_conn = 1;
+    }
+}
+
+/* Everything decided before the body: request id, target, host, route,
+ * origin, authentication, path parameters, shard owner, body limit; the
+ * first refusal becomes x->early (x->has_early). */
+static void am_http_prepare(am_http_ctx *x, const char *method)
+{
+    am_server *srv = x->http->srv;
+    snprintf(x->method, sizeof x->method, "%s", method);
+    x->req.srv = srv;
+    x->req.method = method;
+    x->req.conn = x;
+    x->req.body = "";
+    x->route_label = "other";
+    x->limit = srv->cfg.max_body;
+    am_http_request_id(x);
+    am_http_content_type(x);
+
+    if (am_http_parse_target(x) < 0) {
+        x->req.path = x->path ? x->path : x->target;
+        am_http_early(x, 400, "bad-request", "Bad request",
+                      "the request target is not a path, or holds a malformed percent-encoding, "
+                      "an encoded NUL byte or a query that is not UTF-8");
+        return;
+    }
+    x->req.path = x->path;
+    if (am_text_validate(x->path, strlen(x->path), NULL) != AM_OK) {
+        /* problem "instance" must be text: show the path as sent */
+        const char *q = strchr(x->target, '?');
+        x->raw_path = am_xstrndup(x->target, q ? (size_t)(q - x->target) : strlen(x->target));
+        x->req.path = x->raw_path;
+    }
+    if (!am_http_host_ok(x)) {
+        am_http_early(x, 403, "forbidden-host", "Host not allowed",
+                      "on a loopback connection this server answers only requests for "
+                      "localhost, a loopback IP or an allowed-host (DNS-rebinding protection)");
+        return;
+    }
+    am_http_route(x, method);
+    if (x->has_early)
+        return;
+    am_http_origin_check(x);
+    if (x->has_early)
+        return;
+    am_http_take_token(x);
+    am_http_auth(x);
+    if (x->has_early)
+        return;
+    am_http_params(x);
+    if (x->has_early)
+        return;
     if (am_shard_check(srv->shard, &x->req, &x->early)) { /* 421: another instance owns it */
         x->has_early = 1;
         return;
     }
-
-    x->limit = am_http_limit(x);
-    const char *cl = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Content-Length");
-    if (cl) {
-        char *end = NULL;
-        unsigned long long v = strtoull(cl, &end, 10);
-        if (end != cl && (v > (unsigned long long)x->limit)) {
-            char detail[160];
-            snprintf(detail, sizeof detail, "the body (%llu bytes) is larger than %lld bytes", v,
-                     (long long)x->limit);
-            am_http_early(x, 413, "payload-too-large", "Payload too large", detail);
-            am_resp_problem_set(&x->early, "limit", json_integer(x->limit));
-            x->close_conn = 1;
-        }
-    }
+    am_http_length_check(x);
 }
 
 /* Counts the request as being answered (shutdown waits for these). */
@@ -1271,11 +1280,6 @@ static enum MHD_Result am_http_queue(am_http_ctx *x, am_resp *resp)
                                               resp->stream, am_stream_destroy);
         if (r)
             resp->stream = NULL; /* MHD frees it (am_stream_destroy) */
-        am_resp_clear_body(resp);
-    } else if (resp->stream_fd >= 0) {
-        r = MHD_create_response_from_pipe(resp->stream_fd);
-        if (r)
-            resp->stream_fd = -1; /* MHD closes it */
         am_resp_clear_body(resp);
     } else if (resp->body && resp->body_len) {
         bytes = resp->body_len;
@@ -1386,11 +1390,11 @@ static enum MHD_Result am_http_access(void *cls, struct MHD_Connection *conn, co
     am_http *h = cls;
     am_http_ctx *x = *con_cls;
     (void)version;
-    atomic_store(&h->progress_ns, am_http_mono_ns());
+    atomic_store(&h->progress_ns, am_mono_ns());
     if (!x) { /* the URI callback always runs first; this is a safety net */
         x = am_xcalloc(1, sizeof *x);
         x->http = h;
-        x->start_ns = am_http_mono_ns();
+        x->start_ns = am_mono_ns();
         x->target = am_xstrdup(url);
         am_resp_init(&x->early);
         am_resp_init(&x->work);
@@ -1451,7 +1455,7 @@ static void *am_http_uri_cb(void *cls, const char *uri, struct MHD_Connection *c
     (void)conn;
     am_http_ctx *x = am_xcalloc(1, sizeof *x);
     x->http = h;
-    x->start_ns = am_http_mono_ns();
+    x->start_ns = am_mono_ns();
     x->target = am_xstrdup(uri ? uri : "");
     am_resp_init(&x->early);
     am_resp_init(&x->work);
@@ -1468,7 +1472,7 @@ static void am_http_done_cb(void *cls, struct MHD_Connection *conn, void **con_c
     if (!x)
         return;
     *con_cls = NULL;
-    double secs = (double)(am_http_mono_ns() - x->start_ns) / 1e9;
+    double secs = (double)(am_mono_ns() - x->start_ns) / 1e9;
     am_server *srv = h->srv;
     if (x->status) {
         /* the raw path (as sent, without the query) is unambiguous in logs */
@@ -1481,7 +1485,7 @@ static void am_http_done_cb(void *cls, struct MHD_Connection *conn, void **con_c
         am_log_at(&srv->log, AM_LOG_INFO, x->req.request_id, "%s %.*s %d %zuB %.3fms%s%s%s",
                   x->method, plen, x->target, x->status, x->bytes, secs * 1e3, ok ? "" : " (",
                   ok ? "" : why, ok ? "" : ")");
-        am_metrics_request(srv->metrics, x->method, x->route_label, x->status, secs);
+        am_prom_request(srv->prom, x->method, x->route_label, x->status, secs);
     } else if (x->phase != AM_PH_NEW) {
         am_log_at(&srv->log, AM_LOG_DEBUG, x->req.request_id,
                   "%s request ended before a response (code %d)", x->method, (int)toe);
@@ -1490,7 +1494,7 @@ static void am_http_done_cb(void *cls, struct MHD_Connection *conn, void **con_c
         atomic_fetch_sub(&h->active, 1);
     am_http_ctx_free(x);
     atomic_fetch_sub(&h->inflight, 1);
-    atomic_store(&h->progress_ns, am_http_mono_ns());
+    atomic_store(&h->progress_ns, am_mono_ns());
 }
 
 /* libmicrohttpd's own messages go through the logger at WARN. */
@@ -1551,7 +1555,7 @@ int am_http_start(am_server *srv, am_buf *err)
     atomic_init(&h->ids, 0);
     uint64_t seed = 0;
     if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed)
-        seed = (uint64_t)am_http_mono_ns() ^ ((uint64_t)getpid() << 32);
+        seed = (uint64_t)am_mono_ns() ^ ((uint64_t)getpid() << 32);
     h->seed = seed;
 
     struct MHD_Daemon *d = MHD_start_daemon(
@@ -1569,13 +1573,13 @@ int am_http_start(am_server *srv, am_buf *err)
     }
     h->daemon = d;
     h->started = 1;
-    srv->daemon = h;
+    srv->http = h;
     return AM_OK;
 }
 
 int am_http_port(const am_server *srv)
 {
-    const am_http *h = srv->daemon;
+    const am_http *h = srv->http;
     if (!h || !h->daemon)
         return 0;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -1584,7 +1588,7 @@ int am_http_port(const am_server *srv)
 
 int am_http_stop(am_server *srv)
 {
-    am_http *h = srv->daemon;
+    am_http *h = srv->http;
     if (!h)
         return 0;
     /* No new connections. Requests being answered finish; requests still
@@ -1598,14 +1602,14 @@ int am_http_stop(am_server *srv)
     MHD_socket lfd = MHD_quiesce_daemon(h->daemon);
     if (srv->events) /* open event streams end now (none stays suspended) */
         am_events_shutdown(srv->events);
-    int64_t t0 = am_http_mono_ns();
+    int64_t t0 = am_mono_ns();
     int64_t total = (int64_t)srv->cfg.shutdown_timeout_ms * 1000000;
     int64_t grace = total / 4 < 1000000000LL ? total / 4 : 1000000000LL;
     int64_t deadline = t0 + total, abandon_at = deadline - grace;
     const int64_t stall = 2000000000LL;
     int stuck = 0;
     for (;;) {
-        int64_t now = am_http_mono_ns();
+        int64_t now = am_mono_ns();
         int active = atomic_load(&h->active), inflight = atomic_load(&h->inflight);
         if (now >= abandon_at && !atomic_load(&srv->abandon)) {
             atomic_store(&srv->abandon, 1);
@@ -1629,7 +1633,7 @@ int am_http_stop(am_server *srv)
         nanosleep(&ts, NULL);
     }
     am_log_at(&srv->log, AM_LOG_DEBUG, NULL, "waited %.0f ms for in-flight requests (%d left)",
-              (double)(am_http_mono_ns() - t0) / 1e6, atomic_load(&h->inflight));
+              (double)(am_mono_ns() - t0) / 1e6, atomic_load(&h->inflight));
     if (stuck) {
         /* a handler is still inside its computation: joining it could take
          * forever; the daemon stays as it is and the process exits */
@@ -1643,6 +1647,6 @@ int am_http_stop(am_server *srv)
     if (lfd != MHD_INVALID_SOCKET)
         close(lfd);
     free(h);
-    srv->daemon = NULL;
+    srv->http = NULL;
     return 0;
 }

@@ -1,7 +1,8 @@
 /*
- * http.h — libmicrohttpd glue: the request/response objects every handler
- * sees, the route table, RFC 9457 problem responses, authentication and
- * per-route Prometheus metrics.
+ * http.h — the handlers' view of HTTP: the request/response objects every
+ * handler sees, the route table, RFC 9457 problem responses and streamed
+ * (SSE) responses. Authentication, CORS, host checks and the per-route
+ * Prometheus samples (prom.h) happen in http.c around the handler.
  *
  * A handler is one thin function per endpoint (api_*.c): it reads an
  * am_req, calls core/ and store, and fills an am_resp. It never touches
@@ -44,7 +45,6 @@ typedef struct am_resp {
     const char *content_type; /* static string */
     char *headers[AM_HTTP_MAX_HEADERS][2]; /* owned name/value pairs */
     size_t nheaders;
-    int stream_fd; /* unused (-1) unless a handler streams */
     struct am_stream *stream; /* owned; set by am_resp_stream (SSE) */
 } am_resp;
 
@@ -81,11 +81,10 @@ void am_resp_headers_clear(am_resp *resp);
 /* An RFC 9457 problem+json response:
  *   {"type": "https://adaptmon.dev/problems/<slug>", "title": title,
  *    "status": status, "detail": detail, "instance": request path}
- * slug is stable per error kind (see openapi.yaml): bad-json, bad-request,
- * invalid-utf8, unknown-field, invalid-value, missing-field, not-found,
- * conflict, method-not-allowed, unsupported-media-type, payload-too-large,
- * unauthorized, forbidden, too-many-tokens, not-acceptable, request-timeout
- * (503: a request abandoned by its time budget or at shutdown), internal. */
+ * slug is stable per error kind; the list is openapi.yaml's (Problem.type),
+ * which a test keeps in step with the answers: e.g. bad-json, invalid-value,
+ * not-found, conflict, request-timeout (503: a request abandoned by its time
+ * budget or at shutdown), internal. */
 void am_resp_problem(am_resp *resp, const am_req *req, int status, const char *slug,
                      const char *title, const char *detail_fmt, ...)
 #if defined(__GNUC__)

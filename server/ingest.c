@@ -715,7 +715,7 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
             }
         }
     }
-    am_metrics_segments(srv->metrics, (int64_t)req->nsys);
+    am_prom_segments(srv->prom, (int64_t)req->nsys);
     am_score_ws_set_cancel(ws, NULL);
     am_wspool_put(srv->wspool, ws);
     if (rc != AM_OK) {
@@ -724,8 +724,6 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed (%s)",
                         am_strerror(rc));
     }
-    char ts[32];
-    snprintf(ts, sizeof ts, "%lld", (long long)now);
     *result = json_pack("{sssssIsssoso}", "session", session, "id", req->id, "seq", (json_int_t)seq,
                         "signature", am_scorer_signature(sc), "scores", scores, "totals", totals);
     json_object_set_new(*result, "created_ms", json_integer((json_int_t)now));
@@ -1839,20 +1837,12 @@ size_t am_ingest_batch(am_server *srv, const char *session, const am_seg_req *re
 
 /* ---- metrics and check ------------------------------------------------------ */
 
-/* score value of a metric path in a totals object, NAN when null */
-static double am_metric_value(json_t *tot, const char *key)
-{
-    json_t *v = json_object_get(tot, key);
-    if (json_is_object(v))
-        v = json_object_get(v, "score");
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
 typedef struct am_tot_ctx {
     const am_scorer *sc;
     json_t *systems; /* system → totals */
     json_t *pairs; /* "pair:<system>:baseline|system" → totals (am_apply) */
     json_t *translators; /* translator → {system → totals} ("tr:" entries) */
+    json_t *raw; /* system or pair → its am_json_totals_raw statistics */
     int rc;
 } am_tot_ctx;
 
@@ -1866,8 +1856,8 @@ static int am_tot_each(void *ctx, const char *system, const char *stats_json)
         c->rc = AM_ERR_INTERNAL;
         return 1;
     }
-    json_decref(j);
     if (!strncmp(system, "tr:", 3)) { /* "tr:<translator>:<system>" */
+        json_decref(j);
         const char *colon = strchr(system + 3, ':');
         if (!colon)
             return 0;
@@ -1881,35 +1871,10 @@ static int am_tot_each(void *ctx, const char *system, const char *stats_json)
         json_object_set_new(o, colon + 1, am_json_totals(c->sc, &t));
         return 0;
     }
+    json_object_set_new(c->raw, system, j);
     json_object_set_new(strncmp(system, "pair:", 5) ? c->systems : c->pairs, system,
                         am_json_totals(c->sc, &t));
     return 0;
-}
-
-/* Relative differences (x − b) / b of system totals x to baseline totals b
- * (both over the same segments), with "segments": how many; metrics null
- * where undefined (b is null or 0, or no totals: b or x NULL). Returns a
- * new object. */
-static json_t *am_relative(json_t *b, json_t *x, json_t *segments)
-{
-    static const char *const keys[] = {"r0",   "r1",     "r01", "bleu",
-                                       "chrf", "chrfpp", "ter", "one_minus_term"};
-    json_t *o = json_object();
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        double bv = am_metric_value(b, keys[i]), xv = am_metric_value(x, keys[i]);
-        json_object_set_new(o, keys[i],
-                            b && x && isfinite(bv) && isfinite(xv) && bv != 0
-                                ? json_real((xv - bv) / bv)
-                                : json_null());
-    }
-    double be = am_metric_value(json_object_get(b, "terms"), "exact_match");
-    double xe = am_metric_value(json_object_get(x, "terms"), "exact_match");
-    json_object_set_new(o, "term_exact_match",
-                        b && x && isfinite(be) && isfinite(xe) && be != 0
-                            ? json_real((xe - be) / be)
-                            : json_null());
-    json_object_set_new(o, "segments", segments);
-    return o;
 }
 
 /* See ingest.h. For readers outside transactions (metrics checks again in
@@ -1945,7 +1910,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
                       am_fail *f)
 {
     am_sess *sess = NULL;
-    am_tot_ctx c = {NULL, NULL, NULL, NULL, AM_OK};
+    am_tot_ctx c = {NULL, NULL, NULL, NULL, NULL, AM_OK};
     am_store_state st;
     int rc = AM_ERR_CONFLICT;
     /* the totals and the session's version/incarnation from one snapshot,
@@ -1958,6 +1923,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         c.systems = json_object();
         c.pairs = json_object();
         c.translators = json_object();
+        c.raw = json_object();
         c.rc = AM_OK;
         rc = am_store_totals_snapshot(srv->store, session, &st, am_tot_each, &c);
         if (rc == AM_OK)
@@ -1970,6 +1936,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
             json_decref(c.systems);
             json_decref(c.pairs);
             json_decref(c.translators);
+            json_decref(c.raw);
             am_sessions_release(srv->sessions, sess);
             sess = NULL;
         }
@@ -1990,6 +1957,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         json_decref(c.systems);
         json_decref(c.pairs);
         json_decref(c.translators);
+        json_decref(c.raw);
         am_sessions_release(srv->sessions, sess);
         return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
     }
@@ -2016,20 +1984,23 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
             char kb[300], kx[300];
             snprintf(kb, sizeof kb, "pair:%s:baseline", name);
             snprintf(kx, sizeof kx, "pair:%s:system", name);
-            json_t *pb = json_object_get(c.pairs, kb), *px = json_object_get(c.pairs, kx);
+            json_t *pb = json_object_get(c.raw, kb), *px = json_object_get(c.raw, kx);
             json_t *o;
             if (bseg == row.segments && xseg == row.segments)
-                o = am_relative(base, tot, json_integer(xseg)); /* every segment has both */
+                o = am_json_relative(c.sc, json_object_get(c.raw, baseline),
+                                     json_object_get(c.raw, name),
+                                     json_integer(xseg)); /* every segment has both */
             else if (paired_kept)
-                o = am_relative(
-                    pb, px,
+                o = am_json_relative(
+                    c.sc, pb, px,
                     json_integer(px ? json_integer_value(json_object_get(px, "segments")) : 0));
             else /* older session with unpaired segments: no pair totals kept */
-                o = am_relative(NULL, NULL, json_null());
+                o = am_json_relative(c.sc, NULL, NULL, json_null());
             json_object_set_new(rel, name, o);
         }
     }
     json_decref(c.pairs);
+    json_decref(c.raw);
     *out = json_pack("{sssssIsIsososo}", "session", session, "signature",
                      am_scorer_signature(sess->scorer), "segments", (json_int_t)row.segments,
                      "version", (json_int_t)row.version, "baseline_system",

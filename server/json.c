@@ -157,6 +157,32 @@ json_t *am_json_totals(const am_scorer *s, const am_totals *t)
     return o;
 }
 
+json_t *am_json_relative(const am_scorer *s, const json_t *b_raw, const json_t *x_raw,
+                         json_t *segments)
+{
+    am_totals b, x;
+    int have = b_raw && x_raw && am_json_totals_parse(b_raw, s, &b) == AM_OK &&
+               am_json_totals_parse(x_raw, s, &x) == AM_OK;
+    am_totals_rel r;
+    am_totals_relative(have ? &b : NULL, have ? &x : NULL, &r);
+    json_t *o = json_object();
+    int k = have ? r.k : am_scorer_config(s)->k;
+    for (int i = 0; i <= k; i++) {
+        char key[8];
+        snprintf(key, sizeof key, "r%d", i);
+        json_object_set_new(o, key, am_json_real(r.rel.r[i]));
+    }
+    json_object_set_new(o, "r01", am_json_real(r.rel.r01));
+    json_object_set_new(o, "bleu", am_json_real(r.rel.bleu));
+    json_object_set_new(o, "chrf", am_json_real(r.rel.chrf));
+    json_object_set_new(o, "chrfpp", am_json_real(r.rel.chrfpp));
+    json_object_set_new(o, "ter", am_json_real(r.rel.ter));
+    json_object_set_new(o, "one_minus_term", am_json_real(r.rel.one_minus_term));
+    json_object_set_new(o, "term_exact_match", am_json_real(r.rel.terms.exact));
+    json_object_set_new(o, "segments", segments);
+    return o;
+}
+
 json_t *am_json_alam(const am_alam_result *r, int per_segment)
 {
     json_t *wo = json_object();
@@ -416,6 +442,9 @@ static int am_json_i64s(const json_t *a, int64_t *out, size_t n)
     return AM_OK;
 }
 
+/* Complexity (issue 15): one type and range check per field of
+ * am_json_totals_raw's layout, since a stored row may be damaged; the
+ * branches are that list, not logic. */
 int am_json_totals_parse(const json_t *j, const am_scorer *s, am_totals *t)
 {
     am_totals_init(t, s);

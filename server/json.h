@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "compare.h"
 #include "compat/alam2021.h"
 #include "score.h"
 
@@ -24,6 +25,14 @@ json_t *am_json_segment(const am_scorer *s, const am_seg_result *res, const char
 /* Session totals of one system: recall counts and scores, terms, TER,
  * 1−TERm, BLEU, chrF, chrF++ and the segment count. */
 json_t *am_json_totals(const am_scorer *s, const am_totals *t);
+
+/* The relative differences of a system's totals x to the baseline's b
+ * (am_totals_relative), given as am_json_totals_raw objects (borrowed; NULL:
+ * none, every metric null): {"r0".."rk", "r01", "term_exact_match", "ter",
+ * "one_minus_term", "bleu", "chrf", "chrfpp", "segments"}; segments is
+ * stolen. Unparsable totals count as none. */
+json_t *am_json_relative(const am_scorer *s, const json_t *b_raw, const json_t *x_raw,
+                         json_t *segments);
 
 /* The alam2021 profile's corpus result (and per-segment values when
  * per_segment is non-zero). */

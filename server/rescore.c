@@ -234,10 +234,7 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
                           "stored segment %lld cannot be scored: %s", (long long)seq,
                           am_strerror(rc));
     }
-    if (r->n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 256;
-        r->segs = am_xrealloc(r->segs, r->cap * sizeof *r->segs);
-    }
+    AM_GROW(r->segs, r->cap, r->n + 1, 256);
     am_rs_seg *g = &r->segs[r->n++];
     memset(g, 0, sizeof *g);
     g->seq = seq;
@@ -285,7 +282,7 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
             }
         }
     }
-    am_metrics_segments(r->srv->metrics, (int64_t)q.nsys);
+    am_prom_segments(r->srv->prom, (int64_t)q.nsys);
     json_t *o =
         json_pack("{sssssIsssoso}", "session", r->session, "id", q.id, "seq", (json_int_t)seq,
                   "signature", am_scorer_signature(sc), "scores", scores, "totals", totals);

@@ -5,8 +5,9 @@
 #ifndef AM_SERVER_H
 #define AM_SERVER_H
 
+#include "clock.h"
 #include "log.h"
-#include "metrics.h"
+#include "prom.h"
 #include "sessions.h"
 #include "srvconfig.h"
 #include "store.h"
@@ -18,14 +19,14 @@ typedef struct am_server {
     am_log log; /* leveled logger */
     am_store *store; /* the database */
     am_sessions *sessions; /* per-session runtime cache (scorers, locks) */
-    am_metrics *metrics; /* Prometheus registry */
+    am_prom *prom; /* Prometheus registry of /metrics (prom.h) */
     struct am_wspool *wspool; /* scoring workspaces (ingest.h) */
     struct am_events *events; /* live event streams (events.h) */
     int64_t started_ms; /* Unix ms at start */
     volatile int ready; /* 1 once migrations ran and the socket listens */
     volatile int stopping; /* 1 once SIGTERM/SIGINT arrived */
     atomic_int abandon; /* 1 near the shutdown timeout: computing requests give up (503) */
-    void *daemon; /* struct MHD_Daemon * (http.c) */
+    struct am_http *http; /* the HTTP front end: MHD daemon and request state (http.c) */
     struct am_shard *shard; /* owner map for 421 answers (shard.h), NULL = owns all */
     struct am_acache *acache; /* GET …/metrics answer bodies (answer_cache.h), NULL = off */
     int db_fd; /* the database file, flock'ed for the process's life (dbfile.h); -1 = none */
@@ -41,9 +42,6 @@ int am_http_start(am_server *srv, am_buf *err);
  * left running (stopping it would join the busy threads) and the caller
  * must exit the process without waiting for them. */
 int am_http_stop(am_server *srv);
-
-/* Unix time in milliseconds (CLOCK_REALTIME). */
-int64_t am_now_ms(void);
 
 /* The TCP port the daemon listens on (the chosen one when cfg.port is 0),
  * or 0 when it is not running (http.c). */

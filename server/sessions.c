@@ -12,6 +12,7 @@
 #include "glossary.h"
 #include "vocab.h"
 
+#include <assert.h>
 #include <jansson.h>
 #include <stdlib.h>
 
@@ -117,10 +118,7 @@ void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *sy
     }
     s->n_tot = keep;
     for (size_t k = 0; k < n && s->n_tot < AM_SESS_TOT_MAX; k++) {
-        if (s->n_tot == s->cap_tot) { /* most sessions have one or two systems */
-            s->cap_tot = s->cap_tot ? 2 * s->cap_tot : 2;
-            s->tot = am_xrealloc(s->tot, s->cap_tot * sizeof *s->tot);
-        }
+        AM_GROW(s->tot, s->cap_tot, s->n_tot + 1, 2);
         am_sess_tot *e = &s->tot[s->n_tot++];
         e->system = am_xstrdup(systems[k]);
         e->seq = seq;
@@ -476,6 +474,7 @@ void am_sessions_release(am_sessions *c, am_sess *s)
     if (!s)
         return;
     pthread_mutex_lock(&c->mu);
+    assert(s->refs > 0); /* a release without its acquire */
     s->refs--;
     int free_it = s->refs == 0 && s->stale;
     pthread_mutex_unlock(&c->mu);

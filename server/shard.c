@@ -21,21 +21,11 @@ struct am_shard {
     size_t n, self;
 };
 
-/* FNV-1a, 32 bits, continuing from h (start with 2166136261). */
-static uint32_t am_shard_fnv(uint32_t h, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
-    }
-    return h;
-}
-
 uint32_t am_shard_score(const char *name, const char *id)
 {
-    uint32_t h = am_shard_fnv(2166136261u, name, strlen(name));
-    h = am_shard_fnv(h, "/", 1);
-    return am_shard_avalanche(am_shard_fnv(h, id, strlen(id)));
+    uint32_t h = am_fnv1a32_n(AM_FNV32_BASIS, name, strlen(name));
+    h = am_fnv1a32_n(h, "/", 1);
+    return am_shard_avalanche(am_fnv1a32_n(h, id, strlen(id)));
 }
 
 /* Bob Jenkins' 32-bit integer mix, as HAProxy's full_hash(). */
@@ -197,11 +187,6 @@ size_t am_shard_owner(const am_shard *sh, const char *id)
 const char *am_shard_name(const am_shard *sh, size_t i)
 {
     return i < sh->n ? sh->names[i] : NULL;
-}
-
-const char *am_shard_url(const am_shard *sh, size_t i)
-{
-    return i < sh->n ? sh->urls[i] : NULL;
 }
 
 size_t am_shard_self(const am_shard *sh)

@@ -36,9 +36,8 @@ void am_shard_free(am_shard *sh);
 /* The owner of session id: its index in the map (0-based, map order).
  * sh must not be NULL. */
 size_t am_shard_owner(const am_shard *sh, const char *id);
-/* Name and URL of entry i (borrowed from sh), and this instance's index. */
+/* Name of entry i (borrowed from sh), and this instance's index. */
 const char *am_shard_name(const am_shard *sh, size_t i);
-const char *am_shard_url(const am_shard *sh, size_t i);
 size_t am_shard_self(const am_shard *sh);
 /* The check http.c runs once the route and its parameters are known: for a
  * route under /v1/sessions/{id} whose session another instance owns, fills

@@ -80,6 +80,7 @@
  */
 #include "store.h"
 
+#include "clock.h"
 #include "dbfile.h"
 #include "embedded.h"
 
@@ -790,13 +791,6 @@ static int am_migrations_collect(const am_embedded_file *files, size_t nfiles, a
     *out = v;
     *n = k;
     return AM_OK;
-}
-
-static int64_t am_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Current recorded schema version (inside the caller's transaction). */

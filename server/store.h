@@ -3,13 +3,16 @@
  * foreign keys on), numbered migrations from schema/ applied at open,
  * prepared statements, transactions.
  *
- * Data model (schema/001_init.sql, 002_incarnations_glossary_versions.sql):
+ * Data model (schema/001_init.sql … 006_staged_results.sql):
  *   sessions       id, options (JSON), signature, timestamps, last seq,
  *                  version (bumped by every change: the metrics ETag),
  *                  incarnation (unique over the database's life, given at
  *                  creation from counters: a re-created id is a new one),
- *                  glossary (JSON entries, NULL = none) and its version,
- *                  custom stopwords (JSON array, NULL = none)
+ *                  the current glossary version (its entries live in
+ *                  glossaries since 004; the sessions.glossary column is
+ *                  left NULL), custom stopwords (JSON array, NULL = none),
+ *                  rewrites (PUT/DELETE of segments: replays to come),
+ *                  result_gen (the generation of segment_results in force)
  *   glossaries     (session, version) → entries: every glossary version,
  *                  immutable (version 0 = none, no row)
  *   segments       (session, seq) → client id, body hash, request JSON,
@@ -18,8 +21,14 @@
  *   vocab          (session, word) → occ (confirmed segments containing
  *                  the word), first and last seq
  *   occurrences    (session, word, seq): which segments contain a word
- *   totals         (session, system) → running totals (JSON of am_totals)
+ *   segment_results (session, gen, seq) → result: results a replay staged;
+ *                  at the session's result_gen they replace segments.result
+ *   totals         (session, system or "pair:<system>:baseline|system") →
+ *                  running totals (JSON of am_totals, am_json_totals_raw)
+ *   choices        (session, glossary entry, alternative) → count: the
+ *                  translator's choices among a term's targets
  *   vocabularies, vocabulary_words: background vocabularies by name
+ *   counters       name → value (the incarnation counter)
  *
  * Threading: one am_store is shared by all handler threads; every function
  * is safe to call concurrently (the store serializes access to its

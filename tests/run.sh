@@ -11,6 +11,8 @@
 #    through tests/reliability/valgrind-adaptmon.sh; every valgrind log that
 #    reports an error counts as one more failure. VALGRIND_SUITES=GLOB
 #    limits the python suites (default: all of them).
+#  - SUITES=GLOBS: only these python suites (make check: the CLI and API
+#    ones); the unit binaries always run.
 BUILD=${BUILD:-build}
 ADAPTMON=${ADAPTMON:-./adaptmon}
 export ADAPTMON BUILD
@@ -22,7 +24,7 @@ vgdir=""
 recdir=$(mktemp -d)
 trap 'rm -f "$log"; rm -rf "$recdir"; [ -n "$vgdir" ] && rm -rf "$vgdir"' EXIT
 VG=""
-suites="tests/*/test_*.py"
+suites=${SUITES:-"tests/*/test_*.py"}
 if [ "${VALGRIND:-0}" = 1 ]; then
     # --fair-sched: valgrind runs one thread at a time, and its default lock
     # can starve a thread (a store test with spinning readers hung a CI run)

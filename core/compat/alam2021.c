@@ -95,10 +95,7 @@ typedef struct rx {
 
 static int rx_new_node(rx *r, int type)
 {
-    if (r->nnodes == r->capnodes) {
-        r->capnodes = r->capnodes ? 2 * r->capnodes : 32;
-        r->nodes = am_xrealloc(r->nodes, r->capnodes * sizeof *r->nodes);
-    }
+    AM_GROW(r->nodes, r->capnodes, r->nnodes + 1, 32);
     rx_node *n = &r->nodes[r->nnodes];
     n->type = type;
     n->c = 0;
@@ -205,10 +202,7 @@ static int rx_escape(rx *r, int in_class, int32_t *lit, int *cat)
 
 static void rx_add_item(rx *r, int kind, int32_t lo, int32_t hi)
 {
-    if (r->nitems == r->capitems) {
-        r->capitems = r->capitems ? 2 * r->capitems : 16;
-        r->items = am_xrealloc(r->items, r->capitems * sizeof *r->items);
-    }
+    AM_GROW(r->items, r->capitems, r->nitems + 1, 16);
     r->items[r->nitems].kind = kind;
     r->items[r->nitems].lo = lo;
     r->items[r->nitems].hi = hi;
@@ -218,10 +212,7 @@ static void rx_add_item(rx *r, int kind, int32_t lo, int32_t hi)
 /* Parses a class after '['. Returns the node or -1. */
 static int rx_parse_class(rx *r)
 {
-    if (r->nclasses == r->capclasses) {
-        r->capclasses = r->capclasses ? 2 * r->capclasses : 4;
-        r->classes = am_xrealloc(r->classes, r->capclasses * sizeof *r->classes);
-    }
+    AM_GROW(r->classes, r->capclasses, r->nclasses + 1, 4);
     rx_class *cl = &r->classes[r->nclasses];
     cl->first = r->nitems;
     cl->neg = 0;
@@ -318,6 +309,9 @@ static int rx_braces(rx *r, int *min, int *max)
 }
 
 /* Parses a sequence of quantified atoms up to '|' or ')' or the end. */
+/* Length/complexity (issue 15): the sequence level of a small
+ * recursive-descent parser for the regular-expression subset the reference
+ * script uses: one case per atom and quantifier form. */
 static int rx_parse_seq(rx *r, int depth)
 {
     int cat = rx_new_node(r, RN_CAT);
@@ -364,10 +358,7 @@ static int rx_parse_seq(rx *r, int depth)
                 r->nodes[atom].c = lit;
             } else if (k == 2) {
                 /* a one-item class */
-                if (r->nclasses == r->capclasses) {
-                    r->capclasses = r->capclasses ? 2 * r->capclasses : 4;
-                    r->classes = am_xrealloc(r->classes, r->capclasses * sizeof *r->classes);
-                }
+                AM_GROW(r->classes, r->capclasses, r->nclasses + 1, 4);
                 r->classes[r->nclasses].first = r->nitems;
                 r->classes[r->nclasses].n = 1;
                 r->classes[r->nclasses].neg = 0;
@@ -473,10 +464,7 @@ static int rx_emit(rx *r, int op, int32_t c, int x, int y)
         r->bad = 1;
         return (int)r->nprog - 1;
     }
-    if (r->nprog == r->capprog) {
-        r->capprog = r->capprog ? 2 * r->capprog : 64;
-        r->prog = am_xrealloc(r->prog, r->capprog * sizeof *r->prog);
-    }
+    AM_GROW(r->prog, r->capprog, r->nprog + 1, 64);
     rx_inst *in = &r->prog[r->nprog];
     in->op = op;
     in->c = c;
@@ -520,10 +508,7 @@ static void rx_gen(rx *r, int node)
             int j = rx_emit(r, RI_JMP, 0, 0, 0);
             if (r->bad)
                 break;
-            if (nj == capj) {
-                capj = capj ? 2 * capj : 8;
-                jmpv = am_xrealloc(jmpv, capj * sizeof *jmpv);
-            }
+            AM_GROW(jmpv, capj, nj + 1, 8);
             jmpv[nj++] = j;
             r->prog[split].y = (int)r->nprog;
         }
@@ -1012,6 +997,9 @@ static int lex_cmp(const int *a, const int *b, size_t n)
 }
 
 /* TERm for interned tokens h[0..n), c->r[0..m). m > 0. */
+/* Complexity (issue 15): the greedy shift loop of the reference script's
+ * TER (edit distance, best shift, apply, repeat), kept in one piece so it
+ * reads against the original. */
 static double ter_run(ter_ctx *c, const int *h, size_t n)
 {
     size_t m = c->m;
@@ -1289,10 +1277,7 @@ static int seg_exact(seg_scratch *sc, const pterm *terms, size_t nterms, size_t 
                     taken = sc->claimed[q] == p;
                 if (taken)
                     continue;
-                if (sc->nclaimed == sc->capclaimed) {
-                    sc->capclaimed = sc->capclaimed ? 2 * sc->capclaimed : 16;
-                    sc->claimed = am_xrealloc(sc->claimed, sc->capclaimed * sizeof *sc->claimed);
-                }
+                AM_GROW(sc->claimed, sc->capclaimed, sc->nclaimed + 1, 16);
                 sc->claimed[sc->nclaimed++] = p;
                 flag = 1;
                 break;
@@ -1337,6 +1322,9 @@ typedef struct wo_entry {
 } wo_entry;
 
 /* Window overlap of one segment for window w (compare_exact_window_overlap). */
+/* Length/complexity (issue 15): a line-for-line port of the reference
+ * script's compare_exact_window_overlap, kept in its shape so the two can be
+ * read side by side (its results are checked bit for bit). */
 static int seg_window(seg_scratch *sc, const pterm *terms, size_t nterms, const char *const *rtoks,
                       size_t nr, const char *const *htoks, size_t nh, size_t w, double *out)
 {
@@ -1375,10 +1363,7 @@ static int seg_window(seg_scratch *sc, const pterm *terms, size_t nterms, const 
             if (f.literal && h[p] != ' ')
                 continue;
             if (finder_at(&f, &sc->vm, h, hl, p)) {
-                if (nfts == capfts) {
-                    capfts = capfts ? 2 * capfts : 8;
-                    fts = am_xrealloc(fts, capfts * sizeof *fts);
-                }
+                AM_GROW(fts, capfts, nfts + 1, 8);
                 fts[nfts++] = p;
             }
         }

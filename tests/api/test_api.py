@@ -638,6 +638,33 @@ def test_two_systems_relative_differences():
         close_json(metrics(C, sid)["systems"][name], m["systems"][name], name)
 
 
+def test_relative_to_baseline_covers_every_shot():
+    """relative_to_baseline has every recall shot of the session's k (r2, r3
+    with k=3), each (x - b) / b of the two systems' totals, and terms exact
+    match; older code listed only r0 and r1 (issue 15 item 5)."""
+    segs = tico19()[:80]
+    C.create_session(id="rel-k3", options={"baseline_system": "baseline", "k": 3})
+    for i, s in enumerate(segs):
+        adapt = s["translation"] if i % 2 == 0 else s["hypothesis"]
+        post_seg(C, "rel-k3", {"id": s["id"], "source": s["source"],
+                               "translation": s["translation"],
+                               "hypotheses": {"baseline": s["hypothesis"], "adaptive": adapt}})
+    m = metrics(C, "rel-k3")
+    rel = m["relative_to_baseline"]["adaptive"]
+    b, a = m["systems"]["baseline"], m["systems"]["adaptive"]
+    for k in ("r0", "r1", "r2", "r3", "r01"):
+        check(k in rel, "relative_to_baseline has %s: %r" % (k, sorted(rel)))
+        hb, ha = b[k]["score"], a[k]["score"]
+        if hb is None or ha is None or hb == 0:
+            eq(rel.get(k), None, "relative %s undefined" % k)
+            continue
+        check(rel.get(k) is not None
+              and math.isclose(rel[k], (ha - hb) / hb, rel_tol=1e-12, abs_tol=1e-15),
+              "relative %s: got %r, expected %r" % (k, rel.get(k), (ha - hb) / hb))
+    check(b["r2"]["total"] > 0 and b["r2"]["score"], "the data gives R2 a value")
+    eq(rel.get("segments"), len(segs), "segments")
+
+
 def test_relative_to_baseline_is_paired():
     """A segment without the baseline's hypothesis counts for the other system's
     totals but not in relative_to_baseline: that compares the two systems on

@@ -81,6 +81,47 @@ static void test_option_table_covers_every_option(void **state)
     assert_true(n >= 14);
 }
 
+/* The table is the documentation and the parser at once: each option's
+ * documented default is what am_config_init gives, each documented enum
+ * value is accepted, and each documented range bound is accepted while one
+ * step beyond it is refused (a guard for core/config.c's table). */
+static void test_option_table_is_the_parser(void **state)
+{
+    (void)state;
+    for (const am_config_option *o = am_config_options(); o->name; o++) {
+        am_config init, c;
+        am_config_init(&init);
+        c = init;
+        assert_int_equal(am_config_set(&c, o->name, o->def, NULL), AM_OK);
+        c.explicit_set = init.explicit_set;
+        assert_memory_equal(&c, &init, sizeof c);
+        if (!strcmp(o->type, "enum")) {
+            char v[64];
+            for (const char *p = o->values; *p;) {
+                size_t n = strcspn(p, "|");
+                snprintf(v, sizeof v, "%.*s", (int)n, p);
+                c = init;
+                assert_int_equal(am_config_set(&c, o->name, v, NULL), AM_OK);
+                p += n + (p[n] == '|');
+            }
+            assert_int_equal(am_config_set(&c, o->name, "nonesuch", NULL), AM_ERR_INVALID);
+        }
+        double lo, hi;
+        if ((!strcmp(o->type, "int") || !strcmp(o->type, "number") || !strcmp(o->type, "list")) &&
+            sscanf(o->values, "%lf..%lf", &lo, &hi) == 2) {
+            char v[32];
+            snprintf(v, sizeof v, "%g", lo);
+            assert_int_equal(am_config_set(&c, o->name, v, NULL), AM_OK);
+            snprintf(v, sizeof v, "%g", hi);
+            assert_int_equal(am_config_set(&c, o->name, v, NULL), AM_OK);
+            snprintf(v, sizeof v, "%g", lo - 1);
+            assert_int_equal(am_config_set(&c, o->name, v, NULL), AM_ERR_INVALID);
+            snprintf(v, sizeof v, "%g", hi + 0.5);
+            assert_int_equal(am_config_set(&c, o->name, v, NULL), AM_ERR_INVALID);
+        }
+    }
+}
+
 static am_scorer *make_scorer(const char *lang, const am_gloss *g)
 {
     am_config c;
@@ -359,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_config_defaults_and_signature),
         cmocka_unit_test(test_config_rejects_bad_values),
         cmocka_unit_test(test_option_table_covers_every_option),
+        cmocka_unit_test(test_option_table_is_the_parser),
         cmocka_unit_test(test_slides_through_scorer),
         cmocka_unit_test(test_invalid_text_is_rejected_and_counts_nothing),
         cmocka_unit_test(test_totals_merge_and_term_equals_ter),

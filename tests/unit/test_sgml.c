@@ -143,6 +143,60 @@ static void expect_error(const char *doc, size_t len, int err, size_t want_line)
 #define HEAD "<refset>\n<doc docid=\"d\">\n"
 #define TAIL "</doc>\n</refset>\n"
 
+/* Segments are found by (document, segment id): two documents may both
+ * have a segment "1" (WMT files do), and a lookup by id alone gives the
+ * first. Many segments: every lookup by hash (issue 15 item 4). */
+static void test_find_by_document_and_id(void **state)
+{
+    (void)state;
+    const char *x = "<refset setid=\"t\" srclang=\"en\" trglang=\"fr\">\n"
+                    "<doc docid=\"A\" sysid=\"ref\"><seg id=\"1\">a one</seg>"
+                    "<seg id=\"2\">a two</seg></doc>\n"
+                    "<doc docid=\"B\" sysid=\"ref\"><seg id=\"2\">b two</seg>"
+                    "<seg id=\"1\">b one</seg></doc>\n"
+                    "<doc sysid=\"ref\"><seg id=\"1\">none one</seg></doc>\n</refset>\n";
+    am_sgml_doc d;
+    assert_int_equal(am_sgml_parse(x, strlen(x), &d, NULL), AM_OK);
+    assert_int_equal(am_sgml_find_seg(&d, "1"), 0);
+    assert_int_equal(am_sgml_find_seg(&d, "2"), 1);
+    assert_int_equal(am_sgml_find_doc_seg(&d, "A", "1"), 0);
+    assert_int_equal(am_sgml_find_doc_seg(&d, "B", "1"), 3);
+    assert_int_equal(am_sgml_find_doc_seg(&d, "B", "2"), 2);
+    assert_int_equal(am_sgml_find_doc_seg(&d, NULL, "1"), 4);
+    assert_int_equal(am_sgml_find_doc_seg(&d, "C", "1"), (size_t)-1);
+    assert_int_equal(am_sgml_find_doc_seg(&d, "A", "3"), (size_t)-1);
+    assert_int_equal(am_sgml_find_seg(&d, "3"), (size_t)-1);
+    am_sgml_free(&d);
+
+    /* 40 documents of 500 segments with the same ids */
+    am_buf b;
+    am_buf_init(&b);
+    am_buf_appends(&b, "<tstset setid=\"t\" srclang=\"en\" trglang=\"fr\">\n");
+    for (int doc = 0; doc < 40; doc++) {
+        am_buf_printf(&b, "<doc docid=\"d%d\" sysid=\"s\">\n", doc);
+        for (int i = 0; i < 500; i++)
+            am_buf_printf(&b, "<seg id=\"%d\">w%d</seg>\n", 499 - i, doc);
+        am_buf_appends(&b, "</doc>\n");
+    }
+    am_buf_appends(&b, "</tstset>\n");
+    assert_int_equal(am_sgml_parse(b.data, b.len, &d, NULL), AM_OK);
+    assert_int_equal(d.nsegs, 20000);
+    for (int doc = 0; doc < 40; doc++) {
+        char docid[16], id[16], text[16];
+        snprintf(docid, sizeof docid, "d%d", doc);
+        snprintf(text, sizeof text, "w%d", doc);
+        for (int i = 0; i < 500; i++) {
+            snprintf(id, sizeof id, "%d", i);
+            size_t k = am_sgml_find_doc_seg(&d, docid, id);
+            assert_true(k == (size_t)(doc * 500 + 499 - i));
+            assert_string_equal(d.segs[k].text, text);
+        }
+    }
+    assert_int_equal(am_sgml_find_seg(&d, "0"), 499);
+    am_sgml_free(&d);
+    am_buf_cleanup(&b);
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -252,6 +306,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tico19_files),
         cmocka_unit_test(test_entities_and_nesting),
+        cmocka_unit_test(test_find_by_document_and_id),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_no_crash),
     };

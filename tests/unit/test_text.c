@@ -437,6 +437,21 @@ static void test_rk_punct(void **state)
     }
 }
 
+/* am.h's FNV-1a (the published test vectors): hash tables, stored body
+ * hashes, dashboard ETags and the shard map all rest on these values. */
+static void test_fnv1a_vectors(void **state)
+{
+    (void)state;
+    assert_true(am_fnv1a("") == AM_FNV64_BASIS);
+    assert_true(am_fnv1a("a") == 0xaf63dc4c8601ec8cULL);
+    assert_true(am_fnv1a("foobar") == 0x85944171f73967e8ULL);
+    assert_true(am_fnv1a_n(AM_FNV64_BASIS, "foobar", 6) == 0x85944171f73967e8ULL);
+    assert_true(am_fnv1a_n(am_fnv1a_n(AM_FNV64_BASIS, "foo", 3), "bar", 3) ==
+                0x85944171f73967e8ULL);
+    assert_true(am_fnv1a32_n(AM_FNV32_BASIS, "a", 1) == 0xe40c292cu);
+    assert_true(am_fnv1a32_n(AM_FNV32_BASIS, "foobar", 6) == 0xbf9cf968u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_punct_sym),
         cmocka_unit_test(test_digits),
         cmocka_unit_test(test_rk_punct),
+        cmocka_unit_test(test_fnv1a_vectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

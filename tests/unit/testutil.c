@@ -113,3 +113,10 @@ void tu_assert_close_(double a, double b, double tol, const char *file, int line
         _fail(file, line);
     }
 }
+
+void tu_filter_from_env(void)
+{
+    const char *p = getenv("CMOCKA_FILTER");
+    if (p && *p)
+        cmocka_set_test_filter(p);
+}

@@ -16,6 +16,17 @@
 
 #include "sgml.h"
 
+/* CMOCKA_FILTER=<pattern> in the environment runs only the tests whose
+ * names match (cmocka's * and ? wildcards), e.g. one test by its name:
+ * every test binary's main() calls cmocka_run_group_tests, which this
+ * wraps. */
+void tu_filter_from_env(void);
+#undef cmocka_run_group_tests
+#define cmocka_run_group_tests(group_tests, group_setup, group_teardown)                           \
+    (tu_filter_from_env(), _cmocka_run_group_tests(#group_tests, group_tests,                      \
+                                                   sizeof(group_tests) / sizeof((group_tests)[0]), \
+                                                   group_setup, group_teardown))
+
 /* Returns a malloc'd absolute path "<srcdir>/<rel>" (caller frees). */
 char *tu_path(const char *rel);
 /* Reads a whole file under the source tree; returns a malloc'd NUL-terminated

@@ -1,29 +1,28 @@
 /*
- * metrics.h — the Prometheus registry of /metrics: request counts by route
+ * prom.h — the Prometheus registry of /metrics: request counts by route
  * and status class, latency histograms by route, segments scored, and
  * gauges filled at scrape time (sessions, database size). No per-session
  * labels. Thread-safe (atomics / a mutex).
  */
-#ifndef AM_METRICS_H
-#define AM_METRICS_H
+#ifndef AM_PROM_H
+#define AM_PROM_H
 
 #include "am.h"
 
 #include <stdint.h>
 
-typedef struct am_metrics am_metrics;
+typedef struct am_prom am_prom;
 
-am_metrics *am_metrics_new(void);
-void am_metrics_free(am_metrics *m);
+am_prom *am_prom_new(void);
+void am_prom_free(am_prom *m);
 /* Records one request: route pattern (e.g. "/v1/sessions/{id}"; "other"
  * for unmatched), method, HTTP status and duration in seconds. */
-void am_metrics_request(am_metrics *m, const char *method, const char *route, int status,
-                        double seconds);
+void am_prom_request(am_prom *m, const char *method, const char *route, int status, double seconds);
 /* Counts n segments scored (one per system and segment). */
-void am_metrics_segments(am_metrics *m, int64_t n);
+void am_prom_segments(am_prom *m, int64_t n);
 /* Appends the text exposition format (version 0.0.4) to out, with the
  * gauges given by the caller. */
-void am_metrics_render(am_metrics *m, am_buf *out, int64_t sessions, int64_t db_bytes,
-                       double uptime_seconds);
+void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,
+                    double uptime_seconds);
 
 #endif

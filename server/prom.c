@@ -1,5 +1,5 @@
 /*
- * metrics.c — the Prometheus registry of /metrics (see metrics.h).
+ * prom.c — the Prometheus registry of /metrics (see prom.h).
  *
  * Routes are a small fixed set (the route table plus "other"), so the
  * series live in two small arrays under one mutex: request counters keyed
@@ -7,7 +7,7 @@
  * outside the HTTP set are counted as "OTHER" and the number of series is
  * capped, so no client can grow the registry without bound.
  */
-#include "metrics.h"
+#include "prom.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -37,7 +37,7 @@ typedef struct am_met_hist {
     double sum;
 } am_met_hist;
 
-struct am_metrics {
+struct am_prom {
     pthread_mutex_t lock;
     am_met_counter *counters;
     size_t ncounters, capcounters;
@@ -46,14 +46,14 @@ struct am_metrics {
     int64_t segments;
 };
 
-am_metrics *am_metrics_new(void)
+am_prom *am_prom_new(void)
 {
-    am_metrics *m = am_xcalloc(1, sizeof *m);
+    am_prom *m = am_xcalloc(1, sizeof *m);
     pthread_mutex_init(&m->lock, NULL);
     return m;
 }
 
-void am_metrics_free(am_metrics *m)
+void am_prom_free(am_prom *m)
 {
     if (!m)
         return;
@@ -78,17 +78,14 @@ static const char *am_met_method(const char *method)
 }
 
 /* Finds or adds the histogram of route (lock held). */
-static am_met_hist *am_met_hist_for(am_metrics *m, const char *route)
+static am_met_hist *am_met_hist_for(am_prom *m, const char *route)
 {
     for (size_t i = 0; i < m->nhists; i++)
         if (!strcmp(m->hists[i].route, route))
             return &m->hists[i];
     if (m->nhists >= AM_MET_MAX_ROUTES && strcmp(route, "other"))
         return am_met_hist_for(m, "other");
-    if (m->nhists == m->caphists) {
-        m->caphists = m->caphists ? 2 * m->caphists : 16;
-        m->hists = am_xrealloc(m->hists, m->caphists * sizeof *m->hists);
-    }
+    AM_GROW(m->hists, m->caphists, m->nhists + 1, 16);
     am_met_hist *h = &m->hists[m->nhists++];
     memset(h, 0, sizeof *h);
     h->route = am_xstrdup(route);
@@ -96,7 +93,7 @@ static am_met_hist *am_met_hist_for(am_metrics *m, const char *route)
 }
 
 /* Finds or adds the counter of (method, route, code) (lock held). */
-static am_met_counter *am_met_counter_for(am_metrics *m, const char *method, const char *route,
+static am_met_counter *am_met_counter_for(am_prom *m, const char *method, const char *route,
                                           int code)
 {
     for (size_t i = 0; i < m->ncounters; i++) {
@@ -106,10 +103,7 @@ static am_met_counter *am_met_counter_for(am_metrics *m, const char *method, con
     }
     if (m->ncounters >= AM_MET_MAX_SERIES && strcmp(route, "other"))
         return am_met_counter_for(m, method, "other", code);
-    if (m->ncounters == m->capcounters) {
-        m->capcounters = m->capcounters ? 2 * m->capcounters : 32;
-        m->counters = am_xrealloc(m->counters, m->capcounters * sizeof *m->counters);
-    }
+    AM_GROW(m->counters, m->capcounters, m->ncounters + 1, 32);
     am_met_counter *c = &m->counters[m->ncounters++];
     c->method = method;
     c->route = am_xstrdup(route);
@@ -118,8 +112,7 @@ static am_met_counter *am_met_counter_for(am_metrics *m, const char *method, con
     return c;
 }
 
-void am_metrics_request(am_metrics *m, const char *method, const char *route, int status,
-                        double seconds)
+void am_prom_request(am_prom *m, const char *method, const char *route, int status, double seconds)
 {
     if (!m)
         return;
@@ -141,7 +134,7 @@ void am_metrics_request(am_metrics *m, const char *method, const char *route, in
     pthread_mutex_unlock(&m->lock);
 }
 
-void am_metrics_segments(am_metrics *m, int64_t n)
+void am_prom_segments(am_prom *m, int64_t n)
 {
     if (!m || n <= 0)
         return;
@@ -182,8 +175,8 @@ static int am_met_cmp_hist(const void *a, const void *b)
     return strcmp(x->route, y->route);
 }
 
-void am_metrics_render(am_metrics *m, am_buf *out, int64_t sessions, int64_t db_bytes,
-                       double uptime_seconds)
+void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,
+                    double uptime_seconds)
 {
     pthread_mutex_lock(&m->lock);
     /* sorted in place: the order of the arrays carries no meaning */

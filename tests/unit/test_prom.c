@@ -1,8 +1,8 @@
-/* test_metrics.c — the Prometheus registry: text format, counters,
+/* test_prom.c — the Prometheus registry: text format, counters,
  * histogram cumulativity, label escaping, concurrency. */
 #include "testutil.h"
 
-#include "metrics.h"
+#include "prom.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -10,11 +10,11 @@
 #include <string.h>
 
 /* Renders m into a malloc'd string (caller frees). */
-static char *render(am_metrics *m, int64_t sessions, int64_t db_bytes, double uptime)
+static char *render(am_prom *m, int64_t sessions, int64_t db_bytes, double uptime)
 {
     am_buf b;
     am_buf_init(&b);
-    am_metrics_render(m, &b, sessions, db_bytes, uptime);
+    am_prom_render(m, &b, sessions, db_bytes, uptime);
     return am_buf_detach(&b);
 }
 
@@ -51,8 +51,8 @@ static int has_line(const char *text, const char *line)
 static void test_help_and_type(void **state)
 {
     (void)state;
-    am_metrics *m = am_metrics_new();
-    am_metrics_request(m, "GET", "/healthz", 200, 0.001);
+    am_prom *m = am_prom_new();
+    am_prom_request(m, "GET", "/healthz", 200, 0.001);
     char *t = render(m, 3, 4096, 12.5);
     static const char *const fam[][2] = {{"adaptmon_http_requests_total", "counter"},
                                          {"adaptmon_http_request_duration_seconds", "histogram"},
@@ -94,20 +94,20 @@ static void test_help_and_type(void **state)
     free(copy);
     assert_int_equal(t[strlen(t) - 1], '\n');
     free(t);
-    am_metrics_free(m);
+    am_prom_free(m);
 }
 
 static void test_counters(void **state)
 {
     (void)state;
-    am_metrics *m = am_metrics_new();
+    am_prom *m = am_prom_new();
     for (int i = 0; i < 3; i++)
-        am_metrics_request(m, "GET", "/v1/sessions/{id}", 200, 0.002);
-    am_metrics_request(m, "POST", "/v1/sessions", 201, 0.004);
-    am_metrics_request(m, "GET", "/v1/sessions/{id}", 404, 0.001);
-    am_metrics_request(m, "BREW", NULL, 405, 0.001);
-    am_metrics_segments(m, 5);
-    am_metrics_segments(m, 2);
+        am_prom_request(m, "GET", "/v1/sessions/{id}", 200, 0.002);
+    am_prom_request(m, "POST", "/v1/sessions", 201, 0.004);
+    am_prom_request(m, "GET", "/v1/sessions/{id}", 404, 0.001);
+    am_prom_request(m, "BREW", NULL, 405, 0.001);
+    am_prom_segments(m, 5);
+    am_prom_segments(m, 2);
     char *t = render(m, 0, 0, 0);
     assert_int_equal(sample(t, "adaptmon_http_requests_total{method=\"GET\",route=\"/v1/sessions/"
                                "{id}\",code=\"200\"}"),
@@ -127,26 +127,26 @@ static void test_counters(void **state)
     assert_int_equal(sample(t, "adaptmon_segments_scored_total"), 7);
     free(t);
 
-    am_metrics_request(m, "GET", "/v1/sessions/{id}", 200, 0.002);
+    am_prom_request(m, "GET", "/v1/sessions/{id}", 200, 0.002);
     t = render(m, 0, 0, 0);
     assert_int_equal(sample(t, "adaptmon_http_requests_total{method=\"GET\",route=\"/v1/sessions/"
                                "{id}\",code=\"200\"}"),
                      4);
     free(t);
-    am_metrics_free(m);
+    am_prom_free(m);
 }
 
 static void test_histogram(void **state)
 {
     (void)state;
-    am_metrics *m = am_metrics_new();
+    am_prom *m = am_prom_new();
     const double d[] = {0.0003, 0.0005, 0.002, 0.002, 0.7, 5.0, 0.03};
     double sum = 0;
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
-        am_metrics_request(m, "GET", "/metrics", 200, d[i]);
+        am_prom_request(m, "GET", "/metrics", 200, d[i]);
         sum += d[i];
     }
-    am_metrics_request(m, "GET", "/healthz", 200, 0.0001);
+    am_prom_request(m, "GET", "/healthz", 200, 0.0001);
     char *t = render(m, 0, 0, 0);
     static const char *const le[] = {"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05",
                                      "0.1",    "0.25",  "0.5",    "1",     "2.5",  "+Inf"};
@@ -178,18 +178,18 @@ static void test_histogram(void **state)
                                "le=\"0.0005\"}"),
                      1);
     free(t);
-    am_metrics_free(m);
+    am_prom_free(m);
 }
 
 static void test_label_escaping(void **state)
 {
     (void)state;
-    am_metrics *m = am_metrics_new();
-    am_metrics_request(m, "GET", "/a\"b\\c\nd", 200, 0.001);
+    am_prom *m = am_prom_new();
+    am_prom_request(m, "GET", "/a\"b\\c\nd", 200, 0.001);
     char *t = render(m, 0, 0, 0);
     assert_non_null(strstr(t, "route=\"/a\\\"b\\\\c\\nd\""));
     free(t);
-    am_metrics_free(m);
+    am_prom_free(m);
 }
 
 #define NTHREADS 8
@@ -197,11 +197,11 @@ static void test_label_escaping(void **state)
 
 static void *hammer(void *arg)
 {
-    am_metrics *m = arg;
+    am_prom *m = arg;
     for (int i = 0; i < NPER; i++) {
-        am_metrics_request(m, i % 2 ? "GET" : "POST", i % 3 ? "/v1/sessions" : "/healthz",
-                           i % 5 ? 200 : 500, (double)(i % 7) * 0.001);
-        am_metrics_segments(m, 1);
+        am_prom_request(m, i % 2 ? "GET" : "POST", i % 3 ? "/v1/sessions" : "/healthz",
+                        i % 5 ? 200 : 500, (double)(i % 7) * 0.001);
+        am_prom_segments(m, 1);
     }
     return NULL;
 }
@@ -209,7 +209,7 @@ static void *hammer(void *arg)
 static void test_concurrent(void **state)
 {
     (void)state;
-    am_metrics *m = am_metrics_new();
+    am_prom *m = am_prom_new();
     pthread_t th[NTHREADS];
     for (int i = 0; i < NTHREADS; i++)
         assert_int_equal(pthread_create(&th[i], NULL, hammer, m), 0);
@@ -251,7 +251,7 @@ static void test_concurrent(void **state)
         }
     assert_int_equal((int)total, NTHREADS * per_sessions);
     free(t);
-    am_metrics_free(m);
+    am_prom_free(m);
 }
 
 int main(void)
