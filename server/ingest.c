@@ -690,11 +690,9 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
             break;
         am_totals_add(&t, &res.sys[from[k]]);
         plan->tot[k] = t;
-        json_t *rj = am_json_totals_raw(&t);
         plan->sys[k] = ent[k];
-        plan->totals[k] = am_json_dump(rj);
+        plan->totals[k] = am_json_totals_text(&t); /* = am_json_dump(am_json_totals_raw) */
         plan->nsys = k + 1;
-        json_decref(rj);
         if (k >= req->nsys)
             continue; /* pair entries are not part of the answer */
         json_object_set_new(totals, req->sys[k], am_json_totals(sc, &t));

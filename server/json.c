@@ -191,6 +191,8 @@ json_t *am_json_alam(const am_alam_result *r, int per_segment)
     return o;
 }
 
+static void am_json_put_int(am_buf *b, json_int_t v);
+
 /* Appends the shortest of %.15g, %.16g, %.17g that reads back as x (the
  * rounding to the fewest digits that round-trips is the nearest one, so the
  * first that reads back is the shortest), in jansson's spelling: ".0" when
@@ -201,6 +203,13 @@ static void am_json_put_real(am_buf *b, double x)
     char s[40];
     if (!isfinite(x)) {
         am_buf_appends(b, "null");
+        return;
+    }
+    if (fabs(x) < 1e15 && x == (double)(int64_t)x && (x != 0 || !signbit(x))) {
+        /* integral (a count kept as a real): %.15g prints it whole, and
+         * it reads back exactly */
+        am_json_put_int(b, (json_int_t)x);
+        am_buf_append(b, ".0", 2);
         return;
     }
     for (int p = 15; p <= 17; p++) {
@@ -383,6 +392,150 @@ json_t *am_json_totals_raw(const am_totals *t)
         (json_int_t)t->bleu.sys_len, "ref_len", (json_int_t)t->bleu.ref_len, "correct",
         am_json_i64_array(t->bleu.correct, AM_BLEU_MAX_ORDER), "total",
         am_json_i64_array(t->bleu.total, AM_BLEU_MAX_ORDER), "chrf", "ch", ch, "wd", wd);
+}
+
+/* Appends ,"key": (first: no comma). */
+static void am_json_put_key(am_buf *b, const char *key, int first)
+{
+    if (!first)
+        am_buf_appendc(b, ',');
+    am_buf_appendc(b, '"');
+    am_buf_appends(b, key);
+    am_buf_append(b, "\":", 2);
+}
+
+/* Appends [v0,v1,...] of n integers. */
+static void am_json_put_i64s(am_buf *b, const int64_t *v, size_t n)
+{
+    am_buf_appendc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            am_buf_appendc(b, ',');
+        am_json_put_int(b, (json_int_t)v[i]);
+    }
+    am_buf_appendc(b, ']');
+}
+
+/* Appends a TER/TERm statistics object ({edits, n, ref_len}, sorted). */
+static void am_json_put_ter(am_buf *b, const am_ter_stats *s)
+{
+    am_json_put_key(b, "edits", 1);
+    am_json_put_real(b, s->edits);
+    am_json_put_key(b, "n", 0);
+    am_json_put_int(b, (json_int_t)s->n);
+    am_json_put_key(b, "ref_len", 0);
+    am_json_put_real(b, s->ref_len);
+}
+
+/* The keys below are written in strcmp order, as am_json_dump sorts the
+ * tree of am_json_totals_raw (tests/unit/test_json.c compares the two). */
+char *am_json_totals_text(const am_totals *t)
+{
+    am_buf b;
+    am_buf_init(&b);
+    am_buf_appendc(&b, '{');
+    am_json_put_key(&b, "bleu", 1);
+    am_buf_appendc(&b, '{');
+    am_json_put_key(&b, "correct", 1);
+    am_json_put_i64s(&b, t->bleu.correct, AM_BLEU_MAX_ORDER);
+    am_json_put_key(&b, "ref_len", 0);
+    am_json_put_int(&b, (json_int_t)t->bleu.ref_len);
+    am_json_put_key(&b, "sys_len", 0);
+    am_json_put_int(&b, (json_int_t)t->bleu.sys_len);
+    am_json_put_key(&b, "total", 0);
+    am_json_put_i64s(&b, t->bleu.total, AM_BLEU_MAX_ORDER);
+    am_buf_appendc(&b, '}');
+    am_json_put_key(&b, "bleu_segments", 0);
+    am_json_put_int(&b, (json_int_t)t->bleu_segments);
+    am_json_put_key(&b, "chrf", 0);
+    am_buf_appendc(&b, '{');
+    am_json_put_key(&b, "ch", 1);
+    am_buf_appendc(&b, '[');
+    for (size_t n = 0; n < AM_CHRF_MAX_CHAR_ORDER; n++) {
+        if (n)
+            am_buf_appendc(&b, ',');
+        am_json_put_i64s(&b, t->chrf.ch[n], 3);
+    }
+    am_buf_appendc(&b, ']');
+    am_json_put_key(&b, "wd", 0);
+    am_buf_appendc(&b, '[');
+    for (size_t n = 0; n < AM_CHRF_MAX_WORD_ORDER; n++) {
+        if (n)
+            am_buf_appendc(&b, ',');
+        am_json_put_i64s(&b, t->chrf.wd[n], 3);
+    }
+    am_buf_append(&b, "]}", 2);
+    am_json_put_key(&b, "recall", 0);
+    am_buf_appendc(&b, '{');
+    am_json_put_key(&b, "k", 1);
+    am_json_put_int(&b, (json_int_t)t->recall.k);
+    am_json_put_key(&b, "r", 0);
+    am_buf_appendc(&b, '[');
+    for (int k = 0; k <= t->recall.k; k++) {
+        int64_t hr[2] = {t->recall.r[k].hits, t->recall.r[k].total};
+        if (k)
+            am_buf_appendc(&b, ',');
+        am_json_put_i64s(&b, hr, 2);
+    }
+    am_buf_appendc(&b, ']');
+    am_json_put_key(&b, "r01", 0);
+    int64_t r01[2] = {t->recall.r01.hits, t->recall.r01.total};
+    am_json_put_i64s(&b, r01, 2);
+    am_buf_appendc(&b, '}');
+    am_json_put_key(&b, "segments", 0);
+    am_json_put_int(&b, (json_int_t)t->segments);
+    am_json_put_key(&b, "ter", 0);
+    am_buf_appendc(&b, '{');
+    am_json_put_ter(&b, &t->ter);
+    am_buf_appendc(&b, '}');
+    am_json_put_key(&b, "term", 0);
+    am_buf_appendc(&b, '{');
+    am_json_put_ter(&b, &t->term);
+    am_buf_appendc(&b, '}');
+    const am_terms_totals *tt = &t->terms;
+    am_json_put_key(&b, "terms", 0);
+    am_buf_appendc(&b, '{');
+    am_json_put_key(&b, "deviations", 1);
+    am_json_put_int(&b, (json_int_t)tt->deviations);
+    am_json_put_key(&b, "exact", 0);
+    am_json_put_int(&b, (json_int_t)tt->exact);
+    am_json_put_key(&b, "forbidden", 0);
+    am_json_put_int(&b, (json_int_t)tt->forbidden);
+    am_json_put_key(&b, "instances", 0);
+    am_json_put_int(&b, (json_int_t)tt->instances);
+    am_json_put_key(&b, "partial_sum", 0);
+    am_json_put_real(&b, tt->partial_sum);
+    am_json_put_key(&b, "reorder_sum", 0);
+    am_json_put_real(&b, tt->reorder_sum);
+    am_json_put_key(&b, "stem", 0);
+    am_json_put_int(&b, (json_int_t)tt->stem);
+    am_json_put_key(&b, "win_count", 0);
+    am_buf_appendc(&b, '[');
+    for (size_t w = 0; w < tt->n_windows; w++) {
+        if (w)
+            am_buf_appendc(&b, ',');
+        am_json_put_int(&b, (json_int_t)tt->win_count[w]);
+    }
+    am_buf_appendc(&b, ']');
+    am_json_put_key(&b, "win_sum", 0);
+    am_buf_appendc(&b, '[');
+    for (size_t w = 0; w < tt->n_windows; w++) {
+        if (w)
+            am_buf_appendc(&b, ',');
+        am_json_put_real(&b, tt->win_sum[w]);
+    }
+    am_buf_appendc(&b, ']');
+    am_json_put_key(&b, "windows", 0);
+    am_buf_appendc(&b, '[');
+    for (size_t w = 0; w < tt->n_windows; w++) {
+        if (w)
+            am_buf_appendc(&b, ',');
+        am_json_put_int(&b, (json_int_t)tt->windows[w]);
+    }
+    am_buf_append(&b, "]}", 2);
+    am_json_put_key(&b, "v", 0);
+    am_buf_append(&b, "1}", 2);
+    return am_buf_detach(&b);
 }
 
 static int am_json_get_i64(const json_t *o, const char *key, int64_t *out)

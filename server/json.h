@@ -33,6 +33,10 @@ json_t *am_json_alam(const am_alam_result *r, int per_segment);
  * storage: every count and sum, reals with 17 significant digits so a
  * round trip is exact. */
 json_t *am_json_totals_raw(const am_totals *t);
+/* am_json_dump(am_json_totals_raw(t)), byte for byte, written straight
+ * into a buffer without building the jansson tree (a POST stores one per
+ * system and pair entry). Caller frees. */
+char *am_json_totals_text(const am_totals *t);
 /* Parses am_json_totals_raw output into *t (initialized for the scorer
  * first). Returns AM_OK or AM_ERR_PARSE. */
 int am_json_totals_parse(const json_t *j, const am_scorer *s, am_totals *t);
