@@ -484,12 +484,8 @@ static void am_plan_cleanup(am_plan *p)
 /* Applies a plan inside a write transaction. */
 static int am_plan_exec(am_store_tx *tx, const am_plan *p)
 {
-    int rc = AM_OK;
-    const char *w = p->words.len ? am_buf_str(&p->words) : "";
-    for (size_t i = 0; i < p->nwords && rc == AM_OK; i++) {
-        rc = am_store_tx_vocab_incr(tx, p->session, w, p->seq);
-        w += strlen(w) + 1;
-    }
+    int rc = am_store_tx_vocab_incr_all(tx, p->session, p->words.len ? am_buf_str(&p->words) : "",
+                                        p->nwords, p->seq);
     for (size_t k = 0; k < p->nsys && rc == AM_OK; k++)
         rc = am_store_tx_totals_put(tx, p->session, p->sys[k], p->totals[k]);
     for (size_t i = 0; i < p->nchoices && rc == AM_OK; i++)
