@@ -1,6 +1,8 @@
-/* test_json.c — server/json.c: the compact writer's reals and the direct
- * writer of stored totals (am_json_totals_text), which must equal the
- * jansson tree of am_json_totals_raw dumped by am_json_dump byte for byte. */
+/* test_json.c — server/json.c: the compact writer's reals, and the direct
+ * writers of the stored totals (am_json_totals_text) and of a POST's answer
+ * (am_json_answer), which must equal the jansson trees they replace
+ * (am_json_totals_raw; am_json_segment + am_json_totals as ingest.c built
+ * them) dumped by am_json_dump, byte for byte. */
 #include "testutil.h"
 
 #include <math.h>
@@ -9,6 +11,8 @@
 #include <string.h>
 
 #include "json.h"
+#include "sgml.h"
+#include "vocab.h"
 
 /* am_json_dump of one real (caller frees). */
 static char *dump_real(double x)
@@ -120,11 +124,109 @@ static void test_totals_text_equals_tree(void **state)
     json_decref(tree);
 }
 
+/* The answer as ingest.c built it before am_json_answer (caller frees). */
+static char *answer_tree(const am_scorer *sc, const am_seg_result *res, const char *const *names,
+                         const am_totals *tot, int64_t seq)
+{
+    json_t *scores = am_json_segment(sc, res, names);
+    json_t *totals = json_object();
+    for (size_t k = 0; k < res->nsys; k++)
+        json_object_set_new(totals, names[k], am_json_totals(sc, &tot[k]));
+    json_t *r =
+        json_pack("{sssssIsssoso}", "session", "s\"1", "id", "seg/é", "seq", (json_int_t)seq,
+                  "signature", am_scorer_signature(sc), "scores", scores, "totals", totals);
+    json_object_set_new(r, "created_ms", json_integer(1700000000123));
+    json_object_set_new(r, "glossary_version", json_integer(3));
+    char *txt = am_json_dump(r);
+    json_decref(r);
+    return txt;
+}
+
+/* Every TICO-19 dev segment scored with the TICO-19 glossary for three
+ * systems (names out of order, one needing escapes), k = 11 (keys r10,
+ * r11 sort before r2), windows 10 and 2 (sorted as strings): the direct
+ * answer equals the tree's dump. */
+static void test_answer_equals_tree(void **state)
+{
+    (void)state;
+    size_t len;
+    char *buf = tu_read("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &len);
+    am_sgml_doc ref;
+    assert_int_equal(am_sgml_parse(buf, len, &ref, NULL), AM_OK);
+    free(buf);
+    buf = tu_read("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &len);
+    am_sgml_doc hyp;
+    assert_int_equal(am_sgml_parse(buf, len, &hyp, NULL), AM_OK);
+    free(buf);
+    buf = tu_read("data/tico19-enfr-dev/dev.en-fr.en.sgm", &len);
+    am_sgml_doc src;
+    assert_int_equal(am_sgml_parse(buf, len, &src, NULL), AM_OK);
+    free(buf);
+    buf = tu_read("data/glossaries/tico19/f_en-fr_XX.csv", &len);
+    am_gloss g;
+    am_gloss_init(&g);
+    assert_int_equal(am_gloss_parse(buf, len, AM_GLOSS_AUTO, NULL, &g, NULL), AM_OK);
+    free(buf);
+    am_config c;
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "target_lang", "fr", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "source_lang", "en", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "k", "11", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "windows", "10,2", NULL), AM_OK);
+    am_scorer *sc = NULL;
+    assert_int_equal(am_scorer_new(&c, NULL, 0, &g, NULL, &sc, NULL), AM_OK);
+    am_score_ws *ws = am_score_ws_new();
+    am_vocab *hist = am_vocab_new();
+    const char *names[3] = {"zeta", "alpha", "q\"uote\\d"};
+    am_totals tot[3];
+    for (size_t k = 0; k < 3; k++)
+        am_totals_init(&tot[k], sc);
+    size_t with_terms = 0, n = 0;
+    for (size_t i = 0; i < ref.nsegs; i++) {
+        size_t j = am_sgml_find_seg(&hyp, ref.segs[i].id);
+        assert_true(j != (size_t)-1);
+        /* the system output, the reference itself, and an empty hypothesis
+         * every 7th segment (else the next segment's reference) */
+        const char *h[3] = {hyp.segs[j].text, ref.segs[i].text,
+                            i % 7 == 0 || i + 1 == ref.nsegs ? "" : ref.segs[i + 1].text};
+        am_seg_input in = {.source = src.segs[i].text,
+                           .translation = i % 50 == 0 ? "" : ref.segs[i].text,
+                           .hyps = h,
+                           .nsys = 3,
+                           .max_term_occurrences = 1000};
+        am_seg_result res;
+        assert_int_equal(am_score_segment(sc, ws, &in, am_recall_vocab_lookup, hist, &res, NULL),
+                         AM_OK);
+        if (res.sys[0].terms && res.sys[0].terms->n_inst)
+            with_terms++;
+        for (size_t k = 0; k < 3; k++)
+            am_totals_add(&tot[k], &res.sys[k]);
+        char *want = answer_tree(sc, &res, names, tot, (int64_t)i + 1);
+        char *got = am_json_answer(&res, names, tot, "s\"1", "seg/é", (int64_t)i + 1,
+                                   am_scorer_signature(sc), 1700000000123, 3);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+        am_recall_seg_commit(res.recall, hist);
+        n++;
+    }
+    assert_true(n > 900);
+    assert_true(with_terms > 100);
+    am_vocab_free(hist);
+    am_score_ws_free(ws);
+    am_scorer_free(sc);
+    am_gloss_cleanup(&g);
+    am_sgml_free(&ref);
+    am_sgml_free(&hyp);
+    am_sgml_free(&src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reals),
         cmocka_unit_test(test_totals_text_equals_tree),
+        cmocka_unit_test(test_answer_equals_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
