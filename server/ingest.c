@@ -633,7 +633,6 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
      * POST takes the text straight from am_json_answer below */
     json_t *scores = result ? am_json_segment(sc, &res, req->sys) : NULL;
     json_t *totals = result ? json_object() : NULL;
-    plan->tot = am_xcalloc(AM_PLAN_MAX, sizeof *plan->tot);
     /* the entries to update: the systems, then the pairs with the baseline */
     size_t n_ent = req->nsys, base = req->nsys;
     const char *ent[AM_PLAN_MAX];
@@ -662,6 +661,9 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         ent[n_ent] = plan->pair_names[n_ent];
         from[n_ent++] = k;
     }
+    /* n_ent, not AM_PLAN_MAX, entries: AM_PLAN_MAX of them (~200 KB) were
+     * zeroed on every POST */
+    plan->tot = am_xcalloc(n_ent ? n_ent : 1, sizeof *plan->tot);
     for (size_t k = 0; k < n_ent && rc == AM_OK; k++) {
         am_totals t;
         char *raw = NULL;

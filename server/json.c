@@ -193,6 +193,43 @@ json_t *am_json_alam(const am_alam_result *r, int per_segment)
 
 static void am_json_put_int(am_buf *b, json_int_t v);
 
+/* When x is the double nearest to a decimal D with at most 6 places and 15
+ * significant digits, 1e-4 <= |D| < 1e15 (0.75, 12.5, 0.05), appends D as
+ * %.15g prints it and returns 1, without printf: the division below is
+ * correctly rounded, so it equals x exactly when strtod(D) does; at most
+ * one such D exists (two of 15 digits lie further apart than x's rounding
+ * interval), so it is what %.15g prints; the first places count that
+ * works leaves no trailing zero, as %g strips them; and %g writes this
+ * range without an exponent. Returns 0 (nothing appended) otherwise. */
+static int am_json_put_decimal(am_buf *b, double x)
+{
+    static const double p10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+    double a = fabs(x);
+    if (!(a >= 1e-4 && a < 1e15))
+        return 0;
+    for (int k = 1; k <= 6; k++) {
+        double y = nearbyint(a * p10[k]);
+        if (y >= 1e15)
+            return 0;
+        if (y / p10[k] != a)
+            continue;
+        long long v = (long long)y, ip = v / (long long)p10[k], fp = v % (long long)p10[k];
+        char s[40], *q = s + sizeof s;
+        for (int d = 0; d < k; d++, fp /= 10)
+            *--q = (char)('0' + fp % 10);
+        *--q = '.';
+        do {
+            *--q = (char)('0' + ip % 10);
+            ip /= 10;
+        } while (ip);
+        if (x < 0)
+            *--q = '-';
+        am_buf_append(b, q, (size_t)(s + sizeof s - q));
+        return 1;
+    }
+    return 0;
+}
+
 /* Appends the shortest of %.15g, %.16g, %.17g that reads back as x (the
  * rounding to the fewest digits that round-trips is the nearest one, so the
  * first that reads back is the shortest), in jansson's spelling: ".0" when
@@ -212,6 +249,8 @@ static void am_json_put_real(am_buf *b, double x)
         am_buf_append(b, ".0", 2);
         return;
     }
+    if (am_json_put_decimal(b, x))
+        return;
     for (int p = 15; p <= 17; p++) {
         snprintf(s, sizeof s, "%.*g", p, x);
         if (p == 17 || strtod(s, NULL) == x)
@@ -622,8 +661,14 @@ static void am_jw_end(am_jw *w, am_jw_obj o)
         w->ml[i].m = m[i];
         w->ml[i].len = (i + 1 < k ? m[i + 1].off : end) - m[i].off;
     }
-    if (k > 1)
-        qsort(w->ml, k, sizeof *w->ml, am_jw_cmp);
+    /* insertion sort: objects here have a few dozen members at most */
+    for (size_t i = 1; i < k; i++) {
+        am_jw_ml e = w->ml[i];
+        size_t j = i;
+        for (; j > 0 && am_jw_cmp(&w->ml[j - 1], &e) > 0; j--)
+            w->ml[j] = w->ml[j - 1];
+        w->ml[j] = e;
+    }
     am_buf_reset(&w->tmp);
     am_buf_appendc(&w->tmp, '{');
     int first = 1;

@@ -43,6 +43,15 @@ static void test_reals(void **state)
         {9007199254740992.0, "9007199254740992.0"},
         {1e20, "1e20"},
         {1.5e-7, "1.5e-7"},
+        {0.75, "0.75"},
+        {0.05, "0.05"},
+        {-12.5, "-12.5"},
+        {0.0001, "0.0001"},
+        {0.00012, "0.00012"},
+        {0.000099, "9.9e-5"},
+        {99999999999999.9, "99999999999999.9"},
+        {0.1 + 0.2, "0.30000000000000004"},
+        {1234.000001, "1234.000001"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *s = dump_real(cases[i].x);
@@ -97,6 +106,64 @@ static void fill(am_totals *t, unsigned seed, int k, size_t windows)
     for (size_t n = 0; n < AM_CHRF_MAX_WORD_ORDER; n++)
         for (size_t i = 0; i < 3; i++)
             t->chrf.wd[n][i] = -(int64_t)rand();
+}
+
+/* The reals' spelling before the decimal and integral fast paths: the
+ * first of %.15g, %.16g, %.17g that reads back, in jansson's spelling. */
+static void old_real(double x, char *out, size_t n)
+{
+    char s[40];
+    for (int p = 15; p <= 17; p++) {
+        snprintf(s, sizeof s, "%.*g", p, x);
+        if (p == 17 || strtod(s, NULL) == x)
+            break;
+    }
+    char *e = strchr(s, 'e');
+    if (!e) {
+        snprintf(out, n, "%s%s", s, strchr(s, '.') ? "" : ".0");
+        return;
+    }
+    *e = '\0';
+    const char *d = e + 1;
+    int neg = *d == '-';
+    if (*d == '-' || *d == '+')
+        d++;
+    while (*d == '0' && d[1])
+        d++;
+    snprintf(out, n, "%se%s%s", s, neg ? "-" : "", d);
+}
+
+/* Every ratio a / b of small integers, scaled by powers of ten, and
+ * decimals of up to 7 places: spelled as before, and read back exactly. */
+static void test_reals_as_before(void **state)
+{
+    (void)state;
+    size_t fast = 0, n = 0;
+    for (int a = -60; a <= 300; a++)
+        for (int bb = 1; bb <= 64; bb++)
+            for (int e = -6; e <= 16; e += 2) {
+                double x = (double)a / bb * pow(10, e);
+                char want[64];
+                old_real(x, want, sizeof want);
+                char *got = dump_real(x);
+                assert_string_equal(got, want);
+                assert_true(strtod(got, NULL) == x);
+                fast += strlen(got) < 12;
+                free(got);
+                n++;
+            }
+    for (long v = -2000000; v <= 20000000; v += 997)
+        for (int places = 1; places <= 7; places++) {
+            double x = (double)v / pow(10, places);
+            char want[64];
+            old_real(x, want, sizeof want);
+            char *got = dump_real(x);
+            assert_string_equal(got, want);
+            free(got);
+            n++;
+        }
+    assert_true(n > 100000);
+    assert_true(fast > 1000);
 }
 
 static void test_totals_text_equals_tree(void **state)
@@ -225,6 +292,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reals),
+        cmocka_unit_test(test_reals_as_before),
         cmocka_unit_test(test_totals_text_equals_tree),
         cmocka_unit_test(test_answer_equals_tree),
     };
