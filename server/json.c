@@ -913,6 +913,8 @@ char *am_json_answer(const am_seg_result *res, const char *const *names, const a
     memset(&w, 0, sizeof w);
     am_buf_init(&w.b);
     am_buf_init(&w.tmp);
+    am_buf_reserve(&w.b, 4096); /* an answer is ~2 KB: no growing step by step */
+    am_buf_reserve(&w.tmp, 4096);
     am_jw_obj o = am_jw_begin(&w);
     am_jw_str(&w, "session", session);
     am_jw_str(&w, "id", id);

@@ -2040,17 +2040,21 @@ int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *wor
 static void am_json_str_append(am_buf *b, const char *s)
 {
     am_buf_appendc(b, '"');
+    const char *run = s; /* the bytes since the last escape, appended at once */
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            am_buf_appendc(b, '\\');
-            am_buf_appendc(b, (char)c);
-        } else if (c < 0x20) {
+        if (c != '"' && c != '\\' && c >= 0x20)
+            continue;
+        am_buf_append(b, run, (size_t)(s - run));
+        run = s + 1;
+        if (c < 0x20) {
             am_buf_printf(b, "\\u%04x", (unsigned)c);
         } else {
+            am_buf_appendc(b, '\\');
             am_buf_appendc(b, (char)c);
         }
     }
+    am_buf_append(b, run, (size_t)(s - run));
     am_buf_appendc(b, '"');
 }
 

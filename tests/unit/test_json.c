@@ -288,12 +288,36 @@ static void test_answer_equals_tree(void **state)
     am_sgml_free(&src);
 }
 
+/* am_buf_appendc's fast path and am_buf_reserve keep the buffer a
+ * NUL-terminated copy of what was appended, across growth. */
+static void test_buf_appendc_reserve(void **state)
+{
+    (void)state;
+    am_buf b;
+    am_buf_init(&b);
+    char want[5000];
+    for (size_t i = 0; i < sizeof want - 1; i++) {
+        want[i] = (char)('a' + i % 26);
+        am_buf_appendc(&b, want[i]);
+        assert_int_equal(b.len, i + 1);
+        assert_int_equal(b.data[b.len], '\0');
+        if (i == 100)
+            am_buf_reserve(&b, 3000);
+        if (i == 100)
+            assert_true(b.cap > 3000);
+    }
+    want[sizeof want - 1] = '\0';
+    assert_string_equal(am_buf_str(&b), want);
+    am_buf_reserve(&b, 10); /* smaller than the length: nothing changes */
+    assert_string_equal(am_buf_str(&b), want);
+    am_buf_cleanup(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reals),
-        cmocka_unit_test(test_reals_as_before),
-        cmocka_unit_test(test_totals_text_equals_tree),
+        cmocka_unit_test(test_buf_appendc_reserve), cmocka_unit_test(test_reals),
+        cmocka_unit_test(test_reals_as_before),     cmocka_unit_test(test_totals_text_equals_tree),
         cmocka_unit_test(test_answer_equals_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
