@@ -202,7 +202,8 @@ valgrind: deps
 	$(MAKE) BUILD=build-valgrind OPT=-O1 build-valgrind/adaptmon unit
 	@BUILD=build-valgrind ADAPTMON=build-valgrind/adaptmon VALGRIND=1 sh tests/run.sh
 
-# ---- service benchmarks (bench/run.py; method and figures: bench/README.md) ----
+# ---- service benchmarks (bench/run.py, bench/scale.py, bench/cpu.py: CPU per
+# POST against the echo's CPU per request; method and figures: bench/README.md) ----
 .PHONY: bench bench-scale
 $(BUILD)/bench/http_ceiling: bench/http_ceiling.c
 	@mkdir -p $(dir $@)
@@ -216,6 +217,9 @@ bench: deps
 	$(MAKE) $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling $(BUILD)/bench/sqlite_ceiling
 	python3 bench/run.py $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling $(BUILD)/bench/sqlite_ceiling $(BUILD)/bench/out
 	python3 bench/scale.py $(BUILD)/adaptmon $(BUILD)/bench/out
+	@echo "== CPU per POST against the echo's CPU per request, same run (bench/cpu.py)"
+	python3 bench/cpu.py $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling --latency | tee $(BUILD)/bench/out/cpu-normal.txt
+	python3 bench/cpu.py $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling --durability full | tee $(BUILD)/bench/out/cpu-full.txt
 
 # cost against input size with adversarial inputs, every route and offline
 # profile (bench/scale.py; report: bench/README.md, plot: bench/scale.svg)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Server CPU per POST against the HTTP echo's CPU per request, same run (issue 12).
 
-usage: cpu.py ADAPTMON HTTP_CEILING [--durability normal|full] [--perf OUT.data]
+usage: cpu.py ADAPTMON HTTP_CEILING [--durability normal|full] [--perf OUT.data] [--latency]
 
 Starts the echo (bench/http_ceiling.c) and then adaptmon serve on 127.0.0.1
 (temporary database, 1,000 sessions, standard profile, TICO-19 glossary),
@@ -12,7 +12,10 @@ and prints the process's CPU time (utime + stime from /proc/PID/stat) per
 answered request. The ratio is the figure the issue sets a target for
 (<= 30x). With --perf, `perf record --call-graph $CALLGRAPH` (fp; dwarf
 for inclusive costs) samples the server during the
-measured run. Servers are started and stopped here, by pid.
+measured run. With --latency, two more runs paced at 50 % and 90 % of the
+measured POST/s (each of the 64 connections waits 64,000 / rate ms before a
+request) give p50/p99 below saturation. Servers are started and stopped
+here, by pid. `make bench` runs it (normal with --latency, and full).
 """
 import os, re, signal, subprocess, sys, tempfile, time
 
@@ -40,8 +43,9 @@ def cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def wrk(port, run, duration):
-    env = dict(os.environ, SEGS=SEGS, WRK_THREADS="2", RUN=run, SESSIONS=str(NSESS))
+def wrk(port, run, duration, delay_ms=0):
+    env = dict(os.environ, SEGS=SEGS, WRK_THREADS="2", RUN=run, SESSIONS=str(NSESS),
+               DELAY_MS=str(delay_ms))
     out = subprocess.run(["wrk", "-t2", "-c64", "-d%ds" % duration, "--timeout", "10s", "-s",
                           os.path.join(HERE, "post.lua"), "http://127.0.0.1:%d" % port],
                          env=env, capture_output=True, text=True, check=True).stdout
@@ -85,6 +89,11 @@ def main():
                    check=True)
     wrk(PORT, "w", WARM)
     srv = measure(p.pid, PORT, "m", opt("--perf"))
+    paced = []
+    if "--latency" in sys.argv:
+        for frac in (0.5, 0.9):
+            delay = max(1, int(round(64 * 1000 / (frac * srv[0]))))
+            paced.append((frac, wrk(PORT, "l%d" % int(frac * 100), DUR, delay)))
     p.send_signal(signal.SIGTERM)
     p.wait()
     with open("/proc/loadavg") as f:
@@ -92,6 +101,9 @@ def main():
     print("echo      %8.0f req/s  %7.1f us CPU/request" % (echo[0], echo[1] * 1e6))
     print("adaptmon  %8.0f POST/s %7.1f us CPU/POST (%s; non-201: %d)" % (srv[0], srv[1] * 1e6, dur, srv[2]))
     print("ratio     %8.1f x      load average %s" % (srv[1] / echo[1], la))
+    for frac, r in paced:
+        print("paced %2d%% %8.0f POST/s p50 %.2f ms p99 %.2f ms (non-201: %d)"
+              % (frac * 100, r["rps"], r["p50_ms"], r["p99_ms"], r["non201"]))
     subprocess.run(["rm", "-rf", TMP])
 
 

@@ -143,7 +143,18 @@ void am_buf_appends(am_buf *b, const char *s)
 
 void am_buf_appendc(am_buf *b, char c)
 {
+    if (b->len + 2 <= b->cap) { /* room for c and the NUL: no call, no memcpy */
+        b->data[b->len++] = c;
+        b->data[b->len] = '\0';
+        return;
+    }
     am_buf_append(b, &c, 1);
+}
+
+void am_buf_reserve(am_buf *b, size_t n)
+{
+    if (n > b->len)
+        am_buf_grow(b, n - b->len);
 }
 
 void am_buf_printf(am_buf *b, const char *fmt, ...)

@@ -107,6 +107,8 @@ void am_buf_reset(am_buf *b);
 void am_buf_append(am_buf *b, const char *s, size_t n);
 void am_buf_appends(am_buf *b, const char *s);
 void am_buf_appendc(am_buf *b, char c);
+/* Makes room for n bytes in all (a hint: appends grow the buffer anyway). */
+void am_buf_reserve(am_buf *b, size_t n);
 /* printf-style append. */
 void am_buf_printf(am_buf *b, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -484,12 +484,8 @@ static void am_plan_cleanup(am_plan *p)
 /* Applies a plan inside a write transaction. */
 static int am_plan_exec(am_store_tx *tx, const am_plan *p)
 {
-    int rc = AM_OK;
-    const char *w = p->words.len ? am_buf_str(&p->words) : "";
-    for (size_t i = 0; i < p->nwords && rc == AM_OK; i++) {
-        rc = am_store_tx_vocab_incr(tx, p->session, w, p->seq);
-        w += strlen(w) + 1;
-    }
+    int rc = am_store_tx_vocab_incr_all(tx, p->session, p->words.len ? am_buf_str(&p->words) : "",
+                                        p->nwords, p->seq);
     for (size_t k = 0; k < p->nsys && rc == AM_OK; k++)
         rc = am_store_tx_totals_put(tx, p->session, p->sys[k], p->totals[k]);
     for (size_t i = 0; i < p->nchoices && rc == AM_OK; i++)
@@ -569,7 +565,9 @@ static am_totals *mem_totals(am_mem *m, const char *system)
 /* Scores one segment at seq with use (borrowed), reading the history and
  * totals through rtx (a read or write transaction) or, when mem is given,
  * from mem; fills plan with the writes (history, totals, choices) and
- * returns the result object (new reference). With cached, the totals after seq - 1 come from the
+ * returns the result object (new reference) in *result or, when result is
+ * NULL, its text (am_json_dump of it, built without the tree) in
+ * plan->result_txt. With cached, the totals after seq - 1 come from the
  * session's totals cache when it has them (POST; the caller holds
  * sess->lock). */
 static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_tx *rtx,
@@ -631,9 +629,10 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
     }
     plan->nwords = res.recall->words.n;
 
-    json_t *scores = am_json_segment(sc, &res, req->sys);
-    json_t *totals = json_object();
-    plan->tot = am_xcalloc(AM_PLAN_MAX, sizeof *plan->tot);
+    /* the answer's tree only for a caller that wants it (result given); a
+     * POST takes the text straight from am_json_answer below */
+    json_t *scores = result ? am_json_segment(sc, &res, req->sys) : NULL;
+    json_t *totals = result ? json_object() : NULL;
     /* the entries to update: the systems, then the pairs with the baseline */
     size_t n_ent = req->nsys, base = req->nsys;
     const char *ent[AM_PLAN_MAX];
@@ -662,6 +661,9 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         ent[n_ent] = plan->pair_names[n_ent];
         from[n_ent++] = k;
     }
+    /* n_ent, not AM_PLAN_MAX, entries: AM_PLAN_MAX of them (~200 KB) were
+     * zeroed on every POST */
+    plan->tot = am_xcalloc(n_ent ? n_ent : 1, sizeof *plan->tot);
     for (size_t k = 0; k < n_ent && rc == AM_OK; k++) {
         am_totals t;
         char *raw = NULL;
@@ -690,14 +692,13 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
             break;
         am_totals_add(&t, &res.sys[from[k]]);
         plan->tot[k] = t;
-        json_t *rj = am_json_totals_raw(&t);
         plan->sys[k] = ent[k];
-        plan->totals[k] = am_json_dump(rj);
+        plan->totals[k] = am_json_totals_text(&t); /* = am_json_dump(am_json_totals_raw) */
         plan->nsys = k + 1;
-        json_decref(rj);
         if (k >= req->nsys)
             continue; /* pair entries are not part of the answer */
-        json_object_set_new(totals, req->sys[k], am_json_totals(sc, &t));
+        if (totals)
+            json_object_set_new(totals, req->sys[k], am_json_totals(sc, &t));
         /* the translator's choice among a glossary entry's alternatives */
         if (k == 0 && res.sys[0].terms) {
             const am_terms_seg *ts = res.sys[0].terms;
@@ -716,6 +717,9 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         }
     }
     am_prom_segments(srv->prom, (int64_t)req->nsys);
+    if (rc == AM_OK && !result) /* res points into ws: written before ws goes back */
+        plan->result_txt = am_json_answer(&res, req->sys, plan->tot, session, req->id, seq,
+                                          am_scorer_signature(sc), now, use->glossary_version);
     am_score_ws_set_cancel(ws, NULL);
     am_wspool_put(srv->wspool, ws);
     if (rc != AM_OK) {
@@ -724,6 +728,8 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed (%s)",
                         am_strerror(rc));
     }
+    if (!result)
+        return AM_OK;
     *result = json_pack("{sssssIsssoso}", "session", session, "id", req->id, "seq", (json_int_t)seq,
                         "signature", am_scorer_signature(sc), "scores", scores, "totals", totals);
     json_object_set_new(*result, "created_ms", json_integer((json_int_t)now));
@@ -819,7 +825,6 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     pthread_mutex_lock(&sess->lock);
     am_plan plan;
     am_plan_init(&plan, session, 0);
-    json_t *res = NULL;
     am_store_tx *rtx = NULL;
     rc = am_store_rtx_begin(srv->store, &rtx);
     if (rc != AM_OK) {
@@ -885,18 +890,15 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     plan.incarnation = st.incarnation;
     plan.glossary_version = st.glossary_version;
     am_scoring use = am_scoring_of(sess);
-    rc = am_apply(srv, sess, &use, rtx, NULL, session, plan.seq, req, now, 1, bud, &res, &plan, f);
+    rc = am_apply(srv, sess, &use, rtx, NULL, session, plan.seq, req, now, 1, bud, NULL, &plan, f);
     am_store_rtx_end(rtx);
     rtx = NULL;
     if (rc != AM_OK)
         goto out;
-    plan.result_txt = am_json_dump(res);
     plan.client_id = req->id;
     plan.canonical = req->canonical;
     plan.now = now;
     snprintf(plan.hash, sizeof plan.hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
-    json_decref(res); /* the answer is the stored text */
-    res = NULL;
     rc = am_store_tx_group(srv->store, am_post_job, &plan);
     if (rc != AM_OK) {
         am_sess_tot_clear(sess);

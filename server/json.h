@@ -42,9 +42,24 @@ json_t *am_json_alam(const am_alam_result *r, int per_segment);
  * storage: every count and sum, reals with 17 significant digits so a
  * round trip is exact. */
 json_t *am_json_totals_raw(const am_totals *t);
+/* am_json_dump(am_json_totals_raw(t)), byte for byte, written straight
+ * into a buffer without building the jansson tree (a POST stores one per
+ * system and pair entry). Caller frees. */
+char *am_json_totals_text(const am_totals *t);
 /* Parses am_json_totals_raw output into *t (initialized for the scorer
  * first). Returns AM_OK or AM_ERR_PARSE. */
 int am_json_totals_parse(const json_t *j, const am_scorer *s, am_totals *t);
+
+/* The answer of a POST, am_json_dump of
+ *   {session, id, seq, signature, scores: am_json_segment(res, names),
+ *    totals: {names[k]: am_json_totals(tot[k])}, created_ms, glossary_version}
+ * byte for byte, written straight into a buffer without building the
+ * jansson tree (tests/unit/test_json.c compares the two). All borrowed;
+ * tot[k] are the totals after this segment of names[k], k < res->nsys.
+ * Caller frees. */
+char *am_json_answer(const am_seg_result *res, const char *const *names, const am_totals *tot,
+                     const char *session, const char *id, int64_t seq, const char *signature,
+                     int64_t created_ms, int64_t glossary_version);
 
 /* Every session option of c with its effective value, as the API shows
  * them (tokenizer "auto" stays "auto"; windows as an array). */

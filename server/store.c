@@ -244,6 +244,12 @@
                     "VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (sid, word) DO UPDATE "                \
                     "SET occ = occ + 1, last_seq = excluded.last_seq")                             \
     X(OCC_INSERT, "INSERT INTO occurrences (sid, word, seq) VALUES (?1, ?2, ?3)")                  \
+    X(VOCAB_UPSERT_ALL, "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                 \
+                        "SELECT ?1, value, 1, ?3, ?3 FROM json_each(?2) WHERE true "               \
+                        "ON CONFLICT (sid, word) DO UPDATE "                                       \
+                        "SET occ = occ + 1, last_seq = excluded.last_seq")                         \
+    X(OCC_INSERT_ALL, "INSERT INTO occurrences (sid, word, seq) "                                  \
+                      "SELECT ?1, value, ?3 FROM json_each(?2)")                                   \
     X(OCC_SEQS, "SELECT seq FROM occurrences WHERE sid = ?1 AND word = ?2 ORDER BY seq")           \
     X(VOCAB_CLEAR, "DELETE FROM vocab WHERE sid = ?1")                                             \
     X(OCC_CLEAR, "DELETE FROM occurrences WHERE sid = ?1")                                         \
@@ -2021,6 +2027,59 @@ int am_store_tx_vocab_bump(am_store_tx *tx, const char *session, const char *wor
 int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *word, int64_t seq)
 {
     return am_store_tx_vocab_bump(tx, session, word, seq, NULL);
+}
+
+/* Appends s as a JSON string ('"', '\\' and control characters escaped;
+ * UTF-8 passes through). */
+static void am_json_str_append(am_buf *b, const char *s)
+{
+    am_buf_appendc(b, '"');
+    const char *run = s; /* the bytes since the last escape, appended at once */
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c != '"' && c != '\\' && c >= 0x20)
+            continue;
+        am_buf_append(b, run, (size_t)(s - run));
+        run = s + 1;
+        if (c < 0x20) {
+            am_buf_printf(b, "\\u%04x", (unsigned)c);
+        } else {
+            am_buf_appendc(b, '\\');
+            am_buf_appendc(b, (char)c);
+        }
+    }
+    am_buf_append(b, run, (size_t)(s - run));
+    am_buf_appendc(b, '"');
+}
+
+int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char *words, size_t n,
+                               int64_t seq)
+{
+    if (n == 0)
+        return AM_OK;
+    if (!words)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc)
+        return rc;
+    /* the words as a JSON array, which json_each() turns into rows */
+    am_buf arr;
+    am_buf_init(&arr);
+    am_buf_appendc(&arr, '[');
+    const char *w = words;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            am_buf_appendc(&arr, ',');
+        am_json_str_append(&arr, w);
+        w += strlen(w) + 1;
+    }
+    am_buf_appendc(&arr, ']');
+    rc = am_exec(tx->st, tx->c, AM_S_VOCAB_UPSERT_ALL, "iti", sid, am_buf_str(&arr), seq);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_OCC_INSERT_ALL, "iti", sid, am_buf_str(&arr), seq);
+    am_buf_cleanup(&arr);
+    return rc;
 }
 
 int am_store_tx_history_clear(am_store_tx *tx, const char *session)

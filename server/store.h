@@ -248,6 +248,11 @@ int am_store_tx_vocab_get(am_store_tx *tx, const char *session, const char *word
 /* occ += 1, last_seq = seq (first_seq set on insert) and records the
  * occurrence (session, word, seq). */
 int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *word, int64_t seq);
+/* am_store_tx_vocab_incr for each of n distinct words (NUL-separated in
+ * words, borrowed), in two statements: one upsert of every vocab row and
+ * one insert of every occurrence. */
+int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char *words, size_t n,
+                               int64_t seq);
 /* Deletes the vocab, occurrences and totals of a session (replay). */
 int am_store_tx_history_clear(am_store_tx *tx, const char *session);
 /* Reads/writes a system's totals JSON. get: AM_ERR_NOTFOUND when absent. */

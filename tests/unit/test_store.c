@@ -304,6 +304,67 @@ static int walk_cb(void *ctx, int64_t seq, const char *client_id, const char *re
     return 0;
 }
 
+/* am_store_tx_vocab_incr_all (one upsert and one insert for a segment's
+ * words, through a JSON array) leaves the same vocab and occurrence rows as
+ * one am_store_tx_vocab_incr per word, for words JSON must escape too. */
+static void test_vocab_incr_all(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_session_create(st, "one", "{}", "sig", NULL, 1), AM_OK);
+    assert_int_equal(am_store_session_create(st, "all", "{}", "sig", NULL, 1), AM_OK);
+    static const char *const segs[3][6] = {
+        {"haus", "say \"x\"", "back\\slash", "tab\there", "ünïcødé", "日本"},
+        {"haus", "neu", "\x01\x1f", "say \"x\"", NULL},
+        {"日本", "haus", "[]{},:", NULL},
+    };
+    for (int64_t seq = 1; seq <= 3; seq++) {
+        am_buf words;
+        am_buf_init(&words);
+        size_t n = 0;
+        am_store_tx *tx;
+        assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+        for (; n < 6 && segs[seq - 1][n]; n++) {
+            const char *w = segs[seq - 1][n];
+            am_buf_append(&words, w, strlen(w) + 1);
+            assert_int_equal(am_store_tx_vocab_incr(tx, "one", w, seq), AM_OK);
+        }
+        assert_int_equal(am_store_tx_vocab_incr_all(tx, "all", am_buf_str(&words), n, seq), AM_OK);
+        assert_int_equal(am_store_tx_vocab_incr_all(tx, "all", NULL, 0, seq), AM_OK);
+        assert_int_equal(am_store_tx_commit(tx), AM_OK);
+        am_buf_cleanup(&words);
+    }
+    const char *all[] = {"haus", "say \"x\"", "back\\slash", "tab\there", "ünïcødé",
+                         "日本", "neu",       "\x01\x1f",    "[]{},:"};
+    const int64_t occs[] = {3, 2, 1, 1, 1, 2, 1, 1, 1};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        int64_t o1 = -1, o2 = -1;
+        seqs h1 = {.n = 0}, h2 = {.n = 0};
+        assert_int_equal(am_store_word_history(st, "one", all[i], &o1, collect_seq, &h1), AM_OK);
+        assert_int_equal(am_store_word_history(st, "all", all[i], &o2, collect_seq, &h2), AM_OK);
+        assert_int_equal(o1, occs[i]);
+        assert_int_equal(o2, occs[i]);
+        assert_int_equal(h1.n, h2.n);
+        for (size_t k = 0; k < h1.n; k++)
+            assert_int_equal(h1.v[k], h2.v[k]);
+    }
+    /* an occurrence recorded twice is refused and the batch leaves nothing */
+    am_store_tx *tx;
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    assert_int_equal(am_store_tx_vocab_incr_all(tx, "all", "fresh\0haus", 2, 3), AM_ERR_CONFLICT);
+    am_store_tx_rollback(tx);
+    int64_t occ = -1;
+    assert_int_equal(am_store_word_history(st, "all", "fresh", &occ, NULL, NULL), AM_ERR_NOTFOUND);
+    am_store_close(st);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab"), 18);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM occurrences"), 26);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM (SELECT word, occ, first_seq, last_seq "
+                                      "FROM vocab v JOIN sessions s USING (sid) WHERE s.id = 'one' "
+                                      "EXCEPT SELECT word, occ, first_seq, last_seq FROM vocab v "
+                                      "JOIN sessions s USING (sid) WHERE s.id = 'all')"),
+                     0);
+}
+
 static void test_transactions(void **state)
 {
     fixture *f = *state;
@@ -1361,6 +1422,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_incarnations_and_glossary_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sessions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vocab_incr_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backup, setup, teardown),

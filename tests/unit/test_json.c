@@ -1,0 +1,324 @@
+/* test_json.c — server/json.c: the compact writer's reals, and the direct
+ * writers of the stored totals (am_json_totals_text) and of a POST's answer
+ * (am_json_answer), which must equal the jansson trees they replace
+ * (am_json_totals_raw; am_json_segment + am_json_totals as ingest.c built
+ * them) dumped by am_json_dump, byte for byte. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "sgml.h"
+#include "vocab.h"
+
+/* am_json_dump of one real (caller frees). */
+static char *dump_real(double x)
+{
+    json_t *j = json_real(x);
+    char *s = am_json_dump(j);
+    json_decref(j);
+    return s;
+}
+
+static void test_reals(void **state)
+{
+    (void)state;
+    static const struct {
+        double x;
+        const char *text;
+    } cases[] = {
+        {3.0, "3.0"},
+        {-7.0, "-7.0"},
+        {0.0, "0.0"},
+        {-0.0, "-0.0"},
+        {0.1, "0.1"},
+        {0.8, "0.8"},
+        {2.0 / 3.0, "0.6666666666666666"},
+        {123456789012345.0, "123456789012345.0"},
+        {999999999999999.0, "999999999999999.0"},
+        {1e15, "1e15"},
+        {9007199254740992.0, "9007199254740992.0"},
+        {1e20, "1e20"},
+        {1.5e-7, "1.5e-7"},
+        {0.75, "0.75"},
+        {0.05, "0.05"},
+        {-12.5, "-12.5"},
+        {0.0001, "0.0001"},
+        {0.00012, "0.00012"},
+        {0.000099, "9.9e-5"},
+        {99999999999999.9, "99999999999999.9"},
+        {0.1 + 0.2, "0.30000000000000004"},
+        {1234.000001, "1234.000001"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *s = dump_real(cases[i].x);
+        assert_string_equal(s, cases[i].text);
+        assert_true(strtod(s, NULL) == cases[i].x);
+        free(s);
+    }
+}
+
+/* Fills *t with distinct values of every field, reals of every kind. */
+static void fill(am_totals *t, unsigned seed, int k, size_t windows)
+{
+    memset(t, 0, sizeof *t);
+    srand(seed);
+    t->segments = rand();
+    t->bleu_segments = rand() % 1000;
+    t->recall.k = k;
+    for (int i = 0; i <= k; i++) {
+        t->recall.r[i].hits = rand() % 100;
+        t->recall.r[i].total = 100 + rand() % 100;
+    }
+    t->recall.r01.hits = 7;
+    t->recall.r01.total = 9000000000LL; /* beyond 32 bits */
+    t->terms.instances = 12;
+    t->terms.exact = 5;
+    t->terms.stem = 3;
+    t->terms.deviations = 2;
+    t->terms.forbidden = 1;
+    t->terms.partial_sum = rand() / 7.0;
+    t->terms.reorder_sum = seed & 1 ? 4.0 : 1e-9 * rand();
+    t->terms.n_windows = windows;
+    for (size_t w = 0; w < windows; w++) {
+        t->terms.windows[w] = w + 2;
+        t->terms.win_sum[w] = (double)rand() / 3.0;
+        t->terms.win_count[w] = (uint64_t)rand();
+    }
+    t->ter.edits = rand() / 10.0;
+    t->ter.ref_len = (double)rand();
+    t->ter.n = (size_t)rand();
+    t->term.edits = seed & 2 ? 1e16 : 0.25 * rand();
+    t->term.ref_len = 33.0;
+    t->term.n = 4;
+    t->bleu.sys_len = rand();
+    t->bleu.ref_len = rand();
+    for (size_t i = 0; i < AM_BLEU_MAX_ORDER; i++) {
+        t->bleu.correct[i] = rand() % 50;
+        t->bleu.total[i] = 50 + rand() % 50;
+    }
+    for (size_t n = 0; n < AM_CHRF_MAX_CHAR_ORDER; n++)
+        for (size_t i = 0; i < 3; i++)
+            t->chrf.ch[n][i] = rand();
+    for (size_t n = 0; n < AM_CHRF_MAX_WORD_ORDER; n++)
+        for (size_t i = 0; i < 3; i++)
+            t->chrf.wd[n][i] = -(int64_t)rand();
+}
+
+/* The reals' spelling before the decimal and integral fast paths: the
+ * first of %.15g, %.16g, %.17g that reads back, in jansson's spelling. */
+static void old_real(double x, char *out, size_t n)
+{
+    char s[40];
+    for (int p = 15; p <= 17; p++) {
+        snprintf(s, sizeof s, "%.*g", p, x);
+        if (p == 17 || strtod(s, NULL) == x)
+            break;
+    }
+    char *e = strchr(s, 'e');
+    if (!e) {
+        snprintf(out, n, "%s%s", s, strchr(s, '.') ? "" : ".0");
+        return;
+    }
+    *e = '\0';
+    const char *d = e + 1;
+    int neg = *d == '-';
+    if (*d == '-' || *d == '+')
+        d++;
+    while (*d == '0' && d[1])
+        d++;
+    snprintf(out, n, "%se%s%s", s, neg ? "-" : "", d);
+}
+
+/* Every ratio a / b of small integers, scaled by powers of ten, and
+ * decimals of up to 7 places: spelled as before, and read back exactly. */
+static void test_reals_as_before(void **state)
+{
+    (void)state;
+    size_t fast = 0, n = 0;
+    for (int a = -60; a <= 300; a++)
+        for (int bb = 1; bb <= 64; bb++)
+            for (int e = -6; e <= 16; e += 2) {
+                double x = (double)a / bb * pow(10, e);
+                char want[64];
+                old_real(x, want, sizeof want);
+                char *got = dump_real(x);
+                assert_string_equal(got, want);
+                assert_true(strtod(got, NULL) == x);
+                fast += strlen(got) < 12;
+                free(got);
+                n++;
+            }
+    for (long v = -2000000; v <= 20000000; v += 997)
+        for (int places = 1; places <= 7; places++) {
+            double x = (double)v / pow(10, places);
+            char want[64];
+            old_real(x, want, sizeof want);
+            char *got = dump_real(x);
+            assert_string_equal(got, want);
+            free(got);
+            n++;
+        }
+    assert_true(n > 100000);
+    assert_true(fast > 1000);
+}
+
+static void test_totals_text_equals_tree(void **state)
+{
+    (void)state;
+    for (unsigned seed = 1; seed <= 200; seed++) {
+        am_totals t;
+        fill(&t, seed, (int)(seed % (AM_RECALL_MAX_K + 1)), seed % (AM_TERMS_MAX_WINDOWS + 1));
+        json_t *tree = am_json_totals_raw(&t);
+        char *want = am_json_dump(tree);
+        char *got = am_json_totals_text(&t);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+        json_decref(tree);
+    }
+    am_totals z;
+    memset(&z, 0, sizeof z);
+    json_t *tree = am_json_totals_raw(&z);
+    char *want = am_json_dump(tree);
+    char *got = am_json_totals_text(&z);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+    json_decref(tree);
+}
+
+/* The answer as ingest.c built it before am_json_answer (caller frees). */
+static char *answer_tree(const am_scorer *sc, const am_seg_result *res, const char *const *names,
+                         const am_totals *tot, int64_t seq)
+{
+    json_t *scores = am_json_segment(sc, res, names);
+    json_t *totals = json_object();
+    for (size_t k = 0; k < res->nsys; k++)
+        json_object_set_new(totals, names[k], am_json_totals(sc, &tot[k]));
+    json_t *r =
+        json_pack("{sssssIsssoso}", "session", "s\"1", "id", "seg/é", "seq", (json_int_t)seq,
+                  "signature", am_scorer_signature(sc), "scores", scores, "totals", totals);
+    json_object_set_new(r, "created_ms", json_integer(1700000000123));
+    json_object_set_new(r, "glossary_version", json_integer(3));
+    char *txt = am_json_dump(r);
+    json_decref(r);
+    return txt;
+}
+
+/* Every TICO-19 dev segment scored with the TICO-19 glossary for three
+ * systems (names out of order, one needing escapes), k = 11 (keys r10,
+ * r11 sort before r2), windows 10 and 2 (sorted as strings): the direct
+ * answer equals the tree's dump. */
+static void test_answer_equals_tree(void **state)
+{
+    (void)state;
+    size_t len;
+    char *buf = tu_read("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &len);
+    am_sgml_doc ref;
+    assert_int_equal(am_sgml_parse(buf, len, &ref, NULL), AM_OK);
+    free(buf);
+    buf = tu_read("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &len);
+    am_sgml_doc hyp;
+    assert_int_equal(am_sgml_parse(buf, len, &hyp, NULL), AM_OK);
+    free(buf);
+    buf = tu_read("data/tico19-enfr-dev/dev.en-fr.en.sgm", &len);
+    am_sgml_doc src;
+    assert_int_equal(am_sgml_parse(buf, len, &src, NULL), AM_OK);
+    free(buf);
+    buf = tu_read("data/glossaries/tico19/f_en-fr_XX.csv", &len);
+    am_gloss g;
+    am_gloss_init(&g);
+    assert_int_equal(am_gloss_parse(buf, len, AM_GLOSS_AUTO, NULL, &g, NULL), AM_OK);
+    free(buf);
+    am_config c;
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "target_lang", "fr", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "source_lang", "en", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "k", "11", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "windows", "10,2", NULL), AM_OK);
+    am_scorer *sc = NULL;
+    assert_int_equal(am_scorer_new(&c, NULL, 0, &g, NULL, &sc, NULL), AM_OK);
+    am_score_ws *ws = am_score_ws_new();
+    am_vocab *hist = am_vocab_new();
+    const char *names[3] = {"zeta", "alpha", "q\"uote\\d"};
+    am_totals tot[3];
+    for (size_t k = 0; k < 3; k++)
+        am_totals_init(&tot[k], sc);
+    size_t with_terms = 0, n = 0;
+    for (size_t i = 0; i < ref.nsegs; i++) {
+        size_t j = am_sgml_find_seg(&hyp, ref.segs[i].id);
+        assert_true(j != (size_t)-1);
+        /* the system output, the reference itself, and an empty hypothesis
+         * every 7th segment (else the next segment's reference) */
+        const char *h[3] = {hyp.segs[j].text, ref.segs[i].text,
+                            i % 7 == 0 || i + 1 == ref.nsegs ? "" : ref.segs[i + 1].text};
+        am_seg_input in = {.source = src.segs[i].text,
+                           .translation = i % 50 == 0 ? "" : ref.segs[i].text,
+                           .hyps = h,
+                           .nsys = 3,
+                           .max_term_occurrences = 1000};
+        am_seg_result res;
+        assert_int_equal(am_score_segment(sc, ws, &in, am_recall_vocab_lookup, hist, &res, NULL),
+                         AM_OK);
+        if (res.sys[0].terms && res.sys[0].terms->n_inst)
+            with_terms++;
+        for (size_t k = 0; k < 3; k++)
+            am_totals_add(&tot[k], &res.sys[k]);
+        char *want = answer_tree(sc, &res, names, tot, (int64_t)i + 1);
+        char *got = am_json_answer(&res, names, tot, "s\"1", "seg/é", (int64_t)i + 1,
+                                   am_scorer_signature(sc), 1700000000123, 3);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+        am_recall_seg_commit(res.recall, hist);
+        n++;
+    }
+    assert_true(n > 900);
+    assert_true(with_terms > 100);
+    am_vocab_free(hist);
+    am_score_ws_free(ws);
+    am_scorer_free(sc);
+    am_gloss_cleanup(&g);
+    am_sgml_free(&ref);
+    am_sgml_free(&hyp);
+    am_sgml_free(&src);
+}
+
+/* am_buf_appendc's fast path and am_buf_reserve keep the buffer a
+ * NUL-terminated copy of what was appended, across growth. */
+static void test_buf_appendc_reserve(void **state)
+{
+    (void)state;
+    am_buf b;
+    am_buf_init(&b);
+    char want[5000];
+    for (size_t i = 0; i < sizeof want - 1; i++) {
+        want[i] = (char)('a' + i % 26);
+        am_buf_appendc(&b, want[i]);
+        assert_int_equal(b.len, i + 1);
+        assert_int_equal(b.data[b.len], '\0');
+        if (i == 100)
+            am_buf_reserve(&b, 3000);
+        if (i == 100)
+            assert_true(b.cap > 3000);
+    }
+    want[sizeof want - 1] = '\0';
+    assert_string_equal(am_buf_str(&b), want);
+    am_buf_reserve(&b, 10); /* smaller than the length: nothing changes */
+    assert_string_equal(am_buf_str(&b), want);
+    am_buf_cleanup(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_buf_appendc_reserve), cmocka_unit_test(test_reals),
+        cmocka_unit_test(test_reals_as_before),     cmocka_unit_test(test_totals_text_equals_tree),
+        cmocka_unit_test(test_answer_equals_tree),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
