@@ -60,6 +60,37 @@ static size_t xl_line_of(const char *buf, size_t off)
     return line;
 }
 
+/* The checks every XML input starts with: the buffer (NULL only when len
+ * is 0) is valid UTF-8 without NUL and not larger than libxml2 takes; a BOM
+ * and leading whitespace are skipped (*buf, *len advanced, *line_off = the
+ * lines skipped). Returns AM_OK or an error filled into rep. */
+static int xl_start(const char **buf, size_t *len, size_t *line_off, am_xliff_report *rep)
+{
+    *line_off = 0;
+    if (!*buf && *len)
+        return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
+    if (*len > (size_t)INT_MAX)
+        return xl_err(rep, AM_ERR_RANGE, 0, "XML document larger than %d bytes", INT_MAX);
+    if (!*buf)
+        *buf = "";
+    const char *b = *buf;
+    size_t n = *len, bad = 0;
+    int rc = am_text_validate(b, n, &bad);
+    if (rc)
+        return xl_err(rep, rc, xl_line_of(b, bad), "%s at byte %zu",
+                      rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8", bad);
+    size_t i = 0;
+    if (n >= 3 && memcmp(b, "\xEF\xBB\xBF", 3) == 0)
+        i = 3;
+    while (i < n && xl_is_space(b[i]))
+        *line_off += b[i++] == '\n';
+    if (i == n)
+        return xl_err(rep, AM_ERR_PARSE, 0, "empty XML document");
+    *buf = b + i;
+    *len = n - i;
+    return AM_OK;
+}
+
 /* Parses buf[0..len) into *doc (caller frees with xmlFreeDoc); *line_off
  * receives the lines skipped before the document (a BOM and leading
  * whitespace are tolerated). Returns AM_OK or an error filled into rep. */
@@ -67,27 +98,9 @@ static int xl_read(const char *buf, size_t len, xmlDocPtr *doc, size_t *line_off
                    am_xliff_report *rep)
 {
     *doc = NULL;
-    *line_off = 0;
-    if (!buf && len)
-        return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
-    if (len > (size_t)INT_MAX)
-        return xl_err(rep, AM_ERR_RANGE, 0, "XML document larger than %d bytes", INT_MAX);
-    if (!buf)
-        buf = "";
-    size_t bad = 0;
-    int rc = am_text_validate(buf, len, &bad);
+    int rc = xl_start(&buf, &len, line_off, rep);
     if (rc)
-        return xl_err(rep, rc, xl_line_of(buf, bad), "%s at byte %zu",
-                      rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8", bad);
-    size_t i = 0;
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-        i = 3;
-    while (i < len && xl_is_space(buf[i]))
-        *line_off += buf[i++] == '\n';
-    if (i == len)
-        return xl_err(rep, AM_ERR_PARSE, 0, "empty XML document");
-    buf += i;
-    len -= i;
+        return rc;
 
     am_xmlsafe_state st;
     xmlDocPtr d = NULL;
@@ -872,26 +885,10 @@ int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, a
     if (!info)
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
     memset(info, 0, sizeof *info);
-    if (!buf && len)
-        return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
-    if (len > (size_t)INT_MAX)
-        return xl_err(rep, AM_ERR_RANGE, 0, "XML document larger than %d bytes", INT_MAX);
-    if (!buf)
-        buf = "";
-    size_t bad = 0;
-    int rc = am_text_validate(buf, len, &bad);
+    size_t line_off = 0;
+    int rc = xl_start(&buf, &len, &line_off, rep);
     if (rc)
-        return xl_err(rep, rc, xl_line_of(buf, bad), "%s at byte %zu",
-                      rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8", bad);
-    size_t i = 0, line_off = 0;
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-        i = 3;
-    while (i < len && xl_is_space(buf[i]))
-        line_off += buf[i++] == '\n';
-    if (i == len)
-        return xl_err(rep, AM_ERR_PARSE, 0, "empty XML document");
-    buf += i;
-    len -= i;
+        return rc;
     rc = xl_prolog_check(buf, len, line_off, rep);
     if (rc)
         return rc;

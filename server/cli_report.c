@@ -337,21 +337,27 @@ void am_cli_plot_cleanup(am_cli_plot *p)
     memset(p, 0, sizeof *p);
 }
 
-/* One segment's {num, den} per metric of one system (as api_curve.c). */
-static void am_cli_plot_counts(const am_sys_seg *s, int wo, double out[AM_CP_N][2])
+/* The recall and term {num, den} pairs from recall and term counts. */
+static void am_cli_plot_rt(const am_recall_totals *r, const am_terms_totals *tt, int wo,
+                           double out[AM_CP_N][2])
 {
-    const am_recall_totals *r = &s->recall;
     out[AM_CP_R0][0] = (double)r->r[0].hits;
     out[AM_CP_R0][1] = (double)r->r[0].total;
     out[AM_CP_R1][0] = r->k >= 1 ? (double)r->r[1].hits : 0;
     out[AM_CP_R1][1] = r->k >= 1 ? (double)r->r[1].total : 0;
     out[AM_CP_R01][0] = (double)r->r01.hits;
     out[AM_CP_R01][1] = (double)r->r01.total;
-    out[AM_CP_TERM][0] = (double)s->terms_totals.exact;
-    out[AM_CP_TERM][1] = (double)s->terms_totals.instances;
-    int has_wo = (size_t)wo < s->terms_totals.n_windows;
-    out[AM_CP_WO][0] = has_wo ? s->terms_totals.win_sum[wo] : 0;
-    out[AM_CP_WO][1] = has_wo ? (double)s->terms_totals.win_count[wo] : 0;
+    out[AM_CP_TERM][0] = (double)tt->exact;
+    out[AM_CP_TERM][1] = (double)tt->instances;
+    int has_wo = (size_t)wo < tt->n_windows;
+    out[AM_CP_WO][0] = has_wo ? tt->win_sum[wo] : 0;
+    out[AM_CP_WO][1] = has_wo ? (double)tt->win_count[wo] : 0;
+}
+
+/* One segment's {num, den} per metric of one system (as api_curve.c). */
+static void am_cli_plot_counts(const am_sys_seg *s, int wo, double out[AM_CP_N][2])
+{
+    am_cli_plot_rt(&s->recall, &s->terms_totals, wo, out);
     double len = (double)s->ter_ref_len;
     out[AM_CP_OMT][0] = len > 0 ? len - s->term_edits : 0;
     out[AM_CP_OMT][1] = len;
@@ -360,18 +366,7 @@ static void am_cli_plot_counts(const am_sys_seg *s, int wo, double out[AM_CP_N][
 /* Running counts {num, den} per metric from a totals record. */
 static void am_cli_plot_running(const am_totals *t, int wo, double out[AM_CP_N][2])
 {
-    const am_recall_totals *r = &t->recall;
-    out[AM_CP_R0][0] = (double)r->r[0].hits;
-    out[AM_CP_R0][1] = (double)r->r[0].total;
-    out[AM_CP_R1][0] = r->k >= 1 ? (double)r->r[1].hits : 0;
-    out[AM_CP_R1][1] = r->k >= 1 ? (double)r->r[1].total : 0;
-    out[AM_CP_R01][0] = (double)r->r01.hits;
-    out[AM_CP_R01][1] = (double)r->r01.total;
-    out[AM_CP_TERM][0] = (double)t->terms.exact;
-    out[AM_CP_TERM][1] = (double)t->terms.instances;
-    int has_wo = (size_t)wo < t->terms.n_windows;
-    out[AM_CP_WO][0] = has_wo ? t->terms.win_sum[wo] : 0;
-    out[AM_CP_WO][1] = has_wo ? (double)t->terms.win_count[wo] : 0;
+    am_cli_plot_rt(&t->recall, &t->terms, wo, out);
     am_totals_scores sc;
     am_totals_scores_compute(t, &sc);
     out[AM_CP_OMT][0] = isfinite(sc.one_minus_term) ? sc.one_minus_term : 0;

@@ -390,6 +390,17 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
     return AM_OK;
 }
 
+am_seg_input am_seg_req_input(const am_seg_req *r)
+{
+    am_seg_input in = {.source = r->source,
+                       .translation = r->translation,
+                       .hyps = r->hyp,
+                       .nsys = r->nsys,
+                       .annots = r->annots,
+                       .n_annots = r->n_annots};
+    return in;
+}
+
 void am_seg_req_cleanup(am_seg_req *r)
 {
     free(r->annots);
@@ -579,13 +590,8 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
     am_score_ws *ws = am_wspool_get(srv->wspool);
     am_score_ws_set_cancel(ws, &bud->cancel);
     am_lookup_ctx lc = {rtx, session};
-    am_seg_input in = {.source = req->source,
-                       .translation = req->translation,
-                       .hyps = req->hyp,
-                       .nsys = req->nsys,
-                       .annots = req->annots,
-                       .n_annots = req->n_annots,
-                       .max_term_occurrences = (size_t)srv->cfg.max_term_occurrences};
+    am_seg_input in = am_seg_req_input(req);
+    in.max_term_occurrences = (size_t)srv->cfg.max_term_occurrences;
     am_seg_result res;
     const char *field = NULL;
     int rc = mem && mem->base ? am_score_segment(sc, ws, &in, mem_overlay_lookup, mem, &res, &field)
@@ -807,6 +813,35 @@ static int am_acquire(am_server *srv, const char *session, am_sess **out, am_fai
  * glossary changed) before it answers 503. */
 #define AM_WRITE_TRIES 32
 
+/* The session's state in the read snapshot rtx into *st, checked against
+ * the cached runtime sess: 404 when the session is gone, 503 when it
+ * cannot be read, and a retry (AM_ERR_CONFLICT, the runtime forgotten) when
+ * the runtime is of another incarnation or glossary version; `what` names
+ * the write in the detail. */
+static int snapshot_state(am_server *srv, am_sess *sess, am_store_tx *rtx, const char *session,
+                          const char *what, am_store_state *st, int *retry, am_fail *f)
+{
+    int rc = am_store_tx_session_info(rtx, session, st);
+    if (rc == AM_ERR_NOTFOUND) {
+        am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+        return rc;
+    }
+    if (rc != AM_OK) {
+        am_failf(f, 503, "unavailable", "Database unavailable", NULL,
+                 "session '%s' could not be read: %s", session, am_strerror(rc));
+        return rc;
+    }
+    if (st->incarnation != sess->incarnation || st->glossary_version != sess->glossary_version) {
+        /* the cached runtime is of another incarnation or glossary */
+        am_sessions_forget_entry(srv->sessions, sess);
+        *retry = 1;
+        am_failf(f, 503, "unavailable", "Session changed", NULL,
+                 "the session changed while the %s was scored; retry", what);
+        return AM_ERR_CONFLICT;
+    }
+    return AM_OK;
+}
+
 /* One attempt of a POST (see am_ingest_post). *retry is set when the
  * session changed under it and a new attempt may succeed. */
 static int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in,
@@ -832,24 +867,9 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
         goto out;
     }
     am_store_state st;
-    rc = am_store_tx_session_info(rtx, session, &st);
-    if (rc != AM_OK) {
-        if (rc == AM_ERR_NOTFOUND)
-            am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
-        else
-            am_failf(f, 503, "unavailable", "Database unavailable", NULL,
-                     "session '%s' could not be read: %s", session, am_strerror(rc));
+    rc = snapshot_state(srv, sess, rtx, session, "segment", &st, retry, f);
+    if (rc != AM_OK)
         goto out;
-    }
-    if (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version) {
-        /* the cached runtime is of another incarnation or glossary */
-        am_sessions_forget_entry(srv->sessions, sess);
-        *retry = 1;
-        rc = AM_ERR_CONFLICT;
-        am_failf(f, 503, "unavailable", "Session changed", NULL,
-                 "the session changed while the segment was scored; retry");
-        goto out;
-    }
     int64_t seq = 0;
     int found = am_store_tx_segment_find(rtx, session, req->id, &seq, NULL, NULL);
     if (found == AM_OK) {
@@ -1694,23 +1714,9 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
         goto out;
     }
     mem.base = rtx;
-    rc = am_store_tx_session_info(rtx, session, &st);
-    if (rc == AM_ERR_NOTFOUND) {
-        am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+    rc = snapshot_state(srv, sess, rtx, session, "batch", &st, retry, f);
+    if (rc != AM_OK)
         goto out;
-    } else if (rc != AM_OK) {
-        am_failf(f, 503, "unavailable", "Database unavailable", NULL,
-                 "session '%s' could not be read: %s", session, am_strerror(rc));
-        goto out;
-    }
-    if (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version) {
-        am_sessions_forget_entry(srv->sessions, sess);
-        *retry = 1;
-        rc = AM_ERR_CONFLICT;
-        am_failf(f, 503, "unavailable", "Session changed", NULL,
-                 "the session changed while the batch was scored; retry");
-        goto out;
-    }
     am_scoring use = am_scoring_of(sess);
     int64_t now = am_now_ms();
     int item_rc = AM_OK;

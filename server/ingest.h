@@ -72,6 +72,9 @@ void am_fail_cleanup(am_fail *f);
 int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg, am_seg_req *out,
                      am_fail *fail);
 void am_seg_req_cleanup(am_seg_req *r);
+/* The scoring input of a parsed request (its texts and annotations
+ * borrowed; no term-occurrence limit). */
+am_seg_input am_seg_req_input(const am_seg_req *r);
 
 /* Applies a session's systems (sess: an am_sess of sessions.h, borrowed)
  * to a parsed request r (modified; names borrowed from sess): a session

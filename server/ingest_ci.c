@@ -86,12 +86,7 @@ static int am_ci_text_stats(am_ci_ctx *c, const char *request_json)
     int rc = body ? am_seg_req_parse(body, NULL, NULL, &q, &pf) : AM_ERR_INTERNAL;
     if (rc == AM_OK) {
         (void)am_seg_systems(c->sess, &q, 0, &pf); /* named as when posted */
-        am_seg_input in = {.source = q.source,
-                           .translation = q.translation,
-                           .hyps = q.hyp,
-                           .nsys = q.nsys,
-                           .annots = q.annots,
-                           .n_annots = q.n_annots};
+        am_seg_input in = am_seg_req_input(&q);
         am_seg_result res;
         const char *field = NULL;
         rc = am_score_segment_rest(c->sess->scorer, c->ws, &in, &res, &field);

@@ -218,12 +218,7 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
         return am_rs_fail(r->f, 500, "internal", "Rescore failed",
                           "stored segment %lld cannot be read", (long long)seq);
     }
-    am_seg_input in = {.source = q.source,
-                       .translation = q.translation,
-                       .hyps = q.hyp,
-                       .nsys = q.nsys,
-                       .annots = q.annots,
-                       .n_annots = q.n_annots};
+    am_seg_input in = am_seg_req_input(&q);
     am_seg_result res;
     const char *field = NULL;
     rc = am_score_segment(sc, r->ws, &in, am_rs_lookup, &r->vocab, &res, &field);
