@@ -23,7 +23,7 @@ drives every route with inputs of doubling size up to the configured limits:
 and runs `adaptmon score` with each offline profile: standard and
 simianer2019 on one segment of n tokens (n × "a" / n × "b", the nested
 glossary), alam2021 on one SGML segment of n tokens from an 8-word
-vocabulary (the TERm shift search is the expensive part; see METRICS.md).
+vocabulary (the TERm shift search is the expensive part; see docs/metrics.md).
 Reports the median time of 3 runs (1 for the largest CLI runs), the server's
 peak RSS (/proc VmHWM, cumulative) or the CLI's peak RSS
 (getrusage(RUSAGE_CHILDREN) in a wrapper process), and the least-squares

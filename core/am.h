@@ -6,9 +6,9 @@
  * no I/O and keeps no global mutable state, so every function here may be
  * called from many threads at once on distinct objects.
  *
- * Conventions (DESIGN.md): functions return int, 0 (AM_OK) on success or a
- * negative enum am_err; results go through out-parameters; ownership is
- * stated in the comment above each function.
+ * Conventions (docs/architecture.md, "Conventions"): functions return int, 0 (AM_OK) on success or
+ * a negative enum am_err; results go through out-parameters; ownership is stated in the comment
+ * above each function.
  */
 #ifndef AM_H
 #define AM_H

@@ -1,7 +1,7 @@
 /*
  * compare.h — one system's session totals against another's (a system
  * against the session's baseline): the relative difference (x − b) / b of
- * every session score (METRICS.md; docs/metrics.md §paired: both totals
+ * every session score (docs/metrics.md; docs/metrics.md §paired: both totals
  * must cover the same segments, which is the caller's business).
  *
  * Pure and allocation-free: plain structs in, plain structs out.

@@ -1,5 +1,5 @@
 /*
- * config.h — session options (METRICS.md): one declarative table that the
+ * config.h — session options (docs/metrics.md): one declarative table that the
  * CLI flags, the HTTP API's JSON and the signature string all derive from.
  *
  * An am_config is a plain value (no pointers): copy it freely. Resources

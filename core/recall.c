@@ -191,7 +191,7 @@ static size_t idxset_find_or_add(idxset *s, const char *key, size_t idx)
 }
 
 /* Complexity (issue 15): argument checks, then the three passes of
- * METRICS.md (distinct words with the background filter, shots from the
+ * docs/metrics.md (distinct words with the background filter, shots from the
  * history, hits per system) sharing the first-occurrence map word_of. */
 int am_recall_segment(const am_recall_config *cfg, const am_toks *ref, const am_toks *hyps,
                       size_t nsys, am_recall_lookup_fn lookup, void *lookup_ctx, am_recall_seg *out)

@@ -1,6 +1,6 @@
 /*
  * recall.h — immediate adaptation recall R0, R1, …, Rk and R0+1
- * (METRICS.md §2; Simianer, Wuebker & DeNero, NAACL 2019).
+ * (docs/metrics.md §2; Simianer, Wuebker & DeNero, NAACL 2019).
  *
  * The occurrence history occ[w] (number of confirmed segments so far whose
  * confirmed translation contains content word w) lives with the caller — in
@@ -121,7 +121,7 @@ void am_recall_seg_init(am_recall_seg *r);
 /* Frees everything the result owns; it is empty and reusable after. */
 void am_recall_seg_cleanup(am_recall_seg *r);
 
-/* Standard-profile content words of text (METRICS.md §1): strip tags (when
+/* Standard-profile content words of text (docs/metrics.md §1): strip tags (when
  * cfg->strip_tags) → tokenize with cfg->tokenizer → normalize each token
  * (cfg->norm, cfg->casefold) → drop stopwords (cfg->stopwords), tokens made
  * only of punctuation/symbols and tokens made only of decimal digits.

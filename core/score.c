@@ -350,7 +350,7 @@ static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg
 #define AM_PART_REST 2 /* terms, TER/TERm, BLEU, chrF (order-independent) */
 
 /* am_score_segment's work, the parts selected by `parts`. */
-/* Length (issue 15): the fixed order of METRICS.md per segment (validate,
+/* Length (issue 15): the fixed order of docs/metrics.md per segment (validate,
  * prepare, recall, terms, then TER/TERm, BLEU and chrF per system), with
  * the parts flags selecting passes; each pass is one call. */
 static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,

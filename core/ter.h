@@ -1,6 +1,6 @@
 /*
  * ter.h — TER (sacreBLEU 2.6.0, default settings) and the term-weighted
- * TERm of METRICS.md §3 (standard profile).
+ * TERm of docs/metrics.md §3 (standard profile).
  *
  * TER follows sacreBLEU's lib_ter.py exactly:
  *   * tokenizer: TercomTokenizer with its defaults (normalized=False,

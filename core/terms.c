@@ -1,5 +1,5 @@
 /* terms.c — terminology consistency, standard profile (see terms.h and
- * METRICS.md §3). The code follows the order of terms.h: text pipeline,
+ * docs/metrics.md §3). The code follows the order of terms.h: text pipeline,
  * term sets (compiled glossary / annotations), instances, exact and stem
  * match, partial and reorder, windows, forbidden uses, totals, preview. */
 #include "terms.h"

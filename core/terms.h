@@ -1,5 +1,5 @@
 /*
- * terms.h — terminology consistency, standard profile (METRICS.md §3; TER
+ * terms.h — terminology consistency, standard profile (docs/metrics.md §3; TER
  * and TERm are in ter.h, the alam2021 profile in compat/).
  *
  * Objects:

@@ -1,6 +1,6 @@
 /*
  * text.c — validation, inline-markup stripping, Unicode normalization and
- * token classes (see text.h and METRICS.md §1).
+ * token classes (see text.h and docs/metrics.md §1).
  */
 #include "text.h"
 

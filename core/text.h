@@ -1,5 +1,5 @@
 /*
- * text.h — the text pipeline of METRICS.md §1: validation, inline-markup
+ * text.h — the text pipeline of docs/metrics.md §1: validation, inline-markup
  * stripping, Unicode normalization (utf8proc) and the token classes that
  * decide which tokens are content words.
  */

@@ -1,7 +1,7 @@
 /*
  * alam2021.c — profile `alam2021`: evaluate_term_wmt.py without lemmatizer.
  *
- * Layout (in the order of METRICS.md §3, profile alam2021):
+ * Layout (in the order of docs/metrics.md §3, profile alam2021):
  *   1. a small Python-`re` subset matcher: the script builds its term
  *      searches as regular expressions from the raw term strings
  *      ("(?= " + alternative + " )"), so "essoufflé ( e )" is a group there;

@@ -1,5 +1,5 @@
 /*
- * alam2021.h — reference profile `alam2021` (METRICS.md §3): reproduces, bit
+ * alam2021.h — reference profile `alam2021` (docs/metrics.md §3): reproduces, bit
  * for bit, the WMT21 terminology scorer evaluate_term_wmt.py of Alam et al.
  * (2021) without its Stanza lemmatizer pass: exact-match accuracy, window
  * overlap and 1 − TERm (notes-alam2021-terM.md) on WMT21 SGML documents.

@@ -1,7 +1,7 @@
 /*
  * simianer2019.h — profile `simianer2019`: R0/R1/R0+1 exactly as the
  * authors' script rk.rb (github.com/lilt/r01) computes them on tokenized,
- * truecased input (METRICS.md §2).
+ * truecased input (docs/metrics.md §2).
  *
  * Differences from the standard profile are all in the content-word
  * extraction: tokens are the text split on ASCII whitespace (no tag

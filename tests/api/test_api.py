@@ -5,7 +5,7 @@ Each run starts its own servers on free 127.0.0.1 ports with temporary
 databases and stops them with SIGTERM. Expected numbers come from the data
 files (data/golden/*.json) or from a second, independent path through the
 service (a fresh replay, a single-system session, `adaptmon score`); none is
-copied into this file except the worked example of METRICS.md (the paper's
+copied into this file except the worked example of docs/metrics.md (the paper's
 slides). Python standard library only; node validates openapi.yaml.
 
 Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
@@ -33,7 +33,7 @@ C = None      # a client of S
 
 SIMIANER = {"profile": "simianer2019", "stopwords": "iso"}
 
-# The worked example of METRICS.md §2 (Simianer et al.'s slides), stopwords "the".
+# The worked example of docs/metrics.md §2 (Simianer et al.'s slides), stopwords "the".
 SLIDES = [
     {"id": "1", "source": "Der Terrier beißt die Frau", "hypothesis": "The dog bites the lady",
      "translation": "The terrier bites the woman"},
