@@ -374,7 +374,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
         am_store_session_clear(&row);
         return 0;
     }
-    c->n = row.segments;
+    c->n = row.last_seq; /* the x axis is seq; deleted seqs are gaps (schema/007) */
     c->points = points;
     c->window = window;
     c->ci = (int)ci;
@@ -429,9 +429,9 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
             }
             json_object_set_new(systems, c->sys[i].name, o);
         }
-        *out = json_pack("{sssIsIsIsIsIsososo}", "session", row.id, "segments", (json_int_t)c->n,
-                         "version", (json_int_t)row.version, "window", (json_int_t)window,
-                         "window_overlap_width", (json_int_t)wo, "points",
+        *out = json_pack("{sssIsIsIsIsIsososo}", "session", row.id, "segments",
+                         (json_int_t)row.segments, "version", (json_int_t)row.version, "window",
+                         (json_int_t)window, "window_overlap_width", (json_int_t)wo, "points",
                          (json_int_t)json_array_size(c->x), "x", c->x, "systems", systems,
                          "glossary_changes", gc.changes);
     }

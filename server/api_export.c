@@ -190,6 +190,10 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
                       const char *result_json, int64_t created_at)
 {
     am_pager *c = ctx;
+    if (seq > c->upper) { /* past the last seq (a page counts rows; seqs have gaps) */
+        c->cursor = c->upper;
+        return 0;
+    }
     c->cursor = seq;
     if (c->fmt == AM_PG_TIMELINE || c->fmt == AM_PG_JSON) {
         if (c->fmt == AM_PG_TIMELINE)
@@ -414,8 +418,9 @@ void am_api_export(am_req *req, am_resp *resp)
     json_t *opts = json_loads(row.options, 0, NULL);
     const char *srclang = json_string_value(json_object_get(opts, "source_lang"));
     const char *tgtlang = json_string_value(json_object_get(opts, "target_lang"));
-    /* the rows are seqs 1..segments (no gaps), read as of now */
-    am_pager *c = am_pager_new(req->srv, row.id, fmt, 0, row.segments);
+    /* the rows are the seqs up to the highest, read as of now (with gaps
+     * where segments were deleted: schema/007) */
+    am_pager *c = am_pager_new(req->srv, row.id, fmt, 0, row.last_seq);
     c->srclang = srclang ? am_xstrdup(srclang) : NULL;
     c->tgtlang = tgtlang ? am_xstrdup(tgtlang) : NULL;
     am_buf head;
@@ -466,12 +471,14 @@ void am_api_export(am_req *req, am_resp *resp)
 void am_api_timeline(am_req *req, am_resp *resp, const am_store_session *row, int64_t after,
                      int64_t limit)
 {
-    int64_t upper = after + limit < row->segments ? after + limit : row->segments;
+    /* pages are seq ranges (after, after + limit]: one holds fewer rows
+     * where segments were deleted (seq gaps: schema/007) */
+    int64_t upper = after + limit < row->last_seq ? after + limit : row->last_seq;
     if (upper < after)
         upper = after;
     char *open = am_json_open(json_pack("{ss}", "session", row->id));
     char footer[96];
-    if (after + limit < row->segments)
+    if (after + limit < row->last_seq)
         snprintf(footer, sizeof footer, "],\"next\":%lld,\"total\":%lld}\n",
                  (long long)(after + limit), (long long)row->segments);
     else

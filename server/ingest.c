@@ -1244,9 +1244,9 @@ static int words_has(const am_buf *b, size_t n, const char *w)
  * still be at the version the replay read (else AM_ERR_CONFLICT, nothing
  * written); then the replaced segment's words are swapped in the history
  * (the other segments' words did not change) or, for a deleted segment,
- * taken away and the later segments renumbered (am_store_tx_segment_delete),
- * the totals and choices are replaced and the results from the edited
- * segment on updated (under their new seqs after a delete). */
+ * taken away and its row deleted (am_store_tx_segment_delete: the later
+ * segments keep their seqs), the totals and choices are replaced and the
+ * results from the edited segment on switched in (staged before). */
 typedef struct am_redo_job {
     const char *session;
     int64_t version; /* session version the replay was computed from */
@@ -1278,7 +1278,7 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
     for (size_t k = 0; k < r->n_new && rc == AM_OK; k++, w += strlen(w) + 1)
         if (!words_has(&r->old_words, r->n_old, w))
             rc = am_store_tx_vocab_insert(tx, j->session, w, j->seq);
-    if (rc == AM_OK && !j->req) /* its words are gone: the later seqs move down by one */
+    if (rc == AM_OK && !j->req) /* its words are gone: the row goes, the later seqs stay */
         rc = am_store_tx_segment_delete(tx, j->session, j->seq, j->now);
     for (size_t k = 0; k < r->nchoice && rc == AM_OK; k++)
         rc = am_store_tx_choice_add(tx, j->session, r->choice[k].entry, r->choice[k].alt,
@@ -1302,7 +1302,7 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
 
 /* Stages the new results of the segments after the replaced one (all of
  * redo's results but seq's own; after a delete, seq 0: all of them, under
- * the seqs they take once the delete renumbered them), first settling what
+ * their unchanged seqs), first settling what
  * an earlier interrupted replay left; *gen gets their generation. */
 static int redo_stage(am_store *store, const char *session, int64_t seq, am_redo *r, int64_t *gen)
 {
@@ -1365,8 +1365,9 @@ static int old_words(am_server *srv, am_sess *sess, const am_scoring *how, am_me
  * session's lock only, so the other sessions' writes go on meanwhile. Then
  * one short write transaction checks that the session is still the
  * incarnation and version the replay read (else a retry) and writes what
- * changed (redo_exec). A deleted segment is left out of the replay and the
- * later ones take seq - 1 (seqs stay 1..segments). */
+ * changed (redo_exec). A deleted segment is left out of the replay; the
+ * later ones keep their seqs (its seq stays unused: schema/007), so the
+ * write transaction does not grow with the session. */
 static int am_edit_once(am_server *srv, const char *session, const char *id,
                         const am_seg_req *req_in, char **result, int *status, am_fail *f,
                         int *retry, am_budget *bud, int *absent)
@@ -1452,8 +1453,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
         const am_seg_req *use = req;
         json_t *body = NULL;
         int replaced = rows.v[i].seq == seq;
-        /* after a deleted segment, each later one moves down by one */
-        int64_t at = !req && rows.v[i].seq > seq ? rows.v[i].seq - 1 : rows.v[i].seq;
+        int64_t at = rows.v[i].seq; /* kept after a delete (seq gaps: schema/007) */
         am_scoring how; /* built above: no store access here */
         rc = am_vscorer_get(srv, NULL, session, &vs, rows.v[i].glossary_version, &how, f);
         if (rc != AM_OK)
@@ -1969,7 +1969,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         am_sessions_release(srv->sessions, sess);
         return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
     }
-    row.segments = st.last_seq;
+    row.segments = st.count; /* not the highest seq: seqs have gaps (schema/007) */
     row.version = st.version;
     if (incarnation)
         *incarnation = st.incarnation;

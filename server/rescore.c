@@ -380,7 +380,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
         am_rs_fail(f, 503, "unavailable", "Session changed", "the session kept changing; retry");
         goto out;
     }
-    r.total = st.last_seq;
+    r.total = st.count;
     r.ws = am_wspool_get(srv->wspool);
     am_rs_event(srv, session, "started", 0, r.total, st.glossary_version);
     /* the scoring: from the snapshot into memory, no write lock held */

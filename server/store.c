@@ -114,7 +114,7 @@
     "id, options, signature, custom_stopwords, "                                                   \
     "(SELECT g.entries FROM glossaries g WHERE g.sid = sessions.sid "                              \
     "AND g.version = sessions.glossary_version), glossary_version, created_at, "                   \
-    "updated_at, segments, version, incarnation"
+    "updated_at, segments - removed, version, incarnation, segments"
 
 /* A segment's result: its row at the session's current result generation
  * in segment_results when there is one, else segments.result (schema/006).
@@ -169,9 +169,9 @@
     X(PURGE_SESSION, "DELETE FROM sessions WHERE sid = ?1")                                        \
     X(SHADOW_NEW, "INSERT INTO sessions (id, options, signature, custom_stopwords, "               \
                   "glossary_version, created_at, updated_at, segments, version, incarnation, "     \
-                  "rewrites) SELECT '~new~' || sid || '~' || ?2, options, signature, "             \
+                  "rewrites, removed) SELECT '~new~' || sid || '~' || ?2, options, signature, "    \
                   "custom_stopwords, glossary_version, created_at, updated_at, 0, version, "       \
-                  "incarnation, rewrites FROM sessions WHERE id = ?1 RETURNING id")                \
+                  "incarnation, rewrites, removed FROM sessions WHERE id = ?1 RETURNING id")       \
     X(SHADOW_GLOSSARIES, "INSERT INTO glossaries (sid, version, entries, created_at) "             \
                          "SELECT ?2, version, entries, created_at FROM glossaries WHERE sid = ?1") \
     X(SHADOW_SEGMENT, "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "    \
@@ -191,8 +191,8 @@
                      "WHERE id = ?1")                                                              \
     X(GLOSSARY_VERSION, "SELECT entries FROM glossaries WHERE sid = ?1 AND version = ?2")          \
     X(GLOSSARY_CUR, "SELECT glossary_version FROM sessions WHERE id = ?1")                         \
-    X(SESSION_STATE, "SELECT sid, segments, version, incarnation, glossary_version "               \
-                     "FROM sessions WHERE id = ?1")                                                \
+    X(SESSION_STATE, "SELECT sid, segments, version, incarnation, glossary_version, "              \
+                     "segments - removed FROM sessions WHERE id = ?1")                             \
     X(SESSION_TOUCH, "UPDATE sessions SET segments = max(segments, ?2), updated_at = ?3, "         \
                      "version = version + 1 WHERE sid = ?1")                                       \
     X(SESSION_BUMP, "UPDATE sessions SET version = version + 1, rewrites = rewrites + 1 "          \
@@ -271,13 +271,7 @@
                    "SET occ = occ + 1, first_seq = min(first_seq, excluded.first_seq), "           \
                    "last_seq = max(last_seq, excluded.last_seq)")                                  \
     X(SEG_DELETE, "DELETE FROM segments WHERE sid = ?1 AND seq = ?2")                              \
-    X(SEG_SHIFT_NEG, "UPDATE segments SET seq = -seq WHERE sid = ?1 AND seq > ?2")                 \
-    X(SEG_SHIFT_BACK, "UPDATE segments SET seq = -seq - 1 WHERE sid = ?1 AND seq < 0")             \
-    X(OCC_SHIFT_NEG, "UPDATE occurrences SET seq = -seq WHERE sid = ?1 AND seq > ?2")              \
-    X(OCC_SHIFT_BACK, "UPDATE occurrences SET seq = -seq - 1 WHERE sid = ?1 AND seq < 0")          \
-    X(VOCAB_SHIFT, "UPDATE vocab SET first_seq = first_seq - (first_seq > ?2), "                   \
-                   "last_seq = last_seq - (last_seq > ?2) WHERE sid = ?1 AND last_seq > ?2")       \
-    X(SESSION_SHRINK, "UPDATE sessions SET segments = segments - 1, updated_at = ?2, "             \
+    X(SESSION_SHRINK, "UPDATE sessions SET removed = removed + 1, updated_at = ?2, "               \
                       "version = version + 1, rewrites = rewrites + 1 WHERE sid = ?1")             \
     X(CHOICE_EACH, "SELECT alt, count FROM choices WHERE sid = ?1 AND entry = ?2 "                 \
                    "ORDER BY count DESC, alt")                                                     \
@@ -1223,6 +1217,7 @@ static void am_session_row(sqlite3_stmt *s, am_store_session *out)
     out->segments = sqlite3_column_int64(s, 8);
     out->version = sqlite3_column_int64(s, 9);
     out->incarnation = sqlite3_column_int64(s, 10);
+    out->last_seq = sqlite3_column_int64(s, 11);
 }
 
 int am_store_session_create(am_store *st, const char *id, const char *options_json,
@@ -1807,6 +1802,7 @@ int am_store_tx_session_info(am_store_tx *tx, const char *session, am_store_stat
         out->version = sqlite3_column_int64(q.s, 2);
         out->incarnation = sqlite3_column_int64(q.s, 3);
         out->glossary_version = sqlite3_column_int64(q.s, 4);
+        out->count = sqlite3_column_int64(q.s, 5);
         rc = AM_OK;
     } else if (rc == 0) {
         rc = AM_ERR_NOTFOUND;
@@ -2118,8 +2114,8 @@ int am_store_tx_vocab_remove(am_store_tx *tx, const char *session, const char *w
     return rc;
 }
 
-/* See store.h. Renumbering goes through negative seqs: an UPDATE checks
- * the primary key row by row, so seq - 1 in place could collide. */
+/* See store.h. The later segments keep their seqs (schema/007): nothing
+ * here grows with the session. */
 int am_store_tx_segment_delete(am_store_tx *tx, const char *session, int64_t seq, int64_t now_ms)
 {
     int64_t sid;
@@ -2128,16 +2124,6 @@ int am_store_tx_segment_delete(am_store_tx *tx, const char *session, int64_t seq
         rc = am_exec(tx->st, tx->c, AM_S_SEG_DELETE, "ii", sid, seq);
     if (rc == AM_OK && sqlite3_changes(tx->c->db) == 0)
         return AM_ERR_NOTFOUND;
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SEG_SHIFT_NEG, "ii", sid, seq);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SEG_SHIFT_BACK, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_OCC_SHIFT_NEG, "ii", sid, seq);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_OCC_SHIFT_BACK, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_VOCAB_SHIFT, "ii", sid, seq);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SESSION_SHRINK, "ii", sid, now_ms);
     return rc;

@@ -87,9 +87,10 @@ typedef struct am_store_session {
     int64_t glossary_version;
     int64_t created_at; /* Unix ms */
     int64_t updated_at; /* Unix ms */
-    int64_t segments; /* highest seq (= number of segments) */
+    int64_t segments; /* number of segments (seqs have gaps: schema/007) */
     int64_t version; /* bumped on every change */
     int64_t incarnation; /* unique per creation (a re-created id differs) */
+    int64_t last_seq; /* highest seq given out (>= segments; 0: none) */
 } am_store_session;
 
 /* Frees the strings of s (not s itself) and zeroes it. */
@@ -160,6 +161,7 @@ int am_store_tx_session_state(am_store_tx *tx, const char *session, int64_t *las
 /* The same with the incarnation and the current glossary version. */
 struct am_store_state {
     int64_t last_seq, version, incarnation, glossary_version;
+    int64_t count; /* segments stored (last_seq less the deleted ones) */
 };
 int am_store_tx_session_info(am_store_tx *tx, const char *session, am_store_state *out);
 /* Entries (JSON array text, caller frees; NULL for version 0 = no
@@ -275,11 +277,11 @@ int am_store_tx_choice_incr(am_store_tx *tx, const char *session, const char *en
  * vocab_insert adds one at any seq (occ + 1, first/last widened). */
 int am_store_tx_vocab_remove(am_store_tx *tx, const char *session, const char *word, int64_t seq);
 int am_store_tx_vocab_insert(am_store_tx *tx, const char *session, const char *word, int64_t seq);
-/* Deletes segment seq and renumbers the later ones (seq - 1: seqs stay
- * 1..segments), with their occurrences and the words' first/last seq;
- * segments - 1, version and rewrites + 1. The deleted segment's words must
+/* Deletes segment seq; the later ones keep their seqs (its seq stays
+ * unused: schema/007), so nothing written grows with the session;
+ * removed, version and rewrites + 1. The deleted segment's words must
  * have been taken away first (am_store_tx_vocab_remove); the later
- * segments' stored results (which embed their seq) are the caller's to
+ * segments' stored results (their running totals) are the caller's to
  * rewrite. AM_ERR_NOTFOUND when there is no segment seq. */
 int am_store_tx_segment_delete(am_store_tx *tx, const char *session, int64_t seq, int64_t now_ms);
 /* Deletes the session's totals and term choices (kept: vocab, occurrences)

@@ -66,10 +66,16 @@ def timeline(sid):
         after = d["next"]
 
 
-def same_as_fresh(sid, log, what, words=("terrier", "man", "dog", "woman", "lady")):
+def _seqs_mapped(v, m):
+    """v (a word history) with each seq replaced by m[seq]."""
+    return [dict(h, seq=m.get(h["seq"], -h["seq"])) for h in v]
+
+
+def same_as_fresh(sid, log, what, words=("terrier", "man", "dog", "woman", "lady"), seqs=None):
     """The session sid equals a fresh session that got log posted in order:
-    metrics, every timeline row (seq, id, scores, running totals), word
-    histories and the translator's term choices."""
+    metrics, every timeline row (id, scores, running totals; seq as in seqs,
+    default 1..n: a DELETE leaves its seq unused), word histories (seqs
+    mapped) and the translator's term choices."""
     ref = sid + "-ref"
     C.delete(base(ref))
     new_session(ref)
@@ -79,8 +85,11 @@ def same_as_fresh(sid, log, what, words=("terrier", "man", "dog", "woman", "lady
     eq(ma["segments"], len(log), "%s: segments" % what)
     eq(ma["systems"], mb["systems"], "%s: metrics vs a fresh replay" % what)
     ta, tb = timeline(sid), timeline(ref)
-    eq([(x["seq"], x["id"]) for x in ta], [(y["seq"], y["id"]) for y in tb],
-       "%s: timeline seqs and ids" % what)
+    eq([x["id"] for x in ta], [y["id"] for y in tb], "%s: timeline ids" % what)
+    eq([y["seq"] for y in tb], list(range(1, len(log) + 1)), "%s: fresh seqs" % what)
+    eq([x["seq"] for x in ta], seqs if seqs is not None else [y["seq"] for y in tb],
+       "%s: timeline seqs (increasing, gaps where segments were deleted)" % what)
+    m = {x["seq"]: y["seq"] for x, y in zip(ta, tb)}
     for x, y in zip(ta, tb):
         eq([x["scores"], x["totals"]], [y["scores"], y["totals"]],
            "%s: scores and running totals of %s" % (what, x["id"]))
@@ -91,7 +100,7 @@ def same_as_fresh(sid, log, what, words=("terrier", "man", "dog", "woman", "lady
         rb = C.get(base(ref) + "/vocabulary/" + w)
         eq(ra.status, rb.status, "%s: vocabulary %r status" % (what, w))
         if ra.status == 200:
-            eq([ra.json()["occurrences"], ra.json()["history"]],
+            eq([ra.json()["occurrences"], _seqs_mapped(ra.json()["history"], m)],
                [rb.json()["occurrences"], rb.json()["history"]],
                "%s: history of %r vs a fresh replay" % (what, w))
     q = {"source": "the terrier", "hypothesis": "le terrier"}
@@ -101,30 +110,33 @@ def same_as_fresh(sid, log, what, words=("terrier", "man", "dog", "woman", "lady
 
 # ---- DELETE ----------------------------------------------------------------------
 
-def test_delete_segment_renumbers_and_replays():
+def test_delete_segment_leaves_a_gap_and_replays():
     new_session("del")
     for s in LOG:
         post("del", s)
     r = C.delete(base("del") + "/segments/b")
     expect_status(r, 204, "DELETE segment b")
     expect_problem(C.get(base("del") + "/segments/b"), 404, "not-found", "GET after DELETE")
-    same_as_fresh("del", [s for s in LOG if s["id"] != "b"], "after DELETE of b")
-    # the next POST takes the next seq of the renumbered log
+    same_as_fresh("del", [s for s in LOG if s["id"] != "b"], "after DELETE of b",
+                  seqs=[1, 3, 4, 5])
+    # the next POST takes the highest seq + 1: seq 2 is never given out again
     f = {"id": "f", "source": "The lady walks", "hypothesis": "The lady walks",
          "translation": "The woman walks"}
-    eq(post("del", f)["seq"], 5, "seq of a POST after a DELETE")
+    eq(post("del", f)["seq"], 6, "seq of a POST after a DELETE")
     # the last one, then the first one
     expect_status(C.delete(base("del") + "/segments/f"), 204, "DELETE the last segment")
     expect_status(C.delete(base("del") + "/segments/a"), 204, "DELETE the first segment")
-    same_as_fresh("del", [s for s in LOG if s["id"] not in ("a", "b")], "after DELETE of f, a")
-    # a deleted id may be posted again: it is appended
-    eq(post("del", LOG[1])["seq"], 4, "re-POST of a deleted id")
-    same_as_fresh("del", [LOG[2], LOG[3], LOG[4], LOG[1]], "after re-POST of b")
+    same_as_fresh("del", [s for s in LOG if s["id"] not in ("a", "b")], "after DELETE of f, a",
+                  seqs=[3, 4, 5])
+    # a deleted id may be posted again: it is appended (after the deleted f's seq 6)
+    eq(post("del", LOG[1])["seq"], 7, "re-POST of a deleted id")
+    same_as_fresh("del", [LOG[2], LOG[3], LOG[4], LOG[1]], "after re-POST of b",
+                  seqs=[3, 4, 5, 7])
 
 
 def test_delete_early_segment_of_a_long_session():
     """More later results than one staging chunk (server/store.c): every one is
-    renumbered and recomputed."""
+    recomputed under its unchanged seq."""
     segs = many(300, prefix="L")
     new_session("del-long")
     batch("del-long", segs)
@@ -138,9 +150,11 @@ def test_delete_early_segment_of_a_long_session():
     eq(C.jget(base("del-long") + "/metrics")["systems"], C.jget(base(ref) + "/metrics")["systems"],
        "metrics after DELETE + PUT vs a fresh batch of the final log")
     ta, tb = timeline("del-long"), timeline(ref)
-    eq([[x["seq"], x["id"], x["scores"], x["totals"]] for x in ta],
-       [[y["seq"], y["id"], y["scores"], y["totals"]] for y in tb],
+    eq([[x["id"], x["scores"], x["totals"]] for x in ta],
+       [[y["id"], y["scores"], y["totals"]] for y in tb],
        "timeline after DELETE + PUT vs a fresh batch")
+    eq([x["seq"] for x in ta], [k for k in range(1, 301) if k != 5],
+       "seq 5 (L4) left unused, the later seqs kept")
 
 
 def test_delete_errors_change_nothing():
@@ -163,7 +177,8 @@ def test_delete_every_segment_empties_the_session():
     m = C.jget(base("del-all") + "/metrics")
     eq([m["segments"], m["systems"]], [0, {}], "metrics of an emptied session")
     eq(timeline("del-all"), [], "timeline of an emptied session")
-    eq(post("del-all", LOG[2])["seq"], 1, "first POST after emptying")
+    eq(C.jget(base("del-all"))["segments"], 0, "segments of an emptied session")
+    eq(post("del-all", LOG[2])["seq"], 3, "first POST after emptying: seqs are never reused")
 
 
 # ---- upsert PUT ------------------------------------------------------------------

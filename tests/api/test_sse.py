@@ -367,7 +367,7 @@ def test_put_resends_replaced_and_later_segments():
         st.close()
 
 
-def test_segment_delete_sends_a_notice_then_the_renumbered_segments():
+def test_segment_delete_sends_a_notice_then_the_later_segments():
     C.create_session(id="sse-sdel")
     batch = segs(5, prefix="q")
     for s in batch:
@@ -383,7 +383,8 @@ def test_segment_delete_sends_a_notice_then_the_renumbered_segments():
                     "data": json.dumps({"id": batch[1]["id"], "seq": 2}, separators=(",", ":"))},
            "the notice first")
         segevs = [e for e in evs if e.get("event") == "segment"]
-        eq([int(e["id"]) for e in segevs], [2, 3, 4], "the later segments under their new seqs")
+        eq([int(e["id"]) for e in segevs], [3, 4, 5],
+           "the later segments under their unchanged seqs (seq 2 stays unused)")
         for e in segevs:
             d = json.loads(e["data"])
             now = C.jget(base("sse-sdel") + "/segments/" + d["id"])
