@@ -434,6 +434,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
                          (json_int_t)window, "window_overlap_width", (json_int_t)wo, "points",
                          (json_int_t)json_array_size(c->x), "x", c->x, "systems", systems,
                          "glossary_changes", gc.changes);
+        json_object_set_new(*out, "last_seq", json_integer((json_int_t)c->n));
     }
     for (size_t i = 0; i < c->nsys; i++) {
         for (int k = 0; k < AM_CV_N; k++)

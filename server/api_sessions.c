@@ -95,6 +95,8 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
         (json_int_t)row->segments, "glossary", "entries", (json_int_t)gl, "version",
         (json_int_t)row->glossary_version, "options", eff, "created_at",
         am_json_time(row->created_at), "updated_at", am_json_time(row->updated_at));
+    /* the highest seq (> segments once segments were deleted: schema/007) */
+    json_object_set_new(o, "last_seq", json_integer((json_int_t)row->last_seq));
     json_t *sw = row->custom_stopwords ? json_loads(row->custom_stopwords, 0, NULL) : NULL;
     if (sw)
         json_object_set_new(o, "stopword_list", sw);

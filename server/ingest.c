@@ -2015,6 +2015,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
                      baseline ? json_string(baseline) : json_null(), "systems", c.systems,
                      "relative_to_baseline", rel);
     json_object_set_new(*out, "by_translator", c.translators);
+    json_object_set_new(*out, "last_seq", json_integer((json_int_t)st.last_seq));
     json_decref(opts);
     am_store_session_clear(&row);
     am_sessions_release(srv->sessions, sess);

@@ -506,14 +506,18 @@
       const wo = $('wo-window').value || '2';
       const key = this.win + '/' + wo;
       const curveReq = () => api(this.base + '/curve?points=' + CURVE_POINTS + '&window=' + this.win + '&wo=' + enc(wo));
+      // seqs increase with gaps where segments were deleted: pages, x axes and
+      // captions go by the highest seq (last_seq), counts by segments
+      const top = (o) => (o && o.last_seq !== undefined ? o.last_seq : o ? o.segments : 0);
       const segsReq = (n) => (n ? api(this.base + '/segments?after=' + Math.max(0, n - SHOW_SEGMENTS) + '&limit=' + SHOW_SEGMENTS) : Promise.resolve(null));
       let r, cv, segs, sess;
       if (first) {
         // the first view: everything in parallel, sized by the session's count
-        [r, cv, segs] = await Promise.all([api(this.base + '/metrics'), curveReq(), segsReq(this.session.segments)]);
+        [r, cv, segs] = await Promise.all([api(this.base + '/metrics'), curveReq(), segsReq(top(this.session))]);
         if (this.stopped) return false;
-        if (r.body.segments !== this.session.segments || cv.body.segments !== r.body.segments) {
-          [cv, segs] = await Promise.all([curveReq(), segsReq(r.body.segments)]); // changed meanwhile
+        if (top(r.body) !== top(this.session) || r.body.segments !== this.session.segments ||
+            top(cv.body) !== top(r.body)) {
+          [cv, segs] = await Promise.all([curveReq(), segsReq(top(r.body))]); // changed meanwhile
         }
       } else {
         const olderChanged = await this.refreshOlder();
@@ -522,12 +526,12 @@
         if (r.status === 304 && key === this.curveKey) return olderChanged;
       }
       const changed = r.status !== 304;
-      const prevN = this.metrics ? this.metrics.segments : 0;
+      const prevN = this.metrics ? top(this.metrics) : 0;
       if (changed) {
         this.etag = r.headers.get('ETag');
         this.metrics = r.body;
       }
-      const n = this.metrics.segments;
+      const n = top(this.metrics);
       if (!first) [cv, segs, sess] = await Promise.all([curveReq(), changed ? segsReq(n) : null, changed ? api(this.base) : null]);
       if (this.stopped) return false;
       this.curve = cv.body;
@@ -568,15 +572,18 @@
       if (!shown.length) return false;
       const hi = Math.max(...shown.map((it) => it.seq));
       const fresh = new Map();
-      for (let after = Math.min(...shown.map((it) => it.seq)) - 1; after < hi;) {
-        const r = await api(this.base + '/segments?after=' + after + '&limit=' + Math.min(1000, hi - after));
+      const lo = Math.min(...shown.map((it) => it.seq));
+      // pages are seq ranges (fewer rows where segments were deleted)
+      for (let after = lo - 1; after < hi;) {
+        const lim = Math.min(1000, hi - after);
+        const r = await api(this.base + '/segments?after=' + after + '&limit=' + lim);
         if (this.stopped) return false;
-        const items = (r.body && r.body.segments) || [];
-        for (const it of items) fresh.set(it.seq, it);
-        if (!items.length) break;
-        after = items[items.length - 1].seq;
+        for (const it of (r.body && r.body.segments) || []) fresh.set(it.seq, it);
+        after += lim;
       }
-      this.older = this.older.map((it) => fresh.get(it.seq) || it);
+      // a card in the refetched range that is not there any more was deleted
+      this.older = this.older.filter((it) => it.seq < lo || it.seq > hi || fresh.has(it.seq))
+        .map((it) => fresh.get(it.seq) || it);
       return true;
     }
 
@@ -608,6 +615,14 @@
       es.addEventListener('segment', (ev) => {
         if (this.stopped || es !== this.es) return;
         this.noteChanged(Number(ev.lastEventId));
+        this.kick();
+      });
+      // a deleted segment: its card goes (the later ones come as 'segment')
+      es.addEventListener('segment-deleted', (ev) => {
+        if (this.stopped || es !== this.es) return;
+        let d = null;
+        try { d = JSON.parse(ev.data); } catch (e) { return; }
+        if (d && d.seq > 0) this.noteChanged(d.seq);
         this.kick();
       });
       es.addEventListener('deleted', () => { if (es === this.es) this.markDeleted(); });
@@ -797,7 +812,7 @@
 
     renderLatest(names, defs, win) {
       const last = this.recent[this.recent.length - 1];
-      const n = this.metrics.segments;
+      const n = this.metrics.last_seq !== undefined ? this.metrics.last_seq : this.metrics.segments;
       $('latest-caption').textContent = (win ? 'Over the last ' + win + ' segments' : 'Running totals') +
         (n ? ' after segment ' + n + (last && last.seq === n ? ' (“' + last.id + '”)' : '') : ' — no segments yet') +
         (this.baseline ? '; Δ: relative to the baseline “' + this.baseline + '”, over the segments both systems scored' : '');
@@ -873,8 +888,8 @@
 
     renderCharts(names, defs, win) {
       const W = 360, H = 210, L = 38, R = 10, T = 12, B = 30;
-      const n = this.metrics.segments;
-      const xmax = Math.max(2, n);
+      const n = this.metrics.last_seq !== undefined ? this.metrics.last_seq : this.metrics.segments;
+      const xmax = Math.max(2, n); // the x axis is seq
       const X = (x) => L + ((x - 1) / (xmax - 1)) * (W - L - R);
       const shown = names.filter((nm) => !this.hidden.has(nm));
       const charts = defs.map((d) => {
@@ -984,7 +999,7 @@
       const newestShown = this.recent.length ? this.recent[0].seq : 0;
       for (const it of this.older) if (it.seq < newestShown) lis.push(this.segmentItem(it, names));
       const list = $('seglist');
-      list.start = this.metrics.segments;
+      list.start = this.metrics.last_seq !== undefined ? this.metrics.last_seq : this.metrics.segments;
       list.replaceChildren(...lis);
       if (!lis.length) list.append(el('li', { class: 'muted' }, 'No segments yet.'));
       this.updateOlderButton();

@@ -119,6 +119,20 @@ def test_delete_segment_leaves_a_gap_and_replays():
     expect_problem(C.get(base("del") + "/segments/b"), 404, "not-found", "GET after DELETE")
     same_as_fresh("del", [s for s in LOG if s["id"] != "b"], "after DELETE of b",
                   seqs=[1, 3, 4, 5])
+    sess = C.jget(base("del"))
+    eq([sess["segments"], sess["last_seq"]], [4, 5], "session: count and highest seq")
+    m = C.jget(base("del") + "/metrics")
+    eq([m["segments"], m["last_seq"]], [4, 5], "metrics: count and highest seq")
+    page = C.jget(base("del") + "/segments?after=0&limit=2")
+    eq([[x["seq"] for x in page["segments"]], page["next"], page["total"]], [[1], 2, 4],
+       "a timeline page is a seq range (seq 2 is a gap); total is the count")
+    page = C.jget(base("del") + "/segments?after=2&limit=2")
+    eq([[x["seq"] for x in page["segments"]], page["next"]], [[3, 4], 4], "the next page")
+    exp = C.get(base("del") + "/export?format=json")
+    expect_status(exp, 200, "export")
+    eq([exp.json()["count"], [x["seq"] for x in exp.json()["segments"]]], [4, [1, 3, 4, 5]],
+       "export: the count and every stored seq")
+    eq(C.jget(base("del") + "/curve")["last_seq"], 5, "curve: the x axis runs to the highest seq")
     # the next POST takes the highest seq + 1: seq 2 is never given out again
     f = {"id": "f", "source": "The lady walks", "hypothesis": "The lady walks",
          "translation": "The woman walks"}
