@@ -58,6 +58,7 @@ typedef struct am_cv_ctx {
     int64_t next_i; /* index of the next sample */
     int64_t seen; /* rows read */
     int64_t last; /* seq of the last row read */
+    int64_t from; /* the row read next follows seq `from` in the log (seqs have gaps) */
     json_t *x; /* sampled seqs */
     am_cv_sys sys[AM_CV_MAX_SYSTEMS];
     size_t nsys;
@@ -254,8 +255,9 @@ static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *
     while (c->next_i < c->points && am_cv_sample_seq(c, c->next_i) < seq)
         c->next_i++; /* a sampled row that is not stored */
     int sampled = c->next_i < c->points && am_cv_sample_seq(c, c->next_i) == seq;
-    if (c->window && c->seen && seq != c->last + 1) {
-        /* rows were skipped (outside every window): the window restarts */
+    if (c->window && c->seen && c->from != c->last) {
+        /* rows were skipped (outside every window): the window restarts; a
+         * seq gap alone (a deleted segment) does not */
         for (size_t i = 0; i < c->nsys; i++) {
             memset(c->sys[i].ring, 0, (size_t)c->window * AM_CV_N * 2 * sizeof(double));
         }
@@ -284,6 +286,7 @@ static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *
     }
     c->seen++;
     c->last = seq;
+    c->from = seq;
     json_decref(o);
     return 0;
 }
@@ -389,6 +392,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
     if (span * npts >= c->n / 2) {
         while (rc == AM_OK && c->rc == AM_OK && c->last < c->n) {
             int64_t before = c->last;
+            c->from = c->last;
             rc = am_store_segments_each(req->srv->store, row.id, c->last, 1000, am_cv_row, c);
             if (c->last == before)
                 break; /* no more stored rows */
@@ -397,6 +401,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
     for (int64_t i = 0; i < npts && rc == AM_OK && c->rc == AM_OK && c->last < c->n; i++) {
         int64_t seq = am_cv_sample_seq(c, i);
         int64_t after = seq - span > c->last ? seq - span : c->last;
+        c->from = after;
         if (after < seq)
             rc = am_store_segments_each(req->srv->store, row.id, after, (size_t)(seq - after),
                                         am_cv_row, c);

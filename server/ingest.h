@@ -100,9 +100,9 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, c
 int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
                       int *status, am_fail *fail);
 /* Deletes segment id (DELETE) and replays what follows: the later
- * segments take seq - 1, so seqs stay 1..segments, and the totals equal a
- * fresh replay of the log without it. *status 204; 404 for an unknown
- * session or segment. */
+ * segments keep their seqs (its seq stays unused: schema/007), and the
+ * totals and their stored results equal a fresh replay of the log without it. *status 204; 404 for
+ * an unknown session or segment. */
 int am_ingest_delete(am_server *srv, const char *session, const char *id, int *status,
                      am_fail *fail);
 

@@ -3,8 +3,9 @@
  * foreign keys on), numbered migrations from schema/ applied at open,
  * prepared statements, transactions.
  *
- * Data model (schema/001_init.sql … 006_staged_results.sql):
- *   sessions       id, options (JSON), signature, timestamps, last seq,
+ * Data model (schema/001_init.sql … 007_segment_gaps.sql):
+ *   sessions       id, options (JSON), signature, timestamps, last seq
+ *                  (column segments: the highest seq given out),
  *                  version (bumped by every change: the metrics ETag),
  *                  incarnation (unique over the database's life, given at
  *                  creation from counters: a re-created id is a new one),
@@ -12,7 +13,9 @@
  *                  glossaries since 004; the sessions.glossary column is
  *                  left NULL), custom stopwords (JSON array, NULL = none),
  *                  rewrites (PUT/DELETE of segments: replays to come),
- *                  result_gen (the generation of segment_results in force)
+ *                  result_gen (the generation of segment_results in force),
+ *                  removed (segments deleted: the count is segments - removed;
+ *                  seqs increase, with gaps where segments were deleted, 007)
  *   glossaries     (session, version) → entries: every glossary version,
  *                  immutable (version 0 = none, no row)
  *   segments       (session, seq) → client id, body hash, request JSON,

@@ -116,6 +116,26 @@ def test_moving_window_from_counts_and_clamped():
     check(seen_wo > 0, "the glossary produced no window-overlap value")
 
 
+def test_moving_window_over_a_deleted_segment_equals_a_fresh_session():
+    """A DELETE leaves its seq unused (a gap): the moving window still spans
+    the last W stored segments, as in a fresh session of the remaining log."""
+    segs = tico19()[:12]
+    for sid in ("gap", "gap-ref"):
+        C.create_session(id=sid, source_lang="en", target_lang="fr")
+    for i, s in enumerate(segs):
+        body = {"id": "g%d" % i, "source": s["source"], "translation": s["translation"],
+                "hypothesis": s["hypothesis"]}
+        expect_status(C.post("/v1/sessions/gap/segments", body), 201, "POST g%d" % i)
+        if i != 5:
+            expect_status(C.post("/v1/sessions/gap-ref/segments", body), 201, "POST ref g%d" % i)
+    expect_status(C.delete("/v1/sessions/gap/segments/g5"), 204, "DELETE g5")
+    a = C.jget("/v1/sessions/gap/curve?window=4")
+    b = C.jget("/v1/sessions/gap-ref/curve?window=4")
+    eq([a["segments"], a["last_seq"], b["last_seq"]], [11, 12, 11], "count and highest seq")
+    eq(a["x"], [k for k in range(1, 13) if k != 6], "x: the stored seqs, 6 a gap")
+    eq(a["systems"], b["systems"], "windowed values vs a fresh session of the remaining log")
+
+
 def test_downsampled_keeps_first_and_last():
     d = C.jget("/v1/sessions/cv/curve?points=9")
     eq(d["points"], 9, "points")
