@@ -28,6 +28,9 @@ segments a chunk at a time, so other sessions' writes go on in between.
   transaction: 32,126 pages for 30,000 segments, other sessions' POSTs
   waited 1.07 s). The results then equal a serial post of the remaining
   log, the session counts N - 1 segments and the next append takes N + 1.
+  A kill -9 at a random moment of a segment DELETE leaves the log before
+  or after it (an acknowledged one is never undone), and the results equal
+  a serial post of the remaining log.
 * DELETE of a session of N segments hides it in one short transaction and
   purges its rows a chunk at a time (before: one cascading DELETE of all of
   them; a 30,000-segment session held every other POST for 1.3 s). A
@@ -36,9 +39,12 @@ segments a chunk at a time, so other sessions' writes go on in between.
 """
 import json
 import os
+import random
 import re
 import sqlite3
 import sys
+import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rel import OPTS_A, grow_session, new_session, scale, seg_body, timeline, tico19  # noqa: E402
@@ -230,6 +236,62 @@ def test_segment_delete_of_a_big_session_writes_in_short_transactions():
         got = c.post(base("sd") + "/segments", dict(stored[0]["request"], id="appended"))
         expect_status(got, 201, "append after the DELETE")
         eq(got.json()["seq"], n + 1, "an append takes the highest seq + 1")
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_kill_9_during_segment_deletes_leaves_a_consistent_session():
+    """SIGKILL at a random moment of a segment DELETE, then a restart: the
+    segment is either there with everything as before or gone with every
+    result rewritten; an acknowledged DELETE is never undone; in the end
+    every stored result equals a serial post of the remaining log."""
+    seed = int(os.environ.get("APITEST_SEED", time.time_ns() % 100000))
+    print("# seed %d" % seed)
+    rng = random.Random(seed)
+    n = scale(300, 120)
+    srv, _ = _grown(n, "kd")
+    try:
+        acked = []
+        for rnd in range(3):
+            c = srv.client()
+            before = [s["id"] for s in timeline(c, "kd")]
+            target = before[1 + 2 * rnd]
+            got = {}
+
+            def delete(sid=target, out=got):
+                try:
+                    out["status"] = srv.client().delete(base("kd") + "/segments/" + sid).status
+                except Exception as e:  # noqa: BLE001 (killed mid-request)
+                    out["error"] = repr(e)
+
+            t = threading.Thread(target=delete)
+            t.start()
+            time.sleep(rng.uniform(0.0, 0.4))
+            srv.kill()
+            t.join()
+            print("# round %d: %s" % (rnd, got.get("status") or got.get("error", "?")[:60]))
+            if got.get("status") == 204:
+                acked.append(target)
+            srv.start()
+            c = srv.client()
+            ids = [s["id"] for s in timeline(c, "kd")]
+            check(ids in (before, [i for i in before if i != target]),
+                  "round %d: the log is the one before or the one without %s" % (rnd, target))
+            eq(c.jget(base("kd"))["segments"], len(ids), "round %d: segments = stored rows" % rnd)
+            for a in acked:
+                check(a not in ids, "acknowledged DELETE of %s kept over a kill" % a)
+        stored = timeline(c, "kd")
+        expect_status(new_session(c, "kd-ref", OPTS_A), 201, "create ref")
+        for s in stored:
+            got = c.post(base("kd-ref") + "/segments", dict(s["request"], id=s["id"]))
+            expect_status(got, 201, "serial post of seq %d" % s["seq"])
+            for key in ("scores", "totals"):
+                eq(s[key], got.json()[key], "%s of seq %d after the kills vs a serial post"
+                   % (key, s["seq"]))
+        eq(c.jget(base("kd") + "/metrics")["systems"], c.jget(base("kd-ref") + "/metrics")["systems"],
+           "totals after the kills vs a serial post")
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:
