@@ -735,7 +735,8 @@
       if (this.stopped || !this.metrics) return;
       const n = this.metrics.segments;
       $('s-segments').textContent = String(n);
-      $('s-segments').dataset.seq = String(n);
+      // the highest seq (above the count once segments were deleted)
+      $('s-segments').dataset.seq = String(this.metrics.last_seq !== undefined ? this.metrics.last_seq : n);
       const last = this.recent[this.recent.length - 1];
       $('s-updated').textContent = last && last.created_ms ? when(last.created_ms) : (this.session ? when(this.session.updated_at) : '–');
       const names = this.systems();
@@ -812,7 +813,8 @@
 
     renderLatest(names, defs, win) {
       const last = this.recent[this.recent.length - 1];
-      const n = this.metrics.last_seq !== undefined ? this.metrics.last_seq : this.metrics.segments;
+      // the totals are those after the last stored segment (seqs have gaps)
+      const n = last ? last.seq : this.metrics.segments;
       $('latest-caption').textContent = (win ? 'Over the last ' + win + ' segments' : 'Running totals') +
         (n ? ' after segment ' + n + (last && last.seq === n ? ' (“' + last.id + '”)' : '') : ' — no segments yet') +
         (this.baseline ? '; Δ: relative to the baseline “' + this.baseline + '”, over the segments both systems scored' : '');

@@ -295,6 +295,30 @@ async function scenario(page, sc, shots) {
       r.replaced.before = before;
       r.replaced.mode = await page.evaluate(() => document.querySelector('#mode').dataset.mode);
     }
+    if (sc.segdelete) {
+      // older cards paged in, then DELETEs of an older and of the newest
+      // segment: their cards go and the count drops, without a reload
+      const d = sc.segdelete;
+      await page.locator('#older').scrollIntoViewIfNeeded();
+      await page.waitForFunction((q) => document.querySelector('#seglist > li.seg[data-seq="' + q + '"]'), d.seqs[0], { timeout: WAIT_MS });
+      await page.evaluate(() => { window.__dashMarker = 'no-reload'; });
+      if (d.live) await page.waitForFunction(() => document.querySelector('#mode').dataset.mode === 'live', null, { timeout: WAIT_MS });
+      for (const id of d.ids) {
+        const del = await fetch(cfg.base + '/v1/sessions/' + encodeURIComponent(sc.session) + '/segments/' + encodeURIComponent(id), { method: 'DELETE' });
+        if (del.status !== 204) throw new Error('DELETE segment: ' + del.status);
+      }
+      let shown = true;
+      try {
+        await page.waitForFunction(([gone, n]) => !gone.some((q) => document.querySelector('#seglist > li.seg[data-seq="' + q + '"]')) &&
+          document.querySelector('#s-segments').textContent === String(n), [d.seqs, d.count], { timeout: WAIT_MS, polling: 50 });
+      } catch (_) {
+        shown = false;
+      }
+      r.segdeleted = await page.evaluate(() => ({ seqs: [...document.querySelectorAll('#seglist > li.seg')].map((li) => Number(li.dataset.seq)),
+        count: document.querySelector('#s-segments').textContent, caption: document.querySelector('#latest-caption').textContent,
+        marker: window.__dashMarker || null }));
+      r.segdeleted.shown = shown;
+    }
     if (sc.rescore) {
       // a glossary PUT then POST …/rescore while the page is open: the
       // 'rescore' event (state committed) makes the page show the new

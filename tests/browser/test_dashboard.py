@@ -648,6 +648,12 @@ def _scenarios():
                    "replace": {"seq": 3, "id": "s00003", "live": _has_stream(S.port, "s-replace"),
                                "body": {"source": old3["source"], "translation": REPLACED,
                                         "hypotheses": {"base": old3["hypothesis"], "adapt": REPLACED}}}})
+        # an older and the newest segment deleted while the page shows them
+        _mk(C, "s-segdel", "Segments deleted while shown", baseline="base", glossary=True)
+        _post_many(C, "s-segdel", 30, ["base", "adapt"], adapt=True)
+        sc.append({"name": "segdelete-1280x800", "session": "s-segdel", "seq": 30, "width": 1280, "height": 800,
+                   "segdelete": {"seqs": [3, 30], "ids": ["s00003", "s00030"], "count": 28,
+                                 "live": _has_stream(S.port, "s-segdel")}})
         # no glossary; one is PUT and the session rescored while the page is open
         _mk(C, "s-rescore", "A glossary added later, then rescored")
         _post_many(C, "s-rescore", 8, ["default"])
@@ -851,6 +857,19 @@ def test_scenario_replaced_segment_refreshed_in_place():
         head = [h for h in x["heads"] if h.strip().split(" ", 1)[1].startswith(nm + " ")]
         check(head and ("R0 %d/%d" % (s["r0"]["hits"], s["r0"]["total"])) in head[0],
               "card #3 of %s: %r vs the API's R0 %r" % (nm, head, s["r0"]))
+
+
+def test_scenario_deleted_segments_leave_the_page():
+    """DELETE of segment 3 (an older card, paged in) and of the newest (30)
+    while the page shows them: both cards go, the count shows 28, the other
+    cards keep their seqs (3 is a gap) and the caption names the last stored
+    segment, without a reload."""
+    x = _scenarios()["segdelete-1280x800"]["segdeleted"]
+    check(x["shown"], "the page after the DELETEs: %r" % x)
+    eq(x["seqs"], [k for k in range(29, 0, -1) if k != 3], "cards after the DELETEs")
+    eq(x["count"], "28", "segment count")
+    check("after segment 29" in x["caption"], "caption: %r" % x["caption"])
+    eq(x["marker"], "no-reload", "the page was not reloaded")
 
 
 def test_scenario_rescore_shows_new_scores_live():
