@@ -1,5 +1,5 @@
 -- 006_staged_results.sql — rewritten results are staged, then switched in
--- at once (a PUT replay, server/ingest.c am_replace_once).
+-- at once (a PUT or DELETE of a segment: server/ingest.c am_edit_once).
 --
 -- A replay recomputes the stored result of every segment after the edited
 -- one (each result embeds the running totals). Writing thousands of results
@@ -7,17 +7,19 @@
 -- other session's POST waited. Now the new results go into generation
 -- `gen` of segment_results, a short transaction at a time (other writers
 -- run in between); nobody reads them until one short transaction sets
--- sessions.result_gen = gen together with the history and totals. Readers
--- take a segment's result from segment_results at the session's current
--- generation when there is a row, else from segments.result. The rows are
--- then folded into segments.result and deleted, again a chunk at a time;
--- folding changes nothing a reader sees. Rows of any other generation are
--- left-overs of an interrupted replay and are deleted.
+-- sessions.result_gen = gen together with the history and totals. A
+-- segment's result is its row of the newest generation not above
+-- result_gen, else segments.result. The rows stay in this table: copying
+-- them back into the segment rows rewrote each row's request too, and that
+-- write volume alone made other sessions' POST p99 6x worse during
+-- back-to-back replays. Rows replaced by a newer generation, and rows of a
+-- generation above result_gen (an interrupted replay's), are deleted a
+-- chunk at a time (server/store.c am_store_results_settle).
 CREATE TABLE segment_results (
     sid    INTEGER NOT NULL REFERENCES sessions (sid) ON DELETE CASCADE,
-    gen    INTEGER NOT NULL,
     seq    INTEGER NOT NULL,
+    gen    INTEGER NOT NULL,
     result TEXT    NOT NULL,
-    PRIMARY KEY (sid, gen, seq)
+    PRIMARY KEY (sid, seq, gen)
 );
 ALTER TABLE sessions ADD COLUMN result_gen INTEGER NOT NULL DEFAULT 0;

@@ -1300,25 +1300,15 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
     return rc;
 }
 
-/* Stages the new results of the segments after the replaced one (all of
- * redo's results but seq's own; after a delete, seq 0: all of them, under
- * their unchanged seqs), first settling what
- * an earlier interrupted replay left; *gen gets their generation. */
-static int redo_stage(am_store *store, const char *session, int64_t seq, am_redo *r, int64_t *gen)
+/* Stages the new results of the replaced segment and the ones after it
+ * (after a delete, seq 0: the later ones, under their unchanged seqs),
+ * first deleting what an earlier interrupted replay left; *gen gets their
+ * generation. */
+static int redo_stage(am_store *store, const char *session, am_redo *r, int64_t *gen)
 {
-    int rc = am_store_results_settle(store, session);
-    size_t n = 0;
-    for (size_t k = 0; k < r->nres; k++) /* keep the others' order, seq's own last */
-        if (r->res_seq[k] != seq) {
-            int64_t sq = r->res_seq[k];
-            char *t = r->res[k];
-            r->res_seq[k] = r->res_seq[n];
-            r->res[k] = r->res[n];
-            r->res_seq[n] = sq;
-            r->res[n++] = t;
-        }
+    int rc = am_store_results_settle(store, session, 0);
     if (rc == AM_OK)
-        rc = am_store_results_stage(store, session, gen, n, r->res_seq, r->res);
+        rc = am_store_results_stage(store, session, gen, r->nres, r->res_seq, r->res);
     return rc == AM_ERR_NOTFOUND ? AM_ERR_CONFLICT : rc; /* deleted meanwhile: retry */
 }
 
@@ -1519,7 +1509,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
         am_redo_job job = {session, st.version, st.incarnation, seq,  req,
                            hash,    now,        &redo,          &mem, 0};
         am_store_tx *tx = NULL;
-        rc = redo_stage(srv->store, session, req ? seq : 0, &redo, &job.gen);
+        rc = redo_stage(srv->store, session, &redo, &job.gen);
         t_staged = mono_ns();
         if (rc == AM_OK)
             rc = am_store_tx_begin(srv->store, &tx);
@@ -1530,15 +1520,17 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
             else
                 am_store_tx_rollback(tx);
         }
-        /* fold the staged results in, a chunk at a time (invisible to
-         * readers); a failure leaves them staged and current, settled by
-         * the next rewrite or at open */
-        if (rc == AM_OK && am_store_results_settle(srv->store, session) != AM_OK)
+        /* the rows the new generation replaced, a chunk at a time (no
+         * reader sees them); a failure leaves them for the next rewrite or
+         * the next open */
+        if (rc == AM_OK && redo.nres &&
+            am_store_results_settle(srv->store, session, redo.res_seq[0]) != AM_OK)
             am_log_at(&srv->log, AM_LOG_WARN, NULL,
-                      "replay of %s: folding the staged results failed; they stay staged", session);
+                      "replay of %s: deleting the replaced results failed; left for later",
+                      session);
         am_log_at(&srv->log, AM_LOG_DEBUG, NULL,
                   "replay of %zu segments of %s: scored in %.0f ms, staged in %.0f ms, "
-                  "switched and folded in %.0f ms",
+                  "switched and cleaned in %.0f ms",
                   rows.n, session, (double)(t_scored - t_start) / 1e6,
                   (double)(t_staged - t_scored) / 1e6, (double)(mono_ns() - t_staged) / 1e6);
         if (rc == AM_ERR_CONFLICT) {

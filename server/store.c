@@ -116,13 +116,15 @@
     "AND g.version = sessions.glossary_version), glossary_version, created_at, "                   \
     "updated_at, segments - removed, version, incarnation, segments"
 
-/* A segment's result: its row at the session's current result generation
- * in segment_results when there is one, else segments.result (schema/006).
- * Used with the segments table aliased s and ?1 = sid. */
-#define AM_RESULT_COL "coalesce(r.result, s.result)"
-#define AM_RESULT_JOIN                                                                             \
-    " FROM segments s LEFT JOIN segment_results r ON r.sid = s.sid AND r.seq = s.seq AND r.gen = " \
-    "(SELECT result_gen FROM sessions WHERE sid = ?1) "
+/* A segment's result: its row of the newest generation not above the
+ * session's current one in segment_results when there is one, else
+ * segments.result (schema/006). Used with the segments table aliased s and
+ * ?1 = sid. */
+#define AM_RESULT_COL                                                                              \
+    "coalesce((SELECT r.result FROM segment_results r WHERE r.sid = s.sid AND r.seq = s.seq "      \
+    "AND r.gen <= (SELECT result_gen FROM sessions WHERE sid = ?1) ORDER BY r.gen DESC LIMIT 1), " \
+    "s.result)"
+#define AM_RESULT_JOIN " FROM segments s "
 
 /* X(name, sql): every statement store.c runs after open. */
 #define AM_STMTS(X)                                                                                \
@@ -221,18 +223,13 @@
     X(RESULT_GEN, "SELECT result_gen FROM sessions WHERE sid = ?1")                                \
     X(RESULT_STAGE, "INSERT INTO segment_results (sid, gen, seq, result) VALUES (?1, ?2, ?3, ?4)") \
     X(RESULT_SWITCH, "UPDATE sessions SET result_gen = ?2 WHERE sid = ?1")                         \
-    X(RESULT_FOLD_HI, "SELECT max(seq) FROM (SELECT seq FROM segment_results "                     \
-                      "WHERE sid = ?1 AND gen = ?2 ORDER BY seq LIMIT ?3)")                        \
-    X(RESULT_FOLD, "UPDATE segments SET result = (SELECT r.result FROM segment_results r "         \
-                   "WHERE r.sid = ?1 AND r.gen = ?2 AND r.seq = segments.seq) "                    \
-                   "WHERE sid = ?1 AND seq IN (SELECT seq FROM segment_results "                   \
-                   "WHERE sid = ?1 AND gen = ?2 AND seq <= ?3)")                                   \
-    X(RESULT_FOLD_DEL, "DELETE FROM segment_results WHERE sid = ?1 AND gen = ?2 AND seq <= ?3")    \
-    X(RESULT_STALE_DEL, "DELETE FROM segment_results WHERE rowid IN (SELECT rowid FROM "           \
-                        "segment_results WHERE sid = ?1 AND gen <> ?2 LIMIT ?3)")                  \
+    X(RESULT_STALE_DEL,                                                                            \
+      "DELETE FROM segment_results WHERE rowid IN (SELECT r.rowid FROM segment_results r "         \
+      "WHERE r.sid = ?1 AND r.seq >= ?3 AND r.seq < ?4 AND (r.gen > ?2 OR EXISTS (SELECT 1 FROM "  \
+      "segment_results n WHERE n.sid = r.sid AND n.seq = r.seq AND n.gen > r.gen "                 \
+      "AND n.gen <= ?2)))")                                                                        \
+    X(RESULT_MAX_SEQ, "SELECT coalesce(max(seq), 0) FROM segment_results WHERE sid = ?1")          \
     X(RESULT_CLEAR, "DELETE FROM segment_results WHERE sid = ?1")                                  \
-    X(RESULT_PENDING, "SELECT DISTINCT s.id FROM segment_results r JOIN sessions s "               \
-                      "ON s.sid = r.sid")                                                          \
     X(SEG_GLOSSARY_CHANGES,                                                                        \
       "WITH RECURSIVE v(version) AS (SELECT min(glossary_version) FROM segments WHERE sid = ?1 "   \
       "UNION ALL SELECT (SELECT min(glossary_version) FROM segments WHERE sid = ?1 "               \
@@ -1004,7 +1001,6 @@ static void am_store_free(am_store *st)
 }
 
 static int vocab_cleanup(am_store *st);
-static int results_settle_all(am_store *st);
 static int am_tx_sid(am_store_tx *tx, const char *session, int64_t *sid);
 static int sessions_purge_hidden(am_store *st);
 
@@ -1074,10 +1070,6 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     }
     if (rc == AM_OK && sessions_purge_hidden(st) != AM_OK) {
         am_buf_printf(err, "purging the rows of deleted sessions failed");
-        rc = AM_ERR_IO;
-    }
-    if (rc == AM_OK && results_settle_all(st) != AM_OK) {
-        am_buf_printf(err, "settling the staged results of an interrupted replay failed");
         rc = AM_ERR_IO;
     }
     if (rc == AM_OK && !st->memory)
@@ -2621,46 +2613,44 @@ static int result_gen(am_store *st, const char *session, int64_t *sid, int64_t *
     return rc;
 }
 
-/* One chunk of am_store_results_settle: folds up to AM_RESULT_CHUNK rows of
- * the current generation into segments.result, else deletes up to that many
- * rows of other generations. *more = 0 when nothing was left. */
-static int results_settle_chunk(am_store *st, const char *session, int *more)
+/* One chunk of am_store_results_settle: deletes the rows at seqs
+ * [*from, *from + AM_RESULT_CHUNK) that no reader can see: rows of a
+ * generation above the current one (an interrupted replay's) and rows a
+ * newer generation (not above the current one) replaced; advances *from.
+ * *more = 0 past the highest staged seq. One window per transaction, so
+ * each looks at about a chunk of rows, however large the session. */
+static int results_settle_chunk(am_store *st, const char *session, int64_t *from, int *more)
 {
-    int64_t sid, gen, hi = 0;
+    int64_t sid, gen, top = 0;
     *more = 0;
     int rc = result_gen(st, session, &sid, &gen);
-    if (rc)
-        return rc;
     am_q q;
-    rc = am_q_open(st, &st->w, AM_S_RESULT_FOLD_HI, &q, "iii", sid, gen, (int64_t)AM_RESULT_CHUNK);
-    if (rc)
-        return rc;
-    rc = am_q_step(st, &q);
-    int have = rc > 0 && sqlite3_column_type(q.s, 0) != SQLITE_NULL;
-    if (have)
-        hi = sqlite3_column_int64(q.s, 0);
-    rc = rc < 0 ? rc : AM_OK;
-    am_q_close(&q);
-    if (rc == AM_OK && have) {
-        rc = am_exec(st, &st->w, AM_S_RESULT_FOLD, "iii", sid, gen, hi);
-        if (rc == AM_OK)
-            rc = am_exec(st, &st->w, AM_S_RESULT_FOLD_DEL, "iii", sid, gen, hi);
-        *more = 1;
-    } else if (rc == AM_OK) {
-        rc = am_exec(st, &st->w, AM_S_RESULT_STALE_DEL, "iii", sid, gen, (int64_t)AM_RESULT_CHUNK);
-        *more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
+    if (rc == AM_OK)
+        rc = am_q_open(st, &st->w, AM_S_RESULT_MAX_SEQ, &q, "i", sid);
+    if (rc == AM_OK) {
+        rc = am_q_step(st, &q);
+        if (rc > 0)
+            top = sqlite3_column_int64(q.s, 0);
+        rc = rc < 0 ? rc : AM_OK;
+        am_q_close(&q);
+    }
+    if (rc == AM_OK && *from <= top) {
+        rc = am_exec(st, &st->w, AM_S_RESULT_STALE_DEL, "iiii", sid, gen, *from,
+                     *from + AM_RESULT_CHUNK);
+        *from += AM_RESULT_CHUNK;
+        *more = rc == AM_OK && *from <= top;
     }
     return rc;
 }
 
-int am_store_results_settle(am_store *st, const char *session)
+int am_store_results_settle(am_store *st, const char *session, int64_t from)
 {
     for (;;) {
         int more = 0;
         int rc = am_w_begin(st);
         if (rc)
             return rc;
-        rc = am_w_end(st, results_settle_chunk(st, session, &more));
+        rc = am_w_end(st, results_settle_chunk(st, session, &from, &more));
         if (rc || !more)
             return rc;
         am_w_handoff(st);
@@ -2698,32 +2688,6 @@ int am_store_tx_results_switch(am_store_tx *tx, const char *session, int64_t gen
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_RESULT_SWITCH, "ii", sid, gen);
-    return rc;
-}
-
-/* Settles every session with staged rows (left by an interrupted replay),
- * at open. */
-static int results_settle_all(am_store *st)
-{
-    am_buf ids;
-    am_buf_init(&ids);
-    size_t n = 0;
-    am_q q;
-    am_w_lock(st);
-    int rc = am_q_open(st, &st->w, AM_S_RESULT_PENDING, &q, "");
-    if (rc == AM_OK) {
-        while ((rc = am_q_step(st, &q)) > 0) {
-            const char *id = (const char *)sqlite3_column_text(q.s, 0);
-            am_buf_append(&ids, id, strlen(id) + 1);
-            n++;
-        }
-        am_q_close(&q);
-    }
-    am_w_unlock(st);
-    const char *id = ids.len ? am_buf_str(&ids) : "";
-    for (size_t i = 0; i < n && rc == AM_OK; i++, id += strlen(id) + 1)
-        rc = am_store_results_settle(st, id);
-    am_buf_cleanup(&ids);
     return rc;
 }
 

@@ -200,16 +200,19 @@ int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq
  * between chunks; stage sets *gen to the generation they were written as
  * (the current one + 1). They are invisible until the replay's write
  * transaction calls am_store_tx_results_switch(gen); every read of a
- * result then sees the staged ones. am_store_results_settle then folds
- * them into the segments, chunk by chunk (invisible to readers), and
- * deletes rows of other generations (left by an interrupted replay; run
- * first too, so a stage starts clean). Staged rows left by a crash are
- * settled at open. The caller holds the session's lock throughout, so no
- * other rewrite of the session interleaves. */
+ * result then sees, per segment, the row of the newest generation not
+ * above the current one, else segments.result. The rows stay there (copying
+ * them into the segment rows rewrote every request too and made other
+ * sessions wait); am_store_results_settle(from) deletes, a chunk at a time,
+ * the rows at seq >= from that no reader can see: replaced by a newer
+ * generation, or above the current one (an interrupted replay's). It runs
+ * before a stage (from 0) and after a switch. The caller holds
+ * the session's lock throughout, so no other rewrite of the session
+ * interleaves. */
 int am_store_results_stage(am_store *st, const char *session, int64_t *gen, size_t n,
                            const int64_t *seq, char *const *result);
 int am_store_tx_results_switch(am_store_tx *tx, const char *session, int64_t gen);
-int am_store_results_settle(am_store *st, const char *session);
+int am_store_results_settle(am_store *st, const char *session, int64_t from);
 /* Shadow copies: a rescore rewrites a whole session (history, totals,
  * every result) without one long write transaction. am_store_shadow_begin
  * makes a hidden copy of the session's row and glossary versions (no
