@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Hostile pass, fourth session (issue 10, "Repeat your own hostile pass"):
+mixed findings on the routes added since the third pass (staged replays,
+batches, segment DELETE/upsert PUT, glossary versions). Every test here
+failed on the code before its fix; tests/RELIABILITY.md §10 lists what was
+tried, also what was fine.
+
+  * a glossary PUT racing a segment PUT or DELETE: the replay of the later
+    segments is checked against the session's version before it is written,
+    and a glossary PUT bumped the version without the session's lock, so a
+    client changing the glossary every few milliseconds made every replay
+    start again: PUT/DELETE of a segment in a 1,500-segment session answered
+    503 after its CPU budget (22 s without a budget). A glossary change now
+    takes the session's lock like every other write of the session: a
+    replay (each segment scored with its own glossary version) is never
+    invalidated by it.
+
+Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
+"N passed, N failed". Python standard library only.
+"""
+import json
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rel import OPTIONS, scale, seg_body, tico19, timeline  # noqa: E402
+from harness import Server, base, check, eq, expect_status, run_tests  # noqa: E402
+
+GLOSSARIES = ([{"source": "virus", "targets": ["virus"]}],
+              [{"source": "health", "targets": ["santé"]}, {"source": "case", "targets": ["cas"]}])
+
+
+def test_glossary_puts_do_not_starve_segment_replays():
+    segs = tico19()
+    n = scale(1500, 300)
+    srv = Server("--request-timeout-ms", str(scale(3000, 60000)))
+    try:
+        c = srv.client()
+        expect_status(c.post("/v1/sessions", {"id": "g", "source_lang": "en", "target_lang": "fr",
+                                              "options": dict(OPTIONS),
+                                              "glossary": GLOSSARIES[0]}), 201, "create")
+        for b in range(0, n, 300):
+            body = json.dumps([seg_body(segs[i % len(segs)], "s%d" % i) for i in range(b, b + 300)])
+            r = c.request("POST", base("g") + "/segments", body=body.encode(),
+                          ctype="application/json")
+            expect_status(r, 200, "batch")
+            eq(r.json()["created"], 300, "batch created")
+        stop = threading.Event()
+        gl = {"ok": 0, "other": []}
+
+        def glossary_writer():
+            g = srv.client()
+            k = 0
+            while not stop.is_set():
+                k += 1
+                r = g.put(base("g") + "/glossary", GLOSSARIES[k % 2])
+                if r.status == 200:
+                    gl["ok"] += 1
+                else:
+                    gl["other"].append((r.status, r.body[:200]))
+            g.close()
+
+        t = threading.Thread(target=glossary_writer)
+        t.start()
+        try:
+            for i in range(3):
+                r = c.put(base("g") + "/segments/s%d" % (i + 1), seg_body(segs[i + 500], "s%d" % (i + 1)),
+                          timeout=120)
+                eq(r.status, 200, "PUT of s%d during glossary changes: %r" % (i + 1, r.body[:200]))
+                r = c.delete(base("g") + "/segments/s%d" % (i + 10), timeout=120)
+                eq(r.status, 204, "DELETE of s%d during glossary changes: %r" % (i + 10, r.body[:200]))
+        finally:
+            stop.set()
+            t.join()
+        eq(gl["other"], [], "every glossary PUT answered 200")
+        check(gl["ok"] >= 3, "the glossary changed meanwhile (%d PUTs)" % gl["ok"])
+        tl = timeline(c, "g")
+        eq([x["seq"] for x in tl], list(range(1, n - 3 + 1)), "seqs 1..n-3")
+        m = c.jget(base("g") + "/metrics")
+        eq(m["segments"], n - 3, "segments")
+        last = tl[-1]["totals"]["default"]
+        ms = m["systems"]["default"]
+        for key in ("r0", "r1", "r01"):
+            eq(last[key], ms[key], "the last stored result's %s = the metrics" % key)
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(globals()))
