@@ -25,7 +25,8 @@
  * An id already stored is skipped only when its stored request equals the
  * item: a file changed since the last run (lines inserted, an item edited)
  * stops the replay (exit 1) instead of losing or duplicating segments.
- * --server must be http:// or https://; trailing slashes are dropped.
+ * --server must be http:// or https://; trailing slashes are dropped. A
+ * request that takes longer than --timeout (300 s) ends the run (exit 1).
  */
 #define _GNU_SOURCE /* strcasestr */
 #include "cli.h"
@@ -43,7 +44,7 @@
 #define AM_REPLAY_MAX_FILE (1024L * 1024L * 1024L)
 
 typedef struct replay_ctx {
-    const char *server, *session, *path, *format, *token;
+    const char *server, *session, *path, *format, *token, *timeout;
     CURL *curl;
     struct curl_slist *headers;
     char errbuf[CURL_ERROR_SIZE];
@@ -69,6 +70,7 @@ static void replay_usage(FILE *out)
           "  --session ID     an existing session\n"
           "  --format F       xliff|tsv|jsonl (default: by extension, else by content)\n"
           "  --token TOKEN    bearer token (default: $ADAPTMON_TOKEN)\n"
+          "  --timeout S      seconds one request may take (default 300; then exit 1)\n"
           "\n"
           "formats: xliff = XLIFF 1.2/2.x from CAT tools (confirmed units, MT candidates);\n"
           "  jsonl = one segment body per line as for POST /v1/sessions/ID/segments;\n"
@@ -514,6 +516,7 @@ int am_cli_replay(int argc, char **argv)
                            : !strcmp(a, "--session") ? &r.session
                            : !strcmp(a, "--format")  ? &r.format
                            : !strcmp(a, "--token")   ? &r.token
+                           : !strcmp(a, "--timeout") ? &r.timeout
                                                      : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             replay_usage(stdout);
@@ -533,6 +536,15 @@ int am_cli_replay(int argc, char **argv)
          strcmp(r.format, "jsonl"))) {
         replay_usage(stderr);
         return 2;
+    }
+    long timeout_s = 300;
+    if (r.timeout) {
+        char *end;
+        timeout_s = strtol(r.timeout, &end, 10);
+        if (end == r.timeout || *end || timeout_s < 1 || timeout_s > 86400) {
+            fprintf(stderr, "adaptmon replay: --timeout must be seconds from 1 to 86400\n");
+            return 2;
+        }
     }
     if (strncmp(r.server, "http://", 7) && strncmp(r.server, "https://", 8)) {
         fprintf(stderr,
@@ -584,6 +596,7 @@ int am_cli_replay(int argc, char **argv)
     curl_easy_setopt(r.curl, CURLOPT_WRITEFUNCTION, replay_sink);
     curl_easy_setopt(r.curl, CURLOPT_HEADERFUNCTION, replay_header);
     curl_easy_setopt(r.curl, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(r.curl, CURLOPT_TIMEOUT, timeout_s); /* a silent server ends the run */
     curl_easy_setopt(r.curl, CURLOPT_NOSIGNAL, 1L);
     json_t *done = json_object();
     int rc = replay_stored(&r, done);

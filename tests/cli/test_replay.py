@@ -34,9 +34,9 @@ def teardown():
     shutil.rmtree(TMP, ignore_errors=True)
 
 
-def replay(*args, **kw):
+def replay(*args, timeout=120, **kw):
     return subprocess.run([ADAPTMON, "replay"] + list(args), capture_output=True, text=True,
-                          timeout=120, **kw)
+                          timeout=timeout, **kw)
 
 
 def url():
@@ -205,6 +205,26 @@ def test_server_url_mistakes():
         p = replay("--server", bad, "--session", "rurl", good)
         eq(p.returncode, 2, bad + ": " + p.stderr)
         check("http://" in p.stderr, bad + ": says what is expected: " + p.stderr)
+
+
+def test_silent_server_times_out():
+    """A server that accepts the connection and never answers (stopped with
+    SIGSTOP, a wrong port on a silent service): before, replay waited
+    forever; now --timeout (default 300 s) ends it with exit 1."""
+    import socket
+    good = write("t.tsv", "a\tb\tc\n")
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(4)
+    try:
+        p = replay("--server", "http://127.0.0.1:%d" % ls.getsockname()[1], "--session", "s",
+                   "--timeout", "1", good, timeout=60)
+        eq(p.returncode, 1, "exit status: " + p.stderr)
+        check("cannot reach" in p.stderr and "imed out" in p.stderr, p.stderr)
+    finally:
+        ls.close()
+    eq(replay("--server", url(), "--session", "s", "--timeout", "0", good).returncode, 2,
+       "--timeout 0 is a usage error")
 
 
 if __name__ == "__main__":
