@@ -802,6 +802,10 @@ static int xl_pass(xl_job *j, const char *buf, size_t len)
 {
     xl_rstate st;
     memset(&st, 0, sizeof st);
+    size_t flood = am_xmlsafe_attr_flood(buf, len);
+    if (flood)
+        return xl_err(j->rep, AM_ERR_PARSE, flood, "a start tag has more than %d attributes",
+                      AM_XMLSAFE_MAX_ATTRS);
     xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
     int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
                XML_PARSE_NOWARNING;

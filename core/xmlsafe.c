@@ -1,7 +1,7 @@
 /*
  * xmlsafe.c — hardened libxml2 reading from memory (see xmlsafe.h for the
  * rules): the SAX callbacks that reject entities and skip external subsets,
- * the structured error handler, and the parse itself.
+ * the structured error handler, the attribute-flood scan and the parse.
  */
 #include "xmlsafe.h"
 
@@ -95,11 +95,84 @@ static void on_external_subset(void *ctx, const xmlChar *name, const xmlChar *ex
     (void)system_id;
 }
 
+/* The offset just past the first occurrence of end (a C string) in
+ * buf[at..len), or len when there is none. */
+static size_t skip_past(const char *buf, size_t len, size_t at, const char *end)
+{
+    size_t n = strlen(end);
+    while (at < len) {
+        const char *p = memchr(buf + at, end[0], len - at);
+        if (!p)
+            return len;
+        at = (size_t)(p - buf);
+        if (len - at >= n && !memcmp(p, end, n))
+            return at + n;
+        at++;
+    }
+    return len;
+}
+
+/* 1 when buf[at..len) starts with prefix (a C string). */
+static int starts(const char *buf, size_t len, size_t at, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return len - at >= n && !memcmp(buf + at, prefix, n);
+}
+
+size_t am_xmlsafe_attr_flood(const char *buf, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        const char *lt = memchr(buf + i, '<', len - i);
+        if (!lt)
+            return 0;
+        size_t at = (size_t)(lt - buf);
+        if (starts(buf, len, at, "<!--")) {
+            i = skip_past(buf, len, at + 4, "-->");
+        } else if (starts(buf, len, at, "<![CDATA[")) {
+            i = skip_past(buf, len, at + 9, "]]>");
+        } else if (starts(buf, len, at, "<?")) {
+            i = skip_past(buf, len, at + 2, "?>");
+        } else if (starts(buf, len, at, "<!") || starts(buf, len, at, "</")) {
+            i = skip_past(buf, len, at + 2, ">");
+        } else { /* a start tag: '=' outside quotes until its '>' */
+            size_t attrs = 0;
+            char quote = 0;
+            for (i = at + 1; i < len; i++) {
+                char ch = buf[i];
+                if (quote) {
+                    if (ch == quote)
+                        quote = 0;
+                } else if (ch == '"' || ch == '\'') {
+                    quote = ch;
+                } else if (ch == '>') {
+                    break;
+                } else if (ch == '=' && ++attrs > AM_XMLSAFE_MAX_ATTRS) {
+                    size_t line = 1;
+                    for (const char *p = buf; (p = memchr(p, '\n', (size_t)(lt - p))); p++)
+                        line++;
+                    return line;
+                }
+            }
+            i++;
+        }
+    }
+    return 0;
+}
+
 int am_xmlsafe_read(const char *buf, size_t len, am_xmlsafe_state *st, xmlDocPtr *doc)
 {
     assert(len <= (size_t)INT_MAX);
     memset(st, 0, sizeof *st);
     *doc = NULL;
+    size_t flood = am_xmlsafe_attr_flood(buf, len);
+    if (flood) {
+        st->have_err = st->err_fatal = 1;
+        st->err_line = flood;
+        snprintf(st->err_msg, sizeof st->err_msg, "a start tag has more than %d attributes",
+                 AM_XMLSAFE_MAX_ATTRS);
+        return AM_OK;
+    }
     xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
     xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
     if (!ctxt)

@@ -16,6 +16,8 @@
  *   - a reference to an undeclared entity (libxml2 tolerates it when there
  *     is an external DTD) stops the parser and is recorded too.
  *   - XML_PARSE_HUGE is not set, so libxml2's own depth/size limits hold.
+ *   - a start tag with more than AM_XMLSAFE_MAX_ATTRS attributes is refused
+ *     before parsing (libxml2's duplicate check is quadratic per tag).
  * The input is read as UTF-8 whatever the XML declaration says; callers
  * validate it as UTF-8 first (their error reports differ).
  *
@@ -48,6 +50,19 @@ typedef struct am_xmlsafe_state {
  * xmlFreeDoc), else NULL. Returns AM_OK, or AM_ERR_NOMEM when no parser
  * context could be made. */
 int am_xmlsafe_read(const char *buf, size_t len, am_xmlsafe_state *st, xmlDocPtr *doc);
+
+/* Most attributes (namespace declarations included) a start tag may have:
+ * libxml2 2.9 compares each new attribute of a tag with every earlier one,
+ * so n attributes cost n^2/2 steps (20,000: 1 s). */
+#define AM_XMLSAFE_MAX_ATTRS 128
+
+/* Scans buf[0..len) (borrowed) in one linear pass for a start tag with
+ * more than AM_XMLSAFE_MAX_ATTRS attributes ('=' outside quoted values;
+ * comments, CDATA sections, processing instructions, declarations and end
+ * tags skipped). Returns 0 when there is none, else the 1-based line of
+ * the first such tag. am_xmlsafe_read refuses those; a caller of another
+ * libxml2 reader checks with this first. */
+size_t am_xmlsafe_attr_flood(const char *buf, size_t len);
 
 /* Next node after n in a pre-order walk of root's subtree (root excluded),
  * descending into n's children when descend is true (element nodes only);

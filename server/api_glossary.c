@@ -1,6 +1,8 @@
-/* api_glossary.c — PUT/GET/DELETE /v1/sessions/{id}/glossary. */
+/* api_glossary.c — PUT/GET/DELETE /v1/sessions/{id}/glossary (stored through
+ * am_ingest_glossary_put, under the session's write lock). */
 #include "api.h"
 
+#include "ingest.h"
 #include "json.h"
 #include "sessions.h"
 
@@ -74,11 +76,10 @@ void am_api_glossary_put(am_req *req, am_resp *resp)
     if (rc != AM_OK) {
         am_resp_problem(resp, req, 422, "invalid-value", "Invalid glossary", "%s",
                         am_buf_str(&err));
-    } else if ((rc = am_store_glossary_put_if(req->srv->store, row.id, row.incarnation, txt,
-                                              am_now_ms(), &version)) != AM_OK) {
+    } else if ((rc = am_ingest_glossary_put(req->srv, row.id, row.incarnation, txt, &version)) !=
+               AM_OK) {
         am_api_gone_or_500(req, resp, rc, "the glossary was not stored");
     } else {
-        am_sessions_forget(req->srv->sessions, row.id);
         am_resp_json(resp, 200,
                      json_pack("{sssIsIsIss}", "session", row.id, "entries", (json_int_t)entries,
                                "skipped", (json_int_t)rep.skipped, "version", (json_int_t)version,
@@ -107,12 +108,10 @@ void am_api_glossary_delete(am_req *req, am_resp *resp)
     am_store_session row;
     if (am_api_load_session(req, resp, &row) != AM_OK)
         return;
-    int rc =
-        am_store_glossary_put_if(req->srv->store, row.id, row.incarnation, NULL, am_now_ms(), NULL);
+    int rc = am_ingest_glossary_put(req->srv, row.id, row.incarnation, NULL, NULL);
     if (rc != AM_OK) {
         am_api_gone_or_500(req, resp, rc, "the glossary was not removed");
     } else {
-        am_sessions_forget(req->srv->sessions, row.id);
         resp->status = 204;
     }
     am_store_session_clear(&row);

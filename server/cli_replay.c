@@ -22,6 +22,11 @@
  *          naming the columns id, source, translation and hypothesis or
  *          hyp:SYSTEM (several); without an id column a row's id is
  *          "line-N" (its 1-based line number).
+ * An id already stored is skipped only when its stored request equals the
+ * item: a file changed since the last run (lines inserted, an item edited)
+ * stops the replay (exit 1) instead of losing or duplicating segments.
+ * --server must be http:// or https://; trailing slashes are dropped. A
+ * request that takes longer than --timeout (300 s) ends the run (exit 1).
  */
 #define _GNU_SOURCE /* strcasestr */
 #include "cli.h"
@@ -39,7 +44,7 @@
 #define AM_REPLAY_MAX_FILE (1024L * 1024L * 1024L)
 
 typedef struct replay_ctx {
-    const char *server, *session, *path, *format, *token;
+    const char *server, *session, *path, *format, *token, *timeout;
     CURL *curl;
     struct curl_slist *headers;
     char errbuf[CURL_ERROR_SIZE];
@@ -58,12 +63,14 @@ static void replay_usage(FILE *out)
           "\n"
           "Posts the confirmed segments of FILE to a running server, in order, with a\n"
           "progress bar on stderr; ids already stored are skipped, so running it again\n"
-          "after an interruption resumes where it stopped.\n"
+          "after an interruption resumes where it stopped (a stored id whose body differs\n"
+          "from the file's item stops it: the file changed since).\n"
           "\n"
-          "  --server URL     the server (http://127.0.0.1:8080)\n"
+          "  --server URL     the server, http:// or https:// (http://127.0.0.1:8080)\n"
           "  --session ID     an existing session\n"
           "  --format F       xliff|tsv|jsonl (default: by extension, else by content)\n"
           "  --token TOKEN    bearer token (default: $ADAPTMON_TOKEN)\n"
+          "  --timeout S      seconds one request may take (default 300; then exit 1)\n"
           "\n"
           "formats: xliff = XLIFF 1.2/2.x from CAT tools (confirmed units, MT candidates);\n"
           "  jsonl = one segment body per line as for POST /v1/sessions/ID/segments;\n"
@@ -146,8 +153,8 @@ static void replay_detail(const rbuf *b, char *buf, size_t n)
     json_decref(j);
 }
 
-/* Ids already stored in the session into done (a set: value 1). Returns 0,
- * or 1 with a message. */
+/* Ids already stored in the session into done: id -> the stored request
+ * body (true when the server lists none). Returns 0, or 1 with a message. */
 static int replay_stored(replay_ctx *r, json_t *done)
 {
     long after = 0;
@@ -173,8 +180,9 @@ static int replay_stored(replay_ctx *r, json_t *done)
         json_array_foreach(json_object_get(j, "segments"), i, seg)
         {
             const char *id = json_string_value(json_object_get(seg, "id"));
+            json_t *rq = json_object_get(seg, "request");
             if (id)
-                json_object_set_new(done, id, json_true());
+                json_object_set(done, id, rq ? rq : json_true());
         }
         json_t *next = json_object_get(j, "next");
         int more = json_is_integer(next);
@@ -450,7 +458,17 @@ static int replay_post(replay_ctx *r, json_t *items, json_t *done, size_t skippe
     for (size_t i = 0; i < total; i++) {
         json_t *it = json_array_get(items, i);
         const char *id = json_string_value(json_object_get(it, "id"));
-        if (id && json_object_get(done, id)) {
+        const json_t *stored = id ? json_object_get(done, id) : NULL;
+        if (stored && json_is_object(stored) && !json_equal(stored, it)) {
+            /* "line-N" ids shift when lines are inserted; an edited item
+             * keeps its id: skipping either would lose or duplicate data */
+            fprintf(stderr,
+                    "%sadaptmon replay: segment '%s' (item %zu of %zu) is stored with a "
+                    "different body: %s changed since it was replayed; nothing more posted\n",
+                    r->tty ? "\n" : "", id, i + 1, total, r->path);
+            return 1;
+        }
+        if (stored) {
             present++;
         } else {
             char *body = json_dumps(it, JSON_COMPACT);
@@ -498,6 +516,7 @@ int am_cli_replay(int argc, char **argv)
                            : !strcmp(a, "--session") ? &r.session
                            : !strcmp(a, "--format")  ? &r.format
                            : !strcmp(a, "--token")   ? &r.token
+                           : !strcmp(a, "--timeout") ? &r.timeout
                                                      : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             replay_usage(stdout);
@@ -518,6 +537,32 @@ int am_cli_replay(int argc, char **argv)
         replay_usage(stderr);
         return 2;
     }
+    long timeout_s = 300;
+    if (r.timeout) {
+        char *end;
+        timeout_s = strtol(r.timeout, &end, 10);
+        if (end == r.timeout || *end || timeout_s < 1 || timeout_s > 86400) {
+            fprintf(stderr, "adaptmon replay: --timeout must be seconds from 1 to 86400\n");
+            return 2;
+        }
+    }
+    if (strncmp(r.server, "http://", 7) && strncmp(r.server, "https://", 8)) {
+        fprintf(stderr,
+                "adaptmon replay: --server must start with http:// or https:// (got '%s')\n",
+                r.server);
+        return 2;
+    }
+    char server[1024];
+    size_t sl = strlen(r.server);
+    if (sl >= sizeof server) {
+        fprintf(stderr, "adaptmon replay: --server is too long\n");
+        return 2;
+    }
+    while (sl > 0 && r.server[sl - 1] == '/')
+        sl--; /* "http://h:8080/" is the same server */
+    memcpy(server, r.server, sl);
+    server[sl] = '\0';
+    r.server = server;
     if (!am_http_valid_id(r.session)) {
         fprintf(stderr, "adaptmon replay: bad session id '%s'\n", r.session);
         return 2;
@@ -551,6 +596,7 @@ int am_cli_replay(int argc, char **argv)
     curl_easy_setopt(r.curl, CURLOPT_WRITEFUNCTION, replay_sink);
     curl_easy_setopt(r.curl, CURLOPT_HEADERFUNCTION, replay_header);
     curl_easy_setopt(r.curl, CURLOPT_CONNECTTIMEOUT, 10L);
+    curl_easy_setopt(r.curl, CURLOPT_TIMEOUT, timeout_s); /* a silent server ends the run */
     curl_easy_setopt(r.curl, CURLOPT_NOSIGNAL, 1L);
     json_t *done = json_object();
     int rc = replay_stored(&r, done);

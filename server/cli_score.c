@@ -11,7 +11,9 @@
  * else by the SGML sysid, else by the file name. Output (cli_report.c): a
  * table, markdown, LaTeX, CSV or TSV (--format), JSON (--json), the
  * sacreBLEU signatures, per-segment rows with the running totals, and the
- * learning-curve figure (--plot FILE.svg). With --paired-bs, --paired-ar
+ * learning-curve figure (--plot FILE.svg: never one of the inputs; a link's
+ * target or a special file is written in place; a write error on stdout or
+ * the figure exits 1). With --paired-bs, --paired-ar
  * or --exposures every scored segment also goes to a collector
  * (cli_signif.c) on both scoring paths; its results are columns of the
  * totals rows (cli_report.c) or the JSON's significance and exposures.
@@ -283,6 +285,37 @@ static void am_cli_free(am_cli *c)
         free(c->hyp[i].buf);
     }
     free(c->xliff);
+}
+
+/* 1 when paths a and b (borrowed; NULL: none) name one existing file. */
+static int am_cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* 0, or 2 after a usage error when --plot names one of the input files
+ * (the figure would replace it). */
+static int am_cli_plot_not_input(const am_cli *c)
+{
+    if (!c->plot_path)
+        return 0;
+    const char *in[] = {c->ref.path,      c->src.path,        c->sgm_src.path,  c->sgm_ref.path,
+                        c->glossary_path, c->background_path, c->stopwords_path};
+    int hit = 0;
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+        hit |= am_cli_same_file(c->plot_path, in[i]);
+    for (size_t i = 0; i < c->nhyp; i++)
+        hit |= am_cli_same_file(c->plot_path, c->hyp[i].path);
+    for (size_t i = 0; i < c->nxliff; i++)
+        hit |= am_cli_same_file(c->plot_path, c->xliff[i]);
+    if (hit) {
+        fprintf(stderr, "adaptmon score: --plot '%s' is one of the input files; name a new .svg\n",
+                c->plot_path);
+        return 2;
+    }
+    return 0;
 }
 
 /* An integer option value in [lo, hi] into *out; 0, or 2 after printing a
@@ -562,7 +595,7 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         fprintf(stderr, "adaptmon score: --stopwords custom needs --stopwords-file FILE\n");
         return 2;
     }
-    return 0;
+    return am_cli_plot_not_input(c);
 }
 
 /* ---- sessions ------------------------------------------------------------ */
@@ -1512,6 +1545,20 @@ static void am_cli_print_table(const am_cli *c, const am_cli_run *r, const am_re
     am_report_cleanup(&rep);
 }
 
+/* Writes svg (borrowed; freed here) into the special file path in place.
+ * Returns 0 or 1 with a message. */
+static int am_cli_write_special(const char *path, am_buf *svg)
+{
+    FILE *fp = fopen(path, "wb");
+    int bad = !fp || fwrite(svg->data, 1, svg->len, fp) != svg->len;
+    if (fp && fclose(fp) != 0)
+        bad = 1;
+    if (bad)
+        fprintf(stderr, "adaptmon score: cannot write '%s': %s\n", path, strerror(errno));
+    am_buf_cleanup(svg);
+    return bad;
+}
+
 /* Writes the learning-curve figure to c->plot_path. Returns 0 or 1. */
 static int am_cli_write_plot(const am_cli *c, const am_cli_run *r, const am_cli_plot *plot)
 {
@@ -1529,10 +1576,19 @@ static int am_cli_write_plot(const am_cli *c, const am_cli_run *r, const am_cli_
     am_buf_init(&svg);
     am_cli_plot_svg(plot, names, cfg->nwindows ? cfg->windows[0] : 0,
                     c->plot_points ? (size_t)c->plot_points : 500, title, &svg);
-    /* a new file renamed over the target: a failed write leaves no half figure */
+    /* a new file renamed over the target: a failed write leaves no half figure.
+     * A link is followed (its target gets the figure, the link stays); a
+     * special file (FIFO, /dev/stdout, a terminal) is written in place. */
+    struct stat st;
+    char *real = NULL;
+    if (stat(c->plot_path, &st) == 0 && !S_ISREG(st.st_mode))
+        return am_cli_write_special(c->plot_path, &svg);
+    if (lstat(c->plot_path, &st) == 0 && S_ISLNK(st.st_mode))
+        real = realpath(c->plot_path, NULL);
+    const char *target = real ? real : c->plot_path;
     am_buf tmp;
     am_buf_init(&tmp);
-    am_buf_printf(&tmp, "%s.XXXXXX", c->plot_path);
+    am_buf_printf(&tmp, "%s.XXXXXX", target);
     int fd = mkstemp(tmp.data);
     mode_t mask = umask(0);
     umask(mask);
@@ -1544,13 +1600,14 @@ static int am_cli_write_plot(const am_cli *c, const am_cli_run *r, const am_cli_
         bad = 1;
     else if (!fp && fd >= 0)
         close(fd);
-    if (!bad && rename(tmp.data, c->plot_path) != 0)
+    if (!bad && rename(tmp.data, target) != 0)
         bad = 1;
     if (bad) {
         fprintf(stderr, "adaptmon score: cannot write '%s': %s\n", c->plot_path, strerror(errno));
         if (fd >= 0)
             unlink(tmp.data);
     }
+    free(real);
     am_buf_cleanup(&tmp);
     am_buf_cleanup(&svg);
     return bad;
@@ -1650,6 +1707,10 @@ int am_cli_score(int argc, char **argv)
         rc = am_cli_alam(&c, c.sgm_src.path ? &r->ssrc : NULL, &r->sref, r->shyp);
     else if (rc == 0)
         rc = am_cli_score_run(&c, r);
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) { /* e.g. a full disk */
+        fprintf(stderr, "adaptmon score: cannot write the output: %s\n", strerror(errno));
+        rc = 1;
+    }
     am_cli_run_free(&c, r);
     free(r);
     am_cli_free(&c);

@@ -1906,6 +1906,29 @@ int am_ingest_acquire(am_server *srv, const char *session, am_sess **out, am_fai
                     "the session kept changing; retry");
 }
 
+/* See ingest.h. When the runtime cannot be had (no session, busy) the
+ * glossary is stored without the lock: put_if still checks the incarnation. */
+int am_ingest_glossary_put(am_server *srv, const char *session, int64_t incarnation,
+                           const char *glossary_json, int64_t *version)
+{
+    am_sess *sess = NULL;
+    am_fail f;
+    am_fail_init(&f);
+    if (am_ingest_acquire(srv, session, &sess, &f) != AM_OK)
+        sess = NULL;
+    am_fail_cleanup(&f);
+    if (sess)
+        pthread_mutex_lock(&sess->lock);
+    int rc = am_store_glossary_put_if(srv->store, session, incarnation, glossary_json, am_now_ms(),
+                                      version);
+    if (sess) {
+        pthread_mutex_unlock(&sess->lock);
+        am_sessions_release(srv->sessions, sess);
+    }
+    am_sessions_forget(srv->sessions, session);
+    return rc;
+}
+
 int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t *incarnation,
                       am_fail *f)
 {

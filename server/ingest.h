@@ -146,6 +146,15 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
 struct am_sess;
 int am_ingest_acquire(am_server *srv, const char *session, struct am_sess **out, am_fail *fail);
 
+/* A new glossary (JSON text, borrowed; NULL removes it) for incarnation of
+ * session, stored under the session's lock like every other write of the
+ * session, so a replay in progress (each segment scored with its own
+ * glossary version) is not invalidated by it; the runtime is dropped after.
+ * *version (may be NULL) the new glossary version. Returns
+ * am_store_glossary_put_if's code. */
+int am_ingest_glossary_put(am_server *srv, const char *session, int64_t incarnation,
+                           const char *glossary_json, int64_t *version);
+
 /* The check endpoint: glossary terms of source and their use in hyps[0]
  * ("" when nsys is 0), with the translator's established choice for each
  * entry, and for each system sys[s] (hyps[s], s < nsys) the adaptation

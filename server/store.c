@@ -160,14 +160,18 @@
                      "(SELECT rowid FROM segment_results WHERE sid = ?1 LIMIT ?2)")                \
     X(PURGE_GLOSSARIES, "DELETE FROM glossaries WHERE rowid IN "                                   \
                         "(SELECT rowid FROM glossaries WHERE sid = ?1 LIMIT ?2)")                  \
-    X(PURGE_VOCAB, "DELETE FROM vocab WHERE (sid, word) IN "                                       \
-                   "(SELECT sid, word FROM vocab WHERE sid = ?1 LIMIT ?2)")                        \
-    X(PURGE_OCC, "DELETE FROM occurrences WHERE (sid, word, seq) IN "                              \
-                 "(SELECT sid, word, seq FROM occurrences WHERE sid = ?1 LIMIT ?2)")               \
-    X(PURGE_TOTALS, "DELETE FROM totals WHERE (sid, system) IN "                                   \
-                    "(SELECT sid, system FROM totals WHERE sid = ?1 LIMIT ?2)")                    \
-    X(PURGE_CHOICES, "DELETE FROM choices WHERE (sid, entry, alt) IN "                             \
-                     "(SELECT sid, entry, alt FROM choices WHERE sid = ?1 LIMIT ?2)")              \
+    X(PURGE_VOCAB, "DELETE FROM vocab WHERE sid = ?1 AND word <= ?2")                              \
+    X(PURGE_VOCAB_TO, "SELECT word FROM (SELECT word FROM vocab WHERE sid = ?1 ORDER BY word "     \
+                      "LIMIT ?2) ORDER BY word DESC LIMIT 1")                                      \
+    X(PURGE_OCC, "DELETE FROM occurrences WHERE sid = ?1 AND (word, seq) <= (?2, ?3)")             \
+    X(PURGE_OCC_TO, "SELECT word, seq FROM (SELECT word, seq FROM occurrences WHERE sid = ?1 "     \
+                    "ORDER BY word, seq LIMIT ?2) ORDER BY word DESC, seq DESC LIMIT 1")           \
+    X(PURGE_TOTALS, "DELETE FROM totals WHERE sid = ?1 AND system <= ?2")                          \
+    X(PURGE_TOTALS_TO, "SELECT system FROM (SELECT system FROM totals WHERE sid = ?1 ORDER BY "    \
+                       "system LIMIT ?2) ORDER BY system DESC LIMIT 1")                            \
+    X(PURGE_CHOICES, "DELETE FROM choices WHERE sid = ?1 AND (entry, alt) <= (?2, ?3)")            \
+    X(PURGE_CHOICES_TO, "SELECT entry, alt FROM (SELECT entry, alt FROM choices WHERE sid = ?1 "   \
+                        "ORDER BY entry, alt LIMIT ?2) ORDER BY entry DESC, alt DESC LIMIT 1")     \
     X(PURGE_SESSION, "DELETE FROM sessions WHERE sid = ?1")                                        \
     X(SHADOW_NEW, "INSERT INTO sessions (id, options, signature, custom_stopwords, "               \
                   "glossary_version, created_at, updated_at, segments, version, incarnation, "     \
@@ -363,6 +367,7 @@ struct am_store {
     int ck_pages; /* guarded by ckmu: WAL size reported by the last commit */
     int ck_stop; /* guarded by ckmu */
     atomic_uint_fast64_t hidden_seq; /* names of staged/dropped vocabularies */
+    atomic_llong purge_steps; /* VM steps of session purges (am_store_purge_steps) */
 };
 
 /* A bound statement in use: the cached one or a temporary copy. */
@@ -542,6 +547,11 @@ static int am_exec(am_store *st, am_conn *c, enum am_stmt_id id, const char *fmt
 int64_t am_store_write_pages_max(am_store *st)
 {
     return (int64_t)atomic_load(&st->w_pages_max);
+}
+
+int64_t am_store_purge_steps(am_store *st)
+{
+    return (int64_t)atomic_load(&st->purge_steps);
 }
 
 static char *am_col_str(sqlite3_stmt *s, int i)
@@ -1350,6 +1360,44 @@ int am_store_session_count(am_store *st, int64_t *n)
  * by a crash are purged at open. */
 #define AM_PURGE_CHUNK 512
 
+/* The key of the last of the first chunk rows of a WITHOUT ROWID table in
+ * the session (its _TO statement) bound as ?2.. of the purge statement,
+ * which deletes up to it by a key range: a chunk walks its own rows only
+ * ("WHERE (sid, k) IN (SELECT … LIMIT n)" walked every remaining row of
+ * the session per chunk: quadratic). Returns AM_OK or an error; *more 0
+ * when nothing was left. Adds the VM steps to purge_steps. */
+static int purge_chunk_keyed(am_store *st, enum am_stmt_id to, enum am_stmt_id del, int64_t sid,
+                             int64_t chunk, int *more)
+{
+    *more = 0;
+    am_q b;
+    int rc = am_q_open(st, &st->w, to, &b, "ii", sid, chunk);
+    if (rc)
+        return rc;
+    rc = am_q_step(st, &b);
+    if (rc > 0) {
+        am_q d;
+        rc = am_q_open(st, &st->w, del, &d, "i", sid);
+        for (int k = 0; rc == AM_OK && k < sqlite3_column_count(b.s); k++)
+            if (sqlite3_bind_value(d.s, k + 2, sqlite3_column_value(b.s, k)) != SQLITE_OK)
+                rc = am_db_fail(st, st->w.db, am_stmt_name[del]);
+        if (rc == AM_OK) {
+            rc = am_q_step(st, &d);
+            rc = rc > 0 ? AM_OK : rc;
+            *more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
+            atomic_fetch_add(&st->purge_steps,
+                             (long long)sqlite3_stmt_status(d.s, SQLITE_STMTSTATUS_VM_STEP, 1));
+        }
+        if (d.s)
+            am_q_close(&d);
+    }
+    rc = rc > 0 ? AM_OK : rc;
+    atomic_fetch_add(&st->purge_steps,
+                     (long long)sqlite3_stmt_status(b.s, SQLITE_STMTSTATUS_VM_STEP, 1));
+    am_q_close(&b);
+    return rc;
+}
+
 static int session_purge(am_store *st, int64_t sid)
 {
     static const enum am_stmt_id steps[] = {
@@ -1363,8 +1411,26 @@ static int session_purge(am_store *st, int64_t sid)
         int64_t chunk = steps[i] == AM_S_PURGE_RESULTS || steps[i] == AM_S_PURGE_SEGMENTS
                             ? AM_PURGE_CHUNK / 4
                             : AM_PURGE_CHUNK;
-        rc = am_exec(st, &st->w, steps[i], "ii", sid, chunk);
-        int more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
+        enum am_stmt_id to = steps[i] == AM_S_PURGE_OCC       ? AM_S_PURGE_OCC_TO
+                             : steps[i] == AM_S_PURGE_VOCAB   ? AM_S_PURGE_VOCAB_TO
+                             : steps[i] == AM_S_PURGE_CHOICES ? AM_S_PURGE_CHOICES_TO
+                             : steps[i] == AM_S_PURGE_TOTALS  ? AM_S_PURGE_TOTALS_TO
+                                                              : steps[i];
+        int more = 0;
+        if (to != steps[i]) {
+            rc = purge_chunk_keyed(st, to, steps[i], sid, chunk, &more);
+        } else {
+            am_q q;
+            rc = am_q_open(st, &st->w, steps[i], &q, "ii", sid, chunk);
+            if (rc == AM_OK) {
+                rc = am_q_step(st, &q);
+                rc = rc > 0 ? AM_OK : rc;
+                more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
+                atomic_fetch_add(&st->purge_steps,
+                                 (long long)sqlite3_stmt_status(q.s, SQLITE_STMTSTATUS_VM_STEP, 1));
+                am_q_close(&q);
+            }
+        }
         rc = am_w_end(st, rc);
         if (rc)
             return rc;

@@ -79,6 +79,10 @@ int am_store_ping(am_store *st);
  * open (every write holds the single writer for a time that grows with
  * it; /metrics). */
 int64_t am_store_write_pages_max(am_store *st);
+/* SQLite VM steps the session purges (am_store_session_delete, and at
+ * open) ran since open: a work count, so a test can bound a purge's cost
+ * per row without timing it. */
+int64_t am_store_purge_steps(am_store *st);
 
 /* ---- sessions ------------------------------------------------------------ */
 typedef struct am_store_session {

@@ -34,9 +34,9 @@ def teardown():
     shutil.rmtree(TMP, ignore_errors=True)
 
 
-def replay(*args, **kw):
+def replay(*args, timeout=120, **kw):
     return subprocess.run([ADAPTMON, "replay"] + list(args), capture_output=True, text=True,
-                          timeout=120, **kw)
+                          timeout=timeout, **kw)
 
 
 def url():
@@ -169,6 +169,62 @@ def test_errors():
     eq(stored_ids("rerr"), [], "nothing stored by the failed runs")
     p = subprocess.run([ADAPTMON, "--help"], capture_output=True, text=True)
     check("replay" in p.stdout, "documented in adaptmon --help")
+
+
+def test_resume_refuses_a_file_changed_since_the_last_run():
+    """Resuming trusts an id only when the stored body is the file's item:
+    a line inserted at the top of an id-less TSV shifts every "line-N", and
+    an edited line keeps its id. Before, both were counted as "already
+    stored" (exit 0): the new first line was never posted and an old line
+    was stored a second time under the next id."""
+    C.create_session(id="rchg")
+    tsv = write("chg.tsv", "one two\tun deux\tun deux\nthree four\ttrois\ttrois quatre\n")
+    eq(replay("--server", url(), "--session", "rchg", tsv).returncode, 0, "first run")
+    write("chg.tsv", "five six\tcinq\tcinq six\none two\tun deux\tun deux\n"
+                     "three four\ttrois\ttrois quatre\n")
+    p = replay("--server", url(), "--session", "rchg", tsv)
+    eq(p.returncode, 1, "a shifted file is refused: " + p.stdout + p.stderr)
+    check("'line-1'" in p.stderr and "changed" in p.stderr, "names the item: " + p.stderr)
+    eq(stored_ids("rchg"), ["line-1", "line-2"], "nothing posted")
+    write("chg.tsv", "one two\tun deux\tun deux changed\n")
+    p = replay("--server", url(), "--session", "rchg", tsv)
+    eq(p.returncode, 1, "an edited line is refused: " + p.stdout + p.stderr)
+    eq(C.jget(base("rchg") + "/metrics")["segments"], 2, "still the two segments")
+
+
+def test_server_url_mistakes():
+    """A trailing slash is the same server (before: 404 "no resource at this
+    path" from "//v1/…"); a URL that is not http(s) is a usage error (exit 2;
+    before: exit 1 "cannot reach" after libcurl tried FILE or FTP)."""
+    C.create_session(id="rurl")
+    good = write("u.tsv", "a\tb\tc\n")
+    p = replay("--server", url() + "/", "--session", "rurl", good)
+    eq(p.returncode, 0, "trailing slash: " + p.stderr)
+    eq(stored_ids("rurl"), ["line-1"], "posted")
+    for bad in ("file:///tmp", "ftp://127.0.0.1:%d" % S.port, "127.0.0.1:%d" % S.port):
+        p = replay("--server", bad, "--session", "rurl", good)
+        eq(p.returncode, 2, bad + ": " + p.stderr)
+        check("http://" in p.stderr, bad + ": says what is expected: " + p.stderr)
+
+
+def test_silent_server_times_out():
+    """A server that accepts the connection and never answers (stopped with
+    SIGSTOP, a wrong port on a silent service): before, replay waited
+    forever; now --timeout (default 300 s) ends it with exit 1."""
+    import socket
+    good = write("t.tsv", "a\tb\tc\n")
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(4)
+    try:
+        p = replay("--server", "http://127.0.0.1:%d" % ls.getsockname()[1], "--session", "s",
+                   "--timeout", "1", good, timeout=60)
+        eq(p.returncode, 1, "exit status: " + p.stderr)
+        check("cannot reach" in p.stderr and "imed out" in p.stderr, p.stderr)
+    finally:
+        ls.close()
+    eq(replay("--server", url(), "--session", "s", "--timeout", "0", good).returncode, 2,
+       "--timeout 0 is a usage error")
 
 
 if __name__ == "__main__":

@@ -381,6 +381,63 @@ def test_plot_moving_window_and_ci_bands():
     eq(olo, None, "no band for 1-TERm (no count ratio)")
 
 
+def test_plot_never_replaces_an_input_a_link_or_a_special_file():
+    """--plot wrote a new file and renamed it over the path: `--plot ref.txt`
+    (a slip of tab completion) replaced the reference with the figure (exit
+    0), a symbolic link was replaced by a plain file (its target kept the old
+    figure), and a FIFO (or, as root, /dev/stdout or /dev/null) was replaced
+    by a plain file, so the reader got nothing. Now an input is refused (exit
+    2, the file unchanged), a link's target is written, a special file is
+    written in place."""
+    ref = write("p-ref.txt", "x y z\nq r\n")
+    hyp = write("p-hyp.txt", "x y\nq\n")
+    for target in (ref, hyp):
+        rc, out, err = run("--ref", ref, "--hyp", hyp, "--plot", target, check=False)
+        eq(rc, 2, "--plot onto an input: " + err)
+        check("input" in err, err)
+    with open(ref) as f:
+        eq(f.read(), "x y z\nq r\n", "the reference is unchanged")
+    real = write("p-real.svg", "old")
+    link = os.path.join(TMP, "p-link.svg")
+    os.symlink(real, link)
+    run("--ref", ref, "--hyp", hyp, "--plot", link)
+    check(os.path.islink(link), "the link is still a link")
+    with open(real) as f:
+        check(f.read().startswith("<?xml"), "the link's target holds the figure")
+    fifo = os.path.join(TMP, "p-fifo")
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        run("--ref", ref, "--hyp", hyp, "--plot", fifo)
+        got = b""
+        try:
+            while True:
+                b = os.read(fd, 65536)
+                if not b:
+                    break
+                got += b
+        except BlockingIOError:
+            pass
+    finally:
+        os.close(fd)
+    check(got.startswith(b"<?xml") and b"</svg>" in got, "the FIFO's reader got the figure")
+    check(not os.path.isfile(fifo), "the FIFO is still a FIFO")
+
+
+def test_output_write_error_is_an_error():
+    """A full disk under stdout (/dev/full) exited 0 with the report lost."""
+    if not os.path.exists("/dev/full"):
+        return
+    ref = write("f-ref.txt", "x y z\n")
+    hyp = write("f-hyp.txt", "x y\n")
+    for fmt in ("table", "json", "csv"):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([ADAPTMON, "score", "--ref", ref, "--hyp", hyp, "--format", fmt],
+                               stdout=full, stderr=subprocess.PIPE, timeout=60)
+        eq(p.returncode, 1, fmt + ": exit status")
+        check(b"cannot write" in p.stderr, fmt + ": " + p.stderr.decode())
+
+
 def main():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
     only = os.environ.get("APITEST_ONLY")
