@@ -68,6 +68,23 @@ def _pages_max(c):
     return int(m.group(1))
 
 
+def _equals_serial(c, sid, stored, what):
+    """Posts the stored log of session sid serially into a fresh session
+    sid-ref and compares every segment's scores and running totals and the
+    metrics. Grown segments keep the request text of the one they copy, so
+    each is posted under its own stored id."""
+    ref = sid + "-ref"
+    expect_status(new_session(c, ref, OPTS_A), 201, "create " + ref)
+    for s in stored:
+        got = c.post(base(ref) + "/segments", dict(s["request"], id=s["id"]))
+        expect_status(got, 201, "serial post of seq %d" % s["seq"])
+        g = got.json()
+        for key in ("scores", "totals"):
+            eq(s[key], g[key], "%s of seq %d %s vs a serial post" % (key, s["seq"], what))
+    eq(c.jget(base(sid) + "/metrics")["systems"], c.jget(base(ref) + "/metrics")["systems"],
+       "totals %s vs a serial post" % what)
+
+
 def _grown(n, name="big"):
     """A server (started) with session `name` of n segments: 20 posted,
     the rest grown in SQL."""
@@ -103,17 +120,7 @@ def test_replay_writes_in_short_transactions_and_equals_a_serial_post():
               % (n, MAX_PAGES, after))
         stored = timeline(c, "big")
         eq(len(stored), n, "segments after the replays")
-        # the same final log posted serially into a fresh session
-        expect_status(new_session(c, "ref", OPTS_A), 201, "create ref")
-        for s in stored:
-            # grown segments keep the request text of the one they copy: its id differs
-            got = c.post(base("ref") + "/segments", dict(s["request"], id=s["id"]))
-            expect_status(got, 201, "serial post of seq %d" % s["seq"])
-            g = got.json()
-            for key in ("scores", "totals"):
-                eq(s[key], g[key], "%s of seq %d after the replays vs a serial post" % (key, s["seq"]))
-        eq(c.jget(base("big") + "/metrics")["systems"], c.jget(base("ref") + "/metrics")["systems"],
-           "totals vs a serial post")
+        _equals_serial(c, "big", stored, "after the replays")
         c.close()
         eq(srv.stop(), 0, "exit status")
         db = sqlite3.connect("file:%s?mode=ro" % srv.db, uri=True)
@@ -201,15 +208,7 @@ def test_rescore_of_a_big_session_writes_in_short_transactions():
         eq(now["incarnation"], before["incarnation"], "the same incarnation after the rescore")
         eq(now["segments"], n, "segments after the rescore")
         stored = timeline(c, "rs")
-        expect_status(new_session(c, "rs-ref", OPTS_A), 201, "create ref")
-        for s in stored:
-            got = c.post(base("rs-ref") + "/segments", dict(s["request"], id=s["id"]))
-            expect_status(got, 201, "serial post of seq %d" % s["seq"])
-            for key in ("scores", "totals"):
-                eq(s[key], got.json()[key], "%s of seq %d after the rescore vs a serial post"
-                   % (key, s["seq"]))
-        eq(c.jget(base("rs") + "/metrics")["systems"], c.jget(base("rs-ref") + "/metrics")["systems"],
-           "totals after the rescore vs a serial post")
+        _equals_serial(c, "rs", stored, "after the rescore")
         c.close()
         eq(srv.stop(), 0, "exit status")
         db = sqlite3.connect("file:%s?mode=ro" % srv.db, uri=True)
@@ -240,15 +239,7 @@ def test_segment_delete_of_a_big_session_writes_in_short_transactions():
         eq(len(stored), n - 1, "stored segments after the DELETE")
         eq([s["seq"] for s in stored], [1] + list(range(3, n + 1)),
            "the later segments keep their seqs; seq 2 stays unused")
-        expect_status(new_session(c, "sd-ref", OPTS_A), 201, "create ref")
-        for s in stored:
-            got = c.post(base("sd-ref") + "/segments", dict(s["request"], id=s["id"]))
-            expect_status(got, 201, "serial post of seq %d" % s["seq"])
-            for key in ("scores", "totals"):
-                eq(s[key], got.json()[key], "%s of seq %d after the DELETE vs a serial post"
-                   % (key, s["seq"]))
-        eq(c.jget(base("sd") + "/metrics")["systems"], c.jget(base("sd-ref") + "/metrics")["systems"],
-           "totals vs a serial post")
+        _equals_serial(c, "sd", stored, "after the DELETE")
         eq(c.jget(base("sd") + "/metrics")["segments"], n - 1, "metrics segments")
         got = c.post(base("sd") + "/segments", dict(stored[0]["request"], id="appended"))
         expect_status(got, 201, "append after the DELETE")
@@ -300,15 +291,7 @@ def test_kill_9_during_segment_deletes_leaves_a_consistent_session():
             for a in acked:
                 check(a not in ids, "acknowledged DELETE of %s kept over a kill" % a)
         stored = timeline(c, "kd")
-        expect_status(new_session(c, "kd-ref", OPTS_A), 201, "create ref")
-        for s in stored:
-            got = c.post(base("kd-ref") + "/segments", dict(s["request"], id=s["id"]))
-            expect_status(got, 201, "serial post of seq %d" % s["seq"])
-            for key in ("scores", "totals"):
-                eq(s[key], got.json()[key], "%s of seq %d after the kills vs a serial post"
-                   % (key, s["seq"]))
-        eq(c.jget(base("kd") + "/metrics")["systems"], c.jget(base("kd-ref") + "/metrics")["systems"],
-           "totals after the kills vs a serial post")
+        _equals_serial(c, "kd", stored, "after the kills")
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:
