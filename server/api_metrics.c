@@ -33,7 +33,8 @@ static int am_metrics_ci(am_req *req, am_resp *resp, double *conf, char *suffix,
         return -1;
     }
     *conf = x;
-    snprintf(suffix, n, "-ci%s", v);
+    /* one spelling per level (".95", "0.950" are 0.95): one ETag, one cache entry */
+    snprintf(suffix, n, "-ci%.6g", x);
     return 0;
 }
 

@@ -169,6 +169,8 @@ static void am_batch_ndjson(am_req *req, am_resp *resp)
     json_t **vals = NULL;
     char **errs = NULL;
     const char *p = req->body, *end = req->body + req->body_len;
+    if (end - p >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+        p += 3; /* a byte order mark some editors write */
     for (size_t line = 1; p < end; line++) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *e = nl ? nl : end;

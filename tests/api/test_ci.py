@@ -110,6 +110,10 @@ def test_cached_etag_304_and_change():
     eq(r2.header("ETag"), r1.header("ETag"), "same ETag")
     r3 = ci("ci-b", headers={"If-None-Match": r1.header("ETag")})
     expect_status(r3, 304, "If-None-Match")
+    for spelling in (".95", "0.950"):  # the same level, spelled otherwise: the same answer
+        r4 = ci("ci-b", spelling)
+        eq(r4.header("ETag"), r1.header("ETag"), "ETag of ci=%s" % spelling)
+        eq(r4.body, r1.body, "answer of ci=%s" % spelling)
     other = ci("ci-b", "0.9")
     check(other.header("ETag") != r1.header("ETag"), "level in the ETag")
     b90 = other.json()["confidence"]["systems"][0]["R0"]

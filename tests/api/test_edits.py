@@ -317,6 +317,11 @@ def test_batch_ndjson():
     d = batch("bnd", "\n".join(json.dumps(s) for s in LOG[2:]), ctype="application/x-ndjson")
     eq([it["status"] for it in d["items"]], [201, 201, 201], "NDJSON without a final newline")
     same_as_fresh("bnd", LOG, "after NDJSON batches")
+    # a body saved by an editor that writes a UTF-8 byte order mark
+    new_session("bbom")
+    d = batch("bbom", "\ufeff" + "\n".join(json.dumps(s) for s in LOG[:2]) + "\n",
+              ctype="application/x-ndjson")
+    eq([it["status"] for it in d["items"]], [201, 201], "NDJSON starting with a BOM")
 
 
 def test_batch_whole_request_errors_change_nothing():
