@@ -1520,17 +1520,9 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
             else
                 am_store_tx_rollback(tx);
         }
-        /* the rows the new generation replaced, a chunk at a time (no
-         * reader sees them); a failure leaves them for the next rewrite or
-         * the next open */
-        if (rc == AM_OK && redo.nres &&
-            am_store_results_settle(srv->store, session, redo.res_seq[0]) != AM_OK)
-            am_log_at(&srv->log, AM_LOG_WARN, NULL,
-                      "replay of %s: deleting the replaced results failed; left for later",
-                      session);
         am_log_at(&srv->log, AM_LOG_DEBUG, NULL,
                   "replay of %zu segments of %s: scored in %.0f ms, staged in %.0f ms, "
-                  "switched and cleaned in %.0f ms",
+                  "switched in %.0f ms",
                   rows.n, session, (double)(t_scored - t_start) / 1e6,
                   (double)(t_staged - t_scored) / 1e6, (double)(mono_ns() - t_staged) / 1e6);
         if (rc == AM_ERR_CONFLICT) {

@@ -226,12 +226,18 @@
       "SELECT s.client_id, " AM_RESULT_COL AM_RESULT_JOIN "WHERE s.sid = ?1 AND s.seq = ?2")       \
     X(RESULT_GEN, "SELECT result_gen FROM sessions WHERE sid = ?1")                                \
     X(RESULT_STAGE, "INSERT INTO segment_results (sid, gen, seq, result) VALUES (?1, ?2, ?3, ?4)") \
+    X(RESULT_REUSE,                                                                                \
+      "UPDATE segment_results SET gen = ?2, result = ?4 WHERE rowid = (SELECT r.rowid FROM "       \
+      "segment_results r WHERE r.sid = ?1 AND r.seq = ?3 AND (r.gen > ?5 OR r.gen < (SELECT "      \
+      "max(n.gen) FROM segment_results n WHERE n.sid = ?1 AND n.seq = ?3 AND n.gen <= ?5)) "       \
+      "LIMIT 1)")                                                                                  \
+    X(RESULT_ABANDONED, "SELECT 1 FROM segment_results WHERE sid = ?1 AND gen > ?2 LIMIT 1")       \
     X(RESULT_SWITCH, "UPDATE sessions SET result_gen = ?2 WHERE sid = ?1")                         \
     X(RESULT_STALE_DEL,                                                                            \
       "DELETE FROM segment_results WHERE rowid IN (SELECT r.rowid FROM segment_results r "         \
-      "WHERE r.sid = ?1 AND r.seq >= ?3 AND r.seq < ?4 AND (r.gen > ?2 OR EXISTS (SELECT 1 FROM "  \
-      "segment_results n WHERE n.sid = r.sid AND n.seq = r.seq AND n.gen > r.gen "                 \
-      "AND n.gen <= ?2)))")                                                                        \
+      "WHERE r.sid = ?1 AND r.seq >= ?3 AND r.seq < ?4 AND (r.gen > ?2 OR (SELECT count(*) FROM "  \
+      "segment_results n WHERE n.sid = r.sid AND n.seq = r.seq AND n.gen > r.gen AND "             \
+      "n.gen <= ?2) >= 2))")                                                                       \
     X(RESULT_MAX_SEQ, "SELECT coalesce(max(seq), 0) FROM segment_results WHERE sid = ?1")          \
     X(RESULT_CLEAR, "DELETE FROM segment_results WHERE sid = ?1")                                  \
     X(SEG_GLOSSARY_CHANGES,                                                                        \
@@ -2680,11 +2686,11 @@ static int result_gen(am_store *st, const char *session, int64_t *sid, int64_t *
 }
 
 /* One chunk of am_store_results_settle: deletes the rows at seqs
- * [*from, *from + AM_RESULT_CHUNK) that no reader can see: rows of a
- * generation above the current one (an interrupted replay's) and rows a
- * newer generation (not above the current one) replaced; advances *from.
- * *more = 0 past the highest staged seq. One window per transaction, so
- * each looks at about a chunk of rows, however large the session. */
+ * [*from, *from + AM_RESULT_CHUNK) that no reader can see and no replay
+ * will reuse: rows of a generation above the current one (an interrupted
+ * replay's) and, of each segment's older rows, all but the newest spare;
+ * advances *from. *more = 0 past the highest staged seq. One window per
+ * transaction, so each looks at about a chunk of rows. */
 static int results_settle_chunk(am_store *st, const char *session, int64_t *from, int *more)
 {
     int64_t sid, gen, top = 0;
@@ -2709,11 +2715,35 @@ static int results_settle_chunk(am_store *st, const char *session, int64_t *from
     return rc;
 }
 
+/* Whether the session has rows above its current generation (on the
+ * writer, locked by the caller). */
+static int results_abandoned(am_store *st, const char *session, int *any)
+{
+    int64_t sid, gen;
+    *any = 0;
+    int rc = result_gen(st, session, &sid, &gen);
+    am_q q;
+    if (rc == AM_OK)
+        rc = am_q_open(st, &st->w, AM_S_RESULT_ABANDONED, &q, "ii", sid, gen);
+    if (rc == AM_OK) {
+        rc = am_q_step(st, &q);
+        *any = rc > 0;
+        rc = rc < 0 ? rc : AM_OK;
+        am_q_close(&q);
+    }
+    return rc;
+}
+
 int am_store_results_settle(am_store *st, const char *session, int64_t from)
 {
-    for (;;) {
+    int any = 0;
+    int rc = am_w_begin(st);
+    if (rc)
+        return rc;
+    rc = am_w_end(st, results_abandoned(st, session, &any));
+    while (rc == AM_OK && any) {
         int more = 0;
-        int rc = am_w_begin(st);
+        rc = am_w_begin(st);
         if (rc)
             return rc;
         rc = am_w_end(st, results_settle_chunk(st, session, &from, &more));
@@ -2721,6 +2751,7 @@ int am_store_results_settle(am_store *st, const char *session, int64_t from)
             return rc;
         am_w_handoff(st);
     }
+    return rc;
 }
 
 int am_store_results_stage(am_store *st, const char *session, int64_t *gen, size_t n,
@@ -2739,8 +2770,13 @@ int am_store_results_stage(am_store *st, const char *session, int64_t *gen, size
         rc = am_w_begin(st);
         if (rc)
             return rc;
-        for (size_t k = 0; k < AM_RESULT_CHUNK && i < n && rc == AM_OK; k++, i++)
-            rc = am_exec(st, &st->w, AM_S_RESULT_STAGE, "iiit", sid, *gen, seq[i], result[i]);
+        for (size_t k = 0; k < AM_RESULT_CHUNK && i < n && rc == AM_OK; k++, i++) {
+            /* the segment's spare row (one no reader can see) is rewritten in
+             * place: no row is ever deleted, and a segment has two at most */
+            rc = am_exec(st, &st->w, AM_S_RESULT_REUSE, "iiiti", sid, *gen, seq[i], result[i], cur);
+            if (rc == AM_OK && sqlite3_changes(st->w.db) == 0)
+                rc = am_exec(st, &st->w, AM_S_RESULT_STAGE, "iiit", sid, *gen, seq[i], result[i]);
+        }
         rc = am_w_end(st, rc);
         if (rc)
             return rc;
