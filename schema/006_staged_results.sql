@@ -10,11 +10,13 @@
 -- sessions.result_gen = gen together with the history and totals. A
 -- segment's result is its row of the newest generation not above
 -- result_gen, else segments.result. The rows stay in this table: copying
--- them back into the segment rows rewrote each row's request too, and that
--- write volume alone made other sessions' POST p99 6x worse during
--- back-to-back replays. Rows replaced by a newer generation, and rows of a
--- generation above result_gen (an interrupted replay's), are deleted a
--- chunk at a time (server/store.c am_store_results_settle).
+-- them back into the segment rows rewrote each row's request too, and
+-- deleting the replaced ones cost as much as writing them; either made
+-- other sessions' POST p99 3-9x worse during back-to-back replays. A
+-- segment keeps at most two rows, the current one and a spare that no
+-- reader can see; the next replay rewrites the spare in place. Rows of a
+-- generation above result_gen (an interrupted replay's) are deleted before
+-- the next replay stages (server/store.c am_store_results_settle).
 CREATE TABLE segment_results (
     sid    INTEGER NOT NULL REFERENCES sessions (sid) ON DELETE CASCADE,
     seq    INTEGER NOT NULL,

@@ -205,14 +205,14 @@ int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq
  * (the current one + 1). They are invisible until the replay's write
  * transaction calls am_store_tx_results_switch(gen); every read of a
  * result then sees, per segment, the row of the newest generation not
- * above the current one, else segments.result. The rows stay there (copying
- * them into the segment rows rewrote every request too and made other
- * sessions wait); am_store_results_settle(from) deletes, a chunk at a time,
- * the rows at seq >= from that no reader can see: replaced by a newer
- * generation, or above the current one (an interrupted replay's). It runs
- * before a stage (from 0) and after a switch. The caller holds
- * the session's lock throughout, so no other rewrite of the session
- * interleaves. */
+ * above the current one, else segments.result. A segment keeps at most two
+ * rows: the current one and a spare no reader can see, which the next
+ * stage rewrites in place (nothing is deleted per replay: deleting the
+ * replaced rows cost as much writing as staging them).
+ * am_store_results_settle(from) deletes rows above the current generation
+ * (an interrupted replay's), a window of seqs at a time, when a one-row
+ * check finds any; it runs before a stage. The caller holds the session's
+ * lock throughout, so no other rewrite of the session interleaves. */
 int am_store_results_stage(am_store *st, const char *session, int64_t *gen, size_t n,
                            const int64_t *seq, char *const *result);
 int am_store_tx_results_switch(am_store_tx *tx, const char *session, int64_t gen);
