@@ -369,7 +369,10 @@ am_pager *am_pager_new(am_server *srv, const char *session, int fmt, int64_t aft
     c->fmt = (enum am_pager_fmt)fmt;
     c->cursor = after;
     c->upper = upper;
-    c->page = 1; /* grows while pages render small (rows can be large) */
+    /* 32 rows first, so an answer of up to 32 segments (the dashboard asks
+     * for 20) is read in one snapshot and a concurrent edit cannot cut it;
+     * the page then adapts to the bytes rows render to */
+    c->page = 32;
     c->stamp[0] = c->stamp[1] = -1;
     am_buf_init(&c->out);
     return c;

@@ -104,10 +104,18 @@
     const headers = Object.assign({ Accept: 'application/json' }, o.headers || {});
     const t = token();
     if (t) headers.Authorization = 'Bearer ' + t;
-    const r = await fetch(path, { headers, cache: 'no-store', signal: o.signal });
-    if (r.status === 304) return { status: 304, headers: r.headers, body: null };
+    let r = null;
     let body = null;
-    try { body = await r.json(); } catch (_) { body = null; }
+    // a streamed answer (the segment list) ends early when the session is
+    // rewritten between two of its pages: ask again, a few times
+    for (let attempt = 0; ; attempt++) {
+      r = await fetch(path, { headers, cache: 'no-store', signal: o.signal });
+      if (r.status === 304) return { status: 304, headers: r.headers, body: null };
+      let cut = false;
+      try { body = await r.json(); } catch (_) { body = null; cut = r.ok && r.status !== 204; }
+      if (!cut || attempt >= 3) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
     if (!r.ok) {
       const detail = body && (body.detail || body.title) ? (body.title + ': ' + body.detail) : r.statusText;
       throw new ApiError(r.status, body, 'HTTP ' + r.status + ' — ' + detail);
