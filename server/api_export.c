@@ -369,10 +369,11 @@ am_pager *am_pager_new(am_server *srv, const char *session, int fmt, int64_t aft
     c->fmt = (enum am_pager_fmt)fmt;
     c->cursor = after;
     c->upper = upper;
-    /* 32 rows first, so an answer of up to 32 segments (the dashboard asks
-     * for 20) is read in one snapshot and a concurrent edit cannot cut it;
-     * the page then adapts to the bytes rows render to */
-    c->page = 32;
+    /* an answer of up to 32 seqs (the dashboard asks for 20) is read as one
+     * page, in one snapshot, so a concurrent edit cannot cut it; longer
+     * ones start at one row and adapt the page to the bytes rows render to
+     * (rows can be large: an export's memory stays bounded) */
+    c->page = upper - after <= 32 && upper > after ? (size_t)(upper - after) : 1;
     c->stamp[0] = c->stamp[1] = -1;
     am_buf_init(&c->out);
     return c;
