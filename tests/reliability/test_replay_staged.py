@@ -256,7 +256,8 @@ def test_kill_9_during_segment_deletes_leaves_a_consistent_session():
     """SIGKILL at a random moment of a segment DELETE, then a restart: the
     segment is either there with everything as before or gone with every
     result rewritten; an acknowledged DELETE is never undone; in the end
-    every stored result equals a serial post of the remaining log."""
+    every stored result equals a serial post of the remaining log, after
+    one more DELETE that is not killed."""
     seed = int(os.environ.get("APITEST_SEED", time.time_ns() % 100000))
     print("# seed %d" % seed)
     rng = random.Random(seed)
@@ -292,6 +293,12 @@ def test_kill_9_during_segment_deletes_leaves_a_consistent_session():
             eq(c.jget(base("kd"))["segments"], len(ids), "round %d: segments = stored rows" % rnd)
             for a in acked:
                 check(a not in ids, "acknowledged DELETE of %s kept over a kill" % a)
+        # one more DELETE, not killed: the grown segments' copied results are
+        # only rewritten by a replay that completes (under valgrind every killed
+        # round may stop before its switch), and it must not trip over the rows
+        # the killed rounds staged
+        ids = [s["id"] for s in timeline(c, "kd")]
+        expect_status(c.delete(base("kd") + "/segments/" + ids[1]), 204, "a DELETE after the kills")
         stored = timeline(c, "kd")
         _equals_serial(c, "kd", stored, "after the kills")
         c.close()
