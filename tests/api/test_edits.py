@@ -16,24 +16,14 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (Client, base, check, eq, expect_problem, expect_status,  # noqa: E402
                      run_tests, serve, shutdown)
+from test_api import REPLAY  # noqa: E402
 
 S = None
 C = None
 
 GLOSSARY = [{"source": "terrier", "targets": ["terrier"]}]
 
-LOG = [
-    {"id": "a", "source": "The terrier bites the woman", "hypothesis": "The dog bites the lady",
-     "translation": "The terrier bites the woman"},
-    {"id": "b", "source": "The man bites the terrier", "hypothesis": "The terrier bites the man",
-     "translation": "The man bites the terrier"},
-    {"id": "c", "source": "The woman walks the terrier", "hypothesis": "The lady walks the dog",
-     "translation": "The woman walks the terrier"},
-    {"id": "d", "source": "The man feeds the terrier", "hypothesis": "The man feeds the terrier",
-     "translation": "The man feeds the dog"},
-    {"id": "e", "source": "The dog bites the man", "hypothesis": "The dog bites the man",
-     "translation": "The dog bites the man"},
-]
+LOG = REPLAY  # the five segments of test_api's replay tests
 
 
 def setup():

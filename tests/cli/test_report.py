@@ -19,14 +19,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 import xml.etree.ElementTree as ET
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ADAPTMON = os.environ.get("ADAPTMON", os.path.join(ROOT, "adaptmon"))
-if not os.path.isabs(ADAPTMON):
-    ADAPTMON = os.path.join(ROOT, ADAPTMON)
-DEV = os.path.join(ROOT, "data", "tico19-enfr-dev")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "api"))
+from harness import ADAPTMON, DATA, DEV, ROOT, run_tests  # noqa: E402,F401
 SRC = os.path.join(DEV, "dev.en-fr.en.sgm")
 REF = os.path.join(DEV, "dev.en-fr.fr.sgm")
 HYP = os.path.join(DEV, "en-fr.dev.txt.truecased.sgm")
@@ -438,24 +434,5 @@ def test_output_write_error_is_an_error():
         check(b"cannot write" in p.stderr, fmt + ": " + p.stderr.decode())
 
 
-def main():
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
-    only = os.environ.get("APITEST_ONLY")
-    passed = failed = 0
-    for name, fn in tests:
-        if only and only not in name:
-            continue
-        try:
-            fn()
-            print("ok     " + name)
-            passed += 1
-        except Exception:
-            print("FAILED " + name)
-            traceback.print_exc(file=sys.stdout)
-            failed += 1
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests(dict(globals())))

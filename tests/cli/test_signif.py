@@ -17,14 +17,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ADAPTMON = os.environ.get("ADAPTMON", os.path.join(ROOT, "adaptmon"))
-if not os.path.isabs(ADAPTMON):
-    ADAPTMON = os.path.join(ROOT, ADAPTMON)
-DATA = os.path.join(ROOT, "data")
-DEV = os.path.join(DATA, "tico19-enfr-dev")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "api"))
+from harness import ADAPTMON, DATA, DEV, ROOT, run_tests  # noqa: E402,F401
 SYS = os.path.join(DEV, "systems")
 REF_SGM = os.path.join(DEV, "dev.en-fr.fr.sgm")
 HYP_SGM = os.path.join(DEV, "en-fr.dev.txt.truecased.sgm")
@@ -269,21 +264,5 @@ def test_exposures_columns():
         eq([int(x) for x in got["exp_histogram"].split()], e["histogram"], name + " histogram")
 
 
-def main():
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
-    passed = failed = 0
-    for name, fn in tests:
-        try:
-            fn()
-            print("ok     " + name)
-            passed += 1
-        except Exception:
-            print("FAILED " + name)
-            traceback.print_exc(file=sys.stdout)
-            failed += 1
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests(dict(globals())))
