@@ -212,8 +212,6 @@
     X(SEG_UPDATE, "UPDATE segments SET body_hash = COALESCE(?3, body_hash), "                      \
                   "request = COALESCE(?4, request), result = ?5, "                                 \
                   "updated_at = ?6 WHERE sid = ?1 AND seq = ?2")                                   \
-    X(SEG_RESCORE, "UPDATE segments SET result = ?3, glossary_version = ?4, updated_at = ?5 "      \
-                   "WHERE sid = ?1 AND seq = ?2")                                                  \
     X(SEG_WALK, "SELECT seq, client_id, request, glossary_version FROM segments "                  \
                 "WHERE sid = ?1 AND seq >= ?2 "                                                    \
                 "ORDER BY seq")                                                                    \
@@ -1948,21 +1946,6 @@ int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq
         rc = AM_ERR_NOTFOUND;
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SESSION_TOUCH, "iii", sid, (int64_t)0, now_ms);
-    return rc;
-}
-
-int am_store_tx_segment_rescore(am_store_tx *tx, const char *session, int64_t seq,
-                                const char *result_json, int64_t glossary_version, int64_t now_ms)
-{
-    if (!result_json)
-        return AM_ERR_INVALID;
-    int64_t sid;
-    int rc = am_tx_sid(tx, session, &sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SEG_RESCORE, "iitii", sid, seq, result_json,
-                     glossary_version, now_ms);
-    if (rc == AM_OK && sqlite3_changes(tx->c->db) == 0)
-        rc = AM_ERR_NOTFOUND;
     return rc;
 }
 

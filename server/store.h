@@ -392,11 +392,5 @@ int am_store_synchronous(am_store *st, int *level);
  * the word's occ before this increment in *occ_before (may be NULL). */
 int am_store_tx_vocab_bump(am_store_tx *tx, const char *session, const char *word, int64_t seq,
                            int64_t *occ_before);
-/* Rescore: replaces segment seq's result and the glossary version it was
- * scored with (request and hash kept); the session row is not touched
- * (the rescore's am_store_tx_history_clear bumps its version once).
- * AM_ERR_NOTFOUND when there is no such segment. */
-int am_store_tx_segment_rescore(am_store_tx *tx, const char *session, int64_t seq,
-                                const char *result_json, int64_t glossary_version, int64_t now_ms);
 
 #endif
