@@ -580,7 +580,7 @@ static am_totals *mem_totals(am_mem *m, const char *system)
  * NULL, its text (am_json_dump of it, built without the tree) in
  * plan->result_txt. With cached, the totals after seq - 1 come from the
  * session's totals cache when it has them (POST; the caller holds
- * sess->lock). */
+ * am_sess_lock). */
 static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_tx *rtx,
                     am_mem *mem, const char *session, int64_t seq, const am_seg_req *req,
                     int64_t now, int cached, am_budget *bud, json_t **result, am_plan *plan,
@@ -857,7 +857,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
         am_sessions_release(srv->sessions, sess);
         return AM_ERR_INVALID;
     }
-    pthread_mutex_lock(&sess->lock);
+    am_sess_lock(sess);
     am_plan plan;
     am_plan_init(&plan, session, 0);
     am_store_tx *rtx = NULL;
@@ -945,7 +945,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
 out:
     am_store_rtx_end(rtx);
     am_plan_cleanup(&plan);
-    pthread_mutex_unlock(&sess->lock);
+    am_sess_unlock(sess);
     am_sessions_release(srv->sessions, sess);
     return rc;
 }
@@ -1377,7 +1377,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
             return AM_ERR_INVALID;
         }
     }
-    pthread_mutex_lock(&sess->lock);
+    am_sess_lock(sess);
     am_rows rows = {0};
     am_vscorers vs;
     memset(&vs, 0, sizeof vs);
@@ -1555,7 +1555,7 @@ out:
     mem_cleanup(&mem);
     am_rows_free(&rows);
     am_vscorers_cleanup(&vs);
-    pthread_mutex_unlock(&sess->lock);
+    am_sess_unlock(sess);
     am_sessions_release(srv->sessions, sess);
     return rc;
 }
@@ -1679,7 +1679,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
     int rc = am_acquire(srv, session, &sess, &items[0].fail);
     if (rc != AM_OK)
         return rc;
-    pthread_mutex_lock(&sess->lock);
+    am_sess_lock(sess);
     if (n > AM_BATCH_CHUNK)
         n = AM_BATCH_CHUNK;
     am_plan *plans = am_xcalloc(n, sizeof *plans);
@@ -1798,7 +1798,7 @@ out:
     free(plan_item);
     am_vocab_free(ids);
     mem_cleanup(&mem);
-    pthread_mutex_unlock(&sess->lock);
+    am_sess_unlock(sess);
     am_sessions_release(srv->sessions, sess);
     return rc;
 }
@@ -1910,11 +1910,11 @@ int am_ingest_glossary_put(am_server *srv, const char *session, int64_t incarnat
         sess = NULL;
     am_fail_cleanup(&f);
     if (sess)
-        pthread_mutex_lock(&sess->lock);
+        am_sess_lock(sess);
     int rc = am_store_glossary_put_if(srv->store, session, incarnation, glossary_json, am_now_ms(),
                                       version);
     if (sess) {
-        pthread_mutex_unlock(&sess->lock);
+        am_sess_unlock(sess);
         am_sessions_release(srv->sessions, sess);
     }
     am_sessions_forget(srv->sessions, session);

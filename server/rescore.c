@@ -348,7 +348,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
     int rc = am_ingest_acquire(srv, session, &sess, f);
     if (rc != AM_OK)
         return rc;
-    pthread_mutex_lock(&sess->lock); /* this session's writers queue behind */
+    am_sess_lock(sess); /* this session's writers queue behind */
     am_rs r;
     memset(&r, 0, sizeof r);
     r.srv = srv;
@@ -469,7 +469,7 @@ out:
         (void)am_store_shadow_drop(srv->store, shadow);
     free(shadow);
     am_rs_cleanup(&r);
-    pthread_mutex_unlock(&sess->lock);
+    am_sess_unlock(sess);
     am_sessions_release(srv->sessions, sess);
     return rc;
 }

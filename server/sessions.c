@@ -16,8 +16,19 @@
 #include <jansson.h>
 #include <stdlib.h>
 
-#define AM_SESS_CACHE_MAX 2048
 #include <string.h>
+
+#define AM_SESS_CACHE_MAX 2048
+
+/* See sessions.h. refs counts the runtimes sharing it (guarded by the
+ * cache lock); the rest is guarded by mu. */
+struct am_sess_w {
+    pthread_mutex_t mu;
+    int refs;
+    int64_t incarnation; /* of the runtime that filled tot */
+    am_sess_tot *tot; /* owned, n_tot entries */
+    size_t n_tot, cap_tot;
+};
 
 struct am_sessions {
     am_store *st;
@@ -28,6 +39,8 @@ struct am_sessions {
     int64_t tick;
     uint32_t *tab; /* hash index: position in v + 1, 0 = empty slot */
     size_t mask; /* table size - 1 (a power of two >= 2 * max) */
+    am_sess **old; /* dropped from the cache, still in use (n_old) */
+    size_t n_old, cap_old;
 };
 
 am_sessions *am_sessions_new(am_store *st, size_t max_cached)
@@ -50,12 +63,38 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached)
     return c;
 }
 
+static am_sess_w *am_w_new(void)
+{
+    am_sess_w *w = am_xcalloc(1, sizeof *w);
+    pthread_mutex_init(&w->mu, NULL);
+    w->refs = 1;
+    return w;
+}
+
+static void am_w_clear(am_sess_w *w)
+{
+    for (size_t i = 0; i < w->n_tot; i++)
+        free(w->tot[i].system);
+    w->n_tot = 0;
+}
+
+/* Drops one runtime's reference to w; the caller holds the cache lock
+ * (or owns w alone). */
+static void am_w_unref(am_sess_w *w)
+{
+    if (!w || --w->refs > 0)
+        return;
+    am_w_clear(w);
+    free(w->tot);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}
+
+/* Frees s except its write state (am_w_unref, under the cache lock). */
 static void am_sess_free(am_sess *s)
 {
     if (!s)
         return;
-    am_sess_tot_clear(s);
-    free(s->tot);
     for (size_t i = 0; i < s->n_systems; i++)
         free(s->systems[i]);
     free(s->systems);
@@ -63,7 +102,6 @@ static void am_sess_free(am_sess *s)
     am_scorer_free(s->scorer);
     am_vocab_free(s->background);
     am_gloss_cleanup(&s->gloss);
-    pthread_mutex_destroy(&s->lock);
     free(s->id);
     free(s);
 }
@@ -72,8 +110,12 @@ void am_sessions_free(am_sessions *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->n; i++)
+    assert(c->n_old == 0); /* every runtime released */
+    for (size_t i = 0; i < c->n; i++) {
+        am_w_unref(c->v[i]->w);
         am_sess_free(c->v[i]);
+    }
+    free(c->old);
     free(c->v);
     free(c->used);
     free(c->tab);
@@ -81,11 +123,24 @@ void am_sessions_free(am_sessions *c)
     free(c);
 }
 
+void am_sess_lock(am_sess *s)
+{
+    pthread_mutex_lock(&s->w->mu);
+}
+
+void am_sess_unlock(am_sess *s)
+{
+    pthread_mutex_unlock(&s->w->mu);
+}
+
 int am_sess_tot_get(const am_sess *s, const char *system, int64_t seq, am_totals *out)
 {
-    for (size_t i = 0; i < s->n_tot; i++)
-        if (s->tot[i].seq == seq && !strcmp(s->tot[i].system, system)) {
-            *out = s->tot[i].t;
+    const am_sess_w *w = s->w;
+    if (w->incarnation != s->incarnation)
+        return 0; /* filled by a runtime of another incarnation */
+    for (size_t i = 0; i < w->n_tot; i++)
+        if (w->tot[i].seq == seq && !strcmp(w->tot[i].system, system)) {
+            *out = w->tot[i].t;
             return 1;
         }
     return 0;
@@ -93,33 +148,36 @@ int am_sess_tot_get(const am_sess *s, const char *system, int64_t seq, am_totals
 
 void am_sess_tot_clear(am_sess *s)
 {
-    for (size_t i = 0; i < s->n_tot; i++)
-        free(s->tot[i].system);
-    s->n_tot = 0;
+    am_w_clear(s->w);
 }
 
 void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *systems,
                         const am_totals *t)
 {
+    am_sess_w *w = s->w;
+    if (w->incarnation != s->incarnation) {
+        am_w_clear(w);
+        w->incarnation = s->incarnation;
+    }
     /* systems not in this segment keep their totals: current at seq if
      * they were current at seq - 1; any other entry is dropped */
     size_t keep = 0;
-    for (size_t i = 0; i < s->n_tot; i++) {
-        am_sess_tot *e = &s->tot[i];
+    for (size_t i = 0; i < w->n_tot; i++) {
+        am_sess_tot *e = &w->tot[i];
         int posted = 0;
         for (size_t k = 0; k < n && !posted; k++)
             posted = !strcmp(e->system, systems[k]);
         if (!posted && e->seq == seq - 1) {
             e->seq = seq;
-            s->tot[keep++] = *e;
+            w->tot[keep++] = *e;
         } else {
             free(e->system);
         }
     }
-    s->n_tot = keep;
-    for (size_t k = 0; k < n && s->n_tot < AM_SESS_TOT_MAX; k++) {
-        AM_GROW(s->tot, s->cap_tot, s->n_tot + 1, 2);
-        am_sess_tot *e = &s->tot[s->n_tot++];
+    w->n_tot = keep;
+    for (size_t k = 0; k < n && w->n_tot < AM_SESS_TOT_MAX; k++) {
+        AM_GROW(w->tot, w->cap_tot, w->n_tot + 1, 2);
+        am_sess_tot *e = &w->tot[w->n_tot++];
         e->system = am_xstrdup(systems[k]);
         e->seq = seq;
         e->t = t[k];
@@ -315,9 +373,10 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
     am_sess *s = am_xcalloc(1, sizeof *s);
     s->id = am_xstrdup(id);
     am_gloss_init(&s->gloss);
-    pthread_mutex_init(&s->lock, NULL);
+    s->w = am_w_new();
     s->glossary_version = row.glossary_version;
     s->incarnation = row.incarnation;
+    s->w->incarnation = row.incarnation;
 
     json_t *opts = json_loads(row.options, 0, NULL);
     json_t *sys = json_object_get(opts, "systems");
@@ -345,6 +404,7 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
                                &s->scorer, &s->gloss, err);
     am_store_session_clear(&row);
     if (rc != AM_OK) {
+        am_w_unref(s->w); /* not shared yet */
         am_sess_free(s);
         return rc;
     }
@@ -400,10 +460,28 @@ static void am_drop_at(am_sessions *c, size_t i)
         c->used[i] = c->used[last];
     }
     c->n--;
-    if (s->refs == 0)
+    if (s->refs == 0) {
+        am_w_unref(s->w);
         am_sess_free(s);
-    else
+    } else { /* in use: its write state stays findable (am_share_w) */
         s->stale = 1;
+        AM_GROW(c->old, c->cap_old, c->n_old + 1, 2);
+        c->old[c->n_old++] = s;
+    }
+}
+
+/* A new runtime s of an id with a runtime still in use (dropped from the
+ * cache while a writer held it) takes that one's write state, so the
+ * writers of the id keep excluding each other. Under the cache lock. */
+static void am_share_w(am_sessions *c, am_sess *s)
+{
+    for (size_t i = 0; i < c->n_old; i++)
+        if (!strcmp(c->old[i]->id, s->id)) {
+            am_w_unref(s->w); /* its own, not shared yet */
+            s->w = c->old[i]->w;
+            s->w->refs++;
+            return;
+        }
 }
 
 int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *err)
@@ -439,6 +517,7 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
                             (c->v[i]->incarnation == s->incarnation &&
                              c->v[i]->glossary_version >= s->glossary_version))) {
         /* Another thread built it meanwhile: use theirs. */
+        am_w_unref(s->w);
         am_sess_free(s);
         s = c->v[i];
         c->used[i] = ++c->tick;
@@ -458,6 +537,7 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
             c->v = am_xrealloc(c->v, c->cap * sizeof *c->v);
             c->used = am_xrealloc(c->used, c->cap * sizeof *c->used);
         }
+        am_share_w(c, s);
         c->v[c->n] = s;
         c->used[c->n] = ++c->tick;
         c->tab[am_slot(c, s->id)] = (uint32_t)c->n + 1;
@@ -477,6 +557,14 @@ void am_sessions_release(am_sessions *c, am_sess *s)
     assert(s->refs > 0); /* a release without its acquire */
     s->refs--;
     int free_it = s->refs == 0 && s->stale;
+    if (free_it) {
+        for (size_t i = 0; i < c->n_old; i++)
+            if (c->old[i] == s) {
+                c->old[i] = c->old[--c->n_old];
+                break;
+            }
+        am_w_unref(s->w);
+    }
     pthread_mutex_unlock(&c->mu);
     if (free_it)
         am_sess_free(s);

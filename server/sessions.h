@@ -20,6 +20,11 @@
 #include <pthread.h>
 
 typedef struct am_sessions am_sessions;
+/* The write state of a session id, shared by every runtime of the id that
+ * is alive (sessions.c): a runtime rebuilt while a stale one is still in
+ * use (a glossary PUT or an eviction dropped it) takes the same lock and
+ * totals cache, so the session's writers still exclude each other. */
+typedef struct am_sess_w am_sess_w;
 
 /* The running totals of one system after segment seq of its session: a
  * cache of the totals table that spares a POST reading and parsing them. */
@@ -38,13 +43,11 @@ typedef struct am_sess {
     am_gloss gloss; /* the glossary compiled into scorer (entry order) */
     int64_t glossary_version; /* of the glossary compiled into scorer */
     int64_t incarnation; /* of the session row it was built from */
-    pthread_mutex_t lock; /* held by a writer for its whole transaction */
+    am_sess_w *w; /* shared (see am_sess_w); am_sess_lock/unlock */
     char **systems; /* the declared systems (owned, n_systems); NULL: undeclared */
     size_t n_systems;
     char *baseline; /* options.baseline_system (owned), NULL without one */
     int paired_totals; /* pair totals kept from the first segment (ingest.c) */
-    am_sess_tot *tot; /* owned, n_tot entries; guarded by lock */
-    size_t n_tot, cap_tot;
     int refs; /* guarded by the cache lock */
     int stale; /* dropped from the cache; freed at last release */
 } am_sess;
@@ -65,7 +68,13 @@ void am_sessions_forget(am_sessions *c, const char *id);
  * entry built meanwhile stays. */
 void am_sessions_forget_entry(am_sessions *c, const am_sess *s);
 
-/* The totals cache of a session; the caller holds s->lock.
+/* The session's write lock (shared by its live runtimes, see am_sess_w),
+ * held by a writer for its whole transaction. */
+void am_sess_lock(am_sess *s);
+void am_sess_unlock(am_sess *s);
+
+/* The totals cache of a session (shared like its lock, and only answering
+ * for s's incarnation); the caller holds the lock (am_sess_lock).
  * am_sess_tot_get copies system's totals after segment seq into *out and
  * returns 1 when cached, 0 when they must be read from the store.
  * am_sess_tot_commit records that segment seq was committed with the new

@@ -5,7 +5,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "sessions.h"
 #include "store.h"
@@ -152,12 +154,86 @@ static void test_totals_cache(void **state)
         many[i] = names[i];
     }
     am_sess_tot_commit(s, 5, AM_SESS_TOT_MAX + 4, many, mt);
-    assert_int_equal(s->n_tot, AM_SESS_TOT_MAX);
     assert_int_equal(am_sess_tot_get(s, "m0", 5, &got), 1);
+    /* "third" (kept: not in segment 5, current at 4) and 15 of the new */
+    assert_int_equal(am_sess_tot_get(s, "third", 5, &got), 1);
+    assert_int_equal(am_sess_tot_get(s, names[AM_SESS_TOT_MAX - 2], 5, &got), 1);
+    assert_int_equal(am_sess_tot_get(s, names[AM_SESS_TOT_MAX - 1], 5, &got), 0);
     assert_int_equal(am_sess_tot_get(s, names[AM_SESS_TOT_MAX + 3], 5, &got), 0);
     am_sess_tot_clear(s);
     assert_int_equal(am_sess_tot_get(s, "m0", 5, &got), 0);
     am_sessions_release(c, s);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
+typedef struct {
+    am_sess *s;
+    volatile int locked;
+} locker;
+
+static void *lock_it(void *arg)
+{
+    locker *l = arg;
+    am_sess_lock(l->s);
+    l->locked = 1;
+    am_sess_unlock(l->s);
+    return NULL;
+}
+
+/* A runtime rebuilt while a dropped one is still held (a glossary PUT
+ * forgets the runtime; an eviction drops it) shares the held one's write
+ * lock and totals cache: a writer of the new runtime waits for the writer
+ * of the old one (the CI run of 63a96fa: a glossary PUT on a fresh runtime
+ * changed the session under a segment replay holding the old runtime's
+ * lock, 32 times in a row, and the PUT answered 503). */
+static void test_rebuilt_runtime_shares_the_write_lock(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    am_sessions *c = am_sessions_new(st, MAX);
+    am_sess *a = acquire(c, "s-1");
+    am_sess_lock(a);
+    am_sessions_forget(c, "s-1"); /* as a glossary PUT does */
+    am_sess *b = acquire(c, "s-1");
+    assert_ptr_not_equal(a, b);
+    locker l = {b, 0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, lock_it, &l), 0);
+    struct timespec ms50 = {0, 50 * 1000 * 1000};
+    nanosleep(&ms50, NULL);
+    assert_int_equal(l.locked, 0); /* b's writer waits for a's */
+    am_totals t1, got;
+    memset(&t1, 0, sizeof t1);
+    t1.segments = 7;
+    const char *sys[] = {"default"};
+    am_sess_tot_commit(a, 3, 1, sys, &t1);
+    am_sess_unlock(a);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(l.locked, 1);
+    /* one totals cache: what a's writer committed or cleared is b's */
+    assert_int_equal(am_sess_tot_get(b, "default", 3, &got), 1);
+    assert_int_equal(got.segments, 7);
+    am_sess_tot_clear(a);
+    assert_int_equal(am_sess_tot_get(b, "default", 3, &got), 0);
+    /* a runtime of another incarnation (delete + re-create) is not
+     * answered from totals another incarnation cached */
+    am_sess_tot_commit(a, 3, 1, sys, &t1);
+    b->incarnation++;
+    assert_int_equal(am_sess_tot_get(b, "default", 3, &got), 0);
+    b->incarnation--;
+    /* evicted while held: the rebuilt runtime shares it as well */
+    am_sessions_release(c, a);
+    char id[32];
+    for (int k = 2; k <= 3 * MAX; k++) {
+        snprintf(id, sizeof id, "s-%d", k);
+        am_sessions_release(c, acquire(c, id));
+    }
+    am_sess *d = acquire(c, "s-1");
+    assert_ptr_not_equal(d, b);
+    assert_int_equal(am_sess_tot_get(d, "default", 3, &got), 1);
+    am_sessions_release(c, b);
+    am_sessions_release(c, d);
     am_sessions_free(c);
     am_store_close(st);
 }
@@ -168,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_index_through_evictions),
         cmocka_unit_test(test_in_use_outlives_eviction),
         cmocka_unit_test(test_totals_cache),
+        cmocka_unit_test(test_rebuilt_runtime_shares_the_write_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
