@@ -47,7 +47,11 @@ LDLIBS   := $(PKG_LIBS) -lstemmer -lpthread -lm
 CORE_SRC := $(wildcard core/*.c core/compat/*.c)
 GEN_OBJ  ?= $(BUILD)/gen/stopwords_data.o $(BUILD)/gen/lang_data.o
 CORE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC)) $(GEN_OBJ)
-SRV_SRC  := $(filter-out server/main.c,$(wildcard server/*.c))
+# server/ by layer (docs/architecture.md): base, store, live, http, api,
+# output; cli/ the command line. Headers are found by name in each.
+SRV_DIRS := server server/base server/store server/live server/http server/api server/output cli
+SRV_INC  := $(patsubst %,-I%,$(SRV_DIRS))
+SRV_SRC  := $(filter-out cli/main.c,$(wildcard $(patsubst %,%/*.c,$(SRV_DIRS))))
 SRV_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(SRV_SRC)) $(BUILD)/gen/embedded.o
 # Files compiled into the binary (migrations, the API contract, the dashboard).
 EMBED    := $(sort $(wildcard schema/*.sql)) openapi.yaml $(sort $(wildcard server/dashboard/*.*))
@@ -61,7 +65,7 @@ all: adaptmon
 adaptmon: $(BUILD)/adaptmon
 	cp $< $@
 
-$(BUILD)/adaptmon: $(BUILD)/server/main.o $(BUILD)/libamserver.a $(BUILD)/libamcore.a
+$(BUILD)/adaptmon: $(BUILD)/cli/main.o $(BUILD)/libamserver.a $(BUILD)/libamcore.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libamserver.a: $(SRV_OBJ)
@@ -77,7 +81,7 @@ $(BUILD)/gen/embedded.c: $(BUILD)/tools/embed $(EMBED)
 	$(BUILD)/tools/embed $@ $(EMBED)
 
 $(BUILD)/gen/embedded.o: $(BUILD)/gen/embedded.c
-	$(CC) $(ALL_CFLAGS) -Iserver -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(SRV_INC) -c -o $@ $<
 
 $(BUILD)/libamcore.a: $(CORE_OBJ)
 	rm -f $@
@@ -92,7 +96,7 @@ $(BUILD)/core/%.o: core/%.c Makefile
 
 $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iserver -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) $(SRV_INC) -c -o $@ $<
 
 # Stopword lists are compiled in from the shipped data files.
 $(BUILD)/tools/gen_stopwords: tools/gen_stopwords.c
@@ -126,7 +130,7 @@ $(BUILD)/tests/testutil.o: tests/unit/testutil.c Makefile
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c Makefile $(BUILD)/tests/testutil.o $(BUILD)/libamserver.a $(BUILD)/libamcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iserver -Itests/unit -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/testutil.o \
+	$(CC) $(ALL_CFLAGS) $(SRV_INC) -Itests/unit -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/testutil.o \
 	    $(BUILD)/libamserver.a $(BUILD)/libamcore.a -lcmocka $(LDLIBS) $(SAN)
 
 unit: $(UT_BIN)
@@ -165,8 +169,8 @@ screenshots: all
 	DASH_SHOTS=$(CURDIR)/docs/screenshots APITEST_ONLY=scenario python3 tests/browser/test_dashboard.py
 
 lint:
-	clang-format --dry-run --Werror core/*.[ch] core/compat/*.[ch] server/*.[ch] tools/*.c bench/*.c fuzz/*.[ch] tests/unit/*.[ch]
-	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr -Icore -Iserver core server
+	clang-format --dry-run --Werror core/*.[ch] core/compat/*.[ch] $(wildcard $(patsubst %,%/*.[ch],$(SRV_DIRS))) tools/*.c bench/*.c fuzz/*.[ch] tests/unit/*.[ch]
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr -Icore $(SRV_INC) core server cli
 
 clean:
 	rm -rf build build-asan adaptmon
@@ -185,7 +189,7 @@ FUZZ_REPLAY  := $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_NAMES))
 # feeds them the seed corpus.
 $(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c fuzz/fuzz.h $(BUILD)/libamserver.a $(BUILD)/libamcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iserver -Ifuzz -o $@ fuzz/fuzz_$*.c fuzz/replay.c \
+	$(CC) $(ALL_CFLAGS) $(SRV_INC) -Ifuzz -o $@ fuzz/fuzz_$*.c fuzz/replay.c \
 	    $(BUILD)/libamserver.a $(BUILD)/libamcore.a $(LDLIBS) $(SAN)
 
 fuzz-replay: $(FUZZ_REPLAY)

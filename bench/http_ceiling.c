@@ -1,6 +1,6 @@
 /*
  * http_ceiling.c — the HTTP ceiling for `make bench`: a minimal
- * libmicrohttpd server with the flags of server/http.c (internal polling
+ * libmicrohttpd server with the flags of server/http/http.c (internal polling
  * thread, thread pool, epoll, ITC) that reads a POST body and answers a
  * fixed small JSON object. Nothing else: no parsing, no storage.
  *   usage: http_ceiling PORT THREADS   (runs until SIGTERM/SIGINT)

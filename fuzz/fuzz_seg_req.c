@@ -1,6 +1,6 @@
 /* fuzz_seg_req.c — a segment request body as the service reads it
- * (server/http.c: UTF-8/NUL check, json_loadb with JSON_REJECT_DUPLICATES,
- * an object required), then am_seg_req_parse (server/ingest.h) with the
+ * (server/http/http.c: UTF-8/NUL check, json_loadb with JSON_REJECT_DUPLICATES,
+ * an object required), then am_seg_req_parse (server/live/ingest.h) with the
  * default configuration, once as a POST and once as a PUT to id "s1"; a
  * request that parses is scored (am_score_segment: tokenizers, recall,
  * glossary terms, TER, BLEU, chrF) by a scorer with a two-entry glossary. */

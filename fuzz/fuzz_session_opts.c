@@ -1,7 +1,7 @@
 /* fuzz_session_opts.c — a session-creation body (POST /v1/sessions):
  * "options" (an object), "stopword_list" (array of non-empty strings) and an
- * inline "glossary", checked as server/api_sessions.c does, then built into a
- * scorer with am_sessions_build_scorer (server/sessions.h), which parses
+ * inline "glossary", checked as server/api/api_sessions.c does, then built into a
+ * scorer with am_sessions_build_scorer (server/live/sessions.h), which parses
  * every option and the glossary; when that works, one segment is scored. */
 #include <jansson.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@ SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=
 make -s BUILD="$FUZZ_BUILD" CC=clang OPT=-O1 SAN="-fsanitize=fuzzer-no-link $SAN" \
     "$FUZZ_BUILD/libamcore.a" "$FUZZ_BUILD/libamserver.a"
 PKGS="libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0"
-CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g -Icore -Iserver -Ifuzz \
+CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g -Icore -Iserver -Iserver/base -Iserver/store -Iserver/live -Iserver/http -Iserver/api -Iserver/output -Icli -Ifuzz \
 $(pkg-config --cflags $PKGS)"
 LIBS="$FUZZ_BUILD/libamserver.a $FUZZ_BUILD/libamcore.a $(pkg-config --libs $PKGS) -lstemmer -lpthread -lm"
 names=${*:-$(for f in fuzz/fuzz_*.c; do n=${f#fuzz/fuzz_}; echo "${n%.c}"; done)}

@@ -1,6 +1,6 @@
 /*
  * embed.c — build-time generator: writes a C file that holds the given
- * files as byte arrays (see server/embedded.h).
+ * files as byte arrays (see server/base/embedded.h).
  *   embed OUT.c FILE...
  */
 #include <stdio.h>

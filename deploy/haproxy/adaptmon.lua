@@ -5,7 +5,7 @@
 --       session id, by rendezvous hashing over the servers of backend
 --       "adaptmon_sessions": the highest avalanche(fnv1a32(NAME "/" id))
 --       wins (a tie goes to the smaller name). The instances compute the same
---       with --owner-map (server/shard.c) and answer 421 for the others'
+--       with --owner-map (server/http/shard.c) and answer 421 for the others'
 --       sessions. Adding a server moves only the sessions it wins (~1/N).
 --
 --   GET /v1/sessions?limit=&after=   the union of every shard's session list:
@@ -26,7 +26,7 @@ local cjson = require("cjson")
 local BACKEND = "adaptmon_sessions"
 local TIMEOUT_MS = 10000
 
--- Bob Jenkins' 32-bit integer mix (as server/shard.c am_shard_avalanche).
+-- Bob Jenkins' 32-bit integer mix (as server/http/shard.c am_shard_avalanche).
 local function avalanche(a)
     a = ((a + 0x7ed55d16) + (a << 12)) & 0xffffffff
     a = ((a ~ 0xc761c23c) ~ (a >> 19)) & 0xffffffff

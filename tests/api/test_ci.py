@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Black-box tests of GET /v1/sessions/{id}/metrics?ci=LEVEL (server/ingest_ci.c):
+"""Black-box tests of GET /v1/sessions/{id}/metrics?ci=LEVEL (server/live/ingest_ci.c):
 the metrics answer plus a paired bootstrap over the stored segments
 (docs/metrics.md §5), cached and ETagged like the metrics answer.
 

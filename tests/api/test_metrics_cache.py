@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Black-box tests of the GET /v1/sessions/{id}/metrics answer cache
-(server/answer_cache.c) against a spawned `adaptmon serve`.
+(server/api/answer_cache.c) against a spawned `adaptmon serve`.
 
 The cache keeps the finished body per (session, incarnation, version); these tests check
 that what it serves is exactly what a fresh build produces: repeated GETs

@@ -186,7 +186,7 @@ def test_table_output_and_help():
             raise AssertionError("--help lacks " + opt)
 
 
-# significance metric name -> the report's column key (server/cli_report.c)
+# significance metric name -> the report's column key (cli/cli_report.c)
 KEYS = {"BLEU": "bleu", "chrF2": "chrf2", "chrF2++": "chrf2pp", "TER": "ter", "R0": "r0",
         "R1": "r1", "R0+1": "r01", "1-TERm": "one_minus_term"}
 

@@ -140,7 +140,7 @@ def test_03_every_session_lives_on_exactly_one_instance():
 
 
 def test_04_instances_agree_with_the_router_421_elsewhere():
-    """The owner map of the instances (server/shard.c) computes the router's
+    """The owner map of the instances (server/http/shard.c) computes the router's
     hash: every session's owner accepts it, the two others answer 421
     problem+json naming the owner."""
     by_name = {i.name: i for i in F["insts"]}

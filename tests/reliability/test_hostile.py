@@ -161,7 +161,7 @@ def cases():
     # -- content types and methods
     add(("text/plain segment", req("POST", SEG, seg(id="x/"), ctype="text/plain"), (415,),
          "unsupported-media-type"))
-    # documented (server/http.c): a body without Content-Type is not read as JSON
+    # documented (server/http/http.c): a body without Content-Type is not read as JSON
     add(("no Content-Type", req("POST", SEG, seg(id="x/"), ctype=None), (415,),
          "unsupported-media-type"))
     add(("JSON with charset latin-1", req("POST", SEG, seg(id="x/"),

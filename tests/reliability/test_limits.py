@@ -92,7 +92,7 @@ def test_body_tokens_glossary_limits():
         rows = lambda n: "source,target\n" + "".join("w%d,m%d\n" % (i, i) for i in range(n))  # noqa
         expect_status(c.put(gl, rows(MAX_ENTRIES), ctype="text/csv"), (200, 201),
                       "glossary of max-glossary-entries entries")
-        # a glossary over the entry limit is "too large" (server/api_glossary.c)
+        # a glossary over the entry limit is "too large" (server/api/api_glossary.c)
         p = expect_problem(c.put(gl, rows(MAX_ENTRIES + 1), ctype="text/csv"), 413,
                            "payload-too-large", "glossary of max-glossary-entries+1 entries")
         eq(len(c.jget(gl)["entries"]), MAX_ENTRIES, "glossary after the refused upload")

@@ -1,4 +1,4 @@
-/* test_json.c — server/json.c: the compact writer's reals, and the direct
+/* test_json.c — server/base/json.c: the compact writer's reals, and the direct
  * writers of the stored totals (am_json_totals_text) and of a POST's answer
  * (am_json_answer), which must equal the jansson trees they replace
  * (am_json_totals_raw; am_json_segment + am_json_totals as ingest.c built

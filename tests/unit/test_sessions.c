@@ -1,4 +1,4 @@
-/* test_sessions.c — the per-session runtime cache (server/sessions.c): its
+/* test_sessions.c — the per-session runtime cache (server/live/sessions.c): its
  * hash index by id through inserts, least-recently-used evictions and
  * forgets, entries in use outliving their eviction, and the totals cache. */
 #include "testutil.h"

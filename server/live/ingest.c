@@ -2,7 +2,6 @@
 #include "ingest.h"
 
 #include "events.h" /* am_events_publish (SSE) */
-#include "http.h"
 #include "json.h"
 #include "sessions.h"
 #include "vocab.h"
