@@ -262,6 +262,21 @@ static size_t replay_fields(const char *line, size_t len, char **f, size_t max, 
     return n;
 }
 
+/* The next line of buf[*at, len) without its '\n': its start and length
+ * in *start and *n; *at moves past it. Returns 0 at the end of buf. */
+static int next_line(const char *buf, size_t len, size_t *at, size_t *start, size_t *n)
+{
+    if (*at >= len)
+        return 0;
+    size_t j = *at;
+    while (j < len && buf[j] != '\n')
+        j++;
+    *start = *at;
+    *n = j - *at;
+    *at = j + 1;
+    return 1;
+}
+
 /* The segment bodies of a TSV file into items (see the file comment).
  * Returns 0, or 1 with a message. */
 static int replay_tsv(const char *buf, size_t len, json_t *items)
@@ -272,15 +287,11 @@ static int replay_tsv(const char *buf, size_t len, json_t *items)
     const char *hname[MAXF];
     size_t nh = 0;
     char *head_copy = NULL;
-    size_t lineno = 0;
-    for (size_t i = 0; i < len;) {
-        size_t j = i;
-        while (j < len && buf[j] != '\n')
-            j++;
+    size_t lineno = 0, at = 0, a, len1;
+    while (next_line(buf, len, &at, &a, &len1)) {
         lineno++;
         char *f[MAXF], *copy = NULL;
-        size_t n = j > i ? replay_fields(buf + i, j - i, f, MAXF, &copy) : 0;
-        i = j + 1;
+        size_t n = len1 ? replay_fields(buf + a, len1, f, MAXF, &copy) : 0;
         if (n == 0 || (n == 1 && !*f[0])) {
             free(copy);
             continue;
@@ -356,14 +367,10 @@ static int replay_tsv(const char *buf, size_t len, json_t *items)
 /* The segment bodies of a JSONL file into items. Returns 0 or 1. */
 static int replay_jsonl(const char *buf, size_t len, json_t *items)
 {
-    size_t lineno = 0;
-    for (size_t i = 0; i < len;) {
-        size_t j = i;
-        while (j < len && buf[j] != '\n')
-            j++;
+    size_t lineno = 0, at = 0, a, n;
+    while (next_line(buf, len, &at, &a, &n)) {
         lineno++;
-        size_t a = i;
-        i = j + 1;
+        size_t j = a + n;
         while (a < j && (buf[a] == ' ' || buf[a] == '\t' || buf[a] == '\r'))
             a++;
         if (a == j)

@@ -620,6 +620,18 @@ static void *am_ev_thread(void *arg)
     return NULL;
 }
 
+/* Frees ev's messages, locks and itself (its thread stopped or never
+ * started, its queue and topics emptied). */
+static void am_ev_destroy(am_events *ev)
+{
+    am_ev_unref(ev->retry_msg);
+    am_ev_unref(ev->ping_msg);
+    pthread_cond_destroy(&ev->cond);
+    pthread_mutex_destroy(&ev->qmu);
+    pthread_mutex_destroy(&ev->mu);
+    free(ev);
+}
+
 am_events *am_events_new(am_store *store, int heartbeat_s)
 {
     am_events *ev = am_xcalloc(1, sizeof *ev);
@@ -639,12 +651,7 @@ am_events *am_events_new(am_store *store, int heartbeat_s)
     static const char ping[] = ": ping\n\n";
     ev->ping_msg = am_ev_msg_new(ping, sizeof ping - 1, -1);
     if (pthread_create(&ev->thread, NULL, am_ev_thread, ev) != 0) {
-        am_ev_unref(ev->retry_msg);
-        am_ev_unref(ev->ping_msg);
-        pthread_cond_destroy(&ev->cond);
-        pthread_mutex_destroy(&ev->qmu);
-        pthread_mutex_destroy(&ev->mu);
-        free(ev);
+        am_ev_destroy(ev);
         return NULL;
     }
     return ev;
@@ -688,10 +695,5 @@ void am_events_free(am_events *ev)
             t = next;
         }
     }
-    am_ev_unref(ev->retry_msg);
-    am_ev_unref(ev->ping_msg);
-    pthread_cond_destroy(&ev->cond);
-    pthread_mutex_destroy(&ev->qmu);
-    pthread_mutex_destroy(&ev->mu);
-    free(ev);
+    am_ev_destroy(ev);
 }

@@ -201,24 +201,9 @@ static void test_invalid_text_is_rejected_and_counts_nothing(void **state)
 static void test_totals_merge_and_term_equals_ter(void **state)
 {
     (void)state;
-    size_t len;
-    char *buf = tu_read("data/tico19-enfr-dev/dev.en-fr.fr.sgm", &len);
-    am_sgml_doc ref;
-    assert_int_equal(am_sgml_parse(buf, len, &ref, NULL), AM_OK);
-    free(buf);
-    buf = tu_read("data/tico19-enfr-dev/en-fr.dev.txt.truecased.sgm", &len);
-    am_sgml_doc hyp;
-    assert_int_equal(am_sgml_parse(buf, len, &hyp, NULL), AM_OK);
-    free(buf);
-    buf = tu_read("data/tico19-enfr-dev/dev.en-fr.en.sgm", &len);
-    am_sgml_doc src;
-    assert_int_equal(am_sgml_parse(buf, len, &src, NULL), AM_OK);
-    free(buf);
-    buf = tu_read("data/glossaries/tico19/f_en-fr_XX.csv", &len);
+    am_sgml_doc ref, hyp, src;
     am_gloss g;
-    am_gloss_init(&g);
-    assert_int_equal(am_gloss_parse(buf, len, AM_GLOSS_AUTO, NULL, &g, NULL), AM_OK);
-    free(buf);
+    tu_tico_docs(&ref, &hyp, &src, &g);
 
     am_scorer *s = make_scorer("fr", &g);
     am_score_ws *ws = am_score_ws_new();

@@ -69,6 +69,25 @@ void tu_sgml_load(const char *rel, am_sgml_doc *doc)
         fail_msg("%s: parse error %d at line %zu", rel, rc, line);
 }
 
+void tu_gloss_load(const char *rel, am_gloss *g)
+{
+    size_t len;
+    char *buf = tu_read(rel, &len);
+    am_gloss_init(g);
+    int rc = am_gloss_parse(buf, len, AM_GLOSS_AUTO, NULL, g, NULL);
+    free(buf);
+    if (rc != AM_OK)
+        fail_msg("%s: glossary parse error %d", rel, rc);
+}
+
+void tu_tico_docs(am_sgml_doc *ref, am_sgml_doc *hyp, am_sgml_doc *src, am_gloss *g)
+{
+    tu_sgml_load(TU_TICO_REF, ref);
+    tu_sgml_load(TU_TICO_HYP, hyp);
+    tu_sgml_load(TU_TICO_SRC, src);
+    tu_gloss_load("data/glossaries/tico19/f_en-fr_XX.csv", g);
+}
+
 /* The segment of doc with this id, or NULL. */
 static const am_sgml_seg *seg_by_id(const am_sgml_doc *doc, const char *id)
 {

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "glossary.h"
 #include "sgml.h"
 
 /* CMOCKA_FILTER=<pattern> in the environment runs only the tests whose
@@ -40,6 +41,15 @@ json_t *tu_json(const char *rel);
  * into *doc (caller releases it with am_sgml_free). Fails the test, naming
  * the file and line, when it cannot be read or parsed. */
 void tu_sgml_load(const char *rel, am_sgml_doc *doc);
+
+/* Parses the glossary file rel (format by extension, am_gloss_parse AUTO)
+ * into *g, which it initializes (caller cleans it up). Fails the test on
+ * error. */
+void tu_gloss_load(const char *rel, am_gloss *g);
+/* The three TICO-19 dev files (TU_TICO_*, each parsed with tu_sgml_load;
+ * caller frees them) and the TICO-19 En-Fr glossary into *g
+ * (tu_gloss_load). */
+void tu_tico_docs(am_sgml_doc *ref, am_sgml_doc *hyp, am_sgml_doc *src, am_gloss *g);
 
 /* The TICO-19 En-Fr dev set of data/tico19-enfr-dev, segments paired by id. */
 #define TU_TICO_SRC "data/tico19-enfr-dev/dev.en-fr.en.sgm"
