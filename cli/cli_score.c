@@ -401,136 +401,111 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
     return 0;
 }
 
-static int am_cli_args(int argc, char **argv, am_cli *c)
+/* The flags without a value (--help, --json, ...): 1 when name is one
+ * (applied to c; --help prints the usage and sets *rc to -1), else 0. */
+static int am_cli_flag(am_cli *c, const char *name, int *rc)
 {
-    am_buf err;
-    am_buf_init(&err);
-    int rc = 0;
-    for (int i = 1; i < argc && rc == 0; i++) {
-        const char *a = argv[i];
-        char name[64];
-        const char *val = NULL;
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "adaptmon score: unexpected argument '%s'\n", a);
-            rc = 2;
-            break;
-        }
-        const char *eq = strchr(a, '=');
-        size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-        if (nl >= sizeof name) {
-            fprintf(stderr, "adaptmon score: unknown option '%s'\n", a);
-            rc = 2;
-            break;
-        }
-        memcpy(name, a + 2, nl);
-        name[nl] = '\0';
-        if (eq)
-            val = eq + 1;
+    static const char *const flags[] = {
+        "help",          "per-segment", "json",    "by-doc",    "stem-match", "ter-case-sensitive",
+        "no-strip-tags", "by-file",     "plot-ci", "paired-bs", "paired-ar",  "exposures"};
+    int is_flag = 0;
+    for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+        if (!strcmp(name, flags[k]))
+            is_flag = 1;
+    if (!is_flag)
+        return 0;
+    if (!strcmp(name, "help")) {
+        am_cli_usage(stdout);
+        *rc = -1;
+    } else if (!strcmp(name, "per-segment")) {
+        c->per_segment = 1;
+    } else if (!strcmp(name, "json")) {
+        c->format = AM_RP_JSON;
+    } else if (!strcmp(name, "plot-ci")) {
+        c->plot_ci = 1;
+    } else if (!strcmp(name, "by-doc")) {
+        c->by_doc = 1;
+    } else if (!strcmp(name, "by-file")) {
+        c->by_file = 1;
+    } else if (!strcmp(name, "paired-bs") || !strcmp(name, "paired-ar")) {
+        c->sig.test = name[7] == 'b' ? 1 : 2;
+    } else if (!strcmp(name, "exposures")) {
+        c->exposures = 1;
+    } else if (!strcmp(name, "no-strip-tags")) {
+        c->cfg.strip_tags = 0;
+    } else {
+        am_config_set(&c->cfg, name, "true", NULL);
+    }
+    return 1;
+}
 
-        /* flags without a value */
-        static const char *const flags[] = {"help",          "per-segment", "json",
-                                            "by-doc",        "stem-match",  "ter-case-sensitive",
-                                            "no-strip-tags", "by-file",     "plot-ci",
-                                            "paired-bs",     "paired-ar",   "exposures"};
-        int is_flag = 0;
-        for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
-            if (!strcmp(name, flags[k]))
-                is_flag = 1;
-        if (is_flag && !val) {
-            if (!strcmp(name, "help")) {
-                am_cli_usage(stdout);
-                rc = -1;
-            } else if (!strcmp(name, "per-segment")) {
-                c->per_segment = 1;
-            } else if (!strcmp(name, "json")) {
-                c->format = AM_RP_JSON;
-            } else if (!strcmp(name, "plot-ci")) {
-                c->plot_ci = 1;
-            } else if (!strcmp(name, "by-doc")) {
-                c->by_doc = 1;
-            } else if (!strcmp(name, "by-file")) {
-                c->by_file = 1;
-            } else if (!strcmp(name, "paired-bs") || !strcmp(name, "paired-ar")) {
-                c->sig.test = name[7] == 'b' ? 1 : 2;
-            } else if (!strcmp(name, "exposures")) {
-                c->exposures = 1;
-            } else if (!strcmp(name, "no-strip-tags")) {
-                c->cfg.strip_tags = 0;
-            } else {
-                am_config_set(&c->cfg, name, "true", NULL);
-            }
-            continue;
+/* An option with its value (val borrowed from argv: kept by pointer for
+ * the paths). Returns 0, or 2 after a message on stderr. */
+static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_buf *err)
+{
+    int rc = 0;
+    if (!strcmp(name, "ref")) {
+        free(c->ref.path);
+        c->ref.path = am_xstrdup(val);
+    } else if (!strcmp(name, "src")) {
+        free(c->src.path);
+        c->src.path = am_xstrdup(val);
+    } else if (!strcmp(name, "hyp") || !strcmp(name, "sgm-hyp")) {
+        if (c->nhyp == AM_CLI_MAX_SYS) {
+            fprintf(stderr, "adaptmon score: at most %d hypotheses\n", AM_CLI_MAX_SYS);
+            return 2;
         }
-        if (!val) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "adaptmon score: option --%s needs a value\n", name);
-                rc = 2;
-                break;
-            }
-            val = argv[++i];
-        }
-        if (!strcmp(name, "ref")) {
-            free(c->ref.path);
-            c->ref.path = am_xstrdup(val);
-        } else if (!strcmp(name, "src")) {
-            free(c->src.path);
-            c->src.path = am_xstrdup(val);
-        } else if (!strcmp(name, "hyp") || !strcmp(name, "sgm-hyp")) {
-            if (c->nhyp == AM_CLI_MAX_SYS) {
-                fprintf(stderr, "adaptmon score: at most %d hypotheses\n", AM_CLI_MAX_SYS);
-                rc = 2;
-                break;
-            }
-            if (!strcmp(name, "sgm-hyp"))
-                c->sgml = 1;
-            am_cli_named(val, &c->hyp[c->nhyp]);
-            for (size_t k = 0; k < c->nhyp; k++)
-                if (c->hyp[k].name && c->hyp[c->nhyp].name &&
-                    !strcmp(c->hyp[k].name, c->hyp[c->nhyp].name)) {
-                    fprintf(stderr, "adaptmon score: two hypotheses named '%s'\n", c->hyp[k].name);
-                    rc = 2;
-                }
-            c->nhyp++;
-        } else if (!strcmp(name, "sgm-src")) {
-            free(c->sgm_src.path);
-            c->sgm_src.path = am_xstrdup(val);
+        if (!strcmp(name, "sgm-hyp"))
             c->sgml = 1;
-        } else if (!strcmp(name, "sgm-ref")) {
-            free(c->sgm_ref.path);
-            c->sgm_ref.path = am_xstrdup(val);
-            c->sgml = 1;
-        } else if (!strcmp(name, "xliff")) {
-            c->xliff = am_xrealloc(c->xliff, (c->nxliff + 1) * sizeof *c->xliff);
-            c->xliff[c->nxliff++] = val;
-        } else if (!strcmp(name, "format") || !strcmp(name, "precision") || !strcmp(name, "plot") ||
-                   !strcmp(name, "plot-window") || !strcmp(name, "plot-points")) {
-            rc = am_cli_output_option(c, name, val);
-        } else if (!strcmp(name, "glossary")) {
-            c->glossary_path = val;
-        } else if (!strcmp(name, "glossary-format")) {
-            c->glossary_format = val;
-        } else if (!strcmp(name, "background")) {
-            c->background_path = val;
-        } else if (!strcmp(name, "baseline") || !strcmp(name, "n-bootstrap") ||
-                   !strcmp(name, "paired-bs-n") || !strcmp(name, "paired-ar-n") ||
-                   !strcmp(name, "seed") || !strcmp(name, "ci") || !strcmp(name, "k-max")) {
-            rc = am_cli_sig_arg(c, name, val, &err);
-        } else if (!strcmp(name, "stopwords-file")) {
-            c->stopwords_path = val;
-            c->cfg.stopwords = AM_SW_CUSTOM;
-        } else {
-            int r = am_config_set(&c->cfg, name, val, &err);
-            if (r != AM_OK) {
-                fprintf(stderr, "adaptmon score: %s\n", am_buf_str(&err));
+        am_cli_named(val, &c->hyp[c->nhyp]);
+        for (size_t k = 0; k < c->nhyp; k++)
+            if (c->hyp[k].name && c->hyp[c->nhyp].name &&
+                !strcmp(c->hyp[k].name, c->hyp[c->nhyp].name)) {
+                fprintf(stderr, "adaptmon score: two hypotheses named '%s'\n", c->hyp[k].name);
                 rc = 2;
             }
+        c->nhyp++;
+    } else if (!strcmp(name, "sgm-src")) {
+        free(c->sgm_src.path);
+        c->sgm_src.path = am_xstrdup(val);
+        c->sgml = 1;
+    } else if (!strcmp(name, "sgm-ref")) {
+        free(c->sgm_ref.path);
+        c->sgm_ref.path = am_xstrdup(val);
+        c->sgml = 1;
+    } else if (!strcmp(name, "xliff")) {
+        c->xliff = am_xrealloc(c->xliff, (c->nxliff + 1) * sizeof *c->xliff);
+        c->xliff[c->nxliff++] = val;
+    } else if (!strcmp(name, "format") || !strcmp(name, "precision") || !strcmp(name, "plot") ||
+               !strcmp(name, "plot-window") || !strcmp(name, "plot-points")) {
+        rc = am_cli_output_option(c, name, val);
+    } else if (!strcmp(name, "glossary")) {
+        c->glossary_path = val;
+    } else if (!strcmp(name, "glossary-format")) {
+        c->glossary_format = val;
+    } else if (!strcmp(name, "background")) {
+        c->background_path = val;
+    } else if (!strcmp(name, "baseline") || !strcmp(name, "n-bootstrap") ||
+               !strcmp(name, "paired-bs-n") || !strcmp(name, "paired-ar-n") ||
+               !strcmp(name, "seed") || !strcmp(name, "ci") || !strcmp(name, "k-max")) {
+        rc = am_cli_sig_arg(c, name, val, err);
+    } else if (!strcmp(name, "stopwords-file")) {
+        c->stopwords_path = val;
+        c->cfg.stopwords = AM_SW_CUSTOM;
+    } else {
+        int r = am_config_set(&c->cfg, name, val, err);
+        if (r != AM_OK) {
+            fprintf(stderr, "adaptmon score: %s\n", am_buf_str(err));
+            rc = 2;
         }
     }
-    am_buf_cleanup(&err);
-    if (rc)
-        return rc;
+    return rc;
+}
 
-    /* consistency of the inputs */
+/* The inputs and options of c, checked together. Returns 0, or 2 after a
+ * message on stderr. */
+static int am_cli_check_inputs(const am_cli *c)
+{
     if (c->by_file && !c->nxliff) {
         fprintf(stderr, "adaptmon score: --by-file needs --xliff input\n");
         return 2;
@@ -596,6 +571,49 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         return 2;
     }
     return am_cli_plot_not_input(c);
+}
+
+/* The command line into c (see am_cli_usage). Returns 0, -1 after --help,
+ * or 2 after a message on stderr. */
+static int am_cli_args(int argc, char **argv, am_cli *c)
+{
+    am_buf err;
+    am_buf_init(&err);
+    int rc = 0;
+    for (int i = 1; i < argc && rc == 0; i++) {
+        const char *a = argv[i];
+        char name[64];
+        const char *val = NULL;
+        if (strncmp(a, "--", 2) != 0) {
+            fprintf(stderr, "adaptmon score: unexpected argument '%s'\n", a);
+            rc = 2;
+            break;
+        }
+        const char *eq = strchr(a, '=');
+        size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+        if (nl >= sizeof name) {
+            fprintf(stderr, "adaptmon score: unknown option '%s'\n", a);
+            rc = 2;
+            break;
+        }
+        memcpy(name, a + 2, nl);
+        name[nl] = '\0';
+        if (eq)
+            val = eq + 1;
+        if (!val && am_cli_flag(c, name, &rc))
+            continue;
+        if (!val) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "adaptmon score: option --%s needs a value\n", name);
+                rc = 2;
+                break;
+            }
+            val = argv[++i];
+        }
+        rc = am_cli_value_option(c, name, val, &err);
+    }
+    am_buf_cleanup(&err);
+    return rc ? rc : am_cli_check_inputs(c);
 }
 
 /* ---- sessions ------------------------------------------------------------ */
