@@ -512,6 +512,9 @@ static int replay_post(replay_ctx *r, json_t *items, json_t *done, size_t skippe
     return 0;
 }
 
+/* Complexity (issue 15): the command's steps in order (arguments, the
+ * file and its format, the resume state, the posting loop with its
+ * retries, the summary), each refusal with its own message. */
 int am_cli_replay(int argc, char **argv)
 {
     replay_ctx r;

@@ -205,6 +205,9 @@ static void sig_units(const am_sig_collect *c, const sig_col *col, int by_sess, 
     }
 }
 
+/* Complexity (issue 15): argument checks, the two resampling plans
+ * (segments and sessions), then one loop over the metrics, each resampled
+ * as its column says; the statistics are in the helpers above. */
 json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *const *names,
                    am_buf *err)
 {

@@ -475,6 +475,9 @@ static int lang_header(const csv_row *row, const char *src_lang, const char *tgt
     return 1;
 }
 
+/* Length/complexity (issue 15): one pass over the rows (header detection,
+ * quoting via the row reader, the column roles, one refusal with its line
+ * per limit); the cell and header work is in its helpers. */
 static int parse_csv(const char *buf, size_t len, char delim, const am_gloss_limits *lim,
                      const char *src_lang, const char *tgt_lang, am_gloss *out,
                      am_gloss_report *rep)
@@ -742,14 +745,14 @@ static int starts_with(const char *s, size_t len, const char *prefix)
     return len >= n && memcmp(s, prefix, n) == 0;
 }
 
-/* Complexity (issue 15): argument checks, the BOM, format detection for
- * AM_GLOSS_AUTO (TBX, JSON, CSV or TSV) and the dispatch to each reader. */
 int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
                    const am_gloss_limits *limits, am_gloss *out, am_gloss_report *report)
 {
     return am_gloss_parse_langs(buf, len, format, NULL, NULL, limits, out, report);
 }
 
+/* Complexity (issue 15): argument checks, the BOM, format detection for
+ * AM_GLOSS_AUTO (TBX, JSON, CSV or TSV) and the dispatch to each reader. */
 int am_gloss_parse_langs(const char *buf, size_t len, enum am_gloss_format format,
                          const char *source_lang, const char *target_lang,
                          const am_gloss_limits *limits, am_gloss *out, am_gloss_report *report)

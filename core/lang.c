@@ -71,6 +71,26 @@ static const char *lang_name_find(const char *name)
     return NULL;
 }
 
+/* The two-letter code of a language tag (low: lower case, "pt-br",
+ * "fra", "en_us"): its primary subtag of 2 or 3 letters when the rest is
+ * letters, digits, '-' or '_' and the subtag has a two-letter code; else
+ * NULL. low is cut at the subtag's end. */
+static const char *lang_tag_canon(char *low)
+{
+    size_t p = 0;
+    while (low[p] >= 'a' && low[p] <= 'z')
+        p++;
+    int tag_ok = p >= 2 && p <= 3 && (low[p] == '\0' || low[p] == '-' || low[p] == '_');
+    for (size_t i = p; tag_ok && low[i]; i++)
+        tag_ok = (low[i] >= 'a' && low[i] <= 'z') || (low[i] >= '0' && low[i] <= '9') ||
+                 low[i] == '-' || low[i] == '_';
+    if (!tag_ok)
+        return NULL;
+    low[p] = '\0';
+    const am_lang_code *row = am_lang_find(low);
+    return row && strlen(row->canon) == 2 ? row->canon : NULL;
+}
+
 int am_lang_from_header(const char *s, char *out, size_t n)
 {
     char low[80];
@@ -87,21 +107,8 @@ int am_lang_from_header(const char *s, char *out, size_t n)
         low[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a') : s[i];
     low[len] = '\0';
     const char *canon = lang_name_find(low);
-    if (!canon) {
-        size_t p = 0;
-        while (low[p] >= 'a' && low[p] <= 'z')
-            p++;
-        int tag_ok = p >= 2 && p <= 3 && (low[p] == '\0' || low[p] == '-' || low[p] == '_');
-        for (size_t i = p; tag_ok && low[i]; i++)
-            tag_ok = (low[i] >= 'a' && low[i] <= 'z') || (low[i] >= '0' && low[i] <= '9') ||
-                     low[i] == '-' || low[i] == '_';
-        if (tag_ok) {
-            low[p] = '\0';
-            const am_lang_code *row = am_lang_find(low);
-            if (row && strlen(row->canon) == 2)
-                canon = row->canon;
-        }
-    }
+    if (!canon)
+        canon = lang_tag_canon(low);
     if (!canon)
         return AM_ERR_NOTFOUND;
     memcpy(out, canon, 3);

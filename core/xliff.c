@@ -695,6 +695,8 @@ static size_t xl_past(const char *buf, size_t len, size_t i, const char *end)
  * parameter entity: the streaming reader has no SAX hooks, so the rule of
  * xmlsafe.h (any entity declaration rejects the document) is checked on
  * the text before libxml2 sees it. Returns AM_OK or an error in rep. */
+/* Complexity (issue 15): a lexer of the prolog's constructs, one case per
+ * construct, each refusal with its line. */
 static int xl_prolog_check(const char *buf, size_t len, size_t line_off, am_xliff_report *rep)
 {
     size_t i = 0;
@@ -798,6 +800,9 @@ static int xl_entity_refs(xl_job *j, xmlNode *n)
  * is expanded alone (xmlTextReaderExpand), handed to xl_unit12/xl_unit20
  * and dropped when the reader moves past it; a 1.2 <header> is copied
  * until the next <file>. Returns AM_OK or an error in j->rep. */
+/* Complexity (issue 15): the reader's event loop, one case per element
+ * the two XLIFF versions and the header copy need; the per-unit work is in
+ * xl_unit12/xl_unit20. */
 static int xl_pass(xl_job *j, const char *buf, size_t len)
 {
     xl_rstate st;
