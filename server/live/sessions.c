@@ -470,13 +470,17 @@ static void am_drop_at(am_sessions *c, size_t i)
     }
 }
 
-/* A new runtime s of an id with a runtime still in use (dropped from the
- * cache while a writer held it) takes that one's write state, so the
- * writers of the id keep excluding each other. Under the cache lock. */
+/* A new runtime s of an id with a runtime of the same incarnation still
+ * in use (dropped from the cache while a writer held it) takes that one's
+ * write state, so the writers of the session keep excluding each other.
+ * A runtime of a deleted incarnation is not shared: the re-created
+ * session's writers need not wait for a long write (a rescore) of the
+ * deleted one, which fails its own incarnation check. Under the cache
+ * lock. */
 static void am_share_w(am_sessions *c, am_sess *s)
 {
     for (size_t i = 0; i < c->n_old; i++)
-        if (!strcmp(c->old[i]->id, s->id)) {
+        if (c->old[i]->incarnation == s->incarnation && !strcmp(c->old[i]->id, s->id)) {
             am_w_unref(s->w); /* its own, not shared yet */
             s->w = c->old[i]->w;
             s->w->refs++;

@@ -20,10 +20,11 @@
 #include <pthread.h>
 
 typedef struct am_sessions am_sessions;
-/* The write state of a session id, shared by every runtime of the id that
- * is alive (sessions.c): a runtime rebuilt while a stale one is still in
- * use (a glossary PUT or an eviction dropped it) takes the same lock and
- * totals cache, so the session's writers still exclude each other. */
+/* The write state of a session, shared by every live runtime of its id
+ * and incarnation (sessions.c): a runtime rebuilt while a stale one is
+ * still in use (a glossary PUT or an eviction dropped it) takes the same
+ * lock and totals cache, so the session's writers still exclude each
+ * other. */
 typedef struct am_sess_w am_sess_w;
 
 /* The running totals of one system after segment seq of its session: a

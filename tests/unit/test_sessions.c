@@ -238,6 +238,34 @@ static void test_rebuilt_runtime_shares_the_write_lock(void **state)
     am_store_close(st);
 }
 
+/* The runtime of a re-created session (a new incarnation) does not share
+ * the write lock of the deleted one still held: its writers need not wait
+ * for a long write of the deleted session (a rescore), which fails its own
+ * incarnation check. */
+static void test_recreated_session_has_its_own_write_lock(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    am_sessions *c = am_sessions_new(st, MAX);
+    am_sess *a = acquire(c, "s-2");
+    am_sess_lock(a);
+    assert_int_equal(am_store_session_delete(st, "s-2"), AM_OK);
+    am_sessions_forget(c, "s-2");
+    assert_int_equal(am_store_session_create(st, "s-2", "{}", "sig", NULL, 2), AM_OK);
+    am_sess *b = acquire(c, "s-2");
+    assert_true(b->incarnation > a->incarnation);
+    locker l = {b, 0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, lock_it, &l), 0);
+    assert_int_equal(pthread_join(t, NULL), 0); /* not blocked by a's lock */
+    assert_int_equal(l.locked, 1);
+    am_sess_unlock(a);
+    am_sessions_release(c, a);
+    am_sessions_release(c, b);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_in_use_outlives_eviction),
         cmocka_unit_test(test_totals_cache),
         cmocka_unit_test(test_rebuilt_runtime_shares_the_write_lock),
+        cmocka_unit_test(test_recreated_session_has_its_own_write_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
