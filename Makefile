@@ -138,7 +138,10 @@ unit: $(UT_BIN)
 deps:
 	@sh tools/deps.sh
 
-run: deps all
+# deps may install packages, so the build is a second make that runs
+# pkg-config after it (this one skipped it: run is in NOPKG_GOALS).
+run: deps
+	$(MAKE) all
 	./adaptmon serve
 
 test: deps

@@ -8,6 +8,10 @@ and checks the numbers the README's prose states about them: "R0 a/b, R1
 c/d and R0+1 e/f" after the segments, and after the glossary example the
 term instances and the term exact match, with R0/R1 unchanged.
 
+`make run` runs in a clean copy of the tracked files (no build/): it must
+build and start the server with its ready line, and the server must answer
+(the run's address is moved to a free port with ADAPTMON_PORT).
+
 The section "For papers" runs its sh block (with the figure written to a
 temporary file) and must print exactly the output shown between
 <!-- output --> and <!-- end of output -->, and write exactly the committed
@@ -16,16 +20,19 @@ figure.
 Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
 "N passed, N failed". Python standard library + bash + curl.
 """
+import http.client
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ADAPTMON, ROOT, Server, check, eq, run_tests  # noqa: E402
+from harness import ADAPTMON, ROOT, Server, Skip, check, eq, free_port, run_tests  # noqa: E402
 
 S = None
 ADDR = "127.0.0.1:8080"
@@ -139,6 +146,64 @@ def test_readme_papers_example_as_printed():
         eq(p.stdout, shown, "the README shows what the command prints")
         with open(out_svg, "rb") as f, open(os.path.join(ROOT, fig), "rb") as g:
             check(f.read() == g.read(), "the committed %s is what the command draws" % fig)
+
+
+def _clean_copy(dest):
+    """The files git tracks, as they are in the working tree, under dest."""
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    for name in filter(None, names):
+        src = os.path.join(ROOT, name)
+        if not os.path.isfile(src):
+            continue  # deleted in the working tree
+        os.makedirs(os.path.dirname(os.path.join(dest, name)), exist_ok=True)
+        shutil.copy2(src, os.path.join(dest, name))
+
+
+def test_make_run_from_a_clean_checkout():
+    """README: `make run  # installs missing Debian packages, builds, starts the server`.
+    The build is a second make after deps (a make that skipped pkg-config for
+    run built without the packages' flags, so a clean checkout failed)."""
+    if os.environ.get("VALGRIND") == "1":
+        raise Skip("a build of the same sources; the server is not under valgrind here")
+    if not shutil.which("git") or not os.path.isdir(os.path.join(ROOT, ".git")):
+        raise Skip("not a git checkout")
+    with tempfile.TemporaryDirectory(prefix="adaptmon-make-run-") as tmp:
+        _clean_copy(tmp)
+        port = free_port()
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("ADAPTMON_") and k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+        env.update(ADAPTMON_PORT=str(port), MAKEFLAGS="-j2")
+        log = open(os.path.join(tmp, "make-run.log"), "wb")
+        p = subprocess.Popen(["make", "run"], cwd=tmp, stdout=log, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        log.close()
+        try:
+            line, deadline = None, time.monotonic() + 1200
+            while time.monotonic() < deadline and p.poll() is None and line is None:
+                time.sleep(0.5)
+                with open(os.path.join(tmp, "make-run.log"), encoding="utf-8",
+                          errors="replace") as f:
+                    line = next((x for x in f if x.startswith("adaptmon listening on")), None)
+            with open(os.path.join(tmp, "make-run.log"), encoding="utf-8", errors="replace") as f:
+                tail = f.read()[-3000:]
+            check(line is not None, "make run printed the ready line; its output ends:\n" + tail)
+            check(("http://127.0.0.1:%d (database ./var/adaptmon.db)" % port) in line,
+                  "the ready line: %r" % line)
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request("GET", "/healthz")
+            eq(c.getresponse().status, 200, "GET /healthz of the server make run started")
+            c.close()
+            check(os.path.isfile(os.path.join(tmp, "var", "adaptmon.db")),
+                  "the database is ./var/adaptmon.db")
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+                try:
+                    p.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
 
 
 if __name__ == "__main__":
