@@ -44,6 +44,7 @@ struct am_prom {
     am_met_hist *hists;
     size_t nhists, caphists;
     int64_t segments;
+    int64_t replayed; /* segments re-scored by edit replays */
 };
 
 am_prom *am_prom_new(void)
@@ -134,6 +135,15 @@ void am_prom_request(am_prom *m, const char *method, const char *route, int stat
     pthread_mutex_unlock(&m->lock);
 }
 
+void am_prom_replayed(am_prom *m, int64_t n)
+{
+    if (!m || n <= 0)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->replayed += n;
+    pthread_mutex_unlock(&m->lock);
+}
+
 void am_prom_segments(am_prom *m, int64_t n)
 {
     if (!m || n <= 0)
@@ -216,7 +226,7 @@ void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,
         am_met_label(out, h->route);
         am_buf_printf(out, "\"} %lld\n", (long long)h->count);
     }
-    int64_t segments = m->segments;
+    int64_t segments = m->segments, replayed = m->replayed;
     pthread_mutex_unlock(&m->lock);
 
     am_buf_printf(out,
@@ -224,6 +234,10 @@ void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,
                   "segment).\n"
                   "# TYPE adaptmon_segments_scored_total counter\n"
                   "adaptmon_segments_scored_total %lld\n"
+                  "# HELP adaptmon_replay_segments_total Segments re-scored by the replays "
+                  "after segment edits (PUT, DELETE).\n"
+                  "# TYPE adaptmon_replay_segments_total counter\n"
+                  "adaptmon_replay_segments_total %lld\n"
                   "# HELP adaptmon_sessions Sessions in the database.\n"
                   "# TYPE adaptmon_sessions gauge\n"
                   "adaptmon_sessions %lld\n"
@@ -234,5 +248,6 @@ void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,
                   "# HELP adaptmon_uptime_seconds Seconds since the server started.\n"
                   "# TYPE adaptmon_uptime_seconds gauge\n"
                   "adaptmon_uptime_seconds %.3f\n",
-                  (long long)segments, (long long)sessions, (long long)db_bytes, uptime_seconds);
+                  (long long)segments, (long long)replayed, (long long)sessions,
+                  (long long)db_bytes, uptime_seconds);
 }

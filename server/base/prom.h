@@ -1,6 +1,7 @@
 /*
  * prom.h — the Prometheus registry of /metrics: request counts by route
- * and status class, latency histograms by route, segments scored, and
+ * and status class, latency histograms by route, segments scored and
+ * re-scored by edit replays, and
  * gauges filled at scrape time (sessions, database size). No per-session
  * labels. Thread-safe (atomics / a mutex).
  */
@@ -20,6 +21,9 @@ void am_prom_free(am_prom *m);
 void am_prom_request(am_prom *m, const char *method, const char *route, int status, double seconds);
 /* Counts n segments scored (one per system and segment). */
 void am_prom_segments(am_prom *m, int64_t n);
+/* Counts n segments re-scored by an edit's replay (am_ingest_replace,
+ * am_ingest_delete): one per segment, whatever its systems. */
+void am_prom_replayed(am_prom *m, int64_t n);
 /* Appends the text exposition format (version 0.0.4) to out, with the
  * gauges given by the caller. */
 void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,

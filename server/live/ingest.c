@@ -1537,6 +1537,8 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
         }
     }
     if (rc == AM_OK) {
+        /* every segment was scored again but a deleted one */
+        am_prom_replayed(srv->prom, (int64_t)(rows.n - (req ? 0 : 1)));
         am_sess_tot_clear(sess); /* the replay rewrote every total */
         if (!req) {
             char note[320];

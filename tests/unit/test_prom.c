@@ -57,6 +57,7 @@ static void test_help_and_type(void **state)
     static const char *const fam[][2] = {{"adaptmon_http_requests_total", "counter"},
                                          {"adaptmon_http_request_duration_seconds", "histogram"},
                                          {"adaptmon_segments_scored_total", "counter"},
+                                         {"adaptmon_replay_segments_total", "counter"},
                                          {"adaptmon_sessions", "gauge"},
                                          {"adaptmon_database_bytes", "gauge"},
                                          {"adaptmon_uptime_seconds", "gauge"}};
@@ -79,6 +80,7 @@ static void test_help_and_type(void **state)
     assert_int_equal(sample(t, "adaptmon_database_bytes"), 4096);
     tu_assert_close(sample(t, "adaptmon_uptime_seconds"), 12.5, 1e-9);
     assert_int_equal(sample(t, "adaptmon_segments_scored_total"), 0);
+    assert_int_equal(sample(t, "adaptmon_replay_segments_total"), 0);
     /* every non-comment line is "name[{labels}] value" with a number */
     char *copy = strdup(t);
     for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
@@ -108,6 +110,8 @@ static void test_counters(void **state)
     am_prom_request(m, "BREW", NULL, 405, 0.001);
     am_prom_segments(m, 5);
     am_prom_segments(m, 2);
+    am_prom_replayed(m, 3);
+    am_prom_replayed(m, 0); /* nothing re-scored: no change */
     char *t = render(m, 0, 0, 0);
     assert_int_equal(sample(t, "adaptmon_http_requests_total{method=\"GET\",route=\"/v1/sessions/"
                                "{id}\",code=\"200\"}"),
@@ -125,6 +129,7 @@ static void test_counters(void **state)
         1);
     assert_null(strstr(t, "BREW"));
     assert_int_equal(sample(t, "adaptmon_segments_scored_total"), 7);
+    assert_int_equal(sample(t, "adaptmon_replay_segments_total"), 3);
     free(t);
 
     am_prom_request(m, "GET", "/v1/sessions/{id}", 200, 0.002);
