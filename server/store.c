@@ -158,6 +158,8 @@
                       "(SELECT rowid FROM segments WHERE sid = ?1 LIMIT ?2)")                      \
     X(PURGE_RESULTS, "DELETE FROM segment_results WHERE rowid IN "                                 \
                      "(SELECT rowid FROM segment_results WHERE sid = ?1 LIMIT ?2)")                \
+    X(PURGE_CHECKPOINTS, "DELETE FROM checkpoints WHERE rowid IN "                                 \
+                         "(SELECT rowid FROM checkpoints WHERE sid = ?1 LIMIT ?2)")                \
     X(PURGE_GLOSSARIES, "DELETE FROM glossaries WHERE rowid IN "                                   \
                         "(SELECT rowid FROM glossaries WHERE sid = ?1 LIMIT ?2)")                  \
     X(PURGE_VOCAB, "DELETE FROM vocab WHERE sid = ?1 AND word <= ?2")                              \
@@ -284,6 +286,17 @@
     X(TOTALS_PUT, "INSERT INTO totals (sid, system, stats) VALUES (?1, ?2, ?3) "                   \
                   "ON CONFLICT (sid, system) DO UPDATE SET stats = excluded.stats")                \
     X(TOTALS_EACH, "SELECT system, stats FROM totals WHERE sid = ?1 ORDER BY system")              \
+    X(CKPT_TAKE, "INSERT OR REPLACE INTO checkpoints (sid, seq, system, stats) "                   \
+                 "SELECT sid, ?2, system, stats FROM totals WHERE sid = ?1")                       \
+    X(CKPT_LAST, "SELECT max(seq) FROM checkpoints WHERE sid = ?1 AND seq < ?2")                   \
+    X(CKPT_EACH, "SELECT system, stats FROM checkpoints WHERE sid = ?1 AND seq = ?2")              \
+    X(CKPT_PUT, "INSERT OR REPLACE INTO checkpoints (sid, seq, system, stats) "                    \
+                "VALUES (?1, ?2, ?3, ?4)")                                                         \
+    X(CKPT_DROP_AFTER, "DELETE FROM checkpoints WHERE sid = ?1 AND seq > ?2")                      \
+    X(OCC_UPTO, "SELECT word, count(*) FROM occurrences WHERE sid = ?1 AND seq <= ?2 "             \
+                "GROUP BY word")                                                                   \
+    X(CHOICE_DROP_EMPTY, "DELETE FROM choices WHERE sid = ?1 AND entry = ?2 AND alt = ?3 "         \
+                         "AND count <= 0")                                                         \
     X(BG_GET, "SELECT w.count FROM vocabularies v JOIN vocabulary_words w ON w.vid = v.vid "       \
               "WHERE v.name = ?1 AND w.word = ?2")                                                 \
     X(VOCABULARY_DELETE, "DELETE FROM vocabularies WHERE name = ?1")                               \
@@ -1405,8 +1418,8 @@ static int purge_chunk_keyed(am_store *st, enum am_stmt_id to, enum am_stmt_id d
 static int session_purge(am_store *st, int64_t sid)
 {
     static const enum am_stmt_id steps[] = {
-        AM_S_PURGE_RESULTS, AM_S_PURGE_SEGMENTS, AM_S_PURGE_OCC,       AM_S_PURGE_VOCAB,
-        AM_S_PURGE_CHOICES, AM_S_PURGE_TOTALS,   AM_S_PURGE_GLOSSARIES};
+        AM_S_PURGE_RESULTS, AM_S_PURGE_SEGMENTS, AM_S_PURGE_OCC,         AM_S_PURGE_VOCAB,
+        AM_S_PURGE_CHOICES, AM_S_PURGE_TOTALS,   AM_S_PURGE_CHECKPOINTS, AM_S_PURGE_GLOSSARIES};
     for (size_t i = 0; i < sizeof steps / sizeof steps[0];) {
         int rc = am_w_begin(st);
         if (rc)
@@ -2137,6 +2150,8 @@ int am_store_tx_history_clear(am_store_tx *tx, const char *session)
         rc = am_exec(tx->st, tx->c, AM_S_TOTALS_CLEAR, "i", sid);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_CHOICE_CLEAR, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_CKPT_DROP_AFTER, "ii", sid, (int64_t)0);
     if (rc == AM_OK) /* every result is rewritten into segments.result */
         rc = am_exec(tx->st, tx->c, AM_S_RESULT_CLEAR, "i", sid);
     if (rc == AM_OK)
@@ -2189,19 +2204,6 @@ int am_store_tx_vocab_insert(am_store_tx *tx, const char *session, const char *w
     return rc;
 }
 
-int am_store_tx_derived_clear(am_store_tx *tx, const char *session)
-{
-    int64_t sid;
-    int rc = am_tx_sid(tx, session, &sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_TOTALS_CLEAR, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_CHOICE_CLEAR, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SESSION_BUMP, "i", sid);
-    return rc;
-}
-
 int am_store_tx_choice_add(am_store_tx *tx, const char *session, const char *entry, const char *alt,
                            int64_t count)
 {
@@ -2211,6 +2213,99 @@ int am_store_tx_choice_add(am_store_tx *tx, const char *session, const char *ent
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_CHOICE_ADD, "itti", sid, entry, alt, count);
+    if (rc == AM_OK && count < 0) /* a replay took choices away: none left, no row */
+        rc = am_exec(tx->st, tx->c, AM_S_CHOICE_DROP_EMPTY, "itt", sid, entry, alt);
+    return rc;
+}
+
+/* ---- checkpoints: where a replay starts (schema/008) ---------------------- */
+
+int am_store_tx_checkpoint_take(am_store_tx *tx, const char *session, int64_t seq)
+{
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_CKPT_TAKE, "ii", sid, seq);
+    return rc;
+}
+
+int am_store_tx_checkpoint_put(am_store_tx *tx, const char *session, int64_t seq,
+                               const char *system, const char *stats_json)
+{
+    if (!system || !stats_json)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_CKPT_PUT, "iitt", sid, seq, system, stats_json);
+    return rc;
+}
+
+int am_store_tx_replay_reset(am_store_tx *tx, const char *session, int64_t after)
+{
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_TOTALS_CLEAR, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_CKPT_DROP_AFTER, "ii", sid, after);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SESSION_BUMP, "i", sid);
+    return rc;
+}
+
+int am_store_tx_checkpoint_last(am_store_tx *tx, const char *session, int64_t before, int64_t *seq,
+                                am_store_totals_fn fn, void *ctx)
+{
+    *seq = 0;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc)
+        return rc;
+    am_q q;
+    rc = am_q_open(tx->st, tx->c, AM_S_CKPT_LAST, &q, "ii", sid, before);
+    if (rc)
+        return rc;
+    rc = am_q_step(tx->st, &q);
+    if (rc > 0 && sqlite3_column_type(q.s, 0) != SQLITE_NULL)
+        *seq = sqlite3_column_int64(q.s, 0);
+    am_q_close(&q);
+    if (rc < 0 || *seq == 0)
+        return rc < 0 ? rc : AM_OK;
+    rc = am_q_open(tx->st, tx->c, AM_S_CKPT_EACH, &q, "ii", sid, *seq);
+    if (rc)
+        return rc;
+    while ((rc = am_q_step(tx->st, &q)) > 0) {
+        int r = fn(ctx, (const char *)sqlite3_column_text(q.s, 0),
+                   (const char *)sqlite3_column_text(q.s, 1));
+        if (r != 0) {
+            rc = r;
+            break;
+        }
+    }
+    am_q_close(&q);
+    return rc;
+}
+
+int am_store_tx_history_upto(am_store_tx *tx, const char *session, int64_t seq,
+                             am_store_count_fn fn, void *ctx)
+{
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc)
+        return rc;
+    am_q q;
+    rc = am_q_open(tx->st, tx->c, AM_S_OCC_UPTO, &q, "ii", sid, seq);
+    if (rc)
+        return rc;
+    while ((rc = am_q_step(tx->st, &q)) > 0) {
+        int r = fn(ctx, (const char *)sqlite3_column_text(q.s, 0), sqlite3_column_int64(q.s, 1));
+        if (r != 0) {
+            rc = r;
+            break;
+        }
+    }
+    am_q_close(&q);
     return rc;
 }
 

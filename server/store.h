@@ -30,6 +30,9 @@
  *                  running totals (JSON of am_totals, am_json_totals_raw)
  *   choices        (session, glossary entry, alternative) → count: the
  *                  translator's choices among a term's targets
+ *   checkpoints    (session, seq, totals entry) → the totals entry after
+ *                  the segments up to seq, at every 32nd seq: where a
+ *                  replay starts (schema/008)
  *   vocabularies, vocabulary_words: background vocabularies by name
  *   counters       name → value (the incarnation counter)
  *
@@ -265,7 +268,8 @@ int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *wor
  * one insert of every occurrence. */
 int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char *words, size_t n,
                                int64_t seq);
-/* Deletes the vocab, occurrences and totals of a session (replay). */
+/* Deletes the vocab, occurrences, totals, choices and checkpoints of a
+ * session (replay). */
 int am_store_tx_history_clear(am_store_tx *tx, const char *session);
 /* Reads/writes a system's totals JSON. get: AM_ERR_NOTFOUND when absent. */
 int am_store_tx_totals_get(am_store_tx *tx, const char *session, const char *system,
@@ -294,9 +298,9 @@ int am_store_tx_vocab_insert(am_store_tx *tx, const char *session, const char *w
  * segments' stored results (their running totals) are the caller's to
  * rewrite. AM_ERR_NOTFOUND when there is no segment seq. */
 int am_store_tx_segment_delete(am_store_tx *tx, const char *session, int64_t seq, int64_t now_ms);
-/* Deletes the session's totals and term choices (kept: vocab, occurrences)
- * and bumps its version; choice_add adds count to (entry, alt). */
-int am_store_tx_derived_clear(am_store_tx *tx, const char *session);
+/* choice_add adds count to (entry, alt); a negative count (a replay
+ * taking an edited segment's choices away) that leaves none deletes the
+ * row. */
 int am_store_tx_choice_add(am_store_tx *tx, const char *session, const char *entry, const char *alt,
                            int64_t count);
 
@@ -308,6 +312,26 @@ int am_store_choices_each(am_store *st, const char *session, const char *entry,
  * name order. */
 typedef int (*am_store_totals_fn)(void *ctx, const char *system, const char *stats_json);
 int am_store_totals_each(am_store *st, const char *session, am_store_totals_fn fn, void *ctx);
+
+/* ---- checkpoints: where a replay starts (schema/008) --------------------- */
+/* checkpoint_take: the session's totals table as it is now (in tx) becomes
+ * the checkpoint at seq (the totals after every segment with seq <= seq).
+ * checkpoint_put: one entry of the checkpoint at seq (a replay's).
+ * replay_reset: before a replay's totals are written: deletes the totals
+ * and the checkpoints after seq `after` (the replay writes them again) and
+ * bumps the session's version. checkpoint_last: the checkpoint with the
+ * highest seq below `before` into *seq (0: none) and each of its entries to
+ * fn(ctx, system, stats_json). history_upto: fn(ctx, word, occ) for every
+ * word of the history counted over the segments with seq <= seq (the
+ * history a replay from seq + 1 starts with). */
+int am_store_tx_checkpoint_take(am_store_tx *tx, const char *session, int64_t seq);
+int am_store_tx_checkpoint_put(am_store_tx *tx, const char *session, int64_t seq,
+                               const char *system, const char *stats_json);
+int am_store_tx_replay_reset(am_store_tx *tx, const char *session, int64_t after);
+int am_store_tx_checkpoint_last(am_store_tx *tx, const char *session, int64_t before, int64_t *seq,
+                                am_store_totals_fn fn, void *ctx);
+int am_store_tx_history_upto(am_store_tx *tx, const char *session, int64_t seq,
+                             am_store_count_fn fn, void *ctx);
 /* The same, with the session's state (incarnation, version, …) read in
  * the same snapshot as the totals (state may be NULL). */
 int am_store_totals_snapshot(am_store *st, const char *session, am_store_state *state,

@@ -429,6 +429,12 @@ static int am_tx_lookup(void *ctx, const char *word, int64_t *occ)
  * the totals over that translator's segments (docs/metrics.md). */
 #define AM_PLAN_MAX (4 * AM_SCORE_MAX_SYSTEMS)
 
+/* Every segment whose seq is a multiple of this leaves a checkpoint: the
+ * raw totals of every entry after it (schema/008), where a replay after an
+ * edit starts (am_edit_once): it re-scores at most this many segments
+ * before the edited one. */
+#define AM_CKPT_EVERY 32
+
 /* The writes of one scored segment, computed outside the write
  * transaction (am_apply) and applied inside it (am_plan_exec). */
 typedef struct am_plan {
@@ -518,6 +524,8 @@ static int am_post_job(am_store_tx *tx, void *ctx)
     }
     if (rc == AM_OK)
         rc = am_plan_exec(tx, p);
+    if (rc == AM_OK && p->seq % AM_CKPT_EVERY == 0) /* the totals after p->seq */
+        rc = am_store_tx_checkpoint_take(tx, p->session, p->seq);
     if (rc == AM_OK)
         rc =
             am_store_tx_segment_insert_gv(tx, p->session, p->seq, p->client_id, p->hash,
@@ -1116,6 +1124,22 @@ static int am_vscorer_get(am_server *srv, am_store_tx *tx, const char *session, 
     return AM_OK;
 }
 
+/* The totals of system in m (borrowed), added (uninitialized) when m has
+ * none. */
+static am_totals *mem_slot(am_mem *m, const char *system)
+{
+    am_totals *t = mem_totals(m, system);
+    if (t)
+        return t;
+    if (m->n == m->cap) {
+        m->cap *= 2;
+        m->sys = am_xrealloc(m->sys, m->cap * sizeof *m->sys);
+        m->tot = am_xrealloc(m->tot, m->cap * sizeof *m->tot);
+    }
+    m->sys[m->n] = am_xstrdup(system);
+    return &m->tot[m->n++];
+}
+
 /* Applies a scored segment's plan to the in-memory history (what
  * am_plan_exec does to the store). */
 static void mem_apply(am_mem *m, const am_plan *p)
@@ -1125,19 +1149,38 @@ static void mem_apply(am_mem *m, const am_plan *p)
         am_vocab_add(m->hist, w, 1);
         w += strlen(w) + 1;
     }
-    for (size_t k = 0; k < p->nsys; k++) {
-        am_totals *t = mem_totals(m, p->sys[k]);
-        if (!t) {
-            if (m->n == m->cap) {
-                m->cap *= 2;
-                m->sys = am_xrealloc(m->sys, m->cap * sizeof *m->sys);
-                m->tot = am_xrealloc(m->tot, m->cap * sizeof *m->tot);
-            }
-            m->sys[m->n] = am_xstrdup(p->sys[k]);
-            t = &m->tot[m->n++];
-        }
-        *t = p->tot[k];
-    }
+    for (size_t k = 0; k < p->nsys; k++)
+        *mem_slot(m, p->sys[k]) = p->tot[k];
+}
+
+/* The start of a replay from a checkpoint (am_store_tx_checkpoint_last,
+ * am_store_tx_history_upto): entries and history into mem (borrowed),
+ * totals parsed for sc (borrowed); failed set when an entry is damaged. */
+typedef struct am_ckpt_load {
+    am_mem *mem;
+    const am_scorer *sc;
+    int failed;
+} am_ckpt_load;
+
+static int ckpt_entry(void *ctx, const char *system, const char *stats_json)
+{
+    am_ckpt_load *l = ctx;
+    json_t *j = stats_json ? json_loads(stats_json, 0, NULL) : NULL;
+    am_totals t;
+    if (system && j && am_json_totals_parse(j, l->sc, &t) == AM_OK)
+        *mem_slot(l->mem, system) = t;
+    else
+        l->failed = 1;
+    json_decref(j);
+    return 0;
+}
+
+static int ckpt_word(void *ctx, const char *word, int64_t occ)
+{
+    am_ckpt_load *l = ctx;
+    if (word)
+        am_vocab_set(l->mem->hist, word, occ);
+    return 0;
 }
 
 static void mem_cleanup(am_mem *m)
@@ -1150,9 +1193,10 @@ static void mem_cleanup(am_mem *m)
 }
 
 /* What a replay writes, computed outside the write lock: the replaced
- * segment's content words before and after (only its words can change:
- * they depend on its own text alone), every term choice, the new results
- * from the replaced seq on, and the totals (in the am_mem). */
+ * segment's content words and term choices before and after (only its
+ * words and choices can change: they depend on its own text and glossary
+ * version alone), the new results from the replaced seq on, the totals (in
+ * the am_mem) and the checkpoints after the one it started from. */
 typedef struct am_redo {
     am_buf old_words, new_words; /* NUL-separated */
     size_t n_old, n_new;
@@ -1165,6 +1209,12 @@ typedef struct am_redo {
     int64_t *res_seq;
     char **res; /* owned JSON texts */
     size_t nres, cap_res;
+    int64_t from; /* the checkpoint the replay started after (0: none) */
+    struct am_redo_ckpt {
+        int64_t seq;
+        char *system, *stats; /* owned */
+    } * ckpt; /* the checkpoints after `from`, written again */
+    size_t nckpt, cap_ckpt;
 } am_redo;
 
 static void redo_init(am_redo *r)
@@ -1189,10 +1239,31 @@ static void redo_cleanup(am_redo *r)
         free(r->res[i]);
     free(r->res);
     free(r->res_seq);
+    for (size_t i = 0; i < r->nckpt; i++) {
+        free(r->ckpt[i].system);
+        free(r->ckpt[i].stats);
+    }
+    free(r->ckpt);
 }
 
-/* Counts the plan's term choices into r. */
-static void redo_choices(am_redo *r, const am_plan *p)
+/* Keeps the checkpoint at seq: every entry of m's totals. */
+static void redo_checkpoint(am_redo *r, int64_t seq, const am_mem *m)
+{
+    for (size_t k = 0; k < m->n; k++) {
+        if (r->nckpt == r->cap_ckpt) {
+            r->cap_ckpt = r->cap_ckpt ? 2 * r->cap_ckpt : 64;
+            r->ckpt = am_xrealloc(r->ckpt, r->cap_ckpt * sizeof *r->ckpt);
+        }
+        struct am_redo_ckpt *c = &r->ckpt[r->nckpt++];
+        c->seq = seq;
+        c->system = am_xstrdup(m->sys[k]);
+        c->stats = am_json_totals_text(&m->tot[k]);
+    }
+}
+
+/* Counts the plan's term choices into r, each sign (+1: the edited
+ * segment's new body, -1: its old one) times. */
+static void redo_choices(am_redo *r, const am_plan *p, int sign)
 {
     am_buf key;
     am_buf_init(&key);
@@ -1212,7 +1283,7 @@ static void redo_choices(am_redo *r, const am_plan *p)
             r->choice[at].count = 0;
             am_vocab_set(r->choice_idx, am_buf_str(&key), at);
         }
-        r->choice[at].count++;
+        r->choice[at].count += sign;
     }
     am_buf_cleanup(&key);
 }
@@ -1244,8 +1315,10 @@ static int words_has(const am_buf *b, size_t n, const char *w)
  * written); then the replaced segment's words are swapped in the history
  * (the other segments' words did not change) or, for a deleted segment,
  * taken away and its row deleted (am_store_tx_segment_delete: the later
- * segments keep their seqs), the totals and choices are replaced and the
- * results from the edited segment on switched in (staged before). */
+ * segments keep their seqs), its term choices swapped likewise (the other
+ * segments' choices did not change either), the totals and the checkpoints
+ * after the one the replay started from replaced, and the results from the
+ * edited segment on switched in (staged before). */
 typedef struct am_redo_job {
     const char *session;
     int64_t version; /* session version the replay was computed from */
@@ -1268,7 +1341,7 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
         (rc == AM_OK && (st.version != j->version || st.incarnation != j->incarnation)))
         return AM_ERR_CONFLICT;
     if (rc == AM_OK)
-        rc = am_store_tx_derived_clear(tx, j->session);
+        rc = am_store_tx_replay_reset(tx, j->session, r->from);
     const char *w = r->old_words.len ? am_buf_str(&r->old_words) : "";
     for (size_t k = 0; k < r->n_old && rc == AM_OK; k++, w += strlen(w) + 1)
         if (!words_has(&r->new_words, r->n_new, w))
@@ -1280,8 +1353,9 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
     if (rc == AM_OK && !j->req) /* its words are gone: the row goes, the later seqs stay */
         rc = am_store_tx_segment_delete(tx, j->session, j->seq, j->now);
     for (size_t k = 0; k < r->nchoice && rc == AM_OK; k++)
-        rc = am_store_tx_choice_add(tx, j->session, r->choice[k].entry, r->choice[k].alt,
-                                    r->choice[k].count);
+        if (r->choice[k].count != 0) /* 0: the same choice before and after */
+            rc = am_store_tx_choice_add(tx, j->session, r->choice[k].entry, r->choice[k].alt,
+                                        r->choice[k].count);
     for (size_t k = 0; k < j->mem->n && rc == AM_OK; k++) {
         json_t *rj = am_json_totals_raw(&j->mem->tot[k]);
         char *txt = am_json_dump(rj);
@@ -1289,6 +1363,9 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
         rc = am_store_tx_totals_put(tx, j->session, j->mem->sys[k], txt);
         free(txt);
     }
+    for (size_t k = 0; k < r->nckpt && rc == AM_OK; k++)
+        rc = am_store_tx_checkpoint_put(tx, j->session, r->ckpt[k].seq, r->ckpt[k].system,
+                                        r->ckpt[k].stats);
     /* the later results were staged: they become visible with this commit */
     for (size_t k = 0; k < r->nres && rc == AM_OK; k++)
         if (r->res_seq[k] == j->seq && j->req) /* the replaced segment's own row */
@@ -1312,10 +1389,11 @@ static int redo_stage(am_store *store, const char *session, am_redo *r, int64_t 
 }
 
 /* The content words the stored (old) body of the replaced segment put into
- * the history, scored again into words (n in *n). */
+ * the history, scored again into r->old_words (r->n_old), and its term
+ * choices, taken away from r's counts. */
 static int old_words(am_server *srv, am_sess *sess, const am_scoring *how, am_mem *mem,
                      const char *session, int64_t seq, const char *request_json, am_budget *bud,
-                     am_buf *words, size_t *n, am_fail *f)
+                     am_redo *r, am_fail *f)
 {
     json_t *body = json_loads(request_json, 0, NULL);
     am_seg_req old;
@@ -1335,8 +1413,9 @@ static int old_words(am_server *srv, am_sess *sess, const am_scoring *how, am_me
     json_t *res = NULL;
     rc = am_apply(srv, sess, how, NULL, mem, session, seq, &old, 0, 0, bud, &res, &plan, f);
     if (rc == AM_OK) {
-        am_buf_append(words, plan.words.data ? plan.words.data : "", plan.words.len);
-        *n = plan.nwords;
+        am_buf_append(&r->old_words, plan.words.data ? plan.words.data : "", plan.words.len);
+        r->n_old = plan.nwords;
+        redo_choices(r, &plan, -1);
     }
     json_decref(res);
     am_plan_cleanup(&plan);
@@ -1345,13 +1424,37 @@ static int old_words(am_server *srv, am_sess *sess, const am_scoring *how, am_me
     return rc;
 }
 
+/* Where the replay of an edit of segment seq starts (in the read snapshot
+ * rtx): the last checkpoint before seq into *from, its totals into mem and
+ * the history counted over the segments up to it into mem->hist; with no
+ * checkpoint (or a damaged one) *from is 0 and mem empty: the replay starts
+ * at the first segment. mem and sess are borrowed. */
+static int replay_start(am_store_tx *rtx, const char *session, const am_sess *sess, int64_t seq,
+                        am_mem *mem, int64_t *from)
+{
+    am_ckpt_load ld = {mem, sess->scorer, 0};
+    int rc = am_store_tx_checkpoint_last(rtx, session, seq, from, ckpt_entry, &ld);
+    if (rc == AM_OK && *from > 0 && !ld.failed)
+        rc = am_store_tx_history_upto(rtx, session, *from, ckpt_word, &ld);
+    if (rc != AM_OK || ld.failed || *from == 0) {
+        mem_cleanup(mem); /* from the first segment */
+        mem_init(mem);
+        *from = 0;
+    }
+    return rc;
+}
+
 /* One attempt of an edit of segment `id`: a replacement by req_in, or
  * with req_in NULL a deletion (see am_ingest_replace, am_ingest_delete);
  * *retry as for am_post_once; *absent set (and 404 in *f) when the session
- * has no segment id. The stored log is read on a read snapshot and replayed
- * in memory (scoring, the new history and totals, the new results), each
- * segment with the glossary version it was first scored with, under the
- * session's lock only, so the other sessions' writes go on meanwhile. Then
+ * has no segment id. The stored log from the last checkpoint before the
+ * edited segment on (replay_start; every AM_CKPT_EVERY seqs) is read on a
+ * read snapshot, with the totals of that checkpoint and the history up to
+ * it, and replayed in memory (scoring, the new history and totals, the new
+ * results, the new checkpoints), each segment with the glossary version it
+ * was first scored with, under the session's lock only, so the other
+ * sessions' writes go on meanwhile: a replay re-scores the segments from
+ * the edited one on and fewer than AM_CKPT_EVERY before it. Then
  * one short write transaction checks that the session is still the
  * incarnation and version the replay read (else a retry) and writes what
  * changed (redo_exec). A deleted segment is left out of the replay; the
@@ -1388,6 +1491,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     json_t *last_res = NULL;
     am_store_tx *rtx = NULL;
     int64_t seq = 0;
+    size_t replayed = 0; /* segments scored (the metric adaptmon_replay_segments_total) */
     rc = am_store_rtx_begin(srv->store, &rtx);
     if (rc != AM_OK) {
         am_failf(f, 503, "unavailable", "Database busy", NULL, "could not read the session");
@@ -1415,7 +1519,9 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
         am_failf(f, 500, "internal", "Storage error", NULL, "looking up the segment failed");
         goto out;
     }
-    rc = am_store_tx_segments_walk_gv(rtx, session, 1, am_collect, &rows);
+    rc = replay_start(rtx, session, sess, seq, &mem, &redo.from);
+    if (rc == AM_OK)
+        rc = am_store_tx_segments_walk_gv(rtx, session, redo.from + 1, am_collect, &rows);
     if (rc != AM_OK) {
         am_failf(f, 500, "internal", "Storage error", NULL, "reading the session failed");
         goto out;
@@ -1448,10 +1554,9 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
         if (rc != AM_OK)
             break;
         if (replaced && !req) { /* deleted: its words leave the history */
-            rc = am_budget_over(bud)
-                     ? fail_cancelled(f, bud)
-                     : old_words(srv, sess, &how, &mem, session, seq, rows.v[i].request, bud,
-                                 &redo.old_words, &redo.n_old, f);
+            rc = am_budget_over(bud) ? fail_cancelled(f, bud)
+                                     : old_words(srv, sess, &how, &mem, session, seq,
+                                                 rows.v[i].request, bud, &redo, f);
             continue;
         }
         if (!replaced) {
@@ -1478,12 +1583,14 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
                                  : am_apply(srv, sess, &how, NULL, &mem, session, at, use, now, 0,
                                             bud, &res, &plan, f);
         if (rc == AM_OK && replaced) /* the words it had before */
-            rc = old_words(srv, sess, &how, &mem, session, seq, rows.v[i].request, bud,
-                           &redo.old_words, &redo.n_old, f);
+            rc = old_words(srv, sess, &how, &mem, session, seq, rows.v[i].request, bud, &redo, f);
         if (rc == AM_OK) {
             mem_apply(&mem, &plan); /* the history as the store will hold it */
-            redo_choices(&redo, &plan);
+            if (at % AM_CKPT_EVERY == 0)
+                redo_checkpoint(&redo, at, &mem);
+            replayed++;
             if (replaced) {
+                redo_choices(&redo, &plan, 1);
                 am_buf_append(&redo.new_words, plan.words.data ? plan.words.data : "",
                               plan.words.len);
                 redo.n_new = plan.nwords;
@@ -1520,9 +1627,9 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
                 am_store_tx_rollback(tx);
         }
         am_log_at(&srv->log, AM_LOG_DEBUG, NULL,
-                  "replay of %zu segments of %s: scored in %.0f ms, staged in %.0f ms, "
-                  "switched in %.0f ms",
-                  rows.n, session, (double)(t_scored - t_start) / 1e6,
+                  "replay of %zu segments of %s (after seq %lld): scored in %.0f ms, staged in "
+                  "%.0f ms, switched in %.0f ms",
+                  replayed, session, (long long)redo.from, (double)(t_scored - t_start) / 1e6,
                   (double)(t_staged - t_scored) / 1e6, (double)(mono_ns() - t_staged) / 1e6);
         if (rc == AM_ERR_CONFLICT) {
             *retry = 1;
@@ -1537,8 +1644,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
         }
     }
     if (rc == AM_OK) {
-        /* every segment was scored again but a deleted one */
-        am_prom_replayed(srv->prom, (int64_t)(rows.n - (req ? 0 : 1)));
+        am_prom_replayed(srv->prom, (int64_t)replayed);
         am_sess_tot_clear(sess); /* the replay rewrote every total */
         if (!req) {
             char note[320];

@@ -148,6 +148,7 @@ def test_schema3_database_keeps_its_glossary():
     db.execute("DROP TABLE segment_results")  # 006
     db.execute("ALTER TABLE sessions DROP COLUMN result_gen")  # 006
     db.execute("ALTER TABLE sessions DROP COLUMN removed")  # 007
+    db.execute("DROP TABLE checkpoints")  # 008
     db.execute("DELETE FROM schema_migrations WHERE version >= 4")
     db.commit()
     db.close()

@@ -354,6 +354,7 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
             ALTER TABLE sessions DROP COLUMN rewrites;  -- 005
             DROP TABLE segment_results; ALTER TABLE sessions DROP COLUMN result_gen;  -- 006
             ALTER TABLE sessions DROP COLUMN removed;  -- 007
+            DROP TABLE checkpoints;  -- 008
             DELETE FROM schema_migrations WHERE version >= 2;""")
         con.commit()
         con.close()

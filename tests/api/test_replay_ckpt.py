@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Replays after an edit start at the last checkpoint (issue 13 §4).
+
+A PUT of an existing segment or a DELETE replays the session's log; it now
+starts at the last checkpoint before the edited segment (schema/008: the
+raw totals of every entry at every 32nd seq) with the history counted up to
+it, instead of at segment 1.
+
+* The result is the one of a full replay: after edits at the start, in the
+  middle and at the end, by PUT and by DELETE, of a session with three
+  systems (a baseline, pair totals, segments that carry only some
+  systems), translators and a glossary change in between (each segment
+  keeps the glossary version it was first scored with), every stored
+  result and every raw totals row (systems, pair:…, tr:…) equals, byte for
+  byte, those of a fresh session that got the final log posted serially;
+  for PUTs (same seqs) the checkpoints equal the fresh session's too.
+* A late edit re-scores only the segments after the last checkpoint: the
+  counter adaptmon_replay_segments_total (/metrics) grows by at most
+  (segments from the edited one on) + 32 for a PUT of segment 990 and a
+  DELETE of segment 995 of 1,000 (before: 1,000 each); an edit of segment
+  3 re-scores them all. Nothing is timed.
+
+Python standard library only.
+"""
+import json
+import os
+import re
+import sqlite3
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import base, check, eq, expect_status, run_tests, serve, shutdown  # noqa: E402
+
+S = None
+C = None
+
+OPTS = {"baseline_system": "baseline"}  # new sessions keep pair totals
+G1 = [{"source": "terrier", "targets": ["terrier", "Terrier"]},
+      {"source": "park", "targets": ["park", "garden"]}]
+G2 = [{"source": "dog", "targets": ["dog", "hound"]},
+      {"source": "park", "targets": ["garden", "park"]}]
+WORDS = ["terrier", "man", "woman", "dog", "lady", "walks", "bites", "feeds", "park", "cat",
+         "garden", "hound", "Terrier", "child"]
+TRANSLATORS = ["ann", "bob", None]
+
+
+def setup():
+    global S, C
+    S, C = serve()
+
+
+def teardown():
+    shutdown(S, C)
+
+
+def seg(i, prefix="s", variant=0):
+    """Segment i: its words recur (recall depends on the order), it carries
+    the baseline, usually "ada" and every third time "big", and a
+    translator (or none); variant changes its translation."""
+    w = [WORDS[(i * 7 + k * 3 + variant * 5) % len(WORDS)] for k in range(5)]
+    hyps = {"baseline": " ".join(reversed(w))}
+    if i % 5 != 4:
+        hyps["ada"] = "The %s %s the %s" % (w[0], w[2], w[1])
+    if i % 3 == 0:
+        hyps["big"] = "The %s %s the %s %s" % (w[0], w[1], w[2], w[4])
+    s = {"id": "%s%d" % (prefix, i), "source": " ".join(w), "hypotheses": hyps,
+         "translation": "The %s %s the %s near the %s" % (w[0], w[1], w[2], w[3])}
+    t = TRANSLATORS[i % 3]
+    if t:
+        s["translator"] = t
+    return s
+
+
+def create(sid):
+    C.delete(base(sid))
+    r = C.post("/v1/sessions", {"id": sid, "source_lang": "en", "target_lang": "en",
+                                "stopword_list": ["the", "near"], "glossary": G1,
+                                "options": OPTS})
+    expect_status(r, 201, "create " + sid)
+
+
+def post_log(sid, log):
+    """Posts log = [(segment, glossary version)] one at a time, putting G2
+    before the first segment of version 2."""
+    glossary = 1
+    for s, v in log:
+        if v != glossary:
+            expect_status(C.put(base(sid) + "/glossary", G2), 200, "glossary G2 of " + sid)
+            glossary = v
+        expect_status(C.post(base(sid) + "/segments", s), 201, "POST %s to %s" % (s["id"], sid))
+
+
+def db():
+    return sqlite3.connect("file:%s?mode=ro" % S.db, uri=True)
+
+
+COLS = {"totals": "system, stats", "checkpoints": "seq, system, stats",
+        "choices": "entry, alt, count", "occurrences": "word, seq"}
+
+
+def raw_rows(sid, table):
+    """A session's rows of a table, as stored (text)."""
+    con = db()
+    try:
+        return con.execute("SELECT %s FROM %s WHERE sid = (SELECT sid FROM sessions WHERE id = ?) "
+                           "ORDER BY %s" % (COLS[table], table, COLS[table]), (sid,)).fetchall()
+    finally:
+        con.close()
+
+
+def results(sid):
+    """The stored result texts of a session by id, without the fields that
+    name the session, the seq and the time."""
+    out, after = [], 0
+    while True:
+        d = C.jget(base(sid) + "/segments?after=%d&limit=1000" % after)
+        for x in d["segments"]:
+            x = {k: v for k, v in x.items() if k not in ("session", "seq", "created_ms", "created_at")}
+            out.append(json.dumps(x, sort_keys=True))
+        if d["next"] is None:
+            return out
+        after = d["next"]
+
+
+def same_as_serial(sid, log, what, same_seqs):
+    ref = sid + "-ref"
+    create(ref)
+    post_log(ref, log)
+    ra, rb = results(sid), results(ref)
+    eq(len(ra), len(log), "%s: segments" % what)
+    for a, b in zip(ra, rb):
+        eq(a, b, "%s: stored result vs a serial post" % what)
+    ta, tb = raw_rows(sid, "totals"), raw_rows(ref, "totals")
+    check(any(s.startswith("pair:") for s, _ in tb) and any(s.startswith("tr:") for s, _ in tb),
+          "%s: the log has pair and translator totals" % what)
+    eq(ta, tb, "%s: every raw totals row vs a serial post" % what)
+    ca, cb = raw_rows(sid, "choices"), raw_rows(ref, "choices")
+    check(len(cb) > 1, "%s: the log has term choices" % what)
+    eq(ca, cb, "%s: the translator's term choices vs a serial post" % what)
+    if same_seqs:
+        eq(raw_rows(sid, "occurrences"), raw_rows(ref, "occurrences"),
+           "%s: the word history vs a serial post" % what)
+    ma, mb = C.jget(base(sid) + "/metrics"), C.jget(base(ref) + "/metrics")
+    for k in ("systems", "relative_to_baseline", "by_translator"):
+        eq(json.dumps(ma.get(k), sort_keys=True), json.dumps(mb.get(k), sort_keys=True),
+           "%s: metrics %s vs a serial post" % (what, k))
+    if same_seqs:
+        ca, cb = raw_rows(sid, "checkpoints"), raw_rows(ref, "checkpoints")
+        check(len(cb) > 0, "%s: the serial post wrote checkpoints" % what)
+        eq(ca, cb, "%s: checkpoints vs a serial post" % what)
+
+
+def test_edits_equal_a_serial_post_of_the_final_log():
+    n = 130  # checkpoints at seqs 32, 64, 96, 128; G2 from segment 60 on
+    log = [(seg(i), 1 if i < 60 else 2) for i in range(n)]
+    create("ck")
+    post_log("ck", log)
+    same_as_serial("ck", log, "before any edit", True)
+    for at, where in ((1, "start"), (70, "middle"), (n - 2, "end")):
+        new = seg(at, variant=1)
+        expect_status(C.put(base("ck") + "/segments/" + new["id"], new), 200,
+                      "PUT at the %s" % where)
+        log[at] = (new, log[at][1])  # it keeps the glossary version it was scored with
+        same_as_serial("ck", log, "after a PUT at the %s" % where, True)
+    for at, where in ((0, "start"), (64, "middle"), (-1, "end")):
+        at = at % len(log)
+        sid = log[at][0]["id"]
+        expect_status(C.delete(base("ck") + "/segments/" + sid), 204, "DELETE at the %s" % where)
+        del log[at]
+        same_as_serial("ck", log, "after a DELETE at the %s" % where, False)
+    # a PUT after the DELETEs (gaps: the checkpoints follow the stored seqs)
+    new = seg(100, variant=2)
+    expect_status(C.put(base("ck") + "/segments/s100", new), 200, "PUT after the DELETEs")
+    log = [(new, v) if s["id"] == "s100" else (s, v) for s, v in log]
+    same_as_serial("ck", log, "after a PUT after the DELETEs", False)
+
+
+def replayed():
+    text = C.get("/metrics").text
+    m = re.search(r"^adaptmon_replay_segments_total (\d+)$", text, re.M)
+    check(m is not None, "/metrics has adaptmon_replay_segments_total")
+    return int(m.group(1))
+
+
+def test_late_edit_rescores_only_the_segments_after_the_last_checkpoint():
+    n = 1000
+    create("late")
+    body = [seg(i, prefix="L") for i in range(n)]
+    for k in range(0, n, 500):
+        r = C.post(base("late") + "/segments", body[k:k + 500])
+        expect_status(r, 200, "batch")
+        eq(r.json()["created"], 500, "batch items created")
+    before = replayed()
+    new = seg(989, prefix="L", variant=1)  # segment 990 (seq 990)
+    expect_status(C.put(base("late") + "/segments/L989", new), 200, "PUT of segment 990")
+    got = replayed() - before
+    check(got <= (n - 990 + 1) + 32,
+          "a PUT of segment 990 of %d re-scored %d segments (at most %d)" % (n, got, n - 990 + 33))
+    check(got >= n - 990 + 1, "the PUT re-scored the segments from 990 on (%d)" % got)
+    before = replayed()
+    expect_status(C.delete(base("late") + "/segments/L994"), 204, "DELETE of segment 995")
+    got = replayed() - before
+    check(got <= (n - 995) + 32,
+          "a DELETE of segment 995 of %d re-scored %d segments (at most %d)" % (n, got, n - 995 + 32))
+    check(got >= n - 995, "the DELETE re-scored the segments after 995 (%d)" % got)
+    # an early edit replays (nearly) everything: the counter counts what it says
+    before = replayed()
+    new = seg(2, prefix="L", variant=1)
+    expect_status(C.put(base("late") + "/segments/L2", new), 200, "PUT of segment 3")
+    eq(replayed() - before, n - 1, "a PUT of segment 3 re-scored every remaining segment")
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(dict(globals()), setup, teardown))
