@@ -126,6 +126,10 @@
     "s.result)"
 #define AM_RESULT_JOIN " FROM segments s "
 
+/* A checkpoint row c of session s that a replay may start from
+ * (schema/008). */
+#define AM_CKPT_VALID "(c.gen <= s.result_gen AND (c.seq <= s.ckpt_after OR c.gen >= s.ckpt_gen))"
+
 /* X(name, sql): every statement store.c runs after open. */
 #define AM_STMTS(X)                                                                                \
     X(BEGIN_IMM, "BEGIN IMMEDIATE")                                                                \
@@ -286,13 +290,20 @@
     X(TOTALS_PUT, "INSERT INTO totals (sid, system, stats) VALUES (?1, ?2, ?3) "                   \
                   "ON CONFLICT (sid, system) DO UPDATE SET stats = excluded.stats")                \
     X(TOTALS_EACH, "SELECT system, stats FROM totals WHERE sid = ?1 ORDER BY system")              \
-    X(CKPT_TAKE, "INSERT OR REPLACE INTO checkpoints (sid, seq, system, stats) "                   \
-                 "SELECT sid, ?2, system, stats FROM totals WHERE sid = ?1")                       \
-    X(CKPT_LAST, "SELECT max(seq) FROM checkpoints WHERE sid = ?1 AND seq < ?2")                   \
-    X(CKPT_EACH, "SELECT system, stats FROM checkpoints WHERE sid = ?1 AND seq = ?2")              \
-    X(CKPT_PUT, "INSERT OR REPLACE INTO checkpoints (sid, seq, system, stats) "                    \
-                "VALUES (?1, ?2, ?3, ?4)")                                                         \
-    X(CKPT_DROP_AFTER, "DELETE FROM checkpoints WHERE sid = ?1 AND seq > ?2")                      \
+    X(CKPT_TAKE, "INSERT OR REPLACE INTO checkpoints (sid, seq, gen, system, stats) "              \
+                 "SELECT t.sid, ?2, s.result_gen, t.system, t.stats FROM totals t "                \
+                 "JOIN sessions s ON s.sid = t.sid WHERE t.sid = ?1")                              \
+    X(CKPT_LAST, "SELECT c.seq, c.gen FROM checkpoints c JOIN sessions s ON s.sid = c.sid "        \
+                 "WHERE c.sid = ?1 AND c.seq < ?2 AND " AM_CKPT_VALID                              \
+                 " ORDER BY c.seq DESC, c.gen DESC LIMIT 1")                                       \
+    X(CKPT_EACH, "SELECT system, stats FROM checkpoints WHERE sid = ?1 AND seq = ?2 AND gen = ?3") \
+    X(CKPT_STAGE, "INSERT OR REPLACE INTO checkpoints (sid, seq, gen, system, stats) "             \
+                  "VALUES (?1, ?2, ?3, ?4, ?5)")                                                   \
+    X(CKPT_SETTLE,                                                                                 \
+      "DELETE FROM checkpoints WHERE rowid IN (SELECT c.rowid FROM checkpoints c "                 \
+      "JOIN sessions s ON s.sid = c.sid WHERE c.sid = ?1 AND NOT " AM_CKPT_VALID " LIMIT ?2)")     \
+    X(CKPT_CUT, "UPDATE sessions SET ckpt_after = ?2, ckpt_gen = ?3 WHERE sid = ?1")               \
+    X(CKPT_CLEAR, "DELETE FROM checkpoints WHERE sid = ?1")                                        \
     X(OCC_UPTO, "SELECT word, count(*) FROM occurrences WHERE sid = ?1 AND seq <= ?2 "             \
                 "GROUP BY word")                                                                   \
     X(CHOICE_DROP_EMPTY, "DELETE FROM choices WHERE sid = ?1 AND entry = ?2 AND alt = ?3 "         \
@@ -2151,7 +2162,7 @@ int am_store_tx_history_clear(am_store_tx *tx, const char *session)
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_CHOICE_CLEAR, "i", sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_CKPT_DROP_AFTER, "ii", sid, (int64_t)0);
+        rc = am_exec(tx->st, tx->c, AM_S_CKPT_CLEAR, "i", sid);
     if (rc == AM_OK) /* every result is rewritten into segments.result */
         rc = am_exec(tx->st, tx->c, AM_S_RESULT_CLEAR, "i", sid);
     if (rc == AM_OK)
@@ -2220,6 +2231,8 @@ int am_store_tx_choice_add(am_store_tx *tx, const char *session, const char *ent
 
 /* ---- checkpoints: where a replay starts (schema/008) ---------------------- */
 
+#define AM_CKPT_CHUNK 128 /* rows per short write transaction */
+
 int am_store_tx_checkpoint_take(am_store_tx *tx, const char *session, int64_t seq)
 {
     int64_t sid;
@@ -2229,26 +2242,44 @@ int am_store_tx_checkpoint_take(am_store_tx *tx, const char *session, int64_t se
     return rc;
 }
 
-int am_store_tx_checkpoint_put(am_store_tx *tx, const char *session, int64_t seq,
-                               const char *system, const char *stats_json)
+int am_store_checkpoints_stage(am_store *st, const char *session, int64_t gen, size_t n,
+                               const int64_t *seq, char *const *system, char *const *stats)
 {
-    if (!system || !stats_json)
-        return AM_ERR_INVALID;
     int64_t sid;
-    int rc = am_tx_sid(tx, session, &sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_CKPT_PUT, "iitt", sid, seq, system, stats_json);
+    int more = 1, rc = AM_OK;
+    while (rc == AM_OK && more) { /* what an interrupted replay left, what the cut made stale */
+        rc = am_w_begin(st);
+        if (rc)
+            return rc;
+        rc = am_sid(st, &st->w, session, &sid);
+        if (rc == AM_OK)
+            rc = am_exec(st, &st->w, AM_S_CKPT_SETTLE, "ii", sid, (int64_t)AM_CKPT_CHUNK);
+        more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
+        rc = am_w_end(st, rc);
+        am_w_handoff(st);
+    }
+    for (size_t i = 0; i < n && rc == AM_OK;) {
+        rc = am_w_begin(st);
+        if (rc)
+            return rc;
+        rc = am_sid(st, &st->w, session, &sid);
+        for (size_t k = 0; k < AM_CKPT_CHUNK && i < n && rc == AM_OK; k++, i++)
+            rc = am_exec(st, &st->w, AM_S_CKPT_STAGE, "iiitt", sid, seq[i], gen, system[i],
+                         stats[i]);
+        rc = am_w_end(st, rc);
+        am_w_handoff(st);
+    }
     return rc;
 }
 
-int am_store_tx_replay_reset(am_store_tx *tx, const char *session, int64_t after)
+int am_store_tx_replay_reset(am_store_tx *tx, const char *session, int64_t after, int64_t gen)
 {
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_TOTALS_CLEAR, "i", sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_CKPT_DROP_AFTER, "ii", sid, after);
+        rc = am_exec(tx->st, tx->c, AM_S_CKPT_CUT, "iii", sid, after, gen);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SESSION_BUMP, "i", sid);
     return rc;
@@ -2258,7 +2289,7 @@ int am_store_tx_checkpoint_last(am_store_tx *tx, const char *session, int64_t be
                                 am_store_totals_fn fn, void *ctx)
 {
     *seq = 0;
-    int64_t sid;
+    int64_t sid, gen = 0;
     int rc = am_tx_sid(tx, session, &sid);
     if (rc)
         return rc;
@@ -2267,12 +2298,14 @@ int am_store_tx_checkpoint_last(am_store_tx *tx, const char *session, int64_t be
     if (rc)
         return rc;
     rc = am_q_step(tx->st, &q);
-    if (rc > 0 && sqlite3_column_type(q.s, 0) != SQLITE_NULL)
+    if (rc > 0) {
         *seq = sqlite3_column_int64(q.s, 0);
+        gen = sqlite3_column_int64(q.s, 1);
+    }
     am_q_close(&q);
     if (rc < 0 || *seq == 0)
         return rc < 0 ? rc : AM_OK;
-    rc = am_q_open(tx->st, tx->c, AM_S_CKPT_EACH, &q, "ii", sid, *seq);
+    rc = am_q_open(tx->st, tx->c, AM_S_CKPT_EACH, &q, "iii", sid, *seq, gen);
     if (rc)
         return rc;
     while ((rc = am_q_step(tx->st, &q)) > 0) {

@@ -30,9 +30,9 @@
  *                  running totals (JSON of am_totals, am_json_totals_raw)
  *   choices        (session, glossary entry, alternative) → count: the
  *                  translator's choices among a term's targets
- *   checkpoints    (session, seq, totals entry) → the totals entry after
- *                  the segments up to seq, at every 32nd seq: where a
- *                  replay starts (schema/008)
+ *   checkpoints    (session, seq, gen, totals entry) → the totals entry
+ *                  after the segments up to seq, at every 32nd seq: where
+ *                  a replay starts (schema/008)
  *   vocabularies, vocabulary_words: background vocabularies by name
  *   counters       name → value (the incarnation counter)
  *
@@ -315,19 +315,25 @@ int am_store_totals_each(am_store *st, const char *session, am_store_totals_fn f
 
 /* ---- checkpoints: where a replay starts (schema/008) --------------------- */
 /* checkpoint_take: the session's totals table as it is now (in tx) becomes
- * the checkpoint at seq (the totals after every segment with seq <= seq).
- * checkpoint_put: one entry of the checkpoint at seq (a replay's).
- * replay_reset: before a replay's totals are written: deletes the totals
- * and the checkpoints after seq `after` (the replay writes them again) and
- * bumps the session's version. checkpoint_last: the checkpoint with the
- * highest seq below `before` into *seq (0: none) and each of its entries to
- * fn(ctx, system, stats_json). history_upto: fn(ctx, word, occ) for every
- * word of the history counted over the segments with seq <= seq (the
- * history a replay from seq + 1 starts with). */
+ * the checkpoint at seq (the totals after every segment with seq <= seq),
+ * of the session's current result generation. checkpoints_stage: a
+ * replay's checkpoints (n entries: seq[i], system[i], stats[i]) at its new
+ * result generation gen (am_store_results_stage), in short transactions,
+ * after deleting the rows no replay may start from (an interrupted
+ * replay's, those a cut made stale); they count with the switch
+ * (am_store_tx_results_switch to gen). replay_reset: in the switch
+ * transaction before the replay's totals are written: deletes the totals,
+ * makes the checkpoints after seq `after` of generations below gen stale
+ * (the cut) and bumps the session's version. checkpoint_last: the valid
+ * checkpoint with the highest seq below `before` into *seq (0: none) and
+ * each of its entries to fn(ctx, system, stats_json). history_upto:
+ * fn(ctx, word, occ) for every word of the history counted over the
+ * segments with seq <= seq (the history a replay from seq + 1 starts
+ * with). */
 int am_store_tx_checkpoint_take(am_store_tx *tx, const char *session, int64_t seq);
-int am_store_tx_checkpoint_put(am_store_tx *tx, const char *session, int64_t seq,
-                               const char *system, const char *stats_json);
-int am_store_tx_replay_reset(am_store_tx *tx, const char *session, int64_t after);
+int am_store_checkpoints_stage(am_store *st, const char *session, int64_t gen, size_t n,
+                               const int64_t *seq, char *const *system, char *const *stats);
+int am_store_tx_replay_reset(am_store_tx *tx, const char *session, int64_t after, int64_t gen);
 int am_store_tx_checkpoint_last(am_store_tx *tx, const char *session, int64_t before, int64_t *seq,
                                 am_store_totals_fn fn, void *ctx);
 int am_store_tx_history_upto(am_store_tx *tx, const char *session, int64_t seq,

@@ -1210,10 +1210,10 @@ typedef struct am_redo {
     char **res; /* owned JSON texts */
     size_t nres, cap_res;
     int64_t from; /* the checkpoint the replay started after (0: none) */
-    struct am_redo_ckpt {
-        int64_t seq;
-        char *system, *stats; /* owned */
-    } * ckpt; /* the checkpoints after `from`, written again */
+    /* the checkpoints after `from`, written again: entry i is system
+     * ck_sys[i] (owned) at seq ck_seq[i], totals ck_stats[i] (owned) */
+    int64_t *ck_seq;
+    char **ck_sys, **ck_stats;
     size_t nckpt, cap_ckpt;
 } am_redo;
 
@@ -1240,10 +1240,12 @@ static void redo_cleanup(am_redo *r)
     free(r->res);
     free(r->res_seq);
     for (size_t i = 0; i < r->nckpt; i++) {
-        free(r->ckpt[i].system);
-        free(r->ckpt[i].stats);
+        free(r->ck_sys[i]);
+        free(r->ck_stats[i]);
     }
-    free(r->ckpt);
+    free(r->ck_seq);
+    free(r->ck_sys);
+    free(r->ck_stats);
 }
 
 /* Keeps the checkpoint at seq: every entry of m's totals. */
@@ -1252,12 +1254,13 @@ static void redo_checkpoint(am_redo *r, int64_t seq, const am_mem *m)
     for (size_t k = 0; k < m->n; k++) {
         if (r->nckpt == r->cap_ckpt) {
             r->cap_ckpt = r->cap_ckpt ? 2 * r->cap_ckpt : 64;
-            r->ckpt = am_xrealloc(r->ckpt, r->cap_ckpt * sizeof *r->ckpt);
+            r->ck_seq = am_xrealloc(r->ck_seq, r->cap_ckpt * sizeof *r->ck_seq);
+            r->ck_sys = am_xrealloc(r->ck_sys, r->cap_ckpt * sizeof *r->ck_sys);
+            r->ck_stats = am_xrealloc(r->ck_stats, r->cap_ckpt * sizeof *r->ck_stats);
         }
-        struct am_redo_ckpt *c = &r->ckpt[r->nckpt++];
-        c->seq = seq;
-        c->system = am_xstrdup(m->sys[k]);
-        c->stats = am_json_totals_text(&m->tot[k]);
+        r->ck_seq[r->nckpt] = seq;
+        r->ck_sys[r->nckpt] = am_xstrdup(m->sys[k]);
+        r->ck_stats[r->nckpt++] = am_json_totals_text(&m->tot[k]);
     }
 }
 
@@ -1316,9 +1319,10 @@ static int words_has(const am_buf *b, size_t n, const char *w)
  * (the other segments' words did not change) or, for a deleted segment,
  * taken away and its row deleted (am_store_tx_segment_delete: the later
  * segments keep their seqs), its term choices swapped likewise (the other
- * segments' choices did not change either), the totals and the checkpoints
- * after the one the replay started from replaced, and the results from the
- * edited segment on switched in (staged before). */
+ * segments' choices did not change either), the totals replaced, and the
+ * results from the edited segment on and the checkpoints after the one the
+ * replay started from switched in (both staged before; the older
+ * checkpoints after that one are cut off). */
 typedef struct am_redo_job {
     const char *session;
     int64_t version; /* session version the replay was computed from */
@@ -1341,7 +1345,7 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
         (rc == AM_OK && (st.version != j->version || st.incarnation != j->incarnation)))
         return AM_ERR_CONFLICT;
     if (rc == AM_OK)
-        rc = am_store_tx_replay_reset(tx, j->session, r->from);
+        rc = am_store_tx_replay_reset(tx, j->session, r->from, j->gen);
     const char *w = r->old_words.len ? am_buf_str(&r->old_words) : "";
     for (size_t k = 0; k < r->n_old && rc == AM_OK; k++, w += strlen(w) + 1)
         if (!words_has(&r->new_words, r->n_new, w))
@@ -1363,9 +1367,6 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
         rc = am_store_tx_totals_put(tx, j->session, j->mem->sys[k], txt);
         free(txt);
     }
-    for (size_t k = 0; k < r->nckpt && rc == AM_OK; k++)
-        rc = am_store_tx_checkpoint_put(tx, j->session, r->ckpt[k].seq, r->ckpt[k].system,
-                                        r->ckpt[k].stats);
     /* the later results were staged: they become visible with this commit */
     for (size_t k = 0; k < r->nres && rc == AM_OK; k++)
         if (r->res_seq[k] == j->seq && j->req) /* the replaced segment's own row */
@@ -1377,14 +1378,17 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
 }
 
 /* Stages the new results of the replaced segment and the ones after it
- * (after a delete, seq 0: the later ones, under their unchanged seqs),
- * first deleting what an earlier interrupted replay left; *gen gets their
- * generation. */
+ * (after a delete, seq 0: the later ones, under their unchanged seqs) and
+ * the new checkpoints, first deleting what an earlier interrupted replay
+ * left; *gen gets their generation. */
 static int redo_stage(am_store *store, const char *session, am_redo *r, int64_t *gen)
 {
     int rc = am_store_results_settle(store, session, 0);
     if (rc == AM_OK)
         rc = am_store_results_stage(store, session, gen, r->nres, r->res_seq, r->res);
+    if (rc == AM_OK)
+        rc = am_store_checkpoints_stage(store, session, *gen, r->nckpt, r->ck_seq, r->ck_sys,
+                                        r->ck_stats);
     return rc == AM_ERR_NOTFOUND ? AM_ERR_CONFLICT : rc; /* deleted meanwhile: retry */
 }
 

@@ -149,6 +149,8 @@ def test_schema3_database_keeps_its_glossary():
     db.execute("ALTER TABLE sessions DROP COLUMN result_gen")  # 006
     db.execute("ALTER TABLE sessions DROP COLUMN removed")  # 007
     db.execute("DROP TABLE checkpoints")  # 008
+    db.execute("ALTER TABLE sessions DROP COLUMN ckpt_after")  # 008
+    db.execute("ALTER TABLE sessions DROP COLUMN ckpt_gen")  # 008
     db.execute("DELETE FROM schema_migrations WHERE version >= 4")
     db.commit()
     db.close()

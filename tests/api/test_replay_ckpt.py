@@ -13,7 +13,9 @@ it, instead of at segment 1.
   keeps the glossary version it was first scored with), every stored
   result and every raw totals row (systems, pair:…, tr:…) equals, byte for
   byte, those of a fresh session that got the final log posted serially;
-  for PUTs (same seqs) the checkpoints equal the fresh session's too.
+  for PUTs (same seqs) the valid checkpoints equal the fresh session's too.
+* Checkpoints a replay staged but did not switch in (a crash between the
+  two) are not started from, and the next replay deletes them.
 * A late edit re-scores only the segments after the last checkpoint: the
   counter adaptmon_replay_segments_total (/metrics) grows by at most
   (segments from the edited one on) + 32 for a PUT of segment 990 and a
@@ -96,14 +98,20 @@ def db():
 
 COLS = {"totals": "system, stats", "checkpoints": "seq, system, stats",
         "choices": "entry, alt, count", "occurrences": "word, seq"}
+# the checkpoints a replay may start from (schema/008)
+VALID = {"checkpoints": " AND gen <= (SELECT result_gen FROM sessions WHERE sid = t.sid) AND "
+         "(seq <= (SELECT ckpt_after FROM sessions WHERE sid = t.sid) OR "
+         "gen >= (SELECT ckpt_gen FROM sessions WHERE sid = t.sid))"}
 
 
 def raw_rows(sid, table):
-    """A session's rows of a table, as stored (text)."""
+    """A session's rows of a table, as stored (text); of checkpoints, the
+    valid ones."""
     con = db()
     try:
-        return con.execute("SELECT %s FROM %s WHERE sid = (SELECT sid FROM sessions WHERE id = ?) "
-                           "ORDER BY %s" % (COLS[table], table, COLS[table]), (sid,)).fetchall()
+        return con.execute("SELECT %s FROM %s t WHERE sid = (SELECT sid FROM sessions WHERE id = ?)"
+                           "%s ORDER BY %s" % (COLS[table], table, VALID.get(table, ""),
+                                               COLS[table]), (sid,)).fetchall()
     finally:
         con.close()
 
@@ -173,6 +181,38 @@ def test_edits_equal_a_serial_post_of_the_final_log():
     expect_status(C.put(base("ck") + "/segments/s100", new), 200, "PUT after the DELETEs")
     log = [(new, v) if s["id"] == "s100" else (s, v) for s, v in log]
     same_as_serial("ck", log, "after a PUT after the DELETEs", False)
+
+
+def test_checkpoints_an_interrupted_replay_staged_are_not_used_and_deleted():
+    """A replay stages its checkpoints at its new result generation before
+    the switch; a crash in between leaves them above the session's
+    result_gen. Such rows (made here in SQL: seq 64 with the totals of seq
+    32, which would give wrong totals if read) are not started from, and
+    the next replay deletes them."""
+    log = [(seg(i), 1) for i in range(70)]
+    create("ab")
+    post_log("ab", log)
+    con = sqlite3.connect(S.db, timeout=30)
+    try:
+        with con:
+            sid, gen = con.execute("SELECT sid, result_gen FROM sessions WHERE id = 'ab'").fetchone()
+            con.execute("INSERT INTO checkpoints (sid, seq, gen, system, stats) SELECT sid, 64, "
+                        "gen + 1, system, stats FROM checkpoints WHERE sid = ? AND seq = 32",
+                        (sid,))
+    finally:
+        con.close()
+    new = seg(66, variant=1)
+    expect_status(C.put(base("ab") + "/segments/s66", new), 200, "PUT of segment 67")
+    log[66] = (new, 1)
+    same_as_serial("ab", log, "after a replay next to abandoned checkpoints", True)
+    con = db()
+    try:
+        eq(con.execute("SELECT count(*) FROM checkpoints WHERE sid = ? AND gen > ?",
+                       (sid, gen + 1)).fetchone()[0], 0, "no rows above the new generation")
+        eq(con.execute("SELECT count(*) FROM checkpoints WHERE sid = ? AND seq = 64",
+                       (sid,)).fetchone()[0], 12, "seq 64: the POST's rows only (12 entries)")
+    finally:
+        con.close()
 
 
 def replayed():

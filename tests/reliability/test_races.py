@@ -355,6 +355,7 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
             DROP TABLE segment_results; ALTER TABLE sessions DROP COLUMN result_gen;  -- 006
             ALTER TABLE sessions DROP COLUMN removed;  -- 007
             DROP TABLE checkpoints;  -- 008
+            ALTER TABLE sessions DROP COLUMN ckpt_after; ALTER TABLE sessions DROP COLUMN ckpt_gen;
             DELETE FROM schema_migrations WHERE version >= 2;""")
         con.commit()
         con.close()
