@@ -1,6 +1,6 @@
 -- 008_checkpoints.sql — running raw totals at every 32nd seq, so that the
 -- replay after an edit of segment k starts at the last checkpoint before k
--- instead of segment 1 (server/ingest.c, docs/architecture.md "Replays").
+-- instead of segment 1 (server/live/ingest.c, docs/architecture.md "Replays").
 --
 -- A row (sid, seq, gen, system) holds the totals entry `system` (a system,
 -- a pair:… or tr:… entry) as am_json_totals_raw after every segment with a
