@@ -155,6 +155,103 @@ void am_q_close(am_q *q)
     q->s = NULL;
 }
 
+/* store_each's walk, with the arguments in ap. */
+static int store_veach(am_store *st, am_conn *c, enum am_stmt_id id, store_row_fn fn, void *ctx,
+                       const char *fmt, va_list ap)
+{
+    am_q q;
+    int rc = am_q_vopen(st, c, id, &q, fmt, ap);
+    if (rc)
+        return rc;
+    while ((rc = am_q_step(st, &q)) > 0) {
+        int r = fn(ctx, q.s);
+        if (r != 0) {
+            rc = r;
+            break;
+        }
+    }
+    am_q_close(&q);
+    return rc;
+}
+
+int store_each(am_store *st, am_conn *c, enum am_stmt_id id, store_row_fn fn, void *ctx,
+               const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = store_veach(st, c, id, fn, ctx, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* store_get's row: the columns through the destinations, then stop (1). */
+typedef struct get_cols {
+    const store_col *cols;
+    size_t n;
+} get_cols;
+
+static int get_row(void *ctx, sqlite3_stmt *row)
+{
+    const get_cols *g = ctx;
+    for (size_t i = 0; i < g->n; i++) {
+        if (g->cols[i].type == STORE_COL_INT && g->cols[i].to.i)
+            *g->cols[i].to.i = sqlite3_column_int64(row, (int)i);
+        else if (g->cols[i].type == STORE_COL_STR && g->cols[i].to.s)
+            *g->cols[i].to.s = am_col_str(row, (int)i);
+    }
+    return 1;
+}
+
+int store_get(am_store *st, am_conn *c, enum am_stmt_id id, const store_col *cols, size_t ncols,
+              const char *fmt, ...)
+{
+    get_cols g = {cols, ncols};
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = store_veach(st, c, id, get_row, &g, fmt, ap);
+    va_end(ap);
+    return rc == 1 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
+}
+
+int store_ids_push(void *ctx, sqlite3_stmt *row)
+{
+    store_ids *ids = ctx;
+    ids->v[ids->n++] = sqlite3_column_int64(row, 0);
+    return ids->n == sizeof ids->v / sizeof ids->v[0];
+}
+
+int store_collect(void *ctx, sqlite3_stmt *row)
+{
+    store_rows *r = ctx;
+    size_t m = strlen(r->kinds);
+    r->v = vec_grow(r->v, &r->cap, (r->n + 1) * m - 1, sizeof *r->v, 16 * m);
+    store_cell *c = &r->v[r->n * m];
+    for (size_t j = 0; j < m; j++) {
+        c[j].i = r->kinds[j] == 'i' ? sqlite3_column_int64(row, (int)j) : 0;
+        c[j].s = r->kinds[j] == 't' ? am_col_str(row, (int)j) : NULL;
+    }
+    r->n++;
+    return 0;
+}
+
+void store_rows_free(store_rows *r)
+{
+    size_t m = strlen(r->kinds);
+    for (size_t k = 0; k < r->n * m; k++)
+        free(r->v[k].s);
+    free(r->v);
+    r->v = NULL;
+    r->n = r->cap = 0;
+}
+
+void *vec_grow(void *v, size_t *cap, size_t k, size_t size, size_t first)
+{
+    if (k < *cap)
+        return v;
+    *cap = *cap ? 2 * *cap : first;
+    return am_xrealloc(v, *cap * size);
+}
+
 /* Pages the connection has written to the database (its WAL) so far. */
 static int64_t am_pages_written(sqlite3 *db)
 {
@@ -303,25 +400,43 @@ int am_read_begin(am_store *st, am_conn *c)
 void am_read_end(am_store *st, am_conn *c)
 {
     if (am_exec(st, c, AM_S_RELEASE, "") != AM_OK && !sqlite3_get_autocommit(c->db))
-        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_exec(c->db, AM_SQL_ROLLBACK, NULL, NULL, NULL);
 }
 
 /* Looks up a session's sid on connection c. */
 int am_sid(am_store *st, am_conn *c, const char *id, int64_t *sid)
 {
-    am_q q;
-    int rc = am_q_open(st, c, AM_S_SID, &q, "t", id);
-    if (rc)
+    return store_get(st, c, AM_S_SID, COLS(col_int(sid)), "t", id);
+}
+
+int rtx_open(am_store *st, am_store_rtx *r)
+{
+    memset(r, 0, sizeof *r);
+    am_conn *c = am_reader_get(st);
+    int rc = am_read_begin(st, c);
+    if (rc != AM_OK) {
+        am_reader_put(c);
         return rc;
-    rc = am_q_step(st, &q);
-    if (rc > 0) {
-        *sid = sqlite3_column_int64(q.s, 0);
-        rc = AM_OK;
-    } else if (rc == 0) {
-        rc = AM_ERR_NOTFOUND;
     }
-    am_q_close(&q);
+    r->t.st = st;
+    r->t.c = c;
+    am_buf_init(&r->t.sess);
+    return AM_OK;
+}
+
+int rtx_open_sid(am_store *st, am_store_rtx *r, const char *session, int64_t *sid)
+{
+    int rc = rtx_open(st, r);
+    if (rc == AM_OK && (rc = am_tx_sid(&r->t, session, sid)) != AM_OK)
+        rtx_close(r);
     return rc;
+}
+
+void rtx_close(am_store_rtx *r)
+{
+    am_read_end(r->t.st, r->t.c);
+    am_reader_put(r->t.c);
+    am_buf_cleanup(&r->t.sess);
 }
 
 /* ---- writes outside transactions ------------------------------------------ */

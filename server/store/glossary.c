@@ -32,45 +32,23 @@ int am_store_glossary_put_if(am_store *st, const char *id, int64_t incarnation,
         rc = AM_ERR_NOTFOUND;
     if (rc == AM_OK)
         rc = am_glossary_keep(st, id, glossary_json);
-    if (rc == AM_OK && new_version) {
-        am_q q;
-        rc = am_q_open(st, &st->w, AM_S_GLOSSARY_CUR, &q, "t", id);
-        if (rc == AM_OK) {
-            rc = am_q_step(st, &q);
-            if (rc > 0) {
-                *new_version = sqlite3_column_int64(q.s, 0);
-                rc = AM_OK;
-            } else if (rc == 0) {
-                rc = AM_ERR_NOTFOUND;
-            }
-            am_q_close(&q);
-        }
-    }
+    if (rc == AM_OK && new_version)
+        rc = store_get(st, &st->w, AM_S_GLOSSARY_CUR, COLS(col_int(new_version)), "t", id);
     return am_w_end(st, rc);
 }
 
-int am_store_tx_glossary_version(am_store_tx *tx, const char *session, int64_t version,
+int am_store_tx_glossary_version(am_store_rtx *rtx, const char *session, int64_t version,
                                  char **entries_json)
 {
     *entries_json = NULL;
     if (version == 0)
         return AM_OK; /* no glossary */
+    am_store_tx *tx = &rtx->t;
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
-    if (rc)
-        return rc;
-    am_q q;
-    rc = am_q_open(tx->st, tx->c, AM_S_GLOSSARY_VERSION, &q, "ii", sid, version);
-    if (rc)
-        return rc;
-    rc = am_q_step(tx->st, &q);
-    if (rc > 0) {
-        *entries_json = am_col_str(q.s, 0);
-        rc = AM_OK;
-    } else if (rc == 0) {
-        rc = AM_ERR_NOTFOUND;
-    }
-    am_q_close(&q);
+    if (rc == AM_OK)
+        rc = store_get(tx->st, tx->c, AM_S_GLOSSARY_VERSION, COLS(col_str(entries_json)), "ii", sid,
+                       version);
     return rc;
 }
 
@@ -103,44 +81,17 @@ int am_store_choices_each(am_store *st, const char *session, const char *entry,
 {
     if (!session || !entry)
         return AM_ERR_INVALID;
-    am_kv *v = NULL;
-    int64_t *counts = NULL;
-    size_t k = 0, cap = 0;
-    am_conn *c = am_reader_get(st);
-    int rc = am_read_begin(st, c);
+    store_rows rows = {.kinds = "ti"}; /* alt, count */
+    am_store_rtx r;
+    int64_t sid;
+    int rc = rtx_open_sid(st, &r, session, &sid);
     if (rc == AM_OK) {
-        int64_t sid;
-        rc = am_sid(st, c, session, &sid);
-        am_q q;
-        if (rc == AM_OK)
-            rc = am_q_open(st, c, AM_S_CHOICE_EACH, &q, "it", sid, entry);
-        if (rc == AM_OK) {
-            while ((rc = am_q_step(st, &q)) > 0) {
-                if (k == cap) {
-                    cap = cap ? 2 * cap : 8;
-                    v = am_xrealloc(v, cap * sizeof *v);
-                    counts = am_xrealloc(counts, cap * sizeof *counts);
-                }
-                v[k].a = am_col_str(q.s, 0);
-                v[k].b = NULL;
-                counts[k] = sqlite3_column_int64(q.s, 1);
-                k++;
-            }
-            am_q_close(&q);
-        }
-        am_read_end(st, c);
+        rc = store_each(st, r.t.c, AM_S_CHOICE_EACH, store_collect, &rows, "it", sid, entry);
+        rtx_close(&r);
     }
-    am_reader_put(c);
-    for (size_t i = 0; i < k; i++) {
-        if (rc == AM_OK) {
-            int r = fn(ctx, v[i].a, counts[i]);
-            if (r != 0)
-                rc = r;
-        }
-        free(v[i].a);
-    }
-    free(v);
-    free(counts);
+    for (size_t k = 0; k < rows.n && rc == AM_OK; k++)
+        rc = fn(ctx, cell(&rows, k)[0].s, cell(&rows, k)[1].i);
+    store_rows_free(&rows);
     return rc;
 }
 
@@ -153,36 +104,16 @@ int am_store_glossary_changes(am_store *st, const char *session, am_store_gchang
 {
     if (!session || !fn)
         return AM_ERR_INVALID;
-    int64_t(*v)[2] = NULL;
-    size_t k = 0, cap = 0;
-    am_conn *c = am_reader_get(st);
-    int rc = am_read_begin(st, c);
+    store_rows rows = {.kinds = "ii"}; /* first seq, version */
+    am_store_rtx r;
+    int64_t sid;
+    int rc = rtx_open_sid(st, &r, session, &sid);
     if (rc == AM_OK) {
-        int64_t sid;
-        rc = am_sid(st, c, session, &sid);
-        am_q q;
-        if (rc == AM_OK)
-            rc = am_q_open(st, c, AM_S_SEG_GLOSSARY_CHANGES, &q, "i", sid);
-        if (rc == AM_OK) {
-            while ((rc = am_q_step(st, &q)) > 0) {
-                if (k == cap) {
-                    cap = cap ? 2 * cap : 8;
-                    v = am_xrealloc(v, cap * sizeof *v);
-                }
-                v[k][0] = sqlite3_column_int64(q.s, 0);
-                v[k][1] = sqlite3_column_int64(q.s, 1);
-                k++;
-            }
-            am_q_close(&q);
-        }
-        am_read_end(st, c);
+        rc = store_each(st, r.t.c, AM_S_SEG_GLOSSARY_CHANGES, store_collect, &rows, "i", sid);
+        rtx_close(&r);
     }
-    am_reader_put(c);
-    for (size_t i = 1; i < k && rc == AM_OK; i++) {
-        int r = fn(ctx, v[i][0], v[i][1]);
-        if (r != 0)
-            rc = r;
-    }
-    free(v);
+    for (size_t k = 1; k < rows.n && rc == AM_OK; k++)
+        rc = fn(ctx, cell(&rows, k)[0].i, cell(&rows, k)[1].i);
+    store_rows_free(&rows);
     return rc;
 }

@@ -71,21 +71,10 @@ static int am_migrations_collect(const am_embedded_file *files, size_t nfiles, a
 }
 
 /* Current recorded schema version (inside the caller's transaction). */
-static int am_migrated_version(am_store *st, int64_t *v)
+static int migrated_version(am_store *st, int64_t *v)
 {
-    am_q q;
-    int rc = am_q_open(st, &st->w, AM_S_MIG_MAX, &q, "");
-    if (rc)
-        return rc;
-    rc = am_q_step(st, &q);
-    if (rc > 0) {
-        *v = sqlite3_column_int64(q.s, 0);
-        rc = AM_OK;
-    } else if (rc == 0) {
-        rc = AM_ERR_INTERNAL;
-    }
-    am_q_close(&q);
-    return rc;
+    int rc = store_get(st, &st->w, AM_S_MIG_MAX, COLS(col_int(v)), "");
+    return rc == AM_ERR_NOTFOUND ? AM_ERR_INTERNAL : rc; /* an aggregate: one row */
 }
 
 static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles, am_buf *err)
@@ -96,12 +85,7 @@ static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles
     if (rc)
         return rc;
     int known = nm ? m[nm - 1].version : 0;
-    rc = am_conn_exec(&st->w,
-                      "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                      " version INTEGER PRIMARY KEY,"
-                      " name TEXT NOT NULL,"
-                      " applied_at INTEGER NOT NULL)",
-                      err, "cannot create schema_migrations");
+    rc = am_conn_exec(&st->w, AM_SQL_MIGRATIONS_TABLE, err, "cannot create schema_migrations");
     int64_t cur = 0;
     for (size_t i = 0; rc == AM_OK; i++) {
         /* Each step re-reads the version inside its own transaction, so
@@ -109,7 +93,7 @@ static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles
          * migration. */
         rc = am_exec(st, &st->w, AM_S_BEGIN_IMM, "");
         if (rc == AM_OK)
-            rc = am_migrated_version(st, &cur);
+            rc = migrated_version(st, &cur);
         if (rc) {
             am_buf err2;
             am_buf_init(&err2);
@@ -153,7 +137,7 @@ static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles
         if (rc == AM_OK)
             rc = am_exec(st, &st->w, AM_S_COMMIT, "");
         if (!sqlite3_get_autocommit(st->w.db))
-            sqlite3_exec(st->w.db, "ROLLBACK", NULL, NULL, NULL);
+            sqlite3_exec(st->w.db, AM_SQL_ROLLBACK, NULL, NULL, NULL);
     }
     if (rc == AM_OK)
         st->schema_version = (int)cur;
@@ -228,8 +212,7 @@ static int am_ckpt_start(am_store *st, am_buf *err)
     st->ck_opened = 1; /* its mutex exists even if the open failed */
     if (rc == AM_OK)
         rc = am_conn_exec(&st->ck,
-                          st->durability == AM_DURABLE_FULL ? "PRAGMA synchronous=FULL"
-                                                            : "PRAGMA synchronous=NORMAL",
+                          st->durability == AM_DURABLE_FULL ? AM_SQL_SYNC_FULL : AM_SQL_SYNC_NORMAL,
                           err, "cannot set synchronous");
     if (rc != AM_OK)
         return rc;
@@ -275,9 +258,45 @@ static void am_store_free(am_store *st)
     pthread_mutex_destroy(&st->gmu);
     pthread_cond_destroy(&st->gcv);
     am_buf_cleanup(&st->errmsg);
-    am_buf_cleanup(&st->tx.sess);
+    am_buf_cleanup(&st->rtx.t.sess);
     free(st->path);
     free(st);
+}
+
+/* The writer's pragmas: WAL (file databases), synchronous per the
+ * durability, foreign keys on (and checked: a SQLite built without them
+ * would ignore the pragma). */
+static int writer_pragmas(am_store *st, am_buf *err)
+{
+    int rc = AM_OK;
+    if (!st->memory) {
+        char *mode = NULL;
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(st->w.db, AM_SQL_WAL, -1, &s, NULL) == SQLITE_OK &&
+            sqlite3_step(s) == SQLITE_ROW)
+            mode = am_col_str(s, 0);
+        if (!mode || strcmp(mode, "wal") != 0) {
+            am_buf_printf(err, "cannot switch %s to WAL mode: %s", st->path,
+                          mode ? mode : sqlite3_errmsg(st->w.db));
+            rc = AM_ERR_IO;
+        }
+        free(mode);
+        sqlite3_finalize(s);
+    }
+    if (rc == AM_OK)
+        rc = am_conn_exec(&st->w,
+                          st->durability == AM_DURABLE_FULL ? AM_SQL_SYNC_FULL : AM_SQL_SYNC_NORMAL,
+                          err, "cannot set synchronous");
+    if (rc == AM_OK)
+        rc = am_conn_exec(&st->w, AM_SQL_FK_ON, err, "cannot enable foreign keys");
+    if (rc == AM_OK) {
+        int64_t fk = 0;
+        if (am_conn_int(&st->w, AM_SQL_FK, &fk) != AM_OK || fk != 1) {
+            am_buf_printf(err, "this SQLite does not enforce foreign keys");
+            rc = AM_ERR_IO;
+        }
+    }
+    return rc;
 }
 
 int am_store_open_ex(const char *path, enum am_durability durability,
@@ -293,15 +312,15 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     st->path = am_xstrdup(path);
     st->memory = strcmp(path, ":memory:") == 0;
     st->durability = durability;
-    st->tx.st = st;
-    st->tx.c = &st->w;
+    st->rtx.t.st = st;
+    st->rtx.t.c = &st->w;
     pthread_mutex_init(&st->gmu, NULL);
     pthread_cond_init(&st->gcv, NULL);
     pthread_mutex_init(&st->ckmu, NULL);
     pthread_cond_init(&st->ckcv, NULL);
     st->gtail = &st->ghead;
     am_buf_init(&st->errmsg);
-    am_buf_init(&st->tx.sess);
+    am_buf_init(&st->rtx.t.sess);
     pthread_mutex_init(&st->errmu, NULL);
     atomic_init(&st->next_reader, 0);
 
@@ -310,34 +329,8 @@ int am_store_open_ex(const char *path, enum am_durability durability,
         rc = am_conn_open(&st->w, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1, err);
     else
         pthread_mutex_init(&st->w.mu, NULL);
-    if (rc == AM_OK && !st->memory) {
-        char *mode = NULL;
-        sqlite3_stmt *s = NULL;
-        if (sqlite3_prepare_v2(st->w.db, "PRAGMA journal_mode=WAL", -1, &s, NULL) == SQLITE_OK &&
-            sqlite3_step(s) == SQLITE_ROW)
-            mode = am_col_str(s, 0);
-        if (!mode || strcmp(mode, "wal") != 0) {
-            am_buf_printf(err, "cannot switch %s to WAL mode: %s", path,
-                          mode ? mode : sqlite3_errmsg(st->w.db));
-            rc = AM_ERR_IO;
-        }
-        free(mode);
-        sqlite3_finalize(s);
-    }
     if (rc == AM_OK)
-        rc = am_conn_exec(&st->w,
-                          durability == AM_DURABLE_FULL ? "PRAGMA synchronous=FULL"
-                                                        : "PRAGMA synchronous=NORMAL",
-                          err, "cannot set synchronous");
-    if (rc == AM_OK)
-        rc = am_conn_exec(&st->w, "PRAGMA foreign_keys=ON", err, "cannot enable foreign keys");
-    if (rc == AM_OK) {
-        int64_t fk = 0;
-        if (am_conn_int(&st->w, "PRAGMA foreign_keys", &fk) != AM_OK || fk != 1) {
-            am_buf_printf(err, "this SQLite does not enforce foreign keys");
-            rc = AM_ERR_IO;
-        }
-    }
+        rc = writer_pragmas(st, err);
     if (rc == AM_OK)
         rc = am_migrate(st, migrations, n, err);
     if (rc == AM_OK && vocab_cleanup(st) != AM_OK) {
@@ -394,9 +387,9 @@ int64_t am_store_size_bytes(am_store *st)
     if (st->memory) {
         int64_t pages = 0, size = 0;
         am_w_lock(st);
-        int rc = am_conn_int(&st->w, "PRAGMA page_count", &pages);
+        int rc = am_conn_int(&st->w, AM_SQL_PAGE_COUNT, &pages);
         if (rc == AM_OK)
-            rc = am_conn_int(&st->w, "PRAGMA page_size", &size);
+            rc = am_conn_int(&st->w, AM_SQL_PAGE_SIZE, &size);
         am_w_unlock(st);
         return rc == AM_OK ? pages * size : 0;
     }
@@ -420,11 +413,11 @@ int am_store_set_max_bytes(am_store *st, int64_t bytes)
         return AM_OK;
     am_w_lock(st);
     int64_t page = 0, got = 0;
-    int rc = am_conn_int(&st->w, "PRAGMA page_size", &page);
+    int rc = am_conn_int(&st->w, AM_SQL_PAGE_SIZE, &page);
     if (rc == AM_OK && page > 0) {
         char sql[64];
         int64_t pages = bytes / page > 0 ? bytes / page : 1;
-        snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld", (long long)pages);
+        snprintf(sql, sizeof sql, AM_SQL_MAX_PAGES_FMT, (long long)pages);
         rc = am_conn_int(&st->w, sql, &got);
     }
     am_w_unlock(st);
@@ -441,21 +434,13 @@ int am_store_ping(am_store *st)
 
 int am_store_synchronous(am_store *st, int *level)
 {
+    int64_t v = 0;
     am_w_lock(st);
-    am_q q;
-    int rc = am_q_open(st, &st->w, AM_S_SYNCHRONOUS, &q, "");
-    if (rc == AM_OK) {
-        rc = am_q_step(st, &q);
-        if (rc > 0) {
-            *level = sqlite3_column_int(q.s, 0);
-            rc = AM_OK;
-        } else if (rc == 0) {
-            rc = AM_ERR_INTERNAL;
-        }
-        am_q_close(&q);
-    }
+    int rc = store_get(st, &st->w, AM_S_SYNCHRONOUS, COLS(col_int(&v)), "");
     am_w_unlock(st);
-    return rc;
+    if (rc == AM_OK)
+        *level = (int)v;
+    return rc == AM_ERR_NOTFOUND ? AM_ERR_INTERNAL : rc;
 }
 
 /* ---- backups -------------------------------------------------------------- */

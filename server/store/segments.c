@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int am_store_tx_segment_find(am_store_tx *tx, const char *session, const char *client_id,
+int am_store_tx_segment_find(am_store_rtx *rtx, const char *session, const char *client_id,
                              int64_t *seq, char **body_hash, char **result_json)
 {
     if (body_hash)
@@ -17,27 +17,13 @@ int am_store_tx_segment_find(am_store_tx *tx, const char *session, const char *c
         *result_json = NULL;
     if (!client_id)
         return AM_ERR_INVALID;
+    am_store_tx *tx = &rtx->t;
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
-    if (rc)
-        return rc;
-    am_q q;
-    rc = am_q_open(tx->st, tx->c, AM_S_SEG_FIND, &q, "it", sid, client_id);
-    if (rc)
-        return rc;
-    rc = am_q_step(tx->st, &q);
-    if (rc > 0) {
-        if (seq)
-            *seq = sqlite3_column_int64(q.s, 0);
-        if (body_hash)
-            *body_hash = am_col_str(q.s, 1);
-        if (result_json)
-            *result_json = am_col_str(q.s, 2);
-        rc = AM_OK;
-    } else if (rc == 0) {
-        rc = AM_ERR_NOTFOUND;
-    }
-    am_q_close(&q);
+    if (rc == AM_OK)
+        rc = store_get(tx->st, tx->c, AM_S_SEG_FIND,
+                       COLS(col_int(seq), col_str(body_hash), col_str(result_json)), "it", sid,
+                       client_id);
     return rc;
 }
 
@@ -85,46 +71,47 @@ int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq
 }
 
 /* Adapts an am_store_segment_fn to the walk with glossary versions. */
-typedef struct am_walk_plain {
+typedef struct walk_plain {
     am_store_segment_fn fn;
     void *ctx;
-} am_walk_plain;
+} walk_plain;
 
-static int am_walk_plain_cb(void *ctx, int64_t seq, const char *client_id, const char *request_json,
-                            int64_t glossary_version)
+static int walk_plain_cb(void *ctx, int64_t seq, const char *client_id, const char *request_json,
+                         int64_t glossary_version)
 {
     (void)glossary_version;
-    am_walk_plain *w = ctx;
+    walk_plain *w = ctx;
     return w->fn(w->ctx, seq, client_id, request_json);
 }
 
-int am_store_tx_segments_walk(am_store_tx *tx, const char *session, int64_t from,
+int am_store_tx_segments_walk(am_store_rtx *rtx, const char *session, int64_t from,
                               am_store_segment_fn fn, void *ctx)
 {
-    am_walk_plain w = {fn, ctx};
-    return am_store_tx_segments_walk_gv(tx, session, from, am_walk_plain_cb, &w);
+    walk_plain w = {fn, ctx};
+    return am_store_tx_segments_walk_gv(rtx, session, from, walk_plain_cb, &w);
 }
 
-int am_store_tx_segments_walk_gv(am_store_tx *tx, const char *session, int64_t from,
+/* A SEG_WALK row to the walk's callback (ctx: a walk_gv). */
+typedef struct walk_gv {
+    am_store_segment_gv_fn fn;
+    void *ctx;
+} walk_gv;
+
+static int walk_gv_row(void *ctx, sqlite3_stmt *row)
+{
+    walk_gv *w = ctx;
+    return w->fn(w->ctx, row_int(row, 0), row_text(row, 1), row_text(row, 2), row_int(row, 3));
+}
+
+int am_store_tx_segments_walk_gv(am_store_rtx *rtx, const char *session, int64_t from,
                                  am_store_segment_gv_fn fn, void *ctx)
 {
+    am_store_tx *tx = &rtx->t;
+    walk_gv w = {fn, ctx};
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
-    if (rc)
-        return rc;
-    am_q q;
-    rc = am_q_open(tx->st, tx->c, AM_S_SEG_WALK, &q, "ii", sid, from);
-    if (rc)
-        return rc;
-    while ((rc = am_q_step(tx->st, &q)) > 0) {
-        int r = fn(ctx, sqlite3_column_int64(q.s, 0), (const char *)sqlite3_column_text(q.s, 1),
-                   (const char *)sqlite3_column_text(q.s, 2), sqlite3_column_int64(q.s, 3));
-        if (r != 0) {
-            rc = r;
-            break;
-        }
-    }
-    am_q_close(&q);
+    if (rc == AM_OK)
+        rc = store_each(tx->st, tx->c, AM_S_SEG_WALK, walk_gv_row, &w, "ii", sid, from);
     return rc;
 }
 
@@ -143,11 +130,6 @@ int am_store_tx_segment_delete(am_store_tx *tx, const char *session, int64_t seq
     return rc;
 }
 
-typedef struct am_segrow {
-    int64_t seq, created_at;
-    char *client_id, *request, *result;
-} am_segrow;
-
 int am_store_segments_each(am_store *st, const char *session, int64_t after, size_t limit,
                            am_store_segrow_fn fn, void *ctx)
 {
@@ -157,26 +139,16 @@ int am_store_segments_each(am_store *st, const char *session, int64_t after, siz
 /* Reads the session's (incarnation, rewrites) in the open read transaction
  * of c: fills stamp when stamp[0] < 0, else AM_ERR_CONFLICT when they
  * differ from it. */
-static int am_stamp_check(am_store *st, am_conn *c, int64_t sid, int64_t stamp[2])
+static int stamp_check(am_store *st, am_conn *c, int64_t sid, int64_t stamp[2])
 {
-    am_q q;
-    int rc = am_q_open(st, c, AM_S_SESSION_STAMP, &q, "i", sid);
-    if (rc != AM_OK)
-        return rc;
-    rc = am_q_step(st, &q);
-    if (rc > 0) {
-        int64_t inc = sqlite3_column_int64(q.s, 0), rw = sqlite3_column_int64(q.s, 1);
-        if (stamp[0] < 0) {
-            stamp[0] = inc;
-            stamp[1] = rw;
-            rc = AM_OK;
-        } else {
-            rc = (stamp[0] == inc && stamp[1] == rw) ? AM_OK : AM_ERR_CONFLICT;
-        }
-    } else if (rc == 0) {
-        rc = AM_ERR_NOTFOUND;
+    int64_t inc = 0, rw = 0;
+    int rc = store_get(st, c, AM_S_SESSION_STAMP, COLS(col_int(&inc), col_int(&rw)), "i", sid);
+    if (rc == AM_OK && stamp[0] < 0) {
+        stamp[0] = inc;
+        stamp[1] = rw;
+    } else if (rc == AM_OK && (stamp[0] != inc || stamp[1] != rw)) {
+        rc = AM_ERR_CONFLICT;
     }
-    am_q_close(&q);
     return rc;
 }
 
@@ -186,47 +158,22 @@ int am_store_segments_each_at(am_store *st, const char *session, int64_t after, 
     if (!session)
         return AM_ERR_INVALID;
     int64_t lim = limit > (size_t)INT64_MAX ? -1 : (int64_t)limit;
-    am_segrow *v = NULL;
-    size_t k = 0, cap = 0;
-    am_conn *c = am_reader_get(st);
-    int rc = am_read_begin(st, c);
+    store_rows rows = {.kinds = "ittti"}; /* seq, client id, request, result, created_at */
+    am_store_rtx r;
+    int64_t sid;
+    int rc = rtx_open_sid(st, &r, session, &sid);
     if (rc == AM_OK) {
-        int64_t sid;
-        rc = am_sid(st, c, session, &sid);
-        if (rc == AM_OK && stamp)
-            rc = am_stamp_check(st, c, sid, stamp);
-        am_q q;
+        if (stamp)
+            rc = stamp_check(st, r.t.c, sid, stamp);
         if (rc == AM_OK)
-            rc = am_q_open(st, c, AM_S_SEG_EACH, &q, "iii", sid, after, lim);
-        if (rc == AM_OK) {
-            while ((rc = am_q_step(st, &q)) > 0) {
-                if (k == cap) {
-                    cap = cap ? 2 * cap : 16;
-                    v = am_xrealloc(v, cap * sizeof *v);
-                }
-                v[k].seq = sqlite3_column_int64(q.s, 0);
-                v[k].client_id = am_col_str(q.s, 1);
-                v[k].request = am_col_str(q.s, 2);
-                v[k].result = am_col_str(q.s, 3);
-                v[k].created_at = sqlite3_column_int64(q.s, 4);
-                k++;
-            }
-            am_q_close(&q);
-        }
-        am_read_end(st, c);
+            rc = store_each(st, r.t.c, AM_S_SEG_EACH, store_collect, &rows, "iii", sid, after, lim);
+        rtx_close(&r);
     }
-    am_reader_put(c);
-    for (size_t i = 0; i < k; i++) {
-        if (rc == AM_OK) {
-            int r = fn(ctx, v[i].seq, v[i].client_id, v[i].request, v[i].result, v[i].created_at);
-            if (r != 0)
-                rc = r;
-        }
-        free(v[i].client_id);
-        free(v[i].request);
-        free(v[i].result);
+    for (size_t k = 0; k < rows.n && rc == AM_OK; k++) {
+        const store_cell *v = cell(&rows, k);
+        rc = fn(ctx, v[0].i, v[1].s, v[2].s, v[3].s, v[4].i);
     }
-    free(v);
+    store_rows_free(&rows);
     return rc;
 }
 
@@ -239,32 +186,15 @@ int am_store_segment_get(am_store *st, const char *session, const char *client_i
         *result_json = NULL;
     if (!session || !client_id)
         return AM_ERR_INVALID;
-    am_conn *c = am_reader_get(st);
-    int rc = am_read_begin(st, c);
+    am_store_rtx r;
+    int64_t sid;
+    int rc = rtx_open_sid(st, &r, session, &sid);
     if (rc == AM_OK) {
-        int64_t sid;
-        rc = am_sid(st, c, session, &sid);
-        am_q q;
-        if (rc == AM_OK)
-            rc = am_q_open(st, c, AM_S_SEG_GET, &q, "it", sid, client_id);
-        if (rc == AM_OK) {
-            rc = am_q_step(st, &q);
-            if (rc > 0) {
-                if (seq)
-                    *seq = sqlite3_column_int64(q.s, 0);
-                if (request_json)
-                    *request_json = am_col_str(q.s, 1);
-                if (result_json)
-                    *result_json = am_col_str(q.s, 2);
-                rc = AM_OK;
-            } else if (rc == 0) {
-                rc = AM_ERR_NOTFOUND;
-            }
-            am_q_close(&q);
-        }
-        am_read_end(st, c);
+        rc = store_get(st, r.t.c, AM_S_SEG_GET,
+                       COLS(col_int(seq), col_str(request_json), col_str(result_json)), "it", sid,
+                       client_id);
+        rtx_close(&r);
     }
-    am_reader_put(c);
     return rc;
 }
 
@@ -277,30 +207,14 @@ int am_store_segment_result(am_store *st, const char *session, int64_t seq, char
         *result_json = NULL;
     if (!session)
         return AM_ERR_INVALID;
-    am_conn *c = am_reader_get(st);
-    int rc = am_read_begin(st, c);
+    am_store_rtx r;
+    int64_t sid;
+    int rc = rtx_open_sid(st, &r, session, &sid);
     if (rc == AM_OK) {
-        int64_t sid;
-        rc = am_sid(st, c, session, &sid);
-        am_q q;
-        if (rc == AM_OK)
-            rc = am_q_open(st, c, AM_S_SEG_RESULT, &q, "ii", sid, seq);
-        if (rc == AM_OK) {
-            rc = am_q_step(st, &q);
-            if (rc > 0) {
-                if (client_id)
-                    *client_id = am_col_str(q.s, 0);
-                if (result_json)
-                    *result_json = am_col_str(q.s, 1);
-                rc = AM_OK;
-            } else if (rc == 0) {
-                rc = AM_ERR_NOTFOUND;
-            }
-            am_q_close(&q);
-        }
-        am_read_end(st, c);
+        rc = store_get(st, r.t.c, AM_S_SEG_RESULT, COLS(col_str(client_id), col_str(result_json)),
+                       "ii", sid, seq);
+        rtx_close(&r);
     }
-    am_reader_put(c);
     return rc;
 }
 
@@ -312,17 +226,10 @@ int am_store_segment_result(am_store *st, const char *session, int64_t seq, char
  * by the caller). */
 static int result_gen(am_store *st, const char *session, int64_t *sid, int64_t *gen)
 {
+    *gen = 0;
     int rc = am_sid(st, &st->w, session, sid);
-    if (rc)
-        return rc;
-    am_q q;
-    rc = am_q_open(st, &st->w, AM_S_RESULT_GEN, &q, "i", *sid);
-    if (rc)
-        return rc;
-    rc = am_q_step(st, &q);
-    *gen = rc > 0 ? sqlite3_column_int64(q.s, 0) : 0;
-    rc = rc > 0 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
-    am_q_close(&q);
+    if (rc == AM_OK)
+        rc = store_get(st, &st->w, AM_S_RESULT_GEN, COLS(col_int(gen)), "i", *sid);
     return rc;
 }
 
@@ -337,16 +244,8 @@ static int results_settle_chunk(am_store *st, const char *session, int64_t *from
     int64_t sid, gen, top = 0;
     *more = 0;
     int rc = result_gen(st, session, &sid, &gen);
-    am_q q;
-    if (rc == AM_OK)
-        rc = am_q_open(st, &st->w, AM_S_RESULT_MAX_SEQ, &q, "i", sid);
-    if (rc == AM_OK) {
-        rc = am_q_step(st, &q);
-        if (rc > 0)
-            top = sqlite3_column_int64(q.s, 0);
-        rc = rc < 0 ? rc : AM_OK;
-        am_q_close(&q);
-    }
+    if (rc == AM_OK) /* an aggregate: always one row */
+        rc = store_get(st, &st->w, AM_S_RESULT_MAX_SEQ, COLS(col_int(&top)), "i", sid);
     if (rc == AM_OK && *from <= top) {
         rc = am_exec(st, &st->w, AM_S_RESULT_STALE_DEL, "iiii", sid, gen, *from,
                      *from + AM_RESULT_CHUNK);
@@ -362,16 +261,12 @@ static int results_abandoned(am_store *st, const char *session, int *any)
 {
     int64_t sid, gen;
     *any = 0;
+    int64_t one = 0;
     int rc = result_gen(st, session, &sid, &gen);
-    am_q q;
     if (rc == AM_OK)
-        rc = am_q_open(st, &st->w, AM_S_RESULT_ABANDONED, &q, "ii", sid, gen);
-    if (rc == AM_OK) {
-        rc = am_q_step(st, &q);
-        *any = rc > 0;
-        rc = rc < 0 ? rc : AM_OK;
-        am_q_close(&q);
-    }
+        rc = store_get(st, &st->w, AM_S_RESULT_ABANDONED, COLS(col_int(&one)), "ii", sid, gen);
+    *any = rc == AM_OK;
+    rc = rc == AM_ERR_NOTFOUND ? AM_OK : rc;
     return rc;
 }
 

@@ -23,20 +23,41 @@ void am_store_session_clear(am_store_session *s)
     memset(s, 0, sizeof *s);
 }
 
-static void am_session_row(sqlite3_stmt *s, am_store_session *out)
+static void session_row(sqlite3_stmt *s, am_store_session *out)
 {
-    out->id = am_col_str(s, 0);
-    out->options = am_col_str(s, 1);
-    out->signature = am_col_str(s, 2);
-    out->custom_stopwords = am_col_str(s, 3);
-    out->glossary = am_col_str(s, 4);
-    out->glossary_version = sqlite3_column_int64(s, 5);
-    out->created_at = sqlite3_column_int64(s, 6);
-    out->updated_at = sqlite3_column_int64(s, 7);
-    out->segments = sqlite3_column_int64(s, 8);
-    out->version = sqlite3_column_int64(s, 9);
-    out->incarnation = sqlite3_column_int64(s, 10);
-    out->last_seq = sqlite3_column_int64(s, 11);
+    out->id = row_str(s, 0);
+    out->options = row_str(s, 1);
+    out->signature = row_str(s, 2);
+    out->custom_stopwords = row_str(s, 3);
+    out->glossary = row_str(s, 4);
+    out->glossary_version = row_int(s, 5);
+    out->created_at = row_int(s, 6);
+    out->updated_at = row_int(s, 7);
+    out->segments = row_int(s, 8);
+    out->version = row_int(s, 9);
+    out->incarnation = row_int(s, 10);
+    out->last_seq = row_int(s, 11);
+}
+
+/* store_each callbacks: the first row into ctx (an am_store_session) and
+ * stop (1); every row appended to ctx (a session_vec). */
+static int session_one(void *ctx, sqlite3_stmt *row)
+{
+    session_row(row, ctx);
+    return 1;
+}
+
+typedef struct session_vec {
+    am_store_session *v; /* malloc'd */
+    size_t k, cap;
+} session_vec;
+
+static int session_push(void *ctx, sqlite3_stmt *row)
+{
+    session_vec *sv = ctx;
+    sv->v = vec_grow(sv->v, &sv->cap, sv->k, sizeof *sv->v, 16);
+    session_row(row, &sv->v[sv->k++]);
+    return 0;
 }
 
 int am_store_session_create(am_store *st, const char *id, const char *options_json,
@@ -58,18 +79,8 @@ int am_store_session_create_gl(am_store *st, const char *id, const char *options
         return rc;
     rc = am_exec(st, &st->w, AM_S_INCARNATION_NEXT, "");
     if (rc == AM_OK && incarnation) {
-        am_q q;
-        rc = am_q_open(st, &st->w, AM_S_INCARNATION_CUR, &q, "");
-        if (rc == AM_OK) {
-            rc = am_q_step(st, &q);
-            if (rc > 0) {
-                *incarnation = sqlite3_column_int64(q.s, 0);
-                rc = AM_OK;
-            } else if (rc == 0) {
-                rc = AM_ERR_INTERNAL;
-            }
-            am_q_close(&q);
-        }
+        rc = store_get(st, &st->w, AM_S_INCARNATION_CUR, COLS(col_int(incarnation)), "");
+        rc = rc == AM_ERR_NOTFOUND ? AM_ERR_INTERNAL : rc; /* the counter's row: schema/002 */
     }
     if (rc == AM_OK)
         rc = am_exec(st, &st->w, AM_S_SESSION_INSERT, "tttti", id, options_json, signature,
@@ -88,20 +99,9 @@ int am_store_session_get(am_store *st, const char *id, am_store_session *out)
     if (!id)
         return AM_ERR_INVALID;
     am_conn *c = am_reader_get(st);
-    am_q q;
-    int rc = am_q_open(st, c, AM_S_SESSION_GET, &q, "t", id);
-    if (rc == AM_OK) {
-        rc = am_q_step(st, &q);
-        if (rc > 0) {
-            am_session_row(q.s, out);
-            rc = AM_OK;
-        } else if (rc == 0) {
-            rc = AM_ERR_NOTFOUND;
-        }
-        am_q_close(&q);
-    }
+    int rc = store_each(st, c, AM_S_SESSION_GET, session_one, out, "t", id);
     am_reader_put(c);
-    return rc;
+    return rc == 1 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
 }
 
 int am_store_session_list(am_store *st, const char *after, size_t limit, am_store_session **out,
@@ -112,49 +112,26 @@ int am_store_session_list(am_store *st, const char *after, size_t limit, am_stor
     if (limit == 0)
         return AM_OK;
     int64_t lim = limit > (size_t)INT64_MAX ? -1 : (int64_t)limit;
+    session_vec sv = {NULL, 0, 0};
     am_conn *c = am_reader_get(st);
-    am_q q;
-    int rc = after ? am_q_open(st, c, AM_S_SESSION_LIST_AFTER, &q, "ti", after, lim)
-                   : am_q_open(st, c, AM_S_SESSION_LIST_FIRST, &q, "i", lim);
-    am_store_session *v = NULL;
-    size_t k = 0, cap = 0;
-    if (rc == AM_OK) {
-        while ((rc = am_q_step(st, &q)) > 0) {
-            if (k == cap) {
-                cap = cap ? 2 * cap : 16;
-                v = am_xrealloc(v, cap * sizeof *v);
-            }
-            am_session_row(q.s, &v[k++]);
-        }
-        am_q_close(&q);
-    }
+    int rc = after ? store_each(st, c, AM_S_SESSION_LIST_AFTER, session_push, &sv, "ti", after, lim)
+                   : store_each(st, c, AM_S_SESSION_LIST_FIRST, session_push, &sv, "i", lim);
     am_reader_put(c);
     if (rc < 0) {
-        for (size_t i = 0; i < k; i++)
-            am_store_session_clear(&v[i]);
-        free(v);
+        for (size_t i = 0; i < sv.k; i++)
+            am_store_session_clear(&sv.v[i]);
+        free(sv.v);
         return rc;
     }
-    *out = v;
-    *n = k;
+    *out = sv.v;
+    *n = sv.k;
     return AM_OK;
 }
 
 int am_store_session_count(am_store *st, int64_t *n)
 {
     am_conn *c = am_reader_get(st);
-    am_q q;
-    int rc = am_q_open(st, c, AM_S_SESSION_COUNT, &q, "");
-    if (rc == AM_OK) {
-        rc = am_q_step(st, &q);
-        if (rc > 0) {
-            *n = sqlite3_column_int64(q.s, 0);
-            rc = AM_OK;
-        } else if (rc == 0) {
-            rc = AM_ERR_INTERNAL;
-        }
-        am_q_close(&q);
-    }
+    int rc = store_get(st, c, AM_S_SESSION_COUNT, COLS(col_int(n)), "");
     am_reader_put(c);
     return rc;
 }
@@ -261,18 +238,10 @@ int am_store_session_delete(am_store *st, const char *id)
     int rc = am_w_begin(st);
     if (rc)
         return rc;
-    am_q q;
-    rc = am_q_open(st, &st->w, AM_S_SESSION_HIDE, &q, "t", id);
-    if (rc == AM_OK) {
-        rc = am_q_step(st, &q);
-        if (rc > 0)
-            sid = sqlite3_column_int64(q.s, 0);
-        rc = rc > 0 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
-        am_q_close(&q);
-    }
+    rc = store_get(st, &st->w, AM_S_SESSION_HIDE, COLS(col_int(&sid)), "t", id);
     int nested = st->in_tx;
     if (nested) {
-        st->tx.has_sid = 0; /* the transaction's cached sid is gone */
+        st->rtx.t.has_sid = 0; /* the transaction's cached sid is gone */
         if (rc == AM_OK) /* inside the caller's transaction: all at once */
             rc = am_exec(st, &st->w, AM_S_PURGE_SESSION, "i", sid);
     }
@@ -306,16 +275,8 @@ int am_store_shadow_begin(am_store *st, const char *session, char **shadow_id)
         return rc;
     int64_t sid = 0, shadow = 0;
     rc = am_sid(st, &st->w, session, &sid);
-    am_q q;
     if (rc == AM_OK)
-        rc = am_q_open(st, &st->w, AM_S_SHADOW_NEW, &q, "tt", session, tag);
-    if (rc == AM_OK) {
-        rc = am_q_step(st, &q);
-        if (rc > 0)
-            *shadow_id = am_col_str(q.s, 0);
-        rc = rc > 0 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
-        am_q_close(&q);
-    }
+        rc = store_get(st, &st->w, AM_S_SHADOW_NEW, COLS(col_str(shadow_id)), "tt", session, tag);
     if (rc == AM_OK)
         rc = am_sid(st, &st->w, *shadow_id, &shadow);
     if (rc == AM_OK)
@@ -350,20 +311,11 @@ int am_store_tx_shadow_swap(am_store_tx *tx, const char *session, const char *sh
                             int64_t now_ms, int64_t *old)
 {
     am_store *st = tx->st;
-    am_q q;
     int64_t version = 0, rewrites = 0, segments = 0;
-    int rc = am_q_open(st, tx->c, AM_S_SHADOW_HIDE_OLD, &q, "t", session);
-    if (rc == AM_OK) {
-        rc = am_q_step(st, &q);
-        if (rc > 0) {
-            *old = sqlite3_column_int64(q.s, 0);
-            version = sqlite3_column_int64(q.s, 1);
-            rewrites = sqlite3_column_int64(q.s, 2);
-            segments = sqlite3_column_int64(q.s, 3);
-        }
-        rc = rc > 0 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
-        am_q_close(&q);
-    }
+    int rc =
+        store_get(st, tx->c, AM_S_SHADOW_HIDE_OLD,
+                  COLS(col_int(old), col_int(&version), col_int(&rewrites), col_int(&segments)),
+                  "t", session);
     tx->has_sid = 0; /* the cached sid of session is now the old one's */
     if (rc == AM_OK)
         rc = am_exec(st, tx->c, AM_S_SHADOW_TAKE_OVER, "ttiiii", shadow_id, session, version + 1,
@@ -387,29 +339,23 @@ int am_store_shadow_drop(am_store *st, const char *shadow_id)
 int sessions_purge_hidden(am_store *st)
 {
     for (;;) {
-        int64_t sids[64];
-        size_t n = 0;
-        am_q q;
+        store_ids ids = {.n = 0};
         am_w_lock(st);
-        int rc = am_q_open(st, &st->w, AM_S_SESSION_HIDDEN, &q, "");
-        if (rc == AM_OK) {
-            while ((rc = am_q_step(st, &q)) > 0 && n < 64)
-                sids[n++] = sqlite3_column_int64(q.s, 0);
-            am_q_close(&q);
-        }
+        int rc = store_each(st, &st->w, AM_S_SESSION_HIDDEN, store_ids_push, &ids, "");
         am_w_unlock(st);
-        for (size_t i = 0; i < n && rc == AM_OK; i++)
-            rc = session_purge(st, sids[i]);
-        if (rc || n == 0)
+        rc = rc > 0 ? AM_OK : rc;
+        for (size_t i = 0; i < ids.n && rc == AM_OK; i++)
+            rc = session_purge(st, ids.v[i]);
+        if (rc || ids.n == 0)
             return rc;
     }
 }
 
-int am_store_tx_session_state(am_store_tx *tx, const char *session, int64_t *last_seq,
+int am_store_tx_session_state(am_store_rtx *rtx, const char *session, int64_t *last_seq,
                               int64_t *version)
 {
     am_store_state s;
-    int rc = am_store_tx_session_info(tx, session, &s);
+    int rc = am_store_tx_session_info(rtx, session, &s);
     if (rc == AM_OK && last_seq)
         *last_seq = s.last_seq;
     if (rc == AM_OK && version)
@@ -417,31 +363,21 @@ int am_store_tx_session_state(am_store_tx *tx, const char *session, int64_t *las
     return rc;
 }
 
-int am_store_tx_session_info(am_store_tx *tx, const char *session, am_store_state *out)
+int am_store_tx_session_info(am_store_rtx *rtx, const char *session, am_store_state *out)
 {
     memset(out, 0, sizeof *out);
     if (!session)
         return AM_ERR_INVALID;
-    am_store *st = tx->st;
-    am_q q;
-    int rc = am_q_open(st, tx->c, AM_S_SESSION_STATE, &q, "t", session);
-    if (rc)
-        return rc;
-    rc = am_q_step(st, &q);
-    if (rc > 0) {
-        tx->sid = sqlite3_column_int64(q.s, 0);
+    am_store_tx *tx = &rtx->t;
+    int rc = store_get(tx->st, tx->c, AM_S_SESSION_STATE,
+                       COLS(col_int(&tx->sid), col_int(&out->last_seq), col_int(&out->version),
+                            col_int(&out->incarnation), col_int(&out->glossary_version),
+                            col_int(&out->count)),
+                       "t", session);
+    if (rc == AM_OK) { /* the sid is cached for the transaction */
         tx->has_sid = 1;
         am_buf_reset(&tx->sess);
         am_buf_appends(&tx->sess, session);
-        out->last_seq = sqlite3_column_int64(q.s, 1);
-        out->version = sqlite3_column_int64(q.s, 2);
-        out->incarnation = sqlite3_column_int64(q.s, 3);
-        out->glossary_version = sqlite3_column_int64(q.s, 4);
-        out->count = sqlite3_column_int64(q.s, 5);
-        rc = AM_OK;
-    } else if (rc == 0) {
-        rc = AM_ERR_NOTFOUND;
     }
-    am_q_close(&q);
     return rc;
 }

@@ -1,13 +1,30 @@
 /*
- * store/sql.h — every SQL statement the store runs after open, in one
- * X-macro list (besides it, only constant pragmas and the migrations'
- * bookkeeping table in open.c). Included by store_int.h only,
+ * store/sql.h — all of the store's SQL: the constant pragmas and
+ * statements run with sqlite3_exec (AM_SQL_*), and every statement it
+ * prepares, in one X-macro list (AM_STMTS). Included by store_int.h only,
  * which turns the list into the statement ids (AM_S_*), and conn.c, which
  * keeps their texts and names. Every value coming from a request is bound
  * (?N), never spliced into SQL text.
  */
 #ifndef AM_STORE_SQL_H
 #define AM_STORE_SQL_H
+
+/* ---- constant SQL run with sqlite3_exec (open.c, conn.c) ----------------- */
+
+#define AM_SQL_MIGRATIONS_TABLE                                                                    \
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("                                               \
+    " version INTEGER PRIMARY KEY,"                                                                \
+    " name TEXT NOT NULL,"                                                                         \
+    " applied_at INTEGER NOT NULL)"
+#define AM_SQL_ROLLBACK "ROLLBACK"
+#define AM_SQL_WAL "PRAGMA journal_mode=WAL"
+#define AM_SQL_SYNC_FULL "PRAGMA synchronous=FULL"
+#define AM_SQL_SYNC_NORMAL "PRAGMA synchronous=NORMAL"
+#define AM_SQL_FK_ON "PRAGMA foreign_keys=ON"
+#define AM_SQL_FK "PRAGMA foreign_keys"
+#define AM_SQL_PAGE_COUNT "PRAGMA page_count"
+#define AM_SQL_PAGE_SIZE "PRAGMA page_size"
+#define AM_SQL_MAX_PAGES_FMT "PRAGMA max_page_count = %lld" /* snprintf: a number */
 
 /* ---- statements ----------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * store/store_int.h — the store's private header (see store.h for the
  * interface): the am_store, connection and transaction structs, the
- * statement ids (their SQL: sql.h, the service's only SQL) and the helpers
+ * statement ids (their SQL: sql.h, all of the service's SQL) and the helpers
  * the store's files share. Every value coming from a request is bound,
  * never spliced into SQL text.
  *
@@ -36,11 +36,24 @@
  * SAVEPOINT) and become durable with its commit. Only one transaction per
  * thread: a nested am_store_tx_begin returns AM_ERR_INVALID.
  *
+ * Transactions' types. A write transaction is an am_store_tx, a read
+ * transaction (a reader's snapshot, am_store_rtx_begin) an am_store_rtx:
+ * the write functions take the first, the reads the second, so passing a
+ * snapshot to a write is a compile error. A write transaction's own reads
+ * go through am_store_tx_reads(tx). Both share the core struct
+ * (am_store_tx: connection and sid cache); internal reads in a snapshot
+ * use a stack am_store_rtx (rtx_open/rtx_open_sid … rtx_close).
+ *
  * Statements. Each connection prepares a statement on first use
  * (SQLITE_PREPARE_PERSISTENT) and keeps it; after every use it is reset and
  * its bindings cleared. A statement that is still stepping (a walk whose
  * callback calls back into the store) is not reused: a temporary copy is
- * prepared and finalized for the nested use.
+ * prepared and finalized for the nested use. Rows are read with
+ * store_get (one row: its columns through typed destinations,
+ * COLS(col_int(&n), col_str(&s)); AM_ERR_NOTFOUND without a row) and
+ * store_each (every row to a callback; store_collect keeps them, typed by
+ * a column string, to pass on later); am_exec runs a statement whose rows
+ * are not read. Arguments are bound from a format ("it": int64_t, text).
  *
  * Callbacks. Functions that report rows through callbacks collect small
  * results first and call back after releasing the connection, so a
@@ -102,6 +115,7 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #define AM_STORE_READERS 4
 #define AM_STORE_BUSY_MS 5000
@@ -129,12 +143,21 @@ typedef struct am_conn {
     sqlite3_stmt *stmt[AM_S__COUNT]; /* prepared on first use */
 } am_conn;
 
+/* A transaction's handle: the write transaction (am_store.tx, one at a
+ * time) or the core of a read one. */
 struct am_store_tx {
     am_store *st;
     am_conn *c; /* the writer, or a reader for a read transaction */
     am_buf sess; /* session id whose sid is cached in sid ("" = none) */
     int64_t sid;
     int has_sid;
+};
+
+/* A read transaction: its own type, so the compiler refuses it where a
+ * write transaction is expected; the reads of the write transaction are
+ * &am_store.rtx, whose t is am_store.tx (am_store_tx_reads). */
+struct am_store_rtx {
+    am_store_tx t;
 };
 
 struct am_store {
@@ -148,7 +171,7 @@ struct am_store {
     atomic_llong w_pages_max; /* most pages one write transaction wrote */
     int in_tx; /* guarded by w.mu: a write transaction is open */
     int nested; /* guarded by w.mu: depth of nested writes inside it */
-    am_store_tx tx; /* the open transaction (one at a time) */
+    am_store_rtx rtx; /* rtx.t: the open write transaction (one at a time) */
     am_conn *r; /* readers (none for ":memory:") */
     size_t nr;
     atomic_uint next_reader;
@@ -180,6 +203,55 @@ typedef struct am_q {
     sqlite3_stmt *s;
 } am_q;
 
+/* A column of a row to read (store_get): where to, as what. A NULL
+ * destination skips the column. Build with col_int/col_str, which the
+ * compiler type-checks. */
+typedef struct store_col {
+    enum { STORE_COL_INT, STORE_COL_STR } type;
+    union {
+        int64_t *i; /* sqlite3_column_int64 */
+        char **s; /* malloc'd copy of the text (caller frees), NULL for NULL */
+    } to;
+} store_col;
+
+static inline store_col col_int(int64_t *to)
+{
+    store_col c = {STORE_COL_INT, {.i = to}};
+    return c;
+}
+
+static inline store_col col_str(char **to)
+{
+    store_col c = {STORE_COL_STR, {.s = to}};
+    return c;
+}
+
+/* The columns argument pair of store_get: COLS(col_int(&a), col_str(&b)). */
+#define COLS(...)                                                                                  \
+    (const store_col[]){__VA_ARGS__}, sizeof((const store_col[]){__VA_ARGS__}) / sizeof(store_col)
+
+/* A row's columns in store_each callbacks: an integer, a malloc'd copy of
+ * the text (caller frees; NULL for NULL), the text itself (borrowed until
+ * the callback returns). */
+static inline int64_t row_int(sqlite3_stmt *row, int i)
+{
+    return sqlite3_column_int64(row, i);
+}
+
+static inline const char *row_text(sqlite3_stmt *row, int i)
+{
+    return (const char *)sqlite3_column_text(row, i);
+}
+
+/* Column i of the current row as a malloc'd string (caller frees; NULL
+ * for SQL NULL). */
+char *am_col_str(sqlite3_stmt *s, int i);
+
+static inline char *row_str(sqlite3_stmt *row, int i)
+{
+    return am_col_str(row, i);
+}
+
 typedef struct am_kv {
     char *a, *b;
 } am_kv;
@@ -202,9 +274,48 @@ int am_q_step(am_store *st, am_q *q);
 void am_q_close(am_q *q);
 /* Runs a statement that returns no rows (or whose rows are ignored). */
 int am_exec(am_store *st, am_conn *c, enum am_stmt_id id, const char *fmt, ...);
-/* Column i of the current row as a malloc'd string (caller frees; NULL
- * for SQL NULL). */
-char *am_col_str(sqlite3_stmt *s, int i);
+/* Reads one row: runs statement id on c with the arguments of fmt (as
+ * am_q_open) and stores the first row's columns, in order, through cols
+ * (COLS(...)). AM_ERR_NOTFOUND, the destinations untouched, when there is
+ * no row. */
+int store_get(am_store *st, am_conn *c, enum am_stmt_id id, const store_col *cols, size_t ncols,
+              const char *fmt, ...);
+/* Reads every row: fn(ctx, row) for each (row is borrowed: see row_int,
+ * row_str, row_text); a non-zero return stops the walk and is returned.
+ * fn may call the store: a nested use of the statement gets a copy. */
+typedef int (*store_row_fn)(void *ctx, sqlite3_stmt *row);
+int store_each(am_store *st, am_conn *c, enum am_stmt_id id, store_row_fn fn, void *ctx,
+               const char *fmt, ...);
+/* Up to 64 ids (column 0 of each row), collected by store_each with
+ * store_ids_push, which stops the walk (1) when v is full. */
+typedef struct store_ids {
+    int64_t v[64];
+    size_t n;
+} store_ids;
+int store_ids_push(void *ctx, sqlite3_stmt *row);
+/* Rows collected by store_each with store_collect, to be passed on after
+ * the connection is released (so the callbacks may call the store): kinds
+ * names the columns to keep ('i' an integer, 't' a malloc'd copy of the
+ * text, NULL for NULL); cell(&rows, k)[j] is row k's column j. Free with
+ * store_rows_free. */
+typedef struct store_cell {
+    int64_t i;
+    char *s;
+} store_cell;
+typedef struct store_rows {
+    const char *kinds; /* borrowed */
+    store_cell *v; /* n rows of strlen(kinds) cells, malloc'd */
+    size_t n, cap;
+} store_rows;
+int store_collect(void *ctx, sqlite3_stmt *row);
+void store_rows_free(store_rows *r);
+static inline const store_cell *cell(const store_rows *r, size_t k)
+{
+    return &r->v[k * strlen(r->kinds)];
+}
+/* Makes room for element k of the malloc'd array v of *cap elements of
+ * size bytes (first: the capacity of a new one); returns v, maybe moved. */
+void *vec_grow(void *v, size_t *cap, size_t k, size_t size, size_t first);
 void am_conn_close(am_conn *c);
 int am_conn_open(am_conn *c, const char *path, int flags, int recursive, am_buf *err);
 /* Runs constant SQL (pragmas, migrations) on c. */
@@ -218,6 +329,13 @@ void am_reader_put(am_conn *c);
 /* One snapshot for several reads on c (a SAVEPOINT). */
 int am_read_begin(am_store *st, am_conn *c);
 void am_read_end(am_store *st, am_conn *c);
+/* A read transaction in r (caller owned, e.g. on the stack): a reader and
+ * its snapshot; end with rtx_close. */
+int rtx_open(am_store *st, am_store_rtx *r);
+/* The same, and session's sid in it: on failure (AM_ERR_NOTFOUND: no
+ * session) r is closed again. */
+int rtx_open_sid(am_store *st, am_store_rtx *r, const char *session, int64_t *sid);
+void rtx_close(am_store_rtx *r);
 /* Looks up a session's sid on connection c (AM_ERR_NOTFOUND). */
 int am_sid(am_store *st, am_conn *c, const char *id, int64_t *sid);
 /* The writer's lock; am_w_handoff lets waiting writers have it first

@@ -27,16 +27,16 @@ int am_store_tx_begin(am_store *st, am_store_tx **tx)
     }
     st->in_tx = 1;
     st->nested = 0;
-    st->tx.has_sid = 0;
-    *tx = &st->tx;
+    st->rtx.t.has_sid = 0;
+    *tx = &st->rtx.t;
     return AM_OK;
 }
 
 static void am_tx_end(am_store *st)
 {
     st->in_tx = 0;
-    st->tx.has_sid = 0;
-    am_buf_reset(&st->tx.sess);
+    st->rtx.t.has_sid = 0;
+    am_buf_reset(&st->rtx.t.sess);
     am_w_unlock(st);
 }
 
@@ -64,31 +64,30 @@ void am_store_tx_rollback(am_store_tx *tx)
 
 /* ---- read transactions ----------------------------------------------------- */
 
-int am_store_rtx_begin(am_store *st, am_store_tx **tx)
+int am_store_rtx_begin(am_store *st, am_store_rtx **rtx)
 {
-    am_conn *c = am_reader_get(st);
-    int rc = am_read_begin(st, c);
+    am_store_rtx *r = am_xcalloc(1, sizeof *r);
+    int rc = rtx_open(st, r);
     if (rc != AM_OK) {
-        am_reader_put(c);
-        *tx = NULL;
-        return rc;
+        free(r);
+        r = NULL;
     }
-    am_store_tx *t = am_xcalloc(1, sizeof *t);
-    t->st = st;
-    t->c = c;
-    am_buf_init(&t->sess);
-    *tx = t;
-    return AM_OK;
+    *rtx = r;
+    return rc;
 }
 
-void am_store_rtx_end(am_store_tx *tx)
+void am_store_rtx_end(am_store_rtx *rtx)
 {
-    if (!tx)
+    if (!rtx)
         return;
-    am_read_end(tx->st, tx->c);
-    am_reader_put(tx->c);
-    am_buf_cleanup(&tx->sess);
-    free(tx);
+    rtx_close(rtx);
+    free(rtx);
+}
+
+am_store_rtx *am_store_tx_reads(am_store_tx *tx)
+{
+    assert(tx == &tx->st->rtx.t);
+    return &tx->st->rtx;
 }
 
 /* ---- group commit ----------------------------------------------------------- */
@@ -113,11 +112,11 @@ static void am_group_run(am_store *st, am_gjob *batch)
     if (brc == AM_OK) {
         st->in_tx = 1;
         st->nested = 0;
-        st->tx.has_sid = 0;
+        st->rtx.t.has_sid = 0;
         for (am_gjob *j = batch; j; j = j->next) {
             int rc = am_exec(st, &st->w, AM_S_SAVEPOINT, "");
             if (rc == AM_OK) {
-                rc = j->fn(&st->tx, j->ctx);
+                rc = j->fn(&st->rtx.t, j->ctx);
                 if (sqlite3_get_autocommit(st->w.db)) { /* e.g. SQLITE_FULL: all rolled back */
                     j->rc = rc;
                     brc = rc == AM_ERR_FULL ? AM_ERR_FULL : AM_ERR_IO;
@@ -140,8 +139,8 @@ static void am_group_run(am_store *st, am_gjob *batch)
         if (brc != AM_OK && !sqlite3_get_autocommit(st->w.db))
             am_exec(st, &st->w, AM_S_ROLLBACK, "");
         st->in_tx = 0;
-        st->tx.has_sid = 0;
-        am_buf_reset(&st->tx.sess);
+        st->rtx.t.has_sid = 0;
+        am_buf_reset(&st->rtx.t.sess);
     }
     am_w_unlock(st);
     for (am_gjob *j = batch; j; j = j->next)

@@ -10,24 +10,22 @@
 #include <string.h>
 #include <time.h>
 
-int am_store_tx_vocab_get(am_store_tx *tx, const char *session, const char *word, int64_t *occ)
+/* occ of word in the session (0 when absent), on tx's connection. */
+static int occ_get(am_store_tx *tx, int64_t sid, const char *word, int64_t *occ)
+{
+    *occ = 0;
+    int rc = store_get(tx->st, tx->c, AM_S_VOCAB_GET, COLS(col_int(occ)), "it", sid, word);
+    return rc == AM_ERR_NOTFOUND ? AM_OK : rc;
+}
+
+int am_store_tx_vocab_get(am_store_rtx *rtx, const char *session, const char *word, int64_t *occ)
 {
     *occ = 0;
     if (!word)
         return AM_ERR_INVALID;
     int64_t sid;
-    int rc = am_tx_sid(tx, session, &sid);
-    if (rc)
-        return rc;
-    am_q q;
-    rc = am_q_open(tx->st, tx->c, AM_S_VOCAB_GET, &q, "it", sid, word);
-    if (rc)
-        return rc;
-    rc = am_q_step(tx->st, &q);
-    if (rc > 0)
-        *occ = sqlite3_column_int64(q.s, 0);
-    am_q_close(&q);
-    return rc < 0 ? rc : AM_OK;
+    int rc = am_tx_sid(&rtx->t, session, &sid);
+    return rc ? rc : occ_get(&rtx->t, sid, word, occ);
 }
 
 int am_store_tx_vocab_bump(am_store_tx *tx, const char *session, const char *word, int64_t seq,
@@ -43,14 +41,8 @@ int am_store_tx_vocab_bump(am_store_tx *tx, const char *session, const char *wor
         /* A separate lookup (the page is then hot for the upsert): an
          * upsert with RETURNING would need a statement journal (a 64 KiB
          * allocation per statement). */
-        am_q q;
-        rc = am_q_open(tx->st, tx->c, AM_S_VOCAB_GET, &q, "it", sid, word);
+        rc = occ_get(tx, sid, word, occ_before);
         if (rc)
-            return rc;
-        rc = am_q_step(tx->st, &q);
-        *occ_before = rc > 0 ? sqlite3_column_int64(q.s, 0) : 0;
-        am_q_close(&q);
-        if (rc < 0)
             return rc;
     }
     rc = am_exec(tx->st, tx->c, AM_S_VOCAB_UPSERT, "iti", sid, word, seq);
@@ -66,7 +58,7 @@ int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *wor
 
 /* Appends s as a JSON string ('"', '\\' and control characters escaped;
  * UTF-8 passes through). */
-static void am_json_str_append(am_buf *b, const char *s)
+static void json_str_append(am_buf *b, const char *s)
 {
     am_buf_appendc(b, '"');
     const char *run = s; /* the bytes since the last escape, appended at once */
@@ -106,7 +98,7 @@ int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char 
     for (size_t i = 0; i < n; i++) {
         if (i)
             am_buf_appendc(&arr, ',');
-        am_json_str_append(&arr, w);
+        json_str_append(&arr, w);
         w += strlen(w) + 1;
     }
     am_buf_appendc(&arr, ']');
@@ -166,20 +158,14 @@ int am_store_tx_vocab_insert(am_store_tx *tx, const char *session, const char *w
     return rc;
 }
 
-int am_store_tx_background_get(am_store_tx *tx, const char *name, const char *word, int64_t *count)
+int am_store_tx_background_get(am_store_rtx *rtx, const char *name, const char *word,
+                               int64_t *count)
 {
     *count = 0;
     if (!name || !word)
         return AM_ERR_INVALID;
-    am_q q;
-    int rc = am_q_open(tx->st, tx->c, AM_S_BG_GET, &q, "tt", name, word);
-    if (rc)
-        return rc;
-    rc = am_q_step(tx->st, &q);
-    if (rc > 0)
-        *count = sqlite3_column_int64(q.s, 0);
-    am_q_close(&q);
-    return rc < 0 ? rc : AM_OK;
+    int rc = store_get(rtx->t.st, rtx->t.c, AM_S_BG_GET, COLS(col_int(count)), "tt", name, word);
+    return rc == AM_ERR_NOTFOUND ? AM_OK : rc;
 }
 
 int am_store_word_history(am_store *st, const char *session, const char *word, int64_t *occ,
@@ -189,48 +175,19 @@ int am_store_word_history(am_store *st, const char *session, const char *word, i
         *occ = 0;
     if (!session || !word)
         return AM_ERR_INVALID;
-    int64_t *v = NULL;
-    size_t k = 0, cap = 0;
-    am_conn *c = am_reader_get(st);
-    int rc = am_read_begin(st, c);
+    store_rows rows = {.kinds = "i"}; /* seq */
+    am_store_rtx r;
+    int64_t sid;
+    int rc = rtx_open_sid(st, &r, session, &sid);
     if (rc == AM_OK) {
-        int64_t sid;
-        rc = am_sid(st, c, session, &sid);
-        am_q q;
-        if (rc == AM_OK)
-            rc = am_q_open(st, c, AM_S_VOCAB_GET, &q, "it", sid, word);
-        if (rc == AM_OK) {
-            rc = am_q_step(st, &q);
-            if (rc > 0) {
-                if (occ)
-                    *occ = sqlite3_column_int64(q.s, 0);
-                rc = AM_OK;
-            } else if (rc == 0) {
-                rc = AM_ERR_NOTFOUND;
-            }
-            am_q_close(&q);
-        }
+        rc = store_get(st, r.t.c, AM_S_VOCAB_GET, COLS(col_int(occ)), "it", sid, word);
         if (rc == AM_OK && fn)
-            rc = am_q_open(st, c, AM_S_OCC_SEQS, &q, "it", sid, word);
-        if (rc == AM_OK && fn) {
-            while ((rc = am_q_step(st, &q)) > 0) {
-                if (k == cap) {
-                    cap = cap ? 2 * cap : 64;
-                    v = am_xrealloc(v, cap * sizeof *v);
-                }
-                v[k++] = sqlite3_column_int64(q.s, 0);
-            }
-            am_q_close(&q);
-        }
-        am_read_end(st, c);
+            rc = store_each(st, r.t.c, AM_S_OCC_SEQS, store_collect, &rows, "it", sid, word);
+        rtx_close(&r);
     }
-    am_reader_put(c);
-    for (size_t i = 0; i < k && rc == AM_OK; i++) {
-        int r = fn(ctx, v[i]);
-        if (r != 0)
-            rc = r;
-    }
-    free(v);
+    for (size_t k = 0; k < rows.n && rc == AM_OK; k++)
+        rc = fn(ctx, cell(&rows, k)[0].i);
+    store_rows_free(&rows);
     return rc;
 }
 
@@ -275,42 +232,19 @@ static int vocab_drop(am_store *st, int64_t vid)
  * the caller). */
 static int vocab_vid(am_store *st, const char *name, int64_t *vid)
 {
-    am_q q;
-    int rc = am_q_open(st, &st->w, AM_S_VOCABULARY_VID, &q, "t", name);
-    if (rc)
-        return rc;
-    rc = am_q_step(st, &q);
-    if (rc > 0) {
-        *vid = sqlite3_column_int64(q.s, 0);
-        rc = AM_OK;
-    } else if (rc == 0) {
-        rc = AM_ERR_NOTFOUND;
-    }
-    am_q_close(&q);
-    return rc;
+    return store_get(st, &st->w, AM_S_VOCABULARY_VID, COLS(col_int(vid)), "t", name);
 }
 
 /* Deletes the hidden vocabularies a crash left behind (at open). */
 int vocab_cleanup(am_store *st)
 {
-    int64_t vids[64];
-    size_t n = 0;
+    store_ids ids = {.n = 0};
     am_w_lock(st);
-    am_q q;
-    int rc = am_q_open(st, &st->w, AM_S_VOCABULARY_HIDDEN, &q, "");
-    while (rc == AM_OK && n < sizeof vids / sizeof vids[0]) {
-        int r = am_q_step(st, &q);
-        if (r <= 0) {
-            rc = r;
-            break;
-        }
-        vids[n++] = sqlite3_column_int64(q.s, 0);
-    }
-    if (rc == AM_OK || rc > 0)
-        am_q_close(&q);
+    int rc = store_each(st, &st->w, AM_S_VOCABULARY_HIDDEN, store_ids_push, &ids, "");
     am_w_unlock(st);
-    for (size_t i = 0; i < n && rc == AM_OK; i++)
-        rc = vocab_drop(st, vids[i]);
+    rc = rc > 0 ? AM_OK : rc; /* the first 64; the others at the next open */
+    for (size_t i = 0; i < ids.n && rc == AM_OK; i++)
+        rc = vocab_drop(st, ids.v[i]);
     return rc;
 }
 
@@ -328,19 +262,8 @@ int am_store_vocabulary_put(am_store *st, const char *name, const char *const *w
     if (rc)
         return rc;
     int64_t vid = 0;
-    am_q q;
-    rc = am_q_open(st, &st->w, AM_S_VOCABULARY_INSERT, &q, "ti", stage, now_ms);
-    if (rc == AM_OK) {
-        rc = am_q_step(st, &q);
-        if (rc > 0) {
-            vid = sqlite3_column_int64(q.s, 0);
-            rc = AM_OK;
-        } else if (rc == 0) {
-            rc = AM_ERR_INTERNAL;
-        }
-        am_q_close(&q);
-    }
-    rc = am_w_end(st, rc);
+    rc = store_get(st, &st->w, AM_S_VOCABULARY_INSERT, COLS(col_int(&vid)), "ti", stage, now_ms);
+    rc = am_w_end(st, rc == AM_ERR_NOTFOUND ? AM_ERR_INTERNAL : rc); /* RETURNING: one row */
     if (rc)
         return rc;
     /* the words, a chunk per transaction, into the hidden vocabulary */
@@ -386,21 +309,8 @@ int am_store_vocabulary_info(am_store *st, const char *name, int64_t *words, int
     if (!name)
         return AM_ERR_INVALID;
     am_conn *c = am_reader_get(st);
-    am_q q;
-    int rc = am_q_open(st, c, AM_S_VOCABULARY_INFO, &q, "t", name);
-    if (rc == AM_OK) {
-        rc = am_q_step(st, &q);
-        if (rc > 0) {
-            if (words)
-                *words = sqlite3_column_int64(q.s, 0);
-            if (created_at)
-                *created_at = sqlite3_column_int64(q.s, 1);
-            rc = AM_OK;
-        } else if (rc == 0) {
-            rc = AM_ERR_NOTFOUND;
-        }
-        am_q_close(&q);
-    }
+    int rc = store_get(st, c, AM_S_VOCABULARY_INFO, COLS(col_int(words), col_int(created_at)), "t",
+                       name);
     am_reader_put(c);
     return rc;
 }
@@ -427,41 +337,31 @@ int am_store_vocabulary_delete(am_store *st, const char *name)
     return rc;
 }
 
+/* A VOCABULARY_EACH row to the callback (ctx: a count_each). */
+typedef struct count_each {
+    am_store_count_fn fn;
+    void *ctx;
+} count_each;
+
+static int count_each_row(void *ctx, sqlite3_stmt *row)
+{
+    count_each *e = ctx;
+    return e->fn(e->ctx, row_text(row, 0), row_int(row, 1));
+}
+
 int am_store_vocabulary_each(am_store *st, const char *name, am_store_count_fn fn, void *ctx)
 {
     if (!name)
         return AM_ERR_INVALID;
-    am_conn *c = am_reader_get(st);
-    int rc = am_read_begin(st, c);
+    count_each e = {fn, ctx};
+    am_store_rtx r;
+    int rc = rtx_open(st, &r);
     if (rc == AM_OK) {
-        am_q q;
         int64_t vid = 0;
-        rc = am_q_open(st, c, AM_S_VOCABULARY_VID, &q, "t", name);
-        if (rc == AM_OK) {
-            rc = am_q_step(st, &q);
-            if (rc > 0) {
-                vid = sqlite3_column_int64(q.s, 0);
-                rc = AM_OK;
-            } else if (rc == 0) {
-                rc = AM_ERR_NOTFOUND;
-            }
-            am_q_close(&q);
-        }
+        rc = store_get(st, r.t.c, AM_S_VOCABULARY_VID, COLS(col_int(&vid)), "t", name);
         if (rc == AM_OK)
-            rc = am_q_open(st, c, AM_S_VOCABULARY_EACH, &q, "i", vid);
-        if (rc == AM_OK) {
-            while ((rc = am_q_step(st, &q)) > 0) {
-                int r = fn(ctx, (const char *)sqlite3_column_text(q.s, 0),
-                           sqlite3_column_int64(q.s, 1));
-                if (r != 0) {
-                    rc = r;
-                    break;
-                }
-            }
-            am_q_close(&q);
-        }
-        am_read_end(st, c);
+            rc = store_each(st, r.t.c, AM_S_VOCABULARY_EACH, count_each_row, &e, "i", vid);
+        rtx_close(&r);
     }
-    am_reader_put(c);
     return rc;
 }
