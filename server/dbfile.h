@@ -4,7 +4,7 @@
  * WAL/SHM/journal side files?), "is this an SQLite file?", the exclusive
  * lock one `adaptmon serve` holds on its database for its whole life, and
  * the readiness check that the file being served is still there and whole.
- * No SQL here (store.c is the only file with SQL).
+ * No SQL here (server/store/sql.h holds all of the SQL).
  */
 #ifndef AM_DBFILE_H
 #define AM_DBFILE_H
