@@ -392,12 +392,12 @@ void am_reader_put(am_conn *c)
 
 /* Groups several reads into one snapshot (SAVEPOINT works inside the
  * writer's open transaction too, for ":memory:"). */
-int am_read_begin(am_store *st, am_conn *c)
+static int read_begin(am_store *st, am_conn *c)
 {
     return am_exec(st, c, AM_S_SAVEPOINT, "");
 }
 
-void am_read_end(am_store *st, am_conn *c)
+static void read_end(am_store *st, am_conn *c)
 {
     if (am_exec(st, c, AM_S_RELEASE, "") != AM_OK && !sqlite3_get_autocommit(c->db))
         sqlite3_exec(c->db, AM_SQL_ROLLBACK, NULL, NULL, NULL);
@@ -413,7 +413,7 @@ int rtx_open(am_store *st, am_store_rtx *r)
 {
     memset(r, 0, sizeof *r);
     am_conn *c = am_reader_get(st);
-    int rc = am_read_begin(st, c);
+    int rc = read_begin(st, c);
     if (rc != AM_OK) {
         am_reader_put(c);
         return rc;
@@ -434,7 +434,7 @@ int rtx_open_sid(am_store *st, am_store_rtx *r, const char *session, int64_t *si
 
 void rtx_close(am_store_rtx *r)
 {
-    am_read_end(r->t.st, r->t.c);
+    read_end(r->t.st, r->t.c);
     am_reader_put(r->t.c);
     am_buf_cleanup(&r->t.sess);
 }

@@ -252,10 +252,6 @@ static inline char *row_str(sqlite3_stmt *row, int i)
     return am_col_str(row, i);
 }
 
-typedef struct am_kv {
-    char *a, *b;
-} am_kv;
-
 /* ---- conn.c --------------------------------------------------------------- */
 
 /* Records msg as the last error and passes AM_ERR_IO/AM_ERR_FULL ones to
@@ -326,9 +322,6 @@ int am_conn_int(am_conn *c, const char *sql, int64_t *out);
  * release with am_reader_put. */
 am_conn *am_reader_get(am_store *st);
 void am_reader_put(am_conn *c);
-/* One snapshot for several reads on c (a SAVEPOINT). */
-int am_read_begin(am_store *st, am_conn *c);
-void am_read_end(am_store *st, am_conn *c);
 /* A read transaction in r (caller owned, e.g. on the stack): a reader and
  * its snapshot; end with rtx_close. */
 int rtx_open(am_store *st, am_store_rtx *r);
