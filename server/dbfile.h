@@ -13,6 +13,10 @@
 
 #include <sys/types.h>
 
+/* The directory part of path (caller frees): "." for a bare name, "/"
+ * for a file in the root. path borrowed. */
+char *am_dbfile_dir(const char *path);
+
 /* Creates the missing directories above path (mode 0777 & ~umask).
  * Returns AM_OK or AM_ERR_IO with a message in err. path borrowed. */
 int am_dbfile_mkdir_parents(const char *path, am_buf *err);

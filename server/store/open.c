@@ -521,14 +521,7 @@ int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
         rc = AM_ERR_IO;
     }
     if (rc == AM_OK) {
-        char *dir = am_xstrdup(dest_path);
-        char *slash = strrchr(dir, '/');
-        if (slash == dir)
-            slash[1] = '\0';
-        else if (slash)
-            *slash = '\0';
-        else
-            strcpy(dir, ".");
+        char *dir = am_dbfile_dir(dest_path);
         am_fsync_path(dir, 1); /* best effort: makes the rename durable */
         free(dir);
     } else {
