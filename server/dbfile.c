@@ -27,8 +27,7 @@
 
 static const char am_sqlite_magic[16] = "SQLite format 3";
 
-/* The directory part of path (caller frees): "." for a bare name. */
-static char *am_dbfile_dir(const char *path)
+char *am_dbfile_dir(const char *path)
 {
     char *d = am_xstrdup(path);
     char *slash = strrchr(d, '/');

@@ -4,7 +4,7 @@
  * WAL/SHM/journal side files?), "is this an SQLite file?", the exclusive
  * lock one `adaptmon serve` holds on its database for its whole life, and
  * the readiness check that the file being served is still there and whole.
- * No SQL here (store.c is the only file with SQL).
+ * No SQL here (server/store/sql.h holds all of the SQL).
  */
 #ifndef AM_DBFILE_H
 #define AM_DBFILE_H
@@ -12,6 +12,10 @@
 #include "am.h"
 
 #include <sys/types.h>
+
+/* The directory part of path (caller frees): "." for a bare name, "/"
+ * for a file in the root. path borrowed. */
+char *am_dbfile_dir(const char *path);
 
 /* Creates the missing directories above path (mode 0777 & ~umask).
  * Returns AM_OK or AM_ERR_IO with a message in err. path borrowed. */

@@ -1,7 +1,8 @@
 /*
- * store.h — all of adaptmon's SQL: one SQLite database (WAL, busy_timeout,
- * foreign keys on), numbered migrations from schema/ applied at open,
- * prepared statements, transactions.
+ * store.h — adaptmon's SQLite store (implemented in server/store/: the
+ * design notes in store_int.h, all of the SQL in sql.h): one SQLite
+ * database (WAL, busy_timeout, foreign keys on), numbered migrations from
+ * schema/ applied at open, prepared statements, transactions.
  *
  * Data model (schema/001_init.sql … 007_segment_gaps.sql):
  *   sessions       id, options (JSON), signature, timestamps, last seq
@@ -55,7 +56,8 @@
 #include <stdint.h>
 
 typedef struct am_store am_store;
-typedef struct am_store_tx am_store_tx;
+typedef struct am_store_tx am_store_tx; /* a write transaction */
+typedef struct am_store_rtx am_store_rtx; /* a read transaction (snapshot) */
 typedef struct am_store_state am_store_state; /* a session's state, below */
 
 /* Callback over (text, count) rows. */
@@ -148,10 +150,16 @@ void am_store_tx_rollback(am_store_tx *tx);
 
 /* Read transactions: a snapshot of the committed state on a reader
  * connection (the writer for ":memory:"), for the am_store_tx_* read
- * functions (session_state, segment_find, vocab_get, totals_get,
- * background_get); writes through it fail. End with am_store_rtx_end. */
-int am_store_rtx_begin(am_store *st, am_store_tx **tx);
-void am_store_rtx_end(am_store_tx *tx);
+ * functions, which take an am_store_rtx (session_state, session_info,
+ * glossary_version, segment_find, segments_walk, vocab_get, totals_get,
+ * background_get). A read transaction is a type of its own: the compiler
+ * refuses one where a write function wants an am_store_tx. End with
+ * am_store_rtx_end. */
+int am_store_rtx_begin(am_store *st, am_store_rtx **rtx);
+void am_store_rtx_end(am_store_rtx *rtx);
+/* The reads of write transaction tx (they see its uncommitted writes), for
+ * the read functions: borrowed, valid until tx ends. */
+am_store_rtx *am_store_tx_reads(am_store_tx *tx);
 
 /* Group commit: runs fn(tx, ctx) inside a write transaction shared with
  * the jobs of concurrent callers (one BEGIN IMMEDIATE ... COMMIT per batch,
@@ -166,23 +174,23 @@ int am_store_tx_group(am_store *st, am_store_job_fn fn, void *ctx);
 
 /* Within a transaction: */
 /* The session's highest seq and version (AM_ERR_NOTFOUND: no session). */
-int am_store_tx_session_state(am_store_tx *tx, const char *session, int64_t *last_seq,
+int am_store_tx_session_state(am_store_rtx *rtx, const char *session, int64_t *last_seq,
                               int64_t *version);
 /* The same with the incarnation and the current glossary version. */
 struct am_store_state {
     int64_t last_seq, version, incarnation, glossary_version;
     int64_t count; /* segments stored (last_seq less the deleted ones) */
 };
-int am_store_tx_session_info(am_store_tx *tx, const char *session, am_store_state *out);
+int am_store_tx_session_info(am_store_rtx *rtx, const char *session, am_store_state *out);
 /* Entries (JSON array text, caller frees; NULL for version 0 = no
  * glossary) of glossary version `version` of the session. AM_ERR_NOTFOUND
  * when that version was never stored. */
-int am_store_tx_glossary_version(am_store_tx *tx, const char *session, int64_t version,
+int am_store_tx_glossary_version(am_store_rtx *rtx, const char *session, int64_t version,
                                  char **entries_json);
 /* Finds a segment by client id: its seq, body hash and result (caller
  * frees the strings; pointers may be NULL when not wanted).
  * AM_ERR_NOTFOUND when the client id is new. */
-int am_store_tx_segment_find(am_store_tx *tx, const char *session, const char *client_id,
+int am_store_tx_segment_find(am_store_rtx *rtx, const char *session, const char *client_id,
                              int64_t *seq, char **body_hash, char **result_json);
 /* Inserts segment seq (must be last_seq + 1 for appends) and sets the
  * session's segments = max(segments, seq), updated_at, version + 1. */
@@ -251,15 +259,15 @@ void am_store_handoff(am_store *st);
  * and is returned. */
 typedef int (*am_store_segment_fn)(void *ctx, int64_t seq, const char *client_id,
                                    const char *request_json);
-int am_store_tx_segments_walk(am_store_tx *tx, const char *session, int64_t from,
+int am_store_tx_segments_walk(am_store_rtx *rtx, const char *session, int64_t from,
                               am_store_segment_fn fn, void *ctx);
 /* The same walk, also passing each segment's recorded glossary version. */
 typedef int (*am_store_segment_gv_fn)(void *ctx, int64_t seq, const char *client_id,
                                       const char *request_json, int64_t glossary_version);
-int am_store_tx_segments_walk_gv(am_store_tx *tx, const char *session, int64_t from,
+int am_store_tx_segments_walk_gv(am_store_rtx *rtx, const char *session, int64_t from,
                                  am_store_segment_gv_fn fn, void *ctx);
 /* occ of word before this transaction's increments (0 when absent). */
-int am_store_tx_vocab_get(am_store_tx *tx, const char *session, const char *word, int64_t *occ);
+int am_store_tx_vocab_get(am_store_rtx *rtx, const char *session, const char *word, int64_t *occ);
 /* occ += 1, last_seq = seq (first_seq set on insert) and records the
  * occurrence (session, word, seq). */
 int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *word, int64_t seq);
@@ -272,12 +280,13 @@ int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char 
  * session (replay). */
 int am_store_tx_history_clear(am_store_tx *tx, const char *session);
 /* Reads/writes a system's totals JSON. get: AM_ERR_NOTFOUND when absent. */
-int am_store_tx_totals_get(am_store_tx *tx, const char *session, const char *system,
+int am_store_tx_totals_get(am_store_rtx *rtx, const char *session, const char *system,
                            char **stats_json);
 int am_store_tx_totals_put(am_store_tx *tx, const char *session, const char *system,
                            const char *stats_json);
 /* Background-vocabulary lookup inside a transaction (0 when absent). */
-int am_store_tx_background_get(am_store_tx *tx, const char *name, const char *word, int64_t *count);
+int am_store_tx_background_get(am_store_rtx *rtx, const char *name, const char *word,
+                               int64_t *count);
 
 /* Term choices: how often the translator used target alternative `alt` of
  * the glossary entry with source `entry` (both normalized text). */
@@ -334,9 +343,9 @@ int am_store_tx_checkpoint_take(am_store_tx *tx, const char *session, int64_t se
 int am_store_checkpoints_stage(am_store *st, const char *session, int64_t gen, size_t n,
                                const int64_t *seq, char *const *system, char *const *stats);
 int am_store_tx_replay_reset(am_store_tx *tx, const char *session, int64_t after, int64_t gen);
-int am_store_tx_checkpoint_last(am_store_tx *tx, const char *session, int64_t before, int64_t *seq,
-                                am_store_totals_fn fn, void *ctx);
-int am_store_tx_history_upto(am_store_tx *tx, const char *session, int64_t seq,
+int am_store_tx_checkpoint_last(am_store_rtx *rtx, const char *session, int64_t before,
+                                int64_t *seq, am_store_totals_fn fn, void *ctx);
+int am_store_tx_history_upto(am_store_rtx *rtx, const char *session, int64_t seq,
                              am_store_count_fn fn, void *ctx);
 /* The same, with the session's state (incarnation, version, …) read in
  * the same snapshot as the totals (state may be NULL). */
@@ -398,7 +407,7 @@ int am_store_set_max_bytes(am_store *st, int64_t bytes);
  * API), while the server keeps running. */
 int am_store_backup(am_store *st, const char *dest_path, am_buf *err);
 
-/* ---- additions (store.c) ------------------------------------------------ */
+/* ---- additions (server/store/) ------------------------------------------- */
 /* Like am_store_open, with an explicit list of migration files instead of
  * the embedded ones (tests; only paths "schema/NNN_name.sql" are used, in
  * NNN order). Each migration above the database's recorded version runs in

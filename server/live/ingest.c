@@ -411,7 +411,7 @@ void am_seg_req_cleanup(am_seg_req *r)
 /* ---- the transaction ------------------------------------------------------ */
 
 typedef struct am_lookup_ctx {
-    am_store_tx *tx;
+    am_store_rtx *tx;
     const char *session;
 } am_lookup_ctx;
 
@@ -516,7 +516,7 @@ static int am_post_job(am_store_tx *tx, void *ctx)
 {
     am_plan *p = ctx;
     am_store_state st;
-    int rc = am_store_tx_session_info(tx, p->session, &st);
+    int rc = am_store_tx_session_info(am_store_tx_reads(tx), p->session, &st);
     if (rc == AM_OK && (st.incarnation != p->incarnation ||
                         st.glossary_version != p->glossary_version || st.last_seq + 1 != p->seq)) {
         rc = AM_ERR_CONFLICT; /* moved on, deleted + re-created, new glossary: retry */
@@ -543,7 +543,7 @@ typedef struct am_mem {
     size_t n, cap;
     char **sys; /* [cap] owned names (systems, pair and translator entries) */
     am_totals *tot; /* [cap], owned (too large for a thread's stack) */
-    am_store_tx *base; /* borrowed read transaction, or NULL */
+    am_store_rtx *base; /* borrowed read transaction, or NULL */
     const char *session; /* borrowed, with base */
 } am_mem;
 
@@ -588,7 +588,7 @@ static am_totals *mem_totals(am_mem *m, const char *system)
  * plan->result_txt. With cached, the totals after seq - 1 come from the
  * session's totals cache when it has them (POST; the caller holds
  * am_sess_lock). */
-static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_tx *rtx,
+static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_rtx *rtx,
                     am_mem *mem, const char *session, int64_t seq, const am_seg_req *req,
                     int64_t now, int cached, am_budget *bud, json_t **result, am_plan *plan,
                     am_fail *f)
@@ -825,7 +825,7 @@ static int am_acquire(am_server *srv, const char *session, am_sess **out, am_fai
  * cannot be read, and a retry (AM_ERR_CONFLICT, the runtime forgotten) when
  * the runtime is of another incarnation or glossary version; `what` names
  * the write in the detail. */
-static int snapshot_state(am_server *srv, am_sess *sess, am_store_tx *rtx, const char *session,
+static int snapshot_state(am_server *srv, am_sess *sess, am_store_rtx *rtx, const char *session,
                           const char *what, am_store_state *st, int *retry, am_fail *f)
 {
     int rc = am_store_tx_session_info(rtx, session, st);
@@ -867,7 +867,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     am_sess_lock(sess);
     am_plan plan;
     am_plan_init(&plan, session, 0);
-    am_store_tx *rtx = NULL;
+    am_store_rtx *rtx = NULL;
     rc = am_store_rtx_begin(srv->store, &rtx);
     if (rc != AM_OK) {
         am_failf(f, 503, "unavailable", "Database busy", NULL, "could not read the session");
@@ -1067,7 +1067,7 @@ static void am_vscorers_cleanup(am_vscorers *vs)
 /* The scoring of glossary version `version` (borrowed from vs or its
  * session) into *out, building it on first use (reading it through tx,
  * which may be NULL for a version got before). */
-static int am_vscorer_get(am_server *srv, am_store_tx *tx, const char *session, am_vscorers *vs,
+static int am_vscorer_get(am_server *srv, am_store_rtx *tx, const char *session, am_vscorers *vs,
                           int64_t version, am_scoring *out, am_fail *f)
 {
     if (version == vs->sess->glossary_version) {
@@ -1340,7 +1340,7 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
 {
     const am_redo *r = j->redo;
     am_store_state st;
-    int rc = am_store_tx_session_info(tx, j->session, &st);
+    int rc = am_store_tx_session_info(am_store_tx_reads(tx), j->session, &st);
     if (rc == AM_ERR_NOTFOUND ||
         (rc == AM_OK && (st.version != j->version || st.incarnation != j->incarnation)))
         return AM_ERR_CONFLICT;
@@ -1433,7 +1433,7 @@ static int old_words(am_server *srv, am_sess *sess, const am_scoring *how, am_me
  * the history counted over the segments up to it into mem->hist; with no
  * checkpoint (or a damaged one) *from is 0 and mem empty: the replay starts
  * at the first segment. mem and sess are borrowed. */
-static int replay_start(am_store_tx *rtx, const char *session, const am_sess *sess, int64_t seq,
+static int replay_start(am_store_rtx *rtx, const char *session, const am_sess *sess, int64_t seq,
                         am_mem *mem, int64_t *from)
 {
     am_ckpt_load ld = {mem, sess->scorer, 0};
@@ -1493,7 +1493,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     am_mem mem;
     mem_init(&mem);
     json_t *last_res = NULL;
-    am_store_tx *rtx = NULL;
+    am_store_rtx *rtx = NULL;
     int64_t seq = 0;
     size_t replayed = 0; /* segments scored (the metric adaptmon_replay_segments_total) */
     rc = am_store_rtx_begin(srv->store, &rtx);
@@ -1800,7 +1800,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
     am_mem mem;
     mem_init(&mem);
     mem.session = session;
-    am_store_tx *rtx = NULL;
+    am_store_rtx *rtx = NULL;
     am_fail *f = &items[0].fail;
     rc = am_store_rtx_begin(srv->store, &rtx);
     am_store_state st;

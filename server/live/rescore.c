@@ -356,7 +356,8 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
     r.sess = sess;
     r.f = f;
     r.now = am_now_ms();
-    am_store_tx *rtx = NULL, *tx = NULL;
+    am_store_rtx *rtx = NULL;
+    am_store_tx *tx = NULL;
     am_store_state st, cur;
     char *shadow = NULL; /* the hidden copy being filled (owned) */
     int64_t old = 0;
@@ -410,7 +411,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
         am_rs_fail(f, 503, "unavailable", "Database busy", "could not start a transaction");
         goto out;
     }
-    rc = am_store_tx_session_info(tx, session, &cur);
+    rc = am_store_tx_session_info(am_store_tx_reads(tx), session, &cur);
     if (rc == AM_ERR_NOTFOUND) {
         am_rs_fail(f, 404, "not-found", "Not found", "no session '%s'", session);
         goto out;
@@ -428,7 +429,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
     if (rc == AM_OK)
         rc = am_store_tx_shadow_swap(tx, session, shadow, r.now, &old);
     if (rc == AM_OK)
-        rc = am_store_tx_session_info(tx, session, &cur);
+        rc = am_store_tx_session_info(am_store_tx_reads(tx), session, &cur);
     if (rc == AM_OK) {
         rc = am_store_tx_commit(tx);
         tx = NULL;

@@ -144,7 +144,7 @@ def test_delete_segment_leaves_a_gap_and_replays():
 
 
 def test_delete_early_segment_of_a_long_session():
-    """More later results than one staging chunk (server/store.c): every one is
+    """More later results than one staging chunk (server/store/segments.c): every one is
     recomputed under its unchanged seq."""
     segs = many(300, prefix="L")
     new_session("del-long")

@@ -17,6 +17,25 @@
 #include "embedded.h"
 #include "store.h"
 
+/* Read and write transactions are distinct types (checked at compile
+ * time): a snapshot cannot be passed where a write function wants its
+ * transaction, the reads take an am_store_rtx, and a write transaction's
+ * reads are am_store_tx_reads(tx). */
+_Static_assert(_Generic((am_store_rtx *)0, am_store_tx * : 0, default : 1),
+               "a read transaction must not convert to a write transaction");
+_Static_assert(_Generic(&am_store_rtx_begin, int (*)(am_store *, am_store_rtx **) : 1, default : 0),
+               "am_store_rtx_begin gives an am_store_rtx");
+_Static_assert(_Generic(&am_store_tx_vocab_get,
+                        int (*)(am_store_rtx *, const char *, const char *, int64_t *) : 1,
+                        default : 0),
+               "reads take a read transaction");
+_Static_assert(_Generic(&am_store_tx_vocab_incr,
+                        int (*)(am_store_tx *, const char *, const char *, int64_t) : 1,
+                        default : 0),
+               "writes take a write transaction");
+_Static_assert(_Generic(&am_store_tx_reads, am_store_rtx *(*)(am_store_tx *) : 1, default : 0),
+               "a write transaction's reads");
+
 /* ---- helpers -------------------------------------------------------------- */
 
 static void rm_rf(const char *path)
@@ -133,7 +152,8 @@ static void post_segment(am_store *st, const char *session, const char *client_i
     am_store_tx *tx;
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
     int64_t last = -1, version = -1;
-    assert_int_equal(am_store_tx_session_state(tx, session, &last, &version), AM_OK);
+    assert_int_equal(am_store_tx_session_state(am_store_tx_reads(tx), session, &last, &version),
+                     AM_OK);
     int64_t seq = last + 1;
     char req[128], res[128], hash[64];
     snprintf(req, sizeof req, "{\"id\":\"%s\",\"seq\":%lld}", client_id, (long long)seq);
@@ -295,9 +315,11 @@ static int walk_cb(void *ctx, int64_t seq, const char *client_id, const char *re
         return 99;
     /* The callback may use the transaction, even the walk itself. */
     int64_t s2 = 0;
-    if (am_store_tx_segment_find(w->tx, "t", client_id, &s2, NULL, NULL) != AM_OK || s2 != seq)
+    if (am_store_tx_segment_find(am_store_tx_reads(w->tx), "t", client_id, &s2, NULL, NULL) !=
+            AM_OK ||
+        s2 != seq)
         return 98;
-    if (am_store_tx_segments_walk(w->tx, "t", 1, count_rows, w) != AM_OK)
+    if (am_store_tx_segments_walk(am_store_tx_reads(w->tx), "t", 1, count_rows, w) != AM_OK)
         return 97;
     if (w->stop_after && (int)w->n == w->stop_after)
         return 42;
@@ -422,30 +444,36 @@ static void test_transactions(void **state)
     post_segment(st, "t", "c3", w1, 3, NULL);
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
     int64_t last = 0, version = 0;
-    assert_int_equal(am_store_tx_session_state(tx, "t", &last, &version), AM_OK);
+    assert_int_equal(am_store_tx_session_state(am_store_tx_reads(tx), "t", &last, &version), AM_OK);
     assert_int_equal(last, 3);
     assert_int_equal(version, v0 + 3);
-    assert_int_equal(am_store_tx_session_state(tx, "nope", &last, &version), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_tx_session_state(am_store_tx_reads(tx), "nope", &last, &version),
+                     AM_ERR_NOTFOUND);
     char *hash = NULL;
-    assert_int_equal(am_store_tx_segment_find(tx, "t", "c2", &seq, &hash, &res), AM_OK);
+    assert_int_equal(am_store_tx_segment_find(am_store_tx_reads(tx), "t", "c2", &seq, &hash, &res),
+                     AM_OK);
     assert_int_equal(seq, 2);
     assert_string_equal(hash, "h-c2");
     assert_string_equal(res, "{\"result\":2}");
     free(hash);
     free(res);
-    assert_int_equal(am_store_tx_segment_find(tx, "t", "c9", &seq, &hash, &res), AM_ERR_NOTFOUND);
-    assert_int_equal(am_store_tx_segment_find(tx, "nope", "c1", &seq, NULL, NULL), AM_ERR_NOTFOUND);
-    assert_int_equal(am_store_tx_vocab_get(tx, "t", "haus", &occ), AM_OK);
+    assert_int_equal(am_store_tx_segment_find(am_store_tx_reads(tx), "t", "c9", &seq, &hash, &res),
+                     AM_ERR_NOTFOUND);
+    assert_int_equal(
+        am_store_tx_segment_find(am_store_tx_reads(tx), "nope", "c1", &seq, NULL, NULL),
+        AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_tx_vocab_get(am_store_tx_reads(tx), "t", "haus", &occ), AM_OK);
     assert_int_equal(occ, 3);
-    assert_int_equal(am_store_tx_vocab_get(tx, "t", "maus", &occ), AM_OK);
+    assert_int_equal(am_store_tx_vocab_get(am_store_tx_reads(tx), "t", "maus", &occ), AM_OK);
     assert_int_equal(occ, 1);
-    assert_int_equal(am_store_tx_vocab_get(tx, "t", "zebra", &occ), AM_OK);
+    assert_int_equal(am_store_tx_vocab_get(am_store_tx_reads(tx), "t", "zebra", &occ), AM_OK);
     assert_int_equal(occ, 0);
     char *stats = NULL;
-    assert_int_equal(am_store_tx_totals_get(tx, "t", "sysA", &stats), AM_OK);
+    assert_int_equal(am_store_tx_totals_get(am_store_tx_reads(tx), "t", "sysA", &stats), AM_OK);
     assert_string_equal(stats, "{\"n\":1}");
     free(stats);
-    assert_int_equal(am_store_tx_totals_get(tx, "t", "other", &stats), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_tx_totals_get(am_store_tx_reads(tx), "t", "other", &stats),
+                     AM_ERR_NOTFOUND);
     assert_null(stats);
     /* Duplicate client id and duplicate seq. */
     assert_int_equal(am_store_tx_segment_insert(tx, "t", 4, "c1", "h", "{}", "{}", 4),
@@ -458,13 +486,13 @@ static void test_transactions(void **state)
     assert_int_equal(am_store_tx_vocab_incr(tx, "t", "haus", 3), AM_ERR_CONFLICT);
 
     walk_ctx w = {.tx = tx};
-    assert_int_equal(am_store_tx_segments_walk(tx, "t", 2, walk_cb, &w), AM_OK);
+    assert_int_equal(am_store_tx_segments_walk(am_store_tx_reads(tx), "t", 2, walk_cb, &w), AM_OK);
     assert_int_equal(w.n, 2);
     assert_int_equal(w.seqs[0], 2);
     assert_int_equal(w.seqs[1], 3);
     assert_int_equal(w.nested_rows, 6);
     walk_ctx w2c = {.tx = tx, .stop_after = 1};
-    assert_int_equal(am_store_tx_segments_walk(tx, "t", 1, walk_cb, &w2c), 42);
+    assert_int_equal(am_store_tx_segments_walk(am_store_tx_reads(tx), "t", 1, walk_cb, &w2c), 42);
     assert_int_equal(w2c.n, 1);
 
     assert_int_equal(
@@ -473,7 +501,7 @@ static void test_transactions(void **state)
     int64_t before = -1;
     assert_int_equal(am_store_tx_vocab_bump(tx, "t", "maus", 3, &before), AM_OK);
     assert_int_equal(before, 1);
-    assert_int_equal(am_store_tx_vocab_get(tx, "t", "maus", &occ), AM_OK);
+    assert_int_equal(am_store_tx_vocab_get(am_store_tx_reads(tx), "t", "maus", &occ), AM_OK);
     assert_int_equal(occ, 2);
     assert_int_equal(am_store_tx_commit(tx), AM_OK);
 
@@ -504,9 +532,10 @@ static void test_transactions(void **state)
     /* history_clear: vocab and totals gone, segments kept. */
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
     assert_int_equal(am_store_tx_history_clear(tx, "t"), AM_OK);
-    assert_int_equal(am_store_tx_vocab_get(tx, "t", "haus", &occ), AM_OK);
+    assert_int_equal(am_store_tx_vocab_get(am_store_tx_reads(tx), "t", "haus", &occ), AM_OK);
     assert_int_equal(occ, 0);
-    assert_int_equal(am_store_tx_totals_get(tx, "t", "sysA", &stats), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_tx_totals_get(am_store_tx_reads(tx), "t", "sysA", &stats),
+                     AM_ERR_NOTFOUND);
     assert_int_equal(am_store_tx_commit(tx), AM_OK);
     assert_int_equal(am_store_word_history(st, "t", "haus", &occ, NULL, NULL), AM_ERR_NOTFOUND);
     assert_int_equal(am_store_segment_result(st, "t", 3, NULL, NULL), AM_OK);
@@ -675,17 +704,17 @@ static void test_background(void **state)
     am_store_tx *tx;
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
     int64_t c = -1;
-    assert_int_equal(am_store_tx_background_get(tx, "news", "the", &c), AM_OK);
+    assert_int_equal(am_store_tx_background_get(am_store_tx_reads(tx), "news", "the", &c), AM_OK);
     assert_int_equal(c, 101);
-    assert_int_equal(am_store_tx_background_get(tx, "news", "cat", &c), AM_OK);
+    assert_int_equal(am_store_tx_background_get(am_store_tx_reads(tx), "news", "cat", &c), AM_OK);
     assert_int_equal(c, 0);
-    assert_int_equal(am_store_tx_background_get(tx, "other", "the", &c), AM_OK);
+    assert_int_equal(am_store_tx_background_get(am_store_tx_reads(tx), "other", "the", &c), AM_OK);
     assert_int_equal(c, 0);
     /* A write inside the open transaction joins it (SAVEPOINT). */
     const char *w2[] = {"x"};
     const int64_t c2[] = {9};
     assert_int_equal(am_store_vocabulary_put(st, "small", w2, c2, 1, 99), AM_OK);
-    assert_int_equal(am_store_tx_background_get(tx, "small", "x", &c), AM_OK);
+    assert_int_equal(am_store_tx_background_get(am_store_tx_reads(tx), "small", "x", &c), AM_OK);
     assert_int_equal(c, 9);
     am_store_tx_rollback(tx);
     assert_int_equal(am_store_vocabulary_info(st, "small", &nw, &created), AM_ERR_NOTFOUND);
@@ -722,7 +751,7 @@ static int tiny_job(am_store_tx *tx, void *ctx)
 {
     (void)ctx;
     int64_t last = 0, version = 0;
-    return am_store_tx_session_state(tx, "s", &last, &version);
+    return am_store_tx_session_state(am_store_tx_reads(tx), "s", &last, &version);
 }
 
 static void *job_main(void *p)
@@ -806,7 +835,7 @@ static void *writer_main(void *p)
             continue;
         }
         int64_t last = 0;
-        int rc = am_store_tx_session_state(tx, a->session, &last, NULL);
+        int rc = am_store_tx_session_state(am_store_tx_reads(tx), a->session, &last, NULL);
         char cid[32], res[64];
         snprintf(cid, sizeof cid, "c%lld", (long long)last + 1);
         snprintf(res, sizeof res, "{\"result\":%lld}", (long long)last + 1);
@@ -1122,7 +1151,7 @@ static void *snap_main(void *p)
     while (!__atomic_load_n(a->stop, __ATOMIC_ACQUIRE)) {
         if (a->pause_us)
             usleep((useconds_t)a->pause_us);
-        am_store_tx *tx;
+        am_store_rtx *tx;
         if (am_store_rtx_begin(a->st, &tx) == AM_OK) {
             int64_t last = 0;
             am_store_tx_session_state(tx, "ck", &last, NULL);
@@ -1421,26 +1450,28 @@ static void test_incarnations_and_glossary_versions(void **state)
     am_store_tx *tx;
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
     am_store_state ss;
-    assert_int_equal(am_store_tx_session_info(tx, "g", &ss), AM_OK);
+    assert_int_equal(am_store_tx_session_info(am_store_tx_reads(tx), "g", &ss), AM_OK);
     assert_int_equal(ss.incarnation, inc1);
     assert_int_equal(ss.glossary_version, 2);
     assert_int_equal(ss.last_seq, 0);
     assert_int_equal(am_store_tx_segment_insert_gv(tx, "g", 1, "c1", "h", "{}", "{}", 1, 4), AM_OK);
     assert_int_equal(am_store_tx_segment_insert_gv(tx, "g", 2, "c2", "h", "{}", "{}", 2, 4), AM_OK);
     int64_t seen[3] = {-1, -1, -1};
-    assert_int_equal(am_store_tx_segments_walk_gv(tx, "g", 1, walk_gv, seen), AM_OK);
+    assert_int_equal(am_store_tx_segments_walk_gv(am_store_tx_reads(tx), "g", 1, walk_gv, seen),
+                     AM_OK);
     assert_int_equal(seen[1], 1);
     assert_int_equal(seen[2], 2);
     char *e = NULL;
-    assert_int_equal(am_store_tx_glossary_version(tx, "g", 1, &e), AM_OK);
+    assert_int_equal(am_store_tx_glossary_version(am_store_tx_reads(tx), "g", 1, &e), AM_OK);
     assert_string_equal(e, "[{\"source\":\"a\"}]");
     free(e);
-    assert_int_equal(am_store_tx_glossary_version(tx, "g", 2, &e), AM_OK);
+    assert_int_equal(am_store_tx_glossary_version(am_store_tx_reads(tx), "g", 2, &e), AM_OK);
     assert_string_equal(e, "[{\"source\":\"b\"}]");
     free(e);
-    assert_int_equal(am_store_tx_glossary_version(tx, "g", 0, &e), AM_OK);
+    assert_int_equal(am_store_tx_glossary_version(am_store_tx_reads(tx), "g", 0, &e), AM_OK);
     assert_null(e);
-    assert_int_equal(am_store_tx_glossary_version(tx, "g", 7, &e), AM_ERR_NOTFOUND);
+    assert_int_equal(am_store_tx_glossary_version(am_store_tx_reads(tx), "g", 7, &e),
+                     AM_ERR_NOTFOUND);
     assert_int_equal(am_store_tx_commit(tx), AM_OK);
 
     /* delete + re-create: a new incarnation, versions start again */

@@ -1,0 +1,542 @@
+/*
+ * store/open.c — opening and closing the store: pragmas, migrations,
+ * the checkpointer thread, size and page caps, the ping, and online
+ * backups (store_int.h: Checkpoints, Migrations, Durability).
+ */
+#include "store_int.h"
+
+#include "clock.h"
+#include "dbfile.h"
+#include "embedded.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- open / close --------------------------------------------------------- */
+
+typedef struct am_migration {
+    int version;
+    const am_embedded_file *file;
+} am_migration;
+
+static int am_migration_cmp(const void *a, const void *b)
+{
+    const am_migration *x = a, *y = b;
+    return (x->version > y->version) - (x->version < y->version);
+}
+
+/* Collects the migrations among files ("schema/NNN_name.sql") in version
+ * order into a malloc'd array. */
+static int am_migrations_collect(const am_embedded_file *files, size_t nfiles, am_migration **out,
+                                 size_t *n, am_buf *err)
+{
+    am_migration *v = am_xcalloc(nfiles ? nfiles : 1, sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; i < nfiles; i++) {
+        const char *p = files[i].path;
+        size_t len = strlen(p);
+        if (strncmp(p, "schema/", 7) != 0 || len < 11 || strcmp(p + len - 4, ".sql") != 0)
+            continue;
+        const char *d = p + 7;
+        long ver = 0;
+        size_t nd = 0;
+        while (d[nd] >= '0' && d[nd] <= '9' && nd < 9)
+            ver = ver * 10 + (d[nd++] - '0');
+        if (nd == 0 || ver <= 0 || (d[nd] != '_' && d[nd] != '.')) {
+            am_buf_printf(err, "migration %s: name must be schema/NNN_name.sql", p);
+            free(v);
+            return AM_ERR_INVALID;
+        }
+        v[k].version = (int)ver;
+        v[k].file = &files[i];
+        k++;
+    }
+    qsort(v, k, sizeof *v, am_migration_cmp);
+    for (size_t i = 1; i < k; i++)
+        if (v[i].version == v[i - 1].version) {
+            am_buf_printf(err, "migrations %s and %s have the same version", v[i - 1].file->path,
+                          v[i].file->path);
+            free(v);
+            return AM_ERR_INVALID;
+        }
+    *out = v;
+    *n = k;
+    return AM_OK;
+}
+
+/* Current recorded schema version (inside the caller's transaction). */
+static int migrated_version(am_store *st, int64_t *v)
+{
+    int rc = store_get(st, &st->w, AM_S_MIG_MAX, COLS(col_int(v)), "");
+    return rc == AM_ERR_NOTFOUND ? AM_ERR_INTERNAL : rc; /* an aggregate: one row */
+}
+
+static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles, am_buf *err)
+{
+    am_migration *m;
+    size_t nm;
+    int rc = am_migrations_collect(files, nfiles, &m, &nm, err);
+    if (rc)
+        return rc;
+    int known = nm ? m[nm - 1].version : 0;
+    rc = am_conn_exec(&st->w, AM_SQL_MIGRATIONS_TABLE, err, "cannot create schema_migrations");
+    int64_t cur = 0;
+    for (size_t i = 0; rc == AM_OK; i++) {
+        /* Each step re-reads the version inside its own transaction, so
+         * two processes opening the same database cannot both apply a
+         * migration. */
+        rc = am_exec(st, &st->w, AM_S_BEGIN_IMM, "");
+        if (rc == AM_OK)
+            rc = migrated_version(st, &cur);
+        if (rc) {
+            am_buf err2;
+            am_buf_init(&err2);
+            am_store_last_error(st, &err2);
+            am_buf_printf(err, "cannot read the schema version: %s", am_buf_str(&err2));
+            am_buf_cleanup(&err2);
+            break;
+        }
+        if (cur > known) {
+            am_buf_printf(err,
+                          "database schema version %lld is newer than this adaptmon supports "
+                          "(%d); use a newer adaptmon or restore a backup",
+                          (long long)cur, known);
+            rc = AM_ERR_RANGE;
+            break;
+        }
+        while (i < nm && m[i].version <= cur)
+            i++;
+        if (i >= nm)
+            break;
+        char what[256];
+        snprintf(what, sizeof what, "migration %s failed", m[i].file->path);
+        rc = am_conn_exec(&st->w, (const char *)m[i].file->data, err, what);
+        if (rc == AM_OK) {
+            rc = am_exec(st, &st->w, AM_S_MIG_INSERT, "iti", (int64_t)m[i].version, m[i].file->path,
+                         am_now_ms());
+            if (rc == AM_OK)
+                rc = am_exec(st, &st->w, AM_S_COMMIT, "");
+            if (rc) {
+                am_buf err2;
+                am_buf_init(&err2);
+                am_store_last_error(st, &err2);
+                am_buf_printf(err, "%s: %s", what, am_buf_str(&err2));
+                am_buf_cleanup(&err2);
+            }
+        }
+        cur = m[i].version;
+    }
+    if (!sqlite3_get_autocommit(st->w.db)) {
+        /* Read-only check finished (nothing to apply) or a failure. */
+        if (rc == AM_OK)
+            rc = am_exec(st, &st->w, AM_S_COMMIT, "");
+        if (!sqlite3_get_autocommit(st->w.db))
+            sqlite3_exec(st->w.db, AM_SQL_ROLLBACK, NULL, NULL, NULL);
+    }
+    if (rc == AM_OK)
+        st->schema_version = (int)cur;
+    free(m);
+    return rc;
+}
+
+/* ---- checkpoints ------------------------------------------------------------ */
+
+/* The writer's WAL hook: runs after each commit with the WAL's size. When
+ * the checkpointer falls behind (a writer committing faster than it copies),
+ * the writer checkpoints itself, as SQLite's automatic checkpoint would:
+ * the back pressure that bounds the WAL. */
+static int am_wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
+{
+    am_store *st = ctx;
+    if (pages >= AM_CKPT_HARD_PAGES)
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    pthread_mutex_lock(&st->ckmu);
+    st->ck_pages = pages;
+    if (pages >= AM_CKPT_PAGES)
+        pthread_cond_signal(&st->ckcv);
+    pthread_mutex_unlock(&st->ckmu);
+    return SQLITE_OK;
+}
+
+static void *am_ckpt_main(void *arg)
+{
+    am_store *st = arg;
+    pthread_mutex_lock(&st->ckmu);
+    for (;;) {
+        while (!st->ck_stop && st->ck_pages < AM_CKPT_PAGES)
+            pthread_cond_wait(&st->ckcv, &st->ckmu);
+        if (st->ck_stop)
+            break;
+        st->ck_pages = 0; /* the next commit reports the WAL's size again */
+        pthread_mutex_unlock(&st->ckmu);
+        /* the bulk of the copy runs beside the writer; then, with the
+         * writer held between two transactions, the frames committed
+         * meanwhile: the WAL is then wholly in the database and the next
+         * write transaction can restart it (otherwise it would only grow) */
+        int rc = sqlite3_wal_checkpoint_v2(st->ck.db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        if (rc == SQLITE_OK) {
+            am_w_lock(st);
+            rc = sqlite3_wal_checkpoint_v2(st->ck.db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+            am_w_unlock(st);
+        }
+        if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+            am_db_fail(st, st->ck.db, "checkpoint"); /* logged; the next one retries */
+        /* a WAL that readers keep from restarting stays above the
+         * threshold: pace the retries */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += AM_CKPT_GAP_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&st->ckmu);
+        while (!st->ck_stop && pthread_cond_timedwait(&st->ckcv, &st->ckmu, &ts) == 0) {
+        }
+    }
+    pthread_mutex_unlock(&st->ckmu);
+    return NULL;
+}
+
+/* Opens the checkpointer's connection and starts its thread, and turns the
+ * writer's automatic checkpoints off. */
+static int am_ckpt_start(am_store *st, am_buf *err)
+{
+    int rc = am_conn_open(&st->ck, st->path, SQLITE_OPEN_READWRITE, 0, err);
+    st->ck_opened = 1; /* its mutex exists even if the open failed */
+    if (rc == AM_OK)
+        rc = am_conn_exec(&st->ck,
+                          st->durability == AM_DURABLE_FULL ? AM_SQL_SYNC_FULL : AM_SQL_SYNC_NORMAL,
+                          err, "cannot set synchronous");
+    if (rc != AM_OK)
+        return rc;
+    if (pthread_create(&st->ck_thread, NULL, am_ckpt_main, st) != 0) {
+        am_buf_printf(err, "cannot start the checkpoint thread");
+        return AM_ERR_IO;
+    }
+    st->ck_running = 1;
+    sqlite3_wal_hook(st->w.db, am_wal_hook, st);
+    return AM_OK;
+}
+
+static void am_ckpt_stop(am_store *st)
+{
+    if (st->ck_running) {
+        if (st->w.db)
+            sqlite3_wal_hook(st->w.db, NULL, NULL);
+        pthread_mutex_lock(&st->ckmu);
+        st->ck_stop = 1;
+        pthread_cond_signal(&st->ckcv);
+        pthread_mutex_unlock(&st->ckmu);
+        pthread_join(st->ck_thread, NULL);
+        st->ck_running = 0;
+    }
+    am_conn_close(&st->ck);
+}
+
+static void am_store_free(am_store *st)
+{
+    am_ckpt_stop(st);
+    if (st->ck_opened)
+        pthread_mutex_destroy(&st->ck.mu);
+    pthread_mutex_destroy(&st->ckmu);
+    pthread_cond_destroy(&st->ckcv);
+    for (size_t i = 0; i < st->nr; i++) {
+        am_conn_close(&st->r[i]);
+        pthread_mutex_destroy(&st->r[i].mu);
+    }
+    free(st->r);
+    am_conn_close(&st->w);
+    pthread_mutex_destroy(&st->w.mu);
+    pthread_mutex_destroy(&st->errmu);
+    pthread_mutex_destroy(&st->gmu);
+    pthread_cond_destroy(&st->gcv);
+    am_buf_cleanup(&st->errmsg);
+    am_buf_cleanup(&st->rtx.t.sess);
+    free(st->path);
+    free(st);
+}
+
+/* The writer's pragmas: WAL (file databases), synchronous per the
+ * durability, foreign keys on (and checked: a SQLite built without them
+ * would ignore the pragma). */
+static int writer_pragmas(am_store *st, am_buf *err)
+{
+    int rc = AM_OK;
+    if (!st->memory) {
+        char *mode = NULL;
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(st->w.db, AM_SQL_WAL, -1, &s, NULL) == SQLITE_OK &&
+            sqlite3_step(s) == SQLITE_ROW)
+            mode = am_col_str(s, 0);
+        if (!mode || strcmp(mode, "wal") != 0) {
+            am_buf_printf(err, "cannot switch %s to WAL mode: %s", st->path,
+                          mode ? mode : sqlite3_errmsg(st->w.db));
+            rc = AM_ERR_IO;
+        }
+        free(mode);
+        sqlite3_finalize(s);
+    }
+    if (rc == AM_OK)
+        rc = am_conn_exec(&st->w,
+                          st->durability == AM_DURABLE_FULL ? AM_SQL_SYNC_FULL : AM_SQL_SYNC_NORMAL,
+                          err, "cannot set synchronous");
+    if (rc == AM_OK)
+        rc = am_conn_exec(&st->w, AM_SQL_FK_ON, err, "cannot enable foreign keys");
+    if (rc == AM_OK) {
+        int64_t fk = 0;
+        if (am_conn_int(&st->w, AM_SQL_FK, &fk) != AM_OK || fk != 1) {
+            am_buf_printf(err, "this SQLite does not enforce foreign keys");
+            rc = AM_ERR_IO;
+        }
+    }
+    return rc;
+}
+
+int am_store_open_ex(const char *path, enum am_durability durability,
+                     const struct am_embedded_file *migrations, size_t n, am_store **out,
+                     am_buf *err)
+{
+    *out = NULL;
+    if (!path || !*path || (durability != AM_DURABLE_NORMAL && durability != AM_DURABLE_FULL)) {
+        am_buf_printf(err, "invalid database path or durability");
+        return AM_ERR_INVALID;
+    }
+    am_store *st = am_xcalloc(1, sizeof *st);
+    st->path = am_xstrdup(path);
+    st->memory = strcmp(path, ":memory:") == 0;
+    st->durability = durability;
+    st->rtx.t.st = st;
+    st->rtx.t.c = &st->w;
+    pthread_mutex_init(&st->gmu, NULL);
+    pthread_cond_init(&st->gcv, NULL);
+    pthread_mutex_init(&st->ckmu, NULL);
+    pthread_cond_init(&st->ckcv, NULL);
+    st->gtail = &st->ghead;
+    am_buf_init(&st->errmsg);
+    am_buf_init(&st->rtx.t.sess);
+    pthread_mutex_init(&st->errmu, NULL);
+    atomic_init(&st->next_reader, 0);
+
+    int rc = st->memory ? AM_OK : am_dbfile_mkdir_parents(path, err);
+    if (rc == AM_OK)
+        rc = am_conn_open(&st->w, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1, err);
+    else
+        pthread_mutex_init(&st->w.mu, NULL);
+    if (rc == AM_OK)
+        rc = writer_pragmas(st, err);
+    if (rc == AM_OK)
+        rc = am_migrate(st, migrations, n, err);
+    if (rc == AM_OK && vocab_cleanup(st) != AM_OK) {
+        am_buf_printf(err, "deleting unfinished background vocabularies failed");
+        rc = AM_ERR_IO;
+    }
+    if (rc == AM_OK && sessions_purge_hidden(st) != AM_OK) {
+        am_buf_printf(err, "purging the rows of deleted sessions failed");
+        rc = AM_ERR_IO;
+    }
+    if (rc == AM_OK && !st->memory)
+        rc = am_ckpt_start(st, err);
+    if (rc == AM_OK && !st->memory) {
+        st->r = am_xcalloc(AM_STORE_READERS, sizeof *st->r);
+        for (size_t i = 0; i < AM_STORE_READERS && rc == AM_OK; i++) {
+            rc = am_conn_open(&st->r[i], path, SQLITE_OPEN_READONLY, 0, err);
+            st->nr++; /* its mutex exists even if the open failed */
+        }
+    }
+    if (rc != AM_OK) {
+        am_store_free(st);
+        return rc;
+    }
+    *out = st;
+    return AM_OK;
+}
+
+int am_store_open(const char *path, enum am_durability durability, am_store **out, am_buf *err)
+{
+    size_t n;
+    const am_embedded_file *files = am_embedded_files(&n);
+    return am_store_open_ex(path, durability, files, n, out, err);
+}
+
+void am_store_close(am_store *st)
+{
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->nr; i++)
+        am_conn_close(&st->r[i]);
+    am_ckpt_stop(st);
+    if (st->w.db && !st->memory)
+        sqlite3_wal_checkpoint_v2(st->w.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    am_store_free(st);
+}
+
+int am_store_schema_version(am_store *st)
+{
+    return st->schema_version;
+}
+
+int64_t am_store_size_bytes(am_store *st)
+{
+    if (st->memory) {
+        int64_t pages = 0, size = 0;
+        am_w_lock(st);
+        int rc = am_conn_int(&st->w, AM_SQL_PAGE_COUNT, &pages);
+        if (rc == AM_OK)
+            rc = am_conn_int(&st->w, AM_SQL_PAGE_SIZE, &size);
+        am_w_unlock(st);
+        return rc == AM_OK ? pages * size : 0;
+    }
+    int64_t total = 0;
+    struct stat sb;
+    if (stat(st->path, &sb) == 0)
+        total += (int64_t)sb.st_size;
+    size_t len = strlen(st->path);
+    char *wal = am_xmalloc(len + 5);
+    memcpy(wal, st->path, len);
+    memcpy(wal + len, "-wal", 5);
+    if (stat(wal, &sb) == 0)
+        total += (int64_t)sb.st_size;
+    free(wal);
+    return total;
+}
+
+int am_store_set_max_bytes(am_store *st, int64_t bytes)
+{
+    if (bytes <= 0 || st->memory)
+        return AM_OK;
+    am_w_lock(st);
+    int64_t page = 0, got = 0;
+    int rc = am_conn_int(&st->w, AM_SQL_PAGE_SIZE, &page);
+    if (rc == AM_OK && page > 0) {
+        char sql[64];
+        int64_t pages = bytes / page > 0 ? bytes / page : 1;
+        snprintf(sql, sizeof sql, AM_SQL_MAX_PAGES_FMT, (long long)pages);
+        rc = am_conn_int(&st->w, sql, &got);
+    }
+    am_w_unlock(st);
+    return rc;
+}
+
+int am_store_ping(am_store *st)
+{
+    am_conn *c = am_reader_get(st);
+    int rc = am_exec(st, c, AM_S_PING, "");
+    am_reader_put(c);
+    return rc;
+}
+
+int am_store_synchronous(am_store *st, int *level)
+{
+    int64_t v = 0;
+    am_w_lock(st);
+    int rc = store_get(st, &st->w, AM_S_SYNCHRONOUS, COLS(col_int(&v)), "");
+    am_w_unlock(st);
+    if (rc == AM_OK)
+        *level = (int)v;
+    return rc == AM_ERR_NOTFOUND ? AM_ERR_INTERNAL : rc;
+}
+
+/* ---- backups -------------------------------------------------------------- */
+
+static int am_fsync_path(const char *path, int dir)
+{
+    int fd = open(path, dir ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
+{
+    if (!dest_path || !*dest_path || strcmp(dest_path, ":memory:") == 0) {
+        am_buf_printf(err, "invalid backup path");
+        return AM_ERR_INVALID;
+    }
+    int rc = am_dbfile_mkdir_parents(dest_path, err);
+    if (rc)
+        return rc;
+    size_t len = strlen(dest_path);
+    char *tmp = am_xmalloc(len + 5);
+    memcpy(tmp, dest_path, len);
+    memcpy(tmp + len, ".tmp", 5);
+    unlink(tmp);
+
+    sqlite3 *dst = NULL;
+    if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
+        am_buf_printf(err, "cannot create %s: %s", tmp,
+                      dst ? sqlite3_errmsg(dst) : "out of memory");
+        sqlite3_close(dst);
+        free(tmp);
+        return AM_ERR_IO;
+    }
+    /* A reader's snapshot: one step copies every page under one read
+     * transaction, which in WAL mode does not stop the writer. */
+    am_conn *c = am_reader_get(st);
+    sqlite3_backup *b = sqlite3_backup_init(dst, "main", c->db, "main");
+    if (!b) {
+        am_buf_printf(err, "backup failed: %s", sqlite3_errmsg(dst));
+        rc = AM_ERR_IO;
+    } else {
+        int s, tries = 0;
+        /* Busy only while another process holds a lock: retry for about
+         * the busy timeout. */
+        while (((s = sqlite3_backup_step(b, -1)) == SQLITE_BUSY || s == SQLITE_LOCKED) &&
+               tries++ < AM_STORE_BUSY_MS / 10)
+            sqlite3_sleep(10);
+        if (s != SQLITE_DONE) {
+            am_buf_printf(err, "backup failed: %s", sqlite3_errstr(s));
+            rc = AM_ERR_IO;
+        }
+        if (sqlite3_backup_finish(b) != SQLITE_OK && rc == AM_OK) {
+            am_buf_printf(err, "backup failed: %s", sqlite3_errmsg(dst));
+            rc = AM_ERR_IO;
+        }
+    }
+    am_reader_put(c);
+    if (rc == AM_OK &&
+        sqlite3_wal_checkpoint_v2(dst, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK) {
+        am_buf_printf(err, "backup checkpoint failed: %s", sqlite3_errmsg(dst));
+        rc = AM_ERR_IO;
+    }
+    if (sqlite3_close(dst) != SQLITE_OK && rc == AM_OK) {
+        am_buf_printf(err, "cannot close %s", tmp);
+        rc = AM_ERR_IO;
+    }
+    if (rc == AM_OK && am_fsync_path(tmp, 0) != 0) {
+        am_buf_printf(err, "cannot sync %s: %s", tmp, strerror(errno));
+        rc = AM_ERR_IO;
+    }
+    if (rc == AM_OK && rename(tmp, dest_path) != 0) {
+        am_buf_printf(err, "cannot rename %s to %s: %s", tmp, dest_path, strerror(errno));
+        rc = AM_ERR_IO;
+    }
+    if (rc == AM_OK) {
+        char *dir = am_dbfile_dir(dest_path);
+        am_fsync_path(dir, 1); /* best effort: makes the rename durable */
+        free(dir);
+    } else {
+        unlink(tmp);
+        size_t tl = strlen(tmp);
+        char *side = am_xmalloc(tl + 5);
+        memcpy(side, tmp, tl);
+        memcpy(side + tl, "-wal", 5);
+        unlink(side);
+        memcpy(side + tl, "-shm", 5);
+        unlink(side);
+        free(side);
+    }
+    free(tmp);
+    if (rc != AM_OK)
+        am_store_note(st, rc, am_buf_str(err));
+    return rc;
+}

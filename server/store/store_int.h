@@ -1,0 +1,357 @@
+/*
+ * store/store_int.h — the store's private header (see store.h for the
+ * interface): the am_store, connection and transaction structs, the
+ * statement ids (their SQL: sql.h, all of the service's SQL) and the helpers
+ * the store's files share. Every value coming from a request is bound,
+ * never spliced into SQL text.
+ *
+ * Files: conn.c (errors, statements in use, connections, the writer's
+ * lock), open.c (open/close, migrations, pragmas, the checkpointer,
+ * backups), tx.c (write and read transactions, group commit), sessions.c
+ * (sessions, their deletion and purge, shadow copies), segments.c
+ * (segments, their results and staged results), vocab.c (a session's
+ * vocabulary history, background vocabularies), glossary.c (glossary
+ * versions, term choices), totals.c (running totals).
+ *
+ * Design
+ * ------
+ * Connections. One read-write connection (the writer) and, for file
+ * databases, a small pool of read-only connections (readers). All are
+ * opened in SQLite's multi-thread mode (SQLITE_OPEN_NOMUTEX): each carries
+ * its own pthread mutex and is used by one thread at a time.
+ *   - Every write goes through the writer under its mutex. A write
+ *     transaction (am_store_tx_begin … commit/rollback) holds that mutex
+ *     from BEGIN IMMEDIATE to COMMIT/ROLLBACK, so writers are serialized in
+ *     the process and never see SQLITE_BUSY from each other.
+ *   - Reads outside transactions take any free reader (try-lock round
+ *     robin, else wait for one). In WAL mode a reader sees the last
+ *     committed state and never waits for the writer, so GETs are not
+ *     blocked by long write transactions. Readers see committed data only,
+ *     including when called by the thread that holds an open transaction.
+ *   - ":memory:" databases are private to one connection, so they have no
+ *     readers: reads then use the writer under its mutex.
+ * The writer's mutex is recursive: a thread holding a transaction may call
+ * the non-transactional write functions (session_create, glossary_put, …);
+ * they then run inside its transaction (multi-statement ones inside a
+ * SAVEPOINT) and become durable with its commit. Only one transaction per
+ * thread: a nested am_store_tx_begin returns AM_ERR_INVALID.
+ *
+ * Transactions' types. A write transaction is an am_store_tx, a read
+ * transaction (a reader's snapshot, am_store_rtx_begin) an am_store_rtx:
+ * the write functions take the first, the reads the second, so passing a
+ * snapshot to a write is a compile error. A write transaction's own reads
+ * go through am_store_tx_reads(tx). Both share the core struct
+ * (am_store_tx: connection and sid cache); internal reads in a snapshot
+ * use a stack am_store_rtx (rtx_open/rtx_open_sid … rtx_close).
+ *
+ * Statements. Each connection prepares a statement on first use
+ * (SQLITE_PREPARE_PERSISTENT) and keeps it; after every use it is reset and
+ * its bindings cleared. A statement that is still stepping (a walk whose
+ * callback calls back into the store) is not reused: a temporary copy is
+ * prepared and finalized for the nested use. Rows are read with
+ * store_get (one row: its columns through typed destinations,
+ * COLS(col_int(&n), col_str(&s)); AM_ERR_NOTFOUND without a row) and
+ * store_each (every row to a callback; store_collect keeps them, typed by
+ * a column string, to pass on later); am_exec runs a statement whose rows
+ * are not read. Arguments are bound from a format ("it": int64_t, text).
+ *
+ * Callbacks. Functions that report rows through callbacks collect small
+ * results first and call back after releasing the connection, so a
+ * callback may call the store (totals_each, segments_each, word_history).
+ * am_store_tx_segments_walk and am_store_vocabulary_each stream (their
+ * results can be large): the walk's callback may call the am_store_tx_*
+ * functions of its transaction; vocabulary_each's callback must not call
+ * the store.
+ *
+ * Durability. WAL with synchronous=NORMAL (AM_DURABLE_NORMAL: a commit
+ * survives a process crash) or FULL (AM_DURABLE_FULL: also power loss);
+ * foreign_keys=ON; busy_timeout 5000 ms (other processes, e.g. a backup
+ * tool, may hold locks briefly).
+ *
+ * Checkpoints. The writer does not checkpoint (wal_autocheckpoint=0): its
+ * WAL hook tells a checkpointer thread, which has its own connection with
+ * the writer's synchronous setting, when the WAL holds AM_CKPT_PAGES
+ * pages, and that thread runs a PASSIVE checkpoint (it never blocks the
+ * writer or the readers). So a commit never waits for a checkpoint and its
+ * fsyncs, and the larger interval writes a page dirtied by many commits
+ * back to the database once. A WAL fully copied back is restarted from its
+ * beginning by the next write transaction (SQLite does this itself). If the
+ * WAL still reaches AM_CKPT_HARD_PAGES, the writer checkpoints itself.
+ *
+ * Migrations. schema/NNN_name.sql files embedded in the binary
+ * (embedded.h) are applied at open, in NNN order, those above the highest
+ * version recorded in schema_migrations, each in its own BEGIN IMMEDIATE
+ * transaction together with its schema_migrations row. A database whose
+ * recorded version is above the highest embedded one is refused. Migration
+ * files must not contain transaction statements; they run with foreign keys
+ * on (a table rebuild needs PRAGMA defer_foreign_keys=ON inside it).
+ *
+ * Hot path. A POST's transaction touches rows by primary key only: the
+ * session's sid is looked up once per transaction and cached; vocab is an
+ * upsert on (sid, word); occurrences, totals and segments are keyed inserts
+ * or upserts. Upserts avoid RETURNING, which would open a statement journal
+ * (a 64 KiB allocation) per statement.
+ *
+ * Errors. Every SQLite failure is mapped to an am_err (unique or primary
+ * key violation: AM_ERR_CONFLICT; foreign key: AM_ERR_NOTFOUND; NOT NULL or
+ * CHECK: AM_ERR_INVALID; SQLITE_FULL — disk full, or the max_page_count of
+ * am_store_set_max_bytes reached: AM_ERR_FULL; anything else: AM_ERR_IO)
+ * and its message ("what: sqlite message (extended code)") is kept;
+ * am_store_last_error copies the most recent one, and AM_ERR_IO and
+ * AM_ERR_FULL failures are passed to the logger set with
+ * am_store_set_logger.
+ */
+#include "store.h"
+
+#include "clock.h"
+#include "dbfile.h"
+#include "embedded.h"
+#ifndef AM_STORE_INT_H
+#define AM_STORE_INT_H
+
+#include "store.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#define AM_STORE_READERS 4
+#define AM_STORE_BUSY_MS 5000
+#define AM_CKPT_PAGES 8192 /* WAL pages (32 MiB at 4 KiB) between checkpoints */
+#define AM_CKPT_GAP_MS 50 /* at least this long between two checkpoints */
+#define AM_CKPT_HARD_PAGES (4 * AM_CKPT_PAGES) /* the writer checkpoints itself */
+#include "sql.h"
+
+enum am_stmt_id {
+#define AM_STMT_ENUM(name, sql) AM_S_##name,
+    AM_STMTS(AM_STMT_ENUM)
+#undef AM_STMT_ENUM
+        AM_S__COUNT
+};
+
+/* Statement texts and names (for error messages), by id (conn.c). */
+extern const char *const am_stmt_sql[AM_S__COUNT];
+extern const char *const am_stmt_name[AM_S__COUNT];
+
+/* ---- types ---------------------------------------------------------------- */
+
+typedef struct am_conn {
+    sqlite3 *db;
+    pthread_mutex_t mu;
+    sqlite3_stmt *stmt[AM_S__COUNT]; /* prepared on first use */
+} am_conn;
+
+/* A transaction's handle: the write transaction (am_store.tx, one at a
+ * time) or the core of a read one. */
+struct am_store_tx {
+    am_store *st;
+    am_conn *c; /* the writer, or a reader for a read transaction */
+    am_buf sess; /* session id whose sid is cached in sid ("" = none) */
+    int64_t sid;
+    int has_sid;
+};
+
+/* A read transaction: its own type, so the compiler refuses it where a
+ * write transaction is expected; the reads of the write transaction are
+ * &am_store.rtx, whose t is am_store.tx (am_store_tx_reads). */
+struct am_store_rtx {
+    am_store_tx t;
+};
+
+struct am_store {
+    char *path;
+    int memory;
+    enum am_durability durability;
+    int schema_version;
+    am_conn w; /* writer; w.mu is recursive */
+    atomic_int w_waiting; /* threads blocked in am_w_lock (see am_w_handoff) */
+    int64_t w_pages0; /* guarded by w.mu: pages written when the open write began */
+    atomic_llong w_pages_max; /* most pages one write transaction wrote */
+    int in_tx; /* guarded by w.mu: a write transaction is open */
+    int nested; /* guarded by w.mu: depth of nested writes inside it */
+    am_store_rtx rtx; /* rtx.t: the open write transaction (one at a time) */
+    am_conn *r; /* readers (none for ":memory:") */
+    size_t nr;
+    atomic_uint next_reader;
+    pthread_mutex_t errmu;
+    am_buf errmsg; /* guarded by errmu */
+    /* group commit (am_store_tx_group): queued jobs and the batch leader */
+    pthread_mutex_t gmu;
+    pthread_cond_t gcv;
+    struct am_gjob *ghead, **gtail; /* guarded by gmu */
+    int gleader; /* guarded by gmu: a batch is running */
+    am_store_log_fn logfn;
+    void *logctx;
+    /* the checkpointer (file databases): its connection and thread */
+    am_conn ck;
+    pthread_t ck_thread;
+    int ck_running, ck_opened;
+    pthread_mutex_t ckmu;
+    pthread_cond_t ckcv;
+    int ck_pages; /* guarded by ckmu: WAL size reported by the last commit */
+    int ck_stop; /* guarded by ckmu */
+    atomic_uint_fast64_t hidden_seq; /* names of staged/dropped vocabularies */
+    atomic_llong purge_steps; /* VM steps of session purges (am_store_purge_steps) */
+};
+
+/* A bound statement in use: the cached one or a temporary copy. */
+typedef struct am_q {
+    am_conn *c;
+    enum am_stmt_id id;
+    sqlite3_stmt *s;
+} am_q;
+
+/* A column of a row to read (store_get): where to, as what. A NULL
+ * destination skips the column. Build with col_int/col_str, which the
+ * compiler type-checks. */
+typedef struct store_col {
+    enum { STORE_COL_INT, STORE_COL_STR } type;
+    union {
+        int64_t *i; /* sqlite3_column_int64 */
+        char **s; /* malloc'd copy of the text (caller frees), NULL for NULL */
+    } to;
+} store_col;
+
+static inline store_col col_int(int64_t *to)
+{
+    store_col c = {STORE_COL_INT, {.i = to}};
+    return c;
+}
+
+static inline store_col col_str(char **to)
+{
+    store_col c = {STORE_COL_STR, {.s = to}};
+    return c;
+}
+
+/* The columns argument pair of store_get: COLS(col_int(&a), col_str(&b)). */
+#define COLS(...)                                                                                  \
+    (const store_col[]){__VA_ARGS__}, sizeof((const store_col[]){__VA_ARGS__}) / sizeof(store_col)
+
+/* A row's columns in store_each callbacks: an integer, a malloc'd copy of
+ * the text (caller frees; NULL for NULL), the text itself (borrowed until
+ * the callback returns). */
+static inline int64_t row_int(sqlite3_stmt *row, int i)
+{
+    return sqlite3_column_int64(row, i);
+}
+
+static inline const char *row_text(sqlite3_stmt *row, int i)
+{
+    return (const char *)sqlite3_column_text(row, i);
+}
+
+/* Column i of the current row as a malloc'd string (caller frees; NULL
+ * for SQL NULL). */
+char *am_col_str(sqlite3_stmt *s, int i);
+
+static inline char *row_str(sqlite3_stmt *row, int i)
+{
+    return am_col_str(row, i);
+}
+
+/* ---- conn.c --------------------------------------------------------------- */
+
+/* Records msg as the last error and passes AM_ERR_IO/AM_ERR_FULL ones to
+ * the logger. */
+void am_store_note(am_store *st, int code, const char *msg);
+/* Maps the connection's last error to an am_err and records its message.
+ * Call before the connection runs anything else. */
+int am_db_fail(am_store *st, sqlite3 *db, const char *what);
+/* Takes statement id of connection c and binds the arguments described by
+ * fmt: 't' const char * (NULL binds NULL; borrowed until am_q_close),
+ * 'i' int64_t. */
+int am_q_open(am_store *st, am_conn *c, enum am_stmt_id id, am_q *q, const char *fmt, ...);
+/* Steps q: 1 for a row, 0 when done, a negative am_err on failure. */
+int am_q_step(am_store *st, am_q *q);
+/* Releases q: resets a cached statement, finalizes a temporary one. */
+void am_q_close(am_q *q);
+/* Runs a statement that returns no rows (or whose rows are ignored). */
+int am_exec(am_store *st, am_conn *c, enum am_stmt_id id, const char *fmt, ...);
+/* Reads one row: runs statement id on c with the arguments of fmt (as
+ * am_q_open) and stores the first row's columns, in order, through cols
+ * (COLS(...)). AM_ERR_NOTFOUND, the destinations untouched, when there is
+ * no row. */
+int store_get(am_store *st, am_conn *c, enum am_stmt_id id, const store_col *cols, size_t ncols,
+              const char *fmt, ...);
+/* Reads every row: fn(ctx, row) for each (row is borrowed: see row_int,
+ * row_str, row_text); a non-zero return stops the walk and is returned.
+ * fn may call the store: a nested use of the statement gets a copy. */
+typedef int (*store_row_fn)(void *ctx, sqlite3_stmt *row);
+int store_each(am_store *st, am_conn *c, enum am_stmt_id id, store_row_fn fn, void *ctx,
+               const char *fmt, ...);
+/* Up to 64 ids (column 0 of each row), collected by store_each with
+ * store_ids_push, which stops the walk (1) when v is full. */
+typedef struct store_ids {
+    int64_t v[64];
+    size_t n;
+} store_ids;
+int store_ids_push(void *ctx, sqlite3_stmt *row);
+/* Rows collected by store_each with store_collect, to be passed on after
+ * the connection is released (so the callbacks may call the store): kinds
+ * names the columns to keep ('i' an integer, 't' a malloc'd copy of the
+ * text, NULL for NULL); cell(&rows, k)[j] is row k's column j. Free with
+ * store_rows_free. */
+typedef struct store_cell {
+    int64_t i;
+    char *s;
+} store_cell;
+typedef struct store_rows {
+    const char *kinds; /* borrowed */
+    store_cell *v; /* n rows of strlen(kinds) cells, malloc'd */
+    size_t n, cap;
+} store_rows;
+int store_collect(void *ctx, sqlite3_stmt *row);
+void store_rows_free(store_rows *r);
+static inline const store_cell *cell(const store_rows *r, size_t k)
+{
+    return &r->v[k * strlen(r->kinds)];
+}
+/* Makes room for element k of the malloc'd array v of *cap elements of
+ * size bytes (first: the capacity of a new one); returns v, maybe moved. */
+void *vec_grow(void *v, size_t *cap, size_t k, size_t size, size_t first);
+void am_conn_close(am_conn *c);
+int am_conn_open(am_conn *c, const char *path, int flags, int recursive, am_buf *err);
+/* Runs constant SQL (pragmas, migrations) on c. */
+int am_conn_exec(am_conn *c, const char *sql, am_buf *err, const char *what);
+/* Reads one integer with constant SQL. */
+int am_conn_int(am_conn *c, const char *sql, int64_t *out);
+/* A reader for one read call (the writer, locked, for ":memory:");
+ * release with am_reader_put. */
+am_conn *am_reader_get(am_store *st);
+void am_reader_put(am_conn *c);
+/* A read transaction in r (caller owned, e.g. on the stack): a reader and
+ * its snapshot; end with rtx_close. */
+int rtx_open(am_store *st, am_store_rtx *r);
+/* The same, and session's sid in it: on failure (AM_ERR_NOTFOUND: no
+ * session) r is closed again. */
+int rtx_open_sid(am_store *st, am_store_rtx *r, const char *session, int64_t *sid);
+void rtx_close(am_store_rtx *r);
+/* Looks up a session's sid on connection c (AM_ERR_NOTFOUND). */
+int am_sid(am_store *st, am_conn *c, const char *id, int64_t *sid);
+/* The writer's lock; am_w_handoff lets waiting writers have it first
+ * (called unlocked). */
+void am_w_lock(am_store *st);
+void am_w_handoff(am_store *st);
+void am_w_unlock(am_store *st);
+/* A multi-statement write: locks the writer and begins (BEGIN IMMEDIATE,
+ * or a SAVEPOINT inside the thread's open transaction); am_w_end commits
+ * when rc is AM_OK, else rolls back, unlocks, and returns rc or the
+ * commit's error. */
+int am_w_begin(am_store *st);
+int am_w_end(am_store *st, int rc);
+
+/* ---- the other files ------------------------------------------------------ */
+
+/* The sid of session within tx, cached for the transaction (tx.c). */
+int am_tx_sid(am_store_tx *tx, const char *session, int64_t *sid);
+/* The glossary's new version row after GLOSSARY_PUT (glossary.c). */
+int am_glossary_keep(am_store *st, const char *id, const char *glossary_json);
+/* At open: purges the sessions a crash left hidden (sessions.c), deletes
+ * the hidden vocabularies it left (vocab.c). */
+int sessions_purge_hidden(am_store *st);
+int vocab_cleanup(am_store *st);
+
+#endif
