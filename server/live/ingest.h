@@ -10,6 +10,7 @@
 #ifndef AM_INGEST_H
 #define AM_INGEST_H
 
+#include "problem.h"
 #include "score.h"
 #include "server.h"
 
@@ -52,18 +53,6 @@ typedef struct am_seg_req {
     const char *translator; /* NULL when absent */
     char *canonical; /* canonical JSON text of the request (owned) */
 } am_seg_req;
-
-/* What went wrong with a request: HTTP status, problem slug, detail. */
-typedef struct am_fail {
-    int status;
-    const char *slug;
-    const char *title;
-    am_buf detail;
-    const char *field; /* offending field or NULL */
-    int retry_after; /* seconds for a Retry-After header, 0 = none */
-} am_fail;
-void am_fail_init(am_fail *f);
-void am_fail_cleanup(am_fail *f);
 
 /* Validates a segment body (id, source, hypothesis|hypotheses, translation,
  * terms, metadata; nothing else). path_id, when not NULL, is the id from
