@@ -121,10 +121,9 @@ static void am_fail_write(am_fail *f, int rc, const char *session, const char *w
     }
 }
 
-/* The 503 of a request abandoned by its budget (nothing was stored). */
-static int fail_cancelled(am_fail *f, const am_budget *b)
+int am_fail_cancelled(am_fail *f, const am_server *srv, int shutdown)
 {
-    if (atomic_load(&b->srv->abandon)) {
+    if (shutdown) {
         am_failp(f, AM_P_REQUEST_TIMEOUT, NULL,
                  "the server is shutting down; the request was abandoned and nothing was "
                  "stored");
@@ -133,9 +132,15 @@ static int fail_cancelled(am_fail *f, const am_budget *b)
         am_failp(f, AM_P_REQUEST_TIMEOUT, NULL,
                  "the request needed more than %d ms of computing (request-timeout-ms); it "
                  "was abandoned and nothing was stored",
-                 b->srv->cfg.request_timeout_ms);
+                 srv->cfg.request_timeout_ms);
     }
     return AM_ERR_CANCELLED;
+}
+
+/* The 503 of a request abandoned by its budget b (borrowed). */
+static int fail_cancelled(am_fail *f, const am_budget *b)
+{
+    return am_fail_cancelled(f, b->srv, atomic_load(&b->srv->abandon));
 }
 
 /* ---- request validation --------------------------------------------------- */

@@ -36,6 +36,10 @@ void am_budget_start(am_budget *b, am_server *srv);
 /* Non-zero when the budget is spent or the server abandons requests
  * (checks now; sticky like am_cancel_spend). */
 int am_budget_over(am_budget *b);
+/* Fills *f with the 503 request-timeout of a request abandoned by its time
+ * budget, or at the server's shutdown when shutdown is set (then with
+ * Retry-After: 1); nothing was stored. Returns AM_ERR_CANCELLED. */
+int am_fail_cancelled(am_fail *f, const am_server *srv, int shutdown);
 
 /* A validated segment request. Strings point into the JSON it was parsed
  * from (keep that alive); canonical is owned. */

@@ -202,19 +202,9 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
         am_sig_collect_free(c.col);
         am_sessions_release(srv->sessions, sess);
         if (rc == AM_ERR_CANCELLED) {
-            /* as every request over its budget (ingest.c fail_cancelled) */
+            /* as every request over its budget */
             json_decref(base);
-            if (srv->stopping || atomic_load(&srv->abandon)) {
-                am_failp(f, AM_P_REQUEST_TIMEOUT, NULL,
-                         "the server is shutting down; the request was abandoned");
-                f->retry_after = 1;
-            } else {
-                am_failp(f, AM_P_REQUEST_TIMEOUT, NULL,
-                         "the request needed more than %d ms of computing "
-                         "(request-timeout-ms); it was abandoned",
-                         srv->cfg.request_timeout_ms);
-            }
-            return AM_ERR_CANCELLED;
+            return am_fail_cancelled(f, srv, srv->stopping || atomic_load(&srv->abandon));
         }
         if (rc != AM_OK) {
             json_decref(base);
