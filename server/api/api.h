@@ -9,6 +9,7 @@
 
 #include "glossary.h"
 #include "http.h"
+#include "problem.h"
 #include "server.h"
 #include "store.h"
 
@@ -91,20 +92,13 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row);
 int am_api_etag_matches(const char *inm, const char *etag);
 /* Canonical JSON text of a glossary (caller frees). */
 char *am_api_gloss_json(const am_gloss *g);
-/* The status of a request body a parser rejected with rc, and its problem
- * slug in *slug (static): 413 payload-too-large for AM_ERR_RANGE (a
- * limit), 422 invalid-utf8 for AM_ERR_UTF8 / AM_ERR_NUL, 422 invalid-value
- * otherwise. */
-int am_api_body_status(int rc, const char **slug);
-/* Answers a request body a parser rejected with rc: am_api_body_status's
- * status and slug, the given title, the parser's message (borrowed; the
- * error's text when empty or NULL) as detail, and a "line" member when
- * line > 0. */
-void am_api_body_problem(am_req *req, am_resp *resp, int rc, const char *title, const char *msg,
-                         size_t line);
-/* Answers a failed am_ingest_* call with the problem in f (borrowed;
- * ingest.h): its status (500 when unset), slug, title and detail. */
-struct am_fail;
-void am_api_fail(am_req *req, am_resp *resp, const struct am_fail *f);
+/* Answers a request body a parser rejected with rc: am_problem_of_input's
+ * problem, the parser's message (borrowed; the error's text when empty or
+ * NULL) as detail, and a "line" member when line > 0. */
+void am_api_body_problem(am_req *req, am_resp *resp, int rc, const char *msg, size_t line);
+/* Answers a failed am_ingest_* / rescore call with the problem in f
+ * (borrowed; problem.h): its type (internal when never filled), detail,
+ * "field" when set and a Retry-After header when f->retry_after > 0. */
+void am_api_fail(am_req *req, am_resp *resp, const am_fail *f);
 
 #endif

@@ -13,32 +13,29 @@ int am_api_load_session(am_req *req, am_resp *resp, am_store_session *row)
     memset(row, 0, sizeof *row);
     int rc = am_store_session_get(req->srv->store, req->params[0], row);
     if (rc == AM_ERR_NOTFOUND)
-        am_resp_problem(resp, req, 404, "not-found", "Not found", "no session '%s'",
-                        req->params[0]);
+        am_resp_problem(resp, req, AM_P_NOT_FOUND, "no session '%s'", req->params[0]);
     else if (rc != AM_OK)
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "reading the session failed");
+        am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: reading the session failed");
     return rc;
 }
 
 void am_api_store_fail(am_req *req, am_resp *resp, int rc, const char *what)
 {
     if (rc == AM_ERR_FULL)
-        am_resp_problem(resp, req, 507, "insufficient-storage", "Insufficient storage",
-                        "%s: the database is full (disk full or max-db-size reached); nothing "
-                        "was stored, retry once space is freed",
-                        what);
+        am_resp_problem(resp, req, AM_P_INSUFFICIENT_STORAGE, "%s: " AM_PROBLEM_FULL_NOTE, what);
     else
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "%s", what);
+        am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: %s", what);
 }
 
 void am_api_gone_or_500(am_req *req, am_resp *resp, int rc, const char *what)
 {
-    if (rc == AM_ERR_NOTFOUND)
-        am_resp_problem(resp, req, 404, "not-found", "Not found",
-                        "session '%s' was deleted while the request ran", req->params[0]);
-    else if (rc == AM_ERR_CONFLICT)
-        am_resp_problem(resp, req, 409, "conflict", "Conflict",
-                        "session '%s' changed while the request ran; retry", req->params[0]);
+    am_ptype t = am_problem_of_store(rc);
+    if (t == AM_P_NOT_FOUND)
+        am_resp_problem(resp, req, t, "session '%s' was deleted while the request ran",
+                        req->params[0]);
+    else if (t == AM_P_CONFLICT)
+        am_resp_problem(resp, req, t, "session '%s' changed while the request ran; retry",
+                        req->params[0]);
     else
         am_api_store_fail(req, resp, rc, what); /* 507 on a full disk, else 500 */
 }
@@ -53,9 +50,8 @@ int am_api_query_int(am_req *req, am_resp *resp, const char *key, int64_t lo, in
     errno = 0;
     long long x = strtoll(v, &end, 10);
     if (!*v || *end || errno || x < lo || x > hi) {
-        am_resp_problem(resp, req, 400, "bad-request", "Bad query parameter",
-                        "'%s' must be an integer from %lld to %lld", key, (long long)lo,
-                        (long long)hi);
+        am_resp_problem(resp, req, AM_P_BAD_REQUEST, "'%s' must be an integer from %lld to %lld",
+                        key, (long long)lo, (long long)hi);
         return AM_ERR_INVALID;
     }
     *out = x;
@@ -104,28 +100,21 @@ int am_api_etag_matches(const char *inm, const char *etag)
     return 0;
 }
 
-int am_api_body_status(int rc, const char **slug)
+void am_api_body_problem(am_req *req, am_resp *resp, int rc, const char *msg, size_t line)
 {
-    if (rc == AM_ERR_RANGE) {
-        *slug = "payload-too-large";
-        return 413;
-    }
-    *slug = rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "invalid-value";
-    return 422;
-}
-
-void am_api_body_problem(am_req *req, am_resp *resp, int rc, const char *title, const char *msg,
-                         size_t line)
-{
-    const char *slug;
-    int status = am_api_body_status(rc, &slug);
-    am_resp_problem(resp, req, status, slug, title, "%s", msg && *msg ? msg : am_strerror(rc));
+    am_resp_problem(resp, req, am_problem_of_input(rc), "%s", msg && *msg ? msg : am_strerror(rc));
     if (line)
         am_resp_problem_set(resp, "line", json_integer((json_int_t)line));
 }
 
 void am_api_fail(am_req *req, am_resp *resp, const am_fail *f)
 {
-    am_resp_problem(resp, req, f->status ? f->status : 500, f->slug ? f->slug : "internal",
-                    f->title ? f->title : "Error", "%s", am_buf_str(&f->detail));
+    am_resp_problem(resp, req, f->type, "%s", am_buf_str(&f->detail));
+    if (f->field)
+        am_resp_problem_set(resp, "field", json_string(f->field));
+    if (f->retry_after > 0) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", f->retry_after);
+        am_resp_header(resp, "Retry-After", v);
+    }
 }

@@ -353,7 +353,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
         wo = first_wo;
     } else if (!known) {
         am_resp_problem(
-            resp, req, 400, "bad-request", "Bad query parameter",
+            resp, req, AM_P_BAD_REQUEST,
             "'wo' must be one of the session's window-overlap widths (options.windows)");
         return 0;
     }
@@ -373,7 +373,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
     }
     am_cv_ctx *c = calloc(1, sizeof *c);
     if (!c) {
-        am_resp_problem(resp, req, 500, "internal", "Out of memory", "building the curve failed");
+        am_resp_problem(resp, req, AM_P_INTERNAL, "out of memory: building the curve failed");
         am_store_session_clear(&row);
         return 0;
     }
@@ -412,7 +412,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
     if (rc != AM_OK || c->rc != AM_OK) {
         json_decref(gc.changes);
         am_resp_headers_clear(resp);
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "reading segments failed");
+        am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: reading segments failed");
         json_decref(c->x);
     } else {
         json_t *systems = json_object();

@@ -55,8 +55,7 @@ static void am_dash_serve(am_req *req, am_resp *resp, const char *name)
         f = am_embedded_find(path);
     }
     if (!f) {
-        am_resp_problem(resp, req, 404, "not-found", "Not found",
-                        "the dashboard has no file '%.140s'", name);
+        am_resp_problem(resp, req, AM_P_NOT_FOUND, "the dashboard has no file '%.140s'", name);
         return;
     }
     char etag[64];

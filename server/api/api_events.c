@@ -24,7 +24,7 @@ static int am_events_after(am_req *req, am_resp *resp, int64_t *after)
         while (*end == ' ' || *end == '\t')
             end++;
         if (*end || errno || v < 0 || *h == '-' || *h == '+') {
-            am_resp_problem(resp, req, 400, "bad-request", "Bad Last-Event-ID",
+            am_resp_problem(resp, req, AM_P_BAD_REQUEST,
                             "Last-Event-ID must be a segment seq (an integer >= 0)");
             return AM_ERR_INVALID;
         }
@@ -41,7 +41,7 @@ void am_api_events(am_req *req, am_resp *resp)
     if (am_events_after(req, resp, &after) != AM_OK)
         return;
     if (!ev) {
-        am_resp_problem(resp, req, 503, "unavailable", "Unavailable", "event streams are off");
+        am_resp_problem(resp, req, AM_P_UNAVAILABLE, "event streams are off");
         return;
     }
     /* subscribe before looking the session up: a delete in between is then
@@ -61,7 +61,7 @@ void am_api_events(am_req *req, am_resp *resp)
     if (am_api_query_int(req, resp, "incarnation", 1, INT64_MAX, &inc) != AM_OK ||
         (inc && inc != row.incarnation)) {
         if (inc && inc != row.incarnation)
-            am_resp_problem(resp, req, 404, "not-found", "Not found",
+            am_resp_problem(resp, req, AM_P_NOT_FOUND,
                             "incarnation %lld of session '%s' was deleted (the current one is "
                             "%lld)",
                             (long long)inc, row.id, (long long)row.incarnation);

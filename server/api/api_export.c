@@ -412,8 +412,7 @@ void am_api_export(am_req *req, am_resp *resp)
     else if (!strcmp(format, "tmx"))
         fmt = AM_PG_TMX;
     else {
-        am_resp_problem(resp, req, 400, "bad-request", "Unknown format",
-                        "format must be csv, json or tmx");
+        am_resp_problem(resp, req, AM_P_BAD_REQUEST, "format must be csv, json or tmx");
         return;
     }
     am_store_session row;

@@ -34,7 +34,7 @@ void am_api_glossary_put(am_req *req, am_resp *resp)
         return;
     int fmt = am_gloss_media(req->content_type);
     if (fmt < 0) {
-        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+        am_resp_problem(resp, req, AM_P_UNSUPPORTED_MEDIA_TYPE,
                         "glossaries are application/json, text/csv, text/tab-separated-values or "
                         "application/x-tbx (TBX-Basic)");
         am_store_session_clear(&row);
@@ -58,7 +58,7 @@ void am_api_glossary_put(am_req *req, am_resp *resp)
                                   &g, &rep);
     json_decref(opts);
     if (rc != AM_OK) {
-        am_api_body_problem(req, resp, rc, "Invalid glossary", rep.msg, rep.line);
+        am_api_body_problem(req, resp, rc, rep.msg, rep.line);
         am_gloss_cleanup(&g);
         am_store_session_clear(&row);
         return;
@@ -74,8 +74,7 @@ void am_api_glossary_put(am_req *req, am_resp *resp)
     am_scorer_free(sc);
     int64_t version = 0;
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, 422, "invalid-value", "Invalid glossary", "%s",
-                        am_buf_str(&err));
+        am_resp_problem(resp, req, AM_P_INVALID_VALUE, "%s", am_buf_str(&err));
     } else if ((rc = am_ingest_glossary_put(req->srv, row.id, row.incarnation, txt, &version)) !=
                AM_OK) {
         am_api_gone_or_500(req, resp, rc, "the glossary was not stored");

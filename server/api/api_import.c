@@ -83,18 +83,17 @@ static int import_unit(void *ctx, const am_xliff_doc *d, const am_xliff_seg *s,
             im->imported++;
         else
             im->present++;
-    } else if (f.status >= 500 || f.status == 404 || f.status == 0) {
+    } else if (am_fail_status(&f) >= 500 || am_fail_status(&f) == 404 || !f.failed) {
         /* the store failed or the session went away: stop here; the
          * units before this one are committed, a retry resumes */
-        am_resp_problem(im->resp, req, f.status ? f.status : 500, f.slug ? f.slug : "internal",
-                        f.title ? f.title : "Error", "unit '%s': %s", s->id, am_buf_str(&f.detail));
+        am_resp_problem(im->resp, req, f.type, "unit '%s': %s", s->id, am_buf_str(&f.detail));
         am_resp_problem_set(im->resp, "imported", json_integer((json_int_t)im->imported));
         am_resp_problem_set(im->resp, "already_present", json_integer((json_int_t)im->present));
         im->failed = 1;
     } else {
         char reason[300];
-        snprintf(reason, sizeof reason, "%s (%d %s)", am_buf_str(&f.detail), f.status,
-                 f.slug ? f.slug : "error");
+        snprintf(reason, sizeof reason, "%s (%d %s)", am_buf_str(&f.detail), am_fail_status(&f),
+                 am_problem_get(f.type)->slug);
         am_import_skip(im->skips, &im->skipped, s->id, reason);
     }
     free(result);
@@ -107,7 +106,7 @@ static int import_unit(void *ctx, const am_xliff_doc *d, const am_xliff_seg *s,
 void am_api_import(am_req *req, am_resp *resp)
 {
     if (!am_import_media(req->content_type)) {
-        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+        am_resp_problem(resp, req, AM_P_UNSUPPORTED_MEDIA_TYPE,
                         "an import is an XLIFF 1.2 or 2.x file: application/xliff+xml");
         return;
     }
@@ -120,7 +119,7 @@ void am_api_import(am_req *req, am_resp *resp)
     import_state im = {req, resp, json_array(), 0, 0, 0, 0};
     int rc = am_xliff_each(req->body, req->body_len, import_unit, &im, &doc, &rep);
     if (rc != AM_OK && !im.failed) {
-        am_api_body_problem(req, resp, rc, "Invalid XLIFF", rep.msg, rep.line);
+        am_api_body_problem(req, resp, rc, rep.msg, rep.line);
     } else if (!im.failed) {
         json_t *systems = json_array();
         for (size_t k = 0; k < doc.nsystems; k++)

@@ -28,7 +28,7 @@ static int am_metrics_ci(am_req *req, am_resp *resp, double *conf, char *suffix,
     double x = strtod(v, &end);
     if (!*v || *end || errno || !(x > 0 && x < 1) || strlen(v) > 6 ||
         strspn(v, "0123456789.") != strlen(v)) {
-        am_resp_problem(resp, req, 400, "bad-request", "Bad query parameter",
+        am_resp_problem(resp, req, AM_P_BAD_REQUEST,
                         "'ci' must be a confidence level between 0 and 1, e.g. 0.95");
         return -1;
     }
@@ -88,7 +88,7 @@ void am_api_metrics(am_req *req, am_resp *resp)
             (void)am_acache_put(cache, ticket, ckey, inc2, (int64_t)v, resp->body, resp->body_len);
     } else {
         am_resp_headers_clear(resp);
-        am_resp_problem(resp, req, f.status, f.slug, f.title, "%s", am_buf_str(&f.detail));
+        am_api_fail(req, resp, &f);
     }
     am_fail_cleanup(&f);
 }
@@ -153,7 +153,7 @@ void am_api_word(am_req *req, am_resp *resp)
         am_buf_appends(&norm, req->params[1]);
     am_sessions_release(req->srv->sessions, sess);
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, 404, "not-found", "Not found", "not a valid word");
+        am_resp_problem(resp, req, AM_P_NOT_FOUND, "not a valid word");
         goto done;
     }
     am_word_ctx c = {req->srv, req->params[0], am_buf_str(&norm), json_array()};
@@ -161,12 +161,12 @@ void am_api_word(am_req *req, am_resp *resp)
     rc = am_store_word_history(req->srv->store, req->params[0], c.word, &occ, am_word_seq, &c);
     if (rc == AM_ERR_NOTFOUND) {
         json_decref(c.arr);
-        am_resp_problem(resp, req, 404, "not-found", "Not found",
+        am_resp_problem(resp, req, AM_P_NOT_FOUND,
                         "'%s' (normalized '%s') does not occur in a confirmed translation of '%s'",
                         req->params[1], c.word, req->params[0]);
     } else if (rc != AM_OK) {
         json_decref(c.arr);
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "reading the history failed");
+        am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: reading the history failed");
     } else {
         am_resp_json(resp, 200,
                      json_pack("{sssssssIso}", "session", req->params[0], "word", req->params[1],

@@ -8,19 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void am_fail_resp(am_req *req, am_resp *resp, am_fail *f)
-{
-    am_resp_problem(resp, req, f->status ? f->status : 500, f->slug ? f->slug : "internal",
-                    f->title ? f->title : "Error", "%s", am_buf_str(&f->detail));
-    if (f->field)
-        am_resp_problem_set(resp, "field", json_string(f->field));
-    if (f->retry_after > 0) {
-        char v[16];
-        snprintf(v, sizeof v, "%d", f->retry_after);
-        am_resp_header(resp, "Retry-After", v);
-    }
-}
-
 static void am_segment_write(am_req *req, am_resp *resp, int replace)
 {
     json_t *body;
@@ -44,25 +31,11 @@ static void am_segment_write(am_req *req, am_resp *resp, int replace)
         }
         am_resp_json_text(resp, status, result);
     } else {
-        am_fail_resp(req, resp, &f);
+        am_api_fail(req, resp, &f);
     }
     am_seg_req_cleanup(&sr);
     am_fail_cleanup(&f);
     json_decref(body);
-}
-
-/* A failure as the problem object of a batch item (new reference). */
-static json_t *am_fail_json(const am_fail *f)
-{
-    char type[160];
-    snprintf(type, sizeof type, "https://adaptmon.dev/problems/%s", f->slug ? f->slug : "internal");
-    json_t *d = json_string(am_buf_str(&f->detail));
-    json_t *p = json_pack("{sssssiso}", "type", type, "title", f->title ? f->title : "Error",
-                          "status", f->status ? f->status : 500, "detail",
-                          d ? d : json_string("(detail not valid UTF-8)"));
-    if (f->field)
-        json_object_set_new(p, "field", json_string(f->field));
-    return p;
 }
 
 /* A batch POST (a JSON array or NDJSON body): vals[i] the items (borrowed;
@@ -75,12 +48,12 @@ static void am_batch(am_req *req, am_resp *resp, json_t **vals, char **errs, siz
 {
     const am_srv_config *cfg = &req->srv->cfg;
     if (n == 0) {
-        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+        am_resp_problem(resp, req, AM_P_INVALID_VALUE,
                         "the batch is empty: give at least one segment");
         return;
     }
     if (n > (size_t)cfg->max_batch) {
-        am_resp_problem(resp, req, 422, "too-many-items", "Too many items",
+        am_resp_problem(resp, req, AM_P_TOO_MANY_ITEMS,
                         "the batch has %zu segments; the limit is %d (max-batch)", n,
                         cfg->max_batch);
         return;
@@ -93,17 +66,11 @@ static void am_batch(am_req *req, am_resp *resp, json_t **vals, char **errs, siz
     for (; valid < n; valid++) {
         am_fail *f = &items[valid].fail;
         if (!vals[valid]) {
-            f->status = 400;
-            f->slug = "bad-json";
-            f->title = "Malformed JSON";
-            am_buf_appends(&f->detail, errs[valid] ? errs[valid] : "not JSON");
+            am_failp(f, AM_P_BAD_JSON, NULL, "%s", errs[valid] ? errs[valid] : "not JSON");
             break;
         }
         if (!json_is_object(vals[valid])) {
-            f->status = 422;
-            f->slug = "invalid-value";
-            f->title = "Invalid value";
-            am_buf_appends(&f->detail, "a batch item must be a JSON object (a segment)");
+            am_failp(f, AM_P_INVALID_VALUE, NULL, "a batch item must be a JSON object (a segment)");
             break;
         }
         if (am_seg_req_parse(vals[valid], NULL, cfg, &reqs[valid], f) != AM_OK)
@@ -111,11 +78,11 @@ static void am_batch(am_req *req, am_resp *resp, json_t **vals, char **errs, siz
     }
     size_t attempted = valid ? am_ingest_batch(req->srv, req->params[0], reqs, valid, items) : 0;
     if (attempted == valid && valid < n) { /* the invalid item ends the batch */
-        items[valid].status = items[valid].fail.status;
+        items[valid].status = am_fail_status(&items[valid].fail);
         attempted = valid + 1;
     }
     if (attempted == 1 && items[0].status == 404 && !items[0].fail.field) {
-        am_fail_resp(req, resp, &items[0].fail); /* no such session: nothing was done */
+        am_api_fail(req, resp, &items[0].fail); /* no such session: nothing was done */
     } else {
         json_t *arr = json_array();
         json_int_t created = 0, unchanged = 0;
@@ -135,8 +102,8 @@ static void am_batch(am_req *req, am_resp *resp, json_t **vals, char **errs, siz
                 else
                     unchanged++;
             } else {
-                json_object_set_new(o, "status", json_integer(it->fail.status));
-                json_object_set_new(o, "problem", am_fail_json(&it->fail));
+                json_object_set_new(o, "status", json_integer(am_fail_status(&it->fail)));
+                json_object_set_new(o, "problem", am_fail_json(&it->fail, NULL));
                 json_decref(failed);
                 failed = json_integer((json_int_t)i);
             }
@@ -161,7 +128,7 @@ static void am_batch_ndjson(am_req *req, am_resp *resp)
 {
     size_t off = 0;
     if (am_text_validate(req->body, req->body_len, &off) != AM_OK) {
-        am_resp_problem(resp, req, 422, "invalid-utf8", "Invalid UTF-8",
+        am_resp_problem(resp, req, AM_P_INVALID_UTF8,
                         "the body is not valid UTF-8 or holds a NUL byte (offset %zu)", off);
         return;
     }
@@ -244,7 +211,7 @@ void am_api_segment_delete(am_req *req, am_resp *resp)
     if (am_ingest_delete(req->srv, req->params[0], req->params[1], &status, &f) == AM_OK)
         resp->status = 204;
     else
-        am_fail_resp(req, resp, &f);
+        am_api_fail(req, resp, &f);
     am_fail_cleanup(&f);
 }
 
@@ -256,14 +223,14 @@ void am_api_segment_get(am_req *req, am_resp *resp)
     if (rc == AM_ERR_NOTFOUND) {
         am_store_session row;
         if (am_api_load_session(req, resp, &row) == AM_OK) {
-            am_resp_problem(resp, req, 404, "not-found", "Not found", "no segment '%s' in '%s'",
-                            req->params[1], req->params[0]);
+            am_resp_problem(resp, req, AM_P_NOT_FOUND, "no segment '%s' in '%s'", req->params[1],
+                            req->params[0]);
             am_store_session_clear(&row);
         }
         return;
     }
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "reading the segment failed");
+        am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: reading the segment failed");
         return;
     }
     json_t *o = json_loads(rs, 0, NULL);
@@ -310,7 +277,7 @@ static int check_systems(am_req *req, am_resp *resp, json_t *body, const char **
                                                                  : AM_SCORE_MAX_SYSTEMS;
     *n = 0;
     if (hyp && hs) {
-        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+        am_resp_problem(resp, req, AM_P_INVALID_VALUE,
                         "give either 'hypothesis' or 'hypotheses', not both");
         return AM_ERR_INVALID;
     }
@@ -324,7 +291,7 @@ static int check_systems(am_req *req, am_resp *resp, json_t *body, const char **
     if (!hs)
         return AM_OK;
     if (!json_is_object(hs) || json_object_size(hs) == 0 || json_object_size(hs) > max) {
-        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+        am_resp_problem(resp, req, AM_P_INVALID_VALUE,
                         "'hypotheses' must be an object {system: text} of 1 to %zu systems", max);
         return AM_ERR_INVALID;
     }
@@ -333,7 +300,7 @@ static int check_systems(am_req *req, am_resp *resp, json_t *body, const char **
     json_object_foreach(hs, key, v)
     {
         if (!am_http_valid_id(key)) {
-            am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+            am_resp_problem(resp, req, AM_P_INVALID_VALUE,
                             "system names must match [A-Za-z0-9._-]{1,128}");
             return AM_ERR_INVALID;
         }
@@ -346,7 +313,7 @@ static int check_systems(am_req *req, am_resp *resp, json_t *body, const char **
         hyps[i] = json_string_value(json_object_get(hs, sys[i]));
     return AM_OK;
 bad:
-    am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+    am_resp_problem(resp, req, AM_P_INVALID_VALUE,
                     "'hypothesis' is a string; 'hypotheses' maps systems to strings");
     return AM_ERR_INVALID;
 }
@@ -361,7 +328,7 @@ void am_api_check(am_req *req, am_resp *resp)
     json_object_foreach(body, key, v)
     {
         if (strcmp(key, "source") && strcmp(key, "hypothesis") && strcmp(key, "hypotheses")) {
-            am_resp_problem(resp, req, 422, "unknown-field", "Unknown field",
+            am_resp_problem(resp, req, AM_P_UNKNOWN_FIELD,
                             "unknown field '%.64s' (allowed: source, hypothesis, hypotheses)", key);
             json_decref(body);
             return;
@@ -369,8 +336,7 @@ void am_api_check(am_req *req, am_resp *resp)
     }
     json_t *src = json_object_get(body, "source");
     if (!json_is_string(src)) {
-        am_resp_problem(resp, req, 422, src ? "invalid-value" : "missing-field",
-                        src ? "Invalid value" : "Missing field",
+        am_resp_problem(resp, req, src ? AM_P_INVALID_VALUE : AM_P_MISSING_FIELD,
                         "'source' (string) is required; 'hypothesis' is a string");
         json_decref(body);
         return;
@@ -388,7 +354,7 @@ void am_api_check(am_req *req, am_resp *resp)
         nul |= strlen(hyps[i]) != json_string_length(h);
     }
     if (nul) {
-        am_resp_problem(resp, req, 422, "invalid-utf8", "Invalid text", "NUL characters in text");
+        am_resp_problem(resp, req, AM_P_INVALID_UTF8, "NUL characters in text");
         json_decref(body);
         return;
     }
@@ -400,15 +366,14 @@ void am_api_check(am_req *req, am_resp *resp)
         size_t nh = i < nsys ? am_toks_count_py(hyps[i]) : 0;
         total += nh;
         if (ns > (size_t)cfg->max_tokens || nh > (size_t)cfg->max_tokens) {
-            am_resp_problem(resp, req, 422, "too-many-tokens", "Too many tokens",
-                            "'%s' has %zu tokens; the limit is %d",
+            am_resp_problem(resp, req, AM_P_TOO_MANY_TOKENS, "'%s' has %zu tokens; the limit is %d",
                             ns > nh ? "source" : "hypothesis", ns > nh ? ns : nh, cfg->max_tokens);
             json_decref(body);
             return;
         }
     }
     if (nsys > 1 && total > (size_t)cfg->max_segment_tokens) {
-        am_resp_problem(resp, req, 422, "too-many-tokens", "Too many tokens",
+        am_resp_problem(resp, req, AM_P_TOO_MANY_TOKENS,
                         "the check has %zu tokens in its source and hypotheses; the limit is %d "
                         "(max-segment-tokens)",
                         total, cfg->max_segment_tokens);
@@ -422,7 +387,7 @@ void am_api_check(am_req *req, am_resp *resp)
                         &f) == AM_OK)
         am_resp_json(resp, 200, out);
     else
-        am_fail_resp(req, resp, &f);
+        am_api_fail(req, resp, &f);
     am_fail_cleanup(&f);
     json_decref(body);
 }

@@ -177,7 +177,7 @@ static void am_new_id(char *out, size_t n)
 /* A 422 invalid-value problem naming field (NULL: none). */
 static int am_session_invalid(am_req *req, am_resp *resp, const char *field, const char *msg)
 {
-    am_resp_problem(resp, req, 422, "invalid-value", "Invalid value", "%s", msg);
+    am_resp_problem(resp, req, AM_P_INVALID_VALUE, "%s", msg);
     if (field)
         am_resp_problem_set(resp, "field", json_string(field));
     return AM_ERR_INVALID;
@@ -197,7 +197,7 @@ static int am_session_known_fields(am_req *req, am_resp *resp, json_t *body)
         while (k < sizeof known / sizeof known[0] && strcmp(key, known[k]))
             k++;
         if (k == sizeof known / sizeof known[0]) {
-            am_resp_problem(resp, req, 422, "unknown-field", "Unknown field",
+            am_resp_problem(resp, req, AM_P_UNKNOWN_FIELD,
                             "unknown field '%.64s' (allowed: id, name, source_lang, target_lang, "
                             "options, glossary, stopword_list, metadata, systems)",
                             key);
@@ -237,8 +237,7 @@ static int am_session_options(am_req *req, am_resp *resp, json_t *body, json_t *
     for (size_t i = 0; i < 2; i++) {
         json_t *l = json_object_get(body, langs[i]);
         if (!l) {
-            am_resp_problem(resp, req, 422, "missing-field", "Missing field", "'%s' is required",
-                            langs[i]);
+            am_resp_problem(resp, req, AM_P_MISSING_FIELD, "'%s' is required", langs[i]);
             am_resp_problem_set(resp, "field", json_string(langs[i]));
             json_decref(opts);
             return AM_ERR_INVALID;
@@ -308,7 +307,7 @@ static int am_session_service_options(am_req *req, am_resp *resp, json_t *opts, 
     }
     json_t *prof = json_object_get(opts, "profile");
     if (json_is_string(prof) && !strcmp(json_string_value(prof), "alam2021")) {
-        am_resp_problem(resp, req, 422, "invalid-value", "Unsupported profile",
+        am_resp_problem(resp, req, AM_P_INVALID_VALUE,
                         "profile alam2021 reproduces a script on WMT21 SGML files; use `adaptmon "
                         "score --profile alam2021` offline (live sessions: standard or "
                         "simianer2019)");
@@ -365,9 +364,7 @@ static int am_session_glossary(am_req *req, am_resp *resp, json_t *body, char **
     int rc = am_gloss_parse(raw, strlen(raw), AM_GLOSS_JSON, &lim, &g, &rep);
     free(raw);
     if (rc != AM_OK) {
-        const char *slug;
-        int status = am_api_body_status(rc, &slug);
-        am_resp_problem(resp, req, status, slug, "Invalid glossary", "%s", rep.msg);
+        am_resp_problem(resp, req, am_problem_of_input(rc), "%s", rep.msg);
         am_resp_problem_set(resp, "field", json_string("glossary"));
     } else {
         *gl_txt = am_api_gloss_json(&g);
@@ -402,19 +399,17 @@ static void am_session_store(am_req *req, am_resp *resp, char *id, json_t *opts,
     if (rc == AM_OK)
         rc = am_sessions_build_scorer(opts_txt, sw_txt, gl_txt, NULL, &sc, &err);
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, 422,
-                        rc == AM_ERR_NOTFOUND && !err.len            ? "invalid-value"
-                        : strstr(am_buf_str(&err), "unknown option") ? "unknown-field"
-                                                                     : "invalid-value",
-                        "Invalid session options", "%s",
-                        err.len ? am_buf_str(&err) : am_strerror(rc));
+        am_resp_problem(resp, req,
+                        strstr(am_buf_str(&err), "unknown option") ? AM_P_UNKNOWN_FIELD
+                                                                   : AM_P_INVALID_VALUE,
+                        "%s", err.len ? am_buf_str(&err) : am_strerror(rc));
         goto done;
     }
     int64_t now = am_now_ms(), incarnation = 0;
     rc = am_store_session_create_gl(req->srv->store, id, opts_txt, am_scorer_signature(sc), sw_txt,
                                     gl_txt, now, &incarnation);
     if (rc == AM_ERR_CONFLICT) {
-        am_resp_problem(resp, req, 409, "conflict", "Session exists", "a session '%s' exists", id);
+        am_resp_problem(resp, req, AM_P_CONFLICT, "a session '%s' exists", id);
         goto done;
     } else if (rc != AM_OK) {
         am_api_store_fail(req, resp, rc, "the session was not stored");
@@ -482,13 +477,13 @@ void am_api_session_list(am_req *req, am_resp *resp)
         return;
     const char *after = am_req_query(req, "after");
     if (after && !am_http_valid_id(after)) {
-        am_resp_problem(resp, req, 400, "bad-request", "Bad query", "'after' must be a session id");
+        am_resp_problem(resp, req, AM_P_BAD_REQUEST, "'after' must be a session id");
         return;
     }
     am_store_session *rows = NULL;
     size_t n = 0;
     if (am_store_session_list(req->srv->store, after, (size_t)limit + 1, &rows, &n) != AM_OK) {
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "listing sessions failed");
+        am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: listing sessions failed");
         return;
     }
     json_t *arr = json_array();
@@ -510,11 +505,11 @@ void am_api_session_delete(am_req *req, am_resp *resp)
     const char *id = req->params[0];
     int rc = am_store_session_delete(req->srv->store, id);
     if (rc == AM_ERR_NOTFOUND) {
-        am_resp_problem(resp, req, 404, "not-found", "Not found", "no session '%s'", id);
+        am_resp_problem(resp, req, AM_P_NOT_FOUND, "no session '%s'", id);
         return;
     }
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "deleting failed");
+        am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: deleting failed");
         return;
     }
     am_sessions_forget(req->srv->sessions, id);

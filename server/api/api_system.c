@@ -66,8 +66,7 @@ void am_api_openapi(am_req *req, am_resp *resp)
 {
     const am_embedded_file *f = am_embedded_find("openapi.yaml");
     if (!f) {
-        am_resp_problem(resp, req, 500, "internal", "Missing contract",
-                        "openapi.yaml was not embedded at build time");
+        am_resp_problem(resp, req, AM_P_INTERNAL, "openapi.yaml was not embedded at build time");
         return;
     }
     am_resp_data(resp, 200, "application/yaml", (const char *)f->data, f->len);

@@ -15,7 +15,7 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
     const char *ct = req->content_type;
     int tmx = ct && (!strcmp(ct, "application/x-tmx+xml") || !strcmp(ct, "application/tmx+xml"));
     if (!ct || (strcmp(ct, "text/plain") && !tmx)) {
-        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+        am_resp_problem(resp, req, AM_P_UNSUPPORTED_MEDIA_TYPE,
                         "a vocabulary is text/plain (one 'count word' line per word) or a TMX "
                         "memory (application/x-tmx+xml)");
         return;
@@ -32,7 +32,7 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
         am_config_init(&cfg);
         const char *ql = am_req_query(req, "lang");
         if (ql && *ql && am_config_set(&cfg, "target_lang", ql, NULL) != AM_OK) {
-            am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+            am_resp_problem(resp, req, AM_P_INVALID_VALUE,
                             "'lang' must be a language code such as \"fr\" or \"fr-FR\"");
             am_resp_problem_set(resp, "field", json_string("lang"));
             am_vocab_free(v);
@@ -57,9 +57,7 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
         rc = am_vocab_parse_counts(req->body, req->body_len, v, &line, &msg);
     }
     if (rc != AM_OK) {
-        const char *slug;
-        int status = am_api_body_status(rc, &slug);
-        am_resp_problem(resp, req, status, slug, "Invalid vocabulary", "line %zu: %s", line,
+        am_resp_problem(resp, req, am_problem_of_input(rc), "line %zu: %s", line,
                         msg ? msg : am_strerror(rc));
         am_resp_problem_set(resp, "line", json_integer((json_int_t)line));
         am_vocab_free(v);
@@ -98,12 +96,11 @@ void am_api_vocab_get(am_req *req, am_resp *resp)
     int64_t words, created;
     int rc = am_store_vocabulary_info(req->srv->store, req->params[0], &words, &created);
     if (rc == AM_ERR_NOTFOUND) {
-        am_resp_problem(resp, req, 404, "not-found", "Not found", "no vocabulary '%s'",
-                        req->params[0]);
+        am_resp_problem(resp, req, AM_P_NOT_FOUND, "no vocabulary '%s'", req->params[0]);
         return;
     }
     if (rc != AM_OK) {
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "reading failed");
+        am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: reading failed");
         return;
     }
     am_resp_json(resp, 200,
@@ -115,10 +112,9 @@ void am_api_vocab_delete(am_req *req, am_resp *resp)
 {
     int rc = am_store_vocabulary_delete(req->srv->store, req->params[0]);
     if (rc == AM_ERR_NOTFOUND)
-        am_resp_problem(resp, req, 404, "not-found", "Not found", "no vocabulary '%s'",
-                        req->params[0]);
+        am_resp_problem(resp, req, AM_P_NOT_FOUND, "no vocabulary '%s'", req->params[0]);
     else if (rc != AM_OK)
-        am_resp_problem(resp, req, 500, "internal", "Storage error", "deleting failed");
+        am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: deleting failed");
     else
         resp->status = 204;
 }

@@ -418,28 +418,15 @@ static const char *am_resp_get_header(const am_resp *resp, const char *name)
     return NULL;
 }
 
-void am_resp_problem(am_resp *resp, const am_req *req, int status, const char *slug,
-                     const char *title, const char *detail_fmt, ...)
+void am_resp_problem(am_resp *resp, const am_req *req, am_ptype type, const char *detail_fmt, ...)
 {
     char detail[1024];
     va_list ap;
     va_start(ap, detail_fmt);
     vsnprintf(detail, sizeof detail, detail_fmt, ap);
     va_end(ap);
-    char type[160];
-    snprintf(type, sizeof type, "https://adaptmon.dev/problems/%s", slug);
-    json_t *j = json_object();
-    json_object_set_new(j, "type", json_string(type));
-    json_object_set_new(j, "title", json_string(title));
-    json_object_set_new(j, "status", json_integer(status));
-    /* json_string refuses invalid UTF-8 (a detail quoting raw input) */
-    json_t *d = json_string(detail);
-    json_object_set_new(j, "detail", d ? d : json_string("(detail not valid UTF-8)"));
-    if (req && req->path) {
-        json_t *inst = json_string(req->path);
-        if (inst)
-            json_object_set_new(j, "instance", inst);
-    }
+    int status = am_problem_get(type)->status;
+    json_t *j = am_problem_json(type, detail, req ? req->path : NULL);
     if (req && req->request_id[0])
         json_object_set_new(j, "request_id", json_string(req->request_id));
     am_resp_json(resp, status, j);
@@ -529,12 +516,12 @@ static int am_req_json_ex(const am_req *req, am_resp *resp, json_t **out, int an
 {
     *out = NULL;
     if (!req->content_type) {
-        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+        am_resp_problem(resp, req, AM_P_UNSUPPORTED_MEDIA_TYPE,
                         "the body must be JSON and say so: Content-Type: application/json");
         return AM_ERR_INVALID;
     }
     if (!am_http_is_json_type(req->content_type)) {
-        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+        am_resp_problem(resp, req, AM_P_UNSUPPORTED_MEDIA_TYPE,
                         "the body must be JSON (Content-Type: application/json), not %s",
                         req->content_type);
         return AM_ERR_INVALID;
@@ -542,26 +529,25 @@ static int am_req_json_ex(const am_req *req, am_resp *resp, json_t **out, int an
     char cs[32];
     am_http_charset(am_req_header(req, "Content-Type"), cs, sizeof cs);
     if (cs[0] && strcmp(cs, "utf-8") && strcmp(cs, "utf8") && strcmp(cs, "us-ascii")) {
-        am_resp_problem(resp, req, 415, "unsupported-media-type", "Unsupported media type",
+        am_resp_problem(resp, req, AM_P_UNSUPPORTED_MEDIA_TYPE,
                         "JSON bodies must be UTF-8, not charset=%s", cs);
         return AM_ERR_INVALID;
     }
     if (!req->body || !req->body_len) {
-        am_resp_problem(resp, req, 400, "bad-json", "Malformed JSON",
+        am_resp_problem(resp, req, AM_P_BAD_JSON,
                         "the request body is empty; a JSON object is expected");
         return AM_ERR_PARSE;
     }
     size_t off = 0;
     int rc = am_text_validate(req->body, req->body_len, &off);
     if (rc == AM_ERR_UTF8) {
-        am_resp_problem(resp, req, 422, "invalid-utf8", "Invalid UTF-8",
+        am_resp_problem(resp, req, AM_P_INVALID_UTF8,
                         "the body is not valid UTF-8 (first bad byte at offset %zu)", off);
         am_resp_problem_set(resp, "offset", json_integer((json_int_t)off));
         return AM_ERR_UTF8;
     }
     if (rc == AM_ERR_NUL) {
-        am_resp_problem(resp, req, 400, "bad-json", "Malformed JSON",
-                        "the body holds a NUL byte at offset %zu", off);
+        am_resp_problem(resp, req, AM_P_BAD_JSON, "the body holds a NUL byte at offset %zu", off);
         am_resp_problem_set(resp, "offset", json_integer((json_int_t)off));
         return AM_ERR_PARSE;
     }
@@ -569,15 +555,15 @@ static int am_req_json_ex(const am_req *req, am_resp *resp, json_t **out, int an
     json_t *j =
         json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
     if (!j) {
-        am_resp_problem(resp, req, 400, "bad-json", "Malformed JSON", "line %d, column %d: %s",
-                        jerr.line, jerr.column, jerr.text);
+        am_resp_problem(resp, req, AM_P_BAD_JSON, "line %d, column %d: %s", jerr.line, jerr.column,
+                        jerr.text);
         am_resp_problem_set(resp, "line", json_integer(jerr.line));
         am_resp_problem_set(resp, "column", json_integer(jerr.column));
         return AM_ERR_PARSE;
     }
     if (!json_is_object(j) && !(any && json_is_array(j))) {
         json_decref(j);
-        am_resp_problem(resp, req, 422, "invalid-value", "Invalid value",
+        am_resp_problem(resp, req, AM_P_INVALID_VALUE,
                         any ? "the body must be a JSON object or array"
                             : "the body must be a JSON object");
         return AM_ERR_INVALID;
@@ -796,10 +782,9 @@ static int am_http_token_eq(const char *given, size_t glen, const char *token)
 }
 
 /* Sets the early response to a problem. */
-static void am_http_early(am_http_ctx *x, int status, const char *slug, const char *title,
-                          const char *detail)
+static void am_http_early(am_http_ctx *x, am_ptype type, const char *detail)
 {
-    am_resp_problem(&x->early, &x->req, status, slug, title, "%s", detail);
+    am_resp_problem(&x->early, &x->req, type, "%s", detail);
     x->has_early = 1;
 }
 
@@ -846,7 +831,7 @@ static void am_http_auth(am_http_ctx *x)
     if ((!tok || !*tok) && x->qtoken) /* ?access_token= (GET only), see am_http_take_token */
         tok = x->qtoken;
     if (!tok || !*tok) {
-        am_http_early(x, 401, "unauthorized", "Unauthorized",
+        am_http_early(x, AM_P_UNAUTHORIZED,
                       "this server needs a bearer token: Authorization: Bearer <token>");
         am_resp_header(&x->early, "WWW-Authenticate", "Bearer realm=\"adaptmon\"");
         return;
@@ -858,7 +843,7 @@ static void am_http_auth(am_http_ctx *x)
     int is_read = cfg->read_token[0] && am_http_token_eq(tok, n, cfg->read_token);
     if (is_write || (need == AM_AUTH_READ && is_read))
         return;
-    am_http_early(x, 403, "forbidden", "Forbidden",
+    am_http_early(x, AM_P_FORBIDDEN,
                   is_read ? "the read-only token cannot change state; use the write token"
                           : "the bearer token is not valid for this server");
 }
@@ -1027,7 +1012,7 @@ static void am_http_origin_check(am_http_ctx *x)
              "%s requests from the web origin '%.200s' are refused: it is not this server's "
              "origin nor one of its cors-origin values",
              m, am_text_validate(o, strlen(o), NULL) == AM_OK ? o : "?");
-    am_http_early(x, 403, "forbidden-origin", "Cross-origin request refused", detail);
+    am_http_early(x, AM_P_FORBIDDEN_ORIGIN, detail);
 }
 
 /* The request's media type, lower case without parameters, into x->ctype. */
@@ -1068,7 +1053,7 @@ static void am_http_route(am_http_ctx *x, const char *method)
         m = "GET";
     }
     if (!path_hit) {
-        am_http_early(x, 404, "not-found", "Not found", "no resource at this path");
+        am_http_early(x, AM_P_NOT_FOUND, "no resource at this path");
         return;
     }
     x->route_label = path_hit->pattern;
@@ -1084,7 +1069,7 @@ static void am_http_route(am_http_ctx *x, const char *method)
         am_http_allow(x, allow, sizeof allow);
         char detail[256];
         snprintf(detail, sizeof detail, "%s is not allowed here; allowed: %s", method, allow);
-        am_http_early(x, 405, "method-not-allowed", "Method not allowed", detail);
+        am_http_early(x, AM_P_METHOD_NOT_ALLOWED, detail);
         am_resp_header(&x->early, "Allow", allow);
         return;
     }
@@ -1120,7 +1105,7 @@ static void am_http_params(am_http_ctx *x)
                      am_text_validate(params[k], strlen(params[k]), NULL) == AM_OK ? params[k]
                                                                                    : "?",
                      name);
-        am_http_early(x, 404, "not-found", "Not found", detail);
+        am_http_early(x, AM_P_NOT_FOUND, detail);
         return;
     }
 }
@@ -1138,7 +1123,7 @@ static void am_http_length_check(am_http_ctx *x)
         char detail[160];
         snprintf(detail, sizeof detail, "the body (%llu bytes) is larger than %lld bytes", v,
                  (long long)x->limit);
-        am_http_early(x, 413, "payload-too-large", "Payload too large", detail);
+        am_http_early(x, AM_P_PAYLOAD_TOO_LARGE, detail);
         am_resp_problem_set(&x->early, "limit", json_integer(x->limit));
         x->close_conn = 1;
     }
@@ -1162,7 +1147,7 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
 
     if (am_http_parse_target(x) < 0) {
         x->req.path = x->path ? x->path : x->target;
-        am_http_early(x, 400, "bad-request", "Bad request",
+        am_http_early(x, AM_P_BAD_REQUEST,
                       "the request target is not a path, or holds a malformed percent-encoding, "
                       "an encoded NUL byte or a query that is not UTF-8");
         return;
@@ -1175,7 +1160,7 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
         x->req.path = x->raw_path;
     }
     if (!am_http_host_ok(x)) {
-        am_http_early(x, 403, "forbidden-host", "Host not allowed",
+        am_http_early(x, AM_P_FORBIDDEN_HOST,
                       "on a loopback connection this server answers only requests for "
                       "localhost, a loopback IP or an allowed-host (DNS-rebinding protection)");
         return;
@@ -1330,8 +1315,7 @@ static void am_http_run(am_http_ctx *x, am_resp *resp)
                   resp->status);
         am_resp_cleanup(resp);
         am_resp_init(resp);
-        am_resp_problem(resp, &x->req, 500, "internal", "Internal error",
-                        "the request could not be answered");
+        am_resp_problem(resp, &x->req, AM_P_INTERNAL, "the request could not be answered");
     }
 }
 
@@ -1429,7 +1413,7 @@ static enum MHD_Result am_http_access(void *cls, struct MHD_Connection *conn, co
             char detail[160];
             snprintf(detail, sizeof detail, "the body is larger than %lld bytes",
                      (long long)x->limit);
-            am_http_early(x, 413, "payload-too-large", "Payload too large", detail);
+            am_http_early(x, AM_P_PAYLOAD_TOO_LARGE, detail);
             am_resp_problem_set(&x->early, "limit", json_integer(x->limit));
             x->close_conn = 1;
             x->dropped = (int64_t)(x->body.len + n);

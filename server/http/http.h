@@ -13,6 +13,7 @@
 #define AM_HTTP_H
 
 #include "am.h"
+#include "problem.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -78,17 +79,16 @@ void am_resp_header(am_resp *resp, const char *name, const char *value);
 /* Removes (and frees) every header added so far. */
 void am_resp_headers_clear(am_resp *resp);
 
-/* An RFC 9457 problem+json response:
+/* An RFC 9457 problem+json response of the given type (problem.h's table
+ * gives its slug, status and title):
  *   {"type": "https://adaptmon.dev/problems/<slug>", "title": title,
- *    "status": status, "detail": detail, "instance": request path}
- * slug is stable per error kind; the list is openapi.yaml's (Problem.type),
- * which a test keeps in step with the answers: e.g. bad-json, invalid-value,
- * not-found, conflict, request-timeout (503: a request abandoned by its time
- * budget or at shutdown), internal. */
-void am_resp_problem(am_resp *resp, const am_req *req, int status, const char *slug,
-                     const char *title, const char *detail_fmt, ...)
+ *    "status": status, "detail": detail, "instance": request path,
+ *    "request_id": …}
+ * The slugs are openapi.yaml's (Problem.type), which a test keeps in step
+ * with the answers. */
+void am_resp_problem(am_resp *resp, const am_req *req, am_ptype type, const char *detail_fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 6, 7)))
+    __attribute__((format(printf, 4, 5)))
 #endif
     ;
 /* Adds fields to the last problem body (e.g. "field": "k"); steals value. */

@@ -201,7 +201,7 @@ int am_shard_check(const am_shard *sh, const am_req *req, am_resp *resp)
     size_t owner = am_shard_owner(sh, req->params[0]);
     if (owner == sh->self)
         return 0;
-    am_resp_problem(resp, req, 421, "misdirected-request", "Misdirected request",
+    am_resp_problem(resp, req, AM_P_MISDIRECTED_REQUEST,
                     "session '%s' lives on instance %s (%s), not on this one (%s); send the "
                     "request there or through the router",
                     req->params[0], sh->names[owner], sh->urls[owner], sh->names[sh->self]);

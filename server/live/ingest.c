@@ -98,65 +98,49 @@ void am_wspool_put(am_wspool *p, am_score_ws *ws)
 
 /* ---- failures ------------------------------------------------------------ */
 
-void am_fail_init(am_fail *f)
+/* A failed write of a session's rows (rc from the store; nothing was
+ * stored), by am_problem_of_store: the session gone is a 404; a session
+ * that changed meanwhile (AM_ERR_CONFLICT) a 503 to retry (*retry set;
+ * during says while what, e.g. "the segment was scored"); a full disk a 507;
+ * anything else a 500. what names the rows ("the segment"). Strings are
+ * borrowed. */
+static void am_fail_write(am_fail *f, int rc, const char *session, const char *what,
+                          const char *during, int *retry)
 {
-    memset(f, 0, sizeof *f);
-    am_buf_init(&f->detail);
+    switch (am_problem_of_store(rc)) {
+    case AM_P_NOT_FOUND: am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session); break;
+    case AM_P_CONFLICT:
+        *retry = 1;
+        am_failp(f, AM_P_UNAVAILABLE, NULL, "the session changed while %s; retry", during);
+        break;
+    case AM_P_INSUFFICIENT_STORAGE:
+        am_failp(f, AM_P_INSUFFICIENT_STORAGE, NULL,
+                 "%s could not be stored: " AM_PROBLEM_FULL_NOTE, what);
+        break;
+    default: am_failp(f, AM_P_INTERNAL, NULL, "storage error: %s could not be stored", what);
+    }
 }
 
-void am_fail_cleanup(am_fail *f)
+int am_fail_cancelled(am_fail *f, const am_server *srv, int shutdown)
 {
-    am_buf_cleanup(&f->detail);
-}
-
-static int am_failf(am_fail *f, int status, const char *slug, const char *title, const char *field,
-                    const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 6, 7)))
-#endif
-    ;
-
-static int am_failf(am_fail *f, int status, const char *slug, const char *title, const char *field,
-                    const char *fmt, ...)
-{
-    f->status = status;
-    f->slug = slug;
-    f->title = title;
-    f->field = field;
-    am_buf_reset(&f->detail);
-    va_list ap;
-    va_start(ap, fmt);
-    char tmp[512];
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    am_buf_appends(&f->detail, tmp);
-    return AM_ERR_INVALID;
-}
-
-/* 507: the disk (or max-db-size) is full; nothing was stored. */
-static int am_fail_full(am_fail *f, const char *what)
-{
-    return am_failf(f, 507, "insufficient-storage", "Insufficient storage", NULL,
-                    "%s: the database is full (disk full or max-db-size reached); nothing was "
-                    "stored, retry once space is freed",
-                    what);
-}
-
-/* The 503 of a request abandoned by its budget (nothing was stored). */
-static int fail_cancelled(am_fail *f, const am_budget *b)
-{
-    if (atomic_load(&b->srv->abandon)) {
-        am_failf(f, 503, "request-timeout", "Request abandoned", NULL,
+    if (shutdown) {
+        am_failp(f, AM_P_REQUEST_TIMEOUT, NULL,
                  "the server is shutting down; the request was abandoned and nothing was "
                  "stored");
         f->retry_after = 1;
     } else {
-        am_failf(f, 503, "request-timeout", "Request abandoned", NULL,
+        am_failp(f, AM_P_REQUEST_TIMEOUT, NULL,
                  "the request needed more than %d ms of computing (request-timeout-ms); it "
                  "was abandoned and nothing was stored",
-                 b->srv->cfg.request_timeout_ms);
+                 srv->cfg.request_timeout_ms);
     }
     return AM_ERR_CANCELLED;
+}
+
+/* The 503 of a request abandoned by its budget b (borrowed). */
+static int fail_cancelled(am_fail *f, const am_budget *b)
+{
+    return am_fail_cancelled(f, b->srv, atomic_load(&b->srv->abandon));
 }
 
 /* ---- request validation --------------------------------------------------- */
@@ -168,16 +152,14 @@ static int am_text_field(json_t *v, const char *name, const am_srv_config *cfg, 
                          size_t *total, am_fail *f)
 {
     if (!json_is_string(v))
-        return am_failf(f, 422, "invalid-value", "Invalid value", name, "'%s' must be a string",
-                        name);
+        return am_failp(f, AM_P_INVALID_VALUE, name, "'%s' must be a string", name);
     const char *s = json_string_value(v);
     if (strlen(s) != json_string_length(v))
-        return am_failf(f, 422, "invalid-utf8", "Invalid text", name,
-                        "'%s' contains a NUL character", name);
+        return am_failp(f, AM_P_INVALID_UTF8, name, "'%s' contains a NUL character", name);
     size_t n = am_toks_count_py(s);
     if (cfg && n > (size_t)cfg->max_tokens)
-        return am_failf(f, 422, "too-many-tokens", "Too many tokens", name,
-                        "'%s' has %zu tokens; the limit is %d", name, n, cfg->max_tokens);
+        return am_failp(f, AM_P_TOO_MANY_TOKENS, name, "'%s' has %zu tokens; the limit is %d", name,
+                        n, cfg->max_tokens);
     *total += n;
     *out = s;
     return AM_OK;
@@ -186,17 +168,16 @@ static int am_text_field(json_t *v, const char *name, const am_srv_config *cfg, 
 static int am_seg_terms(json_t *terms, am_seg_req *r, am_fail *f)
 {
     if (!json_is_array(terms))
-        return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+        return am_failp(f, AM_P_INVALID_VALUE, "terms",
                         "'terms' must be an array of {source, targets, span}");
     size_t n = json_array_size(terms), ntargets = 0;
     if (n > 1000)
-        return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+        return am_failp(f, AM_P_INVALID_VALUE, "terms",
                         "at most 1000 term annotations per segment");
     for (size_t i = 0; i < n; i++) {
         json_t *t = json_array_get(terms, i);
         if (!json_is_object(t))
-            return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
-                            "terms[%zu] must be an object", i);
+            return am_failp(f, AM_P_INVALID_VALUE, "terms", "terms[%zu] must be an object", i);
         json_t *tg = json_object_get(t, "targets");
         ntargets += json_is_array(tg) ? json_array_size(tg) : 1;
     }
@@ -212,13 +193,13 @@ static int am_seg_terms(json_t *terms, am_seg_req *r, am_fail *f)
         {
             if (strcmp(key, "source") && strcmp(key, "targets") && strcmp(key, "target") &&
                 strcmp(key, "case_sensitive") && strcmp(key, "span"))
-                return am_failf(f, 422, "unknown-field", "Unknown field", "terms",
-                                "terms[%zu]: unknown field '%s'", i, key);
+                return am_failp(f, AM_P_UNKNOWN_FIELD, "terms", "terms[%zu]: unknown field '%s'", i,
+                                key);
         }
         json_t *src = json_object_get(t, "source");
         if (src && !json_is_string(src))
-            return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
-                            "terms[%zu].source must be a string", i);
+            return am_failp(f, AM_P_INVALID_VALUE, "terms", "terms[%zu].source must be a string",
+                            i);
         a->source = src ? json_string_value(src) : NULL;
         json_t *tg = json_object_get(t, "targets");
         json_t *one = json_object_get(t, "target");
@@ -227,7 +208,7 @@ static int am_seg_terms(json_t *terms, am_seg_req *r, am_fail *f)
             for (size_t k = 0; k < json_array_size(tg); k++) {
                 json_t *x = json_array_get(tg, k);
                 if (!json_is_string(x) || !*json_string_value(x))
-                    return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+                    return am_failp(f, AM_P_INVALID_VALUE, "terms",
                                     "terms[%zu].targets must be non-empty strings", i);
                 r->targets[used++] = json_string_value(x);
             }
@@ -236,12 +217,12 @@ static int am_seg_terms(json_t *terms, am_seg_req *r, am_fail *f)
             r->targets[used++] = json_string_value(one);
             a->n_targets = 1;
         } else {
-            return am_failf(f, 422, "missing-field", "Missing field", "terms",
+            return am_failp(f, AM_P_MISSING_FIELD, "terms",
                             "terms[%zu] needs 'targets' (array of strings) or 'target'", i);
         }
         json_t *cs = json_object_get(t, "case_sensitive");
         if (cs && !json_is_boolean(cs))
-            return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+            return am_failp(f, AM_P_INVALID_VALUE, "terms",
                             "terms[%zu].case_sensitive must be a boolean", i);
         a->case_sensitive = json_is_true(cs);
         json_t *span = json_object_get(t, "span");
@@ -252,7 +233,7 @@ static int am_seg_terms(json_t *terms, am_seg_req *r, am_fail *f)
                 !json_is_integer(s1) || json_integer_value(s0) < 0 ||
                 json_integer_value(s1) <= json_integer_value(s0) ||
                 (size_t)json_integer_value(s1) > tl)
-                return am_failf(f, 422, "invalid-value", "Invalid value", "terms",
+                return am_failp(f, AM_P_INVALID_VALUE, "terms",
                                 "terms[%zu].span must be [start, end) byte offsets within the "
                                 "translation (%zu bytes)",
                                 i, tl);
@@ -281,7 +262,7 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
             if (!strcmp(key, known[k]))
                 break;
         if (k == sizeof known / sizeof known[0])
-            return am_failf(f, 422, "unknown-field", "Unknown field", key,
+            return am_failp(f, AM_P_UNKNOWN_FIELD, key,
                             "unknown field '%.64s' (allowed: id, source, hypothesis, hypotheses, "
                             "translation, terms, metadata, translator)",
                             key);
@@ -290,26 +271,25 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
     if (!id && path_id) {
         r->id = path_id;
     } else if (!id) {
-        return am_failf(f, 422, "missing-field", "Missing field", "id",
-                        "'id' (the client's segment id) is required");
+        return am_failp(f, AM_P_MISSING_FIELD, "id", "'id' (the client's segment id) is required");
     } else if (!json_is_string(id) || !am_http_valid_id(json_string_value(id))) {
-        return am_failf(f, 422, "invalid-value", "Invalid value", "id",
+        return am_failp(f, AM_P_INVALID_VALUE, "id",
                         "'id' must be a string of 1-128 characters from [A-Za-z0-9._-]");
     } else {
         r->id = json_string_value(id);
         if (path_id && strcmp(path_id, r->id))
-            return am_failf(f, 422, "invalid-value", "Invalid value", "id",
-                            "body id '%s' differs from the URL's '%s'", r->id, path_id);
+            return am_failp(f, AM_P_INVALID_VALUE, "id", "body id '%s' differs from the URL's '%s'",
+                            r->id, path_id);
     }
     json_t *who = json_object_get(body, "translator");
     if (who && !json_is_null(who) &&
         (!json_is_string(who) || !am_http_valid_id(json_string_value(who))))
-        return am_failf(f, 422, "invalid-value", "Invalid value", "translator",
+        return am_failp(f, AM_P_INVALID_VALUE, "translator",
                         "'translator' must be a string of 1-128 characters from [A-Za-z0-9._-]");
     r->translator = json_is_string(who) ? json_string_value(who) : NULL;
     json_t *tr = json_object_get(body, "translation");
     if (!tr)
-        return am_failf(f, 422, "missing-field", "Missing field", "translation",
+        return am_failp(f, AM_P_MISSING_FIELD, "translation",
                         "'translation' (the confirmed translation) is required");
     if (am_text_field(tr, "translation", cfg, &r->translation, &ntok, f))
         return AM_ERR_INVALID;
@@ -318,7 +298,7 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
         return AM_ERR_INVALID;
     json_t *h = json_object_get(body, "hypothesis"), *hs = json_object_get(body, "hypotheses");
     if (h && hs)
-        return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
+        return am_failp(f, AM_P_INVALID_VALUE, "hypotheses",
                         "give either 'hypothesis' or 'hypotheses', not both");
     if (h) {
         if (am_text_field(h, "hypothesis", cfg, &r->hyp[0], &ntok, f))
@@ -328,21 +308,21 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
         r->single = 1;
     } else if (hs) {
         if (!json_is_object(hs) || json_object_size(hs) == 0)
-            return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
+            return am_failp(f, AM_P_INVALID_VALUE, "hypotheses",
                             "'hypotheses' must be a non-empty object {system: text}");
         size_t max = cfg ? (size_t)cfg->max_systems : AM_SCORE_MAX_SYSTEMS;
         if (max > AM_SCORE_MAX_SYSTEMS)
             max = AM_SCORE_MAX_SYSTEMS;
         if (json_object_size(hs) > max)
-            return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
-                            "at most %zu systems per segment", max);
+            return am_failp(f, AM_P_INVALID_VALUE, "hypotheses", "at most %zu systems per segment",
+                            max);
         /* systems in name order, so results do not depend on key order */
         const char *names[AM_SCORE_MAX_SYSTEMS];
         size_t n = 0;
         json_object_foreach(hs, key, v)
         {
             if (!am_http_valid_id(key))
-                return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
+                return am_failp(f, AM_P_INVALID_VALUE, "hypotheses",
                                 "system names must match [A-Za-z0-9._-]{1,128}");
             names[n++] = key;
         }
@@ -360,20 +340,19 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
         }
         r->nsys = n;
     } else {
-        return am_failf(f, 422, "missing-field", "Missing field", "hypothesis",
+        return am_failp(f, AM_P_MISSING_FIELD, "hypothesis",
                         "'hypothesis' (text) or 'hypotheses' ({system: text}) is required");
     }
     /* the segment's whole budget: scoring cost grows with every system's
      * hypothesis, so max-tokens per text alone would let 16 systems cost 16x */
     if (cfg && ntok > (size_t)cfg->max_segment_tokens)
-        return am_failf(f, 422, "too-many-tokens", "Too many tokens", "hypotheses",
+        return am_failp(f, AM_P_TOO_MANY_TOKENS, "hypotheses",
                         "the segment has %zu tokens in its source, translation and hypotheses; "
                         "the limit is %d (max-segment-tokens)",
                         ntok, cfg->max_segment_tokens);
     json_t *md = json_object_get(body, "metadata");
     if (md && !json_is_object(md))
-        return am_failf(f, 422, "invalid-value", "Invalid value", "metadata",
-                        "'metadata' must be an object");
+        return am_failp(f, AM_P_INVALID_VALUE, "metadata", "'metadata' must be an object");
     json_t *terms = json_object_get(body, "terms");
     if (terms && am_seg_terms(terms, r, f))
         return AM_ERR_INVALID;
@@ -610,18 +589,17 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         if (rc == AM_ERR_CANCELLED)
             return fail_cancelled(f, bud);
         if (rc == AM_ERR_IO)
-            return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed");
+            return am_failp(f, AM_P_INTERNAL, NULL, "the database failed");
         if (rc == AM_ERR_RANGE)
-            return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences", field,
+            return am_failp(f, AM_P_TOO_MANY_TERM_OCCURRENCES, field,
                             "more than %d glossary term occurrences or forbidden uses%s%s "
                             "(max-term-occurrences), or an annotation term of more than %d "
                             "tokens",
                             srv->cfg.max_term_occurrences, field ? " in " : "", field ? field : "",
                             AM_TERMS_MAX_TERM_TOKENS);
-        return am_failf(f, 422,
-                        rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "invalid-value",
-                        "Cannot score segment", field, "%s%s%s", am_strerror(rc),
-                        field ? " in " : "", field ? field : "");
+        return am_failp(
+            f, rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? AM_P_INVALID_UTF8 : AM_P_INVALID_VALUE,
+            field, "%s%s%s", am_strerror(rc), field ? " in " : "", field ? field : "");
     }
     /* the output grows with the term occurrences: bounded before any of it is built */
     for (size_t k = 0; k < req->nsys; k++) {
@@ -629,8 +607,7 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         size_t occ = ts ? ts->n_inst + ts->n_dev + ts->n_forbid : 0;
         if (occ > (size_t)srv->cfg.max_term_occurrences) {
             am_wspool_put(srv->wspool, ws);
-            return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences",
-                            "source",
+            return am_failp(f, AM_P_TOO_MANY_TERM_OCCURRENCES, "source",
                             "%zu glossary term occurrences in the segment; the limit is %d "
                             "(max-term-occurrences)",
                             occ, srv->cfg.max_term_occurrences);
@@ -738,8 +715,7 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
     if (rc != AM_OK) {
         json_decref(scores);
         json_decref(totals);
-        return am_failf(f, 500, "internal", "Storage error", NULL, "the database failed (%s)",
-                        am_strerror(rc));
+        return am_failp(f, AM_P_INTERNAL, NULL, "the database failed (%s)", am_strerror(rc));
     }
     if (!result)
         return AM_OK;
@@ -772,12 +748,12 @@ int am_seg_systems(const am_sess *sess, am_seg_req *r, int strict, am_fail *f)
         off += w > 0 ? (size_t)w : 0;
     }
     if (sess->n_systems > 0 && r->single)
-        return am_failf(f, 422, "invalid-value", "Invalid value", "hypothesis",
+        return am_failp(f, AM_P_INVALID_VALUE, "hypothesis",
                         "this session compares the systems %s: give 'hypotheses' with one "
                         "hypothesis of each",
                         list);
     if (sess->n_systems == 0 && sess->baseline && r->single)
-        return am_failf(f, 422, "invalid-value", "Invalid value", "hypothesis",
+        return am_failp(f, AM_P_INVALID_VALUE, "hypothesis",
                         "this session compares systems with the baseline '%s': give "
                         "'hypotheses' {system: text} (a 'hypothesis' would add a system "
                         "'default')",
@@ -791,7 +767,7 @@ int am_seg_systems(const am_sess *sess, am_seg_req *r, int strict, am_fail *f)
             same = !strcmp(r->sys[k], sess->systems[i]);
     }
     if (!same)
-        return am_failf(f, 422, "invalid-value", "Invalid value", "hypotheses",
+        return am_failp(f, AM_P_INVALID_VALUE, "hypotheses",
                         "this session declared the systems %s: 'hypotheses' must hold exactly "
                         "one hypothesis of each",
                         list);
@@ -804,12 +780,12 @@ static int am_acquire(am_server *srv, const char *session, am_sess **out, am_fai
     am_buf_init(&err);
     int rc = am_sessions_acquire(srv->sessions, session, out, &err);
     if (rc == AM_ERR_NOTFOUND)
-        am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+        am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
     else if (rc == AM_ERR_CONFLICT) /* its background vocabulary was deleted */
-        am_failf(f, 409, "conflict", "Session unavailable", NULL,
-                 "%s; PUT the vocabulary again (/v1/vocabularies/{name})", am_buf_str(&err));
+        am_failp(f, AM_P_CONFLICT, NULL, "%s; PUT the vocabulary again (/v1/vocabularies/{name})",
+                 am_buf_str(&err));
     else if (rc != AM_OK)
-        am_failf(f, 500, "internal", "Session unavailable", NULL, "%s",
+        am_failp(f, AM_P_INTERNAL, NULL, "session unavailable: %s",
                  err.len ? am_buf_str(&err) : am_strerror(rc));
     am_buf_cleanup(&err);
     return rc;
@@ -830,20 +806,21 @@ static int snapshot_state(am_server *srv, am_sess *sess, am_store_rtx *rtx, cons
 {
     int rc = am_store_tx_session_info(rtx, session, st);
     if (rc == AM_ERR_NOTFOUND) {
-        am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+        am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
         return rc;
     }
     if (rc != AM_OK) {
-        am_failf(f, 503, "unavailable", "Database unavailable", NULL,
-                 "session '%s' could not be read: %s", session, am_strerror(rc));
+        am_failp(f, AM_P_UNAVAILABLE, NULL,
+                 "the database is unavailable: session '%s' could not be read: %s", session,
+                 am_strerror(rc));
         return rc;
     }
     if (st->incarnation != sess->incarnation || st->glossary_version != sess->glossary_version) {
         /* the cached runtime is of another incarnation or glossary */
         am_sessions_forget_entry(srv->sessions, sess);
         *retry = 1;
-        am_failf(f, 503, "unavailable", "Session changed", NULL,
-                 "the session changed while the %s was scored; retry", what);
+        am_failp(f, AM_P_UNAVAILABLE, NULL, "the session changed while the %s was scored; retry",
+                 what);
         return AM_ERR_CONFLICT;
     }
     return AM_OK;
@@ -870,7 +847,8 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     am_store_rtx *rtx = NULL;
     rc = am_store_rtx_begin(srv->store, &rtx);
     if (rc != AM_OK) {
-        am_failf(f, 503, "unavailable", "Database busy", NULL, "could not read the session");
+        am_failp(f, AM_P_UNAVAILABLE, NULL,
+                 "the database is busy: could not read the session; retry");
         goto out;
     }
     am_store_state st;
@@ -892,16 +870,15 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
             *status = 200;
         } else if (rc == AM_OK) {
             rc = AM_ERR_CONFLICT;
-            am_failf(f, 409, "conflict", "Segment exists with another body", "id",
+            am_failp(f, AM_P_CONFLICT, "id",
                      "segment '%s' was posted before with a different body; PUT "
                      "/v1/sessions/%s/segments/%s replaces it",
                      req->id, session, req->id);
         } else if (rc == AM_ERR_NOTFOUND) {
             *retry = 1; /* deleted (and maybe re-created) meanwhile */
-            am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+            am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
         } else {
-            am_failf(f, 500, "internal", "Storage error", NULL,
-                     "reading the stored segment failed");
+            am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the stored segment failed");
         }
         free(rq);
         free(rs);
@@ -909,7 +886,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     }
     if (found != AM_ERR_NOTFOUND) {
         rc = found;
-        am_failf(f, 500, "internal", "Storage error", NULL, "looking up the segment failed");
+        am_failp(f, AM_P_INTERNAL, NULL, "storage error: looking up the segment failed");
         goto out;
     }
     int64_t now = am_now_ms();
@@ -931,17 +908,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
         am_sess_tot_clear(sess);
         if (plan.stale)
             am_sessions_forget_entry(srv->sessions, sess);
-        if (rc == AM_ERR_NOTFOUND) {
-            am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
-        } else if (rc == AM_ERR_CONFLICT) {
-            *retry = 1;
-            am_failf(f, 503, "unavailable", "Session changed", NULL,
-                     "the session changed while the segment was scored; retry");
-        } else if (rc == AM_ERR_FULL) {
-            am_fail_full(f, "the segment could not be stored");
-        } else {
-            am_failf(f, 500, "internal", "Storage error", NULL, "the segment could not be stored");
-        }
+        am_fail_write(f, rc, session, "the segment", "the segment was scored", retry);
         goto out;
     }
     am_sess_tot_commit(sess, plan.seq, plan.nsys, plan.sys, plan.tot);
@@ -1092,12 +1059,12 @@ static int am_vscorer_get(am_server *srv, am_store_rtx *tx, const char *session,
         /* the session row (read outside the snapshot) is gone: deleted
          * while the replay read its log; its segment is gone with it */
         free(entries);
-        return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+        return am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
     }
     if (rc != AM_OK) {
         free(entries);
-        return am_failf(f, 500, "internal", "Replay failed", NULL,
-                        "glossary version %lld of session '%s' cannot be read (%s)",
+        return am_failp(f, AM_P_INTERNAL, NULL,
+                        "replay failed: glossary version %lld of session '%s' cannot be read (%s)",
                         (long long)version, session, am_strerror(rc));
     }
     vs->v = am_xrealloc(vs->v, (vs->n + 1) * sizeof *vs->v);
@@ -1111,7 +1078,7 @@ static int am_vscorer_get(am_server *srv, am_store_rtx *tx, const char *session,
                            &e->sc, &e->gloss, &err);
     free(entries);
     if (rc != AM_OK) {
-        am_failf(f, 500, "internal", "Replay failed", NULL, "glossary version %lld: %s",
+        am_failp(f, AM_P_INTERNAL, NULL, "replay failed: glossary version %lld: %s",
                  (long long)version, am_buf_str(&err));
         am_gloss_cleanup(&e->gloss);
         am_buf_cleanup(&err);
@@ -1409,8 +1376,8 @@ static int old_words(am_server *srv, am_sess *sess, const am_scoring *how, am_me
     am_fail_cleanup(&pf);
     if (rc != AM_OK) {
         json_decref(body);
-        return am_failf(f, 500, "internal", "Replay failed", NULL,
-                        "stored segment %lld cannot be read", (long long)seq);
+        return am_failp(f, AM_P_INTERNAL, NULL, "replay failed: stored segment %lld cannot be read",
+                        (long long)seq);
     }
     am_plan plan;
     am_plan_init(&plan, session, seq);
@@ -1498,7 +1465,8 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     size_t replayed = 0; /* segments scored (the metric adaptmon_replay_segments_total) */
     rc = am_store_rtx_begin(srv->store, &rtx);
     if (rc != AM_OK) {
-        am_failf(f, 503, "unavailable", "Database busy", NULL, "could not read the session");
+        am_failp(f, AM_P_UNAVAILABLE, NULL,
+                 "the database is busy: could not read the session; retry");
         goto out;
     }
     am_store_state st;
@@ -1508,7 +1476,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
         am_sessions_forget_entry(srv->sessions, sess);
         *retry = 1;
         rc = AM_ERR_CONFLICT;
-        am_failf(f, 503, "unavailable", "Session changed", NULL,
+        am_failp(f, AM_P_UNAVAILABLE, NULL,
                  "the session changed while the segment was replaced; retry");
         goto out;
     }
@@ -1516,18 +1484,17 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
         rc = am_store_tx_segment_find(rtx, session, id, &seq, NULL, NULL);
     if (rc == AM_ERR_NOTFOUND) {
         *absent = 1;
-        am_failf(f, 404, "not-found", "Not found", "id", "no segment '%s' in session '%s'", id,
-                 session);
+        am_failp(f, AM_P_NOT_FOUND, "id", "no segment '%s' in session '%s'", id, session);
         goto out;
     } else if (rc != AM_OK) {
-        am_failf(f, 500, "internal", "Storage error", NULL, "looking up the segment failed");
+        am_failp(f, AM_P_INTERNAL, NULL, "storage error: looking up the segment failed");
         goto out;
     }
     rc = replay_start(rtx, session, sess, seq, &mem, &redo.from);
     if (rc == AM_OK)
         rc = am_store_tx_segments_walk_gv(rtx, session, redo.from + 1, am_collect, &rows);
     if (rc != AM_OK) {
-        am_failf(f, 500, "internal", "Storage error", NULL, "reading the session failed");
+        am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the session failed");
         goto out;
     }
     /* the scorers of every glossary version used, then the snapshot ends: a
@@ -1574,8 +1541,9 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
             am_fail_cleanup(&pf);
             if (rc != AM_OK) {
                 json_decref(body);
-                am_failf(f, 500, "internal", "Replay failed", NULL,
-                         "stored segment %lld cannot be read", (long long)rows.v[i].seq);
+                am_failp(f, AM_P_INTERNAL, NULL,
+                         "replay failed: stored segment %lld cannot be read",
+                         (long long)rows.v[i].seq);
                 break;
             }
             use = &stored;
@@ -1635,17 +1603,9 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
                   "%.0f ms, switched in %.0f ms",
                   replayed, session, (long long)redo.from, (double)(t_scored - t_start) / 1e6,
                   (double)(t_staged - t_scored) / 1e6, (double)(mono_ns() - t_staged) / 1e6);
-        if (rc == AM_ERR_CONFLICT) {
-            *retry = 1;
-            am_failf(f, 503, "unavailable", "Session changed", NULL,
-                     "the session changed while the segment was %s; retry",
-                     req ? "replaced" : "deleted");
-        } else if (rc == AM_ERR_FULL) {
-            am_fail_full(f, "the replacement could not be stored");
-        } else if (rc != AM_OK) {
-            am_failf(f, 500, "internal", "Storage error", NULL,
-                     "the replacement could not be stored");
-        }
+        if (rc != AM_OK)
+            am_fail_write(f, rc, session, "the replacement",
+                          req ? "the segment was replaced" : "the segment was deleted", retry);
     }
     if (rc == AM_OK) {
         am_prom_replayed(srv->prom, (int64_t)replayed);
@@ -1684,7 +1644,7 @@ static int am_upsert_once(am_server *srv, const char *session, const am_seg_req 
     am_fail_cleanup(f);
     am_fail_init(f);
     rc = am_post_once(srv, session, req, result, status, f, retry, bud);
-    if (rc == AM_ERR_CONFLICT && f->status == 409)
+    if (rc == AM_ERR_CONFLICT && f->failed && f->type == AM_P_CONFLICT)
         *retry = 1;
     return rc;
 }
@@ -1759,17 +1719,17 @@ static int batch_known(am_server *srv, const char *session, const am_seg_req *re
         rs = NULL;
     } else if (rc == AM_OK) {
         rc = AM_ERR_CONFLICT;
-        am_failf(&it->fail, 409, "conflict", "Segment exists with another body", "id",
+        am_failp(&it->fail, AM_P_CONFLICT, "id",
                  "segment '%s' was posted before with a different body; PUT "
                  "/v1/sessions/%s/segments/%s replaces it",
                  req->id, session, req->id);
     } else if (rc == AM_ERR_NOTFOUND) {
         *retry = 1; /* deleted meanwhile */
-        am_failf(&it->fail, 503, "unavailable", "Session changed", NULL,
+        am_failp(&it->fail, AM_P_UNAVAILABLE, NULL,
                  "the session changed while the batch was scored; retry");
     } else {
-        am_failf(&it->fail, 500, "internal", "Storage error", NULL,
-                 "reading the stored segment failed");
+        am_failp(&it->fail, AM_P_INTERNAL, NULL,
+                 "storage error: reading the stored segment failed");
     }
     free(rq);
     free(rs);
@@ -1805,7 +1765,8 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
     rc = am_store_rtx_begin(srv->store, &rtx);
     am_store_state st;
     if (rc != AM_OK) {
-        am_failf(f, 503, "unavailable", "Database busy", NULL, "could not read the session");
+        am_failp(f, AM_P_UNAVAILABLE, NULL,
+                 "the database is busy: could not read the session; retry");
         goto out;
     }
     mem.base = rtx;
@@ -1834,8 +1795,8 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
         }
         if (found != AM_ERR_NOTFOUND) {
             item_rc = found;
-            am_failf(&it->fail, 500, "internal", "Storage error", NULL,
-                     "looking up the segment failed");
+            am_failp(&it->fail, AM_P_INTERNAL, NULL,
+                     "storage error: looking up the segment failed");
             break;
         }
         am_budget bud; /* the CPU budget is per item */
@@ -1876,18 +1837,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
             size_t at = plan_item[0]; /* the items before it were answered 200 */
             *done = at;
             f = &items[at].fail;
-            if (rc == AM_ERR_NOTFOUND) {
-                am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
-            } else if (rc == AM_ERR_CONFLICT) {
-                *retry = 1;
-                am_failf(f, 503, "unavailable", "Session changed", NULL,
-                         "the session changed while the batch was scored; retry");
-            } else if (rc == AM_ERR_FULL) {
-                am_fail_full(f, "the segments could not be stored");
-            } else {
-                am_failf(f, 500, "internal", "Storage error", NULL,
-                         "the segments could not be stored");
-            }
+            am_fail_write(f, rc, session, "the segments", "the batch was scored", retry);
             goto out;
         }
         for (size_t k = 0; k < np; k++) {
@@ -1932,7 +1882,7 @@ size_t am_ingest_batch(am_server *srv, const char *session, const am_seg_req *re
             continue;
         if (retry && ++tries < AM_WRITE_TRIES)
             continue;
-        items[at].status = items[at].fail.status ? items[at].fail.status : 500;
+        items[at].status = am_problem_get(items[at].fail.type)->status; /* 500 when unset */
         return at + 1;
     }
     return n;
@@ -2000,13 +1950,11 @@ int am_ingest_acquire(am_server *srv, const char *session, am_sess **out, am_fai
         am_sessions_release(srv->sessions, *out);
         *out = NULL;
         if (rc == AM_ERR_NOTFOUND)
-            return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+            return am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
         if (rc != AM_OK)
-            return am_failf(f, 500, "internal", "Storage error", NULL,
-                            "reading the session failed");
+            return am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the session failed");
     }
-    return am_failf(f, 503, "unavailable", "Session changed", NULL,
-                    "the session kept changing; retry");
+    return am_failp(f, AM_P_UNAVAILABLE, NULL, "the session kept changing; retry");
 }
 
 /* See ingest.h. When the runtime cannot be had (no session, busy) the
@@ -2068,12 +2016,11 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         }
     }
     if (rc == AM_ERR_NOTFOUND)
-        return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+        return am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
     if (rc == AM_ERR_CONFLICT)
-        return am_failf(f, 503, "unavailable", "Session changed", NULL,
-                        "the session kept changing; retry");
+        return am_failp(f, AM_P_UNAVAILABLE, NULL, "the session kept changing; retry");
     if (rc != AM_OK)
-        return am_failf(f, 500, "internal", "Storage error", NULL, "reading totals failed");
+        return am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading totals failed");
     /* options are fixed for an incarnation */
     am_store_session row;
     memset(&row, 0, sizeof row);
@@ -2085,7 +2032,7 @@ int am_ingest_metrics(am_server *srv, const char *session, json_t **out, int64_t
         json_decref(c.translators);
         json_decref(c.raw);
         am_sessions_release(srv->sessions, sess);
-        return am_failf(f, 404, "not-found", "Not found", NULL, "no session '%s'", session);
+        return am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
     }
     row.segments = st.count; /* not the highest seq: seqs have gaps (schema/007) */
     row.version = st.version;
@@ -2215,13 +2162,13 @@ static int check_fail(am_server *srv, am_budget *bud, int rc, size_t n, am_fail 
     if (rc == AM_ERR_CANCELLED)
         return fail_cancelled(f, bud);
     if (rc == AM_ERR_RANGE)
-        return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences", "source",
+        return am_failp(f, AM_P_TOO_MANY_TERM_OCCURRENCES, "source",
                         "more than %d glossary term occurrences in the source; the limit "
                         "is %d (max-term-occurrences)",
                         srv->cfg.max_term_occurrences, srv->cfg.max_term_occurrences);
     if (rc != AM_OK)
-        return am_failf(f, 422, "invalid-value", "Cannot check", NULL, "%s", am_strerror(rc));
-    return am_failf(f, 422, "too-many-term-occurrences", "Too many term occurrences", "source",
+        return am_failp(f, AM_P_INVALID_VALUE, NULL, "%s", am_strerror(rc));
+    return am_failp(f, AM_P_TOO_MANY_TERM_OCCURRENCES, "source",
                     "%zu glossary term occurrences in the source; the limit is %d "
                     "(max-term-occurrences)",
                     n, srv->cfg.max_term_occurrences);
@@ -2336,9 +2283,9 @@ static int check_adaptation(am_server *srv, const char *session, am_sess *sess, 
     if (rc == AM_ERR_CANCELLED)
         return fail_cancelled(f, bud);
     if (rc != AM_OK)
-        return am_failf(f, rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? 422 : 500,
-                        rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? "invalid-utf8" : "internal",
-                        "Cannot check", NULL, "%s", am_strerror(rc));
+        return am_failp(f,
+                        rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? AM_P_INVALID_UTF8 : AM_P_INTERNAL,
+                        NULL, "%s", am_strerror(rc));
     json_t *words = json_array();
     int64_t seen = 0, one = 0;
     for (size_t i = 0; i < rec->words.n; i++) {

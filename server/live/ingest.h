@@ -10,6 +10,7 @@
 #ifndef AM_INGEST_H
 #define AM_INGEST_H
 
+#include "problem.h"
 #include "score.h"
 #include "server.h"
 
@@ -35,6 +36,10 @@ void am_budget_start(am_budget *b, am_server *srv);
 /* Non-zero when the budget is spent or the server abandons requests
  * (checks now; sticky like am_cancel_spend). */
 int am_budget_over(am_budget *b);
+/* Fills *f with the 503 request-timeout of a request abandoned by its time
+ * budget, or at the server's shutdown when shutdown is set (then with
+ * Retry-After: 1); nothing was stored. Returns AM_ERR_CANCELLED. */
+int am_fail_cancelled(am_fail *f, const am_server *srv, int shutdown);
 
 /* A validated segment request. Strings point into the JSON it was parsed
  * from (keep that alive); canonical is owned. */
@@ -52,18 +57,6 @@ typedef struct am_seg_req {
     const char *translator; /* NULL when absent */
     char *canonical; /* canonical JSON text of the request (owned) */
 } am_seg_req;
-
-/* What went wrong with a request: HTTP status, problem slug, detail. */
-typedef struct am_fail {
-    int status;
-    const char *slug;
-    const char *title;
-    am_buf detail;
-    const char *field; /* offending field or NULL */
-    int retry_after; /* seconds for a Retry-After header, 0 = none */
-} am_fail;
-void am_fail_init(am_fail *f);
-void am_fail_cleanup(am_fail *f);
 
 /* Validates a segment body (id, source, hypothesis|hypotheses, translation,
  * terms, metadata; nothing else). path_id, when not NULL, is the id from

@@ -131,17 +131,6 @@ static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *
     return 0;
 }
 
-static int am_ci_fail(am_fail *f, int status, const char *slug, const char *title,
-                      const char *detail)
-{
-    f->status = status;
-    f->slug = slug;
-    f->title = title;
-    am_buf_reset(&f->detail);
-    am_buf_appends(&f->detail, detail);
-    return status == 404 ? AM_ERR_NOTFOUND : AM_ERR_INTERNAL;
-}
-
 int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_t **out,
                          int64_t *incarnation, am_fail *f)
 {
@@ -213,25 +202,15 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
         am_sig_collect_free(c.col);
         am_sessions_release(srv->sessions, sess);
         if (rc == AM_ERR_CANCELLED) {
-            /* as every request over its budget (ingest.c fail_cancelled) */
+            /* as every request over its budget */
             json_decref(base);
-            am_ci_fail(f, 503, "request-timeout", "Request abandoned", "");
-            if (srv->stopping || atomic_load(&srv->abandon)) {
-                am_buf_appends(&f->detail, "the server is shutting down; the request was "
-                                           "abandoned");
-                f->retry_after = 1;
-            } else {
-                am_buf_printf(&f->detail,
-                              "the request needed more than %d ms of computing "
-                              "(request-timeout-ms); it was abandoned",
-                              srv->cfg.request_timeout_ms);
-            }
-            return AM_ERR_CANCELLED;
+            return am_fail_cancelled(f, srv, srv->stopping || atomic_load(&srv->abandon));
         }
         if (rc != AM_OK) {
             json_decref(base);
-            return am_ci_fail(f, 500, "internal", "Storage error",
-                              "reading or scoring the stored segments failed");
+            am_failp(f, AM_P_INTERNAL, NULL,
+                     "storage error: reading or scoring the stored segments failed");
+            return AM_ERR_INTERNAL;
         }
         if (same) {
             *out = base;
@@ -242,6 +221,6 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
         json_decref(base);
     }
     f->retry_after = 1;
-    am_ci_fail(f, 503, "unavailable", "Session changed", "the session kept changing; retry");
+    am_failp(f, AM_P_UNAVAILABLE, NULL, "the session kept changing; retry");
     return AM_ERR_CONFLICT;
 }

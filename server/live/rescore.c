@@ -100,31 +100,6 @@ typedef struct am_rs {
     am_fail *f; /* borrowed */
 } am_rs;
 
-static int am_rs_fail(am_fail *f, int status, const char *slug, const char *title, const char *fmt,
-                      ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
-
-/* Fills *f (the previous detail is replaced); returns AM_ERR_INVALID. */
-static int am_rs_fail(am_fail *f, int status, const char *slug, const char *title, const char *fmt,
-                      ...)
-{
-    f->status = status;
-    f->slug = slug;
-    f->title = title;
-    f->field = NULL;
-    am_buf_reset(&f->detail);
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    am_buf_appends(&f->detail, tmp);
-    return AM_ERR_INVALID;
-}
-
 static void am_rs_cleanup(am_rs *r)
 {
     for (size_t i = 0; i < r->n; i++) {
@@ -200,7 +175,7 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
     (void)glossary_version; /* every segment gets the current one */
     am_rs *r = ctx;
     if (r->srv->stopping)
-        return am_rs_fail(r->f, 503, "unavailable", "Server stopping", "the server is stopping");
+        return am_failp(r->f, AM_P_UNAVAILABLE, NULL, "the server is stopping; retry later");
     const am_scorer *sc = r->sess->scorer;
     json_t *body = json_loads(request_json, 0, NULL);
     am_seg_req q;
@@ -215,8 +190,8 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
         if (body)
             am_seg_req_cleanup(&q);
         json_decref(body);
-        return am_rs_fail(r->f, 500, "internal", "Rescore failed",
-                          "stored segment %lld cannot be read", (long long)seq);
+        return am_failp(r->f, AM_P_INTERNAL, NULL,
+                        "rescore failed: stored segment %lld cannot be read", (long long)seq);
     }
     am_seg_input in = am_seg_req_input(&q);
     am_seg_result res;
@@ -225,9 +200,9 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
     if (rc != AM_OK) {
         am_seg_req_cleanup(&q);
         json_decref(body);
-        return am_rs_fail(r->f, 500, "internal", "Rescore failed",
-                          "stored segment %lld cannot be scored: %s", (long long)seq,
-                          am_strerror(rc));
+        return am_failp(r->f, AM_P_INTERNAL, NULL,
+                        "rescore failed: stored segment %lld cannot be scored: %s", (long long)seq,
+                        am_strerror(rc));
     }
     AM_GROW(r->segs, r->cap, r->n + 1, 256);
     am_rs_seg *g = &r->segs[r->n++];
@@ -363,22 +338,23 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
     int64_t old = 0;
     rc = am_store_rtx_begin(srv->store, &rtx);
     if (rc != AM_OK) {
-        am_rs_fail(f, 503, "unavailable", "Database busy", "could not read the session");
+        am_failp(f, AM_P_UNAVAILABLE, NULL,
+                 "the database is busy: could not read the session; retry");
         goto out;
     }
     rc = am_store_tx_session_info(rtx, session, &st);
     if (rc == AM_ERR_NOTFOUND) {
-        am_rs_fail(f, 404, "not-found", "Not found", "no session '%s'", session);
+        am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
         goto out;
     } else if (rc != AM_OK) {
-        am_rs_fail(f, 500, "internal", "Storage error", "reading the session failed");
+        am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the session failed");
         goto out;
     }
     if (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version) {
         am_sessions_forget_entry(srv->sessions, sess); /* rebuilt on the next attempt */
         *retry = 1;
         rc = AM_ERR_CONFLICT;
-        am_rs_fail(f, 503, "unavailable", "Session changed", "the session kept changing; retry");
+        am_failp(f, AM_P_UNAVAILABLE, NULL, "the session kept changing; retry");
         goto out;
     }
     r.total = st.count;
@@ -389,8 +365,8 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
     am_store_rtx_end(rtx);
     rtx = NULL;
     if (rc != AM_OK) {
-        if (!f->status)
-            am_rs_fail(f, 500, "internal", "Storage error", "reading the segments failed");
+        if (!f->failed)
+            am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the segments failed");
         goto out;
     }
     /* the new state into a hidden copy of the session, in short writes */
@@ -398,22 +374,23 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
     if (rc == AM_OK)
         rc = am_rs_fill(srv->store, &r, shadow);
     if (rc == AM_ERR_NOTFOUND) {
-        am_rs_fail(f, 404, "not-found", "Not found", "no session '%s'", session);
+        am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
         goto out;
     } else if (rc != AM_OK) {
-        am_rs_fail(f, 500, "internal", "Storage error", "the rescore of '%s' failed to store",
-                   session);
+        am_failp(f, AM_P_INTERNAL, NULL, "storage error: the rescore of '%s' failed to store",
+                 session);
         goto out;
     }
     /* the switch: only onto the state that was scored */
     rc = am_store_tx_begin(srv->store, &tx);
     if (rc != AM_OK) {
-        am_rs_fail(f, 503, "unavailable", "Database busy", "could not start a transaction");
+        am_failp(f, AM_P_UNAVAILABLE, NULL,
+                 "the database is busy: could not start a transaction; retry");
         goto out;
     }
     rc = am_store_tx_session_info(am_store_tx_reads(tx), session, &cur);
     if (rc == AM_ERR_NOTFOUND) {
-        am_rs_fail(f, 404, "not-found", "Not found", "no session '%s'", session);
+        am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
         goto out;
     }
     if (rc == AM_OK && (cur.incarnation != st.incarnation ||
@@ -421,7 +398,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
         /* written meanwhile (not through this runtime's lock): again */
         *retry = 1;
         rc = AM_ERR_CONFLICT;
-        am_rs_fail(f, 503, "unavailable", "Session changed", "the session kept changing; retry");
+        am_failp(f, AM_P_UNAVAILABLE, NULL, "the session kept changing; retry");
         goto out;
     }
     if (rc == AM_OK)
@@ -441,11 +418,11 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
         (void)am_store_session_purge(srv->store, old);
     }
     if (rc != AM_OK) {
-        am_rs_fail(
-            f, rc == AM_ERR_NOTFOUND ? 404 : 500, rc == AM_ERR_NOTFOUND ? "not-found" : "internal",
-            rc == AM_ERR_NOTFOUND ? "Not found" : "Storage error",
-            rc == AM_ERR_NOTFOUND ? "no session '%s'" : "the rescore of '%s' failed to store",
-            session);
+        if (rc == AM_ERR_NOTFOUND)
+            am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
+        else
+            am_failp(f, AM_P_INTERNAL, NULL, "storage error: the rescore of '%s' failed to store",
+                     session);
         goto out;
     }
     am_sess_tot_clear(sess); /* the totals cache is of the old results */
@@ -487,7 +464,7 @@ int am_ingest_rescore(am_server *srv, const char *session, json_t **summary, am_
         if (rc == AM_OK || !retry)
             break;
     }
-    if (rc != AM_OK && f->status != 404)
+    if (rc != AM_OK && am_fail_status(f) != 404)
         am_rs_event(srv, session, "failed", 0, 0, 0);
     return rc;
 }
@@ -501,9 +478,8 @@ void am_api_rescore(am_req *req, am_resp *resp)
     if (rc == AM_OK) {
         am_resp_json(resp, 200, summary);
     } else {
-        am_resp_problem(resp, req, f.status ? f.status : 500, f.slug ? f.slug : "internal",
-                        f.title ? f.title : "Error", "%s", am_buf_str(&f.detail));
-        if (f.status == 503)
+        am_resp_problem(resp, req, f.type, "%s", am_buf_str(&f.detail));
+        if (am_fail_status(&f) == 503)
             am_resp_header(resp, "Retry-After", "1");
     }
     am_fail_cleanup(&f);
