@@ -4,6 +4,7 @@ manifests (yamllint + the structure the README promises), the Dockerfile
 (stages, user, volume, health check, runtime libraries = what the binary
 links) and the generated example configuration. Python standard library,
 systemd-analyze and yamllint (tools/deps.sh installs them)."""
+import json
 import os
 import re
 import shutil
@@ -23,6 +24,26 @@ DEPLOY = os.path.join(ROOT, "deploy")
 def read(*p):
     with open(os.path.join(ROOT, *p), encoding="utf-8") as f:
         return f.read()
+
+
+def test_router_problems_are_the_servers_problem_types():
+    """The answers HAProxy writes itself (deploy/haproxy/haproxy.cfg) use the
+    server's problem types: slug, status and title as in server/base/problem.c
+    (a client tells errors apart by type, whoever answered)."""
+    table = {m.group(1): (int(m.group(2)), m.group(3)) for m in re.finditer(
+        r'\{"([a-z0-9-]+)",\s*(\d+),\s*"([^"]+)"\}', read("server", "base", "problem.c"))}
+    check(len(table) >= 20, "problem types parsed from problem.c: %d" % len(table))
+    cfg = read("deploy", "haproxy", "haproxy.cfg")
+    bodies = re.findall(r"http-request return status (\d+) content-type application/problem\+json "
+                        r"string '([^']*)'", cfg)
+    check(len(bodies) >= 2, "problem answers in haproxy.cfg: %d" % len(bodies))
+    for status, body in bodies:
+        b = json.loads(body)
+        slug = b["type"].rsplit("/", 1)[-1]
+        check(b["type"] == "https://adaptmon.dev/problems/" + slug, "type URI %r" % b["type"])
+        check(slug in table, "haproxy.cfg answers an unknown problem type %r" % slug)
+        eq((int(status), b["status"], b["title"]), (table[slug][0], table[slug][0], table[slug][1]),
+           "haproxy.cfg's %s answer: HTTP status, status and title" % slug)
 
 
 def test_systemd_unit_verifies():
