@@ -186,7 +186,7 @@ def test_old_results_visible_until_commit():
     try:
         time.sleep(0.2)
         window["t0"] = time.monotonic()
-        r = S.client().post(base("rs-big") + "/rescore")
+        r = S.client().post(base("rs-big") + "/rescore", timeout=600)
         window["t1"] = time.monotonic()
     finally:
         if "t1" not in window:
