@@ -1431,6 +1431,198 @@ static int replay_start(am_store_rtx *rtx, const char *session, const am_sess *s
  * changed (redo_exec). A deleted segment is left out of the replay; the
  * later ones keep their seqs (its seq stays unused: schema/007), so the
  * write transaction does not grow with the session. */
+/* The state of one edit attempt (am_edit_once), shared by its steps. */
+typedef struct am_edit {
+    am_server *srv;
+    const char *session, *id;
+    am_sess *sess;
+    const am_seg_req *req; /* the new body (systems as the session names them); NULL: delete */
+    am_fail *f;
+    am_budget *bud;
+    am_store_state st; /* the session as the snapshot read it */
+    int64_t seq; /* the edited segment's */
+    am_rows rows; /* the stored log from redo.from + 1 on */
+    am_vscorers vs; /* a scorer per glossary version used */
+    am_redo redo; /* what the switch writes */
+    am_mem mem; /* the history, replayed */
+    json_t *last_res; /* the replaced segment's new result (owned) */
+    size_t replayed; /* segments scored (adaptmon_replay_segments_total) */
+    int64_t now;
+} am_edit;
+
+/* The read step of an edit: the session's state, the edited segment's
+ * seq, the start of the replay (replay_start) and the log after it, and
+ * the scorers of every glossary version the log uses, all on one read
+ * snapshot, which ends before the scoring: a read transaction held
+ * through the scoring would keep the checkpointer from reusing the WAL,
+ * and the writer would checkpoint itself. *retry and *absent as for
+ * am_edit_once. */
+static int edit_read(am_edit *e, int *retry, int *absent)
+{
+    am_store_rtx *rtx = NULL;
+    int rc = am_store_rtx_begin(e->srv->store, &rtx);
+    if (rc != AM_OK) {
+        am_failp(e->f, AM_P_UNAVAILABLE, NULL,
+                 "the database is busy: could not read the session; retry");
+        return rc;
+    }
+    rc = am_store_tx_session_info(rtx, e->session, &e->st);
+    if (rc == AM_OK && e->st.incarnation != e->sess->incarnation) {
+        /* the cached runtime is of a deleted incarnation */
+        am_sessions_forget_entry(e->srv->sessions, e->sess);
+        *retry = 1;
+        am_failp(e->f, AM_P_UNAVAILABLE, NULL,
+                 "the session changed while the segment was replaced; retry");
+        am_store_rtx_end(rtx);
+        return AM_ERR_CONFLICT;
+    }
+    if (rc == AM_OK)
+        rc = am_store_tx_segment_find(rtx, e->session, e->id, &e->seq, NULL, NULL);
+    if (rc == AM_ERR_NOTFOUND) {
+        *absent = 1;
+        am_failp(e->f, AM_P_NOT_FOUND, "id", "no segment '%s' in session '%s'", e->id, e->session);
+    } else if (rc != AM_OK) {
+        am_failp(e->f, AM_P_INTERNAL, NULL, "storage error: looking up the segment failed");
+    } else {
+        rc = replay_start(rtx, e->session, e->sess, e->seq, &e->mem, &e->redo.from);
+        if (rc == AM_OK)
+            rc = am_store_tx_segments_walk_gv(rtx, e->session, e->redo.from + 1, am_collect,
+                                              &e->rows);
+        if (rc != AM_OK)
+            am_failp(e->f, AM_P_INTERNAL, NULL, "storage error: reading the session failed");
+        for (size_t i = 0; i < e->rows.n && rc == AM_OK; i++) {
+            am_scoring how;
+            rc = am_vscorer_get(e->srv, rtx, e->session, &e->vs, e->rows.v[i].glossary_version,
+                                &how, e->f);
+        }
+    }
+    am_store_rtx_end(rtx);
+    return rc;
+}
+
+/* The replay of stored row r in memory: scored with the glossary version
+ * it was first scored with (the edited one with its new body, or, deleted,
+ * only its words taken out of the history), the history advanced, and
+ * its result, checkpoint and choices noted in e->redo. */
+static int edit_replay_row(am_edit *e, const am_row *r)
+{
+    int replaced = r->seq == e->seq;
+    int64_t at = r->seq; /* kept after a delete (seq gaps: schema/007) */
+    am_scoring how; /* built by edit_read: no store access here */
+    int rc = am_vscorer_get(e->srv, NULL, e->session, &e->vs, r->glossary_version, &how, e->f);
+    if (rc != AM_OK)
+        return rc;
+    if (replaced && !e->req) /* deleted: its words leave the history */
+        return am_budget_over(e->bud) ? fail_cancelled(e->f, e->bud)
+                                      : old_words(e->srv, e->sess, &how, &e->mem, e->session,
+                                                  e->seq, r->request, e->bud, &e->redo, e->f);
+    am_seg_req stored;
+    const am_seg_req *use = e->req;
+    json_t *body = NULL;
+    if (!replaced) {
+        body = json_loads(r->request, 0, NULL);
+        am_fail pf;
+        am_fail_init(&pf);
+        /* stored requests were valid when posted: no limits now */
+        rc = body ? am_seg_req_parse(body, NULL, NULL, &stored, &pf) : AM_ERR_INTERNAL;
+        if (rc == AM_OK)
+            (void)am_seg_systems(e->sess, &stored, 0, &pf);
+        am_fail_cleanup(&pf);
+        if (rc != AM_OK) {
+            json_decref(body);
+            am_failp(e->f, AM_P_INTERNAL, NULL, "replay failed: stored segment %lld cannot be read",
+                     (long long)at);
+            return rc;
+        }
+        use = &stored;
+    }
+    json_t *res = NULL;
+    am_plan plan;
+    am_plan_init(&plan, e->session, at);
+    rc = am_budget_over(e->bud) ? fail_cancelled(e->f, e->bud)
+                                : am_apply(e->srv, e->sess, &how, NULL, &e->mem, e->session, at,
+                                           use, e->now, 0, e->bud, &res, &plan, e->f);
+    if (rc == AM_OK && replaced) /* the words it had before */
+        rc = old_words(e->srv, e->sess, &how, &e->mem, e->session, e->seq, r->request, e->bud,
+                       &e->redo, e->f);
+    if (rc == AM_OK) {
+        mem_apply(&e->mem, &plan); /* the history as the store will hold it */
+        if (at % AM_CKPT_EVERY == 0)
+            redo_checkpoint(&e->redo, at, &e->mem);
+        e->replayed++;
+        if (replaced) {
+            redo_choices(&e->redo, &plan, 1);
+            am_buf_append(&e->redo.new_words, plan.words.data ? plan.words.data : "",
+                          plan.words.len);
+            e->redo.n_new = plan.nwords;
+        }
+        if (r->seq >= e->seq)
+            redo_result(&e->redo, at, am_json_dump(res));
+    }
+    am_plan_cleanup(&plan);
+    if (replaced) {
+        e->last_res = res;
+        res = NULL;
+    }
+    json_decref(res);
+    if (!replaced) {
+        am_seg_req_cleanup(&stored);
+        json_decref(body);
+    }
+    return rc;
+}
+
+/* The write step of an edit: the new results and checkpoints staged in
+ * short transactions (redo_stage), then the one short switch transaction
+ * (redo_exec), which checks the session's version and incarnation. */
+static int edit_switch(am_edit *e, int64_t t_start, int *retry)
+{
+    char hash[17] = "";
+    if (e->req)
+        snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(e->req->canonical));
+    int64_t t_scored = mono_ns();
+    am_redo_job job = {e->session, e->st.version, e->st.incarnation, e->seq,  e->req,
+                       hash,       e->now,        &e->redo,          &e->mem, 0};
+    am_store_tx *tx = NULL;
+    int rc = redo_stage(e->srv->store, e->session, &e->redo, &job.gen);
+    int64_t t_staged = mono_ns();
+    if (rc == AM_OK)
+        rc = am_store_tx_begin(e->srv->store, &tx);
+    if (rc == AM_OK) {
+        rc = redo_exec(tx, &job);
+        if (rc == AM_OK)
+            rc = am_store_tx_commit(tx);
+        else
+            am_store_tx_rollback(tx);
+    }
+    am_log_at(&e->srv->log, AM_LOG_DEBUG, NULL,
+              "replay of %zu segments of %s (after seq %lld): scored in %.0f ms, staged in "
+              "%.0f ms, switched in %.0f ms",
+              e->replayed, e->session, (long long)e->redo.from, (double)(t_scored - t_start) / 1e6,
+              (double)(t_staged - t_scored) / 1e6, (double)(mono_ns() - t_staged) / 1e6);
+    if (rc != AM_OK)
+        am_fail_write(e->f, rc, e->session, "the replacement",
+                      e->req ? "the segment was replaced" : "the segment was deleted", retry);
+    return rc;
+}
+
+/* One attempt of an edit of segment `id`: a replacement by req_in, or
+ * with req_in NULL a deletion (see am_ingest_replace, am_ingest_delete);
+ * *retry as for am_post_once; *absent set (and 404 in *f) when the session
+ * has no segment id. The stored log from the last checkpoint before the
+ * edited segment on (replay_start; every AM_CKPT_EVERY seqs) is read on a
+ * read snapshot, with the totals of that checkpoint and the history up to
+ * it (edit_read), and replayed in memory (edit_replay_row: scoring, the new
+ * history and totals, the new results, the new checkpoints), each segment
+ * with the glossary version it was first scored with, under the session's
+ * lock only, so the other sessions' writes go on meanwhile: a replay
+ * re-scores the segments from the edited one on and fewer than
+ * AM_CKPT_EVERY before it. Then one short write transaction checks that
+ * the session is still the incarnation and version the replay read (else
+ * a retry) and writes what changed (edit_switch). A deleted segment is
+ * left out of the replay; the later ones keep their seqs (its seq stays
+ * unused: schema/007), so the write transaction does not grow with the
+ * session. */
 static int am_edit_once(am_server *srv, const char *session, const char *id,
                         const am_seg_req *req_in, char **result, int *status, am_fail *f,
                         int *retry, am_budget *bud, int *absent)
@@ -1441,191 +1633,49 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     if (rc != AM_OK)
         return rc;
     am_seg_req named; /* shallow: the systems as the session names them */
-    const am_seg_req *req = NULL;
     if (req_in) {
         named = *req_in;
-        req = &named;
         if (am_seg_systems(sess, &named, 1, f) != AM_OK) {
             am_sessions_release(srv->sessions, sess);
             return AM_ERR_INVALID;
         }
     }
+    am_edit e;
+    memset(&e, 0, sizeof e);
+    e.srv = srv;
+    e.session = session;
+    e.id = id;
+    e.sess = sess;
+    e.req = req_in ? &named : NULL;
+    e.f = f;
+    e.bud = bud;
+    e.vs.sess = sess;
+    redo_init(&e.redo);
+    mem_init(&e.mem);
     am_sess_lock(sess);
-    am_rows rows = {0};
-    am_vscorers vs;
-    memset(&vs, 0, sizeof vs);
-    vs.sess = sess;
-    am_redo redo;
-    redo_init(&redo);
-    am_mem mem;
-    mem_init(&mem);
-    json_t *last_res = NULL;
-    am_store_rtx *rtx = NULL;
-    int64_t seq = 0;
-    size_t replayed = 0; /* segments scored (the metric adaptmon_replay_segments_total) */
-    rc = am_store_rtx_begin(srv->store, &rtx);
-    if (rc != AM_OK) {
-        am_failp(f, AM_P_UNAVAILABLE, NULL,
-                 "the database is busy: could not read the session; retry");
-        goto out;
-    }
-    am_store_state st;
-    rc = am_store_tx_session_info(rtx, session, &st);
-    if (rc == AM_OK && st.incarnation != sess->incarnation) {
-        /* the cached runtime is of a deleted incarnation */
-        am_sessions_forget_entry(srv->sessions, sess);
-        *retry = 1;
-        rc = AM_ERR_CONFLICT;
-        am_failp(f, AM_P_UNAVAILABLE, NULL,
-                 "the session changed while the segment was replaced; retry");
-        goto out;
-    }
+    rc = edit_read(&e, retry, absent);
+    e.now = am_now_ms();
+    for (size_t i = 0; i < e.rows.n && rc == AM_OK; i++)
+        rc = edit_replay_row(&e, &e.rows.v[i]);
     if (rc == AM_OK)
-        rc = am_store_tx_segment_find(rtx, session, id, &seq, NULL, NULL);
-    if (rc == AM_ERR_NOTFOUND) {
-        *absent = 1;
-        am_failp(f, AM_P_NOT_FOUND, "id", "no segment '%s' in session '%s'", id, session);
-        goto out;
-    } else if (rc != AM_OK) {
-        am_failp(f, AM_P_INTERNAL, NULL, "storage error: looking up the segment failed");
-        goto out;
-    }
-    rc = replay_start(rtx, session, sess, seq, &mem, &redo.from);
-    if (rc == AM_OK)
-        rc = am_store_tx_segments_walk_gv(rtx, session, redo.from + 1, am_collect, &rows);
-    if (rc != AM_OK) {
-        am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the session failed");
-        goto out;
-    }
-    /* the scorers of every glossary version used, then the snapshot ends: a
-     * read transaction held through the scoring would keep the checkpointer
-     * from reusing the WAL, and the writer would checkpoint itself */
-    for (size_t i = 0; i < rows.n && rc == AM_OK; i++) {
-        am_scoring how;
-        rc = am_vscorer_get(srv, rtx, session, &vs, rows.v[i].glossary_version, &how, f);
-    }
-    am_store_rtx_end(rtx);
-    rtx = NULL;
-    if (rc != AM_OK)
-        goto out;
-    int64_t now = am_now_ms();
-    char hash[17] = "";
-    if (req)
-        snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
-    /* replay every segment in order, each with the glossary version it was
-     * first scored with, the replaced one with its new body */
-    for (size_t i = 0; i < rows.n && rc == AM_OK; i++) {
-        am_seg_req stored;
-        const am_seg_req *use = req;
-        json_t *body = NULL;
-        int replaced = rows.v[i].seq == seq;
-        int64_t at = rows.v[i].seq; /* kept after a delete (seq gaps: schema/007) */
-        am_scoring how; /* built above: no store access here */
-        rc = am_vscorer_get(srv, NULL, session, &vs, rows.v[i].glossary_version, &how, f);
-        if (rc != AM_OK)
-            break;
-        if (replaced && !req) { /* deleted: its words leave the history */
-            rc = am_budget_over(bud) ? fail_cancelled(f, bud)
-                                     : old_words(srv, sess, &how, &mem, session, seq,
-                                                 rows.v[i].request, bud, &redo, f);
-            continue;
-        }
-        if (!replaced) {
-            body = json_loads(rows.v[i].request, 0, NULL);
-            am_fail pf;
-            am_fail_init(&pf);
-            /* stored requests were valid when posted: no limits now */
-            rc = body ? am_seg_req_parse(body, NULL, NULL, &stored, &pf) : AM_ERR_INTERNAL;
-            if (rc == AM_OK)
-                (void)am_seg_systems(sess, &stored, 0, &pf);
-            am_fail_cleanup(&pf);
-            if (rc != AM_OK) {
-                json_decref(body);
-                am_failp(f, AM_P_INTERNAL, NULL,
-                         "replay failed: stored segment %lld cannot be read",
-                         (long long)rows.v[i].seq);
-                break;
-            }
-            use = &stored;
-        }
-        json_t *res = NULL;
-        am_plan plan;
-        am_plan_init(&plan, session, at);
-        rc = am_budget_over(bud) ? fail_cancelled(f, bud)
-                                 : am_apply(srv, sess, &how, NULL, &mem, session, at, use, now, 0,
-                                            bud, &res, &plan, f);
-        if (rc == AM_OK && replaced) /* the words it had before */
-            rc = old_words(srv, sess, &how, &mem, session, seq, rows.v[i].request, bud, &redo, f);
-        if (rc == AM_OK) {
-            mem_apply(&mem, &plan); /* the history as the store will hold it */
-            if (at % AM_CKPT_EVERY == 0)
-                redo_checkpoint(&redo, at, &mem);
-            replayed++;
-            if (replaced) {
-                redo_choices(&redo, &plan, 1);
-                am_buf_append(&redo.new_words, plan.words.data ? plan.words.data : "",
-                              plan.words.len);
-                redo.n_new = plan.nwords;
-            }
-            if (rows.v[i].seq >= seq)
-                redo_result(&redo, at, am_json_dump(res));
-        }
-        am_plan_cleanup(&plan);
-        if (replaced) {
-            last_res = res;
-            res = NULL;
-        }
-        json_decref(res);
-        if (!replaced) {
-            am_seg_req_cleanup(&stored);
-            json_decref(body);
-        }
-    }
-    int64_t t_scored = mono_ns();
-    int64_t t_staged = t_scored;
+        rc = edit_switch(&e, t_start, retry);
     if (rc == AM_OK) {
-        am_redo_job job = {session, st.version, st.incarnation, seq,  req,
-                           hash,    now,        &redo,          &mem, 0};
-        am_store_tx *tx = NULL;
-        rc = redo_stage(srv->store, session, &redo, &job.gen);
-        t_staged = mono_ns();
-        if (rc == AM_OK)
-            rc = am_store_tx_begin(srv->store, &tx);
-        if (rc == AM_OK) {
-            rc = redo_exec(tx, &job);
-            if (rc == AM_OK)
-                rc = am_store_tx_commit(tx);
-            else
-                am_store_tx_rollback(tx);
-        }
-        am_log_at(&srv->log, AM_LOG_DEBUG, NULL,
-                  "replay of %zu segments of %s (after seq %lld): scored in %.0f ms, staged in "
-                  "%.0f ms, switched in %.0f ms",
-                  replayed, session, (long long)redo.from, (double)(t_scored - t_start) / 1e6,
-                  (double)(t_staged - t_scored) / 1e6, (double)(mono_ns() - t_staged) / 1e6);
-        if (rc != AM_OK)
-            am_fail_write(f, rc, session, "the replacement",
-                          req ? "the segment was replaced" : "the segment was deleted", retry);
-    }
-    if (rc == AM_OK) {
-        am_prom_replayed(srv->prom, (int64_t)replayed);
+        am_prom_replayed(srv->prom, (int64_t)e.replayed);
         am_sess_tot_clear(sess); /* the replay rewrote every total */
-        if (!req) {
+        if (!e.req) {
             char note[320];
-            snprintf(note, sizeof note, "{\"id\":\"%s\",\"seq\":%lld}", id, (long long)seq);
+            snprintf(note, sizeof note, "{\"id\":\"%s\",\"seq\":%lld}", id, (long long)e.seq);
             am_events_notice(srv->events, session, "segment-deleted", note);
         }
-        am_events_publish_from(srv->events, session, seq); /* SSE: seq.. changed (events.h) */
-        *result = req ? am_json_dump(last_res) : NULL;
-        *status = req ? 200 : 204;
+        am_events_publish_from(srv->events, session, e.seq); /* SSE: seq.. changed (events.h) */
+        *result = e.req ? am_json_dump(e.last_res) : NULL;
+        *status = e.req ? 200 : 204;
     }
-out:
-    am_store_rtx_end(rtx);
-    json_decref(last_res);
-    redo_cleanup(&redo);
-    mem_cleanup(&mem);
-    am_rows_free(&rows);
-    am_vscorers_cleanup(&vs);
+    json_decref(e.last_res);
+    redo_cleanup(&e.redo);
+    mem_cleanup(&e.mem);
+    am_rows_free(&e.rows);
+    am_vscorers_cleanup(&e.vs);
     am_sess_unlock(sess);
     am_sessions_release(srv->sessions, sess);
     return rc;
