@@ -559,6 +559,118 @@ static am_totals *mem_totals(am_mem *m, const char *system)
     return NULL;
 }
 
+/* The failure of am_score_segment (rc, with the offending field or NULL)
+ * into *f; returns the code the request fails with. */
+static int apply_score_failed(const am_server *srv, am_budget *bud, int rc, const char *field,
+                              am_fail *f)
+{
+    if (rc == AM_ERR_CANCELLED)
+        return fail_cancelled(f, bud);
+    if (rc == AM_ERR_IO)
+        return am_failp(f, AM_P_INTERNAL, NULL, "the database failed");
+    if (rc == AM_ERR_RANGE)
+        return am_failp(f, AM_P_TOO_MANY_TERM_OCCURRENCES, field,
+                        "more than %d glossary term occurrences or forbidden uses%s%s "
+                        "(max-term-occurrences), or an annotation term of more than %d "
+                        "tokens",
+                        srv->cfg.max_term_occurrences, field ? " in " : "", field ? field : "",
+                        AM_TERMS_MAX_TERM_TOKENS);
+    return am_failp(f,
+                    rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? AM_P_INVALID_UTF8 : AM_P_INVALID_VALUE,
+                    field, "%s%s%s", am_strerror(rc), field ? " in " : "", field ? field : "");
+}
+
+/* The totals entries a segment of req updates: its systems, then the pairs
+ * with the baseline (pair:<system>:system / :baseline, with paired totals),
+ * then the translator's (tr:<translator>:<system>). ent[i] names entry i
+ * (borrowed from req, or owned by plan->pair_names), from[i] is the index
+ * of its scores among req's systems. Returns the number of entries. */
+static size_t apply_entries(const am_sess *sess, const am_seg_req *req, am_plan *plan,
+                            const char **ent, size_t *from)
+{
+    size_t n_ent = req->nsys, base = req->nsys;
+    for (size_t k = 0; k < req->nsys; k++) {
+        ent[k] = req->sys[k];
+        from[k] = k;
+        if (sess->baseline && sess->paired_totals && !strcmp(req->sys[k], sess->baseline))
+            base = k;
+    }
+    for (size_t k = 0; base < req->nsys && k < req->nsys; k++) {
+        if (k == base)
+            continue;
+        for (int side = 0; side < 2; side++) {
+            char name[300];
+            snprintf(name, sizeof name, "pair:%s:%s", req->sys[k], side ? "system" : "baseline");
+            plan->pair_names[n_ent] = am_xstrdup(name);
+            ent[n_ent] = plan->pair_names[n_ent];
+            from[n_ent++] = side ? k : base;
+        }
+    }
+    for (size_t k = 0; req->translator && k < req->nsys; k++) {
+        char name[300];
+        snprintf(name, sizeof name, "tr:%s:%s", req->translator, req->sys[k]);
+        plan->pair_names[n_ent] = am_xstrdup(name);
+        ent[n_ent] = plan->pair_names[n_ent];
+        from[n_ent++] = k;
+    }
+    return n_ent;
+}
+
+/* The totals of entry `name` after seq - 1 into *t: from mem (a replay),
+ * else, with cached, the session's totals cache, else the store (rtx);
+ * empty totals when it has none yet. AM_ERR_INTERNAL for a damaged stored
+ * row, or the store's error. */
+static int apply_entry_totals(am_sess *sess, const am_scorer *sc, am_store_rtx *rtx, am_mem *mem,
+                              int cached, const char *session, int64_t seq, const char *name,
+                              am_totals *t)
+{
+    const am_totals *mt = mem ? mem_totals(mem, name) : NULL;
+    if (mt) {
+        *t = *mt;
+        return AM_OK;
+    }
+    char *raw = NULL;
+    int rc;
+    if (mem && !mem->base)
+        rc = AM_ERR_NOTFOUND; /* a replay from the start: none yet */
+    else if (cached && am_sess_tot_get(sess, name, seq - 1, t))
+        return AM_OK;
+    else
+        rc = am_store_tx_totals_get(rtx, session, name, &raw);
+    if (rc == AM_OK) {
+        json_t *j = json_loads(raw, 0, NULL);
+        if (!j || am_json_totals_parse(j, sc, t) != AM_OK)
+            rc = AM_ERR_INTERNAL;
+        json_decref(j);
+    } else if (rc == AM_ERR_NOTFOUND) {
+        am_totals_init(t, sc);
+        rc = AM_OK;
+    }
+    free(raw);
+    return rc;
+}
+
+/* The translator's choices among the alternatives of the glossary entries
+ * found in the segment (ts: the first system's terms, NULL for none) into
+ * plan->choices (pairs source, target; borrowed from gloss). */
+static void apply_choices(am_plan *plan, const am_terms_seg *ts, const am_gloss *gloss)
+{
+    if (!ts)
+        return;
+    plan->choices = am_xcalloc(2 * ts->n_inst + 1, sizeof *plan->choices);
+    for (size_t i = 0; i < ts->n_inst; i++) {
+        const am_terms_inst *inst = &ts->inst[i];
+        if (inst->origin != AM_TERMS_GLOSSARY || inst->entry >= gloss->n)
+            continue;
+        const am_gloss_entry *e = &gloss->v[inst->entry];
+        if (inst->alt < e->n_targets) {
+            plan->choices[2 * plan->nchoices] = e->source;
+            plan->choices[2 * plan->nchoices + 1] = e->targets[inst->alt];
+            plan->nchoices++;
+        }
+    }
+}
+
 /* Scores one segment at seq with use (borrowed), reading the history and
  * totals through rtx (a read or write transaction) or, when mem is given,
  * from mem; fills plan with the writes (history, totals, choices) and
@@ -586,20 +698,7 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
     if (rc != AM_OK) {
         am_score_ws_set_cancel(ws, NULL);
         am_wspool_put(srv->wspool, ws);
-        if (rc == AM_ERR_CANCELLED)
-            return fail_cancelled(f, bud);
-        if (rc == AM_ERR_IO)
-            return am_failp(f, AM_P_INTERNAL, NULL, "the database failed");
-        if (rc == AM_ERR_RANGE)
-            return am_failp(f, AM_P_TOO_MANY_TERM_OCCURRENCES, field,
-                            "more than %d glossary term occurrences or forbidden uses%s%s "
-                            "(max-term-occurrences), or an annotation term of more than %d "
-                            "tokens",
-                            srv->cfg.max_term_occurrences, field ? " in " : "", field ? field : "",
-                            AM_TERMS_MAX_TERM_TOKENS);
-        return am_failp(
-            f, rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? AM_P_INVALID_UTF8 : AM_P_INVALID_VALUE,
-            field, "%s%s%s", am_strerror(rc), field ? " in " : "", field ? field : "");
+        return apply_score_failed(srv, bud, rc, field, f);
     }
     /* the output grows with the term occurrences: bounded before any of it is built */
     for (size_t k = 0; k < req->nsys; k++) {
@@ -623,61 +722,15 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
      * POST takes the text straight from am_json_answer below */
     json_t *scores = result ? am_json_segment(sc, &res, req->sys) : NULL;
     json_t *totals = result ? json_object() : NULL;
-    /* the entries to update: the systems, then the pairs with the baseline */
-    size_t n_ent = req->nsys, base = req->nsys;
     const char *ent[AM_PLAN_MAX];
     size_t from[AM_PLAN_MAX]; /* index into res.sys of the entry's scores */
-    for (size_t k = 0; k < req->nsys; k++) {
-        ent[k] = req->sys[k];
-        from[k] = k;
-        if (sess->baseline && sess->paired_totals && !strcmp(req->sys[k], sess->baseline))
-            base = k;
-    }
-    for (size_t k = 0; base < req->nsys && k < req->nsys; k++) {
-        if (k == base)
-            continue;
-        for (int side = 0; side < 2; side++) {
-            char name[300];
-            snprintf(name, sizeof name, "pair:%s:%s", req->sys[k], side ? "system" : "baseline");
-            plan->pair_names[n_ent] = am_xstrdup(name);
-            ent[n_ent] = plan->pair_names[n_ent];
-            from[n_ent++] = side ? k : base;
-        }
-    }
-    for (size_t k = 0; req->translator && k < req->nsys; k++) {
-        char name[300];
-        snprintf(name, sizeof name, "tr:%s:%s", req->translator, req->sys[k]);
-        plan->pair_names[n_ent] = am_xstrdup(name);
-        ent[n_ent] = plan->pair_names[n_ent];
-        from[n_ent++] = k;
-    }
+    size_t n_ent = apply_entries(sess, req, plan, ent, from);
     /* n_ent, not AM_PLAN_MAX, entries: AM_PLAN_MAX of them (~200 KB) were
      * zeroed on every POST */
     plan->tot = am_xcalloc(n_ent ? n_ent : 1, sizeof *plan->tot);
     for (size_t k = 0; k < n_ent && rc == AM_OK; k++) {
         am_totals t;
-        char *raw = NULL;
-        const am_totals *mt = mem ? mem_totals(mem, ent[k]) : NULL;
-        int g = mt                  ? AM_OK
-                : mem && !mem->base ? AM_ERR_NOTFOUND
-                : cached && am_sess_tot_get(sess, ent[k], seq - 1, &t)
-                    ? AM_OK
-                    : am_store_tx_totals_get(rtx, session, ent[k], &raw);
-        if (mt)
-            t = *mt;
-        if (g == AM_OK && !raw) {
-            /* from the cache (or mem) */
-        } else if (g == AM_OK) {
-            json_t *j = json_loads(raw, 0, NULL);
-            if (!j || am_json_totals_parse(j, sc, &t) != AM_OK)
-                rc = AM_ERR_INTERNAL;
-            json_decref(j);
-        } else if (g == AM_ERR_NOTFOUND) {
-            am_totals_init(&t, sc);
-        } else {
-            rc = g;
-        }
-        free(raw);
+        rc = apply_entry_totals(sess, sc, rtx, mem, cached, session, seq, ent[k], &t);
         if (rc != AM_OK)
             break;
         am_totals_add(&t, &res.sys[from[k]]);
@@ -689,22 +742,8 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
             continue; /* pair entries are not part of the answer */
         if (totals)
             json_object_set_new(totals, req->sys[k], am_json_totals(sc, &t));
-        /* the translator's choice among a glossary entry's alternatives */
-        if (k == 0 && res.sys[0].terms) {
-            const am_terms_seg *ts = res.sys[0].terms;
-            plan->choices = am_xcalloc(2 * ts->n_inst + 1, sizeof *plan->choices);
-            for (size_t i = 0; i < ts->n_inst; i++) {
-                const am_terms_inst *inst = &ts->inst[i];
-                if (inst->origin != AM_TERMS_GLOSSARY || inst->entry >= use->gloss->n)
-                    continue;
-                const am_gloss_entry *e = &use->gloss->v[inst->entry];
-                if (inst->alt < e->n_targets) {
-                    plan->choices[2 * plan->nchoices] = e->source;
-                    plan->choices[2 * plan->nchoices + 1] = e->targets[inst->alt];
-                    plan->nchoices++;
-                }
-            }
-        }
+        if (k == 0) /* the translator's choice among a glossary entry's alternatives */
+            apply_choices(plan, res.sys[0].terms, use->gloss);
     }
     am_prom_segments(srv->prom, (int64_t)req->nsys);
     if (rc == AM_OK && !result) /* res points into ws: written before ws goes back */
