@@ -441,6 +441,7 @@ static int am_cli_flag(am_cli *c, const char *name, int *rc)
 
 /* An option with its value (val borrowed from argv: kept by pointer for
  * the paths). Returns 0, or 2 after a message on stderr. */
+/* Complexity (issue 15): one branch per option, as the usage lists them. */
 static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_buf *err)
 {
     int rc = 0;

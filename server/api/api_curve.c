@@ -336,6 +336,9 @@ static int am_cv_window_known(am_req *req, am_resp *resp, int64_t w, int64_t *fi
  * 0 when resp holds the answer already (a problem, or 304 when the ETag
  * matches). tag makes the ETag of each representation its own ("" for
  * the JSON). */
+/* Length/complexity (issue 15): the query parameters (each refused with its
+ * own problem), the ETag check, then one pass over the stored results
+ * into the point series. */
 int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
 {
     *out = NULL;

@@ -165,6 +165,9 @@ static int am_text_field(json_t *v, const char *name, const am_srv_config *cfg, 
     return AM_OK;
 }
 
+/* The "terms" annotations of a body into r. Complexity (issue 15): one
+ * type or range check per field of an annotation, each refused with its
+ * own problem. */
 static int am_seg_terms(json_t *terms, am_seg_req *r, am_fail *f)
 {
     if (!json_is_array(terms))
@@ -246,6 +249,10 @@ static int am_seg_terms(json_t *terms, am_seg_req *r, am_fail *f)
     return AM_OK;
 }
 
+/* Length/complexity (issue 15): one check per field of the segment body
+ * (types, unknown fields, the id, the texts and their token limits, the
+ * hypotheses, the translator), each with its own problem; the texts,
+ * annotations and terms have their helpers above. */
 int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg, am_seg_req *r,
                      am_fail *f)
 {
@@ -1831,6 +1838,9 @@ static int batch_known(am_server *srv, const char *session, const am_seg_req *re
  * then written by one group-commit job. *done: how many items are finished
  * (stored or answered 200); on failure items[*done] holds it, with *retry
  * set when the session changed and a new attempt may succeed. */
+/* Length (issue 15): the chunk's snapshot, the per-item loop (idempotency,
+ * scoring, the overlay) and the group-commit job with its outcome per
+ * item, in order; the item work is in am_apply. */
 static int batch_chunk_once(am_server *srv, const char *session, const am_seg_req *reqs, size_t n,
                             am_batch_item *items, size_t *done, int *retry)
 {

@@ -316,6 +316,9 @@ static int am_rs_put_totals(am_store_tx *tx, const am_rs *r, const char *shadow)
 
 /* One attempt (see am_ingest_rescore). *retry is set when the session
  * changed under it. On success *summary is set. */
+/* Length/complexity (issue 15): the steps of the rescore in order (the
+ * snapshot, the hidden copy filled chunk by chunk with progress events,
+ * the swap), each failure with its own cleanup of the copy. */
 static int am_rescore_once(am_server *srv, const char *session, int attempt, json_t **summary,
                            am_fail *f, int *retry)
 {
