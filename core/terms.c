@@ -301,13 +301,17 @@ static int ws_stemmer(am_terms_ws *ws, const char *alg)
  * compute the content-word flags (windows). Token byte ranges in s are
  * found by locating each token after the previous one. */
 static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind kind, const char *s,
-                     ttext *x, int need_cs, int content)
+                     const char *tokens, ttext *x, int need_cs, int content)
 {
     int rc = am_text_validate(s, strlen(s), NULL);
     if (rc)
         return rc;
-    if ((rc = am_tok_tokenize(kind, s, &x->tk)))
+    if (tokens) { /* am_tok_tokenize(kind, s), done by the caller */
+        am_buf_reset(&x->tk);
+        am_buf_append(&x->tk, tokens, strlen(tokens));
+    } else if ((rc = am_tok_tokenize(kind, s, &x->tk))) {
         return rc;
+    }
     am_buf_reset(&x->pool);
     x->n = 0;
     x->have_stem = 0;
@@ -425,7 +429,7 @@ static int set_add_seq(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, enum
                        const char *s, int mode, lseq *out)
 {
     ttext *x = &ws->tmp;
-    int rc = text_load(ws, cfg, kind, s, x, mode == MODE_CS, 0);
+    int rc = text_load(ws, cfg, kind, s, NULL, x, mode == MODE_CS, 0);
     if (rc)
         return rc;
     if (mode == MODE_STEM && (rc = text_stems(ws, cfg, x)))
@@ -1610,9 +1614,23 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
                    const char *ref, const am_terms_annot *annots, size_t n_annots,
                    const am_terms_seg **out)
 {
-    if (!ws || !lex || !src || !hyp || !ref || !out || (n_annots && !annots))
+    if (!lex || !hyp || !ref)
+        return AM_ERR_INVALID;
+    am_tok_text h = {hyp, NULL, lex->cfg.tok_tgt}, r = {ref, NULL, lex->cfg.tok_tgt};
+    return am_terms_score_tok(ws, lex, src, &h, &r, annots, n_annots, out);
+}
+
+int am_terms_score_tok(am_terms_ws *ws, const am_terms_lex *lex, const char *src,
+                       const am_tok_text *hyp_t, const am_tok_text *ref_t,
+                       const am_terms_annot *annots, size_t n_annots, const am_terms_seg **out)
+{
+    if (!ws || !lex || !src || !hyp_t || !ref_t || !hyp_t->text || !ref_t->text || !out ||
+        (n_annots && !annots))
         return AM_ERR_INVALID;
     const am_terms_cfg *cfg = &lex->cfg;
+    if (hyp_t->kind != cfg->tok_tgt || ref_t->kind != cfg->tok_tgt)
+        return AM_ERR_INVALID; /* tokens of another tokenizer */
+    const char *hyp = hyp_t->text, *ref = ref_t->text;
     int rc;
     reset_results(ws);
     if (cfg->stem_match && (rc = ws_stemmer(ws, lex->stem_alg)))
@@ -1620,11 +1638,12 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
     if (n_annots && (rc = load_annots(ws, cfg, annots, n_annots)))
         return rc;
     int cs = need_cs(lex, n_annots ? &ws->ann : NULL);
-    if ((rc = text_load(ws, cfg, cfg->tok_src, src, &ws->src, lex->set.any_cs && cfg->casefold, 0)))
+    if ((rc = text_load(ws, cfg, cfg->tok_src, src, NULL, &ws->src,
+                        lex->set.any_cs && cfg->casefold, 0)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, ref, &ws->ref, cs, 1)))
+    if ((rc = text_load(ws, cfg, cfg->tok_tgt, ref, ref_t->tokens, &ws->ref, cs, 1)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, &ws->hyp, cs, 1)))
+    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, hyp_t->tokens, &ws->hyp, cs, 1)))
         return rc;
 
     /* instances */
@@ -1734,9 +1753,9 @@ int am_terms_preview(am_terms_ws *ws, const am_terms_lex *lex, const char *src, 
     if (cfg->stem_match && (rc = ws_stemmer(ws, lex->stem_alg)))
         return rc;
     int cs = need_cs(lex, NULL);
-    if ((rc = text_load(ws, cfg, cfg->tok_src, src, &ws->src, cs, 0)))
+    if ((rc = text_load(ws, cfg, cfg->tok_src, src, NULL, &ws->src, cs, 0)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, &ws->hyp, cs, 0)))
+    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, NULL, &ws->hyp, cs, 0)))
         return rc;
     if ((rc = find_hits(ws, lex)))
         return rc;
