@@ -296,6 +296,20 @@ static int ws_stemmer(am_terms_ws *ws, const char *alg)
 
 /* ---- text pipeline ------------------------------------------------------- */
 
+/* Whether the code point at s[i] (i < len) is Python whitespace; its byte
+ * length in *n (am_utf8_decode's). ASCII without a call. */
+static int py_space_at(const char *s, size_t len, size_t i, size_t *n)
+{
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) {
+        *n = 1;
+        return c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F);
+    }
+    int32_t cp;
+    *n = am_utf8_decode(s + i, len - i, &cp);
+    return am_py_isspace(cp);
+}
+
 /* Tokenizes and normalizes s into x. need_cs: compute the case-kept forms
  * (only when cfg->casefold, else they equal the folded ones). content:
  * compute the content-word flags (windows). Token byte ranges in s are
@@ -319,23 +333,14 @@ static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind 
     char *d = x->tk.data ? x->tk.data : (char *)(uintptr_t) "";
     size_t len = x->tk.len, i = 0, nst = 0;
     while (i < len) {
-        int32_t cp;
         size_t k;
-        while (i < len) {
-            k = am_utf8_decode(d + i, len - i, &cp);
-            if (!am_py_isspace(cp))
-                break;
+        while (i < len && py_space_at(d, len, i, &k))
             i += k;
-        }
         if (i >= len)
             break;
         size_t start = i;
-        while (i < len) {
-            k = am_utf8_decode(d + i, len - i, &cp);
-            if (am_py_isspace(cp))
-                break;
+        while (i < len && !py_space_at(d, len, i, &k))
             i += k;
-        }
         AM_GROW(x->st, x->cap_st, nst + 2, 16);
         x->st[nst++] = start;
         x->st[nst++] = i;
@@ -350,14 +355,9 @@ static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind 
         ttok *o = &x->t[x->n++];
         memset(o, 0, sizeof *o);
         /* byte range */
-        size_t c = cursor;
-        while (c < slen) {
-            int32_t cp;
-            size_t k = am_utf8_decode(s + c, slen - c, &cp);
-            if (!am_py_isspace(cp))
-                break;
+        size_t c = cursor, k;
+        while (c < slen && py_space_at(s, slen, c, &k))
             c += k;
-        }
         if (c + tl <= slen && memcmp(s + c, tok, tl) == 0) {
             o->b0 = c;
         } else {

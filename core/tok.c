@@ -143,39 +143,54 @@ enum am_tok_kind am_tok_default_for_lang(const char *lang)
 
 /* ---- whitespace ----------------------------------------------------------- */
 
+/* 1 for the bytes that are, or may start, a Python whitespace code point:
+ * the ASCII ones and the lead bytes of U+0085/U+00A0 (C2), U+1680 (E1),
+ * U+2000..U+205F (E2) and U+3000 (E3). */
+static const unsigned char space_lead[256] = {
+    [0x09] = 1, [0x0A] = 1, [0x0B] = 1, [0x0C] = 1, [0x0D] = 1, [0x1C] = 1, [0x1D] = 1,
+    [0x1E] = 1, [0x1F] = 1, [0x20] = 1, [0xC2] = 1, [0xE1] = 1, [0xE2] = 1, [0xE3] = 1,
+};
+
 /* Byte length of the Python whitespace code point at s[0..len), or 0. */
 static size_t py_space_len(const unsigned char *s, size_t len)
 {
     unsigned char c = s[0];
-    if (c < 0x80)
-        return (c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F)) ? 1 : 0;
-    if (c != 0xC2 && c != 0xE1 && c != 0xE2 && c != 0xE3)
+    if (!space_lead[c])
         return 0;
+    if (c < 0x80)
+        return 1;
     int32_t cp;
     size_t n = am_utf8_decode((const char *)s, len, &cp);
     return am_py_isspace(cp) ? n : 0;
 }
 
-/* Writes ' '.join(s[0..len).split()) (Python semantics) into out (reset). */
+/* Writes ' '.join(s[0..len).split()) (Python semantics) into out (reset).
+ * The result is never longer than s: it is written in place of one
+ * reservation. */
 static void collapse_into(const char *s, size_t len, am_buf *out)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     am_buf_reset(out);
     am_buf_append(out, "", 0);
+    am_buf_reserve(out, len);
+    char *o = out->data;
     while (i < len) {
         size_t n;
         while (i < len && (n = py_space_len(u + i, len - i)) > 0)
             i += n;
         size_t start = i;
-        while (i < len && py_space_len(u + i, len - i) == 0)
+        while (i < len && (!space_lead[u[i]] || py_space_len(u + i, len - i) == 0))
             i++;
         if (i > start) {
-            if (out->len)
-                am_buf_appendc(out, ' ');
-            am_buf_append(out, s + start, i - start);
+            if (o != out->data)
+                *o++ = ' ';
+            memcpy(o, s + start, i - start);
+            o += i - start;
         }
     }
+    *o = '\0';
+    out->len = (size_t)(o - out->data);
 }
 
 /* ---- TokenizerRegexp (13a, zh) -------------------------------------------- */
