@@ -414,45 +414,18 @@ enum { C_N = 1, C_P = 2, C_S = 4 };
 /* Classes of the ASCII code points (checked against utf8proc by the tests
  * through am_tok_tokenize): digits are N; $ + < = > ^ ` | ~ are S; the
  * other printable non-alphanumerics are P. */
+static const unsigned char ascii_cls[128] = {
+    ['0'] = C_N, ['1'] = C_N, ['2'] = C_N,  ['3'] = C_N,  ['4'] = C_N, ['5'] = C_N, ['6'] = C_N,
+    ['7'] = C_N, ['8'] = C_N, ['9'] = C_N,  ['$'] = C_S,  ['+'] = C_S, ['<'] = C_S, ['='] = C_S,
+    ['>'] = C_S, ['^'] = C_S, ['`'] = C_S,  ['|'] = C_S,  ['~'] = C_S, ['!'] = C_P, ['"'] = C_P,
+    ['#'] = C_P, ['%'] = C_P, ['&'] = C_P,  ['\''] = C_P, ['('] = C_P, [')'] = C_P, ['*'] = C_P,
+    [','] = C_P, ['-'] = C_P, ['.'] = C_P,  ['/'] = C_P,  [':'] = C_P, [';'] = C_P, ['?'] = C_P,
+    ['@'] = C_P, ['['] = C_P, ['\\'] = C_P, [']'] = C_P,  ['_'] = C_P, ['{'] = C_P, ['}'] = C_P,
+};
+
 static unsigned char ascii_class(unsigned char c)
 {
-    if (c >= '0' && c <= '9')
-        return C_N;
-    switch (c) {
-    case '$':
-    case '+':
-    case '<':
-    case '=':
-    case '>':
-    case '^':
-    case '`':
-    case '|':
-    case '~': return C_S;
-    case '!':
-    case '"':
-    case '#':
-    case '%':
-    case '&':
-    case '\'':
-    case '(':
-    case ')':
-    case '*':
-    case ',':
-    case '-':
-    case '.':
-    case '/':
-    case ':':
-    case ';':
-    case '?':
-    case '@':
-    case '[':
-    case '\\':
-    case ']':
-    case '_':
-    case '{':
-    case '}': return C_P;
-    default: return 0;
-    }
+    return ascii_cls[c & 0x7F];
 }
 
 static unsigned cp_class(int32_t cp)
@@ -493,6 +466,17 @@ static size_t next_cp(const char *s, size_t i, size_t n, unsigned *cls)
     return k;
 }
 
+/* Copies the l bytes of one code point to o; returns the end. */
+static char *put_cp(char *o, const char *s, size_t l)
+{
+    if (l == 1) {
+        *o = *s;
+        return o + 1;
+    }
+    memcpy(o, s, l);
+    return o + l;
+}
+
 /* I1 (first = C_P required second, not-N first) or I2 (P first, not-N
  * second): two-code-point rules. */
 static void intl_pair_rule(tok_sbuf *a, tok_sbuf *b, int rule2)
@@ -512,11 +496,9 @@ static void intl_pair_rule(tok_sbuf *a, tok_sbuf *b, int rule2)
             if (match) {
                 if (rule2)
                     *o++ = ' ';
-                memcpy(o, s + i, l1);
-                o += l1;
+                o = put_cp(o, s + i, l1);
                 *o++ = ' ';
-                memcpy(o, s + i + l1, l2);
-                o += l2;
+                o = put_cp(o, s + i + l1, l2);
                 if (!rule2)
                     *o++ = ' ';
                 i += l1 + l2;
@@ -524,14 +506,12 @@ static void intl_pair_rule(tok_sbuf *a, tok_sbuf *b, int rule2)
                     l1 = next_cp(s, i, n, &c1);
                 continue;
             }
-            memcpy(o, s + i, l1);
-            o += l1;
+            o = put_cp(o, s + i, l1);
             i += l1;
             l1 = l2;
             c1 = c2;
         } else {
-            memcpy(o, s + i, l1);
-            o += l1;
+            o = put_cp(o, s + i, l1);
             i += l1;
         }
     }
@@ -555,8 +535,7 @@ static void tok_intl(const char *s, size_t len, tok_sbuf *a, tok_sbuf *b, am_buf
         size_t l = next_cp(a->p, i, n, &c);
         if (c & C_S)
             *o++ = ' ';
-        memcpy(o, a->p + i, l);
-        o += l;
+        o = put_cp(o, a->p + i, l);
         if (c & C_S)
             *o++ = ' ';
         i += l;
