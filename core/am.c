@@ -393,27 +393,32 @@ size_t am_utf8_encode(int32_t cp, char *out)
     return 4;
 }
 
+/* Whether the code point at s[i] (i < len) is Python whitespace; its byte
+ * length in *n (am_utf8_decode's). ASCII without a call. */
+static int am_py_space_at(const char *s, size_t len, size_t i, size_t *n)
+{
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) {
+        *n = 1;
+        return c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F);
+    }
+    int32_t cp;
+    *n = am_utf8_decode(s + i, len - i, &cp);
+    return am_py_isspace(cp);
+}
+
 /* The next whitespace-delimited token of s[*i..len) (Python's str.split()):
  * returns 1 with it at s[*start..*i), 0 at the end. */
 static int am_py_next(const char *s, size_t len, size_t *i, size_t *start)
 {
     while (*i < len) {
-        int32_t cp;
         size_t n;
         /* skip whitespace */
-        while (*i < len) {
-            n = am_utf8_decode(s + *i, len - *i, &cp);
-            if (!am_py_isspace(cp))
-                break;
+        while (*i < len && am_py_space_at(s, len, *i, &n))
             *i += n;
-        }
         *start = *i;
-        while (*i < len) {
-            n = am_utf8_decode(s + *i, len - *i, &cp);
-            if (am_py_isspace(cp))
-                break;
+        while (*i < len && !am_py_space_at(s, len, *i, &n))
             *i += n;
-        }
         if (*i > *start)
             return 1;
     }

@@ -97,24 +97,17 @@ static int is_ascii(const char *s, size_t n)
     return 1;
 }
 
-int am_recall_content_words(const am_recall_config *cfg, const char *text, am_toks *out)
+/* Appends the content words among the tokens of `tokens` (a tokenizer's
+ * output: Python-whitespace separated) to out; out unchanged on error.
+ * Borrows everything. */
+static int content_of_tokens(const am_recall_config *cfg, const char *tokens, am_toks *out)
 {
-    if (!cfg || !text || !out)
-        return AM_ERR_INVALID;
-    int rc = am_text_validate(text, strlen(text), NULL);
-    if (rc != AM_OK)
-        return rc;
-    am_buf stripped, norm;
+    am_buf norm;
     am_toks toks;
-    am_buf_init(&stripped);
     am_buf_init(&norm);
     am_toks_init(&toks);
-    const char *src = text;
-    if (cfg->strip_tags) {
-        am_text_strip_tags(text, &stripped);
-        src = am_buf_str(&stripped);
-    }
-    rc = am_tok_split(cfg->tokenizer, src, &toks);
+    am_toks_split_py(&toks, tokens);
+    int rc = AM_OK;
     size_t n0 = out->n;
     for (size_t i = 0; i < toks.n && rc == AM_OK; i++) {
         const char *w = toks.v[i];
@@ -148,8 +141,48 @@ int am_recall_content_words(const am_recall_config *cfg, const char *text, am_to
     }
     am_toks_cleanup(&toks);
     am_buf_cleanup(&norm);
+    return rc;
+}
+
+int am_recall_content_words(const am_recall_config *cfg, const char *text, am_toks *out)
+{
+    if (!cfg || !text || !out)
+        return AM_ERR_INVALID;
+    int rc = am_text_validate(text, strlen(text), NULL);
+    if (rc != AM_OK)
+        return rc;
+    am_buf stripped, tk;
+    am_buf_init(&stripped);
+    am_buf_init(&tk);
+    const char *src = text;
+    if (cfg->strip_tags) {
+        am_text_strip_tags(text, &stripped);
+        src = am_buf_str(&stripped);
+    }
+    rc = am_tok_tokenize(cfg->tokenizer, src, &tk);
+    if (rc == AM_OK)
+        rc = content_of_tokens(cfg, am_buf_str(&tk), out);
+    am_buf_cleanup(&tk);
     am_buf_cleanup(&stripped);
     return rc;
+}
+
+/* Checks that t can stand for am_recall_content_words(cfg, t->text): the
+ * same tokenizer, no tag stripping or other extraction in between. */
+static int tok_text_fits(const am_recall_config *cfg, const am_tok_text *t)
+{
+    if (!t || !t->text || !t->tokens || t->kind != cfg->tokenizer || cfg->strip_tags ||
+        cfg->extract)
+        return AM_ERR_INVALID;
+    return am_text_validate(t->text, strlen(t->text), NULL);
+}
+
+int am_recall_content_words_tok(const am_recall_config *cfg, const am_tok_text *t, am_toks *out)
+{
+    if (!cfg || !out)
+        return AM_ERR_INVALID;
+    int rc = tok_text_fits(cfg, t);
+    return rc != AM_OK ? rc : content_of_tokens(cfg, t->tokens, out);
 }
 
 /* ---- segment scoring ------------------------------------------------- */
@@ -279,6 +312,32 @@ int am_recall_score_texts(const am_recall_config *cfg, const char *translation,
     int rc = extract(cfg, translation, &ref);
     for (size_t s = 0; s < nsys && rc == AM_OK; s++)
         rc = hyps[s] ? extract(cfg, hyps[s], &h[s]) : AM_ERR_INVALID;
+    if (rc == AM_OK)
+        rc = am_recall_segment(cfg, &ref, h, nsys, lookup, lookup_ctx, out);
+    for (size_t s = 0; s < nsys; s++)
+        am_toks_cleanup(&h[s]);
+    free(h);
+    am_toks_cleanup(&ref);
+    return rc;
+}
+
+int am_recall_score_tok(const am_recall_config *cfg, const am_tok_text *translation,
+                        const am_tok_text *hyps, size_t nsys, am_recall_lookup_fn lookup,
+                        void *lookup_ctx, am_recall_seg *out)
+{
+    if (!out)
+        return AM_ERR_INVALID;
+    am_recall_seg_cleanup(out);
+    if (!cfg || !translation || (nsys > 0 && !hyps))
+        return AM_ERR_INVALID;
+    am_toks ref;
+    am_toks_init(&ref);
+    am_toks *h = am_xmalloc((nsys ? nsys : 1) * sizeof *h);
+    for (size_t s = 0; s < nsys; s++)
+        am_toks_init(&h[s]);
+    int rc = am_recall_content_words_tok(cfg, translation, &ref);
+    for (size_t s = 0; s < nsys && rc == AM_OK; s++)
+        rc = am_recall_content_words_tok(cfg, &hyps[s], &h[s]);
     if (rc == AM_OK)
         rc = am_recall_segment(cfg, &ref, h, nsys, lookup, lookup_ctx, out);
     for (size_t s = 0; s < nsys; s++)

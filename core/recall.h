@@ -148,6 +148,17 @@ int am_recall_score_texts(const am_recall_config *cfg, const char *translation,
                           const char *const *hyps, size_t nsys, am_recall_lookup_fn lookup,
                           void *lookup_ctx, am_recall_seg *out);
 
+/* The same as am_recall_content_words(cfg, t->text, out) and
+ * am_recall_score_texts(cfg, translation->text, ...), from texts already
+ * tokenized (am_tok_text, shared with other metrics): the tokenizer is not
+ * run again. Refused with AM_ERR_INVALID (out unchanged, resp. empty)
+ * unless every text's kind is cfg->tokenizer and cfg has neither
+ * strip_tags nor an extract function (whose input is not the text). */
+int am_recall_content_words_tok(const am_recall_config *cfg, const am_tok_text *t, am_toks *out);
+int am_recall_score_tok(const am_recall_config *cfg, const am_tok_text *translation,
+                        const am_tok_text *hyps, size_t nsys, am_recall_lookup_fn lookup,
+                        void *lookup_ctx, am_recall_seg *out);
+
 /* ---- in-memory history (CLI, tests) ---------------------------------- */
 
 /* An am_recall_lookup_fn over an am_vocab history (ctx is the am_vocab *;

@@ -19,6 +19,12 @@ struct am_scorer {
 struct am_score_ws {
     am_buf src, ref; /* tag-stripped source and translation */
     am_buf *hyp; /* tag-stripped hypotheses [cap_sys] */
+    /* ref and hyp[] tokenized once by the target tokenizer (recall's and
+     * the terms matcher's, which are the same: am_config_tokenizer) and
+     * shared by both; valid while tok_ok is set for the current segment */
+    am_buf ref_tk, *hyp_tk; /* [cap_sys] */
+    am_tok_text ref_tt, *hyp_tt; /* [cap_sys]; borrow the buffers above */
+    int tok_ok;
     am_terms_ws **terms; /* one term workspace per system [cap_sys] */
     size_t cap_sys;
     am_recall_seg recall;
@@ -184,6 +190,7 @@ am_score_ws *am_score_ws_new(void)
     am_score_ws *ws = am_xcalloc(1, sizeof *ws);
     am_buf_init(&ws->src);
     am_buf_init(&ws->ref);
+    am_buf_init(&ws->ref_tk);
     am_recall_seg_init(&ws->recall);
     ws->ter = am_ter_ws_new();
     am_toks_init(&ws->ter_ref);
@@ -200,11 +207,15 @@ void am_score_ws_free(am_score_ws *ws)
         return;
     am_buf_cleanup(&ws->src);
     am_buf_cleanup(&ws->ref);
+    am_buf_cleanup(&ws->ref_tk);
     for (size_t i = 0; i < ws->cap_sys; i++) {
         am_buf_cleanup(&ws->hyp[i]);
+        am_buf_cleanup(&ws->hyp_tk[i]);
         am_terms_ws_free(ws->terms[i]);
     }
     free(ws->hyp);
+    free(ws->hyp_tk);
+    free(ws->hyp_tt);
     free(ws->terms);
     free(ws->sys);
     free(ws->hyp_ptr);
@@ -233,10 +244,13 @@ am_terms_ws *am_score_ws_terms(am_score_ws *ws)
     if (ws->cap_sys == 0) {
         ws->cap_sys = 1;
         ws->hyp = am_xcalloc(1, sizeof *ws->hyp);
+        ws->hyp_tk = am_xcalloc(1, sizeof *ws->hyp_tk);
+        ws->hyp_tt = am_xcalloc(1, sizeof *ws->hyp_tt);
         ws->terms = am_xcalloc(1, sizeof *ws->terms);
         ws->sys = am_xcalloc(1, sizeof *ws->sys);
         ws->hyp_ptr = am_xcalloc(1, sizeof *ws->hyp_ptr);
         am_buf_init(&ws->hyp[0]);
+        am_buf_init(&ws->hyp_tk[0]);
         ws->terms[0] = am_terms_ws_new();
         am_terms_ws_set_cancel(ws->terms[0], ws->cancel);
     }
@@ -248,11 +262,14 @@ static void am_score_ws_reserve(am_score_ws *ws, size_t nsys)
     if (nsys <= ws->cap_sys)
         return;
     ws->hyp = am_xrealloc(ws->hyp, nsys * sizeof *ws->hyp);
+    ws->hyp_tk = am_xrealloc(ws->hyp_tk, nsys * sizeof *ws->hyp_tk);
+    ws->hyp_tt = am_xrealloc(ws->hyp_tt, nsys * sizeof *ws->hyp_tt);
     ws->terms = am_xrealloc(ws->terms, nsys * sizeof *ws->terms);
     ws->sys = am_xrealloc(ws->sys, nsys * sizeof *ws->sys);
     ws->hyp_ptr = am_xrealloc((void *)ws->hyp_ptr, nsys * sizeof *ws->hyp_ptr);
     for (size_t i = ws->cap_sys; i < nsys; i++) {
         am_buf_init(&ws->hyp[i]);
+        am_buf_init(&ws->hyp_tk[i]);
         ws->terms[i] = am_terms_ws_new();
         am_terms_ws_set_cancel(ws->terms[i], ws->cancel);
     }
@@ -346,6 +363,26 @@ static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg
     return any;
 }
 
+/* Tokenizes the prepared translation and hypotheses once with the target
+ * tokenizer for recall and terms (ws->ref_tt, ws->hyp_tt[0..nsys)). */
+static int am_tokenize_shared(const am_scorer *s, am_score_ws *ws, size_t nsys)
+{
+    if (ws->tok_ok)
+        return AM_OK;
+    enum am_tok_kind kind = s->rcfg.tokenizer;
+    int rc = am_tok_tokenize(kind, am_buf_str(&ws->ref), &ws->ref_tk);
+    if (rc != AM_OK)
+        return rc;
+    ws->ref_tt = (am_tok_text){am_buf_str(&ws->ref), am_buf_str(&ws->ref_tk), kind};
+    for (size_t i = 0; i < nsys; i++) {
+        if ((rc = am_tok_tokenize(kind, ws->hyp_ptr[i], &ws->hyp_tk[i])) != AM_OK)
+            return rc;
+        ws->hyp_tt[i] = (am_tok_text){ws->hyp_ptr[i], am_buf_str(&ws->hyp_tk[i]), kind};
+    }
+    ws->tok_ok = 1;
+    return AM_OK;
+}
+
 #define AM_PART_RECALL 1 /* recall against the history (order-dependent) */
 #define AM_PART_REST 2 /* terms, TER/TERm, BLEU, chrF (order-independent) */
 
@@ -382,15 +419,19 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         ws->hyp_ptr[i] = am_buf_str(&ws->hyp[i]);
     }
     const char *ref = am_buf_str(&ws->ref);
+    ws->tok_ok = 0;
 
     /* Recall: one pass for every system (shared words and shots). */
     if (parts & AM_PART_RECALL) {
-        if (s->cfg.profile == AM_PROFILE_SIMIANER2019)
+        if (s->cfg.profile == AM_PROFILE_SIMIANER2019) {
             rc = am_simianer_segment(&s->rcfg, ref, ws->hyp_ptr, in->nsys, lookup, lookup_ctx,
                                      &ws->recall);
-        else
-            rc = am_recall_score_texts(&s->rcfg, ref, ws->hyp_ptr, in->nsys, lookup, lookup_ctx,
-                                       &ws->recall);
+        } else {
+            rc = am_tokenize_shared(s, ws, in->nsys);
+            if (rc == AM_OK)
+                rc = am_recall_score_tok(&s->rcfg, &ws->ref_tt, ws->hyp_tt, in->nsys, lookup,
+                                         lookup_ctx, &ws->recall);
+        }
         if (rc != AM_OK)
             return rc;
         out->recall = &ws->recall;
@@ -402,6 +443,8 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
     if (rc != AM_OK)
         return rc;
     int use_terms = am_terms_lex_size(s->lex) > 0 || in->n_annots > 0;
+    if (use_terms && (rc = am_tokenize_shared(s, ws, in->nsys)) != AM_OK)
+        return rc;
 
     am_chrf_opts copts;
     am_chrf_opts_init(&copts);
@@ -428,8 +471,8 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         am_terms_totals_init(&r->terms_totals, &tc);
         if (use_terms) {
             am_terms_ws_set_max_occurrences(ws->terms[i], in->max_term_occurrences);
-            rc = am_terms_score(ws->terms[i], s->lex, am_buf_str(&ws->src), hyp, ref, in->annots,
-                                in->n_annots, &r->terms);
+            rc = am_terms_score_tok(ws->terms[i], s->lex, am_buf_str(&ws->src), &ws->hyp_tt[i],
+                                    &ws->ref_tt, in->annots, in->n_annots, &r->terms);
             if (rc != AM_OK)
                 return rc;
             rc = am_terms_totals_add(&r->terms_totals, &r->terms->totals);

@@ -56,6 +56,16 @@ struct am_ter_ws {
     ptrdiff_t *rowoff;
     size_t cells;
     cost_t *fwd, *bwd, *cfwd; /* h forward, h backward, candidate forward */
+    /* rows shared by the candidates that move the block h[sh, sh + len)
+     * (shift_cost), one set per len, valid for the round `stamp`; cells
+     * outside a row's beam are set to TER_INF as the rows are computed */
+    struct ter_memo {
+        cost_t *tb, *tf; /* backward rows [tb_lo, sh + len), forward rows (sh, tf_hi] */
+        size_t sh, tb_lo, tf_hi;
+        unsigned long stamp;
+    } memo[AM_TER_MAX_SHIFT_SIZE];
+    unsigned long stamp; /* one per search round */
+    int plain; /* 1: cost each candidate by cand_cost (tests compare) */
     unsigned char *ops;
     /* trace and alignment */
     unsigned char *trace;
@@ -93,6 +103,10 @@ void am_ter_ws_free(am_ter_ws *ws)
     free(ws->fwd);
     free(ws->bwd);
     free(ws->cfwd);
+    for (size_t k = 0; k < AM_TER_MAX_SHIFT_SIZE; k++) {
+        free(ws->memo[k].tb);
+        free(ws->memo[k].tf);
+    }
     free(ws->ops);
     free(ws->trace);
     free(ws->align);
@@ -285,6 +299,10 @@ static void layout(am_ter_ws *ws)
         ws->fwd = am_xrealloc(ws->fwd, c * sizeof(cost_t));
         ws->bwd = am_xrealloc(ws->bwd, c * sizeof(cost_t));
         ws->cfwd = am_xrealloc(ws->cfwd, c * sizeof(cost_t));
+        for (size_t k = 0; k < AM_TER_MAX_SHIFT_SIZE; k++) {
+            ws->memo[k].tb = am_xrealloc(ws->memo[k].tb, c * sizeof(cost_t));
+            ws->memo[k].tf = am_xrealloc(ws->memo[k].tf, c * sizeof(cost_t));
+        }
         ws->ops = am_xrealloc(ws->ops, c);
         ws->cap_cells = c;
     }
@@ -317,8 +335,8 @@ static void fwd_row0(am_ter_ws *ws, const cost_t *rc)
  * Without ops only the minimum is kept; cells fed only by cells outside the
  * beam then hold TER_INF plus a few costs, which stays above every real cost
  * and far below overflow (costs are capped, see check_args). */
-static void fwd_rows(am_ter_ws *ws, const int *x, const cost_t *rc, size_t from, size_t to,
-                     const cost_t *src, cost_t *dst, unsigned char *ops)
+static void fwd_rows_x(am_ter_ws *ws, const int *x, ptrdiff_t off, const cost_t *rc, size_t from,
+                       size_t to, const cost_t *src, cost_t *dst, unsigned char *ops)
 {
     const int *r = ws->r;
     const cost_t one = AM_TER_COST_SCALE;
@@ -326,7 +344,7 @@ static void fwd_rows(am_ter_ws *ws, const int *x, const cost_t *rc, size_t from,
     for (size_t i = from; i <= to; i++) {
         cost_t *cu = dst + ws->rowoff[i];
         size_t j = ws->minj[i], hi = ws->maxj[i];
-        int xw = x[i - 1];
+        int xw = x[(ptrdiff_t)i - 1 + off];
         if (ops) {
             unsigned char *op = ops + ws->rowoff[i];
             if (j == 0 && j < hi) {
@@ -374,6 +392,73 @@ static void fwd_rows(am_ter_ws *ws, const int *x, const cost_t *rc, size_t from,
         }
         pv = cu;
     }
+}
+
+/* fwd_rows_x for hypothesis x itself: row i reads token x[i - 1]. */
+static void fwd_rows(am_ter_ws *ws, const int *x, const cost_t *rc, size_t from, size_t to,
+                     const cost_t *src, cost_t *dst, unsigned char *ops)
+{
+    fwd_rows_x(ws, x, 0, rc, from, to, src, dst, ops);
+}
+
+/* Backward rows top-1 down to lo_row (lo_row < top <= n) of a hypothesis
+ * whose row i reads token x[i + off]: row top is read from src, the others
+ * from dst, where they are written (beam cells only). The recurrence of
+ * bwd_rows for the rows below the last. */
+static void bwd_rows_x(am_ter_ws *ws, const int *x, ptrdiff_t off, const cost_t *rc, size_t top,
+                       size_t lo_row, const cost_t *src, cost_t *dst)
+{
+    size_t m = ws->m;
+    const int *r = ws->r;
+    const cost_t one = AM_TER_COST_SCALE;
+    const cost_t *nx = src + ws->rowoff[top];
+    for (size_t i = top; i-- > lo_row;) {
+        cost_t *cu = dst + ws->rowoff[i];
+        size_t lo = ws->minj[i], hi = ws->maxj[i];
+        int hw = x[(ptrdiff_t)i + off];
+        size_t j = hi;
+        if (j == m + 1) {
+            j--;
+            cu[m] = nx[m] + one;
+        }
+        cost_t right = hi == m + 1 ? cu[m] : TER_INF;
+        while (j-- > lo) {
+            cost_t best = nx[j + 1] + (hw == r[j] ? 0 : rc[j]);
+            cost_t c = nx[j] + one;
+            best = c < best ? c : best;
+            c = right + rc[j];
+            best = c < best ? c : best;
+            cu[j] = best;
+            right = best;
+        }
+        nx = cu;
+    }
+}
+
+/* Sets the stored cells of rows from..to of buf outside their beams to
+ * TER_INF (what the DP rows read there). */
+static void guard_rows(am_ter_ws *ws, cost_t *buf, size_t from, size_t to)
+{
+    for (size_t i = from; i <= to; i++) {
+        cost_t *row = buf + ws->rowoff[i];
+        for (size_t j = ws->rowlo[i]; j < ws->minj[i]; j++)
+            row[j] = TER_INF;
+        for (size_t j = ws->maxj[i]; j < ws->rowhi[i]; j++)
+            row[j] = TER_INF;
+    }
+}
+
+/* min over the beam of row i of a[i][j] + b[i][j]: the cheapest path
+ * through row i, from forward rows a and backward rows b. */
+static cost_t through_row(const am_ter_ws *ws, const cost_t *a, const cost_t *b, size_t i)
+{
+    const cost_t *f = a + ws->rowoff[i], *g = b + ws->rowoff[i];
+    cost_t best = TER_INF;
+    for (size_t j = ws->minj[i]; j < ws->maxj[i]; j++) {
+        cost_t c = f[j] + g[j];
+        best = c < best ? c : best;
+    }
+    return best;
 }
 
 /* Backward (suffix) rows of the current hypothesis h: bwd[i][j] = cheapest
@@ -428,6 +513,56 @@ static cost_t cand_cost(am_ter_ws *ws, const int *x, const cost_t *rc, size_t p,
         best = c < best ? c : best;
     }
     return best;
+}
+
+/* Edit distance of the candidate that moves block h[sh, sh + len) to idx
+ * (perform_shift; idx != sh, the candidate differs from h). The same value
+ * as cand_cost, through another row: the cheapest path through any row is
+ * the edit distance (every path crosses every row; exact integers).
+ *   idx < sh: candidate h[0, idx) B h[idx, sh) h[sh + len, n), B the
+ *   block. Through row idx: h's forward row idx and the candidate's
+ *   backward rows, which read h[k] at row k + len for idx <= k < sh (the
+ *   same rows for every idx: memo tb, extended downwards as needed) and B
+ *   at rows idx .. idx + len - 1 (computed per candidate).
+ *   idx > sh: the candidate is h[0, sh) h[sh + len, t) B h[t, n) with
+ *   t = idx beyond the block, else t = min(idx + len, n). Through row t:
+ *   h's backward row t and the candidate's forward rows, which read
+ *   h[k + len] at row k + 1 for sh <= k < t - len (memo tf, extended
+ *   upwards) and B at rows t - len + 1 .. t.
+ * So a candidate costs len rows plus the shared rows it is the first to
+ * need, instead of every row of its window. */
+static cost_t shift_cost(am_ter_ws *ws, const cost_t *rc, size_t sh, size_t len, size_t idx)
+{
+    size_t n = ws->n;
+    const int *h = ws->h;
+    struct ter_memo *mo = &ws->memo[len - 1];
+    if (mo->stamp != ws->stamp || mo->sh != sh) {
+        mo->stamp = ws->stamp;
+        mo->sh = sh;
+        mo->tb_lo = sh + len;
+        mo->tf_hi = sh;
+    }
+    if (idx < sh) {
+        size_t top = sh + len, need = idx + len;
+        if (need < mo->tb_lo) {
+            guard_rows(ws, mo->tb, need, mo->tb_lo - 1);
+            bwd_rows_x(ws, h, -(ptrdiff_t)len, rc, mo->tb_lo, need,
+                       mo->tb_lo == top ? ws->bwd : mo->tb, mo->tb);
+            mo->tb_lo = need;
+        }
+        bwd_rows_x(ws, h, (ptrdiff_t)sh - (ptrdiff_t)idx, rc, need, idx, mo->tb, ws->cfwd);
+        return through_row(ws, ws->fwd, ws->cfwd, idx);
+    }
+    size_t t = idx > sh + len ? idx : (idx + len < n ? idx + len : n);
+    size_t need = t - len; /* > sh: the candidate differs from h */
+    if (need > mo->tf_hi) {
+        guard_rows(ws, mo->tf, mo->tf_hi + 1, need);
+        fwd_rows_x(ws, h, (ptrdiff_t)len, rc, mo->tf_hi + 1, need,
+                   mo->tf_hi == sh ? ws->fwd : mo->tf, mo->tf, NULL);
+        mo->tf_hi = need;
+    }
+    fwd_rows_x(ws, h, (ptrdiff_t)sh - (ptrdiff_t)need, rc, need + 1, t, mo->tf, ws->cfwd, NULL);
+    return through_row(ws, ws->cfwd, ws->bwd, t);
 }
 
 /* Backtracks the trace of the current hypothesis and derives sacreBLEU's
@@ -535,6 +670,11 @@ void am_ter_ws_set_cancel(am_ter_ws *ws, am_cancel *cancel)
     ws->cancel = cancel;
 }
 
+void am_ter_ws_set_plain(am_ter_ws *ws, int plain)
+{
+    ws->plain = plain != 0;
+}
+
 /* translation_edit_rate for the prepared pair with reference costs rc.
  * Stores the edits (scaled) in *out. Returns AM_OK or AM_ERR_INTERNAL. */
 /* Length (issue 15): the shift-search rounds of sacreBLEU's TER follow the
@@ -557,6 +697,7 @@ static int search(am_ter_ws *ws, const cost_t *rc, cost_t *out)
     long checked = 0;
     for (;;) {
         /* one round: a trace plus DP rows over the band */
+        ws->stamp++; /* h changed: the shared candidate rows are stale */
         if (am_cancel_spend(ws->cancel, (uint64_t)(n + 1) * (m + 1) / 8 + n + m))
             return AM_ERR_CANCELLED;
         cost_t pre = CELL(ws->fwd, n, m);
@@ -599,7 +740,8 @@ static int search(am_ter_ws *ws, const cost_t *rc, cost_t *out)
                             size_t from = sh < (size_t)idx ? sh : (size_t)idx;
                             cost_t ed = pre;
                             if (diff_window(h, ws->cand, n, from, &p, &q))
-                                ed = cand_cost(ws, ws->cand, rc, p, q);
+                                ed = ws->plain ? cand_cost(ws, ws->cand, rc, p, q)
+                                               : shift_cost(ws, rc, sh, len, (size_t)idx);
                             if (am_cancel_spend(ws->cancel, n + 64 * (uint64_t)(q - p + 1)))
                                 return AM_ERR_CANCELLED;
                             cost_t gain = pre - ed - (span_cost - one);

@@ -97,6 +97,10 @@ void am_ter_ws_free(am_ter_ws *ws);
 /* Cancellation check for the shift search (borrowed, NULL: none); a
  * cancelled am_ter_pair/am_ter_edits returns AM_ERR_CANCELLED. */
 void am_ter_ws_set_cancel(am_ter_ws *ws, am_cancel *cancel);
+/* Tests only: plain != 0 costs every shift candidate by the dynamic
+ * programme over its whole changed window, as before the shared rows of
+ * the default (the results are identical; tests compare the two). */
+void am_ter_ws_set_plain(am_ter_ws *ws, int plain);
 
 /* Number of edits of hyp against ref (tokens from am_ter_tokenize).
  * ref_cost NULL: plain TER edits. Otherwise ref_cost[0..ref->n) gives the

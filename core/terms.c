@@ -296,18 +296,36 @@ static int ws_stemmer(am_terms_ws *ws, const char *alg)
 
 /* ---- text pipeline ------------------------------------------------------- */
 
+/* Whether the code point at s[i] (i < len) is Python whitespace; its byte
+ * length in *n (am_utf8_decode's). ASCII without a call. */
+static int py_space_at(const char *s, size_t len, size_t i, size_t *n)
+{
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) {
+        *n = 1;
+        return c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F);
+    }
+    int32_t cp;
+    *n = am_utf8_decode(s + i, len - i, &cp);
+    return am_py_isspace(cp);
+}
+
 /* Tokenizes and normalizes s into x. need_cs: compute the case-kept forms
  * (only when cfg->casefold, else they equal the folded ones). content:
  * compute the content-word flags (windows). Token byte ranges in s are
  * found by locating each token after the previous one. */
 static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind kind, const char *s,
-                     ttext *x, int need_cs, int content)
+                     const char *tokens, ttext *x, int need_cs, int content)
 {
     int rc = am_text_validate(s, strlen(s), NULL);
     if (rc)
         return rc;
-    if ((rc = am_tok_tokenize(kind, s, &x->tk)))
+    if (tokens) { /* am_tok_tokenize(kind, s), done by the caller */
+        am_buf_reset(&x->tk);
+        am_buf_append(&x->tk, tokens, strlen(tokens));
+    } else if ((rc = am_tok_tokenize(kind, s, &x->tk))) {
         return rc;
+    }
     am_buf_reset(&x->pool);
     x->n = 0;
     x->have_stem = 0;
@@ -315,23 +333,14 @@ static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind 
     char *d = x->tk.data ? x->tk.data : (char *)(uintptr_t) "";
     size_t len = x->tk.len, i = 0, nst = 0;
     while (i < len) {
-        int32_t cp;
         size_t k;
-        while (i < len) {
-            k = am_utf8_decode(d + i, len - i, &cp);
-            if (!am_py_isspace(cp))
-                break;
+        while (i < len && py_space_at(d, len, i, &k))
             i += k;
-        }
         if (i >= len)
             break;
         size_t start = i;
-        while (i < len) {
-            k = am_utf8_decode(d + i, len - i, &cp);
-            if (am_py_isspace(cp))
-                break;
+        while (i < len && !py_space_at(d, len, i, &k))
             i += k;
-        }
         AM_GROW(x->st, x->cap_st, nst + 2, 16);
         x->st[nst++] = start;
         x->st[nst++] = i;
@@ -346,14 +355,9 @@ static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind 
         ttok *o = &x->t[x->n++];
         memset(o, 0, sizeof *o);
         /* byte range */
-        size_t c = cursor;
-        while (c < slen) {
-            int32_t cp;
-            size_t k = am_utf8_decode(s + c, slen - c, &cp);
-            if (!am_py_isspace(cp))
-                break;
+        size_t c = cursor, k;
+        while (c < slen && py_space_at(s, slen, c, &k))
             c += k;
-        }
         if (c + tl <= slen && memcmp(s + c, tok, tl) == 0) {
             o->b0 = c;
         } else {
@@ -425,7 +429,7 @@ static int set_add_seq(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, enum
                        const char *s, int mode, lseq *out)
 {
     ttext *x = &ws->tmp;
-    int rc = text_load(ws, cfg, kind, s, x, mode == MODE_CS, 0);
+    int rc = text_load(ws, cfg, kind, s, NULL, x, mode == MODE_CS, 0);
     if (rc)
         return rc;
     if (mode == MODE_STEM && (rc = text_stems(ws, cfg, x)))
@@ -1610,9 +1614,23 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
                    const char *ref, const am_terms_annot *annots, size_t n_annots,
                    const am_terms_seg **out)
 {
-    if (!ws || !lex || !src || !hyp || !ref || !out || (n_annots && !annots))
+    if (!lex || !hyp || !ref)
+        return AM_ERR_INVALID;
+    am_tok_text h = {hyp, NULL, lex->cfg.tok_tgt}, r = {ref, NULL, lex->cfg.tok_tgt};
+    return am_terms_score_tok(ws, lex, src, &h, &r, annots, n_annots, out);
+}
+
+int am_terms_score_tok(am_terms_ws *ws, const am_terms_lex *lex, const char *src,
+                       const am_tok_text *hyp_t, const am_tok_text *ref_t,
+                       const am_terms_annot *annots, size_t n_annots, const am_terms_seg **out)
+{
+    if (!ws || !lex || !src || !hyp_t || !ref_t || !hyp_t->text || !ref_t->text || !out ||
+        (n_annots && !annots))
         return AM_ERR_INVALID;
     const am_terms_cfg *cfg = &lex->cfg;
+    if (hyp_t->kind != cfg->tok_tgt || ref_t->kind != cfg->tok_tgt)
+        return AM_ERR_INVALID; /* tokens of another tokenizer */
+    const char *hyp = hyp_t->text, *ref = ref_t->text;
     int rc;
     reset_results(ws);
     if (cfg->stem_match && (rc = ws_stemmer(ws, lex->stem_alg)))
@@ -1620,11 +1638,12 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
     if (n_annots && (rc = load_annots(ws, cfg, annots, n_annots)))
         return rc;
     int cs = need_cs(lex, n_annots ? &ws->ann : NULL);
-    if ((rc = text_load(ws, cfg, cfg->tok_src, src, &ws->src, lex->set.any_cs && cfg->casefold, 0)))
+    if ((rc = text_load(ws, cfg, cfg->tok_src, src, NULL, &ws->src,
+                        lex->set.any_cs && cfg->casefold, 0)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, ref, &ws->ref, cs, 1)))
+    if ((rc = text_load(ws, cfg, cfg->tok_tgt, ref, ref_t->tokens, &ws->ref, cs, 1)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, &ws->hyp, cs, 1)))
+    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, hyp_t->tokens, &ws->hyp, cs, 1)))
         return rc;
 
     /* instances */
@@ -1734,9 +1753,9 @@ int am_terms_preview(am_terms_ws *ws, const am_terms_lex *lex, const char *src, 
     if (cfg->stem_match && (rc = ws_stemmer(ws, lex->stem_alg)))
         return rc;
     int cs = need_cs(lex, NULL);
-    if ((rc = text_load(ws, cfg, cfg->tok_src, src, &ws->src, cs, 0)))
+    if ((rc = text_load(ws, cfg, cfg->tok_src, src, NULL, &ws->src, cs, 0)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, &ws->hyp, cs, 0)))
+    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, NULL, &ws->hyp, cs, 0)))
         return rc;
     if ((rc = find_hits(ws, lex)))
         return rc;

@@ -223,6 +223,14 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
                    const char *ref, const am_terms_annot *annots, size_t n_annots,
                    const am_terms_seg **out);
 
+/* am_terms_score with the hypothesis and the translation given with their
+ * tokenization (shared with recall: am_tok_text); hyp->text and ref->text
+ * are what am_terms_score takes, a NULL tokens member means "tokenize here".
+ * AM_ERR_INVALID when a text's kind is not the lex's target tokenizer. */
+int am_terms_score_tok(am_terms_ws *ws, const am_terms_lex *lex, const char *src,
+                       const am_tok_text *hyp, const am_tok_text *ref, const am_terms_annot *annots,
+                       size_t n_annots, const am_terms_seg **out);
+
 /* Totals: init to zero with the windows of cfg; add src into dst (the
  * window lists must be equal, else AM_ERR_INVALID and dst unchanged). */
 void am_terms_totals_init(am_terms_totals *t, const am_terms_cfg *cfg);

@@ -199,28 +199,51 @@ int am_text_strip_tags(const char *s, am_buf *out)
 
 #define NORM_STACK 256
 
+/* Whether every code point of u[0..len) is ASCII or a Latin-1 letter
+ * U+00C0..U+00FF other than U+00D7, U+00DF and U+00F7 (UTF-8 C3 80..C3 BF).
+ * *ascii tells whether all are ASCII. */
+static int latin1_letters(const unsigned char *u, size_t len, int *ascii)
+{
+    *ascii = 1;
+    for (size_t i = 0; i < len; i++) {
+        if (u[i] < 0x80)
+            continue;
+        *ascii = 0;
+        if (u[i] != 0xC3 || i + 1 >= len || u[i + 1] < 0x80 || u[i + 1] > 0xBF ||
+            u[i + 1] == 0x97 || u[i + 1] == 0x9F || u[i + 1] == 0xB7)
+            return 0;
+        i++;
+    }
+    return 1;
+}
+
 int am_text_normalize(const char *s, enum am_norm norm, int casefold, am_buf *out)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t len = strlen(s);
-    int ascii = 1;
-    for (size_t i = 0; i < len; i++) {
-        if (u[i] >= 0x80) {
-            ascii = 0;
-            break;
-        }
-    }
+    int ascii;
+    int latin1 = latin1_letters(u, len, &ascii);
     am_buf_reset(out);
     am_buf_append(out, "", 0);
-    /* ASCII is invariant under NFC and NFKC; its case folding is tolower. */
-    if (ascii || (norm == AM_NORM_NONE && !casefold)) {
-        if (!ascii && am_text_validate(s, len, NULL) != AM_OK)
+    /* ASCII is invariant under NFC and NFKC; its case folding is tolower.
+     * So are the Latin-1 letters of latin1_letters (precomposed, no
+     * compatibility mapping, never the second of a composition pair), whose
+     * case folding adds 0x20 to the upper case ones (U+00C0..U+00DE, the
+     * UTF-8 byte after C3 is 80..9E), as utf8proc does (test_text
+     * test_normalize_latin1 checks every one against it). */
+    if (latin1 || (norm == AM_NORM_NONE && !casefold)) {
+        if (!latin1 && am_text_validate(s, len, NULL) != AM_OK)
             return AM_ERR_UTF8;
         am_buf_append(out, s, len);
         if (casefold) {
-            for (size_t i = 0; i < out->len; i++)
-                if (out->data[i] >= 'A' && out->data[i] <= 'Z')
-                    out->data[i] = (char)(out->data[i] - 'A' + 'a');
+            char *d = out->data;
+            for (size_t i = 0; i < out->len; i++) {
+                if (d[i] >= 'A' && d[i] <= 'Z')
+                    d[i] = (char)(d[i] - 'A' + 'a');
+                else if (!ascii && (unsigned char)d[i] == 0xC3 && i + 1 < out->len &&
+                         (unsigned char)d[i + 1] <= 0x9E)
+                    d[++i] += 0x20;
+            }
         }
         return AM_OK;
     }

@@ -143,39 +143,54 @@ enum am_tok_kind am_tok_default_for_lang(const char *lang)
 
 /* ---- whitespace ----------------------------------------------------------- */
 
+/* 1 for the bytes that are, or may start, a Python whitespace code point:
+ * the ASCII ones and the lead bytes of U+0085/U+00A0 (C2), U+1680 (E1),
+ * U+2000..U+205F (E2) and U+3000 (E3). */
+static const unsigned char space_lead[256] = {
+    [0x09] = 1, [0x0A] = 1, [0x0B] = 1, [0x0C] = 1, [0x0D] = 1, [0x1C] = 1, [0x1D] = 1,
+    [0x1E] = 1, [0x1F] = 1, [0x20] = 1, [0xC2] = 1, [0xE1] = 1, [0xE2] = 1, [0xE3] = 1,
+};
+
 /* Byte length of the Python whitespace code point at s[0..len), or 0. */
 static size_t py_space_len(const unsigned char *s, size_t len)
 {
     unsigned char c = s[0];
-    if (c < 0x80)
-        return (c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F)) ? 1 : 0;
-    if (c != 0xC2 && c != 0xE1 && c != 0xE2 && c != 0xE3)
+    if (!space_lead[c])
         return 0;
+    if (c < 0x80)
+        return 1;
     int32_t cp;
     size_t n = am_utf8_decode((const char *)s, len, &cp);
     return am_py_isspace(cp) ? n : 0;
 }
 
-/* Writes ' '.join(s[0..len).split()) (Python semantics) into out (reset). */
+/* Writes ' '.join(s[0..len).split()) (Python semantics) into out (reset).
+ * The result is never longer than s: it is written in place of one
+ * reservation. */
 static void collapse_into(const char *s, size_t len, am_buf *out)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     am_buf_reset(out);
     am_buf_append(out, "", 0);
+    am_buf_reserve(out, len);
+    char *o = out->data;
     while (i < len) {
         size_t n;
         while (i < len && (n = py_space_len(u + i, len - i)) > 0)
             i += n;
         size_t start = i;
-        while (i < len && py_space_len(u + i, len - i) == 0)
+        while (i < len && (!space_lead[u[i]] || py_space_len(u + i, len - i) == 0))
             i++;
         if (i > start) {
-            if (out->len)
-                am_buf_appendc(out, ' ');
-            am_buf_append(out, s + start, i - start);
+            if (o != out->data)
+                *o++ = ' ';
+            memcpy(o, s + start, i - start);
+            o += i - start;
         }
     }
+    *o = '\0';
+    out->len = (size_t)(o - out->data);
 }
 
 /* ---- TokenizerRegexp (13a, zh) -------------------------------------------- */
@@ -399,45 +414,18 @@ enum { C_N = 1, C_P = 2, C_S = 4 };
 /* Classes of the ASCII code points (checked against utf8proc by the tests
  * through am_tok_tokenize): digits are N; $ + < = > ^ ` | ~ are S; the
  * other printable non-alphanumerics are P. */
+static const unsigned char ascii_cls[128] = {
+    ['0'] = C_N, ['1'] = C_N, ['2'] = C_N,  ['3'] = C_N,  ['4'] = C_N, ['5'] = C_N, ['6'] = C_N,
+    ['7'] = C_N, ['8'] = C_N, ['9'] = C_N,  ['$'] = C_S,  ['+'] = C_S, ['<'] = C_S, ['='] = C_S,
+    ['>'] = C_S, ['^'] = C_S, ['`'] = C_S,  ['|'] = C_S,  ['~'] = C_S, ['!'] = C_P, ['"'] = C_P,
+    ['#'] = C_P, ['%'] = C_P, ['&'] = C_P,  ['\''] = C_P, ['('] = C_P, [')'] = C_P, ['*'] = C_P,
+    [','] = C_P, ['-'] = C_P, ['.'] = C_P,  ['/'] = C_P,  [':'] = C_P, [';'] = C_P, ['?'] = C_P,
+    ['@'] = C_P, ['['] = C_P, ['\\'] = C_P, [']'] = C_P,  ['_'] = C_P, ['{'] = C_P, ['}'] = C_P,
+};
+
 static unsigned char ascii_class(unsigned char c)
 {
-    if (c >= '0' && c <= '9')
-        return C_N;
-    switch (c) {
-    case '$':
-    case '+':
-    case '<':
-    case '=':
-    case '>':
-    case '^':
-    case '`':
-    case '|':
-    case '~': return C_S;
-    case '!':
-    case '"':
-    case '#':
-    case '%':
-    case '&':
-    case '\'':
-    case '(':
-    case ')':
-    case '*':
-    case ',':
-    case '-':
-    case '.':
-    case '/':
-    case ':':
-    case ';':
-    case '?':
-    case '@':
-    case '[':
-    case '\\':
-    case ']':
-    case '_':
-    case '{':
-    case '}': return C_P;
-    default: return 0;
-    }
+    return ascii_cls[c & 0x7F];
 }
 
 static unsigned cp_class(int32_t cp)
@@ -478,6 +466,17 @@ static size_t next_cp(const char *s, size_t i, size_t n, unsigned *cls)
     return k;
 }
 
+/* Copies the l bytes of one code point to o; returns the end. */
+static char *put_cp(char *o, const char *s, size_t l)
+{
+    if (l == 1) {
+        *o = *s;
+        return o + 1;
+    }
+    memcpy(o, s, l);
+    return o + l;
+}
+
 /* I1 (first = C_P required second, not-N first) or I2 (P first, not-N
  * second): two-code-point rules. */
 static void intl_pair_rule(tok_sbuf *a, tok_sbuf *b, int rule2)
@@ -497,11 +496,9 @@ static void intl_pair_rule(tok_sbuf *a, tok_sbuf *b, int rule2)
             if (match) {
                 if (rule2)
                     *o++ = ' ';
-                memcpy(o, s + i, l1);
-                o += l1;
+                o = put_cp(o, s + i, l1);
                 *o++ = ' ';
-                memcpy(o, s + i + l1, l2);
-                o += l2;
+                o = put_cp(o, s + i + l1, l2);
                 if (!rule2)
                     *o++ = ' ';
                 i += l1 + l2;
@@ -509,14 +506,12 @@ static void intl_pair_rule(tok_sbuf *a, tok_sbuf *b, int rule2)
                     l1 = next_cp(s, i, n, &c1);
                 continue;
             }
-            memcpy(o, s + i, l1);
-            o += l1;
+            o = put_cp(o, s + i, l1);
             i += l1;
             l1 = l2;
             c1 = c2;
         } else {
-            memcpy(o, s + i, l1);
-            o += l1;
+            o = put_cp(o, s + i, l1);
             i += l1;
         }
     }
@@ -540,8 +535,7 @@ static void tok_intl(const char *s, size_t len, tok_sbuf *a, tok_sbuf *b, am_buf
         size_t l = next_cp(a->p, i, n, &c);
         if (c & C_S)
             *o++ = ' ';
-        memcpy(o, a->p + i, l);
-        o += l;
+        o = put_cp(o, a->p + i, l);
         if (c & C_S)
             *o++ = ' ';
         i += l;

@@ -35,4 +35,15 @@ int am_tok_tokenize(enum am_tok_kind kind, const char *s, am_buf *out);
  * Python's str.split()) to toks. Returns AM_OK. */
 int am_tok_split(enum am_tok_kind kind, const char *s, am_toks *toks);
 
+/* A text with its tokenization, computed once and shared by the metrics that
+ * tokenize it with the same tokenizer (recall, terms): tokens is exactly
+ * am_tok_tokenize(kind, text). Every pointer is borrowed. A metric given an
+ * am_tok_text of another kind than its own tokenizer refuses it
+ * (AM_ERR_INVALID) rather than score other tokens. */
+typedef struct am_tok_text {
+    const char *text;
+    const char *tokens;
+    enum am_tok_kind kind;
+} am_tok_text;
+
 #endif

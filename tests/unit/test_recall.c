@@ -488,6 +488,78 @@ static void test_merge_equals_sequential(void **state)
     tu_tico_free(&tico);
 }
 
+/* am_recall_content_words_tok (a text tokenized once by the caller, shared
+ * with the terms matcher) gives am_recall_content_words's words on the dev
+ * set, and refuses tokens of another tokenizer or of a text that the
+ * configuration would still strip of tags. */
+static void test_shared_tokens(void **state)
+{
+    (void)state;
+    tu_tico tico;
+    tu_tico_load(&tico);
+    am_sw *sw = NULL;
+    assert_int_equal(am_sw_builtin("snowball", "fr", AM_NORM_NFKC, 1, &sw), AM_OK);
+    am_recall_config cfg;
+    am_recall_config_init(&cfg);
+    cfg.stopwords = sw;
+    cfg.strip_tags = 0;
+    am_toks a, b;
+    am_toks_init(&a);
+    am_toks_init(&b);
+    am_buf tk;
+    am_buf_init(&tk);
+    size_t words = 0;
+    for (size_t i = 0; i < tico.n; i++) {
+        const char *texts[2] = {tico.segs[i].ref, tico.segs[i].hyp ? tico.segs[i].hyp : ""};
+        for (int k = 0; k < 2; k++) {
+            am_toks_reset(&a);
+            am_toks_reset(&b);
+            assert_int_equal(am_recall_content_words(&cfg, texts[k], &a), AM_OK);
+            assert_int_equal(am_tok_tokenize(AM_TOK_INTL, texts[k], &tk), AM_OK);
+            am_tok_text t = {texts[k], am_buf_str(&tk), AM_TOK_INTL};
+            assert_int_equal(am_recall_content_words_tok(&cfg, &t, &b), AM_OK);
+            assert_int_equal(a.n, b.n);
+            for (size_t j = 0; j < a.n; j++)
+                assert_string_equal(a.v[j], b.v[j]);
+            words += a.n;
+        }
+    }
+    assert_true(words > 1000);
+    /* misuse: 13a tokens, tags left to strip, NULL tokens; b unchanged */
+    const char *x = "l'oxygène <b>pur</b>";
+    assert_int_equal(am_tok_tokenize(AM_TOK_13A, x, &tk), AM_OK);
+    am_tok_text t = {x, am_buf_str(&tk), AM_TOK_13A};
+    size_t n = b.n;
+    assert_int_equal(am_recall_content_words_tok(&cfg, &t, &b), AM_ERR_INVALID);
+    assert_int_equal(am_tok_tokenize(AM_TOK_INTL, x, &tk), AM_OK);
+    t.tokens = am_buf_str(&tk);
+    t.kind = AM_TOK_INTL;
+    cfg.strip_tags = 1;
+    assert_int_equal(am_recall_content_words_tok(&cfg, &t, &b), AM_ERR_INVALID);
+    cfg.strip_tags = 0;
+    t.tokens = NULL;
+    assert_int_equal(am_recall_content_words_tok(&cfg, &t, &b), AM_ERR_INVALID);
+    assert_int_equal(b.n, n);
+    am_recall_seg seg;
+    am_recall_seg_init(&seg);
+    am_vocab *hist = am_vocab_new();
+    t.tokens = am_buf_str(&tk);
+    am_tok_text bad = {x, "l'oxygène < b > pur < / b >", AM_TOK_13A};
+    assert_int_equal(am_recall_score_tok(&cfg, &t, &bad, 1, am_recall_vocab_lookup, hist, &seg),
+                     AM_ERR_INVALID);
+    assert_int_equal(seg.words.n, 0);
+    assert_int_equal(am_recall_score_tok(&cfg, &t, &t, 1, am_recall_vocab_lookup, hist, &seg),
+                     AM_OK);
+    assert_true(seg.words.n > 0);
+    am_recall_seg_cleanup(&seg);
+    am_vocab_free(hist);
+    am_buf_cleanup(&tk);
+    am_toks_cleanup(&a);
+    am_toks_cleanup(&b);
+    am_sw_free(sw);
+    tu_tico_free(&tico);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -500,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_novel_words),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_merge_equals_sequential),
+        cmocka_unit_test(test_shared_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -379,6 +379,80 @@ static void test_long_inputs(void **state)
     am_buf_cleanup(&rb);
 }
 
+/* The shift candidates' costs through shared rows (shift_cost, the
+ * default) against the plain window DP (am_ter_ws_set_plain): the same TER
+ * and TERm on random pairs over small vocabularies (many shift candidates
+ * of every kind: blocks moved left, right, into their own span, up to
+ * AM_TER_MAX_SHIFT_SIZE long), of lengths on both sides of the beam width,
+ * with unit and random term costs, and on the TICO-19 dev set. */
+static void test_shared_rows_equal_plain(void **state)
+{
+    tico *t = *state;
+    am_ter_ws *a = am_ter_ws_new(), *b = am_ter_ws_new();
+    am_ter_ws_set_plain(b, 1);
+    am_toks hyp, ref;
+    am_toks_init(&hyp);
+    am_toks_init(&ref);
+    unsigned long rng = 424242;
+    double *cost = NULL;
+    size_t pairs = 0, shifted = 0;
+#define NEXT() (rng = rng * 6364136223846793005UL + 1442695040888963407UL, (size_t)(rng >> 33))
+    for (int round = 0; round < 3000; round++) {
+        size_t vocab = 2 + NEXT() % 8, n = NEXT() % 70, m = 1 + NEXT() % 70;
+        if (round % 10 == 0) { /* long: beyond the beam */
+            n = 60 + NEXT() % 60;
+            m = 60 + NEXT() % 60;
+        }
+        am_toks_reset(&hyp);
+        am_toks_reset(&ref);
+        char w[16];
+        for (size_t j = 0; j < m; j++) {
+            snprintf(w, sizeof w, "w%zu", NEXT() % vocab);
+            am_toks_pushs(&ref, w);
+        }
+        /* hypothesis: the reference with blocks moved and words changed */
+        for (size_t i = 0; i < n; i++) {
+            size_t k = NEXT() % 4 == 0 ? NEXT() % m : (i * 7 + round) % m;
+            if (NEXT() % 5 == 0)
+                snprintf(w, sizeof w, "x%zu", NEXT() % vocab);
+            else
+                snprintf(w, sizeof w, "%s", ref.v[k]);
+            am_toks_pushs(&hyp, w);
+        }
+        cost = realloc(cost, m * sizeof *cost);
+        for (size_t j = 0; j < m; j++)
+            cost[j] = NEXT() % 3 == 0 ? (round % 2 ? 2.0 : 3.5) : 1.0;
+        double ta, tma, tb, tmb;
+        assert_int_equal(am_ter_pair(a, &hyp, &ref, cost, &ta, &tma), AM_OK);
+        assert_int_equal(am_ter_pair(b, &hyp, &ref, cost, &tb, &tmb), AM_OK);
+        assert_true(ta == tb);
+        assert_true(tma == tmb);
+        pairs++;
+        /* the plain edit distance without shifts is at least max(n, m) -
+         * min(n, m); TER below the hypothesis length means work was done */
+        if (ta < (double)n)
+            shifted++;
+    }
+#undef NEXT
+    assert_true(pairs == 3000 && shifted > 1000);
+    for (size_t k = 0; k < t->t.n; k++) {
+        const char *h = t->t.segs[k].hyp ? t->t.segs[k].hyp : "";
+        am_toks_reset(&hyp);
+        am_toks_reset(&ref);
+        assert_int_equal(am_ter_tokenize(h, 0, &hyp), AM_OK);
+        assert_int_equal(am_ter_tokenize(t->t.segs[k].ref, 0, &ref), AM_OK);
+        double ta, tb;
+        assert_int_equal(am_ter_pair(a, &hyp, &ref, NULL, &ta, NULL), AM_OK);
+        assert_int_equal(am_ter_pair(b, &hyp, &ref, NULL, &tb, NULL), AM_OK);
+        assert_true(ta == tb);
+    }
+    free(cost);
+    am_toks_cleanup(&hyp);
+    am_toks_cleanup(&ref);
+    am_ter_ws_free(a);
+    am_ter_ws_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -391,6 +465,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_term_equals_ter_without_terms, tico_setup,
                                         tico_teardown),
         cmocka_unit_test_setup_teardown(test_term_never_below_ter, tico_setup, tico_teardown),
+        cmocka_unit_test_setup_teardown(test_shared_rows_equal_plain, tico_setup, tico_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -697,6 +697,84 @@ static void test_tico19_dev(void **state)
     tu_tico_free(&tico);
 }
 
+/* am_terms_score_tok (the hypothesis and translation tokenized once by the
+ * caller and shared with recall) gives exactly am_terms_score's result on
+ * the whole dev set, and refuses tokens of another tokenizer. */
+static void test_shared_tokens(void **state)
+{
+    (void)state;
+    size_t len;
+    tu_tico tico;
+    tu_tico_load(&tico);
+    char *gbuf = tu_read("data/glossaries/tico19/f_en-fr_XX.csv", &len);
+    am_gloss g;
+    am_gloss_init(&g);
+    assert_int_equal(am_gloss_parse(gbuf, len, AM_GLOSS_AUTO, NULL, &g, NULL), AM_OK);
+    free(gbuf);
+    am_sw *sw = NULL;
+    assert_int_equal(am_sw_builtin("snowball", "fr", AM_NORM_NFKC, 1, &sw), AM_OK);
+    am_terms_cfg cfg;
+    am_terms_cfg_default(&cfg);
+    cfg.sw = sw;
+    cfg.stem_match = 1;
+    cfg.stem_lang = "fr";
+    am_terms_lex *lex = build(&g, &cfg);
+    am_terms_ws *w1 = am_terms_ws_new(), *w2 = am_terms_ws_new();
+    am_buf ht, rt;
+    am_buf_init(&ht);
+    am_buf_init(&rt);
+    size_t insts = 0;
+    for (size_t i = 0; i < tico.n; i++) {
+        const char *s = tico.segs[i].src, *ref = tico.segs[i].ref;
+        const char *h = tico.segs[i].hyp ? tico.segs[i].hyp : "";
+        const am_terms_seg *a, *b;
+        assert_int_equal(am_terms_score(w1, lex, s, h, ref, NULL, 0, &a), AM_OK);
+        assert_int_equal(am_tok_tokenize(AM_TOK_INTL, h, &ht), AM_OK);
+        assert_int_equal(am_tok_tokenize(AM_TOK_INTL, ref, &rt), AM_OK);
+        am_tok_text hh = {h, am_buf_str(&ht), AM_TOK_INTL};
+        am_tok_text rr = {ref, am_buf_str(&rt), AM_TOK_INTL};
+        assert_int_equal(am_terms_score_tok(w2, lex, s, &hh, &rr, NULL, 0, &b), AM_OK);
+        assert_int_equal(a->n_inst, b->n_inst);
+        insts += a->n_inst;
+        for (size_t k = 0; k < a->n_inst; k++) {
+            const am_terms_inst *x = &a->inst[k], *y = &b->inst[k];
+            assert_int_equal(x->entry, y->entry);
+            assert_int_equal(x->match, y->match);
+            assert_int_equal(x->ref.byte_start, y->ref.byte_start);
+            assert_int_equal(x->ref.byte_end, y->ref.byte_end);
+            assert_int_equal(x->hyp.byte_start, y->hyp.byte_start);
+            assert_int_equal(x->hyp.byte_end, y->hyp.byte_end);
+            assert_true(x->partial == y->partial && x->reorder == y->reorder);
+        }
+        assert_int_equal(a->totals.exact, b->totals.exact);
+        assert_int_equal(a->totals.stem, b->totals.stem);
+        assert_int_equal(a->totals.deviations, b->totals.deviations);
+        assert_true(a->totals.partial_sum == b->totals.partial_sum);
+        assert_true(a->totals.win_sum[0] == b->totals.win_sum[0]);
+    }
+    assert_true(insts > 100);
+    /* tokens of another tokenizer (13a keeps "l'" with its word) */
+    const am_terms_seg *sg;
+    const char *h = "l'oxygène, le coronavirus";
+    assert_int_equal(am_tok_tokenize(AM_TOK_13A, h, &ht), AM_OK);
+    am_tok_text bad = {h, am_buf_str(&ht), AM_TOK_13A};
+    am_tok_text ok = {h, NULL, AM_TOK_INTL};
+    assert_int_equal(am_terms_score_tok(w2, lex, "oxygen", &bad, &ok, NULL, 0, &sg),
+                     AM_ERR_INVALID);
+    assert_int_equal(am_terms_score_tok(w2, lex, "oxygen", &ok, &bad, NULL, 0, &sg),
+                     AM_ERR_INVALID);
+    /* NULL tokens: tokenized here, as am_terms_score */
+    assert_int_equal(am_terms_score_tok(w2, lex, "oxygen", &ok, &ok, NULL, 0, &sg), AM_OK);
+    am_buf_cleanup(&ht);
+    am_buf_cleanup(&rt);
+    am_terms_ws_free(w1);
+    am_terms_ws_free(w2);
+    am_terms_lex_free(lex);
+    am_sw_free(sw);
+    am_gloss_cleanup(&g);
+    tu_tico_free(&tico);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -710,6 +788,7 @@ int main(void)
         cmocka_unit_test(test_preview),
         cmocka_unit_test(test_random_texts),
         cmocka_unit_test(test_tico19_dev),
+        cmocka_unit_test(test_shared_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

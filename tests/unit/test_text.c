@@ -452,6 +452,69 @@ static void test_fnv1a_vectors(void **state)
     assert_true(am_fnv1a32_n(AM_FNV32_BASIS, "foobar", 6) == 0xbf9cf968u);
 }
 
+/* utf8proc_map with am_text_normalize's options: the reference. */
+static char *norm_ref(const char *s, enum am_norm norm, int casefold)
+{
+    utf8proc_option_t opt = UTF8PROC_STABLE;
+    if (norm == AM_NORM_NFKC)
+        opt = (utf8proc_option_t)(opt | UTF8PROC_COMPOSE | UTF8PROC_COMPAT);
+    else if (norm == AM_NORM_NFC)
+        opt = (utf8proc_option_t)(opt | UTF8PROC_COMPOSE);
+    if (casefold)
+        opt = (utf8proc_option_t)(opt | UTF8PROC_CASEFOLD);
+    utf8proc_uint8_t *r = NULL;
+    assert_true(utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)strlen(s), &r, opt) >=
+                0);
+    return (char *)r;
+}
+
+/* The Latin-1 letters' shortcut of am_text_normalize (no utf8proc call for
+ * ASCII and U+00C0..U+00FF letters) against utf8proc itself: every code
+ * point U+0080..U+036F alone, after an ASCII letter, before a combining
+ * accent and next to every Latin-1 code point, in every mode. */
+static void test_normalize_latin1(void **state)
+{
+    (void)state;
+    const enum am_norm norms[] = {AM_NORM_NFKC, AM_NORM_NFC, AM_NORM_NONE};
+    am_buf out;
+    am_buf_init(&out);
+    size_t checked = 0;
+    for (int32_t a = 0x80; a < 0x370; a++) {
+        for (int32_t b = 0x40; b < 0x100; b++) {
+            if (b > 0x5A && b < 0xC0 && b != 0x61)
+                continue; /* A-Z, 'a' and U+00C0..U+00FF */
+            utf8proc_uint8_t t[16];
+            size_t k = 0;
+            k += (size_t)utf8proc_encode_char(a, t + k);
+            k += (size_t)utf8proc_encode_char(b, t + k);
+            if (b == 0x61) /* then a combining acute: composes with 'a' */
+                k += (size_t)utf8proc_encode_char(0x301, t + k);
+            t[k] = 0;
+            for (int rev = 0; rev < 2; rev++) {
+                char in[16];
+                if (rev) { /* b first */
+                    size_t lb = (size_t)utf8proc_encode_char(b, (utf8proc_uint8_t *)in);
+                    size_t la = (size_t)utf8proc_encode_char(a, (utf8proc_uint8_t *)in + lb);
+                    in[lb + la] = 0;
+                } else {
+                    memcpy(in, t, k + 1);
+                }
+                for (size_t nm = 0; nm < 3; nm++) {
+                    for (int cf = 0; cf < 2; cf++) {
+                        char *want = norm_ref(in, norms[nm], cf);
+                        assert_int_equal(am_text_normalize(in, norms[nm], cf, &out), AM_OK);
+                        assert_string_equal(am_buf_str(&out), want);
+                        free(want);
+                        checked++;
+                    }
+                }
+            }
+        }
+    }
+    assert_true(checked > 100000);
+    am_buf_cleanup(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_digits),
         cmocka_unit_test(test_rk_punct),
         cmocka_unit_test(test_fnv1a_vectors),
+        cmocka_unit_test(test_normalize_latin1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -272,6 +272,45 @@ static void test_intl_speed(void **state)
     free(txt);
 }
 
+/* Every Python whitespace code point separates tokens, and the code points
+ * that share their lead bytes (C2, E1, E2, E3) do not: the byte fast paths
+ * of the whitespace collapse (tok.c) and of am_toks_split_py (am.c) against
+ * Python's ' '.join(s.split()). */
+static void test_python_whitespace(void **state)
+{
+    (void)state;
+    const char *s = "a\xc2\x85"
+                    "b\xc2\xa0"
+                    "c\xe1\x9a\x80"
+                    "d\xe2\x80\x80"
+                    "e\xe2\x80\x8a"
+                    "f\xe2\x80\xa8"
+                    "g\xe2\x80\xa9"
+                    "h\xe2\x80\xaf"
+                    "i\xe2\x81\x9f"
+                    "j\xe3\x80\x80"
+                    "k\x1cl\x1fm\tn\x0bo x\xc2\xa9y z\xe2\x80\x8bw u\xe3\x80\x81v q\xe1\x9a\x81r "
+                    "\xe2\x80\xb0  ";
+    const char *want = "a b c d e f g h i j k l m n o x\xc2\xa9y z\xe2\x80\x8bw u\xe3\x80\x81v "
+                       "q\xe1\x9a\x81r \xe2\x80\xb0";
+    am_buf b;
+    am_buf_init(&b);
+    assert_int_equal(am_tok_tokenize(AM_TOK_13A, s, &b), AM_OK);
+    assert_string_equal(am_buf_str(&b), want);
+    am_toks t;
+    am_toks_init(&t);
+    am_toks_split_py(&t, s);
+    assert_int_equal(t.n, 20);
+    assert_string_equal(t.v[0], "a");
+    assert_string_equal(t.v[14], "o");
+    assert_string_equal(t.v[15], "x\xc2\xa9y");
+    assert_string_equal(t.v[16], "z\xe2\x80\x8bw");
+    assert_string_equal(t.v[19], "\xe2\x80\xb0");
+    assert_int_equal(am_toks_count_py(s), 20);
+    am_toks_cleanup(&t);
+    am_buf_cleanup(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_corner_cases),
         cmocka_unit_test(test_long_line),
+        cmocka_unit_test(test_python_whitespace),
         cmocka_unit_test(test_intl_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
