@@ -293,6 +293,50 @@ int am_recall_segment(const am_recall_config *cfg, const am_toks *ref, const am_
     return AM_OK;
 }
 
+/* The content words of the translation (k == nsys) or of hypothesis k,
+ * from the inputs of am_recall_score_texts or am_recall_score_tok. */
+typedef struct recall_inputs {
+    const char *translation;
+    const char *const *hyps;
+    const am_tok_text *tok_translation;
+    const am_tok_text *tok_hyps;
+    size_t nsys;
+} recall_inputs;
+
+static int recall_extract(const am_recall_config *cfg, const recall_inputs *in, size_t k,
+                          am_toks *out)
+{
+    if (in->tok_translation) /* tokenized once by the caller */
+        return am_recall_content_words_tok(
+            cfg, k == in->nsys ? in->tok_translation : &in->tok_hyps[k], out);
+    const char *text = k == in->nsys ? in->translation : in->hyps[k];
+    if (!text)
+        return AM_ERR_INVALID;
+    return cfg->extract ? cfg->extract(cfg, text, out) : am_recall_content_words(cfg, text, out);
+}
+
+/* am_recall_segment over the content words of in's texts. */
+static int recall_score(const am_recall_config *cfg, const recall_inputs *in,
+                        am_recall_lookup_fn lookup, void *lookup_ctx, am_recall_seg *out)
+{
+    size_t nsys = in->nsys;
+    am_toks ref;
+    am_toks_init(&ref);
+    am_toks *h = am_xmalloc((nsys ? nsys : 1) * sizeof *h);
+    for (size_t s = 0; s < nsys; s++)
+        am_toks_init(&h[s]);
+    int rc = recall_extract(cfg, in, nsys, &ref);
+    for (size_t s = 0; s < nsys && rc == AM_OK; s++)
+        rc = recall_extract(cfg, in, s, &h[s]);
+    if (rc == AM_OK)
+        rc = am_recall_segment(cfg, &ref, h, nsys, lookup, lookup_ctx, out);
+    for (size_t s = 0; s < nsys; s++)
+        am_toks_cleanup(&h[s]);
+    free(h);
+    am_toks_cleanup(&ref);
+    return rc;
+}
+
 int am_recall_score_texts(const am_recall_config *cfg, const char *translation,
                           const char *const *hyps, size_t nsys, am_recall_lookup_fn lookup,
                           void *lookup_ctx, am_recall_seg *out)
@@ -302,23 +346,8 @@ int am_recall_score_texts(const am_recall_config *cfg, const char *translation,
     am_recall_seg_cleanup(out);
     if (!cfg || !translation || (nsys > 0 && !hyps))
         return AM_ERR_INVALID;
-    am_toks ref;
-    am_toks_init(&ref);
-    am_toks *h = am_xmalloc((nsys ? nsys : 1) * sizeof *h);
-    for (size_t s = 0; s < nsys; s++)
-        am_toks_init(&h[s]);
-    int (*extract)(const am_recall_config *, const char *, am_toks *) =
-        cfg->extract ? cfg->extract : am_recall_content_words;
-    int rc = extract(cfg, translation, &ref);
-    for (size_t s = 0; s < nsys && rc == AM_OK; s++)
-        rc = hyps[s] ? extract(cfg, hyps[s], &h[s]) : AM_ERR_INVALID;
-    if (rc == AM_OK)
-        rc = am_recall_segment(cfg, &ref, h, nsys, lookup, lookup_ctx, out);
-    for (size_t s = 0; s < nsys; s++)
-        am_toks_cleanup(&h[s]);
-    free(h);
-    am_toks_cleanup(&ref);
-    return rc;
+    recall_inputs in = {translation, hyps, NULL, NULL, nsys};
+    return recall_score(cfg, &in, lookup, lookup_ctx, out);
 }
 
 int am_recall_score_tok(const am_recall_config *cfg, const am_tok_text *translation,
@@ -330,21 +359,8 @@ int am_recall_score_tok(const am_recall_config *cfg, const am_tok_text *translat
     am_recall_seg_cleanup(out);
     if (!cfg || !translation || (nsys > 0 && !hyps))
         return AM_ERR_INVALID;
-    am_toks ref;
-    am_toks_init(&ref);
-    am_toks *h = am_xmalloc((nsys ? nsys : 1) * sizeof *h);
-    for (size_t s = 0; s < nsys; s++)
-        am_toks_init(&h[s]);
-    int rc = am_recall_content_words_tok(cfg, translation, &ref);
-    for (size_t s = 0; s < nsys && rc == AM_OK; s++)
-        rc = am_recall_content_words_tok(cfg, &hyps[s], &h[s]);
-    if (rc == AM_OK)
-        rc = am_recall_segment(cfg, &ref, h, nsys, lookup, lookup_ctx, out);
-    for (size_t s = 0; s < nsys; s++)
-        am_toks_cleanup(&h[s]);
-    free(h);
-    am_toks_cleanup(&ref);
-    return rc;
+    recall_inputs in = {NULL, NULL, translation, hyps, nsys};
+    return recall_score(cfg, &in, lookup, lookup_ctx, out);
 }
 
 /* ---- in-memory history ----------------------------------------------- */

@@ -401,6 +401,33 @@ static void fwd_rows(am_ter_ws *ws, const int *x, const cost_t *rc, size_t from,
     fwd_rows_x(ws, x, 0, rc, from, to, src, dst, ops);
 }
 
+/* Backward row i (beam cells only) from row i + 1 (nx) into cu, for the
+ * hypothesis token hw of row i: the recurrence of bwd_rows and bwd_rows_x.
+ * Cells of row i + 1 outside its beam are stored TER_INF. */
+static inline void bwd_row(const am_ter_ws *ws, size_t i, int hw, const cost_t *rc,
+                           const cost_t *nx, cost_t *cu)
+{
+    size_t m = ws->m;
+    const int *r = ws->r;
+    const cost_t one = AM_TER_COST_SCALE;
+    size_t lo = ws->minj[i], hi = ws->maxj[i];
+    size_t j = hi;
+    if (j == m + 1) { /* last column: only the extra-word move */
+        j--;
+        cu[m] = nx[m] + one;
+    }
+    cost_t right = hi == m + 1 ? cu[m] : TER_INF; /* (i, hi) is outside the beam */
+    while (j-- > lo) {
+        cost_t best = nx[j + 1] + (hw == r[j] ? 0 : rc[j]);
+        cost_t c = nx[j] + one;
+        best = c < best ? c : best;
+        c = right + rc[j];
+        best = c < best ? c : best;
+        cu[j] = best;
+        right = best;
+    }
+}
+
 /* Backward rows top-1 down to lo_row (lo_row < top <= n) of a hypothesis
  * whose row i reads token x[i + off]: row top is read from src, the others
  * from dst, where they are written (beam cells only). The recurrence of
@@ -408,29 +435,10 @@ static void fwd_rows(am_ter_ws *ws, const int *x, const cost_t *rc, size_t from,
 static void bwd_rows_x(am_ter_ws *ws, const int *x, ptrdiff_t off, const cost_t *rc, size_t top,
                        size_t lo_row, const cost_t *src, cost_t *dst)
 {
-    size_t m = ws->m;
-    const int *r = ws->r;
-    const cost_t one = AM_TER_COST_SCALE;
     const cost_t *nx = src + ws->rowoff[top];
     for (size_t i = top; i-- > lo_row;) {
         cost_t *cu = dst + ws->rowoff[i];
-        size_t lo = ws->minj[i], hi = ws->maxj[i];
-        int hw = x[(ptrdiff_t)i + off];
-        size_t j = hi;
-        if (j == m + 1) {
-            j--;
-            cu[m] = nx[m] + one;
-        }
-        cost_t right = hi == m + 1 ? cu[m] : TER_INF;
-        while (j-- > lo) {
-            cost_t best = nx[j + 1] + (hw == r[j] ? 0 : rc[j]);
-            cost_t c = nx[j] + one;
-            best = c < best ? c : best;
-            c = right + rc[j];
-            best = c < best ? c : best;
-            cu[j] = best;
-            right = best;
-        }
+        bwd_row(ws, i, x[(ptrdiff_t)i + off], rc, nx, cu);
         nx = cu;
     }
 }
@@ -466,8 +474,6 @@ static cost_t through_row(const am_ter_ws *ws, const cost_t *a, const cost_t *b,
 static void bwd_rows(am_ter_ws *ws, const int *h, const cost_t *rc, size_t to)
 {
     size_t n = ws->n, m = ws->m;
-    const int *r = ws->r;
-    const cost_t one = AM_TER_COST_SCALE;
     if (to >= n) {
         cost_t *row = ws->bwd + ws->rowoff[n];
         row[m] = 0;
@@ -480,24 +486,7 @@ static void bwd_rows(am_ter_ws *ws, const int *h, const cost_t *rc, size_t to)
     for (size_t i = to + 1; i-- > 0;) {
         cost_t *cu = ws->bwd + ws->rowoff[i];
         const cost_t *nx = ws->bwd + ws->rowoff[i + 1];
-        size_t lo = ws->minj[i], hi = ws->maxj[i];
-        int hw = h[i];
-        size_t j = hi;
-        if (j == m + 1) { /* last column: only the extra-word move */
-            j--;
-            cu[m] = nx[m] + one;
-        }
-        cost_t right = hi == m + 1 ? cu[m] : TER_INF; /* (i, hi) is outside the beam */
-        /* cells of row i+1 outside its beam are stored TER_INF */
-        while (j-- > lo) {
-            cost_t best = nx[j + 1] + (hw == r[j] ? 0 : rc[j]);
-            cost_t c = nx[j] + one;
-            best = c < best ? c : best;
-            c = right + rc[j];
-            best = c < best ? c : best;
-            cu[j] = best;
-            right = best;
-        }
+        bwd_row(ws, i, h[i], rc, nx, cu);
     }
 }
 
