@@ -1606,10 +1606,6 @@ static int need_cs(const am_terms_lex *lex, const tset *ann)
     return lex->cfg.casefold && (lex->set.any_cs || (ann && ann->any_cs));
 }
 
-/* Length/complexity (issue 15): kept whole on purpose: instances, exact then
- * stem matching with separate hypothesis claims, and the totals share the
- * workspace's cursors and claim sets stage to stage (each stage commented
- * below); split, every helper would take the same dozen arguments. */
 int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, const char *hyp,
                    const char *ref, const am_terms_annot *annots, size_t n_annots,
                    const am_terms_seg **out)
@@ -1620,6 +1616,10 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
     return am_terms_score_tok(ws, lex, src, &h, &r, annots, n_annots, out);
 }
 
+/* Length/complexity (issue 15): kept whole on purpose: instances, exact then
+ * stem matching with separate hypothesis claims, and the totals share the
+ * workspace's cursors and claim sets stage to stage (each stage commented
+ * below); split, every helper would take the same dozen arguments. */
 int am_terms_score_tok(am_terms_ws *ws, const am_terms_lex *lex, const char *src,
                        const am_tok_text *hyp_t, const am_tok_text *ref_t,
                        const am_terms_annot *annots, size_t n_annots, const am_terms_seg **out)
