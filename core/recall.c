@@ -315,11 +315,18 @@ static int recall_extract(const am_recall_config *cfg, const recall_inputs *in, 
     return cfg->extract ? cfg->extract(cfg, text, out) : am_recall_content_words(cfg, text, out);
 }
 
-/* am_recall_segment over the content words of in's texts. */
+/* am_recall_segment over the content words of in's texts (one of the two
+ * forms given); out is emptied first. */
 static int recall_score(const am_recall_config *cfg, const recall_inputs *in,
                         am_recall_lookup_fn lookup, void *lookup_ctx, am_recall_seg *out)
 {
+    if (!out)
+        return AM_ERR_INVALID;
+    am_recall_seg_cleanup(out);
     size_t nsys = in->nsys;
+    if (!cfg || !(in->translation || in->tok_translation) ||
+        (nsys > 0 && !(in->hyps || in->tok_hyps)))
+        return AM_ERR_INVALID;
     am_toks ref;
     am_toks_init(&ref);
     am_toks *h = am_xmalloc((nsys ? nsys : 1) * sizeof *h);
@@ -341,11 +348,6 @@ int am_recall_score_texts(const am_recall_config *cfg, const char *translation,
                           const char *const *hyps, size_t nsys, am_recall_lookup_fn lookup,
                           void *lookup_ctx, am_recall_seg *out)
 {
-    if (!out)
-        return AM_ERR_INVALID;
-    am_recall_seg_cleanup(out);
-    if (!cfg || !translation || (nsys > 0 && !hyps))
-        return AM_ERR_INVALID;
     recall_inputs in = {translation, hyps, NULL, NULL, nsys};
     return recall_score(cfg, &in, lookup, lookup_ctx, out);
 }
@@ -354,11 +356,6 @@ int am_recall_score_tok(const am_recall_config *cfg, const am_tok_text *translat
                         const am_tok_text *hyps, size_t nsys, am_recall_lookup_fn lookup,
                         void *lookup_ctx, am_recall_seg *out)
 {
-    if (!out)
-        return AM_ERR_INVALID;
-    am_recall_seg_cleanup(out);
-    if (!cfg || !translation || (nsys > 0 && !hyps))
-        return AM_ERR_INVALID;
     recall_inputs in = {NULL, NULL, translation, hyps, nsys};
     return recall_score(cfg, &in, lookup, lookup_ctx, out);
 }
