@@ -100,5 +100,10 @@ void am_api_body_problem(am_req *req, am_resp *resp, int rc, const char *msg, si
  * (borrowed; problem.h): its type (internal when never filled), detail,
  * "field" when set and a Retry-After header when f->retry_after > 0. */
 void am_api_fail(am_req *req, am_resp *resp, const am_fail *f);
+/* The runtime of the request's session (req->params[0]) of its current
+ * incarnation (am_ingest_acquire) into *out, to release with
+ * am_sessions_release; on failure the problem is answered in resp and the
+ * error returned. */
+int am_api_acquire(am_req *req, am_resp *resp, struct am_sess **out);
 
 #endif

@@ -118,3 +118,14 @@ void am_api_fail(am_req *req, am_resp *resp, const am_fail *f)
         am_resp_header(resp, "Retry-After", v);
     }
 }
+
+int am_api_acquire(am_req *req, am_resp *resp, am_sess **out)
+{
+    am_fail f;
+    am_fail_init(&f);
+    int rc = am_ingest_acquire(req->srv, req->params[0], out, &f);
+    if (rc != AM_OK)
+        am_api_fail(req, resp, &f);
+    am_fail_cleanup(&f);
+    return rc;
+}

@@ -313,15 +313,9 @@ static int am_cv_gchange(void *ctx, int64_t seq, int64_t version)
 static int am_cv_window_known(am_req *req, am_resp *resp, int64_t w, int64_t *first, int *known)
 {
     am_sess *sess = NULL;
-    am_fail f;
-    am_fail_init(&f);
-    int rc = am_ingest_acquire(req->srv, req->params[0], &sess, &f);
-    if (rc != AM_OK) {
-        am_api_fail(req, resp, &f);
-        am_fail_cleanup(&f);
+    int rc = am_api_acquire(req, resp, &sess);
+    if (rc != AM_OK)
         return rc;
-    }
-    am_fail_cleanup(&f);
     const am_config *cfg = am_scorer_config(sess->scorer);
     *first = cfg->nwindows ? cfg->windows[0] : 0;
     *known = 0;

@@ -130,19 +130,12 @@ static int am_word_seq(void *ctx, int64_t seq)
 void am_api_word(am_req *req, am_resp *resp)
 {
     am_sess *sess = NULL;
+    /* a runtime of the current incarnation (its normalization options) */
+    int rc = am_api_acquire(req, resp, &sess);
+    if (rc != AM_OK)
+        return;
     am_buf err;
     am_buf_init(&err);
-    am_fail f;
-    am_fail_init(&f);
-    /* a runtime of the current incarnation (its normalization options) */
-    int rc = am_ingest_acquire(req->srv, req->params[0], &sess, &f);
-    if (rc != AM_OK) {
-        am_api_fail(req, resp, &f);
-        am_fail_cleanup(&f);
-        am_buf_cleanup(&err);
-        return;
-    }
-    am_fail_cleanup(&f);
     /* the word is normalized as the session normalizes content words */
     const am_config *cfg = am_scorer_config(sess->scorer);
     am_buf norm;
