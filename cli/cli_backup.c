@@ -107,14 +107,7 @@ static int am_backup_check_dest(const char *db, const char *dest, int force)
         fprintf(stderr, "adaptmon backup: %s: %s\n", dest, strerror(errno));
         return 1;
     }
-    char *dir = am_xstrdup(dest);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        slash[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        strcpy(dir, ".");
+    char *dir = am_dbfile_dir(dest);
     int rc = 0;
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         fprintf(stderr,
