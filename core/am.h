@@ -63,6 +63,17 @@ uint64_t am_fnv1a(const char *s);
 #define AM_FNV64_BASIS 14695981039346656037ULL
 #define AM_FNV32_BASIS 2166136261u
 uint64_t am_fnv1a_n(uint64_t h, const void *p, size_t n);
+/* A 64-bit finalizer (MurmurHash3's fmix64): spreads every input bit over
+ * the result, for hash tables indexed by the low bits. */
+static inline uint64_t am_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
 uint32_t am_fnv1a32_n(uint32_t h, const void *p, size_t n);
 
 /* True when a and b (borrowed) are equal ignoring ASCII case. */

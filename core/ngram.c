@@ -36,19 +36,9 @@ struct am_ngram_tab {
 
 /* ---- small helpers ---------------------------------------------------------- */
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 static uint64_t str_hash(const char *p, size_t n)
 {
-    return mix64(am_fnv1a_n(AM_FNV64_BASIS, p, n));
+    return am_mix64(am_fnv1a_n(AM_FNV64_BASIS, p, n));
 }
 
 static size_t pow2_at_least(size_t n)

@@ -30,7 +30,10 @@ static double sig_div(double num, double den, int f32)
     return num / den;
 }
 
-/* CHRF._compute_f_score on stats (borrowed). */
+/* CHRF._compute_f_score on stats (borrowed). The formula of chrf.c's
+ * score, on purpose not shared: sacreBLEU's significance tests sum the
+ * resampled statistics as float32 and divide in float32 (sig_div), which
+ * chrf.c, reproducing the corpus score in double, must not. */
 static double sig_chrf(const am_chrf_score_opts *o, const double *st, int f32)
 {
     const double eps = 1e-16;

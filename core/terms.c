@@ -792,16 +792,6 @@ static void map_clear(u64map *m)
     m->n = 0;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 /* The value slot of key (inserted with value dflt when missing). Borrowed:
  * valid until the next insertion. */
 static uint64_t *map_at(u64map *m, uint64_t key, uint64_t dflt)
@@ -817,7 +807,7 @@ static uint64_t *map_at(u64map *m, uint64_t key, uint64_t dflt)
         for (size_t i = 0; i < oc && m->n; i++) {
             if (ok[i] == MAP_EMPTY)
                 continue;
-            size_t j = mix64(ok[i]) & (nc - 1);
+            size_t j = am_mix64(ok[i]) & (nc - 1);
             while (m->k[j] != MAP_EMPTY)
                 j = (j + 1) & (nc - 1);
             m->k[j] = ok[i];
@@ -826,7 +816,7 @@ static uint64_t *map_at(u64map *m, uint64_t key, uint64_t dflt)
         free(ok);
         free(ov);
     }
-    size_t j = mix64(key) & (m->cap - 1);
+    size_t j = am_mix64(key) & (m->cap - 1);
     while (m->k[j] != MAP_EMPTY && m->k[j] != key)
         j = (j + 1) & (m->cap - 1);
     if (m->k[j] == MAP_EMPTY) {
@@ -841,7 +831,7 @@ static int map_has(const u64map *m, uint64_t key)
 {
     if (!m->n)
         return 0;
-    size_t j = mix64(key) & (m->cap - 1);
+    size_t j = am_mix64(key) & (m->cap - 1);
     while (m->k[j] != MAP_EMPTY) {
         if (m->k[j] == key)
             return 1;
