@@ -52,12 +52,7 @@ uint64_t am_vocab_hash(const char *s, size_t n)
     for (size_t i = 0; i < n; i++)
         t |= (uint64_t)(unsigned char)s[i] << (8 * i);
     h = (h ^ (t * 0x94D049BB133111EBull)) * m;
-    h ^= h >> 33;
-    h *= 0xFF51AFD7ED558CCDull;
-    h ^= h >> 33;
-    h *= 0xC4CEB9FE1A85EC53ull;
-    h ^= h >> 33;
-    return h;
+    return am_mix64(h);
 }
 
 am_vocab *am_vocab_new(void)

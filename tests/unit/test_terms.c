@@ -602,6 +602,20 @@ static void test_preview(void **state)
     am_gloss_cleanup(&g);
 }
 
+/* The TICO-19 glossary into *g, the Snowball French stopwords into *sw and
+ * a stem-matching French configuration into *cfg, compiled (the caller
+ * frees all four). */
+static am_terms_lex *tico_stem_lex(am_gloss *g, am_sw **sw, am_terms_cfg *cfg)
+{
+    tu_gloss_load("data/glossaries/tico19/f_en-fr_XX.csv", g);
+    assert_int_equal(am_sw_builtin("snowball", "fr", AM_NORM_NFKC, 1, sw), AM_OK);
+    am_terms_cfg_default(cfg);
+    cfg->sw = *sw;
+    cfg->stem_match = 1;
+    cfg->stem_lang = "fr";
+    return build(g, cfg);
+}
+
 /* ---- TICO-19 dev set sanity run ----------------------------------------- */
 
 static void run_dev(const am_terms_lex *lex, const tu_tico *tico, const am_terms_cfg *cfg,
@@ -637,7 +651,6 @@ static void run_dev(const am_terms_lex *lex, const tu_tico *tico, const am_terms
 static void test_tico19_dev(void **state)
 {
     (void)state;
-    size_t len;
     tu_tico tico;
     tu_tico_load(&tico);
     size_t nref = tico.n;
@@ -645,19 +658,10 @@ static void test_tico19_dev(void **state)
     assert_int_equal(nref, json_integer_value(json_object_get(golden, "segments")));
     json_decref(golden);
 
-    char *gbuf = tu_read("data/glossaries/tico19/f_en-fr_XX.csv", &len);
     am_gloss g;
-    am_gloss_init(&g);
-    assert_int_equal(am_gloss_parse(gbuf, len, AM_GLOSS_AUTO, NULL, &g, NULL), AM_OK);
-    free(gbuf);
     am_sw *sw = NULL;
-    assert_int_equal(am_sw_builtin("snowball", "fr", AM_NORM_NFKC, 1, &sw), AM_OK);
     am_terms_cfg cfg;
-    am_terms_cfg_default(&cfg);
-    cfg.sw = sw;
-    cfg.stem_match = 1;
-    cfg.stem_lang = "fr";
-    am_terms_lex *lex = build(&g, &cfg);
+    am_terms_lex *lex = tico_stem_lex(&g, &sw, &cfg);
 
     am_terms_totals t1, t2;
     size_t n1, n2;
@@ -703,22 +707,12 @@ static void test_tico19_dev(void **state)
 static void test_shared_tokens(void **state)
 {
     (void)state;
-    size_t len;
     tu_tico tico;
     tu_tico_load(&tico);
-    char *gbuf = tu_read("data/glossaries/tico19/f_en-fr_XX.csv", &len);
     am_gloss g;
-    am_gloss_init(&g);
-    assert_int_equal(am_gloss_parse(gbuf, len, AM_GLOSS_AUTO, NULL, &g, NULL), AM_OK);
-    free(gbuf);
     am_sw *sw = NULL;
-    assert_int_equal(am_sw_builtin("snowball", "fr", AM_NORM_NFKC, 1, &sw), AM_OK);
     am_terms_cfg cfg;
-    am_terms_cfg_default(&cfg);
-    cfg.sw = sw;
-    cfg.stem_match = 1;
-    cfg.stem_lang = "fr";
-    am_terms_lex *lex = build(&g, &cfg);
+    am_terms_lex *lex = tico_stem_lex(&g, &sw, &cfg);
     am_terms_ws *w1 = am_terms_ws_new(), *w2 = am_terms_ws_new();
     am_buf ht, rt;
     am_buf_init(&ht);
