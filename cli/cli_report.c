@@ -126,7 +126,7 @@ static size_t am_cli_sys_row(const am_report *r, const char *system, int by_doc)
     return (size_t)-1;
 }
 
-/* The report key of a significance metric name (cli_signif.c: "BLEU",
+/* The report key of a significance metric name (sig.c: "BLEU",
  * "chrF2++", "R0+1", "1-TERm", "term-EM", "WO2", "R3" …) into key. */
 static void am_cli_sig_key(const char *metric, char *key, size_t size)
 {

@@ -4,7 +4,7 @@
  * the learning-curve figure (plot.h).
  *
  * cli_score.c scores; this module only turns scores into rows, columns,
- * notes and points. The significance tests and exposures (cli_signif.c)
+ * notes and points. The significance tests and exposures (sig.c)
  * are further columns of the same rows: a Δ to the baseline, a CI, a
  * p-value and the resampling of every metric, so every format has them.
  */
@@ -41,7 +41,7 @@ void am_cli_report_segment_columns(am_report *r);
 void am_cli_report_segment(am_report *r, int64_t seq, const char *id, const char *doc,
                            const char *system, const am_sys_seg *seg, const am_totals *running);
 
-/* Adds the result of am_sig_run (cli_signif.h; borrowed) to the rows of
+/* Adds the result of am_sig_run (sig.h; borrowed) to the rows of
  * the systems' totals (with by_doc, the aggregate rows, doc "all"): per
  * metric M (report key k) the columns k_delta (ΔM: score − the baseline's
  * score; empty for the baseline and without one), k_ci (the interval

@@ -15,12 +15,12 @@
  * target or a special file is written in place; a write error on stdout or
  * the figure exits 1). With --paired-bs, --paired-ar
  * or --exposures every scored segment also goes to a collector
- * (cli_signif.c) on both scoring paths; its results are columns of the
+ * (sig.c) on both scoring paths; its results are columns of the
  * totals rows (cli_report.c) or the JSON's significance and exposures.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "cli.h"
-#include "cli_signif.h"
+#include "sig.h"
 #include "cli_report.h"
 #include "json.h"
 
@@ -66,7 +66,7 @@ typedef struct am_cli {
     int plot_window, plot_points, plot_ci; /* --plot-window, --plot-points, --plot-ci */
     const char **xliff; /* --xliff paths (borrowed from argv; array owned) */
     size_t nxliff;
-    am_sig_opts sig; /* --paired-bs / --paired-ar (cli_signif.c) */
+    am_sig_opts sig; /* --paired-bs / --paired-ar (sig.c) */
     int exposures; /* --exposures */
     am_sig_collect *sigc; /* per-segment statistics (sig.test) and exposures */
 } am_cli;

@@ -107,7 +107,7 @@ typedef struct am_route {
                     pool thread keeps serving its other connections */
 } am_route;
 
-/* The route table (server/http/routes.c), terminated by a NULL method. */
+/* The route table (server/api/routes.c), terminated by a NULL method. */
 const am_route *am_routes(void);
 
 /* ---- streamed responses (Server-Sent Events) -------------------------------

@@ -1,13 +1,13 @@
 /*
  * ingest_ci.c — GET …/metrics?ci=LEVEL: the metrics answer plus a paired
- * bootstrap (cli_signif.c, core/signif.c; docs/metrics.md §5) over the
+ * bootstrap (sig.c, core/signif.c; docs/metrics.md §5) over the
  * session's segments. R0..Rk, R0+1, TER, 1−TERm, term exact match and
  * window overlap come from the stored per-segment results (the numbers the
  * totals sum); BLEU and chrF n-gram statistics are not stored, so each
  * stored request's history-independent part is scored again
  * (am_score_segment_rest) for them.
  */
-#include "cli_signif.h"
+#include "sig.h"
 #include "ingest.h"
 #include "server.h"
 #include "sessions.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Access control and isolation, for every route of server/http/routes.c (parsed
+"""Access control and isolation, for every route of server/api/routes.c (parsed
 from the source, so a new route is covered the day it is added):
 
   * with --write-token W --read-token R: every write route (AM_AUTH_WRITE)
@@ -30,12 +30,12 @@ SEG = {"id": "s1", "source": "the virus spreads", "hypothesis": "le virus se pro
 
 
 def routes():
-    """[(method, path, access)] from server/http/routes.c."""
-    with open(os.path.join(ROOT, "server", "http", "routes.c"), encoding="utf-8") as f:
+    """[(method, path, access)] from server/api/routes.c."""
+    with open(os.path.join(ROOT, "server", "api", "routes.c"), encoding="utf-8") as f:
         text = f.read()
     out = re.findall(r'\{\s*"([A-Z]+)",\s*"([^"]+)",\s*\w+,\s*AM_AUTH_(NONE|READ|WRITE)\s*(?:,\s*[01]\s*)?\}',
                      text)
-    check(len(out) >= 20, "routes parsed from server/http/routes.c: %d" % len(out))
+    check(len(out) >= 20, "routes parsed from server/api/routes.c: %d" % len(out))
     return out
 
 

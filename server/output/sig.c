@@ -1,13 +1,13 @@
 /*
- * cli_signif.c — significance tests and confidence intervals for
- * `adaptmon score` and GET …/metrics?ci= (see cli_signif.h). The caller
+ * sig.c — significance tests and confidence intervals for
+ * `adaptmon score` and GET …/metrics?ci= (see sig.h). The caller
  * hands over every segment's per-system results; each is flattened into one
  * row of doubles holding the sufficient statistics of every metric (layout:
  * the SIG_OFF_* offsets and sig_cols). Metrics that
  * depend on a session's history (R_k, R0+1) are resampled by session when
  * there are several sessions; the others by segment, as sacreBLEU does.
  */
-#include "cli_signif.h"
+#include "sig.h"
 #include "exposure.h"
 #include "signif.h"
 

@@ -1,5 +1,5 @@
 /*
- * cli_signif.h — `adaptmon score --paired-bs / --paired-ar` (and the
+ * sig.h — `adaptmon score --paired-bs / --paired-ar` (and the
  * server's GET …/metrics?ci=, ingest_ci.c): collects every
  * system's per-segment sufficient statistics while the CLI scores, then
  * runs core/signif on them (BLEU, chrF2, chrF2++, TER as sacreBLEU 2.6.0;
@@ -9,8 +9,8 @@
  * tracks how many exposures each system needed to first produce a word
  * (core/exposure.h).
  */
-#ifndef AM_CLI_SIGNIF_H
-#define AM_CLI_SIGNIF_H
+#ifndef AM_SIG_H
+#define AM_SIG_H
 
 #include "score.h"
 
