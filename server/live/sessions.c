@@ -25,7 +25,6 @@
 struct am_sess_w {
     pthread_mutex_t mu;
     int refs;
-    int64_t incarnation; /* of the runtime that filled tot */
     am_sess_tot *tot; /* owned, n_tot entries */
     size_t n_tot, cap_tot;
 };
@@ -136,8 +135,6 @@ void am_sess_unlock(am_sess *s)
 int am_sess_tot_get(const am_sess *s, const char *system, int64_t seq, am_totals *out)
 {
     const am_sess_w *w = s->w;
-    if (w->incarnation != s->incarnation)
-        return 0; /* filled by a runtime of another incarnation */
     for (size_t i = 0; i < w->n_tot; i++)
         if (w->tot[i].seq == seq && !strcmp(w->tot[i].system, system)) {
             *out = w->tot[i].t;
@@ -155,10 +152,6 @@ void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *sy
                         const am_totals *t)
 {
     am_sess_w *w = s->w;
-    if (w->incarnation != s->incarnation) {
-        am_w_clear(w);
-        w->incarnation = s->incarnation;
-    }
     /* systems not in this segment keep their totals: current at seq if
      * they were current at seq - 1; any other entry is dropped */
     size_t keep = 0;
@@ -376,7 +369,6 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
     s->w = am_w_new();
     s->glossary_version = row.glossary_version;
     s->incarnation = row.incarnation;
-    s->w->incarnation = row.incarnation;
 
     json_t *opts = json_loads(row.options, 0, NULL);
     json_t *sys = json_object_get(opts, "systems");

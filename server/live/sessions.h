@@ -74,8 +74,8 @@ void am_sessions_forget_entry(am_sessions *c, const am_sess *s);
 void am_sess_lock(am_sess *s);
 void am_sess_unlock(am_sess *s);
 
-/* The totals cache of a session (shared like its lock, and only answering
- * for s's incarnation); the caller holds the lock (am_sess_lock).
+/* The totals cache of a session (shared like its lock, so by the runtimes
+ * of one incarnation only); the caller holds the lock (am_sess_lock).
  * am_sess_tot_get copies system's totals after segment seq into *out and
  * returns 1 when cached, 0 when they must be read from the store.
  * am_sess_tot_commit records that segment seq was committed with the new

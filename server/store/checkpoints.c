@@ -19,23 +19,34 @@ int am_store_tx_checkpoint_take(am_store_tx *tx, const char *session, int64_t se
     return rc;
 }
 
-/* One short write transaction of session's: statement id on each of the
- * rows [*i, n) up to AM_CKPT_CHUNK (stage), or the settle statement
- * (seq NULL: *more set when it deleted rows). */
-static int ckpt_chunk(am_store *st, const char *session, int64_t gen, size_t n, size_t *i,
-                      const int64_t *seq, char *const *system, char *const *stats, int *more)
+/* One short write transaction deleting up to AM_CKPT_CHUNK checkpoint rows
+ * of session no replay may start from; *more is set when it deleted any. */
+static int ckpt_settle_chunk(am_store *st, const char *session, int *more)
 {
     int64_t sid;
     int rc = am_w_begin(st);
     if (rc)
         return rc;
     rc = am_sid(st, &st->w, session, &sid);
-    if (!seq) {
-        if (rc == AM_OK)
-            rc = am_exec(st, &st->w, AM_S_CKPT_SETTLE, "ii", sid, (int64_t)AM_CKPT_CHUNK);
-        *more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
-    }
-    for (size_t k = 0; seq && k < AM_CKPT_CHUNK && *i < n && rc == AM_OK; k++, (*i)++)
+    if (rc == AM_OK)
+        rc = am_exec(st, &st->w, AM_S_CKPT_SETTLE, "ii", sid, (int64_t)AM_CKPT_CHUNK);
+    *more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
+    rc = am_w_end(st, rc);
+    am_w_handoff(st);
+    return rc;
+}
+
+/* One short write transaction writing the checkpoint rows [*i, n) of
+ * session, at most AM_CKPT_CHUNK; *i moves past them. */
+static int ckpt_stage_chunk(am_store *st, const char *session, int64_t gen, size_t n, size_t *i,
+                            const int64_t *seq, char *const *system, char *const *stats)
+{
+    int64_t sid;
+    int rc = am_w_begin(st);
+    if (rc)
+        return rc;
+    rc = am_sid(st, &st->w, session, &sid);
+    for (size_t k = 0; k < AM_CKPT_CHUNK && *i < n && rc == AM_OK; k++, (*i)++)
         rc =
             am_exec(st, &st->w, AM_S_CKPT_STAGE, "iiitt", sid, seq[*i], gen, system[*i], stats[*i]);
     rc = am_w_end(st, rc);
@@ -50,9 +61,9 @@ int am_store_checkpoints_stage(am_store *st, const char *session, int64_t gen, s
     size_t i = 0;
     /* what an interrupted replay left, what the last cut made stale */
     while (rc == AM_OK && more)
-        rc = ckpt_chunk(st, session, gen, 0, &i, NULL, NULL, NULL, &more);
+        rc = ckpt_settle_chunk(st, session, &more);
     while (rc == AM_OK && i < n)
-        rc = ckpt_chunk(st, session, gen, n, &i, seq, system, stats, &more);
+        rc = ckpt_stage_chunk(st, session, gen, n, &i, seq, system, stats);
     return rc;
 }
 
