@@ -276,8 +276,22 @@ int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *wor
  * one insert of every occurrence. */
 int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char *words, size_t n,
                                int64_t seq);
-/* Deletes the vocab, occurrences, totals, choices and checkpoints of a
- * session (replay). */
+/* The pending history (schema/009): a POST's content words wait in one
+ * row per segment until the POST of every AM_CKPT_EVERY-th seq (or an
+ * edit, first) moves the session's pending rows into vocab and
+ * occurrences; a session's history is the two together.
+ * pending_add stores segment seq's n distinct words (NUL-separated in
+ * words, borrowed); history_settle moves every pending row of the session
+ * into vocab and occurrences (as vocab_incr_all of each, in seq order) and
+ * deletes them; pending_each passes every pending word to fn(ctx, word,
+ * seq), in seq order. */
+int am_store_tx_pending_add(am_store_tx *tx, const char *session, const char *words, size_t n,
+                            int64_t seq);
+int am_store_tx_history_settle(am_store_tx *tx, const char *session);
+int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn,
+                             void *ctx);
+/* Deletes the vocab, occurrences, pending words, totals, choices and
+ * checkpoints of a session (replay). */
 int am_store_tx_history_clear(am_store_tx *tx, const char *session);
 /* Reads/writes a system's totals JSON. get: AM_ERR_NOTFOUND when absent. */
 int am_store_tx_totals_get(am_store_rtx *rtx, const char *session, const char *system,

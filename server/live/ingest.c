@@ -396,15 +396,57 @@ void am_seg_req_cleanup(am_seg_req *r)
 
 /* ---- the transaction ------------------------------------------------------ */
 
+/* A POST's history: the settled part read through tx, plus the pending
+ * words' counts (am_sess_pend_get, borrowed). */
 typedef struct am_lookup_ctx {
     am_store_rtx *tx;
     const char *session;
+    const am_vocab *pend;
 } am_lookup_ctx;
+
+/* occ of word in the pending words (counts, borrowed) added to *occ. */
+static void pend_add(const am_vocab *counts, const char *word, int64_t *occ)
+{
+    int64_t n = 0;
+    if (counts && am_vocab_get(counts, word, &n))
+        *occ += n;
+}
 
 static int am_tx_lookup(void *ctx, const char *word, int64_t *occ)
 {
     am_lookup_ctx *c = ctx;
-    return am_store_tx_vocab_get(c->tx, c->session, word, occ);
+    int rc = am_store_tx_vocab_get(c->tx, c->session, word, occ);
+    if (rc == AM_OK)
+        pend_add(c->pend, word, occ);
+    return rc;
+}
+
+static int pend_word(void *ctx, const char *word, int64_t seq)
+{
+    (void)seq;
+    if (word)
+        am_vocab_add(ctx, word, 1);
+    return 0;
+}
+
+/* The session's pending-history counts at the snapshot's version
+ * (borrowed from the session's cache, which is filled through rtx when it
+ * is not current; the caller holds am_sess_lock). */
+static int pend_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, int64_t version,
+                       const am_vocab **out)
+{
+    *out = am_sess_pend_get(sess, version);
+    if (*out)
+        return AM_OK;
+    am_vocab *v = am_vocab_new();
+    int rc = am_store_tx_pending_each(rtx, session, pend_word, v);
+    if (rc != AM_OK) {
+        am_vocab_free(v);
+        return rc;
+    }
+    am_sess_pend_set(sess, version, v);
+    *out = v;
+    return AM_OK;
 }
 
 /* Totals entries one segment writes: its systems, and for each system other
@@ -443,6 +485,7 @@ typedef struct am_plan {
     /* what the segment was scored with: the job checks that the session
      * is still this incarnation with this glossary version */
     int64_t incarnation, glossary_version;
+    const am_vocab *pend; /* the pending words' counts it was scored with (POST; borrowed) */
     int stale; /* set by the job: the session changed (retry) */
 } am_plan;
 
@@ -483,11 +526,12 @@ static void am_plan_cleanup(am_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Applies a plan inside a write transaction. */
+/* Applies a plan inside a write transaction: the segment's words go to
+ * the pending history (schema/009), settled by am_post_job. */
 static int am_plan_exec(am_store_tx *tx, const am_plan *p)
 {
-    int rc = am_store_tx_vocab_incr_all(tx, p->session, p->words.len ? am_buf_str(&p->words) : "",
-                                        p->nwords, p->seq);
+    int rc = am_store_tx_pending_add(tx, p->session, p->words.len ? am_buf_str(&p->words) : "",
+                                     p->nwords, p->seq);
     for (size_t k = 0; k < p->nsys && rc == AM_OK; k++)
         rc = am_store_tx_totals_put(tx, p->session, p->sys[k], p->totals[k]);
     for (size_t i = 0; i < p->nchoices && rc == AM_OK; i++)
@@ -512,6 +556,8 @@ static int am_post_job(am_store_tx *tx, void *ctx)
         rc = am_plan_exec(tx, p);
     if (rc == AM_OK && p->seq % AM_CKPT_EVERY == 0) /* the totals after p->seq */
         rc = am_store_tx_checkpoint_take(tx, p->session, p->seq);
+    if (rc == AM_OK && p->seq % AM_CKPT_EVERY == 0) /* the words up to p->seq, settled */
+        rc = am_store_tx_history_settle(tx, p->session);
     if (rc == AM_OK)
         rc =
             am_store_tx_segment_insert_gv(tx, p->session, p->seq, p->client_id, p->hash,
@@ -531,6 +577,7 @@ typedef struct am_mem {
     am_totals *tot; /* [cap], owned (too large for a thread's stack) */
     am_store_rtx *base; /* borrowed read transaction, or NULL */
     const char *session; /* borrowed, with base */
+    const am_vocab *pend; /* with base: the pending words' counts (borrowed) */
 } am_mem;
 
 /* An empty history (mem_cleanup frees it). */
@@ -553,6 +600,7 @@ static int mem_overlay_lookup(void *ctx, const char *word, int64_t *occ)
         return rc;
     if (!am_vocab_get(m->hist, word, &added))
         added = 0;
+    pend_add(m->pend, word, &stored);
     *occ = stored + added;
     return AM_OK;
 }
@@ -694,7 +742,7 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
     const am_scorer *sc = use->sc;
     am_score_ws *ws = am_wspool_get(srv->wspool);
     am_score_ws_set_cancel(ws, &bud->cancel);
-    am_lookup_ctx lc = {rtx, session};
+    am_lookup_ctx lc = {rtx, session, plan->pend};
     am_seg_input in = am_seg_req_input(req);
     in.max_term_occurrences = (size_t)srv->cfg.max_term_occurrences;
     am_seg_result res;
@@ -939,6 +987,11 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     plan.seq = st.last_seq + 1;
     plan.incarnation = st.incarnation;
     plan.glossary_version = st.glossary_version;
+    if (pend_ensure(sess, rtx, session, st.version, &plan.pend) != AM_OK) {
+        rc = AM_ERR_IO;
+        am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the session's history failed");
+        goto out;
+    }
     am_scoring use = am_scoring_of(sess);
     rc = am_apply(srv, sess, &use, rtx, NULL, session, plan.seq, req, now, 1, bud, NULL, &plan, f);
     am_store_rtx_end(rtx);
@@ -958,6 +1011,8 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
         goto out;
     }
     am_sess_tot_commit(sess, plan.seq, plan.nsys, plan.sys, plan.tot);
+    am_sess_pend_commit(sess, st.version, st.version + 1, am_buf_str(&plan.words), plan.nwords,
+                        plan.seq % AM_CKPT_EVERY == 0);
     am_events_publish(srv->events, session, plan.seq, plan.result_txt); /* SSE (events.h) */
     *result = plan.result_txt;
     plan.result_txt = NULL;
@@ -1496,6 +1551,29 @@ typedef struct am_edit {
     int64_t now;
 } am_edit;
 
+/* The first step of an edit: the session's pending words moved into its
+ * vocab and occurrences (am_store_tx_history_settle) in a short write
+ * transaction, so the replay reads and rewrites one settled history. An
+ * unknown session is left to edit_read (404). */
+static int edit_settle(am_edit *e, int *retry)
+{
+    am_store_tx *tx = NULL;
+    int rc = am_store_tx_begin(e->srv->store, &tx);
+    if (rc == AM_OK) {
+        rc = am_store_tx_history_settle(tx, e->session);
+        if (rc == AM_OK)
+            rc = am_store_tx_commit(tx);
+        else
+            am_store_tx_rollback(tx);
+    }
+    am_sess_tot_clear(e->sess); /* its pending-history cache is of before */
+    if (rc == AM_ERR_NOTFOUND)
+        return AM_OK;
+    if (rc != AM_OK)
+        am_fail_write(e->f, rc, e->session, "the replacement", "nothing was changed", retry);
+    return rc;
+}
+
 /* The read step of an edit: the session's state, the edited segment's
  * seq, the start of the replay (replay_start) and the log after it, and
  * the scorers of every glossary version the log uses, all on one read
@@ -1699,7 +1777,9 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     redo_init(&e.redo);
     mem_init(&e.mem);
     am_sess_lock(sess);
-    rc = edit_read(&e, retry, absent);
+    rc = edit_settle(&e, retry);
+    if (rc == AM_OK)
+        rc = edit_read(&e, retry, absent);
     e.now = am_now_ms();
     for (size_t i = 0; i < e.rows.n && rc == AM_OK; i++)
         rc = edit_replay_row(&e, &e.rows.v[i]);
@@ -1872,6 +1952,11 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
     rc = snapshot_state(srv, sess, rtx, session, "batch", &st, retry, f);
     if (rc != AM_OK)
         goto out;
+    if (pend_ensure(sess, rtx, session, st.version, &mem.pend) != AM_OK) {
+        rc = AM_ERR_IO;
+        am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the session's history failed");
+        goto out;
+    }
     am_scoring use = am_scoring_of(sess);
     int64_t now = am_now_ms();
     int item_rc = AM_OK;
@@ -1942,6 +2027,8 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
         for (size_t k = 0; k < np; k++) {
             am_plan *p = &plans[k];
             am_sess_tot_commit(sess, p->seq, p->nsys, p->sys, p->tot);
+            am_sess_pend_commit(sess, st.version + (int64_t)k, st.version + (int64_t)k + 1,
+                                am_buf_str(&p->words), p->nwords, p->seq % AM_CKPT_EVERY == 0);
             am_events_publish(srv->events, session, p->seq, p->result_txt); /* SSE */
             items[plan_item[k]].status = 201;
             items[plan_item[k]].result = p->result_txt;

@@ -27,6 +27,10 @@ struct am_sess_w {
     int refs;
     am_sess_tot *tot; /* owned, n_tot entries */
     size_t n_tot, cap_tot;
+    /* the pending words' counts (am_sess_pend_get), current while the
+     * session's version is pend_version; NULL: not cached */
+    am_vocab *pend; /* owned */
+    int64_t pend_version;
 };
 
 struct am_sessions {
@@ -75,6 +79,8 @@ static void am_w_clear(am_sess_w *w)
     for (size_t i = 0; i < w->n_tot; i++)
         free(w->tot[i].system);
     w->n_tot = 0;
+    am_vocab_free(w->pend);
+    w->pend = NULL;
 }
 
 /* Drops one runtime's reference to w; the caller holds the cache lock
@@ -175,6 +181,40 @@ void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *sy
         e->seq = seq;
         e->t = t[k];
     }
+}
+
+const am_vocab *am_sess_pend_get(const am_sess *s, int64_t version)
+{
+    const am_sess_w *w = s->w;
+    return w->pend && w->pend_version == version ? w->pend : NULL;
+}
+
+void am_sess_pend_set(am_sess *s, int64_t version, am_vocab *counts)
+{
+    am_sess_w *w = s->w;
+    am_vocab_free(w->pend);
+    w->pend = counts;
+    w->pend_version = version;
+}
+
+void am_sess_pend_commit(am_sess *s, int64_t before, int64_t after, const char *words, size_t n,
+                         int settled)
+{
+    am_sess_w *w = s->w;
+    if (!w->pend || w->pend_version != before) {
+        am_vocab_free(w->pend); /* not the state the segment was scored on */
+        w->pend = NULL;
+        return;
+    }
+    if (settled) {
+        am_vocab_clear(w->pend);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            am_vocab_add(w->pend, words, 1);
+            words += strlen(words) + 1;
+        }
+    }
+    w->pend_version = after;
 }
 
 /* Text of a JSON option value for am_config_set, checking the JSON type

@@ -81,11 +81,29 @@ void am_sess_unlock(am_sess *s);
  * am_sess_tot_commit records that segment seq was committed with the new
  * totals t[i] of systems[i] (i < n, borrowed): the other systems' entries
  * that were current at seq - 1 stay current. am_sess_tot_clear empties the
- * cache (a replay rewrote the totals, or a write failed). */
+ * cache and the pending-history cache below (a replay rewrote the totals,
+ * or a write failed). */
 int am_sess_tot_get(const am_sess *s, const char *system, int64_t seq, am_totals *out);
 void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *systems,
                         const am_totals *t);
 void am_sess_tot_clear(am_sess *s);
+
+/* The pending-history cache of a session (shared like its lock; the
+ * caller holds am_sess_lock): word -> occurrences among the segments whose
+ * words are still pending (store.h, am_store_tx_pending_add), valid while
+ * the session's stored version is the one it was recorded at (every write
+ * of a session raises its version; am_sess_tot_clear drops it too, and so
+ * must any writer that settles the pending words). am_sess_pend_get: the
+ * counts (borrowed until the next call here) or NULL when not cached for
+ * version. am_sess_pend_set takes ownership of counts (read at version).
+ * am_sess_pend_commit: segment with the n NUL-separated words (borrowed)
+ * was committed, moving the version from before to after, and (settled)
+ * the pending words were moved into the settled history; the cache is
+ * dropped when it was not current at before. */
+const am_vocab *am_sess_pend_get(const am_sess *s, int64_t version);
+void am_sess_pend_set(am_sess *s, int64_t version, am_vocab *counts);
+void am_sess_pend_commit(am_sess *s, int64_t before, int64_t after, const char *words, size_t n,
+                         int settled);
 
 /* Builds a scorer from stored session data (shared by the cache, session
  * creation and replays): options JSON object, custom stopwords JSON array

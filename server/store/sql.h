@@ -87,6 +87,8 @@
                          "(SELECT rowid FROM checkpoints WHERE sid = ?1 LIMIT ?2)")                \
     X(PURGE_GLOSSARIES, "DELETE FROM glossaries WHERE rowid IN "                                   \
                         "(SELECT rowid FROM glossaries WHERE sid = ?1 LIMIT ?2)")                  \
+    X(PURGE_PENDING, "DELETE FROM pending_words WHERE sid = ?1 AND seq IN "                        \
+                     "(SELECT seq FROM pending_words WHERE sid = ?1 LIMIT ?2)")                    \
     X(PURGE_VOCAB, "DELETE FROM vocab WHERE sid = ?1 AND word <= ?2")                              \
     X(PURGE_VOCAB_TO, "SELECT word FROM (SELECT word FROM vocab WHERE sid = ?1 ORDER BY word "     \
                       "LIMIT ?2) ORDER BY word DESC LIMIT 1")                                      \
@@ -183,6 +185,21 @@
     X(OCC_INSERT_ALL, "INSERT INTO occurrences (sid, word, seq) "                                  \
                       "SELECT ?1, value, ?3 FROM json_each(?2)")                                   \
     X(OCC_SEQS, "SELECT seq FROM occurrences WHERE sid = ?1 AND word = ?2 ORDER BY seq")           \
+    X(PENDING_ADD, "INSERT INTO pending_words (sid, seq, words) VALUES (?1, ?2, ?3)")              \
+    X(PENDING_EACH, "SELECT j.value, p.seq FROM pending_words p, json_each(p.words) j "            \
+                    "WHERE p.sid = ?1 ORDER BY p.seq")                                             \
+    X(PENDING_SEQS, "SELECT p.seq FROM pending_words p, json_each(p.words) j "                     \
+                    "WHERE p.sid = ?1 AND j.value = ?2 ORDER BY p.seq")                            \
+    X(SETTLE_VOCAB,                                                                                \
+      "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                                   \
+      "SELECT ?1, j.value, count(*), min(p.seq), max(p.seq) "                                      \
+      "FROM pending_words p, json_each(p.words) j WHERE p.sid = ?1 "                               \
+      "GROUP BY j.value ON CONFLICT (sid, word) DO UPDATE "                                        \
+      "SET occ = occ + excluded.occ, first_seq = min(first_seq, excluded.first_seq), "             \
+      "last_seq = max(last_seq, excluded.last_seq)")                                               \
+    X(SETTLE_OCC, "INSERT INTO occurrences (sid, word, seq) SELECT ?1, j.value, p.seq "            \
+                  "FROM pending_words p, json_each(p.words) j WHERE p.sid = ?1")                   \
+    X(PENDING_CLEAR, "DELETE FROM pending_words WHERE sid = ?1")                                   \
     X(VOCAB_CLEAR, "DELETE FROM vocab WHERE sid = ?1")                                             \
     X(OCC_CLEAR, "DELETE FROM occurrences WHERE sid = ?1")                                         \
     X(TOTALS_CLEAR, "DELETE FROM totals WHERE sid = ?1")                                           \

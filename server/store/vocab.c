@@ -79,6 +79,21 @@ static void json_str_append(am_buf *b, const char *s)
     am_buf_appendc(b, '"');
 }
 
+/* The n NUL-separated words as a JSON array into arr (initialized by the
+ * caller, who cleans it up), which json_each() turns into rows. */
+static void words_json(am_buf *arr, const char *words, size_t n)
+{
+    am_buf_appendc(arr, '[');
+    const char *w = words;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            am_buf_appendc(arr, ',');
+        json_str_append(arr, w);
+        w += strlen(w) + 1;
+    }
+    am_buf_appendc(arr, ']');
+}
+
 int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char *words, size_t n,
                                int64_t seq)
 {
@@ -90,23 +105,67 @@ int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char 
     int rc = am_tx_sid(tx, session, &sid);
     if (rc)
         return rc;
-    /* the words as a JSON array, which json_each() turns into rows */
     am_buf arr;
     am_buf_init(&arr);
-    am_buf_appendc(&arr, '[');
-    const char *w = words;
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            am_buf_appendc(&arr, ',');
-        json_str_append(&arr, w);
-        w += strlen(w) + 1;
-    }
-    am_buf_appendc(&arr, ']');
+    words_json(&arr, words, n);
     rc = am_exec(tx->st, tx->c, AM_S_VOCAB_UPSERT_ALL, "iti", sid, am_buf_str(&arr), seq);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_OCC_INSERT_ALL, "iti", sid, am_buf_str(&arr), seq);
     am_buf_cleanup(&arr);
     return rc;
+}
+
+int am_store_tx_pending_add(am_store_tx *tx, const char *session, const char *words, size_t n,
+                            int64_t seq)
+{
+    if (!words && n)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc)
+        return rc;
+    am_buf arr;
+    am_buf_init(&arr);
+    words_json(&arr, words ? words : "", n);
+    rc = am_exec(tx->st, tx->c, AM_S_PENDING_ADD, "iit", sid, seq, am_buf_str(&arr));
+    am_buf_cleanup(&arr);
+    return rc;
+}
+
+int am_store_tx_history_settle(am_store_tx *tx, const char *session)
+{
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SETTLE_VOCAB, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SETTLE_OCC, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_PENDING_CLEAR, "i", sid);
+    return rc;
+}
+
+/* store_each callback handing (word, seq) rows to an am_store_count_fn. */
+typedef struct pending_pass {
+    am_store_count_fn fn;
+    void *ctx;
+} pending_pass;
+
+static int pending_row(void *ctx, sqlite3_stmt *row)
+{
+    const pending_pass *p = ctx;
+    return p->fn(p->ctx, row_text(row, 0), row_int(row, 1));
+}
+
+int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn,
+                             void *ctx)
+{
+    int64_t sid;
+    int rc = am_tx_sid(&rtx->t, session, &sid);
+    if (rc != AM_OK)
+        return rc;
+    pending_pass p = {fn, ctx};
+    return store_each(rtx->t.st, rtx->t.c, AM_S_PENDING_EACH, pending_row, &p, "i", sid);
 }
 
 int am_store_tx_history_clear(am_store_tx *tx, const char *session)
@@ -117,6 +176,8 @@ int am_store_tx_history_clear(am_store_tx *tx, const char *session)
         rc = am_exec(tx->st, tx->c, AM_S_VOCAB_CLEAR, "i", sid);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_OCC_CLEAR, "i", sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_PENDING_CLEAR, "i", sid);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_TOTALS_CLEAR, "i", sid);
     if (rc == AM_OK)
@@ -182,12 +243,25 @@ int am_store_word_history(am_store *st, const char *session, const char *word, i
     int64_t sid;
     int rc = rtx_open_sid(st, &r, session, &sid);
     if (rc == AM_OK) {
-        rc = store_get(st, r.t.c, AM_S_VOCAB_GET, COLS(col_int(occ)), "it", sid, word);
-        if (rc == AM_OK && fn)
+        /* the settled history (vocab, occurrences), then the pending
+         * segments after it (schema/009) */
+        int64_t settled = 0;
+        rc = store_get(st, r.t.c, AM_S_VOCAB_GET, COLS(col_int(&settled)), "it", sid, word);
+        int found = rc == AM_OK;
+        if (found && fn)
             rc = store_each(st, r.t.c, AM_S_OCC_SEQS, store_collect, &rows, "it", sid, word);
+        else if (rc == AM_ERR_NOTFOUND)
+            rc = AM_OK;
+        size_t n_settled = rows.n;
+        if (rc == AM_OK)
+            rc = store_each(st, r.t.c, AM_S_PENDING_SEQS, store_collect, &rows, "it", sid, word);
+        if (rc == AM_OK && !found && rows.n == 0)
+            rc = AM_ERR_NOTFOUND;
+        if (rc == AM_OK && occ)
+            *occ = settled + (int64_t)(rows.n - n_settled);
         rtx_close(&r);
     }
-    for (size_t k = 0; k < rows.n && rc == AM_OK; k++)
+    for (size_t k = 0; k < rows.n && rc == AM_OK && fn; k++)
         rc = fn(ctx, cell(&rows, k)[0].i);
     store_rows_free(&rows);
     return rc;

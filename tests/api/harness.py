@@ -387,6 +387,25 @@ def expect_problem(r, status, slug, what=""):
     return p
 
 
+def settle_pending(db, sid=None):
+    """Moves the pending words (schema/009) of session sid (all sessions
+    with None) into vocab and occurrences on an open sqlite3 connection of
+    a stopped server's database, as the server's settle does
+    (am_store_tx_history_settle): for tests that rewrite the database to an
+    older schema or copy a session's history in SQL."""
+    if not db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'pending_words'").fetchone()[0]:
+        return
+    where = "" if sid is None else " WHERE p.sid = %d" % sid
+    db.execute("INSERT INTO vocab (sid, word, occ, first_seq, last_seq) SELECT p.sid, j.value, "
+               "count(*), min(p.seq), max(p.seq) FROM pending_words p, json_each(p.words) j%s "
+               "%s GROUP BY p.sid, j.value ON CONFLICT (sid, word) DO UPDATE SET "
+               "occ = occ + excluded.occ, first_seq = min(first_seq, excluded.first_seq), "
+               "last_seq = max(last_seq, excluded.last_seq)" % (where, "AND true" if where else "WHERE true"))
+    db.execute("INSERT INTO occurrences (sid, word, seq) SELECT p.sid, j.value, p.seq FROM "
+               "pending_words p, json_each(p.words) j" + where)
+    db.execute("DELETE FROM pending_words" + where.replace("p.sid", "sid"))
+
+
 def count(c):
     """[hits, total] of a Count object."""
     return [c["hits"], c["total"]]

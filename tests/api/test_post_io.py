@@ -28,7 +28,7 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, check, eq, expect_status, run_tests, tico19  # noqa: E402
+from harness import Server, check, eq, expect_status, run_tests, settle_pending, tico19  # noqa: E402
 
 S = None      # the server (no authentication)
 C = None      # a client of S
@@ -151,6 +151,8 @@ def test_schema3_database_keeps_its_glossary():
     db.execute("DROP TABLE checkpoints")  # 008
     db.execute("ALTER TABLE sessions DROP COLUMN ckpt_after")  # 008
     db.execute("ALTER TABLE sessions DROP COLUMN ckpt_gen")  # 008
+    settle_pending(db)  # 009: the pending words back where schema 8 kept them
+    db.execute("DROP TABLE pending_words")  # 009
     db.execute("DELETE FROM schema_migrations WHERE version >= 4")
     db.commit()
     db.close()

@@ -99,7 +99,7 @@ def db():
 
 
 COLS = {"totals": "system, stats", "checkpoints": "seq, system, stats",
-        "choices": "entry, alt, count", "occurrences": "word, seq"}
+        "choices": "entry, alt, count"}
 # the checkpoints a replay may start from (schema/008)
 VALID = {"checkpoints": " AND gen <= (SELECT result_gen FROM sessions WHERE sid = t.sid) AND "
          "(seq <= (SELECT ckpt_after FROM sessions WHERE sid = t.sid) OR "
@@ -114,6 +114,32 @@ def raw_rows(sid, table):
         return con.execute("SELECT %s FROM %s t WHERE sid = (SELECT sid FROM sessions WHERE id = ?)"
                            "%s ORDER BY %s" % (COLS[table], table, VALID.get(table, ""),
                                                COLS[table]), (sid,)).fetchall()
+    finally:
+        con.close()
+
+
+def history(sid):
+    """A session's word history as stored: every (word, seq) of the settled
+    occurrences and of the pending words (schema/009), and per word (occ,
+    first seq, last seq) of vocab merged with the pending words."""
+    con = db()
+    try:
+        q = ("WITH s AS (SELECT sid FROM sessions WHERE id = ?1), "
+             "h AS (SELECT word, seq FROM occurrences WHERE sid = (SELECT sid FROM s) UNION ALL "
+             "SELECT j.value, p.seq FROM pending_words p, json_each(p.words) j "
+             "WHERE p.sid = (SELECT sid FROM s)) ")
+        occ = con.execute(q + "SELECT word, seq FROM h ORDER BY word, seq", (sid,)).fetchall()
+        pend = dict((w, (n, a, b)) for w, n, a, b in con.execute(
+            q + "SELECT j.value, count(*), min(p.seq), max(p.seq) FROM pending_words p, "
+            "json_each(p.words) j WHERE p.sid = (SELECT sid FROM s) GROUP BY j.value", (sid,)))
+        voc = {}
+        for w, n, a, b in con.execute("SELECT word, occ, first_seq, last_seq FROM vocab WHERE sid = "
+                                      "(SELECT sid FROM sessions WHERE id = ?)", (sid,)):
+            voc[w] = (n, a, b)
+        for w, (n, a, b) in pend.items():
+            o = voc.get(w)
+            voc[w] = (n, a, b) if o is None else (o[0] + n, min(o[1], a), max(o[2], b))
+        return occ, sorted(voc.items())
     finally:
         con.close()
 
@@ -148,8 +174,10 @@ def same_as_serial(sid, log, what, same_seqs):
     check(len(cb) > 1, "%s: the log has term choices" % what)
     eq(ca, cb, "%s: the translator's term choices vs a serial post" % what)
     if same_seqs:
-        eq(raw_rows(sid, "occurrences"), raw_rows(ref, "occurrences"),
-           "%s: the word history vs a serial post" % what)
+        (oa, va), (ob, vb) = history(sid), history(ref)
+        check(len(ob) > 0, "%s: the serial post has a word history" % what)
+        eq(oa, ob, "%s: the word history vs a serial post" % what)
+        eq(va, vb, "%s: the vocabulary (occ, first and last seq) vs a serial post" % what)
     ma, mb = C.jget(base(sid) + "/metrics"), C.jget(base(ref) + "/metrics")
     for k in ("systems", "relative_to_baseline", "by_translator"):
         eq(json.dumps(ma.get(k), sort_keys=True), json.dumps(mb.get(k), sort_keys=True),

@@ -27,7 +27,7 @@ import threading
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rel import (OPTS_A, OPTS_B, new_session, run_threads, scale, seg_body,  # noqa: E402
                  timeline, tico19)
-from harness import Server, base, check, eq, expect_status, run_tests  # noqa: E402
+from harness import Server, base, check, eq, expect_status, run_tests, settle_pending  # noqa: E402
 
 ROUNDS = scale(40, 4)
 WRITERS = 6
@@ -343,6 +343,7 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
         c.close()
         eq(srv.stop(), 0, "exit status")
         con = sqlite3.connect(srv.db)
+        settle_pending(con)  # 009: the pending words back where schema 001 kept them
         con.executescript("""
             -- schema 001 kept the current glossary in the sessions row (004 moved it out)
             UPDATE sessions SET glossary = (SELECT g.entries FROM glossaries g
@@ -356,6 +357,7 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
             ALTER TABLE sessions DROP COLUMN removed;  -- 007
             DROP TABLE checkpoints;  -- 008
             ALTER TABLE sessions DROP COLUMN ckpt_after; ALTER TABLE sessions DROP COLUMN ckpt_gen;
+            DROP TABLE pending_words;  -- 009
             DELETE FROM schema_migrations WHERE version >= 2;""")
         con.commit()
         con.close()

@@ -167,6 +167,47 @@ static void test_totals_cache(void **state)
     am_store_close(st);
 }
 
+/* The pending-history cache answers only at the version it was recorded
+ * for; a commit advances it only from that version (a settle empties it);
+ * a commit from another version, or a clear, drops it; it is shared by a
+ * rebuilt runtime like the totals. */
+static void test_pending_cache(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    am_sessions *c = am_sessions_new(st, MAX);
+    am_sess *s = acquire(c, "s-1");
+    int64_t n = 0;
+    assert_null(am_sess_pend_get(s, 7));
+    am_vocab *v = am_vocab_new();
+    am_vocab_add(v, "haus", 1);
+    am_sess_pend_set(s, 7, v);
+    assert_ptr_equal(am_sess_pend_get(s, 7), v);
+    assert_null(am_sess_pend_get(s, 8)); /* written meanwhile */
+    am_sess_pend_commit(s, 7, 8, "haus\0neu", 2, 0);
+    assert_null(am_sess_pend_get(s, 7));
+    const am_vocab *p = am_sess_pend_get(s, 8);
+    assert_non_null(p);
+    assert_true(am_vocab_get(p, "haus", &n) && n == 2);
+    assert_true(am_vocab_get(p, "neu", &n) && n == 1);
+    am_sess *b = acquire(c, "s-1"); /* the same runtime, or one sharing its state */
+    assert_ptr_equal(am_sess_pend_get(b, 8), p);
+    am_sessions_release(c, b);
+    am_sess_pend_commit(s, 8, 9, "alt", 1, 1); /* settled: empty, current at 9 */
+    p = am_sess_pend_get(s, 9);
+    assert_non_null(p);
+    assert_int_equal(am_vocab_count(p), 0);
+    am_sess_pend_commit(s, 5, 6, "x", 1, 0); /* not from 9: dropped */
+    assert_null(am_sess_pend_get(s, 6));
+    assert_null(am_sess_pend_get(s, 9));
+    am_sess_pend_set(s, 10, am_vocab_new());
+    am_sess_tot_clear(s);
+    assert_null(am_sess_pend_get(s, 10));
+    am_sessions_release(c, s);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
 typedef struct {
     am_sess *s;
     volatile int locked;
@@ -273,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_index_through_evictions),
         cmocka_unit_test(test_in_use_outlives_eviction),
         cmocka_unit_test(test_totals_cache),
+        cmocka_unit_test(test_pending_cache),
         cmocka_unit_test(test_rebuilt_runtime_shares_the_write_lock),
         cmocka_unit_test(test_recreated_session_has_its_own_write_lock),
     };

@@ -387,6 +387,117 @@ static void test_vocab_incr_all(void **state)
                      0);
 }
 
+/* pending_each callback: counts the words and checks the seqs come in order. */
+typedef struct pend_seen {
+    int n;
+    int64_t last_seq;
+    int out_of_order;
+} pend_seen;
+
+static int pend_cb(void *ctx, const char *word, int64_t seq)
+{
+    pend_seen *p = ctx;
+    p->out_of_order |= !word || seq < p->last_seq;
+    p->last_seq = seq;
+    p->n++;
+    return 0;
+}
+
+/* The pending history (schema/009): segments' words stored by
+ * am_store_tx_pending_add are part of the word history at once (merged
+ * with the settled vocab and occurrences), and am_store_tx_history_settle
+ * moves them into vocab and occurrences leaving exactly the rows that
+ * am_store_tx_vocab_incr of each word would have (occ, first and last
+ * seq), for words JSON must escape too; history_clear drops them. */
+static void test_pending_settle(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_session_create(st, "one", "{}", "sig", NULL, 1), AM_OK);
+    assert_int_equal(am_store_session_create(st, "pend", "{}", "sig", NULL, 1), AM_OK);
+    static const char *const segs[4][6] = {
+        {"haus", "say \"x\"", "back\\slash", "ünïcødé", NULL},
+        {"haus", "neu", "\x01\x1f", NULL},
+        {"日本", "haus", "[]{},:", "neu", NULL},
+        {"haus", "spät", NULL},
+    };
+    const char *all[] = {"haus",     "say \"x\"", "back\\slash", "ünïcødé", "neu",
+                         "\x01\x1f", "日本",      "[]{},:",      "spät"};
+    for (int64_t seq = 1; seq <= 4; seq++) {
+        am_buf words;
+        am_buf_init(&words);
+        size_t n = 0;
+        am_store_tx *tx;
+        assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+        for (; n < 6 && segs[seq - 1][n]; n++) {
+            const char *w = segs[seq - 1][n];
+            am_buf_append(&words, w, strlen(w) + 1);
+            assert_int_equal(am_store_tx_vocab_incr(tx, "one", w, seq), AM_OK);
+        }
+        assert_int_equal(am_store_tx_pending_add(tx, "pend", am_buf_str(&words), n, seq), AM_OK);
+        if (seq == 2) /* 1 and 2 settled, 3 and 4 pending */
+            assert_int_equal(am_store_tx_history_settle(tx, "pend"), AM_OK);
+        assert_int_equal(am_store_tx_commit(tx), AM_OK);
+        am_buf_cleanup(&words);
+    }
+    am_store_rtx *r;
+    assert_int_equal(am_store_rtx_begin(st, &r), AM_OK);
+    pend_seen seen = {0, 0, 0};
+    assert_int_equal(am_store_tx_pending_each(r, "pend", pend_cb, &seen), AM_OK);
+    am_store_rtx_end(r);
+    assert_int_equal(seen.n, 6); /* 4 + 2 words of seqs 3 and 4 */
+    assert_int_equal(seen.out_of_order, 0);
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+            int64_t o1 = -1, o2 = -1;
+            seqs h1 = {.n = 0}, h2 = {.n = 0};
+            assert_int_equal(am_store_word_history(st, "one", all[i], &o1, collect_seq, &h1),
+                             AM_OK);
+            assert_int_equal(am_store_word_history(st, "pend", all[i], &o2, collect_seq, &h2),
+                             AM_OK);
+            assert_int_equal(o1, o2);
+            assert_int_equal(o2, (int64_t)h2.n);
+            assert_int_equal(h1.n, h2.n);
+            for (size_t k = 0; k < h1.n; k++)
+                assert_int_equal(h1.v[k], h2.v[k]);
+            int64_t only = -1;
+            assert_int_equal(am_store_word_history(st, "pend", all[i], &only, NULL, NULL), AM_OK);
+            assert_int_equal(only, o1);
+        }
+        int64_t occ = -1;
+        assert_int_equal(am_store_word_history(st, "pend", "never", &occ, NULL, NULL),
+                         AM_ERR_NOTFOUND);
+        am_store_tx *tx;
+        assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+        assert_int_equal(am_store_tx_history_settle(tx, "pend"), AM_OK);
+        assert_int_equal(am_store_tx_commit(tx), AM_OK);
+    }
+    am_store_close(st);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pending_words"), 0);
+    static const char *const same[] = {
+        "SELECT count(*) FROM (SELECT word, occ, first_seq, last_seq FROM vocab JOIN sessions s "
+        "USING (sid) WHERE s.id = 'one' EXCEPT SELECT word, occ, first_seq, last_seq FROM vocab "
+        "JOIN sessions s USING (sid) WHERE s.id = 'pend')",
+        "SELECT count(*) FROM (SELECT word, seq FROM occurrences JOIN sessions s USING (sid) "
+        "WHERE s.id = 'one' EXCEPT SELECT word, seq FROM occurrences JOIN sessions s USING (sid) "
+        "WHERE s.id = 'pend')"};
+    for (size_t i = 0; i < 2; i++)
+        assert_int_equal(raw_int(f->path, same[i]), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab"), 18);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM occurrences"), 26);
+    /* a clear drops the pending words with the rest of the history */
+    st = open_store(f->path, AM_DURABLE_NORMAL);
+    am_store_tx *tx;
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    assert_int_equal(am_store_tx_pending_add(tx, "pend", "spät", 1, 5), AM_OK);
+    assert_int_equal(am_store_tx_history_clear(tx, "pend"), AM_OK);
+    assert_int_equal(am_store_tx_commit(tx), AM_OK);
+    int64_t occ = -1;
+    assert_int_equal(am_store_word_history(st, "pend", "spät", &occ, NULL, NULL), AM_ERR_NOTFOUND);
+    am_store_close(st);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pending_words"), 0);
+}
+
 static void test_transactions(void **state)
 {
     fixture *f = *state;
@@ -1498,6 +1609,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sessions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vocab_incr_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pending_settle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_background, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backup, setup, teardown),
