@@ -256,6 +256,119 @@ static int am_json_put_decimal(am_buf *b, double x)
     return 0;
 }
 
+/* %.*g of x with precision p (15, 16 or 17) into s (40 bytes), derived from
+ * d[0..17) and exponent ex, the 17 significant digits of %.16e of x
+ * (the exact value correctly rounded): rounded to p digits, which is the
+ * exact value's rounding whenever the dropped digits are not exactly
+ * 5 followed by zeros (they are within half a unit of the 17th digit of
+ * the exact ones); then returns 0 and the caller asks snprintf. %g's
+ * layout: an exponent below -4 or from p on is written %e-style, else
+ * fixed; trailing zeros of the fraction and a bare '.' are dropped; the
+ * exponent has a sign and at least two digits. */
+static int am_real_g(const char *d, int ex, int neg, int p, double ax, char *s, int *back)
+{
+    char r[18];
+    memcpy(r, d, 17);
+    r[17] = '0'; /* p = 17: nothing dropped */
+    int half = r[p] == '5';
+    for (int i = p + 1; i < 17 && half; i++)
+        half = r[i] == '0';
+    if (half)
+        return 0;
+    if (r[p] >= '5') {
+        int i = p - 1;
+        while (i >= 0 && r[i] == '9')
+            r[i--] = '0';
+        if (i < 0) { /* 99…9 + 1: one more digit before the point */
+            r[0] = '1';
+            ex++;
+        } else {
+            r[i]++;
+        }
+    }
+    /* Does the text read back as ax? D * 10^k (D the p digits, k the
+     * exponent of the last) is one correctly rounded operation on two
+     * exact doubles when D <= 2^53 and |k| <= 22, so it is what strtod
+     * reads; else unknown (-1). */
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    uint64_t dv = 0;
+    for (int i = 0; i < p; i++)
+        dv = dv * 10 + (uint64_t)(r[i] - '0');
+    int k = ex - (p - 1);
+    *back = -1;
+    if (dv <= (UINT64_C(1) << 53) && k >= -22 && k <= 22)
+        *back = (k >= 0 ? (double)dv * p10[k] : (double)dv / p10[-k]) == ax;
+    int last = p - 1; /* the last digit kept: no trailing zeros */
+    while (last > 0 && r[last] == '0')
+        last--;
+    char *q = s;
+    if (neg)
+        *q++ = '-';
+    if (ex < -4 || ex >= p) {
+        *q++ = r[0];
+        if (last > 0) {
+            *q++ = '.';
+            for (int i = 1; i <= last; i++)
+                *q++ = r[i];
+        }
+        *q++ = 'e';
+        *q++ = ex < 0 ? '-' : '+';
+        int a = ex < 0 ? -ex : ex;
+        if (a >= 100)
+            *q++ = (char)('0' + a / 100);
+        *q++ = (char)('0' + a / 10 % 10);
+        *q++ = (char)('0' + a % 10);
+        *q = '\0';
+        return 1;
+    }
+    if (ex < 0) {
+        *q++ = '0';
+        *q++ = '.';
+        for (int i = ex + 1; i < 0; i++)
+            *q++ = '0';
+        for (int i = 0; i <= last; i++)
+            *q++ = r[i];
+    } else {
+        for (int i = 0; i <= ex; i++)
+            *q++ = r[i];
+        if (last > ex) {
+            *q++ = '.';
+            for (int i = ex + 1; i <= last; i++)
+                *q++ = r[i];
+        }
+    }
+    *q = '\0';
+    return 1;
+}
+
+/* The first of %.15g, %.16g, %.17g of x (finite) that reads back as x,
+ * into s (size n >= 40), with one printf of 17 digits (am_real_g) where
+ * that is exact: the same text as printing each in turn. */
+static void am_real_shortest(double x, char *s, size_t n)
+{
+    char e[40];
+    snprintf(e, sizeof e, "%.16e", x); /* [-]d.dddddddddddddddde[+-]dd */
+    int neg = e[0] == '-';
+    const char *m = e + neg;
+    char d[17];
+    d[0] = m[0];
+    memcpy(d + 1, m + 2, 16);
+    int ex = atoi(m + 19);
+    for (int p = 15; p <= 16; p++) {
+        int back = -1;
+        if (!am_real_g(d, ex, neg, p, fabs(x), s, &back))
+            snprintf(s, n, "%.*g", p, x);
+        if (back < 0)
+            back = strtod(s, NULL) == x;
+        if (back)
+            return;
+    }
+    int back;
+    (void)am_real_g(d, ex, neg, 17, fabs(x), s, &back); /* all 17 digits: never a tie */
+}
+
 /* Appends the shortest of %.15g, %.16g, %.17g that reads back as x (the
  * rounding to the fewest digits that round-trips is the nearest one, so the
  * first that reads back is the shortest), in jansson's spelling: ".0" when
@@ -277,11 +390,7 @@ static void am_json_put_real(am_buf *b, double x)
     }
     if (am_json_put_decimal(b, x))
         return;
-    for (int p = 15; p <= 17; p++) {
-        snprintf(s, sizeof s, "%.*g", p, x);
-        if (p == 17 || strtod(s, NULL) == x)
-            break;
-    }
+    am_real_shortest(x, s, sizeof s);
     char *e = strchr(s, 'e');
     if (!e) {
         am_buf_appends(b, s);

@@ -166,6 +166,88 @@ static void test_reals_as_before(void **state)
     assert_true(fast > 1000);
 }
 
+/* xorshift64: a deterministic stream of bits for the tests below. */
+static uint64_t next_bits(uint64_t *st)
+{
+    uint64_t x = *st;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *st = x;
+}
+
+/* The one-printf shortest writer (am_real_shortest) against printing
+ * %.15g, %.16g and %.17g in turn: every finite bit pattern kind (random
+ * bits, so mostly far exponents; random mantissas at every decimal
+ * exponent from 1e-30 to 1e30), decimals of 15 to 17 digits that end in 5
+ * (the ties the 17-digit rounding cannot decide, and those next to them),
+ * and runs of nines that carry into a new leading digit. */
+static void test_reals_shortest_as_printf(void **state)
+{
+    (void)state;
+    uint64_t st = 0x9e3779b97f4a7c15u;
+    size_t n = 0;
+    char want[64], text[64];
+    for (int i = 0; i < 400000; i++) {
+        uint64_t bits = next_bits(&st);
+        double x;
+        if (i % 2) { /* a random mantissa scaled to 10^[-30, 30] */
+            bits = (bits & 0x000fffffffffffffu) | 0x3ff0000000000000u;
+            memcpy(&x, &bits, sizeof x);
+            x *= pow(10, (int)(next_bits(&st) % 61) - 30);
+        } else {
+            memcpy(&x, &bits, sizeof x);
+        }
+        if (!isfinite(x))
+            continue;
+        if (next_bits(&st) % 2)
+            x = -x;
+        old_real(x, want, sizeof want);
+        char *got = dump_real(x);
+        assert_string_equal(got, want);
+        free(got);
+        n++;
+    }
+    for (int i = 0; i < 200000; i++) {
+        /* d.ddd…5 with 15 to 17 digits, or one unit either side */
+        int digits = 15 + (int)(next_bits(&st) % 3);
+        char m[32];
+        uint64_t v = next_bits(&st);
+        for (int k = 0; k < digits - 1; k++, v /= 10)
+            m[k] = (char)('0' + (k == 0 ? 1 + v % 9 : v % 10));
+        m[digits - 1] = "456"[next_bits(&st) % 3];
+        m[digits] = '\0';
+        snprintf(text, sizeof text, "%c.%se%d", m[0], m + 1, (int)(next_bits(&st) % 41) - 20);
+        double x = strtod(text, NULL);
+        old_real(x, want, sizeof want);
+        char *got = dump_real(x);
+        assert_string_equal(got, want);
+        free(got);
+        n++;
+    }
+    static const char *const nines[] = {"9.9999999999999995",    "9.99999999999999949",
+                                        "0.99999999999999994",   "999999999999999.5",
+                                        "99999.999999999995",    "9.999999999999995e-5",
+                                        "9.9999999999999995e22", "1e-5",
+                                        "9.9999999999999e-5",    "0.0001"};
+    for (size_t i = 0; i < sizeof nines / sizeof *nines; i++) {
+        double x = strtod(nines[i], NULL);
+        for (int k = -3; k <= 3; k++) {
+            double y = nextafter(x, k < 0 ? 0 : INFINITY);
+            for (int j = 1; j < abs(k); j++)
+                y = nextafter(y, k < 0 ? 0 : INFINITY);
+            if (k == 0)
+                y = x;
+            old_real(y, want, sizeof want);
+            char *got = dump_real(y);
+            assert_string_equal(got, want);
+            free(got);
+            n++;
+        }
+    }
+    assert_true(n > 500000);
+}
+
 static void test_totals_text_equals_tree(void **state)
 {
     (void)state;
@@ -301,8 +383,11 @@ static void test_buf_appendc_reserve(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_buf_appendc_reserve), cmocka_unit_test(test_reals),
-        cmocka_unit_test(test_reals_as_before),     cmocka_unit_test(test_totals_text_equals_tree),
+        cmocka_unit_test(test_buf_appendc_reserve),
+        cmocka_unit_test(test_reals),
+        cmocka_unit_test(test_reals_as_before),
+        cmocka_unit_test(test_reals_shortest_as_printf),
+        cmocka_unit_test(test_totals_text_equals_tree),
         cmocka_unit_test(test_answer_equals_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
