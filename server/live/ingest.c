@@ -1570,7 +1570,8 @@ static int edit_settle(am_edit *e, int *retry)
     if (rc == AM_ERR_NOTFOUND)
         return AM_OK;
     if (rc != AM_OK)
-        am_fail_write(e->f, rc, e->session, "the replacement", "nothing was changed", retry);
+        am_fail_write(e->f, rc, e->session, "the replacement", "its word history was written",
+                      retry);
     return rc;
 }
 
