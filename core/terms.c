@@ -345,8 +345,7 @@ static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind 
         if (i >= len)
             break;
         size_t start = i;
-        while (i < len && !py_space_at(d, len, i, &k))
-            i += k;
+        i = am_py_token_end(d, len, i);
         AM_GROW(x->st, x->cap_st, nst + 2, 16);
         x->st[nst++] = start;
         x->st[nst++] = i;
