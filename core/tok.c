@@ -237,12 +237,21 @@ static void regexp_rules(tok_sbuf *a, tok_sbuf *b)
     b->len = (size_t)(o - b->p);
     sb_swap(a, b);
 
-    /* R2: ([^0-9])([\.,]) -> "\1 \2 " */
+    /* R2: ([^0-9])([\.,]) -> "\1 \2 " (a match needs [.,] second: the
+     * bytes before the one preceding the next [.,] are copied as a run) */
     n = a->len;
     s = (const unsigned char *)a->p;
     sb_reserve(b, 2 * n);
     o = b->p;
     for (i = 0; i < n;) {
+        size_t k = i + 1;
+        while (k < n && !is_dotcomma(s[k]))
+            k++;
+        if (k - 1 > i) {
+            memcpy(o, s + i, k - 1 - i);
+            o += k - 1 - i;
+            i = k - 1;
+        }
         if (i + 1 < n && !is_digit(s[i]) && is_dotcomma(s[i + 1])) {
             *o++ = (char)s[i];
             *o++ = ' ';
@@ -256,12 +265,23 @@ static void regexp_rules(tok_sbuf *a, tok_sbuf *b)
     b->len = (size_t)(o - b->p);
     sb_swap(a, b);
 
-    /* R3: ([\.,])([^0-9]) -> " \1 \2" */
+    /* R3: ([\.,])([^0-9]) -> " \1 \2" (a match needs [.,] first: the bytes
+     * before the next one are copied as a run) */
     n = a->len;
     s = (const unsigned char *)a->p;
     sb_reserve(b, 2 * n);
     o = b->p;
     for (i = 0; i < n;) {
+        size_t k = i;
+        while (k < n && !is_dotcomma(s[k]))
+            k++;
+        if (k > i) {
+            memcpy(o, s + i, k - i);
+            o += k - i;
+            i = k;
+            if (i >= n)
+                break;
+        }
         if (i + 1 < n && is_dotcomma(s[i]) && !is_digit(s[i + 1])) {
             *o++ = ' ';
             *o++ = (char)s[i];
@@ -275,12 +295,20 @@ static void regexp_rules(tok_sbuf *a, tok_sbuf *b)
     b->len = (size_t)(o - b->p);
     sb_swap(a, b);
 
-    /* R4: ([0-9])(-) -> "\1 \2 " */
+    /* R4: ([0-9])(-) -> "\1 \2 " (as R2, with - second) */
     n = a->len;
     s = (const unsigned char *)a->p;
     sb_reserve(b, 2 * n);
     o = b->p;
     for (i = 0; i < n;) {
+        size_t k = i + 1;
+        while (k < n && s[k] != '-')
+            k++;
+        if (k - 1 > i) {
+            memcpy(o, s + i, k - 1 - i);
+            o += k - 1 - i;
+            i = k - 1;
+        }
         if (i + 1 < n && is_digit(s[i]) && s[i + 1] == '-') {
             *o++ = (char)s[i];
             *o++ = ' ';
