@@ -407,6 +407,31 @@ static int am_py_space_at(const char *s, size_t len, size_t i, size_t *n)
     return am_py_isspace(cp);
 }
 
+/* 1 for the bytes that are, or may start, a Python whitespace code point:
+ * the ASCII ones and the lead bytes of U+0085/U+00A0 (C2), U+1680 (E1),
+ * U+2000..U+205F (E2) and U+3000 (E3). Every other byte, continuation
+ * bytes included, is inside a token. */
+static const unsigned char am_py_space_lead[256] = {
+    [0x09] = 1, [0x0A] = 1, [0x0B] = 1, [0x0C] = 1, [0x0D] = 1, [0x1C] = 1, [0x1D] = 1,
+    [0x1E] = 1, [0x1F] = 1, [0x20] = 1, [0xC2] = 1, [0xE1] = 1, [0xE2] = 1, [0xE3] = 1,
+};
+
+size_t am_py_token_end(const char *s, size_t len, size_t i)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    while (i < len) {
+        size_t n;
+        if (!am_py_space_lead[u[i]]) { /* no whitespace starts here */
+            i++;
+            continue;
+        }
+        if (am_py_space_at(s, len, i, &n))
+            break;
+        i += n;
+    }
+    return i;
+}
+
 /* The next whitespace-delimited token of s[*i..len) (Python's str.split()):
  * returns 1 with it at s[*start..*i), 0 at the end. */
 static int am_py_next(const char *s, size_t len, size_t *i, size_t *start)
@@ -417,8 +442,7 @@ static int am_py_next(const char *s, size_t len, size_t *i, size_t *start)
         while (*i < len && am_py_space_at(s, len, *i, &n))
             *i += n;
         *start = *i;
-        while (*i < len && !am_py_space_at(s, len, *i, &n))
-            *i += n;
+        *i = am_py_token_end(s, len, *i);
         if (*i > *start)
             return 1;
     }

@@ -173,5 +173,10 @@ size_t am_utf8_decode(const char *s, size_t len, int32_t *cp);
 size_t am_utf8_encode(int32_t cp, char *out);
 /* True when cp is whitespace for Python's str.isspace(). */
 int am_py_isspace(int32_t cp);
+/* The end of the run of non-whitespace (Python str.isspace()) code points
+ * of s[0..len) that starts at byte i: the byte of the first whitespace
+ * code point at or after i, or len. Bytes that cannot start whitespace are
+ * passed without decoding. */
+size_t am_py_token_end(const char *s, size_t len, size_t i);
 
 #endif

@@ -97,6 +97,35 @@ static int is_ascii(const char *s, size_t n)
     return 1;
 }
 
+/* Normalizes token w (wlen bytes) as recall does: *out points at w itself
+ * or at norm's text, *out_len is its length. Returns AM_OK or the
+ * normalization error. */
+static int norm_token(const am_recall_config *cfg, const char *w, size_t wlen, am_buf *norm,
+                      const char **out, size_t *out_len)
+{
+    if (is_ascii(w, wlen)) {
+        /* Fast path: NFC/NFKC leave ASCII unchanged and case folding
+         * maps only A-Z there, exactly as utf8proc would. */
+        if (cfg->casefold) {
+            am_buf_reset(norm);
+            am_buf_append(norm, w, wlen);
+            for (size_t c = 0; c < wlen; c++)
+                if (norm->data[c] >= 'A' && norm->data[c] <= 'Z')
+                    norm->data[c] = (char)(norm->data[c] - 'A' + 'a');
+            w = am_buf_str(norm);
+        }
+    } else if (cfg->norm != AM_NORM_NONE || cfg->casefold) {
+        int rc = am_text_normalize(w, cfg->norm, cfg->casefold, norm);
+        if (rc != AM_OK)
+            return rc;
+        w = am_buf_str(norm);
+        wlen = norm->len;
+    }
+    *out = w;
+    *out_len = wlen;
+    return AM_OK;
+}
+
 /* Appends the content words among the tokens of `tokens` (a tokenizer's
  * output: Python-whitespace separated) to out; out unchanged on error.
  * Borrows everything. */
@@ -110,26 +139,11 @@ static int content_of_tokens(const am_recall_config *cfg, const char *tokens, am
     int rc = AM_OK;
     size_t n0 = out->n;
     for (size_t i = 0; i < toks.n && rc == AM_OK; i++) {
-        const char *w = toks.v[i];
-        size_t wlen = strlen(w);
-        if (is_ascii(w, wlen)) {
-            /* Fast path: NFC/NFKC leave ASCII unchanged and case folding
-             * maps only A-Z there, exactly as utf8proc would. */
-            if (cfg->casefold) {
-                am_buf_reset(&norm);
-                am_buf_append(&norm, w, wlen);
-                for (size_t c = 0; c < wlen; c++)
-                    if (norm.data[c] >= 'A' && norm.data[c] <= 'Z')
-                        norm.data[c] = (char)(norm.data[c] - 'A' + 'a');
-                w = am_buf_str(&norm);
-            }
-        } else if (cfg->norm != AM_NORM_NONE || cfg->casefold) {
-            rc = am_text_normalize(w, cfg->norm, cfg->casefold, &norm);
-            if (rc != AM_OK)
-                break;
-            w = am_buf_str(&norm);
-            wlen = norm.len;
-        }
+        const char *w;
+        size_t wlen;
+        rc = norm_token(cfg, toks.v[i], strlen(toks.v[i]), &norm, &w, &wlen);
+        if (rc != AM_OK)
+            break;
         if (wlen == 0 || am_sw_contains(cfg->stopwords, w) || am_text_is_punct_sym(w) ||
             am_text_is_digits(w))
             continue;
@@ -177,12 +191,77 @@ static int tok_text_fits(const am_recall_config *cfg, const am_tok_text *t)
     return am_text_validate(t->text, strlen(t->text), NULL);
 }
 
+void am_tok_words_init(am_tok_words *w)
+{
+    memset(w, 0, sizeof *w);
+    am_toks_init(&w->fold);
+}
+
+void am_tok_words_cleanup(am_tok_words *w)
+{
+    am_toks_cleanup(&w->fold);
+    free(w->content);
+    am_tok_words_init(w);
+}
+
+int am_recall_tok_words(const am_recall_config *cfg, const char *tokens, am_tok_words *out)
+{
+    if (!cfg || !tokens || !out)
+        return AM_ERR_INVALID;
+    am_toks_reset(&out->fold);
+    out->norm = cfg->norm;
+    out->casefold = cfg->casefold;
+    out->sw = cfg->stopwords;
+    am_buf norm;
+    am_buf_init(&norm);
+    am_toks_split_py(&out->fold, tokens); /* the raw tokens, replaced in place below */
+    size_t n = out->fold.n;
+    AM_GROW(out->content, out->cap, n ? n : 1, 16);
+    int rc = AM_OK;
+    for (size_t i = 0; i < n && rc == AM_OK; i++) {
+        const char *w;
+        size_t wlen;
+        char *raw = out->fold.v[i];
+        rc = norm_token(cfg, raw, strlen(raw), &norm, &w, &wlen);
+        if (rc != AM_OK)
+            break;
+        if (w != raw) { /* normalized: store the new form */
+            if (wlen <= strlen(raw)) {
+                memcpy(raw, w, wlen + 1);
+            } else {
+                am_toks_push(&out->fold, w, wlen);
+                out->fold.v[i] = out->fold.v[--out->fold.n];
+            }
+        }
+        out->content[i] = wlen > 0 && !am_sw_contains(cfg->stopwords, out->fold.v[i]) &&
+                          !am_text_is_punct_sym(out->fold.v[i]);
+    }
+    am_buf_cleanup(&norm);
+    if (rc != AM_OK)
+        am_toks_reset(&out->fold);
+    return rc;
+}
+
+/* Whether words w were computed with cfg's normalization and stopwords. */
+static int words_fit(const am_recall_config *cfg, const am_tok_words *w)
+{
+    return w && w->norm == cfg->norm && w->casefold == cfg->casefold && w->sw == cfg->stopwords;
+}
+
 int am_recall_content_words_tok(const am_recall_config *cfg, const am_tok_text *t, am_toks *out)
 {
     if (!cfg || !out)
         return AM_ERR_INVALID;
     int rc = tok_text_fits(cfg, t);
-    return rc != AM_OK ? rc : content_of_tokens(cfg, t->tokens, out);
+    if (rc != AM_OK)
+        return rc;
+    if (!words_fit(cfg, t->words))
+        return content_of_tokens(cfg, t->tokens, out);
+    const am_tok_words *w = t->words;
+    for (size_t i = 0; i < w->fold.n; i++)
+        if (w->content[i] && !am_text_is_digits(w->fold.v[i]))
+            am_toks_pushs(out, w->fold.v[i]);
+    return AM_OK;
 }
 
 /* ---- segment scoring ------------------------------------------------- */

@@ -155,6 +155,32 @@ int am_recall_score_texts(const am_recall_config *cfg, const char *translation,
  * unless every text's kind is cfg->tokenizer and cfg has neither
  * strip_tags nor an extract function (whose input is not the text). */
 int am_recall_content_words_tok(const am_recall_config *cfg, const am_tok_text *t, am_toks *out);
+
+/* The tokens of one tokenized text normalized once, shared by recall and
+ * the terms matcher through am_tok_text.words: fold.v[t] is token t
+ * normalized as am_recall_content_words normalizes it (cfg->norm,
+ * cfg->casefold), content[t] is 1 when that form is not empty, not only
+ * punctuation and symbols (am_text_is_punct_sym) and not in sw. A content
+ * word of recall is a content[t] form that is not all digits. The words
+ * of a text stand for its own computation in a metric whose norm, casefold
+ * and stopword list (the same pointer) are the ones recorded here. */
+typedef struct am_tok_words {
+    enum am_norm norm;
+    int casefold;
+    const am_sw *sw; /* borrowed */
+    am_toks fold; /* owned */
+    unsigned char *content; /* owned, [fold.n] */
+    size_t cap;
+} am_tok_words;
+
+/* Initializes an empty record (no allocation); pair with
+ * am_tok_words_cleanup, which frees what it owns. */
+void am_tok_words_init(am_tok_words *w);
+void am_tok_words_cleanup(am_tok_words *w);
+/* Fills out (emptied first) from tokens (am_tok_tokenize output, borrowed)
+ * with cfg's normalization and stopwords. Returns AM_OK, AM_ERR_INVALID
+ * (NULL argument) or a normalization error (out is then empty). */
+int am_recall_tok_words(const am_recall_config *cfg, const char *tokens, am_tok_words *out);
 int am_recall_score_tok(const am_recall_config *cfg, const am_tok_text *translation,
                         const am_tok_text *hyps, size_t nsys, am_recall_lookup_fn lookup,
                         void *lookup_ctx, am_recall_seg *out);

@@ -23,6 +23,8 @@ struct am_score_ws {
      * the terms matcher's, which are the same: am_config_tokenizer) and
      * shared by both; valid while tok_ok is set for the current segment */
     am_buf ref_tk, *hyp_tk; /* [cap_sys] */
+    /* their tokens normalized once for both (standard profile) */
+    am_tok_words ref_w, *hyp_w; /* [cap_sys] */
     am_tok_text ref_tt, *hyp_tt; /* [cap_sys]; borrow the buffers above */
     int tok_ok;
     am_terms_ws **terms; /* one term workspace per system [cap_sys] */
@@ -191,6 +193,7 @@ am_score_ws *am_score_ws_new(void)
     am_buf_init(&ws->src);
     am_buf_init(&ws->ref);
     am_buf_init(&ws->ref_tk);
+    am_tok_words_init(&ws->ref_w);
     am_recall_seg_init(&ws->recall);
     ws->ter = am_ter_ws_new();
     am_toks_init(&ws->ter_ref);
@@ -208,13 +211,16 @@ void am_score_ws_free(am_score_ws *ws)
     am_buf_cleanup(&ws->src);
     am_buf_cleanup(&ws->ref);
     am_buf_cleanup(&ws->ref_tk);
+    am_tok_words_cleanup(&ws->ref_w);
     for (size_t i = 0; i < ws->cap_sys; i++) {
         am_buf_cleanup(&ws->hyp[i]);
         am_buf_cleanup(&ws->hyp_tk[i]);
+        am_tok_words_cleanup(&ws->hyp_w[i]);
         am_terms_ws_free(ws->terms[i]);
     }
     free(ws->hyp);
     free(ws->hyp_tk);
+    free(ws->hyp_w);
     free(ws->hyp_tt);
     free(ws->terms);
     free(ws->sys);
@@ -245,12 +251,14 @@ am_terms_ws *am_score_ws_terms(am_score_ws *ws)
         ws->cap_sys = 1;
         ws->hyp = am_xcalloc(1, sizeof *ws->hyp);
         ws->hyp_tk = am_xcalloc(1, sizeof *ws->hyp_tk);
+        ws->hyp_w = am_xcalloc(1, sizeof *ws->hyp_w);
         ws->hyp_tt = am_xcalloc(1, sizeof *ws->hyp_tt);
         ws->terms = am_xcalloc(1, sizeof *ws->terms);
         ws->sys = am_xcalloc(1, sizeof *ws->sys);
         ws->hyp_ptr = am_xcalloc(1, sizeof *ws->hyp_ptr);
         am_buf_init(&ws->hyp[0]);
         am_buf_init(&ws->hyp_tk[0]);
+        am_tok_words_init(&ws->hyp_w[0]);
         ws->terms[0] = am_terms_ws_new();
         am_terms_ws_set_cancel(ws->terms[0], ws->cancel);
     }
@@ -263,6 +271,7 @@ static void am_score_ws_reserve(am_score_ws *ws, size_t nsys)
         return;
     ws->hyp = am_xrealloc(ws->hyp, nsys * sizeof *ws->hyp);
     ws->hyp_tk = am_xrealloc(ws->hyp_tk, nsys * sizeof *ws->hyp_tk);
+    ws->hyp_w = am_xrealloc(ws->hyp_w, nsys * sizeof *ws->hyp_w);
     ws->hyp_tt = am_xrealloc(ws->hyp_tt, nsys * sizeof *ws->hyp_tt);
     ws->terms = am_xrealloc(ws->terms, nsys * sizeof *ws->terms);
     ws->sys = am_xrealloc(ws->sys, nsys * sizeof *ws->sys);
@@ -270,6 +279,7 @@ static void am_score_ws_reserve(am_score_ws *ws, size_t nsys)
     for (size_t i = ws->cap_sys; i < nsys; i++) {
         am_buf_init(&ws->hyp[i]);
         am_buf_init(&ws->hyp_tk[i]);
+        am_tok_words_init(&ws->hyp_w[i]);
         ws->terms[i] = am_terms_ws_new();
         am_terms_ws_set_cancel(ws->terms[i], ws->cancel);
     }
@@ -364,20 +374,31 @@ static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg
 }
 
 /* Tokenizes the prepared translation and hypotheses once with the target
- * tokenizer for recall and terms (ws->ref_tt, ws->hyp_tt[0..nsys)). */
+ * tokenizer for recall and terms (ws->ref_tt, ws->hyp_tt[0..nsys)); in the
+ * standard profile, where recall's normalization and stopwords are the
+ * terms matcher's, their tokens are normalized once for both as well
+ * (ws->ref_w, ws->hyp_w). */
 static int am_tokenize_shared(const am_scorer *s, am_score_ws *ws, size_t nsys)
 {
     if (ws->tok_ok)
         return AM_OK;
     enum am_tok_kind kind = s->rcfg.tokenizer;
+    int words = s->cfg.profile == AM_PROFILE_STANDARD;
     int rc = am_tok_tokenize(kind, am_buf_str(&ws->ref), &ws->ref_tk);
+    if (rc == AM_OK && words)
+        rc = am_recall_tok_words(&s->rcfg, am_buf_str(&ws->ref_tk), &ws->ref_w);
     if (rc != AM_OK)
         return rc;
-    ws->ref_tt = (am_tok_text){am_buf_str(&ws->ref), am_buf_str(&ws->ref_tk), kind};
+    ws->ref_tt = (am_tok_text){am_buf_str(&ws->ref), am_buf_str(&ws->ref_tk), kind,
+                               words ? &ws->ref_w : NULL};
     for (size_t i = 0; i < nsys; i++) {
         if ((rc = am_tok_tokenize(kind, ws->hyp_ptr[i], &ws->hyp_tk[i])) != AM_OK)
             return rc;
-        ws->hyp_tt[i] = (am_tok_text){ws->hyp_ptr[i], am_buf_str(&ws->hyp_tk[i]), kind};
+        if (words && (rc = am_recall_tok_words(&s->rcfg, am_buf_str(&ws->hyp_tk[i]),
+                                               &ws->hyp_w[i])) != AM_OK)
+            return rc;
+        ws->hyp_tt[i] = (am_tok_text){ws->hyp_ptr[i], am_buf_str(&ws->hyp_tk[i]), kind,
+                                      words ? &ws->hyp_w[i] : NULL};
     }
     ws->tok_ok = 1;
     return AM_OK;

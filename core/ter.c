@@ -66,7 +66,6 @@ struct am_ter_ws {
     } memo[AM_TER_MAX_SHIFT_SIZE];
     unsigned long stamp; /* one per search round */
     int plain; /* 1: cost each candidate by cand_cost (tests compare) */
-    unsigned char *ops;
     /* trace and alignment */
     unsigned char *trace;
     long *align;
@@ -107,7 +106,6 @@ void am_ter_ws_free(am_ter_ws *ws)
         free(ws->memo[k].tb);
         free(ws->memo[k].tf);
     }
-    free(ws->ops);
     free(ws->trace);
     free(ws->align);
     free(ws->herr_ps);
@@ -303,7 +301,6 @@ static void layout(am_ter_ws *ws)
             ws->memo[k].tb = am_xrealloc(ws->memo[k].tb, c * sizeof(cost_t));
             ws->memo[k].tf = am_xrealloc(ws->memo[k].tf, c * sizeof(cost_t));
         }
-        ws->ops = am_xrealloc(ws->ops, c);
         ws->cap_cells = c;
     }
     for (size_t k = 0; k < cells; k++) {
@@ -311,7 +308,6 @@ static void layout(am_ter_ws *ws)
         ws->bwd[k] = TER_INF;
         ws->cfwd[k] = TER_INF;
     }
-    memset(ws->ops, OP_UNDEF, cells);
 }
 
 /* ---- banded edit distance ------------------------------------------------- */
@@ -328,15 +324,13 @@ static void fwd_row0(am_ter_ws *ws, const cost_t *rc)
 }
 
 /* Computes forward rows from..to of hypothesis x into dst (ws->fwd or
- * ws->cfwd); row from-1 is read from src. With ops (the trace is needed):
- * each cell starts at TER_INF and an operation replaces the current value
- * only when strictly cheaper, in sacreBLEU's order: diagonal (match/
- * substitution), extra hypothesis word (cost 1), missing reference word.
- * Without ops only the minimum is kept; cells fed only by cells outside the
- * beam then hold TER_INF plus a few costs, which stays above every real cost
- * and far below overflow (costs are capped, see check_args). */
+ * ws->cfwd); row from-1 is read from src. Only the minimum is kept (the
+ * trace derives its operations from these values, see trace_op); cells fed
+ * only by cells outside the beam then hold TER_INF plus a few costs, which
+ * stays above every real cost and far below overflow (costs are capped, see
+ * check_args). */
 static void fwd_rows_x(am_ter_ws *ws, const int *x, ptrdiff_t off, const cost_t *rc, size_t from,
-                       size_t to, const cost_t *src, cost_t *dst, unsigned char *ops)
+                       size_t to, const cost_t *src, cost_t *dst)
 {
     const int *r = ws->r;
     const cost_t one = AM_TER_COST_SCALE;
@@ -345,50 +339,19 @@ static void fwd_rows_x(am_ter_ws *ws, const int *x, ptrdiff_t off, const cost_t 
         cost_t *cu = dst + ws->rowoff[i];
         size_t j = ws->minj[i], hi = ws->maxj[i];
         int xw = x[(ptrdiff_t)i - 1 + off];
-        if (ops) {
-            unsigned char *op = ops + ws->rowoff[i];
-            if (j == 0 && j < hi) {
-                cu[0] = pv[0] + one;
-                op[0] = OP_DEL;
-                j = 1;
-            }
-            for (; j < hi; j++) {
-                cost_t best = TER_INF, c;
-                unsigned char bop = OP_UNDEF;
-                int eq = xw == r[j - 1];
-                c = pv[j - 1] + (eq ? 0 : rc[j - 1]);
-                if (best > c) {
-                    best = c;
-                    bop = eq ? OP_NOP : OP_SUB;
-                }
-                c = pv[j] + one;
-                if (best > c) {
-                    best = c;
-                    bop = OP_DEL;
-                }
-                c = cu[j - 1] + rc[j - 1];
-                if (best > c) {
-                    best = c;
-                    bop = OP_INS;
-                }
-                cu[j] = best;
-                op[j] = bop;
-            }
-        } else {
-            if (j == 0 && j < hi) {
-                cu[0] = pv[0] + one;
-                j = 1;
-            }
-            cost_t left = j > 0 ? cu[j - 1] : TER_INF;
-            for (; j < hi; j++) {
-                cost_t best = pv[j - 1] + (xw == r[j - 1] ? 0 : rc[j - 1]);
-                cost_t c = pv[j] + one;
-                best = c < best ? c : best;
-                c = left + rc[j - 1];
-                best = c < best ? c : best;
-                cu[j] = best;
-                left = best;
-            }
+        if (j == 0 && j < hi) {
+            cu[0] = pv[0] + one;
+            j = 1;
+        }
+        cost_t left = j > 0 ? cu[j - 1] : TER_INF;
+        for (; j < hi; j++) {
+            cost_t best = pv[j - 1] + (xw == r[j - 1] ? 0 : rc[j - 1]);
+            cost_t c = pv[j] + one;
+            best = c < best ? c : best;
+            c = left + rc[j - 1];
+            best = c < best ? c : best;
+            cu[j] = best;
+            left = best;
         }
         pv = cu;
     }
@@ -396,9 +359,9 @@ static void fwd_rows_x(am_ter_ws *ws, const int *x, ptrdiff_t off, const cost_t 
 
 /* fwd_rows_x for hypothesis x itself: row i reads token x[i - 1]. */
 static void fwd_rows(am_ter_ws *ws, const int *x, const cost_t *rc, size_t from, size_t to,
-                     const cost_t *src, cost_t *dst, unsigned char *ops)
+                     const cost_t *src, cost_t *dst)
 {
-    fwd_rows_x(ws, x, 0, rc, from, to, src, dst, ops);
+    fwd_rows_x(ws, x, 0, rc, from, to, src, dst);
 }
 
 /* Backward row i (beam cells only) from row i + 1 (nx) into cu, for the
@@ -493,7 +456,7 @@ static void bwd_rows(am_ter_ws *ws, const int *h, const cost_t *rc, size_t to)
 /* Edit distance of candidate x, equal to h outside [p, q) (p < q <= n). */
 static cost_t cand_cost(am_ter_ws *ws, const int *x, const cost_t *rc, size_t p, size_t q)
 {
-    fwd_rows(ws, x, rc, p + 1, q, ws->fwd, ws->cfwd, NULL);
+    fwd_rows(ws, x, rc, p + 1, q, ws->fwd, ws->cfwd);
     const cost_t *f = ws->cfwd + ws->rowoff[q];
     const cost_t *b = ws->bwd + ws->rowoff[q];
     cost_t best = TER_INF;
@@ -547,19 +510,55 @@ static cost_t shift_cost(am_ter_ws *ws, const cost_t *rc, size_t sh, size_t len,
     if (need > mo->tf_hi) {
         guard_rows(ws, mo->tf, mo->tf_hi + 1, need);
         fwd_rows_x(ws, h, (ptrdiff_t)len, rc, mo->tf_hi + 1, need,
-                   mo->tf_hi == sh ? ws->fwd : mo->tf, mo->tf, NULL);
+                   mo->tf_hi == sh ? ws->fwd : mo->tf, mo->tf);
         mo->tf_hi = need;
     }
-    fwd_rows_x(ws, h, (ptrdiff_t)sh - (ptrdiff_t)need, rc, need + 1, t, mo->tf, ws->cfwd, NULL);
+    fwd_rows_x(ws, h, (ptrdiff_t)sh - (ptrdiff_t)need, rc, need + 1, t, mo->tf, ws->cfwd);
     return through_row(ws, ws->cfwd, ws->bwd, t);
 }
 
-/* Backtracks the trace of the current hypothesis and derives sacreBLEU's
- * alignment (trace_to_alignment of the flipped trace): align[k] = hypothesis
- * position aligned to reference word k (-1 before the start), and prefix sums
- * of the hypothesis/reference error flags. Returns AM_OK or
- * AM_ERR_INTERNAL when the trace meets an undefined cell. */
-static int trace(am_ter_ws *ws)
+/* The operation sacreBLEU's trace records at forward cell (i, j), i > 0,
+ * j in row i's beam, of hypothesis h under costs rc: the cell starts at
+ * TER_INF and an operation replaces the value only when strictly cheaper,
+ * in sacreBLEU's order: diagonal (match/substitution), extra hypothesis
+ * word (cost 1), missing reference word; column 0 is always the extra
+ * word. Derived from the stored rows (cells outside a beam hold TER_INF,
+ * cells fed only from outside hold more, and neither can beat a real cost;
+ * real costs are the same whether or not operations are recorded), so the
+ * rows themselves are computed without recording operations. OP_UNDEF when
+ * no real predecessor. */
+static unsigned char trace_op(const am_ter_ws *ws, const int *h, const cost_t *rc, size_t i,
+                              size_t j)
+{
+    const cost_t *pv = ws->fwd + ws->rowoff[i - 1], *cu = ws->fwd + ws->rowoff[i];
+    if (j == 0)
+        return OP_DEL;
+    cost_t best = TER_INF, c;
+    unsigned char bop = OP_UNDEF;
+    int eq = h[i - 1] == ws->r[j - 1];
+    c = pv[j - 1] + (eq ? 0 : rc[j - 1]);
+    if (best > c) {
+        best = c;
+        bop = eq ? OP_NOP : OP_SUB;
+    }
+    c = pv[j] + AM_TER_COST_SCALE;
+    if (best > c) {
+        best = c;
+        bop = OP_DEL;
+    }
+    c = cu[j - 1] + rc[j - 1];
+    if (best > c)
+        bop = OP_INS;
+    return bop;
+}
+
+/* Backtracks the trace of the current hypothesis h (forward rows of ws->fwd
+ * under costs rc) and derives sacreBLEU's alignment (trace_to_alignment of
+ * the flipped trace): align[k] = hypothesis position aligned to reference
+ * word k (-1 before the start), and prefix sums of the hypothesis/reference
+ * error flags. Returns AM_OK or AM_ERR_INTERNAL when the trace meets an
+ * undefined cell. */
+static int trace(am_ter_ws *ws, const int *h, const cost_t *rc)
 {
     size_t i = ws->n, j = ws->m, t = 0;
     while (i > 0 || j > 0) {
@@ -569,7 +568,7 @@ static int trace(am_ter_ws *ws)
         else if (j < ws->minj[i] || j >= ws->maxj[i])
             return AM_ERR_INTERNAL;
         else
-            op = CELL(ws->ops, i, j);
+            op = trace_op(ws, h, rc, i, j);
         ws->trace[t++] = op;
         if (op == OP_NOP || op == OP_SUB) {
             i--;
@@ -680,7 +679,7 @@ static int search(am_ter_ws *ws, const cost_t *rc, cost_t *out)
     memcpy(h, ws->h0, n * sizeof(int));
     fwd_row0(ws, rc);
     if (n > 0)
-        fwd_rows(ws, h, rc, 1, n, ws->fwd, ws->fwd, ws->ops);
+        fwd_rows(ws, h, rc, 1, n, ws->fwd, ws->fwd);
     bwd_rows(ws, h, rc, n);
     cost_t shift_costs = 0;
     long checked = 0;
@@ -690,7 +689,7 @@ static int search(am_ter_ws *ws, const cost_t *rc, cost_t *out)
         if (am_cancel_spend(ws->cancel, (uint64_t)(n + 1) * (m + 1) / 8 + n + m))
             return AM_ERR_CANCELLED;
         cost_t pre = CELL(ws->fwd, n, m);
-        int rv = trace(ws);
+        int rv = trace(ws, h, rc);
         if (rv != AM_OK)
             return rv;
         int have = 0;
@@ -779,7 +778,7 @@ static int search(am_ter_ws *ws, const cost_t *rc, cost_t *out)
         assert(changed);
         (void)changed;
         memcpy(h, ws->cand, n * sizeof(int));
-        fwd_rows(ws, h, rc, p + 1, n, ws->fwd, ws->fwd, ws->ops);
+        fwd_rows(ws, h, rc, p + 1, n, ws->fwd, ws->fwd);
         bwd_rows(ws, h, rc, q - 1);
     }
 }

@@ -3,6 +3,7 @@
  * term sets (compiled glossary / annotations), instances, exact and stem
  * match, partial and reorder, windows, forbidden uses, totals, preview. */
 #include "terms.h"
+#include "recall.h"
 
 #include <assert.h>
 #include <libstemmer.h>
@@ -313,9 +314,14 @@ static int py_space_at(const char *s, size_t len, size_t i, size_t *n)
 /* Tokenizes and normalizes s into x. need_cs: compute the case-kept forms
  * (only when cfg->casefold, else they equal the folded ones). content:
  * compute the content-word flags (windows). Token byte ranges in s are
- * found by locating each token after the previous one. */
+ * found by locating each token after the previous one. words (borrowed,
+ * may be NULL): the tokens' folded forms and content flags computed once
+ * for recall, taken instead of computing them when they were made with
+ * cfg's normalization and stopwords (the same forms and flags:
+ * am_tok_words). */
 static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind kind, const char *s,
-                     const char *tokens, ttext *x, int need_cs, int content)
+                     const char *tokens, const am_tok_words *words, ttext *x, int need_cs,
+                     int content)
 {
     int rc = am_text_validate(s, strlen(s), NULL);
     if (rc)
@@ -339,14 +345,16 @@ static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind 
         if (i >= len)
             break;
         size_t start = i;
-        while (i < len && !py_space_at(d, len, i, &k))
-            i += k;
+        i = am_py_token_end(d, len, i);
         AM_GROW(x->st, x->cap_st, nst + 2, 16);
         x->st[nst++] = start;
         x->st[nst++] = i;
     }
     for (size_t t = 0; t < nst; t += 2)
         d[x->st[t + 1]] = '\0'; /* d has a NUL at len, so this is in bounds */
+    if (words && !(words->norm == cfg->norm && words->casefold == cfg->casefold &&
+                   words->sw == cfg->sw && words->fold.n == nst / 2))
+        words = NULL;
     size_t cursor = 0, slen = strlen(s);
     for (size_t t = 0; t < nst; t += 2) {
         const char *tok = d + x->st[t];
@@ -369,10 +377,16 @@ static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind 
         o->b1 = o->b0 + tl;
         cursor = o->b1;
         /* normalized forms */
-        if ((rc = am_text_normalize(tok, cfg->norm, cfg->casefold, &ws->scratch)))
-            return rc;
-        o->fold = pool_add(&x->pool, am_buf_str(&ws->scratch), ws->scratch.len);
-        o->hfold = hash_str(am_buf_str(&ws->scratch));
+        if (words) {
+            const char *f = words->fold.v[t / 2];
+            o->fold = pool_add(&x->pool, f, strlen(f));
+            o->hfold = hash_str(f);
+        } else {
+            if ((rc = am_text_normalize(tok, cfg->norm, cfg->casefold, &ws->scratch)))
+                return rc;
+            o->fold = pool_add(&x->pool, am_buf_str(&ws->scratch), ws->scratch.len);
+            o->hfold = hash_str(am_buf_str(&ws->scratch));
+        }
         if (need_cs && cfg->casefold) {
             if ((rc = am_text_normalize(tok, cfg->norm, 0, &ws->scratch)))
                 return rc;
@@ -383,7 +397,10 @@ static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind 
             o->hcs = o->hfold;
         }
     }
-    if (content) {
+    if (content && words) {
+        for (size_t t = 0; t < x->n; t++)
+            x->t[t].content = words->content[t];
+    } else if (content) {
         for (size_t t = 0; t < x->n; t++) {
             const char *w = tstr(x, x->t[t].fold);
             x->t[t].content = w[0] && !am_text_is_punct_sym(w) && !am_sw_contains(cfg->sw, w);
@@ -429,7 +446,7 @@ static int set_add_seq(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, enum
                        const char *s, int mode, lseq *out)
 {
     ttext *x = &ws->tmp;
-    int rc = text_load(ws, cfg, kind, s, NULL, x, mode == MODE_CS, 0);
+    int rc = text_load(ws, cfg, kind, s, NULL, NULL, x, mode == MODE_CS, 0);
     if (rc)
         return rc;
     if (mode == MODE_STEM && (rc = text_stems(ws, cfg, x)))
@@ -1602,7 +1619,7 @@ int am_terms_score(am_terms_ws *ws, const am_terms_lex *lex, const char *src, co
 {
     if (!lex || !hyp || !ref)
         return AM_ERR_INVALID;
-    am_tok_text h = {hyp, NULL, lex->cfg.tok_tgt}, r = {ref, NULL, lex->cfg.tok_tgt};
+    am_tok_text h = {hyp, NULL, lex->cfg.tok_tgt, NULL}, r = {ref, NULL, lex->cfg.tok_tgt, NULL};
     return am_terms_score_tok(ws, lex, src, &h, &r, annots, n_annots, out);
 }
 
@@ -1628,12 +1645,12 @@ int am_terms_score_tok(am_terms_ws *ws, const am_terms_lex *lex, const char *src
     if (n_annots && (rc = load_annots(ws, cfg, annots, n_annots)))
         return rc;
     int cs = need_cs(lex, n_annots ? &ws->ann : NULL);
-    if ((rc = text_load(ws, cfg, cfg->tok_src, src, NULL, &ws->src,
+    if ((rc = text_load(ws, cfg, cfg->tok_src, src, NULL, NULL, &ws->src,
                         lex->set.any_cs && cfg->casefold, 0)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, ref, ref_t->tokens, &ws->ref, cs, 1)))
+    if ((rc = text_load(ws, cfg, cfg->tok_tgt, ref, ref_t->tokens, ref_t->words, &ws->ref, cs, 1)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, hyp_t->tokens, &ws->hyp, cs, 1)))
+    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, hyp_t->tokens, hyp_t->words, &ws->hyp, cs, 1)))
         return rc;
 
     /* instances */
@@ -1743,9 +1760,9 @@ int am_terms_preview(am_terms_ws *ws, const am_terms_lex *lex, const char *src, 
     if (cfg->stem_match && (rc = ws_stemmer(ws, lex->stem_alg)))
         return rc;
     int cs = need_cs(lex, NULL);
-    if ((rc = text_load(ws, cfg, cfg->tok_src, src, NULL, &ws->src, cs, 0)))
+    if ((rc = text_load(ws, cfg, cfg->tok_src, src, NULL, NULL, &ws->src, cs, 0)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, NULL, &ws->hyp, cs, 0)))
+    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, NULL, NULL, &ws->hyp, cs, 0)))
         return rc;
     if ((rc = find_hits(ws, lex)))
         return rc;

@@ -237,12 +237,21 @@ static void regexp_rules(tok_sbuf *a, tok_sbuf *b)
     b->len = (size_t)(o - b->p);
     sb_swap(a, b);
 
-    /* R2: ([^0-9])([\.,]) -> "\1 \2 " */
+    /* R2: ([^0-9])([\.,]) -> "\1 \2 " (a match needs [.,] second: the
+     * bytes before the one preceding the next [.,] are copied as a run) */
     n = a->len;
     s = (const unsigned char *)a->p;
     sb_reserve(b, 2 * n);
     o = b->p;
     for (i = 0; i < n;) {
+        size_t k = i + 1;
+        while (k < n && !is_dotcomma(s[k]))
+            k++;
+        if (k - 1 > i) {
+            memcpy(o, s + i, k - 1 - i);
+            o += k - 1 - i;
+            i = k - 1;
+        }
         if (i + 1 < n && !is_digit(s[i]) && is_dotcomma(s[i + 1])) {
             *o++ = (char)s[i];
             *o++ = ' ';
@@ -256,12 +265,23 @@ static void regexp_rules(tok_sbuf *a, tok_sbuf *b)
     b->len = (size_t)(o - b->p);
     sb_swap(a, b);
 
-    /* R3: ([\.,])([^0-9]) -> " \1 \2" */
+    /* R3: ([\.,])([^0-9]) -> " \1 \2" (a match needs [.,] first: the bytes
+     * before the next one are copied as a run) */
     n = a->len;
     s = (const unsigned char *)a->p;
     sb_reserve(b, 2 * n);
     o = b->p;
     for (i = 0; i < n;) {
+        size_t k = i;
+        while (k < n && !is_dotcomma(s[k]))
+            k++;
+        if (k > i) {
+            memcpy(o, s + i, k - i);
+            o += k - i;
+            i = k;
+            if (i >= n)
+                break;
+        }
         if (i + 1 < n && is_dotcomma(s[i]) && !is_digit(s[i + 1])) {
             *o++ = ' ';
             *o++ = (char)s[i];
@@ -275,12 +295,20 @@ static void regexp_rules(tok_sbuf *a, tok_sbuf *b)
     b->len = (size_t)(o - b->p);
     sb_swap(a, b);
 
-    /* R4: ([0-9])(-) -> "\1 \2 " */
+    /* R4: ([0-9])(-) -> "\1 \2 " (as R2, with - second) */
     n = a->len;
     s = (const unsigned char *)a->p;
     sb_reserve(b, 2 * n);
     o = b->p;
     for (i = 0; i < n;) {
+        size_t k = i + 1;
+        while (k < n && s[k] != '-')
+            k++;
+        if (k - 1 > i) {
+            memcpy(o, s + i, k - 1 - i);
+            o += k - 1 - i;
+            i = k - 1;
+        }
         if (i + 1 < n && is_digit(s[i]) && s[i + 1] == '-') {
             *o++ = (char)s[i];
             *o++ = ' ';
@@ -477,11 +505,20 @@ static char *put_cp(char *o, const char *s, size_t l)
     return o + l;
 }
 
+/* Whether byte c can be, or start, a P code point: the ASCII P ones and
+ * every non-ASCII byte. Pairs with no such code point where the rule needs
+ * one are copied as a run. */
+static int maybe_p(unsigned char c)
+{
+    return c >= 0x80 || (ascii_cls[c] & C_P);
+}
+
 /* I1 (first = C_P required second, not-N first) or I2 (P first, not-N
  * second): two-code-point rules. */
 static void intl_pair_rule(tok_sbuf *a, tok_sbuf *b, int rule2)
 {
     const char *s = a->p;
+    const unsigned char *u = (const unsigned char *)s;
     size_t n = a->len, i = 0;
     sb_reserve(b, 2 * n);
     char *o = b->p;
@@ -490,6 +527,32 @@ static void intl_pair_rule(tok_sbuf *a, tok_sbuf *b, int rule2)
     if (n > 0)
         l1 = next_cp(s, 0, n, &c1);
     while (i < n) {
+        /* Runs where no pair can match, copied at once: I1 needs a P
+         * second, so the pairs (k, k + 1) up to a j whose successors are
+         * not P go (s[i] ASCII, so the state at j is its ASCII class);
+         * I2 needs a P first, so the code points before the next possible
+         * P go. */
+        if (!rule2 && l1 == 1) {
+            size_t j = i;
+            while (j + 1 < n && !maybe_p(u[j + 1]))
+                j++;
+            if (j > i) {
+                memcpy(o, s + i, j - i);
+                o += j - i;
+                i = j;
+                c1 = ascii_class(u[j]);
+            }
+        } else if (rule2 && !maybe_p(u[i])) {
+            size_t j = i;
+            while (j < n && !maybe_p(u[j]))
+                j++;
+            memcpy(o, s + i, j - i);
+            o += j - i;
+            i = j;
+            if (i >= n)
+                break;
+            l1 = next_cp(s, i, n, &c1);
+        }
         if (i + l1 < n) {
             l2 = next_cp(s, i + l1, n, &c2);
             int match = rule2 ? ((c1 & C_P) && !(c2 & C_N)) : (!(c1 & C_N) && (c2 & C_P));

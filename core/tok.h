@@ -35,15 +35,21 @@ int am_tok_tokenize(enum am_tok_kind kind, const char *s, am_buf *out);
  * Python's str.split()) to toks. Returns AM_OK. */
 int am_tok_split(enum am_tok_kind kind, const char *s, am_toks *toks);
 
+struct am_tok_words; /* recall.h */
+
 /* A text with its tokenization, computed once and shared by the metrics that
  * tokenize it with the same tokenizer (recall, terms): tokens is exactly
- * am_tok_tokenize(kind, text). Every pointer is borrowed. A metric given an
- * am_tok_text of another kind than its own tokenizer refuses it
- * (AM_ERR_INVALID) rather than score other tokens. */
+ * am_tok_tokenize(kind, text). words, when not NULL, holds the normalized
+ * form of each of those tokens with its content flag (am_recall_tok_words),
+ * used by a metric whose normalization and stopwords are the ones recorded
+ * there. Every pointer is borrowed. A metric given an am_tok_text of another
+ * kind than its own tokenizer refuses it (AM_ERR_INVALID) rather than score
+ * other tokens. */
 typedef struct am_tok_text {
     const char *text;
     const char *tokens;
     enum am_tok_kind kind;
+    const struct am_tok_words *words; /* optional (NULL) */
 } am_tok_text;
 
 #endif

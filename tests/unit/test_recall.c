@@ -516,7 +516,7 @@ static void test_shared_tokens(void **state)
             am_toks_reset(&b);
             assert_int_equal(am_recall_content_words(&cfg, texts[k], &a), AM_OK);
             assert_int_equal(am_tok_tokenize(AM_TOK_INTL, texts[k], &tk), AM_OK);
-            am_tok_text t = {texts[k], am_buf_str(&tk), AM_TOK_INTL};
+            am_tok_text t = {texts[k], am_buf_str(&tk), AM_TOK_INTL, NULL};
             assert_int_equal(am_recall_content_words_tok(&cfg, &t, &b), AM_OK);
             assert_int_equal(a.n, b.n);
             for (size_t j = 0; j < a.n; j++)
@@ -528,7 +528,7 @@ static void test_shared_tokens(void **state)
     /* misuse: 13a tokens, tags left to strip, NULL tokens; b unchanged */
     const char *x = "l'oxygène <b>pur</b>";
     assert_int_equal(am_tok_tokenize(AM_TOK_13A, x, &tk), AM_OK);
-    am_tok_text t = {x, am_buf_str(&tk), AM_TOK_13A};
+    am_tok_text t = {x, am_buf_str(&tk), AM_TOK_13A, NULL};
     size_t n = b.n;
     assert_int_equal(am_recall_content_words_tok(&cfg, &t, &b), AM_ERR_INVALID);
     assert_int_equal(am_tok_tokenize(AM_TOK_INTL, x, &tk), AM_OK);
@@ -544,7 +544,7 @@ static void test_shared_tokens(void **state)
     am_recall_seg_init(&seg);
     am_vocab *hist = am_vocab_new();
     t.tokens = am_buf_str(&tk);
-    am_tok_text bad = {x, "l'oxygène < b > pur < / b >", AM_TOK_13A};
+    am_tok_text bad = {x, "l'oxygène < b > pur < / b >", AM_TOK_13A, NULL};
     assert_int_equal(am_recall_score_tok(&cfg, &t, &bad, 1, am_recall_vocab_lookup, hist, &seg),
                      AM_ERR_INVALID);
     assert_int_equal(seg.words.n, 0);
@@ -557,6 +557,92 @@ static void test_shared_tokens(void **state)
     am_toks_cleanup(&a);
     am_toks_cleanup(&b);
     am_sw_free(sw);
+    tu_tico_free(&tico);
+}
+
+/* am_recall_tok_words: recall's content words from the shared normalized
+ * tokens equal those from the tokens themselves, for every normalization
+ * and case mode (forms that grow, shrink or stay; stopwords, punctuation,
+ * digits), on TICO-19 and on hand-picked texts; a record made with other
+ * settings is ignored (the tokens are normalized again). */
+static void test_shared_words(void **state)
+{
+    (void)state;
+    tu_tico tico;
+    tu_tico_load(&tico);
+    const char *extra[] = {"ﷺ Ⅻ ﬁn Straße ÉTÉ 2021 , ... l'été DE la 12,5 ㎏",
+                           "École ’ « Sars-CoV-2 » ＡＢＣ", ""};
+    enum am_norm norms[3] = {AM_NORM_NFKC, AM_NORM_NFC, AM_NORM_NONE};
+    am_toks a, b;
+    am_toks_init(&a);
+    am_toks_init(&b);
+    am_buf tk;
+    am_buf_init(&tk);
+    am_tok_words w;
+    am_tok_words_init(&w);
+    size_t words = 0, grown = 0;
+    for (int nm = 0; nm < 3; nm++) {
+        for (int fold = 0; fold < 2; fold++) {
+            am_sw *sw = NULL;
+            assert_int_equal(am_sw_builtin("snowball", "fr", norms[nm], fold, &sw), AM_OK);
+            am_recall_config cfg;
+            am_recall_config_init(&cfg);
+            cfg.stopwords = sw;
+            cfg.strip_tags = 0;
+            cfg.norm = norms[nm];
+            cfg.casefold = fold;
+            for (size_t i = 0; i < tico.n + 3; i++) {
+                const char *x = i < tico.n ? tico.segs[i].ref : extra[i - tico.n];
+                assert_int_equal(am_tok_tokenize(AM_TOK_INTL, x, &tk), AM_OK);
+                am_tok_text t = {x, am_buf_str(&tk), AM_TOK_INTL, NULL};
+                am_toks_reset(&a);
+                am_toks_reset(&b);
+                assert_int_equal(am_recall_content_words_tok(&cfg, &t, &a), AM_OK);
+                assert_int_equal(am_recall_tok_words(&cfg, am_buf_str(&tk), &w), AM_OK);
+                t.words = &w;
+                assert_int_equal(am_recall_content_words_tok(&cfg, &t, &b), AM_OK);
+                assert_int_equal(a.n, b.n);
+                for (size_t j = 0; j < a.n; j++)
+                    assert_string_equal(a.v[j], b.v[j]);
+                words += a.n;
+                assert_int_equal(w.fold.n, am_toks_count_py(am_buf_str(&tk)));
+                for (size_t j = 0; j < w.fold.n; j++)
+                    grown += strlen(w.fold.v[j]) > 4 * 3; /* ﷺ under NFKC */
+            }
+            /* a record of other settings is not used */
+            const char *x = "le Straße";
+            assert_int_equal(am_tok_tokenize(AM_TOK_INTL, x, &tk), AM_OK);
+            am_recall_config other = cfg;
+            other.casefold = !fold;
+            assert_int_equal(am_recall_tok_words(&other, am_buf_str(&tk), &w), AM_OK);
+            am_tok_text t = {x, am_buf_str(&tk), AM_TOK_INTL, NULL};
+            am_toks_reset(&a);
+            assert_int_equal(am_recall_content_words_tok(&cfg, &t, &a), AM_OK);
+            t.words = &w;
+            am_toks_reset(&b);
+            assert_int_equal(am_recall_content_words_tok(&cfg, &t, &b), AM_OK);
+            assert_int_equal(a.n, 1);
+            assert_int_equal(b.n, 1);
+            assert_string_equal(a.v[0], b.v[0]);
+            assert_string_not_equal(w.fold.v[1], a.v[0]); /* the record differs */
+            am_sw_free(sw);
+        }
+    }
+    assert_true(words > 5000);
+    assert_true(grown > 0);
+    /* a form longer than its token (U+FDFA under NFKC: 3 bytes -> 33) */
+    am_recall_config nfkc;
+    am_recall_config_init(&nfkc);
+    assert_int_equal(am_recall_tok_words(&nfkc, "a \xef\xb7\xba b", &w), AM_OK);
+    assert_int_equal(w.fold.n, 3);
+    assert_true(strlen(w.fold.v[1]) > 3);
+    assert_string_equal(w.fold.v[2], "b");
+    assert_true(w.content[1]);
+    assert_int_equal(am_recall_tok_words(NULL, "", &w), AM_ERR_INVALID);
+    am_tok_words_cleanup(&w);
+    am_buf_cleanup(&tk);
+    am_toks_cleanup(&a);
+    am_toks_cleanup(&b);
     tu_tico_free(&tico);
 }
 
@@ -573,6 +659,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_merge_equals_sequential),
         cmocka_unit_test(test_shared_tokens),
+        cmocka_unit_test(test_shared_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -725,8 +725,8 @@ static void test_shared_tokens(void **state)
         assert_int_equal(am_terms_score(w1, lex, s, h, ref, NULL, 0, &a), AM_OK);
         assert_int_equal(am_tok_tokenize(AM_TOK_INTL, h, &ht), AM_OK);
         assert_int_equal(am_tok_tokenize(AM_TOK_INTL, ref, &rt), AM_OK);
-        am_tok_text hh = {h, am_buf_str(&ht), AM_TOK_INTL};
-        am_tok_text rr = {ref, am_buf_str(&rt), AM_TOK_INTL};
+        am_tok_text hh = {h, am_buf_str(&ht), AM_TOK_INTL, NULL};
+        am_tok_text rr = {ref, am_buf_str(&rt), AM_TOK_INTL, NULL};
         assert_int_equal(am_terms_score_tok(w2, lex, s, &hh, &rr, NULL, 0, &b), AM_OK);
         assert_int_equal(a->n_inst, b->n_inst);
         insts += a->n_inst;
@@ -751,8 +751,8 @@ static void test_shared_tokens(void **state)
     const am_terms_seg *sg;
     const char *h = "l'oxygène, le coronavirus";
     assert_int_equal(am_tok_tokenize(AM_TOK_13A, h, &ht), AM_OK);
-    am_tok_text bad = {h, am_buf_str(&ht), AM_TOK_13A};
-    am_tok_text ok = {h, NULL, AM_TOK_INTL};
+    am_tok_text bad = {h, am_buf_str(&ht), AM_TOK_13A, NULL};
+    am_tok_text ok = {h, NULL, AM_TOK_INTL, NULL};
     assert_int_equal(am_terms_score_tok(w2, lex, "oxygen", &bad, &ok, NULL, 0, &sg),
                      AM_ERR_INVALID);
     assert_int_equal(am_terms_score_tok(w2, lex, "oxygen", &ok, &bad, NULL, 0, &sg),

@@ -307,6 +307,22 @@ static void test_python_whitespace(void **state)
     assert_string_equal(t.v[16], "z\xe2\x80\x8bw");
     assert_string_equal(t.v[19], "\xe2\x80\xb0");
     assert_int_equal(am_toks_count_py(s), 20);
+    /* am_py_token_end from every code point against decoding each one */
+    size_t len = strlen(s), ends = 0;
+    for (size_t i = 0; i < len;) {
+        int32_t c;
+        size_t want_end = i;
+        while (want_end < len) {
+            size_t n = am_utf8_decode(s + want_end, len - want_end, &c);
+            if (am_py_isspace(c))
+                break;
+            want_end += n;
+        }
+        assert_int_equal(am_py_token_end(s, len, i), want_end);
+        ends += want_end > i;
+        i += am_utf8_decode(s + i, len - i, &c);
+    }
+    assert_true(ends > 20);
     am_toks_cleanup(&t);
     am_buf_cleanup(&b);
 }
