@@ -431,9 +431,10 @@ static int pend_word(void *ctx, const char *word, int64_t seq)
 
 /* The session's pending-history counts at the snapshot's version
  * (borrowed from the session's cache, which is filled through rtx when it
- * is not current; the caller holds am_sess_lock). */
+ * is not current; the caller holds am_sess_lock); a 500 in f when the
+ * store fails. */
 static int pend_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, int64_t version,
-                       const am_vocab **out)
+                       const am_vocab **out, am_fail *f)
 {
     *out = am_sess_pend_get(sess, version);
     if (*out)
@@ -442,7 +443,8 @@ static int pend_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, in
     int rc = am_store_tx_pending_each(rtx, session, pend_word, v);
     if (rc != AM_OK) {
         am_vocab_free(v);
-        return rc;
+        return am_failp(f, AM_P_INTERNAL, NULL,
+                        "storage error: reading the session's history failed");
     }
     am_sess_pend_set(sess, version, v);
     *out = v;
@@ -526,12 +528,18 @@ static void am_plan_cleanup(am_plan *p)
     memset(p, 0, sizeof *p);
 }
 
+/* Whether the commit of p's segment also takes the checkpoint and settles
+ * the pending words (every AM_CKPT_EVERY-th seq). */
+static int plan_settles(const am_plan *p)
+{
+    return p->seq % AM_CKPT_EVERY == 0;
+}
+
 /* Applies a plan inside a write transaction: the segment's words go to
  * the pending history (schema/009), settled by am_post_job. */
 static int am_plan_exec(am_store_tx *tx, const am_plan *p)
 {
-    int rc = am_store_tx_pending_add(tx, p->session, p->words.len ? am_buf_str(&p->words) : "",
-                                     p->nwords, p->seq);
+    int rc = am_store_tx_pending_add(tx, p->session, am_buf_str(&p->words), p->nwords, p->seq);
     for (size_t k = 0; k < p->nsys && rc == AM_OK; k++)
         rc = am_store_tx_totals_put(tx, p->session, p->sys[k], p->totals[k]);
     for (size_t i = 0; i < p->nchoices && rc == AM_OK; i++)
@@ -554,10 +562,11 @@ static int am_post_job(am_store_tx *tx, void *ctx)
     }
     if (rc == AM_OK)
         rc = am_plan_exec(tx, p);
-    if (rc == AM_OK && p->seq % AM_CKPT_EVERY == 0) /* the totals after p->seq */
-        rc = am_store_tx_checkpoint_take(tx, p->session, p->seq);
-    if (rc == AM_OK && p->seq % AM_CKPT_EVERY == 0) /* the words up to p->seq, settled */
-        rc = am_store_tx_history_settle(tx, p->session);
+    if (rc == AM_OK && plan_settles(p)) {
+        rc = am_store_tx_checkpoint_take(tx, p->session, p->seq); /* the totals after p->seq */
+        if (rc == AM_OK) /* the pending words up to p->seq into the settled history */
+            rc = am_store_tx_history_settle(tx, p->session);
+    }
     if (rc == AM_OK)
         rc =
             am_store_tx_segment_insert_gv(tx, p->session, p->seq, p->client_id, p->hash,
@@ -987,11 +996,9 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     plan.seq = st.last_seq + 1;
     plan.incarnation = st.incarnation;
     plan.glossary_version = st.glossary_version;
-    if (pend_ensure(sess, rtx, session, st.version, &plan.pend) != AM_OK) {
-        rc = AM_ERR_IO;
-        am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the session's history failed");
+    rc = pend_ensure(sess, rtx, session, st.version, &plan.pend, f);
+    if (rc != AM_OK)
         goto out;
-    }
     am_scoring use = am_scoring_of(sess);
     rc = am_apply(srv, sess, &use, rtx, NULL, session, plan.seq, req, now, 1, bud, NULL, &plan, f);
     am_store_rtx_end(rtx);
@@ -1012,7 +1019,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     }
     am_sess_tot_commit(sess, plan.seq, plan.nsys, plan.sys, plan.tot);
     am_sess_pend_commit(sess, st.version, st.version + 1, am_buf_str(&plan.words), plan.nwords,
-                        plan.seq % AM_CKPT_EVERY == 0);
+                        plan_settles(&plan));
     am_events_publish(srv->events, session, plan.seq, plan.result_txt); /* SSE (events.h) */
     *result = plan.result_txt;
     plan.result_txt = NULL;
@@ -1953,11 +1960,9 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
     rc = snapshot_state(srv, sess, rtx, session, "batch", &st, retry, f);
     if (rc != AM_OK)
         goto out;
-    if (pend_ensure(sess, rtx, session, st.version, &mem.pend) != AM_OK) {
-        rc = AM_ERR_IO;
-        am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the session's history failed");
+    rc = pend_ensure(sess, rtx, session, st.version, &mem.pend, f);
+    if (rc != AM_OK)
         goto out;
-    }
     am_scoring use = am_scoring_of(sess);
     int64_t now = am_now_ms();
     int item_rc = AM_OK;
@@ -2029,7 +2034,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
             am_plan *p = &plans[k];
             am_sess_tot_commit(sess, p->seq, p->nsys, p->sys, p->tot);
             am_sess_pend_commit(sess, st.version + (int64_t)k, st.version + (int64_t)k + 1,
-                                am_buf_str(&p->words), p->nwords, p->seq % AM_CKPT_EVERY == 0);
+                                am_buf_str(&p->words), p->nwords, plan_settles(p));
             am_events_publish(srv->events, session, p->seq, p->result_txt); /* SSE */
             items[plan_item[k]].status = 201;
             items[plan_item[k]].result = p->result_txt;

@@ -80,10 +80,9 @@ int am_store_tx_replay_reset(am_store_tx *tx, const char *session, int64_t after
     return rc;
 }
 
-/* store_each callbacks handing a row's columns to the public callbacks. */
+/* store_each callback handing a CKPT_EACH row to the public callback. */
 typedef struct ckpt_pass {
     am_store_totals_fn totals;
-    am_store_count_fn count;
     void *ctx;
 } ckpt_pass;
 
@@ -91,12 +90,6 @@ static int ckpt_totals_row(void *ctx, sqlite3_stmt *row)
 {
     const ckpt_pass *p = ctx;
     return p->totals(p->ctx, row_text(row, 0), row_text(row, 1));
-}
-
-static int ckpt_count_row(void *ctx, sqlite3_stmt *row)
-{
-    const ckpt_pass *p = ctx;
-    return p->count(p->ctx, row_text(row, 0), row_int(row, 1));
 }
 
 int am_store_tx_checkpoint_last(am_store_rtx *rtx, const char *session, int64_t before,
@@ -114,7 +107,7 @@ int am_store_tx_checkpoint_last(am_store_rtx *rtx, const char *session, int64_t 
     if (rc != AM_OK)
         return rc;
     *seq = at;
-    ckpt_pass p = {fn, NULL, ctx};
+    ckpt_pass p = {fn, ctx};
     return store_each(tx->st, tx->c, AM_S_CKPT_EACH, ckpt_totals_row, &p, "iii", sid, at, gen);
 }
 
@@ -126,6 +119,6 @@ int am_store_tx_history_upto(am_store_rtx *rtx, const char *session, int64_t seq
     int rc = am_tx_sid(tx, session, &sid);
     if (rc != AM_OK)
         return rc;
-    ckpt_pass p = {NULL, fn, ctx};
-    return store_each(tx->st, tx->c, AM_S_OCC_UPTO, ckpt_count_row, &p, "ii", sid, seq);
+    store_counts p = {fn, ctx};
+    return store_each(tx->st, tx->c, AM_S_OCC_UPTO, store_count_row, &p, "ii", sid, seq);
 }

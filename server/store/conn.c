@@ -220,6 +220,20 @@ int store_ids_push(void *ctx, sqlite3_stmt *row)
     return ids->n == sizeof ids->v / sizeof ids->v[0];
 }
 
+int store_count_row(void *ctx, sqlite3_stmt *row)
+{
+    const store_counts *p = ctx;
+    return p->fn(p->ctx, (const char *)sqlite3_column_text(row, 0), sqlite3_column_int64(row, 1));
+}
+
+int store_exec_sid(am_store_tx *tx, int64_t sid, const enum am_stmt_id *ids, size_t n)
+{
+    int rc = AM_OK;
+    for (size_t i = 0; i < n && rc == AM_OK; i++)
+        rc = am_exec(tx->st, tx->c, ids[i], "i", sid);
+    return rc;
+}
+
 int store_collect(void *ctx, sqlite3_stmt *row)
 {
     store_rows *r = ctx;

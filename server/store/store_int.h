@@ -289,6 +289,16 @@ typedef struct store_ids {
     size_t n;
 } store_ids;
 int store_ids_push(void *ctx, sqlite3_stmt *row);
+/* (text, integer) rows passed on by store_each with store_count_row
+ * (ctx: a store_counts) to fn(ctx, column 0, column 1). */
+typedef struct store_counts {
+    am_store_count_fn fn;
+    void *ctx;
+} store_counts;
+int store_count_row(void *ctx, sqlite3_stmt *row);
+/* Runs the n statements ids, each taking the session's sid as its one
+ * parameter, in order on tx's connection; stops at the first failure. */
+int store_exec_sid(am_store_tx *tx, int64_t sid, const enum am_stmt_id *ids, size_t n);
 /* Rows collected by store_each with store_collect, to be passed on after
  * the connection is released (so the callbacks may call the store): kinds
  * names the columns to keep ('i' an integer, 't' a malloc'd copy of the

@@ -134,27 +134,10 @@ int am_store_tx_pending_add(am_store_tx *tx, const char *session, const char *wo
 
 int am_store_tx_history_settle(am_store_tx *tx, const char *session)
 {
+    static const enum am_stmt_id steps[] = {AM_S_SETTLE_VOCAB, AM_S_SETTLE_OCC, AM_S_PENDING_CLEAR};
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SETTLE_VOCAB, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SETTLE_OCC, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_PENDING_CLEAR, "i", sid);
-    return rc;
-}
-
-/* store_each callback handing (word, seq) rows to an am_store_count_fn. */
-typedef struct pending_pass {
-    am_store_count_fn fn;
-    void *ctx;
-} pending_pass;
-
-static int pending_row(void *ctx, sqlite3_stmt *row)
-{
-    const pending_pass *p = ctx;
-    return p->fn(p->ctx, row_text(row, 0), row_int(row, 1));
+    return rc ? rc : store_exec_sid(tx, sid, steps, sizeof steps / sizeof steps[0]);
 }
 
 int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn,
@@ -164,31 +147,19 @@ int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_co
     int rc = am_tx_sid(&rtx->t, session, &sid);
     if (rc != AM_OK)
         return rc;
-    pending_pass p = {fn, ctx};
-    return store_each(rtx->t.st, rtx->t.c, AM_S_PENDING_EACH, pending_row, &p, "i", sid);
+    store_counts p = {fn, ctx};
+    return store_each(rtx->t.st, rtx->t.c, AM_S_PENDING_EACH, store_count_row, &p, "i", sid);
 }
 
 int am_store_tx_history_clear(am_store_tx *tx, const char *session)
 {
+    /* RESULT_CLEAR: every result is rewritten into segments.result */
+    static const enum am_stmt_id steps[] = {
+        AM_S_VOCAB_CLEAR,  AM_S_OCC_CLEAR,  AM_S_PENDING_CLEAR, AM_S_TOTALS_CLEAR,
+        AM_S_CHOICE_CLEAR, AM_S_CKPT_CLEAR, AM_S_RESULT_CLEAR,  AM_S_SESSION_BUMP};
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_VOCAB_CLEAR, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_OCC_CLEAR, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_PENDING_CLEAR, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_TOTALS_CLEAR, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_CHOICE_CLEAR, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_CKPT_CLEAR, "i", sid);
-    if (rc == AM_OK) /* every result is rewritten into segments.result */
-        rc = am_exec(tx->st, tx->c, AM_S_RESULT_CLEAR, "i", sid);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SESSION_BUMP, "i", sid);
-    return rc;
+    return rc ? rc : store_exec_sid(tx, sid, steps, sizeof steps / sizeof steps[0]);
 }
 
 int am_store_tx_vocab_remove(am_store_tx *tx, const char *session, const char *word, int64_t seq)
@@ -413,30 +384,18 @@ int am_store_vocabulary_delete(am_store *st, const char *name)
     return rc;
 }
 
-/* A VOCABULARY_EACH row to the callback (ctx: a count_each). */
-typedef struct count_each {
-    am_store_count_fn fn;
-    void *ctx;
-} count_each;
-
-static int count_each_row(void *ctx, sqlite3_stmt *row)
-{
-    count_each *e = ctx;
-    return e->fn(e->ctx, row_text(row, 0), row_int(row, 1));
-}
-
 int am_store_vocabulary_each(am_store *st, const char *name, am_store_count_fn fn, void *ctx)
 {
     if (!name)
         return AM_ERR_INVALID;
-    count_each e = {fn, ctx};
+    store_counts e = {fn, ctx};
     am_store_rtx r;
     int rc = rtx_open(st, &r);
     if (rc == AM_OK) {
         int64_t vid = 0;
         rc = store_get(st, r.t.c, AM_S_VOCABULARY_VID, COLS(col_int(&vid)), "t", name);
         if (rc == AM_OK)
-            rc = store_each(st, r.t.c, AM_S_VOCABULARY_EACH, count_each_row, &e, "i", vid);
+            rc = store_each(st, r.t.c, AM_S_VOCABULARY_EACH, store_count_row, &e, "i", vid);
         rtx_close(&r);
     }
     return rc;

@@ -326,6 +326,35 @@ static int walk_cb(void *ctx, int64_t seq, const char *client_id, const char *re
     return 0;
 }
 
+/* Records segment seq's words seg[0..6) (NULL-terminated when shorter) in
+ * session "one" word by word (am_store_tx_vocab_incr) and appends them,
+ * NUL-separated, to words; returns how many. */
+static size_t one_by_one(am_store_tx *tx, const char *const seg[6], int64_t seq, am_buf *words)
+{
+    size_t n = 0;
+    for (; n < 6 && seg[n]; n++) {
+        am_buf_append(words, seg[n], strlen(seg[n]) + 1);
+        assert_int_equal(am_store_tx_vocab_incr(tx, "one", seg[n], seq), AM_OK);
+    }
+    return n;
+}
+
+/* Asserts that word has the same history (occ and seqs, in order) in
+ * session "one" and in other; returns the occ. */
+static int64_t assert_same_history(am_store *st, const char *other, const char *word)
+{
+    int64_t o1 = -1, o2 = -1;
+    seqs h1 = {.n = 0}, h2 = {.n = 0};
+    assert_int_equal(am_store_word_history(st, "one", word, &o1, collect_seq, &h1), AM_OK);
+    assert_int_equal(am_store_word_history(st, other, word, &o2, collect_seq, &h2), AM_OK);
+    assert_int_equal(o1, o2);
+    assert_int_equal(o2, (int64_t)h2.n);
+    assert_int_equal(h1.n, h2.n);
+    for (size_t k = 0; k < h1.n; k++)
+        assert_int_equal(h1.v[k], h2.v[k]);
+    return o1;
+}
+
 /* am_store_tx_vocab_incr_all (one upsert and one insert for a segment's
  * words, through a JSON array) leaves the same vocab and occurrence rows as
  * one am_store_tx_vocab_incr per word, for words JSON must escape too. */
@@ -343,14 +372,9 @@ static void test_vocab_incr_all(void **state)
     for (int64_t seq = 1; seq <= 3; seq++) {
         am_buf words;
         am_buf_init(&words);
-        size_t n = 0;
         am_store_tx *tx;
         assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
-        for (; n < 6 && segs[seq - 1][n]; n++) {
-            const char *w = segs[seq - 1][n];
-            am_buf_append(&words, w, strlen(w) + 1);
-            assert_int_equal(am_store_tx_vocab_incr(tx, "one", w, seq), AM_OK);
-        }
+        size_t n = one_by_one(tx, segs[seq - 1], seq, &words);
         assert_int_equal(am_store_tx_vocab_incr_all(tx, "all", am_buf_str(&words), n, seq), AM_OK);
         assert_int_equal(am_store_tx_vocab_incr_all(tx, "all", NULL, 0, seq), AM_OK);
         assert_int_equal(am_store_tx_commit(tx), AM_OK);
@@ -359,17 +383,8 @@ static void test_vocab_incr_all(void **state)
     const char *all[] = {"haus", "say \"x\"", "back\\slash", "tab\there", "ünïcødé",
                          "日本", "neu",       "\x01\x1f",    "[]{},:"};
     const int64_t occs[] = {3, 2, 1, 1, 1, 2, 1, 1, 1};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
-        int64_t o1 = -1, o2 = -1;
-        seqs h1 = {.n = 0}, h2 = {.n = 0};
-        assert_int_equal(am_store_word_history(st, "one", all[i], &o1, collect_seq, &h1), AM_OK);
-        assert_int_equal(am_store_word_history(st, "all", all[i], &o2, collect_seq, &h2), AM_OK);
-        assert_int_equal(o1, occs[i]);
-        assert_int_equal(o2, occs[i]);
-        assert_int_equal(h1.n, h2.n);
-        for (size_t k = 0; k < h1.n; k++)
-            assert_int_equal(h1.v[k], h2.v[k]);
-    }
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        assert_int_equal(assert_same_history(st, "all", all[i]), occs[i]);
     /* an occurrence recorded twice is refused and the batch leaves nothing */
     am_store_tx *tx;
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
@@ -426,14 +441,9 @@ static void test_pending_settle(void **state)
     for (int64_t seq = 1; seq <= 4; seq++) {
         am_buf words;
         am_buf_init(&words);
-        size_t n = 0;
         am_store_tx *tx;
         assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
-        for (; n < 6 && segs[seq - 1][n]; n++) {
-            const char *w = segs[seq - 1][n];
-            am_buf_append(&words, w, strlen(w) + 1);
-            assert_int_equal(am_store_tx_vocab_incr(tx, "one", w, seq), AM_OK);
-        }
+        size_t n = one_by_one(tx, segs[seq - 1], seq, &words);
         assert_int_equal(am_store_tx_pending_add(tx, "pend", am_buf_str(&words), n, seq), AM_OK);
         if (seq == 2) /* 1 and 2 settled, 3 and 4 pending */
             assert_int_equal(am_store_tx_history_settle(tx, "pend"), AM_OK);
@@ -449,17 +459,7 @@ static void test_pending_settle(void **state)
     assert_int_equal(seen.out_of_order, 0);
     for (int round = 0; round < 2; round++) {
         for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
-            int64_t o1 = -1, o2 = -1;
-            seqs h1 = {.n = 0}, h2 = {.n = 0};
-            assert_int_equal(am_store_word_history(st, "one", all[i], &o1, collect_seq, &h1),
-                             AM_OK);
-            assert_int_equal(am_store_word_history(st, "pend", all[i], &o2, collect_seq, &h2),
-                             AM_OK);
-            assert_int_equal(o1, o2);
-            assert_int_equal(o2, (int64_t)h2.n);
-            assert_int_equal(h1.n, h2.n);
-            for (size_t k = 0; k < h1.n; k++)
-                assert_int_equal(h1.v[k], h2.v[k]);
+            int64_t o1 = assert_same_history(st, "pend", all[i]);
             int64_t only = -1;
             assert_int_equal(am_store_word_history(st, "pend", all[i], &only, NULL, NULL), AM_OK);
             assert_int_equal(only, o1);
