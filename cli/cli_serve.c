@@ -331,7 +331,7 @@ static int am_serve(int argc, char **argv, char **envp)
         goto out;
     }
     srv->prom = am_prom_new();
-    srv->sessions = am_sessions_new(srv->store, 10000);
+    srv->sessions = am_sessions_new(srv->store, 10000, (size_t)srv->cfg.history_cache);
     srv->wspool = am_wspool_new();
     srv->acache = am_acache_new(AM_ACACHE_MAX_ENTRIES, AM_ACACHE_MAX_BYTES); /* metrics answers */
     srv->events = am_events_new(srv->store, srv->cfg.sse_heartbeat); /* SSE hub */

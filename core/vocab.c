@@ -88,6 +88,15 @@ size_t am_vocab_count(const am_vocab *v)
     return v->n;
 }
 
+size_t am_vocab_bytes(const am_vocab *v)
+{
+    size_t b = sizeof *v + v->cap * sizeof *v->ent + v->nslots * sizeof *v->slot +
+               v->chunkcap * sizeof *v->chunk;
+    for (size_t i = 0; i < v->nchunks; i++)
+        b += v->chunk[i].cap;
+    return b;
+}
+
 /* Copies s[0..n) plus a NUL into the arena. */
 static const char *vocab_store(am_vocab *v, const char *s, size_t n)
 {

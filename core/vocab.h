@@ -27,6 +27,8 @@ void am_vocab_free(am_vocab *v);
 void am_vocab_clear(am_vocab *v);
 /* Number of entries. */
 size_t am_vocab_count(const am_vocab *v);
+/* The heap memory the map holds (its arrays and key arena), in bytes. */
+size_t am_vocab_bytes(const am_vocab *v);
 
 /* Looks up key (NUL-terminated). Returns 1 and stores the value in *val
  * (val may be NULL) when present, 0 when absent. */

@@ -290,6 +290,10 @@ int am_store_tx_pending_add(am_store_tx *tx, const char *session, const char *wo
 int am_store_tx_history_settle(am_store_tx *tx, const char *session);
 int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn,
                              void *ctx);
+/* Passes every settled word of the session's history (vocab) with its
+ * occurrence count to fn(ctx, word, occ), in no set order; a nonzero return
+ * of fn stops the walk and is returned. */
+int am_store_tx_vocab_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn, void *ctx);
 /* Deletes the vocab, occurrences, pending words, totals, choices and
  * checkpoints of a session (replay). */
 int am_store_tx_history_clear(am_store_tx *tx, const char *session);

@@ -56,8 +56,13 @@ void am_api_prometheus(am_req *req, am_resp *resp)
                   "transaction wrote since start (a write holds the single writer for a time "
                   "that grows with it).\n"
                   "# TYPE adaptmon_store_write_pages_max gauge\n"
-                  "adaptmon_store_write_pages_max %lld\n",
-                  (long long)am_store_write_pages_max(srv->store));
+                  "adaptmon_store_write_pages_max %lld\n"
+                  "# HELP adaptmon_history_cache_bytes Memory held by the sessions' word counts "
+                  "kept in memory (at most about --history-cache).\n"
+                  "# TYPE adaptmon_history_cache_bytes gauge\n"
+                  "adaptmon_history_cache_bytes %zu\n",
+                  (long long)am_store_write_pages_max(srv->store),
+                  am_sessions_hist_bytes(srv->sessions));
     size_t n = out.len;
     am_resp_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", am_buf_detach(&out), n);
 }

@@ -113,7 +113,11 @@ enum am_srv_kind {
       "(DNS-rebinding protection); comma-separated, the flag may be repeated")                     \
     X("max-db-size", "size", "0", AM_SRV_SIZE, max_db_size, 0, 1024 * AM_GIB, NULL,                \
       "largest database file (SQLite max_page_count); a write that would grow it past answers "    \
-      "507 insufficient-storage, as on a full disk; 0 = no limit but the disk's")
+      "507 insufficient-storage, as on a full disk; 0 = no limit but the disk's")                  \
+    X("history-cache", "size", "64MiB", AM_SRV_SIZE, history_cache, 0, 64 * AM_GIB, NULL,          \
+      "memory for the sessions' word counts kept in memory, so that a segment's recall "           \
+      "lookups read no database page; a session whose history does not fit reads its settled "     \
+      "counts from the database, with the same results; 0 = none kept")
 
 typedef struct am_srv_impl {
     enum am_srv_kind kind;

@@ -37,6 +37,7 @@ typedef struct am_srv_config {
     char owner_map[1024]; /* optional shard map for 421 answers, "" = none */
     int sse_heartbeat; /* seconds between ": ping" comments on event streams, default 15 */
     int64_t max_db_size; /* bytes, 0 = no limit (PRAGMA max_page_count) */
+    int64_t history_cache; /* bytes of in-memory history counts (am_sessions_new), 0 = none */
     char cors_origin[1024]; /* comma-separated allowed web origins, "" = none */
     char allowed_host[512]; /* comma-separated extra Host names accepted on loopback */
 } am_srv_config;

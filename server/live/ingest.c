@@ -396,58 +396,113 @@ void am_seg_req_cleanup(am_seg_req *r)
 
 /* ---- the transaction ------------------------------------------------------ */
 
-/* A POST's history: the settled part read through tx, plus the pending
- * words' counts (am_sess_pend_get, borrowed). */
+/* The history counts a POST or batch is scored with (am_sess_pend_get,
+ * borrowed): of the whole history (full), or of the pending words only, to
+ * be added to the store's settled counts. */
+typedef struct am_hist {
+    const am_vocab *counts;
+    int full;
+} am_hist;
+
+/* A POST's history: h, and the settled part read through tx unless h is
+ * full. */
 typedef struct am_lookup_ctx {
     am_store_rtx *tx;
     const char *session;
-    const am_vocab *pend;
+    am_hist h;
 } am_lookup_ctx;
 
-/* occ of word in the pending words (counts, borrowed) added to *occ. */
-static void pend_add(const am_vocab *counts, const char *word, int64_t *occ)
+/* occ of word in h's counts (borrowed) added to *occ. */
+static void hist_add(const am_hist *h, const char *word, int64_t *occ)
 {
     int64_t n = 0;
-    if (counts && am_vocab_get(counts, word, &n))
+    if (h->counts && am_vocab_get(h->counts, word, &n))
         *occ += n;
+}
+
+/* occ of word: h's counts, plus the store's settled ones through rtx
+ * unless h is full. */
+static int hist_lookup(am_store_rtx *rtx, const char *session, const am_hist *h, const char *word,
+                       int64_t *occ)
+{
+    int rc = AM_OK;
+    *occ = 0;
+    if (!h->full)
+        rc = am_store_tx_vocab_get(rtx, session, word, occ);
+    if (rc == AM_OK)
+        hist_add(h, word, occ);
+    return rc;
 }
 
 static int am_tx_lookup(void *ctx, const char *word, int64_t *occ)
 {
     am_lookup_ctx *c = ctx;
-    int rc = am_store_tx_vocab_get(c->tx, c->session, word, occ);
-    if (rc == AM_OK)
-        pend_add(c->pend, word, occ);
-    return rc;
+    return hist_lookup(c->tx, c->session, &c->h, word, occ);
+}
+
+/* Adds one word's count (read from the store) to the counts in ctx; a
+ * full load (hist_load) past its byte budget stops the walk. */
+typedef struct hist_load {
+    am_vocab *v;
+    size_t room; /* bytes; SIZE_MAX: unbounded (the pending words) */
+} hist_load;
+
+#define AM_HIST_OVER 2 /* hist_word: the budget is exceeded */
+
+static int hist_word(void *ctx, const char *word, int64_t count)
+{
+    hist_load *l = ctx;
+    if (!word)
+        return 0;
+    am_vocab_add(l->v, word, count);
+    return am_vocab_count(l->v) % 256 == 0 && am_vocab_bytes(l->v) > l->room ? AM_HIST_OVER : 0;
 }
 
 static int pend_word(void *ctx, const char *word, int64_t seq)
 {
     (void)seq;
-    if (word)
-        am_vocab_add(ctx, word, 1);
-    return 0;
+    return hist_word(ctx, word, 1);
 }
 
-/* The session's pending-history counts at the snapshot's version
- * (borrowed from the session's cache, which is filled through rtx when it
- * is not current; the caller holds am_sess_lock); a 500 in f when the
- * store fails. */
+/* The session's history counts at the snapshot's version (borrowed from
+ * the session's cache, which is filled through rtx when it is not
+ * current; the caller holds am_sess_lock): the whole history when the
+ * cache's history budget has room for it (the settled vocab and the
+ * pending words), else the pending words only; a 500 in f when the store
+ * fails. */
 static int pend_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, int64_t version,
-                       const am_vocab **out, am_fail *f)
+                       am_hist *out, am_fail *f)
 {
-    *out = am_sess_pend_get(sess, version);
-    if (*out)
+    out->counts = am_sess_pend_get(sess, version, &out->full);
+    if (out->counts)
         return AM_OK;
-    am_vocab *v = am_vocab_new();
-    int rc = am_store_tx_pending_each(rtx, session, pend_word, v);
+    hist_load l = {am_vocab_new(), am_sess_hist_room(sess)};
+    int full = l.room > 0;
+    int rc = full ? am_store_tx_vocab_each(rtx, session, hist_word, &l) : AM_OK;
+    if (rc == AM_OK && full && am_vocab_bytes(l.v) > l.room)
+        rc = AM_HIST_OVER;
+    if (rc == AM_HIST_OVER) { /* too large for the budget: the pending words only */
+        am_vocab_clear(l.v);
+        full = 0;
+        rc = AM_OK;
+    }
+    l.room = SIZE_MAX;
+    if (rc == AM_OK)
+        rc = am_store_tx_pending_each(rtx, session, pend_word, &l);
+    if (rc == AM_OK && full && am_vocab_bytes(l.v) > am_sess_hist_room(sess)) {
+        am_vocab_free(l.v); /* the pending words took it over: read again, pending only */
+        l.v = am_vocab_new();
+        full = 0;
+        rc = am_store_tx_pending_each(rtx, session, pend_word, &l);
+    }
     if (rc != AM_OK) {
-        am_vocab_free(v);
+        am_vocab_free(l.v);
         return am_failp(f, AM_P_INTERNAL, NULL,
                         "storage error: reading the session's history failed");
     }
-    am_sess_pend_set(sess, version, v);
-    *out = v;
+    am_sess_pend_set(sess, version, l.v, full);
+    out->counts = l.v;
+    out->full = full;
     return AM_OK;
 }
 
@@ -487,7 +542,7 @@ typedef struct am_plan {
     /* what the segment was scored with: the job checks that the session
      * is still this incarnation with this glossary version */
     int64_t incarnation, glossary_version;
-    const am_vocab *pend; /* the pending words' counts it was scored with (POST; borrowed) */
+    am_hist hist; /* the history counts it was scored with (POST; borrowed) */
     int stale; /* set by the job: the session changed (retry) */
 } am_plan;
 
@@ -586,7 +641,7 @@ typedef struct am_mem {
     am_totals *tot; /* [cap], owned (too large for a thread's stack) */
     am_store_rtx *base; /* borrowed read transaction, or NULL */
     const char *session; /* borrowed, with base */
-    const am_vocab *pend; /* with base: the pending words' counts (borrowed) */
+    am_hist stored; /* with base: the history counts at base (borrowed) */
 } am_mem;
 
 /* An empty history (mem_cleanup frees it). */
@@ -604,12 +659,11 @@ static int mem_overlay_lookup(void *ctx, const char *word, int64_t *occ)
 {
     const am_mem *m = ctx;
     int64_t stored = 0, added = 0;
-    int rc = am_store_tx_vocab_get(m->base, m->session, word, &stored);
+    int rc = hist_lookup(m->base, m->session, &m->stored, word, &stored);
     if (rc != AM_OK)
         return rc;
     if (!am_vocab_get(m->hist, word, &added))
         added = 0;
-    pend_add(m->pend, word, &stored);
     *occ = stored + added;
     return AM_OK;
 }
@@ -751,7 +805,7 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
     const am_scorer *sc = use->sc;
     am_score_ws *ws = am_wspool_get(srv->wspool);
     am_score_ws_set_cancel(ws, &bud->cancel);
-    am_lookup_ctx lc = {rtx, session, plan->pend};
+    am_lookup_ctx lc = {rtx, session, plan->hist};
     am_seg_input in = am_seg_req_input(req);
     in.max_term_occurrences = (size_t)srv->cfg.max_term_occurrences;
     am_seg_result res;
@@ -996,7 +1050,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     plan.seq = st.last_seq + 1;
     plan.incarnation = st.incarnation;
     plan.glossary_version = st.glossary_version;
-    rc = pend_ensure(sess, rtx, session, st.version, &plan.pend, f);
+    rc = pend_ensure(sess, rtx, session, st.version, &plan.hist, f);
     if (rc != AM_OK)
         goto out;
     am_scoring use = am_scoring_of(sess);
@@ -1960,7 +2014,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
     rc = snapshot_state(srv, sess, rtx, session, "batch", &st, retry, f);
     if (rc != AM_OK)
         goto out;
-    rc = pend_ensure(sess, rtx, session, st.version, &mem.pend, f);
+    rc = pend_ensure(sess, rtx, session, st.version, &mem.stored, f);
     if (rc != AM_OK)
         goto out;
     am_scoring use = am_scoring_of(sess);

@@ -14,6 +14,7 @@
 
 #include <assert.h>
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include <string.h>
@@ -27,10 +28,15 @@ struct am_sess_w {
     int refs;
     am_sess_tot *tot; /* owned, n_tot entries */
     size_t n_tot, cap_tot;
-    /* the pending words' counts (am_sess_pend_get), current while the
-     * session's version is pend_version; NULL: not cached */
+    /* the history counts (am_sess_pend_get), current while the session's
+     * version is pend_version; NULL: not cached. pend_full: of the whole
+     * history, pend_bytes of it counted in the cache's history budget;
+     * else of the pending words only (not counted) */
     am_vocab *pend; /* owned */
     int64_t pend_version;
+    int pend_full;
+    size_t pend_bytes;
+    am_sessions *cache; /* borrowed: the cache whose budget counts pend */
 };
 
 struct am_sessions {
@@ -44,12 +50,18 @@ struct am_sessions {
     size_t mask; /* table size - 1 (a power of two >= 2 * max) */
     am_sess **old; /* dropped from the cache, still in use (n_old) */
     size_t n_old, cap_old;
+    /* bytes of the whole-history counts held by write states (pend_full),
+     * at most hist_max but for the growth of one commit */
+    atomic_size_t hist_used;
+    size_t hist_max;
 };
 
-am_sessions *am_sessions_new(am_store *st, size_t max_cached)
+am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_bytes)
 {
     am_sessions *c = am_xcalloc(1, sizeof *c);
     c->st = st;
+    c->hist_max = history_bytes;
+    atomic_init(&c->hist_used, 0);
     c->max = max_cached ? max_cached : 1;
     /* Memory bound: a cached scorer costs ~14 KiB (mostly its stopword
      * set), so 10,000 cached sessions would need ~140 MiB; at most
@@ -66,9 +78,10 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached)
     return c;
 }
 
-static am_sess_w *am_w_new(void)
+static am_sess_w *am_w_new(am_sessions *c)
 {
     am_sess_w *w = am_xcalloc(1, sizeof *w);
+    w->cache = c;
     pthread_mutex_init(&w->mu, NULL);
     w->refs = 1;
     return w;
@@ -81,6 +94,10 @@ static void am_w_clear(am_sess_w *w)
     w->n_tot = 0;
     am_vocab_free(w->pend);
     w->pend = NULL;
+    if (w->pend_bytes)
+        atomic_fetch_sub(&w->cache->hist_used, w->pend_bytes);
+    w->pend_bytes = 0;
+    w->pend_full = 0;
 }
 
 /* Drops one runtime's reference to w; the caller holds the cache lock
@@ -183,18 +200,49 @@ void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *sy
     }
 }
 
-const am_vocab *am_sess_pend_get(const am_sess *s, int64_t version)
+const am_vocab *am_sess_pend_get(const am_sess *s, int64_t version, int *full)
 {
     const am_sess_w *w = s->w;
-    return w->pend && w->pend_version == version ? w->pend : NULL;
+    if (!w->pend || w->pend_version != version)
+        return NULL;
+    *full = w->pend_full;
+    return w->pend;
 }
 
-void am_sess_pend_set(am_sess *s, int64_t version, am_vocab *counts)
+/* Drops w's history counts, and their bytes from the budget. */
+static void pend_drop(am_sess_w *w)
+{
+    am_vocab_free(w->pend);
+    w->pend = NULL;
+    if (w->pend_bytes)
+        atomic_fetch_sub(&w->cache->hist_used, w->pend_bytes);
+    w->pend_bytes = 0;
+    w->pend_full = 0;
+}
+
+void am_sess_pend_set(am_sess *s, int64_t version, am_vocab *counts, int full)
 {
     am_sess_w *w = s->w;
-    am_vocab_free(w->pend);
+    pend_drop(w);
     w->pend = counts;
     w->pend_version = version;
+    w->pend_full = full;
+    if (full) {
+        w->pend_bytes = am_vocab_bytes(counts);
+        atomic_fetch_add(&w->cache->hist_used, w->pend_bytes);
+    }
+}
+
+size_t am_sessions_hist_bytes(am_sessions *c)
+{
+    return atomic_load(&c->hist_used);
+}
+
+size_t am_sess_hist_room(const am_sess *s)
+{
+    const am_sessions *c = s->w->cache;
+    size_t used = atomic_load(&c->hist_used);
+    return used < c->hist_max ? c->hist_max - used : 0;
 }
 
 void am_sess_pend_commit(am_sess *s, int64_t before, int64_t after, const char *words, size_t n,
@@ -202,11 +250,10 @@ void am_sess_pend_commit(am_sess *s, int64_t before, int64_t after, const char *
 {
     am_sess_w *w = s->w;
     if (!w->pend || w->pend_version != before) {
-        am_vocab_free(w->pend); /* not the state the segment was scored on */
-        w->pend = NULL;
+        pend_drop(w); /* not the state the segment was scored on */
         return;
     }
-    if (settled) {
+    if (settled && !w->pend_full) {
         am_vocab_clear(w->pend);
     } else {
         for (size_t i = 0; i < n; i++) {
@@ -215,6 +262,16 @@ void am_sess_pend_commit(am_sess *s, int64_t before, int64_t after, const char *
         }
     }
     w->pend_version = after;
+    if (w->pend_full) {
+        size_t bytes = am_vocab_bytes(w->pend);
+        if (bytes > w->pend_bytes)
+            atomic_fetch_add(&w->cache->hist_used, bytes - w->pend_bytes);
+        else
+            atomic_fetch_sub(&w->cache->hist_used, w->pend_bytes - bytes);
+        w->pend_bytes = bytes;
+        if (atomic_load(&w->cache->hist_used) > w->cache->hist_max)
+            pend_drop(w); /* over the budget: reloaded, as pending only, when needed */
+    }
 }
 
 /* Text of a JSON option value for am_config_set, checking the JSON type
@@ -406,7 +463,7 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
     am_sess *s = am_xcalloc(1, sizeof *s);
     s->id = am_xstrdup(id);
     am_gloss_init(&s->gloss);
-    s->w = am_w_new();
+    s->w = am_w_new(c);
     s->glossary_version = row.glossary_version;
     s->incarnation = row.incarnation;
 

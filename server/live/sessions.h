@@ -53,7 +53,9 @@ typedef struct am_sess {
     int stale; /* dropped from the cache; freed at last release */
 } am_sess;
 
-am_sessions *am_sessions_new(am_store *st, size_t max_cached);
+/* A cache of at most max_cached runtimes whose full history caches hold
+ * at most history_bytes together (0: none is kept full). */
+am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_bytes);
 void am_sessions_free(am_sessions *c);
 /* Returns the session's runtime (refcounted; pair with am_sessions_release),
  * building or rebuilding it from the store when needed. AM_ERR_NOTFOUND
@@ -88,20 +90,29 @@ void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *sy
                         const am_totals *t);
 void am_sess_tot_clear(am_sess *s);
 
-/* The pending-history cache of a session (shared like its lock; the
- * caller holds am_sess_lock): word -> occurrences among the segments whose
- * words are still pending (store.h, am_store_tx_pending_add), valid while
- * the session's stored version is the one it was recorded at (every write
- * of a session raises its version; am_sess_tot_clear drops it too, and so
- * must any writer that settles the pending words). am_sess_pend_get: the
- * counts (borrowed until the next call here) or NULL when not cached for
- * version. am_sess_pend_set takes ownership of counts (read at version).
+/* The history cache of a session (shared like its lock; the caller holds
+ * am_sess_lock): word -> occurrences, valid while the session's stored
+ * version is the one it was recorded at (every write of a session raises
+ * its version; am_sess_tot_clear drops it too, and so must any writer that
+ * rewrites the history). It is either full, the counts of the whole
+ * history (settled vocab + pending words), so that a lookup needs no store
+ * read, or the counts among the pending words only (store.h,
+ * am_store_tx_pending_add), added to the store's vocab. Full caches are
+ * bounded together by the cache's history budget (am_sessions_new).
+ * am_sess_pend_get: the counts (borrowed until the next call here), *full
+ * set, or NULL when not cached for version. am_sess_pend_set takes
+ * ownership of counts (read at version; full as above). am_sess_hist_room:
+ * the bytes the budget has left for a full cache (am_vocab_bytes).
  * am_sess_pend_commit: segment with the n NUL-separated words (borrowed)
  * was committed, moving the version from before to after, and (settled)
  * the pending words were moved into the settled history; the cache is
- * dropped when it was not current at before. */
-const am_vocab *am_sess_pend_get(const am_sess *s, int64_t version);
-void am_sess_pend_set(am_sess *s, int64_t version, am_vocab *counts);
+ * dropped when it was not current at before, or when its growth took the
+ * budget over. */
+const am_vocab *am_sess_pend_get(const am_sess *s, int64_t version, int *full);
+void am_sess_pend_set(am_sess *s, int64_t version, am_vocab *counts, int full);
+size_t am_sess_hist_room(const am_sess *s);
+/* The bytes all full history caches of c hold together. */
+size_t am_sessions_hist_bytes(am_sessions *c);
 void am_sess_pend_commit(am_sess *s, int64_t before, int64_t after, const char *words, size_t n,
                          int settled);
 

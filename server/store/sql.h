@@ -174,6 +174,7 @@
       "SELECT (SELECT min(seq) FROM segments WHERE sid = ?1 AND glossary_version = v.version) "    \
       "AS first, version FROM v WHERE version IS NOT NULL ORDER BY first, version")                \
     X(VOCAB_GET, "SELECT occ FROM vocab WHERE sid = ?1 AND word = ?2")                             \
+    X(VOCAB_EACH, "SELECT word, occ FROM vocab WHERE sid = ?1")                                    \
     X(VOCAB_UPSERT, "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                     \
                     "VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (sid, word) DO UPDATE "                \
                     "SET occ = occ + 1, last_seq = excluded.last_seq")                             \

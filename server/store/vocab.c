@@ -151,6 +151,16 @@ int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_co
     return store_each(rtx->t.st, rtx->t.c, AM_S_PENDING_EACH, store_count_row, &p, "i", sid);
 }
 
+int am_store_tx_vocab_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn, void *ctx)
+{
+    int64_t sid;
+    int rc = am_tx_sid(&rtx->t, session, &sid);
+    if (rc != AM_OK)
+        return rc;
+    store_counts p = {fn, ctx};
+    return store_each(rtx->t.st, rtx->t.c, AM_S_VOCAB_EACH, store_count_row, &p, "i", sid);
+}
+
 int am_store_tx_history_clear(am_store_tx *tx, const char *session)
 {
     /* RESULT_CLEAR: every result is rewritten into segments.result */

@@ -51,7 +51,7 @@ static void test_index_through_evictions(void **state)
 {
     (void)state;
     am_store *st = mem_store();
-    am_sessions *c = am_sessions_new(st, MAX);
+    am_sessions *c = am_sessions_new(st, MAX, 1 << 20);
     char id[32];
     uint32_t x = 12345;
     for (int round = 0; round < 4000; round++) {
@@ -98,7 +98,7 @@ static void test_in_use_outlives_eviction(void **state)
 {
     (void)state;
     am_store *st = mem_store();
-    am_sessions *c = am_sessions_new(st, MAX);
+    am_sessions *c = am_sessions_new(st, MAX, 1 << 20);
     am_sess *held = acquire(c, "s-0");
     char id[32];
     for (int k = 1; k <= 3 * MAX; k++) {
@@ -121,7 +121,7 @@ static void test_totals_cache(void **state)
 {
     (void)state;
     am_store *st = mem_store();
-    am_sessions *c = am_sessions_new(st, MAX);
+    am_sessions *c = am_sessions_new(st, MAX, 1 << 20);
     am_sess *s = acquire(c, "s-1");
     am_totals t[2], got;
     memset(t, 0, sizeof t);
@@ -175,35 +175,97 @@ static void test_pending_cache(void **state)
 {
     (void)state;
     am_store *st = mem_store();
-    am_sessions *c = am_sessions_new(st, MAX);
+    am_sessions *c = am_sessions_new(st, MAX, 1 << 20);
     am_sess *s = acquire(c, "s-1");
     int64_t n = 0;
-    assert_null(am_sess_pend_get(s, 7));
+    int full = -1;
+    assert_null(am_sess_pend_get(s, 7, &full));
     am_vocab *v = am_vocab_new();
     am_vocab_add(v, "haus", 1);
-    am_sess_pend_set(s, 7, v);
-    assert_ptr_equal(am_sess_pend_get(s, 7), v);
-    assert_null(am_sess_pend_get(s, 8)); /* written meanwhile */
+    am_sess_pend_set(s, 7, v, 0);
+    assert_ptr_equal(am_sess_pend_get(s, 7, &full), v);
+    assert_int_equal(full, 0);
+    assert_int_equal(am_sess_hist_room(s), 1 << 20); /* pending only: not counted */
+    assert_null(am_sess_pend_get(s, 8, &full)); /* written meanwhile */
     am_sess_pend_commit(s, 7, 8, "haus\0neu", 2, 0);
-    assert_null(am_sess_pend_get(s, 7));
-    const am_vocab *p = am_sess_pend_get(s, 8);
+    assert_null(am_sess_pend_get(s, 7, &full));
+    const am_vocab *p = am_sess_pend_get(s, 8, &full);
     assert_non_null(p);
     assert_true(am_vocab_get(p, "haus", &n) && n == 2);
     assert_true(am_vocab_get(p, "neu", &n) && n == 1);
     am_sess *b = acquire(c, "s-1"); /* the same runtime, or one sharing its state */
-    assert_ptr_equal(am_sess_pend_get(b, 8), p);
+    assert_ptr_equal(am_sess_pend_get(b, 8, &full), p);
     am_sessions_release(c, b);
     am_sess_pend_commit(s, 8, 9, "alt", 1, 1); /* settled: empty, current at 9 */
-    p = am_sess_pend_get(s, 9);
+    p = am_sess_pend_get(s, 9, &full);
     assert_non_null(p);
     assert_int_equal(am_vocab_count(p), 0);
     am_sess_pend_commit(s, 5, 6, "x", 1, 0); /* not from 9: dropped */
-    assert_null(am_sess_pend_get(s, 6));
-    assert_null(am_sess_pend_get(s, 9));
-    am_sess_pend_set(s, 10, am_vocab_new());
+    assert_null(am_sess_pend_get(s, 6, &full));
+    assert_null(am_sess_pend_get(s, 9, &full));
+    am_sess_pend_set(s, 10, am_vocab_new(), 0);
     am_sess_tot_clear(s);
-    assert_null(am_sess_pend_get(s, 10));
+    assert_null(am_sess_pend_get(s, 10, &full));
     am_sessions_release(c, s);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
+/* A full history cache keeps its counts over a settle (they are the whole
+ * history's), is counted in the cache's budget while it is held, and is
+ * dropped, giving its bytes back, when a commit grows it past the budget,
+ * when it goes stale, or when it is cleared. */
+static void test_full_history_cache(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    am_vocab *probe = am_vocab_new();
+    am_vocab_add(probe, "haus", 3);
+    size_t small = am_vocab_bytes(probe);
+    am_vocab_free(probe);
+    size_t budget = small + 512; /* room for "haus", not for 100 more words */
+    am_sessions *c = am_sessions_new(st, MAX, budget);
+    am_sess *s = acquire(c, "s-1");
+    int64_t n = 0;
+    int full = 0;
+    am_vocab *v = am_vocab_new();
+    am_vocab_add(v, "haus", 3); /* settled 2 + pending 1 */
+    am_sess_pend_set(s, 7, v, 1);
+    assert_int_equal(am_sess_hist_room(s), budget - am_vocab_bytes(v));
+    am_sess_pend_commit(s, 7, 8, "haus\0neu", 2, 1); /* settled: counts kept, not emptied */
+    const am_vocab *p = am_sess_pend_get(s, 8, &full);
+    assert_non_null(p);
+    assert_int_equal(full, 1);
+    assert_true(am_vocab_get(p, "haus", &n) && n == 4);
+    assert_true(am_vocab_get(p, "neu", &n) && n == 1);
+    assert_int_equal(am_sess_hist_room(s), budget - am_vocab_bytes(p));
+    /* a commit that grows it past the budget drops it and frees its bytes */
+    am_buf words;
+    am_buf_init(&words);
+    for (int i = 0; i < 100; i++) {
+        char w[16];
+        snprintf(w, sizeof w, "wort%d", i);
+        am_buf_append(&words, w, strlen(w) + 1);
+    }
+    am_sess_pend_commit(s, 8, 9, am_buf_str(&words), 100, 0);
+    assert_null(am_sess_pend_get(s, 9, &full));
+    assert_int_equal(am_sess_hist_room(s), budget);
+    /* stale (another version) and cleared caches give their bytes back */
+    am_sess_pend_set(s, 9, am_vocab_new(), 1);
+    assert_true(am_sess_hist_room(s) < budget);
+    am_sess_pend_commit(s, 3, 4, "x", 1, 0);
+    assert_int_equal(am_sess_hist_room(s), budget);
+    am_sess_pend_set(s, 9, am_vocab_new(), 1);
+    am_sess_tot_clear(s);
+    assert_int_equal(am_sess_hist_room(s), budget);
+    /* a runtime freed with a full cache gives its bytes back too */
+    am_sess_pend_set(s, 9, am_vocab_new(), 1);
+    am_sessions_forget(c, "s-1");
+    am_sessions_release(c, s);
+    s = acquire(c, "s-1");
+    assert_int_equal(am_sess_hist_room(s), budget);
+    am_sessions_release(c, s);
+    am_buf_cleanup(&words);
     am_sessions_free(c);
     am_store_close(st);
 }
@@ -232,7 +294,7 @@ static void test_rebuilt_runtime_shares_the_write_lock(void **state)
 {
     (void)state;
     am_store *st = mem_store();
-    am_sessions *c = am_sessions_new(st, MAX);
+    am_sessions *c = am_sessions_new(st, MAX, 1 << 20);
     am_sess *a = acquire(c, "s-1");
     am_sess_lock(a);
     am_sessions_forget(c, "s-1"); /* as a glossary PUT does */
@@ -282,7 +344,7 @@ static void test_recreated_session_has_its_own_write_lock(void **state)
 {
     (void)state;
     am_store *st = mem_store();
-    am_sessions *c = am_sessions_new(st, MAX);
+    am_sessions *c = am_sessions_new(st, MAX, 1 << 20);
     am_sess *a = acquire(c, "s-2");
     am_sess_lock(a);
     assert_int_equal(am_store_session_delete(st, "s-2"), AM_OK);
@@ -315,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_in_use_outlives_eviction),
         cmocka_unit_test(test_totals_cache),
         cmocka_unit_test(test_pending_cache),
+        cmocka_unit_test(test_full_history_cache),
         cmocka_unit_test(test_rebuilt_runtime_shares_the_write_lock),
         cmocka_unit_test(test_recreated_session_has_its_own_write_lock),
     };

@@ -62,6 +62,7 @@ static void test_defaults(void **state)
     assert_string_equal(c.owner_map, "");
     assert_int_equal(c.sse_heartbeat, 15);
     assert_int_equal(c.max_db_size, 0);
+    assert_int_equal(c.history_cache, 64 * 1024 * 1024);
     assert_int_equal(c.request_timeout_ms, 5000);
 
     /* loading with nothing given is the defaults */
@@ -80,7 +81,7 @@ static void test_defaults(void **state)
         assert_non_null(o->def);
         assert_true(strlen(o->help) > 10);
     }
-    assert_int_equal(n, 25);
+    assert_int_equal(n, 26);
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }
