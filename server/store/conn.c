@@ -334,6 +334,12 @@ void am_conn_close(am_conn *c)
 
 int am_conn_open(am_conn *c, const char *path, int flags, int recursive, am_buf *err)
 {
+    return am_conn_open_vfs(c, path, flags, recursive, NULL, err);
+}
+
+int am_conn_open_vfs(am_conn *c, const char *path, int flags, int recursive, const char *vfs,
+                     am_buf *err)
+{
     memset(c, 0, sizeof *c);
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
@@ -341,7 +347,7 @@ int am_conn_open(am_conn *c, const char *path, int flags, int recursive, am_buf 
         pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
     pthread_mutex_init(&c->mu, &attr);
     pthread_mutexattr_destroy(&attr);
-    int rc = sqlite3_open_v2(path, &c->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+    int rc = sqlite3_open_v2(path, &c->db, flags | SQLITE_OPEN_NOMUTEX, vfs);
     if (rc != SQLITE_OK) {
         am_buf_printf(err, "cannot open database %s: %s", path,
                       c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc));

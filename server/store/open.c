@@ -253,6 +253,7 @@ static void am_store_free(am_store *st)
     }
     free(st->r);
     am_conn_close(&st->w);
+    am_walbuf_free(st->walbuf); /* after its last connection */
     pthread_mutex_destroy(&st->w.mu);
     pthread_mutex_destroy(&st->errmu);
     pthread_mutex_destroy(&st->gmu);
@@ -325,8 +326,11 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     atomic_init(&st->next_reader, 0);
 
     int rc = st->memory ? AM_OK : am_dbfile_mkdir_parents(path, err);
+    if (rc == AM_OK && !st->memory)
+        st->walbuf = am_walbuf_new(); /* NULL: the default VFS, one write per frame half */
     if (rc == AM_OK)
-        rc = am_conn_open(&st->w, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1, err);
+        rc = am_conn_open_vfs(&st->w, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1,
+                              am_walbuf_name(st->walbuf), err);
     else
         pthread_mutex_init(&st->w.mu, NULL);
     if (rc == AM_OK)

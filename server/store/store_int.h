@@ -106,6 +106,7 @@
 #include "clock.h"
 #include "dbfile.h"
 #include "embedded.h"
+#include "walbuf.h"
 #ifndef AM_STORE_INT_H
 #define AM_STORE_INT_H
 
@@ -194,6 +195,7 @@ struct am_store {
     int ck_stop; /* guarded by ckmu */
     atomic_uint_fast64_t hidden_seq; /* names of staged/dropped vocabularies */
     atomic_llong purge_steps; /* VM steps of session purges (am_store_purge_steps) */
+    am_walbuf *walbuf; /* the writer's VFS (file databases; walbuf.c), or NULL */
 };
 
 /* A bound statement in use: the cached one or a temporary copy. */
@@ -324,6 +326,9 @@ static inline const store_cell *cell(const store_rows *r, size_t k)
 void *vec_grow(void *v, size_t *cap, size_t k, size_t size, size_t first);
 void am_conn_close(am_conn *c);
 int am_conn_open(am_conn *c, const char *path, int flags, int recursive, am_buf *err);
+/* As am_conn_open through the VFS named vfs (NULL: the default). */
+int am_conn_open_vfs(am_conn *c, const char *path, int flags, int recursive, const char *vfs,
+                     am_buf *err);
 /* Runs constant SQL (pragmas, migrations) on c. */
 int am_conn_exec(am_conn *c, const char *sql, am_buf *err, const char *what);
 /* Reads one integer with constant SQL. */
