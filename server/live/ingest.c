@@ -482,7 +482,9 @@ static int pend_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, in
     if (rc == AM_OK && full && am_vocab_bytes(l.v) > l.room)
         rc = AM_HIST_OVER;
     if (rc == AM_HIST_OVER) { /* too large for the budget: the pending words only */
-        am_vocab_clear(l.v);
+        am_sess_hist_over(sess, am_vocab_bytes(l.v));
+        am_vocab_free(l.v); /* not cleared: its memory is not in the budget */
+        l.v = am_vocab_new();
         full = 0;
         rc = AM_OK;
     }

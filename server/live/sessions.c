@@ -37,6 +37,9 @@ struct am_sess_w {
     int pend_full;
     size_t pend_bytes;
     am_sessions *cache; /* borrowed: the cache whose budget counts pend */
+    /* bytes a whole-history load had read when it did not fit (0: none):
+     * no new attempt until the budget has twice that room (am_sess_hist_room) */
+    size_t hist_over;
 };
 
 struct am_sessions {
@@ -228,6 +231,7 @@ void am_sess_pend_set(am_sess *s, int64_t version, am_vocab *counts, int full)
     w->pend_version = version;
     w->pend_full = full;
     if (full) {
+        w->hist_over = 0;
         w->pend_bytes = am_vocab_bytes(counts);
         atomic_fetch_add(&w->cache->hist_used, w->pend_bytes);
     }
@@ -242,7 +246,13 @@ size_t am_sess_hist_room(const am_sess *s)
 {
     const am_sessions *c = s->w->cache;
     size_t used = atomic_load(&c->hist_used);
-    return used < c->hist_max ? c->hist_max - used : 0;
+    size_t room = used < c->hist_max ? c->hist_max - used : 0;
+    return s->w->hist_over && room / 2 <= s->w->hist_over ? 0 : room;
+}
+
+void am_sess_hist_over(am_sess *s, size_t bytes)
+{
+    s->w->hist_over = bytes ? bytes : 1;
 }
 
 void am_sess_pend_commit(am_sess *s, int64_t before, int64_t after, const char *words, size_t n,

@@ -102,7 +102,7 @@ void am_sess_tot_clear(am_sess *s);
  * am_sess_pend_get: the counts (borrowed until the next call here), *full
  * set, or NULL when not cached for version. am_sess_pend_set takes
  * ownership of counts (read at version; full as above). am_sess_hist_room:
- * the bytes the budget has left for a full cache (am_vocab_bytes).
+ * the bytes the budget has left for a full cache of s (am_vocab_bytes).
  * am_sess_pend_commit: segment with the n NUL-separated words (borrowed)
  * was committed, moving the version from before to after, and (settled)
  * the pending words were moved into the settled history; the cache is
@@ -111,6 +111,10 @@ void am_sess_tot_clear(am_sess *s);
 const am_vocab *am_sess_pend_get(const am_sess *s, int64_t version, int *full);
 void am_sess_pend_set(am_sess *s, int64_t version, am_vocab *counts, int full);
 size_t am_sess_hist_room(const am_sess *s);
+/* A load of the whole history stopped at bytes without fitting: until the
+ * budget has more than twice that room, am_sess_hist_room answers 0 for s
+ * (a session larger than the budget is not read again and again). */
+void am_sess_hist_over(am_sess *s, size_t bytes);
 /* The bytes all full history caches of c hold together. */
 size_t am_sessions_hist_bytes(am_sessions *c);
 void am_sess_pend_commit(am_sess *s, int64_t before, int64_t after, const char *words, size_t n,

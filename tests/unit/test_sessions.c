@@ -258,6 +258,11 @@ static void test_full_history_cache(void **state)
     am_sess_pend_set(s, 9, am_vocab_new(), 1);
     am_sess_tot_clear(s);
     assert_int_equal(am_sess_hist_room(s), budget);
+    /* a load that did not fit is not tried again until the room doubles */
+    am_sess_hist_over(s, budget / 2);
+    assert_int_equal(am_sess_hist_room(s), 0);
+    am_sess_hist_over(s, budget / 2 - 1);
+    assert_int_equal(am_sess_hist_room(s), budget);
     /* a runtime freed with a full cache gives its bytes back too */
     am_sess_pend_set(s, 9, am_vocab_new(), 1);
     am_sessions_forget(c, "s-1");
