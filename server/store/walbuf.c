@@ -17,6 +17,9 @@
  *     committed frame is in the file (the page cache) before any reader can
  *     look for it or any client is answered: a SIGKILL loses nothing it
  *     would not have lost without the shim;
+ *   - and, in case a SQLite version wrote frames otherwise, before any barrier
+ *     or lock of the shared-memory WAL index (through any file of this VFS):
+ *     SQLite publishes new frames in the index only after such a barrier;
  *   - before a write that does not continue the buffer, before any read,
  *     sync, truncate, size query, lock change or file control of the WAL,
  *     at close, and when the buffer reaches AM_WALBUF_MAX bytes.
@@ -49,6 +52,7 @@ struct am_walbuf {
     char name[64];
     int registered;
     atomic_llong writes; /* calls of the real xWrite on WAL files */
+    struct wb_file *wals; /* the open WAL files (one connection uses the VFS) */
 };
 
 /* An open file: the real one follows this struct (szOsFile). */
@@ -61,6 +65,7 @@ typedef struct wb_file {
     size_t len, cap;
     sqlite3_int64 off;
     int commit; /* the last write was a commit frame's header */
+    struct wb_file *next; /* in vfs->wals */
 } wb_file;
 
 static sqlite3_vfs *wb_real(sqlite3_vfs *v)
@@ -85,10 +90,28 @@ static int wb_flush(wb_file *f)
     return rc;
 }
 
+/* Writes out every open WAL of the VFS (before the WAL index changes). */
+static int wb_flush_wals(am_walbuf *v)
+{
+    int rc = SQLITE_OK;
+    for (wb_file *w = v->wals; w; w = w->next) {
+        int r = wb_flush(w);
+        if (rc == SQLITE_OK)
+            rc = r;
+    }
+    return rc;
+}
+
 static int wb_close(sqlite3_file *p)
 {
     wb_file *f = (wb_file *)p;
     int rc = wb_flush(f);
+    if (f->wal)
+        for (wb_file **at = &f->vfs->wals; *at; at = &(*at)->next)
+            if (*at == f) {
+                *at = f->next;
+                break;
+            }
     int rc2 = f->real->pMethods->xClose(f->real);
     free(f->buf);
     f->buf = NULL;
@@ -205,18 +228,25 @@ static int wb_shm_map(sqlite3_file *p, int pg, int pgsz, int extend, void volati
     wb_file *f = (wb_file *)p;
     if (f->real->pMethods->iVersion < 2)
         return SQLITE_IOERR_SHMMAP;
+    int rc = wb_flush_wals(f->vfs);
+    if (rc != SQLITE_OK)
+        return rc;
     return f->real->pMethods->xShmMap(f->real, pg, pgsz, extend, pp);
 }
 
 static int wb_shm_lock(sqlite3_file *p, int offset, int n, int flags)
 {
     wb_file *f = (wb_file *)p;
+    int rc = wb_flush_wals(f->vfs);
+    if (rc != SQLITE_OK)
+        return rc;
     return f->real->pMethods->xShmLock(f->real, offset, n, flags);
 }
 
 static void wb_shm_barrier(sqlite3_file *p)
 {
     wb_file *f = (wb_file *)p;
+    wb_flush_wals(f->vfs); /* an error comes back from the WAL's next call */
     f->real->pMethods->xShmBarrier(f->real);
 }
 
@@ -261,6 +291,10 @@ static int wb_open(sqlite3_vfs *v, const char *name, sqlite3_file *p, int flags,
     int rc = real->xOpen(real, name, f->real, flags, out);
     /* xClose is called when pMethods is set, even after a failed open */
     p->pMethods = f->real->pMethods ? &wb_io : NULL;
+    if (p->pMethods && f->wal) {
+        f->next = f->vfs->wals;
+        f->vfs->wals = f;
+    }
     return rc;
 }
 
