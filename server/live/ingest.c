@@ -396,7 +396,7 @@ void am_seg_req_cleanup(am_seg_req *r)
 
 /* ---- the transaction ------------------------------------------------------ */
 
-/* The history counts a POST or batch is scored with (am_sess_pend_get,
+/* The history counts a POST or batch is scored with (am_sess_hist_get,
  * borrowed): of the whole history (full), or of the pending words only, to
  * be added to the store's settled counts. */
 typedef struct am_hist {
@@ -440,15 +440,16 @@ static int am_tx_lookup(void *ctx, const char *word, int64_t *occ)
     return hist_lookup(c->tx, c->session, &c->h, word, occ);
 }
 
-/* Adds one word's count (read from the store) to the counts in ctx; a
- * full load (hist_load) past its byte budget stops the walk. */
+/* A load of a session's settled counts within a byte budget. */
 typedef struct hist_load {
     am_vocab *v;
-    size_t room; /* bytes; SIZE_MAX: unbounded (the pending words) */
+    size_t room; /* bytes */
 } hist_load;
 
 #define AM_HIST_OVER 2 /* hist_word: the budget is exceeded */
 
+/* Adds one settled word's count to the counts of ctx (hist_load); past the
+ * load's budget it stops the walk. */
 static int hist_word(void *ctx, const char *word, int64_t count)
 {
     hist_load *l = ctx;
@@ -458,10 +459,13 @@ static int hist_word(void *ctx, const char *word, int64_t count)
     return am_vocab_count(l->v) % 256 == 0 && am_vocab_bytes(l->v) > l->room ? AM_HIST_OVER : 0;
 }
 
+/* Adds one pending word to the counts ctx. */
 static int pend_word(void *ctx, const char *word, int64_t seq)
 {
     (void)seq;
-    return hist_word(ctx, word, 1);
+    if (word)
+        am_vocab_add(ctx, word, 1);
+    return 0;
 }
 
 /* The session's history counts at the snapshot's version (borrowed from
@@ -470,10 +474,10 @@ static int pend_word(void *ctx, const char *word, int64_t seq)
  * cache's history budget has room for it (the settled vocab and the
  * pending words), else the pending words only; a 500 in f when the store
  * fails. */
-static int pend_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, int64_t version,
+static int hist_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, int64_t version,
                        am_hist *out, am_fail *f)
 {
-    out->counts = am_sess_pend_get(sess, version, &out->full);
+    out->counts = am_sess_hist_get(sess, version, &out->full);
     if (out->counts)
         return AM_OK;
     hist_load l = {am_vocab_new(), am_sess_hist_room(sess)};
@@ -488,21 +492,16 @@ static int pend_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, in
         full = 0;
         rc = AM_OK;
     }
-    l.room = SIZE_MAX;
+    /* the pending words (at most 31 segments') on top; should they take a
+     * full cache over the budget, the next commit drops it */
     if (rc == AM_OK)
-        rc = am_store_tx_pending_each(rtx, session, pend_word, &l);
-    if (rc == AM_OK && full && am_vocab_bytes(l.v) > am_sess_hist_room(sess)) {
-        am_vocab_free(l.v); /* the pending words took it over: read again, pending only */
-        l.v = am_vocab_new();
-        full = 0;
-        rc = am_store_tx_pending_each(rtx, session, pend_word, &l);
-    }
+        rc = am_store_tx_pending_each(rtx, session, pend_word, l.v);
     if (rc != AM_OK) {
         am_vocab_free(l.v);
         return am_failp(f, AM_P_INTERNAL, NULL,
                         "storage error: reading the session's history failed");
     }
-    am_sess_pend_set(sess, version, l.v, full);
+    am_sess_hist_set(sess, version, l.v, full);
     out->counts = l.v;
     out->full = full;
     return AM_OK;
@@ -1052,7 +1051,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     plan.seq = st.last_seq + 1;
     plan.incarnation = st.incarnation;
     plan.glossary_version = st.glossary_version;
-    rc = pend_ensure(sess, rtx, session, st.version, &plan.hist, f);
+    rc = hist_ensure(sess, rtx, session, st.version, &plan.hist, f);
     if (rc != AM_OK)
         goto out;
     am_scoring use = am_scoring_of(sess);
@@ -1074,7 +1073,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
         goto out;
     }
     am_sess_tot_commit(sess, plan.seq, plan.nsys, plan.sys, plan.tot);
-    am_sess_pend_commit(sess, st.version, st.version + 1, am_buf_str(&plan.words), plan.nwords,
+    am_sess_hist_commit(sess, st.version, st.version + 1, am_buf_str(&plan.words), plan.nwords,
                         plan_settles(&plan));
     am_events_publish(srv->events, session, plan.seq, plan.result_txt); /* SSE (events.h) */
     *result = plan.result_txt;
@@ -1629,7 +1628,7 @@ static int edit_settle(am_edit *e, int *retry)
         else
             am_store_tx_rollback(tx);
     }
-    am_sess_tot_clear(e->sess); /* its pending-history cache is of before */
+    am_sess_tot_clear(e->sess); /* its history cache is of before */
     if (rc == AM_ERR_NOTFOUND)
         return AM_OK;
     if (rc != AM_OK)
@@ -2016,7 +2015,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
     rc = snapshot_state(srv, sess, rtx, session, "batch", &st, retry, f);
     if (rc != AM_OK)
         goto out;
-    rc = pend_ensure(sess, rtx, session, st.version, &mem.stored, f);
+    rc = hist_ensure(sess, rtx, session, st.version, &mem.stored, f);
     if (rc != AM_OK)
         goto out;
     am_scoring use = am_scoring_of(sess);
@@ -2089,7 +2088,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
         for (size_t k = 0; k < np; k++) {
             am_plan *p = &plans[k];
             am_sess_tot_commit(sess, p->seq, p->nsys, p->sys, p->tot);
-            am_sess_pend_commit(sess, st.version + (int64_t)k, st.version + (int64_t)k + 1,
+            am_sess_hist_commit(sess, st.version + (int64_t)k, st.version + (int64_t)k + 1,
                                 am_buf_str(&p->words), p->nwords, plan_settles(p));
             am_events_publish(srv->events, session, p->seq, p->result_txt); /* SSE */
             items[plan_item[k]].status = 201;

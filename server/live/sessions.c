@@ -28,15 +28,15 @@ struct am_sess_w {
     int refs;
     am_sess_tot *tot; /* owned, n_tot entries */
     size_t n_tot, cap_tot;
-    /* the history counts (am_sess_pend_get), current while the session's
-     * version is pend_version; NULL: not cached. pend_full: of the whole
-     * history, pend_bytes of it counted in the cache's history budget;
+    /* the history counts (am_sess_hist_get), current while the session's
+     * version is hist_version; NULL: not cached. hist_full: of the whole
+     * history, hist_bytes of it counted in the cache's history budget;
      * else of the pending words only (not counted) */
-    am_vocab *pend; /* owned */
-    int64_t pend_version;
-    int pend_full;
-    size_t pend_bytes;
-    am_sessions *cache; /* borrowed: the cache whose budget counts pend */
+    am_vocab *hist; /* owned */
+    int64_t hist_version;
+    int hist_full;
+    size_t hist_bytes;
+    am_sessions *cache; /* borrowed: the cache whose budget counts hist */
     /* bytes a whole-history load had read when it did not fit (0: none):
      * no new attempt until the budget has twice that room (am_sess_hist_room) */
     size_t hist_over;
@@ -53,7 +53,7 @@ struct am_sessions {
     size_t mask; /* table size - 1 (a power of two >= 2 * max) */
     am_sess **old; /* dropped from the cache, still in use (n_old) */
     size_t n_old, cap_old;
-    /* bytes of the whole-history counts held by write states (pend_full),
+    /* bytes of the whole-history counts held by write states (hist_full),
      * at most hist_max but for the growth of one commit */
     atomic_size_t hist_used;
     size_t hist_max;
@@ -90,17 +90,30 @@ static am_sess_w *am_w_new(am_sessions *c)
     return w;
 }
 
+/* Counts bytes for w's full history counts in the budget instead of the
+ * bytes counted so far. */
+static void hist_count(am_sess_w *w, size_t bytes)
+{
+    atomic_fetch_add(&w->cache->hist_used, bytes);
+    atomic_fetch_sub(&w->cache->hist_used, w->hist_bytes);
+    w->hist_bytes = bytes;
+}
+
+/* Drops w's history counts, and their bytes from the budget. */
+static void hist_drop(am_sess_w *w)
+{
+    am_vocab_free(w->hist);
+    w->hist = NULL;
+    hist_count(w, 0);
+    w->hist_full = 0;
+}
+
 static void am_w_clear(am_sess_w *w)
 {
     for (size_t i = 0; i < w->n_tot; i++)
         free(w->tot[i].system);
     w->n_tot = 0;
-    am_vocab_free(w->pend);
-    w->pend = NULL;
-    if (w->pend_bytes)
-        atomic_fetch_sub(&w->cache->hist_used, w->pend_bytes);
-    w->pend_bytes = 0;
-    w->pend_full = 0;
+    hist_drop(w);
 }
 
 /* Drops one runtime's reference to w; the caller holds the cache lock
@@ -203,37 +216,25 @@ void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *sy
     }
 }
 
-const am_vocab *am_sess_pend_get(const am_sess *s, int64_t version, int *full)
+const am_vocab *am_sess_hist_get(const am_sess *s, int64_t version, int *full)
 {
     const am_sess_w *w = s->w;
-    if (!w->pend || w->pend_version != version)
+    if (!w->hist || w->hist_version != version)
         return NULL;
-    *full = w->pend_full;
-    return w->pend;
+    *full = w->hist_full;
+    return w->hist;
 }
 
-/* Drops w's history counts, and their bytes from the budget. */
-static void pend_drop(am_sess_w *w)
-{
-    am_vocab_free(w->pend);
-    w->pend = NULL;
-    if (w->pend_bytes)
-        atomic_fetch_sub(&w->cache->hist_used, w->pend_bytes);
-    w->pend_bytes = 0;
-    w->pend_full = 0;
-}
-
-void am_sess_pend_set(am_sess *s, int64_t version, am_vocab *counts, int full)
+void am_sess_hist_set(am_sess *s, int64_t version, am_vocab *counts, int full)
 {
     am_sess_w *w = s->w;
-    pend_drop(w);
-    w->pend = counts;
-    w->pend_version = version;
-    w->pend_full = full;
+    hist_drop(w);
+    w->hist = counts;
+    w->hist_version = version;
+    w->hist_full = full;
     if (full) {
         w->hist_over = 0;
-        w->pend_bytes = am_vocab_bytes(counts);
-        atomic_fetch_add(&w->cache->hist_used, w->pend_bytes);
+        hist_count(w, am_vocab_bytes(counts));
     }
 }
 
@@ -255,32 +256,27 @@ void am_sess_hist_over(am_sess *s, size_t bytes)
     s->w->hist_over = bytes ? bytes : 1;
 }
 
-void am_sess_pend_commit(am_sess *s, int64_t before, int64_t after, const char *words, size_t n,
+void am_sess_hist_commit(am_sess *s, int64_t before, int64_t after, const char *words, size_t n,
                          int settled)
 {
     am_sess_w *w = s->w;
-    if (!w->pend || w->pend_version != before) {
-        pend_drop(w); /* not the state the segment was scored on */
+    if (!w->hist || w->hist_version != before) {
+        hist_drop(w); /* not the state the segment was scored on */
         return;
     }
-    if (settled && !w->pend_full) {
-        am_vocab_clear(w->pend);
+    if (settled && !w->hist_full) {
+        am_vocab_clear(w->hist);
     } else {
         for (size_t i = 0; i < n; i++) {
-            am_vocab_add(w->pend, words, 1);
+            am_vocab_add(w->hist, words, 1);
             words += strlen(words) + 1;
         }
     }
-    w->pend_version = after;
-    if (w->pend_full) {
-        size_t bytes = am_vocab_bytes(w->pend);
-        if (bytes > w->pend_bytes)
-            atomic_fetch_add(&w->cache->hist_used, bytes - w->pend_bytes);
-        else
-            atomic_fetch_sub(&w->cache->hist_used, w->pend_bytes - bytes);
-        w->pend_bytes = bytes;
+    w->hist_version = after;
+    if (w->hist_full) {
+        hist_count(w, am_vocab_bytes(w->hist));
         if (atomic_load(&w->cache->hist_used) > w->cache->hist_max)
-            pend_drop(w); /* over the budget: reloaded, as pending only, when needed */
+            hist_drop(w); /* over the budget: reloaded, as pending only, when needed */
     }
 }
 

@@ -83,7 +83,7 @@ void am_sess_unlock(am_sess *s);
  * am_sess_tot_commit records that segment seq was committed with the new
  * totals t[i] of systems[i] (i < n, borrowed): the other systems' entries
  * that were current at seq - 1 stay current. am_sess_tot_clear empties the
- * cache and the pending-history cache below (a replay rewrote the totals,
+ * cache and the history cache below (a replay rewrote the totals,
  * or a write failed). */
 int am_sess_tot_get(const am_sess *s, const char *system, int64_t seq, am_totals *out);
 void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *systems,
@@ -99,17 +99,17 @@ void am_sess_tot_clear(am_sess *s);
  * read, or the counts among the pending words only (store.h,
  * am_store_tx_pending_add), added to the store's vocab. Full caches are
  * bounded together by the cache's history budget (am_sessions_new).
- * am_sess_pend_get: the counts (borrowed until the next call here), *full
- * set, or NULL when not cached for version. am_sess_pend_set takes
+ * am_sess_hist_get: the counts (borrowed until the next call here), *full
+ * set, or NULL when not cached for version. am_sess_hist_set takes
  * ownership of counts (read at version; full as above). am_sess_hist_room:
  * the bytes the budget has left for a full cache of s (am_vocab_bytes).
- * am_sess_pend_commit: segment with the n NUL-separated words (borrowed)
+ * am_sess_hist_commit: segment with the n NUL-separated words (borrowed)
  * was committed, moving the version from before to after, and (settled)
  * the pending words were moved into the settled history; the cache is
  * dropped when it was not current at before, or when its growth took the
  * budget over. */
-const am_vocab *am_sess_pend_get(const am_sess *s, int64_t version, int *full);
-void am_sess_pend_set(am_sess *s, int64_t version, am_vocab *counts, int full);
+const am_vocab *am_sess_hist_get(const am_sess *s, int64_t version, int *full);
+void am_sess_hist_set(am_sess *s, int64_t version, am_vocab *counts, int full);
 size_t am_sess_hist_room(const am_sess *s);
 /* A load of the whole history stopped at bytes without fitting: until the
  * budget has more than twice that room, am_sess_hist_room answers 0 for s
@@ -117,7 +117,7 @@ size_t am_sess_hist_room(const am_sess *s);
 void am_sess_hist_over(am_sess *s, size_t bytes);
 /* The bytes all full history caches of c hold together. */
 size_t am_sessions_hist_bytes(am_sessions *c);
-void am_sess_pend_commit(am_sess *s, int64_t before, int64_t after, const char *words, size_t n,
+void am_sess_hist_commit(am_sess *s, int64_t before, int64_t after, const char *words, size_t n,
                          int settled);
 
 /* Builds a scorer from stored session data (shared by the cache, session

@@ -140,25 +140,28 @@ int am_store_tx_history_settle(am_store_tx *tx, const char *session)
     return rc ? rc : store_exec_sid(tx, sid, steps, sizeof steps / sizeof steps[0]);
 }
 
-int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn,
-                             void *ctx)
+/* Passes each (text, count) row of statement id for the session's sid to
+ * fn (store_count_row). */
+static int counts_each(am_store_rtx *rtx, const char *session, enum am_stmt_id id,
+                       am_store_count_fn fn, void *ctx)
 {
     int64_t sid;
     int rc = am_tx_sid(&rtx->t, session, &sid);
     if (rc != AM_OK)
         return rc;
     store_counts p = {fn, ctx};
-    return store_each(rtx->t.st, rtx->t.c, AM_S_PENDING_EACH, store_count_row, &p, "i", sid);
+    return store_each(rtx->t.st, rtx->t.c, id, store_count_row, &p, "i", sid);
+}
+
+int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn,
+                             void *ctx)
+{
+    return counts_each(rtx, session, AM_S_PENDING_EACH, fn, ctx);
 }
 
 int am_store_tx_vocab_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn, void *ctx)
 {
-    int64_t sid;
-    int rc = am_tx_sid(&rtx->t, session, &sid);
-    if (rc != AM_OK)
-        return rc;
-    store_counts p = {fn, ctx};
-    return store_each(rtx->t.st, rtx->t.c, AM_S_VOCAB_EACH, store_count_row, &p, "i", sid);
+    return counts_each(rtx, session, AM_S_VOCAB_EACH, fn, ctx);
 }
 
 int am_store_tx_history_clear(am_store_tx *tx, const char *session)

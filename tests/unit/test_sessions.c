@@ -179,33 +179,33 @@ static void test_pending_cache(void **state)
     am_sess *s = acquire(c, "s-1");
     int64_t n = 0;
     int full = -1;
-    assert_null(am_sess_pend_get(s, 7, &full));
+    assert_null(am_sess_hist_get(s, 7, &full));
     am_vocab *v = am_vocab_new();
     am_vocab_add(v, "haus", 1);
-    am_sess_pend_set(s, 7, v, 0);
-    assert_ptr_equal(am_sess_pend_get(s, 7, &full), v);
+    am_sess_hist_set(s, 7, v, 0);
+    assert_ptr_equal(am_sess_hist_get(s, 7, &full), v);
     assert_int_equal(full, 0);
     assert_int_equal(am_sess_hist_room(s), 1 << 20); /* pending only: not counted */
-    assert_null(am_sess_pend_get(s, 8, &full)); /* written meanwhile */
-    am_sess_pend_commit(s, 7, 8, "haus\0neu", 2, 0);
-    assert_null(am_sess_pend_get(s, 7, &full));
-    const am_vocab *p = am_sess_pend_get(s, 8, &full);
+    assert_null(am_sess_hist_get(s, 8, &full)); /* written meanwhile */
+    am_sess_hist_commit(s, 7, 8, "haus\0neu", 2, 0);
+    assert_null(am_sess_hist_get(s, 7, &full));
+    const am_vocab *p = am_sess_hist_get(s, 8, &full);
     assert_non_null(p);
     assert_true(am_vocab_get(p, "haus", &n) && n == 2);
     assert_true(am_vocab_get(p, "neu", &n) && n == 1);
     am_sess *b = acquire(c, "s-1"); /* the same runtime, or one sharing its state */
-    assert_ptr_equal(am_sess_pend_get(b, 8, &full), p);
+    assert_ptr_equal(am_sess_hist_get(b, 8, &full), p);
     am_sessions_release(c, b);
-    am_sess_pend_commit(s, 8, 9, "alt", 1, 1); /* settled: empty, current at 9 */
-    p = am_sess_pend_get(s, 9, &full);
+    am_sess_hist_commit(s, 8, 9, "alt", 1, 1); /* settled: empty, current at 9 */
+    p = am_sess_hist_get(s, 9, &full);
     assert_non_null(p);
     assert_int_equal(am_vocab_count(p), 0);
-    am_sess_pend_commit(s, 5, 6, "x", 1, 0); /* not from 9: dropped */
-    assert_null(am_sess_pend_get(s, 6, &full));
-    assert_null(am_sess_pend_get(s, 9, &full));
-    am_sess_pend_set(s, 10, am_vocab_new(), 0);
+    am_sess_hist_commit(s, 5, 6, "x", 1, 0); /* not from 9: dropped */
+    assert_null(am_sess_hist_get(s, 6, &full));
+    assert_null(am_sess_hist_get(s, 9, &full));
+    am_sess_hist_set(s, 10, am_vocab_new(), 0);
     am_sess_tot_clear(s);
-    assert_null(am_sess_pend_get(s, 10, &full));
+    assert_null(am_sess_hist_get(s, 10, &full));
     am_sessions_release(c, s);
     am_sessions_free(c);
     am_store_close(st);
@@ -230,10 +230,10 @@ static void test_full_history_cache(void **state)
     int full = 0;
     am_vocab *v = am_vocab_new();
     am_vocab_add(v, "haus", 3); /* settled 2 + pending 1 */
-    am_sess_pend_set(s, 7, v, 1);
+    am_sess_hist_set(s, 7, v, 1);
     assert_int_equal(am_sess_hist_room(s), budget - am_vocab_bytes(v));
-    am_sess_pend_commit(s, 7, 8, "haus\0neu", 2, 1); /* settled: counts kept, not emptied */
-    const am_vocab *p = am_sess_pend_get(s, 8, &full);
+    am_sess_hist_commit(s, 7, 8, "haus\0neu", 2, 1); /* settled: counts kept, not emptied */
+    const am_vocab *p = am_sess_hist_get(s, 8, &full);
     assert_non_null(p);
     assert_int_equal(full, 1);
     assert_true(am_vocab_get(p, "haus", &n) && n == 4);
@@ -247,15 +247,15 @@ static void test_full_history_cache(void **state)
         snprintf(w, sizeof w, "wort%d", i);
         am_buf_append(&words, w, strlen(w) + 1);
     }
-    am_sess_pend_commit(s, 8, 9, am_buf_str(&words), 100, 0);
-    assert_null(am_sess_pend_get(s, 9, &full));
+    am_sess_hist_commit(s, 8, 9, am_buf_str(&words), 100, 0);
+    assert_null(am_sess_hist_get(s, 9, &full));
     assert_int_equal(am_sess_hist_room(s), budget);
     /* stale (another version) and cleared caches give their bytes back */
-    am_sess_pend_set(s, 9, am_vocab_new(), 1);
+    am_sess_hist_set(s, 9, am_vocab_new(), 1);
     assert_true(am_sess_hist_room(s) < budget);
-    am_sess_pend_commit(s, 3, 4, "x", 1, 0);
+    am_sess_hist_commit(s, 3, 4, "x", 1, 0);
     assert_int_equal(am_sess_hist_room(s), budget);
-    am_sess_pend_set(s, 9, am_vocab_new(), 1);
+    am_sess_hist_set(s, 9, am_vocab_new(), 1);
     am_sess_tot_clear(s);
     assert_int_equal(am_sess_hist_room(s), budget);
     /* a load that did not fit is not tried again until the room doubles */
@@ -264,7 +264,7 @@ static void test_full_history_cache(void **state)
     am_sess_hist_over(s, budget / 2 - 1);
     assert_int_equal(am_sess_hist_room(s), budget);
     /* a runtime freed with a full cache gives its bytes back too */
-    am_sess_pend_set(s, 9, am_vocab_new(), 1);
+    am_sess_hist_set(s, 9, am_vocab_new(), 1);
     am_sessions_forget(c, "s-1");
     am_sessions_release(c, s);
     s = acquire(c, "s-1");
