@@ -343,19 +343,97 @@ static int am_real_g(const char *d, int ex, int neg, int p, double ax, char *s, 
     return 1;
 }
 
+__extension__ typedef unsigned __int128 am_u128;
+
+/* The 17 significant digits of ax (finite, > 0) correctly rounded (ties to
+ * even, as printf rounds), into d, and the decimal exponent of the first
+ * into *ex: what %.16e prints, without printf. Exact for 1e-6 <= ax <
+ * 1e17 (every ratio and score the answers hold): ax = m * 2^q with m <
+ * 2^53, and D = ax * 10^k (k = 16 - ex <= 22) is m * 10^k < 2^128 shifted
+ * right by -q, whose remainder decides the rounding exactly. Returns 0
+ * (nothing written) outside that range. */
+static int am_real_digits17(double ax, char *d, int *ex)
+{
+    static const uint64_t p10[] = {1u,
+                                   10u,
+                                   100u,
+                                   1000u,
+                                   10000u,
+                                   100000u,
+                                   1000000u,
+                                   10000000u,
+                                   100000000u,
+                                   1000000000u,
+                                   10000000000u,
+                                   100000000000u,
+                                   1000000000000u,
+                                   10000000000000u,
+                                   100000000000000u,
+                                   1000000000000000u,
+                                   10000000000000000u,
+                                   100000000000000000u,
+                                   1000000000000000000u,
+                                   10000000000000000000u};
+    if (!(ax >= 1e-6 && ax < 1e17))
+        return 0;
+    int q;
+    double fr = frexp(ax, &q); /* ax = fr * 2^q, 0.5 <= fr < 1 */
+    uint64_t m = (uint64_t)ldexp(fr, 53); /* exact: 53 bits */
+    q -= 53;
+    int e10 = (int)floor(log10(ax)); /* may be one off near powers of ten */
+    for (int tries = 0; tries < 3; tries++) {
+        int k = 16 - e10;
+        if (k < 0 || k > 22)
+            return 0;
+        am_u128 pk = k <= 19 ? (am_u128)p10[k] : (am_u128)p10[19] * p10[k - 19];
+        am_u128 n = (am_u128)m * pk, dv;
+        if (q >= 0) {
+            if (q > 10)
+                return 0; /* not reached in the range above */
+            dv = n << q;
+        } else {
+            int sh = -q;
+            if (sh >= 127)
+                return 0;
+            am_u128 half = (am_u128)1 << (sh - 1), rem = n & ((half << 1) - 1);
+            dv = n >> sh;
+            if (rem > half || (rem == half && (dv & 1)))
+                dv++;
+        }
+        if (dv < (am_u128)p10[16]) {
+            e10--;
+            continue;
+        }
+        if (dv >= (am_u128)p10[17]) {
+            e10++;
+            continue;
+        }
+        uint64_t v = (uint64_t)dv;
+        for (int i = 16; i >= 0; i--, v /= 10)
+            d[i] = (char)('0' + v % 10);
+        *ex = e10;
+        return 1;
+    }
+    return 0;
+}
+
 /* The first of %.15g, %.16g, %.17g of x (finite) that reads back as x,
- * into s (size n >= 40), with one printf of 17 digits (am_real_g) where
- * that is exact: the same text as printing each in turn. */
+ * into s (size n >= 40), with the 17 digits of %.16e (am_real_digits17, or
+ * one printf) rounded by am_real_g where that is exact: the same text as
+ * printing each in turn. */
 static void am_real_shortest(double x, char *s, size_t n)
 {
-    char e[40];
-    snprintf(e, sizeof e, "%.16e", x); /* [-]d.dddddddddddddddde[+-]dd */
-    int neg = e[0] == '-';
-    const char *m = e + neg;
+    int neg = signbit(x) != 0;
     char d[17];
-    d[0] = m[0];
-    memcpy(d + 1, m + 2, 16);
-    int ex = atoi(m + 19);
+    int ex;
+    if (!am_real_digits17(fabs(x), d, &ex)) {
+        char e[40];
+        snprintf(e, sizeof e, "%.16e", x); /* [-]d.dddddddddddddddde[+-]dd */
+        const char *m = e + neg;
+        d[0] = m[0];
+        memcpy(d + 1, m + 2, 16);
+        ex = atoi(m + 19);
+    }
     for (int p = 15; p <= 16; p++) {
         int back = -1;
         if (!am_real_g(d, ex, neg, p, fabs(x), s, &back))

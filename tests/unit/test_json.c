@@ -220,6 +220,34 @@ static void test_reals_shortest_as_printf(void **state)
         assert_as_before(strtod(text, NULL));
         n++;
     }
+    for (int k = 4; k <= 25; k++) { /* exact ties of the 17-digit rounding */
+        /* a / 2^k (a odd) has k places and ends in 5; in [10^(17-k),
+         * 10^(18-k)) that is 18 significant digits: the 17-digit rounding
+         * is exactly half-way, and printf rounds it to even */
+        uint64_t lo = 1, hi;
+        for (int j = 0; j < k; j++)
+            lo *= 2;
+        hi = lo;
+        if (k <= 17) {
+            for (int j = 0; j < 17 - k; j++)
+                lo *= 10;
+            hi = lo * 10;
+        } else {
+            uint64_t p = 1;
+            for (int j = 0; j < k - 17; j++)
+                p *= 10;
+            lo = (lo + p - 1) / p;
+            hi = hi * 10 / p;
+        }
+        for (int i = 0; i < 2000 && hi > lo + 1; i++) {
+            uint64_t a = (lo + next_bits(&st) % (hi - lo)) | 1;
+            if (a >= hi || a >= (UINT64_C(1) << 53))
+                continue;
+            double x = ldexp((double)a, -k);
+            assert_as_before(x);
+            n++;
+        }
+    }
     static const char *const nines[] = {"9.9999999999999995",    "9.99999999999999949",
                                         "0.99999999999999994",   "999999999999999.5",
                                         "99999.999999999995",    "9.999999999999995e-5",
@@ -235,7 +263,7 @@ static void test_reals_shortest_as_printf(void **state)
             n++;
         }
     }
-    assert_true(n > 500000);
+    assert_true(n > 540000);
 }
 
 static void test_totals_text_equals_tree(void **state)
