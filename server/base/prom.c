@@ -45,6 +45,7 @@ struct am_prom {
     size_t nhists, caphists;
     int64_t segments;
     int64_t replayed; /* segments re-scored by edit replays */
+    int64_t from_memory; /* POSTs scored without a read snapshot */
 };
 
 am_prom *am_prom_new(void)
@@ -144,6 +145,15 @@ void am_prom_replayed(am_prom *m, int64_t n)
     pthread_mutex_unlock(&m->lock);
 }
 
+void am_prom_from_memory(am_prom *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->from_memory++;
+    pthread_mutex_unlock(&m->lock);
+}
+
 void am_prom_segments(am_prom *m, int64_t n)
 {
     if (!m || n <= 0)
@@ -226,7 +236,7 @@ void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,
         am_met_label(out, h->route);
         am_buf_printf(out, "\"} %lld\n", (long long)h->count);
     }
-    int64_t segments = m->segments, replayed = m->replayed;
+    int64_t segments = m->segments, replayed = m->replayed, from_memory = m->from_memory;
     pthread_mutex_unlock(&m->lock);
 
     am_buf_printf(out,
@@ -238,6 +248,10 @@ void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,
                   "after segment edits (PUT, DELETE).\n"
                   "# TYPE adaptmon_replay_segments_total counter\n"
                   "adaptmon_replay_segments_total %lld\n"
+                  "# HELP adaptmon_posts_from_memory_total Segment POSTs scored from the "
+                  "session's state in memory, without a read of the database.\n"
+                  "# TYPE adaptmon_posts_from_memory_total counter\n"
+                  "adaptmon_posts_from_memory_total %lld\n"
                   "# HELP adaptmon_sessions Sessions in the database.\n"
                   "# TYPE adaptmon_sessions gauge\n"
                   "adaptmon_sessions %lld\n"
@@ -248,6 +262,6 @@ void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,
                   "# HELP adaptmon_uptime_seconds Seconds since the server started.\n"
                   "# TYPE adaptmon_uptime_seconds gauge\n"
                   "adaptmon_uptime_seconds %.3f\n",
-                  (long long)segments, (long long)replayed, (long long)sessions,
-                  (long long)db_bytes, uptime_seconds);
+                  (long long)segments, (long long)replayed, (long long)from_memory,
+                  (long long)sessions, (long long)db_bytes, uptime_seconds);
 }

@@ -24,6 +24,9 @@ void am_prom_segments(am_prom *m, int64_t n);
 /* Counts n segments re-scored by an edit's replay (am_ingest_replace,
  * am_ingest_delete): one per segment, whatever its systems. */
 void am_prom_replayed(am_prom *m, int64_t n);
+/* Counts one segment POST scored from the session's state in memory,
+ * without a read snapshot (server/live/ingest.c, am_post_fast). */
+void am_prom_from_memory(am_prom *m);
 /* Appends the text exposition format (version 0.0.4) to out, with the
  * gauges given by the caller. */
 void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,

@@ -40,6 +40,9 @@ struct am_sess_w {
     /* bytes a whole-history load had read when it did not fit (0: none):
      * no new attempt until the budget has twice that room (am_sess_hist_room) */
     size_t hist_over;
+    /* the state a writer last saw or made (am_sess_note): the session's
+     * last seq was known_seq at version known_version (-1: none) */
+    int64_t known_version, known_seq;
 };
 
 struct am_sessions {
@@ -87,6 +90,7 @@ static am_sess_w *am_w_new(am_sessions *c)
     w->cache = c;
     pthread_mutex_init(&w->mu, NULL);
     w->refs = 1;
+    w->known_version = w->known_seq = -1;
     return w;
 }
 
@@ -278,6 +282,26 @@ void am_sess_hist_commit(am_sess *s, int64_t before, int64_t after, const char *
         if (atomic_load(&w->cache->hist_used) > w->cache->hist_max)
             hist_drop(w); /* over the budget: reloaded, as pending only, when needed */
     }
+}
+
+void am_sess_note(am_sess *s, int64_t version, int64_t last_seq)
+{
+    s->w->known_version = version;
+    s->w->known_seq = last_seq;
+}
+
+const am_vocab *am_sess_known(const am_sess *s, int64_t *version, int64_t *last_seq)
+{
+    const am_sess_w *w = s->w;
+    int full = 0;
+    if (w->known_version < 0)
+        return NULL;
+    const am_vocab *counts = am_sess_hist_get(s, w->known_version, &full);
+    if (!counts || !full)
+        return NULL;
+    *version = w->known_version;
+    *last_seq = w->known_seq;
+    return counts;
 }
 
 /* Text of a JSON option value for am_config_set, checking the JSON type

@@ -120,6 +120,17 @@ size_t am_sessions_hist_bytes(am_sessions *c);
 void am_sess_hist_commit(am_sess *s, int64_t before, int64_t after, const char *words, size_t n,
                          int settled);
 
+/* The state a writer of the session last read or committed (the caller
+ * holds am_sess_lock): am_sess_note records that its last seq was last_seq
+ * at version (a fact for good: every write raises the version, and s is of
+ * one incarnation). am_sess_known gives the last one noted, with the
+ * history counts (borrowed as am_sess_hist_get's), when the history cache
+ * is full and current at that version; else NULL. A POST can then be
+ * scored without reading the store, its commit checking that the session
+ * is still at that version (server/live/ingest.c, am_post_fast). */
+void am_sess_note(am_sess *s, int64_t version, int64_t last_seq);
+const am_vocab *am_sess_known(const am_sess *s, int64_t *version, int64_t *last_seq);
+
 /* Builds a scorer from stored session data (shared by the cache, session
  * creation and replays): options JSON object, custom stopwords JSON array
  * (NULL), glossary JSON array (NULL), background vocabulary (borrowed,

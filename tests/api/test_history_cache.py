@@ -16,6 +16,17 @@ database). Every answer must be identical across the three, byte for byte
 but the fields that name the time; /metrics reports the cache's bytes
 (0 with the budget 0, at most about the budget for the small one).
 
+With the whole history in memory, a POST is scored from the session's
+state in memory without reading the database (ingest.c, am_post_fast),
+and its commit checks that no write came in between. So every other write
+of a session is mixed in between POSTs: a glossary PUT and DELETE, a
+segment DELETE, a rescore, a session deleted and re-created under the same
+id, a batch, an edit, a restart; and POSTs that need what memory does not
+hold (a translator's and a new system's first totals), re-posts of a
+stored id with the same body (200, the stored answer) and another (409).
+/metrics shows that the default server took the memory path, and the one
+without a cache never did.
+
 Python standard library only.
 """
 import json
@@ -31,18 +42,29 @@ WORDS = ["terrier", "man", "woman", "dog", "lady", "walks", "bites", "feeds", "p
          "fever", "cough", "doctor", "nurse", "hospital"]
 SESSIONS = ["h-%d" % i for i in range(6)]
 SMALL = 24 * 1024  # bytes: a few sessions' counts, not six
-VOLATILE = ("created_ms", "created_at", "request_id", "elapsed_ms")
+VOLATILE = ("created_ms", "created_at", "request_id", "elapsed_ms", "rescored_ms")
 SERVERS = {}
 
 
 def seg(i, k, prefix="s"):
     """Segment i of session k: a few words recur often (recall depends on
-    what came before), others are new."""
+    what came before), others are new. From seq 33 on, session 1 names a
+    translator on every third segment, and from 55 on session 3 posts a
+    second system on every other one: entries whose first totals are not
+    in memory."""
     w = [WORDS[(i * (k + 3) + j * 5 + (i // 7)) % len(WORDS)] for j in range(5)]
     w.append("new%dx%d" % (k, i))  # a word seen once
-    return {"id": "%s%d" % (prefix, i), "source": " ".join(w),
+    body = {"id": "%s%d" % (prefix, i), "source": " ".join(w),
             "hypotheses": {"mt": "The %s %s the %s" % (w[0], w[2], w[5])},
             "translation": "The %s %s the %s near the %s %s" % (w[0], w[1], w[2], w[3], w[5])}
+    if k == 1 and i >= 33 and i % 3 == 0:
+        body["translator"] = "t%d" % (i % 2)
+    if k == 3 and i >= 55 and i % 2 == 0:
+        body["hypotheses"]["mt2"] = "The %s the %s %s" % (w[0], w[3], w[5])
+    return body
+
+
+GLOSSARY = [{"source": "dog", "targets": ["hound"]}, {"source": "storm", "targets": ["storm"]}]
 
 
 def clean(x):
@@ -90,21 +112,39 @@ def post(sid, body, status=201):
     same(each(fn), "POST %s of %s" % (body["id"] if isinstance(body, dict) else "batch", sid))
 
 
-def cache_bytes(c):
+def gauge(c, name):
     text = c.get("/metrics").text
-    m = re.search(r"^adaptmon_history_cache_bytes (\d+)$", text, re.M)
-    check(m, "/metrics reports adaptmon_history_cache_bytes")
+    m = re.search(r"^%s (\d+)$" % name, text, re.M)
+    check(m, "/metrics reports " + name)
     return int(m.group(1))
 
 
-def test_the_history_cache_changes_no_answer():
+def cache_bytes(c):
+    return gauge(c, "adaptmon_history_cache_bytes")
+
+
+def write(method, sid, path, body, status):
+    """A write other than a POST of a segment, on every server: the same
+    status and answer everywhere."""
+    def fn(c):
+        r = c.request(method, base(sid) + path, body)
+        expect_status(r, status, "%s %s%s" % (method, sid, path))
+        return r.json() if r.body else None
+    same(each(fn), "%s %s%s" % (method, sid, path))
+
+
+def create_all(sids):
     def create(c):
-        for sid in SESSIONS:
+        for sid in sids:
             c.delete(base(sid))
             expect_status(c.post("/v1/sessions", {"id": sid, "source_lang": "en",
                                                   "target_lang": "en"}), 201, "create " + sid)
     each(create)
-    n = 0
+
+
+def test_the_history_cache_changes_no_answer():
+    create_all(SESSIONS)
+    n = since_start = 0  # POSTs, and those since the restart (the counter's start)
     for i in range(1, 101):
         for k, sid in enumerate(SESSIONS):
             if i in (40, 41):  # a batch of two items, once
@@ -113,6 +153,25 @@ def test_the_history_cache_changes_no_answer():
                 continue
             post(sid, seg(i, k))
             n += 1
+            since_start += i > 50
+        # the other writes of a session, each between two POSTs
+        if i == 12:
+            write("PUT", SESSIONS[0], "/glossary", GLOSSARY, 200)
+        if i == 27:
+            write("DELETE", SESSIONS[0], "/glossary", None, 204)
+        if i == 45:  # re-posts of a stored id: the stored answer; another body: 409
+            for k, sid in enumerate(SESSIONS):
+                post(sid, seg(44, k), 200)
+                other = seg(44, k)
+                other["translation"] += " again"
+                post(sid, other, 409)
+        if i == 60:
+            write("DELETE", SESSIONS[2], "/segments/s30", None, 204)
+        if i == 64:
+            write("POST", SESSIONS[4], "/rescore", {}, 200)
+        if i == 80:  # deleted and re-created: the old session's state is not the new one's
+            write("DELETE", SESSIONS[5], "", None, 204)
+            create_all(SESSIONS[5:])
         if i == 50:  # SIGKILL and restart: the counts are read again
             for s in SERVERS.values():
                 s.kill()
@@ -132,6 +191,11 @@ def test_the_history_cache_changes_no_answer():
         same(each(lambda c, sid=sid: c.jget(base(sid) + "/metrics")), "metrics of " + sid)
         same(each(lambda c, sid=sid: c.jget(base(sid) + "/segments?limit=1000")),
              "segments of " + sid)
+    mem = each(lambda c: gauge(c, "adaptmon_posts_from_memory_total"))
+    eq(mem["none"], 0, "no POST from memory without a history cache")
+    check(since_start * 3 // 4 < mem["all"] < since_start,
+          "most POSTs since the restart from memory with the default budget (%d of %d)"
+          % (mem["all"], since_start))
     got = each(cache_bytes)
     eq(got["none"], 0, "no history cache with --history-cache 0")
     check(got["all"] > 0, "the default budget holds the sessions' counts")

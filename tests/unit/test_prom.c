@@ -58,6 +58,7 @@ static void test_help_and_type(void **state)
                                          {"adaptmon_http_request_duration_seconds", "histogram"},
                                          {"adaptmon_segments_scored_total", "counter"},
                                          {"adaptmon_replay_segments_total", "counter"},
+                                         {"adaptmon_posts_from_memory_total", "counter"},
                                          {"adaptmon_sessions", "gauge"},
                                          {"adaptmon_database_bytes", "gauge"},
                                          {"adaptmon_uptime_seconds", "gauge"}};
@@ -81,6 +82,7 @@ static void test_help_and_type(void **state)
     tu_assert_close(sample(t, "adaptmon_uptime_seconds"), 12.5, 1e-9);
     assert_int_equal(sample(t, "adaptmon_segments_scored_total"), 0);
     assert_int_equal(sample(t, "adaptmon_replay_segments_total"), 0);
+    assert_int_equal(sample(t, "adaptmon_posts_from_memory_total"), 0);
     /* every non-comment line is "name[{labels}] value" with a number */
     char *copy = strdup(t);
     for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
@@ -112,6 +114,8 @@ static void test_counters(void **state)
     am_prom_segments(m, 2);
     am_prom_replayed(m, 3);
     am_prom_replayed(m, 0); /* nothing re-scored: no change */
+    am_prom_from_memory(m);
+    am_prom_from_memory(m);
     char *t = render(m, 0, 0, 0);
     assert_int_equal(sample(t, "adaptmon_http_requests_total{method=\"GET\",route=\"/v1/sessions/"
                                "{id}\",code=\"200\"}"),
@@ -130,6 +134,7 @@ static void test_counters(void **state)
     assert_null(strstr(t, "BREW"));
     assert_int_equal(sample(t, "adaptmon_segments_scored_total"), 7);
     assert_int_equal(sample(t, "adaptmon_replay_segments_total"), 3);
+    assert_int_equal(sample(t, "adaptmon_posts_from_memory_total"), 2);
     free(t);
 
     am_prom_request(m, "GET", "/v1/sessions/{id}", 200, 0.002);

@@ -211,6 +211,46 @@ static void test_pending_cache(void **state)
     am_store_close(st);
 }
 
+/* The state noted by a writer is offered (am_sess_known) only while the
+ * history cache is full and current at its version: not before a note,
+ * not with pending-only counts, not once the cache moved past the noted
+ * version or was dropped; a rebuilt runtime sharing the state sees it. */
+static void test_known_state(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    am_sessions *c = am_sessions_new(st, MAX, 1 << 20);
+    am_sess *s = acquire(c, "s-1");
+    int64_t version = -1, seq = -1;
+    assert_null(am_sess_known(s, &version, &seq)); /* nothing noted */
+    am_sess_hist_set(s, 7, am_vocab_new(), 0);
+    am_sess_note(s, 7, 3);
+    assert_null(am_sess_known(s, &version, &seq)); /* pending-only counts */
+    am_vocab *v = am_vocab_new();
+    am_vocab_add(v, "haus", 2);
+    am_sess_hist_set(s, 7, v, 1);
+    assert_ptr_equal(am_sess_known(s, &version, &seq), v);
+    assert_int_equal(version, 7);
+    assert_int_equal(seq, 3);
+    am_sess *b = acquire(c, "s-1"); /* one sharing its write state */
+    assert_ptr_equal(am_sess_known(b, &version, &seq), v);
+    am_sessions_release(c, b);
+    am_sess_hist_commit(s, 7, 8, "neu", 1, 0); /* committed, not noted yet */
+    assert_null(am_sess_known(s, &version, &seq));
+    am_sess_note(s, 8, 4);
+    assert_ptr_equal(am_sess_known(s, &version, &seq), v);
+    assert_int_equal(version, 8);
+    assert_int_equal(seq, 4);
+    am_sess_note(s, 9, 4); /* another write's state, not the cache's */
+    assert_null(am_sess_known(s, &version, &seq));
+    am_sess_note(s, 8, 4);
+    am_sess_tot_clear(s); /* dropped with the totals */
+    assert_null(am_sess_known(s, &version, &seq));
+    am_sessions_release(c, s);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
 /* A full history cache keeps its counts over a settle (they are the whole
  * history's), is counted in the cache's budget while it is held, and is
  * dropped, giving its bytes back, when a commit grows it past the budget,
@@ -383,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_totals_cache),
         cmocka_unit_test(test_pending_cache),
         cmocka_unit_test(test_full_history_cache),
+        cmocka_unit_test(test_known_state),
         cmocka_unit_test(test_rebuilt_runtime_shares_the_write_lock),
         cmocka_unit_test(test_recreated_session_has_its_own_write_lock),
     };
