@@ -256,16 +256,22 @@ static int am_json_put_decimal(am_buf *b, double x)
     return 0;
 }
 
+/* Where the exact value lies against its 17 rounded digits
+ * (am_real_digits17): on them, above, below, or not known (printf's). */
+enum { AM_SIDE_ON = 0, AM_SIDE_ABOVE = 1, AM_SIDE_BELOW = -1, AM_SIDE_UNKNOWN = 2 };
+
 /* %.*g of x with precision p (15, 16 or 17) into s (40 bytes), derived from
  * d[0..17) and exponent ex, the 17 significant digits of %.16e of x
- * (the exact value correctly rounded): rounded to p digits, which is the
- * exact value's rounding whenever the dropped digits are not exactly
- * 5 followed by zeros (they are within half a unit of the 17th digit of
- * the exact ones); then returns 0 and the caller asks snprintf. %g's
- * layout: an exponent below -4 or from p on is written %e-style, else
- * fixed; trailing zeros of the fraction and a bare '.' are dropped; the
- * exponent has a sign and at least two digits. */
-static int am_real_g(const char *d, int ex, int neg, int p, double ax, char *s, int *back)
+ * (the exact value correctly rounded), and side, where the exact value
+ * lies against them: rounded to p digits, which is the exact value's
+ * rounding whenever the dropped digits are not exactly 5 followed by zeros
+ * (they are within half a unit of the 17th digit of the exact ones); when
+ * they are, side decides (above: up, below: down, on: a tie, to even, as
+ * printf rounds), and with side unknown it returns 0 and the caller asks
+ * snprintf. %g's layout: an exponent below -4 or from p on is written
+ * %e-style, else fixed; trailing zeros of the fraction and a bare '.' are
+ * dropped; the exponent has a sign and at least two digits. */
+static int am_real_g(const char *d, int ex, int side, int neg, int p, double ax, char *s, int *back)
 {
     char r[18];
     memcpy(r, d, 17);
@@ -273,9 +279,11 @@ static int am_real_g(const char *d, int ex, int neg, int p, double ax, char *s, 
     int half = r[p] == '5';
     for (int i = p + 1; i < 17 && half; i++)
         half = r[i] == '0';
-    if (half)
+    if (half && side == AM_SIDE_UNKNOWN)
         return 0;
-    if (r[p] >= '5') {
+    int up =
+        half ? side == AM_SIDE_ABOVE || (side == AM_SIDE_ON && (r[p - 1] - '0') % 2) : r[p] >= '5';
+    if (up) {
         int i = p - 1;
         while (i >= 0 && r[i] == '9')
             r[i--] = '0';
@@ -346,13 +354,14 @@ static int am_real_g(const char *d, int ex, int neg, int p, double ax, char *s, 
 __extension__ typedef unsigned __int128 am_u128;
 
 /* The 17 significant digits of ax (finite, > 0) correctly rounded (ties to
- * even, as printf rounds), into d, and the decimal exponent of the first
- * into *ex: what %.16e prints, without printf. Exact for 1e-6 <= ax <
- * 1e17 (every ratio and score the answers hold): ax = m * 2^q with m <
- * 2^53, and D = ax * 10^k (k = 16 - ex <= 22) is m * 10^k < 2^128 shifted
- * right by -q, whose remainder decides the rounding exactly. Returns 0
- * (nothing written) outside that range. */
-static int am_real_digits17(double ax, char *d, int *ex)
+ * even, as printf rounds), into d, the decimal exponent of the first into
+ * *ex, and into *side where ax lies against them: what %.16e prints,
+ * without printf. Exact for 1e-6 <= ax < 1e17 (every ratio and score the
+ * answers hold): ax = m * 2^q with m < 2^53, and D = ax * 10^k (k = 16 -
+ * ex <= 22) is m * 10^k < 2^128 shifted right by -q, whose remainder
+ * decides the rounding exactly. Returns 0 (nothing written) outside that
+ * range. */
+static int am_real_digits17(double ax, char *d, int *ex, int *side)
 {
     static const uint64_t p10[] = {1u,
                                    10u,
@@ -387,6 +396,7 @@ static int am_real_digits17(double ax, char *d, int *ex)
             return 0;
         am_u128 pk = k <= 19 ? (am_u128)p10[k] : (am_u128)p10[19] * p10[k - 19];
         am_u128 n = (am_u128)m * pk, dv;
+        int at = AM_SIDE_ON;
         if (q >= 0) {
             if (q > 10)
                 return 0; /* not reached in the range above */
@@ -397,8 +407,12 @@ static int am_real_digits17(double ax, char *d, int *ex)
                 return 0;
             am_u128 half = (am_u128)1 << (sh - 1), rem = n & ((half << 1) - 1);
             dv = n >> sh;
-            if (rem > half || (rem == half && (dv & 1)))
+            if (rem > half || (rem == half && (dv & 1))) {
                 dv++;
+                at = AM_SIDE_BELOW;
+            } else if (rem) {
+                at = AM_SIDE_ABOVE;
+            }
         }
         if (dv < (am_u128)p10[16]) {
             e10--;
@@ -412,6 +426,7 @@ static int am_real_digits17(double ax, char *d, int *ex)
         for (int i = 16; i >= 0; i--, v /= 10)
             d[i] = (char)('0' + v % 10);
         *ex = e10;
+        *side = at;
         return 1;
     }
     return 0;
@@ -425,8 +440,9 @@ static void am_real_shortest(double x, char *s, size_t n)
 {
     int neg = signbit(x) != 0;
     char d[17];
-    int ex;
-    if (!am_real_digits17(fabs(x), d, &ex)) {
+    int ex, side;
+    if (!am_real_digits17(fabs(x), d, &ex, &side)) {
+        side = AM_SIDE_UNKNOWN;
         char e[40];
         snprintf(e, sizeof e, "%.16e", x); /* [-]d.dddddddddddddddde[+-]dd */
         const char *m = e + neg;
@@ -436,7 +452,7 @@ static void am_real_shortest(double x, char *s, size_t n)
     }
     for (int p = 15; p <= 16; p++) {
         int back = -1;
-        if (!am_real_g(d, ex, neg, p, fabs(x), s, &back))
+        if (!am_real_g(d, ex, side, neg, p, fabs(x), s, &back))
             snprintf(s, n, "%.*g", p, x);
         if (back < 0)
             back = strtod(s, NULL) == x;
@@ -444,7 +460,7 @@ static void am_real_shortest(double x, char *s, size_t n)
             return;
     }
     int back;
-    (void)am_real_g(d, ex, neg, 17, fabs(x), s, &back); /* all 17 digits: never a tie */
+    (void)am_real_g(d, ex, side, neg, 17, fabs(x), s, &back); /* all 17 digits: never a tie */
 }
 
 /* Appends the shortest of %.15g, %.16g, %.17g that reads back as x (the
