@@ -621,6 +621,36 @@ char *am_json_dumps(const json_t *j, int sorted)
     return am_buf_detach(&b);
 }
 
+/* Whether j holds a real anywhere. */
+static int am_json_has_real(const json_t *j)
+{
+    if (json_is_real(j))
+        return 1;
+    if (json_is_array(j)) {
+        for (size_t i = 0; i < json_array_size(j); i++)
+            if (am_json_has_real(json_array_get(j, i)))
+                return 1;
+    } else if (json_is_object(j)) {
+        const char *key;
+        json_t *v;
+        json_object_foreach((json_t *)(uintptr_t)j, key, v)
+        {
+            if (am_json_has_real(v))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+char *am_json_canonical(const json_t *j)
+{
+    /* the writers differ in reals only (am_json_put_real: the shortest
+     * that reads back; jansson here: 17 digits) */
+    if (!j || am_json_has_real(j))
+        return j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : NULL;
+    return am_json_dumps(j, 1);
+}
+
 static json_t *am_json_i64_array(const int64_t *v, size_t n)
 {
     json_t *a = json_array();

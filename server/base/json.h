@@ -73,5 +73,10 @@ json_t *am_json_time(int64_t ms);
 char *am_json_dump(const json_t *j);
 /* The same, with object keys sorted (sorted != 0) or in insertion order. */
 char *am_json_dumps(const json_t *j, int sorted);
+/* json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)),
+ * byte for byte (the canonical form of a stored request, which a re-post
+ * is compared with), written by am_json_dumps unless j holds a real
+ * (caller frees; NULL for NULL). */
+char *am_json_canonical(const json_t *j);
 
 #endif

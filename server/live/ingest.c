@@ -366,13 +366,12 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
     /* the canonical form is the body with the id made explicit, in
      * jansson's spelling (17-digit reals, as every stored request was
      * written): a re-post compares it byte for byte with the stored one */
-    enum { canon_flags = JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17) };
     if (id) { /* the body names its id: it is its own canonical form */
-        r->canonical = json_dumps(body, canon_flags);
+        r->canonical = am_json_canonical(body);
     } else { /* the id from the path, added to a copy (body is borrowed) */
         json_t *canon = json_deep_copy(body);
         json_object_set_new(canon, "id", json_string(r->id));
-        r->canonical = json_dumps(canon, canon_flags);
+        r->canonical = am_json_canonical(canon);
         json_decref(canon);
     }
     if (!r->canonical)

@@ -398,6 +398,89 @@ static void test_buf_appendc_reserve(void **state)
     am_buf_cleanup(&b);
 }
 
+/* A random JSON value of depth at most depth (new reference): objects with
+ * keys in random order (some sharing prefixes), arrays, strings with
+ * control characters, quotes, backslashes, slashes and multi-byte UTF-8,
+ * integers of every size, booleans and null; reals only with reals set. */
+static json_t *random_value(uint64_t *st, int depth, int reals)
+{
+    static const char *const pieces[] = {"a",    "ab",   "Z", "\"", "\\",   "/", "\n", "\t", "\x01",
+                                         "\x1f", "\x7f", "é", "€",  "日本", "𝄞", " ",  "id", "0"};
+    int kind = (int)(next_bits(st) % (depth > 0 ? 8 : 6));
+    char text[256];
+    size_t len = 0;
+    switch (kind) {
+    case 0: return json_null();
+    case 1: return json_boolean(next_bits(st) % 2);
+    case 2: return json_integer((json_int_t)next_bits(st) >> (next_bits(st) % 64));
+    case 3: return json_integer(-(json_int_t)(next_bits(st) % 100000));
+    case 4:
+        if (reals) {
+            uint64_t bits = next_bits(st) & 0x7fefffffffffffffu;
+            double x;
+            memcpy(&x, &bits, sizeof x);
+            return json_real(next_bits(st) % 2 ? x : (double)(next_bits(st) % 1000) / 7);
+        }
+        /* fall through */
+    case 5:
+        for (int k = (int)(next_bits(st) % 8); k > 0; k--) {
+            const char *p = pieces[next_bits(st) % (sizeof pieces / sizeof *pieces)];
+            if (len + strlen(p) < sizeof text) {
+                memcpy(text + len, p, strlen(p));
+                len += strlen(p);
+            }
+        }
+        return json_stringn(text, len);
+    case 6: {
+        json_t *a = json_array();
+        for (int k = (int)(next_bits(st) % 5); k > 0; k--)
+            json_array_append_new(a, random_value(st, depth - 1, reals));
+        return a;
+    }
+    default: {
+        json_t *o = json_object();
+        for (int k = (int)(next_bits(st) % 7); k > 0; k--) {
+            char key[32];
+            snprintf(key, sizeof key, "%s%u", pieces[next_bits(st) % 6],
+                     (unsigned)(next_bits(st) % 12));
+            json_object_set_new(o, key, random_value(st, depth - 1, reals));
+        }
+        return o;
+    }
+    }
+}
+
+/* The canonical form of a request (am_json_canonical) is jansson's
+ * json_dumps with sorted keys and 17-digit reals, byte for byte, with and
+ * without reals in the value: stored requests were written that way, and
+ * a re-post is compared with them. */
+static void test_canonical_is_janssons(void **state)
+{
+    (void)state;
+    uint64_t st = 0x2545f4914f6cdd1du;
+    size_t n = 0, with_reals = 0;
+    for (int i = 0; i < 20000; i++) {
+        int reals = i % 4 == 0;
+        json_t *j = json_object(); /* a body: an object */
+        for (int k = (int)(next_bits(&st) % 6); k >= 0; k--) {
+            char key[16];
+            snprintf(key, sizeof key, "k%u", (unsigned)(next_bits(&st) % 9));
+            json_object_set_new(j, key, random_value(&st, 4, reals));
+        }
+        char *want = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+        char *got = am_json_canonical(j);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        with_reals += strchr(want, '.') || strchr(want, 'e');
+        n++;
+        free(want);
+        free(got);
+        json_decref(j);
+    }
+    assert_null(am_json_canonical(NULL));
+    assert_true(n == 20000 && with_reals > 500);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_reals_shortest_as_printf),
         cmocka_unit_test(test_totals_text_equals_tree),
         cmocka_unit_test(test_answer_equals_tree),
+        cmocka_unit_test(test_canonical_is_janssons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
