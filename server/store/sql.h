@@ -191,13 +191,12 @@
                     "WHERE p.sid = ?1 ORDER BY p.seq")                                             \
     X(PENDING_SEQS, "SELECT p.seq FROM pending_words p, json_each(p.words) j "                     \
                     "WHERE p.sid = ?1 AND j.value = ?2 ORDER BY p.seq")                            \
-    X(SETTLE_VOCAB,                                                                                \
-      "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                                   \
-      "SELECT ?1, j.value, count(*), min(p.seq), max(p.seq) "                                      \
-      "FROM pending_words p, json_each(p.words) j WHERE p.sid = ?1 "                               \
-      "GROUP BY j.value ON CONFLICT (sid, word) DO UPDATE "                                        \
-      "SET occ = occ + excluded.occ, first_seq = min(first_seq, excluded.first_seq), "             \
-      "last_seq = max(last_seq, excluded.last_seq)")                                               \
+    X(SETTLE_VOCAB, "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                     \
+                    "SELECT ?1, j.value, 1, p.seq, p.seq "                                         \
+                    "FROM pending_words p, json_each(p.words) j WHERE p.sid = ?1 "                 \
+                    "ON CONFLICT (sid, word) DO UPDATE "                                           \
+                    "SET occ = occ + 1, first_seq = min(first_seq, excluded.first_seq), "          \
+                    "last_seq = max(last_seq, excluded.last_seq)")                                 \
     X(SETTLE_OCC, "INSERT INTO occurrences (sid, word, seq) SELECT ?1, j.value, p.seq "            \
                   "FROM pending_words p, json_each(p.words) j WHERE p.sid = ?1")                   \
     X(PENDING_CLEAR, "DELETE FROM pending_words WHERE sid = ?1")                                   \

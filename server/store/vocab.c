@@ -132,6 +132,9 @@ int am_store_tx_pending_add(am_store_tx *tx, const char *session, const char *wo
     return rc;
 }
 
+/* SETTLE_VOCAB upserts each occurrence: grouping them first (GROUP BY, a
+ * sorter with its temporary file) cost more than the upserts it saved
+ * (bench/README.md, eighth session). */
 int am_store_tx_history_settle(am_store_tx *tx, const char *session)
 {
     static const enum am_stmt_id steps[] = {AM_S_SETTLE_VOCAB, AM_S_SETTLE_OCC, AM_S_PENDING_CLEAR};
