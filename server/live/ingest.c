@@ -253,6 +253,30 @@ static int am_seg_terms(json_t *terms, am_seg_req *r, am_fail *f)
  * (types, unknown fields, the id, the texts and their token limits, the
  * hypotheses, the translator), each with its own problem; the texts,
  * annotations and terms have their helpers above. */
+/* Whether j holds a NUL character in a string or an object key, at any
+ * depth (the body is parsed with JSON_ALLOW_NUL, so that a text field's NUL
+ * gets its own answer; jansson refuses one in a key, checked anyway). */
+static int json_has_nul(json_t *j)
+{
+    if (json_is_string(j))
+        return memchr(json_string_value(j), 0, json_string_length(j)) != NULL;
+    if (json_is_array(j)) {
+        for (size_t i = 0; i < json_array_size(j); i++)
+            if (json_has_nul(json_array_get(j, i)))
+                return 1;
+    } else if (json_is_object(j)) {
+        const char *key;
+        size_t len;
+        json_t *v;
+        json_object_keylen_foreach(j, key, len, v)
+        {
+            if (memchr(key, 0, len) || json_has_nul(v))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg, am_seg_req *r,
                      am_fail *f)
 {
@@ -363,6 +387,13 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
     json_t *terms = json_object_get(body, "terms");
     if (terms && am_seg_terms(terms, r, f))
         return AM_ERR_INVALID;
+    /* a NUL anywhere else (an id, a translator's or system's name, a key,
+     * the metadata): the checks above saw the text up to it, and the stored
+     * request could not be read back */
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+        if (json_has_nul(json_object_get(body, known[k])))
+            return am_failp(f, AM_P_INVALID_UTF8, known[k],
+                            "'%s' contains a NUL character (\\u0000)", known[k]);
     /* the canonical form is the body with the id made explicit, in
      * jansson's spelling (17-digit reals, as every stored request was
      * written): a re-post compares it byte for byte with the stored one */
@@ -883,7 +914,8 @@ static int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_sto
         if (k == 0) /* the translator's choice among a glossary entry's alternatives */
             apply_choices(plan, res.sys[0].terms, use->gloss);
     }
-    am_prom_segments(srv->prom, (int64_t)req->nsys);
+    if (!plan->fast) /* am_post_fast counts what it stores */
+        am_prom_segments(srv->prom, (int64_t)req->nsys);
     if (rc == AM_OK && !result) /* res points into ws: written before ws goes back */
         plan->result_txt = am_json_answer(&res, req->sys, plan->tot, session, req->id, seq,
                                           am_scorer_signature(sc), now, use->glossary_version);
@@ -1019,6 +1051,23 @@ static void post_committed(am_server *srv, am_sess *sess, const char *session, a
     plan->result_txt = NULL;
 }
 
+/* Whether the totals of every entry a segment of req updates are cached
+ * after seq (the caller holds am_sess_lock): else am_post_fast would find
+ * out only after scoring. */
+static int totals_cached(const am_sess *sess, const am_seg_req *req, int64_t seq)
+{
+    am_plan names; /* apply_entries' entry names (the pair names owned by it) */
+    am_plan_init(&names, NULL, seq + 1);
+    const char *ent[AM_PLAN_MAX];
+    size_t from[AM_PLAN_MAX];
+    size_t n = apply_entries(sess, req, &names, ent, from);
+    int all = 1;
+    for (size_t k = 0; k < n && all; k++)
+        all = am_sess_tot_has(sess, ent[k], seq);
+    am_plan_cleanup(&names);
+    return all;
+}
+
 /* A POST scored from the runtime's state alone, without a read snapshot:
  * when the session's state noted after its last write here is current in
  * the caches (am_sess_known: the whole history counts, and the totals of
@@ -1036,7 +1085,7 @@ static int am_post_fast(am_server *srv, am_sess *sess, const char *session, cons
 {
     int64_t version, last_seq;
     const am_vocab *counts = am_sess_known(sess, &version, &last_seq);
-    if (!counts)
+    if (!counts || !totals_cached(sess, req, last_seq))
         return 0;
     am_plan plan;
     am_plan_init(&plan, session, last_seq + 1);
@@ -1065,8 +1114,11 @@ static int am_post_fast(am_server *srv, am_sess *sess, const char *session, cons
             post_committed(srv, sess, session, &plan, version, result);
             *status = 201;
             stored = 1;
+            am_prom_segments(srv->prom, (int64_t)req->nsys);
             am_prom_from_memory(srv->prom);
-        } else if (!plan.dup) { /* the session moved on, or the write failed */
+        } else if (plan.dup) {
+            am_sess_repeat(sess); /* more re-posts may follow: the snapshot path finds them */
+        } else { /* the session moved on, or the write failed */
             am_sess_tot_clear(sess);
             if (plan.stale)
                 am_sessions_forget_entry(srv->sessions, sess);
@@ -1111,6 +1163,7 @@ static int am_post_once(am_server *srv, const char *session, const am_seg_req *r
     int found = am_store_tx_segment_find(rtx, session, req->id, &seq, NULL, NULL);
     if (found == AM_OK) {
         /* idempotency: the same body answers the stored result */
+        am_sess_repeat(sess);
         int64_t s2;
         char *rq = NULL, *rs = NULL;
         am_store_rtx_end(rtx);

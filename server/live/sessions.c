@@ -43,6 +43,9 @@ struct am_sess_w {
     /* the state a writer last saw or made (am_sess_note): the session's
      * last seq was known_seq at version known_version (-1: none) */
     int64_t known_version, known_seq;
+    /* POSTs still to take the snapshot path after a repeated id
+     * (am_sess_repeat): re-posts come in runs (retries, re-imports) */
+    int repeat_pause;
 };
 
 struct am_sessions {
@@ -290,10 +293,28 @@ void am_sess_note(am_sess *s, int64_t version, int64_t last_seq)
     s->w->known_seq = last_seq;
 }
 
-const am_vocab *am_sess_known(const am_sess *s, int64_t *version, int64_t *last_seq)
+void am_sess_repeat(am_sess *s)
+{
+    s->w->repeat_pause = AM_SESS_REPEAT_PAUSE;
+}
+
+int am_sess_tot_has(const am_sess *s, const char *system, int64_t seq)
 {
     const am_sess_w *w = s->w;
+    for (size_t i = 0; i < w->n_tot; i++)
+        if (w->tot[i].seq == seq && !strcmp(w->tot[i].system, system))
+            return 1;
+    return 0;
+}
+
+const am_vocab *am_sess_known(am_sess *s, int64_t *version, int64_t *last_seq)
+{
+    am_sess_w *w = s->w;
     int full = 0;
+    if (w->repeat_pause > 0) {
+        w->repeat_pause--;
+        return NULL;
+    }
     if (w->known_version < 0)
         return NULL;
     const am_vocab *counts = am_sess_hist_get(s, w->known_version, &full);

@@ -36,6 +36,7 @@ typedef struct am_sess_tot {
 } am_sess_tot;
 
 #define AM_SESS_TOT_MAX 16 /* systems cached per session */
+#define AM_SESS_REPEAT_PAUSE 64 /* POSTs without am_sess_known after a repeated id */
 
 typedef struct am_sess {
     char *id;
@@ -86,6 +87,9 @@ void am_sess_unlock(am_sess *s);
  * cache and the history cache below (a replay rewrote the totals,
  * or a write failed). */
 int am_sess_tot_get(const am_sess *s, const char *system, int64_t seq, am_totals *out);
+/* Whether system's totals after segment seq are cached (am_sess_tot_get
+ * would answer 1). */
+int am_sess_tot_has(const am_sess *s, const char *system, int64_t seq);
 void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *systems,
                         const am_totals *t);
 void am_sess_tot_clear(am_sess *s);
@@ -127,9 +131,14 @@ void am_sess_hist_commit(am_sess *s, int64_t before, int64_t after, const char *
  * history counts (borrowed as am_sess_hist_get's), when the history cache
  * is full and current at that version; else NULL. A POST can then be
  * scored without reading the store, its commit checking that the session
- * is still at that version (server/live/ingest.c, am_post_fast). */
+ * is still at that version (server/live/ingest.c, am_post_fast). After
+ * am_sess_repeat (a POST repeated a stored id) am_sess_known answers NULL
+ * to the next AM_SESS_REPEAT_PAUSE calls: re-posts come in runs (a
+ * client's retries, a re-import), and a repeated id is found by the
+ * snapshot path before scoring, by am_post_fast only after. */
 void am_sess_note(am_sess *s, int64_t version, int64_t last_seq);
-const am_vocab *am_sess_known(const am_sess *s, int64_t *version, int64_t *last_seq);
+const am_vocab *am_sess_known(am_sess *s, int64_t *version, int64_t *last_seq);
+void am_sess_repeat(am_sess *s);
 
 /* Builds a scorer from stored session data (shared by the cache, session
  * creation and replays): options JSON object, custom stopwords JSON array

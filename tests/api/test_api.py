@@ -953,6 +953,20 @@ def test_error_invalid_utf8_422():
     expect_problem(C.post(base("err-utf8") + "/segments",
                           {"id": "9", "hypothesis": "a", "translation": "b\u0000c"}), 422,
                    "invalid-utf8", "NUL in a translation")
+    # a NUL anywhere else: the field checks would see the text up to it (an id
+    # "x\u0000y" passed as "x"), and the stored request could not be read back
+    for field, body in (("id", {"id": "x\u0000y", "hypothesis": "a", "translation": "b"}),
+                        ("translator", {"id": "9", "hypothesis": "a", "translation": "b",
+                                        "translator": "t\u0000"}),
+                        ("metadata", {"id": "9", "hypothesis": "a", "translation": "b",
+                                      "metadata": {"note": ["ok", "n\u0000"]}})):
+        p = expect_problem(C.post(base("err-utf8") + "/segments", body), 422, "invalid-utf8",
+                           "NUL in " + field)
+        eq(p.get("field"), field, "the field of a NUL in " + field)
+    # in a key: jansson refuses it while parsing
+    expect_problem(C.post(base("err-utf8") + "/segments",
+                          {"id": "9", "hypotheses": {"m\u0000t": "a"}, "translation": "b"}), 400,
+                   "bad-json", "NUL in a key")
     expect_problem(C.post("/v1/sessions", b'{"source_lang":"en","target_lang":"fr","name":"\xff"}',
                           ctype="application/json"), 422, "invalid-utf8", "session")
     expect_problem(C.put(base("err-utf8") + "/glossary", b"source,target\ncaf\xe9,x\n",

@@ -25,7 +25,7 @@ id, a batch, an edit, a restart; and POSTs that need what memory does not
 hold (a translator's and a new system's first totals), re-posts of a
 stored id with the same body (200, the stored answer) and another (409).
 /metrics shows that the default server took the memory path, and the one
-without a cache never did.
+without a cache never did, and that both counted the same segments scored.
 
 Python standard library only.
 """
@@ -191,6 +191,11 @@ def test_the_history_cache_changes_no_answer():
         same(each(lambda c, sid=sid: c.jget(base(sid) + "/metrics")), "metrics of " + sid)
         same(each(lambda c, sid=sid: c.jget(base(sid) + "/segments?limit=1000")),
              "segments of " + sid)
+    # each segment is counted as scored once, whichever path stored it: a
+    # POST that leaves the memory path (an entry not in memory, a repeated
+    # id, a write in between) is not counted twice
+    scored = each(lambda c: gauge(c, "adaptmon_segments_scored_total"))
+    eq(scored["all"], scored["none"], "segments scored, default budget vs none")
     mem = each(lambda c: gauge(c, "adaptmon_posts_from_memory_total"))
     eq(mem["none"], 0, "no POST from memory without a history cache")
     check(since_start * 3 // 4 < mem["all"] < since_start,

@@ -139,6 +139,10 @@ static void test_totals_cache(void **state)
     assert_int_equal(got.segments, 2);
     assert_int_equal(am_sess_tot_get(s, "adapt", 2, &got), 1);
     assert_int_equal(got.segments, 10);
+    /* am_sess_tot_has answers as am_sess_tot_get does */
+    assert_int_equal(am_sess_tot_has(s, "adapt", 2), 1);
+    assert_int_equal(am_sess_tot_has(s, "adapt", 1), 0);
+    assert_int_equal(am_sess_tot_has(s, "other", 2), 0);
     /* a gap (seq 4 after 2): the entries not in the segment are dropped */
     const char *third[] = {"third"};
     am_sess_tot_commit(s, 4, 1, third, t);
@@ -214,7 +218,8 @@ static void test_pending_cache(void **state)
 /* The state noted by a writer is offered (am_sess_known) only while the
  * history cache is full and current at its version: not before a note,
  * not with pending-only counts, not once the cache moved past the noted
- * version or was dropped; a rebuilt runtime sharing the state sees it. */
+ * version or was dropped, not for AM_SESS_REPEAT_PAUSE calls after a
+ * repeated id; a rebuilt runtime sharing the state sees it. */
 static void test_known_state(void **state)
 {
     (void)state;
@@ -241,6 +246,10 @@ static void test_known_state(void **state)
     assert_ptr_equal(am_sess_known(s, &version, &seq), v);
     assert_int_equal(version, 8);
     assert_int_equal(seq, 4);
+    am_sess_repeat(s); /* a repeated id: the snapshot path for a while */
+    for (int i = 0; i < AM_SESS_REPEAT_PAUSE; i++)
+        assert_null(am_sess_known(s, &version, &seq));
+    assert_ptr_equal(am_sess_known(s, &version, &seq), v);
     am_sess_note(s, 9, 4); /* another write's state, not the cache's */
     assert_null(am_sess_known(s, &version, &seq));
     am_sess_note(s, 8, 4);
