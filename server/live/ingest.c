@@ -249,10 +249,6 @@ static int am_seg_terms(json_t *terms, am_seg_req *r, am_fail *f)
     return AM_OK;
 }
 
-/* Length/complexity (issue 15): one check per field of the segment body
- * (types, unknown fields, the id, the texts and their token limits, the
- * hypotheses, the translator), each with its own problem; the texts,
- * annotations and terms have their helpers above. */
 /* Whether j holds a NUL character in a string or an object key, at any
  * depth (the body is parsed with JSON_ALLOW_NUL, so that a text field's NUL
  * gets its own answer; jansson refuses one in a key, checked anyway). */
@@ -277,6 +273,10 @@ static int json_has_nul(json_t *j)
     return 0;
 }
 
+/* Length/complexity (issue 15): one check per field of the segment body
+ * (types, unknown fields, the id, the texts and their token limits, the
+ * hypotheses, the translator), each with its own problem; the texts,
+ * annotations and terms have their helpers above. */
 int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg, am_seg_req *r,
                      am_fail *f)
 {
@@ -1074,12 +1074,14 @@ static int totals_cached(const am_sess *sess, const am_seg_req *req, int64_t seq
  * every entry the segment updates), the segment is scored from them and
  * the group-commit job checks what the snapshot would have: the session is
  * still at that version (no write since), and the id is new (the insert
- * meets the id's unique index otherwise). The caller holds am_sess_lock. Returns 1 when the segment
- * was stored (*result, *status 201); 0 when anything differs or fails (a repeated id, a state moved
- * on, a scoring error, a failed write): nothing was stored, and the caller takes the snapshot path,
- * which answers each of those as it always has. This saves the read transaction (the session row
- * and the id's index, read through a page cache that every commit invalidates): bench/README.md,
- * eighth session. */
+ * meets the id's unique index otherwise). The caller holds am_sess_lock.
+ * Returns 1 when the segment was stored (*result, *status 201); 0 when
+ * anything differs or fails (a repeated id, a state moved on, a scoring
+ * error, a failed write): nothing was stored, and the caller takes the
+ * snapshot path, which answers each of those as it always has. This saves
+ * the read transaction (the session row and the id's index, read through
+ * a page cache that every commit invalidates): bench/README.md, eighth
+ * session. */
 static int am_post_fast(am_server *srv, am_sess *sess, const char *session, const am_seg_req *req,
                         char **result, int *status, am_budget *bud)
 {
