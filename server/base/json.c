@@ -621,32 +621,39 @@ char *am_json_dumps(const json_t *j, int sorted)
     return am_buf_detach(&b);
 }
 
-/* Whether j holds a real anywhere. */
-static int am_json_has_real(const json_t *j)
+int am_json_any(const json_t *j, int (*leaf)(const json_t *v))
 {
-    if (json_is_real(j))
-        return 1;
+    if (!j)
+        return 0;
     if (json_is_array(j)) {
         for (size_t i = 0; i < json_array_size(j); i++)
-            if (am_json_has_real(json_array_get(j, i)))
+            if (am_json_any(json_array_get(j, i), leaf))
                 return 1;
-    } else if (json_is_object(j)) {
+        return 0;
+    }
+    if (json_is_object(j)) {
         const char *key;
         json_t *v;
         json_object_foreach((json_t *)(uintptr_t)j, key, v)
         {
-            if (am_json_has_real(v))
+            if (am_json_any(v, leaf))
                 return 1;
         }
+        return 0;
     }
-    return 0;
+    return leaf(j);
+}
+
+static int am_json_leaf_real(const json_t *v)
+{
+    return json_is_real(v);
 }
 
 char *am_json_canonical(const json_t *j)
 {
     /* the writers differ in reals only (am_json_put_real: the shortest
      * that reads back; jansson here: 17 digits) */
-    if (!j || am_json_has_real(j))
+    if (!j || am_json_any(j, am_json_leaf_real))
         return j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : NULL;
     return am_json_dumps(j, 1);
 }

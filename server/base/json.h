@@ -73,6 +73,9 @@ json_t *am_json_time(int64_t ms);
 char *am_json_dump(const json_t *j);
 /* The same, with object keys sorted (sorted != 0) or in insertion order. */
 char *am_json_dumps(const json_t *j, int sorted);
+/* Whether leaf answers 1 for a scalar of j (itself, or within its arrays
+ * and objects at any depth); 0 for NULL. */
+int am_json_any(const json_t *j, int (*leaf)(const json_t *v));
 /* json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)),
  * byte for byte (the canonical form of a stored request, which a re-post
  * is compared with), written by am_json_dumps unless j holds a real

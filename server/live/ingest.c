@@ -249,28 +249,12 @@ static int am_seg_terms(json_t *terms, am_seg_req *r, am_fail *f)
     return AM_OK;
 }
 
-/* Whether j holds a NUL character in a string or an object key, at any
- * depth (the body is parsed with JSON_ALLOW_NUL, so that a text field's NUL
- * gets its own answer; jansson refuses one in a key, checked anyway). */
-static int json_has_nul(json_t *j)
+/* Whether v is a string holding a NUL character (am_json_any: the body is
+ * parsed with JSON_ALLOW_NUL, so that a text field's NUL gets its own
+ * answer; jansson refuses one in a key). */
+static int string_has_nul(const json_t *v)
 {
-    if (json_is_string(j))
-        return memchr(json_string_value(j), 0, json_string_length(j)) != NULL;
-    if (json_is_array(j)) {
-        for (size_t i = 0; i < json_array_size(j); i++)
-            if (json_has_nul(json_array_get(j, i)))
-                return 1;
-    } else if (json_is_object(j)) {
-        const char *key;
-        size_t len;
-        json_t *v;
-        json_object_keylen_foreach(j, key, len, v)
-        {
-            if (memchr(key, 0, len) || json_has_nul(v))
-                return 1;
-        }
-    }
-    return 0;
+    return json_is_string(v) && memchr(json_string_value(v), 0, json_string_length(v));
 }
 
 /* Length/complexity (issue 15): one check per field of the segment body
@@ -387,11 +371,11 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
     json_t *terms = json_object_get(body, "terms");
     if (terms && am_seg_terms(terms, r, f))
         return AM_ERR_INVALID;
-    /* a NUL anywhere else (an id, a translator's or system's name, a key,
-     * the metadata): the checks above saw the text up to it, and the stored
+    /* a NUL anywhere else (an id, a translator's name, the metadata,
+     * the terms): the checks above saw the text up to it, and the stored
      * request could not be read back */
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-        if (json_has_nul(json_object_get(body, known[k])))
+        if (am_json_any(json_object_get(body, known[k]), string_has_nul))
             return am_failp(f, AM_P_INVALID_UTF8, known[k],
                             "'%s' contains a NUL character (\\u0000)", known[k]);
     /* the canonical form is the body with the id made explicit, in
