@@ -16,12 +16,16 @@
  *                  rewrites (PUT/DELETE of segments: replays to come),
  *                  result_gen (the generation of segment_results in force),
  *                  removed (segments deleted: the count is segments - removed;
- *                  seqs increase, with gaps where segments were deleted, 007)
+ *                  seqs increase, with gaps where segments were deleted, 007),
+ *                  settled (the seq up to which vocab and occurrences hold
+ *                  the session's words, 010)
  *   glossaries     (session, version) → entries: every glossary version,
  *                  immutable (version 0 = none, no row)
  *   segments       (session, seq) → client id, body hash, request JSON,
- *                  result JSON, the glossary version it was scored with;
- *                  client id unique per session
+ *                  result JSON, the glossary version it was scored with,
+ *                  its content words (JSON array; read while seq > the
+ *                  session's settled: pending, 010); client id unique per
+ *                  session
  *   vocab          (session, word) → occ (confirmed segments containing
  *                  the word), first and last seq
  *   occurrences    (session, word, seq): which segments contain a word
@@ -198,11 +202,15 @@ int am_store_tx_segment_insert(am_store_tx *tx, const char *session, int64_t seq
                                const char *client_id, const char *body_hash,
                                const char *request_json, const char *result_json, int64_t now_ms);
 /* The same, recording the glossary version the result was scored with
- * (am_store_tx_segment_insert records 0). */
+ * (am_store_tx_segment_insert records 0) and the segment's nwords distinct
+ * content words (NUL-separated in words, borrowed; NULL: none), which
+ * are then pending (schema/010): part of the session's history, moved into
+ * vocab and occurrences by am_store_tx_history_settle. */
 int am_store_tx_segment_insert_gv(am_store_tx *tx, const char *session, int64_t seq,
                                   const char *client_id, const char *body_hash,
                                   const char *request_json, const char *result_json,
-                                  int64_t glossary_version, int64_t now_ms);
+                                  int64_t glossary_version, const char *words, size_t nwords,
+                                  int64_t now_ms);
 /* Replaces the request/hash/result of an existing segment (PUT). body_hash
  * and request_json may both be NULL to keep them and replace only the
  * result (a replay recomputing later segments). */
@@ -276,17 +284,15 @@ int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *wor
  * one insert of every occurrence. */
 int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char *words, size_t n,
                                int64_t seq);
-/* The pending history (schema/009): a POST's content words wait in one
- * row per segment until the POST of every AM_CKPT_EVERY-th seq (or an
- * edit, first) moves the session's pending rows into vocab and
+/* The pending history (schema/010): a POST's content words wait in its
+ * segment's row (am_store_tx_segment_insert_gv) until the POST of every
+ * AM_CKPT_EVERY-th seq (or an edit, first) moves them into vocab and
  * occurrences; a session's history is the two together.
- * pending_add stores segment seq's n distinct words (NUL-separated in
- * words, borrowed); history_settle moves every pending row of the session
- * into vocab and occurrences (as vocab_incr_all of each, in seq order) and
- * deletes them; pending_each passes every pending word to fn(ctx, word,
- * seq), in seq order. */
-int am_store_tx_pending_add(am_store_tx *tx, const char *session, const char *words, size_t n,
-                            int64_t seq);
+ * history_settle moves the words of every segment after the session's
+ * settled seq into vocab and occurrences (as vocab_incr_all of each, in
+ * seq order) and sets the settled seq to the session's last seq;
+ * pending_each passes every pending word to fn(ctx, word, seq), in seq
+ * order. */
 int am_store_tx_history_settle(am_store_tx *tx, const char *session);
 int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn,
                              void *ctx);

@@ -615,11 +615,11 @@ static int plan_settles(const am_plan *p)
     return p->seq % AM_CKPT_EVERY == 0;
 }
 
-/* Applies a plan inside a write transaction: the segment's words go to
- * the pending history (schema/009), settled by am_post_job. */
+/* Applies a plan's totals and choices inside a write transaction (the
+ * segment's words go with its row, am_post_job). */
 static int am_plan_exec(am_store_tx *tx, const am_plan *p)
 {
-    int rc = am_store_tx_pending_add(tx, p->session, am_buf_str(&p->words), p->nwords, p->seq);
+    int rc = AM_OK;
     for (size_t k = 0; k < p->nsys && rc == AM_OK; k++)
         rc = am_store_tx_totals_put(tx, p->session, p->sys[k], p->totals[k]);
     for (size_t i = 0; i < p->nchoices && rc == AM_OK; i++)
@@ -645,19 +645,19 @@ static int am_post_job(am_store_tx *tx, void *ctx)
     }
     if (rc == AM_OK)
         rc = am_plan_exec(tx, p);
-    if (rc == AM_OK && plan_settles(p)) {
-        rc = am_store_tx_checkpoint_take(tx, p->session, p->seq); /* the totals after p->seq */
-        if (rc == AM_OK) /* the pending words up to p->seq into the settled history */
-            rc = am_store_tx_history_settle(tx, p->session);
-    }
-    if (rc == AM_OK) {
-        rc =
-            am_store_tx_segment_insert_gv(tx, p->session, p->seq, p->client_id, p->hash,
-                                          p->canonical, p->result_txt, p->glossary_version, p->now);
+    if (rc == AM_OK) { /* with its words, pending in its row (schema/010) */
+        rc = am_store_tx_segment_insert_gv(tx, p->session, p->seq, p->client_id, p->hash,
+                                           p->canonical, p->result_txt, p->glossary_version,
+                                           am_buf_str(&p->words), p->nwords, p->now);
         /* the seq is free (checked above), so a conflict is the id's unique
          * index: stored before (the idempotency check am_post_fast skipped;
          * the job's savepoint is rolled back) */
         p->dup = rc == AM_ERR_CONFLICT;
+    }
+    if (rc == AM_OK && plan_settles(p)) {
+        rc = am_store_tx_checkpoint_take(tx, p->session, p->seq); /* the totals after p->seq */
+        if (rc == AM_OK) /* the pending words up to p->seq into the settled history */
+            rc = am_store_tx_history_settle(tx, p->session);
     }
     return rc;
 }

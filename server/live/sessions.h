@@ -101,7 +101,7 @@ void am_sess_tot_clear(am_sess *s);
  * rewrites the history). It is either full, the counts of the whole
  * history (settled vocab + pending words), so that a lookup needs no store
  * read, or the counts among the pending words only (store.h,
- * am_store_tx_pending_add), added to the store's vocab. Full caches are
+ * am_store_tx_history_settle), added to the store's vocab. Full caches are
  * bounded together by the cache's history budget (am_sessions_new).
  * am_sess_hist_get: the counts (borrowed until the next call here), *full
  * set, or NULL when not cached for version. am_sess_hist_set takes

@@ -32,21 +32,28 @@ int am_store_tx_segment_insert(am_store_tx *tx, const char *session, int64_t seq
                                const char *request_json, const char *result_json, int64_t now_ms)
 {
     return am_store_tx_segment_insert_gv(tx, session, seq, client_id, body_hash, request_json,
-                                         result_json, 0, now_ms);
+                                         result_json, 0, NULL, 0, now_ms);
 }
 
 int am_store_tx_segment_insert_gv(am_store_tx *tx, const char *session, int64_t seq,
                                   const char *client_id, const char *body_hash,
                                   const char *request_json, const char *result_json,
-                                  int64_t glossary_version, int64_t now_ms)
+                                  int64_t glossary_version, const char *words, size_t nwords,
+                                  int64_t now_ms)
 {
-    if (seq < 1 || !body_hash || !request_json || !result_json)
+    if (seq < 1 || !body_hash || !request_json || !result_json || (!words && nwords))
         return AM_ERR_INVALID;
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
+    am_buf arr; /* the pending words (schema/010) */
+    am_buf_init(&arr);
+    if (words)
+        store_words_json(&arr, words, nwords);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SEG_INSERT, "iittttii", sid, seq, client_id, body_hash,
-                     request_json, result_json, now_ms, glossary_version);
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_INSERT, "iittttiit", sid, seq, client_id, body_hash,
+                     request_json, result_json, now_ms, glossary_version,
+                     words ? am_buf_str(&arr) : NULL);
+    am_buf_cleanup(&arr);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SESSION_TOUCH, "iii", sid, seq, now_ms);
     return rc;

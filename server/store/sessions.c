@@ -187,9 +187,8 @@ static int purge_chunk_keyed(am_store *st, enum am_stmt_id to, enum am_stmt_id d
 static int session_purge(am_store *st, int64_t sid)
 {
     static const enum am_stmt_id steps[] = {
-        AM_S_PURGE_RESULTS, AM_S_PURGE_SEGMENTS,    AM_S_PURGE_OCC,
-        AM_S_PURGE_VOCAB,   AM_S_PURGE_PENDING,     AM_S_PURGE_CHOICES,
-        AM_S_PURGE_TOTALS,  AM_S_PURGE_CHECKPOINTS, AM_S_PURGE_GLOSSARIES};
+        AM_S_PURGE_RESULTS, AM_S_PURGE_SEGMENTS, AM_S_PURGE_OCC,         AM_S_PURGE_VOCAB,
+        AM_S_PURGE_CHOICES, AM_S_PURGE_TOTALS,   AM_S_PURGE_CHECKPOINTS, AM_S_PURGE_GLOSSARIES};
     for (size_t i = 0; i < sizeof steps / sizeof steps[0];) {
         int rc = am_w_begin(st);
         if (rc)

@@ -51,6 +51,11 @@
  * (schema/008). */
 #define AM_CKPT_VALID "(c.gen <= s.result_gen AND (c.seq <= s.ckpt_after OR c.gen >= s.ckpt_gen))"
 
+/* The seq up to which the history of session ?1 is settled into vocab and
+ * occurrences; the words of its later segments are in their rows
+ * (schema/010). */
+#define AM_SETTLED "(SELECT settled FROM sessions WHERE sid = ?1)"
+
 /* X(name, sql): every statement store.c runs after open. */
 #define AM_STMTS(X)                                                                                \
     X(BEGIN_IMM, "BEGIN IMMEDIATE")                                                                \
@@ -87,8 +92,6 @@
                          "(SELECT rowid FROM checkpoints WHERE sid = ?1 LIMIT ?2)")                \
     X(PURGE_GLOSSARIES, "DELETE FROM glossaries WHERE rowid IN "                                   \
                         "(SELECT rowid FROM glossaries WHERE sid = ?1 LIMIT ?2)")                  \
-    X(PURGE_PENDING, "DELETE FROM pending_words WHERE sid = ?1 AND seq IN "                        \
-                     "(SELECT seq FROM pending_words WHERE sid = ?1 LIMIT ?2)")                    \
     X(PURGE_VOCAB, "DELETE FROM vocab WHERE sid = ?1 AND word <= ?2")                              \
     X(PURGE_VOCAB_TO, "SELECT word FROM (SELECT word FROM vocab WHERE sid = ?1 ORDER BY word "     \
                       "LIMIT ?2) ORDER BY word DESC LIMIT 1")                                      \
@@ -117,7 +120,7 @@
                        "RETURNING sid, version, rewrites, segments")                               \
     X(SHADOW_TAKE_OVER,                                                                            \
       "UPDATE sessions SET id = ?2, version = ?3, rewrites = ?4, segments = ?5, "                  \
-      "updated_at = ?6 WHERE id = ?1")                                                             \
+      "settled = ?5, updated_at = ?6 WHERE id = ?1")                                               \
     X(GLOSSARY_PUT, "UPDATE sessions SET glossary_version = glossary_version + 1, "                \
                     "version = version + 1, updated_at = ?2 WHERE id = ?1 "                        \
                     "AND (?3 = 0 OR incarnation = ?3)")                                            \
@@ -136,8 +139,8 @@
     X(SEG_FIND, "SELECT s.seq, s.body_hash, " AM_RESULT_COL AM_RESULT_JOIN                         \
                 "WHERE s.sid = ?1 AND s.client_id = ?2")                                           \
     X(SEG_INSERT, "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "        \
-                  "created_at, updated_at, glossary_version) "                                     \
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)")                                   \
+                  "created_at, updated_at, glossary_version, words) "                              \
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)")                               \
     X(SEG_UPDATE, "UPDATE segments SET body_hash = COALESCE(?3, body_hash), "                      \
                   "request = COALESCE(?4, request), result = ?5, "                                 \
                   "updated_at = ?6 WHERE sid = ?1 AND seq = ?2")                                   \
@@ -186,20 +189,21 @@
     X(OCC_INSERT_ALL, "INSERT INTO occurrences (sid, word, seq) "                                  \
                       "SELECT ?1, value, ?3 FROM json_each(?2)")                                   \
     X(OCC_SEQS, "SELECT seq FROM occurrences WHERE sid = ?1 AND word = ?2 ORDER BY seq")           \
-    X(PENDING_ADD, "INSERT INTO pending_words (sid, seq, words) VALUES (?1, ?2, ?3)")              \
-    X(PENDING_EACH, "SELECT j.value, p.seq FROM pending_words p, json_each(p.words) j "            \
-                    "WHERE p.sid = ?1 ORDER BY p.seq")                                             \
-    X(PENDING_SEQS, "SELECT p.seq FROM pending_words p, json_each(p.words) j "                     \
-                    "WHERE p.sid = ?1 AND j.value = ?2 ORDER BY p.seq")                            \
-    X(SETTLE_VOCAB, "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                     \
-                    "SELECT ?1, j.value, 1, p.seq, p.seq "                                         \
-                    "FROM pending_words p, json_each(p.words) j WHERE p.sid = ?1 "                 \
-                    "ON CONFLICT (sid, word) DO UPDATE "                                           \
-                    "SET occ = occ + 1, first_seq = min(first_seq, excluded.first_seq), "          \
-                    "last_seq = max(last_seq, excluded.last_seq)")                                 \
-    X(SETTLE_OCC, "INSERT INTO occurrences (sid, word, seq) SELECT ?1, j.value, p.seq "            \
-                  "FROM pending_words p, json_each(p.words) j WHERE p.sid = ?1")                   \
-    X(PENDING_CLEAR, "DELETE FROM pending_words WHERE sid = ?1")                                   \
+    X(PENDING_EACH, "SELECT j.value, p.seq FROM segments p, json_each(p.words) j "                 \
+                    "WHERE p.sid = ?1 AND p.seq > " AM_SETTLED " ORDER BY p.seq")                  \
+    X(PENDING_SEQS, "SELECT p.seq FROM segments p, json_each(p.words) j "                          \
+                    "WHERE p.sid = ?1 AND p.seq > " AM_SETTLED " AND j.value = ?2 ORDER BY p.seq") \
+    X(SETTLE_VOCAB,                                                                                \
+      "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                                   \
+      "SELECT ?1, j.value, 1, p.seq, p.seq "                                                       \
+      "FROM segments p, json_each(p.words) j WHERE p.sid = ?1 AND p.seq > " AM_SETTLED             \
+      " ON CONFLICT (sid, word) DO UPDATE "                                                        \
+      "SET occ = occ + 1, first_seq = min(first_seq, excluded.first_seq), "                        \
+      "last_seq = max(last_seq, excluded.last_seq)")                                               \
+    X(SETTLE_OCC,                                                                                  \
+      "INSERT INTO occurrences (sid, word, seq) SELECT ?1, j.value, p.seq "                        \
+      "FROM segments p, json_each(p.words) j WHERE p.sid = ?1 AND p.seq > " AM_SETTLED)            \
+    X(PENDING_CLEAR, "UPDATE sessions SET settled = segments WHERE sid = ?1")                      \
     X(VOCAB_CLEAR, "DELETE FROM vocab WHERE sid = ?1")                                             \
     X(OCC_CLEAR, "DELETE FROM occurrences WHERE sid = ?1")                                         \
     X(TOTALS_CLEAR, "DELETE FROM totals WHERE sid = ?1")                                           \

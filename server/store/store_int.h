@@ -316,6 +316,10 @@ typedef struct store_rows {
     size_t n, cap;
 } store_rows;
 int store_collect(void *ctx, sqlite3_stmt *row);
+/* Appends the n NUL-separated words (borrowed) to arr (initialized and
+ * cleaned up by the caller) as a JSON array, which json_each() turns into
+ * rows (store/vocab.c). */
+void store_words_json(am_buf *arr, const char *words, size_t n);
 void store_rows_free(store_rows *r);
 static inline const store_cell *cell(const store_rows *r, size_t k)
 {

@@ -81,7 +81,7 @@ static void json_str_append(am_buf *b, const char *s)
 
 /* The n NUL-separated words as a JSON array into arr (initialized by the
  * caller, who cleans it up), which json_each() turns into rows. */
-static void words_json(am_buf *arr, const char *words, size_t n)
+void store_words_json(am_buf *arr, const char *words, size_t n)
 {
     am_buf_appendc(arr, '[');
     const char *w = words;
@@ -107,27 +107,10 @@ int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char 
         return rc;
     am_buf arr;
     am_buf_init(&arr);
-    words_json(&arr, words, n);
+    store_words_json(&arr, words, n);
     rc = am_exec(tx->st, tx->c, AM_S_VOCAB_UPSERT_ALL, "iti", sid, am_buf_str(&arr), seq);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_OCC_INSERT_ALL, "iti", sid, am_buf_str(&arr), seq);
-    am_buf_cleanup(&arr);
-    return rc;
-}
-
-int am_store_tx_pending_add(am_store_tx *tx, const char *session, const char *words, size_t n,
-                            int64_t seq)
-{
-    if (!words && n)
-        return AM_ERR_INVALID;
-    int64_t sid;
-    int rc = am_tx_sid(tx, session, &sid);
-    if (rc)
-        return rc;
-    am_buf arr;
-    am_buf_init(&arr);
-    words_json(&arr, words ? words : "", n);
-    rc = am_exec(tx->st, tx->c, AM_S_PENDING_ADD, "iit", sid, seq, am_buf_str(&arr));
     am_buf_cleanup(&arr);
     return rc;
 }

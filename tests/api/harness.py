@@ -387,23 +387,40 @@ def expect_problem(r, status, slug, what=""):
     return p
 
 
+# The pending words (schema/010) as rows (sid, seq, words): those of the
+# segments after their session's settled seq, kept in the segment's row.
+PENDING = ("(SELECT p.sid AS sid, p.seq AS seq, p.words AS words FROM segments p "
+           "JOIN sessions ss ON ss.sid = p.sid WHERE p.seq > ss.settled AND p.words IS NOT NULL)")
+
+
 def settle_pending(db, sid=None):
-    """Moves the pending words (schema/009) of session sid (all sessions
-    with None) into vocab and occurrences on an open sqlite3 connection of
-    a stopped server's database, as the server's settle does
-    (am_store_tx_history_settle): for tests that rewrite the database to an
-    older schema or copy a session's history in SQL."""
-    if not db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'pending_words'").fetchone()[0]:
+    """Moves the pending words (schema/010; 009 kept them in a table of
+    their own) of session sid (all sessions with None) into vocab and
+    occurrences on an open sqlite3 connection of a stopped server's
+    database, as the server's settle does (am_store_tx_history_settle): for
+    tests that rewrite the database to an older schema or copy a session's
+    history in SQL."""
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    seg_cols = [r[1] for r in db.execute("PRAGMA table_info(segments)")]
+    if "pending_words" in tables:
+        src = "pending_words"
+    elif "words" in seg_cols:
+        src = PENDING
+    else:
         return
     where = "" if sid is None else " WHERE p.sid = %d" % sid
     db.execute("INSERT INTO vocab (sid, word, occ, first_seq, last_seq) SELECT p.sid, j.value, "
-               "count(*), min(p.seq), max(p.seq) FROM pending_words p, json_each(p.words) j%s "
+               "count(*), min(p.seq), max(p.seq) FROM %s p, json_each(p.words) j%s "
                "%s GROUP BY p.sid, j.value ON CONFLICT (sid, word) DO UPDATE SET "
                "occ = occ + excluded.occ, first_seq = min(first_seq, excluded.first_seq), "
-               "last_seq = max(last_seq, excluded.last_seq)" % (where, "AND true" if where else "WHERE true"))
+               "last_seq = max(last_seq, excluded.last_seq)"
+               % (src, where, "AND true" if where else "WHERE true"))
     db.execute("INSERT INTO occurrences (sid, word, seq) SELECT p.sid, j.value, p.seq FROM "
-               "pending_words p, json_each(p.words) j" + where)
-    db.execute("DELETE FROM pending_words" + where.replace("p.sid", "sid"))
+               "%s p, json_each(p.words) j%s" % (src, where))
+    if src == "pending_words":
+        db.execute("DELETE FROM pending_words" + where.replace("p.sid", "sid"))
+    else:
+        db.execute("UPDATE sessions SET settled = segments" + where.replace("p.sid", "sid"))
 
 
 def count(c):

@@ -151,8 +151,9 @@ def test_schema3_database_keeps_its_glossary():
     db.execute("DROP TABLE checkpoints")  # 008
     db.execute("ALTER TABLE sessions DROP COLUMN ckpt_after")  # 008
     db.execute("ALTER TABLE sessions DROP COLUMN ckpt_gen")  # 008
-    settle_pending(db)  # 009: the pending words back where schema 8 kept them
-    db.execute("DROP TABLE pending_words")  # 009
+    settle_pending(db)  # 010: the pending words back where schema 8 kept them
+    db.execute("ALTER TABLE segments DROP COLUMN words")  # 010
+    db.execute("ALTER TABLE sessions DROP COLUMN settled")  # 010
     db.execute("DELETE FROM schema_migrations WHERE version >= 4")
     db.commit()
     db.close()

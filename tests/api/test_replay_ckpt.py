@@ -31,7 +31,7 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import base, check, eq, expect_status, run_tests, serve, shutdown  # noqa: E402
+from harness import PENDING, base, check, eq, expect_status, run_tests, serve, shutdown  # noqa: E402
 
 S = None
 C = None
@@ -120,17 +120,17 @@ def raw_rows(sid, table):
 
 def history(sid):
     """A session's word history as stored: every (word, seq) of the settled
-    occurrences and of the pending words (schema/009), and per word (occ,
+    occurrences and of the pending words (schema/010), and per word (occ,
     first seq, last seq) of vocab merged with the pending words."""
     con = db()
     try:
         q = ("WITH s AS (SELECT sid FROM sessions WHERE id = ?1), "
              "h AS (SELECT word, seq FROM occurrences WHERE sid = (SELECT sid FROM s) UNION ALL "
-             "SELECT j.value, p.seq FROM pending_words p, json_each(p.words) j "
+             "SELECT j.value, p.seq FROM " + PENDING + " p, json_each(p.words) j "
              "WHERE p.sid = (SELECT sid FROM s)) ")
         occ = con.execute(q + "SELECT word, seq FROM h ORDER BY word, seq", (sid,)).fetchall()
         pend = dict((w, (n, a, b)) for w, n, a, b in con.execute(
-            q + "SELECT j.value, count(*), min(p.seq), max(p.seq) FROM pending_words p, "
+            q + "SELECT j.value, count(*), min(p.seq), max(p.seq) FROM " + PENDING + " p, "
             "json_each(p.words) j WHERE p.sid = (SELECT sid FROM s) GROUP BY j.value", (sid,)))
         voc = {}
         for w, n, a, b in con.execute("SELECT word, occ, first_seq, last_seq FROM vocab WHERE sid = "
@@ -243,6 +243,61 @@ def test_checkpoints_an_interrupted_replay_staged_are_not_used_and_deleted():
                        (sid,)).fetchone()[0], 12, "seq 64: the POST's rows only (12 entries)")
     finally:
         con.close()
+
+
+def test_pending_words_of_schema_9_are_settled_by_the_upgrade():
+    """A database of schema 9 kept a segment's pending words in a table of
+    their own (pending_words); schema 10 keeps them in the segment's row
+    with the session's settled seq. The upgrade settles them: the stored
+    history (every (word, seq), each word's occ, first and last seq), the
+    word-history answers and the metrics are those before it, and the
+    session then goes on (POSTs past the next settle at 64, an edit) as a
+    serial post of the same log that never was upgraded."""
+    log = [(seg(i), 1) for i in range(45)]  # 33..45 pending, after the settle at 32
+    create("mg")
+    post_log("mg", log)
+    occ, voc = history("mg")
+    words = sorted(set(w for w, _ in occ))
+    answers = [C.jget(base("mg") + "/vocabulary/" + w) for w in words]
+    metrics = C.jget(base("mg") + "/metrics")
+    eq(S.stop(), 0, "exit status")
+    con = sqlite3.connect(S.db)
+    try:
+        with con:  # back to what schema 9 stored
+            con.execute("CREATE TABLE pending_words (sid INTEGER NOT NULL REFERENCES sessions (sid) "
+                        "ON DELETE CASCADE, seq INTEGER NOT NULL, words TEXT NOT NULL, "
+                        "PRIMARY KEY (sid, seq)) WITHOUT ROWID")
+            con.execute("INSERT INTO pending_words SELECT sid, seq, words FROM " + PENDING)
+            eq(con.execute("SELECT min(seq), max(seq) FROM pending_words p JOIN sessions s "
+                           "USING (sid) WHERE s.id = 'mg'").fetchone(), (33, 45),
+               "schema 9: seqs 33..45 pending")
+            con.execute("ALTER TABLE segments DROP COLUMN words")
+            con.execute("ALTER TABLE sessions DROP COLUMN settled")
+            con.execute("DELETE FROM schema_migrations WHERE version >= 10")
+    finally:
+        con.close()
+    S.start()
+    C.port = S.port
+    C.close()
+    con = db()
+    try:
+        eq(con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'pending_words'").fetchone()[0],
+           0, "pending_words dropped")
+        eq(con.execute("SELECT settled FROM sessions WHERE id = 'mg'").fetchone()[0], 45,
+           "settled up to the last seq")
+    finally:
+        con.close()
+    eq(history("mg"), (occ, voc), "the stored history after the upgrade")
+    for w, a in zip(words, answers):
+        eq(C.jget(base("mg") + "/vocabulary/" + w), a, "word history of %r after the upgrade" % w)
+    eq(C.jget(base("mg") + "/metrics"), metrics, "metrics after the upgrade")
+    more = [(seg(i), 1) for i in range(45, 70)]
+    post_log("mg", more)
+    log += more
+    new = seg(40, variant=1)
+    expect_status(C.put(base("mg") + "/segments/s40", new), 200, "PUT of segment 41")
+    log[40] = (new, 1)
+    same_as_serial("mg", log, "after the upgrade, the settle at 64 and an edit", True)
 
 
 def replayed():

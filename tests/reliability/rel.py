@@ -110,7 +110,7 @@ def problem_type(body):
 
 # ---- the database -------------------------------------------------------------
 
-TABLES = ("sessions", "segments", "vocab", "occurrences", "pending_words", "totals", "choices",
+TABLES = ("sessions", "segments", "vocab", "occurrences", "totals", "choices",
           "vocabularies")
 
 
@@ -142,7 +142,7 @@ def grow_session(path, session, target):
     sellist = ", ".join(sel.get(c, "s." + c) for c in cols)
     sid = db.execute("SELECT sid FROM sessions WHERE id = ?", (session,)).fetchone()[0]
     with db:
-        settle_pending(db, sid)  # the pending words (schema/009) first: the copies are complete
+        settle_pending(db, sid)  # the pending words (schema/010) first: the copies are complete
         while True:
             mx = db.execute("SELECT max(seq) FROM segments WHERE sid = ?", (sid,)).fetchone()[0]
             if mx >= target:
@@ -157,6 +157,9 @@ def grow_session(path, session, target):
                    "o.sid = vocab.sid AND o.word = vocab.word) WHERE sid = ?", (sid,))
         db.execute("UPDATE sessions SET segments = (SELECT max(seq) FROM segments WHERE sid = ?), "
                    "version = version + 1 WHERE sid = ?", (sid, sid))
+        if "settled" in [r[1] for r in db.execute("PRAGMA table_info(sessions)")]:
+            # the copies' words are in occurrences already: settled (schema/010)
+            db.execute("UPDATE sessions SET settled = segments WHERE sid = ?", (sid,))
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
 

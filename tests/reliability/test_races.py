@@ -343,7 +343,7 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
         c.close()
         eq(srv.stop(), 0, "exit status")
         con = sqlite3.connect(srv.db)
-        settle_pending(con)  # 009: the pending words back where schema 001 kept them
+        settle_pending(con)  # 010: the pending words back where schema 001 kept them
         con.executescript("""
             -- schema 001 kept the current glossary in the sessions row (004 moved it out)
             UPDATE sessions SET glossary = (SELECT g.entries FROM glossaries g
@@ -357,7 +357,8 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
             ALTER TABLE sessions DROP COLUMN removed;  -- 007
             DROP TABLE checkpoints;  -- 008
             ALTER TABLE sessions DROP COLUMN ckpt_after; ALTER TABLE sessions DROP COLUMN ckpt_gen;
-            DROP TABLE pending_words;  -- 009
+            ALTER TABLE segments DROP COLUMN words;  -- 010
+            ALTER TABLE sessions DROP COLUMN settled;  -- 010
             DELETE FROM schema_migrations WHERE version >= 2;""")
         con.commit()
         con.close()

@@ -402,6 +402,11 @@ static void test_vocab_incr_all(void **state)
                      0);
 }
 
+/* The segments whose words are pending (schema/010). */
+#define PENDING_ROWS                                                                               \
+    "SELECT count(*) FROM segments p JOIN sessions s USING (sid) "                                 \
+    "WHERE p.seq > s.settled AND p.words IS NOT NULL"
+
 /* pending_each callback: counts the words and checks the seqs come in order. */
 typedef struct pend_seen {
     int n;
@@ -418,12 +423,14 @@ static int pend_cb(void *ctx, const char *word, int64_t seq)
     return 0;
 }
 
-/* The pending history (schema/009): segments' words stored by
- * am_store_tx_pending_add are part of the word history at once (merged
- * with the settled vocab and occurrences), and am_store_tx_history_settle
- * moves them into vocab and occurrences leaving exactly the rows that
- * am_store_tx_vocab_incr of each word would have (occ, first and last
- * seq), for words JSON must escape too; history_clear drops them. */
+/* The pending history (schema/010): segments' words stored with their
+ * rows by am_store_tx_segment_insert_gv are part of the word history at
+ * once (merged with the settled vocab and occurrences), and
+ * am_store_tx_history_settle moves them into vocab and occurrences leaving
+ * exactly the rows that am_store_tx_vocab_incr of each word would have
+ * (occ, first and last seq), for words JSON must escape too; a second
+ * settle adds nothing; history_clear drops them; a pending segment's
+ * delete takes its words along. */
 static void test_pending_settle(void **state)
 {
     fixture *f = *state;
@@ -444,7 +451,11 @@ static void test_pending_settle(void **state)
         am_store_tx *tx;
         assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
         size_t n = one_by_one(tx, segs[seq - 1], seq, &words);
-        assert_int_equal(am_store_tx_pending_add(tx, "pend", am_buf_str(&words), n, seq), AM_OK);
+        char cid[8];
+        snprintf(cid, sizeof cid, "c%d", (int)seq);
+        assert_int_equal(am_store_tx_segment_insert_gv(tx, "pend", seq, cid, "h", "{}", "{}", 0,
+                                                       am_buf_str(&words), n, seq),
+                         AM_OK);
         if (seq == 2) /* 1 and 2 settled, 3 and 4 pending */
             assert_int_equal(am_store_tx_history_settle(tx, "pend"), AM_OK);
         assert_int_equal(am_store_tx_commit(tx), AM_OK);
@@ -473,7 +484,8 @@ static void test_pending_settle(void **state)
         assert_int_equal(am_store_tx_commit(tx), AM_OK);
     }
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pending_words"), 0);
+    assert_int_equal(raw_int(f->path, PENDING_ROWS), 0);
+    assert_int_equal(raw_int(f->path, "SELECT settled FROM sessions WHERE id = 'pend'"), 4);
     static const char *const same[] = {
         "SELECT count(*) FROM (SELECT word, occ, first_seq, last_seq FROM vocab JOIN sessions s "
         "USING (sid) WHERE s.id = 'one' EXCEPT SELECT word, occ, first_seq, last_seq FROM vocab "
@@ -489,13 +501,29 @@ static void test_pending_settle(void **state)
     st = open_store(f->path, AM_DURABLE_NORMAL);
     am_store_tx *tx;
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
-    assert_int_equal(am_store_tx_pending_add(tx, "pend", "spät", 1, 5), AM_OK);
+    assert_int_equal(
+        am_store_tx_segment_insert_gv(tx, "pend", 5, "c5", "h", "{}", "{}", 0, "spät", 1, 5),
+        AM_OK);
     assert_int_equal(am_store_tx_history_clear(tx, "pend"), AM_OK);
     assert_int_equal(am_store_tx_commit(tx), AM_OK);
     int64_t occ = -1;
     assert_int_equal(am_store_word_history(st, "pend", "spät", &occ, NULL, NULL), AM_ERR_NOTFOUND);
+    /* a pending segment deleted: its words go with its row, unsettled */
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    assert_int_equal(
+        am_store_tx_segment_insert_gv(tx, "pend", 6, "c6", "h", "{}", "{}", 0, "gone", 1, 6),
+        AM_OK);
+    assert_int_equal(am_store_tx_commit(tx), AM_OK);
+    assert_int_equal(am_store_word_history(st, "pend", "gone", &occ, NULL, NULL), AM_OK);
+    assert_int_equal(occ, 1);
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    assert_int_equal(am_store_tx_segment_delete(tx, "pend", 6, 7), AM_OK);
+    assert_int_equal(am_store_tx_history_settle(tx, "pend"), AM_OK);
+    assert_int_equal(am_store_tx_commit(tx), AM_OK);
+    assert_int_equal(am_store_word_history(st, "pend", "gone", &occ, NULL, NULL), AM_ERR_NOTFOUND);
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM pending_words"), 0);
+    assert_int_equal(raw_int(f->path, PENDING_ROWS), 0);
+    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab WHERE word = 'gone'"), 0);
 }
 
 static void test_transactions(void **state)
@@ -1565,8 +1593,10 @@ static void test_incarnations_and_glossary_versions(void **state)
     assert_int_equal(ss.incarnation, inc1);
     assert_int_equal(ss.glossary_version, 2);
     assert_int_equal(ss.last_seq, 0);
-    assert_int_equal(am_store_tx_segment_insert_gv(tx, "g", 1, "c1", "h", "{}", "{}", 1, 4), AM_OK);
-    assert_int_equal(am_store_tx_segment_insert_gv(tx, "g", 2, "c2", "h", "{}", "{}", 2, 4), AM_OK);
+    assert_int_equal(
+        am_store_tx_segment_insert_gv(tx, "g", 1, "c1", "h", "{}", "{}", 1, NULL, 0, 4), AM_OK);
+    assert_int_equal(
+        am_store_tx_segment_insert_gv(tx, "g", 2, "c2", "h", "{}", "{}", 2, NULL, 0, 4), AM_OK);
     int64_t seen[3] = {-1, -1, -1};
     assert_int_equal(am_store_tx_segments_walk_gv(am_store_tx_reads(tx), "g", 1, walk_gv, seen),
                      AM_OK);
