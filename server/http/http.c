@@ -98,6 +98,7 @@ typedef struct am_http {
     atomic_uint_fast64_t ids;
     uint64_t seed; /* request-id generator */
     atomic_int started; /* set once MHD_start_daemon returned */
+    atomic_int stopping; /* set by am_http_stop: new connections are closed */
     char start_err[256]; /* last libmicrohttpd message before the start succeeded */
 } am_http;
 
@@ -1433,6 +1434,20 @@ static enum MHD_Result am_http_access(void *cls, struct MHD_Connection *conn, co
     return am_http_dispatch(x);
 }
 
+/* The accept policy (MHD_start_daemon's apc): once am_http_stop began, a
+ * new connection is closed at once, unanswered. This is how the server
+ * stops taking connections: MHD_quiesce_daemon, with epoll and a thread
+ * pool, races a worker that removes the listen socket from its epoll set
+ * too, and the loser aborts the process (libmicrohttpd's MHD_PANIC "Failed
+ * to remove listen FD from epoll set"; seen once in make test). */
+static enum MHD_Result am_http_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    (void)addr;
+    (void)addrlen;
+    const am_http *h = cls;
+    return atomic_load(&h->stopping) ? MHD_NO : MHD_YES;
+}
+
 static void *am_http_uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     am_http *h = cls;
@@ -1537,17 +1552,19 @@ int am_http_start(am_server *srv, am_buf *err)
     atomic_init(&h->active, 0);
     atomic_init(&h->progress_ns, 0);
     atomic_init(&h->ids, 0);
+    atomic_init(&h->stopping, 0);
     uint64_t seed = 0;
     if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed)
         seed = (uint64_t)am_mono_ns() ^ ((uint64_t)getpid() << 32);
     h->seed = seed;
 
     struct MHD_Daemon *d = MHD_start_daemon(
-        flags, (uint16_t)cfg->port, NULL, NULL, &am_http_access, h, MHD_OPTION_EXTERNAL_LOGGER,
-        &am_http_mhd_log, h, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)cfg->threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->conn_timeout, MHD_OPTION_URI_LOG_CALLBACK,
-        &am_http_uri_cb, h, MHD_OPTION_NOTIFY_COMPLETED, &am_http_done_cb, h, MHD_OPTION_END);
+        flags, (uint16_t)cfg->port, &am_http_accept, h, &am_http_access, h,
+        MHD_OPTION_EXTERNAL_LOGGER, &am_http_mhd_log, h, MHD_OPTION_SOCK_ADDR, sa,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->conn_timeout,
+        MHD_OPTION_URI_LOG_CALLBACK, &am_http_uri_cb, h, MHD_OPTION_NOTIFY_COMPLETED,
+        &am_http_done_cb, h, MHD_OPTION_END);
     if (!d) {
         am_buf_printf(err, "cannot listen on %s%s%s:%d%s%s", (flags & MHD_USE_IPv6) ? "[" : "",
                       cfg->listen, (flags & MHD_USE_IPv6) ? "]" : "", cfg->port,
@@ -1575,15 +1592,17 @@ int am_http_stop(am_server *srv)
     am_http *h = srv->http;
     if (!h)
         return 0;
-    /* No new connections. Requests being answered finish; requests still
-     * arriving may finish while they make progress, but a client that
-     * stalls mid-request does not hold the shutdown (2 s without progress
-     * from any request). Everything is bounded by shutdown_timeout_ms:
-     * a grace period before it (a quarter, at most 1 s) computing requests
-     * are told to give up (srv->abandon: their cancel checks fail, they
-     * answer 503 and store nothing); whatever still runs at the timeout is
-     * left to the process exit (MHD_stop_daemon would join its thread). */
-    MHD_socket lfd = MHD_quiesce_daemon(h->daemon);
+    /* No new connections (am_http_accept closes them; the listen socket
+     * stays open until MHD_stop_daemon). Requests being answered finish;
+     * requests still arriving may finish while they make progress, but a
+     * client that stalls mid-request does not hold the shutdown (2 s
+     * without progress from any request). Everything is bounded by
+     * shutdown_timeout_ms: a grace period before it (a quarter, at most
+     * 1 s) computing requests are told to give up (srv->abandon: their
+     * cancel checks fail, they answer 503 and store nothing); whatever
+     * still runs at the timeout is left to the process exit
+     * (MHD_stop_daemon would join its thread). */
+    atomic_store(&h->stopping, 1);
     if (srv->events) /* open event streams end now (none stays suspended) */
         am_events_shutdown(srv->events);
     int64_t t0 = am_mono_ns();
@@ -1628,8 +1647,6 @@ int am_http_stop(am_server *srv)
     }
     MHD_stop_daemon(h->daemon);
     am_log_at(&srv->log, AM_LOG_DEBUG, NULL, "HTTP daemon stopped");
-    if (lfd != MHD_INVALID_SOCKET)
-        close(lfd);
     free(h);
     srv->http = NULL;
     return 0;
