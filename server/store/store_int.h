@@ -298,6 +298,10 @@ typedef struct store_counts {
     void *ctx;
 } store_counts;
 int store_count_row(void *ctx, sqlite3_stmt *row);
+/* Appends the n NUL-separated words (borrowed) to arr (initialized and
+ * cleaned up by the caller) as a JSON array, which json_each() turns into
+ * rows (store/vocab.c). */
+void store_words_json(am_buf *arr, const char *words, size_t n);
 /* Runs the n statements ids, each taking the session's sid as its one
  * parameter, in order on tx's connection; stops at the first failure. */
 int store_exec_sid(am_store_tx *tx, int64_t sid, const enum am_stmt_id *ids, size_t n);
@@ -316,10 +320,6 @@ typedef struct store_rows {
     size_t n, cap;
 } store_rows;
 int store_collect(void *ctx, sqlite3_stmt *row);
-/* Appends the n NUL-separated words (borrowed) to arr (initialized and
- * cleaned up by the caller) as a JSON array, which json_each() turns into
- * rows (store/vocab.c). */
-void store_words_json(am_buf *arr, const char *words, size_t n);
 void store_rows_free(store_rows *r);
 static inline const store_cell *cell(const store_rows *r, size_t k)
 {
