@@ -257,7 +257,6 @@ static void am_store_free(am_store *st)
     pthread_mutex_destroy(&st->w.mu);
     pthread_mutex_destroy(&st->errmu);
     pthread_mutex_destroy(&st->gmu);
-    pthread_cond_destroy(&st->gcv);
     am_buf_cleanup(&st->errmsg);
     am_buf_cleanup(&st->rtx.t.sess);
     free(st->path);
@@ -316,7 +315,6 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     st->rtx.t.st = st;
     st->rtx.t.c = &st->w;
     pthread_mutex_init(&st->gmu, NULL);
-    pthread_cond_init(&st->gcv, NULL);
     pthread_mutex_init(&st->ckmu, NULL);
     pthread_cond_init(&st->ckcv, NULL);
     st->gtail = &st->ghead;

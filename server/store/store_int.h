@@ -180,7 +180,6 @@ struct am_store {
     am_buf errmsg; /* guarded by errmu */
     /* group commit (am_store_tx_group): queued jobs and the batch leader */
     pthread_mutex_t gmu;
-    pthread_cond_t gcv;
     struct am_gjob *ghead, **gtail; /* guarded by gmu */
     int gleader; /* guarded by gmu: a batch is running */
     am_store_log_fn logfn;

@@ -94,12 +94,17 @@ am_store_rtx *am_store_tx_reads(am_store_tx *tx)
 
 #define AM_STORE_GROUP_MAX 512
 
+/* A queued job, on its submitter's stack. Its thread sleeps on cv until
+ * the job is done or it is the head of the queue with no batch running
+ * (then it leads); the leader signals exactly those threads, so a commit
+ * wakes only the threads whose jobs it carried, not every waiter. */
 typedef struct am_gjob {
     am_store_job_fn fn;
     void *ctx;
     int rc;
     int done;
     struct am_gjob *next;
+    pthread_cond_t cv;
 } am_gjob;
 
 /* Runs one batch of jobs (the leader, without gmu): BEGIN IMMEDIATE, each
@@ -150,7 +155,7 @@ static void am_group_run(am_store *st, am_gjob *batch)
 
 int am_store_tx_group(am_store *st, am_store_job_fn fn, void *ctx)
 {
-    am_gjob job = {fn, ctx, AM_OK, 0, NULL};
+    am_gjob job = {fn, ctx, AM_OK, 0, NULL, PTHREAD_COND_INITIALIZER};
     pthread_mutex_lock(&st->gmu);
     /* job lives on this stack until it is done: the leader reads job.next
      * before it sets done, and this thread waits for done below */
@@ -158,7 +163,7 @@ int am_store_tx_group(am_store *st, am_store_job_fn fn, void *ctx)
     st->gtail = &job.next; /* cppcheck-suppress autoVariables */
     while (!job.done) {
         if (st->gleader) {
-            pthread_cond_wait(&st->gcv, &st->gmu);
+            pthread_cond_wait(&job.cv, &st->gmu);
             continue;
         }
         /* lead: take up to AM_STORE_GROUP_MAX queued jobs (ours among them) */
@@ -173,15 +178,21 @@ int am_store_tx_group(am_store *st, am_store_job_fn fn, void *ctx)
         pthread_mutex_unlock(&st->gmu);
         am_group_run(st, batch);
         pthread_mutex_lock(&st->gmu);
+        /* Signalled under gmu: a woken thread returns (and its job, cv
+         * included, goes out of scope) only after it takes gmu again. */
         for (am_gjob *j = batch, *nx; j; j = nx) {
             nx = j->next;
             j->done = 1;
+            if (j != &job)
+                pthread_cond_signal(&j->cv);
         }
         st->gleader = 0;
-        pthread_cond_broadcast(&st->gcv);
+        if (st->ghead) /* the next batch's leader: the oldest queued job */
+            pthread_cond_signal(&st->ghead->cv);
     }
     int rc = job.rc;
     pthread_mutex_unlock(&st->gmu);
+    pthread_cond_destroy(&job.cv);
     return rc;
 }
 
