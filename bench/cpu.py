@@ -16,6 +16,9 @@ measured run. With --latency, two more runs paced at 50 % and 90 % of the
 measured POST/s (each of the 64 connections waits 64,000 / rate ms before a
 request) give p50/p99 below saturation. Servers are started and stopped
 here, by pid. `make bench` runs it (normal with --latency, and full).
+The server runs with its default --threads unless THREADS is set (THREADS=4
+compares with the default of the sessions before the tenth); the server's
+VmHWM is printed after the runs.
 """
 import os, re, signal, subprocess, sys, tempfile, time
 
@@ -79,7 +82,8 @@ def main():
     hp.wait()
     dur = opt("--durability", "normal")
     p = subprocess.Popen([ADAPTMON, "serve", "--port", str(PORT), "--db", os.path.join(TMP, "cpu.db"),
-                          "--durability", dur, "--log-level", "error", "--threads", "4"],
+                          "--durability", dur, "--log-level", "error",
+                          *(["--threads", os.environ["THREADS"]] if os.environ.get("THREADS") else [])],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert "listening" in p.stdout.readline()
     subprocess.run([sys.executable, os.path.join(HERE, "sessions.py"), "create", str(PORT), "b", str(NSESS),
@@ -94,13 +98,15 @@ def main():
         for frac in (0.5, 0.9):
             delay = max(1, int(round(64 * 1000 / (frac * srv[0]))))
             paced.append((frac, wrk(PORT, "l%d" % int(frac * 100), DUR, delay)))
+    with open("/proc/%d/status" % p.pid) as f:
+        hwm = [int(ln.split()[1]) for ln in f if ln.startswith("VmHWM:")][0]
     p.send_signal(signal.SIGTERM)
     p.wait()
     with open("/proc/loadavg") as f:
         la = " ".join(f.read().split()[:3])
     print("echo      %8.0f req/s  %7.1f us CPU/request" % (echo[0], echo[1] * 1e6))
     print("adaptmon  %8.0f POST/s %7.1f us CPU/POST (%s; non-201: %d)" % (srv[0], srv[1] * 1e6, dur, srv[2]))
-    print("ratio     %8.1f x      load average %s" % (srv[1] / echo[1], la))
+    print("ratio     %8.1f x      load average %s; server VmHWM %.1f MiB" % (srv[1] / echo[1], la, hwm / 1024))
     for frac, r in paced:
         print("paced %2d%% %8.0f POST/s p50 %.2f ms p99 %.2f ms (non-201: %d)"
               % (frac * 100, r["rps"], r["p50_ms"], r["p99_ms"], r["non201"]))

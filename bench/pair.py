@@ -15,7 +15,8 @@ the last line is the median B/A. Two copies of one binary gave B/A 0.989–1.012
 DUR matters: the 1,000 sessions advance together, and a session settles its pending words every
 32nd seq (schema/010). At ~2,800 POST/s per server, DUR 20 gives each session ~60 POSTs, two
 settles each, close to the steady share of one in 32; DUR 6 gives ~26, often none.
-Servers are started and stopped here, by pid, on 127.0.0.1.
+Both serve with --threads THREADS (default 16, the server's default). Servers are started and
+stopped here, by pid, on 127.0.0.1.
 """
 import os, re, signal, subprocess, sys, tempfile, threading
 
@@ -58,7 +59,7 @@ def one_round(k):
             port = base + i
             p = subprocess.Popen([b, "serve", "--port", str(port), "--db",
                                   os.path.join(tmp, "%d.db" % i), "--durability", "normal",
-                                  "--log-level", "error", "--threads", "4"],
+                                  "--log-level", "error", "--threads", os.environ.get("THREADS", "16")],
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             procs.append((p, port))
             assert "listening" in p.stdout.readline()

@@ -54,8 +54,7 @@ class Server:
         self.db = db or os.path.join(TMP, name + ".db")
         t0 = time.perf_counter()
         self.p = subprocess.Popen([ADAPTMON, "serve", "--port", str(PORT), "--db", self.db,
-                                   "--durability", durability, "--log-level", "error",
-                                   "--threads", "4", *extra],
+                                   "--durability", durability, "--log-level", "error", *extra],
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.p.stdout.readline()
         self.startup = time.perf_counter() - t0

@@ -50,8 +50,10 @@ enum am_srv_kind {
       "TCP port (0 = any free port; the ready line shows the one chosen)")                         \
     X("db", "string", "./var/adaptmon.db", AM_SRV_STR, db, 0, 0, NULL,                             \
       "SQLite database file (created with its directory when missing)")                            \
-    X("threads", "int", "4", AM_SRV_INT, threads, 1, 1024, NULL,                                   \
-      "HTTP worker threads (each handles its connections' requests)")                              \
+    X("threads", "int", "16", AM_SRV_INT, threads, 1, 1024, NULL,                                  \
+      "HTTP worker threads (each handles its connections' requests; a POST's thread waits for "    \
+      "its group commit, so the threads bound how many POSTs share one; at most max-connections "  \
+      "run)")                                                                                      \
     X("max-body", "size", "1MiB", AM_SRV_SIZE, max_body, AM_KIB, AM_GIB, NULL,                     \
       "largest request body; larger uploads get 413")                                              \
     X("max-glossary-body", "size", "64MiB", AM_SRV_SIZE, max_glossary_body, AM_KIB, AM_GIB, NULL,  \
@@ -738,6 +740,10 @@ int am_srv_config_load(am_srv_config *c, int argc, char **argv, char **envp, am_
         }
     }
 
+    /* A pool thread serves at least one connection: more threads than
+     * max-connections would never accept one. */
+    if (c->threads > c->max_connections)
+        c->threads = c->max_connections;
     return am_srv_config_check(c, err);
 }
 

@@ -16,7 +16,7 @@ typedef struct am_srv_config {
     char listen[64]; /* address, default 127.0.0.1 */
     int port; /* default 8080 */
     char db[512]; /* default ./var/adaptmon.db */
-    int threads; /* libmicrohttpd pool threads, default 4 */
+    int threads; /* libmicrohttpd pool threads, default 16, at most max_connections */
     int64_t max_body; /* bytes, default 1 MiB */
     int64_t max_glossary_body; /* bytes for glossary/vocabulary uploads, default 64 MiB */
     int max_connections; /* default 1024 */
@@ -59,7 +59,8 @@ int am_srv_config_set(am_srv_config *c, const char *name, const char *value, am_
 /* Resolves the whole configuration: defaults, then the config file (from
  * --config FILE, or ADAPTMON_CONFIG), then the environment, then argv
  * (argv[0] is the command name; flags --name value or --name=value).
- * Returns AM_OK, or AM_ERR_INVALID/AM_ERR_IO with a message in err. */
+ * threads is lowered to max-connections when it is larger. Returns AM_OK, or
+ * AM_ERR_INVALID/AM_ERR_IO with a message in err. */
 int am_srv_config_load(am_srv_config *c, int argc, char **argv, char **envp, am_buf *err);
 /* Writes a commented example configuration (every option with its default
  * and help) into out. */

@@ -12,7 +12,8 @@ is refused with the documented status.
   --max-glossary-entries N  N entries → 200, N+1 → 413 (PUT and inline at POST /v1/sessions)
   --max-connections N       the N-th simultaneous connection is served, the
                             N+1-th is not (it waits in the listen backlog, or
-                            gets 503/closed) until one of the N closes
+                            gets 503/closed) until one of the N closes; with
+                            the default threads (16) above N, the pool is N
   --conn-timeout N          an idle connection survives well under N s and is
                             closed after N s (+ the server's 1 s tick)
   --request-timeout-ms N    a request that computes longer (a PUT replaying a
@@ -28,6 +29,7 @@ import base64
 import http.client
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -196,9 +198,22 @@ def _hold(port):
 
 
 def test_max_connections_edge():
+    _max_connections_edge("--threads", "1")
+
+
+def test_max_connections_below_the_default_threads():
+    """--max-connections 4 alone (the default threads are 16): the pool is
+    lowered to 4 threads, said in the ready log line, and the edge holds."""
+    _max_connections_edge()
+
+
+def _max_connections_edge(*extra):
     n = 4
-    srv = Server("--max-connections", str(n), "--threads", "1", "--conn-timeout", "30")
+    srv = Server("--max-connections", str(n), "--conn-timeout", "30", *extra)
     try:
+        if not extra:
+            check(re.search(r"\b%d threads\b" % n, srv.logs()),
+                  "the ready line names %d threads: %r" % (n, srv.logs()[-600:]))
         held = [_hold(srv.port) for _ in range(n - 1)]
         # the n-th connection is served
         st, _, _, _ = raw(srv.port, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",

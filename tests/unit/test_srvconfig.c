@@ -44,7 +44,7 @@ static void test_defaults(void **state)
     assert_string_equal(c.listen, "127.0.0.1");
     assert_int_equal(c.port, 8080);
     assert_string_equal(c.db, "./var/adaptmon.db");
-    assert_int_equal(c.threads, 4);
+    assert_int_equal(c.threads, 16);
     assert_int_equal(c.max_body, 1024 * 1024);
     assert_int_equal(c.max_glossary_body, 64 * 1024 * 1024);
     assert_int_equal(c.max_connections, 1024);
@@ -121,6 +121,31 @@ static void test_lists(void **state)
         assert_int_equal(load(&c, bad[i], none, &err), AM_ERR_INVALID);
         assert_non_null(strstr(am_buf_str(&err), bad[i][0] + 2));
     }
+    am_buf_cleanup(&err);
+}
+
+/* A pool thread needs a connection slot: threads above max-connections are
+ * lowered to it, whichever of the two was set; below it they are kept. */
+static void test_threads_at_most_max_connections(void **state)
+{
+    (void)state;
+    char *envp[] = {NULL};
+    am_srv_config c;
+    am_buf err;
+    am_buf_init(&err);
+    const char *a1[] = {"--max-connections", "4", NULL};
+    assert_int_equal(load(&c, a1, envp, &err), AM_OK);
+    assert_int_equal(c.threads, 4);
+    assert_int_equal(c.max_connections, 4);
+    const char *a2[] = {"--threads", "32", "--max-connections", "20", NULL};
+    assert_int_equal(load(&c, a2, envp, &err), AM_OK);
+    assert_int_equal(c.threads, 20);
+    const char *a3[] = {"--threads", "2", "--max-connections", "4", NULL};
+    assert_int_equal(load(&c, a3, envp, &err), AM_OK);
+    assert_int_equal(c.threads, 2);
+    const char *a4[] = {NULL};
+    assert_int_equal(load(&c, a4, envp, &err), AM_OK);
+    assert_int_equal(c.threads, 16);
     am_buf_cleanup(&err);
 }
 
@@ -243,7 +268,7 @@ static void test_file_syntax(void **state)
     assert_int_equal(parse(&c, "port = 1\n\n# x\nbogus = 2\nthreads = 2\n", &err), AM_ERR_INVALID);
     assert_non_null(strstr(am_buf_str(&err), "test.conf:4:"));
     assert_non_null(strstr(am_buf_str(&err), "bogus"));
-    assert_int_equal(c.threads, 4); /* nothing after the error is applied */
+    assert_int_equal(c.threads, 16); /* nothing after the error is applied */
 
     /* bad value: the line and the option */
     assert_int_equal(parse(&c, "port = 1\nthreads = zero\n", &err), AM_ERR_INVALID);
@@ -431,10 +456,15 @@ static void test_example_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),    cmocka_unit_test(test_precedence),
-        cmocka_unit_test(test_file_syntax), cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_bad_values),  cmocka_unit_test(test_example_file),
-        cmocka_unit_test(test_lists),       cmocka_unit_test(test_file_duplicate),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_threads_at_most_max_connections),
+        cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_file_syntax),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_example_file),
+        cmocka_unit_test(test_lists),
+        cmocka_unit_test(test_file_duplicate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
