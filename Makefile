@@ -12,6 +12,8 @@
 #   make screenshots the dashboard's views at 1280×800 and 390×844 into docs/screenshots/
 #                   (the browser suite's scenarios: Chromium + playwright-core)
 #   make bench-scale cost against input size, adversarial inputs (bench/README.md)
+#   make mutants    plants each bug of tests/mutants/*.patch in a copy of the tree and
+#                   expects its guarding test to fail (tools/mutants.sh; not in make test)
 
 BUILD    ?= build
 CC       ?= cc
@@ -242,6 +244,15 @@ test-fleet: deps
 	$(MAKE) all
 	python3 tests/fleet/test_deploy.py
 	python3 tests/fleet/test_fleet.py
+
+# ---- mutants: the tests still see the bugs they were written against ------
+#   make mutants              every tests/mutants/*.patch, one at a time, in a copy
+#   make mutants MUTANTS="a b"  only these (names without .patch)
+# (tools/mutants.sh: each patch's header names its bug and its test)
+.PHONY: mutants
+MUTANTS ?=
+mutants:
+	BUILD=$(BUILD) sh tools/mutants.sh $(MUTANTS)
 
 # compiler-written header dependencies (DEPFLAGS)
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
