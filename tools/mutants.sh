@@ -95,6 +95,7 @@ for p in $patches; do
     name=$(field "$p" Mutant)
     [ -n "$name" ] || name=$(basename "$p" .patch)
     t0=$(date +%s)
+    why=""
     if ! (cd "$tree" && git apply "$ROOT/$p") >"$log" 2>&1; then
         verdict="ERROR (does not apply)"
         cat "$log"
@@ -113,8 +114,8 @@ for p in $patches; do
         elif [ "$rc" -ne 0 ]; then
             verdict="caught"
             caught=$((caught + 1))
-            # the first assertion that failed, for the table's reader
-            grep -m1 -E '^(AssertionError|[A-Za-z]*Error):' "$log" | cut -c1-160
+            # the first assertion that failed, for the reader
+            why=$(grep -m1 -E '^(AssertionError|[A-Za-z]*Error):' "$log" | cut -c1-200)
         else
             verdict="MISSED"
             missed=$((missed + 1))
@@ -128,6 +129,7 @@ for p in $patches; do
     fi
     secs=$(($(date +%s) - t0))
     echo "-- $name: $verdict (${secs}s)"
+    [ -z "$why" ] || echo "   $why"
     printf '%-26s %-28s %5ss  %s\n' "$name" "$verdict" "$secs" "$(field "$p" Test)" >>"$table"
 done
 
