@@ -6,6 +6,8 @@
 # they were written against (issue 25).
 #
 # Usage: tools/mutants.sh [NAME ...]     (default: every patch)
+#        MUTANT_TEST='CMD' tools/mutants.sh …  runs CMD instead of each patch's
+#        own test (what another suite sees of the same bugs)
 #
 # Each patch starts with a header that git apply skips:
 #   Mutant: NAME
@@ -41,8 +43,14 @@ else
 fi
 [ -n "$patches" ] || { echo "mutants: no patches in tests/mutants/" >&2; exit 2; }
 
-# The header fields of a patch.
-field() { sed -n "s/^$2: //p" "$1" | head -1; }
+# The header fields of a patch (Test: MUTANT_TEST when set).
+field() {
+    if [ "$2" = Test ] && [ -n "${MUTANT_TEST:-}" ]; then
+        echo "$MUTANT_TEST"
+    else
+        sed -n "s/^$2: //p" "$1" | head -1
+    fi
+}
 for p in $patches; do
     [ -n "$(field "$p" Test)" ] || { echo "mutants: $p has no 'Test:' line" >&2; exit 2; }
 done
