@@ -130,9 +130,11 @@ def replay_metrics(sessions, db):
 
 # ---- group commit: a batch that fails (a full database, 8 writers) ---------------------
 
-def fill_round(cap):
+def fill_round(cap, crash):
     """8 writers (a session each) post until the capped database refuses
-    them; then a restart without the cap. Returns the number of 201s."""
+    them; then a restart without the cap, after SIGKILL when crash (an
+    acknowledged commit is in the file, whatever the process does next),
+    else after SIGTERM. Returns the number of 201s."""
     srv = Server("--max-db-size", cap)
     db = srv.db
     c = srv.client()
@@ -164,7 +166,10 @@ def fill_round(cap):
     run_threads([writer(w) for w in range(WRITERS)])
     full = sum(1 for w in answers for _cid, st in answers[w] if st == 507)
     check(full > 0, "the database never filled up")
-    eq(srv.stop(), 0, "exit status of the capped server")
+    if crash:
+        srv.kill()
+    else:
+        eq(srv.stop(), 0, "exit status of the capped server")
     # restart without the cap: the database as the next start finds it
     srv.args = []
     srv.start()
@@ -196,8 +201,8 @@ def fill_round(cap):
 def test_full_database_8_writers_every_201_stored_every_refusal_absent():
     # three rounds with different caps: where the batch that meets the
     # full database starts and how many jobs it holds differ
-    for cap in ("192KiB", "256KiB", "320KiB"):
-        acked = fill_round(cap)
+    for cap, crash in (("192KiB", False), ("256KiB", True), ("320KiB", True)):
+        acked = fill_round(cap, crash)
         check(acked >= WRITERS, "some segments were stored first (%d)" % acked)
         print("# cap %s: %d segments acknowledged" % (cap, acked))
 
@@ -374,6 +379,7 @@ def test_writes_from_another_origin_are_403_and_change_nothing():
 # ---- the body limit at its boundary -------------------------------------------------------
 
 MAX_BODY = 4096
+MAX_GBODY = 8192  # --max-glossary-body: glossary PUTs and XLIFF imports
 
 
 def padded(obj, size):
@@ -381,6 +387,18 @@ def padded(obj, size):
     text = json.dumps(obj).encode()
     check(len(text) <= size, "padding target too small")
     return text[:-1] + b" " * (size - len(text)) + b"}"
+
+
+def glossary_csv(size):
+    """A glossary CSV of exactly size bytes (one line padded)."""
+    head = b"source,target\n"
+    rows = b"".join(b"term%d,terme%d\n" % (k, k) for k in range((size - 40) // 16))
+    rows = rows[:rows.rfind(b"\n", 0, size - len(head) - 30) + 1]
+    pad = size - len(head) - len(rows) - len(b"zz,") - 1
+    check(pad > 0, "glossary padding")
+    out = head + rows + b"zz," + b"y" * pad + b"\n"
+    eq(len(out), size, "glossary size")
+    return out
 
 
 def send_chunked(port, path, body, chunk):
@@ -403,7 +421,7 @@ def send_chunked(port, path, body, chunk):
 
 
 def test_body_limit_boundary_content_length_and_chunked():
-    srv = Server("--max-body", str(MAX_BODY))
+    srv = Server("--max-body", str(MAX_BODY), "--max-glossary-body", str(MAX_GBODY))
     c = srv.client()
     try:
         c.create_session(id="lim")
@@ -430,6 +448,18 @@ def test_body_limit_boundary_content_length_and_chunked():
         ids = [x["id"] for x in c.jget(path + "?limit=100")["segments"]]
         eq(sorted(ids), sorted(["cl-at", "ch-at-4097", "ch-at-1000", "ch-at-97"]),
            "exactly the bodies within the limit are stored")
+        # a glossary has its own limit, a segment keeps max-body under it
+        gl = base("lim") + "/glossary"
+        b = glossary_csv(MAX_GBODY)
+        expect_status(c.put(gl, b, ctype="text/csv"), 200, "glossary of max-glossary-body bytes")
+        p = expect_problem(c.put(gl, glossary_csv(MAX_GBODY + 1), ctype="text/csv"), 413,
+                           "payload-too-large", "glossary of max-glossary-body + 1 bytes")
+        eq(p.get("limit"), MAX_GBODY, "the glossary problem's limit")
+        c.close()
+        eq(c.jget(gl)["count"], b.count(b"\n") - 1, "entries of the stored glossary")
+        b = padded(dict(s, id="between"), MAX_GBODY)
+        expect_problem(c.post(path, b, ctype="application/json"), 413, "payload-too-large",
+                       "a segment of max-glossary-body bytes")
     finally:
         c.close()
         srv.stop()
