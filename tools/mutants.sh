@@ -61,7 +61,7 @@ trap 'exit 130' INT TERM
 tree=$work/tree
 mkdir "$tree"
 # the files of the tree as they are now (uncommitted edits included)
-git ls-files -z -c -o --exclude-standard | xargs -0 tar -cf - | tar -xf - -C "$tree" || exit 2
+git ls-files -z -c -o --exclude-standard | tar -cf - --null -T - | tar -xf - -C "$tree" || exit 2
 [ -d "$BUILD" ] && cp -a "$BUILD" "$tree/$BUILD"
 log=$work/log
 
