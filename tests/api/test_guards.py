@@ -224,17 +224,22 @@ def test_conflicting_repost_in_a_busy_batch_leaves_no_trace_after_restart():
     for sid in reposts + goods:
         c.create_session(id=sid, options=OPTIONS)
     stop = threading.Event()
+    errors = []
 
     def writer(w):
         def run():
             cw = srv.client()
             i = 0
-            while not stop.is_set() or i < 5:
-                s = seg(i + 7 * w, "g%d-" % w)
-                expect_status(cw.post(base(goods[w]) + "/segments", s), 201,
-                              "POST %s" % s["id"])
-                i += 1
-            cw.close()
+            try:
+                while not stop.is_set() or i < 5:
+                    s = seg(i + 7 * w, "g%d-" % w)
+                    expect_status(cw.post(base(goods[w]) + "/segments", s), 201,
+                                  "POST %s" % s["id"])
+                    i += 1
+            except BaseException as e:  # reported by the test
+                errors.append(e)
+            finally:
+                cw.close()
         return run
 
     ts = [threading.Thread(target=writer(w)) for w in range(WRITERS)]
@@ -253,6 +258,7 @@ def test_conflicting_repost_in_a_busy_batch_leaves_no_trace_after_restart():
         stop.set()
         for t in ts:
             t.join(120)
+    check(not errors, "a writer failed: %r" % errors[:1])
     before = {s: c.jget(base(s) + "/metrics") for s in reposts + goods}
     for sid in reposts:
         eq(before[sid]["segments"], 2, "segments of %s before the restart" % sid)
@@ -306,9 +312,11 @@ def test_cors_origin_list_matches_whole_entries_only():
             eq(c.jget("/v1/sessions")["sessions"], [], "nothing created by %r" % o)
         r = c.post("/v1/sessions", SESSION, headers={"Origin": "http://a.example.com"})
         expect_status(r, 201, "POST from the listed origin")
+        c.close()
+        eq(srv.stop(), 0, "exit status of adaptmon serve")
     finally:
         c.close()
-        srv.stop()
+        srv.kill()
 
 
 def test_allowed_host_list_matches_whole_entries_only():
@@ -327,9 +335,11 @@ def test_allowed_host_list_matches_whole_entries_only():
             expect_problem(c.post("/v1/sessions", SESSION, headers={"Host": h}), 403,
                            "forbidden-host", "POST with Host: %s" % h)
         eq(c.jget("/v1/sessions")["sessions"], [], "nothing created")
+        c.close()
+        eq(srv.stop(), 0, "exit status of adaptmon serve")
     finally:
         c.close()
-        srv.stop()
+        srv.kill()
 
 
 # ---- the same-origin write check ------------------------------------------------------
@@ -371,9 +381,11 @@ def test_writes_from_another_origin_are_403_and_change_nothing():
         for k, o in enumerate((own, own.replace("http://", "https://"), own.upper())):
             r = c.post(base("a") + "/segments", seg(k, "own"), headers={"Origin": o})
             expect_status(r, 201, "POST from the server's own origin %r" % o)
+        c.close()
+        eq(srv.stop(), 0, "exit status of adaptmon serve")
     finally:
         c.close()
-        srv.stop()
+        srv.kill()
 
 
 # ---- the body limit at its boundary -------------------------------------------------------
@@ -460,9 +472,11 @@ def test_body_limit_boundary_content_length_and_chunked():
         b = padded(dict(s, id="between"), MAX_GBODY)
         expect_problem(c.post(path, b, ctype="application/json"), 413, "payload-too-large",
                        "a segment of max-glossary-body bytes")
+        c.close()
+        eq(srv.stop(), 0, "exit status of adaptmon serve")
     finally:
         c.close()
-        srv.stop()
+        srv.kill()
 
 
 # ---- the event stream: resume while POSTs land during the replay ------------------------
@@ -585,12 +599,16 @@ def test_resume_race_delivers_every_event_exactly_once():
                    "exactly once, in order" % (rnd, last, top))
             finally:
                 st.close()
+        stop.set()
+        th.join(60)
+        c.close()
+        eq(srv.stop(), 0, "exit status of adaptmon serve")
     finally:
         stop.set()
         if th.is_alive():
             th.join(60)
         c.close()
-        srv.stop()
+        srv.kill()
     check(not errors, "the writer failed: %r" % errors[:1])
 
 
