@@ -46,7 +46,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reliability"))
 from harness import (Server, base, check, eq, expect_problem, expect_status,  # noqa: E402
                      run_tests, tico19)
-from rel import db_segments, replay_equals  # noqa: E402  (the replay check)
+from rel import db_segments, replay_equals, scale  # noqa: E402  (the replay check)
 
 OPTIONS = {"profile": "simianer2019", "stopwords": "iso"}
 WRITERS = 8
@@ -172,7 +172,8 @@ def fill_round(cap, crash):
 def test_full_database_8_writers_every_201_stored_every_refusal_absent():
     # three rounds with different caps: where the batch that meets the
     # full database starts and how many jobs it holds differ
-    for cap, crash in (("192KiB", False), ("256KiB", True), ("320KiB", True)):
+    rounds = (("192KiB", False), ("256KiB", True), ("320KiB", True))
+    for cap, crash in rounds[:scale(3, 1)]:  # one under valgrind
         acked = fill_round(cap, crash)
         check(acked >= WRITERS, "some segments were stored first (%d)" % acked)
         print("# cap %s: %d segments acknowledged" % (cap, acked))
@@ -556,7 +557,7 @@ def test_resume_race_delivers_every_event_exactly_once():
             expect_status(c.post(base(sid) + "/segments", seg(i, "h")), 201, "history %d" % i)
         posted[0] = 200
         th.start()
-        for rnd in range(40):
+        for rnd in range(scale(40, 10)):  # 10 under valgrind
             check(not errors, "the writer failed: %r" % errors[:1])
             top = posted[0]
             last = max(0, top - (3, 40, 100, 190, 250)[rnd % 5])
