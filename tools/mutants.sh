@@ -20,9 +20,10 @@
 # run stops: a failure would prove nothing), then each patch is applied
 # (git apply), the server rebuilt (make all), its test run with a timeout
 # (MUTANT_TIMEOUT, 600 s; a hang counts as caught and is marked), and the
-# patch reverted (git apply -R). A mutant that does not apply or build is
-# an error, not a catch: the patch no longer matches the code and must be
-# updated. Prints one line per mutant and a table; exits 0 only when every
+# patch reverted (git apply -R). Patches apply with one line of context
+# (-C1), so that edits near a planted bug do not stop it. A mutant that
+# does not apply or build is an error, not a catch: the patch no longer
+# matches the code and must be updated. Prints one line per mutant and a table; exits 0 only when every
 # mutant was caught.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -104,7 +105,7 @@ for p in $patches; do
     [ -n "$name" ] || name=$(basename "$p" .patch)
     t0=$(date +%s)
     why=""
-    if ! (cd "$tree" && git apply "$ROOT/$p") >"$log" 2>&1; then
+    if ! (cd "$tree" && git apply -C1 "$ROOT/$p") >"$log" 2>&1; then
         verdict="ERROR (does not apply)"
         cat "$log"
         errors=$((errors + 1))
@@ -112,7 +113,7 @@ for p in $patches; do
         verdict="ERROR (does not build)"
         tail -20 "$log"
         errors=$((errors + 1))
-        (cd "$tree" && git apply -R "$ROOT/$p")
+        (cd "$tree" && git apply -C1 -R "$ROOT/$p")
     else
         run_test "$p"
         rc=$?
@@ -129,7 +130,7 @@ for p in $patches; do
             missed=$((missed + 1))
             tail -5 "$log"
         fi
-        if ! (cd "$tree" && git apply -R "$ROOT/$p") >"$log" 2>&1; then
+        if ! (cd "$tree" && git apply -C1 -R "$ROOT/$p") >"$log" 2>&1; then
             cat "$log"
             echo "mutants: could not revert $p; stopping" >&2
             exit 2
