@@ -231,7 +231,8 @@ static int am_serve_fd_budget(am_srv_config *cfg, const am_log *lg, am_buf *err)
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
         return AM_OK; /* nothing known: keep the configured value */
-    rlim_t reserve = AM_SERVE_FD_FIXED + AM_SERVE_FD_PER_THREAD * (rlim_t)cfg->threads;
+    rlim_t reserve = AM_SERVE_FD_FIXED + AM_SERVE_FD_PER_THREAD * (rlim_t)cfg->threads +
+                     (rlim_t)cfg->reserved_connections; /* the probes' connections */
     rlim_t need = (rlim_t)cfg->max_connections + reserve;
     if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
         struct rlimit up = rl;

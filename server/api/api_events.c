@@ -3,6 +3,7 @@
 #include "api.h"
 
 #include "events.h"
+#include "prom.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -34,20 +35,61 @@ static int am_events_after(am_req *req, am_resp *resp, int64_t *after)
     return am_api_query_int(req, resp, "after", 0, INT64_MAX, after);
 }
 
+#define AM_EVENTS_RETRY_AFTER "5" /* seconds, on a refusal by a cap */
+
+/* Answers the refusal of a cap (429 for a client's or a session's, 503 for
+ * the server's) with Retry-After, and counts it. */
+static void am_events_refuse(am_req *req, am_resp *resp, am_ev_refusal why)
+{
+    const am_srv_config *cfg = &req->srv->cfg;
+    const char *limit = why == AM_EV_FULL_CLIENT    ? "client"
+                        : why == AM_EV_FULL_SESSION ? "session"
+                                                    : "server";
+    int cap = why == AM_EV_FULL_CLIENT    ? cfg->max_streams_per_client
+              : why == AM_EV_FULL_SESSION ? cfg->max_streams_per_session
+                                          : cfg->max_streams;
+    if (why == AM_EV_FULL_SERVER)
+        am_resp_problem(resp, req, AM_P_UNAVAILABLE,
+                        "the server has %d event streams open (max-streams); retry later", cap);
+    else
+        am_resp_problem(resp, req, AM_P_TOO_MANY_STREAMS,
+                        "%s already has %d event streams open (max-streams-per-%s); close one "
+                        "or retry later",
+                        why == AM_EV_FULL_CLIENT ? "this client address" : "this session", cap,
+                        limit);
+    am_resp_problem_set(resp, "limit", json_string(limit));
+    am_resp_problem_set(resp, "max", json_integer(cap));
+    am_resp_header(resp, "Retry-After", AM_EVENTS_RETRY_AFTER);
+    am_prom_stream_refused(req->srv->prom, limit);
+}
+
 void am_api_events(am_req *req, am_resp *resp)
 {
     am_events *ev = req->srv->events;
+    const am_srv_config *cfg = &req->srv->cfg;
     int64_t after = -1;
     if (am_events_after(req, resp, &after) != AM_OK)
         return;
-    if (!ev) {
+    if (!ev || !cfg->max_streams) {
         am_resp_problem(resp, req, AM_P_UNAVAILABLE, "event streams are off");
         return;
     }
     /* subscribe before looking the session up: a delete in between is then
-     * seen as "event: deleted", not missed */
+     * seen as "event: deleted", not missed; the caps are taken at once */
+    char peer[64];
+    am_req_peer(req, peer, sizeof peer);
+    am_ev_admit adm = {peer,
+                       cfg->max_streams,
+                       cfg->max_streams_per_client,
+                       cfg->max_streams_per_session,
+                       cfg->stream_max_age,
+                       req->srv->prom};
     am_ev_sub *sub = NULL;
-    am_events_subscribe(ev, req->params[0], after, &sub);
+    am_ev_refusal why = AM_EV_ADMITTED;
+    if (am_events_subscribe(ev, req->params[0], after, &adm, &sub, &why) != AM_OK) {
+        am_events_refuse(req, resp, why);
+        return;
+    }
     am_store_session row;
     if (am_api_load_session(req, resp, &row) != AM_OK) {
         am_events_sub_free(sub);
@@ -69,10 +111,11 @@ void am_api_events(am_req *req, am_resp *resp)
         am_events_sub_free(sub);
         return;
     }
+    int64_t last_seq = row.last_seq;
     am_store_session_clear(&row);
     am_stream *st =
         am_resp_stream(resp, 200, "text/event-stream", am_events_sub_read, am_events_sub_free, sub);
     am_resp_header(resp, "Cache-Control", "no-store");
     am_resp_header(resp, "X-Accel-Buffering", "no"); /* nginx: do not buffer the stream */
-    am_events_sub_start(sub, st);
+    am_events_sub_start(sub, st, last_seq);
 }
