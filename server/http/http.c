@@ -112,6 +112,8 @@ typedef struct am_http_ctx {
     struct MHD_Connection *conn;
     int64_t start_ns; /* CLOCK_MONOTONIC */
     char *target; /* raw request target, owned */
+    const char *raw_uri; /* the target in libmicrohttpd's read buffer (an address range only) */
+    size_t raw_uri_len;
     char method[16]; /* copy for the completion log */
     enum am_http_phase phase;
     am_req req;
@@ -1172,19 +1174,37 @@ static void am_http_length_check(am_http_ctx *x)
     }
 }
 
-/* What am_http_hdr_scan counts in the request's headers. */
+/* A byte range of the request head that libmicrohttpd parsed into a
+ * string (method, target, version, a header name or value). */
+typedef struct am_http_span {
+    const char *p;
+    size_t n;
+} am_http_span;
+
+/* What am_http_hdr_scan collects from the request's headers. */
 typedef struct am_http_hdrs {
-    int nul; /* a NUL byte in a name or value */
     int host, length, coding; /* Host, Content-Length, Transfer-Encoding headers */
+    am_http_span *spans; /* names and values (owned) */
+    size_t nspans, cap;
 } am_http_hdrs;
+
+static void am_http_span_add(am_http_hdrs *c, const char *p, size_t n)
+{
+    AM_GROW(c->spans, c->cap, c->nspans + 1, 32);
+    c->spans[c->nspans].p = p;
+    c->spans[c->nspans].n = n;
+    c->nspans++;
+}
 
 static enum MHD_Result am_http_hdr_scan(void *cls, enum MHD_ValueKind kind, const char *key,
                                         size_t key_size, const char *value, size_t value_size)
 {
     am_http_hdrs *c = cls;
     (void)kind;
-    if ((key && memchr(key, 0, key_size)) || (value && memchr(value, 0, value_size)))
-        c->nul = 1;
+    if (key)
+        am_http_span_add(c, key, key_size);
+    if (value)
+        am_http_span_add(c, value, value_size);
     if (key && !strcasecmp(key, "Host"))
         c->host++;
     if (key && !strcasecmp(key, "Content-Length"))
@@ -1206,6 +1226,46 @@ static int am_http_is_chunked(const char *te)
     return n == 7 && !strncasecmp(te, "chunked", 7);
 }
 
+/* Does the request head hide bytes behind a NUL? libmicrohttpd 0.9.75
+ * parses the head in place, writing NULs over the line ends and the
+ * separators, and keeps a header value only up to a NUL byte in it: the
+ * rest of the line ("X-A: a<NUL>b") is silently dropped, so this server
+ * and a proxy in front of it would read two different values. The head
+ * (MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE bytes from the method) is
+ * walked: every byte must lie inside a string the parser produced (method,
+ * target, version, names, values) or be a separator or blank; anything
+ * else was hidden by a NUL. When a parsed string lies outside that range
+ * (another layout than 0.9.75's), nothing can be concluded: returns 0. */
+static int am_http_hidden_bytes(const am_http_ctx *x, const char *method, const char *version,
+                                const am_http_hdrs *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (!ci || !method || !version || !x->raw_uri || !ci->header_size)
+        return 0;
+    const char *lo = method;
+    size_t size = ci->header_size;
+    unsigned char *known = am_xcalloc(size, 1);
+    am_http_span fixed[3] = {
+        {method, strlen(method)}, {x->raw_uri, x->raw_uri_len}, {version, strlen(version)}};
+    int hidden = 0, layout_ok = 1;
+    for (size_t i = 0; i < 3 + c->nspans && layout_ok; i++) {
+        const am_http_span *s = i < 3 ? &fixed[i] : &c->spans[i - 3];
+        /* address comparisons only: the spans point into the one read buffer */
+        if ((uintptr_t)s->p < (uintptr_t)lo || (uintptr_t)s->p + s->n > (uintptr_t)lo + size)
+            layout_ok = 0;
+        else
+            memset(known + ((uintptr_t)s->p - (uintptr_t)lo), 1, s->n);
+    }
+    for (size_t i = 0; layout_ok && i < size && !hidden; i++) {
+        char ch = lo[i];
+        hidden = !known[i] && ch != '\0' && ch != ' ' && ch != '\t' && ch != '\r' &&
+                 ch != '\n' && ch != ':';
+    }
+    free(known);
+    return hidden;
+}
+
 /* Header-level framing the HTTP parser lets through, refused before
  * anything else (400, or 501 for a transfer coding other than chunked),
  * with the connection closed (its framing cannot be trusted):
@@ -1220,12 +1280,14 @@ static int am_http_is_chunked(const char *te)
  *     a body it cannot delimit until the idle timeout; RFC 9112 §6.1 says
  *     501.
  * Returns 1 when x->early is set. */
-static int am_http_framing_check(am_http_ctx *x)
+static int am_http_framing_check(am_http_ctx *x, const char *method, const char *version)
 {
     am_http_hdrs c = {0};
     MHD_get_connection_values_n(x->conn, MHD_HEADER_KIND, am_http_hdr_scan, &c);
+    int nul = am_http_hidden_bytes(x, method, version, &c);
+    free(c.spans);
     const char *te = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Transfer-Encoding");
-    const char *why = c.nul             ? "a header holds a NUL byte"
+    const char *why = nul               ? "a header holds a NUL byte"
                       : c.host > 1      ? "the request has more than one Host header"
                       : c.length > 1    ? "the request has more than one Content-Length header"
                       : c.coding > 1    ? "the request has more than one Transfer-Encoding header"
@@ -1268,7 +1330,7 @@ static int am_http_reserved_refuse(const am_http_ctx *x)
 /* Everything decided before the body: request id, target, host, route,
  * origin, authentication, path parameters, shard owner, body limit; the
  * first refusal becomes x->early (x->has_early). */
-static void am_http_prepare(am_http_ctx *x, const char *method)
+static void am_http_prepare(am_http_ctx *x, const char *method, const char *version)
 {
     am_server *srv = x->http->srv;
     snprintf(x->method, sizeof x->method, "%s", method);
@@ -1281,7 +1343,7 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
     am_http_request_id(x);
     am_http_content_type(x);
 
-    if (am_http_framing_check(x))
+    if (am_http_framing_check(x, method, version))
         return;
     if (am_http_parse_target(x) < 0) {
         x->req.path = x->path ? x->path : x->target;
@@ -1525,7 +1587,6 @@ static enum MHD_Result am_http_access(void *cls, struct MHD_Connection *conn, co
 {
     am_http *h = cls;
     am_http_ctx *x = *con_cls;
-    (void)version;
     atomic_store(&h->progress_ns, am_mono_ns());
     if (!x) { /* the URI callback always runs first; this is a safety net */
         x = am_xcalloc(1, sizeof *x);
@@ -1541,7 +1602,7 @@ static enum MHD_Result am_http_access(void *cls, struct MHD_Connection *conn, co
     if (x->phase == AM_PH_NEW) {
         x->conn = conn;
         x->phase = AM_PH_BODY;
-        am_http_prepare(x, method);
+        am_http_prepare(x, method, version);
         if (x->has_early && am_http_has_body(x)) {
             x->close_conn = 1; /* the body is not read: the connection cannot be reused */
             return am_http_queue(x, &x->early);
@@ -1628,6 +1689,8 @@ static void *am_http_uri_cb(void *cls, const char *uri, struct MHD_Connection *c
     x->http = h;
     x->start_ns = am_mono_ns();
     x->target = am_xstrdup(uri ? uri : "");
+    x->raw_uri = uri;
+    x->raw_uri_len = uri ? strlen(uri) : 0;
     am_resp_init(&x->early);
     am_resp_init(&x->work);
     atomic_fetch_add(&h->inflight, 1);
