@@ -86,6 +86,7 @@
 #define AM_HTTP_MAX_WORD 256 /* bytes of a {word} path parameter */
 #define AM_HTTP_MAX_ID 128 /* bytes of any other path parameter */
 #define AM_HTTP_DISCARD_SLACK (8LL * 1024 * 1024) /* dropped bytes tolerated past the limit */
+#define AM_HTTP_RESERVED_IDLE_S 3 /* idle seconds allowed on a reserved (probe) connection */
 
 /* The HTTP front end's private state (the MHD daemon and request
  * bookkeeping), kept in srv->http. */
@@ -1670,10 +1671,16 @@ static void am_http_conn_cb(void *cls, struct MHD_Connection *conn, void **socke
                             enum MHD_ConnectionNotificationCode code)
 {
     am_http *h = cls;
-    (void)conn;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         int n = atomic_fetch_add(&h->conns, 1) + 1;
-        *socket_context = n > h->srv->cfg.max_connections ? &h->reserved_mark : NULL;
+        int reserved = n > h->srv->cfg.max_connections;
+        *socket_context = reserved ? &h->reserved_mark : NULL;
+        /* a probe asks at once: a reserved connection that idles is
+         * somebody holding the probes' room (libmicrohttpd has put the
+         * connection in its timeout list before this callback) */
+        if (reserved)
+            MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+                                      (unsigned)AM_HTTP_RESERVED_IDLE_S);
         am_prom_connections(h->srv->prom, 1);
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
         atomic_fetch_sub(&h->conns, 1);
