@@ -112,7 +112,8 @@ enum am_srv_kind {
       "= none, and write requests from any other origin are refused with 403")                     \
     X("allowed-host", "list", "", AM_SRV_HOSTS, allowed_host, 0, 0, NULL,                          \
       "extra Host header names accepted on loopback connections (e.g. the name a "                 \
-      "reverse proxy forwards); localhost and loopback IPs always are, others get 403 "            \
+      "reverse proxy forwards), and on other connections while read-token is unset; localhost "    \
+      "and loopback IPs always are (other IPs on other connections), others get 403 "              \
       "(DNS-rebinding protection); comma-separated, the flag may be repeated")                     \
     X("max-db-size", "size", "0", AM_SRV_SIZE, max_db_size, 0, 1024 * AM_GIB, NULL,                \
       "largest database file (SQLite max_page_count); a write that would grow it past answers "    \
@@ -120,19 +121,18 @@ enum am_srv_kind {
     X("history-cache", "size", "64MiB", AM_SRV_SIZE, history_cache, 0, 64 * AM_GIB, NULL,          \
       "memory for the sessions' word counts kept in memory, so that a segment's recall "           \
       "lookups read no database page; a session whose history does not fit reads its settled "     \
-      "counts from the database, with the same results; 0 = none kept")                           \
+      "counts from the database, with the same results; 0 = none kept")                            \
     X("max-streams", "int", "512", AM_SRV_INT, max_streams, 0, 1000000, NULL,                      \
-      "open event streams (GET …/events) on the whole server; one more gets 503 with "            \
-      "Retry-After (keep it below max-connections so streams never take every connection); "      \
+      "open event streams (GET …/events) on the whole server; one more gets 503 with "           \
+      "Retry-After (keep it below max-connections so streams never take every connection); "       \
       "0 = streams off")                                                                           \
-    X("max-streams-per-client", "int", "32", AM_SRV_INT, max_streams_per_client, 0, 1000000,      \
-      NULL,                                                                                        \
-      "open event streams from one client address; one more gets 429 too-many-streams with "      \
-      "Retry-After (behind a reverse proxy every client has the proxy's address: raise it); "     \
+    X("max-streams-per-client", "int", "32", AM_SRV_INT, max_streams_per_client, 0, 1000000, NULL, \
+      "open event streams from one client address; one more gets 429 too-many-streams with "       \
+      "Retry-After (behind a reverse proxy every client has the proxy's address: raise it); "      \
       "0 = no per-client cap")                                                                     \
-    X("max-streams-per-session", "int", "64", AM_SRV_INT, max_streams_per_session, 0, 1000000,    \
+    X("max-streams-per-session", "int", "64", AM_SRV_INT, max_streams_per_session, 0, 1000000,     \
       NULL,                                                                                        \
-      "open event streams of one session; one more gets 429 too-many-streams with Retry-After; "  \
+      "open event streams of one session; one more gets 429 too-many-streams with Retry-After; "   \
       "0 = no per-session cap")                                                                    \
     X("stream-max-age", "int", "600", AM_SRV_INT, stream_max_age, 0, 86400 * 7, NULL,              \
       "seconds an event stream stays open; then it ends with a reconnect event and the client "    \

@@ -487,8 +487,7 @@ void am_req_peer(const am_req *req, char *buf, size_t n)
     const am_http_ctx *x = req ? req->conn : NULL;
     buf[0] = '\0';
     const union MHD_ConnectionInfo *ci =
-        x && x->conn ? MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS)
-                     : NULL;
+        x && x->conn ? MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS) : NULL;
     const struct sockaddr *sa = ci ? ci->client_addr : NULL;
     if (!sa)
         return;
@@ -499,8 +498,8 @@ void am_req_peer(const am_req *req, char *buf, size_t n)
     } else if (sa->sa_family == AF_INET6) {
         const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
         int mapped = IN6_IS_ADDR_V4MAPPED(a); /* one client, whichever socket it came on */
-        if (!inet_ntop(mapped ? AF_INET : AF_INET6, mapped ? (const void *)&a->s6_addr[12] : a,
-                       buf, (socklen_t)n))
+        if (!inet_ntop(mapped ? AF_INET : AF_INET6, mapped ? (const void *)&a->s6_addr[12] : a, buf,
+                       (socklen_t)n))
             buf[0] = '\0';
     }
 }
@@ -1260,8 +1259,8 @@ static int am_http_hidden_bytes(const am_http_ctx *x, const char *method, const 
     }
     for (size_t i = 0; layout_ok && i < size && !hidden; i++) {
         char ch = lo[i];
-        hidden = !known[i] && ch != '\0' && ch != ' ' && ch != '\t' && ch != '\r' &&
-                 ch != '\n' && ch != ':';
+        hidden = !known[i] && ch != '\0' && ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n' &&
+                 ch != ':';
     }
     free(known);
     return hidden;
@@ -1288,13 +1287,13 @@ static int am_http_framing_check(am_http_ctx *x, const char *method, const char 
     int nul = am_http_hidden_bytes(x, method, version, &c);
     free(c.spans);
     const char *te = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Transfer-Encoding");
-    const char *why = nul               ? "a header holds a NUL byte"
-                      : c.host > 1      ? "the request has more than one Host header"
-                      : c.length > 1    ? "the request has more than one Content-Length header"
-                      : c.coding > 1    ? "the request has more than one Transfer-Encoding header"
+    const char *why = nul            ? "a header holds a NUL byte"
+                      : c.host > 1   ? "the request has more than one Host header"
+                      : c.length > 1 ? "the request has more than one Content-Length header"
+                      : c.coding > 1 ? "the request has more than one Transfer-Encoding header"
                       : c.coding && c.length ? "the request has both Transfer-Encoding and "
                                                "Content-Length"
-                                        : NULL;
+                                             : NULL;
     x->req.path = x->target; /* the problem's instance: nothing is decoded yet */
     if (why) {
         am_http_early(x, AM_P_BAD_REQUEST, why);
@@ -1324,8 +1323,7 @@ static int am_http_reserved_refuse(const am_http_ctx *x)
         return 0;
     if (atomic_load(&x->http->conns) <= x->http->srv->cfg.max_connections)
         return 0; /* others closed meanwhile: it is an ordinary connection now */
-    return strcmp(x->path, "/healthz") && strcmp(x->path, "/readyz") &&
-           strcmp(x->path, "/metrics");
+    return strcmp(x->path, "/healthz") && strcmp(x->path, "/readyz") && strcmp(x->path, "/metrics");
 }
 
 /* Everything decided before the body: request id, target, host, route,
@@ -1767,18 +1765,19 @@ static void am_http_warn_exposed(am_server *srv, const struct sockaddr *sa)
     const am_srv_config *cfg = &srv->cfg;
     int loopback = 0;
     if (sa->sa_family == AF_INET)
-        loopback = (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) ==
-                   127;
+        loopback =
+            (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) == 127;
     else if (sa->sa_family == AF_INET6)
-        loopback = IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
+        loopback =
+            IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
     if (loopback || cfg->read_token[0])
         return;
     am_log_at(&srv->log, AM_LOG_WARN, NULL,
               "listening on %s without %s: anyone who can reach port %d can %s every session; "
               "set write-token and read-token (Host names other than IP addresses need "
               "allowed-host meanwhile)",
-              cfg->listen, cfg->write_token[0] ? "read-token" : "a token",
-              am_http_port(srv), cfg->write_token[0] ? "read" : "read and change");
+              cfg->listen, cfg->write_token[0] ? "read-token" : "a token", am_http_port(srv),
+              cfg->write_token[0] ? "read" : "read and change");
 }
 
 int am_http_start(am_server *srv, am_buf *err)
@@ -1825,10 +1824,10 @@ int am_http_start(am_server *srv, am_buf *err)
         flags, (uint16_t)cfg->port, &am_http_accept, h, &am_http_access, h,
         MHD_OPTION_EXTERNAL_LOGGER, &am_http_mhd_log, h, MHD_OPTION_SOCK_ADDR, sa,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)(cfg->max_connections + cfg->reserved_connections),
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->conn_timeout, MHD_OPTION_URI_LOG_CALLBACK,
-        &am_http_uri_cb, h, MHD_OPTION_NOTIFY_COMPLETED, &am_http_done_cb, h,
-        MHD_OPTION_NOTIFY_CONNECTION, &am_http_conn_cb, h, MHD_OPTION_END);
+        (unsigned)(cfg->max_connections + cfg->reserved_connections), MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->conn_timeout, MHD_OPTION_URI_LOG_CALLBACK, &am_http_uri_cb, h,
+        MHD_OPTION_NOTIFY_COMPLETED, &am_http_done_cb, h, MHD_OPTION_NOTIFY_CONNECTION,
+        &am_http_conn_cb, h, MHD_OPTION_END);
     if (!d) {
         am_buf_printf(err, "cannot listen on %s%s%s:%d%s%s", (flags & MHD_USE_IPv6) ? "[" : "",
                       cfg->listen, (flags & MHD_USE_IPv6) ? "]" : "", cfg->port,

@@ -358,17 +358,27 @@ static void test_bad_values(void **state)
     am_buf err;
     am_buf_init(&err);
     static const char *const bad[][2] = {
-        {"port", "70000"},       {"port", "-1"},
-        {"port", "80x"},         {"port", ""},
-        {"port", " 80"},         {"threads", "0"},
-        {"log-level", "loud"},   {"log-level", "INFO"},
-        {"durability", "extra"}, {"listen", "localhost"},
-        {"listen", "1.2.3"},     {"listen", ""},
-        {"write-token", "a b"},  {"write-token", "tok\n"},
-        {"max-systems", "1000"}, {"conn-timeout", "1e3"},
+        {"port", "70000"},
+        {"port", "-1"},
+        {"port", "80x"},
+        {"port", ""},
+        {"port", " 80"},
+        {"threads", "0"},
+        {"log-level", "loud"},
+        {"log-level", "INFO"},
+        {"durability", "extra"},
+        {"listen", "localhost"},
+        {"listen", "1.2.3"},
+        {"listen", ""},
+        {"write-token", "a b"},
+        {"write-token", "tok\n"},
+        {"max-systems", "1000"},
+        {"conn-timeout", "1e3"},
         /* tokens under 16 characters can be guessed: refused (issue 25) */
-        {"write-token", "x"},    {"write-token", "fifteen-chars-1"},
-        {"read-token", "r"},     {"max-streams", "-1"},
+        {"write-token", "x"},
+        {"write-token", "fifteen-chars-1"},
+        {"read-token", "r"},
+        {"max-streams", "-1"},
         {"reserved-connections", "0"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
