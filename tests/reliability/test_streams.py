@@ -333,6 +333,52 @@ def test_stream_ends_at_max_age_with_a_reconnect_id_and_resumes_without_a_gap():
         srv.kill()
 
 
+def test_stream_whose_writes_cannot_progress_is_closed_after_conn_timeout():
+    """A client that keeps its stream open but never reads: once the socket
+    buffers are full the server's writes cannot progress, and the connection
+    timeout closes it (libmicrohttpd counts no activity), freeing its slot."""
+    t = 3
+    srv = Server("--conn-timeout", str(t), "--max-body", "8MiB", "--max-glossary-body", "8MiB",
+                 "--max-batch", "2000", "--sse-heartbeat", "1")
+    try:
+        c = srv.client()
+        c.create_session(id="a", options=dict(OPTIONS))
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(10)
+        s.connect(("127.0.0.1", srv.port))
+        s.sendall(b"GET /v1/sessions/a/events HTTP/1.1\r\n" + HOST + b"\r\n")
+        time.sleep(0.5)
+        eq(metric(srv.port, "adaptmon_event_streams_open"), 1, "the stream is open")
+        text = " ".join("word%d" % k for k in range(300))
+        stalled_at, closed_at = None, None
+        for b in range(40):
+            batch = [{"id": "b%d-%d" % (b, i), "source": text, "hypothesis": text,
+                      "translation": text} for i in range(200)]
+            r = c.post("/v1/sessions/a/segments", batch)
+            check(r.status in (200, 201, 207), "batch %d: %s" % (b, r.body[:200]))
+            if metric(srv.port, "adaptmon_event_streams_open") == 0:
+                closed_at = time.monotonic()
+                break
+            if stalled_at is None:
+                stalled_at = time.monotonic()
+        deadline = time.monotonic() + t + 10
+        while closed_at is None and time.monotonic() < deadline:
+            if metric(srv.port, "adaptmon_event_streams_open") == 0:
+                closed_at = time.monotonic()
+                break
+            time.sleep(0.25)
+        check(closed_at is not None, "the stalled stream was closed")
+        print("# stalled stream closed %.1f s after the first batch (backlog drops: %d)" %
+              (closed_at - stalled_at,
+               metric(srv.port, 'adaptmon_event_streams_ended_total{reason="backlog"}')))
+        s.close()
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
 # ---- header framing -------------------------------------------------------------------
 
 def test_header_framing_is_refused_at_once():
