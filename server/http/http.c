@@ -33,7 +33,13 @@
  * header that names anything but localhost, a loopback IP or an
  * allowed-host is refused with 403 forbidden-host before routing (DNS
  * rebinding: a page of evil.example whose name resolves to 127.0.0.1 would
- * otherwise read and write the API). A request with an unsafe method (not GET/HEAD/OPTIONS) that
+ * otherwise read and write the API); on other connections the same holds
+ * without read-token, except that any IP literal passes (am_http_host_ok).
+ * Framing a proxy could read differently (a NUL in a header, two Host,
+ * Content-Length or Transfer-Encoding headers, a coding other than
+ * chunked) is refused first of all (am_http_framing_check). Connections
+ * beyond max-connections (reserved-connections of them) serve only the
+ * probes (am_http_conn_cb). A request with an unsafe method (not GET/HEAD/OPTIONS) that
  * carries an Origin other than the server's own (scheme://Host) or one of
  * cors-origin is refused with 403 forbidden-origin before authentication
  * (a page of another site cannot post even a "simple" request). JSON

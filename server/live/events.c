@@ -2,8 +2,9 @@
  * events.c — the event hub (see events.h).
  *
  * Structures: a fixed hash of topics (one per session that has
- * subscribers), each with a list of subscribers. One hub mutex guards the
- * topics and lists; each subscriber has its own mutex for its queue. Lock
+ * subscribers), each with a list of subscribers and its count, and a fixed
+ * hash of client addresses with their open streams (the caps of
+ * am_ev_admit). One hub mutex guards the topics, lists and counts; each subscriber has its own mutex for its queue. Lock
  * order: hub->mu, then sub->mu, then (inside am_stream_wake) http.c's
  * stream mutex and libmicrohttpd's. Messages are formatted once and shared
  * by reference counting. A publisher (the posting thread) only checks
