@@ -123,6 +123,17 @@ def metric(port, name):
     return float(m.group(1))
 
 
+def wait_metric(port, name, ok, timeout=10.0):
+    """Polls /metrics until ok(value of name); returns whether it came."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if ok(metric(port, name)):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+
+
 def refused(s, st, head, rest, status, limit, what):
     eq(st, status, what)
     check(header(head, "Retry-After"), "%s: Retry-After" % what)
@@ -171,9 +182,9 @@ def test_stream_caps_per_session_client_and_server():
                "refusals by the %s cap" % limit)
         # a closed stream gives its place back (the count follows the close)
         held.pop().close()
-        deadline = time.monotonic() + 10
-        while metric(srv.port, "adaptmon_event_streams_open") > 5 and time.monotonic() < deadline:
-            time.sleep(0.2)  # the next heartbeat notices the closed socket
+        # the next heartbeat notices the closed socket
+        check(wait_metric(srv.port, "adaptmon_event_streams_open", lambda v: v <= 5),
+              "the closed stream is no longer counted")
         s, st, _, _ = open_stream(srv.port, "d", src="127.0.0.3")
         eq(st, 200, "a stream after one closed")
         held.append(s)
@@ -325,8 +336,9 @@ def test_stream_ends_at_max_age_with_a_reconnect_id_and_resumes_without_a_gap():
         ids = re.findall(rb"id: (\d+)\nevent: segment", body)
         eq(ids, [b"3"], "the resume sends only the later segment")
         s.close()
-        check(metric(srv.port, 'adaptmon_event_streams_ended_total{reason="max_age"}') >= 1,
-              "the expiry is counted")
+        # counted when the response is freed, just after the connection ends
+        check(wait_metric(srv.port, 'adaptmon_event_streams_ended_total{reason="max_age"}',
+                          lambda v: v >= 1), "the expiry is counted")
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:
