@@ -528,11 +528,6 @@ void am_events_sub_start(am_ev_sub *sub, am_stream *st, int64_t last_seq)
     am_stream_wake(st);
 }
 
-int am_events_open(am_events *ev)
-{
-    return ev ? atomic_load(&ev->nsubs) : 0;
-}
-
 void am_events_sub_free(void *cls)
 {
     am_ev_sub *sub = cls;

@@ -109,8 +109,6 @@ int am_events_subscribe(am_events *ev, const char *session, int64_t after, const
  * am_events_sub_free) and the session's highest seq when it was looked up
  * (the id its reconnect event carries when no later segment was sent). */
 void am_events_sub_start(am_ev_sub *sub, am_stream *st, int64_t last_seq);
-/* Open subscribers of the hub (a gauge for tests and /metrics). */
-int am_events_open(am_events *ev);
 /* am_stream_read_fn: the next bytes of the stream (see http.h). */
 long am_events_sub_read(void *sub, char *buf, size_t max);
 /* am_stream_free_fn: unsubscribes and frees. */
