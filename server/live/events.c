@@ -4,9 +4,10 @@
  * Structures: a fixed hash of topics (one per session that has
  * subscribers), each with a list of subscribers and its count, and a fixed
  * hash of client addresses with their open streams (the caps of
- * am_ev_admit). One hub mutex guards the topics, lists and counts; each subscriber has its own
- * mutex for its queue. Lock order: hub->mu, then sub->mu, then (inside am_stream_wake) http.c's
- * stream mutex and libmicrohttpd's. Messages are formatted once and shared
+ * am_ev_admit). One hub mutex guards the topics, lists and counts; each
+ * subscriber has its own mutex for its queue. Lock order: hub->mu, then
+ * sub->mu, then (inside am_stream_wake) http.c's stream mutex and
+ * libmicrohttpd's. Messages are formatted once and shared
  * by reference counting. A publisher (the posting thread) only checks
  * that the session has subscribers, formats the message and appends it to
  * the hub's FIFO (O(1), its own short lock qmu); the hub's thread fans it
