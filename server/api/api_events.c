@@ -5,7 +5,9 @@
 #include "events.h"
 #include "prom.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +38,26 @@ static int am_events_after(am_req *req, am_resp *resp, int64_t *after)
 }
 
 #define AM_EVENTS_RETRY_AFTER "5" /* seconds, on a refusal by a cap */
+
+/* The key the per-client cap counts under (into key, n bytes): the IPv4
+ * address, or the /64 prefix of an IPv6 one ("2001:db8:1:2::/64"): one
+ * host is usually given a whole /64, so a per-address cap would not bind
+ * it. "" when the address is unknown (not counted per client). */
+static void am_events_client_key(const am_req *req, char *key, size_t n)
+{
+    char addr[64];
+    am_req_peer(req, addr, sizeof addr);
+    struct in6_addr a6;
+    if (!strchr(addr, ':') || inet_pton(AF_INET6, addr, &a6) != 1) {
+        snprintf(key, n, "%s", addr);
+        return;
+    }
+    memset(&a6.s6_addr[8], 0, 8);
+    char net[64];
+    if (!inet_ntop(AF_INET6, &a6, net, sizeof net))
+        net[0] = '\0';
+    snprintf(key, n, "%s/64", net);
+}
 
 /* Answers the refusal of a cap (429 for a client's or a session's, 503 for
  * the server's) with Retry-After, and counts it. */
@@ -76,8 +98,8 @@ void am_api_events(am_req *req, am_resp *resp)
     }
     /* subscribe before looking the session up: a delete in between is then
      * seen as "event: deleted", not missed; the caps are taken at once */
-    char peer[64];
-    am_req_peer(req, peer, sizeof peer);
+    char peer[80];
+    am_events_client_key(req, peer, sizeof peer);
     am_ev_admit adm = {peer,
                        cfg->max_streams,
                        cfg->max_streams_per_client,
