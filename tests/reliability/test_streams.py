@@ -197,6 +197,50 @@ def test_stream_caps_per_session_client_and_server():
         srv.kill()
 
 
+def test_concurrent_stream_requests_never_overshoot_a_cap():
+    """40 stream requests for one session at once with a per-session cap of
+    5: exactly 5 are admitted (the count is checked and taken under one
+    lock), and the other 35 get 429."""
+    import threading
+    srv = Server("--max-streams-per-session", "5", "--max-streams-per-client", "0",
+                 "--threads", "8")
+    held, statuses = [], []
+    lock = threading.Lock()
+    go = threading.Event()
+    try:
+        c = srv.client()
+        c.create_session(id="a", options=dict(OPTIONS))
+        c.close()
+
+        def one():
+            go.wait()
+            try:
+                s, st, _, _ = open_stream(srv.port, "a")
+            except OSError:
+                s, st = None, None
+            with lock:
+                statuses.append(st)
+                if s:
+                    held.append(s)
+        threads = [threading.Thread(target=one) for _ in range(40)]
+        for t in threads:
+            t.start()
+        go.set()
+        for t in threads:
+            t.join(30)
+        eq(statuses.count(200), 5, "admitted: %r" % sorted(statuses, key=str))
+        eq(statuses.count(429), 35, "refused")
+        eq(metric(srv.port, "adaptmon_event_streams_open"), 5, "open streams")
+        for s in held:
+            s.close()
+        held = []
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        for s in held:
+            s.close()
+        srv.kill()
+
+
 def test_streams_off_with_max_streams_0():
     srv = Server("--max-streams", "0")
     try:
