@@ -232,7 +232,8 @@ static int am_serve_fd_budget(am_srv_config *cfg, const am_log *lg, am_buf *err)
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
         return AM_OK; /* nothing known: keep the configured value */
     rlim_t reserve = AM_SERVE_FD_FIXED + AM_SERVE_FD_PER_THREAD * (rlim_t)cfg->threads;
-    rlim_t need = (rlim_t)cfg->max_connections + reserve;
+    /* the probes' connections (reserved-connections) come on top */
+    rlim_t need = (rlim_t)cfg->max_connections + (rlim_t)cfg->reserved_connections + reserve;
     if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
         struct rlimit up = rl;
         up.rlim_cur = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need) ? need : rl.rlim_max;
@@ -249,12 +250,15 @@ static int am_serve_fd_budget(am_srv_config *cfg, const am_log *lg, am_buf *err)
                       cfg->threads, (unsigned long long)(reserve + AM_SERVE_MIN_CONNECTIONS));
         return AM_ERR_INVALID;
     }
-    int fit = (int)(rl.rlim_cur - reserve);
+    int avail = (int)(rl.rlim_cur - reserve); /* >= AM_SERVE_MIN_CONNECTIONS */
+    if (avail - cfg->reserved_connections < AM_SERVE_MIN_CONNECTIONS)
+        cfg->reserved_connections = avail - AM_SERVE_MIN_CONNECTIONS; /* the probes' room shrinks */
+    int fit = avail - cfg->reserved_connections;
     am_log_at(lg, AM_LOG_WARN, NULL,
-              "max-connections %d lowered to %d: the open files limit is %llu (hard %llu) and "
-              "%llu descriptors are kept for the database and the threads (raise the limit with "
-              "ulimit -n or LimitNOFILE=)",
-              cfg->max_connections, fit, (unsigned long long)rl.rlim_cur,
+              "max-connections %d lowered to %d (and %d reserved for the probes): the open "
+              "files limit is %llu (hard %llu) and %llu descriptors are kept for the database "
+              "and the threads (raise the limit with ulimit -n or LimitNOFILE=)",
+              cfg->max_connections, fit, cfg->reserved_connections, (unsigned long long)rl.rlim_cur,
               (unsigned long long)rl.rlim_max, (unsigned long long)reserve);
     cfg->max_connections = fit;
     return AM_OK;

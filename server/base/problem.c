@@ -33,6 +33,8 @@ static const am_problem am_problems[AM_P_COUNT] = {
     [AM_P_UNAVAILABLE] = {"unavailable", 503, "Service unavailable"},
     [AM_P_REQUEST_TIMEOUT] = {"request-timeout", 503, "Request abandoned"},
     [AM_P_INSUFFICIENT_STORAGE] = {"insufficient-storage", 507, "Insufficient storage"},
+    [AM_P_TOO_MANY_STREAMS] = {"too-many-streams", 429, "Too many event streams"},
+    [AM_P_NOT_IMPLEMENTED] = {"not-implemented", 501, "Not implemented"},
 };
 
 const am_problem *am_problem_get(am_ptype t)

@@ -41,6 +41,8 @@ typedef enum am_ptype {
     AM_P_UNAVAILABLE, /* 503: busy database, a session that kept changing, stopping */
     AM_P_REQUEST_TIMEOUT, /* 503: abandoned by its time budget or at shutdown */
     AM_P_INSUFFICIENT_STORAGE, /* 507: disk or max-db-size full */
+    AM_P_TOO_MANY_STREAMS, /* 429: a client's or a session's event-stream cap */
+    AM_P_NOT_IMPLEMENTED, /* 501: a transfer coding other than chunked */
     AM_P_COUNT
 } am_ptype;
 

@@ -46,7 +46,15 @@ struct am_prom {
     int64_t segments;
     int64_t replayed; /* segments re-scored by edit replays */
     int64_t from_memory; /* POSTs scored without a read snapshot */
+    int64_t conns_open; /* connections (http.c) */
+    int64_t reserved_refused; /* requests refused on a reserved connection */
+    int64_t streams_open; /* event streams */
+    int64_t streams_refused[3]; /* by am_met_stream_limits */
+    int64_t streams_ended[2]; /* by am_met_stream_reasons */
 };
+
+static const char *const am_met_stream_limits[3] = {"server", "client", "session"};
+static const char *const am_met_stream_reasons[2] = {"max_age", "backlog"};
 
 am_prom *am_prom_new(void)
 {
@@ -163,6 +171,88 @@ void am_prom_segments(am_prom *m, int64_t n)
     pthread_mutex_unlock(&m->lock);
 }
 
+/* Adds delta to *field under the lock (m may be NULL). */
+static void am_met_add(am_prom *m, int64_t *field, int64_t delta)
+{
+    pthread_mutex_lock(&m->lock);
+    *field += delta;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void am_prom_connections(am_prom *m, int delta)
+{
+    if (m)
+        am_met_add(m, &m->conns_open, delta);
+}
+
+void am_prom_reserved_refused(am_prom *m)
+{
+    if (m)
+        am_met_add(m, &m->reserved_refused, 1);
+}
+
+void am_prom_stream_open(am_prom *m, int delta)
+{
+    if (m)
+        am_met_add(m, &m->streams_open, delta);
+}
+
+/* Index of s in the n names of v, or -1. */
+static int am_met_index(const char *const *v, size_t n, const char *s)
+{
+    for (size_t i = 0; s && i < n; i++)
+        if (!strcmp(v[i], s))
+            return (int)i;
+    return -1;
+}
+
+void am_prom_stream_refused(am_prom *m, const char *limit)
+{
+    int i = am_met_index(am_met_stream_limits, 3, limit);
+    if (m && i >= 0)
+        am_met_add(m, &m->streams_refused[i], 1);
+}
+
+void am_prom_stream_ended(am_prom *m, const char *reason)
+{
+    int i = am_met_index(am_met_stream_reasons, 2, reason);
+    if (m && i >= 0)
+        am_met_add(m, &m->streams_ended[i], 1);
+}
+
+/* Appends the connection and event-stream series (lock held). */
+static void am_met_render_streams(const am_prom *m, am_buf *out)
+{
+    am_buf_printf(out,
+                  "# HELP adaptmon_connections_open Client connections open (at most "
+                  "max-connections plus reserved-connections).\n"
+                  "# TYPE adaptmon_connections_open gauge\n"
+                  "adaptmon_connections_open %lld\n"
+                  "# HELP adaptmon_reserved_connection_refusals_total Requests other than "
+                  "/healthz, /readyz and /metrics refused with 503 on a connection beyond "
+                  "max-connections.\n"
+                  "# TYPE adaptmon_reserved_connection_refusals_total counter\n"
+                  "adaptmon_reserved_connection_refusals_total %lld\n"
+                  "# HELP adaptmon_event_streams_open Event streams (GET …/events) open.\n"
+                  "# TYPE adaptmon_event_streams_open gauge\n"
+                  "adaptmon_event_streams_open %lld\n"
+                  "# HELP adaptmon_event_streams_refused_total Event streams refused, by the "
+                  "cap that refused them (max-streams, -per-client, -per-session).\n"
+                  "# TYPE adaptmon_event_streams_refused_total counter\n",
+                  (long long)m->conns_open, (long long)m->reserved_refused,
+                  (long long)m->streams_open);
+    for (size_t i = 0; i < 3; i++)
+        am_buf_printf(out, "adaptmon_event_streams_refused_total{limit=\"%s\"} %lld\n",
+                      am_met_stream_limits[i], (long long)m->streams_refused[i]);
+    am_buf_appends(out, "# HELP adaptmon_event_streams_ended_total Event streams ended by the "
+                        "server: max_age (stream-max-age, with a reconnect event), backlog "
+                        "(the client fell too far behind).\n"
+                        "# TYPE adaptmon_event_streams_ended_total counter\n");
+    for (size_t i = 0; i < 2; i++)
+        am_buf_printf(out, "adaptmon_event_streams_ended_total{reason=\"%s\"} %lld\n",
+                      am_met_stream_reasons[i], (long long)m->streams_ended[i]);
+}
+
 /* Appends a label value with the escapes of the text format. */
 static void am_met_label(am_buf *out, const char *s)
 {
@@ -237,6 +327,7 @@ void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,
         am_buf_printf(out, "\"} %lld\n", (long long)h->count);
     }
     int64_t segments = m->segments, replayed = m->replayed, from_memory = m->from_memory;
+    am_met_render_streams(m, out);
     pthread_mutex_unlock(&m->lock);
 
     am_buf_printf(out,

@@ -27,6 +27,25 @@ void am_prom_replayed(am_prom *m, int64_t n);
 /* Counts one segment POST scored from the session's state in memory,
  * without a read snapshot (server/live/ingest.c, am_post_fast). */
 void am_prom_from_memory(am_prom *m);
+/* ---- connections and event streams (issue 25) ------------------------------
+ * Counted by http.c and live/events.c, rendered by am_prom_render:
+ *   adaptmon_connections_open                      gauge
+ *   adaptmon_reserved_connection_refusals_total    counter: requests other
+ *       than /healthz, /readyz, /metrics refused on a reserved connection
+ *   adaptmon_event_streams_open                    gauge
+ *   adaptmon_event_streams_refused_total{limit}    counter: server, client,
+ *       session (the cap that refused a GET …/events)
+ *   adaptmon_event_streams_ended_total{reason}     counter: max_age (ended
+ *       with a reconnect event), backlog (dropped: fell too far behind)
+ * Every function is NULL-safe (m NULL: nothing counted). */
+void am_prom_connections(am_prom *m, int delta);
+void am_prom_reserved_refused(am_prom *m);
+void am_prom_stream_open(am_prom *m, int delta);
+/* limit: "server", "client" or "session"; reason: "max_age" or "backlog"
+ * (other values are ignored). */
+void am_prom_stream_refused(am_prom *m, const char *limit);
+void am_prom_stream_ended(am_prom *m, const char *reason);
+
 /* Appends the text exposition format (version 0.0.4) to out, with the
  * gauges given by the caller. */
 void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,

@@ -38,6 +38,7 @@ enum am_srv_kind {
 #define AM_KIB 1024LL
 #define AM_MIB (1024LL * 1024LL)
 #define AM_GIB (1024LL * 1024LL * 1024LL)
+#define AM_SRV_MIN_TOKEN 16 /* characters of a bearer token, at least */
 
 /*
  * The option table. Columns: name, public type, default (as text), kind,
@@ -111,7 +112,8 @@ enum am_srv_kind {
       "= none, and write requests from any other origin are refused with 403")                     \
     X("allowed-host", "list", "", AM_SRV_HOSTS, allowed_host, 0, 0, NULL,                          \
       "extra Host header names accepted on loopback connections (e.g. the name a "                 \
-      "reverse proxy forwards); localhost and loopback IPs always are, others get 403 "            \
+      "reverse proxy forwards), and on other connections while read-token is unset; localhost "    \
+      "and loopback IPs always are (other IPs on other connections), others get 403 "              \
       "(DNS-rebinding protection); comma-separated, the flag may be repeated")                     \
     X("max-db-size", "size", "0", AM_SRV_SIZE, max_db_size, 0, 1024 * AM_GIB, NULL,                \
       "largest database file (SQLite max_page_count); a write that would grow it past answers "    \
@@ -119,7 +121,27 @@ enum am_srv_kind {
     X("history-cache", "size", "64MiB", AM_SRV_SIZE, history_cache, 0, 64 * AM_GIB, NULL,          \
       "memory for the sessions' word counts kept in memory, so that a segment's recall "           \
       "lookups read no database page; a session whose history does not fit reads its settled "     \
-      "counts from the database, with the same results; 0 = none kept")
+      "counts from the database, with the same results; 0 = none kept")                            \
+    X("max-streams", "int", "512", AM_SRV_INT, max_streams, 0, 1000000, NULL,                      \
+      "open event streams (GET …/events) on the whole server; one more gets 503 with "           \
+      "Retry-After (keep it below max-connections so streams never take every connection); "       \
+      "0 = streams off")                                                                           \
+    X("max-streams-per-client", "int", "32", AM_SRV_INT, max_streams_per_client, 0, 1000000, NULL, \
+      "open event streams from one client address; one more gets 429 too-many-streams with "       \
+      "Retry-After (behind a reverse proxy every client has the proxy's address: raise it); "      \
+      "0 = no per-client cap")                                                                     \
+    X("max-streams-per-session", "int", "64", AM_SRV_INT, max_streams_per_session, 0, 1000000,     \
+      NULL,                                                                                        \
+      "open event streams of one session; one more gets 429 too-many-streams with Retry-After; "   \
+      "0 = no per-session cap")                                                                    \
+    X("stream-max-age", "int", "600", AM_SRV_INT, stream_max_age, 0, 86400 * 7, NULL,              \
+      "seconds an event stream stays open; then it ends with a reconnect event and the client "    \
+      "resumes where it was (EventSource does so by itself, with Last-Event-ID), so a stream "     \
+      "nobody reads any more gives its connection back; 0 = no limit")                             \
+    X("reserved-connections", "int", "8", AM_SRV_INT, reserved_connections, 1, 1000, NULL,         \
+      "connections beyond max-connections that serve only /healthz, /readyz and /metrics "         \
+      "(anything else on them gets 503 and the connection closes), so probes answer when "         \
+      "clients hold every other connection")
 
 typedef struct am_srv_impl {
     enum am_srv_kind kind;
@@ -392,6 +414,17 @@ static int am_srv_set_index(am_srv_config *c, size_t i, const char *value, am_bu
                                : "control characters are not allowed");
                 return AM_ERR_INVALID;
             }
+        }
+        /* Refused, not warned: nothing limits the rate of guesses, so a
+         * short token is found by trying (a 1-character one in at most 94
+         * requests) and a warning in a log gives false assurance; 16
+         * characters of a random token are out of reach. */
+        if (im->kind == AM_SRV_SECRET && len && len < AM_SRV_MIN_TOKEN) {
+            am_srv_err(err,
+                       "%s: a token must be at least %d characters (it is %zu): a short one "
+                       "can be guessed; generate one, e.g. openssl rand -hex 16",
+                       name, AM_SRV_MIN_TOKEN, len);
+            return AM_ERR_INVALID;
         }
         char tmp[1024];
         assert(len < sizeof tmp); /* every string field is smaller */

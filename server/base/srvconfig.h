@@ -39,7 +39,12 @@ typedef struct am_srv_config {
     int64_t max_db_size; /* bytes, 0 = no limit (PRAGMA max_page_count) */
     int64_t history_cache; /* bytes of in-memory history counts (am_sessions_new), 0 = none */
     char cors_origin[1024]; /* comma-separated allowed web origins, "" = none */
-    char allowed_host[512]; /* comma-separated extra Host names accepted on loopback */
+    char allowed_host[512]; /* comma-separated extra Host names accepted (see http.c) */
+    int max_streams; /* open event streams on the server, default 512, 0 = streams off */
+    int max_streams_per_client; /* per client address, default 32, 0 = no cap */
+    int max_streams_per_session; /* per session, default 64, 0 = no cap */
+    int stream_max_age; /* seconds before a stream ends with a reconnect hint, 0 = never */
+    int reserved_connections; /* extra connections for /healthz, /readyz, /metrics only */
 } am_srv_config;
 
 typedef struct am_srv_option {

@@ -33,7 +33,13 @@
  * header that names anything but localhost, a loopback IP or an
  * allowed-host is refused with 403 forbidden-host before routing (DNS
  * rebinding: a page of evil.example whose name resolves to 127.0.0.1 would
- * otherwise read and write the API). A request with an unsafe method (not GET/HEAD/OPTIONS) that
+ * otherwise read and write the API); on other connections the same holds
+ * without read-token, except that any IP literal passes (am_http_host_ok).
+ * Framing a proxy could read differently (a NUL in a header, two Host,
+ * Content-Length or Transfer-Encoding headers, a coding other than
+ * chunked) is refused first of all (am_http_framing_check). Connections
+ * beyond max-connections (reserved-connections of them) serve only the
+ * probes (am_http_conn_cb). A request with an unsafe method (not GET/HEAD/OPTIONS) that
  * carries an Origin other than the server's own (scheme://Host) or one of
  * cors-origin is refused with 403 forbidden-origin before authentication
  * (a page of another site cannot post even a "simple" request). JSON
@@ -86,6 +92,7 @@
 #define AM_HTTP_MAX_WORD 256 /* bytes of a {word} path parameter */
 #define AM_HTTP_MAX_ID 128 /* bytes of any other path parameter */
 #define AM_HTTP_DISCARD_SLACK (8LL * 1024 * 1024) /* dropped bytes tolerated past the limit */
+#define AM_HTTP_RESERVED_IDLE_S 3 /* idle seconds allowed on a reserved (probe) connection */
 
 /* The HTTP front end's private state (the MHD daemon and request
  * bookkeeping), kept in srv->http. */
@@ -99,6 +106,8 @@ typedef struct am_http {
     uint64_t seed; /* request-id generator */
     atomic_int started; /* set once MHD_start_daemon returned */
     atomic_int stopping; /* set by am_http_stop: new connections are closed */
+    atomic_int conns; /* open connections (am_http_conn_cb) */
+    char reserved_mark; /* its address tags a connection opened beyond max-connections */
     char start_err[256]; /* last libmicrohttpd message before the start succeeded */
 } am_http;
 
@@ -110,6 +119,8 @@ typedef struct am_http_ctx {
     struct MHD_Connection *conn;
     int64_t start_ns; /* CLOCK_MONOTONIC */
     char *target; /* raw request target, owned */
+    const char *raw_uri; /* the target in libmicrohttpd's read buffer (an address range only) */
+    size_t raw_uri_len;
     char method[16]; /* copy for the completion log */
     enum am_http_phase phase;
     am_req req;
@@ -475,6 +486,28 @@ const char *am_req_header(const am_req *req, const char *name)
     if (!x || !x->conn)
         return NULL;
     return MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, name);
+}
+
+void am_req_peer(const am_req *req, char *buf, size_t n)
+{
+    const am_http_ctx *x = req ? req->conn : NULL;
+    buf[0] = '\0';
+    const union MHD_ConnectionInfo *ci =
+        x && x->conn ? MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS) : NULL;
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (!sa)
+        return;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)(const void *)sa;
+        if (!inet_ntop(AF_INET, &s4->sin_addr, buf, (socklen_t)n))
+            buf[0] = '\0';
+    } else if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+        int mapped = IN6_IS_ADDR_V4MAPPED(a); /* one client, whichever socket it came on */
+        if (!inet_ntop(mapped ? AF_INET : AF_INET6, mapped ? (const void *)&a->s6_addr[12] : a, buf,
+                       (socklen_t)n))
+            buf[0] = '\0';
+    }
 }
 
 /* The charset parameter of a Content-Type header value, copied into out
@@ -937,13 +970,21 @@ static int am_http_peer_loopback(const am_http_ctx *x)
     return 0;
 }
 
-/* On a loopback connection: does the Host header name this machine's
- * loopback (localhost, *.localhost, 127.0.0.0/8, [::1]) or an
- * allowed-host? A request without Host (HTTP/1.0; no browser sends one)
- * passes, as does every request from another machine. */
+/* Is the Host header acceptable (DNS-rebinding protection)? A page of
+ * evil.example whose name is made to resolve to this server's address
+ * reaches it with Host: evil.example, so a Host that is a DNS name must
+ * be one the operator named:
+ *   - localhost, *.localhost, 127.0.0.0/8 and [::1] always pass;
+ *   - on a loopback connection nothing else but an allowed-host does;
+ *   - on a connection from another machine an IP literal passes too (a
+ *     rebinding page always has a name), and when read-token is set every
+ *     Host passes: then every route but the probes needs a token, which a
+ *     rebinding page cannot send (no cookies are involved);
+ * A request without Host (HTTP/1.0; no browser sends one) passes. */
 static int am_http_host_ok(const am_http_ctx *x)
 {
-    if (!am_http_peer_loopback(x))
+    int loopback = am_http_peer_loopback(x);
+    if (!loopback && x->http->srv->cfg.read_token[0])
         return 1;
     const char *h = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Host");
     if (!h || !*h)
@@ -968,9 +1009,18 @@ static int am_http_host_ok(const am_http_ctx *x)
     if (nl > 0 && name[nl - 1] == '.') /* "localhost." is localhost */
         name[--nl] = '\0';
     struct in_addr a4;
+    struct in6_addr a6;
+    int v4 = inet_pton(AF_INET, name, &a4) == 1;
     if (!strcmp(name, "localhost") || (nl > 10 && !strcmp(name + nl - 10, ".localhost")) ||
-        !strcmp(name, "[::1]") ||
-        (inet_pton(AF_INET, name, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127))
+        !strcmp(name, "[::1]") || (v4 && (ntohl(a4.s_addr) >> 24) == 127))
+        return 1;
+    if (!loopback && name[0] == '[' && nl > 2) { /* "[v6]" */
+        name[nl - 1] = '\0';
+        if (inet_pton(AF_INET6, name + 1, &a6) == 1)
+            return 1;
+        name[nl - 1] = ']';
+    }
+    if (!loopback && v4)
         return 1;
     const char *allowed = x->http->srv->cfg.allowed_host;
     return am_http_in_list(allowed, name, nl) || am_http_in_list(allowed, h, n);
@@ -1130,10 +1180,162 @@ static void am_http_length_check(am_http_ctx *x)
     }
 }
 
+/* A byte range of the request head that libmicrohttpd parsed into a
+ * string (method, target, version, a header name or value). */
+typedef struct am_http_span {
+    const char *p;
+    size_t n;
+} am_http_span;
+
+/* What am_http_hdr_scan collects from the request's headers. */
+typedef struct am_http_hdrs {
+    int host, length, coding; /* Host, Content-Length, Transfer-Encoding headers */
+    am_http_span *spans; /* names and values (owned) */
+    size_t nspans, cap;
+} am_http_hdrs;
+
+static void am_http_span_add(am_http_hdrs *c, const char *p, size_t n)
+{
+    AM_GROW(c->spans, c->cap, c->nspans + 1, 32);
+    c->spans[c->nspans].p = p;
+    c->spans[c->nspans].n = n;
+    c->nspans++;
+}
+
+static enum MHD_Result am_http_hdr_scan(void *cls, enum MHD_ValueKind kind, const char *key,
+                                        size_t key_size, const char *value, size_t value_size)
+{
+    am_http_hdrs *c = cls;
+    (void)kind;
+    if (key)
+        am_http_span_add(c, key, key_size);
+    if (value)
+        am_http_span_add(c, value, value_size);
+    if (key && !strcasecmp(key, "Host"))
+        c->host++;
+    if (key && !strcasecmp(key, "Content-Length"))
+        c->length++;
+    if (key && !strcasecmp(key, "Transfer-Encoding"))
+        c->coding++;
+    return MHD_YES;
+}
+
+/* Is the Transfer-Encoding value exactly "chunked" (blanks around it and
+ * the case ignored)? */
+static int am_http_is_chunked(const char *te)
+{
+    while (*te == ' ' || *te == '\t')
+        te++;
+    size_t n = strlen(te);
+    while (n && (te[n - 1] == ' ' || te[n - 1] == '\t'))
+        n--;
+    return n == 7 && !strncasecmp(te, "chunked", 7);
+}
+
+/* Does the request head hide bytes behind a NUL? libmicrohttpd 0.9.75
+ * parses the head in place, writing NULs over the line ends and the
+ * separators, and keeps a header value only up to a NUL byte in it: the
+ * rest of the line ("X-A: a<NUL>b") is silently dropped, so this server
+ * and a proxy in front of it would read two different values. The head
+ * (MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE bytes from the method) is
+ * walked: every byte must lie inside a string the parser produced (method,
+ * target, version, names, values) or be a separator or blank; anything
+ * else was hidden by a NUL. When a parsed string lies outside that range
+ * (another layout than 0.9.75's), nothing can be concluded: returns 0. */
+static int am_http_hidden_bytes(const am_http_ctx *x, const char *method, const char *version,
+                                const am_http_hdrs *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (!ci || !method || !version || !x->raw_uri || !ci->header_size)
+        return 0;
+    const char *lo = method;
+    size_t size = ci->header_size;
+    unsigned char *known = am_xcalloc(size, 1);
+    am_http_span fixed[3] = {
+        {method, strlen(method)}, {x->raw_uri, x->raw_uri_len}, {version, strlen(version)}};
+    int hidden = 0, layout_ok = 1;
+    for (size_t i = 0; i < 3 + c->nspans && layout_ok; i++) {
+        const am_http_span *s = i < 3 ? &fixed[i] : &c->spans[i - 3];
+        /* address comparisons only: the spans point into the one read buffer */
+        if ((uintptr_t)s->p < (uintptr_t)lo || (uintptr_t)s->p + s->n > (uintptr_t)lo + size)
+            layout_ok = 0;
+        else
+            memset(known + ((uintptr_t)s->p - (uintptr_t)lo), 1, s->n);
+    }
+    for (size_t i = 0; layout_ok && i < size && !hidden; i++) {
+        char ch = lo[i];
+        hidden = !known[i] && ch != '\0' && ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n' &&
+                 ch != ':';
+    }
+    free(known);
+    return hidden;
+}
+
+/* Header-level framing the HTTP parser lets through, refused before
+ * anything else (400, or 501 for a transfer coding other than chunked),
+ * with the connection closed (its framing cannot be trusted):
+ *   - a NUL byte in a header (RFC 9110 §5.5 forbids it; libmicrohttpd
+ *     0.9.75 keeps the value up to the NUL, so two parsers would see two
+ *     values);
+ *   - two Host headers (it uses the first; a proxy that uses the last
+ *     would disagree with the DNS-rebinding check);
+ *   - two Content-Length or Transfer-Encoding headers, or both at once
+ *     (request smuggling through a proxy that reads the other one);
+ *   - a Transfer-Encoding other than chunked: libmicrohttpd then waits for
+ *     a body it cannot delimit until the idle timeout; RFC 9112 §6.1 says
+ *     501.
+ * Returns 1 when x->early is set. */
+static int am_http_framing_check(am_http_ctx *x, const char *method, const char *version)
+{
+    am_http_hdrs c = {0};
+    MHD_get_connection_values_n(x->conn, MHD_HEADER_KIND, am_http_hdr_scan, &c);
+    int nul = am_http_hidden_bytes(x, method, version, &c);
+    free(c.spans);
+    const char *te = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Transfer-Encoding");
+    const char *why = nul            ? "a header holds a NUL byte"
+                      : c.host > 1   ? "the request has more than one Host header"
+                      : c.length > 1 ? "the request has more than one Content-Length header"
+                      : c.coding > 1 ? "the request has more than one Transfer-Encoding header"
+                      : c.coding && c.length ? "the request has both Transfer-Encoding and "
+                                               "Content-Length"
+                                             : NULL;
+    x->req.path = x->target; /* the problem's instance: nothing is decoded yet */
+    if (why) {
+        am_http_early(x, AM_P_BAD_REQUEST, why);
+    } else if (te && !am_http_is_chunked(te)) {
+        char detail[200];
+        snprintf(detail, sizeof detail,
+                 "Transfer-Encoding '%.60s' is not supported: send the body with "
+                 "Content-Length or Transfer-Encoding: chunked",
+                 am_text_validate(te, strlen(te), NULL) == AM_OK ? te : "?");
+        am_http_early(x, AM_P_NOT_IMPLEMENTED, detail);
+    } else {
+        x->req.path = NULL;
+        return 0;
+    }
+    x->close_conn = 1;
+    return 1;
+}
+
+/* On a connection opened beyond max-connections (the reserved ones, see
+ * am_http_conn_cb), a request for anything but the probes is refused
+ * while the count is still above max-connections. */
+static int am_http_reserved_refuse(const am_http_ctx *x)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (!ci || ci->socket_context != &x->http->reserved_mark)
+        return 0;
+    if (atomic_load(&x->http->conns) <= x->http->srv->cfg.max_connections)
+        return 0; /* others closed meanwhile: it is an ordinary connection now */
+    return strcmp(x->path, "/healthz") && strcmp(x->path, "/readyz") && strcmp(x->path, "/metrics");
+}
+
 /* Everything decided before the body: request id, target, host, route,
  * origin, authentication, path parameters, shard owner, body limit; the
  * first refusal becomes x->early (x->has_early). */
-static void am_http_prepare(am_http_ctx *x, const char *method)
+static void am_http_prepare(am_http_ctx *x, const char *method, const char *version)
 {
     am_server *srv = x->http->srv;
     snprintf(x->method, sizeof x->method, "%s", method);
@@ -1146,6 +1348,8 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
     am_http_request_id(x);
     am_http_content_type(x);
 
+    if (am_http_framing_check(x, method, version))
+        return;
     if (am_http_parse_target(x) < 0) {
         x->req.path = x->path ? x->path : x->target;
         am_http_early(x, AM_P_BAD_REQUEST,
@@ -1160,10 +1364,24 @@ static void am_http_prepare(am_http_ctx *x, const char *method)
         x->raw_path = am_xstrndup(x->target, q ? (size_t)(q - x->target) : strlen(x->target));
         x->req.path = x->raw_path;
     }
+    if (am_http_reserved_refuse(x)) {
+        am_http_early(x, AM_P_UNAVAILABLE,
+                      "every connection is taken (max-connections); this one is reserved for "
+                      "/healthz, /readyz and /metrics");
+        am_resp_header(&x->early, "Retry-After", "1");
+        x->close_conn = 1;
+        am_prom_reserved_refused(srv->prom);
+        return;
+    }
     if (!am_http_host_ok(x)) {
         am_http_early(x, AM_P_FORBIDDEN_HOST,
-                      "on a loopback connection this server answers only requests for "
-                      "localhost, a loopback IP or an allowed-host (DNS-rebinding protection)");
+                      am_http_peer_loopback(x)
+                          ? "on a loopback connection this server answers only requests for "
+                            "localhost, a loopback IP or an allowed-host (DNS-rebinding "
+                            "protection)"
+                          : "without read-token this server answers only requests for "
+                            "localhost, an IP address or an allowed-host (DNS-rebinding "
+                            "protection)");
         return;
     }
     am_http_route(x, method);
@@ -1374,7 +1592,6 @@ static enum MHD_Result am_http_access(void *cls, struct MHD_Connection *conn, co
 {
     am_http *h = cls;
     am_http_ctx *x = *con_cls;
-    (void)version;
     atomic_store(&h->progress_ns, am_mono_ns());
     if (!x) { /* the URI callback always runs first; this is a safety net */
         x = am_xcalloc(1, sizeof *x);
@@ -1390,7 +1607,7 @@ static enum MHD_Result am_http_access(void *cls, struct MHD_Connection *conn, co
     if (x->phase == AM_PH_NEW) {
         x->conn = conn;
         x->phase = AM_PH_BODY;
-        am_http_prepare(x, method);
+        am_http_prepare(x, method, version);
         if (x->has_early && am_http_has_body(x)) {
             x->close_conn = 1; /* the body is not read: the connection cannot be reused */
             return am_http_queue(x, &x->early);
@@ -1448,6 +1665,33 @@ static enum MHD_Result am_http_accept(void *cls, const struct sockaddr *addr, so
     return atomic_load(&h->stopping) ? MHD_NO : MHD_YES;
 }
 
+/* MHD_OPTION_NOTIFY_CONNECTION: counts open connections. libmicrohttpd
+ * admits max-connections + reserved-connections (its limit is global and
+ * knows nothing of paths); a connection opened while max-connections
+ * others are open is tagged (its socket context is &h->reserved_mark) and
+ * serves only the probes (am_http_reserved_refuse), so /healthz, /readyz
+ * and /metrics answer when clients hold every ordinary connection. */
+static void am_http_conn_cb(void *cls, struct MHD_Connection *conn, void **socket_context,
+                            enum MHD_ConnectionNotificationCode code)
+{
+    am_http *h = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        int n = atomic_fetch_add(&h->conns, 1) + 1;
+        int reserved = n > h->srv->cfg.max_connections;
+        *socket_context = reserved ? &h->reserved_mark : NULL;
+        /* a probe asks at once: a reserved connection that idles is
+         * somebody holding the probes' room (libmicrohttpd has put the
+         * connection in its timeout list before this callback) */
+        if (reserved)
+            MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+                                      (unsigned)AM_HTTP_RESERVED_IDLE_S);
+        am_prom_connections(h->srv->prom, 1);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        atomic_fetch_sub(&h->conns, 1);
+        am_prom_connections(h->srv->prom, -1);
+    }
+}
+
 static void *am_http_uri_cb(void *cls, const char *uri, struct MHD_Connection *conn)
 {
     am_http *h = cls;
@@ -1456,6 +1700,8 @@ static void *am_http_uri_cb(void *cls, const char *uri, struct MHD_Connection *c
     x->http = h;
     x->start_ns = am_mono_ns();
     x->target = am_xstrdup(uri ? uri : "");
+    x->raw_uri = uri;
+    x->raw_uri_len = uri ? strlen(uri) : 0;
     am_resp_init(&x->early);
     am_resp_init(&x->work);
     atomic_fetch_add(&h->inflight, 1);
@@ -1518,6 +1764,28 @@ static void am_http_mhd_log(void *cls, const char *fmt, va_list ap)
     am_log_at(&h->srv->log, AM_LOG_WARN, NULL, "libmicrohttpd: %s", msg);
 }
 
+/* A WARN when the listener is reachable from other machines (not a
+ * loopback address) and writes, or reads, need no token. */
+static void am_http_warn_exposed(am_server *srv, const struct sockaddr *sa)
+{
+    const am_srv_config *cfg = &srv->cfg;
+    int loopback = 0;
+    if (sa->sa_family == AF_INET)
+        loopback =
+            (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) == 127;
+    else if (sa->sa_family == AF_INET6)
+        loopback =
+            IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
+    if (loopback || cfg->read_token[0])
+        return;
+    am_log_at(&srv->log, AM_LOG_WARN, NULL,
+              "listening on %s without %s: anyone who can reach port %d can %s every session; "
+              "set write-token and read-token (Host names other than IP addresses need "
+              "allowed-host meanwhile)",
+              cfg->listen, cfg->write_token[0] ? "read-token" : "a token", am_http_port(srv),
+              cfg->write_token[0] ? "read" : "read and change");
+}
+
 int am_http_start(am_server *srv, am_buf *err)
 {
     const am_srv_config *cfg = &srv->cfg;
@@ -1562,9 +1830,10 @@ int am_http_start(am_server *srv, am_buf *err)
         flags, (uint16_t)cfg->port, &am_http_accept, h, &am_http_access, h,
         MHD_OPTION_EXTERNAL_LOGGER, &am_http_mhd_log, h, MHD_OPTION_SOCK_ADDR, sa,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->conn_timeout,
-        MHD_OPTION_URI_LOG_CALLBACK, &am_http_uri_cb, h, MHD_OPTION_NOTIFY_COMPLETED,
-        &am_http_done_cb, h, MHD_OPTION_END);
+        (unsigned)(cfg->max_connections + cfg->reserved_connections), MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->conn_timeout, MHD_OPTION_URI_LOG_CALLBACK, &am_http_uri_cb, h,
+        MHD_OPTION_NOTIFY_COMPLETED, &am_http_done_cb, h, MHD_OPTION_NOTIFY_CONNECTION,
+        &am_http_conn_cb, h, MHD_OPTION_END);
     if (!d) {
         am_buf_printf(err, "cannot listen on %s%s%s:%d%s%s", (flags & MHD_USE_IPv6) ? "[" : "",
                       cfg->listen, (flags & MHD_USE_IPv6) ? "]" : "", cfg->port,
@@ -1575,6 +1844,7 @@ int am_http_start(am_server *srv, am_buf *err)
     h->daemon = d;
     h->started = 1;
     srv->http = h;
+    am_http_warn_exposed(srv, sa);
     return AM_OK;
 }
 

@@ -53,6 +53,9 @@ typedef struct am_resp {
 const char *am_req_query(const am_req *req, const char *key);
 /* Returns the value of request header name (case-insensitive), or NULL. */
 const char *am_req_header(const am_req *req, const char *name);
+/* Writes the client's address as text into buf (n bytes; "" when unknown):
+ * the IP literal without port, IPv4-mapped IPv6 addresses as IPv4. */
+void am_req_peer(const am_req *req, char *buf, size_t n);
 
 /* Parses the body as a JSON object. Checks the content type (application/json
  * or a +json type; anything else → 415), UTF-8 (422), syntax (400) and that

@@ -2,10 +2,12 @@
  * events.c — the event hub (see events.h).
  *
  * Structures: a fixed hash of topics (one per session that has
- * subscribers), each with a list of subscribers. One hub mutex guards the
- * topics and lists; each subscriber has its own mutex for its queue. Lock
- * order: hub->mu, then sub->mu, then (inside am_stream_wake) http.c's
- * stream mutex and libmicrohttpd's. Messages are formatted once and shared
+ * subscribers), each with a list of subscribers and its count, and a fixed
+ * hash of client addresses with their open streams (the caps of
+ * am_ev_admit). One hub mutex guards the topics, lists and counts; each
+ * subscriber has its own mutex for its queue. Lock order: hub->mu, then
+ * sub->mu, then (inside am_stream_wake) http.c's stream mutex and
+ * libmicrohttpd's. Messages are formatted once and shared
  * by reference counting. A publisher (the posting thread) only checks
  * that the session has subscribers, formats the message and appends it to
  * the hub's FIFO (O(1), its own short lock qmu); the hub's thread fans it
@@ -19,6 +21,7 @@
  * used after it is freed.
  */
 #include "events.h"
+#include "prom.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -45,16 +48,28 @@ typedef struct am_ev_msg {
 typedef struct am_ev_topic {
     char *session;
     am_ev_sub *subs; /* doubly linked through am_ev_sub.prev/next */
+    int n; /* subscribers in subs */
     struct am_ev_topic *next; /* bucket chain */
 } am_ev_topic;
+
+/* Open streams of one client address (per-client cap); dropped at 0. */
+typedef struct am_ev_peer {
+    char *addr;
+    int n;
+    struct am_ev_peer *next; /* bucket chain */
+} am_ev_peer;
 
 struct am_ev_sub {
     am_events *ev;
     am_ev_topic *topic; /* NULL once unlinked */
     am_ev_sub *prev, *next;
     char *session;
+    am_ev_peer *peer; /* counted per client (hub->mu); NULL when not */
+    am_prom *prom; /* borrowed; NULL = not counted */
     pthread_mutex_t mu;
     am_stream *stream; /* borrowed; NULL before am_events_sub_start */
+    int64_t expire_ns; /* CLOCK_MONOTONIC end of the stream's life; 0 = never */
+    int64_t last_id; /* highest segment seq sent, or the session's at the start */
     /* live queue (ring) */
     am_ev_msg **q;
     size_t qcap, qhead, qlen;
@@ -73,6 +88,7 @@ struct am_ev_sub {
     int closing; /* no more events accepted (deleted queued) */
     int shutdown; /* the server stops: end now */
     int ended; /* the final event went out */
+    int expired; /* its reconnect event was queued (maximum age) */
 };
 
 /* A message waiting for the fan-out thread. */
@@ -85,6 +101,7 @@ typedef struct am_ev_item {
 struct am_events {
     pthread_mutex_t mu;
     am_ev_topic *buckets[AM_EV_BUCKETS];
+    am_ev_peer *peers[AM_EV_BUCKETS]; /* open streams per client address */
     atomic_int nsubs;
     int stopping;
     am_store *store;
@@ -182,7 +199,46 @@ static void am_ev_topic_drop(am_events *ev, am_ev_topic *t)
     free(t);
 }
 
-/* Unlinks sub from its topic (dropping an empty topic). */
+/* The open-stream count of client address addr, or NULL. */
+static am_ev_peer *am_ev_peer_find(am_events *ev, const char *addr)
+{
+    for (am_ev_peer *p = ev->peers[am_ev_hash(addr)]; p; p = p->next)
+        if (!strcmp(p->addr, addr))
+            return p;
+    return NULL;
+}
+
+/* Counts one more stream of addr (an entry is made at the first). */
+static am_ev_peer *am_ev_peer_take(am_events *ev, const char *addr)
+{
+    am_ev_peer *p = am_ev_peer_find(ev, addr);
+    if (!p) {
+        size_t b = am_ev_hash(addr);
+        p = am_xcalloc(1, sizeof *p);
+        p->addr = am_xstrdup(addr);
+        p->next = ev->peers[b];
+        ev->peers[b] = p;
+    }
+    p->n++;
+    return p;
+}
+
+/* Counts one stream of p less, dropping the entry at 0 (NULL-safe). */
+static void am_ev_peer_put(am_events *ev, am_ev_peer *p)
+{
+    if (!p || --p->n > 0)
+        return;
+    am_ev_peer **pp = &ev->peers[am_ev_hash(p->addr)];
+    while (*pp && *pp != p)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = p->next;
+    free(p->addr);
+    free(p);
+}
+
+/* Unlinks sub from its topic (dropping an empty topic) and from its
+ * client's count. */
 static void am_ev_unlink(am_events *ev, am_ev_sub *sub)
 {
     am_ev_topic *t = sub->topic;
@@ -196,9 +252,12 @@ static void am_ev_unlink(am_events *ev, am_ev_sub *sub)
         sub->next->prev = sub->prev;
     sub->prev = sub->next = NULL;
     sub->topic = NULL;
+    t->n--;
     atomic_fetch_sub(&ev->nsubs, 1);
     if (!t->subs)
         am_ev_topic_drop(ev, t);
+    am_ev_peer_put(ev, sub->peer);
+    sub->peer = NULL;
 }
 
 /* ---- subscriber queue (sub->mu held) ---------------------------------------- */
@@ -385,8 +444,36 @@ void am_events_deleted(am_events *ev, const char *session)
 
 /* ---- subscribers ------------------------------------------------------------------ */
 
-int am_events_subscribe(am_events *ev, const char *session, int64_t after, am_ev_sub **out)
+/* Which cap of adm a new subscriber of session would pass (hub->mu
+ * held): the server's, then the session's, then the client's. */
+static am_ev_refusal am_ev_admit_check(am_events *ev, const char *session, const am_ev_admit *adm)
 {
+    if (adm->max_streams > 0 && atomic_load(&ev->nsubs) >= adm->max_streams)
+        return AM_EV_FULL_SERVER;
+    const am_ev_topic *t = am_ev_topic_find(ev, session);
+    if (adm->per_session > 0 && t && t->n >= adm->per_session)
+        return AM_EV_FULL_SESSION;
+    const am_ev_peer *p = adm->peer && adm->peer[0] ? am_ev_peer_find(ev, adm->peer) : NULL;
+    if (adm->per_client > 0 && p && p->n >= adm->per_client)
+        return AM_EV_FULL_CLIENT;
+    return AM_EV_ADMITTED;
+}
+
+static int64_t am_ev_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int am_events_subscribe(am_events *ev, const char *session, int64_t after, const am_ev_admit *adm,
+                        am_ev_sub **out, am_ev_refusal *refused)
+{
+    static const am_ev_admit none = {"", 0, 0, 0, 0, NULL};
+    if (!adm)
+        adm = &none;
+    *out = NULL;
+    *refused = AM_EV_ADMITTED;
     am_ev_sub *sub = am_xcalloc(1, sizeof *sub);
     pthread_mutex_init(&sub->mu, NULL);
     sub->ev = ev;
@@ -394,9 +481,18 @@ int am_events_subscribe(am_events *ev, const char *session, int64_t after, am_ev
     sub->replaying = after >= 0;
     sub->replay_after = after;
     sub->dedup_upto = -1;
+    sub->last_id = after;
+    if (adm->max_age_s > 0)
+        sub->expire_ns = am_ev_now_ns() + (int64_t)adm->max_age_s * 1000000000LL;
     pthread_mutex_lock(&ev->mu);
     if (ev->stopping) {
         sub->shutdown = 1;
+    } else if ((*refused = am_ev_admit_check(ev, session, adm)) != AM_EV_ADMITTED) {
+        pthread_mutex_unlock(&ev->mu);
+        free(sub->session);
+        pthread_mutex_destroy(&sub->mu);
+        free(sub);
+        return AM_ERR_RANGE;
     } else {
         am_ev_topic *t = am_ev_topic_find(ev, session);
         if (!t) {
@@ -411,17 +507,24 @@ int am_events_subscribe(am_events *ev, const char *session, int64_t after, am_ev
         if (t->subs)
             t->subs->prev = sub;
         t->subs = sub;
+        t->n++;
+        if (adm->peer && adm->peer[0])
+            sub->peer = am_ev_peer_take(ev, adm->peer);
         atomic_fetch_add(&ev->nsubs, 1);
+        sub->prom = adm->prom;
+        am_prom_stream_open(sub->prom, 1);
     }
     pthread_mutex_unlock(&ev->mu);
     *out = sub;
     return AM_OK;
 }
 
-void am_events_sub_start(am_ev_sub *sub, am_stream *st)
+void am_events_sub_start(am_ev_sub *sub, am_stream *st, int64_t last_seq)
 {
     pthread_mutex_lock(&sub->mu);
     sub->stream = st;
+    if (last_seq > sub->last_id && !sub->replaying)
+        sub->last_id = last_seq; /* live only: the session was at last_seq */
     pthread_mutex_unlock(&sub->mu);
     am_stream_wake(st);
 }
@@ -433,9 +536,16 @@ void am_events_sub_free(void *cls)
         return;
     am_events *ev = sub->ev;
     pthread_mutex_lock(&ev->mu);
+    int counted = sub->topic != NULL;
     am_ev_unlink(ev, sub);
     pthread_mutex_unlock(&ev->mu);
     /* nobody else can reach sub now */
+    if (counted)
+        am_prom_stream_open(sub->prom, -1);
+    if (sub->overflow)
+        am_prom_stream_ended(sub->prom, "backlog");
+    else if (sub->expired)
+        am_prom_stream_ended(sub->prom, "max_age");
     am_ev_queue_clear(sub);
     free(sub->q);
     am_ev_unref(sub->cur);
@@ -476,6 +586,36 @@ static int am_ev_replay_page(am_ev_sub *sub)
     return AM_OK;
 }
 
+/* Notes the seq of m (about to be sent) as the last id; returns m. */
+static am_ev_msg *am_ev_sent(am_ev_sub *sub, am_ev_msg *m)
+{
+    if (m->seq > sub->last_id)
+        sub->last_id = m->seq;
+    return m;
+}
+
+/* The last message of a stream past its maximum age (sub->mu held, nothing
+ * queued): "id: LAST" sets the client's Last-Event-ID to the last segment
+ * it was sent (an id field without data changes it too, but the event
+ * also tells a raw client why the stream ends), so its automatic
+ * reconnect resumes without a gap. The stream then ends; the subscriber
+ * takes no more events. */
+static am_ev_msg *am_ev_reconnect_msg(am_ev_sub *sub)
+{
+    char text[192];
+    long long id = sub->last_id > 0 ? (long long)sub->last_id : 0;
+    int n = snprintf(text, sizeof text,
+                     "id: %lld\nevent: reconnect\ndata: {\"reason\":\"max-age\","
+                     "\"last_event_id\":%lld,\"retry_ms\":%d}\n\n",
+                     id, id, AM_EVENTS_RETRY_MS);
+    am_ev_msg *m = am_ev_msg_new(text, (size_t)n, -1);
+    m->final = 1;
+    sub->closing = 1;
+    sub->expired = 1;
+    am_ev_queue_clear(sub);
+    return m;
+}
+
 /* The next message to send (a reference the caller owns), or NULL (sub->mu
  * held). *need_page is set when the replay needs another page first. */
 static am_ev_msg *am_ev_next(am_ev_sub *sub, int *need_page)
@@ -486,7 +626,7 @@ static am_ev_msg *am_ev_next(am_ev_sub *sub, int *need_page)
         return am_ev_ref(sub->ev->retry_msg);
     }
     if (sub->irep < sub->nrep)
-        return sub->rep[sub->irep++];
+        return am_ev_sent(sub, sub->rep[sub->irep++]);
     if (sub->replaying) {
         *need_page = 1;
         return NULL;
@@ -498,8 +638,10 @@ static am_ev_msg *am_ev_next(am_ev_sub *sub, int *need_page)
             continue;
         }
         sub->ping = 0; /* traffic is a heartbeat too */
-        return m;
+        return am_ev_sent(sub, m);
     }
+    if (sub->expire_ns && !sub->closing && am_ev_now_ns() >= sub->expire_ns)
+        return am_ev_reconnect_msg(sub);
     if (sub->ping) {
         sub->ping = 0;
         return am_ev_ref(sub->ev->ping_msg);
@@ -693,6 +835,11 @@ void am_events_free(am_events *ev)
             free(t->session);
             free(t);
             t = next;
+        }
+        for (am_ev_peer *p = ev->peers[b], *next; p; p = next) {
+            next = p->next;
+            free(p->addr);
+            free(p);
         }
     }
     am_ev_destroy(ev);

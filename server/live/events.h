@@ -24,6 +24,19 @@
  * replay already sent (seq <= the last replayed seq). Replacement (PUT)
  * events are always delivered: clients treat an already-seen seq as an
  * update.
+ *
+ * Budgets (issue 25): a subscriber is admitted only within the caps of
+ * am_ev_admit — open streams on the server, per client address and per
+ * session — so no client can take every connection with streams. A
+ * stream ends after its maximum age (at a moment when nothing is queued
+ * for it) with "id: N\nevent: reconnect\ndata: {…}": the id makes the
+ * client's Last-Event-ID the last segment it was sent, and EventSource
+ * reconnects by itself after the retry delay and resumes there without a
+ * gap. So a stream nobody reads any more (a closed laptop, a dead NAT
+ * entry) gives its connection back. A stream whose client stops reading
+ * while events keep coming is dropped at AM_EVENTS_MAX_BACKLOG events, or
+ * by the connection timeout (conn-timeout) once its writes cannot
+ * progress (libmicrohttpd closes a connection without I/O for that long).
  */
 #ifndef AM_EVENTS_H
 #define AM_EVENTS_H
@@ -63,14 +76,39 @@ void am_events_notice(am_events *ev, const char *session, const char *event, con
 /* The session was deleted: subscribers get "event: deleted" and end. */
 void am_events_deleted(am_events *ev, const char *session);
 
+/* Who asks for a stream and the caps it must fit (api_events.c fills it
+ * from the server options): every count is of open streams, checked and
+ * taken under the hub's lock, so concurrent subscribers cannot overshoot.
+ * A cap of 0 is no cap (max_streams 0 is refused before subscribing). */
+typedef struct am_ev_admit {
+    const char *peer; /* client address text ("" when unknown: not counted per client) */
+    int max_streams; /* on the whole hub */
+    int per_client; /* per peer */
+    int per_session;
+    int max_age_s; /* the stream ends with "event: reconnect" after this; 0 = never */
+    struct am_prom *prom; /* borrowed, outlives the hub; NULL = not counted */
+} am_ev_admit;
+
+/* Which cap refused a subscriber (AM_EV_ADMITTED: none). */
+typedef enum am_ev_refusal {
+    AM_EV_ADMITTED = 0,
+    AM_EV_FULL_SERVER,
+    AM_EV_FULL_CLIENT,
+    AM_EV_FULL_SESSION
+} am_ev_refusal;
+
 /* Registers a subscriber of session (events are buffered from now on);
- * after < 0: live events only, else replay seq > after first. The caller
- * owns *out: hand it to am_resp_stream with am_events_sub_read and
- * am_events_sub_free, then am_events_sub_start; or free it. */
-int am_events_subscribe(am_events *ev, const char *session, int64_t after, am_ev_sub **out);
+ * after < 0: live events only, else replay seq > after first. Returns
+ * AM_OK with *out owned by the caller: hand it to am_resp_stream with
+ * am_events_sub_read and am_events_sub_free, then am_events_sub_start; or
+ * free it. When a cap of adm is reached: AM_ERR_RANGE, *out NULL and
+ * *refused says which (nothing registered). */
+int am_events_subscribe(am_events *ev, const char *session, int64_t after, const am_ev_admit *adm,
+                        am_ev_sub **out, am_ev_refusal *refused);
 /* Tells the subscriber which stream to wake (borrowed; valid until
- * am_events_sub_free). */
-void am_events_sub_start(am_ev_sub *sub, am_stream *st);
+ * am_events_sub_free) and the session's highest seq when it was looked up
+ * (the id its reconnect event carries when no later segment was sent). */
+void am_events_sub_start(am_ev_sub *sub, am_stream *st, int64_t last_seq);
 /* am_stream_read_fn: the next bytes of the stream (see http.h). */
 long am_events_sub_read(void *sub, char *buf, size_t max);
 /* am_stream_free_fn: unsubscribes and frees. */

@@ -314,6 +314,19 @@ static int am_rs_put_totals(am_store_tx *tx, const am_rs *r, const char *shadow)
     return rc;
 }
 
+/* Fills f for a failed write of the rescore (rc, not NOTFOUND): a full
+ * disk or max-db-size is 507 insufficient-storage, as for every other
+ * write (the client can free space and retry), anything else 500. */
+static void am_rs_store_failed(am_fail *f, int rc, const char *session)
+{
+    if (rc == AM_ERR_FULL)
+        am_failp(f, AM_P_INSUFFICIENT_STORAGE, NULL, "the rescore of '%s': " AM_PROBLEM_FULL_NOTE,
+                 session);
+    else
+        am_failp(f, AM_P_INTERNAL, NULL, "storage error: the rescore of '%s' failed to store",
+                 session);
+}
+
 /* One attempt (see am_ingest_rescore). *retry is set when the session
  * changed under it. On success *summary is set. */
 /* Length/complexity (issue 15): the steps of the rescore in order (the
@@ -380,8 +393,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
         am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
         goto out;
     } else if (rc != AM_OK) {
-        am_failp(f, AM_P_INTERNAL, NULL, "storage error: the rescore of '%s' failed to store",
-                 session);
+        am_rs_store_failed(f, rc, session);
         goto out;
     }
     /* the switch: only onto the state that was scored */
@@ -424,8 +436,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
         if (rc == AM_ERR_NOTFOUND)
             am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
         else
-            am_failp(f, AM_P_INTERNAL, NULL, "storage error: the rescore of '%s' failed to store",
-                     session);
+            am_rs_store_failed(f, rc, session);
         goto out;
     }
     am_sess_tot_clear(sess); /* the totals cache is of the old results */

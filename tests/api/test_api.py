@@ -1259,10 +1259,10 @@ def test_metrics_etag_and_304():
 
 
 def test_bearer_token_authentication():
-    srv = Server("--write-token", "W-token-123", "--read-token", "R-token-456")
+    srv = Server("--write-token", "W-token-123-45678", "--read-token", "R-token-456-78901")
     try:
         c = srv.client()
-        W, R = "W-token-123", "R-token-456"
+        W, R = "W-token-123-45678", "R-token-456-78901"
         body = {"id": "auth", "source_lang": "en", "target_lang": "en"}
         r = c.post("/v1/sessions", body)
         expect_problem(r, 401, "unauthorized", "write without a token")

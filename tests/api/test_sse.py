@@ -35,7 +35,10 @@ WAIT = 60.0   # generous upper bound for anything to arrive (ASan builds are slo
 
 def setup():
     global S, C
-    S, C = serve("--sse-heartbeat", "1", "--max-connections", "2000")
+    # 200 streams of one session from one address: above the per-client and
+    # per-session caps (tests/reliability/test_streams.py tests those)
+    S, C = serve("--sse-heartbeat", "1", "--max-connections", "2000", "--max-streams", "1000",
+                 "--max-streams-per-client", "0", "--max-streams-per-session", "0")
 
 
 def teardown():
@@ -472,7 +475,7 @@ def test_client_far_behind_is_disconnected():
 
 
 def test_access_token_query_parameter():
-    W, R = "W-tok-sse-1", "R-tok-sse-2"
+    W, R = "W-tok-sse-1-0123456", "R-tok-sse-2-0123456"  # at least 16 characters
     srv = Server("--write-token", W, "--read-token", R)
     try:
         c = srv.client(token=W)
@@ -511,7 +514,7 @@ def test_access_token_query_parameter():
 
 
 def test_sigterm_with_50_open_streams():
-    srv = Server()
+    srv = Server("--max-streams-per-client", "64")  # 50 from one address: above the default 32
     try:
         c = srv.client()
         c.create_session(id="sse-term")

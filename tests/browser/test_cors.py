@@ -28,7 +28,7 @@ sys.path.insert(0, HERE)
 from harness import check, eq, run_tests  # noqa: E402
 from test_dashboard import CHROMIUM, Srv, _ensure_browser, node_report  # noqa: E402
 
-TOKEN = "cors-write-4d1e"
+TOKEN = "cors-write-4d1e-0123"  # at least 16 characters
 PAGE = b"""<!doctype html><html><head><meta charset="utf-8"><title>other origin</title></head>
 <body><p>a page of another origin</p></body></html>"""
 

@@ -11,9 +11,11 @@ is refused with the documented status.
   --max-term-occurrences N  N glossary term occurrences → 201, N+1 → 422
   --max-glossary-entries N  N entries → 200, N+1 → 413 (PUT and inline at POST /v1/sessions)
   --max-connections N       the N-th simultaneous connection is served, the
-                            N+1-th is not (it waits in the listen backlog, or
-                            gets 503/closed) until one of the N closes; with
-                            the default threads (16) above N, the pool is N
+                            N+1-th is not (503 on a reserved connection, which
+                            serves only /healthz, /readyz and /metrics; or it
+                            waits in the listen backlog) until one of the N
+                            closes; with the default threads (16) above N, the
+                            pool is N
   --conn-timeout N          an idle connection survives well under N s and is
                             closed after N s (+ the server's 1 s tick)
   --request-timeout-ms N    a request that computes longer (a PUT replaying a
@@ -220,10 +222,15 @@ def _max_connections_edge(*extra):
                           timeout=5)
         eq(st, 200, "connection number %d (the limit)" % n)
         held.append(_hold(srv.port))
-        # n held: the next one is not served (libmicrohttpd stops accepting;
-        # it waits in the kernel's backlog) until one of the n closes
+        # n held: the probes still answer, on the reserved connections beyond
+        # max-connections (issue 25) ...
+        st, _, _, _ = raw(srv.port, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+                          timeout=5)
+        eq(st, 200, "/healthz with %d connections held" % n)
+        # ... but any other request is not served: 503 on a reserved connection
+        # (or, once those are taken too, it waits in the kernel's backlog)
         extra = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
-        extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        extra.sendall(b"GET /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         extra.settimeout(scale(2, 6))
         try:
             got = extra.recv(4096)

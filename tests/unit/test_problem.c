@@ -84,6 +84,8 @@ static void test_statuses_unchanged(void **state)
         {AM_P_UNAVAILABLE, "unavailable", 503},
         {AM_P_REQUEST_TIMEOUT, "request-timeout", 503},
         {AM_P_INSUFFICIENT_STORAGE, "insufficient-storage", 507},
+        {AM_P_TOO_MANY_STREAMS, "too-many-streams", 429},
+        {AM_P_NOT_IMPLEMENTED, "not-implemented", 501},
     };
     assert_int_equal(sizeof want / sizeof want[0], AM_P_COUNT);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

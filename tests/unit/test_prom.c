@@ -216,6 +216,43 @@ static void *hammer(void *arg)
     return NULL;
 }
 
+/* The connection and event-stream series (issue 25): the gauges follow
+ * the deltas, refusals and ends are counted by their label, unknown labels
+ * and a NULL registry are ignored. */
+static void test_streams(void **state)
+{
+    (void)state;
+    am_prom *m = am_prom_new();
+    am_prom_connections(m, 3);
+    am_prom_connections(m, -1);
+    am_prom_stream_open(m, 2);
+    am_prom_stream_open(m, 1);
+    am_prom_stream_open(m, -1);
+    am_prom_stream_refused(m, "client");
+    am_prom_stream_refused(m, "client");
+    am_prom_stream_refused(m, "session");
+    am_prom_stream_refused(m, "nope");
+    am_prom_stream_ended(m, "max_age");
+    am_prom_stream_ended(m, "other");
+    am_prom_reserved_refused(m);
+    am_prom_stream_open(NULL, 1); /* NULL-safe */
+    am_prom_stream_refused(NULL, "client");
+    char *t = render(m, 0, 0, 0);
+    assert_true(sample(t, "adaptmon_connections_open") == 2);
+    assert_true(sample(t, "adaptmon_event_streams_open") == 2);
+    assert_true(sample(t, "adaptmon_event_streams_refused_total{limit=\"client\"}") == 2);
+    assert_true(sample(t, "adaptmon_event_streams_refused_total{limit=\"session\"}") == 1);
+    assert_true(sample(t, "adaptmon_event_streams_refused_total{limit=\"server\"}") == 0);
+    assert_true(sample(t, "adaptmon_event_streams_ended_total{reason=\"max_age\"}") == 1);
+    assert_true(sample(t, "adaptmon_event_streams_ended_total{reason=\"backlog\"}") == 0);
+    assert_true(sample(t, "adaptmon_reserved_connection_refusals_total") == 1);
+    assert_non_null(strstr(t, "# TYPE adaptmon_event_streams_open gauge\n"));
+    assert_non_null(strstr(t, "# TYPE adaptmon_event_streams_refused_total counter\n"));
+    assert_null(strstr(t, "nope"));
+    free(t);
+    am_prom_free(m);
+}
+
 static void test_concurrent(void **state)
 {
     (void)state;
@@ -269,7 +306,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_type), cmocka_unit_test(test_counters),
         cmocka_unit_test(test_histogram),     cmocka_unit_test(test_label_escaping),
-        cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_concurrent),    cmocka_unit_test(test_streams),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,7 +81,7 @@ static void test_defaults(void **state)
         assert_non_null(o->def);
         assert_true(strlen(o->help) > 10);
     }
-    assert_int_equal(n, 26);
+    assert_int_equal(n, 31); /* 26 + the five connection budgets (issue 25) */
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }
@@ -253,14 +253,14 @@ static void test_file_syntax(void **state)
                            "\n"
                            "\tport=9000\r\n"
                            "max_body =  2MiB  \n"
-                           "write-token = \"s3cr#t-token\"\n"
+                           "write-token = \"s3cr#t-token-0123\"\n"
                            "owner-map =\n"
                            "durability = full",
                            &err),
                      AM_OK);
     assert_int_equal(c.port, 9000);
     assert_int_equal(c.max_body, 2 * 1024 * 1024);
-    assert_string_equal(c.write_token, "s3cr#t-token");
+    assert_string_equal(c.write_token, "s3cr#t-token-0123");
     assert_string_equal(c.owner_map, "");
     assert_int_equal(c.durability, 1);
 
@@ -358,14 +358,28 @@ static void test_bad_values(void **state)
     am_buf err;
     am_buf_init(&err);
     static const char *const bad[][2] = {
-        {"port", "70000"},       {"port", "-1"},
-        {"port", "80x"},         {"port", ""},
-        {"port", " 80"},         {"threads", "0"},
-        {"log-level", "loud"},   {"log-level", "INFO"},
-        {"durability", "extra"}, {"listen", "localhost"},
-        {"listen", "1.2.3"},     {"listen", ""},
-        {"write-token", "a b"},  {"write-token", "tok\n"},
-        {"max-systems", "1000"}, {"conn-timeout", "1e3"},
+        {"port", "70000"},
+        {"port", "-1"},
+        {"port", "80x"},
+        {"port", ""},
+        {"port", " 80"},
+        {"threads", "0"},
+        {"log-level", "loud"},
+        {"log-level", "INFO"},
+        {"durability", "extra"},
+        {"listen", "localhost"},
+        {"listen", "1.2.3"},
+        {"listen", ""},
+        {"write-token", "a b"},
+        {"write-token", "tok\n"},
+        {"max-systems", "1000"},
+        {"conn-timeout", "1e3"},
+        /* tokens under 16 characters can be guessed: refused (issue 25) */
+        {"write-token", "x"},
+        {"write-token", "fifteen-chars-1"},
+        {"read-token", "r"},
+        {"max-streams", "-1"},
+        {"reserved-connections", "0"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = am_srv_config_set(&c, bad[i][0], bad[i][1], &err);
@@ -388,6 +402,16 @@ static void test_bad_values(void **state)
     memset(longtok, 'x', sizeof longtok - 1);
     longtok[sizeof longtok - 1] = '\0';
     assert_int_equal(am_srv_config_set(&c, "write-token", longtok, &err), AM_ERR_INVALID);
+    assert_int_equal(am_srv_config_set(&c, "write-token", "sixteen-chars-16", &err), AM_OK);
+    assert_string_equal(c.write_token, "sixteen-chars-16");
+    /* the connection budgets and their defaults */
+    am_srv_config e;
+    am_srv_config_init(&e);
+    assert_int_equal(e.max_streams, 512);
+    assert_int_equal(e.max_streams_per_client, 32);
+    assert_int_equal(e.max_streams_per_session, 64);
+    assert_int_equal(e.stream_max_age, 600);
+    assert_int_equal(e.reserved_connections, 8);
 
     /* flags: unknown, missing value, positional; environment: bad value */
     const char *a1[] = {"--nope", "1", NULL};
@@ -407,15 +431,16 @@ static void test_bad_values(void **state)
     assert_non_null(strstr(am_buf_str(&err), "ADAPTMON_MAX_BODY"));
 
     /* cross-option checks */
-    char *envp2[] = {(char *)(uintptr_t) "ADAPTMON_READ_TOKEN=r", NULL};
+    /* tokens are at least 16 characters (r-token-01234567: 16) */
+    char *envp2[] = {(char *)(uintptr_t) "ADAPTMON_READ_TOKEN=r-token-01234567", NULL};
     assert_int_equal(load(&c, NULL, envp2, &err), AM_ERR_INVALID);
     assert_non_null(strstr(am_buf_str(&err), "write-token"));
-    char *envp3[] = {(char *)(uintptr_t) "ADAPTMON_READ_TOKEN=r",
-                     (char *)(uintptr_t) "ADAPTMON_WRITE_TOKEN=w", NULL};
+    char *envp3[] = {(char *)(uintptr_t) "ADAPTMON_READ_TOKEN=r-token-01234567",
+                     (char *)(uintptr_t) "ADAPTMON_WRITE_TOKEN=w-token-01234567", NULL};
     assert_int_equal(load(&c, NULL, envp3, &err), AM_OK);
-    assert_string_equal(c.read_token, "r");
-    assert_string_equal(c.write_token, "w");
-    const char *a5[] = {"--write-token", "r", NULL};
+    assert_string_equal(c.read_token, "r-token-01234567");
+    assert_string_equal(c.write_token, "w-token-01234567");
+    const char *a5[] = {"--write-token", "r-token-01234567", NULL};
     assert_int_equal(load(&c, a5, envp3, &err), AM_ERR_INVALID);
     const char *a6[] = {"--max-glossary-body", "64KiB", NULL};
     assert_int_equal(load(&c, a6, NULL, &err), AM_ERR_INVALID);
