@@ -14,12 +14,15 @@
     to start on it;
   * restore refuses while a server holds the database, and without a
     checksum file unless --no-checksum;
-  * a legitimate crash (SIGKILL) still recovers every acknowledged segment,
-    across WAL restarts (the WAL's owner mark).
+  * a legitimate crash (SIGKILL) still recovers every acknowledged segment
+    (the WAL restarts themselves are covered by tests/unit/test_restore.c);
+  * `adaptmon backup` only reads the live database (no checkpoint, no
+    clean-up of the running server's work).
 """
 import os
 import shutil
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rel import OPTIONS  # noqa: E402
@@ -159,10 +162,9 @@ def test_restore_refusals():
     eq(r.returncode, 2, "restore of the database onto itself")
 
 
-def test_crash_recovery_keeps_working_across_wal_restarts():
-    # many small commits make the checkpointer restart the WAL several
-    # times; every restart is followed by the owner mark, so the crashed
-    # WAL is recognised as the database's own and recovered
+def test_crash_recovery_keeps_working():
+    # a crashed server's WAL is recognised as the database's own (its
+    # page-1 frames carry the id of this life) and recovered, twice
     d = tmpdir("adaptmon-restore-")
     db = os.path.join(d, "x.db")
     srv = Server(db=db)
@@ -185,6 +187,28 @@ def test_crash_recovery_keeps_working_across_wal_restarts():
     eq(c.jget("/v1/sessions/a")["segments"], 400, "after a second SIGKILL")
     c.close()
     srv.stop()
+
+
+def test_backup_only_reads_the_live_database():
+    # it used to open a whole store on it: migrations, clean-ups of the
+    # running server's unfinished work, and a TRUNCATE checkpoint at close
+    d = tmpdir("adaptmon-restore-")
+    db = os.path.join(d, "x.db")
+    srv = Server(db=db)
+    c = srv.client()
+    c.create_session(id="a", options=OPTIONS)
+    post_segments(c, "a", 0, 30)
+    time.sleep(0.3)  # the server is idle: nothing else writes
+    before = (digest(db, db + "-wal"), os.path.getsize(db + "-wal"))
+    check(before[1] > 0, "the live WAL holds frames")
+    r = cli("backup", "--db", db, os.path.join(d, "b.db"))
+    eq(r.returncode, 0, "backup: " + r.stderr)
+    eq((digest(db, db + "-wal"), os.path.getsize(db + "-wal")), before,
+       "database file and WAL unchanged by the backup")
+    post_segments(c, "a", 30, 5)
+    c.close()
+    eq(srv.stop(), 0, "exit status")
+    eq(segments(os.path.join(d, "b.db")), 30, "segments in the copy")
 
 
 if __name__ == "__main__":
