@@ -65,7 +65,8 @@ static void copy_file(const char *from, const char *to)
 static void raw_exec(const char *path, const char *sql)
 {
     sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL),
+                     SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
 }
@@ -127,6 +128,24 @@ static void test_wal_owner(void **state)
     /* its WAL beside the backup */
     copy_file(s, strcat(strcpy(t, b), "-wal"));
     assert_int_equal(check_wal(b), AM_ERR_CONFLICT);
+    /* ... beside no database at all, and beside one of another page size */
+    char z[300], zw[310];
+    snprintf(z, sizeof z, "%s/z.db", dir);
+    copy_file(s, strcat(strcpy(zw, z), "-wal"));
+    assert_int_equal(check_wal(z), AM_ERR_CONFLICT);
+    unlink(zw);
+    /* (with the id of x's life: only the page size tells them apart) */
+    uint32_t xlife = 0, xprev = 0;
+    assert_int_equal(am_dbfile_ids(x, &xlife, &xprev, &err), AM_OK);
+    char sql[200];
+    snprintf(sql, sizeof sql,
+             "PRAGMA page_size=8192; PRAGMA journal_mode=WAL; CREATE TABLE t(x); "
+             "PRAGMA user_version=%d",
+             (int)(int32_t)xlife);
+    raw_exec(z, sql);
+    raw_exec(z, "PRAGMA wal_checkpoint(TRUNCATE)");
+    copy_file(s, zw);
+    assert_int_equal(check_wal(z), AM_ERR_CONFLICT);
     am_store_close(st);
     am_buf_cleanup(&err);
     char cmd[400];
