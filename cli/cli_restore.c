@@ -6,7 +6,10 @@
  * (issue 25 §4): a WAL file left by a server that crashed is recovered
  * into the copy at the next start, mixing two databases; and a damaged
  * copy starts as if it were whole. So this command
- *   1. refuses while a server holds the database (its lock, dbfile.h);
+ *   1. refuses while a server holds the database (its lock, dbfile.h), and
+ *      a PATH that is a directory or not a regular file (a PATH that is no
+ *      longer an SQLite file — a damaged database — is what a restore is
+ *      for: it is replaced, and kept aside like any other);
  *   2. verifies the backup before it writes anything: its SHA-256 against
  *      BACKUP.sha256 (written by `adaptmon backup`; --no-checksum skips this
  *      for a backup made otherwise), then SQLite's integrity_check;
@@ -228,7 +231,9 @@ static int am_restore_check_places(const char *backup, const char *db)
     if (am_dbfile_check_kind(backup, &err) != AM_OK) {
         fprintf(stderr, "adaptmon restore: %s\n", am_buf_str(&err));
         rc = 2;
-    } else if (am_dbfile_check_kind(db, &err) != AM_OK) {
+    } else if (am_dbfile_check_kind(db, &err) == AM_ERR_IO) {
+        /* a directory or a device; a damaged database (no SQLite header)
+         * is what a restore is for, and it is kept aside, not deleted */
         fprintf(stderr, "adaptmon restore: refusing to replace %s: %s\n", db, am_buf_str(&err));
         rc = 2;
     }

@@ -160,6 +160,19 @@ def test_restore_refusals():
         eq(cli("restore", *args).returncode, 2, "restore %s: usage" % args)
     r = cli("restore", "--db", db, db)
     eq(r.returncode, 2, "restore of the database onto itself")
+    # a damaged database (its header overwritten) is what a restore is for:
+    # replaced, and kept aside as it was
+    with open(db, "r+b") as f:
+        f.write(b"\0" * 100)
+    damaged = digest(db)[0]
+    r = cli("restore", "--db", db, "--no-checksum", bak)
+    eq(r.returncode, 0, "restore over a damaged database: %s" % r.stderr)
+    aside = [os.path.join(d, f) for f in os.listdir(d)
+             if f.startswith("x.db.pre-restore-") and not f.endswith(("-wal", "-shm"))]
+    check(damaged in [digest(a)[0] for a in aside], "the damaged file is kept aside")
+    eq(segments(db), 5, "segments after restoring over a damaged database")
+    r = cli("restore", "--db", d, "--no-checksum", bak)
+    eq(r.returncode, 2, "restore onto a directory: %s" % r.stderr)
 
 
 def test_crash_recovery_keeps_working():
