@@ -326,12 +326,18 @@ static int am_serve(int argc, char **argv, char **envp)
         goto out;
     }
     am_store_set_logger(srv->store, am_serve_store_log, &srv->log);
+    if (am_store_set_readers(srv->store, (size_t)srv->cfg.readers, &err) != AM_OK) {
+        am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot open the database's readers: %s",
+                  am_buf_str(&err));
+        goto out;
+    }
     if (am_store_set_max_bytes(srv->store, srv->cfg.max_db_size) != AM_OK) {
         am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot apply max-db-size to %s", srv->cfg.db);
         goto out;
     }
     srv->prom = am_prom_new();
     srv->sessions = am_sessions_new(srv->store, 10000, (size_t)srv->cfg.history_cache);
+    am_sessions_set_memory(srv->sessions, (size_t)srv->cfg.session_memory);
     srv->wspool = am_wspool_new();
     srv->acache = am_acache_new(AM_ACACHE_MAX_ENTRIES, AM_ACACHE_MAX_BYTES); /* metrics answers */
     srv->events = am_events_new(srv->store, srv->cfg.sse_heartbeat); /* SSE hub */

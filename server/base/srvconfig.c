@@ -119,7 +119,14 @@ enum am_srv_kind {
     X("history-cache", "size", "64MiB", AM_SRV_SIZE, history_cache, 0, 64 * AM_GIB, NULL,          \
       "memory for the sessions' word counts kept in memory, so that a segment's recall "           \
       "lookups read no database page; a session whose history does not fit reads its settled "     \
-      "counts from the database, with the same results; 0 = none kept")
+      "counts from the database, with the same results; 0 = none kept")                            \
+    X("session-memory", "size", "512MiB", AM_SRV_SIZE, session_memory, 0, 1024 * AM_GIB, NULL,     \
+      "memory for the sessions' compiled scorers (glossaries, background vocabularies) and the "   \
+      "older glossary versions a replay builds; past it the least recently used idle sessions "    \
+      "are dropped and rebuilt from the database on their next use (a 100,000-entry glossary "     \
+      "takes about 60 MiB); 0 = no budget")                                                        \
+    X("readers", "int", "4", AM_SRV_INT, readers, 1, 64, NULL,                                     \
+      "read-only database connections: reads beyond them wait for one to be free")
 
 typedef struct am_srv_impl {
     enum am_srv_kind kind;

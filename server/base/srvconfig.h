@@ -40,6 +40,9 @@ typedef struct am_srv_config {
     int64_t history_cache; /* bytes of in-memory history counts (am_sessions_new), 0 = none */
     char cors_origin[1024]; /* comma-separated allowed web origins, "" = none */
     char allowed_host[512]; /* comma-separated extra Host names accepted on loopback */
+    int64_t session_memory; /* bytes of the session cache's scorers (am_sessions_set_memory), 0 =
+                               none */
+    int readers; /* pooled read-only connections (am_store_set_readers), default 4 */
 } am_srv_config;
 
 typedef struct am_srv_option {
