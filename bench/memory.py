@@ -200,7 +200,8 @@ def main():
             rebuilt_ms.append((time.monotonic() - t) * 1000)
             ev1 = metrics(api)["adaptmon_session_evictions_total"]
             if ev1 == ev0:
-                print("  note: POST into %s evicted nothing (was it cached?)" % sid)
+                print("  note: POST into %s evicted nothing (rebuilt within the budget's room, "
+                      "or it was cached)" % sid)
         m = metrics(api)
         for sid in ids + ["ver"]:
             must(*api.req("DELETE", "/v1/sessions/%s" % sid), (204,), "delete")
