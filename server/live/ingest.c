@@ -1314,7 +1314,7 @@ typedef struct am_vscorers {
     am_scorer *sc; /* owned */
     am_gloss gloss; /* owned */
     size_t charged; /* bytes of sc and gloss counted in the budget */
-    size_t built; /* scorers built (tests, the debug log) */
+    size_t built; /* scorers built (the replay's debug log line) */
 } am_vscorers;
 
 static void am_vscorer_drop(am_server *srv, am_vscorers *vs)
@@ -1944,10 +1944,11 @@ static int edit_switch(am_edit *e, int64_t t_start, int *retry)
             am_store_tx_rollback(tx);
     }
     am_log_at(&e->srv->log, AM_LOG_DEBUG, NULL,
-              "replay of %zu segments of %s (after seq %lld): scored in %.0f ms, staged in "
-              "%.0f ms, switched in %.0f ms",
-              e->replayed, e->session, (long long)e->redo.from, (double)(t_scored - t_start) / 1e6,
-              (double)(t_staged - t_scored) / 1e6, (double)(mono_ns() - t_staged) / 1e6);
+              "replay of %zu segments of %s (after seq %lld, %zu older glossary versions "
+              "built): scored in %.0f ms, staged in %.0f ms, switched in %.0f ms",
+              e->replayed, e->session, (long long)e->redo.from, e->vs.built,
+              (double)(t_scored - t_start) / 1e6, (double)(t_staged - t_scored) / 1e6,
+              (double)(mono_ns() - t_staged) / 1e6);
     if (rc != AM_OK)
         am_fail_write(e->f, rc, e->session, "the replacement",
                       e->req ? "the segment was replaced" : "the segment was deleted", retry);

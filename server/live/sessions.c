@@ -82,10 +82,12 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_byt
     atomic_init(&c->hist_used, 0);
     c->max = max_cached ? max_cached : 1;
     c->mem_max = SIZE_MAX; /* am_sessions_set_memory */
-    /* Memory bound: a cached scorer costs ~14 KiB (mostly its stopword
-     * set), so 10,000 cached sessions would need ~140 MiB; at most
-     * AM_SESS_CACHE_MAX stay cached (bench/README.md, memory target). An
-     * evicted session is rebuilt from the store on its next use. */
+    /* Count bound: a cached scorer without a glossary costs ~14 KiB
+     * (mostly its stopword set), so 10,000 cached sessions would need
+     * ~140 MiB; at most AM_SESS_CACHE_MAX stay cached (bench/README.md,
+     * memory target). Glossaries make runtimes far larger: the byte budget
+     * (am_sessions_set_memory) bounds them. An evicted session is rebuilt
+     * from the store on its next use. */
     if (c->max > AM_SESS_CACHE_MAX)
         c->max = AM_SESS_CACHE_MAX;
     size_t size = 16;
@@ -640,7 +642,7 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
         return rc;
     }
     s->bytes = am_sessions_scorer_bytes(s->scorer, &s->gloss) + am_vocab_bytes_or0(s->background) +
-               sizeof *s + sizeof *s->w + opt_bytes;
+               sizeof *s + sizeof *s->w + AM_SESS_TOT_MAX * sizeof(am_sess_tot) + opt_bytes;
     *out = s;
     return AM_OK;
 }
