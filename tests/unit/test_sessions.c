@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lockck.h"
 #include "sessions.h"
 #include "store.h"
 
@@ -517,6 +518,39 @@ static void test_memory_budget(void **state)
     am_store_close(st);
 }
 
+/* A session lock counts as held by the locking thread only, for the
+ * lock-order check (server/base/lockck.h): another thread may take its
+ * own session's lock meanwhile. */
+static void *other_session_lock(void *arg)
+{
+    am_sess *s = arg;
+    assert_int_equal(am_lk_held(AM_LK_SESSION), 0);
+    am_sess_lock(s);
+    assert_int_equal(am_lk_held(AM_LK_SESSION), 1);
+    am_sess_unlock(s);
+    return NULL;
+}
+
+static void test_lock_holds_counted_per_thread(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    am_sessions *c = am_sessions_new(st, MAX, 0);
+    am_sess *a = acquire(c, "s-1"), *b = acquire(c, "s-2");
+    assert_int_equal(am_lk_held(AM_LK_SESSION), 0);
+    am_sess_lock(a);
+    assert_int_equal(am_lk_held(AM_LK_SESSION), 1);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, other_session_lock, b), 0);
+    pthread_join(t, NULL);
+    am_sess_unlock(a);
+    assert_int_equal(am_lk_held(AM_LK_SESSION), 0);
+    am_sessions_release(c, b);
+    am_sessions_release(c, a);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_rebuilt_runtime_shares_the_write_lock),
         cmocka_unit_test(test_recreated_session_has_its_own_write_lock),
         cmocka_unit_test(test_memory_budget),
+        cmocka_unit_test(test_lock_holds_counted_per_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
