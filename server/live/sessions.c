@@ -72,6 +72,10 @@ struct am_sessions {
      * and the scorers replays charged (am_sessions_charge) */
     size_t mem_used, mem_max, mem_peak;
     int64_t evictions; /* runtimes dropped to fit the budget or the count */
+    /* runtimes dropped with no user, freed by the next reap (outside the
+     * lock), and their bytes */
+    am_sess **dead;
+    size_t n_dead, cap_dead, dead_bytes;
 };
 
 am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_bytes)
@@ -148,19 +152,18 @@ static void am_w_unref(am_sess_w *w)
 }
 
 /* Freed bytes past which the allocator is asked to give memory back to
- * the system: glibc keeps a freed compiled glossary (tens of MiB, many
- * small blocks) in its arenas, and RSS stayed high after deletes
- * (issue 25); malloc_trim costs about a millisecond per 100 MiB held. */
+ * the system (malloc_trim, after the frees, outside the cache lock): glibc
+ * keeps a freed compiled glossary (tens of MiB, many small blocks) in its
+ * heap, and RSS stayed high after deletes (issue 25). */
 #define AM_SESS_TRIM_BYTES ((size_t)8 << 20)
 
-/* Frees s except its write state (am_w_unref, under the cache lock). */
+/* Frees s except its write state (am_w_unref, under the cache lock).
+ * Called without the cache lock: freeing a large compiled glossary takes
+ * milliseconds, which other sessions' acquires must not wait for. */
 static void am_sess_free(am_sess *s)
 {
     if (!s)
         return;
-#if defined(__GLIBC__)
-    int trim = s->bytes >= AM_SESS_TRIM_BYTES;
-#endif
     for (size_t i = 0; i < s->n_systems; i++)
         free(s->systems[i]);
     free(s->systems);
@@ -170,10 +173,6 @@ static void am_sess_free(am_sess *s)
     am_gloss_cleanup(&s->gloss);
     free(s->id);
     free(s);
-#if defined(__GLIBC__)
-    if (trim)
-        malloc_trim(0);
-#endif
 }
 
 void am_sessions_free(am_sessions *c)
@@ -185,6 +184,9 @@ void am_sessions_free(am_sessions *c)
         am_w_unref(c->v[i]->w);
         am_sess_free(c->v[i]);
     }
+    for (size_t i = 0; i < c->n_dead; i++)
+        am_sess_free(c->dead[i]);
+    free(c->dead);
     free(c->old);
     free(c->v);
     free(c->used);
@@ -533,6 +535,38 @@ static int am_bg_add(void *ctx, const char *word, int64_t count)
 
 static void am_drop_at(am_sessions *c, size_t i);
 
+/* Queues s (no user, its write state released) to be freed by the next
+ * mem_reap. Under the cache lock. */
+static void mem_bury(am_sessions *c, am_sess *s)
+{
+    AM_GROW(c->dead, c->cap_dead, c->n_dead + 1, 4);
+    c->dead[c->n_dead++] = s;
+    c->dead_bytes += s->bytes;
+}
+
+/* Frees the runtimes mem_bury queued, outside the cache lock (the caller
+ * does not hold it), and hands large frees back to the system (with
+ * `freed` bytes the caller freed itself). */
+static void mem_reap(am_sessions *c, size_t freed)
+{
+    pthread_mutex_lock(&c->mu);
+    am_sess **dead = c->dead;
+    size_t n = c->n_dead, bytes = c->dead_bytes;
+    c->dead = NULL;
+    c->n_dead = c->cap_dead = c->dead_bytes = 0;
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < n; i++)
+        am_sess_free(dead[i]);
+    free(dead);
+#if defined(__GLIBC__)
+    if (bytes + freed >= AM_SESS_TRIM_BYTES)
+        malloc_trim(0);
+#else
+    (void)bytes;
+    (void)freed;
+#endif
+}
+
 static size_t am_vocab_bytes_or0(const am_vocab *v)
 {
     return v ? am_vocab_bytes(v) : 0;
@@ -698,7 +732,7 @@ static void am_drop_at(am_sessions *c, size_t i)
     if (s->refs == 0) {
         mem_count(c, s->bytes, -1);
         am_w_unref(s->w);
-        am_sess_free(s);
+        mem_bury(c, s);
     } else { /* in use: its write state stays findable (am_share_w) */
         s->stale = 1;
         AM_GROW(c->old, c->cap_old, c->n_old + 1, 2);
@@ -758,7 +792,7 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
                              c->v[i]->glossary_version >= s->glossary_version))) {
         /* Another thread built it meanwhile: use theirs. */
         am_w_unref(s->w);
-        am_sess_free(s);
+        mem_bury(c, s);
         s = c->v[i];
         c->used[i] = ++c->tick;
     } else {
@@ -791,7 +825,10 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
      * budget while it is used and freed at its release */
     mem_fit(c);
     *out = s;
+    int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
+    if (reap)
+        mem_reap(c, 0);
     return AM_OK;
 }
 
@@ -802,6 +839,7 @@ void am_sessions_release(am_sessions *c, am_sess *s)
     pthread_mutex_lock(&c->mu);
     assert(s->refs > 0); /* a release without its acquire */
     s->refs--;
+    size_t s_bytes = s->bytes;
     int free_it = s->refs == 0 && s->stale;
     if (free_it) {
         for (size_t i = 0; i < c->n_old; i++)
@@ -814,9 +852,12 @@ void am_sessions_release(am_sessions *c, am_sess *s)
     }
     if (s->refs == 0)
         mem_fit(c); /* it may have stayed over the budget while in use */
+    int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
     if (free_it)
         am_sess_free(s);
+    if (reap || (free_it && s_bytes >= AM_SESS_TRIM_BYTES))
+        mem_reap(c, free_it ? s_bytes : 0);
 }
 
 void am_sessions_forget_entry(am_sessions *c, const am_sess *s)
@@ -825,7 +866,10 @@ void am_sessions_forget_entry(am_sessions *c, const am_sess *s)
     size_t i = am_find(c, s->id);
     if (i != (size_t)-1 && c->v[i] == s)
         am_drop_at(c, i);
+    int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
+    if (reap)
+        mem_reap(c, 0);
 }
 
 void am_sessions_forget(am_sessions *c, const char *id)
@@ -834,7 +878,10 @@ void am_sessions_forget(am_sessions *c, const char *id)
     size_t i = am_find(c, id);
     if (i != (size_t)-1)
         am_drop_at(c, i);
+    int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
+    if (reap)
+        mem_reap(c, 0);
 }
 
 void am_sessions_set_memory(am_sessions *c, size_t bytes)
@@ -843,6 +890,7 @@ void am_sessions_set_memory(am_sessions *c, size_t bytes)
     c->mem_max = bytes ? bytes : SIZE_MAX;
     mem_fit(c);
     pthread_mutex_unlock(&c->mu);
+    mem_reap(c, 0);
 }
 
 void am_sessions_memory(am_sessions *c, am_sess_mem *out)
@@ -862,7 +910,10 @@ void am_sessions_charge(am_sessions *c, size_t bytes)
     pthread_mutex_lock(&c->mu);
     mem_count(c, bytes, 1);
     mem_fit(c);
+    int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
+    if (reap)
+        mem_reap(c, 0);
 }
 
 void am_sessions_uncharge(am_sessions *c, size_t bytes)
