@@ -417,22 +417,22 @@ int am_store_set_readers(am_store *st, size_t n, am_buf *err)
         am_buf_printf(err, "readers must be 1 to %d", AM_STORE_READERS_MAX);
         return AM_ERR_INVALID;
     }
-    if (st->memory)
-        return AM_OK; /* reads go through the writer */
-    for (size_t i = n; i < st->nr; i++) {
+    if (st->memory || n == st->nr)
+        return AM_OK; /* ":memory:" reads through the writer */
+    /* a new pool (a mutex must not be moved): the old one closed first */
+    for (size_t i = 0; i < st->nr; i++) {
         am_conn_close(&st->r[i]);
         pthread_mutex_destroy(&st->r[i].mu);
     }
-    size_t had = st->nr < n ? st->nr : n;
-    st->r = am_xrealloc(st->r, n * sizeof *st->r);
-    st->nr = had;
+    free(st->r);
+    st->r = am_xcalloc(n, sizeof *st->r);
+    st->nr = 0;
     int rc = AM_OK;
-    for (size_t i = had; i < n && rc == AM_OK; i++) {
+    for (size_t i = 0; i < n && rc == AM_OK; i++) {
         rc = am_conn_open(&st->r[i], st->path, SQLITE_OPEN_READONLY, 0, err);
+        st->r[i].pool = st;
         st->nr++; /* its mutex exists even if the open failed */
     }
-    for (size_t i = 0; i < st->nr; i++)
-        st->r[i].pool = st;
     return rc;
 }
 
