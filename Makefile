@@ -226,6 +226,7 @@ bench: deps
 	$(MAKE) $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling $(BUILD)/bench/sqlite_ceiling
 	python3 bench/run.py $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling $(BUILD)/bench/sqlite_ceiling $(BUILD)/bench/out
 	python3 bench/scale.py $(BUILD)/adaptmon $(BUILD)/bench/out
+	python3 bench/memory.py $(BUILD)/adaptmon | tee $(BUILD)/bench/out/memory.txt
 	@echo "== CPU per POST against the echo's CPU per request, same run (bench/cpu.py)"
 	python3 bench/cpu.py $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling --latency | tee $(BUILD)/bench/out/cpu-normal.txt
 	python3 bench/cpu.py $(BUILD)/adaptmon $(BUILD)/bench/http_ceiling --durability full | tee $(BUILD)/bench/out/cpu-full.txt

@@ -729,6 +729,21 @@ size_t am_terms_lex_size(const am_terms_lex *lex)
     return lex ? lex->set.ne : 0;
 }
 
+/* The heap bytes of set s's arrays, by their capacities (what was
+ * allocated, not what is used). */
+static size_t tset_bytes(const tset *s)
+{
+    return s->pool.cap + s->captk * sizeof *s->tk + s->cape * sizeof *s->e +
+           s->capa * sizeof *s->a + s->cap_tid_slots * sizeof *s->tid +
+           s->cap_tkid * sizeof *s->tkid + s->cap_edge_slots * sizeof *s->edge +
+           s->cap_nodes * (sizeof *s->shead + sizeof *s->nflag);
+}
+
+size_t am_terms_lex_bytes(const am_terms_lex *lex)
+{
+    return lex ? sizeof *lex + tset_bytes(&lex->set) : 0;
+}
+
 am_terms_ws *am_terms_ws_new(void)
 {
     am_terms_ws *ws = am_xcalloc(1, sizeof *ws);

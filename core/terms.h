@@ -124,6 +124,9 @@ int am_terms_lex_build(const am_gloss *g, const am_terms_cfg *cfg, am_terms_lex 
 void am_terms_lex_free(am_terms_lex *lex);
 /* Number of entries (= the glossary's). */
 size_t am_terms_lex_size(const am_terms_lex *lex);
+/* Heap bytes the compiled glossary holds (its arrays' capacities): what a
+ * cache of compiled scorers counts against its memory budget. */
+size_t am_terms_lex_bytes(const am_terms_lex *lex);
 
 /* A new empty workspace (caller frees with am_terms_ws_free). */
 am_terms_ws *am_terms_ws_new(void);

@@ -186,6 +186,9 @@ struct am_store_state {
     int64_t count; /* segments stored (last_seq less the deleted ones) */
 };
 int am_store_tx_session_info(am_store_rtx *rtx, const char *session, am_store_state *out);
+/* am_store_session_get on the snapshot rtx: a caller that holds a read
+ * snapshot reads through it, never through a second reader (lockck.h). */
+int am_store_tx_session_get(am_store_rtx *rtx, const char *id, am_store_session *out);
 /* Entries (JSON array text, caller frees; NULL for version 0 = no
  * glossary) of glossary version `version` of the session. AM_ERR_NOTFOUND
  * when that version was never stored. */
@@ -393,6 +396,10 @@ int am_store_segments_each_at(am_store *st, const char *session, int64_t after, 
 /* One segment by client id (caller frees). AM_ERR_NOTFOUND. */
 int am_store_segment_get(am_store *st, const char *session, const char *client_id, int64_t *seq,
                          char **request_json, char **result_json);
+/* The same on the snapshot rtx (a caller holding one reads through it,
+ * never through a second reader: server/base/lockck.h). */
+int am_store_tx_segment_get(am_store_rtx *rtx, const char *session, const char *client_id,
+                            int64_t *seq, char **request_json, char **result_json);
 /* Where the glossary version changed along a session's segments:
  * fn(ctx, seq, version) for the first segment scored with each version other
  * than the first segment's, in seq order (versions only grow with seq, so
@@ -425,6 +432,16 @@ int am_store_vocabulary_each(am_store *st, const char *name, am_store_count_fn f
  * 0 = no cap): a write that would grow it past fails with AM_ERR_FULL, as
  * on a full disk. Returns AM_OK or AM_ERR_IO. */
 int am_store_set_max_bytes(am_store *st, int64_t bytes);
+/* Sizes the pool of read-only connections (file databases; ":memory:"
+ * reads through the writer) to n, 1 to AM_STORE_READERS_MAX: call before
+ * any other thread uses st (serve: --readers). Each read call or read
+ * snapshot holds one reader and never a second (server/base/lockck.h), so
+ * any size is safe; more readers let more reads run beside each other.
+ * AM_ERR_INVALID (n out of range) or AM_ERR_IO with a message in err. */
+#define AM_STORE_READERS_MAX 64
+int am_store_set_readers(am_store *st, size_t n, am_buf *err);
+/* Reads that found every pooled reader busy and waited, since open. */
+int64_t am_store_reader_waits(am_store *st);
 
 /* ---- backups ------------------------------------------------------------ */
 /* Consistent online copy of the database into dest_path (SQLite backup

@@ -63,6 +63,35 @@ void am_api_prometheus(am_req *req, am_resp *resp)
                   "adaptmon_history_cache_bytes %zu\n",
                   (long long)am_store_write_pages_max(srv->store),
                   am_sessions_hist_bytes(srv->sessions));
+    am_sess_mem mem;
+    am_sessions_memory(srv->sessions, &mem);
+    am_buf_printf(&out,
+                  "# HELP adaptmon_session_memory_bytes Memory the session cache counts: compiled "
+                  "scorers of the sessions in use or cached and of the glossary versions replays "
+                  "built (at most --session-memory but for requests in flight).\n"
+                  "# TYPE adaptmon_session_memory_bytes gauge\n"
+                  "adaptmon_session_memory_bytes %zu\n"
+                  "# HELP adaptmon_session_memory_budget_bytes The session cache's budget "
+                  "(--session-memory; 0 = none).\n"
+                  "# TYPE adaptmon_session_memory_budget_bytes gauge\n"
+                  "adaptmon_session_memory_budget_bytes %zu\n"
+                  "# HELP adaptmon_session_memory_peak_bytes The most the session cache counted "
+                  "since start.\n"
+                  "# TYPE adaptmon_session_memory_peak_bytes gauge\n"
+                  "adaptmon_session_memory_peak_bytes %zu\n"
+                  "# HELP adaptmon_session_evictions_total Session runtimes dropped from the cache "
+                  "to fit its budget or its count (rebuilt on their next use).\n"
+                  "# TYPE adaptmon_session_evictions_total counter\n"
+                  "adaptmon_session_evictions_total %lld\n"
+                  "# HELP adaptmon_sessions_cached Session runtimes in the cache.\n"
+                  "# TYPE adaptmon_sessions_cached gauge\n"
+                  "adaptmon_sessions_cached %zu\n"
+                  "# HELP adaptmon_store_reader_waits_total Reads that found every pooled "
+                  "database reader busy and waited (--readers).\n"
+                  "# TYPE adaptmon_store_reader_waits_total counter\n"
+                  "adaptmon_store_reader_waits_total %lld\n",
+                  mem.used, mem.budget, mem.peak, (long long)mem.evictions, mem.cached,
+                  (long long)am_store_reader_waits(srv->store));
     size_t n = out.len;
     am_resp_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", am_buf_detach(&out), n);
 }

@@ -141,7 +141,14 @@ enum am_srv_kind {
     X("reserved-connections", "int", "8", AM_SRV_INT, reserved_connections, 1, 1000, NULL,         \
       "connections beyond max-connections that serve only /healthz, /readyz and /metrics "         \
       "(anything else on them gets 503 and the connection closes), so probes answer when "         \
-      "clients hold every other connection")
+      "clients hold every other connection")                                                       \
+    X("session-memory", "size", "512MiB", AM_SRV_SIZE, session_memory, 0, 1024 * AM_GIB, NULL,     \
+      "memory for the sessions' compiled scorers (glossaries, background vocabularies) and the "   \
+      "older glossary versions a replay builds; past it the least recently used idle sessions "    \
+      "are dropped and rebuilt from the database on their next use (a 100,000-entry glossary "     \
+      "takes about 60 MiB); 0 = no budget")                                                        \
+    X("readers", "int", "4", AM_SRV_INT, readers, 1, 64, NULL,                                     \
+      "read-only database connections: reads beyond them wait for one to be free")
 
 typedef struct am_srv_impl {
     enum am_srv_kind kind;

@@ -45,6 +45,9 @@ typedef struct am_srv_config {
     int max_streams_per_session; /* per session, default 64, 0 = no cap */
     int stream_max_age; /* seconds before a stream ends with a reconnect hint, 0 = never */
     int reserved_connections; /* extra connections for /healthz, /readyz, /metrics only */
+    int64_t session_memory; /* bytes of the session cache's scorers (am_sessions_set_memory), 0 =
+                               none */
+    int readers; /* pooled read-only connections (am_store_set_readers), default 4 */
 } am_srv_config;
 
 typedef struct am_srv_option {

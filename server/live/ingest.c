@@ -1296,62 +1296,93 @@ static void am_rows_free(am_rows *r)
     free(r->v);
 }
 
-/* The scorers of a replay, one per glossary version the session's
- * segments were scored with: the session runtime's own for its version,
- * the others built from the stored, immutable glossary versions. */
-typedef struct am_vscorer {
-    int64_t version;
-    am_scorer *sc; /* owned */
-    am_gloss gloss; /* owned */
-} am_vscorer;
-
+/* The scorers of a replay: the session runtime's own for its glossary
+ * version, and for a segment first scored with an older version a scorer
+ * built from that stored, immutable version, lazily, when the replay
+ * reaches the first such segment, and freed when it reaches a segment of
+ * another version (the log's versions only grow with its seqs, so each is
+ * built once): a replay over N versions holds at most one extra scorer,
+ * never N (issue 25: 16 versions of a 100,000-entry glossary took 1.9 GB).
+ * Its bytes are counted in the session cache's memory budget while it
+ * lives (am_sessions_charge). */
 typedef struct am_vscorers {
     const am_sess *sess; /* borrowed */
     am_store_session row; /* options and stopwords of the session (owned) */
     int have_row;
-    am_vscorer *v;
-    size_t n;
+    int64_t incarnation; /* the session's, as the replay's snapshot read it */
+    int64_t version; /* of sc (0: none built) */
+    am_scorer *sc; /* owned */
+    am_gloss gloss; /* owned */
+    size_t charged; /* bytes of sc and gloss counted in the budget */
+    size_t built; /* scorers built (the replay's debug log line) */
 } am_vscorers;
 
-static void am_vscorers_cleanup(am_vscorers *vs)
+static void am_vscorer_drop(am_server *srv, am_vscorers *vs)
 {
-    for (size_t i = 0; i < vs->n; i++) {
-        am_scorer_free(vs->v[i].sc);
-        am_gloss_cleanup(&vs->v[i].gloss);
-    }
-    free(vs->v);
+    am_scorer_free(vs->sc);
+    am_gloss_cleanup(&vs->gloss);
+    am_gloss_init(&vs->gloss);
+    vs->sc = NULL;
+    vs->version = 0;
+    if (vs->charged)
+        am_sessions_uncharge(srv->sessions, vs->charged);
+    vs->charged = 0;
+}
+
+static void am_vscorers_cleanup(am_server *srv, am_vscorers *vs)
+{
+    am_vscorer_drop(srv, vs);
     am_store_session_clear(&vs->row);
 }
 
+/* Reads the entries of glossary version `version` (caller frees) on a
+ * snapshot of its own, checking that the session is still the incarnation
+ * the replay read: the caller holds no reader (server/base/lockck.h). A
+ * deleted (or deleted and re-created) session is AM_ERR_CONFLICT: the
+ * replay's switch would refuse it anyway, and a re-created session's
+ * versions are not the ones the log was scored with. */
+static int vscorer_entries(am_server *srv, const char *session, int64_t incarnation,
+                           int64_t version, char **entries)
+{
+    am_store_rtx *rtx = NULL;
+    int rc = am_store_rtx_begin(srv->store, &rtx);
+    if (rc != AM_OK)
+        return rc;
+    am_store_state now;
+    rc = am_store_tx_session_info(rtx, session, &now);
+    if (rc == AM_ERR_NOTFOUND || (rc == AM_OK && now.incarnation != incarnation))
+        rc = AM_ERR_CONFLICT;
+    if (rc == AM_OK)
+        rc = am_store_tx_glossary_version(rtx, session, version, entries);
+    am_store_rtx_end(rtx);
+    return rc;
+}
+
 /* The scoring of glossary version `version` (borrowed from vs or its
- * session) into *out, building it on first use (reading it through tx,
- * which may be NULL for a version got before). */
-static int am_vscorer_get(am_server *srv, am_store_rtx *tx, const char *session, am_vscorers *vs,
-                          int64_t version, am_scoring *out, am_fail *f)
+ * session, valid until the next call) into *out, building it when it is
+ * not the one vs holds (see am_vscorers). *retry set when the session
+ * changed meanwhile. */
+static int am_vscorer_get(am_server *srv, const char *session, am_vscorers *vs, int64_t version,
+                          am_scoring *out, am_fail *f, int *retry)
 {
     if (version == vs->sess->glossary_version) {
         *out = am_scoring_of(vs->sess);
         return AM_OK;
     }
-    for (size_t i = 0; i < vs->n; i++)
-        if (vs->v[i].version == version) {
-            am_scoring u = {vs->v[i].sc, &vs->v[i].gloss, version};
-            *out = u;
-            return AM_OK;
-        }
-    int rc = AM_OK;
-    if (!vs->have_row) {
-        rc = am_store_session_get(srv->store, session, &vs->row);
-        vs->have_row = rc == AM_OK;
+    if (vs->sc && vs->version == version) {
+        am_scoring u = {vs->sc, &vs->gloss, version};
+        *out = u;
+        return AM_OK;
     }
+    am_vscorer_drop(srv, vs); /* the one before: no later segment uses it */
     char *entries = NULL;
-    if (rc == AM_OK)
-        rc = am_store_tx_glossary_version(tx, session, version, &entries);
-    if (rc == AM_ERR_NOTFOUND && !vs->have_row) {
-        /* the session row (read outside the snapshot) is gone: deleted
-         * while the replay read its log; its segment is gone with it */
+    int rc = vs->have_row ? vscorer_entries(srv, session, vs->incarnation, version, &entries)
+                          : AM_ERR_INTERNAL;
+    if (rc == AM_ERR_CONFLICT) {
         free(entries);
-        return am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
+        *retry = 1;
+        return am_failp(f, AM_P_UNAVAILABLE, NULL,
+                        "the session changed while the segment was replaced; retry");
     }
     if (rc != AM_OK) {
         free(entries);
@@ -1359,26 +1390,24 @@ static int am_vscorer_get(am_server *srv, am_store_rtx *tx, const char *session,
                         "replay failed: glossary version %lld of session '%s' cannot be read (%s)",
                         (long long)version, session, am_strerror(rc));
     }
-    vs->v = am_xrealloc(vs->v, (vs->n + 1) * sizeof *vs->v);
-    am_vscorer *e = &vs->v[vs->n];
-    am_gloss_init(&e->gloss);
-    e->version = version;
-    e->sc = NULL;
     am_buf err;
     am_buf_init(&err);
     rc = am_sessions_build(vs->row.options, vs->row.custom_stopwords, entries, vs->sess->background,
-                           &e->sc, &e->gloss, &err);
+                           &vs->sc, &vs->gloss, &err);
     free(entries);
     if (rc != AM_OK) {
         am_failp(f, AM_P_INTERNAL, NULL, "replay failed: glossary version %lld: %s",
                  (long long)version, am_buf_str(&err));
-        am_gloss_cleanup(&e->gloss);
         am_buf_cleanup(&err);
+        am_vscorer_drop(srv, vs);
         return rc;
     }
     am_buf_cleanup(&err);
-    vs->n++;
-    am_scoring u = {e->sc, &e->gloss, version};
+    vs->version = version;
+    vs->built++;
+    vs->charged = am_sessions_scorer_bytes(vs->sc, &vs->gloss);
+    am_sessions_charge(srv->sessions, vs->charged);
+    am_scoring u = {vs->sc, &vs->gloss, version};
     *out = u;
     return AM_OK;
 }
@@ -1804,13 +1833,16 @@ static int edit_read(am_edit *e, int *retry, int *absent)
         if (rc == AM_OK)
             rc = am_store_tx_segments_walk_gv(rtx, e->session, e->redo.from + 1, am_collect,
                                               &e->rows);
+        int older = 0; /* a segment of an older glossary version: its scorer needs the row */
+        for (size_t i = 0; i < e->rows.n && rc == AM_OK; i++)
+            older |= e->rows.v[i].glossary_version != e->sess->glossary_version;
+        if (rc == AM_OK && older) { /* on this snapshot: never a second reader */
+            rc = am_store_tx_session_get(rtx, e->session, &e->vs.row);
+            e->vs.have_row = rc == AM_OK;
+            e->vs.incarnation = e->st.incarnation;
+        }
         if (rc != AM_OK)
             am_failp(e->f, AM_P_INTERNAL, NULL, "storage error: reading the session failed");
-        for (size_t i = 0; i < e->rows.n && rc == AM_OK; i++) {
-            am_scoring how;
-            rc = am_vscorer_get(e->srv, rtx, e->session, &e->vs, e->rows.v[i].glossary_version,
-                                &how, e->f);
-        }
     }
     am_store_rtx_end(rtx);
     return rc;
@@ -1820,12 +1852,12 @@ static int edit_read(am_edit *e, int *retry, int *absent)
  * it was first scored with (the edited one with its new body, or, deleted,
  * only its words taken out of the history), the history advanced, and
  * its result, checkpoint and choices noted in e->redo. */
-static int edit_replay_row(am_edit *e, const am_row *r)
+static int edit_replay_row(am_edit *e, const am_row *r, int *retry)
 {
     int replaced = r->seq == e->seq;
     int64_t at = r->seq; /* kept after a delete (seq gaps: schema/007) */
-    am_scoring how; /* built by edit_read: no store access here */
-    int rc = am_vscorer_get(e->srv, NULL, e->session, &e->vs, r->glossary_version, &how, e->f);
+    am_scoring how; /* an older version's scorer is built here, on first use */
+    int rc = am_vscorer_get(e->srv, e->session, &e->vs, r->glossary_version, &how, e->f, retry);
     if (rc != AM_OK)
         return rc;
     if (replaced && !e->req) /* deleted: its words leave the history */
@@ -1912,10 +1944,11 @@ static int edit_switch(am_edit *e, int64_t t_start, int *retry)
             am_store_tx_rollback(tx);
     }
     am_log_at(&e->srv->log, AM_LOG_DEBUG, NULL,
-              "replay of %zu segments of %s (after seq %lld): scored in %.0f ms, staged in "
-              "%.0f ms, switched in %.0f ms",
-              e->replayed, e->session, (long long)e->redo.from, (double)(t_scored - t_start) / 1e6,
-              (double)(t_staged - t_scored) / 1e6, (double)(mono_ns() - t_staged) / 1e6);
+              "replay of %zu segments of %s (after seq %lld, %zu older glossary versions "
+              "built): scored in %.0f ms, staged in %.0f ms, switched in %.0f ms",
+              e->replayed, e->session, (long long)e->redo.from, e->vs.built,
+              (double)(t_scored - t_start) / 1e6, (double)(t_staged - t_scored) / 1e6,
+              (double)(mono_ns() - t_staged) / 1e6);
     if (rc != AM_OK)
         am_fail_write(e->f, rc, e->session, "the replacement",
                       e->req ? "the segment was replaced" : "the segment was deleted", retry);
@@ -1966,6 +1999,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     e.f = f;
     e.bud = bud;
     e.vs.sess = sess;
+    am_gloss_init(&e.vs.gloss);
     redo_init(&e.redo);
     mem_init(&e.mem);
     am_sess_lock(sess);
@@ -1974,7 +2008,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
         rc = edit_read(&e, retry, absent);
     e.now = am_now_ms();
     for (size_t i = 0; i < e.rows.n && rc == AM_OK; i++)
-        rc = edit_replay_row(&e, &e.rows.v[i]);
+        rc = edit_replay_row(&e, &e.rows.v[i], retry);
     if (rc == AM_OK)
         rc = edit_switch(&e, t_start, retry);
     if (rc == AM_OK) {
@@ -1993,7 +2027,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     redo_cleanup(&e.redo);
     mem_cleanup(&e.mem);
     am_rows_free(&e.rows);
-    am_vscorers_cleanup(&e.vs);
+    am_vscorers_cleanup(srv, &e.vs);
     am_sess_unlock(sess);
     am_sessions_release(srv->sessions, sess);
     return rc;
@@ -2079,12 +2113,13 @@ static int am_batch_job_run(am_store_tx *tx, void *ctx)
 
 /* The first item of reqs (an id seen before) as a re-post: 200 with the
  * stored result when the body is the same, else a 409. */
-static int batch_known(am_server *srv, const char *session, const am_seg_req *req,
+static int batch_known(am_store_rtx *rtx, const char *session, const am_seg_req *req,
                        am_batch_item *it, int *retry)
 {
     int64_t seq;
     char *rq = NULL, *rs = NULL;
-    int rc = am_store_segment_get(srv->store, session, req->id, &seq, &rq, &rs);
+    /* on the chunk's snapshot: never a second reader (lockck.h) */
+    int rc = am_store_tx_segment_get(rtx, session, req->id, &seq, &rq, &rs);
     if (rc == AM_OK && !strcmp(rq, req->canonical)) {
         it->status = 200;
         it->result = rs;
@@ -2166,7 +2201,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
         int64_t seq = 0;
         int found = am_store_tx_segment_find(rtx, session, named.id, &seq, NULL, NULL);
         if (found == AM_OK) {
-            item_rc = batch_known(srv, session, &named, it, retry);
+            item_rc = batch_known(rtx, session, &named, it, retry);
             if (item_rc != AM_OK)
                 break;
             continue;

@@ -10,12 +10,16 @@
 #include "sessions.h"
 
 #include "glossary.h"
+#include "lockck.h"
 #include "vocab.h"
 
 #include <assert.h>
 #include <jansson.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <string.h>
 
@@ -63,6 +67,15 @@ struct am_sessions {
      * at most hist_max but for the growth of one commit */
     atomic_size_t hist_used;
     size_t hist_max;
+    /* the memory budget (am_sessions_set_memory), under mu: mem_used
+     * counts every runtime alive (cached or dropped but in use, s->bytes)
+     * and the scorers replays charged (am_sessions_charge) */
+    size_t mem_used, mem_max, mem_peak;
+    int64_t evictions; /* runtimes dropped to fit the budget or the count */
+    /* runtimes dropped with no user, freed by the next reap (outside the
+     * lock), and their bytes */
+    am_sess **dead;
+    size_t n_dead, cap_dead, dead_bytes;
 };
 
 am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_bytes)
@@ -72,10 +85,13 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_byt
     c->hist_max = history_bytes;
     atomic_init(&c->hist_used, 0);
     c->max = max_cached ? max_cached : 1;
-    /* Memory bound: a cached scorer costs ~14 KiB (mostly its stopword
-     * set), so 10,000 cached sessions would need ~140 MiB; at most
-     * AM_SESS_CACHE_MAX stay cached (bench/README.md, memory target). An
-     * evicted session is rebuilt from the store on its next use. */
+    c->mem_max = SIZE_MAX; /* am_sessions_set_memory */
+    /* Count bound: a cached scorer without a glossary costs ~14 KiB
+     * (mostly its stopword set), so 10,000 cached sessions would need
+     * ~140 MiB; at most AM_SESS_CACHE_MAX stay cached (bench/README.md,
+     * memory target). Glossaries make runtimes far larger: the byte budget
+     * (am_sessions_set_memory) bounds them. An evicted session is rebuilt
+     * from the store on its next use. */
     if (c->max > AM_SESS_CACHE_MAX)
         c->max = AM_SESS_CACHE_MAX;
     size_t size = 16;
@@ -135,7 +151,15 @@ static void am_w_unref(am_sess_w *w)
     free(w);
 }
 
-/* Frees s except its write state (am_w_unref, under the cache lock). */
+/* Freed bytes past which the allocator is asked to give memory back to
+ * the system (malloc_trim, after the frees, outside the cache lock): glibc
+ * keeps a freed compiled glossary (tens of MiB, many small blocks) in its
+ * heap, and RSS stayed high after deletes (issue 25). */
+#define AM_SESS_TRIM_BYTES ((size_t)8 << 20)
+
+/* Frees s except its write state (am_w_unref, under the cache lock).
+ * Called without the cache lock: freeing a large compiled glossary takes
+ * milliseconds, which other sessions' acquires must not wait for. */
 static void am_sess_free(am_sess *s)
 {
     if (!s)
@@ -160,6 +184,9 @@ void am_sessions_free(am_sessions *c)
         am_w_unref(c->v[i]->w);
         am_sess_free(c->v[i]);
     }
+    for (size_t i = 0; i < c->n_dead; i++)
+        am_sess_free(c->dead[i]);
+    free(c->dead);
     free(c->old);
     free(c->v);
     free(c->used);
@@ -170,11 +197,13 @@ void am_sessions_free(am_sessions *c)
 
 void am_sess_lock(am_sess *s)
 {
+    am_lk_take(AM_LK_SESSION); /* the first lock a thread takes (lockck.h) */
     pthread_mutex_lock(&s->w->mu);
 }
 
 void am_sess_unlock(am_sess *s)
 {
+    am_lk_drop(AM_LK_SESSION);
     pthread_mutex_unlock(&s->w->mu);
 }
 
@@ -504,6 +533,103 @@ static int am_bg_add(void *ctx, const char *word, int64_t count)
     return 0;
 }
 
+static void am_drop_at(am_sessions *c, size_t i);
+
+/* Queues s (no user, its write state released) to be freed by the next
+ * mem_reap. Under the cache lock. */
+static void mem_bury(am_sessions *c, am_sess *s)
+{
+    AM_GROW(c->dead, c->cap_dead, c->n_dead + 1, 4);
+    c->dead[c->n_dead++] = s;
+    c->dead_bytes += s->bytes;
+}
+
+/* Frees the runtimes mem_bury queued, outside the cache lock (the caller
+ * does not hold it), and hands large frees back to the system (with
+ * `freed` bytes the caller freed itself). */
+static void mem_reap(am_sessions *c, size_t freed)
+{
+    pthread_mutex_lock(&c->mu);
+    am_sess **dead = c->dead;
+    size_t n = c->n_dead, bytes = c->dead_bytes;
+    c->dead = NULL;
+    c->n_dead = c->cap_dead = c->dead_bytes = 0;
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < n; i++)
+        am_sess_free(dead[i]);
+    free(dead);
+#if defined(__GLIBC__)
+    if (bytes + freed >= AM_SESS_TRIM_BYTES)
+        malloc_trim(0);
+#else
+    (void)bytes;
+    (void)freed;
+#endif
+}
+
+static size_t am_vocab_bytes_or0(const am_vocab *v)
+{
+    return v ? am_vocab_bytes(v) : 0;
+}
+
+/* Bytes malloc adds to each block (glibc: a size word, 16-byte rounding). */
+#define AM_SESS_MALLOC_OVERHEAD 16
+/* What a scorer holds besides its compiled glossary: the stopword set
+ * (~14 KiB for the built-in lists), the configuration and signature;
+ * an estimate (core does not count these), small beside a glossary. */
+#define AM_SESS_SCORER_BASE ((size_t)16 << 10)
+
+static size_t str_bytes(const char *t)
+{
+    return t ? strlen(t) + 1 + AM_SESS_MALLOC_OVERHEAD : 0;
+}
+
+size_t am_sessions_scorer_bytes(const am_scorer *sc, const am_gloss *g)
+{
+    size_t b = sc ? AM_SESS_SCORER_BASE + am_terms_lex_bytes(am_scorer_lex(sc)) : 0;
+    if (g) {
+        b += g->cap * sizeof *g->v;
+        for (size_t i = 0; i < g->n; i++) {
+            const am_gloss_entry *e = &g->v[i];
+            b += str_bytes(e->source) + str_bytes(e->id) + e->n_targets * sizeof *e->targets +
+                 AM_SESS_MALLOC_OVERHEAD;
+            for (size_t k = 0; k < e->n_targets; k++)
+                b += str_bytes(e->targets[k]);
+        }
+    }
+    return b;
+}
+
+/* Frees idle runtimes (no user), least recently used first, until the
+ * budget holds mem_used, and counts them; a runtime in use stays (its
+ * user drops it at release if it is then over). Under the cache lock. */
+static void mem_fit(am_sessions *c)
+{
+    while (c->mem_used > c->mem_max) {
+        size_t lru = (size_t)-1;
+        for (size_t k = 0; k < c->n; k++)
+            if (c->v[k]->refs == 0 && (lru == (size_t)-1 || c->used[k] < c->used[lru]))
+                lru = k;
+        if (lru == (size_t)-1)
+            return; /* every cached runtime is in use */
+        c->evictions++;
+        am_drop_at(c, lru);
+    }
+}
+
+/* Counts bytes more (sign > 0) or fewer in the budget. Under the lock. */
+static void mem_count(am_sessions *c, size_t bytes, int sign)
+{
+    if (sign > 0) {
+        c->mem_used += bytes;
+        if (c->mem_used > c->mem_peak)
+            c->mem_peak = c->mem_used;
+    } else {
+        assert(c->mem_used >= bytes);
+        c->mem_used -= bytes;
+    }
+}
+
 static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *err)
 {
     am_store_session row;
@@ -542,12 +668,15 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
     if (rc == AM_OK)
         rc = am_sessions_build(row.options, row.custom_stopwords, row.glossary, s->background,
                                &s->scorer, &s->gloss, err);
+    size_t opt_bytes = row.options ? strlen(row.options) : 0;
     am_store_session_clear(&row);
     if (rc != AM_OK) {
         am_w_unref(s->w); /* not shared yet */
         am_sess_free(s);
         return rc;
     }
+    s->bytes = am_sessions_scorer_bytes(s->scorer, &s->gloss) + am_vocab_bytes_or0(s->background) +
+               sizeof *s + sizeof *s->w + AM_SESS_TOT_MAX * sizeof(am_sess_tot) + opt_bytes;
     *out = s;
     return AM_OK;
 }
@@ -601,8 +730,9 @@ static void am_drop_at(am_sessions *c, size_t i)
     }
     c->n--;
     if (s->refs == 0) {
+        mem_count(c, s->bytes, -1);
         am_w_unref(s->w);
-        am_sess_free(s);
+        mem_bury(c, s);
     } else { /* in use: its write state stays findable (am_share_w) */
         s->stale = 1;
         AM_GROW(c->old, c->cap_old, c->n_old + 1, 2);
@@ -662,7 +792,7 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
                              c->v[i]->glossary_version >= s->glossary_version))) {
         /* Another thread built it meanwhile: use theirs. */
         am_w_unref(s->w);
-        am_sess_free(s);
+        mem_bury(c, s);
         s = c->v[i];
         c->used[i] = ++c->tick;
     } else {
@@ -674,8 +804,10 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
             for (size_t k = 1; k < c->n; k++)
                 if (c->used[k] < c->used[lru])
                     lru = k;
+            c->evictions++;
             am_drop_at(c, lru);
         }
+        mem_count(c, s->bytes, 1);
         if (c->n == c->cap) {
             c->cap = c->cap ? c->cap * 2 : 64;
             c->v = am_xrealloc(c->v, c->cap * sizeof *c->v);
@@ -688,8 +820,15 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
         c->n++;
     }
     s->refs++;
+    /* the idle runtimes make room for this one (LRU by bytes), which is
+     * in use now; when those in use leave too little, it is over the
+     * budget while it is used and freed at its release */
+    mem_fit(c);
     *out = s;
+    int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
+    if (reap)
+        mem_reap(c, 0);
     return AM_OK;
 }
 
@@ -700,6 +839,7 @@ void am_sessions_release(am_sessions *c, am_sess *s)
     pthread_mutex_lock(&c->mu);
     assert(s->refs > 0); /* a release without its acquire */
     s->refs--;
+    size_t s_bytes = s->bytes;
     int free_it = s->refs == 0 && s->stale;
     if (free_it) {
         for (size_t i = 0; i < c->n_old; i++)
@@ -707,11 +847,17 @@ void am_sessions_release(am_sessions *c, am_sess *s)
                 c->old[i] = c->old[--c->n_old];
                 break;
             }
+        mem_count(c, s->bytes, -1);
         am_w_unref(s->w);
     }
+    if (s->refs == 0)
+        mem_fit(c); /* it may have stayed over the budget while in use */
+    int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
     if (free_it)
         am_sess_free(s);
+    if (reap || (free_it && s_bytes >= AM_SESS_TRIM_BYTES))
+        mem_reap(c, free_it ? s_bytes : 0);
 }
 
 void am_sessions_forget_entry(am_sessions *c, const am_sess *s)
@@ -720,7 +866,10 @@ void am_sessions_forget_entry(am_sessions *c, const am_sess *s)
     size_t i = am_find(c, s->id);
     if (i != (size_t)-1 && c->v[i] == s)
         am_drop_at(c, i);
+    int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
+    if (reap)
+        mem_reap(c, 0);
 }
 
 void am_sessions_forget(am_sessions *c, const char *id)
@@ -729,5 +878,47 @@ void am_sessions_forget(am_sessions *c, const char *id)
     size_t i = am_find(c, id);
     if (i != (size_t)-1)
         am_drop_at(c, i);
+    int reap = c->n_dead > 0;
+    pthread_mutex_unlock(&c->mu);
+    if (reap)
+        mem_reap(c, 0);
+}
+
+void am_sessions_set_memory(am_sessions *c, size_t bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    c->mem_max = bytes ? bytes : SIZE_MAX;
+    mem_fit(c);
+    pthread_mutex_unlock(&c->mu);
+    mem_reap(c, 0);
+}
+
+void am_sessions_memory(am_sessions *c, am_sess_mem *out)
+{
+    pthread_mutex_lock(&c->mu);
+    out->used = c->mem_used;
+    out->budget = c->mem_max == SIZE_MAX ? 0 : c->mem_max;
+    out->peak = c->mem_peak;
+    out->evictions = c->evictions;
+    out->cached = c->n;
+    out->history = atomic_load(&c->hist_used);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void am_sessions_charge(am_sessions *c, size_t bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    mem_count(c, bytes, 1);
+    mem_fit(c);
+    int reap = c->n_dead > 0;
+    pthread_mutex_unlock(&c->mu);
+    if (reap)
+        mem_reap(c, 0);
+}
+
+void am_sessions_uncharge(am_sessions *c, size_t bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    mem_count(c, bytes, -1);
     pthread_mutex_unlock(&c->mu);
 }

@@ -50,6 +50,7 @@ typedef struct am_sess {
     size_t n_systems;
     char *baseline; /* options.baseline_system (owned), NULL without one */
     int paired_totals; /* pair totals kept from the first segment (ingest.c) */
+    size_t bytes; /* counted in the cache's memory budget (am_sessions_scorer_bytes + the rest) */
     int refs; /* guarded by the cache lock */
     int stale; /* dropped from the cache; freed at last release */
 } am_sess;
@@ -64,6 +65,34 @@ void am_sessions_free(am_sessions *c);
  * vocabulary was deleted; other errors; a message in err. */
 int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *err);
 void am_sessions_release(am_sessions *c, am_sess *s);
+/* The memory budget: every runtime alive (cached, or dropped while in
+ * use) counts its bytes (am_sess.bytes: compiled glossary, parsed entries,
+ * background vocabulary, an estimate of the rest), and so do the scorers a
+ * replay builds for older glossary versions (am_sessions_charge). When a
+ * new runtime or a charge takes the total over the budget, idle runtimes
+ * are freed, least recently used first, until it fits; runtimes in use
+ * stay, so the total exceeds the budget only by what requests in flight
+ * hold, and an over-budget runtime is freed at its last release. The
+ * history counts have their own budget (history_bytes). set_memory: 0 =
+ * no budget (before use, or at any time). */
+void am_sessions_set_memory(am_sessions *c, size_t bytes);
+typedef struct am_sess_mem {
+    size_t used, budget, peak; /* budget 0: none */
+    int64_t evictions; /* runtimes dropped to fit the budget or the count */
+    size_t cached; /* runtimes in the cache */
+    size_t history; /* bytes of full history counts (am_sessions_hist_bytes) */
+} am_sess_mem;
+void am_sessions_memory(am_sessions *c, am_sess_mem *out);
+/* Counts bytes (a replay's scorer of an older glossary version) in the
+ * budget until am_sessions_uncharge with the same bytes; idle runtimes are
+ * freed to make room. */
+void am_sessions_charge(am_sessions *c, size_t bytes);
+void am_sessions_uncharge(am_sessions *c, size_t bytes);
+/* The bytes a compiled scorer and its parsed glossary hold (either NULL):
+ * the compiled glossary exactly (am_terms_lex_bytes), the entries from
+ * their strings, the rest of the scorer estimated. */
+size_t am_sessions_scorer_bytes(const am_scorer *sc, const am_gloss *g);
+
 /* Drops a session from the cache (deleted, or its glossary changed). */
 void am_sessions_forget(am_sessions *c, const char *id);
 /* Drops s (borrowed; the caller still holds its reference) from the cache

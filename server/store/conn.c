@@ -5,6 +5,8 @@
  */
 #include "store_int.h"
 
+#include "lockck.h"
+
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,27 +389,111 @@ int am_conn_int(am_conn *c, const char *sql, int64_t *out)
     return rc == SQLITE_OK ? AM_OK : AM_ERR_IO;
 }
 
-/* A reader for one read call; release with am_reader_put. */
-am_conn *am_reader_get(am_store *st)
+void am_pool_init(am_store *st)
 {
-    if (st->nr == 0) {
-        pthread_mutex_lock(&st->w.mu);
-        return &st->w;
+    atomic_init(&st->next_reader, 0);
+    atomic_init(&st->r_waits, 0);
+    atomic_init(&st->r_waiting, 0);
+    pthread_mutex_init(&st->rmu, NULL);
+    pthread_cond_init(&st->rcv, NULL);
+}
+
+void am_pool_free(am_store *st)
+{
+    for (size_t i = 0; i < st->nr; i++) {
+        am_conn_close(&st->r[i]);
+        pthread_mutex_destroy(&st->r[i].mu);
     }
+    free(st->r);
+    st->r = NULL;
+    st->nr = 0;
+    pthread_cond_destroy(&st->rcv);
+    pthread_mutex_destroy(&st->rmu);
+}
+
+int am_store_set_readers(am_store *st, size_t n, am_buf *err)
+{
+    if (n < 1 || n > AM_STORE_READERS_MAX) {
+        am_buf_printf(err, "readers must be 1 to %d", AM_STORE_READERS_MAX);
+        return AM_ERR_INVALID;
+    }
+    if (st->memory || n == st->nr)
+        return AM_OK; /* ":memory:" reads through the writer */
+    /* a new pool (a mutex must not be moved): the old one closed first */
+    for (size_t i = 0; i < st->nr; i++) {
+        am_conn_close(&st->r[i]);
+        pthread_mutex_destroy(&st->r[i].mu);
+    }
+    free(st->r);
+    st->r = am_xcalloc(n, sizeof *st->r);
+    st->nr = 0;
+    int rc = AM_OK;
+    for (size_t i = 0; i < n && rc == AM_OK; i++) {
+        rc = am_conn_open(&st->r[i], st->path, SQLITE_OPEN_READONLY, 0, err);
+        st->r[i].pool = st;
+        st->nr++; /* its mutex exists even if the open failed */
+    }
+    return rc;
+}
+
+int64_t am_store_reader_waits(am_store *st)
+{
+    return (int64_t)atomic_load(&st->r_waits);
+}
+
+/* A free pooled reader, locked, or NULL when all are busy. */
+static am_conn *reader_try(am_store *st)
+{
     unsigned start = atomic_fetch_add_explicit(&st->next_reader, 1, memory_order_relaxed);
     for (size_t i = 0; i < st->nr; i++) {
         am_conn *c = &st->r[(start + i) % st->nr];
         if (pthread_mutex_trylock(&c->mu) == 0)
             return c;
     }
-    am_conn *c = &st->r[start % st->nr];
-    pthread_mutex_lock(&c->mu);
+    return NULL;
+}
+
+/* A reader for one read call; release with am_reader_put. When every
+ * reader is busy this waits for any of them to be put back, not for one
+ * in particular: the caller holds no reader (lockck.h, checked), so each
+ * busy one is held by a thread that will put it back without waiting for
+ * anything this thread holds. */
+am_conn *am_reader_get(am_store *st)
+{
+    if (st->nr == 0) {
+        am_lk_take(AM_LK_WRITER); /* ":memory:": the writer reads */
+        pthread_mutex_lock(&st->w.mu);
+        return &st->w;
+    }
+    am_lk_take(AM_LK_READER);
+    am_conn *c = reader_try(st);
+    if (c)
+        return c;
+    atomic_fetch_add(&st->r_waits, 1);
+    pthread_mutex_lock(&st->rmu);
+    /* counted before the next try: a put that misses the count unlocked
+     * its reader before it looked, so that try finds the reader free */
+    atomic_fetch_add(&st->r_waiting, 1);
+    while (!(c = reader_try(st)))
+        pthread_cond_wait(&st->rcv, &st->rmu);
+    atomic_fetch_sub(&st->r_waiting, 1);
+    pthread_mutex_unlock(&st->rmu);
     return c;
 }
 
 void am_reader_put(am_conn *c)
 {
+    am_store *st = c->pool;
+    am_lk_drop(st ? AM_LK_READER : AM_LK_WRITER);
     pthread_mutex_unlock(&c->mu);
+    if (!st)
+        return;
+    atomic_thread_fence(memory_order_seq_cst); /* the unlock before the count's load */
+    if (atomic_load(&st->r_waiting) == 0)
+        return; /* the common case: no lock taken */
+    pthread_mutex_lock(&st->rmu);
+    pthread_cond_signal(&st->rcv);
+    pthread_mutex_unlock(&st->rmu);
 }
 
 /* Groups several reads into one snapshot (SAVEPOINT works inside the
@@ -465,6 +551,7 @@ void rtx_close(am_store_rtx *r)
  * the caller's own open transaction). */
 void am_w_lock(am_store *st)
 {
+    am_lk_take(AM_LK_WRITER);
     atomic_fetch_add(&st->w_waiting, 1);
     pthread_mutex_lock(&st->w.mu);
     atomic_fetch_sub(&st->w_waiting, 1);
@@ -485,6 +572,7 @@ void am_w_handoff(am_store *st)
 
 void am_w_unlock(am_store *st)
 {
+    am_lk_drop(AM_LK_WRITER);
     pthread_mutex_unlock(&st->w.mu);
 }
 

@@ -346,11 +346,7 @@ static void am_store_free(am_store *st)
         pthread_mutex_destroy(&st->ck.mu);
     pthread_mutex_destroy(&st->ckmu);
     pthread_cond_destroy(&st->ckcv);
-    for (size_t i = 0; i < st->nr; i++) {
-        am_conn_close(&st->r[i]);
-        pthread_mutex_destroy(&st->r[i].mu);
-    }
-    free(st->r);
+    am_pool_free(st);
     am_conn_close(&st->w);
     am_walbuf_free(st->walbuf); /* after its last connection */
     pthread_mutex_destroy(&st->w.mu);
@@ -420,7 +416,7 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     am_buf_init(&st->errmsg);
     am_buf_init(&st->rtx.t.sess);
     pthread_mutex_init(&st->errmu, NULL);
-    atomic_init(&st->next_reader, 0);
+    am_pool_init(st);
 
     int rc = st->memory ? AM_OK : am_dbfile_mkdir_parents(path, err);
     /* before SQLite sees the files: it would recover any WAL it finds */
@@ -449,13 +445,8 @@ int am_store_open_ex(const char *path, enum am_durability durability,
         rc = am_ckpt_start(st, err);
     if (rc == AM_OK && !st->memory)
         am_life_begin(st);
-    if (rc == AM_OK && !st->memory) {
-        st->r = am_xcalloc(AM_STORE_READERS, sizeof *st->r);
-        for (size_t i = 0; i < AM_STORE_READERS && rc == AM_OK; i++) {
-            rc = am_conn_open(&st->r[i], path, SQLITE_OPEN_READONLY, 0, err);
-            st->nr++; /* its mutex exists even if the open failed */
-        }
-    }
+    if (rc == AM_OK && !st->memory)
+        rc = am_store_set_readers(st, AM_STORE_READERS, err);
     if (rc != AM_OK) {
         am_store_free(st);
         return rc;

@@ -205,6 +205,24 @@ int am_store_segment_get(am_store *st, const char *session, const char *client_i
     return rc;
 }
 
+int am_store_tx_segment_get(am_store_rtx *rtx, const char *session, const char *client_id,
+                            int64_t *seq, char **request_json, char **result_json)
+{
+    if (request_json)
+        *request_json = NULL;
+    if (result_json)
+        *result_json = NULL;
+    if (!session || !client_id)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(&rtx->t, session, &sid);
+    if (rc == AM_OK)
+        rc = store_get(rtx->t.st, rtx->t.c, AM_S_SEG_GET,
+                       COLS(col_int(seq), col_str(request_json), col_str(result_json)), "it", sid,
+                       client_id);
+    return rc;
+}
+
 int am_store_segment_result(am_store *st, const char *session, int64_t seq, char **client_id,
                             char **result_json)
 {

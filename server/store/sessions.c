@@ -104,6 +104,15 @@ int am_store_session_get(am_store *st, const char *id, am_store_session *out)
     return rc == 1 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
 }
 
+int am_store_tx_session_get(am_store_rtx *rtx, const char *id, am_store_session *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!id)
+        return AM_ERR_INVALID;
+    int rc = store_each(rtx->t.st, rtx->t.c, AM_S_SESSION_GET, session_one, out, "t", id);
+    return rc == 1 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
+}
+
 int am_store_session_list(am_store *st, const char *after, size_t limit, am_store_session **out,
                           size_t *n)
 {

@@ -142,6 +142,7 @@ typedef struct am_conn {
     sqlite3 *db;
     pthread_mutex_t mu;
     sqlite3_stmt *stmt[AM_S__COUNT]; /* prepared on first use */
+    struct am_store *pool; /* a pooled reader's store (am_reader_put), else NULL */
 } am_conn;
 
 /* A transaction's handle: the write transaction (am_store.tx, one at a
@@ -176,6 +177,12 @@ struct am_store {
     am_conn *r; /* readers (none for ":memory:") */
     size_t nr;
     atomic_uint next_reader;
+    /* a thread finding every reader busy sleeps on rcv until one is put
+     * back (am_reader_get); r_waiting counts the sleepers, under rmu */
+    pthread_mutex_t rmu;
+    pthread_cond_t rcv;
+    atomic_int r_waiting;
+    atomic_llong r_waits; /* gets that had to wait (am_store_reader_waits) */
     pthread_mutex_t errmu;
     am_buf errmsg; /* guarded by errmu */
     /* group commit (am_store_tx_group): queued jobs and the batch leader */
@@ -343,6 +350,10 @@ int am_conn_int(am_conn *c, const char *sql, int64_t *out);
 /* A reader for one read call (the writer, locked, for ":memory:");
  * release with am_reader_put. */
 am_conn *am_reader_get(am_store *st);
+/* The reader pool's state (am_store_open_ex) and its teardown: closes
+ * every reader (am_store_free). */
+void am_pool_init(am_store *st);
+void am_pool_free(am_store *st);
 void am_reader_put(am_conn *c);
 /* A read transaction in r (caller owned, e.g. on the stack): a reader and
  * its snapshot; end with rtx_close. */

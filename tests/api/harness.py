@@ -104,8 +104,10 @@ class Server:
             self.err_path = os.path.join(self.dir, "stderr-%d.log" % self.port)
             out = open(self.out_path, "wb")
             err = open(self.err_path, "wb")
+            # APITEST_SERVE_ARGS: flags added to every server a suite starts,
+            # e.g. "--readers 1" runs it with one pooled reader (lock order)
             cmd = [ADAPTMON, "serve", "--listen", "127.0.0.1", "--port", str(self.port),
-                   "--db", self.db] + self.args
+                   "--db", self.db] + self.args + os.environ.get("APITEST_SERVE_ARGS", "").split()
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                          cwd=self.dir, env=env)
             out.close()

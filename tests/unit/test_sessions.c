@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lockck.h"
 #include "sessions.h"
 #include "store.h"
 
@@ -424,6 +425,132 @@ static void test_recreated_session_has_its_own_write_lock(void **state)
     am_store_close(st);
 }
 
+/* A glossary of n entries "term<k>-<salt>" -> "terme<k>" (JSON, caller frees). */
+static char *big_glossary(int n, int salt)
+{
+    am_buf b;
+    am_buf_init(&b);
+    am_buf_appends(&b, "[");
+    for (int k = 0; k < n; k++)
+        am_buf_printf(&b, "%s{\"source\":\"term%d x%d\",\"targets\":[\"terme%d\"]}", k ? "," : "",
+                      k, salt, k);
+    am_buf_appends(&b, "]");
+    return am_buf_detach(&b);
+}
+
+/* The memory budget: runtimes count their compiled glossaries' bytes; past
+ * the budget the least recently used idle ones are freed (and counted as
+ * evictions), at rest the total stays within it, a runtime in use is never
+ * freed under its user, one over the budget alone is freed at its
+ * release, and charges (a replay's older versions) count until uncharged. */
+static void test_memory_budget(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    enum { NG = 12, ENTRIES = 2000 };
+    char id[32];
+    for (int i = 0; i < NG; i++) {
+        snprintf(id, sizeof id, "g-%d", i);
+        char *gl = big_glossary(ENTRIES, i);
+        assert_int_equal(am_store_session_create_gl(st, id, "{}", "sig", NULL, gl, 1, NULL), AM_OK);
+        free(gl);
+    }
+    am_sessions *c = am_sessions_new(st, 1000, 0);
+    /* one runtime's bytes: a 2,000-entry glossary is far above the base */
+    am_sess *one = acquire(c, "g-0");
+    size_t each = one->bytes;
+    assert_true(each > 200 * 1024);
+    am_sess_mem m;
+    am_sessions_memory(c, &m);
+    assert_int_equal(m.used, each);
+    assert_int_equal(m.budget, 0);
+    am_sessions_release(c, one);
+
+    size_t budget = 4 * each + each / 2; /* room for 4 */
+    am_sessions_set_memory(c, budget);
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < NG; i++) {
+            snprintf(id, sizeof id, "g-%d", i);
+            am_sessions_release(c, acquire(c, id));
+            am_sessions_memory(c, &m);
+            assert_true(m.used <= budget);
+        }
+    am_sessions_memory(c, &m);
+    assert_int_equal(m.budget, budget);
+    assert_int_equal(m.cached, 4);
+    assert_true(m.evictions >= 3 * NG - 4 - 1);
+    /* a new runtime is built before the idle ones make room for it */
+    assert_true(m.peak <= budget + each + each / 10);
+
+    /* in use: never freed under its user, however far over the budget */
+    am_sess *held[6];
+    for (int i = 0; i < 6; i++) {
+        snprintf(id, sizeof id, "g-%d", i);
+        held[i] = acquire(c, id);
+    }
+    am_sessions_memory(c, &m);
+    assert_true(m.used >= 6 * (each - each / 10)); /* over: all six alive */
+    for (int i = 0; i < 6; i++) {
+        snprintf(id, sizeof id, "g-%d", i);
+        assert_string_equal(held[i]->id, id);
+        assert_non_null(held[i]->scorer);
+        am_sessions_release(c, held[i]);
+    }
+    am_sessions_memory(c, &m); /* at rest: within the budget again */
+    assert_true(m.used <= budget);
+
+    /* a charge frees idle runtimes to make room, and is given back */
+    am_sessions_charge(c, 3 * each);
+    am_sessions_memory(c, &m);
+    assert_true(m.used <= budget);
+    assert_true(m.cached <= 1);
+    am_sessions_uncharge(c, 3 * each);
+
+    /* a budget below one runtime: it is served, then freed at release */
+    am_sessions_set_memory(c, each / 2);
+    am_sess *big = acquire(c, "g-7");
+    assert_non_null(big->scorer);
+    am_sessions_release(c, big);
+    am_sessions_memory(c, &m);
+    assert_int_equal(m.used, 0);
+    assert_int_equal(m.cached, 0);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
+/* A session lock counts as held by the locking thread only, for the
+ * lock-order check (server/base/lockck.h): another thread may take its
+ * own session's lock meanwhile. */
+static void *other_session_lock(void *arg)
+{
+    am_sess *s = arg;
+    assert_int_equal(am_lk_held(AM_LK_SESSION), 0);
+    am_sess_lock(s);
+    assert_int_equal(am_lk_held(AM_LK_SESSION), 1);
+    am_sess_unlock(s);
+    return NULL;
+}
+
+static void test_lock_holds_counted_per_thread(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    am_sessions *c = am_sessions_new(st, MAX, 0);
+    am_sess *a = acquire(c, "s-1"), *b = acquire(c, "s-2");
+    assert_int_equal(am_lk_held(AM_LK_SESSION), 0);
+    am_sess_lock(a);
+    assert_int_equal(am_lk_held(AM_LK_SESSION), 1);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, other_session_lock, b), 0);
+    pthread_join(t, NULL);
+    am_sess_unlock(a);
+    assert_int_equal(am_lk_held(AM_LK_SESSION), 0);
+    am_sessions_release(c, b);
+    am_sessions_release(c, a);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +562,8 @@ int main(void)
         cmocka_unit_test(test_known_state),
         cmocka_unit_test(test_rebuilt_runtime_shares_the_write_lock),
         cmocka_unit_test(test_recreated_session_has_its_own_write_lock),
+        cmocka_unit_test(test_memory_budget),
+        cmocka_unit_test(test_lock_holds_counted_per_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

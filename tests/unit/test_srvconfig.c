@@ -64,6 +64,8 @@ static void test_defaults(void **state)
     assert_int_equal(c.max_db_size, 0);
     assert_int_equal(c.history_cache, 64 * 1024 * 1024);
     assert_int_equal(c.request_timeout_ms, 5000);
+    assert_int_equal(c.session_memory, 512 * 1024 * 1024);
+    assert_int_equal(c.readers, 4);
 
     /* loading with nothing given is the defaults */
     am_srv_config d;
@@ -81,7 +83,7 @@ static void test_defaults(void **state)
         assert_non_null(o->def);
         assert_true(strlen(o->help) > 10);
     }
-    assert_int_equal(n, 31); /* 26 + the five connection budgets (issue 25) */
+    assert_int_equal(n, 33); /* 26 + the five connection budgets + session-memory, readers (issue 25) */
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }

@@ -12,6 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "embedded.h"
@@ -526,6 +530,32 @@ static void test_pending_settle(void **state)
     assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab WHERE word = 'gone'"), 0);
 }
 
+/* am_store_session_get on a thread of its own (joined): a read beside
+ * a write transaction this thread holds. */
+typedef struct get_job {
+    am_store *st;
+    const char *id;
+    am_store_session *out;
+    int rc;
+} get_job;
+
+static void *get_thread(void *arg)
+{
+    get_job *j = arg;
+    j->rc = am_store_session_get(j->st, j->id, j->out);
+    return NULL;
+}
+
+static int session_get_elsewhere(am_store *st, const char *id, am_store_session *out)
+{
+    get_job j = {st, id, out, AM_ERR_INTERNAL};
+    pthread_t t;
+    if (pthread_create(&t, NULL, get_thread, &j) != 0)
+        return AM_ERR_INTERNAL;
+    pthread_join(t, NULL);
+    return j.rc;
+}
+
 static void test_transactions(void **state)
 {
     fixture *f = *state;
@@ -552,8 +582,9 @@ static void test_transactions(void **state)
     assert_int_equal(am_store_tx_vocab_incr(tx, "t", "neu", 2), AM_OK);
     assert_int_equal(am_store_tx_totals_put(tx, "t", "sysA", "{\"n\":2}"), AM_OK);
     assert_int_equal(am_store_session_create(st, "inner", "{}", "sig", NULL, 1), AM_OK);
-    /* Readers see committed data only, and are not blocked by the writer. */
-    assert_int_equal(am_store_session_get(st, "t", &s), AM_OK);
+    /* Readers see committed data only, and are not blocked by the writer
+     * (read on another thread: the writer's holder takes no reader, lockck.h) */
+    assert_int_equal(session_get_elsewhere(st, "t", &s), AM_OK);
     assert_int_equal(s.segments, 1);
     am_store_session_clear(&s);
     /* A second transaction in the same thread is refused. */
@@ -1632,6 +1663,97 @@ static void test_incarnations_and_glossary_versions(void **state)
     am_store_close(st);
 }
 
+/* A child process that opens the store at path with one reader and runs
+ * what (1: a read call while holding a read snapshot; 2: a read call
+ * inside a write transaction); the exit status waitpid gives, or -1 when
+ * it had to be killed (a hang). */
+static int order_child(const char *path, int what)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(10); /* a hang dies of SIGALRM, not SIGABRT */
+        am_store *st = NULL;
+        am_buf err;
+        am_buf_init(&err);
+        if (am_store_open(path, AM_DURABLE_NORMAL, &st, &err) != AM_OK ||
+            am_store_set_readers(st, 1, &err) != AM_OK)
+            _exit(3);
+        am_store_session s;
+        if (what == 1) {
+            am_store_rtx *rtx = NULL;
+            if (am_store_rtx_begin(st, &rtx) != AM_OK)
+                _exit(3);
+            am_store_session_get(st, "t", &s); /* the second reader: the one it holds */
+        } else {
+            am_store_tx *tx = NULL;
+            if (am_store_tx_begin(st, &tx) != AM_OK)
+                _exit(3);
+            am_store_session_get(st, "t", &s); /* a reader under the writer */
+        }
+        _exit(0);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    return status;
+}
+
+typedef struct hold_job {
+    am_store *st;
+    am_store_rtx *rtx;
+    atomic_int held;
+} hold_job;
+
+static void *hold_thread(void *arg)
+{
+    hold_job *j = arg;
+    if (am_store_rtx_begin(j->st, &j->rtx) != AM_OK)
+        return NULL;
+    atomic_store(&j->held, 1);
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    am_store_rtx_end(j->rtx);
+    return NULL;
+}
+
+/* The reader pool: its size is an option (1 to AM_STORE_READERS_MAX);
+ * with every reader busy a read waits for one to be put back (and is
+ * counted); and the lock order is checked: a second reader taken while
+ * holding one, or a reader under the writer, aborts at once with its stack
+ * instead of waiting on itself (issue 25: a replay hung for good). */
+static void test_reader_pool_and_lock_order(void **state)
+{
+    fixture *f = *state;
+    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_session_create(st, "t", "{}", "sig", NULL, 1), AM_OK);
+    am_store_close(st);
+    for (int what = 1; what <= 2; what++) {
+        int status = order_child(f->path, what);
+        assert_true(WIFSIGNALED(status));
+        assert_int_equal(WTERMSIG(status), SIGABRT);
+    }
+
+    st = open_store(f->path, AM_DURABLE_NORMAL);
+    am_buf err;
+    am_buf_init(&err);
+    assert_int_equal(am_store_set_readers(st, 0, &err), AM_ERR_INVALID);
+    assert_int_equal(am_store_set_readers(st, AM_STORE_READERS_MAX + 1, &err), AM_ERR_INVALID);
+    assert_int_equal(am_store_set_readers(st, 1, &err), AM_OK);
+    am_buf_cleanup(&err);
+    int64_t waits = am_store_reader_waits(st);
+    hold_job j = {st, NULL, 0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, hold_thread, &j), 0);
+    while (!atomic_load(&j.held))
+        sched_yield();
+    am_store_session s;
+    assert_int_equal(am_store_session_get(st, "t", &s), AM_OK); /* waits for the one reader */
+    am_store_session_clear(&s);
+    pthread_join(t, NULL);
+    assert_true(am_store_reader_waits(st) > waits);
+    am_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1652,6 +1774,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_vocabulary_put_lets_writers_through, setup, teardown),
         cmocka_unit_test_setup_teardown(test_purge_is_linear, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reader_pool_and_lock_order, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
