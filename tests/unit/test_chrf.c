@@ -17,11 +17,18 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* One reference: am_chrf_stats_add with refs = &ref. */
+static int add1(am_chrf_stats *st, am_chrf_ws *ws, const am_chrf_opts *o, const char *hyp,
+                const char *ref)
+{
+    return am_chrf_stats_add(st, ws, o, NULL, hyp, ref ? &ref : NULL, 1);
+}
+
 static double chrf_of(const char *hyp, const char *ref, int word_order)
 {
     am_chrf_stats st;
     am_chrf_stats_init(&st);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, hyp, ref), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, hyp, ref), AM_OK);
     am_chrf_score_opts so;
     am_chrf_score_opts_init(&so, word_order);
     double v = -1;
@@ -61,7 +68,7 @@ static void test_golden_tico(void **state)
         assert_non_null(hyps[i]);
         am_chrf_stats seg;
         am_chrf_stats_init(&seg);
-        assert_int_equal(am_chrf_stats_add(&seg, ws, NULL, hyps[i], ts[i].ref), AM_OK);
+        assert_int_equal(add1(&seg, ws, NULL, hyps[i], ts[i].ref), AM_OK);
         double s;
         assert_int_equal(am_chrf_sentence_score(&seg, &o2, &s), AM_OK);
         double want = json_real_value(json_object_get(e, "sentence_chrf2"));
@@ -88,7 +95,7 @@ static void test_golden_tico(void **state)
     am_chrf_stats direct;
     am_chrf_stats_init(&direct);
     for (size_t i = 0; i < tico.n; i++)
-        assert_int_equal(am_chrf_stats_add(&direct, ws, NULL, hyps[i], ts[i].ref), AM_OK);
+        assert_int_equal(add1(&direct, ws, NULL, hyps[i], ts[i].ref), AM_OK);
     assert_memory_equal(&direct, &corpus, sizeof corpus);
 
     /* Speed: statistics (char orders 1-6, word orders 1-4) + chrF2 + chrF2++. */
@@ -98,7 +105,7 @@ static void test_golden_tico(void **state)
         for (size_t i = 0; i < tico.n; i++) {
             am_chrf_stats seg;
             am_chrf_stats_init(&seg);
-            am_chrf_stats_add(&seg, ws, NULL, hyps[i], ts[i].ref);
+            add1(&seg, ws, NULL, hyps[i], ts[i].ref);
             double a, b;
             am_chrf_score(&seg, &o2, &a);
             am_chrf_score(&seg, &o2pp, &b);
@@ -136,7 +143,7 @@ static void test_char_stats(void **state)
     am_chrf_stats st;
     am_chrf_stats_init(&st);
     /* "été" is 3 code points, not 5 bytes. */
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "été e", "étée"), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, "été e", "étée"), AM_OK);
     assert_int_equal(st.ch[0][0], 4);
     assert_int_equal(st.ch[0][1], 4);
     assert_int_equal(st.ch[0][2], 4);
@@ -146,7 +153,7 @@ static void test_char_stats(void **state)
 
     /* Orders the reference lacks record no hypothesis n-grams. */
     am_chrf_stats_init(&st);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "abcdefgh", "ab"), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, "abcdefgh", "ab"), AM_OK);
     assert_int_equal(st.ch[0][0], 8);
     assert_int_equal(st.ch[0][1], 2);
     assert_int_equal(st.ch[0][2], 2);
@@ -156,7 +163,7 @@ static void test_char_stats(void **state)
     assert_int_equal(st.ch[2][1], 0);
     /* Clipped counts: "aaaa" vs "aa" matches 2 unigrams and 1 bigram. */
     am_chrf_stats_init(&st);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "aaaa", "aa"), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, "aaaa", "aa"), AM_OK);
     assert_int_equal(st.ch[0][2], 2);
     assert_int_equal(st.ch[1][0], 3);
     assert_int_equal(st.ch[1][2], 1);
@@ -171,7 +178,7 @@ static void test_char_stats(void **state)
     am_chrf_opts_init(&o);
     o.whitespace = 1;
     am_chrf_stats_init(&st);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, &o, "a b", "ab"), AM_OK);
+    assert_int_equal(add1(&st, NULL, &o, "a b", "ab"), AM_OK);
     assert_int_equal(st.ch[0][0], 3);
     assert_int_equal(st.ch[0][2], 2);
     assert_int_equal(st.ch[1][2], 0);
@@ -184,7 +191,7 @@ static void test_word_punct(void **state)
     am_chrf_stats_init(&st);
     /* "(hi)" → "(hi" ")" (sacreBLEU issue #124); "there." → "there" "." ;
      * ref: "hi" "there" "." ("." alone is one character and stays). */
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "(hi) there.", "hi there ."), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, "(hi) there.", "hi there ."), AM_OK);
     assert_int_equal(st.wd[0][0], 4);
     assert_int_equal(st.wd[0][1], 3);
     assert_int_equal(st.wd[0][2], 2);
@@ -193,7 +200,7 @@ static void test_word_punct(void **state)
     assert_int_equal(st.wd[1][2], 1);
     /* Leading punctuation; non-ASCII punctuation is not split; one char only. */
     am_chrf_stats_init(&st);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "«oui» 'non ..", "«oui» ' non . ."), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, "«oui» 'non ..", "«oui» ' non . ."), AM_OK);
     /* hyp words: «oui» ' non .. ⇒ "..": last is '.', → "." "." ; total 5 */
     assert_int_equal(st.wd[0][0], 5);
     assert_int_equal(st.wd[0][1], 5);
@@ -201,7 +208,7 @@ static void test_word_punct(void **state)
     assert_int_equal(st.wd[1][2], 4);
     /* A one-code-point non-ASCII token stays whole. */
     am_chrf_stats_init(&st);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "é.", "é ."), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, "é.", "é ."), AM_OK);
     assert_int_equal(st.wd[0][2], 2);
 }
 
@@ -212,27 +219,34 @@ static void test_empty(void **state)
     am_chrf_stats_init(&st);
     double v = -1;
     /* Empty hypothesis: no hypothesis n-grams, score 0. */
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "", "le chat"), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, "", "le chat"), AM_OK);
     assert_int_equal(st.ch[0][0], 0);
     assert_int_equal(st.ch[0][1], 6);
     assert_int_equal(st.wd[0][1], 2);
     assert_int_equal(am_chrf_score(&st, NULL, &v), AM_OK);
     assert_true(v == 0.0);
-    /* Empty reference: sacreBLEU raises; stats are left unchanged. */
+    /* Empty reference: accepted since sacreBLEU 2.2, no n-grams, the hypothesis
+     * counts 0 ("no hits if no reference"), the sentence score is 0.0. */
     before = st;
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "le chat", ""), AM_ERR_INVALID);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "", ""), AM_ERR_INVALID);
+    assert_int_equal(add1(&st, NULL, NULL, "le chat", ""), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, "", ""), AM_OK);
     assert_memory_equal(&st, &before, sizeof st);
+    am_chrf_stats_init(&st);
+    assert_int_equal(add1(&st, NULL, NULL, "le chat", ""), AM_OK);
+    v = -1;
+    assert_int_equal(am_chrf_sentence_score(&st, NULL, &v), AM_OK);
+    assert_true(v == 0.0);
+    am_chrf_stats_init(&st);
     /* Whitespace-only reference is accepted: no n-grams at all, score 0. */
     am_chrf_stats_init(&st);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "le chat", "  "), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, "le chat", "  "), AM_OK);
     for (int n = 0; n < AM_CHRF_MAX_CHAR_ORDER; n++)
         for (int k = 0; k < 3; k++)
             assert_int_equal(st.ch[n][k], 0);
     assert_int_equal(am_chrf_score(&st, NULL, &v), AM_OK);
     assert_true(v == 0.0);
     am_chrf_stats_init(&st);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "", " "), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, "", " "), AM_OK);
     am_chrf_score_opts so;
     am_chrf_score_opts_init(&so, 2);
     assert_int_equal(am_chrf_score(&st, &so, &v), AM_OK);
@@ -242,8 +256,8 @@ static void test_empty(void **state)
     assert_false(isnan(v));
     tu_assert_close(v, 100 * 1e-16, 1e-20);
     /* Bad arguments. */
-    assert_int_equal(am_chrf_stats_add(NULL, NULL, NULL, "a", "a"), AM_ERR_INVALID);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, NULL, "a"), AM_ERR_INVALID);
+    assert_int_equal(add1(NULL, NULL, NULL, "a", "a"), AM_ERR_INVALID);
+    assert_int_equal(add1(&st, NULL, NULL, NULL, "a"), AM_ERR_INVALID);
     so.char_order = 7;
     assert_int_equal(am_chrf_score(&st, &so, &v), AM_ERR_INVALID);
     so.char_order = 0;
@@ -256,7 +270,7 @@ static void test_eps_smoothing(void **state)
     (void)state;
     am_chrf_stats st;
     am_chrf_stats_init(&st);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, NULL, "ab", "ab"), AM_OK);
+    assert_int_equal(add1(&st, NULL, NULL, "ab", "ab"), AM_OK);
     am_chrf_score_opts so;
     am_chrf_score_opts_init(&so, 0);
     double v;
@@ -296,7 +310,7 @@ static void test_lowercase(void **state)
     o.lowercase = 1;
     am_chrf_stats st;
     am_chrf_stats_init(&st);
-    assert_int_equal(am_chrf_stats_add(&st, NULL, &o, "Le CHAT", "le chat"), AM_OK);
+    assert_int_equal(add1(&st, NULL, &o, "Le CHAT", "le chat"), AM_OK);
     double v;
     assert_int_equal(am_chrf_score(&st, NULL, &v), AM_OK);
     assert_true(v == 100.0);
@@ -315,8 +329,8 @@ static void test_merge(void **state)
     am_chrf_stats_init(&b);
     am_chrf_stats_init(&all);
     for (int i = 0; i < 4; i++) {
-        assert_int_equal(am_chrf_stats_add(i < 2 ? &a : &b, ws, NULL, h[i], r[i]), AM_OK);
-        assert_int_equal(am_chrf_stats_add(&all, ws, NULL, h[i], r[i]), AM_OK);
+        assert_int_equal(add1(i < 2 ? &a : &b, ws, NULL, h[i], r[i]), AM_OK);
+        assert_int_equal(add1(&all, ws, NULL, h[i], r[i]), AM_OK);
     }
     assert_int_equal(am_chrf_merge(&a, &b), AM_OK);
     assert_memory_equal(&a, &all, sizeof a);
@@ -332,8 +346,8 @@ static void test_merge(void **state)
     for (int k = 0; k < 3; k++) {
         am_chrf_stats_init(&x);
         am_chrf_stats_init(&y);
-        assert_int_equal(am_chrf_stats_add(&x, ws, NULL, h[0], r[0]), AM_OK);
-        assert_int_equal(am_chrf_stats_add(&y, NULL, NULL, h[0], r[0]), AM_OK);
+        assert_int_equal(add1(&x, ws, NULL, h[0], r[0]), AM_OK);
+        assert_int_equal(add1(&y, NULL, NULL, h[0], r[0]), AM_OK);
         assert_memory_equal(&x, &y, sizeof x);
     }
     am_chrf_ws_free(ws);
