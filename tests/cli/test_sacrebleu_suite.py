@@ -12,9 +12,9 @@ reason (test-set download API, internal functions on given statistics) is
 skipped. At the end the runner prints how many results equal the expected
 value bit for bit, then "N passed, N failed, N skipped".
 
-An option whose flag this build of adaptmon lacks (seen in `score --help`)
-fails its case with a message naming the flag: such a case is expressible but
-not yet supported.
+An option whose flag this build of adaptmon lacks (probed as `score FLAG
+--help`) fails its case with a message naming the flag: such a case is
+expressible but not yet supported.
 """
 import bz2
 import json
@@ -45,24 +45,29 @@ def score(args, timeout=600):
     return json.loads(p.stdout)
 
 
-_HELP = None
+_KNOWN = {}
 
 
-def has_flag(name):
-    """True when `adaptmon score --help` lists the flag (exactly, not as part of a longer one)."""
-    global _HELP
-    if _HELP is None:
-        p = subprocess.run([ADAPTMON, "score", "--help"], capture_output=True, timeout=60)
-        _HELP = p.stdout.decode("utf-8", "replace")
-    return re.search(r"(^|[\s,(])" + re.escape(name) + r"($|[\s,=:)])", _HELP, re.M) is not None
+def accepted(args):
+    """True when adaptmon score accepts the option args (probed as `score ARGS --help`:
+    the options are parsed in order, an unknown one or a bad value is a usage error
+    before --help is reached)."""
+    key = tuple(args)
+    if key not in _KNOWN:
+        p = subprocess.run([ADAPTMON, "score", *args, "--help"], capture_output=True,
+                           timeout=60)
+        _KNOWN[key] = p.returncode == 0
+    return _KNOWN[key]
 
 
-def flag(alternatives, what):
-    """The first of the alternative flags this build has, else an AssertionError."""
+def flag(alternatives, what, value=None):
+    """The arguments of the first alternative flag this build accepts (with value,
+    unless the alternative carries it after '='), else an AssertionError."""
     for a in alternatives:
-        if has_flag(a.split("=")[0]):
-            return a
-    raise AssertionError("this build of adaptmon score has no flag for %s (looked for %s)"
+        args = [a] if value is None or "=" in a else [a, value]
+        if accepted(args):
+            return args
+    raise AssertionError("this build of adaptmon score has no flag for %s (tried %s)"
                          % (what, ", ".join(a.split("=")[0] for a in alternatives)))
 
 
@@ -80,20 +85,20 @@ def option_flags(metric, level, o):
         if v is None or v is False or DEFAULTS.get(k) == v:
             continue  # sacreBLEU's default, which is adaptmon score's too
         if k == "tokenize":
-            out += [flag(["--tokenize", "--bleu-tokenize"], "BLEU tokenize"), str(v)]
+            out += flag(["--tokenize", "--bleu-tokenize"], "BLEU tokenize", str(v))
         elif k == "lowercase":
-            out.append(flag(["-lc", "--lowercase", "--bleu-lowercase=true"], "BLEU lowercase"))
+            out += flag(["-lc", "--lowercase", "--bleu-lowercase=true"], "BLEU lowercase")
         elif k == "smooth_method":
-            out += [flag(["--smooth-method", "--bleu-smooth-method"], "BLEU smooth_method"), v]
+            out += flag(["--smooth-method", "--bleu-smooth-method"], "BLEU smooth_method", v)
         elif k == "smooth_value":
-            out += [flag(["--smooth-value", "--bleu-smooth-value"], "BLEU smooth_value"),
-                    repr(float(v))]
+            out += flag(["--smooth-value", "--bleu-smooth-value"], "BLEU smooth_value",
+                        repr(float(v)))
         elif k == "effective_order":
             if level == "sentence":
                 continue  # per-segment BLEU is sentence BLEU with effective order
-            out.append(flag(["--bleu-effective-order=true"], "BLEU effective order"))
+            out += flag(["--bleu-effective-order=true"], "BLEU effective order")
         elif k == "max_ngram_order":
-            out += [flag(["--bleu-max-ngram-order"], "BLEU max_ngram_order"), str(v)]
+            out += flag(["--bleu-max-ngram-order"], "BLEU max_ngram_order", str(v))
         elif k in ("char_order", "word_order", "beta"):
             out += ["--chrf-" + k.replace("_", "-"), str(v)]
         elif k in ("whitespace", "eps_smoothing"):
@@ -150,8 +155,6 @@ def run_texts(case, k, run):
     tag = re.sub(r"[^A-Za-z0-9]+", "_", cid) + "_%d" % k
     args = ["--target-lang", case.get("target_lang", "en"),
             "--hyp", "h=" + write_lines(tag + ".hyp", run["hyps"])]
-    if len(run["refs"]) > 1:
-        flag(["--ref"], "several references")
     for j, r in enumerate(run["refs"]):
         assert len(r) == len(run["hyps"])
         args += ["--ref", write_lines("%s.ref%d" % (tag, j), r)]
@@ -197,14 +200,14 @@ def significance(test, opts):
     shared by its 15 cases)."""
     if test in _SIG:
         return _SIG[test]
-    tok = flag(["--tokenize", "--bleu-tokenize"], "BLEU tokenize")
+    tok = flag(["--tokenize", "--bleu-tokenize"], "BLEU tokenize", opts["tokenize"])
     with bz2.open(os.path.join(SUITE, "wmt17_en_de_systems.json.bz2"), "rt",
                   encoding="utf-8") as f:
         data = json.load(f)
     args = ["--target-lang", "de", "--ref", write_lines("wmt17.ref", data["references"][0])]
     for s in data["systems"]:
         args += ["--hyp", "%s=%s" % (s["name"], write_lines(s["name"] + ".hyp", s["lines"]))]
-    args += [tok, opts["tokenize"],
+    args += tok + [
              "--paired-bs" if test == "bs" else "--paired-ar", "--n-bootstrap", str(opts["n"]),
              "--seed", str(opts["seed"])]
     d = score(args, timeout=3600)
