@@ -410,11 +410,11 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
 static int am_cli_flag(am_cli *c, const char *name, int *rc)
 {
     static const char *const flags[] = {
-        "help",          "per-segment", "json",    "by-doc",    "stem-match", "ter-case-sensitive",
-        "no-strip-tags", "by-file",     "plot-ci", "paired-bs", "paired-ar",  "exposures",
+        "help", "per-segment", "json", "by-doc", "stem-match", "ter-case-sensitive",
+        "no-strip-tags", "by-file", "plot-ci", "paired-bs", "paired-ar", "exposures",
         /* sacreBLEU's store_true flags of chrF and TER (session options) */
-        "chrf-whitespace", "chrf-lowercase", "chrf-eps-smoothing", "ter-normalized",
-        "ter-no-punct", "ter-asian-support"};
+        "chrf-whitespace", "chrf-lowercase", "chrf-eps-smoothing", "ter-normalized", "ter-no-punct",
+        "ter-asian-support"};
     int is_flag = 0;
     for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
         if (!strcmp(name, flags[k]))

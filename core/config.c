@@ -245,14 +245,14 @@ static const am_config_option am_options[] = {
      "chrF and chrF++: character n-gram order", am_set_int, AM_OFF(chrf_char_order), 0,
      AM_CHRF_MAX_CHAR_ORDER},
     {"chrf_word_order", "int", "0.." AM_STR(AM_CHRF_MAX_WORD_ORDER), "0",
-     "word n-gram order of the chrf column (2: chrF++; the chrfpp column is always 2)",
-     am_set_int, AM_OFF(chrf_word_order), 0, AM_CHRF_MAX_WORD_ORDER},
+     "word n-gram order of the chrf column (2: chrF++; the chrfpp column is always 2)", am_set_int,
+     AM_OFF(chrf_word_order), 0, AM_CHRF_MAX_WORD_ORDER},
     {"chrf_beta", "int", "0.." AM_STR(AM_CHRF_MAX_BETA), "2",
      "chrF and chrF++: weight of recall against precision", am_set_int, AM_OFF(chrf_beta), 0,
      AM_CHRF_MAX_BETA},
     {"chrf_whitespace", "bool", "true|false", "false",
-     "chrF and chrF++: keep whitespace in character n-grams", am_set_bool,
-     AM_OFF(chrf_whitespace), 0, 0},
+     "chrF and chrF++: keep whitespace in character n-grams", am_set_bool, AM_OFF(chrf_whitespace),
+     0, 0},
     {"chrf_lowercase", "bool", "true|false", "false", "chrF and chrF++: lowercase both sides",
      am_set_bool, AM_OFF(chrf_lowercase), 0, 0},
     {"chrf_eps_smoothing", "bool", "true|false", "false",
@@ -560,8 +560,7 @@ void am_config_chrf_signature(const am_config *c, int plusplus, size_t nrefs, am
     am_buf_reset(out);
     am_buf_printf(out, "nrefs:%zu|case:%s|eff:%s|nc:%d|nw:%d|space:%s|version:%s", nrefs,
                   c->chrf_lowercase ? "lc" : "mixed", c->chrf_eps_smoothing ? "no" : "yes",
-                  c->chrf_char_order, nw, c->chrf_whitespace ? "yes" : "no",
-                  AM_SACREBLEU_VERSION);
+                  c->chrf_char_order, nw, c->chrf_whitespace ? "yes" : "no", AM_SACREBLEU_VERSION);
     if (name) {
         /* CHRFScore: f"chrF{beta}" + "+" * word_order */
         am_buf_reset(name);
@@ -580,8 +579,7 @@ void am_config_ter_signature(const am_config *c, size_t nrefs, am_buf *out)
                   AM_SACREBLEU_VERSION);
 }
 
-void am_config_chrf_opts(const am_config *c, int plusplus, am_chrf_opts *o,
-                         am_chrf_score_opts *so)
+void am_config_chrf_opts(const am_config *c, int plusplus, am_chrf_opts *o, am_chrf_score_opts *so)
 {
     am_chrf_opts_init(o);
     o->lowercase = c->chrf_lowercase;

@@ -141,8 +141,7 @@ const char *am_config_sw_name(enum am_sw_choice s);
 /* The session's chrF options: statistics options into *o and the score
  * options of the chrf column (plusplus 0: word order chrf_word_order) or
  * of the chrfpp column (plusplus 1: word order 2) into *so. */
-void am_config_chrf_opts(const am_config *c, int plusplus, am_chrf_opts *o,
-                         am_chrf_score_opts *so);
+void am_config_chrf_opts(const am_config *c, int plusplus, am_chrf_opts *o, am_chrf_score_opts *so);
 /* The session's TER/TERm tokenizer options into *o. */
 void am_config_ter_opts(const am_config *c, am_ter_opts *o);
 

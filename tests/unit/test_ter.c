@@ -292,8 +292,7 @@ static void test_golden_multilingual(void **state)
                 for (size_t r = 0; r < f.nrefs; r++)
                     refs[r] = f.ref[r][k];
                 double e = -1, len = -1;
-                assert_int_equal(am_ter_segment(ws, &o, f.hyp[k], refs, f.nrefs, &e, &len),
-                                 AM_OK);
+                assert_int_equal(am_ter_segment(ws, &o, f.hyp[k], refs, f.nrefs, &e, &len), AM_OK);
                 am_ter_stats_add(&st, e, len);
                 if (kind == 1 && k < json_array_size(sent)) {
                     double v = 100 * am_ter_score(e, len);
@@ -372,8 +371,9 @@ static void test_config_options(void **state)
         am_config_session_defaults(&c);
         assert_true(c.ter_normalized && c.ter_asian_support && !c.ter_no_punct);
         am_config_ter_signature(&c, 1, &sig);
-        assert_string_equal(am_buf_str(&sig),
-                            "nrefs:1|case:lc|tok:tercom|norm:yes|punct:yes|asian:yes|version:2.6.0");
+        assert_string_equal(
+            am_buf_str(&sig),
+            "nrefs:1|case:lc|tok:tercom|norm:yes|punct:yes|asian:yes|version:2.6.0");
         am_config_signature(&c, &sig);
         assert_non_null(strstr(am_buf_str(&sig), "|ter:norm,asian"));
     }
