@@ -12,6 +12,10 @@ reason (test-set download API, internal functions on given statistics) is
 skipped. At the end the runner prints how many results equal the expected
 value bit for bit, then "N passed, N failed, N skipped".
 
+The test_http_* cases run the chrF and TER cases (one reference) through the
+HTTP API as well: a session with the options, the segments posted, /metrics
+or the POST answers read; the numbers must be the same.
+
 The test_golden_* cases check the chrF and TER values of
 data/golden/multilingual.json (computed by sacreBLEU 2.6.0 on
 data/multilingual/) through `adaptmon score`, bit for bit, with signatures.
@@ -30,7 +34,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "api"))
-from harness import ADAPTMON, ROOT, Skip, run_tests  # noqa: E402
+from harness import ADAPTMON, ROOT, Skip, base, run_tests, serve, shutdown  # noqa: E402
 
 SUITE = os.path.join(ROOT, "tests", "data", "sacrebleu")
 with open(os.path.join(SUITE, "cases.json"), encoding="utf-8") as f:
@@ -302,6 +306,7 @@ def tests():
     for i, case in enumerate(CASES):
         name = "test_%03d_%s" % (i, re.sub(r"[^A-Za-z0-9]+", "_", case["id"]).strip("_"))
         ns[name] = make_test(case)
+    ns.update(api_tests())
     for kind in ("corpus", "sentence"):
         for case in GOLDEN[kind]:
             if case["metric"] in ("chrf", "ter"):
@@ -310,9 +315,75 @@ def tests():
     return ns
 
 
+# ---- the same chrF and TER cases through the HTTP API ---------------------------
+#
+# A session per case with the options as session options, one POST per
+# segment, then /metrics (corpus) or the POST answers (sentence level): the
+# numbers must be those of `adaptmon score`, and so sacreBLEU's.
+
+_API = {}
+
+
+def api_client():
+    if "c" not in _API:
+        _API["s"], _API["c"] = serve()
+    return _API["c"]
+
+
+SESSION_OPTION = {"char_order": "chrf_char_order", "word_order": "chrf_word_order",
+                  "beta": "chrf_beta", "whitespace": "chrf_whitespace",
+                  "eps_smoothing": "chrf_eps_smoothing", "normalized": "ter_normalized",
+                  "no_punct": "ter_no_punct", "asian_support": "ter_asian_support",
+                  "case_sensitive": "ter_case_sensitive"}
+
+
+def make_api_test(i, case):
+    def test():
+        c = api_client()
+        run = case["runs"][0]
+        opts = {SESSION_OPTION[k]: v for k, v in run["options"].items()}
+        sid = "sb-%d" % i
+        c.create_session(id=sid, source_lang="en", target_lang=case.get("target_lang", "en"),
+                         options=opts)
+        answers = []
+        for k, (h, r) in enumerate(zip(run["hyps"], run["refs"][0])):
+            a = c.post(base(sid) + "/segments", {"id": str(k + 1), "source": "",
+                                                 "translation": r, "hypotheses": {"h": h}})
+            if a.status != 201:
+                raise AssertionError("%s: POST segment %d: %d %s" % (
+                    case["id"], k + 1, a.status, a.body[:300]))
+            answers.append(a.json())
+        key = KEY[case["metric"]]
+        if run["compare"]["kind"] == "ter_tokens":
+            seg = answers[0]["scores"]["systems"]["h"]
+            if seg["ter"] != 0.0 or seg["ter_ref_len"] != run["expected"]["ref_len"]:
+                raise AssertionError("%s (API): TER %r, reference length %r" % (
+                    case["id"], seg["ter"], seg["ter_ref_len"]))
+            return
+        if case["level"] == "sentence":
+            got = answers[0]["scores"]["systems"]["h"][key]
+        else:
+            got = c.jget(base(sid) + "/metrics")["systems"]["h"][key]
+        compare(case["id"] + " (API)", None if got is None else got * run.get("scale", 1.0), run)
+    return test
+
+
+def api_tests():
+    """test_http_* for every chrF/TER case of one reference not skipped."""
+    ns = {}
+    for i, case in enumerate(CASES):
+        if case["metric"] in ("chrf", "ter", "ter_tokenizer") and not case.get("skip") and \
+                all(len(r["refs"]) == 1 for r in case["runs"]):
+            name = "test_http_%03d_%s" % (i, re.sub(r"[^A-Za-z0-9]+", "_", case["id"]).strip("_"))
+            ns[name] = make_api_test(i, case)
+    return ns
+
+
 def report_exact():
     """Lists the cases whose results equal sacreBLEU's expected values bit for bit (before
     the harness's summary line)."""
+    if "c" in _API:
+        shutdown(_API["s"], _API["c"])
     print("bit-identical to sacreBLEU's expected value (token checks included): %d"
           % len(EXACT))
     for cid in EXACT:
