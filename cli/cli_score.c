@@ -133,7 +133,11 @@ static void am_cli_usage(FILE *out)
                 *p = '-';
         fprintf(out, "  %-22s  %s [%s; default %s]\n", flag, o->help, o->values, o->def);
     }
-    fputs("  --stem-match, --ter-case-sensitive, --no-strip-tags: boolean shortcuts\n", out);
+    fputs("  --stem-match, --ter-case-sensitive, --no-strip-tags: boolean shortcuts\n"
+          "  --chrf-whitespace, --chrf-lowercase, --chrf-eps-smoothing, --ter-normalized,\n"
+          "  --ter-no-punct, --ter-asian-support: boolean shortcuts (sacreBLEU's flags; score\n"
+          "                          keeps sacreBLEU's defaults for every target language)\n",
+          out);
 }
 
 /* Reads a whole file. Returns 0 or prints an error and returns 1. */
@@ -406,8 +410,11 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
 static int am_cli_flag(am_cli *c, const char *name, int *rc)
 {
     static const char *const flags[] = {
-        "help",          "per-segment", "json",    "by-doc",    "stem-match", "ter-case-sensitive",
-        "no-strip-tags", "by-file",     "plot-ci", "paired-bs", "paired-ar",  "exposures"};
+        "help", "per-segment", "json", "by-doc", "stem-match", "ter-case-sensitive",
+        "no-strip-tags", "by-file", "plot-ci", "paired-bs", "paired-ar", "exposures",
+        /* sacreBLEU's store_true flags of chrF and TER (session options) */
+        "chrf-whitespace", "chrf-lowercase", "chrf-eps-smoothing", "ter-normalized", "ter-no-punct",
+        "ter-asian-support"};
     int is_flag = 0;
     for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
         if (!strcmp(name, flags[k]))
@@ -1505,8 +1512,22 @@ static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jseg
         am_cli_sacrebleu_signature(am_scorer_config(r->scorer), metrics[k], &b);
         json_object_set_new(sb, metrics[k], json_string(am_buf_str(&b)));
     }
+    /* the metric names sacreBLEU prints with them (chrF{beta}, one '+' per
+     * word order) */
+    json_t *names = json_object();
+    const am_config *cfg = am_scorer_config(r->scorer);
+    json_object_set_new(names, "bleu", json_string("BLEU"));
+    for (int pp = 0; pp < 2; pp++) {
+        am_buf sigb;
+        am_buf_init(&sigb);
+        am_config_chrf_signature(cfg, pp, 1, &b, &sigb);
+        json_object_set_new(names, pp ? "chrf++" : "chrf", json_string(am_buf_str(&b)));
+        am_buf_cleanup(&sigb);
+    }
+    json_object_set_new(names, "ter", json_string("TER"));
     am_buf_cleanup(&b);
     json_object_set_new(root, "sacrebleu", sb);
+    json_object_set_new(root, "sacrebleu_names", names);
     if (r->doc_totals) {
         json_t *docs = json_array();
         for (size_t d = 0; d < r->nsess; d++) {
