@@ -518,7 +518,7 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         am_chrf_stats_init(&r->chrf);
         r->sent_bleu = r->sent_chrf = r->sent_chrfpp = NAN;
         if (*ref) {
-            if ((rc = am_bleu_stats_add(&r->bleu, ws->bleu, NULL, hyp, ref)) != AM_OK)
+            if ((rc = am_bleu_stats_add(&r->bleu, ws->bleu, NULL, hyp, &ref, 1)) != AM_OK)
                 return rc;
             if ((rc = am_chrf_stats_add(&r->chrf, ws->chrf, &copts, hyp, ref)) != AM_OK)
                 return rc;

@@ -10,6 +10,9 @@
 #include "bleu.h"
 #include "chrf.h"
 
+/* One reference, as the array am_bleu_stats_add takes. */
+#define AM_REF1(r) ((const char *const[]){(r)})
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -21,7 +24,7 @@ static am_bleu_stats stats_of(const char *hyp, const char *ref)
 {
     am_bleu_stats st;
     am_bleu_stats_init(&st);
-    assert_int_equal(am_bleu_stats_add(&st, NULL, NULL, hyp, ref), AM_OK);
+    assert_int_equal(am_bleu_stats_add(&st, NULL, NULL, hyp, AM_REF1(ref), 1), AM_OK);
     return st;
 }
 
@@ -62,7 +65,7 @@ static void test_golden_tico(void **state)
         assert_non_null(hyps[i]);
         am_bleu_stats seg;
         am_bleu_stats_init(&seg);
-        assert_int_equal(am_bleu_stats_add(&seg, ws, NULL, hyps[i], ts[i].ref), AM_OK);
+        assert_int_equal(am_bleu_stats_add(&seg, ws, NULL, hyps[i], AM_REF1(ts[i].ref), 1), AM_OK);
         double s;
         assert_int_equal(am_bleu_sentence_score(&seg, &s), AM_OK);
         double want = json_real_value(json_object_get(e, "sentence_bleu"));
@@ -86,7 +89,8 @@ static void test_golden_tico(void **state)
     am_bleu_stats direct;
     am_bleu_stats_init(&direct);
     for (size_t i = 0; i < tico.n; i++)
-        assert_int_equal(am_bleu_stats_add(&direct, ws, NULL, hyps[i], ts[i].ref), AM_OK);
+        assert_int_equal(am_bleu_stats_add(&direct, ws, NULL, hyps[i], AM_REF1(ts[i].ref), 1),
+                         AM_OK);
     assert_memory_equal(&direct, &corpus, sizeof corpus);
 
     /* Speed: BLEU alone, and BLEU + chrF2 + chrF2++ (statistics and scores). */
@@ -103,7 +107,7 @@ static void test_golden_tico(void **state)
             for (size_t i = 0; i < tico.n; i++) {
                 am_bleu_stats bs;
                 am_bleu_stats_init(&bs);
-                am_bleu_stats_add(&bs, ws, NULL, hyps[i], ts[i].ref);
+                am_bleu_stats_add(&bs, ws, NULL, hyps[i], AM_REF1(ts[i].ref), 1);
                 double a = 0, b = 0, d = 0;
                 am_bleu_sentence_score(&bs, &a);
                 if (all) {
@@ -222,10 +226,18 @@ static void test_empty(void **state)
     assert_true(v == 0.0);
     assert_int_equal(am_bleu_compute(&st, NULL, &r), AM_OK);
     assert_true(r.bp == 0.0);
-    /* Empty reference: sacreBLEU raises; nothing is added. */
+    /* Empty reference: since sacreBLEU 2.2 a reference without tokens
+     * (ref_len 0): the hypothesis n-grams count, nothing matches, BLEU 0. */
+    am_bleu_stats_init(&st);
+    assert_int_equal(am_bleu_stats_add(&st, NULL, NULL, "le chat", AM_REF1(""), 1), AM_OK);
+    assert_int_equal(st.sys_len, 2);
+    assert_int_equal(st.ref_len, 0);
+    assert_int_equal(st.total[0], 2);
+    assert_int_equal(st.correct[0], 0);
+    assert_int_equal(am_bleu_sentence_score(&st, &v), AM_OK);
+    assert_true(v == 0.0);
     keep = st;
-    assert_int_equal(am_bleu_stats_add(&st, NULL, NULL, "le chat", ""), AM_ERR_INVALID);
-    assert_int_equal(am_bleu_stats_add(&st, NULL, NULL, "", ""), AM_ERR_INVALID);
+    assert_int_equal(am_bleu_stats_add(&st, NULL, NULL, "", AM_REF1(""), 1), AM_OK);
     assert_memory_equal(&st, &keep, sizeof st);
     /* Whitespace-only reference: no tokens, BP 1, no match → 0. */
     st = stats_of("le chat", "   ");
@@ -239,12 +251,12 @@ static void test_empty(void **state)
     assert_int_equal(am_bleu_compute(&st, NULL, &r), AM_OK);
     assert_true(r.bp == 1.0);
     /* Bad arguments. */
-    assert_int_equal(am_bleu_stats_add(NULL, NULL, NULL, "a", "a"), AM_ERR_INVALID);
-    assert_int_equal(am_bleu_stats_add(&st, NULL, NULL, NULL, "a"), AM_ERR_INVALID);
+    assert_int_equal(am_bleu_stats_add(NULL, NULL, NULL, "a", AM_REF1("a"), 1), AM_ERR_INVALID);
+    assert_int_equal(am_bleu_stats_add(&st, NULL, NULL, NULL, AM_REF1("a"), 1), AM_ERR_INVALID);
     am_bleu_opts bo;
     am_bleu_opts_init(&bo);
     bo.tokenizer = (enum am_tok_kind)42;
-    assert_int_equal(am_bleu_stats_add(&st, NULL, &bo, "a", "a"), AM_ERR_INVALID);
+    assert_int_equal(am_bleu_stats_add(&st, NULL, &bo, "a", AM_REF1("a"), 1), AM_ERR_INVALID);
     assert_int_equal(am_bleu_score(NULL, &v), AM_ERR_INVALID);
 }
 
@@ -261,15 +273,15 @@ static void test_preprocess(void **state)
     am_bleu_opts_init(&o);
     o.lowercase = 1;
     am_bleu_stats_init(&st);
-    assert_int_equal(
-        am_bleu_stats_add(&st, NULL, &o, "Le CHAT \xC3\x89T\xC3\x89", "le chat \xC3\xa9t\xC3\xa9"),
-        AM_OK);
+    assert_int_equal(am_bleu_stats_add(&st, NULL, &o, "Le CHAT \xC3\x89T\xC3\x89",
+                                       AM_REF1("le chat \xC3\xa9t\xC3\xa9"), 1),
+                     AM_OK);
     assert_int_equal(st.correct[2], 1);
     /* Another tokenizer: "none" keeps "chat." whole. */
     o.lowercase = 0;
     o.tokenizer = AM_TOK_NONE;
     am_bleu_stats_init(&st);
-    assert_int_equal(am_bleu_stats_add(&st, NULL, &o, "le chat.", "le chat ."), AM_OK);
+    assert_int_equal(am_bleu_stats_add(&st, NULL, &o, "le chat.", AM_REF1("le chat ."), 1), AM_OK);
     assert_int_equal(st.sys_len, 2);
     assert_int_equal(st.correct[0], 1);
 }
@@ -286,8 +298,9 @@ static void test_merge(void **state)
     am_bleu_stats_init(&b);
     am_bleu_stats_init(&all);
     for (int i = 0; i < 4; i++) {
-        assert_int_equal(am_bleu_stats_add(i < 2 ? &a : &b, ws, NULL, h[i], r[i]), AM_OK);
-        assert_int_equal(am_bleu_stats_add(&all, ws, NULL, h[i], r[i]), AM_OK);
+        assert_int_equal(am_bleu_stats_add(i < 2 ? &a : &b, ws, NULL, h[i], AM_REF1(r[i]), 1),
+                         AM_OK);
+        assert_int_equal(am_bleu_stats_add(&all, ws, NULL, h[i], AM_REF1(r[i]), 1), AM_OK);
     }
     assert_int_equal(am_bleu_merge(&a, &b), AM_OK);
     assert_memory_equal(&a, &all, sizeof a);
