@@ -26,18 +26,19 @@ void am_cli_sacrebleu_signature(const am_config *cfg, const char *metric, am_buf
                       o.lowercase ? "lc" : "mixed", so.effective_order ? "yes" : "no",
                       am_tok_name(o.tokenizer), smooth[so.smooth], AM_SACREBLEU_VERSION);
     } else if (!strcmp(metric, "chrf") || !strcmp(metric, "chrf++")) {
-        am_chrf_opts o;
-        am_chrf_score_opts so;
-        am_chrf_opts_init(&o);
-        am_chrf_score_opts_init(&so, !strcmp(metric, "chrf") ? 0 : 2);
-        am_buf_printf(out, "nrefs:1|case:%s|eff:%s|nc:%d|nw:%d|space:%s|version:%s",
-                      o.lowercase ? "lc" : "mixed", so.eps_smoothing ? "no" : "yes", so.char_order,
-                      so.word_order, o.whitespace ? "yes" : "no", AM_SACREBLEU_VERSION);
+        /* the session's chrF options (config.c) */
+        am_buf sig;
+        am_buf_init(&sig);
+        am_config_chrf_signature(cfg, !strcmp(metric, "chrf++"), 1, NULL, &sig);
+        am_buf_appends(out, am_buf_str(&sig));
+        am_buf_cleanup(&sig);
     } else {
-        /* TER: tercom tokenization with default settings (score.c), case
-         * from the session option ter_case_sensitive */
-        am_buf_printf(out, "nrefs:1|case:%s|tok:tercom|norm:no|punct:yes|asian:no|version:%s",
-                      cfg->ter_case_sensitive ? "mixed" : "lc", AM_SACREBLEU_VERSION);
+        /* TER: the session's tercom tokenizer options (config.c) */
+        am_buf sig;
+        am_buf_init(&sig);
+        am_config_ter_signature(cfg, 1, &sig);
+        am_buf_appends(out, am_buf_str(&sig));
+        am_buf_cleanup(&sig);
     }
 }
 

@@ -133,7 +133,11 @@ static void am_cli_usage(FILE *out)
                 *p = '-';
         fprintf(out, "  %-22s  %s [%s; default %s]\n", flag, o->help, o->values, o->def);
     }
-    fputs("  --stem-match, --ter-case-sensitive, --no-strip-tags: boolean shortcuts\n", out);
+    fputs("  --stem-match, --ter-case-sensitive, --no-strip-tags: boolean shortcuts\n"
+          "  --chrf-whitespace, --chrf-lowercase, --chrf-eps-smoothing, --ter-normalized,\n"
+          "  --ter-no-punct, --ter-asian-support: boolean shortcuts (sacreBLEU's flags; score\n"
+          "                          keeps sacreBLEU's defaults for every target language)\n",
+          out);
 }
 
 /* Reads a whole file. Returns 0 or prints an error and returns 1. */
@@ -407,7 +411,10 @@ static int am_cli_flag(am_cli *c, const char *name, int *rc)
 {
     static const char *const flags[] = {
         "help",          "per-segment", "json",    "by-doc",    "stem-match", "ter-case-sensitive",
-        "no-strip-tags", "by-file",     "plot-ci", "paired-bs", "paired-ar",  "exposures"};
+        "no-strip-tags", "by-file",     "plot-ci", "paired-bs", "paired-ar",  "exposures",
+        /* sacreBLEU's store_true flags of chrF and TER (session options) */
+        "chrf-whitespace", "chrf-lowercase", "chrf-eps-smoothing", "ter-normalized",
+        "ter-no-punct", "ter-asian-support"};
     int is_flag = 0;
     for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
         if (!strcmp(name, flags[k]))

@@ -281,6 +281,33 @@ static const am_config_option am_options[] = {
      am_set_bool, AM_OFF(bleu_effective_order), 0, 0},
     {"bleu_max_ngram_order", "int", "1..4", "4", "highest BLEU n-gram order (sacreBLEU's API)",
      am_set_int, AM_OFF(bleu_max_ngram_order), 1, 4},
+    {"ter_normalized", "bool", "true|false", "false",
+     "TER and TERm: sacreBLEU's tercom normalization (punctuation split, XML entities); "
+     "sessions with a zh/ja/ko target: true",
+     am_set_bool, AM_OFF(ter_normalized), 0, 0},
+    {"ter_no_punct", "bool", "true|false", "false", "TER and TERm: remove punctuation first",
+     am_set_bool, AM_OFF(ter_no_punct), 0, 0},
+    {"ter_asian_support", "bool", "true|false", "false",
+     "TER and TERm: split CJK characters (with ter_normalized) and drop CJK punctuation (with "
+     "ter_no_punct); sessions with a zh/ja/ko target: true",
+     am_set_bool, AM_OFF(ter_asian_support), 0, 0},
+    {"chrf_char_order", "int", "0.." AM_STR(AM_CHRF_MAX_CHAR_ORDER), "6",
+     "chrF and chrF++: character n-gram order", am_set_int, AM_OFF(chrf_char_order), 0,
+     AM_CHRF_MAX_CHAR_ORDER},
+    {"chrf_word_order", "int", "0.." AM_STR(AM_CHRF_MAX_WORD_ORDER), "0",
+     "word n-gram order of the chrf column (2: chrF++; the chrfpp column is always 2)", am_set_int,
+     AM_OFF(chrf_word_order), 0, AM_CHRF_MAX_WORD_ORDER},
+    {"chrf_beta", "int", "0.." AM_STR(AM_CHRF_MAX_BETA), "2",
+     "chrF and chrF++: weight of recall against precision", am_set_int, AM_OFF(chrf_beta), 0,
+     AM_CHRF_MAX_BETA},
+    {"chrf_whitespace", "bool", "true|false", "false",
+     "chrF and chrF++: keep whitespace in character n-grams", am_set_bool, AM_OFF(chrf_whitespace),
+     0, 0},
+    {"chrf_lowercase", "bool", "true|false", "false", "chrF and chrF++: lowercase both sides",
+     am_set_bool, AM_OFF(chrf_lowercase), 0, 0},
+    {"chrf_eps_smoothing", "bool", "true|false", "false",
+     "chrF and chrF++: epsilon smoothing (chrF++.py, NLTK, Moses) instead of effective order",
+     am_set_bool, AM_OFF(chrf_eps_smoothing), 0, 0},
     {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}};
 
 /* explicit_set has one bit per row */
@@ -466,6 +493,14 @@ int am_config_check(const am_config *c, am_buf *err)
         }
         return AM_ERR_INVALID;
     }
+    if (c->chrf_char_order + c->chrf_word_order == 0) {
+        if (err) {
+            am_buf_reset(err);
+            am_buf_printf(err, "chrf_char_order and chrf_word_order are both 0: chrF would "
+                               "count nothing; set one of them above 0");
+        }
+        return AM_ERR_INVALID;
+    }
     if (c->stopwords == AM_SW_SNOWBALL || c->stopwords == AM_SW_ISO) {
         char lang[8];
         if (am_sw_lang(c->target_lang, lang, sizeof lang) != AM_OK) {
@@ -478,6 +513,28 @@ int am_config_check(const am_config *c, am_buf *err)
         }
     }
     return AM_OK;
+}
+
+/* 1 when the primary subtag of lang is a Chinese, Japanese or Korean
+ * language (text written without spaces between words, mostly). */
+static int am_lang_cjk(const char *lang)
+{
+    static const char *const cjk[] = {"zh", "ja", "ko", "cmn", "yue", "wuu", "nan", "hak"};
+    size_t n = strcspn(lang, "-_");
+    for (size_t i = 0; i < sizeof cjk / sizeof cjk[0]; i++)
+        if (strlen(cjk[i]) == n && !strncmp(lang, cjk[i], n))
+            return 1;
+    return 0;
+}
+
+void am_config_session_defaults(am_config *c)
+{
+    if (!am_lang_cjk(c->target_lang))
+        return;
+    if (!am_config_explicit(c, "ter_normalized") && !am_config_explicit(c, "ter_asian_support")) {
+        c->ter_normalized = 1;
+        c->ter_asian_support = 1;
+    }
 }
 
 enum am_tok_kind am_config_tokenizer(const am_config *c)
@@ -588,18 +645,93 @@ void am_config_signature(const am_config *c, am_buf *out)
     am_sig_number(out, c->term_cost);
     if (c->profile == AM_PROFILE_STANDARD && c->stem_match)
         am_buf_appends(out, "|stem:yes");
-    if (c->ter_case_sensitive)
-        am_buf_appends(out, "|ter:cs");
+    /* TER tokenizer options that differ from sacreBLEU's defaults */
+    const char *sep = "|ter:";
+    const int ter_on[] = {c->ter_case_sensitive, c->ter_normalized, c->ter_no_punct,
+                          c->ter_asian_support};
+    static const char *const ter_names[] = {"cs", "norm", "nopunct", "asian"};
+    for (size_t i = 0; i < 4; i++)
+        if (ter_on[i]) {
+            am_buf_printf(out, "%s%s", sep, ter_names[i]);
+            sep = ",";
+        }
+    /* chrF options that differ from sacreBLEU's defaults */
+    sep = "|chrf:";
+    if (c->chrf_char_order != 6) {
+        am_buf_printf(out, "%snc%d", sep, c->chrf_char_order);
+        sep = ",";
+    }
+    if (c->chrf_word_order != 0) {
+        am_buf_printf(out, "%snw%d", sep, c->chrf_word_order);
+        sep = ",";
+    }
+    if (c->chrf_beta != 2) {
+        am_buf_printf(out, "%sbeta%d", sep, c->chrf_beta);
+        sep = ",";
+    }
+    const int chrf_on[] = {c->chrf_whitespace, c->chrf_lowercase, c->chrf_eps_smoothing};
+    static const char *const chrf_names[] = {"space", "lc", "eps"};
+    for (size_t i = 0; i < 3; i++)
+        if (chrf_on[i]) {
+            am_buf_printf(out, "%s%s", sep, chrf_names[i]);
+            sep = ",";
+        }
     am_config_bleu_signature(c, out);
     unsigned w = am_config_warnings(c);
     if (w) {
         static const char *const names[] = {"no-stopwords", "unknown-target-lang",
                                             "unknown-source-lang"};
-        const char *sep = "|warn:";
+        sep = "|warn:";
         for (unsigned i = 0; i < 3; i++)
             if (w & (1u << i)) {
                 am_buf_printf(out, "%s%s", sep, names[i]);
                 sep = ",";
             }
     }
+}
+
+void am_config_chrf_signature(const am_config *c, int plusplus, size_t nrefs, am_buf *name,
+                              am_buf *out)
+{
+    int nw = plusplus ? 2 : c->chrf_word_order;
+    am_buf_reset(out);
+    am_buf_printf(out, "nrefs:%zu|case:%s|eff:%s|nc:%d|nw:%d|space:%s|version:%s", nrefs,
+                  c->chrf_lowercase ? "lc" : "mixed", c->chrf_eps_smoothing ? "no" : "yes",
+                  c->chrf_char_order, nw, c->chrf_whitespace ? "yes" : "no", AM_SACREBLEU_VERSION);
+    if (name) {
+        /* CHRFScore: f"chrF{beta}" + "+" * word_order */
+        am_buf_reset(name);
+        am_buf_printf(name, "chrF%d", c->chrf_beta);
+        for (int i = 0; i < nw; i++)
+            am_buf_appends(name, "+");
+    }
+}
+
+void am_config_ter_signature(const am_config *c, size_t nrefs, am_buf *out)
+{
+    am_buf_reset(out);
+    am_buf_printf(out, "nrefs:%zu|case:%s|tok:tercom|norm:%s|punct:%s|asian:%s|version:%s", nrefs,
+                  c->ter_case_sensitive ? "mixed" : "lc", c->ter_normalized ? "yes" : "no",
+                  c->ter_no_punct ? "no" : "yes", c->ter_asian_support ? "yes" : "no",
+                  AM_SACREBLEU_VERSION);
+}
+
+void am_config_chrf_opts(const am_config *c, int plusplus, am_chrf_opts *o, am_chrf_score_opts *so)
+{
+    am_chrf_opts_init(o);
+    o->lowercase = c->chrf_lowercase;
+    o->whitespace = c->chrf_whitespace;
+    am_chrf_score_opts_init(so, plusplus ? 2 : c->chrf_word_order);
+    so->char_order = c->chrf_char_order;
+    so->beta = c->chrf_beta;
+    so->eps_smoothing = c->chrf_eps_smoothing;
+}
+
+void am_config_ter_opts(const am_config *c, am_ter_opts *o)
+{
+    am_ter_opts_init(o);
+    o->case_sensitive = c->ter_case_sensitive;
+    o->normalized = c->ter_normalized;
+    o->no_punct = c->ter_no_punct;
+    o->asian_support = c->ter_asian_support;
 }

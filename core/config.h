@@ -10,10 +10,16 @@
 
 #include "am.h"
 #include "bleu.h"
+#include "chrf.h"
+#include "ter.h"
 #include "text.h"
 #include "tok.h"
 
 #define AM_SIGNATURE_VERSION 1
+/* The sacreBLEU version whose signatures and numbers we reproduce. */
+#ifndef AM_SACREBLEU_VERSION
+#define AM_SACREBLEU_VERSION "2.6.0"
+#endif
 #define AM_MAX_WINDOWS 8
 #define AM_MAX_K 16
 #define AM_LANG_MAX 36
@@ -44,6 +50,15 @@ typedef struct am_config {
     double term_cost; /* C_term of TERm */
     int stem_match; /* stem fallback for term matching */
     int ter_case_sensitive; /* TER/TERm: sacreBLEU's case_sensitive */
+    int ter_normalized; /* TER/TERm: sacreBLEU's TercomTokenizer normalized */
+    int ter_no_punct; /* TER/TERm: no_punct */
+    int ter_asian_support; /* TER/TERm: asian_support (acts with the two above) */
+    int chrf_char_order; /* chrF: character n-gram order (sacreBLEU 6) */
+    int chrf_word_order; /* chrF column's word n-gram order (0: chrF; chrF++ is 2) */
+    int chrf_beta; /* chrF: recall weight beta (2) */
+    int chrf_whitespace; /* chrF: keep whitespace in character n-grams */
+    int chrf_lowercase; /* chrF: lowercase both sides */
+    int chrf_eps_smoothing; /* chrF: eps smoothing instead of effective order */
     int64_t rare_threshold; /* novel-word variant (with a background) */
     int has_background; /* a background vocabulary is attached */
     /* BLEU (sacreBLEU's BLEU arguments) */
@@ -92,6 +107,14 @@ int am_config_check_profile(const am_config *c, am_buf *err);
  * language code that is no ISO 639 code (the tokenizer is a guess). */
 unsigned am_config_warnings(const am_config *c);
 
+/* Live-session defaults that depend on the target language (sacreBLEU's
+ * own defaults stay those of `adaptmon score`): for a zh, ja or ko target,
+ * TER and TERm tokenize with ter_normalized and ter_asian_support on unless
+ * either was set explicitly, because sacreBLEU applies its Asian splitting
+ * only inside normalization and unsegmented CJK text otherwise scores a
+ * TER of about 100 whatever the quality. Call after every am_config_set. */
+void am_config_session_defaults(am_config *c);
+
 /* The tokenizer in effect (resolving "auto" from target_lang). */
 enum am_tok_kind am_config_tokenizer(const am_config *c);
 
@@ -135,5 +158,23 @@ const am_config_option *am_config_options(void);
 
 const char *am_config_profile_name(enum am_profile p);
 const char *am_config_sw_name(enum am_sw_choice s);
+
+/* The session's chrF options: statistics options into *o and the score
+ * options of the chrf column (plusplus 0: word order chrf_word_order) or
+ * of the chrfpp column (plusplus 1: word order 2) into *so. */
+void am_config_chrf_opts(const am_config *c, int plusplus, am_chrf_opts *o, am_chrf_score_opts *so);
+/* The session's TER/TERm tokenizer options into *o. */
+void am_config_ter_opts(const am_config *c, am_ter_opts *o);
+
+/* sacreBLEU-style signatures of the session's chrF (plusplus 0: the chrF
+ * column, word order chrf_word_order) or chrF++ (plusplus 1: word order 2)
+ * and TER settings, e.g. "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0"
+ * and "nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:2.6.0",
+ * into out (reset first); nrefs is the number of references. The metric
+ * name sacreBLEU prints with it ("chrF2", "chrF2++", "TER") goes into name
+ * when not NULL. */
+void am_config_chrf_signature(const am_config *c, int plusplus, size_t nrefs, am_buf *name,
+                              am_buf *out);
+void am_config_ter_signature(const am_config *c, size_t nrefs, am_buf *out);
 
 #endif

@@ -34,7 +34,7 @@ struct am_score_ws {
     am_ter_ws *ter;
     am_toks ter_ref, ter_hyp;
     double *cost; /* per TER reference token */
-    size_t *tok_start, *tok_end; /* byte ranges of the TER reference tokens */
+    am_ter_spans ter_spans; /* byte ranges of the TER reference tokens */
     size_t cap_cost;
     am_bleu_ws *bleu;
     am_chrf_ws *chrf;
@@ -230,8 +230,7 @@ void am_score_ws_free(am_score_ws *ws)
     am_toks_cleanup(&ws->ter_ref);
     am_toks_cleanup(&ws->ter_hyp);
     free(ws->cost);
-    free(ws->tok_start);
-    free(ws->tok_end);
+    am_ter_spans_cleanup(&ws->ter_spans);
     am_bleu_ws_free(ws->bleu);
     am_chrf_ws_free(ws->chrf);
     free(ws);
@@ -307,31 +306,6 @@ static void am_prepare(const am_scorer *s, const char *text, am_buf *b)
     }
 }
 
-/* Byte ranges of the Python-whitespace tokens of text, which are exactly
- * the TER tokens (sacreBLEU's TercomTokenizer with default settings only
- * changes case). Returns the number of tokens found (at most cap). */
-static size_t am_ws_token_ranges(const char *text, size_t *start, size_t *end, size_t cap)
-{
-    size_t len = strlen(text), i = 0, n = 0;
-    while (i < len) {
-        int32_t cp;
-        size_t k;
-        while (i < len && (k = am_utf8_decode(text + i, len - i, &cp)) && am_py_isspace(cp))
-            i += k;
-        if (i >= len)
-            break;
-        size_t b = i;
-        while (i < len && (k = am_utf8_decode(text + i, len - i, &cp)) && !am_py_isspace(cp))
-            i += k;
-        if (n < cap) {
-            start[n] = b;
-            end[n] = i;
-        }
-        n++;
-    }
-    return n;
-}
-
 /* Per-reference-token TERm costs from the term instances' byte ranges.
  * Returns 1 when some token lies in a term span (costs are needed). */
 static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg *terms)
@@ -341,13 +315,14 @@ static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg
         return 0;
     if (ws->cap_cost < n) {
         ws->cost = am_xrealloc(ws->cost, n * sizeof *ws->cost);
-        ws->tok_start = am_xrealloc(ws->tok_start, n * sizeof *ws->tok_start);
-        ws->tok_end = am_xrealloc(ws->tok_end, n * sizeof *ws->tok_end);
         ws->cap_cost = n;
     }
-    size_t found = am_ws_token_ranges(am_buf_str(&ws->ref), ws->tok_start, ws->tok_end, n);
-    if (found != n)
-        return 0; /* cannot happen: lower-casing never creates whitespace */
+    /* the tokens' byte ranges in the prepared translation (am_ter_spans:
+     * exact under every tokenizer option, also where normalization splits
+     * or joins the text's words) */
+    const size_t *tok_start = ws->ter_spans.start, *tok_end = ws->ter_spans.end;
+    if (ws->ter_spans.n != n)
+        return 0; /* cannot happen: one span per token */
     int any = 0;
     for (size_t j = 0; j < n; j++)
         ws->cost[j] = 1.0;
@@ -360,12 +335,12 @@ static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg
         size_t lo = 0, hi = n; /* first j with tok_end[j] > byte_start */
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (ws->tok_end[mid] <= sp->byte_start)
+            if (tok_end[mid] <= sp->byte_start)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        for (size_t j = lo; j < n && ws->tok_start[j] < sp->byte_end; j++) {
+        for (size_t j = lo; j < n && tok_start[j] < sp->byte_end; j++) {
             ws->cost[j] = s->cfg.term_cost;
             any = 1;
         }
@@ -460,7 +435,9 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
             return AM_OK;
     }
 
-    rc = am_ter_tokenize(ref, s->cfg.ter_case_sensitive, &ws->ter_ref);
+    am_ter_opts topts;
+    am_config_ter_opts(&s->cfg, &topts);
+    rc = am_ter_tokenize_opts(ref, &topts, &ws->ter_ref, &ws->ter_spans);
     if (rc != AM_OK)
         return rc;
     int use_terms = am_terms_lex_size(s->lex) > 0 || in->n_annots > 0;
@@ -468,10 +445,9 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         return rc;
 
     am_chrf_opts copts;
-    am_chrf_opts_init(&copts);
     am_chrf_score_opts cso, csopp;
-    am_chrf_score_opts_init(&cso, 0);
-    am_chrf_score_opts_init(&csopp, 2);
+    am_config_chrf_opts(&s->cfg, 0, &copts, &cso);
+    am_config_chrf_opts(&s->cfg, 1, &copts, &csopp);
 
     for (size_t i = 0; i < in->nsys; i++) {
         am_sys_seg *r = &ws->sys[i];
@@ -502,7 +478,7 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         }
 
         am_toks_reset(&ws->ter_hyp);
-        if ((rc = am_ter_tokenize(hyp, s->cfg.ter_case_sensitive, &ws->ter_hyp)) != AM_OK)
+        if ((rc = am_ter_tokenize_opts(hyp, &topts, &ws->ter_hyp, NULL)) != AM_OK)
             return rc;
         int weighted = am_term_costs(ws, s, r->terms);
         rc = am_ter_pair(ws->ter, &ws->ter_hyp, &ws->ter_ref, weighted ? ws->cost : NULL,
@@ -520,7 +496,10 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         if (*ref) {
             if ((rc = am_bleu_stats_add(&r->bleu, ws->bleu, NULL, hyp, &ref, 1)) != AM_OK)
                 return rc;
-            if ((rc = am_chrf_stats_add(&r->chrf, ws->chrf, &copts, hyp, ref)) != AM_OK)
+            /* one reference: chrF and chrF++ share the statistics (the
+             * choice among several references depends on the score
+             * options, chrf.h) */
+            if ((rc = am_chrf_stats_add(&r->chrf, ws->chrf, &copts, &cso, hyp, &ref, 1)) != AM_OK)
                 return rc;
             r->has_bleu = 1;
             am_bleu_sentence_score(&r->bleu, &r->sent_bleu);
@@ -573,6 +552,9 @@ void am_totals_init(am_totals *t, const am_scorer *s)
     am_ter_stats_init(&t->term);
     am_bleu_stats_init(&t->bleu);
     am_chrf_stats_init(&t->chrf);
+    am_chrf_opts co;
+    am_config_chrf_opts(&s->cfg, 0, &co, &t->chrf_so);
+    am_config_chrf_opts(&s->cfg, 1, &co, &t->chrfpp_so);
 }
 
 void am_totals_add(am_totals *t, const am_sys_seg *seg)
@@ -628,12 +610,13 @@ void am_totals_scores_compute(const am_totals *t, am_totals_scores *out)
     out->bleu = NAN;
     if (t->bleu_segments > 0)
         am_bleu_score(&t->bleu, &out->bleu);
-    am_chrf_score_opts cso;
     out->chrf = out->chrfpp = NAN;
     if (t->bleu_segments > 0) {
-        am_chrf_score_opts_init(&cso, 0);
-        am_chrf_score(&t->chrf, &cso, &out->chrf);
-        am_chrf_score_opts_init(&cso, 2);
-        am_chrf_score(&t->chrf, &cso, &out->chrfpp);
+        am_chrf_score_opts so[2] = {t->chrf_so, t->chrfpp_so};
+        for (int k = 0; k < 2; k++)
+            if (so[k].char_order + so[k].word_order == 0) /* not from am_totals_init */
+                am_chrf_score_opts_init(&so[k], k ? 2 : 0);
+        am_chrf_score(&t->chrf, &so[0], &out->chrf);
+        am_chrf_score(&t->chrf, &so[1], &out->chrfpp);
     }
 }

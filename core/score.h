@@ -133,6 +133,9 @@ typedef struct am_totals {
     am_bleu_stats bleu;
     am_chrf_stats chrf;
     int64_t bleu_segments; /* segments whose BLEU/chrF statistics were added */
+    /* the session's chrF and chrF++ score options (am_totals_init; all 0 in
+     * a record not made by it: sacreBLEU's chrF2 and chrF2++ then) */
+    am_chrf_score_opts chrf_so, chrfpp_so;
 } am_totals;
 
 /* Zeroes *t for the scorer's settings (k, windows). */
