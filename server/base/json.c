@@ -1318,15 +1318,15 @@ json_t *am_json_config(const am_config *c)
     json_t *w = json_array();
     for (size_t i = 0; i < c->nwindows; i++)
         json_array_append_new(w, json_integer(c->windows[i]));
-    json_t *o = json_pack("{sssssssssssssbsssIsosfsbsbsI}", "profile",
-                     am_config_profile_name(c->profile), "source_lang", c->source_lang,
-                     "target_lang", c->target_lang, "tokenizer",
-                     c->tokenizer_auto ? "auto" : am_tok_name(c->tokenizer), "case",
-                     c->case_sensitive ? "sensitive" : "fold", "normalize",
-                     am_text_norm_name(c->norm), "strip_tags", c->strip_tags, "stopwords",
-                     am_config_sw_name(c->stopwords), "k", (json_int_t)c->k, "windows", w,
-                     "term_cost", c->term_cost, "stem_match", c->stem_match, "ter_case_sensitive",
-                     c->ter_case_sensitive, "rare_threshold", (json_int_t)c->rare_threshold);
+    json_t *o =
+        json_pack("{sssssssssssssbsssIsosfsbsbsI}", "profile", am_config_profile_name(c->profile),
+                  "source_lang", c->source_lang, "target_lang", c->target_lang, "tokenizer",
+                  c->tokenizer_auto ? "auto" : am_tok_name(c->tokenizer), "case",
+                  c->case_sensitive ? "sensitive" : "fold", "normalize", am_text_norm_name(c->norm),
+                  "strip_tags", c->strip_tags, "stopwords", am_config_sw_name(c->stopwords), "k",
+                  (json_int_t)c->k, "windows", w, "term_cost", c->term_cost, "stem_match",
+                  c->stem_match, "ter_case_sensitive", c->ter_case_sensitive, "rare_threshold",
+                  (json_int_t)c->rare_threshold);
     /* chrF and TER options (what runs: a zh/ja/ko session's TER defaults
      * resolved, config.h) */
     json_object_set_new(o, "ter_normalized", json_boolean(c->ter_normalized));
@@ -1338,6 +1338,23 @@ json_t *am_json_config(const am_config *c)
     json_object_set_new(o, "chrf_whitespace", json_boolean(c->chrf_whitespace));
     json_object_set_new(o, "chrf_lowercase", json_boolean(c->chrf_lowercase));
     json_object_set_new(o, "chrf_eps_smoothing", json_boolean(c->chrf_eps_smoothing));
+    /* BLEU options: the tokenizer that runs (auto resolved from the target
+     * language), the smoothing value only for floor / add-k, resolved */
+    enum am_tok_kind bk = AM_TOK_13A;
+    (void)am_config_bleu_tokenizer(c, &bk);
+    json_object_set_new(o, "bleu_tokenize", json_string(am_tok_name(bk)));
+    json_object_set_new(o, "bleu_lowercase", json_boolean(c->bleu_lowercase));
+    json_object_set_new(o, "bleu_smooth_method", json_string(am_bleu_smooth_name(c->bleu_smooth)));
+    if (c->bleu_smooth == AM_BLEU_SMOOTH_FLOOR || c->bleu_smooth == AM_BLEU_SMOOTH_ADD_K) {
+        am_bleu_score_opts so;
+        am_config_bleu_score_opts(c, 0, &so);
+        json_object_set_new(o, "bleu_smooth_value",
+                            json_real(so.smooth_value >= 0                     ? so.smooth_value
+                                      : c->bleu_smooth == AM_BLEU_SMOOTH_FLOOR ? 0.1
+                                                                               : 1.0));
+    }
+    json_object_set_new(o, "bleu_effective_order", json_boolean(c->bleu_effective_order));
+    json_object_set_new(o, "bleu_max_ngram_order", json_integer(c->bleu_max_ngram_order));
     return o;
 }
 
