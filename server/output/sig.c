@@ -94,9 +94,12 @@ static void sig_row(const am_sig_collect *c, const am_sys_seg *g, double *row)
         double *b = row + SIG_OFF_BLEU;
         b[0] = (double)g->bleu.sys_len;
         b[1] = (double)g->bleu.ref_len;
-        for (int n = 0; n < AM_BLEU_MAX_ORDER; n++) {
+        /* am_sig_score's layout: correct[mo], total[mo] for the session's
+         * max_order mo (signif.h) */
+        int mo = cfg->bleu_max_ngram_order;
+        for (int n = 0; n < mo; n++) {
             b[2 + n] = (double)g->bleu.correct[n];
-            b[2 + AM_BLEU_MAX_ORDER + n] = (double)g->bleu.total[n];
+            b[2 + mo + n] = (double)g->bleu.total[n];
         }
         double *f = row + SIG_OFF_CHRF;
         for (int n = 0; n < 6; n++)
@@ -155,7 +158,7 @@ static size_t sig_cols(const am_sig_collect *c, int text_metrics, sig_col *cols)
     if (text_metrics) {
         x = &cols[n++];
         *x = (sig_col){.name = "BLEU", .m.kind = AM_SIG_BLEU, .off = SIG_OFF_BLEU};
-        am_bleu_score_opts_init(&x->m.bleu, 0);
+        am_config_bleu_score_opts(cfg, 0, &x->m.bleu); /* the session's smoothing, order */
         x = &cols[n++];
         *x = (sig_col){.name = "chrF2", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
         am_chrf_score_opts_init(&x->m.chrf, 0);

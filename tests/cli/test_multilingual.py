@@ -190,6 +190,21 @@ def test_option_given_twice_is_a_usage_error():
             raise AssertionError("%s: exit %d, %r" % (extra, p.returncode, p.stderr.decode()))
 
 
+def test_significance_uses_the_bleu_options():
+    """--paired-bs resamples BLEU with the run's smoothing and n-gram order:
+    its full-sample score is the totals' BLEU (it was >100 with order 2)."""
+    folder = os.path.join(MULTI, "mlqepe-en-de")
+    for extra in (["-s", "floor", "--bleu-max-ngram-order", "2"], ["-s", "add-k", "-sv", "2"],
+                  ["--bleu-effective-order", "-lc"]):
+        d = score(["--ref", os.path.join(folder, "pe.de"), "--hyp", "a=" + os.path.join(
+            folder, "mt.de"), "--hyp", "b=" + os.path.join(folder, "pe.de"), "--paired-bs",
+            "--n-bootstrap", "20", *extra])
+        got = d["significance"]["systems"][0]["BLEU"]["score"]
+        if got != d["systems"]["a"]["bleu"]:
+            raise AssertionError("%s: significance BLEU %r, totals %r" % (
+                extra, got, d["systems"]["a"]["bleu"]))
+
+
 # ---- the API: a live session with the same options gives the same BLEU ---
 
 def _lines(folder, name):
