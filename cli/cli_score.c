@@ -658,11 +658,6 @@ static int am_cli_check_inputs(const am_cli *c)
                         "repeated, or -r FILE FILE ...)\n");
         return 2;
     }
-    if (c->nxref && (c->sig.test || c->exposures)) {
-        fprintf(stderr, "adaptmon score: --paired-bs/--paired-ar/--exposures work with one "
-                        "reference only (their resampling keeps one reference per segment)\n");
-        return 2;
-    }
     if (c->stopwords_path && c->cfg.stopwords != AM_SW_CUSTOM) {
         fprintf(stderr,
                 "adaptmon score: --stopwords-file needs --stopwords custom (or no "

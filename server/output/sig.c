@@ -22,6 +22,7 @@
 #define SIG_OFF_TERM 36
 #define SIG_OFF_R01 38
 #define SIG_OFF_RK 40
+#define SIG_CHRF_LEN 24
 
 struct am_sig_collect {
     const am_scorer *s;
@@ -54,7 +55,25 @@ void am_sig_opts_init(am_sig_opts *o)
 static size_t sig_width(const am_scorer *s)
 {
     const am_config *cfg = am_scorer_config(s);
-    return SIG_OFF_RK + 2 * ((size_t)cfg->k + 1) + 2 + 2 * cfg->nwindows;
+    return SIG_OFF_RK + 2 * ((size_t)cfg->k + 1) + 2 + 2 * cfg->nwindows + SIG_CHRF_LEN;
+}
+
+/* chrF++'s own statistics (several references: its best reference may not
+ * be chrF's) are the last SIG_CHRF_LEN doubles of a row. */
+static size_t sig_off_chrfpp(const am_sig_collect *c)
+{
+    return c->width - SIG_CHRF_LEN;
+}
+
+/* A segment's chrF statistics st into f[0..SIG_CHRF_LEN). */
+static void sig_chrf_row(const am_chrf_stats *st, double *f)
+{
+    for (int n = 0; n < 6; n++)
+        for (int j = 0; j < 3; j++)
+            f[3 * n + j] = (double)st->ch[n][j];
+    for (int n = 0; n < 2; n++)
+        for (int j = 0; j < 3; j++)
+            f[18 + 3 * n + j] = (double)st->wd[n][j];
 }
 
 am_sig_collect *am_sig_collect_new(const am_scorer *s, size_t nsys, int stats, int exposures)
@@ -101,16 +120,12 @@ static void sig_row(const am_sig_collect *c, const am_sys_seg *g, double *row)
             b[2 + n] = (double)g->bleu.correct[n];
             b[2 + mo + n] = (double)g->bleu.total[n];
         }
-        double *f = row + SIG_OFF_CHRF;
-        for (int n = 0; n < 6; n++)
-            for (int j = 0; j < 3; j++)
-                f[3 * n + j] = (double)g->chrf.ch[n][j];
-        for (int n = 0; n < 2; n++)
-            for (int j = 0; j < 3; j++)
-                f[18 + 3 * n + j] = (double)g->chrf.wd[n][j];
+        sig_chrf_row(&g->chrf, row + SIG_OFF_CHRF);
+        sig_chrf_row(g->chrfpp_own ? &g->chrfpp : &g->chrf, row + sig_off_chrfpp(c));
     }
+    /* TER: the average reference length with several references */
     row[SIG_OFF_TER] = g->ter_edits;
-    row[SIG_OFF_TER + 1] = (double)g->ter_ref_len;
+    row[SIG_OFF_TER + 1] = g->ter_avg_ref_len > 0 ? g->ter_avg_ref_len : (double)g->ter_ref_len;
     row[SIG_OFF_TERM] = g->term_edits;
     row[SIG_OFF_TERM + 1] = (double)g->ter_ref_len;
     row[SIG_OFF_R01] = (double)g->recall.r01.hits;
@@ -163,7 +178,7 @@ static size_t sig_cols(const am_sig_collect *c, int text_metrics, sig_col *cols)
         *x = (sig_col){.name = "chrF2", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
         am_chrf_score_opts_init(&x->m.chrf, 0);
         x = &cols[n++];
-        *x = (sig_col){.name = "chrF2++", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
+        *x = (sig_col){.name = "chrF2++", .m.kind = AM_SIG_CHRF, .off = sig_off_chrfpp(c)};
         am_chrf_score_opts_init(&x->m.chrf, 2);
     }
     cols[n++] = (sig_col){.name = "TER", .m.kind = AM_SIG_TER, .off = SIG_OFF_TER};

@@ -205,6 +205,23 @@ def test_significance_uses_the_bleu_options():
                 extra, got, d["systems"]["a"]["bleu"]))
 
 
+def test_significance_with_two_references():
+    """--paired-bs with two references resamples each segment's statistics
+    against both: the full-sample scores equal the totals for BLEU, chrF2,
+    chrF2++ (its own best reference) and TER (average reference length)."""
+    folder = os.path.join(MULTI, "mlqepe-et-en-2ref")
+    d = score(["-r", os.path.join(folder, "ref-1.en"), os.path.join(folder, "ref-2.en"),
+               "--hyp", "a=" + os.path.join(folder, "mt.en"),
+               "--hyp", "b=" + os.path.join(folder, "ref-1.en"), "--paired-bs",
+               "--n-bootstrap", "20"])
+    tot = d["systems"]["a"]
+    sig = d["significance"]["systems"][0]
+    for key, col in (("bleu", "BLEU"), ("chrf", "chrF2"), ("chrfpp", "chrF2++"), ("ter", "TER")):
+        if sig[col]["score"] != tot[key]:
+            raise AssertionError("%s: significance %r, totals %r" % (col, sig[col]["score"],
+                                                                     tot[key]))
+
+
 # ---- the API: a live session with the same options gives the same BLEU ---
 
 def _lines(folder, name):
