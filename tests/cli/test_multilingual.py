@@ -287,6 +287,50 @@ def test_api_sessions_reproduce_corpus_bleu():
         shutdown(server, client)
 
 
+def test_api_two_references():
+    """A session whose segments carry 'references' gives sacreBLEU's
+    two-reference BLEU, chrF2, chrF2++ and TER (default options)."""
+    st = SETS["mlqepe-et-en-2ref"]
+    folder = os.path.join(MULTI, st["dir"])
+    hyps = _lines(folder, st["hypothesis"])
+    r1, r2 = (_lines(folder, n) for n in st["references"])
+    want = {}
+    for case in GOLD["corpus"]:
+        if case["set"] == "mlqepe-et-en-2ref" and case["nrefs"] == 2:
+            cmd = case["command"]
+            if case["metric"] == "bleu" and cmd.endswith("--tokenize 13a"):
+                want["bleu"] = case["score"]
+            elif case["metric"] == "chrf" and cmd.endswith("-m chrf"):
+                want["chrf"] = case["score"]
+            elif case["metric"] == "chrf" and cmd.endswith("--chrf-word-order 2"):
+                want["chrfpp"] = case["score"]
+            elif case["metric"] == "ter" and cmd.endswith("-m ter"):
+                want["ter"] = case["score"]
+    if len(want) != 4:
+        raise AssertionError("golden cases found: %r" % sorted(want))
+    server, client = serve()
+    try:
+        r = client.post("/v1/sessions", {"id": "two", "source_lang": "et", "target_lang": "en"})
+        if r.status != 201:
+            raise AssertionError("create: %d %s" % (r.status, r.body[:300]))
+        segs = [{"id": str(i + 1), "translation": r1[i], "references": [r2[i]],
+                 "hypothesis": hyps[i]} for i in range(len(r1))]
+        for k in range(0, len(segs), 100):
+            r = client.post(base("two") + "/segments", segs[k:k + 100])
+            if r.status != 200:
+                raise AssertionError("batch: %d %s" % (r.status, r.body[:300]))
+        got = list(client.jget(base("two") + "/metrics")["systems"].values())[0]
+        for k, v in want.items():
+            if got[k] != v:
+                raise AssertionError("%s: session %r, sacreBLEU %r" % (k, got[k], v))
+        r = client.post(base("two") + "/segments", {"id": "x", "translation": "a",
+                                                    "references": [], "hypothesis": "a"})
+        if r.status != 422:
+            raise AssertionError("empty references: %d" % r.status)
+    finally:
+        shutdown(server, client)
+
+
 for _c in GOLD["corpus"]:
     globals()[_name(_c, "corpus")] = _make(check_corpus, _c)
 for _c in GOLD["sentence"]:
