@@ -535,8 +535,9 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
     } else if (!strcmp(name, "tokenize") || !strcmp(name, "smooth-method") ||
                !strcmp(name, "smooth-value")) {
         /* sacreBLEU's names of the BLEU session options */
-        char opt[32];
-        snprintf(opt, sizeof opt, "bleu_%s", name);
+        const char *opt = !strcmp(name, "tokenize")        ? "bleu_tokenize"
+                          : !strcmp(name, "smooth-method") ? "bleu_smooth_method"
+                                                           : "bleu_smooth_value";
         rc = am_cli_config(c, opt, val, err);
     } else if (!strcmp(name, "src")) {
         free(c->src.path);
