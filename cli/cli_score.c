@@ -1788,8 +1788,22 @@ static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jseg
         am_cli_sacrebleu_signature(r->scorer, 1 + c->nxref, metrics[k], &b);
         json_object_set_new(sb, metrics[k], json_string(am_buf_str(&b)));
     }
+    /* the metric names sacreBLEU prints with them (chrF{beta}, one '+' per
+     * word order) */
+    json_t *names = json_object();
+    const am_config *cfg = am_scorer_config(r->scorer);
+    json_object_set_new(names, "bleu", json_string("BLEU"));
+    for (int pp = 0; pp < 2; pp++) {
+        am_buf sigb;
+        am_buf_init(&sigb);
+        am_config_chrf_signature(cfg, pp, 1, &b, &sigb);
+        json_object_set_new(names, pp ? "chrf++" : "chrf", json_string(am_buf_str(&b)));
+        am_buf_cleanup(&sigb);
+    }
+    json_object_set_new(names, "ter", json_string("TER"));
     am_buf_cleanup(&b);
     json_object_set_new(root, "sacrebleu", sb);
+    json_object_set_new(root, "sacrebleu_names", names);
     if (r->doc_totals) {
         json_t *docs = json_array();
         for (size_t d = 0; d < r->nsess; d++) {

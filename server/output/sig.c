@@ -174,12 +174,15 @@ static size_t sig_cols(const am_sig_collect *c, int text_metrics, sig_col *cols)
         x = &cols[n++];
         *x = (sig_col){.name = "BLEU", .m.kind = AM_SIG_BLEU, .off = SIG_OFF_BLEU};
         am_config_bleu_score_opts(cfg, 0, &x->m.bleu); /* the session's smoothing, order */
+        /* the session's chrF options (config.h), as the totals use them;
+         * the names stay the metrics' keys */
+        am_chrf_opts co;
         x = &cols[n++];
         *x = (sig_col){.name = "chrF2", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
-        am_chrf_score_opts_init(&x->m.chrf, 0);
+        am_config_chrf_opts(cfg, 0, &co, &x->m.chrf);
         x = &cols[n++];
         *x = (sig_col){.name = "chrF2++", .m.kind = AM_SIG_CHRF, .off = sig_off_chrfpp(c)};
-        am_chrf_score_opts_init(&x->m.chrf, 2);
+        am_config_chrf_opts(cfg, 1, &co, &x->m.chrf);
     }
     cols[n++] = (sig_col){.name = "TER", .m.kind = AM_SIG_TER, .off = SIG_OFF_TER};
     size_t o = SIG_OFF_RK;

@@ -12,6 +12,10 @@ reason (test-set download API, internal functions on given statistics) is
 skipped. At the end the runner prints how many results equal the expected
 value bit for bit, then "N passed, N failed, N skipped".
 
+The test_golden_* cases check the chrF and TER values of
+data/golden/multilingual.json (computed by sacreBLEU 2.6.0 on
+data/multilingual/) through `adaptmon score`, bit for bit, with signatures.
+
 An option whose flag this build of adaptmon lacks (probed as `score FLAG
 --help`) fails its case with a message naming the flag: such a case is
 expressible but not yet supported.
@@ -232,11 +236,77 @@ def make_test(case):
     return test
 
 
+# ---- the multilingual golden values: chrF and TER through score ----------------
+#
+# data/golden/multilingual.json holds values computed by sacreBLEU 2.6.0 itself
+# (each with its command line) on data/multilingual/; `adaptmon score` given the
+# same files and flags must print exactly these numbers and signatures.
+
+with open(os.path.join(ROOT, "data", "golden", "multilingual.json"), encoding="utf-8") as f:
+    GOLDEN = json.load(f)
+VALUED = ("--chrf-word-order", "--chrf-char-order", "--chrf-beta")
+
+
+def golden_args(case):
+    """adaptmon score arguments for a golden case's sacreBLEU command."""
+    words = case["command"].split()[1:]
+    folder = GOLDEN["sets"][case["set"]]["dir"]
+    path = lambda name: os.path.join(ROOT, "data", "multilingual", folder, name)
+    args, i = [], 0
+    while i < len(words):
+        w = words[i]
+        if w == "-i":
+            args += ["--hyp", "mt=" + path(words[i + 1])]
+            i += 2
+        elif w == "-m":
+            i += 2
+        elif w == "--sentence-level":
+            args.append("--per-segment")
+            i += 1
+        elif w in VALUED:
+            args += [w, words[i + 1]]
+            i += 2
+        elif w.startswith("-"):
+            args.append(w)
+            i += 1
+        else:
+            args += ["--ref", path(w)]
+            i += 1
+    return args
+
+
+def same(case, got, want, what):
+    if got != want:
+        raise AssertionError("%s %s: got %r, sacreBLEU %r" % (case["id"], what, got, want))
+
+
+def make_golden_test(case, sentence):
+    def test():
+        # the set's target language: "mlqepe-en-de" → de
+        d = score(["--target-lang", case["set"].split("-")[2]] + golden_args(case))
+        key = "chrf" if case["metric"] == "chrf" else "ter"
+        same(case, d["sacrebleu"][key], case["signature"], "signature")
+        if sentence:
+            for k, want in enumerate(case["scores"]):
+                same(case, d["per_segment"][k]["systems"]["mt"][key], want,
+                     "segment %d" % (k + 1))
+        else:
+            same(case, d["systems"]["mt"][key], case["score"], "score")
+            if key == "chrf":
+                same(case, d["sacrebleu_names"]["chrf"], case["cli_json"]["name"], "name")
+    return test
+
+
 def tests():
     ns = {}
     for i, case in enumerate(CASES):
         name = "test_%03d_%s" % (i, re.sub(r"[^A-Za-z0-9]+", "_", case["id"]).strip("_"))
         ns[name] = make_test(case)
+    for kind in ("corpus", "sentence"):
+        for case in GOLDEN[kind]:
+            if case["metric"] in ("chrf", "ter"):
+                name = "test_golden_" + re.sub(r"[^A-Za-z0-9]+", "_", case["id"]).strip("_")
+                ns[name] = make_golden_test(case, kind == "sentence")
     return ns
 
 

@@ -7,6 +7,8 @@
 
 #include "am.h"
 #include "config.h"
+#include "glossary.h"
+#include "score.h"
 #include "ter.h"
 
 /* ---- shared/data multilingual golden values (data/golden/multilingual.json) - */
@@ -292,8 +294,7 @@ static void test_golden_multilingual(void **state)
                 for (size_t r = 0; r < f.nrefs; r++)
                     refs[r] = f.ref[r][k];
                 double e = -1, len = -1;
-                assert_int_equal(am_ter_segment(ws, &o, f.hyp[k], refs, f.nrefs, &e, &len),
-                                 AM_OK);
+                assert_int_equal(am_ter_segment(ws, &o, f.hyp[k], refs, f.nrefs, &e, &len), AM_OK);
                 am_ter_stats_add(&st, e, len);
                 if (kind == 1 && k < json_array_size(sent)) {
                     double v = 100 * am_ter_score(e, len);
@@ -372,8 +373,9 @@ static void test_config_options(void **state)
         am_config_session_defaults(&c);
         assert_true(c.ter_normalized && c.ter_asian_support && !c.ter_no_punct);
         am_config_ter_signature(&c, 1, &sig);
-        assert_string_equal(am_buf_str(&sig),
-                            "nrefs:1|case:lc|tok:tercom|norm:yes|punct:yes|asian:yes|version:2.6.0");
+        assert_string_equal(
+            am_buf_str(&sig),
+            "nrefs:1|case:lc|tok:tercom|norm:yes|punct:yes|asian:yes|version:2.6.0");
         am_config_signature(&c, &sig);
         assert_non_null(strstr(am_buf_str(&sig), "|ter:norm,asian"));
     }
@@ -406,6 +408,40 @@ static void test_config_options(void **state)
     assert_int_equal(am_config_set(&c, "ter_normalized", "2", NULL), AM_ERR_INVALID);
     assert_memory_equal(&c, &before, sizeof c);
     am_buf_cleanup(&sig);
+}
+
+/* TERm with the tokenizer options: term costs follow the term's words
+ * through normalization ("chien." is two TER tokens, "chien" and "."); TER
+ * itself is sacreBLEU's normalized TER. */
+static void test_term_costs_follow_normalization(void **state)
+{
+    (void)state;
+    am_config c;
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "target_lang", "fr", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "ter_normalized", "true", NULL), AM_OK);
+    am_gloss g;
+    am_gloss_init(&g);
+    const char *tgt[] = {"chien"};
+    assert_int_equal(am_gloss_add(&g, "dog", tgt, 1, 0, 0, NULL), AM_OK);
+    am_scorer *s = NULL;
+    assert_int_equal(am_scorer_new(&c, NULL, 0, &g, NULL, &s, NULL), AM_OK);
+    assert_non_null(strstr(am_scorer_signature(s), "|ter:norm"));
+    am_score_ws *ws = am_score_ws_new();
+    const char *hyps[] = {"Le chat."};
+    am_seg_input in = {.source = "The dog.", .translation = "Le chien.", .hyps = hyps, .nsys = 1};
+    am_vocab *hist = am_vocab_new();
+    am_seg_result res;
+    assert_int_equal(am_score_segment(s, ws, &in, am_recall_vocab_lookup, hist, &res, NULL), AM_OK);
+    const am_sys_seg *r = &res.sys[0];
+    assert_true(r->terms && r->terms->n_inst == 1);
+    assert_int_equal(r->ter_ref_len, 3); /* le chien . */
+    assert_true(r->ter_edits == 1.0); /* chien → chat */
+    assert_true(r->term_edits == 2.0); /* a term word: cost 2 */
+    am_vocab_free(hist);
+    am_score_ws_free(ws);
+    am_scorer_free(s);
+    am_gloss_cleanup(&g);
 }
 
 /* ---- the TICO-19 dev set ---------------------------------------------------- */
@@ -862,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_golden_multilingual),
         cmocka_unit_test(test_multi_ref),
         cmocka_unit_test(test_config_options),
+        cmocka_unit_test(test_term_costs_follow_normalization),
         cmocka_unit_test(test_scores_and_special_cases),
         cmocka_unit_test(test_seed_vectors),
         cmocka_unit_test(test_term_hand_cases),
