@@ -9,6 +9,7 @@
 #define AM_CONFIG_H
 
 #include "am.h"
+#include "bleu.h"
 #include "chrf.h"
 #include "ter.h"
 #include "text.h"
@@ -60,6 +61,14 @@ typedef struct am_config {
     int chrf_eps_smoothing; /* chrF: eps smoothing instead of effective order */
     int64_t rare_threshold; /* novel-word variant (with a background) */
     int has_background; /* a background vocabulary is attached */
+    /* BLEU (sacreBLEU's BLEU arguments) */
+    int bleu_tokenize_auto; /* 1: sacreBLEU's default for target_lang */
+    enum am_tok_kind bleu_tokenize; /* used when bleu_tokenize_auto is 0 */
+    int bleu_lowercase; /* sacreBLEU -lc */
+    enum am_bleu_smooth bleu_smooth; /* --smooth-method */
+    double bleu_smooth_value; /* --smooth-value; < 0: the method's default */
+    int bleu_effective_order; /* corpus BLEU; sentence BLEU always uses it */
+    int bleu_max_ngram_order; /* 1..4 */
     unsigned explicit_set; /* bit i: option i of am_config_options() was set */
 } am_config;
 
@@ -108,6 +117,18 @@ void am_config_session_defaults(am_config *c);
 
 /* The tokenizer in effect (resolving "auto" from target_lang). */
 enum am_tok_kind am_config_tokenizer(const am_config *c);
+
+/* BLEU's tokenizer in effect: bleu_tokenize, or with "auto" sacreBLEU's
+ * CLI default for target_lang (am_tok_bleu_default: zh, ja-mecab, else
+ * 13a). Returns AM_OK, or AM_ERR_NOTFOUND for a Korean target under auto
+ * (sacreBLEU would pick ko-mecab, which adaptmon does not run; *out is
+ * then 13a and am_config_check refuses the configuration). */
+int am_config_bleu_tokenizer(const am_config *c, enum am_tok_kind *out);
+/* The BLEU options of c: statistics (tokenizer in effect, lowercase) and
+ * the corpus score formula (sentence != 0: sentence BLEU, which like
+ * sacreBLEU's --sentence-level always uses the effective order). */
+void am_config_bleu_opts(const am_config *c, am_bleu_opts *o);
+void am_config_bleu_score_opts(const am_config *c, int sentence, am_bleu_score_opts *o);
 
 /* Writes the signature string of the settings into out (reset first), e.g.
  * adaptmon:1|profile:standard|tok:intl|case:fold|norm:nfkc|sw:snowball|k:1|wo:2,3|cterm:2
