@@ -144,7 +144,7 @@ static int content_of_tokens(const am_recall_config *cfg, const char *tokens, am
         rc = norm_token(cfg, toks.v[i], strlen(toks.v[i]), &norm, &w, &wlen);
         if (rc != AM_OK)
             break;
-        if (wlen == 0 || am_sw_contains(cfg->stopwords, w) || am_text_is_punct_sym(w) ||
+        if (wlen == 0 || am_sw_contains(cfg->stopwords, w) || am_text_is_nonword(w) ||
             am_text_is_digits(w))
             continue;
         am_toks_push(out, w, wlen);
@@ -234,7 +234,7 @@ int am_recall_tok_words(const am_recall_config *cfg, const char *tokens, am_tok_
             }
         }
         out->content[i] = wlen > 0 && !am_sw_contains(cfg->stopwords, out->fold.v[i]) &&
-                          !am_text_is_punct_sym(out->fold.v[i]);
+                          !am_text_is_nonword(out->fold.v[i]);
     }
     am_buf_cleanup(&norm);
     if (rc != AM_OK)

@@ -123,8 +123,9 @@ void am_recall_seg_cleanup(am_recall_seg *r);
 
 /* Standard-profile content words of text (docs/metrics.md §1): strip tags (when
  * cfg->strip_tags) → tokenize with cfg->tokenizer → normalize each token
- * (cfg->norm, cfg->casefold) → drop stopwords (cfg->stopwords), tokens made
- * only of punctuation/symbols and tokens made only of decimal digits.
+ * (cfg->norm, cfg->casefold) → drop stopwords (cfg->stopwords), tokens
+ * without a letter or number (am_text_is_nonword: punctuation, symbols,
+ * combining marks, modifier letters) and tokens made only of decimal digits.
  * Appends the remaining normalized tokens to out in text order (duplicates
  * kept; out is not reset). Returns AM_OK, AM_ERR_NUL / AM_ERR_UTF8 for
  * invalid input (out unchanged) or AM_ERR_INVALID. */
@@ -159,8 +160,8 @@ int am_recall_content_words_tok(const am_recall_config *cfg, const am_tok_text *
 /* The tokens of one tokenized text normalized once, shared by recall and
  * the terms matcher through am_tok_text.words: fold.v[t] is token t
  * normalized as am_recall_content_words normalizes it (cfg->norm,
- * cfg->casefold), content[t] is 1 when that form is not empty, not only
- * punctuation and symbols (am_text_is_punct_sym) and not in sw. A content
+ * cfg->casefold), content[t] is 1 when that form is not empty, holds a
+ * letter or number (not am_text_is_nonword) and is not in sw. A content
  * word of recall is a content[t] form that is not all digits. The words
  * of a text stand for its own computation in a metric whose norm, casefold
  * and stopword list (the same pointer) are the ones recorded here. */

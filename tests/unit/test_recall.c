@@ -283,6 +283,48 @@ static void test_content_words(void **state)
     am_sw_free(sw);
 }
 
+/* Issue 24 §5: NFKC maps a spacing acute U+00B4 ("didn\u00b4t", real MT
+ * output) to a space plus the combining U+0301; intl splits the symbol off,
+ * so the token becomes " \u0301". Neither it nor a lone combining mark, a
+ * modifier letter (U+02BC, U+30FC) or a zero-width joiner is a content word;
+ * a word carrying a mark is. The simianer2019 profile splits on whitespace
+ * only and keeps "didn\u00b4t" whole (test_simianer_nonword). */
+static void test_nonword_tokens(void **state)
+{
+    (void)state;
+    am_recall_config cfg;
+    am_recall_config_init(&cfg);
+    am_toks t;
+    am_toks_init(&t);
+    assert_int_equal(am_recall_content_words(&cfg, "didn\xc2\xb4t", &t), AM_OK);
+    assert_int_equal(t.n, 2);
+    assert_string_equal(t.v[0], "didn");
+    assert_string_equal(t.v[1], "t");
+    am_toks_reset(&t);
+    cfg.tokenizer = AM_TOK_NONE;
+    assert_int_equal(am_recall_content_words(&cfg,
+                                             "\xc2\xb4 \xcc\x81 \xca\xbc \xe3\x83\xbc "
+                                             "\xe2\x80\x8d e\xcc\x81t\xc3\xa9",
+                                             &t),
+                     AM_OK);
+    assert_int_equal(t.n, 1);
+    assert_string_equal(t.v[0], "\xc3\xa9t\xc3\xa9");
+    am_toks_cleanup(&t);
+
+    /* The shared-words path classifies the same way. */
+    am_tok_words w;
+    am_tok_words_init(&w);
+    assert_int_equal(am_recall_tok_words(&cfg, "\xc2\xb4 word", &w), AM_OK);
+    assert_int_equal(w.fold.n, 2);
+    assert_int_equal(w.content[0], 0);
+    assert_int_equal(w.content[1], 1);
+    am_tok_words_cleanup(&w);
+
+    assert_true(am_text_is_nonword(" \xcc\x81"));
+    assert_false(am_text_is_nonword("\xe2\x85\xa0")); /* U+2160 ROMAN NUMERAL ONE: Nl */
+    assert_false(am_text_is_nonword(""));
+}
+
 /* Scores a sequence of (translation, hypothesis) pairs with one system and
  * an in-memory history; returns the session totals. */
 static void run_session(const am_recall_config *cfg, const char *const (*pairs)[2], size_t n,
@@ -654,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_totals),
         cmocka_unit_test(test_slides),
         cmocka_unit_test(test_content_words),
+        cmocka_unit_test(test_nonword_tokens),
         cmocka_unit_test(test_k2),
         cmocka_unit_test(test_novel_words),
         cmocka_unit_test(test_errors),
