@@ -73,7 +73,9 @@ static int am_scorer_stopwords(const am_config *cfg, const char *const *custom, 
     }
     if (!strcmp(source, "none"))
         return AM_OK;
-    int rc = am_sw_builtin(source, has_lang ? lang : cfg->target_lang, norm, casefold, out);
+    /* Only the words the tokenizer in use can produce (stopwords.h). */
+    int rc = am_sw_builtin_for(source, has_lang ? lang : cfg->target_lang, am_config_tokenizer(cfg),
+                               norm, casefold, out);
     if (rc != AM_OK && err)
         am_buf_printf(err, "no %s stopword list for language '%s'", source, cfg->target_lang);
     return rc;

@@ -95,6 +95,33 @@ static am_sw *sw_new(void)
 int am_sw_builtin(const char *source, const char *lang, enum am_norm norm, int casefold,
                   am_sw **out)
 {
+    return am_sw_builtin_keep(source, lang, norm, casefold, NULL, NULL, out);
+}
+
+int am_sw_one_token(enum am_tok_kind kind, const char *word)
+{
+    am_toks t;
+    am_toks_init(&t);
+    int one = am_tok_split(kind, word, &t) == AM_OK && t.n == 1 && strcmp(t.v[0], word) == 0;
+    am_toks_cleanup(&t);
+    return one;
+}
+
+/* am_sw_keep_fn over a core tokenizer kind (ctx points at it). */
+static int sw_keep_kind(void *ctx, const char *word)
+{
+    return am_sw_one_token(*(const enum am_tok_kind *)ctx, word);
+}
+
+int am_sw_builtin_for(const char *source, const char *lang, enum am_tok_kind kind,
+                      enum am_norm norm, int casefold, am_sw **out)
+{
+    return am_sw_builtin_keep(source, lang, norm, casefold, sw_keep_kind, &kind, out);
+}
+
+int am_sw_builtin_keep(const char *source, const char *lang, enum am_norm norm, int casefold,
+                       am_sw_keep_fn keep, void *keep_ctx, am_sw **out)
+{
     if (!source || !out)
         return AM_ERR_INVALID;
     *out = NULL;
@@ -116,6 +143,8 @@ int am_sw_builtin(const char *source, const char *lang, enum am_norm norm, int c
     am_buf tmp;
     am_buf_init(&tmp);
     for (size_t i = 0; i < l->n; i++) {
+        if (keep && !keep(keep_ctx, l->words[i]))
+            continue;
         int rc = sw_add(sw, l->words[i], norm, casefold, &tmp);
         if (rc != AM_OK) {
             am_buf_cleanup(&tmp);

@@ -222,6 +222,87 @@ static void test_custom(void **state)
     am_sw_free(nfc);
 }
 
+/* Whether the words of one shipped list that survive am_sw_builtin_for
+ * with the language's default tokenizer are exactly those the tokenizer
+ * gives back as one unchanged token (so every stopword in use can match,
+ * and none that could is lost). words: the list as shipped. Returns the
+ * number kept. */
+static size_t check_list(const char *source, const char *lang, const char *const *words, size_t n)
+{
+    enum am_tok_kind kind = am_tok_default_for_lang(lang);
+    am_sw *sw = NULL;
+    assert_int_equal(am_sw_builtin_for(source, lang, kind, AM_NORM_NONE, 0, &sw), AM_OK);
+    am_toks t;
+    am_toks_init(&t);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        am_toks_reset(&t);
+        assert_int_equal(am_tok_split(kind, words[i], &t), AM_OK);
+        int one = t.n == 1 && strcmp(t.v[0], words[i]) == 0;
+        if (am_sw_contains(sw, words[i]) != one)
+            fail_msg("%s %s: \"%s\" is %s but %s one token of %s", source, lang, words[i],
+                     one ? "left out" : "kept", one ? "is" : "is not", am_tok_name(kind));
+        kept += (size_t)one;
+    }
+    assert_int_equal(am_sw_size(sw), kept);
+    am_toks_cleanup(&t);
+    am_sw_free(sw);
+    return kept;
+}
+
+/* Issue 24 §2: a stopword that can never match its tokenizer is a bug.
+ * Every shipped list, under its language's default tokenizer. */
+static void test_lists_match_tokenizer(void **state)
+{
+    (void)state;
+    json_t *iso = tu_json("data/stopwords/stopwords-iso/stopwords-iso.json");
+    const char *lang;
+    json_t *arr;
+    json_object_foreach(iso, lang, arr)
+    {
+        size_t n = json_array_size(arr);
+        const char **w = calloc(n ? n : 1, sizeof *w);
+        for (size_t i = 0; i < n; i++)
+            w[i] = json_string_value(json_array_get(arr, i));
+        size_t kept = check_list("iso", lang, w, n);
+        if (!strcmp(lang, "zh")) {
+            /* The zh tokenizer makes every CJK character a token: only the
+             * one-character words can match (282 of 794). */
+            size_t one_char = 0;
+            for (size_t i = 0; i < n; i++)
+                one_char += am_utf8_decode(w[i], strlen(w[i]), &(int32_t){0}) == strlen(w[i]);
+            assert_int_equal(kept, one_char);
+            assert_true(kept < n);
+        }
+        free(w);
+    }
+    for (size_t f = 0; f < sizeof snowball_files / sizeof snowball_files[0]; f++) {
+        char **words;
+        size_t n = read_snowball(snowball_files[f][0], &words);
+        check_list("snowball", snowball_files[f][1], (const char *const *)words, n);
+        free_words(words, n);
+    }
+    json_decref(iso);
+
+    /* The set a zh scorer uses: 的 (one character) can match, 我们 cannot. */
+    am_sw *zh = NULL;
+    assert_int_equal(am_sw_builtin_for("iso", "zh", AM_TOK_ZH, AM_NORM_NFKC, 1, &zh), AM_OK);
+    assert_true(am_sw_contains(zh, "\xe7\x9a\x84"));
+    assert_false(am_sw_contains(zh, "\xe6\x88\x91\xe4\xbb\xac"));
+    am_sw_free(zh);
+    /* English "don't": intl splits it, 13a and none keep it whole. */
+    am_sw *en = NULL;
+    assert_int_equal(am_sw_builtin_for("snowball", "en", AM_TOK_INTL, AM_NORM_NFKC, 1, &en), AM_OK);
+    assert_false(am_sw_contains(en, "don't"));
+    assert_true(am_sw_contains(en, "the"));
+    am_sw_free(en);
+    assert_int_equal(am_sw_builtin_for("snowball", "en", AM_TOK_13A, AM_NORM_NFKC, 1, &en), AM_OK);
+    assert_true(am_sw_contains(en, "don't"));
+    am_sw_free(en);
+    assert_true(am_sw_one_token(AM_TOK_NONE, "don't"));
+    assert_false(am_sw_one_token(AM_TOK_CHAR, "ab"));
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -247,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_lang_codes),     cmocka_unit_test(test_iso_sizes),
         cmocka_unit_test(test_snowball_lists), cmocka_unit_test(test_normalization),
         cmocka_unit_test(test_custom),         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_lists_match_tokenizer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
