@@ -20,7 +20,7 @@ FROM debian:bookworm-slim
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       libmicrohttpd12 libjansson4 libsqlite3-0 libutf8proc2 libstemmer0d libxml2 \
-      libsystemd0 libcurl4 curl \
+      libsystemd0 libcurl4 curl libmecab2 mecab-ipadic-utf8 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 adaptmon \
  && useradd --system --uid 10001 --gid adaptmon --home-dir /var/lib/adaptmon \

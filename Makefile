@@ -23,6 +23,10 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 CFLAGS   ?= $(OPT) -g
 # The scoring core may use only these (no HTTP, no SQL, no systemd).
 CORE_PKGS ?= libutf8proc libxml-2.0 jansson
+# MeCab (ja-mecab tokenizer, core/mecab.c) ships mecab-config, not a .pc file.
+# Its header is also named mecab.h, so core/mecab.c includes it by full path.
+MECAB_INC  := $(shell mecab-config --inc-dir 2>/dev/null || echo /usr/include)
+MECAB_LIBS ?= -lmecab
 LDFLAGS  ?=
 DEPFLAGS  = -MMD -MP
 # pkg-config failing (a package missing) stops the build with its message,
@@ -40,9 +44,9 @@ endif
 endif
 BASE_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) $(CFLAGS) $(SAN) $(DEPFLAGS)
 # core/ sees only its own headers and its libraries: server/ includes fail.
-CORE_CFLAGS = $(BASE_CFLAGS) -Icore $(CORE_PKG_CFLAGS)
+CORE_CFLAGS = $(BASE_CFLAGS) -Icore $(CORE_PKG_CFLAGS) -DAM_MECAB_SYS_H='"$(MECAB_INC)/mecab.h"'
 ALL_CFLAGS  = $(BASE_CFLAGS) -Icore -I$(BUILD)/gen $(PKG_CFLAGS)
-LDLIBS   := $(PKG_LIBS) -lstemmer -lpthread -lm
+LDLIBS   := $(PKG_LIBS) -lstemmer $(MECAB_LIBS) -lpthread -lm
 
 CORE_SRC := $(wildcard core/*.c core/compat/*.c)
 GEN_OBJ  ?= $(BUILD)/gen/stopwords_data.o $(BUILD)/gen/lang_data.o

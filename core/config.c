@@ -132,6 +132,9 @@ static int am_set_tokenizer(am_config *c, const am_config_option *o, const char 
     enum am_tok_kind k = AM_TOK_INTL; /* what auto falls back to */
     if (strcmp(v, "auto") && am_tok_parse(v, &k) != AM_OK)
         return AM_ERR_INVALID;
+    /* ja-mecab needs a MeCab model that recall and terms are not given. */
+    if (k == AM_TOK_JA_MECAB)
+        return AM_ERR_INVALID;
     c->tokenizer_auto = !strcmp(v, "auto");
     c->tokenizer = k;
     return AM_OK;

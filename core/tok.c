@@ -33,6 +33,8 @@
  */
 #include "tok.h"
 
+#include "mecab.h"
+
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +90,25 @@ static void sb_swap(tok_sbuf *a, tok_sbuf *b)
 
 /* ---- names ---------------------------------------------------------------- */
 
-static const char *const tok_names[] = {"13a", "intl", "zh", "char", "none"};
+static const char *const tok_names[] = {"13a", "intl", "zh", "char", "none", "ja-mecab"};
+
+/* sacreBLEU 2.6.0's other tokenizers (BLEU._TOKENIZERS) and why adaptmon
+ * does not run them: each needs something Debian does not package. */
+static const struct {
+    const char *name;
+    const char *reason;
+} tok_unsupported[] = {
+    {"ko-mecab", "ko-mecab needs MeCab's Korean dictionary (mecab-ko-dic), which Debian does "
+                 "not package"},
+    {"flores101", "flores101 needs the FLORES-101 SentencePiece model that sacreBLEU downloads "
+                  "at first use; no Debian package provides it"},
+    {"flores200", "flores200 needs the FLORES-200 SentencePiece model that sacreBLEU downloads "
+                  "at first use; no Debian package provides it"},
+    {"spm", "spm (an alias of flores101) needs the FLORES-101 SentencePiece model that sacreBLEU "
+            "downloads at first use; no Debian package provides it"},
+    {"spBLEU-1K", "spBLEU-1K needs a SentencePiece model that sacreBLEU downloads at first use; "
+                  "no Debian package provides it"},
+};
 
 int am_tok_parse(const char *name, enum am_tok_kind *out)
 {
@@ -101,6 +121,16 @@ int am_tok_parse(const char *name, enum am_tok_kind *out)
         }
     }
     return AM_ERR_INVALID;
+}
+
+const char *am_tok_unsupported_reason(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < sizeof tok_unsupported / sizeof tok_unsupported[0]; i++)
+        if (strcmp(name, tok_unsupported[i].name) == 0)
+            return tok_unsupported[i].reason;
+    return NULL;
 }
 
 const char *am_tok_name(enum am_tok_kind kind)
@@ -139,6 +169,25 @@ enum am_tok_kind am_tok_default_for_lang(const char *lang)
     if (lang_is(lang, "th") || lang_is(lang, "lo") || lang_is(lang, "km") || lang_is(lang, "my"))
         return AM_TOK_CHAR;
     return AM_TOK_INTL;
+}
+
+int am_tok_bleu_default(const char *lang, enum am_tok_kind *out, const char **name)
+{
+    enum am_tok_kind k = AM_TOK_13A;
+    if (lang && lang_is(lang, "ko")) {
+        if (name)
+            *name = "ko-mecab";
+        return AM_ERR_NOTFOUND;
+    }
+    if (lang && lang_is(lang, "zh"))
+        k = AM_TOK_ZH;
+    else if (lang && lang_is(lang, "ja"))
+        k = AM_TOK_JA_MECAB;
+    if (out)
+        *out = k;
+    if (name)
+        *name = am_tok_name(k);
+    return AM_OK;
 }
 
 /* ---- whitespace ----------------------------------------------------------- */
@@ -631,11 +680,20 @@ static void tok_char(const char *s, size_t len, am_buf *out)
 
 int am_tok_tokenize(enum am_tok_kind kind, const char *s, am_buf *out)
 {
+    return am_tok_tokenize_ctx(kind, NULL, s, out);
+}
+
+int am_tok_tokenize_ctx(enum am_tok_kind kind, const am_tok_ctx *ctx, const char *s, am_buf *out)
+{
     char st1[TOK_STACK], st2[TOK_STACK];
     tok_sbuf a, b;
     size_t len = strlen(s);
 
     switch (kind) {
+    case AM_TOK_JA_MECAB:
+        if (!ctx || !ctx->ja_mecab)
+            return AM_ERR_INVALID;
+        return am_mecab_tokenize(ctx->ja_mecab, s, out);
     case AM_TOK_CHAR: tok_char(s, len, out); return AM_OK;
     case AM_TOK_NONE:
         am_buf_reset(out);
@@ -661,9 +719,14 @@ int am_tok_tokenize(enum am_tok_kind kind, const char *s, am_buf *out)
 
 int am_tok_split(enum am_tok_kind kind, const char *s, am_toks *toks)
 {
+    return am_tok_split_ctx(kind, NULL, s, toks);
+}
+
+int am_tok_split_ctx(enum am_tok_kind kind, const am_tok_ctx *ctx, const char *s, am_toks *toks)
+{
     am_buf b;
     am_buf_init(&b);
-    int rc = am_tok_tokenize(kind, s, &b);
+    int rc = am_tok_tokenize_ctx(kind, ctx, s, &b);
     if (rc == AM_OK)
         am_toks_split_py(toks, am_buf_str(&b));
     am_buf_cleanup(&b);

@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev \
 libutf8proc-dev libstemmer-dev libcurl4-openssl-dev libcmocka-dev libxml2-dev python3 curl sqlite3 bc time \
-clang libclang-rt-14-dev valgrind wrk gnuplot-nox \
+libmecab-dev mecab-ipadic-utf8 clang libclang-rt-14-dev valgrind wrk gnuplot-nox \
 libsystemd-dev systemd haproxy lua-cjson yamllint clang-format cppcheck iso-codes"
 # tests/browser (the dashboard): headless Chromium driven by playwright-core from npm
 PKGS="$PKGS chromium fonts-dejavu-core nodejs"
