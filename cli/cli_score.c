@@ -1449,6 +1449,11 @@ static int am_cli_new_scorer(const am_cli *c, am_cli_run *r)
                           r->background, &r->scorer, &err);
     if (e != AM_OK)
         fprintf(stderr, "adaptmon score: %s\n", err.len ? am_buf_str(&err) : am_strerror(e));
+    else if (am_config_warnings(am_scorer_config(r->scorer)) & AM_WARN_NO_TARGET_LANG)
+        /* issue 24: never a silent language */
+        fprintf(stderr, "adaptmon score: warning: no --target-lang: recall and terms use no "
+                        "stopwords (every word is a content word) and the intl tokenizer; "
+                        "give --target-lang (the signature says |warn:no-target-lang)\n");
     am_buf_cleanup(&err);
     return e == AM_OK ? 0 : e == AM_ERR_INVALID ? 2 : 1;
 }

@@ -378,12 +378,14 @@ unsigned am_config_warnings(const am_config *c)
     if (c->profile != AM_PROFILE_ALAM2021 && c->stopwords == AM_SW_AUTO &&
         strcmp(c->target_lang, "und") &&
         (am_sw_lang(c->target_lang, lang, sizeof lang) != AM_OK ||
-         !strcmp(am_sw_default_source(lang), "none")))
+         !strcmp(am_sw_default_source_for(lang, am_config_tokenizer(c)), "none")))
         w |= AM_WARN_NO_STOPWORDS;
     if (!am_lang_known(c->target_lang))
         w |= AM_WARN_TARGET_LANG;
     if (!am_lang_known(c->source_lang))
         w |= AM_WARN_SOURCE_LANG;
+    if (c->profile != AM_PROFILE_ALAM2021 && !strcmp(c->target_lang, "und"))
+        w |= AM_WARN_NO_TARGET_LANG;
     return w;
 }
 
@@ -410,15 +412,14 @@ enum am_tok_kind am_config_tokenizer(const am_config *c)
     return c->tokenizer;
 }
 
-/* The stopword source actually used (auto resolved). */
-static const char *am_config_sw_effective(const am_config *c)
+const char *am_config_stopwords(const am_config *c)
 {
     if (c->stopwords != AM_SW_AUTO)
         return am_config_sw_name(c->stopwords);
     char lang[8];
     if (am_sw_lang(c->target_lang, lang, sizeof lang) != AM_OK)
         return "none";
-    return am_sw_default_source(lang);
+    return am_sw_default_source_for(lang, am_config_tokenizer(c));
 }
 
 static void am_sig_number(am_buf *out, double d)
@@ -445,7 +446,7 @@ void am_config_signature(const am_config *c, am_buf *out)
         am_buf_appends(out, "|tok:ws|case:sensitive|norm:none");
     }
     if (c->profile != AM_PROFILE_ALAM2021)
-        am_buf_printf(out, "|sw:%s|k:%d", am_config_sw_effective(c), c->k);
+        am_buf_printf(out, "|sw:%s|k:%d", am_config_stopwords(c), c->k);
     if (c->has_background)
         am_buf_printf(out, "|novel:%lld", (long long)c->rare_threshold);
     am_buf_appends(out, "|wo:");
@@ -460,9 +461,9 @@ void am_config_signature(const am_config *c, am_buf *out)
     unsigned w = am_config_warnings(c);
     if (w) {
         static const char *const names[] = {"no-stopwords", "unknown-target-lang",
-                                            "unknown-source-lang"};
+                                            "unknown-source-lang", "no-target-lang"};
         const char *sep = "|warn:";
-        for (unsigned i = 0; i < 3; i++)
+        for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
             if (w & (1u << i)) {
                 am_buf_printf(out, "%s%s", sep, names[i]);
                 sep = ",";

@@ -9,6 +9,7 @@ void am_recall_config_init(am_recall_config *c)
 {
     memset(c, 0, sizeof *c);
     c->tokenizer = AM_TOK_INTL;
+    c->tok_ctx = NULL;
     c->norm = AM_NORM_NFKC;
     c->casefold = 1;
     c->strip_tags = 1;
@@ -173,7 +174,7 @@ int am_recall_content_words(const am_recall_config *cfg, const char *text, am_to
         am_text_strip_tags(text, &stripped);
         src = am_buf_str(&stripped);
     }
-    rc = am_tok_tokenize(cfg->tokenizer, src, &tk);
+    rc = am_tok_tokenize_ctx(cfg->tokenizer, cfg->tok_ctx, src, &tk);
     if (rc == AM_OK)
         rc = content_of_tokens(cfg, am_buf_str(&tk), out);
     am_buf_cleanup(&tk);

@@ -53,6 +53,8 @@ typedef int (*am_recall_background_fn)(void *ctx, const char *word, int64_t *cou
 
 typedef struct am_recall_config {
     enum am_tok_kind tokenizer; /* standard profile tokenizer (default intl) */
+    const am_tok_ctx *tok_ctx; /* borrowed; the models a tokenizer needs (a
+                                  MeCab tagger for ja-mecab); NULL: none */
     enum am_norm norm; /* token normalization (default NFKC) */
     int casefold; /* 1: Unicode case folding (default) */
     int strip_tags; /* 1: remove inline markup first (default) */

@@ -68,14 +68,14 @@ static int am_scorer_stopwords(const am_config *cfg, const char *const *custom, 
     default:
         if (!has_lang)
             return AM_OK;
-        source = am_sw_default_source(lang);
+        source = am_sw_default_source_for(lang, am_config_tokenizer(cfg));
         break;
     }
     if (!strcmp(source, "none"))
         return AM_OK;
     /* Only the words the tokenizer in use can produce (stopwords.h). */
     int rc = am_sw_builtin_for(source, has_lang ? lang : cfg->target_lang, am_config_tokenizer(cfg),
-                               norm, casefold, out);
+                               NULL, norm, casefold, out);
     if (rc != AM_OK && err)
         am_buf_printf(err, "no %s stopword list for language '%s'", source, cfg->target_lang);
     return rc;
@@ -185,6 +185,11 @@ size_t am_scorer_glossary_size(const am_scorer *s)
 const am_terms_lex *am_scorer_lex(const am_scorer *s)
 {
     return s->lex;
+}
+
+size_t am_scorer_stopword_count(const am_scorer *s)
+{
+    return am_sw_size(s->sw);
 }
 
 /* ---- workspace ------------------------------------------------------- */

@@ -327,8 +327,8 @@ static int cat_is_s(utf8proc_category_t c)
 
 static int cat_is_word(utf8proc_category_t c)
 {
-    return (c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_LT) ||
-           c == UTF8PROC_CATEGORY_LO || (c >= UTF8PROC_CATEGORY_ND && c <= UTF8PROC_CATEGORY_NO);
+    return (c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_LT) || c == UTF8PROC_CATEGORY_LO ||
+           (c >= UTF8PROC_CATEGORY_ND && c <= UTF8PROC_CATEGORY_NO);
 }
 
 enum { CLS_PUNCT_SYM, CLS_DIGITS, CLS_RK_PUNCT, CLS_NONWORD };

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import unicodedata
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -786,9 +787,10 @@ def test_simianer2019_echoes_what_it_runs_and_refuses_what_it_cannot():
     # the values it runs may be given
     s2 = C.create_session(id="sim-ok", options=dict(SIMIANER, case="sensitive", normalize="none"))
     eq(s2["signature"], s["signature"], "explicit values it runs change nothing")
-    # and the standard profile echoes its own defaults
+    # and the standard profile echoes what its defaults run (never "auto")
     o = C.create_session(id="std-eff")["options"]
-    eq([o["tokenizer"], o["case"], o["normalize"]], ["auto", "fold", "nfkc"], "standard")
+    eq([o["tokenizer"], o["stopwords"], o["case"], o["normalize"]],
+       ["intl", "snowball", "fold", "nfkc"], "standard")
     # options that would be stored and ignored are refused too
     for body, field in (({"options": {"rare_threshold": 3}}, "options.rare_threshold"),
                         ({"options": {"stopwords": "iso"}, "stopword_list": ["le"]},
@@ -822,6 +824,40 @@ def test_cat_tool_language_codes():
         r[code] = count(metrics(C, "zh-" + code)["systems"]["default"]["r0"])
     check(r["zh"][1] > 5, "zh: one content word per character, got %r" % r["zh"])
     eq(r["zho"], r["zh"], "R0 with zho vs zh")
+
+
+def test_session_echoes_the_tokenizer_and_stopwords_that_run():
+    """Issue 24: GET and POST /v1/sessions say which tokenizer and stopword list
+    run (auto resolved by target_lang) and how many stopwords are in use: only
+    those the tokenizer can produce (282 of stopwords-iso's 794 for zh)."""
+    want = {"fr": ("intl", "snowball"), "zh": ("zh", "iso"), "th": ("char", "none"),
+            "kl": ("intl", "none"), "cs": ("intl", "iso")}
+    for lang, (tok, sw) in want.items():
+        s = C.create_session(id="echo-" + lang, source_lang="en", target_lang=lang)
+        for got in (s, C.jget(base("echo-" + lang))):
+            eq((got["options"]["tokenizer"], got["options"]["stopwords"]), (tok, sw),
+               "%s: tokenizer and stopwords echoed" % lang)
+            check("|tok:%s|" % tok in got["signature"] and "|sw:%s|" % sw in got["signature"],
+                  "%s: the signature agrees: %r" % (lang, got["signature"]))
+    with open(os.path.join(ROOT, "data/stopwords/stopwords-iso/stopwords-iso.json"),
+              encoding="utf-8") as f:
+        zh = json.load(f)["zh"]
+    one_char = {unicodedata.normalize("NFKC", w).casefold() for w in zh if len(w) == 1}
+    eq(C.jget(base("echo-zh"))["stopword_count"], len(one_char),
+       "zh: the one-character stopwords only (of %d)" % len(zh))
+    eq(C.jget(base("echo-fr"))["stopword_count"] > 100, True, "fr: the Snowball list")
+    eq(C.jget(base("echo-kl"))["stopword_count"], 0, "kl: no list")
+    # Thai: the char tokenizer splits every stopwords-iso word, so none applies
+    # and the session says so rather than claim a list
+    check("|warn:no-stopwords" in C.jget(base("echo-th"))["signature"], "th warns")
+    # an explicit choice is echoed as given
+    o = C.create_session(id="echo-x", target_lang="zh",
+                         options={"tokenizer": "char", "stopwords": "none"})["options"]
+    eq((o["tokenizer"], o["stopwords"]), ("char", "none"), "explicit values")
+    # no target language: warned, in the warnings and the signature
+    s = C.create_session(id="echo-und", target_lang="und")
+    check(s["signature"].endswith("|warn:no-target-lang"), "signature %r" % s["signature"])
+    check(any("target_lang 'und'" in w for w in s["warnings"]), "warnings %r" % s["warnings"])
 
 
 def test_languages_without_stopwords_or_tokenizer_say_so():

@@ -225,6 +225,38 @@ def test_nonadaptive_second_system():
     check_slides(d, "static", "simianer2019_nonadaptive", per_segment=False)
 
 
+def test_no_target_lang_is_never_silent():
+    """Issue 24 §3: without --target-lang, French stopwords counted as content
+    words without a word. Now a warning on stderr and |warn:no-target-lang;
+    with the language the signature names the tokenizer and list that ran."""
+    ref = write("nolang.fr", "Le chat est sur la table .\nLa table est rouge .\n")
+    hyp = write("nolang.hyp.fr", "Le chat est sous la table .\nUne table rouge .\n")
+    rc, out, err = run("--ref", ref, "--hyp", hyp)
+    if "no --target-lang" not in err or "warning" not in err:
+        raise AssertionError("no warning on stderr: %r" % err)
+    d = run_json("--ref", ref, "--hyp", hyp)
+    if not d["signature"].endswith("|warn:no-target-lang"):
+        raise AssertionError("signature: " + d["signature"])
+    if "|sw:none|" not in d["signature"] or "|tok:intl|" not in d["signature"]:
+        raise AssertionError("signature: " + d["signature"])
+    rc, out, err = run("--target-lang", "fr", "--ref", ref, "--hyp", hyp)
+    eq(err, "", "no warning with --target-lang")
+    d = run_json("--target-lang", "fr", "--ref", ref, "--hyp", hyp)
+    if "warn" in d["signature"] or "|sw:snowball|" not in d["signature"]:
+        raise AssertionError("signature: " + d["signature"])
+    # le/la/est/sur are stopwords now: fewer content words than without
+    d0 = run_json("--ref", ref, "--hyp", hyp)
+    def n(x):
+        return next(iter(x["systems"].values()))["r0"]["total"]
+    if not n(d) < n(d0):
+        raise AssertionError("R0 totals %r vs %r" % (n(d), n(d0)))
+    # a zh target: the tokenizer and list that ran are named, never auto
+    zref = write("nolang.zh", "我们今天在北京开会。\n")
+    d = run_json("--target-lang", "zh", "--ref", zref, "--hyp", zref)
+    if "|tok:zh|" not in d["signature"] or "|sw:iso|" not in d["signature"]:
+        raise AssertionError("signature: " + d["signature"])
+
+
 def test_alam2021_table2_standard_profile():
     t = SEEDS["alam2021_table2"]
     gloss = write("table2.json", json.dumps(

@@ -231,7 +231,7 @@ static size_t check_list(const char *source, const char *lang, const char *const
 {
     enum am_tok_kind kind = am_tok_default_for_lang(lang);
     am_sw *sw = NULL;
-    assert_int_equal(am_sw_builtin_for(source, lang, kind, AM_NORM_NONE, 0, &sw), AM_OK);
+    assert_int_equal(am_sw_builtin_for(source, lang, kind, NULL, AM_NORM_NONE, 0, &sw), AM_OK);
     am_toks t;
     am_toks_init(&t);
     size_t kept = 0;
@@ -286,21 +286,23 @@ static void test_lists_match_tokenizer(void **state)
 
     /* The set a zh scorer uses: 的 (one character) can match, 我们 cannot. */
     am_sw *zh = NULL;
-    assert_int_equal(am_sw_builtin_for("iso", "zh", AM_TOK_ZH, AM_NORM_NFKC, 1, &zh), AM_OK);
+    assert_int_equal(am_sw_builtin_for("iso", "zh", AM_TOK_ZH, NULL, AM_NORM_NFKC, 1, &zh), AM_OK);
     assert_true(am_sw_contains(zh, "\xe7\x9a\x84"));
     assert_false(am_sw_contains(zh, "\xe6\x88\x91\xe4\xbb\xac"));
     am_sw_free(zh);
     /* English "don't": intl splits it, 13a and none keep it whole. */
     am_sw *en = NULL;
-    assert_int_equal(am_sw_builtin_for("snowball", "en", AM_TOK_INTL, AM_NORM_NFKC, 1, &en), AM_OK);
+    assert_int_equal(am_sw_builtin_for("snowball", "en", AM_TOK_INTL, NULL, AM_NORM_NFKC, 1, &en),
+                     AM_OK);
     assert_false(am_sw_contains(en, "don't"));
     assert_true(am_sw_contains(en, "the"));
     am_sw_free(en);
-    assert_int_equal(am_sw_builtin_for("snowball", "en", AM_TOK_13A, AM_NORM_NFKC, 1, &en), AM_OK);
+    assert_int_equal(am_sw_builtin_for("snowball", "en", AM_TOK_13A, NULL, AM_NORM_NFKC, 1, &en),
+                     AM_OK);
     assert_true(am_sw_contains(en, "don't"));
     am_sw_free(en);
-    assert_true(am_sw_one_token(AM_TOK_NONE, "don't"));
-    assert_false(am_sw_one_token(AM_TOK_CHAR, "ab"));
+    assert_true(am_sw_one_token(AM_TOK_NONE, NULL, "don't"));
+    assert_false(am_sw_one_token(AM_TOK_CHAR, NULL, "ab"));
 }
 
 static void test_errors(void **state)
@@ -325,9 +327,12 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lang_codes),     cmocka_unit_test(test_iso_sizes),
-        cmocka_unit_test(test_snowball_lists), cmocka_unit_test(test_normalization),
-        cmocka_unit_test(test_custom),         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_lang_codes),
+        cmocka_unit_test(test_iso_sizes),
+        cmocka_unit_test(test_snowball_lists),
+        cmocka_unit_test(test_normalization),
+        cmocka_unit_test(test_custom),
+        cmocka_unit_test(test_errors),
         cmocka_unit_test(test_lists_match_tokenizer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
