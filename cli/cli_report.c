@@ -13,35 +13,26 @@
 
 /* ---- sacreBLEU signatures ---------------------------------------------- */
 
-void am_cli_sacrebleu_signature(const am_config *cfg, const char *metric, am_buf *out)
+void am_cli_sacrebleu_signature(const am_scorer *s, size_t nrefs, const char *metric, am_buf *out)
 {
+    const am_config *cfg = am_scorer_config(s);
+    am_buf sig;
+    am_buf_init(&sig);
     if (!strcmp(metric, "bleu")) {
-        /* corpus BLEU from summed statistics (score.c: default options) */
-        am_bleu_opts o;
-        am_bleu_score_opts so;
-        am_bleu_opts_init(&o);
-        am_bleu_score_opts_init(&so, 0);
-        static const char *const smooth[] = {"none", "floor", "add-k", "exp"};
-        am_buf_printf(out, "nrefs:1|case:%s|eff:%s|tok:%s|smooth:%s|version:%s",
-                      o.lowercase ? "lc" : "mixed", so.effective_order ? "yes" : "no",
-                      am_tok_name(o.tokenizer), smooth[so.smooth], AM_SACREBLEU_VERSION);
+        /* the scorer's BLEU options, its tokenizer resolved (score.c) */
+        am_scorer_bleu_signature(s, nrefs, &sig);
     } else if (!strcmp(metric, "chrf") || !strcmp(metric, "chrf++")) {
-        am_chrf_opts o;
-        am_chrf_score_opts so;
-        am_chrf_opts_init(&o);
-        am_chrf_score_opts_init(&so, !strcmp(metric, "chrf") ? 0 : 2);
-        am_buf_printf(out, "nrefs:1|case:%s|eff:%s|nc:%d|nw:%d|space:%s|version:%s",
-                      o.lowercase ? "lc" : "mixed", so.eps_smoothing ? "no" : "yes", so.char_order,
-                      so.word_order, o.whitespace ? "yes" : "no", AM_SACREBLEU_VERSION);
+        /* the session's chrF options (config.c) */
+        am_config_chrf_signature(cfg, !strcmp(metric, "chrf++"), nrefs, NULL, &sig);
     } else {
-        /* TER: tercom tokenization with default settings (score.c), case
-         * from the session option ter_case_sensitive */
-        am_buf_printf(out, "nrefs:1|case:%s|tok:tercom|norm:no|punct:yes|asian:no|version:%s",
-                      cfg->ter_case_sensitive ? "mixed" : "lc", AM_SACREBLEU_VERSION);
+        /* TER: the session's tercom tokenizer options (config.c) */
+        am_config_ter_signature(cfg, nrefs, &sig);
     }
+    am_buf_appends(out, am_buf_str(&sig));
+    am_buf_cleanup(&sig);
 }
 
-void am_cli_sacrebleu_notes(const am_config *cfg, am_report *r)
+void am_cli_sacrebleu_notes(const am_scorer *s, size_t nrefs, am_report *r)
 {
     static const char *const metrics[] = {"bleu", "chrf", "chrf++", "ter"};
     am_buf b, key;
@@ -50,7 +41,7 @@ void am_cli_sacrebleu_notes(const am_config *cfg, am_report *r)
     for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
         am_buf_reset(&b);
         am_buf_reset(&key);
-        am_cli_sacrebleu_signature(cfg, metrics[i], &b);
+        am_cli_sacrebleu_signature(s, nrefs, metrics[i], &b);
         am_buf_printf(&key, "sacrebleu-%s", metrics[i]);
         am_report_note(r, am_buf_str(&key), am_buf_str(&b));
     }

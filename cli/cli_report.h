@@ -18,12 +18,13 @@
 #include <stdint.h>
 
 /* sacreBLEU 2.x signatures of the BLEU, chrF (nw 0 and 2) and TER that the
- * scorer computes, derived from the options it uses, added as notes
+ * scorer computes with nrefs references, derived from the options it uses
+ * (BLEU's tokenizer resolved from the target language), added as notes
  * "sacrebleu-bleu", "sacrebleu-chrf", "sacrebleu-chrf++", "sacrebleu-ter". */
 #define AM_SACREBLEU_VERSION "2.6.0"
-void am_cli_sacrebleu_notes(const am_config *cfg, am_report *r);
-/* The signature of one metric ("bleu", "chrf", "chrf++", "ter") into out. */
-void am_cli_sacrebleu_signature(const am_config *cfg, const char *metric, am_buf *out);
+void am_cli_sacrebleu_notes(const am_scorer *s, size_t nrefs, am_report *r);
+/* The signature of one metric ("bleu", "chrf", "chrf++", "ter") appended to out. */
+void am_cli_sacrebleu_signature(const am_scorer *s, size_t nrefs, const char *metric, am_buf *out);
 
 /* Adds a row of a system's totals: columns system, [doc when doc != NULL],
  * segments, R0.., R0+1, BLEU, chrF2, chrF2++, TER, 1-TERm and, when terms,

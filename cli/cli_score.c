@@ -52,9 +52,14 @@ typedef struct am_cli_file {
     size_t len;
 } am_cli_file;
 
+/* References after the first (--ref repeated, -r a b ...). */
+#define AM_CLI_MAX_XREF (AM_SCORE_MAX_REFS - 1)
+
 typedef struct am_cli {
     am_config cfg;
     am_cli_file ref, src, sgm_src, sgm_ref;
+    am_cli_file xref[AM_CLI_MAX_XREF]; /* more references: BLEU, chrF, TER only */
+    size_t nxref;
     am_cli_file hyp[AM_CLI_MAX_SYS];
     size_t nhyp;
     int sgml; /* SGML input mode */
@@ -76,6 +81,7 @@ typedef struct am_cli_seg {
     const char *id;
     const char *src;
     const char *ref;
+    const char *const *xrefs; /* the more references [nxref] (plain text) */
     const char *hyp[AM_CLI_MAX_SYS];
     size_t doc;
     const char *docid; /* SGML: the document's docid (NULL: none) */
@@ -87,7 +93,10 @@ static void am_cli_usage(FILE *out)
     fputs("usage: adaptmon score [OPTIONS]\n"
           "\n"
           "input (plain text, one segment per line, same order in every file):\n"
-          "  --ref FILE              confirmed translations (the references)\n"
+          "  --ref FILE              confirmed translations (the references); repeat it (or\n"
+          "                          -r FILE FILE ..., sacreBLEU style) for more references:\n"
+          "                          BLEU, chrF and TER use them all, R0/R1 and the terms use\n"
+          "                          the first (the confirmed translation) only\n"
           "  --hyp [NAME=]FILE       a system's hypotheses (repeatable; NAME defaults to the\n"
           "                          file name without extension, or the SGML sysid)\n"
           "  --src FILE              source segments (needed for glossary terms)\n"
@@ -123,6 +132,17 @@ static void am_cli_usage(FILE *out)
           "  --ci LEVEL              confidence level of the intervals (default 0.95)\n"
           "  --k-max K               report R0..RK (same as --k K)\n"
           "  --exposures             per system: exposures before it first produced a word\n"
+          "BLEU as sacreBLEU's CLI (session options bleu_* below):\n"
+          "  -l, --language-pair SRC-TGT  source and target language; the BLEU tokenizer\n"
+          "                          follows the target as in sacreBLEU (zh: zh, ja: ja-mecab,\n"
+          "                          ko: refused, pass --tokenize; else 13a)\n"
+          "  -tok, --tokenize T      13a|intl|zh|char|none|ja-mecab (ko-mecab, flores101,\n"
+          "                          flores200, spm: refused, their models are not packaged)\n"
+          "  -lc, --lowercase        lowercased BLEU\n"
+          "  -s, --smooth-method M   exp|none|floor|add-k;  -sv, --smooth-value V\n"
+          "  --bleu-effective-order, --bleu-max-ngram-order N (sacreBLEU's API; the per-segment\n"
+          "                          BLEU always uses the effective order, as --sentence-level)\n"
+          "an option given twice is an error (except --ref, --hyp, --sgm-hyp, --xliff)\n"
           "session options (also --name=value):\n",
           out);
     for (const am_config_option *o = am_config_options(); o->name; o++) {
@@ -133,7 +153,11 @@ static void am_cli_usage(FILE *out)
                 *p = '-';
         fprintf(out, "  %-22s  %s [%s; default %s]\n", flag, o->help, o->values, o->def);
     }
-    fputs("  --stem-match, --ter-case-sensitive, --no-strip-tags: boolean shortcuts\n", out);
+    fputs("  --stem-match, --ter-case-sensitive, --no-strip-tags: boolean shortcuts\n"
+          "  --chrf-whitespace, --chrf-lowercase, --chrf-eps-smoothing, --ter-normalized,\n"
+          "  --ter-no-punct, --ter-asian-support: boolean shortcuts (sacreBLEU's flags; score\n"
+          "                          keeps sacreBLEU's defaults for every target language)\n",
+          out);
 }
 
 /* Reads a whole file. Returns 0 or prints an error and returns 1. */
@@ -284,6 +308,10 @@ static void am_cli_free(am_cli *c)
         free(c->hyp[i].path);
         free(c->hyp[i].buf);
     }
+    for (size_t i = 0; i < c->nxref; i++) {
+        free(c->xref[i].path);
+        free(c->xref[i].buf);
+    }
     free(c->xliff);
 }
 
@@ -406,8 +434,13 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
 static int am_cli_flag(am_cli *c, const char *name, int *rc)
 {
     static const char *const flags[] = {
-        "help",          "per-segment", "json",    "by-doc",    "stem-match", "ter-case-sensitive",
-        "no-strip-tags", "by-file",     "plot-ci", "paired-bs", "paired-ar",  "exposures"};
+        "help", "per-segment", "json", "by-doc", "stem-match", "ter-case-sensitive",
+        "no-strip-tags", "by-file", "plot-ci", "paired-bs", "paired-ar", "exposures",
+        /* sacreBLEU's BLEU flag and the boolean BLEU session options */
+        "lowercase", "bleu-lowercase", "bleu-effective-order",
+        /* sacreBLEU's store_true flags of chrF and TER (session options) */
+        "chrf-whitespace", "chrf-lowercase", "chrf-eps-smoothing", "ter-normalized", "ter-no-punct",
+        "ter-asian-support"};
     int is_flag = 0;
     for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
         if (!strcmp(name, flags[k]))
@@ -433,10 +466,60 @@ static int am_cli_flag(am_cli *c, const char *name, int *rc)
         c->exposures = 1;
     } else if (!strcmp(name, "no-strip-tags")) {
         c->cfg.strip_tags = 0;
+    } else if (!strcmp(name, "lowercase")) {
+        am_config_set(&c->cfg, "bleu_lowercase", "true", NULL);
     } else {
         am_config_set(&c->cfg, name, "true", NULL);
     }
     return 1;
+}
+
+/* A session option by name. Returns 0, or 2 after a message on stderr. */
+static int am_cli_config(am_cli *c, const char *name, const char *val, am_buf *err)
+{
+    if (am_config_set(&c->cfg, name, val, err) == AM_OK)
+        return 0;
+    fprintf(stderr, "adaptmon score: %s\n", am_buf_str(err));
+    return 2;
+}
+
+/* One more --ref: the first is the confirmed translation, the next ones
+ * are further references. Returns 0, or 2 after a message. */
+static int am_cli_add_ref(am_cli *c, const char *path)
+{
+    if (!c->ref.path) {
+        c->ref.path = am_xstrdup(path);
+        return 0;
+    }
+    if (c->nxref == AM_CLI_MAX_XREF) {
+        fprintf(stderr, "adaptmon score: at most %d references\n", AM_SCORE_MAX_REFS);
+        return 2;
+    }
+    c->xref[c->nxref++].path = am_xstrdup(path);
+    return 0;
+}
+
+/* sacreBLEU's -l SRC-TGT: source_lang and target_lang. Returns 0, or 2
+ * after a message. */
+static int am_cli_langpair(am_cli *c, const char *val, am_buf *err)
+{
+    const char *dash = strchr(val, '-');
+    if (!dash || dash == val || !dash[1] || strchr(dash + 1, '-')) {
+        fprintf(stderr, "adaptmon score: -l/--language-pair takes SRC-TGT, e.g. en-de, not '%s'\n",
+                val);
+        return 2;
+    }
+    char src[AM_LANG_MAX];
+    size_t n = (size_t)(dash - val);
+    if (n >= sizeof src) {
+        fprintf(stderr, "adaptmon score: -l: source language '%.*s' is too long\n", (int)n, val);
+        return 2;
+    }
+    memcpy(src, val, n);
+    src[n] = '\0';
+    if (am_cli_config(c, "source_lang", src, err) || am_cli_config(c, "target_lang", dash + 1, err))
+        return 2;
+    return 0;
 }
 
 /* An option with its value (val borrowed from argv: kept by pointer for
@@ -446,8 +529,15 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
 {
     int rc = 0;
     if (!strcmp(name, "ref")) {
-        free(c->ref.path);
-        c->ref.path = am_xstrdup(val);
+        rc = am_cli_add_ref(c, val);
+    } else if (!strcmp(name, "language-pair")) {
+        rc = am_cli_langpair(c, val, err);
+    } else if (!strcmp(name, "tokenize") || !strcmp(name, "smooth-method") ||
+               !strcmp(name, "smooth-value")) {
+        /* sacreBLEU's names of the BLEU session options */
+        char opt[32];
+        snprintf(opt, sizeof opt, "bleu_%s", name);
+        rc = am_cli_config(c, opt, val, err);
     } else if (!strcmp(name, "src")) {
         free(c->src.path);
         c->src.path = am_xstrdup(val);
@@ -494,11 +584,7 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
         c->stopwords_path = val;
         c->cfg.stopwords = AM_SW_CUSTOM;
     } else {
-        int r = am_config_set(&c->cfg, name, val, err);
-        if (r != AM_OK) {
-            fprintf(stderr, "adaptmon score: %s\n", am_buf_str(err));
-            rc = 2;
-        }
+        rc = am_cli_config(c, name, val, err);
     }
     return rc;
 }
@@ -567,11 +653,155 @@ static int am_cli_check_inputs(const am_cli *c)
             return 2;
         }
     }
+    if (c->nxref && (c->sgml || c->nxliff)) {
+        fprintf(stderr, "adaptmon score: several references need plain-text input (--ref FILE "
+                        "repeated, or -r FILE FILE ...)\n");
+        return 2;
+    }
+    if (c->nxref && (c->sig.test || c->exposures)) {
+        fprintf(stderr, "adaptmon score: --paired-bs/--paired-ar/--exposures work with one "
+                        "reference only (their resampling keeps one reference per segment)\n");
+        return 2;
+    }
+    if (c->stopwords_path && c->cfg.stopwords != AM_SW_CUSTOM) {
+        fprintf(stderr,
+                "adaptmon score: --stopwords-file needs --stopwords custom (or no "
+                "--stopwords), not '%s'\n",
+                am_config_sw_name(c->cfg.stopwords));
+        return 2;
+    }
     if (c->cfg.stopwords == AM_SW_CUSTOM && !c->stopwords_path) {
         fprintf(stderr, "adaptmon score: --stopwords custom needs --stopwords-file FILE\n");
         return 2;
     }
     return am_cli_plot_not_input(c);
+}
+
+/* The settings an option name sets, as keys (at most two) into keys; 0
+ * for the options that may be repeated (inputs given one per use). Aliases
+ * share a key, so that e.g. --json with --format, --tokenize with
+ * --bleu-tokenize or --paired-bs with --paired-ar is caught as one setting
+ * given twice. */
+static size_t am_cli_keys(const char *name, char keys[2][40])
+{
+    static const char *const repeatable[] = {"ref", "hyp", "sgm-hyp", "xliff", "help"};
+    static const char *const alias[][2] = {
+        {"json", "format"},
+        {"paired-bs", "test"},
+        {"paired-ar", "test"},
+        {"n-bootstrap", "n"},
+        {"paired-bs-n", "n"},
+        {"paired-ar-n", "n"},
+        {"k-max", "k"},
+        {"tokenize", "bleu_tokenize"},
+        {"smooth-method", "bleu_smooth_method"},
+        {"smooth-value", "bleu_smooth_value"},
+        {"lowercase", "bleu_lowercase"},
+        {"no-strip-tags", "strip_tags"},
+        {"stopwords-file", "stopwords_file"},
+    };
+    for (size_t i = 0; i < sizeof repeatable / sizeof repeatable[0]; i++)
+        if (!strcmp(name, repeatable[i]))
+            return 0;
+    if (!strcmp(name, "language-pair")) {
+        snprintf(keys[0], sizeof keys[0], "source_lang");
+        snprintf(keys[1], sizeof keys[1], "target_lang");
+        return 2;
+    }
+    const char *k = name;
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (!strcmp(name, alias[i][0]))
+            k = alias[i][1];
+    size_t j = 0;
+    for (; k[j] && j + 1 < sizeof keys[0]; j++)
+        keys[0][j] = k[j] == '-' ? '_' : k[j];
+    keys[0][j] = '\0';
+    return 1;
+}
+
+/* Records that option name (as given, without dashes) was used; 0, or 2
+ * after a usage error when one of its settings was given before. */
+typedef struct am_cli_seen {
+    char key[96][40];
+    size_t n;
+} am_cli_seen;
+
+static int am_cli_once(am_cli_seen *seen, const char *name)
+{
+    char keys[2][40];
+    size_t nk = am_cli_keys(name, keys);
+    for (size_t i = 0; i < nk; i++) {
+        for (size_t j = 0; j < seen->n; j++)
+            if (!strcmp(seen->key[j], keys[i])) {
+                fprintf(stderr,
+                        "adaptmon score: --%s: '%s' was already given (an option given twice "
+                        "cannot be honoured; give it once)\n",
+                        name, keys[i]);
+                return 2;
+            }
+        if (seen->n < sizeof seen->key / sizeof seen->key[0])
+            memcpy(seen->key[seen->n++], keys[i], sizeof keys[i]);
+    }
+    return 0;
+}
+
+/* sacreBLEU's short options: the long option each stands for. */
+static const char *am_cli_short(const char *a)
+{
+    static const char *const map[][2] = {{"-l", "language-pair"},
+                                         {"-lc", "lowercase"},
+                                         {"-tok", "tokenize"},
+                                         {"-s", "smooth-method"},
+                                         {"-sv", "smooth-value"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(a, map[i][0]))
+            return map[i][1];
+    return NULL;
+}
+
+/* sacreBLEU's -r FILE FILE ...: every following argument up to the next
+ * option is a reference. Returns 0, or 2 after a message; *i is left at
+ * the last argument used. */
+static int am_cli_refs(am_cli *c, int argc, char **argv, int *i)
+{
+    int n = 0, rc = 0;
+    while (rc == 0 && *i + 1 < argc && argv[*i + 1][0] != '-') {
+        rc = am_cli_add_ref(c, argv[++*i]);
+        n++;
+    }
+    if (rc == 0 && n == 0) {
+        fprintf(stderr, "adaptmon score: -r needs at least one reference file\n");
+        rc = 2;
+    }
+    return rc;
+}
+
+/* Splits argument a ("--name", "--name=value" or a short option) into
+ * name (size 64) and *val (NULL when none). Returns 0, or 2 after a
+ * message. */
+static int am_cli_split_arg(const char *a, char name[64], const char **val)
+{
+    *val = NULL;
+    const char *longname = am_cli_short(a);
+    if (longname) {
+        snprintf(name, 64, "%s", longname);
+        return 0;
+    }
+    if (strncmp(a, "--", 2) != 0) {
+        fprintf(stderr, "adaptmon score: unexpected argument '%s'\n", a);
+        return 2;
+    }
+    const char *eq = strchr(a, '=');
+    size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+    if (nl >= 64) {
+        fprintf(stderr, "adaptmon score: unknown option '%s'\n", a);
+        return 2;
+    }
+    memcpy(name, a + 2, nl);
+    name[nl] = '\0';
+    if (eq)
+        *val = eq + 1;
+    return 0;
 }
 
 /* The command line into c (see am_cli_usage). Returns 0, -1 after --help,
@@ -580,27 +810,19 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
 {
     am_buf err;
     am_buf_init(&err);
+    am_cli_seen *seen = am_xcalloc(1, sizeof *seen);
     int rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
-        const char *a = argv[i];
         char name[64];
         const char *val = NULL;
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "adaptmon score: unexpected argument '%s'\n", a);
-            rc = 2;
-            break;
+        if (!strcmp(argv[i], "-r")) {
+            rc = am_cli_refs(c, argc, argv, &i);
+            continue;
         }
-        const char *eq = strchr(a, '=');
-        size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-        if (nl >= sizeof name) {
-            fprintf(stderr, "adaptmon score: unknown option '%s'\n", a);
-            rc = 2;
+        if ((rc = am_cli_split_arg(argv[i], name, &val)) != 0)
             break;
-        }
-        memcpy(name, a + 2, nl);
-        name[nl] = '\0';
-        if (eq)
-            val = eq + 1;
+        if ((rc = am_cli_once(seen, name)) != 0)
+            break;
         if (!val && am_cli_flag(c, name, &rc))
             continue;
         if (!val) {
@@ -613,6 +835,7 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         }
         rc = am_cli_value_option(c, name, val, &err);
     }
+    free(seen);
     am_buf_cleanup(&err);
     return rc ? rc : am_cli_check_inputs(c);
 }
@@ -716,7 +939,9 @@ static am_seg_input am_cli_seg_input(const am_cli *c, const am_cli_seg *sg, am_c
                        .hyps = sg->hyp,
                        .nsys = c->nhyp,
                        .annots = an->v,
-                       .n_annots = an->n};
+                       .n_annots = an->n,
+                       .more_refs = sg->xrefs,
+                       .n_more_refs = sg->xrefs ? c->nxref : 0};
     return in;
 }
 
@@ -1285,6 +1510,8 @@ typedef struct am_cli_run {
     am_cli_seg *segs;
     size_t nseg;
     char **ref_lines, **src_lines, **hyp_lines[AM_CLI_MAX_SYS];
+    char **xref_lines[AM_CLI_MAX_XREF];
+    const char **xref_flat; /* [nseg × nxref]: segment k's more references at k × nxref */
     char (*line_ids)[24];
     am_xliff_doc *xdocs;
     size_t *sess_first, *sess_n, nsess;
@@ -1311,6 +1538,9 @@ static void am_cli_run_free(const am_cli *c, am_cli_run *r)
     free(r->line_ids);
     free(r->ref_lines);
     free(r->src_lines);
+    for (size_t i = 0; i < AM_CLI_MAX_XREF; i++)
+        free(r->xref_lines[i]);
+    free(r->xref_flat);
     for (size_t i = 0; i < AM_CLI_MAX_SYS; i++) {
         free(r->hyp_lines[i]);
         am_sgml_free(&r->shyp[i]);
@@ -1396,6 +1626,30 @@ static int am_cli_read_sgml(am_cli *c, am_cli_run *r)
     return 0;
 }
 
+/* The references after the first: every file must have the reference's
+ * nseg lines (sacreBLEU refuses files of different lengths too). Fills
+ * r->xref_flat. Returns 0 or 1 after an error. */
+static int am_cli_read_xrefs(am_cli *c, am_cli_run *r, size_t nseg)
+{
+    for (size_t j = 0; j < c->nxref; j++) {
+        if (am_cli_load(&c->xref[j]) || am_cli_validate(&c->xref[j]))
+            return 1;
+        size_t n = am_cli_lines(&c->xref[j], &r->xref_lines[j]);
+        if (n != nseg) {
+            fprintf(stderr, "adaptmon score: reference %s has %zu lines but %s has %zu\n",
+                    c->xref[j].path, n, c->ref.path, nseg);
+            return 1;
+        }
+    }
+    if (c->nxref == 0)
+        return 0;
+    r->xref_flat = am_xcalloc(nseg * c->nxref + 1, sizeof *r->xref_flat);
+    for (size_t k = 0; k < nseg; k++)
+        for (size_t j = 0; j < c->nxref; j++)
+            r->xref_flat[k * c->nxref + j] = r->xref_lines[j][k];
+    return 0;
+}
+
 /* Plain-text input: one segment per line, equal line counts; segment ids
  * are the line numbers. Returns 0 or 1 after an error. */
 static int am_cli_read_plain(am_cli *c, am_cli_run *r)
@@ -1420,6 +1674,8 @@ static int am_cli_read_plain(am_cli *c, am_cli_run *r)
             return 1;
         }
     }
+    if (am_cli_read_xrefs(c, r, nseg))
+        return 1;
     am_cli_default_names(c, NULL);
     r->nseg = nseg;
     r->segs = am_xcalloc(nseg ? nseg : 1, sizeof *r->segs);
@@ -1428,6 +1684,7 @@ static int am_cli_read_plain(am_cli *c, am_cli_run *r)
         snprintf(r->line_ids[k], sizeof r->line_ids[k], "%zu", k + 1);
         r->segs[k].id = r->line_ids[k];
         r->segs[k].ref = r->ref_lines[k];
+        r->segs[k].xrefs = c->nxref ? r->xref_flat + k * c->nxref : NULL;
         r->segs[k].src = r->src_lines ? r->src_lines[k] : NULL;
         for (size_t i = 0; i < c->nhyp; i++)
             r->segs[k].hyp[i] = r->hyp_lines[i][k];
@@ -1489,6 +1746,33 @@ static int am_cli_score_sessions(const am_cli *c, am_cli_run *r, am_cli_sink *si
     return rc;
 }
 
+/* sacreBLEU's BLEUScore parts of a system's corpus BLEU (the session's
+ * score options): counts and totals (orders 1..max), precisions, bp,
+ * sys_len, ref_len. The counts are the statistics themselves (sacreBLEU's
+ * add-k adds k to its reported counts; these do not). */
+static json_t *am_cli_bleu_stats(const am_totals *t)
+{
+    am_bleu_score_opts so = t->bleu_so;
+    am_bleu_result res;
+    json_t *o = json_object();
+    if (am_bleu_compute(&t->bleu, &so, &res) != AM_OK)
+        return o;
+    json_t *counts = json_array(), *totals = json_array(), *prec = json_array();
+    for (int n = 0; n < so.max_order; n++) {
+        json_array_append_new(counts, json_integer((json_int_t)t->bleu.correct[n]));
+        json_array_append_new(totals, json_integer((json_int_t)t->bleu.total[n]));
+        json_array_append_new(prec, json_real(res.precisions[n]));
+    }
+    json_object_set_new(o, "score", json_real(res.score));
+    json_object_set_new(o, "counts", counts);
+    json_object_set_new(o, "totals", totals);
+    json_object_set_new(o, "precisions", prec);
+    json_object_set_new(o, "bp", json_real(res.bp));
+    json_object_set_new(o, "sys_len", json_integer((json_int_t)t->bleu.sys_len));
+    json_object_set_new(o, "ref_len", json_integer((json_int_t)t->bleu.ref_len));
+    return o;
+}
+
 /* --json: the totals (per document too with --by-doc), the signatures, the
  * per-segment objects, the significance and the exposures (all borrowed)
  * when any. */
@@ -1496,8 +1780,11 @@ static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jseg
                               json_t *expo)
 {
     json_t *systems = json_object();
-    for (size_t i = 0; i < c->nhyp; i++)
-        json_object_set_new(systems, c->hyp[i].name, am_json_totals(r->scorer, &r->totals[i]));
+    for (size_t i = 0; i < c->nhyp; i++) {
+        json_t *t = am_json_totals(r->scorer, &r->totals[i]);
+        json_object_set_new(t, "bleu_stats", am_cli_bleu_stats(&r->totals[i]));
+        json_object_set_new(systems, c->hyp[i].name, t);
+    }
     json_t *root =
         json_pack("{sssIsIso}", "signature", am_scorer_signature(r->scorer), "sessions",
                   (json_int_t)r->nsess, "segments", (json_int_t)r->nseg, "systems", systems);
@@ -1507,7 +1794,7 @@ static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jseg
     am_buf_init(&b);
     for (size_t k = 0; k < 4; k++) {
         am_buf_reset(&b);
-        am_cli_sacrebleu_signature(am_scorer_config(r->scorer), metrics[k], &b);
+        am_cli_sacrebleu_signature(r->scorer, 1 + c->nxref, metrics[k], &b);
         json_object_set_new(sb, metrics[k], json_string(am_buf_str(&b)));
     }
     am_buf_cleanup(&b);
@@ -1548,7 +1835,7 @@ static void am_cli_print_table(const am_cli *c, const am_cli_run *r, const am_re
     am_report_init(&rep);
     char n[32];
     am_report_note(&rep, "signature", am_scorer_signature(r->scorer));
-    am_cli_sacrebleu_notes(cfg, &rep);
+    am_cli_sacrebleu_notes(r->scorer, 1 + c->nxref, &rep);
     snprintf(n, sizeof n, "%zu", r->nsess);
     am_report_note(&rep, "sessions", n);
     snprintf(n, sizeof n, "%zu", r->nseg);

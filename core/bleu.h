@@ -1,7 +1,7 @@
 /*
  * bleu.h — BLEU exactly as sacreBLEU 2.6.0 computes it
  * (sacrebleu/metrics/bleu.py, helpers.extract_all_word_ngrams), from
- * mergeable sufficient statistics, one reference per segment.
+ * mergeable sufficient statistics, one or several references per segment.
  *
  * A segment's statistics: both sides are optionally lowercased (Python
  * str.lower()), right-stripped (str.rstrip()), tokenized with a sacreBLEU
@@ -12,10 +12,16 @@
  * element-wise sums (am_bleu_merge), as sacreBLEU's sum_of_lists; corpus
  * BLEU is sacreBLEU's compute_bleu on the sums, operation for operation.
  *
- * An empty reference ("") is rejected, as sacreBLEU raises "Empty or None
- * reference sentence found."; a reference that tokenizes to nothing (e.g.
- * "  ") is accepted (ref_len 0). An empty hypothesis is fine (BLEU 0).
-
+ * Several references (sacreBLEU's _extract_reference_info and
+ * _compute_segment_statistics): a hypothesis n-gram is clipped by its
+ * highest count in any one reference, and ref_len is the closest reference
+ * length (ties: the shorter). An empty or whitespace-only reference is a
+ * reference with no tokens (ref_len 0), as in sacreBLEU >= 2.2, so a
+ * segment against it scores 0.0 and still adds its hypothesis n-grams to
+ * the corpus totals. An empty hypothesis is fine (BLEU 0).
+ *
+ * ja-mecab needs a MeCab tagger: give the workspace a tokenizer context
+ * (am_bleu_ws_set_tok_ctx); without one ja-mecab is refused.
  *
  * Lowercasing uses am_text_py_lower (text.h).
  */
@@ -68,11 +74,18 @@ typedef struct am_bleu_result {
 /* Opaque reusable workspace (buffers and hash tables); one per thread. */
 typedef struct am_bleu_ws am_bleu_ws;
 
+/* Most references per segment accepted by am_bleu_stats_add. */
+#define AM_BLEU_MAX_REFS 64
+
 /* Creates a workspace into *out. Caller frees with am_bleu_ws_free.
  * Returns AM_OK, or AM_ERR_INVALID when out is NULL. */
 int am_bleu_ws_new(am_bleu_ws **out);
 /* Frees a workspace (NULL is a no-op). */
 void am_bleu_ws_free(am_bleu_ws *ws);
+/* Gives the workspace the models that model-backed tokenizers use
+ * (tok.h; ctx is copied, its pointers borrowed: they must outlive their use
+ * by this workspace). NULL clears it. */
+void am_bleu_ws_set_tok_ctx(am_bleu_ws *ws, const am_tok_ctx *ctx);
 
 /* Sets *o to sacreBLEU's defaults: 13a, case-sensitive. */
 void am_bleu_opts_init(am_bleu_opts *o);
@@ -83,15 +96,18 @@ void am_bleu_score_opts_init(am_bleu_score_opts *o, int sentence);
 /* Zeroes the statistics. */
 void am_bleu_stats_init(am_bleu_stats *s);
 
-/* Computes one segment's statistics (hypothesis hyp, single reference
- * ref; valid UTF-8, NUL-terminated, borrowed) and adds them to *stats
- * (zero *stats first to get the segment's own statistics). ws may be NULL
- * (a temporary workspace is used), opts may be NULL (defaults). Returns
- * AM_OK; AM_ERR_INVALID (stats unchanged) when stats/hyp/ref is NULL, ref is
- * "" or the tokenizer is unknown; AM_ERR_RANGE when a sum would overflow
- * or a side is longer than 2^26 bytes. */
+/* Computes one segment's statistics (hypothesis hyp against the nrefs
+ * references refs[0..nrefs); valid UTF-8, NUL-terminated, borrowed) and
+ * adds them to *stats (zero *stats first to get the segment's own
+ * statistics). ws may be NULL (a temporary workspace without tokenizer
+ * context is used), opts may be NULL (defaults). Returns AM_OK;
+ * AM_ERR_INVALID (stats unchanged) when stats/hyp/refs or a reference is
+ * NULL, nrefs is 0 or above AM_BLEU_MAX_REFS, the tokenizer is unknown or
+ * needs a model the workspace lacks; AM_ERR_RANGE when a sum would
+ * overflow or a side is longer than 2^26 bytes; AM_ERR_INTERNAL when MeCab
+ * fails. */
 int am_bleu_stats_add(am_bleu_stats *stats, am_bleu_ws *ws, const am_bleu_opts *opts,
-                      const char *hyp, const char *ref);
+                      const char *hyp, const char *const *refs, size_t nrefs);
 
 /* dst += src, element-wise. Returns AM_OK, or AM_ERR_RANGE (dst unchanged)
  * when a sum would overflow. */
@@ -102,6 +118,23 @@ int am_bleu_merge(am_bleu_stats *dst, const am_bleu_stats *src);
  * NULL stats/out or options out of range. */
 int am_bleu_compute(const am_bleu_stats *stats, const am_bleu_score_opts *opts,
                     am_bleu_result *out);
+
+/* Parses a sacreBLEU smoothing name ("exp", "none", "floor", "add-k").
+ * Returns AM_OK or AM_ERR_INVALID. */
+int am_bleu_smooth_parse(const char *name, enum am_bleu_smooth *out);
+/* The sacreBLEU name of a smoothing method (static). */
+const char *am_bleu_smooth_name(enum am_bleu_smooth m);
+
+/* Appends sacreBLEU 2.6.0's BLEU signature for these options to out:
+ * "nrefs:N|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0", with
+ * floor/add-k as "smooth:floor[0.10]", tok_sig the tokenizer's signature
+ * (NULL: am_tok_name of opts->tokenizer; for ja-mecab pass
+ * am_mecab_signature) and nrefs 0 written "var" (a variable number).
+ * sacreBLEU's signature has no n-gram order (its CLI cannot change it): an
+ * order other than 4 is written "|ngram:N" before the version, so that it
+ * is never hidden. */
+void am_bleu_signature(const am_bleu_opts *opts, const am_bleu_score_opts *so, size_t nrefs,
+                       const char *tok_sig, am_buf *out);
 
 /* Corpus BLEU (sacreBLEU corpus_bleu / BLEU() defaults) of summed
  * statistics into *out. Returns AM_OK or AM_ERR_INVALID. */

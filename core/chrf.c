@@ -202,28 +202,64 @@ static void segment_stats(am_chrf_ws *ws, const am_chrf_opts *o, const char *hyp
     }
 }
 
-int am_chrf_stats_add(am_chrf_stats *stats, am_chrf_ws *ws, const am_chrf_opts *opts,
-                      const char *hyp, const char *ref)
+/* The score options valid for am_chrf_score (0) or not (AM_ERR_INVALID). */
+static int check_score_opts(const am_chrf_score_opts *o)
 {
-    if (!stats || !hyp || !ref || !*ref)
+    int co = o->char_order, wo = o->word_order;
+    if (co < 0 || co > AM_CHRF_MAX_CHAR_ORDER || wo < 0 || wo > AM_CHRF_MAX_WORD_ORDER ||
+        co + wo == 0 || o->beta < 0 || o->beta > AM_CHRF_MAX_BETA)
+        return AM_ERR_INVALID;
+    return AM_OK;
+}
+
+int am_chrf_stats_add(am_chrf_stats *stats, am_chrf_ws *ws, const am_chrf_opts *opts,
+                      const am_chrf_score_opts *sel, const char *hyp, const char *const *refs,
+                      size_t nrefs)
+{
+    if (!stats || !hyp || !refs || nrefs == 0)
         return AM_ERR_INVALID;
     am_chrf_opts def;
     if (!opts) {
         am_chrf_opts_init(&def);
         opts = &def;
     }
+    am_chrf_score_opts sdef;
+    if (!sel) {
+        am_chrf_score_opts_init(&sdef, 0);
+        sel = &sdef;
+    }
+    if (check_score_opts(sel) != AM_OK)
+        return AM_ERR_INVALID;
     /* Ids and counts are 32-bit and trie keys need ids < 2^31. */
-    if (strlen(hyp) > MAX_SEG_BYTES || strlen(ref) > MAX_SEG_BYTES)
+    if (strlen(hyp) > MAX_SEG_BYTES)
         return AM_ERR_RANGE;
+    for (size_t k = 0; k < nrefs; k++) {
+        if (!refs[k])
+            return AM_ERR_INVALID;
+        if (strlen(refs[k]) > MAX_SEG_BYTES)
+            return AM_ERR_RANGE;
+    }
     am_chrf_ws *tmp = NULL;
     if (!ws) {
         am_chrf_ws_new(&tmp);
         ws = tmp;
     }
-    am_chrf_stats seg;
-    segment_stats(ws, opts, hyp, ref, &seg);
+    /* sacreBLEU: the first reference whose F score is strictly above every
+     * earlier one (best_f_score starts at -1, so the first always counts) */
+    am_chrf_stats best, seg;
+    double best_f = -1.0;
+    for (size_t k = 0; k < nrefs; k++) {
+        segment_stats(ws, opts, hyp, refs[k], &seg);
+        double f = 0.0;
+        if (nrefs > 1)
+            am_chrf_score(&seg, sel, &f);
+        if (f > best_f) {
+            best_f = f;
+            best = seg;
+        }
+    }
     am_chrf_ws_free(tmp);
-    return am_chrf_merge(stats, &seg);
+    return am_chrf_merge(stats, &best);
 }
 
 int am_chrf_merge(am_chrf_stats *dst, const am_chrf_stats *src)
@@ -254,10 +290,9 @@ int am_chrf_score(const am_chrf_stats *stats, const am_chrf_score_opts *opts, do
         am_chrf_score_opts_init(&def, 0);
         opts = &def;
     }
-    int co = opts->char_order, wo = opts->word_order;
-    if (co < 0 || co > AM_CHRF_MAX_CHAR_ORDER || wo < 0 || wo > AM_CHRF_MAX_WORD_ORDER ||
-        co + wo == 0 || opts->beta < 0 || opts->beta > 1000)
+    if (check_score_opts(opts) != AM_OK)
         return AM_ERR_INVALID;
+    int co = opts->char_order, wo = opts->word_order;
 
     /* CHRF._compute_f_score, operation for operation. */
     const double eps = 1e-16;

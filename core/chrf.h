@@ -21,10 +21,16 @@
  *  - for an order where the reference has no n-gram, the hypothesis count
  *    is recorded as 0 ("don't count hits if no reference exists");
  *  - lowercase (off by default) is Python's str.lower();
- *  - an empty reference ("") is rejected (sacreBLEU raises "Empty or None
- *    reference sentence found."); a whitespace-only reference is accepted
- *    and has no n-grams.
- * Only one reference per segment is supported.
+ *  - an empty or whitespace-only reference has no n-grams: the segment's
+ *    statistics are all 0 and its sentence chrF is 0.0 (sacreBLEU >= 2.2
+ *    accepts "" and scores it so);
+ *  - several references: the hypothesis is matched against each and the
+ *    statistics of the reference with the highest chrF under the score
+ *    options given (sacreBLEU's _compute_segment_statistics: strictly
+ *    greater wins, so the first of equal references is kept) are added.
+ *    The choice depends on the score options, so statistics gathered with
+ *    several references are valid only for the score options used to
+ *    gather them (chrF and chrF++ need separate statistics then).
  */
 #ifndef AM_CHRF_H
 #define AM_CHRF_H
@@ -33,6 +39,9 @@
 
 #define AM_CHRF_MAX_CHAR_ORDER 6
 #define AM_CHRF_MAX_WORD_ORDER 4
+/* Largest beta accepted (sacreBLEU has no bound; beyond it the score is
+ * recall alone to double precision). */
+#define AM_CHRF_MAX_BETA 1000
 
 /* Sufficient statistics. For each order n (index n-1): [0] hypothesis
  * n-grams, [1] reference n-grams, [2] matched n-grams (clipped counts).
@@ -77,14 +86,18 @@ void am_chrf_score_opts_init(am_chrf_score_opts *o, int word_order);
 void am_chrf_stats_init(am_chrf_stats *s);
 
 /* Computes the statistics of one segment (hypothesis hyp against the
- * single reference ref, both valid UTF-8, NUL-terminated, borrowed) and
- * adds them to *stats (zero *stats first to get the segment's own
- * statistics). ws may be NULL (a temporary workspace is used); opts may be
- * NULL (defaults). Returns AM_OK; AM_ERR_INVALID when stats, hyp or ref is NULL
- * or ref is "" (then *stats is unchanged); AM_ERR_RANGE (unchanged) when
- * a sum would overflow or a side is longer than 2^26 bytes. */
+ * references refs[0..nrefs), all valid UTF-8, NUL-terminated, borrowed)
+ * and adds them to *stats (zero *stats first to get the segment's own
+ * statistics). With nrefs > 1 the statistics of the best reference under
+ * sel are added (see above; sel NULL: chrF2's defaults; ignored for one
+ * reference). ws may be NULL (a temporary workspace is used); opts may be
+ * NULL (defaults). Returns AM_OK; AM_ERR_INVALID when stats, hyp, refs or
+ * a reference is NULL, nrefs is 0 or sel is out of range (then *stats is
+ * unchanged); AM_ERR_RANGE (unchanged) when a sum would overflow or a
+ * text is longer than 2^26 bytes. */
 int am_chrf_stats_add(am_chrf_stats *stats, am_chrf_ws *ws, const am_chrf_opts *opts,
-                      const char *hyp, const char *ref);
+                      const am_chrf_score_opts *sel, const char *hyp, const char *const *refs,
+                      size_t nrefs);
 
 /* dst += src, element-wise. Returns AM_OK, or AM_ERR_RANGE (dst unchanged)
  * when a sum would overflow. */

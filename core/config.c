@@ -140,6 +140,37 @@ static int am_set_tokenizer(am_config *c, const am_config_option *o, const char 
     return AM_OK;
 }
 
+/* "auto" or a sacreBLEU BLEU tokenizer name; the ones adaptmon does not
+ * run (ko-mecab, flores…) are refused here, their reason by am_config_set. */
+static int am_set_bleu_tokenize(am_config *c, const am_config_option *o, const char *v)
+{
+    (void)o;
+    enum am_tok_kind k = AM_TOK_13A;
+    if (strcmp(v, "auto") && am_tok_parse(v, &k) != AM_OK)
+        return AM_ERR_INVALID;
+    c->bleu_tokenize_auto = !strcmp(v, "auto");
+    c->bleu_tokenize = k;
+    return AM_OK;
+}
+
+/* sacreBLEU's smoothing methods (their names are not in enum order). */
+static int am_set_bleu_smooth(am_config *c, const am_config_option *o, const char *v)
+{
+    (void)o;
+    return am_bleu_smooth_parse(v, &c->bleu_smooth);
+}
+
+/* "auto" (the method's default: floor 0.1, add-k 1) or a number in
+ * o->lo..o->hi. */
+static int am_set_smooth_value(am_config *c, const am_config_option *o, const char *v)
+{
+    if (!strcmp(v, "auto")) {
+        c->bleu_smooth_value = -1;
+        return AM_OK;
+    }
+    return am_set_number(c, o, v);
+}
+
 static int am_set_normalize(am_config *c, const am_config_option *o, const char *v)
 {
     (void)o;
@@ -234,6 +265,49 @@ static const am_config_option am_options[] = {
     {"rare_threshold", "int", ">= 0", "0",
      "novel-word variant: count only words seen at most this often in the background vocabulary",
      am_set_i64, AM_OFF(rare_threshold), 0, 0},
+    {"bleu_tokenize", "enum", "auto|13a|intl|zh|char|none|ja-mecab", "auto",
+     "sacreBLEU tokenizer for BLEU (auto: as sacreBLEU -l, zh for zh, ja-mecab for ja, 13a "
+     "otherwise; ko needs an explicit choice)",
+     am_set_bleu_tokenize, 0, 0, 0},
+    {"bleu_lowercase", "bool", "true|false", "false", "lowercased BLEU (sacreBLEU -lc)",
+     am_set_bool, AM_OFF(bleu_lowercase), 0, 0},
+    {"bleu_smooth_method", "enum", "exp|none|floor|add-k", "exp",
+     "BLEU smoothing (sacreBLEU --smooth-method)", am_set_bleu_smooth, 0, 0, 0},
+    {"bleu_smooth_value", "number", "auto or 0..1000000", "auto",
+     "value of floor / add-k smoothing (sacreBLEU --smooth-value; auto: 0.1 / 1)",
+     am_set_smooth_value, AM_OFF(bleu_smooth_value), 0, 1000000},
+    {"bleu_effective_order", "bool", "true|false", "false",
+     "corpus BLEU over the n-gram orders the hypotheses have (sentence BLEU always is)",
+     am_set_bool, AM_OFF(bleu_effective_order), 0, 0},
+    {"bleu_max_ngram_order", "int", "1..4", "4", "highest BLEU n-gram order (sacreBLEU's API)",
+     am_set_int, AM_OFF(bleu_max_ngram_order), 1, 4},
+    {"ter_normalized", "bool", "true|false", "false",
+     "TER and TERm: sacreBLEU's tercom normalization (punctuation split, XML entities); "
+     "sessions with a zh/ja/ko target: true",
+     am_set_bool, AM_OFF(ter_normalized), 0, 0},
+    {"ter_no_punct", "bool", "true|false", "false", "TER and TERm: remove punctuation first",
+     am_set_bool, AM_OFF(ter_no_punct), 0, 0},
+    {"ter_asian_support", "bool", "true|false", "false",
+     "TER and TERm: split CJK characters (with ter_normalized) and drop CJK punctuation (with "
+     "ter_no_punct); sessions with a zh/ja/ko target: true",
+     am_set_bool, AM_OFF(ter_asian_support), 0, 0},
+    {"chrf_char_order", "int", "0.." AM_STR(AM_CHRF_MAX_CHAR_ORDER), "6",
+     "chrF and chrF++: character n-gram order", am_set_int, AM_OFF(chrf_char_order), 0,
+     AM_CHRF_MAX_CHAR_ORDER},
+    {"chrf_word_order", "int", "0.." AM_STR(AM_CHRF_MAX_WORD_ORDER), "0",
+     "word n-gram order of the chrf column (2: chrF++; the chrfpp column is always 2)", am_set_int,
+     AM_OFF(chrf_word_order), 0, AM_CHRF_MAX_WORD_ORDER},
+    {"chrf_beta", "int", "0.." AM_STR(AM_CHRF_MAX_BETA), "2",
+     "chrF and chrF++: weight of recall against precision", am_set_int, AM_OFF(chrf_beta), 0,
+     AM_CHRF_MAX_BETA},
+    {"chrf_whitespace", "bool", "true|false", "false",
+     "chrF and chrF++: keep whitespace in character n-grams", am_set_bool, AM_OFF(chrf_whitespace),
+     0, 0},
+    {"chrf_lowercase", "bool", "true|false", "false", "chrF and chrF++: lowercase both sides",
+     am_set_bool, AM_OFF(chrf_lowercase), 0, 0},
+    {"chrf_eps_smoothing", "bool", "true|false", "false",
+     "chrF and chrF++: epsilon smoothing (chrF++.py, NLTK, Moses) instead of effective order",
+     am_set_bool, AM_OFF(chrf_eps_smoothing), 0, 0},
     {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}};
 
 /* explicit_set has one bit per row */
@@ -304,7 +378,14 @@ int am_config_set(am_config *c, const char *name_in, const char *value, am_buf *
     /* parse into a copy: a refused value changes nothing */
     am_config tmp = *c;
     if (o->set(&tmp, o, value) != AM_OK) {
-        if (err) {
+        const char *why = !strcmp(o->name, "bleu_tokenize") || !strcmp(o->name, "tokenizer")
+                              ? am_tok_unsupported_reason(value)
+                              : NULL;
+        if (err && why) {
+            am_buf_reset(err);
+            am_buf_printf(err, "tokenizer '%s' for option '%s' is not supported: %s", value,
+                          o->name, why);
+        } else if (err) {
             am_buf_reset(err);
             am_buf_printf(err, "invalid value '%.64s' for option '%s' (expected %s)", value,
                           o->name, o->values);
@@ -391,6 +472,37 @@ unsigned am_config_warnings(const am_config *c)
 
 int am_config_check(const am_config *c, am_buf *err)
 {
+    enum am_tok_kind bk;
+    if (am_config_bleu_tokenizer(c, &bk) != AM_OK) {
+        if (err) {
+            am_buf_reset(err);
+            am_buf_printf(err,
+                          "BLEU for target language '%s': sacreBLEU would use its ko-mecab "
+                          "tokenizer, which adaptmon does not run (%s); choose one with "
+                          "bleu_tokenize (score: --tokenize), e.g. char or intl",
+                          c->target_lang, am_tok_unsupported_reason("ko-mecab"));
+        }
+        return AM_ERR_INVALID;
+    }
+    if (c->bleu_smooth_value >= 0 && c->bleu_smooth != AM_BLEU_SMOOTH_FLOOR &&
+        c->bleu_smooth != AM_BLEU_SMOOTH_ADD_K) {
+        if (err) {
+            am_buf_reset(err);
+            am_buf_printf(err,
+                          "bleu_smooth_value applies to floor and add-k smoothing only, "
+                          "not to '%s'",
+                          am_bleu_smooth_name(c->bleu_smooth));
+        }
+        return AM_ERR_INVALID;
+    }
+    if (c->chrf_char_order + c->chrf_word_order == 0) {
+        if (err) {
+            am_buf_reset(err);
+            am_buf_printf(err, "chrf_char_order and chrf_word_order are both 0: chrF would "
+                               "count nothing; set one of them above 0");
+        }
+        return AM_ERR_INVALID;
+    }
     if (c->stopwords == AM_SW_SNOWBALL || c->stopwords == AM_SW_ISO) {
         char lang[8];
         if (am_sw_lang(c->target_lang, lang, sizeof lang) != AM_OK) {
@@ -405,11 +517,89 @@ int am_config_check(const am_config *c, am_buf *err)
     return AM_OK;
 }
 
+/* 1 when the primary subtag of lang is a Chinese, Japanese or Korean
+ * language (text written without spaces between words, mostly). */
+static int am_lang_cjk(const char *lang)
+{
+    static const char *const cjk[] = {"zh", "ja", "ko", "cmn", "yue", "wuu", "nan", "hak"};
+    size_t n = strcspn(lang, "-_");
+    for (size_t i = 0; i < sizeof cjk / sizeof cjk[0]; i++)
+        if (strlen(cjk[i]) == n && !strncmp(lang, cjk[i], n))
+            return 1;
+    return 0;
+}
+
+void am_config_session_defaults(am_config *c)
+{
+    if (!am_lang_cjk(c->target_lang))
+        return;
+    if (!am_config_explicit(c, "ter_normalized") && !am_config_explicit(c, "ter_asian_support")) {
+        c->ter_normalized = 1;
+        c->ter_asian_support = 1;
+    }
+}
+
 enum am_tok_kind am_config_tokenizer(const am_config *c)
 {
     if (c->tokenizer_auto)
         return am_tok_default_for_lang(strcmp(c->target_lang, "und") ? c->target_lang : NULL);
     return c->tokenizer;
+}
+
+int am_config_bleu_tokenizer(const am_config *c, enum am_tok_kind *out)
+{
+    if (!c->bleu_tokenize_auto) {
+        *out = c->bleu_tokenize;
+        return AM_OK;
+    }
+    *out = AM_TOK_13A;
+    return am_tok_bleu_default(strcmp(c->target_lang, "und") ? c->target_lang : NULL, out, NULL);
+}
+
+void am_config_bleu_opts(const am_config *c, am_bleu_opts *o)
+{
+    am_bleu_opts_init(o);
+    enum am_tok_kind k;
+    if (am_config_bleu_tokenizer(c, &k) == AM_OK)
+        o->tokenizer = k;
+    o->lowercase = c->bleu_lowercase;
+}
+
+void am_config_bleu_score_opts(const am_config *c, int sentence, am_bleu_score_opts *o)
+{
+    am_bleu_score_opts_init(o, sentence);
+    o->smooth = c->bleu_smooth;
+    o->smooth_value = c->bleu_smooth_value;
+    o->effective_order = sentence ? 1 : c->bleu_effective_order;
+    o->max_order = c->bleu_max_ngram_order;
+}
+
+/* The BLEU part of the signature, "|bleu:" and the settings that differ
+ * from sacreBLEU's defaults (13a, mixed case, exp, no effective order,
+ * order 4), the tokenizer always among them; nothing when all are the
+ * defaults, so that existing signatures stay as they were. */
+static void am_config_bleu_signature(const am_config *c, am_buf *out)
+{
+    enum am_tok_kind k = AM_TOK_13A;
+    (void)am_config_bleu_tokenizer(c, &k);
+    if (k == AM_TOK_13A && !c->bleu_lowercase && c->bleu_smooth == AM_BLEU_SMOOTH_EXP &&
+        !c->bleu_effective_order && c->bleu_max_ngram_order == AM_BLEU_MAX_ORDER)
+        return;
+    am_buf_printf(out, "|bleu:%s", am_tok_name(k));
+    if (c->bleu_lowercase)
+        am_buf_appends(out, ",lc");
+    if (c->bleu_smooth != AM_BLEU_SMOOTH_EXP) {
+        am_buf_printf(out, ",smooth:%s", am_bleu_smooth_name(c->bleu_smooth));
+        if (c->bleu_smooth == AM_BLEU_SMOOTH_FLOOR || c->bleu_smooth == AM_BLEU_SMOOTH_ADD_K)
+            am_buf_printf(out, "[%.2f]",
+                          c->bleu_smooth_value >= 0                ? c->bleu_smooth_value
+                          : c->bleu_smooth == AM_BLEU_SMOOTH_FLOOR ? 0.1
+                                                                   : 1.0);
+    }
+    if (c->bleu_effective_order)
+        am_buf_appends(out, ",eff");
+    if (c->bleu_max_ngram_order != AM_BLEU_MAX_ORDER)
+        am_buf_printf(out, ",ngram:%d", c->bleu_max_ngram_order);
 }
 
 const char *am_config_stopwords(const am_config *c)
@@ -456,17 +646,93 @@ void am_config_signature(const am_config *c, am_buf *out)
     am_sig_number(out, c->term_cost);
     if (c->profile == AM_PROFILE_STANDARD && c->stem_match)
         am_buf_appends(out, "|stem:yes");
-    if (c->ter_case_sensitive)
-        am_buf_appends(out, "|ter:cs");
+    /* TER tokenizer options that differ from sacreBLEU's defaults */
+    const char *sep = "|ter:";
+    const int ter_on[] = {c->ter_case_sensitive, c->ter_normalized, c->ter_no_punct,
+                          c->ter_asian_support};
+    static const char *const ter_names[] = {"cs", "norm", "nopunct", "asian"};
+    for (size_t i = 0; i < 4; i++)
+        if (ter_on[i]) {
+            am_buf_printf(out, "%s%s", sep, ter_names[i]);
+            sep = ",";
+        }
+    /* chrF options that differ from sacreBLEU's defaults */
+    sep = "|chrf:";
+    if (c->chrf_char_order != 6) {
+        am_buf_printf(out, "%snc%d", sep, c->chrf_char_order);
+        sep = ",";
+    }
+    if (c->chrf_word_order != 0) {
+        am_buf_printf(out, "%snw%d", sep, c->chrf_word_order);
+        sep = ",";
+    }
+    if (c->chrf_beta != 2) {
+        am_buf_printf(out, "%sbeta%d", sep, c->chrf_beta);
+        sep = ",";
+    }
+    const int chrf_on[] = {c->chrf_whitespace, c->chrf_lowercase, c->chrf_eps_smoothing};
+    static const char *const chrf_names[] = {"space", "lc", "eps"};
+    for (size_t i = 0; i < 3; i++)
+        if (chrf_on[i]) {
+            am_buf_printf(out, "%s%s", sep, chrf_names[i]);
+            sep = ",";
+        }
+    am_config_bleu_signature(c, out);
     unsigned w = am_config_warnings(c);
     if (w) {
         static const char *const names[] = {"no-stopwords", "unknown-target-lang",
                                             "unknown-source-lang", "no-target-lang"};
-        const char *sep = "|warn:";
+        sep = "|warn:";
         for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
             if (w & (1u << i)) {
                 am_buf_printf(out, "%s%s", sep, names[i]);
                 sep = ",";
             }
     }
+}
+
+void am_config_chrf_signature(const am_config *c, int plusplus, size_t nrefs, am_buf *name,
+                              am_buf *out)
+{
+    int nw = plusplus ? 2 : c->chrf_word_order;
+    am_buf_reset(out);
+    am_buf_printf(out, "nrefs:%zu|case:%s|eff:%s|nc:%d|nw:%d|space:%s|version:%s", nrefs,
+                  c->chrf_lowercase ? "lc" : "mixed", c->chrf_eps_smoothing ? "no" : "yes",
+                  c->chrf_char_order, nw, c->chrf_whitespace ? "yes" : "no", AM_SACREBLEU_VERSION);
+    if (name) {
+        /* CHRFScore: f"chrF{beta}" + "+" * word_order */
+        am_buf_reset(name);
+        am_buf_printf(name, "chrF%d", c->chrf_beta);
+        for (int i = 0; i < nw; i++)
+            am_buf_appends(name, "+");
+    }
+}
+
+void am_config_ter_signature(const am_config *c, size_t nrefs, am_buf *out)
+{
+    am_buf_reset(out);
+    am_buf_printf(out, "nrefs:%zu|case:%s|tok:tercom|norm:%s|punct:%s|asian:%s|version:%s", nrefs,
+                  c->ter_case_sensitive ? "mixed" : "lc", c->ter_normalized ? "yes" : "no",
+                  c->ter_no_punct ? "no" : "yes", c->ter_asian_support ? "yes" : "no",
+                  AM_SACREBLEU_VERSION);
+}
+
+void am_config_chrf_opts(const am_config *c, int plusplus, am_chrf_opts *o, am_chrf_score_opts *so)
+{
+    am_chrf_opts_init(o);
+    o->lowercase = c->chrf_lowercase;
+    o->whitespace = c->chrf_whitespace;
+    am_chrf_score_opts_init(so, plusplus ? 2 : c->chrf_word_order);
+    so->char_order = c->chrf_char_order;
+    so->beta = c->chrf_beta;
+    so->eps_smoothing = c->chrf_eps_smoothing;
+}
+
+void am_config_ter_opts(const am_config *c, am_ter_opts *o)
+{
+    am_ter_opts_init(o);
+    o->case_sensitive = c->ter_case_sensitive;
+    o->normalized = c->ter_normalized;
+    o->no_punct = c->ter_no_punct;
+    o->asian_support = c->ter_asian_support;
 }

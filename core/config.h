@@ -9,10 +9,17 @@
 #define AM_CONFIG_H
 
 #include "am.h"
+#include "bleu.h"
+#include "chrf.h"
+#include "ter.h"
 #include "text.h"
 #include "tok.h"
 
 #define AM_SIGNATURE_VERSION 1
+/* The sacreBLEU version whose signatures and numbers we reproduce. */
+#ifndef AM_SACREBLEU_VERSION
+#define AM_SACREBLEU_VERSION "2.6.0"
+#endif
 #define AM_MAX_WINDOWS 8
 #define AM_MAX_K 16
 #define AM_LANG_MAX 36
@@ -43,8 +50,25 @@ typedef struct am_config {
     double term_cost; /* C_term of TERm */
     int stem_match; /* stem fallback for term matching */
     int ter_case_sensitive; /* TER/TERm: sacreBLEU's case_sensitive */
+    int ter_normalized; /* TER/TERm: sacreBLEU's TercomTokenizer normalized */
+    int ter_no_punct; /* TER/TERm: no_punct */
+    int ter_asian_support; /* TER/TERm: asian_support (acts with the two above) */
+    int chrf_char_order; /* chrF: character n-gram order (sacreBLEU 6) */
+    int chrf_word_order; /* chrF column's word n-gram order (0: chrF; chrF++ is 2) */
+    int chrf_beta; /* chrF: recall weight beta (2) */
+    int chrf_whitespace; /* chrF: keep whitespace in character n-grams */
+    int chrf_lowercase; /* chrF: lowercase both sides */
+    int chrf_eps_smoothing; /* chrF: eps smoothing instead of effective order */
     int64_t rare_threshold; /* novel-word variant (with a background) */
     int has_background; /* a background vocabulary is attached */
+    /* BLEU (sacreBLEU's BLEU arguments) */
+    int bleu_tokenize_auto; /* 1: sacreBLEU's default for target_lang */
+    enum am_tok_kind bleu_tokenize; /* used when bleu_tokenize_auto is 0 */
+    int bleu_lowercase; /* sacreBLEU -lc */
+    enum am_bleu_smooth bleu_smooth; /* --smooth-method */
+    double bleu_smooth_value; /* --smooth-value; < 0: the method's default */
+    int bleu_effective_order; /* corpus BLEU; sentence BLEU always uses it */
+    int bleu_max_ngram_order; /* 1..4 */
     unsigned explicit_set; /* bit i: option i of am_config_options() was set */
 } am_config;
 
@@ -86,11 +110,31 @@ int am_config_check_profile(const am_config *c, am_buf *err);
  * stopwords and the tokenizer cannot follow the language, issue 24). */
 unsigned am_config_warnings(const am_config *c);
 
+/* Live-session defaults that depend on the target language (sacreBLEU's
+ * own defaults stay those of `adaptmon score`): for a zh, ja or ko target,
+ * TER and TERm tokenize with ter_normalized and ter_asian_support on unless
+ * either was set explicitly, because sacreBLEU applies its Asian splitting
+ * only inside normalization and unsegmented CJK text otherwise scores a
+ * TER of about 100 whatever the quality. Call after every am_config_set. */
+void am_config_session_defaults(am_config *c);
+
 /* The tokenizer in effect (resolving "auto" from target_lang). */
 enum am_tok_kind am_config_tokenizer(const am_config *c);
 /* The stopword list in effect (resolving "auto" from target_lang):
  * "snowball", "iso", "none" or "custom" (static). */
 const char *am_config_stopwords(const am_config *c);
+
+/* BLEU's tokenizer in effect: bleu_tokenize, or with "auto" sacreBLEU's
+ * CLI default for target_lang (am_tok_bleu_default: zh, ja-mecab, else
+ * 13a). Returns AM_OK, or AM_ERR_NOTFOUND for a Korean target under auto
+ * (sacreBLEU would pick ko-mecab, which adaptmon does not run; *out is
+ * then 13a and am_config_check refuses the configuration). */
+int am_config_bleu_tokenizer(const am_config *c, enum am_tok_kind *out);
+/* The BLEU options of c: statistics (tokenizer in effect, lowercase) and
+ * the corpus score formula (sentence != 0: sentence BLEU, which like
+ * sacreBLEU's --sentence-level always uses the effective order). */
+void am_config_bleu_opts(const am_config *c, am_bleu_opts *o);
+void am_config_bleu_score_opts(const am_config *c, int sentence, am_bleu_score_opts *o);
 
 /* Writes the signature string of the settings into out (reset first), e.g.
  * adaptmon:1|profile:standard|tok:intl|case:fold|norm:nfkc|sw:snowball|k:1|wo:2,3|cterm:2
@@ -120,5 +164,23 @@ const am_config_option *am_config_options(void);
 
 const char *am_config_profile_name(enum am_profile p);
 const char *am_config_sw_name(enum am_sw_choice s);
+
+/* The session's chrF options: statistics options into *o and the score
+ * options of the chrf column (plusplus 0: word order chrf_word_order) or
+ * of the chrfpp column (plusplus 1: word order 2) into *so. */
+void am_config_chrf_opts(const am_config *c, int plusplus, am_chrf_opts *o, am_chrf_score_opts *so);
+/* The session's TER/TERm tokenizer options into *o. */
+void am_config_ter_opts(const am_config *c, am_ter_opts *o);
+
+/* sacreBLEU-style signatures of the session's chrF (plusplus 0: the chrF
+ * column, word order chrf_word_order) or chrF++ (plusplus 1: word order 2)
+ * and TER settings, e.g. "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0"
+ * and "nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:2.6.0",
+ * into out (reset first); nrefs is the number of references. The metric
+ * name sacreBLEU prints with it ("chrF2", "chrF2++", "TER") goes into name
+ * when not NULL. */
+void am_config_chrf_signature(const am_config *c, int plusplus, size_t nrefs, am_buf *name,
+                              am_buf *out);
+void am_config_ter_signature(const am_config *c, size_t nrefs, am_buf *out);
 
 #endif

@@ -2,6 +2,7 @@
 #include "score.h"
 
 #include "compat/simianer2019.h"
+#include "mecab.h"
 #include "stopwords.h"
 
 #include <math.h>
@@ -14,6 +15,9 @@ struct am_scorer {
     am_terms_lex *lex; /* owned; compiled glossary (may be empty) */
     am_recall_config rcfg; /* borrows sw and the background */
     char *signature; /* owned */
+    am_bleu_opts bleu; /* BLEU statistics options (tokenizer resolved) */
+    am_bleu_score_opts bleu_sent; /* sentence BLEU (effective order) */
+    am_mecab *mecab; /* owned; the MeCab model when BLEU runs ja-mecab */
 };
 
 struct am_score_ws {
@@ -34,12 +38,21 @@ struct am_score_ws {
     am_ter_ws *ter;
     am_toks ter_ref, ter_hyp;
     double *cost; /* per TER reference token */
-    size_t *tok_start, *tok_end; /* byte ranges of the TER reference tokens */
+    am_ter_spans ter_spans; /* byte ranges of the TER reference tokens */
     size_t cap_cost;
     am_bleu_ws *bleu;
     am_chrf_ws *chrf;
     const char **hyp_ptr; /* [cap_sys] */
     am_cancel *cancel; /* borrowed, NULL: never cancelled */
+    /* the references after the translation, prepared, and all of them as
+     * one array (refs[0] is the prepared translation) */
+    am_buf xref[AM_SCORE_MAX_REFS - 1];
+    const char *refs[AM_SCORE_MAX_REFS];
+    size_t nrefs;
+    am_toks ter_xref[AM_SCORE_MAX_REFS - 1]; /* their TER tokens */
+    /* a MeCab tagger over mecab_for's model (made on first use) */
+    am_mecab_ws *mecab;
+    const am_mecab *mecab_for;
 };
 
 /* ---- scorer ---------------------------------------------------------- */
@@ -81,6 +94,23 @@ static int am_scorer_stopwords(const am_config *cfg, const char *const *custom, 
     return rc;
 }
 
+/* The scorer's BLEU options; loads the MeCab model when BLEU runs
+ * ja-mecab (a missing dictionary is an error, never another tokenizer). */
+static int am_scorer_bleu(am_scorer *s, am_buf *err)
+{
+    am_config_bleu_opts(&s->cfg, &s->bleu);
+    am_config_bleu_score_opts(&s->cfg, 1, &s->bleu_sent);
+    if (s->bleu.tokenizer != AM_TOK_JA_MECAB)
+        return AM_OK;
+    am_buf why;
+    am_buf_init(&why);
+    int rc = am_mecab_new(NULL, &s->mecab, &why);
+    if (rc != AM_OK && err)
+        am_buf_printf(err, "BLEU tokenizer ja-mecab: %s", am_buf_str(&why));
+    am_buf_cleanup(&why);
+    return rc;
+}
+
 int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_custom,
                   const am_gloss *gloss, const am_vocab *background, am_scorer **out, am_buf *err)
 {
@@ -98,6 +128,10 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
     am_config_apply_profile(&s->cfg); /* what the profile runs (config.h) */
     s->cfg.has_background = background != NULL;
     rc = am_scorer_stopwords(&s->cfg, custom_sw, n_custom, &s->sw, err);
+    if (rc != AM_OK)
+        goto fail;
+
+    rc = am_scorer_bleu(s, err);
     if (rc != AM_OK)
         goto fail;
 
@@ -164,7 +198,21 @@ void am_scorer_free(am_scorer *s)
     am_sw_free(s->sw);
     am_terms_lex_free(s->lex);
     free(s->signature);
+    am_mecab_free(s->mecab);
     free(s);
+}
+
+const am_bleu_opts *am_scorer_bleu_opts(const am_scorer *s)
+{
+    return &s->bleu;
+}
+
+void am_scorer_bleu_signature(const am_scorer *s, size_t nrefs, am_buf *out)
+{
+    am_bleu_score_opts so;
+    am_config_bleu_score_opts(&s->cfg, 0, &so);
+    am_buf_reset(out);
+    am_bleu_signature(&s->bleu, &so, nrefs, s->mecab ? am_mecab_signature(s->mecab) : NULL, out);
 }
 
 const am_config *am_scorer_config(const am_scorer *s)
@@ -205,6 +253,10 @@ am_score_ws *am_score_ws_new(void)
     ws->ter = am_ter_ws_new();
     am_toks_init(&ws->ter_ref);
     am_toks_init(&ws->ter_hyp);
+    for (size_t i = 0; i < AM_SCORE_MAX_REFS - 1; i++) {
+        am_buf_init(&ws->xref[i]);
+        am_toks_init(&ws->ter_xref[i]);
+    }
     /* These only fail for a NULL argument. */
     if (am_bleu_ws_new(&ws->bleu) != AM_OK || am_chrf_ws_new(&ws->chrf) != AM_OK)
         abort();
@@ -237,10 +289,14 @@ void am_score_ws_free(am_score_ws *ws)
     am_toks_cleanup(&ws->ter_ref);
     am_toks_cleanup(&ws->ter_hyp);
     free(ws->cost);
-    free(ws->tok_start);
-    free(ws->tok_end);
+    am_ter_spans_cleanup(&ws->ter_spans);
     am_bleu_ws_free(ws->bleu);
     am_chrf_ws_free(ws->chrf);
+    for (size_t i = 0; i < AM_SCORE_MAX_REFS - 1; i++) {
+        am_buf_cleanup(&ws->xref[i]);
+        am_toks_cleanup(&ws->ter_xref[i]);
+    }
+    am_mecab_ws_free(ws->mecab);
     free(ws);
 }
 
@@ -303,6 +359,101 @@ static int am_check_text(const char *s, const char *field, const char **err_fiel
     return rc;
 }
 
+/* Checks the references after the translation (count, text). */
+static int am_check_more_refs(const am_seg_input *in, const char **err_field)
+{
+    if (in->n_more_refs > AM_SCORE_MAX_REFS - 1)
+        return AM_ERR_RANGE;
+    if (in->n_more_refs && !in->more_refs)
+        return AM_ERR_INVALID;
+    for (size_t r = 0; r < in->n_more_refs; r++) {
+        if (!in->more_refs[r])
+            return AM_ERR_INVALID;
+        int rc = am_check_text(in->more_refs[r], "references", err_field);
+        if (rc != AM_OK)
+            return rc;
+    }
+    return AM_OK;
+}
+
+/* Gives the BLEU workspace a MeCab tagger over the scorer's model when
+ * BLEU runs ja-mecab (made once per workspace and model). */
+static int am_bleu_ctx(const am_scorer *s, am_score_ws *ws)
+{
+    if (!s->mecab)
+        return AM_OK;
+    if (ws->mecab_for != s->mecab) {
+        am_mecab_ws_free(ws->mecab);
+        ws->mecab = NULL;
+        ws->mecab_for = NULL;
+        int rc = am_mecab_ws_new(s->mecab, &ws->mecab);
+        if (rc != AM_OK)
+            return rc;
+        ws->mecab_for = s->mecab;
+    }
+    am_tok_ctx ctx = {.ja_mecab = ws->mecab};
+    am_bleu_ws_set_tok_ctx(ws->bleu, &ctx);
+    return AM_OK;
+}
+
+/* TER of one system against the references after the translation, when
+ * there are any: sacreBLEU's fewest edits over all references and their
+ * average length (the translation's edits, ter_edits, are one candidate).
+ * TERm stays against the translation, whose terms it weights. */
+static int am_ter_more_refs(am_score_ws *ws, const am_ter_opts *topts, am_sys_seg *r)
+{
+    r->ter_avg_ref_len = (double)r->ter_ref_len;
+    if (ws->nrefs == 1)
+        return AM_OK;
+    double len_sum = (double)ws->ter_ref.n;
+    for (size_t k = 1; k < ws->nrefs; k++) {
+        am_toks *t = &ws->ter_xref[k - 1];
+        am_toks_reset(t);
+        int rc = am_ter_tokenize_opts(ws->refs[k], topts, t, NULL);
+        double e;
+        if (rc == AM_OK)
+            rc = am_ter_edits(ws->ter, &ws->ter_hyp, t, NULL, &e);
+        if (rc != AM_OK)
+            return rc;
+        if (e < r->ter_edits)
+            r->ter_edits = e;
+        len_sum += (double)t->n;
+    }
+    r->ter_avg_ref_len = len_sum / (double)ws->nrefs;
+    return AM_OK;
+}
+
+/* BLEU of statistics under options so into *out (NAN if so is invalid,
+ * which am_config_check prevents). */
+static void am_bleu_value(const am_bleu_stats *st, const am_bleu_score_opts *so, double *out)
+{
+    am_bleu_result r;
+    *out = am_bleu_compute(st, so, &r) == AM_OK ? r.score : NAN;
+}
+
+/* BLEU and chrF of one system against every reference. chrF++ gets its own
+ * statistics with several references (sacreBLEU picks the best reference
+ * by each metric's score). */
+static int am_bleu_chrf(const am_scorer *s, am_score_ws *ws, const char *hyp,
+                        const am_chrf_opts *copts, const am_chrf_score_opts *cso,
+                        const am_chrf_score_opts *csopp, am_sys_seg *r)
+{
+    int rc = am_bleu_stats_add(&r->bleu, ws->bleu, &s->bleu, hyp, ws->refs, ws->nrefs);
+    if (rc == AM_OK)
+        rc = am_chrf_stats_add(&r->chrf, ws->chrf, copts, cso, hyp, ws->refs, ws->nrefs);
+    if (rc == AM_OK && ws->nrefs > 1) {
+        r->chrfpp_own = 1;
+        rc = am_chrf_stats_add(&r->chrfpp, ws->chrf, copts, csopp, hyp, ws->refs, ws->nrefs);
+    }
+    if (rc != AM_OK)
+        return rc;
+    r->has_bleu = 1;
+    am_bleu_value(&r->bleu, &s->bleu_sent, &r->sent_bleu);
+    am_chrf_sentence_score(&r->chrf, cso, &r->sent_chrf);
+    am_chrf_sentence_score(r->chrfpp_own ? &r->chrfpp : &r->chrf, csopp, &r->sent_chrfpp);
+    return AM_OK;
+}
+
 /* Copies (or tag-strips) text into b. */
 static void am_prepare(const am_scorer *s, const char *text, am_buf *b)
 {
@@ -314,31 +465,6 @@ static void am_prepare(const am_scorer *s, const char *text, am_buf *b)
     }
 }
 
-/* Byte ranges of the Python-whitespace tokens of text, which are exactly
- * the TER tokens (sacreBLEU's TercomTokenizer with default settings only
- * changes case). Returns the number of tokens found (at most cap). */
-static size_t am_ws_token_ranges(const char *text, size_t *start, size_t *end, size_t cap)
-{
-    size_t len = strlen(text), i = 0, n = 0;
-    while (i < len) {
-        int32_t cp;
-        size_t k;
-        while (i < len && (k = am_utf8_decode(text + i, len - i, &cp)) && am_py_isspace(cp))
-            i += k;
-        if (i >= len)
-            break;
-        size_t b = i;
-        while (i < len && (k = am_utf8_decode(text + i, len - i, &cp)) && !am_py_isspace(cp))
-            i += k;
-        if (n < cap) {
-            start[n] = b;
-            end[n] = i;
-        }
-        n++;
-    }
-    return n;
-}
-
 /* Per-reference-token TERm costs from the term instances' byte ranges.
  * Returns 1 when some token lies in a term span (costs are needed). */
 static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg *terms)
@@ -348,13 +474,14 @@ static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg
         return 0;
     if (ws->cap_cost < n) {
         ws->cost = am_xrealloc(ws->cost, n * sizeof *ws->cost);
-        ws->tok_start = am_xrealloc(ws->tok_start, n * sizeof *ws->tok_start);
-        ws->tok_end = am_xrealloc(ws->tok_end, n * sizeof *ws->tok_end);
         ws->cap_cost = n;
     }
-    size_t found = am_ws_token_ranges(am_buf_str(&ws->ref), ws->tok_start, ws->tok_end, n);
-    if (found != n)
-        return 0; /* cannot happen: lower-casing never creates whitespace */
+    /* the tokens' byte ranges in the prepared translation (am_ter_spans:
+     * exact under every tokenizer option, also where normalization splits
+     * or joins the text's words) */
+    const size_t *tok_start = ws->ter_spans.start, *tok_end = ws->ter_spans.end;
+    if (ws->ter_spans.n != n)
+        return 0; /* cannot happen: one span per token */
     int any = 0;
     for (size_t j = 0; j < n; j++)
         ws->cost[j] = 1.0;
@@ -367,12 +494,12 @@ static int am_term_costs(am_score_ws *ws, const am_scorer *s, const am_terms_seg
         size_t lo = 0, hi = n; /* first j with tok_end[j] > byte_start */
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (ws->tok_end[mid] <= sp->byte_start)
+            if (tok_end[mid] <= sp->byte_start)
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        for (size_t j = lo; j < n && ws->tok_start[j] < sp->byte_end; j++) {
+        for (size_t j = lo; j < n && tok_start[j] < sp->byte_end; j++) {
             ws->cost[j] = s->cfg.term_cost;
             any = 1;
         }
@@ -438,6 +565,8 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         if ((rc = am_check_text(in->hyps[i], "hypothesis", err_field)) != AM_OK)
             return rc;
     }
+    if ((rc = am_check_more_refs(in, err_field)) != AM_OK)
+        return rc;
     am_score_ws_reserve(ws, in->nsys ? in->nsys : 1);
 
     am_prepare(s, in->source ? in->source : "", &ws->src);
@@ -447,6 +576,12 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         ws->hyp_ptr[i] = am_buf_str(&ws->hyp[i]);
     }
     const char *ref = am_buf_str(&ws->ref);
+    ws->refs[0] = ref;
+    for (size_t r = 0; r < in->n_more_refs; r++) {
+        am_prepare(s, in->more_refs[r], &ws->xref[r]);
+        ws->refs[r + 1] = am_buf_str(&ws->xref[r]);
+    }
+    ws->nrefs = 1 + in->n_more_refs;
     ws->tok_ok = 0;
 
     /* Recall: one pass for every system (shared words and shots). */
@@ -467,7 +602,9 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
             return AM_OK;
     }
 
-    rc = am_ter_tokenize(ref, s->cfg.ter_case_sensitive, &ws->ter_ref);
+    am_ter_opts topts;
+    am_config_ter_opts(&s->cfg, &topts);
+    rc = am_ter_tokenize_opts(ref, &topts, &ws->ter_ref, &ws->ter_spans);
     if (rc != AM_OK)
         return rc;
     int use_terms = am_terms_lex_size(s->lex) > 0 || in->n_annots > 0;
@@ -475,10 +612,11 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         return rc;
 
     am_chrf_opts copts;
-    am_chrf_opts_init(&copts);
     am_chrf_score_opts cso, csopp;
-    am_chrf_score_opts_init(&cso, 0);
-    am_chrf_score_opts_init(&csopp, 2);
+    am_config_chrf_opts(&s->cfg, 0, &copts, &cso);
+    am_config_chrf_opts(&s->cfg, 1, &copts, &csopp);
+    if ((rc = am_bleu_ctx(s, ws)) != AM_OK)
+        return rc;
 
     for (size_t i = 0; i < in->nsys; i++) {
         am_sys_seg *r = &ws->sys[i];
@@ -509,7 +647,7 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         }
 
         am_toks_reset(&ws->ter_hyp);
-        if ((rc = am_ter_tokenize(hyp, s->cfg.ter_case_sensitive, &ws->ter_hyp)) != AM_OK)
+        if ((rc = am_ter_tokenize_opts(hyp, &topts, &ws->ter_hyp, NULL)) != AM_OK)
             return rc;
         int weighted = am_term_costs(ws, s, r->terms);
         rc = am_ter_pair(ws->ter, &ws->ter_hyp, &ws->ter_ref, weighted ? ws->cost : NULL,
@@ -517,23 +655,17 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         if (rc != AM_OK)
             return rc;
         r->ter_ref_len = ws->ter_ref.n;
-        r->sent_ter = am_ter_score(r->ter_edits, (double)r->ter_ref_len);
+        if ((rc = am_ter_more_refs(ws, &topts, r)) != AM_OK)
+            return rc;
+        r->sent_ter = am_ter_score(r->ter_edits, r->ter_avg_ref_len);
         r->sent_term = am_ter_score(r->term_edits, (double)r->ter_ref_len);
 
-        /* sacreBLEU refuses an empty reference: BLEU and chrF are null then. */
+        /* An empty reference scores 0.0 (sacreBLEU >= 2.2), never null. */
         am_bleu_stats_init(&r->bleu);
         am_chrf_stats_init(&r->chrf);
-        r->sent_bleu = r->sent_chrf = r->sent_chrfpp = NAN;
-        if (*ref) {
-            if ((rc = am_bleu_stats_add(&r->bleu, ws->bleu, NULL, hyp, ref)) != AM_OK)
-                return rc;
-            if ((rc = am_chrf_stats_add(&r->chrf, ws->chrf, &copts, hyp, ref)) != AM_OK)
-                return rc;
-            r->has_bleu = 1;
-            am_bleu_sentence_score(&r->bleu, &r->sent_bleu);
-            am_chrf_sentence_score(&r->chrf, &cso, &r->sent_chrf);
-            am_chrf_sentence_score(&r->chrf, &csopp, &r->sent_chrfpp);
-        }
+        am_chrf_stats_init(&r->chrfpp);
+        if ((rc = am_bleu_chrf(s, ws, hyp, &copts, &cso, &csopp, r)) != AM_OK)
+            return rc;
     }
     out->sys = ws->sys;
     out->nsys = in->nsys;
@@ -580,6 +712,11 @@ void am_totals_init(am_totals *t, const am_scorer *s)
     am_ter_stats_init(&t->term);
     am_bleu_stats_init(&t->bleu);
     am_chrf_stats_init(&t->chrf);
+    am_chrf_opts co;
+    am_config_chrf_opts(&s->cfg, 0, &co, &t->chrf_so);
+    am_config_chrf_opts(&s->cfg, 1, &co, &t->chrfpp_so);
+    am_chrf_stats_init(&t->chrfpp);
+    am_config_bleu_score_opts(&s->cfg, 0, &t->bleu_so);
 }
 
 void am_totals_add(am_totals *t, const am_sys_seg *seg)
@@ -587,12 +724,15 @@ void am_totals_add(am_totals *t, const am_sys_seg *seg)
     t->segments++;
     am_recall_totals_merge(&t->recall, &seg->recall);
     am_terms_totals_add(&t->terms, &seg->terms_totals);
-    am_ter_stats_add(&t->ter, seg->ter_edits, seg->ter_ref_len);
+    double ter_len = seg->ter_avg_ref_len > 0 ? seg->ter_avg_ref_len : (double)seg->ter_ref_len;
+    am_ter_stats_add(&t->ter, seg->ter_edits, ter_len);
     am_ter_stats_add(&t->term, seg->term_edits, seg->ter_ref_len);
     if (seg->has_bleu) {
         am_bleu_merge(&t->bleu, &seg->bleu);
         am_chrf_merge(&t->chrf, &seg->chrf);
+        am_chrf_merge(&t->chrfpp, seg->chrfpp_own ? &seg->chrfpp : &seg->chrf);
         t->bleu_segments++;
+        t->chrfpp_segments++;
     }
 }
 
@@ -602,10 +742,12 @@ int am_totals_merge(am_totals *dst, const am_totals *src)
     if (am_recall_totals_merge(&tmp.recall, &src->recall) != AM_OK ||
         am_terms_totals_add(&tmp.terms, &src->terms) != AM_OK ||
         am_bleu_merge(&tmp.bleu, &src->bleu) != AM_OK ||
-        am_chrf_merge(&tmp.chrf, &src->chrf) != AM_OK)
+        am_chrf_merge(&tmp.chrf, &src->chrf) != AM_OK ||
+        am_chrf_merge(&tmp.chrfpp, &src->chrfpp) != AM_OK)
         return AM_ERR_INVALID;
     tmp.segments += src->segments;
     tmp.bleu_segments += src->bleu_segments;
+    tmp.chrfpp_segments += src->chrfpp_segments;
     am_ter_stats_merge(&tmp.ter, &src->ter);
     am_ter_stats_merge(&tmp.term, &src->term);
     *dst = tmp;
@@ -633,14 +775,22 @@ void am_totals_scores_compute(const am_totals *t, am_totals_scores *out)
         out->ter = out->term = out->one_minus_term = NAN;
     }
     out->bleu = NAN;
-    if (t->bleu_segments > 0)
-        am_bleu_score(&t->bleu, &out->bleu);
-    am_chrf_score_opts cso;
+    if (t->bleu_segments > 0) {
+        am_bleu_score_opts bso = t->bleu_so;
+        if (bso.max_order == 0) /* not from am_totals_init */
+            am_bleu_score_opts_init(&bso, 0);
+        am_bleu_value(&t->bleu, &bso, &out->bleu);
+    }
     out->chrf = out->chrfpp = NAN;
     if (t->bleu_segments > 0) {
-        am_chrf_score_opts_init(&cso, 0);
-        am_chrf_score(&t->chrf, &cso, &out->chrf);
-        am_chrf_score_opts_init(&cso, 2);
-        am_chrf_score(&t->chrf, &cso, &out->chrfpp);
+        am_chrf_score_opts so[2] = {t->chrf_so, t->chrfpp_so};
+        for (int k = 0; k < 2; k++)
+            if (so[k].char_order + so[k].word_order == 0) /* not from am_totals_init */
+                am_chrf_score_opts_init(&so[k], k ? 2 : 0);
+        am_chrf_score(&t->chrf, &so[0], &out->chrf);
+        /* chrF++'s own statistics when every segment added them (a record
+         * read back from the store has none: they equal chrf's there) */
+        int own = t->chrfpp_segments == t->bleu_segments;
+        am_chrf_score(own ? &t->chrfpp : &t->chrf, &so[1], &out->chrfpp);
     }
 }

@@ -49,6 +49,15 @@ void am_scorer_free(am_scorer *s);
 /* The scorer's settings and signature (owned by the scorer). */
 const am_config *am_scorer_config(const am_scorer *s);
 const char *am_scorer_signature(const am_scorer *s);
+/* The BLEU options in effect (tokenizer resolved from the target
+ * language) and sacreBLEU's BLEU signature for nrefs references (0: a
+ * variable number), e.g. "nrefs:1|case:mixed|eff:no|tok:ja-mecab-0.996-IPA|
+ * smooth:exp|version:2.6.0", into out (reset first). */
+const am_bleu_opts *am_scorer_bleu_opts(const am_scorer *s);
+void am_scorer_bleu_signature(const am_scorer *s, size_t nrefs, am_buf *out);
+/* Most references a segment may have (translation included). */
+#define AM_SCORE_MAX_REFS AM_BLEU_MAX_REFS
+
 /* Number of glossary entries compiled into the scorer. */
 size_t am_scorer_glossary_size(const am_scorer *s);
 /* Number of distinct stopwords recall and terms use: the list in effect
@@ -73,12 +82,18 @@ am_terms_ws *am_score_ws_terms(am_score_ws *ws);
  * scorer (invalid UTF-8 or NUL → error, nothing scored). */
 typedef struct am_seg_input {
     const char *source; /* may be NULL or "" (no glossary terms) */
-    const char *translation; /* the confirmed translation */
+    const char *translation; /* the confirmed translation: the first reference,
+                                and the only one recall and terms use */
     const char *const *hyps; /* hyps[0..nsys): each system's hypothesis */
     size_t nsys;
     const am_terms_annot *annots; /* explicit term annotations, may be NULL */
     size_t n_annots;
     size_t max_term_occurrences; /* 0 = AM_TERMS_MAX_OCCURRENCES; more: AM_ERR_RANGE */
+    /* more references for BLEU, chrF and TER (sacreBLEU's several
+     * references), more_refs[0..n_more_refs), at most AM_SCORE_MAX_REFS - 1;
+     * may be NULL/0 (last, so that positional initializers stay valid) */
+    const char *const *more_refs;
+    size_t n_more_refs;
 } am_seg_input;
 
 /* One system's scores on one segment. Sentence scores are NAN when not
@@ -90,10 +105,20 @@ typedef struct am_sys_seg {
     double ter_edits; /* sacreBLEU TER edits */
     double term_edits; /* TERm (term-weighted) edits */
     size_t ter_ref_len; /* unweighted reference length (TER tokens) */
+    double ter_avg_ref_len; /* TER's reference length: with several
+                               references their average (sacreBLEU), else
+                               ter_ref_len; 0 in a record made before this
+                               field: ter_ref_len is then used (TERm always
+                               uses ter_ref_len, the translation's) */
     am_bleu_stats bleu;
     am_chrf_stats chrf; /* char orders 1..6 and word orders 1..2 */
-    int has_bleu; /* BLEU and chrF statistics present (0 when the
-                     translation is empty: sacreBLEU refuses it) */
+    /* chrF++'s statistics when they differ from chrf's: with several
+     * references sacreBLEU picks the best one by each metric's own score */
+    am_chrf_stats chrfpp;
+    int chrfpp_own; /* 1: chrfpp holds them; 0: chrF++ uses chrf */
+    int has_bleu; /* BLEU and chrF statistics present (always, since an
+                     empty reference scores 0.0 as in sacreBLEU >= 2.2;
+                     0 only in records made before) */
     double sent_bleu, sent_chrf, sent_chrfpp, sent_ter, sent_term;
 } am_sys_seg;
 
@@ -137,6 +162,16 @@ typedef struct am_totals {
     am_bleu_stats bleu;
     am_chrf_stats chrf;
     int64_t bleu_segments; /* segments whose BLEU/chrF statistics were added */
+    /* chrF++ statistics of the segments with their own (chrfpp_own); when
+     * chrfpp_segments is 0 chrF++ is computed from chrf */
+    am_chrf_stats chrfpp;
+    int64_t chrfpp_segments;
+    /* the session's BLEU score options (am_totals_init; all 0 in a record
+     * not made by it: sacreBLEU's corpus defaults then) */
+    am_bleu_score_opts bleu_so;
+    /* the session's chrF and chrF++ score options (am_totals_init; all 0 in
+     * a record not made by it: sacreBLEU's chrF2 and chrF2++ then) */
+    am_chrf_score_opts chrf_so, chrfpp_so;
 } am_totals;
 
 /* Zeroes *t for the scorer's settings (k, windows). */

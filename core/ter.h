@@ -3,10 +3,21 @@
  * TERm of docs/metrics.md §3 (standard profile).
  *
  * TER follows sacreBLEU's lib_ter.py exactly:
- *   * tokenizer: TercomTokenizer with its defaults (normalized=False,
- *     no_punct=False, asian_support=False); case_sensitive=False lower-cases
- *     the text with Python's str.lower(), then the text is split as
- *     Python's str.split() does;
+ *   * tokenizer: TercomTokenizer (tokenizer_ter.py) with all four options:
+ *     the text is str.rstrip()ped; case_sensitive=False lower-cases it with
+ *     Python's str.lower(); normalized applies the general and Western
+ *     rules (line joins, four XML entities, punctuation split, possessive
+ *     's, period/comma and digit-dash rules) and, with asian_support, puts
+ *     spaces around CJK ideographs, CJK symbols and CJK/full-width
+ *     punctuation; no_punct removes .,?:;!"() and, with asian_support, the
+ *     CJK/full-width punctuation; then the text is split as Python's
+ *     str.split() does. asian_support alone changes nothing (sacreBLEU
+ *     applies it only inside the two other options). sacreBLEU's Hiragana
+ *     and Katakana rules never match (their pattern anchors at the start of
+ *     a string that normalization always begins with a space), so they are
+ *     not reproduced;
+ *   * several references: the fewest edits over the references and their
+ *     average length (TER._compute_segment_statistics);
  *   * edit distance: Levenshtein restricted to a beam of 25 cells around the
  *     pseudo-diagonal (wider when |ref|/|hyp| > 50), with sacreBLEU's
  *     preference order of operations for the trace (match/substitution,
@@ -77,12 +88,39 @@
 #define AM_TER_COST_SCALE 65536
 #define AM_TER_MAX_COST 10000.0
 
-/* Tokenizes text as sacreBLEU's default TercomTokenizer followed by
- * str.split(): lower-cases (Python str.lower()) unless case_sensitive, then
- * splits on Python whitespace. out is reset first and receives the tokens
- * (owned by out; caller cleans it up). Returns AM_OK, AM_ERR_INVALID for
- * NULL arguments, or AM_ERR_UTF8 when text is not valid UTF-8 (out is then
- * left empty). */
+/* sacreBLEU's TercomTokenizer options (all off by default). */
+typedef struct am_ter_opts {
+    int case_sensitive;
+    int normalized;
+    int no_punct;
+    int asian_support;
+} am_ter_opts;
+
+/* Sets *o to sacreBLEU's defaults (everything off). */
+void am_ter_opts_init(am_ter_opts *o);
+
+/* Byte ranges of tokens in the text they came from: token k covers
+ * [start[k], end[k]) of the input (a token made of several input pieces,
+ * e.g. after no_punct removal, covers all of them). Zero-initialize (or
+ * am_ter_spans_init); caller cleans up with am_ter_spans_cleanup. */
+typedef struct am_ter_spans {
+    size_t *start, *end;
+    size_t n, cap;
+} am_ter_spans;
+void am_ter_spans_init(am_ter_spans *sp);
+void am_ter_spans_cleanup(am_ter_spans *sp);
+
+/* Tokenizes text as sacreBLEU's TER does (TER._preprocess_segment, i.e.
+ * str.rstrip() and TercomTokenizer with options o, then str.split()); o
+ * NULL: the defaults. out is reset first and receives the tokens (owned by
+ * out; caller cleans it up); spans, when not NULL, is reset and receives
+ * each token's byte range in text. Returns AM_OK, AM_ERR_INVALID for NULL
+ * text/out, or AM_ERR_UTF8 when text is not valid UTF-8 (out is then left
+ * empty). */
+int am_ter_tokenize_opts(const char *text, const am_ter_opts *o, am_toks *out,
+                         am_ter_spans *spans);
+
+/* am_ter_tokenize_opts with the default options except case_sensitive. */
 int am_ter_tokenize(const char *text, int case_sensitive, am_toks *out);
 
 /* Reusable workspace: holds every buffer the search needs so that scoring
@@ -118,6 +156,20 @@ int am_ter_edits(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref, const do
 int am_ter_pair(am_ter_ws *ws, const am_toks *hyp, const am_toks *ref, const double *ref_cost,
                 double *ter_edits, double *term_edits);
 
+/* sacreBLEU's TER statistics of a hypothesis against several references
+ * refs[0..nrefs) (nrefs >= 1): *edits receives the fewest edits over the
+ * references and *ref_len their average length (sacreBLEU's
+ * avg_ref_len = Σ lengths / nrefs). Same return values as am_ter_edits
+ * (AM_ERR_INVALID also for nrefs 0 or a NULL reference). */
+int am_ter_multi(am_ter_ws *ws, const am_toks *hyp, const am_toks *const *refs, size_t nrefs,
+                 double *edits, double *ref_len);
+
+/* The same from texts, tokenized with options o (NULL: defaults): the TER
+ * statistics of hyp against refs[0..nrefs). AM_ERR_UTF8 for invalid text;
+ * otherwise as am_ter_multi. */
+int am_ter_segment(am_ter_ws *ws, const am_ter_opts *o, const char *hyp, const char *const *refs,
+                   size_t nrefs, double *edits, double *ref_len);
+
 /* Sentence score from edits and the (unweighted) reference length, as a
  * fraction: edits/ref_len; when ref_len is 0: 1 if edits > 0, else 0.
  * (sacreBLEU reports 100 times this.) */
@@ -127,13 +179,14 @@ double am_ter_score(double edits, double ref_len);
  * (or am_ter_stats_init) before use. */
 typedef struct am_ter_stats {
     double edits; /* Σ edits (TER or TERm) */
-    double ref_len; /* Σ unweighted reference lengths */
+    double ref_len; /* Σ unweighted (average, with several references) reference lengths */
     size_t n; /* number of segments added */
 } am_ter_stats;
 
 void am_ter_stats_init(am_ter_stats *s);
-/* Adds one segment's edits and reference length. */
-void am_ter_stats_add(am_ter_stats *s, double edits, size_t ref_len);
+/* Adds one segment's edits and reference length (the average length with
+ * several references, am_ter_multi). */
+void am_ter_stats_add(am_ter_stats *s, double edits, double ref_len);
 /* Adds every segment of from into into. */
 void am_ter_stats_merge(am_ter_stats *into, const am_ter_stats *from);
 /* Corpus score as a fraction, same rule as am_ter_score. */

@@ -1318,7 +1318,7 @@ json_t *am_json_config(const am_config *c)
     json_t *w = json_array();
     for (size_t i = 0; i < c->nwindows; i++)
         json_array_append_new(w, json_integer(c->windows[i]));
-    return json_pack("{sssssssssssssbsssIsosfsbsbsI}", "profile",
+    json_t *o = json_pack("{sssssssssssssbsssIsosfsbsbsI}", "profile",
                      am_config_profile_name(c->profile), "source_lang", c->source_lang,
                      "target_lang", c->target_lang, "tokenizer",
                      c->tokenizer_auto ? "auto" : am_tok_name(c->tokenizer), "case",
@@ -1327,6 +1327,18 @@ json_t *am_json_config(const am_config *c)
                      am_config_sw_name(c->stopwords), "k", (json_int_t)c->k, "windows", w,
                      "term_cost", c->term_cost, "stem_match", c->stem_match, "ter_case_sensitive",
                      c->ter_case_sensitive, "rare_threshold", (json_int_t)c->rare_threshold);
+    /* chrF and TER options (what runs: a zh/ja/ko session's TER defaults
+     * resolved, config.h) */
+    json_object_set_new(o, "ter_normalized", json_boolean(c->ter_normalized));
+    json_object_set_new(o, "ter_no_punct", json_boolean(c->ter_no_punct));
+    json_object_set_new(o, "ter_asian_support", json_boolean(c->ter_asian_support));
+    json_object_set_new(o, "chrf_char_order", json_integer(c->chrf_char_order));
+    json_object_set_new(o, "chrf_word_order", json_integer(c->chrf_word_order));
+    json_object_set_new(o, "chrf_beta", json_integer(c->chrf_beta));
+    json_object_set_new(o, "chrf_whitespace", json_boolean(c->chrf_whitespace));
+    json_object_set_new(o, "chrf_lowercase", json_boolean(c->chrf_lowercase));
+    json_object_set_new(o, "chrf_eps_smoothing", json_boolean(c->chrf_eps_smoothing));
+    return o;
 }
 
 json_t *am_json_time(int64_t ms)

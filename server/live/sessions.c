@@ -435,6 +435,8 @@ static int am_opts_config(const char *options_json, am_config *cfg, am_buf *err)
         }
     }
     json_decref(opts);
+    if (rc == AM_OK)
+        am_config_session_defaults(cfg); /* zh/ja/ko: TER normalized + asian */
     return rc;
 }
 
