@@ -132,9 +132,6 @@ static int am_set_tokenizer(am_config *c, const am_config_option *o, const char 
     enum am_tok_kind k = AM_TOK_INTL; /* what auto falls back to */
     if (strcmp(v, "auto") && am_tok_parse(v, &k) != AM_OK)
         return AM_ERR_INVALID;
-    /* ja-mecab needs a MeCab model that recall and terms are not given. */
-    if (k == AM_TOK_JA_MECAB)
-        return AM_ERR_INVALID;
     c->tokenizer_auto = !strcmp(v, "auto");
     c->tokenizer = k;
     return AM_OK;
@@ -239,9 +236,9 @@ static const am_config_option am_options[] = {
     {"target_lang", "string", "BCP-47 or ISO code", "und",
      "language of hypotheses and translations; picks the default tokenizer and stopwords",
      am_set_lang, AM_OFF(target_lang), 0, 0},
-    {"tokenizer", "enum", "auto|13a|intl|zh|char|none", "auto",
-     "sacreBLEU tokenizer for recall and terms (auto: zh for zh/ja, char for th/lo/km/my, else "
-     "intl)",
+    {"tokenizer", "enum", "auto|13a|intl|zh|char|none|ja-mecab", "auto",
+     "sacreBLEU tokenizer for recall and terms (auto: ja-mecab for ja, zh for zh, char for "
+     "th/lo/km/my, else intl; terms split ja-mecab text per character as zh does)",
      am_set_tokenizer, 0, 0, 0},
     {"case", "enum", "fold|sensitive", "fold", "case folding for recall and term matching",
      am_set_enum, AM_OFF(case_sensitive), 0, 0},
@@ -541,9 +538,20 @@ void am_config_session_defaults(am_config *c)
 
 enum am_tok_kind am_config_tokenizer(const am_config *c)
 {
-    if (c->tokenizer_auto)
-        return am_tok_default_for_lang(strcmp(c->target_lang, "und") ? c->target_lang : NULL);
-    return c->tokenizer;
+    if (!c->tokenizer_auto)
+        return c->tokenizer;
+    const char *lang = strcmp(c->target_lang, "und") ? c->target_lang : NULL;
+    /* Japanese content words are MeCab's words, not characters and kana
+     * runs (issue 24; the measurement is in docs/metrics.md §1). */
+    if (lang && am_lang_same(lang, "ja"))
+        return AM_TOK_JA_MECAB;
+    return am_tok_default_for_lang(lang);
+}
+
+enum am_tok_kind am_config_terms_tokenizer(const am_config *c)
+{
+    enum am_tok_kind k = am_config_tokenizer(c);
+    return k == AM_TOK_JA_MECAB ? AM_TOK_ZH : k;
 }
 
 int am_config_bleu_tokenizer(const am_config *c, enum am_tok_kind *out)

@@ -118,8 +118,13 @@ unsigned am_config_warnings(const am_config *c);
  * TER of about 100 whatever the quality. Call after every am_config_set. */
 void am_config_session_defaults(am_config *c);
 
-/* The tokenizer in effect (resolving "auto" from target_lang). */
+/* The recall tokenizer in effect (resolving "auto" from target_lang:
+ * ja-mecab for Japanese, else am_tok_default_for_lang). */
 enum am_tok_kind am_config_tokenizer(const am_config *c);
+/* The tokenizer of glossary terms in the target language: the recall
+ * tokenizer, except zh where recall runs ja-mecab (a term is matched
+ * character by character, whatever MeCab makes of its context). */
+enum am_tok_kind am_config_terms_tokenizer(const am_config *c);
 /* The stopword list in effect (resolving "auto" from target_lang):
  * "snowball", "iso", "none" or "custom" (static). */
 const char *am_config_stopwords(const am_config *c);

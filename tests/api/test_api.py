@@ -831,7 +831,7 @@ def test_session_echoes_the_tokenizer_and_stopwords_that_run():
     run (auto resolved by target_lang) and how many stopwords are in use: only
     those the tokenizer can produce (282 of stopwords-iso's 794 for zh)."""
     want = {"fr": ("intl", "snowball"), "zh": ("zh", "iso"), "th": ("char", "none"),
-            "kl": ("intl", "none"), "cs": ("intl", "iso")}
+            "kl": ("intl", "none"), "cs": ("intl", "iso"), "ja": ("ja-mecab", "iso")}
     for lang, (tok, sw) in want.items():
         s = C.create_session(id="echo-" + lang, source_lang="en", target_lang=lang)
         for got in (s, C.jget(base("echo-" + lang))):

@@ -90,6 +90,11 @@ static void test_warnings_and_signature(void **state)
     assert_int_equal(am_config_set(&c, "target_lang", "zh", NULL), AM_OK);
     assert_string_equal(am_config_stopwords(&c), "iso");
     assert_int_equal(am_config_warnings(&c), 0);
+    /* Japanese recall runs MeCab; glossary terms stay per character */
+    assert_int_equal(am_config_set(&c, "target_lang", "ja-JP", NULL), AM_OK);
+    assert_int_equal(am_config_tokenizer(&c), AM_TOK_JA_MECAB);
+    assert_int_equal(am_config_terms_tokenizer(&c), AM_TOK_ZH);
+    assert_string_equal(am_config_stopwords(&c), "iso");
     assert_int_equal(am_config_set(&c, "source_lang", "en", NULL), AM_OK);
     assert_int_equal(am_config_set(&c, "target_lang", "kal", NULL), AM_OK); /* Greenlandic */
     assert_string_equal(c.target_lang, "kl");
