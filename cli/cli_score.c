@@ -1266,12 +1266,21 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
         if (am_xliff_looks_xml(f.buf, f.len)) {
             am_recall_config rc_tmx;
             am_xliff_tmx_rcfg(&c->cfg, &rc_tmx);
-            am_xliff_report rep;
-            rc = am_xliff_tmx_counts(f.buf, f.len,
-                                     c->cfg.target_lang[0] && strcmp(c->cfg.target_lang, "und")
-                                         ? c->cfg.target_lang
-                                         : NULL,
-                                     &rc_tmx, *background, NULL, NULL, &rep);
+            am_xliff_report rep = {0};
+            am_recall_models models; /* MeCab for a ja target: words as recall's */
+            am_buf why;
+            am_buf_init(&why);
+            rc = am_recall_models_open(&rc_tmx, &models, &why);
+            if (rc == AM_OK)
+                rc = am_xliff_tmx_counts(f.buf, f.len,
+                                         c->cfg.target_lang[0] && strcmp(c->cfg.target_lang, "und")
+                                             ? c->cfg.target_lang
+                                             : NULL,
+                                         &rc_tmx, *background, NULL, NULL, &rep);
+            else
+                snprintf(rep.msg, sizeof rep.msg, "tokenizer ja-mecab: %s", am_buf_str(&why));
+            am_recall_models_close(&models);
+            am_buf_cleanup(&why);
             line = rep.line;
             msg = rc ? rep.msg : NULL;
         } else {

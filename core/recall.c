@@ -1,6 +1,8 @@
 /* recall.c — R0/R1/…/Rk and R0+1 over a caller-held history (see recall.h). */
 #include "recall.h"
 
+#include "mecab.h"
+
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +182,32 @@ int am_recall_content_words(const am_recall_config *cfg, const char *text, am_to
     am_buf_cleanup(&tk);
     am_buf_cleanup(&stripped);
     return rc;
+}
+
+int am_recall_models_open(am_recall_config *cfg, am_recall_models *m, am_buf *err)
+{
+    memset(m, 0, sizeof *m);
+    if (err)
+        am_buf_reset(err);
+    if (cfg->tokenizer != AM_TOK_JA_MECAB)
+        return AM_OK;
+    int rc = am_mecab_new(NULL, &m->mecab, err);
+    if (rc == AM_OK)
+        rc = am_mecab_ws_new(m->mecab, &m->tagger);
+    if (rc != AM_OK) {
+        am_recall_models_close(m);
+        return rc;
+    }
+    m->ctx.ja_mecab = m->tagger;
+    cfg->tok_ctx = &m->ctx;
+    return AM_OK;
+}
+
+void am_recall_models_close(am_recall_models *m)
+{
+    am_mecab_ws_free(m->tagger);
+    am_mecab_free(m->mecab);
+    memset(m, 0, sizeof *m);
 }
 
 /* Checks that t can stand for am_recall_content_words(cfg, t->text): the

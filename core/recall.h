@@ -133,6 +133,23 @@ void am_recall_seg_cleanup(am_recall_seg *r);
  * invalid input (out unchanged) or AM_ERR_INVALID. */
 int am_recall_content_words(const am_recall_config *cfg, const char *text, am_toks *out);
 
+/* The models a recall tokenizer needs, for a caller that tokenizes raw
+ * text with am_recall_content_words outside a scorer (a TMX background
+ * vocabulary): a MeCab model and tagger for ja-mecab. */
+typedef struct am_recall_models {
+    struct am_mecab *mecab; /* owned */
+    struct am_mecab_ws *tagger; /* owned */
+    am_tok_ctx ctx; /* borrows tagger */
+} am_recall_models;
+
+/* Loads what cfg->tokenizer needs into *m (nothing for the tokenizers
+ * without a model) and points cfg->tok_ctx at it; m must outlive every use
+ * of cfg. Returns AM_OK, or the error of am_mecab_new with err (may be
+ * NULL) saying why; *m is then empty. Release with am_recall_models_close. */
+int am_recall_models_open(am_recall_config *cfg, am_recall_models *m, am_buf *err);
+/* Frees what am_recall_models_open loaded (an empty m is a no-op). */
+void am_recall_models_close(am_recall_models *m);
+
 /* Scores one confirmed segment from extracted content words: ref = content
  * tokens of the confirmed translation (duplicates allowed), hyps[0..nsys) =
  * content tokens of each system's hypothesis (nsys may be 0). Uses cfg->k,

@@ -257,6 +257,36 @@ def test_no_target_lang_is_never_silent():
         raise AssertionError("signature: " + d["signature"])
 
 
+def test_japanese_recall_words_are_mecab_words():
+    """Issue 24 §2: a ja target's content words are MeCab's (tok:ja-mecab), also
+    when a TMX background vocabulary is counted (its words must be the same:
+    before, the background was tokenized per character)."""
+    bg = write("bg.tmx", '<?xml version="1.0" encoding="UTF-8"?>\n<tmx version="1.4">'
+               '<header srclang="en" datatype="plaintext" segtype="sentence" adminlang="en" '
+               'creationtool="t" creationtoolversion="1" o-tmf="t"/><body><tu>'
+               '<tuv xml:lang="en"><seg>The electric car.</seg></tuv>'
+               '<tuv xml:lang="ja"><seg>\u96fb\u6c17\u81ea\u52d5\u8eca\u306e\u5145\u96fb\u3002'
+               '</seg></tuv></tu></body></tmx>\n')
+    # 電気自動車の充電って、時間がかかるのよ。
+    ref = write("mecab.ja", "\u96fb\u6c17\u81ea\u52d5\u8eca\u306e\u5145\u96fb\u3063\u3066"
+                "\u3001\u6642\u9593\u304c\u304b\u304b\u308b\u306e\u3088\u3002\n")
+    d = run_json("--target-lang", "ja", "--ref", ref, "--hyp", ref, "--per-segment")
+    if "|tok:ja-mecab|" not in d["signature"] or "|sw:iso|" not in d["signature"]:
+        raise AssertionError("signature: " + d["signature"])
+    words = [w["word"] for w in d["per_segment"][0]["words"]]
+    for w in ("\u96fb\u6c17", "\u81ea\u52d5\u8eca", "\u5145\u96fb", "\u6642\u9593"):
+        if w not in words:
+            raise AssertionError("%r not among the content words %r" % (w, words))
+    if "\u306e" in words:  # の is a stopword
+        raise AssertionError("stopword kept: %r" % words)
+    d = run_json("--target-lang", "ja", "--background", bg, "--rare-threshold", "0",
+                 "--ref", ref, "--hyp", ref, "--per-segment")
+    left = [w["word"] for w in d["per_segment"][0]["words"]]
+    eq([w for w in words if w not in left], ["\u96fb\u6c17", "\u81ea\u52d5\u8eca",
+                                              "\u5145\u96fb"],
+       "the background's MeCab words are the ones filtered out")
+
+
 def test_alam2021_table2_standard_profile():
     t = SEEDS["alam2021_table2"]
     gloss = write("table2.json", json.dumps(
