@@ -535,8 +535,9 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
     } else if (!strcmp(name, "tokenize") || !strcmp(name, "smooth-method") ||
                !strcmp(name, "smooth-value")) {
         /* sacreBLEU's names of the BLEU session options */
-        char opt[32];
-        snprintf(opt, sizeof opt, "bleu_%s", name);
+        const char *opt = !strcmp(name, "tokenize")        ? "bleu_tokenize"
+                          : !strcmp(name, "smooth-method") ? "bleu_smooth_method"
+                                                           : "bleu_smooth_value";
         rc = am_cli_config(c, opt, val, err);
     } else if (!strcmp(name, "src")) {
         free(c->src.path);
@@ -656,11 +657,6 @@ static int am_cli_check_inputs(const am_cli *c)
     if (c->nxref && (c->sgml || c->nxliff)) {
         fprintf(stderr, "adaptmon score: several references need plain-text input (--ref FILE "
                         "repeated, or -r FILE FILE ...)\n");
-        return 2;
-    }
-    if (c->nxref && (c->sig.test || c->exposures)) {
-        fprintf(stderr, "adaptmon score: --paired-bs/--paired-ar/--exposures work with one "
-                        "reference only (their resampling keeps one reference per segment)\n");
         return 2;
     }
     if (c->stopwords_path && c->cfg.stopwords != AM_SW_CUSTOM) {
@@ -1806,8 +1802,22 @@ static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jseg
         am_cli_sacrebleu_signature(r->scorer, 1 + c->nxref, metrics[k], &b);
         json_object_set_new(sb, metrics[k], json_string(am_buf_str(&b)));
     }
+    /* the metric names sacreBLEU prints with them (chrF{beta}, one '+' per
+     * word order) */
+    json_t *names = json_object();
+    const am_config *cfg = am_scorer_config(r->scorer);
+    json_object_set_new(names, "bleu", json_string("BLEU"));
+    for (int pp = 0; pp < 2; pp++) {
+        am_buf sigb;
+        am_buf_init(&sigb);
+        am_config_chrf_signature(cfg, pp, 1, &b, &sigb);
+        json_object_set_new(names, pp ? "chrf++" : "chrf", json_string(am_buf_str(&b)));
+        am_buf_cleanup(&sigb);
+    }
+    json_object_set_new(names, "ter", json_string("TER"));
     am_buf_cleanup(&b);
     json_object_set_new(root, "sacrebleu", sb);
+    json_object_set_new(root, "sacrebleu_names", names);
     if (r->doc_totals) {
         json_t *docs = json_array();
         for (size_t d = 0; d < r->nsess; d++) {

@@ -218,8 +218,8 @@ static int ter_asian_punct(int32_t c)
 {
     return c == 0x3001 || c == 0x3002 || (c >= 0x3008 && c <= 0x3011) ||
            (c >= 0x3014 && c <= 0x301f) || (c >= 0xff61 && c <= 0xff65) || c == 0x30fb ||
-           c == 0xff0e || c == 0xff0c || c == 0xff1f || c == 0xff1a || c == 0xff1b ||
-           c == 0xff01 || c == 0xff02 || c == 0xff08 || c == 0xff09;
+           c == 0xff0e || c == 0xff0c || c == 0xff1f || c == 0xff1a || c == 0xff1b || c == 0xff01 ||
+           c == 0xff02 || c == 0xff08 || c == 0xff09;
 }
 
 /* The code points _normalize_asian puts spaces around: CJK ideographs and
@@ -487,8 +487,7 @@ static void ter_split(const trk *t, am_toks *out, am_ter_spans *spans)
     }
 }
 
-int am_ter_tokenize_opts(const char *text, const am_ter_opts *o, am_toks *out,
-                         am_ter_spans *spans)
+int am_ter_tokenize_opts(const char *text, const am_ter_opts *o, am_toks *out, am_ter_spans *spans)
 {
     if (!text || !out)
         return AM_ERR_INVALID;
@@ -506,10 +505,10 @@ int am_ter_tokenize_opts(const char *text, const am_ter_opts *o, am_toks *out,
     len = ter_rstrip_len(text, len);
     trk a = {0}, b = {0};
     ter_load(&a, text, len, o->case_sensitive);
-    static const enum ter_pass norm[] = {
-        P_HYPHEN_JOIN, P_NEWLINE,   P_QUOT,         P_AMP,           P_LT,
-        P_GT,          P_PAD,       P_PUNCT,        P_POSS,          P_POSS_END,
-        P_PERIOD_AFTER, P_PERIOD_BEFORE, P_DIGIT_DASH};
+    static const enum ter_pass norm[] = {P_HYPHEN_JOIN, P_NEWLINE,  P_QUOT,         P_AMP,
+                                         P_LT,          P_GT,       P_PAD,          P_PUNCT,
+                                         P_POSS,        P_POSS_END, P_PERIOD_AFTER, P_PERIOD_BEFORE,
+                                         P_DIGIT_DASH};
     enum ter_pass todo[sizeof norm / sizeof norm[0] + 3];
     size_t nt = 0;
     if (len > 0 && o->normalized) {

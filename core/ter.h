@@ -117,8 +117,7 @@ void am_ter_spans_cleanup(am_ter_spans *sp);
  * each token's byte range in text. Returns AM_OK, AM_ERR_INVALID for NULL
  * text/out, or AM_ERR_UTF8 when text is not valid UTF-8 (out is then left
  * empty). */
-int am_ter_tokenize_opts(const char *text, const am_ter_opts *o, am_toks *out,
-                         am_ter_spans *spans);
+int am_ter_tokenize_opts(const char *text, const am_ter_opts *o, am_toks *out, am_ter_spans *spans);
 
 /* am_ter_tokenize_opts with the default options except case_sensitive. */
 int am_ter_tokenize(const char *text, int case_sensitive, am_toks *out);

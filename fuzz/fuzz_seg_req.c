@@ -43,7 +43,8 @@ static void fz_score(const am_seg_req *r)
             return;
         ws = am_score_ws_new();
     }
-    am_seg_input in = {r->source, r->translation, r->hyp, r->nsys, r->annots, r->n_annots, 0, NULL, 0};
+    am_seg_input in = {r->source, r->translation, r->hyp, r->nsys, r->annots, r->n_annots,
+                       0,         NULL,           0};
     am_seg_result res;
     const char *field = NULL;
     (void)am_score_segment(sc, ws, &in, fz_lookup, NULL, &res, &field);

@@ -395,6 +395,7 @@ static void am_session_store(am_req *req, am_resp *resp, char *id, json_t *opts,
 {
     am_buf err;
     am_buf_init(&err);
+    am_sessions_pin_defaults(opts); /* zh/ja/ko: TER options stored explicitly */
     char *opts_txt = am_json_dump(opts);
     am_scorer *sc = NULL;
     int rc = AM_OK;

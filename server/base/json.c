@@ -666,6 +666,14 @@ static json_t *am_json_i64_array(const int64_t *v, size_t n)
     return a;
 }
 
+/* 1 when t's chrF++ statistics are its own (several references), not
+ * chrf's. */
+static int am_json_chrfpp_own(const am_totals *t)
+{
+    return t->chrfpp_segments == t->bleu_segments &&
+           memcmp(&t->chrfpp, &t->chrf, sizeof t->chrf) != 0;
+}
+
 json_t *am_json_totals_raw(const am_totals *t)
 {
     json_t *r = json_array();
@@ -683,7 +691,7 @@ json_t *am_json_totals_raw(const am_totals *t)
         json_array_append_new(ch, am_json_i64_array(t->chrf.ch[n], 3));
     for (size_t n = 0; n < AM_CHRF_MAX_WORD_ORDER; n++)
         json_array_append_new(wd, am_json_i64_array(t->chrf.wd[n], 3));
-    return json_pack(
+    json_t *o = json_pack(
         "{sI sI sI s{sIsos[II]} s{sIsIsIsIsIsfsfsososo} s{sfsfsI} s{sfsfsI} s{sIsIsoso} s{soso}}",
         "v", (json_int_t)1, "segments", (json_int_t)t->segments, "bleu_segments",
         (json_int_t)t->bleu_segments, "recall", "k", (json_int_t)t->recall.k, "r", r, "r01",
@@ -697,6 +705,17 @@ json_t *am_json_totals_raw(const am_totals *t)
         (json_int_t)t->bleu.sys_len, "ref_len", (json_int_t)t->bleu.ref_len, "correct",
         am_json_i64_array(t->bleu.correct, AM_BLEU_MAX_ORDER), "total",
         am_json_i64_array(t->bleu.total, AM_BLEU_MAX_ORDER), "chrf", "ch", ch, "wd", wd);
+    /* chrF++'s own statistics, only when several references made them
+     * differ from chrf's (older records and one-reference sessions: none) */
+    if (am_json_chrfpp_own(t)) {
+        json_t *pch = json_array(), *pwd = json_array();
+        for (size_t n = 0; n < AM_CHRF_MAX_CHAR_ORDER; n++)
+            json_array_append_new(pch, am_json_i64_array(t->chrfpp.ch[n], 3));
+        for (size_t n = 0; n < AM_CHRF_MAX_WORD_ORDER; n++)
+            json_array_append_new(pwd, am_json_i64_array(t->chrfpp.wd[n], 3));
+        json_object_set_new(o, "chrfpp", json_pack("{soso}", "ch", pch, "wd", pwd));
+    }
+    return o;
 }
 
 /* Appends ,"key": (first: no comma). */
@@ -732,6 +751,28 @@ static void am_json_put_ter(am_buf *b, const am_ter_stats *s)
     am_json_put_real(b, s->ref_len);
 }
 
+/* chrF statistics as {"ch": [...], "wd": [...]}. */
+static void am_json_put_chrf(am_buf *b, const am_chrf_stats *st)
+{
+    am_buf_appendc(b, '{');
+    am_json_put_key(b, "ch", 1);
+    am_buf_appendc(b, '[');
+    for (size_t n = 0; n < AM_CHRF_MAX_CHAR_ORDER; n++) {
+        if (n)
+            am_buf_appendc(b, ',');
+        am_json_put_i64s(b, st->ch[n], 3);
+    }
+    am_buf_appendc(b, ']');
+    am_json_put_key(b, "wd", 0);
+    am_buf_appendc(b, '[');
+    for (size_t n = 0; n < AM_CHRF_MAX_WORD_ORDER; n++) {
+        if (n)
+            am_buf_appendc(b, ',');
+        am_json_put_i64s(b, st->wd[n], 3);
+    }
+    am_buf_append(b, "]}", 2);
+}
+
 /* The keys below are written in strcmp order, as am_json_dump sorts the
  * tree of am_json_totals_raw (tests/unit/test_json.c compares the two). */
 char *am_json_totals_text(const am_totals *t)
@@ -753,23 +794,11 @@ char *am_json_totals_text(const am_totals *t)
     am_json_put_key(&b, "bleu_segments", 0);
     am_json_put_int(&b, (json_int_t)t->bleu_segments);
     am_json_put_key(&b, "chrf", 0);
-    am_buf_appendc(&b, '{');
-    am_json_put_key(&b, "ch", 1);
-    am_buf_appendc(&b, '[');
-    for (size_t n = 0; n < AM_CHRF_MAX_CHAR_ORDER; n++) {
-        if (n)
-            am_buf_appendc(&b, ',');
-        am_json_put_i64s(&b, t->chrf.ch[n], 3);
+    am_json_put_chrf(&b, &t->chrf);
+    if (am_json_chrfpp_own(t)) {
+        am_json_put_key(&b, "chrfpp", 0);
+        am_json_put_chrf(&b, &t->chrfpp);
     }
-    am_buf_appendc(&b, ']');
-    am_json_put_key(&b, "wd", 0);
-    am_buf_appendc(&b, '[');
-    for (size_t n = 0; n < AM_CHRF_MAX_WORD_ORDER; n++) {
-        if (n)
-            am_buf_appendc(&b, ',');
-        am_json_put_i64s(&b, t->chrf.wd[n], 3);
-    }
-    am_buf_append(&b, "]}", 2);
     am_json_put_key(&b, "recall", 0);
     am_buf_appendc(&b, '{');
     am_json_put_key(&b, "k", 1);
@@ -1235,6 +1264,22 @@ static int am_json_i64s(const json_t *a, int64_t *out, size_t n)
     return AM_OK;
 }
 
+/* {"ch": [...], "wd": [...]} into *st. Returns 0 or AM_ERR_PARSE. */
+static int am_json_chrf_parse(const json_t *o, am_chrf_stats *st)
+{
+    const json_t *ch = json_object_get(o, "ch"), *wd = json_object_get(o, "wd");
+    if (json_array_size(ch) != AM_CHRF_MAX_CHAR_ORDER ||
+        json_array_size(wd) != AM_CHRF_MAX_WORD_ORDER)
+        return AM_ERR_PARSE;
+    for (size_t n = 0; n < AM_CHRF_MAX_CHAR_ORDER; n++)
+        if (am_json_i64s(json_array_get(ch, n), st->ch[n], 3))
+            return AM_ERR_PARSE;
+    for (size_t n = 0; n < AM_CHRF_MAX_WORD_ORDER; n++)
+        if (am_json_i64s(json_array_get(wd, n), st->wd[n], 3))
+            return AM_ERR_PARSE;
+    return 0;
+}
+
 /* Complexity (issue 15): one type and range check per field of
  * am_json_totals_raw's layout, since a stored row may be damaged; the
  * branches are that list, not logic. */
@@ -1300,16 +1345,16 @@ int am_json_totals_parse(const json_t *j, const am_scorer *s, am_totals *t)
         am_json_i64s(json_object_get(bleu, "total"), t->bleu.total, AM_BLEU_MAX_ORDER) ||
         am_json_get_i64(j, "bleu_segments", &t->bleu_segments))
         return AM_ERR_PARSE;
-    const json_t *ch = json_object_get(chrf, "ch"), *wd = json_object_get(chrf, "wd");
-    if (json_array_size(ch) != AM_CHRF_MAX_CHAR_ORDER ||
-        json_array_size(wd) != AM_CHRF_MAX_WORD_ORDER)
+    if (am_json_chrf_parse(chrf, &t->chrf))
         return AM_ERR_PARSE;
-    for (size_t n = 0; n < AM_CHRF_MAX_CHAR_ORDER; n++)
-        if (am_json_i64s(json_array_get(ch, n), t->chrf.ch[n], 3))
-            return AM_ERR_PARSE;
-    for (size_t n = 0; n < AM_CHRF_MAX_WORD_ORDER; n++)
-        if (am_json_i64s(json_array_get(wd, n), t->chrf.wd[n], 3))
-            return AM_ERR_PARSE;
+    /* chrF++'s own statistics when stored (several references), else
+     * chrf's; every BLEU segment has them (am_totals_add) */
+    const json_t *pp = json_object_get(j, "chrfpp");
+    if (!pp)
+        t->chrfpp = t->chrf;
+    else if (am_json_chrf_parse(pp, &t->chrfpp))
+        return AM_ERR_PARSE;
+    t->chrfpp_segments = t->bleu_segments;
     return AM_OK;
 }
 
@@ -1318,15 +1363,15 @@ json_t *am_json_config(const am_config *c)
     json_t *w = json_array();
     for (size_t i = 0; i < c->nwindows; i++)
         json_array_append_new(w, json_integer(c->windows[i]));
-    json_t *o = json_pack("{sssssssssssssbsssIsosfsbsbsI}", "profile",
-                     am_config_profile_name(c->profile), "source_lang", c->source_lang,
-                     "target_lang", c->target_lang, "tokenizer",
-                     c->tokenizer_auto ? "auto" : am_tok_name(c->tokenizer), "case",
-                     c->case_sensitive ? "sensitive" : "fold", "normalize",
-                     am_text_norm_name(c->norm), "strip_tags", c->strip_tags, "stopwords",
-                     am_config_sw_name(c->stopwords), "k", (json_int_t)c->k, "windows", w,
-                     "term_cost", c->term_cost, "stem_match", c->stem_match, "ter_case_sensitive",
-                     c->ter_case_sensitive, "rare_threshold", (json_int_t)c->rare_threshold);
+    json_t *o =
+        json_pack("{sssssssssssssbsssIsosfsbsbsI}", "profile", am_config_profile_name(c->profile),
+                  "source_lang", c->source_lang, "target_lang", c->target_lang, "tokenizer",
+                  c->tokenizer_auto ? "auto" : am_tok_name(c->tokenizer), "case",
+                  c->case_sensitive ? "sensitive" : "fold", "normalize", am_text_norm_name(c->norm),
+                  "strip_tags", c->strip_tags, "stopwords", am_config_sw_name(c->stopwords), "k",
+                  (json_int_t)c->k, "windows", w, "term_cost", c->term_cost, "stem_match",
+                  c->stem_match, "ter_case_sensitive", c->ter_case_sensitive, "rare_threshold",
+                  (json_int_t)c->rare_threshold);
     /* chrF and TER options (what runs: a zh/ja/ko session's TER defaults
      * resolved, config.h) */
     json_object_set_new(o, "ter_normalized", json_boolean(c->ter_normalized));
@@ -1338,6 +1383,23 @@ json_t *am_json_config(const am_config *c)
     json_object_set_new(o, "chrf_whitespace", json_boolean(c->chrf_whitespace));
     json_object_set_new(o, "chrf_lowercase", json_boolean(c->chrf_lowercase));
     json_object_set_new(o, "chrf_eps_smoothing", json_boolean(c->chrf_eps_smoothing));
+    /* BLEU options: the tokenizer that runs (auto resolved from the target
+     * language), the smoothing value only for floor / add-k, resolved */
+    enum am_tok_kind bk = AM_TOK_13A;
+    (void)am_config_bleu_tokenizer(c, &bk);
+    json_object_set_new(o, "bleu_tokenize", json_string(am_tok_name(bk)));
+    json_object_set_new(o, "bleu_lowercase", json_boolean(c->bleu_lowercase));
+    json_object_set_new(o, "bleu_smooth_method", json_string(am_bleu_smooth_name(c->bleu_smooth)));
+    if (c->bleu_smooth == AM_BLEU_SMOOTH_FLOOR || c->bleu_smooth == AM_BLEU_SMOOTH_ADD_K) {
+        am_bleu_score_opts so;
+        am_config_bleu_score_opts(c, 0, &so);
+        json_object_set_new(o, "bleu_smooth_value",
+                            json_real(so.smooth_value >= 0                     ? so.smooth_value
+                                      : c->bleu_smooth == AM_BLEU_SMOOTH_FLOOR ? 0.1
+                                                                               : 1.0));
+    }
+    json_object_set_new(o, "bleu_effective_order", json_boolean(c->bleu_effective_order));
+    json_object_set_new(o, "bleu_max_ngram_order", json_integer(c->bleu_max_ngram_order));
     return o;
 }
 

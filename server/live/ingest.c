@@ -165,6 +165,24 @@ static int am_text_field(json_t *v, const char *name, const am_srv_config *cfg, 
     return AM_OK;
 }
 
+/* The "references" of a body (references after the translation, for
+ * BLEU, chrF and TER) into r: an array of 1..AM_SCORE_MAX_REFS - 1 texts,
+ * each counted into the segment's token budget. */
+static int am_seg_refs(json_t *v, const am_srv_config *cfg, am_seg_req *r, size_t *ntok, am_fail *f)
+{
+    size_t n = json_array_size(v);
+    if (!json_is_array(v) || n == 0 || n > AM_SCORE_MAX_REFS - 1)
+        return am_failp(f, AM_P_INVALID_VALUE, "references",
+                        "'references' must be an array of 1 to %d texts (the references after "
+                        "'translation')",
+                        AM_SCORE_MAX_REFS - 1);
+    for (size_t i = 0; i < n; i++)
+        if (am_text_field(json_array_get(v, i), "references", cfg, &r->xrefs[i], ntok, f))
+            return AM_ERR_INVALID;
+    r->nxrefs = n;
+    return AM_OK;
+}
+
 /* The "terms" annotations of a body into r. Complexity (issue 15): one
  * type or range check per field of an annotation, each refused with its
  * own problem. */
@@ -266,8 +284,9 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
 {
     memset(r, 0, sizeof *r);
     size_t ntok = 0; /* tokens of every text, against max-segment-tokens */
-    static const char *const known[] = {"id",          "source", "hypothesis", "hypotheses",
-                                        "translation", "terms",  "metadata",   "translator"};
+    static const char *const known[] = {"id",         "source",      "hypothesis",
+                                        "hypotheses", "translation", "terms",
+                                        "metadata",   "translator",  "references"};
     const char *key;
     json_t *v;
     json_object_foreach(body, key, v)
@@ -279,7 +298,7 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
         if (k == sizeof known / sizeof known[0])
             return am_failp(f, AM_P_UNKNOWN_FIELD, key,
                             "unknown field '%.64s' (allowed: id, source, hypothesis, hypotheses, "
-                            "translation, terms, metadata, translator)",
+                            "translation, references, terms, metadata, translator)",
                             key);
     }
     json_t *id = json_object_get(body, "id");
@@ -307,6 +326,9 @@ int am_seg_req_parse(json_t *body, const char *path_id, const am_srv_config *cfg
         return am_failp(f, AM_P_MISSING_FIELD, "translation",
                         "'translation' (the confirmed translation) is required");
     if (am_text_field(tr, "translation", cfg, &r->translation, &ntok, f))
+        return AM_ERR_INVALID;
+    json_t *xr = json_object_get(body, "references");
+    if (xr && am_seg_refs(xr, cfg, r, &ntok, f))
         return AM_ERR_INVALID;
     json_t *src = json_object_get(body, "source");
     if (src && !json_is_null(src) && am_text_field(src, "source", cfg, &r->source, &ntok, f))
@@ -401,7 +423,9 @@ am_seg_input am_seg_req_input(const am_seg_req *r)
                        .hyps = r->hyp,
                        .nsys = r->nsys,
                        .annots = r->annots,
-                       .n_annots = r->n_annots};
+                       .n_annots = r->n_annots,
+                       .more_refs = r->xrefs,
+                       .n_more_refs = r->nxrefs};
     return in;
 }
 

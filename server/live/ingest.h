@@ -47,6 +47,9 @@ typedef struct am_seg_req {
     const char *id;
     const char *source; /* NULL when absent */
     const char *translation;
+    /* 'references': more references for BLEU, chrF and TER (borrowed) */
+    const char *xrefs[AM_SCORE_MAX_REFS - 1];
+    size_t nxrefs;
     size_t nsys;
     int single; /* the body gave 'hypothesis' (system "default"), not 'hypotheses' */
     const char *sys[AM_SCORE_MAX_SYSTEMS];

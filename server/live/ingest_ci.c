@@ -96,6 +96,12 @@ static int am_ci_text_stats(am_ci_ctx *c, const char *request_json)
                     c->sys[i].bleu = res.sys[k].bleu;
                     c->sys[i].chrf = res.sys[k].chrf;
                     c->sys[i].has_bleu = res.sys[k].has_bleu;
+                    /* several references: chrF++'s own best reference and
+                     * TER's average reference length (not in the stored
+                     * result) */
+                    c->sys[i].chrfpp = res.sys[k].chrfpp;
+                    c->sys[i].chrfpp_own = res.sys[k].chrfpp_own;
+                    c->sys[i].ter_avg_ref_len = res.sys[k].ter_avg_ref_len;
                 }
         am_seg_req_cleanup(&q);
     }

@@ -435,9 +435,23 @@ static int am_opts_config(const char *options_json, am_config *cfg, am_buf *err)
         }
     }
     json_decref(opts);
-    if (rc == AM_OK)
-        am_config_session_defaults(cfg); /* zh/ja/ko: TER normalized + asian */
     return rc;
+}
+
+void am_sessions_pin_defaults(json_t *opts)
+{
+    if (json_object_get(opts, "ter_normalized") || json_object_get(opts, "ter_asian_support"))
+        return; /* an explicit choice */
+    const char *tl = json_string_value(json_object_get(opts, "target_lang"));
+    am_config c;
+    am_config_init(&c);
+    if (!tl || am_config_set(&c, "target_lang", tl, NULL) != AM_OK)
+        return; /* refused later with its message */
+    am_config_session_defaults(&c);
+    if (c.ter_normalized)
+        json_object_set_new(opts, "ter_normalized", json_true());
+    if (c.ter_asian_support)
+        json_object_set_new(opts, "ter_asian_support", json_true());
 }
 
 int am_sessions_check_options(const char *options_json, am_buf *err)

@@ -17,6 +17,7 @@
 #include "score.h"
 #include "store.h"
 
+#include <jansson.h>
 #include <pthread.h>
 
 typedef struct am_sessions am_sessions;
@@ -152,6 +153,14 @@ int am_sessions_build_scorer(const char *options_json, const char *custom_sw_jso
  * (am_config_check_profile). Stored sessions are not re-checked. Returns
  * AM_OK or AM_ERR_INVALID with a 422 detail in err. */
 int am_sessions_check_options(const char *options_json, am_buf *err);
+
+/* Writes the options whose live-session default depends on the target
+ * language (am_config_session_defaults: TER normalized + Asian support for
+ * zh/ja/ko) into the options object opts (borrowed; it holds target_lang)
+ * when the client left them out, so that they are stored with the session:
+ * a later change of the defaults never alters an existing session, whose
+ * stored totals were computed with them. Call once, at creation. */
+void am_sessions_pin_defaults(json_t *opts);
 /* The same, keeping the parsed glossary in *gloss (initialized by the
  * caller, filled on success; caller cleans up). gloss may be NULL. */
 int am_sessions_build(const char *options_json, const char *custom_sw_json,

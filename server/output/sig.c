@@ -22,6 +22,7 @@
 #define SIG_OFF_TERM 36
 #define SIG_OFF_R01 38
 #define SIG_OFF_RK 40
+#define SIG_CHRF_LEN 24
 
 struct am_sig_collect {
     const am_scorer *s;
@@ -54,7 +55,25 @@ void am_sig_opts_init(am_sig_opts *o)
 static size_t sig_width(const am_scorer *s)
 {
     const am_config *cfg = am_scorer_config(s);
-    return SIG_OFF_RK + 2 * ((size_t)cfg->k + 1) + 2 + 2 * cfg->nwindows;
+    return SIG_OFF_RK + 2 * ((size_t)cfg->k + 1) + 2 + 2 * cfg->nwindows + SIG_CHRF_LEN;
+}
+
+/* chrF++'s own statistics (several references: its best reference may not
+ * be chrF's) are the last SIG_CHRF_LEN doubles of a row. */
+static size_t sig_off_chrfpp(const am_sig_collect *c)
+{
+    return c->width - SIG_CHRF_LEN;
+}
+
+/* A segment's chrF statistics st into f[0..SIG_CHRF_LEN). */
+static void sig_chrf_row(const am_chrf_stats *st, double *f)
+{
+    for (int n = 0; n < 6; n++)
+        for (int j = 0; j < 3; j++)
+            f[3 * n + j] = (double)st->ch[n][j];
+    for (int n = 0; n < 2; n++)
+        for (int j = 0; j < 3; j++)
+            f[18 + 3 * n + j] = (double)st->wd[n][j];
 }
 
 am_sig_collect *am_sig_collect_new(const am_scorer *s, size_t nsys, int stats, int exposures)
@@ -94,20 +113,19 @@ static void sig_row(const am_sig_collect *c, const am_sys_seg *g, double *row)
         double *b = row + SIG_OFF_BLEU;
         b[0] = (double)g->bleu.sys_len;
         b[1] = (double)g->bleu.ref_len;
-        for (int n = 0; n < AM_BLEU_MAX_ORDER; n++) {
+        /* am_sig_score's layout: correct[mo], total[mo] for the session's
+         * max_order mo (signif.h) */
+        int mo = cfg->bleu_max_ngram_order;
+        for (int n = 0; n < mo; n++) {
             b[2 + n] = (double)g->bleu.correct[n];
-            b[2 + AM_BLEU_MAX_ORDER + n] = (double)g->bleu.total[n];
+            b[2 + mo + n] = (double)g->bleu.total[n];
         }
-        double *f = row + SIG_OFF_CHRF;
-        for (int n = 0; n < 6; n++)
-            for (int j = 0; j < 3; j++)
-                f[3 * n + j] = (double)g->chrf.ch[n][j];
-        for (int n = 0; n < 2; n++)
-            for (int j = 0; j < 3; j++)
-                f[18 + 3 * n + j] = (double)g->chrf.wd[n][j];
+        sig_chrf_row(&g->chrf, row + SIG_OFF_CHRF);
+        sig_chrf_row(g->chrfpp_own ? &g->chrfpp : &g->chrf, row + sig_off_chrfpp(c));
     }
+    /* TER: the average reference length with several references */
     row[SIG_OFF_TER] = g->ter_edits;
-    row[SIG_OFF_TER + 1] = (double)g->ter_ref_len;
+    row[SIG_OFF_TER + 1] = g->ter_avg_ref_len > 0 ? g->ter_avg_ref_len : (double)g->ter_ref_len;
     row[SIG_OFF_TERM] = g->term_edits;
     row[SIG_OFF_TERM + 1] = (double)g->ter_ref_len;
     row[SIG_OFF_R01] = (double)g->recall.r01.hits;
@@ -155,13 +173,16 @@ static size_t sig_cols(const am_sig_collect *c, int text_metrics, sig_col *cols)
     if (text_metrics) {
         x = &cols[n++];
         *x = (sig_col){.name = "BLEU", .m.kind = AM_SIG_BLEU, .off = SIG_OFF_BLEU};
-        am_bleu_score_opts_init(&x->m.bleu, 0);
+        am_config_bleu_score_opts(cfg, 0, &x->m.bleu); /* the session's smoothing, order */
+        /* the session's chrF options (config.h), as the totals use them;
+         * the names stay the metrics' keys */
+        am_chrf_opts co;
         x = &cols[n++];
         *x = (sig_col){.name = "chrF2", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
-        am_chrf_score_opts_init(&x->m.chrf, 0);
+        am_config_chrf_opts(cfg, 0, &co, &x->m.chrf);
         x = &cols[n++];
-        *x = (sig_col){.name = "chrF2++", .m.kind = AM_SIG_CHRF, .off = SIG_OFF_CHRF};
-        am_chrf_score_opts_init(&x->m.chrf, 2);
+        *x = (sig_col){.name = "chrF2++", .m.kind = AM_SIG_CHRF, .off = sig_off_chrfpp(c)};
+        am_config_chrf_opts(cfg, 1, &co, &x->m.chrf);
     }
     cols[n++] = (sig_col){.name = "TER", .m.kind = AM_SIG_TER, .off = SIG_OFF_TER};
     size_t o = SIG_OFF_RK;

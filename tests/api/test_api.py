@@ -1646,5 +1646,71 @@ def test_background_vocabulary_novel_words():
     expect_problem(C.delete("/v1/vocabularies/tmp"), 404, "not-found", "DELETE again")
 
 
+
+# ---- chrF and TER options (issue 24) ------------------------------------------------
+
+def _ml_session(sid, target, folder, hyp, ref, src, options):
+    """A session over a data/multilingual set (one segment per line) with the
+    given options; returns (session, /metrics)."""
+    d = os.path.join(DATA, "multilingual", folder)
+    lines = {}
+    for name in (hyp, ref, src):
+        with open(os.path.join(d, name), encoding="utf-8") as f:
+            lines[name] = f.read().split("\n")[:-1]
+    s = C.create_session(id=sid, source_lang="en", target_lang=target, options=options)
+    segs = [{"id": str(i + 1), "source": lines[src][i], "translation": lines[ref][i],
+             "hypothesis": lines[hyp][i]} for i in range(len(lines[hyp]))]
+    post_all(C, sid, segs, system="mt")
+    return C.jget(base(sid)), metrics(C, sid)
+
+
+def _ml_golden(case_id):
+    with open(os.path.join(DATA, "golden", "multilingual.json"), encoding="utf-8") as f:
+        g = json.load(f)
+    return next(c for c in g["corpus"] if c["id"] == case_id)["score"]
+
+
+def test_zh_session_ter_normalized_asian_by_default():
+    # unsegmented Chinese MT output against a segmented post-edit: sacreBLEU's
+    # default TER is 86.6 (every sentence nearly one word); a zh session runs
+    # TER normalized with Asian support, as `sacrebleu --ter-normalized
+    # --ter-asian-support` does, and says so
+    s, m = _ml_session("ml-zh", "zh", "mlqepe-en-zh", "mt.zh", "pe.tok.zh", "src.en", {})
+    eq([s["options"].get("ter_normalized"), s["options"].get("ter_asian_support"),
+        s["options"].get("ter_no_punct")], [True, True, False], "zh session TER options")
+    check("|ter:norm,asian" in s["signature"], "signature %r" % s["signature"])
+    want = _ml_golden("mlqepe-en-zh-raw/1ref/ter/normalized/asian")
+    t = m["systems"]["mt"]["ter"]
+    check(t is not None and abs(t - want) < 1e-9, "zh TER %r, sacreBLEU %r" % (t, want))
+    # an explicit choice wins: sacreBLEU's default TER
+    s, m = _ml_session("ml-zh-plain", "zh", "mlqepe-en-zh", "mt.zh", "pe.tok.zh", "src.en",
+                       {"ter_normalized": False})
+    eq(s["options"].get("ter_asian_support"), False, "explicit ter_normalized false")
+    want = _ml_golden("mlqepe-en-zh-raw/1ref/ter")
+    t = m["systems"]["mt"]["ter"]
+    check(t is not None and abs(t - want) < 1e-9, "zh plain TER %r, sacreBLEU %r" % (t, want))
+
+
+def test_chrf_ter_session_options_equal_sacrebleu():
+    opts = {"chrf_word_order": 2, "chrf_whitespace": True, "ter_no_punct": True}
+    s, m = _ml_session("ml-de", "de", "mlqepe-en-de", "mt.de", "pe.de", "src.en", opts)
+    for k, v in opts.items():
+        eq(s["options"].get(k), v, "echoed option " + k)
+    eq(s["options"].get("ter_normalized"), False, "de session: sacreBLEU's TER default")
+    check("|ter:nopunct" in s["signature"] and "|chrf:nw2,space" in s["signature"],
+          "signature %r" % s["signature"])
+    t = m["systems"]["mt"]
+    for key, case in (("chrf", "mlqepe-en-de/1ref/chrf2++/whitespace"),
+                      ("chrfpp", "mlqepe-en-de/1ref/chrf2++/whitespace"),
+                      ("ter", "mlqepe-en-de/1ref/ter/no-punct")):
+        want = _ml_golden(case)
+        check(t[key] is not None and abs(t[key] - want) < 1e-9,
+              "%s: got %r, sacreBLEU %r (%s)" % (key, t[key], want, case))
+    r = C.post("/v1/sessions", {"source_lang": "en", "target_lang": "de",
+                                "options": {"chrf_char_order": 0, "chrf_word_order": 0}})
+    expect_problem(r, 422, None, "chrF with no order")
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(dict(globals()), setup, teardown))
+

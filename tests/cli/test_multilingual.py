@@ -32,7 +32,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "api"))
-from harness import ADAPTMON, DATA, run_tests  # noqa: E402
+from harness import ADAPTMON, DATA, base, run_tests, serve, shutdown  # noqa: E402
 
 with open(os.path.join(DATA, "golden", "multilingual.json"), encoding="utf-8") as f:
     GOLD = json.load(f)
@@ -188,6 +188,147 @@ def test_option_given_twice_is_a_usage_error():
         p = subprocess.run([ADAPTMON, "score", *base, *extra], capture_output=True)
         if p.returncode != 2 or "already given" not in p.stderr.decode():
             raise AssertionError("%s: exit %d, %r" % (extra, p.returncode, p.stderr.decode()))
+
+
+def test_significance_uses_the_bleu_options():
+    """--paired-bs resamples BLEU with the run's smoothing and n-gram order:
+    its full-sample score is the totals' BLEU (it was >100 with order 2)."""
+    folder = os.path.join(MULTI, "mlqepe-en-de")
+    for extra in (["-s", "floor", "--bleu-max-ngram-order", "2"], ["-s", "add-k", "-sv", "2"],
+                  ["--bleu-effective-order", "-lc"]):
+        d = score(["--ref", os.path.join(folder, "pe.de"), "--hyp", "a=" + os.path.join(
+            folder, "mt.de"), "--hyp", "b=" + os.path.join(folder, "pe.de"), "--paired-bs",
+            "--n-bootstrap", "20", *extra])
+        got = d["significance"]["systems"][0]["BLEU"]["score"]
+        if got != d["systems"]["a"]["bleu"]:
+            raise AssertionError("%s: significance BLEU %r, totals %r" % (
+                extra, got, d["systems"]["a"]["bleu"]))
+
+
+def test_significance_with_two_references():
+    """--paired-bs with two references resamples each segment's statistics
+    against both: the full-sample scores equal the totals for BLEU, chrF2,
+    chrF2++ (its own best reference) and TER (average reference length)."""
+    folder = os.path.join(MULTI, "mlqepe-et-en-2ref")
+    d = score(["-r", os.path.join(folder, "ref-1.en"), os.path.join(folder, "ref-2.en"),
+               "--hyp", "a=" + os.path.join(folder, "mt.en"),
+               "--hyp", "b=" + os.path.join(folder, "ref-1.en"), "--paired-bs",
+               "--n-bootstrap", "20"])
+    tot = d["systems"]["a"]
+    sig = d["significance"]["systems"][0]
+    for key, col in (("bleu", "BLEU"), ("chrf", "chrF2"), ("chrfpp", "chrF2++"), ("ter", "TER")):
+        if sig[col]["score"] != tot[key]:
+            raise AssertionError("%s: significance %r, totals %r" % (col, sig[col]["score"],
+                                                                     tot[key]))
+
+
+# ---- the API: a live session with the same options gives the same BLEU ---
+
+def _lines(folder, name):
+    with open(os.path.join(folder, name), encoding="utf-8") as f:
+        return f.read().split("\n")[:-1]
+
+
+def _session_bleu(client, sid, case, options, target):
+    """Posts every segment of case's set (one reference) to a new session with
+    the given options; returns (its metrics' BLEU, the session echo)."""
+    st = SETS[case["set"]]
+    folder = os.path.join(MULTI, st["dir"])
+    hyps, refs = _lines(folder, st["hypothesis"]), _lines(folder, st["references"][0])
+    r = client.post("/v1/sessions", {"id": sid, "source_lang": "en", "target_lang": target,
+                                     "options": options})
+    if r.status != 201:
+        raise AssertionError("create %s: %d %s" % (sid, r.status, r.body[:300]))
+    echo = r.json()
+    segs = [{"id": str(i + 1), "translation": refs[i], "hypothesis": hyps[i]}
+            for i in range(len(refs))]
+    for k in range(0, len(segs), 100):
+        r = client.post(base(sid) + "/segments", segs[k:k + 100])
+        if r.status != 200:
+            raise AssertionError("batch: %d %s" % (r.status, r.body[:300]))
+    m = client.jget(base(sid) + "/metrics")
+    return list(m["systems"].values())[0]["bleu"], echo
+
+
+def test_api_sessions_reproduce_corpus_bleu():
+    """Corpus BLEU cases with one reference whose options a session has
+    (tokenizer, lowercase, -l target): the session's BLEU is sacreBLEU's,
+    and its echo names the tokenizer that ran."""
+    server, client = serve()
+    try:
+        n = 0
+        for case in GOLD["corpus"]:
+            if case["metric"] != "bleu" or case["nrefs"] != 1:
+                continue
+            if not case["set"].startswith(("tatoeba-en-ja", "mlqepe-en-zh-raw")) and \
+                    "tok=13a" not in case["id"]:
+                continue
+            argv = shlex.split(case["command"])
+            opts, target = {}, "en"
+            if "--tokenize" in argv:
+                opts["bleu_tokenize"] = argv[argv.index("--tokenize") + 1]
+            if "-lc" in argv:
+                opts["bleu_lowercase"] = True
+            if "-l" in argv:
+                target = argv[argv.index("-l") + 1].split("-")[1]
+            n += 1
+            got, echo = _session_bleu(client, "ml%d" % n, case, opts, target)
+            if got != case["score"]:
+                raise AssertionError("%s (session %r, %s): BLEU %r, sacreBLEU %r" % (
+                    case["id"], opts, target, got, case["score"]))
+            tok = re.search(r"tok:([^|]+)", case["signature"]).group(1)
+            want = "ja-mecab" if tok.startswith("ja-mecab") else tok
+            if echo["options"]["bleu_tokenize"] != want:
+                raise AssertionError("%s: echo bleu_tokenize %r" % (case["id"],
+                                                                    echo["options"]["bleu_tokenize"]))
+        if n < 20:
+            raise AssertionError("only %d API cases" % n)
+    finally:
+        shutdown(server, client)
+
+
+def test_api_two_references():
+    """A session whose segments carry 'references' gives sacreBLEU's
+    two-reference BLEU, chrF2, chrF2++ and TER (default options)."""
+    st = SETS["mlqepe-et-en-2ref"]
+    folder = os.path.join(MULTI, st["dir"])
+    hyps = _lines(folder, st["hypothesis"])
+    r1, r2 = (_lines(folder, n) for n in st["references"])
+    want = {}
+    for case in GOLD["corpus"]:
+        if case["set"] == "mlqepe-et-en-2ref" and case["nrefs"] == 2:
+            cmd = case["command"]
+            if case["metric"] == "bleu" and cmd.endswith("--tokenize 13a"):
+                want["bleu"] = case["score"]
+            elif case["metric"] == "chrf" and cmd.endswith("-m chrf"):
+                want["chrf"] = case["score"]
+            elif case["metric"] == "chrf" and cmd.endswith("--chrf-word-order 2"):
+                want["chrfpp"] = case["score"]
+            elif case["metric"] == "ter" and cmd.endswith("-m ter"):
+                want["ter"] = case["score"]
+    if len(want) != 4:
+        raise AssertionError("golden cases found: %r" % sorted(want))
+    server, client = serve()
+    try:
+        r = client.post("/v1/sessions", {"id": "two", "source_lang": "et", "target_lang": "en"})
+        if r.status != 201:
+            raise AssertionError("create: %d %s" % (r.status, r.body[:300]))
+        segs = [{"id": str(i + 1), "translation": r1[i], "references": [r2[i]],
+                 "hypothesis": hyps[i]} for i in range(len(r1))]
+        for k in range(0, len(segs), 100):
+            r = client.post(base("two") + "/segments", segs[k:k + 100])
+            if r.status != 200:
+                raise AssertionError("batch: %d %s" % (r.status, r.body[:300]))
+        got = list(client.jget(base("two") + "/metrics")["systems"].values())[0]
+        for k, v in want.items():
+            if got[k] != v:
+                raise AssertionError("%s: session %r, sacreBLEU %r" % (k, got[k], v))
+        r = client.post(base("two") + "/segments", {"id": "x", "translation": "a",
+                                                    "references": [], "hypothesis": "a"})
+        if r.status != 422:
+            raise AssertionError("empty references: %d" % r.status)
+    finally:
+        shutdown(server, client)
 
 
 for _c in GOLD["corpus"]:

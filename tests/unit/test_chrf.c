@@ -259,8 +259,8 @@ static void test_multi_ref_rule(void **state)
     am_chrf_stats_init(&one);
     am_chrf_stats_init(&multi);
     /* the second reference matches the hypothesis exactly: it wins */
-    assert_int_equal(
-        am_chrf_stats_add(&multi, NULL, NULL, &c2, "a cat sat on the mat", refs, 3), AM_OK);
+    assert_int_equal(am_chrf_stats_add(&multi, NULL, NULL, &c2, "a cat sat on the mat", refs, 3),
+                     AM_OK);
     assert_int_equal(add1(&one, NULL, NULL, "a cat sat on the mat", refs[1]), AM_OK);
     assert_memory_equal(&one, &multi, sizeof one);
     double v = 0;
@@ -401,10 +401,12 @@ static void test_config_options(void **state)
     am_buf_init(&err);
     am_config_chrf_signature(&c, 0, 1, &name, &sig);
     assert_string_equal(am_buf_str(&name), "chrF2");
-    assert_string_equal(am_buf_str(&sig), "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0");
+    assert_string_equal(am_buf_str(&sig),
+                        "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0");
     am_config_chrf_signature(&c, 1, 2, &name, &sig);
     assert_string_equal(am_buf_str(&name), "chrF2++");
-    assert_string_equal(am_buf_str(&sig), "nrefs:2|case:mixed|eff:yes|nc:6|nw:2|space:no|version:2.6.0");
+    assert_string_equal(am_buf_str(&sig),
+                        "nrefs:2|case:mixed|eff:yes|nc:6|nw:2|space:no|version:2.6.0");
     am_config_signature(&c, &sig);
     assert_null(strstr(am_buf_str(&sig), "|chrf:"));
     assert_int_equal(am_config_set(&c, "chrf-char-order", "4", &err), AM_OK);
@@ -415,7 +417,8 @@ static void test_config_options(void **state)
     assert_int_equal(am_config_set(&c, "chrf_eps_smoothing", "on", &err), AM_OK);
     am_config_chrf_signature(&c, 0, 1, &name, &sig);
     assert_string_equal(am_buf_str(&name), "chrF3+");
-    assert_string_equal(am_buf_str(&sig), "nrefs:1|case:lc|eff:no|nc:4|nw:1|space:yes|version:2.6.0");
+    assert_string_equal(am_buf_str(&sig),
+                        "nrefs:1|case:lc|eff:no|nc:4|nw:1|space:yes|version:2.6.0");
     am_config_chrf_signature(&c, 1, 1, &name, &sig);
     assert_string_equal(am_buf_str(&name), "chrF3++");
     am_config_signature(&c, &sig);
@@ -764,12 +767,18 @@ static void test_merge(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden_tico), cmocka_unit_test(test_identical),
-        cmocka_unit_test(test_char_stats),  cmocka_unit_test(test_word_punct),
-        cmocka_unit_test(test_empty),       cmocka_unit_test(test_eps_smoothing),
-        cmocka_unit_test(test_lowercase),   cmocka_unit_test(test_merge),
-        cmocka_unit_test(test_golden_multilingual), cmocka_unit_test(test_multi_ref_rule),
-        cmocka_unit_test(test_score_options), cmocka_unit_test(test_config_options),
+        cmocka_unit_test(test_golden_tico),
+        cmocka_unit_test(test_identical),
+        cmocka_unit_test(test_char_stats),
+        cmocka_unit_test(test_word_punct),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_eps_smoothing),
+        cmocka_unit_test(test_lowercase),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_golden_multilingual),
+        cmocka_unit_test(test_multi_ref_rule),
+        cmocka_unit_test(test_score_options),
+        cmocka_unit_test(test_config_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

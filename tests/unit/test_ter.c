@@ -6,7 +6,443 @@
 #include <string.h>
 
 #include "am.h"
+#include "config.h"
+#include "glossary.h"
+#include "score.h"
 #include "ter.h"
+
+/* ---- shared/data multilingual golden values (data/golden/multilingual.json) - */
+
+/* The lines of the data file rel (split at '\n', no final empty line) into
+ * *lines (malloc'd, pointing into *buf, which the caller frees with it). */
+static size_t ml_lines(const char *rel, char **buf, char ***lines)
+{
+    size_t len = 0;
+    char *b = tu_read(rel, &len);
+    size_t n = 0, cap = 64;
+    char **v = malloc(cap * sizeof *v);
+    assert_non_null(v);
+    char *p = b, *end = b + len;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (nl)
+            *nl = '\0';
+        if (n == cap) {
+            cap *= 2;
+            v = realloc(v, cap * sizeof *v);
+            assert_non_null(v);
+        }
+        v[n++] = p;
+        p = nl ? nl + 1 : end;
+    }
+    *buf = b;
+    *lines = v;
+    return n;
+}
+
+/* One golden case's command "sacrebleu REF... -i HYP -m M FLAGS...", parsed:
+ * reference and hypothesis file names (borrowed from words) and flags. */
+typedef struct ml_cmd {
+    char *words; /* copy of the command, split in place */
+    const char *refs[4];
+    size_t nrefs;
+    const char *hyp;
+    const char *flags[12]; /* "--x" or "--x N" pairs as two entries */
+    size_t nflags;
+} ml_cmd;
+
+static void ml_cmd_parse(const char *command, ml_cmd *c)
+{
+    memset(c, 0, sizeof *c);
+    c->words = strdup(command);
+    assert_non_null(c->words);
+    char *save = NULL;
+    char *w = strtok_r(c->words, " ", &save); /* "sacrebleu" */
+    while ((w = strtok_r(NULL, " ", &save))) {
+        if (!strcmp(w, "-i")) {
+            c->hyp = strtok_r(NULL, " ", &save);
+        } else if (!strcmp(w, "-m")) {
+            strtok_r(NULL, " ", &save);
+        } else if (w[0] == '-') {
+            assert_true(c->nflags < 12);
+            c->flags[c->nflags++] = w;
+        } else if (c->nflags > 0 && c->flags[c->nflags - 1][0] == '-' &&
+                   strstr(c->flags[c->nflags - 1], "-order")) {
+            c->flags[c->nflags++] = w; /* the value of --chrf-word-order */
+        } else {
+            assert_true(c->nrefs < 4);
+            c->refs[c->nrefs++] = w;
+        }
+    }
+    assert_non_null(c->hyp);
+}
+
+/* 1 when the case has flag f; *val receives the next word when not NULL. */
+static int ml_has(const ml_cmd *c, const char *f, const char **val)
+{
+    for (size_t i = 0; i < c->nflags; i++)
+        if (!strcmp(c->flags[i], f)) {
+            if (val)
+                *val = i + 1 < c->nflags ? c->flags[i + 1] : NULL;
+            return 1;
+        }
+    return 0;
+}
+
+/* The files of a golden case: hypotheses and references[0..nrefs) (each
+ * nseg lines). */
+typedef struct ml_files {
+    char *hbuf, **hyp;
+    char *rbuf[4], **ref[4];
+    size_t nseg, nrefs;
+} ml_files;
+
+static void ml_files_load(json_t *golden, const json_t *cs, const ml_cmd *c, ml_files *f)
+{
+    const char *set = json_string_value(json_object_get(cs, "set"));
+    json_t *st = json_object_get(json_object_get(golden, "sets"), set);
+    const char *dir = json_string_value(json_object_get(st, "dir"));
+    char rel[256];
+    snprintf(rel, sizeof rel, "data/multilingual/%s/%s", dir, c->hyp);
+    f->nseg = ml_lines(rel, &f->hbuf, &f->hyp);
+    f->nrefs = c->nrefs;
+    for (size_t k = 0; k < c->nrefs; k++) {
+        snprintf(rel, sizeof rel, "data/multilingual/%s/%s", dir, c->refs[k]);
+        assert_int_equal(ml_lines(rel, &f->rbuf[k], &f->ref[k]), f->nseg);
+    }
+}
+
+static void ml_files_free(ml_files *f)
+{
+    free(f->hbuf);
+    free(f->hyp);
+    for (size_t k = 0; k < f->nrefs; k++) {
+        free(f->rbuf[k]);
+        free(f->ref[k]);
+    }
+}
+
+/* am_ter_tokenize_opts with options o on text, joined with spaces. */
+static void check_tok_opts(const char *text, int norm, int nopunct, int asian, int cs,
+                           const char *want)
+{
+    am_ter_opts o;
+    am_ter_opts_init(&o);
+    o.normalized = norm;
+    o.no_punct = nopunct;
+    o.asian_support = asian;
+    o.case_sensitive = cs;
+    am_toks t;
+    am_toks_init(&t);
+    am_ter_spans sp;
+    am_ter_spans_init(&sp);
+    assert_int_equal(am_ter_tokenize_opts(text, &o, &t, &sp), AM_OK);
+    am_buf b;
+    am_buf_init(&b);
+    am_toks_join(&t, &b);
+    if (strcmp(am_buf_str(&b), want))
+        fail_msg("'%s' (norm %d punct %d asian %d): got '%s', want '%s'", text, norm, !nopunct,
+                 asian, am_buf_str(&b), want);
+    assert_int_equal(sp.n, t.n);
+    am_buf_cleanup(&b);
+    am_toks_cleanup(&t);
+    am_ter_spans_cleanup(&sp);
+}
+
+/* The tokenizer options, against sacreBLEU 2.6.0's TercomTokenizer (its own
+ * tests in test/test_tokenizer_ter.py, and outputs of tokenizer_ter.py on
+ * the edge cases of each rule). */
+static void test_tokenizer_options(void **state)
+{
+    (void)state;
+    /* sacreBLEU's test_tokenizer_ter.py */
+    check_tok_opts("a b c d.", 0, 0, 0, 0, "a b c d.");
+    check_tok_opts("A B C D.", 0, 0, 0, 0, "a b c d.");
+    check_tok_opts("a b c d.", 0, 1, 0, 0, "a b c d");
+    check_tok_opts("A ; B ) C : D.", 0, 1, 0, 0, "a b c d");
+    check_tok_opts("a b (c) d.", 1, 0, 0, 0, "a b ( c ) d .");
+    check_tok_opts("Jim's car.", 1, 0, 0, 0, "jim 's car .");
+    check_tok_opts("4.2", 1, 0, 0, 0, "4.2");
+    check_tok_opts("美众院公布对特", 1, 0, 1, 0, "美 众 院 公 布 对 特");
+    check_tok_opts("りの拳銃を持", 1, 0, 1, 0, "りの 拳 銃 を 持");
+    /* each rule (values from tokenizer_ter.py) */
+    check_tok_opts("4.2, 4-5 a.b", 1, 0, 0, 0, "4.2 , 4 - 5 a . b");
+    check_tok_opts("4.2, 4-5 a.b", 0, 1, 0, 0, "42 4-5 ab");
+    check_tok_opts("4.2, 4-5 a.b", 1, 1, 1, 0, "42 4 - 5 a b");
+    check_tok_opts("&amp;lt;b&gt; &quot;x&quot;", 1, 0, 0, 0, "< b > \" x \"");
+    check_tok_opts("&amp;lt;b&gt; &quot;x&quot;", 0, 1, 0, 0, "&ampltb&gt &quotx&quot");
+    check_tok_opts("&amp;lt;b&gt; &quot;x&quot;", 1, 1, 1, 0, "< b > x");
+    check_tok_opts("line one\n-two\nthree", 1, 0, 0, 0, "line onetwo three");
+    check_tok_opts("line one\n-two\nthree", 0, 1, 0, 0, "line one -two three");
+    check_tok_opts("ΟΔΟΣ. ΑΣ'Α", 1, 0, 0, 0, "οδος . ασ'α");
+    check_tok_opts("ΟΔΟΣ. ΑΣ'Α", 1, 0, 0, 1, "ΟΔΟΣ . ΑΣ'Α");
+    check_tok_opts("İSTANBUL's", 1, 0, 0, 0, "i\xcc\x87stanbul 's");
+    check_tok_opts("x.,y", 1, 0, 0, 0, "x . , y");
+    check_tok_opts("x.,y", 1, 1, 1, 0, "x y");
+    check_tok_opts("end's", 1, 0, 0, 0, "end 's");
+    check_tok_opts("end's   \t", 1, 0, 0, 0, "end 's"); /* str.rstrip() first */
+    /* asian_support acts only inside normalized / no_punct */
+    check_tok_opts("美众院公布对特", 0, 0, 1, 0, "美众院公布对特");
+    check_tok_opts("「東京」、大阪。（テスト）！", 0, 0, 1, 0, "「東京」、大阪。（テスト）！");
+    check_tok_opts("「東京」、大阪。（テスト）！", 0, 1, 0, 0, "「東京」、大阪。（テスト）！");
+    check_tok_opts("「東京」、大阪。（テスト）！", 0, 1, 1, 0, "東京大阪テスト");
+    check_tok_opts("「東京」、大阪。（テスト）！", 1, 0, 1, 0,
+                   "「 東 京 」 、 大 阪 。 （ テスト ） ！");
+    check_tok_opts("「東京」、大阪。（テスト）！", 1, 1, 1, 0, "東 京 大 阪 テスト");
+    check_tok_opts("", 1, 1, 1, 0, "");
+    check_tok_opts("   ", 1, 1, 1, 0, "");
+    /* bad input */
+    am_toks t;
+    am_toks_init(&t);
+    am_ter_opts o;
+    am_ter_opts_init(&o);
+    o.normalized = 1;
+    assert_int_equal(am_ter_tokenize_opts("bad \xff", &o, &t, NULL), AM_ERR_UTF8);
+    assert_int_equal(t.n, 0);
+    assert_int_equal(am_ter_tokenize_opts(NULL, &o, &t, NULL), AM_ERR_INVALID);
+    am_toks_cleanup(&t);
+}
+
+/* Token byte spans: each token maps back to the input bytes it came from,
+ * through lower-casing that changes byte lengths, entity decoding,
+ * punctuation splitting and removal. */
+static void test_tokenizer_spans(void **state)
+{
+    (void)state;
+    am_ter_opts o;
+    am_ter_opts_init(&o);
+    o.normalized = 1;
+    o.no_punct = 1;
+    o.asian_support = 1;
+    am_toks t;
+    am_toks_init(&t);
+    am_ter_spans sp;
+    am_ter_spans_init(&sp);
+    /* "İX" lowers to 4 bytes from 3; "&amp;" is one token "&" of 5 bytes;
+     * "a.b" loses its period and splits; 東京 splits per character */
+    const char *text = "İX &amp; a.b 東京";
+    assert_int_equal(am_ter_tokenize_opts(text, &o, &t, &sp), AM_OK);
+    assert_int_equal(t.n, 6);
+    const char *want[] = {"i\xcc\x87x", "&", "a", "b", "東", "京"};
+    const size_t st[] = {0, 4, 10, 12, 14, 17}, en[] = {3, 9, 11, 13, 17, 20};
+    for (size_t k = 0; k < 6; k++) {
+        assert_string_equal(t.v[k], want[k]);
+        assert_int_equal(sp.start[k], st[k]);
+        assert_int_equal(sp.end[k], en[k]);
+    }
+    /* without normalization: whitespace tokens, spans on the input */
+    am_ter_opts_init(&o);
+    assert_int_equal(am_ter_tokenize_opts("  Ab  ΣΑΣ ", &o, &t, &sp), AM_OK);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(sp.start[0], 2);
+    assert_int_equal(sp.end[0], 4);
+    assert_int_equal(sp.start[1], 6);
+    assert_int_equal(sp.end[1], 12);
+    assert_string_equal(t.v[1], "σας");
+    am_toks_cleanup(&t);
+    am_ter_spans_cleanup(&sp);
+}
+
+/* The TER options of a golden case. */
+static void ter_case_opts(const ml_cmd *c, am_ter_opts *o, am_config *cfg)
+{
+    am_config_init(cfg);
+    static const char *const flags[] = {"--ter-case-sensitive", "--ter-normalized",
+                                        "--ter-no-punct", "--ter-asian-support"};
+    for (size_t k = 0; k < 4; k++)
+        if (ml_has(c, flags[k], NULL))
+            assert_int_equal(am_config_set(cfg, flags[k] + 2, "true", NULL), AM_OK);
+    am_config_ter_opts(cfg, o);
+}
+
+/* Every TER value of the multilingual golden file (corpus and sentence
+ * level, one and two references, every tokenizer option; Chinese,
+ * Japanese, German, English) through am_ter_segment, bit for bit, with its
+ * sacreBLEU signature. */
+static void test_golden_multilingual(void **state)
+{
+    (void)state;
+    json_t *g = tu_json("data/golden/multilingual.json");
+    am_ter_ws *ws = am_ter_ws_new();
+    size_t ncases = 0, nsent = 0;
+    const char *kinds[] = {"corpus", "sentence"};
+    am_buf sig;
+    am_buf_init(&sig);
+    for (int kind = 0; kind < 2; kind++) {
+        json_t *arr = json_object_get(g, kinds[kind]);
+        size_t i;
+        json_t *cs;
+        json_array_foreach(arr, i, cs)
+        {
+            if (strcmp(json_string_value(json_object_get(cs, "metric")), "ter"))
+                continue;
+            ml_cmd c;
+            ml_cmd_parse(json_string_value(json_object_get(cs, "command")), &c);
+            am_config cfg;
+            am_ter_opts o;
+            ter_case_opts(&c, &o, &cfg);
+            am_config_ter_signature(&cfg, c.nrefs, &sig);
+            assert_string_equal(am_buf_str(&sig),
+                                json_string_value(json_object_get(cs, "signature")));
+            ml_files f;
+            ml_files_load(g, cs, &c, &f);
+            am_ter_stats st;
+            am_ter_stats_init(&st);
+            json_t *sent = json_object_get(cs, "scores");
+            for (size_t k = 0; k < f.nseg; k++) {
+                const char *refs[4];
+                for (size_t r = 0; r < f.nrefs; r++)
+                    refs[r] = f.ref[r][k];
+                double e = -1, len = -1;
+                assert_int_equal(am_ter_segment(ws, &o, f.hyp[k], refs, f.nrefs, &e, &len), AM_OK);
+                am_ter_stats_add(&st, e, len);
+                if (kind == 1 && k < json_array_size(sent)) {
+                    double v = 100 * am_ter_score(e, len);
+                    if (v != json_real_value(json_array_get(sent, k)))
+                        fail_msg("%s segment %zu: %.17g, sacreBLEU %.17g",
+                                 json_string_value(json_object_get(cs, "id")), k, v,
+                                 json_real_value(json_array_get(sent, k)));
+                    nsent++;
+                }
+            }
+            if (kind == 0) {
+                double v = 100 * am_ter_stats_score(&st);
+                if (v != json_real_value(json_object_get(cs, "score")))
+                    fail_msg("%s: %.17g, sacreBLEU %.17g",
+                             json_string_value(json_object_get(cs, "id")), v,
+                             json_real_value(json_object_get(cs, "score")));
+            }
+            ml_files_free(&f);
+            free(c.words);
+            ncases++;
+        }
+    }
+    /* 72 corpus cases (9 option sets on 8 set/reference variants) and 16
+     * sentence-level ones */
+    assert_int_equal(ncases, 88);
+    assert_true(nsent >= 200);
+    am_buf_cleanup(&sig);
+    am_ter_ws_free(ws);
+    json_decref(g);
+}
+
+/* Several references: the fewest edits and the average length, exactly as
+ * TER._compute_segment_statistics; bad arguments are refused. */
+static void test_multi_ref(void **state)
+{
+    (void)state;
+    const char *refs[] = {"a b c d", "x a b c d e", ""};
+    double e = -1, len = -1;
+    /* against ref 0: 0 edits; lengths 4, 6, 0: average 10/3 */
+    assert_int_equal(am_ter_segment(NULL, NULL, "a b c d", refs, 3, &e, &len), AM_OK);
+    assert_true(e == 0.0);
+    tu_assert_close(len, 10.0 / 3.0, 1e-15);
+    /* the empty reference gives |hyp| edits; the best is still taken */
+    assert_int_equal(am_ter_segment(NULL, NULL, "x a b c d e", refs, 3, &e, &len), AM_OK);
+    assert_true(e == 0.0);
+    assert_int_equal(am_ter_segment(NULL, NULL, "q", refs + 2, 1, &e, &len), AM_OK);
+    assert_true(e == 1.0 && len == 0.0);
+    assert_int_equal(am_ter_segment(NULL, NULL, "q", refs, 0, &e, &len), AM_ERR_INVALID);
+    const char *withnull[] = {"a", NULL};
+    assert_int_equal(am_ter_segment(NULL, NULL, "q", withnull, 2, &e, &len), AM_ERR_INVALID);
+    const char *badutf[] = {"a \xff"};
+    assert_int_equal(am_ter_segment(NULL, NULL, "q", badutf, 1, &e, &len), AM_ERR_UTF8);
+    am_ter_stats s;
+    am_ter_stats_init(&s);
+    am_ter_stats_add(&s, 1.0, 2.5);
+    am_ter_stats_add(&s, 1.0, 1.5);
+    tu_assert_close(am_ter_stats_score(&s), 0.5, 1e-15);
+}
+
+/* Session options: parsing, the zh/ja/ko session defaults (explicit
+ * settings win), the adaptmon and sacreBLEU signatures. */
+static void test_config_options(void **state)
+{
+    (void)state;
+    am_config c;
+    am_buf sig;
+    am_buf_init(&sig);
+    am_config_init(&c);
+    am_config_ter_signature(&c, 1, &sig);
+    assert_string_equal(am_buf_str(&sig),
+                        "nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:2.6.0");
+    const char *cjk[] = {"zh", "ja", "ko", "zh-Hant"}, *other[] = {"fr", "und", "de-CH"};
+    for (size_t i = 0; i < 4; i++) {
+        am_config_init(&c);
+        assert_int_equal(am_config_set(&c, "target_lang", cjk[i], NULL), AM_OK);
+        am_config_session_defaults(&c);
+        assert_true(c.ter_normalized && c.ter_asian_support && !c.ter_no_punct);
+        am_config_ter_signature(&c, 1, &sig);
+        assert_string_equal(
+            am_buf_str(&sig),
+            "nrefs:1|case:lc|tok:tercom|norm:yes|punct:yes|asian:yes|version:2.6.0");
+        am_config_signature(&c, &sig);
+        assert_non_null(strstr(am_buf_str(&sig), "|ter:norm,asian"));
+    }
+    for (size_t i = 0; i < 3; i++) {
+        am_config_init(&c);
+        assert_int_equal(am_config_set(&c, "target_lang", other[i], NULL), AM_OK);
+        am_config_session_defaults(&c);
+        assert_true(!c.ter_normalized && !c.ter_asian_support);
+    }
+    /* an explicit choice is kept */
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "target_lang", "ja", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "ter_normalized", "false", NULL), AM_OK);
+    am_config_session_defaults(&c);
+    assert_true(!c.ter_normalized && !c.ter_asian_support);
+    /* every option in both signatures */
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "ter-case-sensitive", "true", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "ter-no-punct", "true", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "ter_asian_support", "1", NULL), AM_OK);
+    am_config_ter_signature(&c, 2, &sig);
+    assert_string_equal(am_buf_str(&sig),
+                        "nrefs:2|case:mixed|tok:tercom|norm:no|punct:no|asian:yes|version:2.6.0");
+    am_config_signature(&c, &sig);
+    assert_non_null(strstr(am_buf_str(&sig), "|ter:cs,nopunct,asian"));
+    am_ter_opts o;
+    am_config_ter_opts(&c, &o);
+    assert_true(o.case_sensitive && !o.normalized && o.no_punct && o.asian_support);
+    am_config before = c;
+    assert_int_equal(am_config_set(&c, "ter_normalized", "2", NULL), AM_ERR_INVALID);
+    assert_memory_equal(&c, &before, sizeof c);
+    am_buf_cleanup(&sig);
+}
+
+/* TERm with the tokenizer options: term costs follow the term's words
+ * through normalization ("chien." is two TER tokens, "chien" and "."); TER
+ * itself is sacreBLEU's normalized TER. */
+static void test_term_costs_follow_normalization(void **state)
+{
+    (void)state;
+    am_config c;
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "target_lang", "fr", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "ter_normalized", "true", NULL), AM_OK);
+    am_gloss g;
+    am_gloss_init(&g);
+    const char *tgt[] = {"chien"};
+    assert_int_equal(am_gloss_add(&g, "dog", tgt, 1, 0, 0, NULL), AM_OK);
+    am_scorer *s = NULL;
+    assert_int_equal(am_scorer_new(&c, NULL, 0, &g, NULL, &s, NULL), AM_OK);
+    assert_non_null(strstr(am_scorer_signature(s), "|ter:norm"));
+    am_score_ws *ws = am_score_ws_new();
+    const char *hyps[] = {"Le chat."};
+    am_seg_input in = {.source = "The dog.", .translation = "Le chien.", .hyps = hyps, .nsys = 1};
+    am_vocab *hist = am_vocab_new();
+    am_seg_result res;
+    assert_int_equal(am_score_segment(s, ws, &in, am_recall_vocab_lookup, hist, &res, NULL), AM_OK);
+    const am_sys_seg *r = &res.sys[0];
+    assert_true(r->terms && r->terms->n_inst == 1);
+    assert_int_equal(r->ter_ref_len, 3); /* le chien . */
+    assert_true(r->ter_edits == 1.0); /* chien → chat */
+    assert_true(r->term_edits == 2.0); /* a term word: cost 2 */
+    am_vocab_free(hist);
+    am_score_ws_free(ws);
+    am_scorer_free(s);
+    am_gloss_cleanup(&g);
+}
 
 /* ---- the TICO-19 dev set ---------------------------------------------------- */
 
@@ -457,6 +893,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tokenizer),
+        cmocka_unit_test(test_tokenizer_options),
+        cmocka_unit_test(test_tokenizer_spans),
+        cmocka_unit_test(test_golden_multilingual),
+        cmocka_unit_test(test_multi_ref),
+        cmocka_unit_test(test_config_options),
+        cmocka_unit_test(test_term_costs_follow_normalization),
         cmocka_unit_test(test_scores_and_special_cases),
         cmocka_unit_test(test_seed_vectors),
         cmocka_unit_test(test_term_hand_cases),
