@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "mecab.h"
+#include "score.h"
 #include "stopwords.h"
 #include "text.h"
 
@@ -305,6 +308,68 @@ static void test_lists_match_tokenizer(void **state)
     assert_false(am_sw_one_token(AM_TOK_CHAR, NULL, "ab"));
 }
 
+/* The set a session really uses, for every shipped language under its
+ * default options (the recall tokenizer that auto picks: ja-mecab for ja):
+ * exactly the words of its default list that this tokenizer gives back as
+ * one token, normalized. Catches a stopword that can never match in the
+ * scorer itself (issue 24), whatever the tokenizer. */
+static void test_scorer_uses_matchable_stopwords(void **state)
+{
+    (void)state;
+    am_mecab *m = NULL;
+    am_mecab_ws *mw = NULL;
+    assert_int_equal(am_mecab_new(NULL, &m, NULL), AM_OK);
+    assert_int_equal(am_mecab_ws_new(m, &mw), AM_OK);
+    am_tok_ctx ctx = {.ja_mecab = mw};
+    json_t *iso = tu_json("data/stopwords/stopwords-iso/stopwords-iso.json");
+    const char *lang;
+    json_t *arr;
+    size_t checked = 0;
+    json_object_foreach(iso, lang, arr)
+    {
+        am_config c;
+        am_config_init(&c);
+        if (am_config_set(&c, "target_lang", lang, NULL) != AM_OK)
+            continue; /* a key that is no language code */
+        /* BLEU is not at stake here (and ko's default, ko-mecab, is refused) */
+        assert_int_equal(am_config_set(&c, "bleu_tokenize", "13a", NULL), AM_OK);
+        enum am_tok_kind kind = am_config_tokenizer(&c);
+        const char *source = am_sw_default_source(lang);
+        char **words = NULL;
+        size_t n = 0;
+        for (size_t f = 0; f < sizeof snowball_files / sizeof snowball_files[0]; f++)
+            if (!strcmp(source, "snowball") && !strcmp(snowball_files[f][1], lang))
+                n = read_snowball(snowball_files[f][0], &words);
+        if (!words) {
+            n = json_array_size(arr);
+            words = calloc(n ? n : 1, sizeof *words);
+            for (size_t i = 0; i < n; i++)
+                words[i] = strdup(json_string_value(json_array_get(arr, i)));
+        }
+        const char **one = calloc(n ? n : 1, sizeof *one);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (am_sw_one_token(kind, &ctx, words[i]))
+                one[k++] = words[i];
+        am_sw *want = NULL;
+        assert_int_equal(am_sw_from_words(one, k, AM_NORM_NFKC, 1, &want), AM_OK);
+        am_scorer *sc = NULL;
+        assert_int_equal(am_scorer_new(&c, NULL, 0, NULL, NULL, &sc, NULL), AM_OK);
+        if (am_scorer_stopword_count(sc) != am_sw_size(want))
+            fail_msg("%s (%s, tokenizer %s): the scorer uses %zu stopwords, %zu can match", lang,
+                     source, am_tok_name(kind), am_scorer_stopword_count(sc), am_sw_size(want));
+        am_scorer_free(sc);
+        am_sw_free(want);
+        free(one);
+        free_words(words, n);
+        checked++;
+    }
+    assert_true(checked >= 58);
+    json_decref(iso);
+    am_mecab_ws_free(mw);
+    am_mecab_free(m);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -334,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_custom),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_lists_match_tokenizer),
+        cmocka_unit_test(test_scorer_uses_matchable_stopwords),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
