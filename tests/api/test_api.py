@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import unicodedata
 import xml.etree.ElementTree as ET
@@ -850,6 +851,25 @@ def test_session_echoes_the_tokenizer_and_stopwords_that_run():
     # Thai: the char tokenizer splits every stopwords-iso word, so none applies
     # and the session says so rather than claim a list
     check("|warn:no-stopwords" in C.jget(base("echo-th"))["signature"], "th warns")
+    # a ja session counts MeCab's words, as `adaptmon score --target-lang ja` does
+    ja_ref = "\u96fb\u6c17\u81ea\u52d5\u8eca\u306e\u5145\u96fb\u3063\u3066\u3001\u6642\u9593\u304c" \
+             "\u304b\u304b\u308b\u306e\u3088\u3002"  # 電気自動車の充電って、時間がかかるのよ。
+    ja_hyp = "\u96fb\u6c17\u81ea\u52d5\u8eca\u306e\u5145\u96fb\u306f\u6642\u9593\u304c" \
+             "\u304b\u304b\u308b\u3002"  # 電気自動車の充電は時間がかかる。
+    post_seg(C, "echo-ja", {"id": "1", "hypothesis": ja_hyp, "translation": ja_ref})
+    r0 = metrics(C, "echo-ja")["systems"]["default"]["r0"]
+    tmp = tempfile.mkdtemp(prefix="adaptmon-ja-")
+    for name, text in (("ref.ja", ja_ref), ("default.ja", ja_hyp)):
+        with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+    out = subprocess.run([ADAPTMON, "score", "--target-lang", "ja", "--json",
+                          "--ref", os.path.join(tmp, "ref.ja"),
+                          "--hyp", os.path.join(tmp, "default.ja")],
+                         capture_output=True, check=True).stdout
+    shutil.rmtree(tmp)
+    cli = json.loads(out)["systems"]["default"]["r0"]
+    eq((r0["hits"], r0["total"]), (cli["hits"], cli["total"]), "ja R0: session = score")
+    check(r0["total"] >= 5, "MeCab words, not characters or kana runs: %r" % r0)
     # an explicit choice is echoed as given
     o = C.create_session(id="echo-x", target_lang="zh",
                          options={"tokenizer": "char", "stopwords": "none"})["options"]
