@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "bleu.h"
+#include "config.h"
 #include "chrf.h"
 
 /* One reference, as the array am_bleu_stats_add takes. */
@@ -565,6 +566,69 @@ static void test_signature(void **state)
     assert_int_equal(am_bleu_smooth_parse("addk", &m), AM_ERR_INVALID);
 }
 
+/* The BLEU session options: defaults by target language (never auto in
+ * what runs), refusals with their reasons, the signature part. */
+static void test_config_bleu(void **state)
+{
+    (void)state;
+    am_config c;
+    am_buf err, sig;
+    am_buf_init(&err);
+    am_buf_init(&sig);
+    enum am_tok_kind k;
+    static const struct {
+        const char *lang;
+        enum am_tok_kind want;
+        const char *sig;
+    } langs[] = {{"und", AM_TOK_13A, NULL},
+                 {"fr", AM_TOK_13A, NULL},
+                 {"zh", AM_TOK_ZH, "|bleu:zh"},
+                 {"zh-TW", AM_TOK_ZH, "|bleu:zh"},
+                 {"ja", AM_TOK_JA_MECAB, "|bleu:ja-mecab"}};
+    for (size_t i = 0; i < sizeof langs / sizeof langs[0]; i++) {
+        am_config_init(&c);
+        assert_int_equal(am_config_set(&c, "target_lang", langs[i].lang, &err), AM_OK);
+        assert_int_equal(am_config_check(&c, &err), AM_OK);
+        assert_int_equal(am_config_bleu_tokenizer(&c, &k), AM_OK);
+        assert_int_equal(k, langs[i].want);
+        am_config_signature(&c, &sig);
+        if (langs[i].sig)
+            assert_non_null(strstr(am_buf_str(&sig), langs[i].sig));
+        else
+            assert_null(strstr(am_buf_str(&sig), "|bleu:"));
+    }
+    /* Korean under auto: refused, naming the option to set */
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "target_lang", "ko", &err), AM_OK);
+    assert_int_equal(am_config_check(&c, &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "bleu_tokenize"));
+    assert_int_equal(am_config_set(&c, "bleu_tokenize", "char", &err), AM_OK);
+    assert_int_equal(am_config_check(&c, &err), AM_OK);
+    /* refused tokenizers say why; a bad value changes nothing */
+    assert_int_equal(am_config_set(&c, "bleu_tokenize", "flores200", &err), AM_ERR_INVALID);
+    assert_non_null(strstr(am_buf_str(&err), "SentencePiece"));
+    assert_int_equal(c.bleu_tokenize, AM_TOK_CHAR);
+    /* smoothing value only with floor / add-k */
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "bleu_smooth_value", "0.5", &err), AM_OK);
+    assert_int_equal(am_config_check(&c, &err), AM_ERR_INVALID);
+    assert_int_equal(am_config_set(&c, "bleu_smooth_method", "floor", &err), AM_OK);
+    assert_int_equal(am_config_check(&c, &err), AM_OK);
+    assert_int_equal(am_config_set(&c, "bleu_max_ngram_order", "5", &err), AM_ERR_INVALID);
+    assert_int_equal(am_config_set(&c, "bleu_lowercase", "true", &err), AM_OK);
+    am_config_signature(&c, &sig);
+    assert_non_null(strstr(am_buf_str(&sig), "|bleu:13a,lc,smooth:floor[0.50]"));
+    am_bleu_score_opts so;
+    am_config_bleu_score_opts(&c, 0, &so);
+    assert_int_equal(so.smooth, AM_BLEU_SMOOTH_FLOOR);
+    assert_true(so.smooth_value == 0.5);
+    assert_int_equal(so.effective_order, 0);
+    am_config_bleu_score_opts(&c, 1, &so);
+    assert_int_equal(so.effective_order, 1);
+    am_buf_cleanup(&err);
+    am_buf_cleanup(&sig);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -579,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_sacrebleu_sentence),
         cmocka_unit_test(test_several_references),
         cmocka_unit_test(test_signature),
+        cmocka_unit_test(test_config_bleu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
