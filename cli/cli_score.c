@@ -1262,12 +1262,21 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
         if (am_xliff_looks_xml(f.buf, f.len)) {
             am_recall_config rc_tmx;
             am_xliff_tmx_rcfg(&c->cfg, &rc_tmx);
-            am_xliff_report rep;
-            rc = am_xliff_tmx_counts(f.buf, f.len,
-                                     c->cfg.target_lang[0] && strcmp(c->cfg.target_lang, "und")
-                                         ? c->cfg.target_lang
-                                         : NULL,
-                                     &rc_tmx, *background, NULL, NULL, &rep);
+            am_xliff_report rep = {0};
+            am_recall_models models; /* MeCab for a ja target: words as recall's */
+            am_buf why;
+            am_buf_init(&why);
+            rc = am_recall_models_open(&rc_tmx, &models, &why);
+            if (rc == AM_OK)
+                rc = am_xliff_tmx_counts(f.buf, f.len,
+                                         c->cfg.target_lang[0] && strcmp(c->cfg.target_lang, "und")
+                                             ? c->cfg.target_lang
+                                             : NULL,
+                                         &rc_tmx, *background, NULL, NULL, &rep);
+            else
+                snprintf(rep.msg, sizeof rep.msg, "tokenizer ja-mecab: %s", am_buf_str(&why));
+            am_recall_models_close(&models);
+            am_buf_cleanup(&why);
             line = rep.line;
             msg = rc ? rep.msg : NULL;
         } else {
@@ -1702,6 +1711,11 @@ static int am_cli_new_scorer(const am_cli *c, am_cli_run *r)
                           r->background, &r->scorer, &err);
     if (e != AM_OK)
         fprintf(stderr, "adaptmon score: %s\n", err.len ? am_buf_str(&err) : am_strerror(e));
+    else if (am_config_warnings(am_scorer_config(r->scorer)) & AM_WARN_NO_TARGET_LANG)
+        /* issue 24: never a silent language */
+        fprintf(stderr, "adaptmon score: warning: no --target-lang: recall and terms use no "
+                        "stopwords (every word is a content word) and the intl tokenizer; "
+                        "give --target-lang (the signature says |warn:no-target-lang)\n");
     am_buf_cleanup(&err);
     return e == AM_OK ? 0 : e == AM_ERR_INVALID ? 2 : 1;
 }

@@ -132,9 +132,6 @@ static int am_set_tokenizer(am_config *c, const am_config_option *o, const char 
     enum am_tok_kind k = AM_TOK_INTL; /* what auto falls back to */
     if (strcmp(v, "auto") && am_tok_parse(v, &k) != AM_OK)
         return AM_ERR_INVALID;
-    /* ja-mecab needs a MeCab model that recall and terms are not given. */
-    if (k == AM_TOK_JA_MECAB)
-        return AM_ERR_INVALID;
     c->tokenizer_auto = !strcmp(v, "auto");
     c->tokenizer = k;
     return AM_OK;
@@ -239,9 +236,9 @@ static const am_config_option am_options[] = {
     {"target_lang", "string", "BCP-47 or ISO code", "und",
      "language of hypotheses and translations; picks the default tokenizer and stopwords",
      am_set_lang, AM_OFF(target_lang), 0, 0},
-    {"tokenizer", "enum", "auto|13a|intl|zh|char|none", "auto",
-     "sacreBLEU tokenizer for recall and terms (auto: zh for zh/ja, char for th/lo/km/my, else "
-     "intl)",
+    {"tokenizer", "enum", "auto|13a|intl|zh|char|none|ja-mecab", "auto",
+     "sacreBLEU tokenizer for recall and terms (auto: ja-mecab for ja, zh for zh, char for "
+     "th/lo/km/my, else intl; terms split ja-mecab text per character as zh does)",
      am_set_tokenizer, 0, 0, 0},
     {"case", "enum", "fold|sensitive", "fold", "case folding for recall and term matching",
      am_set_enum, AM_OFF(case_sensitive), 0, 0},
@@ -459,12 +456,14 @@ unsigned am_config_warnings(const am_config *c)
     if (c->profile != AM_PROFILE_ALAM2021 && c->stopwords == AM_SW_AUTO &&
         strcmp(c->target_lang, "und") &&
         (am_sw_lang(c->target_lang, lang, sizeof lang) != AM_OK ||
-         !strcmp(am_sw_default_source(lang), "none")))
+         !strcmp(am_sw_default_source_for(lang, am_config_tokenizer(c)), "none")))
         w |= AM_WARN_NO_STOPWORDS;
     if (!am_lang_known(c->target_lang))
         w |= AM_WARN_TARGET_LANG;
     if (!am_lang_known(c->source_lang))
         w |= AM_WARN_SOURCE_LANG;
+    if (c->profile != AM_PROFILE_ALAM2021 && !strcmp(c->target_lang, "und"))
+        w |= AM_WARN_NO_TARGET_LANG;
     return w;
 }
 
@@ -539,9 +538,20 @@ void am_config_session_defaults(am_config *c)
 
 enum am_tok_kind am_config_tokenizer(const am_config *c)
 {
-    if (c->tokenizer_auto)
-        return am_tok_default_for_lang(strcmp(c->target_lang, "und") ? c->target_lang : NULL);
-    return c->tokenizer;
+    if (!c->tokenizer_auto)
+        return c->tokenizer;
+    const char *lang = strcmp(c->target_lang, "und") ? c->target_lang : NULL;
+    /* Japanese content words are MeCab's words, not characters and kana
+     * runs (issue 24; the measurement is in docs/metrics.md §1). */
+    if (lang && am_lang_same(lang, "ja"))
+        return AM_TOK_JA_MECAB;
+    return am_tok_default_for_lang(lang);
+}
+
+enum am_tok_kind am_config_terms_tokenizer(const am_config *c)
+{
+    enum am_tok_kind k = am_config_tokenizer(c);
+    return k == AM_TOK_JA_MECAB ? AM_TOK_ZH : k;
 }
 
 int am_config_bleu_tokenizer(const am_config *c, enum am_tok_kind *out)
@@ -600,15 +610,14 @@ static void am_config_bleu_signature(const am_config *c, am_buf *out)
         am_buf_printf(out, ",ngram:%d", c->bleu_max_ngram_order);
 }
 
-/* The stopword source actually used (auto resolved). */
-static const char *am_config_sw_effective(const am_config *c)
+const char *am_config_stopwords(const am_config *c)
 {
     if (c->stopwords != AM_SW_AUTO)
         return am_config_sw_name(c->stopwords);
     char lang[8];
     if (am_sw_lang(c->target_lang, lang, sizeof lang) != AM_OK)
         return "none";
-    return am_sw_default_source(lang);
+    return am_sw_default_source_for(lang, am_config_tokenizer(c));
 }
 
 static void am_sig_number(am_buf *out, double d)
@@ -635,7 +644,7 @@ void am_config_signature(const am_config *c, am_buf *out)
         am_buf_appends(out, "|tok:ws|case:sensitive|norm:none");
     }
     if (c->profile != AM_PROFILE_ALAM2021)
-        am_buf_printf(out, "|sw:%s|k:%d", am_config_sw_effective(c), c->k);
+        am_buf_printf(out, "|sw:%s|k:%d", am_config_stopwords(c), c->k);
     if (c->has_background)
         am_buf_printf(out, "|novel:%lld", (long long)c->rare_threshold);
     am_buf_appends(out, "|wo:");
@@ -680,9 +689,9 @@ void am_config_signature(const am_config *c, am_buf *out)
     unsigned w = am_config_warnings(c);
     if (w) {
         static const char *const names[] = {"no-stopwords", "unknown-target-lang",
-                                            "unknown-source-lang"};
+                                            "unknown-source-lang", "no-target-lang"};
         sep = "|warn:";
-        for (unsigned i = 0; i < 3; i++)
+        for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
             if (w & (1u << i)) {
                 am_buf_printf(out, "%s%s", sep, names[i]);
                 sep = ",";

@@ -76,6 +76,7 @@ typedef struct am_config {
 #define AM_WARN_NO_STOPWORDS 1u /* stopwords auto: no list for target_lang */
 #define AM_WARN_TARGET_LANG 2u /* target_lang is no ISO 639 language: tokenizer guessed */
 #define AM_WARN_SOURCE_LANG 4u /* source_lang is no ISO 639 language: tokenizer guessed */
+#define AM_WARN_NO_TARGET_LANG 8u /* no target_lang ("und"): no stopwords, tokenizer intl */
 
 /* Fills *c with the defaults of the standard profile. */
 void am_config_init(am_config *c);
@@ -104,7 +105,9 @@ int am_config_check_profile(const am_config *c, am_buf *err);
 
 /* AM_WARN_* bits of what cannot fit the languages: no stopword list for
  * target_lang under stopwords auto ("und" excepted: no language given), a
- * language code that is no ISO 639 code (the tokenizer is a guess). */
+ * language code that is no ISO 639 code (the tokenizer is a guess), no
+ * target language at all ("und", profiles standard and simianer2019: the
+ * stopwords and the tokenizer cannot follow the language, issue 24). */
 unsigned am_config_warnings(const am_config *c);
 
 /* Live-session defaults that depend on the target language (sacreBLEU's
@@ -115,8 +118,16 @@ unsigned am_config_warnings(const am_config *c);
  * TER of about 100 whatever the quality. Call after every am_config_set. */
 void am_config_session_defaults(am_config *c);
 
-/* The tokenizer in effect (resolving "auto" from target_lang). */
+/* The recall tokenizer in effect (resolving "auto" from target_lang:
+ * ja-mecab for Japanese, else am_tok_default_for_lang). */
 enum am_tok_kind am_config_tokenizer(const am_config *c);
+/* The tokenizer of glossary terms in the target language: the recall
+ * tokenizer, except zh where recall runs ja-mecab (a term is matched
+ * character by character, whatever MeCab makes of its context). */
+enum am_tok_kind am_config_terms_tokenizer(const am_config *c);
+/* The stopword list in effect (resolving "auto" from target_lang):
+ * "snowball", "iso", "none" or "custom" (static). */
+const char *am_config_stopwords(const am_config *c);
 
 /* BLEU's tokenizer in effect: bleu_tokenize, or with "auto" sacreBLEU's
  * CLI default for target_lang (am_tok_bleu_default: zh, ja-mecab, else

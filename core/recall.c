@@ -1,6 +1,8 @@
 /* recall.c — R0/R1/…/Rk and R0+1 over a caller-held history (see recall.h). */
 #include "recall.h"
 
+#include "mecab.h"
+
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@ void am_recall_config_init(am_recall_config *c)
 {
     memset(c, 0, sizeof *c);
     c->tokenizer = AM_TOK_INTL;
+    c->tok_ctx = NULL;
     c->norm = AM_NORM_NFKC;
     c->casefold = 1;
     c->strip_tags = 1;
@@ -144,7 +147,7 @@ static int content_of_tokens(const am_recall_config *cfg, const char *tokens, am
         rc = norm_token(cfg, toks.v[i], strlen(toks.v[i]), &norm, &w, &wlen);
         if (rc != AM_OK)
             break;
-        if (wlen == 0 || am_sw_contains(cfg->stopwords, w) || am_text_is_punct_sym(w) ||
+        if (wlen == 0 || am_sw_contains(cfg->stopwords, w) || am_text_is_nonword(w) ||
             am_text_is_digits(w))
             continue;
         am_toks_push(out, w, wlen);
@@ -173,12 +176,38 @@ int am_recall_content_words(const am_recall_config *cfg, const char *text, am_to
         am_text_strip_tags(text, &stripped);
         src = am_buf_str(&stripped);
     }
-    rc = am_tok_tokenize(cfg->tokenizer, src, &tk);
+    rc = am_tok_tokenize_ctx(cfg->tokenizer, cfg->tok_ctx, src, &tk);
     if (rc == AM_OK)
         rc = content_of_tokens(cfg, am_buf_str(&tk), out);
     am_buf_cleanup(&tk);
     am_buf_cleanup(&stripped);
     return rc;
+}
+
+int am_recall_models_open(am_recall_config *cfg, am_recall_models *m, am_buf *err)
+{
+    memset(m, 0, sizeof *m);
+    if (err)
+        am_buf_reset(err);
+    if (cfg->tokenizer != AM_TOK_JA_MECAB)
+        return AM_OK;
+    int rc = am_mecab_new(NULL, &m->mecab, err);
+    if (rc == AM_OK)
+        rc = am_mecab_ws_new(m->mecab, &m->tagger);
+    if (rc != AM_OK) {
+        am_recall_models_close(m);
+        return rc;
+    }
+    m->ctx.ja_mecab = m->tagger;
+    cfg->tok_ctx = &m->ctx;
+    return AM_OK;
+}
+
+void am_recall_models_close(am_recall_models *m)
+{
+    am_mecab_ws_free(m->tagger);
+    am_mecab_free(m->mecab);
+    memset(m, 0, sizeof *m);
 }
 
 /* Checks that t can stand for am_recall_content_words(cfg, t->text): the
@@ -234,7 +263,7 @@ int am_recall_tok_words(const am_recall_config *cfg, const char *tokens, am_tok_
             }
         }
         out->content[i] = wlen > 0 && !am_sw_contains(cfg->stopwords, out->fold.v[i]) &&
-                          !am_text_is_punct_sym(out->fold.v[i]);
+                          !am_text_is_nonword(out->fold.v[i]);
     }
     am_buf_cleanup(&norm);
     if (rc != AM_OK)

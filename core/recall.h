@@ -53,6 +53,8 @@ typedef int (*am_recall_background_fn)(void *ctx, const char *word, int64_t *cou
 
 typedef struct am_recall_config {
     enum am_tok_kind tokenizer; /* standard profile tokenizer (default intl) */
+    const am_tok_ctx *tok_ctx; /* borrowed; the models a tokenizer needs (a
+                                  MeCab tagger for ja-mecab); NULL: none */
     enum am_norm norm; /* token normalization (default NFKC) */
     int casefold; /* 1: Unicode case folding (default) */
     int strip_tags; /* 1: remove inline markup first (default) */
@@ -123,12 +125,30 @@ void am_recall_seg_cleanup(am_recall_seg *r);
 
 /* Standard-profile content words of text (docs/metrics.md §1): strip tags (when
  * cfg->strip_tags) → tokenize with cfg->tokenizer → normalize each token
- * (cfg->norm, cfg->casefold) → drop stopwords (cfg->stopwords), tokens made
- * only of punctuation/symbols and tokens made only of decimal digits.
+ * (cfg->norm, cfg->casefold) → drop stopwords (cfg->stopwords), tokens
+ * without a letter or number (am_text_is_nonword: punctuation, symbols,
+ * combining marks, modifier letters) and tokens made only of decimal digits.
  * Appends the remaining normalized tokens to out in text order (duplicates
  * kept; out is not reset). Returns AM_OK, AM_ERR_NUL / AM_ERR_UTF8 for
  * invalid input (out unchanged) or AM_ERR_INVALID. */
 int am_recall_content_words(const am_recall_config *cfg, const char *text, am_toks *out);
+
+/* The models a recall tokenizer needs, for a caller that tokenizes raw
+ * text with am_recall_content_words outside a scorer (a TMX background
+ * vocabulary): a MeCab model and tagger for ja-mecab. */
+typedef struct am_recall_models {
+    struct am_mecab *mecab; /* owned */
+    struct am_mecab_ws *tagger; /* owned */
+    am_tok_ctx ctx; /* borrows tagger */
+} am_recall_models;
+
+/* Loads what cfg->tokenizer needs into *m (nothing for the tokenizers
+ * without a model) and points cfg->tok_ctx at it; m must outlive every use
+ * of cfg. Returns AM_OK, or the error of am_mecab_new with err (may be
+ * NULL) saying why; *m is then empty. Release with am_recall_models_close. */
+int am_recall_models_open(am_recall_config *cfg, am_recall_models *m, am_buf *err);
+/* Frees what am_recall_models_open loaded (an empty m is a no-op). */
+void am_recall_models_close(am_recall_models *m);
 
 /* Scores one confirmed segment from extracted content words: ref = content
  * tokens of the confirmed translation (duplicates allowed), hyps[0..nsys) =
@@ -159,8 +179,8 @@ int am_recall_content_words_tok(const am_recall_config *cfg, const am_tok_text *
 /* The tokens of one tokenized text normalized once, shared by recall and
  * the terms matcher through am_tok_text.words: fold.v[t] is token t
  * normalized as am_recall_content_words normalizes it (cfg->norm,
- * cfg->casefold), content[t] is 1 when that form is not empty, not only
- * punctuation and symbols (am_text_is_punct_sym) and not in sw. A content
+ * cfg->casefold), content[t] is 1 when that form is not empty, holds a
+ * letter or number (not am_text_is_nonword) and is not in sw. A content
  * word of recall is a content[t] form that is not all digits. The words
  * of a text stand for its own computation in a metric whose norm, casefold
  * and stopword list (the same pointer) are the ones recorded here. */

@@ -17,15 +17,18 @@ struct am_scorer {
     char *signature; /* owned */
     am_bleu_opts bleu; /* BLEU statistics options (tokenizer resolved) */
     am_bleu_score_opts bleu_sent; /* sentence BLEU (effective order) */
-    am_mecab *mecab; /* owned; the MeCab model when BLEU runs ja-mecab */
+    am_mecab *mecab; /* owned; the MeCab model when BLEU or recall runs ja-mecab */
+    enum am_tok_kind terms_tok; /* the terms matcher's target tokenizer: recall's,
+                                   or zh where recall runs ja-mecab */
 };
 
 struct am_score_ws {
     am_buf src, ref; /* tag-stripped source and translation */
     am_buf *hyp; /* tag-stripped hypotheses [cap_sys] */
     /* ref and hyp[] tokenized once by the target tokenizer (recall's and
-     * the terms matcher's, which are the same: am_config_tokenizer) and
-     * shared by both; valid while tok_ok is set for the current segment */
+     * the terms matcher's, the same except where recall runs ja-mecab:
+     * am_config_terms_tokenizer) and shared by both; valid while tok_ok is
+     * set for the current segment */
     am_buf ref_tk, *hyp_tk; /* [cap_sys] */
     /* their tokens normalized once for both (standard profile) */
     am_tok_words ref_w, *hyp_w; /* [cap_sys] */
@@ -57,8 +60,8 @@ struct am_score_ws {
 
 /* ---- scorer ---------------------------------------------------------- */
 
-static int am_scorer_stopwords(const am_config *cfg, const char *const *custom, size_t n_custom,
-                               am_sw **out, am_buf *err)
+static int am_scorer_stopwords(const am_config *cfg, const am_mecab *mecab,
+                               const char *const *custom, size_t n_custom, am_sw **out, am_buf *err)
 {
     int simianer = cfg->profile == AM_PROFILE_SIMIANER2019;
     enum am_norm norm = simianer ? AM_NORM_NONE : cfg->norm;
@@ -81,30 +84,40 @@ static int am_scorer_stopwords(const am_config *cfg, const char *const *custom, 
     default:
         if (!has_lang)
             return AM_OK;
-        source = am_sw_default_source(lang);
+        source = am_sw_default_source_for(lang, am_config_tokenizer(cfg));
         break;
     }
     if (!strcmp(source, "none"))
         return AM_OK;
-    int rc = am_sw_builtin(source, has_lang ? lang : cfg->target_lang, norm, casefold, out);
+    /* Only the words the tokenizer in use can produce (stopwords.h); for
+     * ja-mecab, as MeCab segments each word alone. */
+    am_mecab_ws *mws = NULL;
+    if (mecab && am_mecab_ws_new(mecab, &mws) != AM_OK)
+        return AM_ERR_INTERNAL;
+    am_tok_ctx ctx = {.ja_mecab = mws};
+    int rc = am_sw_builtin_for(source, has_lang ? lang : cfg->target_lang, am_config_tokenizer(cfg),
+                               &ctx, norm, casefold, out);
+    am_mecab_ws_free(mws);
     if (rc != AM_OK && err)
         am_buf_printf(err, "no %s stopword list for language '%s'", source, cfg->target_lang);
     return rc;
 }
 
-/* The scorer's BLEU options; loads the MeCab model when BLEU runs
- * ja-mecab (a missing dictionary is an error, never another tokenizer). */
+/* The scorer's BLEU options; loads the MeCab model when BLEU or recall
+ * runs ja-mecab (a missing dictionary is an error, never another
+ * tokenizer). */
 static int am_scorer_bleu(am_scorer *s, am_buf *err)
 {
     am_config_bleu_opts(&s->cfg, &s->bleu);
     am_config_bleu_score_opts(&s->cfg, 1, &s->bleu_sent);
-    if (s->bleu.tokenizer != AM_TOK_JA_MECAB)
+    int bleu = s->bleu.tokenizer == AM_TOK_JA_MECAB;
+    if (!bleu && am_config_tokenizer(&s->cfg) != AM_TOK_JA_MECAB)
         return AM_OK;
     am_buf why;
     am_buf_init(&why);
     int rc = am_mecab_new(NULL, &s->mecab, &why);
     if (rc != AM_OK && err)
-        am_buf_printf(err, "BLEU tokenizer ja-mecab: %s", am_buf_str(&why));
+        am_buf_printf(err, "%s tokenizer ja-mecab: %s", bleu ? "BLEU" : "recall", am_buf_str(&why));
     am_buf_cleanup(&why);
     return rc;
 }
@@ -125,11 +138,10 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
     s->cfg = *cfg;
     am_config_apply_profile(&s->cfg); /* what the profile runs (config.h) */
     s->cfg.has_background = background != NULL;
-    rc = am_scorer_stopwords(&s->cfg, custom_sw, n_custom, &s->sw, err);
+    rc = am_scorer_bleu(s, err);
     if (rc != AM_OK)
         goto fail;
-
-    rc = am_scorer_bleu(s, err);
+    rc = am_scorer_stopwords(&s->cfg, s->mecab, custom_sw, n_custom, &s->sw, err);
     if (rc != AM_OK)
         goto fail;
 
@@ -149,11 +161,14 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
 
     am_terms_cfg tc;
     am_terms_cfg_default(&tc);
-    tc.tok_tgt = am_config_tokenizer(&s->cfg);
+    s->terms_tok = am_config_terms_tokenizer(&s->cfg);
+    tc.tok_tgt = s->terms_tok;
     tc.tok_src =
         s->cfg.tokenizer_auto
             ? am_tok_default_for_lang(strcmp(s->cfg.source_lang, "und") ? s->cfg.source_lang : NULL)
             : s->cfg.tokenizer;
+    if (tc.tok_src == AM_TOK_JA_MECAB) /* terms are matched per character */
+        tc.tok_src = AM_TOK_ZH;
     tc.norm = s->cfg.norm;
     tc.casefold = !s->cfg.case_sensitive;
     tc.sw = s->cfg.profile == AM_PROFILE_STANDARD ? s->sw : NULL;
@@ -210,7 +225,10 @@ void am_scorer_bleu_signature(const am_scorer *s, size_t nrefs, am_buf *out)
     am_bleu_score_opts so;
     am_config_bleu_score_opts(&s->cfg, 0, &so);
     am_buf_reset(out);
-    am_bleu_signature(&s->bleu, &so, nrefs, s->mecab ? am_mecab_signature(s->mecab) : NULL, out);
+    am_bleu_signature(
+        &s->bleu, &so, nrefs,
+        s->bleu.tokenizer == AM_TOK_JA_MECAB && s->mecab ? am_mecab_signature(s->mecab) : NULL,
+        out);
 }
 
 const am_config *am_scorer_config(const am_scorer *s)
@@ -231,6 +249,11 @@ size_t am_scorer_glossary_size(const am_scorer *s)
 const am_terms_lex *am_scorer_lex(const am_scorer *s)
 {
     return s->lex;
+}
+
+size_t am_scorer_stopword_count(const am_scorer *s)
+{
+    return am_sw_size(s->sw);
 }
 
 /* ---- workspace ------------------------------------------------------- */
@@ -511,7 +534,11 @@ static int am_tokenize_shared(const am_scorer *s, am_score_ws *ws, size_t nsys)
         return AM_OK;
     enum am_tok_kind kind = s->rcfg.tokenizer;
     int words = s->cfg.profile == AM_PROFILE_STANDARD;
-    int rc = am_tok_tokenize(kind, am_buf_str(&ws->ref), &ws->ref_tk);
+    int rc = am_bleu_ctx(s, ws); /* the workspace's MeCab tagger, if any */
+    if (rc != AM_OK)
+        return rc;
+    am_tok_ctx ctx = {.ja_mecab = ws->mecab};
+    rc = am_tok_tokenize_ctx(kind, &ctx, am_buf_str(&ws->ref), &ws->ref_tk);
     if (rc == AM_OK && words)
         rc = am_recall_tok_words(&s->rcfg, am_buf_str(&ws->ref_tk), &ws->ref_w);
     if (rc != AM_OK)
@@ -519,7 +546,7 @@ static int am_tokenize_shared(const am_scorer *s, am_score_ws *ws, size_t nsys)
     ws->ref_tt = (am_tok_text){am_buf_str(&ws->ref), am_buf_str(&ws->ref_tk), kind,
                                words ? &ws->ref_w : NULL};
     for (size_t i = 0; i < nsys; i++) {
-        if ((rc = am_tok_tokenize(kind, ws->hyp_ptr[i], &ws->hyp_tk[i])) != AM_OK)
+        if ((rc = am_tok_tokenize_ctx(kind, &ctx, ws->hyp_ptr[i], &ws->hyp_tk[i])) != AM_OK)
             return rc;
         if (words && (rc = am_recall_tok_words(&s->rcfg, am_buf_str(&ws->hyp_tk[i]),
                                                &ws->hyp_w[i])) != AM_OK)
@@ -630,8 +657,14 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         am_terms_totals_init(&r->terms_totals, &tc);
         if (use_terms) {
             am_terms_ws_set_max_occurrences(ws->terms[i], in->max_term_occurrences);
-            rc = am_terms_score_tok(ws->terms[i], s->lex, am_buf_str(&ws->src), &ws->hyp_tt[i],
-                                    &ws->ref_tt, in->annots, in->n_annots, &r->terms);
+            /* recall's tokens, unless terms run another tokenizer (zh
+             * where recall runs ja-mecab): then the matcher tokenizes */
+            am_tok_text th = {ws->hyp_ptr[i], NULL, s->terms_tok, NULL};
+            am_tok_text tr = {am_buf_str(&ws->ref), NULL, s->terms_tok, NULL};
+            int own = s->terms_tok != s->rcfg.tokenizer;
+            rc = am_terms_score_tok(ws->terms[i], s->lex, am_buf_str(&ws->src),
+                                    own ? &th : &ws->hyp_tt[i], own ? &tr : &ws->ref_tt, in->annots,
+                                    in->n_annots, &r->terms);
             if (rc != AM_OK)
                 return rc;
             rc = am_terms_totals_add(&r->terms_totals, &r->terms->totals);

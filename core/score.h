@@ -60,6 +60,10 @@ void am_scorer_bleu_signature(const am_scorer *s, size_t nrefs, am_buf *out);
 
 /* Number of glossary entries compiled into the scorer. */
 size_t am_scorer_glossary_size(const am_scorer *s);
+/* Number of distinct stopwords recall and terms use: the list in effect
+ * (am_config_stopwords), normalized, less the words the tokenizer cannot
+ * produce (stopwords.h); 0 without stopwords. */
+size_t am_scorer_stopword_count(const am_scorer *s);
 /* The compiled glossary (for previews, am_terms_preview). */
 const am_terms_lex *am_scorer_lex(const am_scorer *s);
 

@@ -68,6 +68,32 @@ const char *am_sw_default_source(const char *lang)
     return "none";
 }
 
+/* Whether kind produces at least one word of l as a token (kinds that
+ * need a model are taken to). */
+static int sw_any_token(const am_sw_list *l, enum am_tok_kind kind)
+{
+    if (!l)
+        return 0;
+    if (kind == AM_TOK_JA_MECAB)
+        return 1;
+    for (size_t i = 0; i < l->n; i++)
+        if (am_sw_one_token(kind, NULL, l->words[i]))
+            return 1;
+    return 0;
+}
+
+const char *am_sw_default_source_for(const char *lang, enum am_tok_kind kind)
+{
+    char primary[16];
+    if (!lang || am_sw_lang(lang, primary, sizeof primary) != AM_OK)
+        return "none";
+    if (sw_any_token(sw_find("snowball", primary), kind))
+        return "snowball";
+    if (sw_any_token(sw_find("iso", primary), kind))
+        return "iso";
+    return "none";
+}
+
 /* Adds one word, normalized; tmp is scratch. Empty words are skipped. */
 static int sw_add(am_sw *sw, const char *word, enum am_norm norm, int casefold, am_buf *tmp)
 {
@@ -95,6 +121,41 @@ static am_sw *sw_new(void)
 int am_sw_builtin(const char *source, const char *lang, enum am_norm norm, int casefold,
                   am_sw **out)
 {
+    return am_sw_builtin_keep(source, lang, norm, casefold, NULL, NULL, out);
+}
+
+int am_sw_one_token(enum am_tok_kind kind, const am_tok_ctx *ctx, const char *word)
+{
+    am_toks t;
+    am_toks_init(&t);
+    int one =
+        am_tok_split_ctx(kind, ctx, word, &t) == AM_OK && t.n == 1 && strcmp(t.v[0], word) == 0;
+    am_toks_cleanup(&t);
+    return one;
+}
+
+/* The tokenizer of am_sw_builtin_for, as the am_sw_keep_fn context. */
+typedef struct sw_tok {
+    enum am_tok_kind kind;
+    const am_tok_ctx *ctx;
+} sw_tok;
+
+static int sw_keep_kind(void *ctx, const char *word)
+{
+    const sw_tok *t = ctx;
+    return am_sw_one_token(t->kind, t->ctx, word);
+}
+
+int am_sw_builtin_for(const char *source, const char *lang, enum am_tok_kind kind,
+                      const am_tok_ctx *ctx, enum am_norm norm, int casefold, am_sw **out)
+{
+    sw_tok t = {kind, ctx};
+    return am_sw_builtin_keep(source, lang, norm, casefold, sw_keep_kind, &t, out);
+}
+
+int am_sw_builtin_keep(const char *source, const char *lang, enum am_norm norm, int casefold,
+                       am_sw_keep_fn keep, void *keep_ctx, am_sw **out)
+{
     if (!source || !out)
         return AM_ERR_INVALID;
     *out = NULL;
@@ -116,6 +177,8 @@ int am_sw_builtin(const char *source, const char *lang, enum am_norm norm, int c
     am_buf tmp;
     am_buf_init(&tmp);
     for (size_t i = 0; i < l->n; i++) {
+        if (keep && !keep(keep_ctx, l->words[i]))
+            continue;
         int rc = sw_add(sw, l->words[i], norm, casefold, &tmp);
         if (rc != AM_OK) {
             am_buf_cleanup(&tmp);

@@ -8,6 +8,7 @@
 
 #include "am.h"
 #include "text.h"
+#include "tok.h"
 
 typedef struct am_sw am_sw; /* an immutable set of words; thread-safe reads */
 
@@ -19,6 +20,10 @@ int am_sw_lang(const char *code, char *out, size_t outsz);
  * (da de en es fi fr hu it nl no pt ru sv), else "iso" when stopwords-iso
  * has one, else "none". Returns a static string. */
 const char *am_sw_default_source(const char *lang);
+/* am_sw_default_source for a text tokenized by kind: a list none of whose
+ * words kind produces as a token (stopwords-iso Thai under char) counts as
+ * absent. Kinds that need a model (ja-mecab) are not checked here. */
+const char *am_sw_default_source_for(const char *lang, enum am_tok_kind kind);
 
 /* Builds the set of a built-in list: source "snowball" or "iso", lang a
  * language code (any form accepted by am_sw_lang). Each word is normalized
@@ -28,6 +33,29 @@ const char *am_sw_default_source(const char *lang);
  * Returns AM_OK, AM_ERR_NOTFOUND (no such list) or AM_ERR_INVALID. */
 int am_sw_builtin(const char *source, const char *lang, enum am_norm norm, int casefold,
                   am_sw **out);
+
+/* Whether a listed stopword can match a token: called with the word as
+ * listed (before normalization); returns 1 to keep it. ctx is the caller's. */
+typedef int (*am_sw_keep_fn)(void *ctx, const char *word);
+
+/* am_sw_builtin keeping only the words keep accepts. A stopword that the
+ * tokenizer in use never produces as a token can never match, and would
+ * silently count as a content word (issue 24: with the zh tokenizer, one
+ * token per CJK character, 512 of the 794 stopwords-iso Chinese words
+ * could not match). The shipped files stay as published; this is the one
+ * filter, applied when a scorer builds its set for its tokenizer. */
+int am_sw_builtin_keep(const char *source, const char *lang, enum am_norm norm, int casefold,
+                       am_sw_keep_fn keep, void *keep_ctx, am_sw **out);
+
+/* am_sw_builtin_keep with the rule for a tokenizer kind: a word is kept
+ * when am_tok_split_ctx(kind, ctx, word) gives back exactly the word (one
+ * token, unchanged). ctx (borrowed, may be NULL) carries the models the
+ * kind needs (a MeCab tagger for ja-mecab); without them no word is kept
+ * (the scorer refuses such a kind before). */
+int am_sw_builtin_for(const char *source, const char *lang, enum am_tok_kind kind,
+                      const am_tok_ctx *ctx, enum am_norm norm, int casefold, am_sw **out);
+/* The rule above for one word (valid UTF-8): 1 when kind keeps it whole. */
+int am_sw_one_token(enum am_tok_kind kind, const am_tok_ctx *ctx, const char *word);
 /* Builds a set from caller-supplied words (copied; normalized as above).
  * Returns AM_OK or AM_ERR_UTF8 for a word that is not valid UTF-8. */
 int am_sw_from_words(const char *const *words, size_t n, enum am_norm norm, int casefold,

@@ -325,7 +325,13 @@ static int cat_is_s(utf8proc_category_t c)
     return c >= UTF8PROC_CATEGORY_SM && c <= UTF8PROC_CATEGORY_SO;
 }
 
-enum { CLS_PUNCT_SYM, CLS_DIGITS, CLS_RK_PUNCT };
+static int cat_is_word(utf8proc_category_t c)
+{
+    return (c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_LT) || c == UTF8PROC_CATEGORY_LO ||
+           (c >= UTF8PROC_CATEGORY_ND && c <= UTF8PROC_CATEGORY_NO);
+}
+
+enum { CLS_PUNCT_SYM, CLS_DIGITS, CLS_RK_PUNCT, CLS_NONWORD };
 
 /* True when tok is non-empty and every code point is in the class. */
 static int all_in_class(const char *tok, int cls)
@@ -347,6 +353,7 @@ static int all_in_class(const char *tok, int cls)
         switch (cls) {
         case CLS_PUNCT_SYM: ok = cat_is_p(c) || cat_is_s(c); break;
         case CLS_DIGITS: ok = c == UTF8PROC_CATEGORY_ND; break;
+        case CLS_NONWORD: ok = !cat_is_word(c); break;
         default: ok = cat_is_p(c); break;
         }
         if (!ok)
@@ -368,6 +375,11 @@ int am_text_is_digits(const char *tok)
 int am_text_is_rk_punct(const char *tok)
 {
     return all_in_class(tok, CLS_RK_PUNCT);
+}
+
+int am_text_is_nonword(const char *tok)
+{
+    return all_in_class(tok, CLS_NONWORD);
 }
 
 /* ---- Python str.lower() ------------------------------------------------- */

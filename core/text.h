@@ -43,6 +43,13 @@ const char *am_text_norm_name(enum am_norm norm);
 int am_text_is_punct_sym(const char *tok);
 /* True when every code point of the non-empty token is a decimal digit (Nd). */
 int am_text_is_digits(const char *tok);
+/* True when no code point of the non-empty token is a letter (Lu Ll Lt Lo;
+ * not the modifier letters Lm) or a number (Nd Nl No): a token made only of
+ * punctuation, symbols, combining marks, modifier letters, spaces, format
+ * or private-use characters. The standard profile's non-content class
+ * (docs/metrics.md): it holds every am_text_is_punct_sym token, and also
+ * the " \u0301" that NFKC makes of a spacing acute U+00B4. */
+int am_text_is_nonword(const char *tok);
 /* rk.rb's class (profile simianer2019): the token fully matches Ruby/Onigmo
  * [[:punct:]<>\[\]{}()]+ — ASCII punctuation and symbols, plus Unicode P*,
  * but not non-ASCII S* (€ ° ©). */

@@ -30,6 +30,11 @@ static json_t *am_session_warnings(const am_config *c)
                  c->target_lang, am_tok_name(am_config_tokenizer(c)));
         json_array_append_new(w, json_string(msg));
     }
+    if (bits & AM_WARN_NO_TARGET_LANG) {
+        json_array_append_new(w, json_string("target_lang 'und': no language given, so no "
+                                             "stopword list applies and the tokenizer is intl "
+                                             "(give target_lang)"));
+    }
     if (bits & AM_WARN_SOURCE_LANG) {
         snprintf(msg, sizeof msg,
                  "source_lang '%s' is not an ISO 639 language code: glossary terms in the "
@@ -48,11 +53,18 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
     am_buf err;
     am_buf_init(&err);
     json_t *eff = NULL, *warnings = NULL;
+    json_int_t nsw = 0;
     if (am_sessions_build_scorer(row->options, row->custom_stopwords, NULL, NULL, &sc, &err) ==
         AM_OK) {
-        /* the scorer's config: what runs (a profile's fixed settings included) */
-        eff = am_json_config(am_scorer_config(sc));
-        warnings = am_session_warnings(am_scorer_config(sc));
+        /* the scorer's config: what runs (a profile's fixed settings included),
+         * with "auto" resolved: the tokenizer and stopword list that run
+         * (issue 24: never "auto") and how many stopwords are in use */
+        const am_config *c = am_scorer_config(sc);
+        eff = am_json_config(c);
+        json_object_set_new(eff, "tokenizer", json_string(am_tok_name(am_config_tokenizer(c))));
+        json_object_set_new(eff, "stopwords", json_string(am_config_stopwords(c)));
+        warnings = am_session_warnings(c);
+        nsw = (json_int_t)am_scorer_stopword_count(sc);
         am_scorer_free(sc);
     } else {
         eff = json_object();
@@ -105,6 +117,7 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
     json_t *systems = json_object_get(opts, "systems");
     if (json_is_array(systems))
         json_object_set(o, "systems", systems);
+    json_object_set_new(o, "stopword_count", json_integer(nsw));
     json_object_set_new(o, "warnings", warnings);
     json_object_set_new(o, "links", links);
     /* unique per creation: a deleted and re-created id gets a new one */

@@ -4,11 +4,34 @@
 #include "api.h"
 
 #include "json.h"
+#include "recall.h"
 #include "vocab.h"
 #include "xliff.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* am_xliff_tmx_counts over the request body with the models rcfg's
+ * tokenizer needs (MeCab for a ja side, loaded for this count only: the
+ * words must be the ones recall makes). */
+static int am_vocab_tmx_counts(const am_req *req, const char *lang, am_recall_config *rcfg,
+                               am_vocab *v, char **chosen, am_xliff_report *rep)
+{
+    am_recall_models models;
+    am_buf why;
+    am_buf_init(&why);
+    int rc = am_recall_models_open(rcfg, &models, &why);
+    if (rc == AM_OK) {
+        rc = am_xliff_tmx_counts(req->body, req->body_len, lang, rcfg, v, chosen, NULL, rep);
+    } else {
+        rep->line = 0;
+        snprintf(rep->msg, sizeof rep->msg, "tokenizer ja-mecab: %s", am_buf_str(&why));
+    }
+    rcfg->tok_ctx = NULL;
+    am_recall_models_close(&models);
+    am_buf_cleanup(&why);
+    return rc;
+}
 
 void am_api_vocab_put(am_req *req, am_resp *resp)
 {
@@ -40,15 +63,14 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
         }
         am_recall_config rcfg;
         am_xliff_tmx_rcfg(&cfg, &rcfg);
-        rc = am_xliff_tmx_counts(req->body, req->body_len, ql, &rcfg, v, &lang, NULL, &rep);
+        rc = am_vocab_tmx_counts(req, ql, &rcfg, v, &lang, &rep);
         if (rc == AM_OK && !(ql && *ql)) {
             /* the side was chosen from the memory: count again tokenized
              * for that language */
             if (am_config_set(&cfg, "target_lang", lang, NULL) == AM_OK) {
                 am_xliff_tmx_rcfg(&cfg, &rcfg);
                 am_vocab_clear(v);
-                rc =
-                    am_xliff_tmx_counts(req->body, req->body_len, lang, &rcfg, v, NULL, NULL, &rep);
+                rc = am_vocab_tmx_counts(req, lang, &rcfg, v, NULL, &rep);
             }
         }
         line = rep.line;

@@ -20,7 +20,9 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
+import unicodedata
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -786,9 +788,10 @@ def test_simianer2019_echoes_what_it_runs_and_refuses_what_it_cannot():
     # the values it runs may be given
     s2 = C.create_session(id="sim-ok", options=dict(SIMIANER, case="sensitive", normalize="none"))
     eq(s2["signature"], s["signature"], "explicit values it runs change nothing")
-    # and the standard profile echoes its own defaults
+    # and the standard profile echoes what its defaults run (never "auto")
     o = C.create_session(id="std-eff")["options"]
-    eq([o["tokenizer"], o["case"], o["normalize"]], ["auto", "fold", "nfkc"], "standard")
+    eq([o["tokenizer"], o["stopwords"], o["case"], o["normalize"]],
+       ["intl", "snowball", "fold", "nfkc"], "standard")
     # options that would be stored and ignored are refused too
     for body, field in (({"options": {"rare_threshold": 3}}, "options.rare_threshold"),
                         ({"options": {"stopwords": "iso"}, "stopword_list": ["le"]},
@@ -822,6 +825,59 @@ def test_cat_tool_language_codes():
         r[code] = count(metrics(C, "zh-" + code)["systems"]["default"]["r0"])
     check(r["zh"][1] > 5, "zh: one content word per character, got %r" % r["zh"])
     eq(r["zho"], r["zh"], "R0 with zho vs zh")
+
+
+def test_session_echoes_the_tokenizer_and_stopwords_that_run():
+    """Issue 24: GET and POST /v1/sessions say which tokenizer and stopword list
+    run (auto resolved by target_lang) and how many stopwords are in use: only
+    those the tokenizer can produce (282 of stopwords-iso's 794 for zh)."""
+    want = {"fr": ("intl", "snowball"), "zh": ("zh", "iso"), "th": ("char", "none"),
+            "kl": ("intl", "none"), "cs": ("intl", "iso"), "ja": ("ja-mecab", "iso")}
+    for lang, (tok, sw) in want.items():
+        s = C.create_session(id="echo-" + lang, source_lang="en", target_lang=lang)
+        for got in (s, C.jget(base("echo-" + lang))):
+            eq((got["options"]["tokenizer"], got["options"]["stopwords"]), (tok, sw),
+               "%s: tokenizer and stopwords echoed" % lang)
+            check("|tok:%s|" % tok in got["signature"] and "|sw:%s|" % sw in got["signature"],
+                  "%s: the signature agrees: %r" % (lang, got["signature"]))
+    with open(os.path.join(ROOT, "data/stopwords/stopwords-iso/stopwords-iso.json"),
+              encoding="utf-8") as f:
+        zh = json.load(f)["zh"]
+    one_char = {unicodedata.normalize("NFKC", w).casefold() for w in zh if len(w) == 1}
+    eq(C.jget(base("echo-zh"))["stopword_count"], len(one_char),
+       "zh: the one-character stopwords only (of %d)" % len(zh))
+    eq(C.jget(base("echo-fr"))["stopword_count"] > 100, True, "fr: the Snowball list")
+    eq(C.jget(base("echo-kl"))["stopword_count"], 0, "kl: no list")
+    # Thai: the char tokenizer splits every stopwords-iso word, so none applies
+    # and the session says so rather than claim a list
+    check("|warn:no-stopwords" in C.jget(base("echo-th"))["signature"], "th warns")
+    # a ja session counts MeCab's words, as `adaptmon score --target-lang ja` does
+    ja_ref = "\u96fb\u6c17\u81ea\u52d5\u8eca\u306e\u5145\u96fb\u3063\u3066\u3001\u6642\u9593\u304c" \
+             "\u304b\u304b\u308b\u306e\u3088\u3002"  # 電気自動車の充電って、時間がかかるのよ。
+    ja_hyp = "\u96fb\u6c17\u81ea\u52d5\u8eca\u306e\u5145\u96fb\u306f\u6642\u9593\u304c" \
+             "\u304b\u304b\u308b\u3002"  # 電気自動車の充電は時間がかかる。
+    post_seg(C, "echo-ja", {"id": "1", "hypothesis": ja_hyp, "translation": ja_ref})
+    r0 = metrics(C, "echo-ja")["systems"]["default"]["r0"]
+    tmp = tempfile.mkdtemp(prefix="adaptmon-ja-")
+    for name, text in (("ref.ja", ja_ref), ("default.ja", ja_hyp)):
+        with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+    out = subprocess.run([ADAPTMON, "score", "--target-lang", "ja", "--json",
+                          "--ref", os.path.join(tmp, "ref.ja"),
+                          "--hyp", os.path.join(tmp, "default.ja")],
+                         capture_output=True, check=True).stdout
+    shutil.rmtree(tmp)
+    cli = json.loads(out)["systems"]["default"]["r0"]
+    eq((r0["hits"], r0["total"]), (cli["hits"], cli["total"]), "ja R0: session = score")
+    check(r0["total"] >= 5, "MeCab words, not characters or kana runs: %r" % r0)
+    # an explicit choice is echoed as given
+    o = C.create_session(id="echo-x", target_lang="zh",
+                         options={"tokenizer": "char", "stopwords": "none"})["options"]
+    eq((o["tokenizer"], o["stopwords"]), ("char", "none"), "explicit values")
+    # no target language: warned, in the warnings and the signature
+    s = C.create_session(id="echo-und", target_lang="und")
+    check(s["signature"].endswith("|warn:no-target-lang"), "signature %r" % s["signature"])
+    check(any("target_lang 'und'" in w for w in s["warnings"]), "warnings %r" % s["warnings"])
 
 
 def test_languages_without_stopwords_or_tokenizer_say_so():

@@ -225,6 +225,68 @@ def test_nonadaptive_second_system():
     check_slides(d, "static", "simianer2019_nonadaptive", per_segment=False)
 
 
+def test_no_target_lang_is_never_silent():
+    """Issue 24 §3: without --target-lang, French stopwords counted as content
+    words without a word. Now a warning on stderr and |warn:no-target-lang;
+    with the language the signature names the tokenizer and list that ran."""
+    ref = write("nolang.fr", "Le chat est sur la table .\nLa table est rouge .\n")
+    hyp = write("nolang.hyp.fr", "Le chat est sous la table .\nUne table rouge .\n")
+    rc, out, err = run("--ref", ref, "--hyp", hyp)
+    if "no --target-lang" not in err or "warning" not in err:
+        raise AssertionError("no warning on stderr: %r" % err)
+    d = run_json("--ref", ref, "--hyp", hyp)
+    if not d["signature"].endswith("|warn:no-target-lang"):
+        raise AssertionError("signature: " + d["signature"])
+    if "|sw:none|" not in d["signature"] or "|tok:intl|" not in d["signature"]:
+        raise AssertionError("signature: " + d["signature"])
+    rc, out, err = run("--target-lang", "fr", "--ref", ref, "--hyp", hyp)
+    eq(err, "", "no warning with --target-lang")
+    d = run_json("--target-lang", "fr", "--ref", ref, "--hyp", hyp)
+    if "warn" in d["signature"] or "|sw:snowball|" not in d["signature"]:
+        raise AssertionError("signature: " + d["signature"])
+    # le/la/est/sur are stopwords now: fewer content words than without
+    d0 = run_json("--ref", ref, "--hyp", hyp)
+    def n(x):
+        return next(iter(x["systems"].values()))["r0"]["total"]
+    if not n(d) < n(d0):
+        raise AssertionError("R0 totals %r vs %r" % (n(d), n(d0)))
+    # a zh target: the tokenizer and list that ran are named, never auto
+    zref = write("nolang.zh", "我们今天在北京开会。\n")
+    d = run_json("--target-lang", "zh", "--ref", zref, "--hyp", zref)
+    if "|tok:zh|" not in d["signature"] or "|sw:iso|" not in d["signature"]:
+        raise AssertionError("signature: " + d["signature"])
+
+
+def test_japanese_recall_words_are_mecab_words():
+    """Issue 24 §2: a ja target's content words are MeCab's (tok:ja-mecab), also
+    when a TMX background vocabulary is counted (its words must be the same:
+    before, the background was tokenized per character)."""
+    bg = write("bg.tmx", '<?xml version="1.0" encoding="UTF-8"?>\n<tmx version="1.4">'
+               '<header srclang="en" datatype="plaintext" segtype="sentence" adminlang="en" '
+               'creationtool="t" creationtoolversion="1" o-tmf="t"/><body><tu>'
+               '<tuv xml:lang="en"><seg>The electric car.</seg></tuv>'
+               '<tuv xml:lang="ja"><seg>\u96fb\u6c17\u81ea\u52d5\u8eca\u306e\u5145\u96fb\u3002'
+               '</seg></tuv></tu></body></tmx>\n')
+    # 電気自動車の充電って、時間がかかるのよ。
+    ref = write("mecab.ja", "\u96fb\u6c17\u81ea\u52d5\u8eca\u306e\u5145\u96fb\u3063\u3066"
+                "\u3001\u6642\u9593\u304c\u304b\u304b\u308b\u306e\u3088\u3002\n")
+    d = run_json("--target-lang", "ja", "--ref", ref, "--hyp", ref, "--per-segment")
+    if "|tok:ja-mecab|" not in d["signature"] or "|sw:iso|" not in d["signature"]:
+        raise AssertionError("signature: " + d["signature"])
+    words = [w["word"] for w in d["per_segment"][0]["words"]]
+    for w in ("\u96fb\u6c17", "\u81ea\u52d5\u8eca", "\u5145\u96fb", "\u6642\u9593"):
+        if w not in words:
+            raise AssertionError("%r not among the content words %r" % (w, words))
+    if "\u306e" in words:  # の is a stopword
+        raise AssertionError("stopword kept: %r" % words)
+    d = run_json("--target-lang", "ja", "--background", bg, "--rare-threshold", "0",
+                 "--ref", ref, "--hyp", ref, "--per-segment")
+    left = [w["word"] for w in d["per_segment"][0]["words"]]
+    eq([w for w in words if w not in left], ["\u96fb\u6c17", "\u81ea\u52d5\u8eca",
+                                              "\u5145\u96fb"],
+       "the background's MeCab words are the ones filtered out")
+
+
 def test_alam2021_table2_standard_profile():
     t = SEEDS["alam2021_table2"]
     gloss = write("table2.json", json.dumps(

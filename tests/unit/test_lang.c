@@ -71,7 +71,30 @@ static void test_warnings_and_signature(void **state)
     (void)state;
     am_config c;
     am_config_init(&c);
-    assert_int_equal(am_config_warnings(&c), 0); /* und: no language given */
+    /* und: no language given; said since issue 24 (it was silent: French
+     * stopwords then counted as content words without a word) */
+    assert_int_equal(am_config_warnings(&c), AM_WARN_NO_TARGET_LANG);
+    {
+        am_buf s0;
+        am_buf_init(&s0);
+        am_config_signature(&c, &s0);
+        assert_non_null(strstr(am_buf_str(&s0), "|sw:none|"));
+        assert_non_null(strstr(am_buf_str(&s0), "|warn:no-target-lang"));
+        am_buf_cleanup(&s0);
+    }
+    /* Thai: stopwords-iso has a list, but the char tokenizer produces none
+     * of its words: no stopwords, said so */
+    assert_int_equal(am_config_set(&c, "target_lang", "th", NULL), AM_OK);
+    assert_int_equal(am_config_warnings(&c), AM_WARN_NO_STOPWORDS);
+    assert_string_equal(am_config_stopwords(&c), "none");
+    assert_int_equal(am_config_set(&c, "target_lang", "zh", NULL), AM_OK);
+    assert_string_equal(am_config_stopwords(&c), "iso");
+    assert_int_equal(am_config_warnings(&c), 0);
+    /* Japanese recall runs MeCab; glossary terms stay per character */
+    assert_int_equal(am_config_set(&c, "target_lang", "ja-JP", NULL), AM_OK);
+    assert_int_equal(am_config_tokenizer(&c), AM_TOK_JA_MECAB);
+    assert_int_equal(am_config_terms_tokenizer(&c), AM_TOK_ZH);
+    assert_string_equal(am_config_stopwords(&c), "iso");
     assert_int_equal(am_config_set(&c, "source_lang", "en", NULL), AM_OK);
     assert_int_equal(am_config_set(&c, "target_lang", "kal", NULL), AM_OK); /* Greenlandic */
     assert_string_equal(c.target_lang, "kl");

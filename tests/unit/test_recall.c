@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mecab.h"
 #include "recall.h"
 #include "stopwords.h"
 #include "vocab.h"
@@ -281,6 +282,109 @@ static void test_content_words(void **state)
     assert_string_equal(t.v[2], "Terrier");
     am_toks_cleanup(&t);
     am_sw_free(sw);
+}
+
+/* Issue 24 §5: NFKC maps a spacing acute U+00B4 ("didn\u00b4t", real MT
+ * output) to a space plus the combining U+0301; intl splits the symbol off,
+ * so the token becomes " \u0301". Neither it nor a lone combining mark, a
+ * modifier letter (U+02BC, U+30FC) or a zero-width joiner is a content word;
+ * a word carrying a mark is. The simianer2019 profile splits on whitespace
+ * only and keeps "didn\u00b4t" whole (test_simianer_nonword). */
+static void test_nonword_tokens(void **state)
+{
+    (void)state;
+    am_recall_config cfg;
+    am_recall_config_init(&cfg);
+    am_toks t;
+    am_toks_init(&t);
+    assert_int_equal(am_recall_content_words(&cfg, "didn\xc2\xb4t", &t), AM_OK);
+    assert_int_equal(t.n, 2);
+    assert_string_equal(t.v[0], "didn");
+    assert_string_equal(t.v[1], "t");
+    am_toks_reset(&t);
+    cfg.tokenizer = AM_TOK_NONE;
+    assert_int_equal(am_recall_content_words(&cfg,
+                                             "\xc2\xb4 \xcc\x81 \xca\xbc \xe3\x83\xbc "
+                                             "\xe2\x80\x8d e\xcc\x81t\xc3\xa9",
+                                             &t),
+                     AM_OK);
+    assert_int_equal(t.n, 1);
+    assert_string_equal(t.v[0], "\xc3\xa9t\xc3\xa9");
+    am_toks_cleanup(&t);
+
+    /* The shared-words path classifies the same way. */
+    am_tok_words w;
+    am_tok_words_init(&w);
+    assert_int_equal(am_recall_tok_words(&cfg, "\xc2\xb4 word", &w), AM_OK);
+    assert_int_equal(w.fold.n, 2);
+    assert_int_equal(w.content[0], 0);
+    assert_int_equal(w.content[1], 1);
+    am_tok_words_cleanup(&w);
+
+    assert_true(am_text_is_nonword(" \xcc\x81"));
+    assert_false(am_text_is_nonword("\xe2\x85\xa0")); /* U+2160 ROMAN NUMERAL ONE: Nl */
+    assert_false(am_text_is_nonword(""));
+}
+
+/* Issue 24 §2: Japanese content words are MeCab's words (ja-mecab, the
+ * recall default for ja), with the stopwords-iso Japanese words MeCab keeps
+ * whole. The zh tokenizer made 電気自動車 four one-kanji "words" and
+ * kept kana runs such as がかかるのよ as one. */
+static void test_japanese_mecab(void **state)
+{
+    (void)state;
+    am_mecab *m = NULL;
+    am_buf err;
+    am_buf_init(&err);
+    if (am_mecab_new(NULL, &m, &err) != AM_OK)
+        fail_msg("am_mecab_new: %s", am_buf_str(&err));
+    am_mecab_ws *mw = NULL;
+    assert_int_equal(am_mecab_ws_new(m, &mw), AM_OK);
+    am_tok_ctx ctx = {.ja_mecab = mw};
+    am_sw *sw = NULL;
+    assert_int_equal(am_sw_builtin_for("iso", "ja", AM_TOK_JA_MECAB, &ctx, AM_NORM_NFKC, 1, &sw),
+                     AM_OK);
+    assert_true(am_sw_contains(sw, "\xe3\x81\xae")); /* の */
+    am_recall_config cfg;
+    am_recall_config_init(&cfg);
+    cfg.tokenizer = AM_TOK_JA_MECAB;
+    cfg.tok_ctx = &ctx;
+    cfg.stopwords = sw;
+    am_toks t;
+    am_toks_init(&t);
+    /* 電気自動車の充電って、めちゃくちゃ時間がかかるのよ。 */
+    const char *text = "\xe9\x9b\xbb\xe6\xb0\x97\xe8\x87\xaa\xe5\x8b\x95\xe8\xbb\x8a"
+                       "\xe3\x81\xae\xe5\x85\x85\xe9\x9b\xbb\xe3\x81\xa3\xe3\x81\xa6"
+                       "\xe3\x80\x81\xe3\x82\x81\xe3\x81\xa1\xe3\x82\x83\xe3\x81\x8f"
+                       "\xe3\x81\xa1\xe3\x82\x83\xe6\x99\x82\xe9\x96\x93\xe3\x81\x8c"
+                       "\xe3\x81\x8b\xe3\x81\x8b\xe3\x82\x8b\xe3\x81\xae\xe3\x82\x88"
+                       "\xe3\x80\x82";
+    assert_int_equal(am_recall_content_words(&cfg, text, &t), AM_OK);
+    const char *want[] = {
+        "\xe9\x9b\xbb\xe6\xb0\x97", /* 電気 */
+        "\xe8\x87\xaa\xe5\x8b\x95\xe8\xbb\x8a", /* 自動車 */
+        "\xe5\x85\x85\xe9\x9b\xbb", /* 充電 */
+    };
+    assert_true(t.n >= 5);
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(t.v[i], want[i]);
+    int has_time = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        has_time |= !strcmp(t.v[i], "\xe6\x99\x82\xe9\x96\x93"); /* 時間 */
+        assert_string_not_equal(t.v[i], "\xe3\x81\xae"); /* の: a stopword */
+        assert_string_not_equal(t.v[i], "\xe3\x80\x81"); /* 、: punctuation */
+    }
+    assert_true(has_time);
+    /* Without a tagger ja-mecab is refused, never another tokenizer. */
+    am_toks_reset(&t);
+    cfg.tok_ctx = NULL;
+    assert_int_equal(am_recall_content_words(&cfg, text, &t), AM_ERR_INVALID);
+    assert_int_equal(t.n, 0);
+    am_toks_cleanup(&t);
+    am_sw_free(sw);
+    am_mecab_ws_free(mw);
+    am_mecab_free(m);
+    am_buf_cleanup(&err);
 }
 
 /* Scores a sequence of (translation, hypothesis) pairs with one system and
@@ -654,6 +758,8 @@ int main(void)
         cmocka_unit_test(test_totals),
         cmocka_unit_test(test_slides),
         cmocka_unit_test(test_content_words),
+        cmocka_unit_test(test_nonword_tokens),
+        cmocka_unit_test(test_japanese_mecab),
         cmocka_unit_test(test_k2),
         cmocka_unit_test(test_novel_words),
         cmocka_unit_test(test_errors),

@@ -84,6 +84,25 @@ static void test_reader(void **state)
     free(t);
 }
 
+/* rk.rb splits on whitespace and drops only stopwords, [[:punct:]] tokens
+ * (ASCII punctuation and symbols, Unicode P*) and digits; it does not
+ * normalize. So "didn\u00b4t" stays one word, and a lone spacing acute
+ * (Sk, not ASCII) or a lone combining mark counts as a content word, unlike
+ * the standard profile (test_recall test_nonword_tokens). */
+static void test_simianer_nonword(void **state)
+{
+    (void)state;
+    am_toks t;
+    am_toks_init(&t);
+    assert_int_equal(am_simianer_content_words(NULL, "didn\xc2\xb4t \xc2\xb4 \xcc\x81 ' 7", &t),
+                     AM_OK);
+    assert_int_equal(t.n, 3);
+    assert_string_equal(t.v[0], "didn\xc2\xb4t");
+    assert_string_equal(t.v[1], "\xc2\xb4");
+    assert_string_equal(t.v[2], "\xcc\x81");
+    am_toks_cleanup(&t);
+}
+
 static void test_slides(void **state)
 {
     (void)state;
@@ -243,6 +262,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reader),
         cmocka_unit_test(test_slides),
+        cmocka_unit_test(test_simianer_nonword),
         cmocka_unit_test(test_tico19),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

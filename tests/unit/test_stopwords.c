@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "mecab.h"
+#include "score.h"
 #include "stopwords.h"
 #include "text.h"
 
@@ -222,6 +225,151 @@ static void test_custom(void **state)
     am_sw_free(nfc);
 }
 
+/* Whether the words of one shipped list that survive am_sw_builtin_for
+ * with the language's default tokenizer are exactly those the tokenizer
+ * gives back as one unchanged token (so every stopword in use can match,
+ * and none that could is lost). words: the list as shipped. Returns the
+ * number kept. */
+static size_t check_list(const char *source, const char *lang, const char *const *words, size_t n)
+{
+    enum am_tok_kind kind = am_tok_default_for_lang(lang);
+    am_sw *sw = NULL;
+    assert_int_equal(am_sw_builtin_for(source, lang, kind, NULL, AM_NORM_NONE, 0, &sw), AM_OK);
+    am_toks t;
+    am_toks_init(&t);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        am_toks_reset(&t);
+        assert_int_equal(am_tok_split(kind, words[i], &t), AM_OK);
+        int one = t.n == 1 && strcmp(t.v[0], words[i]) == 0;
+        if (am_sw_contains(sw, words[i]) != one)
+            fail_msg("%s %s: \"%s\" is %s but %s one token of %s", source, lang, words[i],
+                     one ? "left out" : "kept", one ? "is" : "is not", am_tok_name(kind));
+        kept += (size_t)one;
+    }
+    assert_int_equal(am_sw_size(sw), kept);
+    am_toks_cleanup(&t);
+    am_sw_free(sw);
+    return kept;
+}
+
+/* Issue 24 §2: a stopword that can never match its tokenizer is a bug.
+ * Every shipped list, under its language's default tokenizer. */
+static void test_lists_match_tokenizer(void **state)
+{
+    (void)state;
+    json_t *iso = tu_json("data/stopwords/stopwords-iso/stopwords-iso.json");
+    const char *lang;
+    json_t *arr;
+    json_object_foreach(iso, lang, arr)
+    {
+        size_t n = json_array_size(arr);
+        const char **w = calloc(n ? n : 1, sizeof *w);
+        for (size_t i = 0; i < n; i++)
+            w[i] = json_string_value(json_array_get(arr, i));
+        size_t kept = check_list("iso", lang, w, n);
+        if (!strcmp(lang, "zh")) {
+            /* The zh tokenizer makes every CJK character a token: only the
+             * one-character words can match (282 of 794). */
+            size_t one_char = 0;
+            for (size_t i = 0; i < n; i++)
+                one_char += am_utf8_decode(w[i], strlen(w[i]), &(int32_t){0}) == strlen(w[i]);
+            assert_int_equal(kept, one_char);
+            assert_true(kept < n);
+        }
+        free(w);
+    }
+    for (size_t f = 0; f < sizeof snowball_files / sizeof snowball_files[0]; f++) {
+        char **words;
+        size_t n = read_snowball(snowball_files[f][0], &words);
+        check_list("snowball", snowball_files[f][1], (const char *const *)words, n);
+        free_words(words, n);
+    }
+    json_decref(iso);
+
+    /* The set a zh scorer uses: 的 (one character) can match, 我们 cannot. */
+    am_sw *zh = NULL;
+    assert_int_equal(am_sw_builtin_for("iso", "zh", AM_TOK_ZH, NULL, AM_NORM_NFKC, 1, &zh), AM_OK);
+    assert_true(am_sw_contains(zh, "\xe7\x9a\x84"));
+    assert_false(am_sw_contains(zh, "\xe6\x88\x91\xe4\xbb\xac"));
+    am_sw_free(zh);
+    /* English "don't": intl splits it, 13a and none keep it whole. */
+    am_sw *en = NULL;
+    assert_int_equal(am_sw_builtin_for("snowball", "en", AM_TOK_INTL, NULL, AM_NORM_NFKC, 1, &en),
+                     AM_OK);
+    assert_false(am_sw_contains(en, "don't"));
+    assert_true(am_sw_contains(en, "the"));
+    am_sw_free(en);
+    assert_int_equal(am_sw_builtin_for("snowball", "en", AM_TOK_13A, NULL, AM_NORM_NFKC, 1, &en),
+                     AM_OK);
+    assert_true(am_sw_contains(en, "don't"));
+    am_sw_free(en);
+    assert_true(am_sw_one_token(AM_TOK_NONE, NULL, "don't"));
+    assert_false(am_sw_one_token(AM_TOK_CHAR, NULL, "ab"));
+}
+
+/* The set a session really uses, for every shipped language under its
+ * default options (the recall tokenizer that auto picks: ja-mecab for ja):
+ * exactly the words of its default list that this tokenizer gives back as
+ * one token, normalized. Catches a stopword that can never match in the
+ * scorer itself (issue 24), whatever the tokenizer. */
+static void test_scorer_uses_matchable_stopwords(void **state)
+{
+    (void)state;
+    am_mecab *m = NULL;
+    am_mecab_ws *mw = NULL;
+    assert_int_equal(am_mecab_new(NULL, &m, NULL), AM_OK);
+    assert_int_equal(am_mecab_ws_new(m, &mw), AM_OK);
+    am_tok_ctx ctx = {.ja_mecab = mw};
+    json_t *iso = tu_json("data/stopwords/stopwords-iso/stopwords-iso.json");
+    const char *lang;
+    json_t *arr;
+    size_t checked = 0;
+    json_object_foreach(iso, lang, arr)
+    {
+        am_config c;
+        am_config_init(&c);
+        if (am_config_set(&c, "target_lang", lang, NULL) != AM_OK)
+            continue; /* a key that is no language code */
+        /* BLEU is not at stake here (and ko's default, ko-mecab, is refused) */
+        assert_int_equal(am_config_set(&c, "bleu_tokenize", "13a", NULL), AM_OK);
+        enum am_tok_kind kind = am_config_tokenizer(&c);
+        const char *source = am_sw_default_source(lang);
+        char **words = NULL;
+        size_t n = 0;
+        for (size_t f = 0; f < sizeof snowball_files / sizeof snowball_files[0]; f++)
+            if (!strcmp(source, "snowball") && !strcmp(snowball_files[f][1], lang))
+                n = read_snowball(snowball_files[f][0], &words);
+        if (!words) {
+            n = json_array_size(arr);
+            words = calloc(n ? n : 1, sizeof *words);
+            for (size_t i = 0; i < n; i++)
+                words[i] = strdup(json_string_value(json_array_get(arr, i)));
+        }
+        const char **one = calloc(n ? n : 1, sizeof *one);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (am_sw_one_token(kind, &ctx, words[i]))
+                one[k++] = words[i];
+        am_sw *want = NULL;
+        assert_int_equal(am_sw_from_words(one, k, AM_NORM_NFKC, 1, &want), AM_OK);
+        am_scorer *sc = NULL;
+        assert_int_equal(am_scorer_new(&c, NULL, 0, NULL, NULL, &sc, NULL), AM_OK);
+        if (am_scorer_stopword_count(sc) != am_sw_size(want))
+            fail_msg("%s (%s, tokenizer %s): the scorer uses %zu stopwords, %zu can match", lang,
+                     source, am_tok_name(kind), am_scorer_stopword_count(sc), am_sw_size(want));
+        am_scorer_free(sc);
+        am_sw_free(want);
+        free(one);
+        free_words(words, n);
+        checked++;
+    }
+    assert_true(checked >= 58);
+    json_decref(iso);
+    am_mecab_ws_free(mw);
+    am_mecab_free(m);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -244,9 +392,14 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_lang_codes),     cmocka_unit_test(test_iso_sizes),
-        cmocka_unit_test(test_snowball_lists), cmocka_unit_test(test_normalization),
-        cmocka_unit_test(test_custom),         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_lang_codes),
+        cmocka_unit_test(test_iso_sizes),
+        cmocka_unit_test(test_snowball_lists),
+        cmocka_unit_test(test_normalization),
+        cmocka_unit_test(test_custom),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_lists_match_tokenizer),
+        cmocka_unit_test(test_scorer_uses_matchable_stopwords),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
