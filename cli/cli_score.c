@@ -30,6 +30,7 @@
 #include "sgml.h"
 #include "text.h"
 #include "vocab.h"
+#include "textenc.h"
 #include "xliff.h"
 
 #include <errno.h>
@@ -188,8 +189,14 @@ static int am_cli_validate(const am_cli_file *f)
             col++;
         }
     }
-    fprintf(stderr, "adaptmon score: %s:%zu:%zu: %s\n", f->path, line, col,
-            rc == AM_ERR_NUL ? "NUL byte in text" : "invalid UTF-8");
+    /* name the encoding it looks like (UTF-16, windows-1252, …) and the
+     * command that converts it */
+    am_buf why;
+    am_buf_init(&why);
+    am_textenc_diagnose(f->buf, f->len, f->path, &why);
+    fprintf(stderr, "adaptmon score: %s:%zu:%zu: %s; %s\n", f->path, line, col,
+            rc == AM_ERR_NUL ? "NUL byte in text" : "invalid UTF-8", am_buf_str(&why));
+    am_buf_cleanup(&why);
     return 1;
 }
 

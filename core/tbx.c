@@ -9,9 +9,11 @@
  * laughs"), and libxml2's own depth/size limits hold. A plain DOCTYPE
  * (<!DOCTYPE martif SYSTEM "TBXcoreStructV02.dtd">) is accepted and its DTD
  * is not read.
- * The input is validated as UTF-8 (AM_ERR_UTF8/AM_ERR_NUL with line and
- * column) before libxml2 sees it, and libxml2 is told to read it as UTF-8
- * whatever the XML declaration says.
+ * A document in another encoding than UTF-8 (a BOM or the XML declaration
+ * says which: UTF-16, windows-1252, ISO-8859-x, …) is decoded to UTF-8
+ * first (textenc.h); the UTF-8 text is validated (AM_ERR_UTF8/AM_ERR_NUL
+ * with line and column) before libxml2 sees it, and libxml2 is told to read
+ * it as UTF-8 (the declaration's encoding is ignored).
  *
  * Programs using several threads should call xmlInitParser() once in
  * main() before starting them (libxml2's advice), and may call
@@ -21,6 +23,7 @@
 
 #include "gloss_internal.h"
 #include "lang.h"
+#include "textenc.h"
 #include "xmlsafe.h"
 
 #include <assert.h>
@@ -328,10 +331,10 @@ static void pick_langs(xmlNode *root, char **src, char **tgt)
     }
 }
 
-/* The arguments' checks: languages (NULL or valid, not the same), size and
- * UTF-8. AM_OK or the error reported in rep. */
-static int tbx_check_args(const char *buf, size_t len, const char *source_lang,
-                          const char *target_lang, const am_gloss_limits *lim, am_gloss_report *rep)
+/* The arguments' checks: languages (NULL or valid, not the same) and
+ * size. AM_OK or the error reported in rep. */
+static int tbx_check_args(size_t len, const char *source_lang, const char *target_lang,
+                          const am_gloss_limits *lim, am_gloss_report *rep)
 {
     if ((source_lang && !am_lang_tag_ok(source_lang)) ||
         (target_lang && !am_lang_tag_ok(target_lang)))
@@ -346,7 +349,24 @@ static int tbx_check_args(const char *buf, size_t len, const char *source_lang,
     if (len > (size_t)INT_MAX)
         return am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "TBX document larger than %d bytes",
                                 INT_MAX);
-    return am_gloss_check_utf8(buf, len, rep);
+    return AM_OK;
+}
+
+/* Decodes buf[0..len) to UTF-8 as its BOM or XML declaration says
+ * (textenc.h) into *dec (caller frees dec->utf8), then validates the UTF-8
+ * text. AM_OK or the error reported in rep. */
+static int tbx_decode(const char *buf, size_t len, am_textenc_doc *dec, am_gloss_report *rep)
+{
+    am_buf msg;
+    am_buf_init(&msg);
+    int rc = am_textenc_xml(buf, len, dec, &msg);
+    if (rc)
+        am_gloss_rep_err(rep, rc, 0, 0, "%s", am_buf_str(&msg));
+    am_buf_cleanup(&msg);
+    if (rc)
+        return rc;
+    return dec->utf8 ? am_gloss_check_utf8(dec->utf8, dec->len, rep)
+                     : am_gloss_check_utf8(buf, len, rep);
 }
 
 /* Skips a BOM and leading whitespace (XML allows neither before the XML
@@ -418,18 +438,32 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
         target_lang = NULL;
     if (!buf)
         buf = "";
-    int rc = tbx_check_args(buf, len, source_lang, target_lang, &lim, rep);
+    int rc = tbx_check_args(len, source_lang, target_lang, &lim, rep);
     if (rc)
         return rc;
+    am_textenc_doc dec;
+    rc = tbx_decode(buf, len, &dec, rep);
+    if (rc) {
+        free(dec.utf8);
+        return rc;
+    }
+    if (dec.utf8) {
+        buf = dec.utf8;
+        len = dec.len;
+    }
     size_t line_off, col_off, lead = tbx_skip_lead(buf, len, &line_off, &col_off);
-    if (lead == len)
+    if (lead == len) {
+        free(dec.utf8);
         return am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "empty TBX document");
+    }
     buf += lead;
     len -= lead;
 
     am_xmlsafe_state st;
     xmlDocPtr doc = NULL;
-    if (am_xmlsafe_read(buf, len, &st, &doc))
+    rc = am_xmlsafe_read(buf, len, &st, &doc);
+    free(dec.utf8); /* the tree holds copies */
+    if (rc)
         return am_gloss_rep_err(rep, AM_ERR_NOMEM, 0, 0, "cannot create an XML parser");
     char *auto_src = NULL, *auto_tgt = NULL;
     tbx_job j;

@@ -10,13 +10,16 @@
  * text for any entity declaration or parameter entity reference before
  * libxml2 reads it, any reference to an undeclared entity rejects the
  * document, libxml2's depth and size limits hold. TMX is read into a tree
- * through am_xmlsafe_read. The input is validated as UTF-8 first and read
- * as UTF-8 whatever the XML declaration says.
+ * through am_xmlsafe_read. A document in another encoding (BOM or XML
+ * declaration: UTF-16, windows-1252, ISO-8859-x, …) is decoded to UTF-8
+ * first (textenc.h), so the checks above run on the decoded text; the
+ * UTF-8 text is validated and libxml2 reads it as UTF-8.
  */
 #include "xliff.h"
 
 #include "lang.h"
 #include "text.h"
+#include "textenc.h"
 #include "xmlsafe.h"
 
 #include <assert.h>
@@ -64,21 +67,44 @@ static size_t xl_line_of(const char *buf, size_t off)
  * is 0) is valid UTF-8 without NUL and not larger than libxml2 takes; a BOM
  * and leading whitespace are skipped (*buf, *len advanced, *line_off = the
  * lines skipped). Returns AM_OK or an error filled into rep. */
-static int xl_start(const char **buf, size_t *len, size_t *line_off, am_xliff_report *rep)
+static int xl_start(const char **buf, size_t *len, size_t *line_off, am_textenc_doc *dec,
+                    am_xliff_report *rep)
 {
     *line_off = 0;
+    memset(dec, 0, sizeof *dec);
     if (!*buf && *len)
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
     if (*len > (size_t)INT_MAX)
         return xl_err(rep, AM_ERR_RANGE, 0, "XML document larger than %d bytes", INT_MAX);
     if (!*buf)
         *buf = "";
+    /* a document in UTF-16, windows-1252, ISO-8859-x … (BOM or XML
+     * declaration) is decoded to UTF-8 first: everything below, the
+     * hardening included, reads the decoded text */
+    am_buf emsg;
+    am_buf_init(&emsg);
+    int rc = am_textenc_xml(*buf, *len, dec, &emsg);
+    if (rc) {
+        xl_err(rep, rc, 0, "%s", am_buf_str(&emsg));
+        am_buf_cleanup(&emsg);
+        return rc;
+    }
+    am_buf_cleanup(&emsg);
+    if (dec->utf8) {
+        *buf = dec->utf8;
+        *len = dec->len;
+    }
     const char *b = *buf;
     size_t n = *len, bad = 0;
-    int rc = am_text_validate(b, n, &bad);
+    rc = am_text_validate(b, n, &bad);
     if (rc)
-        return xl_err(rep, rc, xl_line_of(b, bad), "%s at byte %zu",
-                      rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8", bad);
+        return xl_err(rep, rc, xl_line_of(b, bad), "%s at byte %zu%s",
+                      rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8", bad,
+                      rc == AM_ERR_UTF8 && !dec->utf8
+                          ? " (read as UTF-8: no byte order mark, and the XML declaration names "
+                            "UTF-8 or no encoding; if the file is in another one, declare it, "
+                            "e.g. encoding=\"windows-1252\")"
+                          : "");
     size_t i = 0;
     if (n >= 3 && memcmp(b, "\xEF\xBB\xBF", 3) == 0)
         i = 3;
@@ -98,13 +124,18 @@ static int xl_read(const char *buf, size_t len, xmlDocPtr *doc, size_t *line_off
                    am_xliff_report *rep)
 {
     *doc = NULL;
-    int rc = xl_start(&buf, &len, line_off, rep);
-    if (rc)
+    am_textenc_doc dec;
+    int rc = xl_start(&buf, &len, line_off, &dec, rep);
+    if (rc) {
+        free(dec.utf8);
         return rc;
+    }
 
     am_xmlsafe_state st;
     xmlDocPtr d = NULL;
-    if (am_xmlsafe_read(buf, len, &st, &d))
+    rc = am_xmlsafe_read(buf, len, &st, &d);
+    free(dec.utf8); /* the tree holds copies */
+    if (rc)
         return xl_err(rep, AM_ERR_NOMEM, 0, "cannot create an XML parser");
     if (st.entity_decl)
         return xl_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + *line_off : 0,
@@ -813,7 +844,7 @@ static int xl_pass(xl_job *j, const char *buf, size_t len)
                       AM_XMLSAFE_MAX_ATTRS);
     xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
     int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
-               XML_PARSE_NOWARNING;
+               XML_PARSE_NOWARNING | XML_PARSE_IGNORE_ENC;
     xmlTextReaderPtr r = xmlReaderForMemory(buf, (int)len, NULL, "UTF-8", opts);
     if (!r)
         return xl_err(j->rep, AM_ERR_NOMEM, 0, "cannot create an XML reader");
@@ -895,12 +926,14 @@ int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, a
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
     memset(info, 0, sizeof *info);
     size_t line_off = 0;
-    int rc = xl_start(&buf, &len, &line_off, rep);
-    if (rc)
+    am_textenc_doc dec;
+    int rc = xl_start(&buf, &len, &line_off, &dec, rep);
+    if (rc == AM_OK)
+        rc = xl_prolog_check(buf, len, line_off, rep);
+    if (rc) {
+        free(dec.utf8);
         return rc;
-    rc = xl_prolog_check(buf, len, line_off, rep);
-    if (rc)
-        return rc;
+    }
     xl_job j;
     memset(&j, 0, sizeof j);
     j.d = info;
@@ -926,6 +959,7 @@ int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, a
             rc = j.fn_rc;
     }
     am_buf_cleanup(&j.tmp);
+    free(dec.utf8);
     return rc;
 }
 
@@ -974,12 +1008,7 @@ int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_repo
 
 int am_xliff_looks_xml(const char *buf, size_t len)
 {
-    size_t i = 0;
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-        i = 3;
-    while (i < len && xl_is_space(buf[i]))
-        i++;
-    return i < len && buf[i] == '<';
+    return am_textenc_looks_xml(buf, len);
 }
 
 /* ---- TMX -------------------------------------------------------------------------- */

@@ -131,8 +131,8 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
  * stripping), for am_xliff_tmx_counts. */
 void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out);
 
-/* True when buf[0..len), after a BOM and whitespace, starts with '<'
- * (an XML document rather than "count word" lines). */
+/* True when buf[0..len), after a BOM and whitespace, starts with '<' in
+ * UTF-8 or UTF-16/32 (an XML document rather than "count word" lines). */
 int am_xliff_looks_xml(const char *buf, size_t len);
 
 #endif

@@ -186,7 +186,7 @@ int am_xmlsafe_read(const char *buf, size_t len, am_xmlsafe_state *st, xmlDocPtr
     ctxt->sax->externalSubset = on_external_subset;
     ctxt->sax->reference = on_reference;
     int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
-               XML_PARSE_NOWARNING;
+               XML_PARSE_NOWARNING | XML_PARSE_IGNORE_ENC;
     xmlDocPtr d = xmlCtxtReadMemory(ctxt, buf, (int)len, NULL, "UTF-8", opts);
     int well_formed = ctxt->wellFormed;
     xmlFreeParserCtxt(ctxt);

@@ -18,8 +18,10 @@
  *   - XML_PARSE_HUGE is not set, so libxml2's own depth/size limits hold.
  *   - a start tag with more than AM_XMLSAFE_MAX_ATTRS attributes is refused
  *     before parsing (libxml2's duplicate check is quadratic per tag).
- * The input is read as UTF-8 whatever the XML declaration says; callers
- * validate it as UTF-8 first (their error reports differ).
+ * The input is read as UTF-8 whatever the XML declaration says
+ * (XML_PARSE_IGNORE_ENC); callers decode other encodings to UTF-8 first
+ * (textenc.h, am_textenc_xml) and validate the UTF-8 (their error reports
+ * differ), so this hardening always sees the decoded text.
  *
  * libxml2 global state: xmlInitParser() is called on every parse; it is
  * idempotent and guarded by libxml2's own init mutex (2.9+). Never calls
