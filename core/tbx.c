@@ -185,6 +185,8 @@ typedef struct tbx_job {
     size_t line_off; /* see node_line */
     am_buf tmp, tmp2;
     am_toks src, ok, bad; /* terms of the current entry */
+    am_toks langs; /* the distinct languages of the sections seen */
+    int saw_src, saw_tgt; /* a section in the source / target language */
 } tbx_job;
 
 static int toks_has(const am_toks *t, const char *s)
@@ -234,6 +236,10 @@ static int do_entry(tbx_job *j, xmlNode *ce)
             role = 1;
         else if (lang && j->tgt_lang && am_lang_same(lang, j->tgt_lang))
             role = 2;
+        j->saw_src |= role == 1;
+        j->saw_tgt |= role == 2;
+        if (lang && !toks_has(&j->langs, lang) && j->langs.n < 16)
+            am_toks_pushs(&j->langs, lang);
         free(lang);
         if (role) {
             for (xmlNode *t = n->children; t;) {
@@ -421,6 +427,28 @@ static int tbx_check_read(const am_xmlsafe_state *st, xmlDocPtr doc, size_t line
     return AM_OK;
 }
 
+/* A document with language sections but none in the source or the target
+ * language gives no entry: refused, naming the languages it has (issue 24:
+ * an empty glossary was accepted silently). AM_OK or the error in rep. */
+static int tbx_check_sides(tbx_job *j)
+{
+    if (j->out->n || !j->langs.n || (j->saw_src && j->saw_tgt))
+        return AM_OK;
+    am_buf have;
+    am_buf_init(&have);
+    for (size_t i = 0; i < j->langs.n; i++)
+        am_buf_printf(&have, "%s%s", i ? ", " : "", j->langs.v[i]);
+    int rc = am_gloss_rep_err(
+        j->rep, AM_ERR_INVALID, 0, 0,
+        "the TBX has no term in the %s language %s (its languages: %s)",
+        !j->saw_tgt ? "target" : "source",
+        !j->saw_tgt ? (j->tgt_lang ? j->tgt_lang : "(none found)")
+                    : (j->src_lang ? j->src_lang : "(none found)"),
+        am_buf_str(&have));
+    am_buf_cleanup(&have);
+    return rc;
+}
+
 int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
                        const char *target_lang, const am_gloss_limits *limits, am_gloss *out,
                        am_gloss_report *report)
@@ -496,6 +524,8 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
             n = am_xmlsafe_walk(n, root, 1);
         }
     }
+    if (rc == AM_OK)
+        rc = tbx_check_sides(&j);
 
 done:
     am_buf_cleanup(&j.tmp);
@@ -503,6 +533,7 @@ done:
     am_toks_cleanup(&j.src);
     am_toks_cleanup(&j.ok);
     am_toks_cleanup(&j.bad);
+    am_toks_cleanup(&j.langs);
     free(auto_src);
     free(auto_tgt);
     if (doc)

@@ -1011,6 +1011,14 @@ int am_xliff_looks_xml(const char *buf, size_t len)
     return am_textenc_looks_xml(buf, len);
 }
 
+static int xl_toks_has(const am_toks *t, const char *s)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (!strcmp(t->v[i], s))
+            return 1;
+    return 0;
+}
+
 /* ---- TMX -------------------------------------------------------------------------- */
 
 static const char *xl_tuv_lang(const xmlNode *tuv)
@@ -1109,12 +1117,16 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
             goto done;
         }
     }
+    am_toks langs; /* the distinct languages seen, for a refusal */
+    am_toks_init(&langs);
     for (xmlNode *tu = body->children; tu && rc == AM_OK; tu = tu->next) {
         if (!xl_is(tu, "tu"))
             continue;
         for (xmlNode *v = tu->children; v && rc == AM_OK; v = v->next) {
             const char *l = xl_is(v, "tuv") ? xl_tuv_lang(v) : NULL;
             xmlNode *seg = l ? xl_child(v, "seg") : NULL;
+            if (seg && count == 0 && langs.n < 16 && !xl_toks_has(&langs, l))
+                am_toks_pushs(&langs, l);
             if (!seg || !am_lang_same(l, lang))
                 continue;
             char *text = xl_text(seg, &tmp);
@@ -1131,6 +1143,19 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
             count++;
         }
     }
+    if (rc == AM_OK && count == 0) {
+        /* no side in the language: an empty vocabulary would make the
+         * novel-word results silently equal the standard ones */
+        am_buf have;
+        am_buf_init(&have);
+        for (size_t i = 0; i < langs.n; i++)
+            am_buf_printf(&have, "%s%s", i ? ", " : "", langs.v[i]);
+        rc = xl_err(rep, AM_ERR_INVALID, 0, "the memory has no segment in %s (%s%s)", lang,
+                    langs.n ? "its languages: " : "it has no <tuv> with xml:lang and a <seg>",
+                    am_buf_str(&have));
+        am_buf_cleanup(&have);
+    }
+    am_toks_cleanup(&langs);
     if (rc == AM_OK && chosen)
         *chosen = am_xstrdup(lang);
     if (nsegs)

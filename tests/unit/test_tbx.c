@@ -153,11 +153,13 @@ static void test_v2_sample(void **state)
         assert_false(g.v[i].forbidden);
     am_gloss_cleanup(&g);
 
-    /* a language absent from the file: every entry skipped, not an error */
+    /* a language absent from the file: refused, naming the languages it
+     * has (issue 24: an empty glossary used to be accepted silently) */
     am_gloss_init(&g);
-    assert_int_equal(am_gloss_parse_tbx(buf, len, "en", "de", NULL, &g, &rep), AM_OK);
+    assert_int_equal(am_gloss_parse_tbx(buf, len, "en", "de", NULL, &g, &rep), AM_ERR_INVALID);
     assert_int_equal(g.n, 0);
-    assert_int_equal(rep.skipped, 5);
+    assert_non_null(strstr(rep.msg, "target language de"));
+    assert_non_null(strstr(rep.msg, "its languages: en-US, fr-FR, es"));
     am_gloss_cleanup(&g);
     free(buf);
 }
