@@ -25,6 +25,7 @@
 #include <assert.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,7 @@ typedef struct xl_job {
     am_xliff_seg cur; /* the segment being built (its hypotheses are added) */
     int has_cur;
     int fn_rc; /* a non-zero return of fn: stop with it */
+    int mt_mode; /* am_xliff_mt_each: targets are MT pre-translations */
 } xl_job;
 
 static void xl_fix_id(char **id, size_t file, int prefix);
@@ -373,18 +375,74 @@ static int xl_in_list(const char *v, const char *const *list, size_t n)
     return 0;
 }
 
-/* Trados' <sdl:seg id=mid conf=…> of trans-unit tu (mid NULL: the first);
+/* Trados' <sdl:seg id=mid …> of trans-unit tu (mid NULL: the first);
  * borrowed or NULL. */
-static const char *xl_sdl_conf(xmlNode *tu, const char *mid)
+static xmlNode *xl_sdl_seg(xmlNode *tu, const char *mid)
 {
     for (xmlNode *c = tu->children; c; c = am_xmlsafe_walk(c, tu, 1)) {
         if (xl_is(c, "seg") && c->parent && xl_is(c->parent, "seg-defs")) {
             const char *id = xl_attr(c, "id", 0);
             if (!mid || (id && !strcmp(id, mid)))
-                return xl_attr(c, "conf", 0);
+                return c;
         }
     }
     return NULL;
+}
+
+/* The conf of Trados' <sdl:seg> of the segment; borrowed or NULL. */
+static const char *xl_sdl_conf(xmlNode *tu, const char *mid)
+{
+    xmlNode *sg = xl_sdl_seg(tu, mid);
+    return sg ? xl_attr(sg, "conf", 0) : NULL;
+}
+
+/* Whether the target of a 1.2 segment of a pre-translated file is machine
+ * translation, by the CAT tools' origin markers (see am_xliff_mt_each):
+ * returns 1 with *name the system (borrowed; "mt" when unnamed), or 0 with
+ * the reason in why (size cap) when a marker says another origin. */
+static int xl_mt_origin12(xmlNode *tu, xmlNode *target, const char *mid, const char **name,
+                          char *why, size_t cap)
+{
+    static const char *const tm_sq[] = {
+        "exact-match",          "fuzzy-match",         "id-match",
+        "leveraged-glossary",   "leveraged-inherited", "leveraged-mt",
+        "leveraged-repository", "leveraged-tm"};
+    *name = "mt";
+    xmlNode *sg = xl_sdl_seg(tu, mid);
+    const char *o = sg ? xl_attr(sg, "origin", 0) : NULL;
+    if (o && *o) { /* Trados: sdl:seg origin, origin-system */
+        if (am_ascii_ieq(o, "mt") || am_ascii_ieq(o, "nmt") || am_ascii_ieq(o, "adaptive-mt")) {
+            const char *sys = xl_attr(sg, "origin-system", 0);
+            *name = sys && *sys ? sys : "mt";
+            return 1;
+        }
+        snprintf(why, cap, "pre-translated from %.40s, not MT (Trados sdl:seg origin)", o);
+        return 0;
+    }
+    const char *po = xl_attr(tu, "trans-origin", 1); /* Phrase m:trans-origin */
+    if (po && *po && !am_ascii_ieq(po, "null")) {
+        if (am_ascii_ieq(po, "mt"))
+            return 1;
+        snprintf(why, cap, "pre-translated from %.40s, not MT (Phrase m:trans-origin)", po);
+        return 0;
+    }
+    for (const xmlAttr *a = tu->properties; a; a = a->next) { /* memoQ mq:status */
+        if (!a->ns || strcmp((const char *)a->name, "status"))
+            continue;
+        const char *v = xl_attr(tu, "status", 1);
+        if (v && am_ascii_ieq(v, "MachineTranslated"))
+            return 1;
+        if (v && am_ascii_ieq(v, "PreTranslated")) {
+            snprintf(why, cap, "pre-translated from a TM, not MT (memoQ mq:status)");
+            return 0;
+        }
+    }
+    const char *sq = target ? xl_attr(target, "state-qualifier", 0) : NULL;
+    if (sq && xl_in_list(sq, tm_sq, sizeof tm_sq / sizeof tm_sq[0]) && strcmp(sq, "leveraged-mt")) {
+        snprintf(why, cap, "pre-translated from a TM, not MT (state-qualifier=%.32s)", sq);
+        return 0;
+    }
+    return 1; /* no marker: the file is the MT pass */
 }
 
 /* Whether a 1.2 segment is confirmed (see xliff.h). */
@@ -438,22 +496,92 @@ static int xl_mt_process(const char *p)
            strncmp(p, "MT ", 3) == 0 || strncmp(p, "mt ", 3) == 0;
 }
 
-/* If alt-trans a is an MT proposal, its system name (borrowed; "mt" when
- * it has none); else NULL. */
-static const char *xl_mt_name(const xl_job *j, xmlNode *a)
+/* True when a tool or origin name says machine translation: "mt" or
+ * "MT-…"/"MT …"/"…-MT" (any case), or a name holding "machine". */
+static int xl_mt_word(const char *v)
+{
+    if (!v || !*v)
+        return 0;
+    size_t n = strlen(v);
+    if (am_ascii_ieq(v, "mt") || (n > 3 && (v[0] == 'm' || v[0] == 'M') &&
+                                  (v[1] == 't' || v[1] == 'T') && (v[2] == '-' || v[2] == ' ')))
+        return 1;
+    if (n > 3 && (v[n - 3] == '-' || v[n - 3] == ' ') && (v[n - 2] == 'm' || v[n - 2] == 'M') &&
+        (v[n - 1] == 't' || v[n - 1] == 'T'))
+        return 1;
+    for (size_t i = 0; i + 7 <= n; i++)
+        if (!strncmp(v + i, "machine", 7) || !strncmp(v + i, "Machine", 7))
+            return 1;
+    return 0;
+}
+
+/* The language of alt-trans a: its <target>'s xml:lang, else its own
+ * (borrowed), else NULL. */
+static const char *xl_alt_lang(xmlNode *a)
+{
+    xmlNode *tgt = xl_child(a, "target");
+    const char *l = tgt ? xl_attr(tgt, "lang", 2) : NULL;
+    if (!l || !*l)
+        l = xl_attr(a, "lang", 2);
+    return l && *l ? l : NULL;
+}
+
+/* True when tags a and b name one language once canonical ("fre-FR" as
+ * memoQ writes it ~ "fr"); am_lang_same on the raw tags when either does
+ * not canonicalize. */
+static int xl_same_lang(const char *a, const char *b)
+{
+    char ca[64], cb[64];
+    if (am_lang_canonical(a, ca, sizeof ca, NULL) != AM_OK ||
+        am_lang_canonical(b, cb, sizeof cb, NULL) != AM_OK)
+        return am_lang_same(a, b);
+    return am_lang_same(ca, cb);
+}
+
+/* Why candidate language lang is not the document's target language
+ * (written into why, size cap), or 0 when it is (or either is unknown). */
+static int xl_wrong_lang(const xl_job *j, const char *what, const char *lang, char *why, size_t cap)
+{
+    const am_xliff_doc *d = j->d;
+    if (!lang || !d->target_lang || xl_same_lang(lang, d->target_lang))
+        return 0;
+    if (d->source_lang && xl_same_lang(lang, d->source_lang))
+        snprintf(why, cap, "%s in the source language (%.24s)", what, lang);
+    else
+        snprintf(why, cap, "%s in %.24s, not the target language %.24s", what, lang,
+                 d->target_lang);
+    return 1;
+}
+
+/* If alt-trans a is an MT proposal in the target language, its system
+ * name (borrowed; "mt" when it has none); else NULL with the reason in why
+ * (size cap). */
+static const char *xl_mt_name(const xl_job *j, xmlNode *a, char *why, size_t cap)
 {
     const char *type = xl_attr(a, "alttranstype", 0);
-    if (type && strcmp(type, "proposal"))
+    if (type && strcmp(type, "proposal")) {
+        snprintf(why, cap, "alt-trans of type %.40s, not an MT proposal", type);
+        return NULL;
+    }
+    if (xl_wrong_lang(j, "alt-trans", xl_alt_lang(a), why, cap))
         return NULL;
     const char *origin = xl_attr(a, "origin", 0), *tool = xl_attr(a, "tool-id", 0);
+    const char *mtype = xl_attr(a, "matchType", 1); /* Okapi okp:matchType */
     xmlNode *ph = xl_phase(j, xl_attr(a, "phase-name", 0));
     xmlNode *tgt = xl_child(a, "target");
     const char *sq = tgt ? xl_attr(tgt, "state-qualifier", 0) : NULL;
     int mt = (sq && !strcmp(sq, "mt-suggestion")) ||
-             (ph && xl_mt_process(xl_attr(ph, "process-name", 0))) ||
+             (ph && xl_mt_process(xl_attr(ph, "process-name", 0))) || xl_mt_word(origin) ||
+             xl_mt_word(tool) || (mtype && am_ascii_ieq(mtype, "mt")) ||
              ((origin || tool) && !xl_attr(a, "match-quality", 0));
-    if (!mt)
+    if (!mt) {
+        snprintf(why, cap, "%s",
+                 xl_attr(a, "match-quality", 0)
+                     ? "alt-trans not marked as MT (a TM match: match-quality, no MT origin)"
+                     : "alt-trans not marked as MT (no origin, tool-id, MT phase or "
+                       "state-qualifier)");
         return NULL;
+    }
     if (origin && *origin)
         return origin;
     if (tool && *tool)
@@ -475,6 +603,17 @@ static int xl_seg12(xl_job *j, xmlNode *tu, const char *id, const char *mid, xml
         xl_skip(j, id, "no target");
         return AM_OK;
     }
+    if (j->mt_mode) {
+        const char *sys;
+        char why[112];
+        if (!xl_mt_origin12(tu, tgt_el, mid, &sys, why, sizeof why)) {
+            free(target);
+            xl_skip(j, id, why);
+            return AM_OK;
+        }
+        am_xliff_seg *s = xl_push(j, id, xl_text(src, &j->tmp), target);
+        return xl_add_hyp(j, s, sys, am_xstrdup(target), xl_line(tu, j->line_off));
+    }
     if (!xl_confirmed12(tu, tgt_el, mid)) {
         free(target);
         xl_skip(j, id, "unconfirmed");
@@ -484,8 +623,11 @@ static int xl_seg12(xl_job *j, xmlNode *tu, const char *id, const char *mid, xml
     for (xmlNode *a = tu->children; a; a = a->next) {
         if (!xl_is(a, "alt-trans"))
             continue;
-        const char *name = xl_mt_name(j, a);
+        char why[sizeof s->dropped];
+        const char *name = xl_mt_name(j, a, why, sizeof why);
         xmlNode *at = xl_child(a, "target");
+        if (!name && !s->dropped[0])
+            memcpy(s->dropped, why, sizeof why);
         if (!name || !at)
             continue;
         const char *amid = xl_attr(a, "mid", 0);
@@ -612,6 +754,11 @@ static int xl_unit20(xl_job *j, xmlNode *u)
             xl_skip(j, sidv, "no target");
             continue;
         }
+        if (j->mt_mode) { /* 2.x has no origin marker on a target */
+            am_xliff_seg *s = xl_push(j, sidv, xl_text(xl_child(sg, "source"), &j->tmp), target);
+            rc = xl_add_hyp(j, s, "mt", am_xstrdup(target), xl_line(sg, j->line_off));
+            continue;
+        }
         if (!xl_in_list(xl_attr(sg, "state", 0), states, 3)) {
             free(target);
             xl_skip(j, sidv, "unconfirmed");
@@ -626,6 +773,9 @@ static int xl_unit20(xl_job *j, xmlNode *u)
             if (!type || strcmp(type, "mt") || !mt)
                 continue;
             if (nseg > 1 && !xl_ref_names(xl_attr(m, "ref", 0), segid))
+                continue;
+            if (xl_wrong_lang(j, "mtc:match", xl_attr(mt, "lang", 2), s->dropped,
+                              s->dropped[0] ? 0 : sizeof s->dropped))
                 continue;
             const char *origin = xl_attr(m, "origin", 0);
             rc = xl_add_hyp(j, s, origin && *origin ? origin : "mt", xl_text(mt, &j->tmp),
@@ -645,8 +795,10 @@ void am_xliff_free(am_xliff_doc *d)
     for (size_t i = 0; i < d->nsegs; i++)
         xl_seg_free(&d->segs[i]);
     free(d->segs);
-    for (size_t i = 0; i < d->nskips; i++)
+    for (size_t i = 0; i < d->nskips; i++) {
         free(d->skips[i].id);
+        free((char *)(uintptr_t)d->skips[i].reason); /* copied by xl_collect */
+    }
     free(d->skips);
     for (size_t i = 0; i < d->nsystems; i++)
         free(d->systems[i]);
@@ -916,8 +1068,9 @@ static int xl_pass(xl_job *j, const char *buf, size_t len)
     return rc;
 }
 
-int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, am_xliff_doc *info,
-                  am_xliff_report *report)
+/* am_xliff_each (mt_mode 0) and am_xliff_mt_each (1). */
+static int xl_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, am_xliff_doc *info,
+                   am_xliff_report *report, int mt_mode)
 {
     am_xliff_report dummy = {0, {0}};
     am_xliff_report *rep = report ? report : &dummy;
@@ -939,6 +1092,7 @@ int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, a
     j.d = info;
     j.line_off = line_off;
     j.rep = rep;
+    j.mt_mode = mt_mode;
     am_buf_init(&j.tmp);
     /* pass 1 validates the whole document and counts its files (ids are
      * prefixed when there are several) before anything is handed over:
@@ -963,6 +1117,18 @@ int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, a
     return rc;
 }
 
+int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, am_xliff_doc *info,
+                  am_xliff_report *report)
+{
+    return xl_each(buf, len, fn, ctx, info, report, 0);
+}
+
+int am_xliff_mt_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx,
+                     am_xliff_doc *info, am_xliff_report *report)
+{
+    return xl_each(buf, len, fn, ctx, info, report, 1);
+}
+
 /* am_xliff_parse's collector: deep copies into the document. */
 static int xl_collect(void *ctx, const am_xliff_doc *info, const am_xliff_seg *s,
                       const am_xliff_skip *k)
@@ -983,12 +1149,15 @@ static int xl_collect(void *ctx, const am_xliff_doc *info, const am_xliff_seg *s
         if ((d->nskips & (d->nskips - 1)) == 0)
             d->skips = am_xrealloc(d->skips, (d->nskips ? 2 * d->nskips : 1) * sizeof *d->skips);
         d->skips[d->nskips] = *k;
+        d->skips[d->nskips].reason = am_xstrdup(k->reason);
         d->skips[d->nskips++].id = am_xstrdup(k->id);
     }
     return 0;
 }
 
-int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report)
+/* am_xliff_parse (mt_mode 0) and am_xliff_parse_mt (1). */
+static int xl_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report,
+                    int mt_mode)
 {
     if (!out) {
         am_xliff_report dummy = {0, {0}};
@@ -996,7 +1165,7 @@ int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_repo
     }
     am_xliff_doc segs;
     memset(&segs, 0, sizeof segs);
-    int rc = am_xliff_each(buf, len, xl_collect, &segs, out, report);
+    int rc = xl_each(buf, len, xl_collect, &segs, out, report, mt_mode);
     out->segs = segs.segs;
     out->nsegs = segs.nsegs;
     out->skips = segs.skips;
@@ -1004,6 +1173,16 @@ int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_repo
     if (rc)
         am_xliff_free(out);
     return rc;
+}
+
+int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report)
+{
+    return xl_parse(buf, len, out, report, 0);
+}
+
+int am_xliff_parse_mt(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report)
+{
+    return xl_parse(buf, len, out, report, 1);
 }
 
 int am_xliff_looks_xml(const char *buf, size_t len)
@@ -1127,7 +1306,7 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
             xmlNode *seg = l ? xl_child(v, "seg") : NULL;
             if (seg && count == 0 && langs.n < 16 && !xl_toks_has(&langs, l))
                 am_toks_pushs(&langs, l);
-            if (!seg || !am_lang_same(l, lang))
+            if (!seg || !xl_same_lang(l, lang))
                 continue;
             char *text = xl_text(seg, &tmp);
             am_toks_reset(&words);

@@ -32,7 +32,9 @@ def plain_files(d):
         with open(p, "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
         return p
-    args = ["--ref", w("ref", [s["translation"] for s in S]),
+    # the XLIFF files declare en -> fr, which score takes (issue 24)
+    args = ["--source-lang", "en", "--target-lang", "fr",
+            "--ref", w("ref", [s["translation"] for s in S]),
             "--src", w("src", [s["source"] for s in S])]
     for k in e["systems"]:
         args += ["--hyp", "%s=%s" % (k, w(k, [s["hypotheses"][k] for s in S]))]
