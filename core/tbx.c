@@ -438,13 +438,12 @@ static int tbx_check_sides(tbx_job *j)
     am_buf_init(&have);
     for (size_t i = 0; i < j->langs.n; i++)
         am_buf_printf(&have, "%s%s", i ? ", " : "", j->langs.v[i]);
-    int rc = am_gloss_rep_err(
-        j->rep, AM_ERR_INVALID, 0, 0,
-        "the TBX has no term in the %s language %s (its languages: %s)",
-        !j->saw_tgt ? "target" : "source",
-        !j->saw_tgt ? (j->tgt_lang ? j->tgt_lang : "(none found)")
-                    : (j->src_lang ? j->src_lang : "(none found)"),
-        am_buf_str(&have));
+    int rc = am_gloss_rep_err(j->rep, AM_ERR_INVALID, 0, 0,
+                              "the TBX has no term in the %s language %s (its languages: %s)",
+                              !j->saw_tgt ? "target" : "source",
+                              !j->saw_tgt ? (j->tgt_lang ? j->tgt_lang : "(none found)")
+                                          : (j->src_lang ? j->src_lang : "(none found)"),
+                              am_buf_str(&have));
     am_buf_cleanup(&have);
     return rc;
 }
