@@ -1261,8 +1261,6 @@ static int am_cli_xliff_read(am_cli *c, size_t f, am_xliff_doc *doc, am_cli_xlan
         }
     }
     if (paths[1]) {
-        for (size_t i = 0; i < pre.nskips; i++) /* why a unit has no MT */
-            am_cli_skips_add(&c->skips, pre.skips[i].reason);
         am_cli_xliff_pair(doc, &pre);
         am_xliff_free(&pre);
     }

@@ -57,6 +57,9 @@ void am_cli_xliff_pair(am_xliff_doc *final, am_xliff_doc *pre)
     for (size_t i = 0; i < pre->nsegs; i++)
         if (!am_vocab_get(ids, pre->segs[i].id, NULL))
             am_vocab_add(ids, pre->segs[i].id, (int64_t)i + 1);
+    for (size_t i = 0; i < pre->nskips; i++) /* negative: skipped in pre */
+        if (!am_vocab_get(ids, pre->skips[i].id, NULL))
+            am_vocab_add(ids, pre->skips[i].id, -(int64_t)i - 1);
     for (size_t i = 0; i < final->nsegs; i++) {
         am_xliff_seg *s = &final->segs[i];
         for (size_t k = 0; k < s->nhyp; k++)
@@ -65,6 +68,10 @@ void am_cli_xliff_pair(am_xliff_doc *final, am_xliff_doc *pre)
         int64_t at = 0;
         if (!am_vocab_get(ids, s->id, &at)) {
             snprintf(s->dropped, sizeof s->dropped, "no unit with this id in the MT file");
+            continue;
+        }
+        if (at < 0) { /* the MT file's reason (a TM pre-translation, …) */
+            snprintf(s->dropped, sizeof s->dropped, "%s", pre->skips[-at - 1].reason);
             continue;
         }
         am_xliff_seg *p = &pre->segs[at - 1];

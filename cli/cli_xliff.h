@@ -31,7 +31,8 @@ int am_cli_xliff_lang(am_config *cfg, am_cli_xlang *st, int target, const char *
 /* Replaces the MT hypotheses of final's segments with the target of the
  * unit of the same id in pre (a file read with am_xliff_parse_mt): final's
  * systems become pre's. A final segment without a partner keeps no
- * hypothesis and gets dropped = "no unit with this id in the MT file".
+ * hypothesis and gets dropped = "no unit with this id in the MT file", or
+ * the reason pre's unit was skipped ("pre-translated from tm, …").
  * pre is left empty of hypotheses (moved). */
 void am_cli_xliff_pair(am_xliff_doc *final, am_xliff_doc *pre);
 
