@@ -88,6 +88,134 @@ def test_hostile_exits_1():
         assert r.returncode == 2, r.returncode
 
 
+# ---- issue 24 ----
+
+def run(*args):
+    return subprocess.run([A, "score"] + list(args), capture_output=True, text=True)
+
+
+def xlf(units, sl="en", tl="fr", ns=""):
+    return ('<?xml version="1.0"?><xliff version="1.2" '
+            'xmlns="urn:oasis:names:tc:xliff:document:1.2"%s><file source-language="%s" '
+            'target-language="%s"><body>%s</body></file></xliff>' % (ns, sl, tl, "".join(units)))
+
+
+def test_encodings_equal_utf8():
+    """windows-1252 and UTF-16 XLIFF (declared / BOM) score as their UTF-8 twin."""
+    src = os.path.join(X, "omegat.xlf")
+    text = open(src, encoding="utf-8").read()
+    with tempfile.TemporaryDirectory() as d:
+        cp, u16 = os.path.join(d, "cp.xlf"), os.path.join(d, "u16.xlf")
+        with open(cp, "wb") as f:
+            f.write(text.replace('encoding="UTF-8"', 'encoding="windows-1252"')
+                    .encode("cp1252", errors="xmlcharrefreplace"))
+        with open(u16, "wb") as f:
+            f.write(b"\xfe\xff" + text.replace('encoding="UTF-8"', 'encoding="UTF-16"')
+                    .encode("utf-16-be"))
+        base = score("--xliff", src)
+        assert score("--xliff", cp)["systems"] == base["systems"]
+        assert score("--xliff", u16)["systems"] == base["systems"]
+
+
+def test_plain_text_encoding_message():
+    with tempfile.TemporaryDirectory() as d:
+        ref, hyp = os.path.join(d, "ref.txt"), os.path.join(d, "hyp.txt")
+        with open(ref, "wb") as f:
+            f.write("caf\u00e9 \u201cok\u201d\n".encode("cp1252"))
+        with open(hyp, "w") as f:
+            f.write("cafe\n")
+        r = run("--ref", ref, "--hyp", hyp, "--target-lang", "fr")
+        assert r.returncode == 1, r.returncode
+        assert "windows-1252" in r.stderr and "iconv -f WINDOWS-1252" in r.stderr, r.stderr
+        with open(ref, "wb") as f:
+            f.write("\ufeffcaf\u00e9\n".encode("utf-16-le"))
+        r = run("--ref", ref, "--hyp", hyp, "--target-lang", "fr")
+        assert r.returncode == 1 and "UTF-16LE" in r.stderr and "iconv" in r.stderr, r.stderr
+
+
+def test_languages_from_the_file():
+    """The file's target-language picks the stopwords as --target-lang would;
+    a mismatch with the command line exits 2 naming both."""
+    x = os.path.join(X, "omegat.xlf")
+    a = score("--xliff", x)
+    b = score("--xliff", x, "--target-lang", "fr", "--source-lang", "en")
+    assert a["systems"] == b["systems"]
+    assert "sw:snowball" in a["signature"], a["signature"]  # was sw:none
+    r = run("--xliff", x, "--target-lang", "de")
+    assert r.returncode == 2, r.returncode
+    assert 'target-language="FR-FR"' in r.stderr and "--target-lang de" in r.stderr, r.stderr
+    with tempfile.TemporaryDirectory() as d:
+        de = os.path.join(d, "de.xlf")
+        with open(de, "w") as f:
+            f.write(xlf(['<trans-unit id="1"><source>a</source><target state="final">b</target>'
+                         '<alt-trans origin="mt"><target>b</target></alt-trans></trans-unit>'],
+                        tl="de"))
+        r = run("--xliff", x, "--xliff", de)
+        assert r.returncode == 2 and de in r.stderr and x in r.stderr, r.stderr
+
+
+def test_alt_trans_source_language_and_skip_counts():
+    units = [
+        '<trans-unit id="a"><source>the cat</source><target state="final">le chat</target>'
+        '<alt-trans origin="mt"><target xml:lang="en">the cat</target></alt-trans></trans-unit>',
+        '<trans-unit id="d"><source>a tree</source><target state="final">un arbre</target>'
+        '<alt-trans origin="deepl"><target xml:lang="fr">un arbre</target></alt-trans>'
+        '</trans-unit>'] + ['<trans-unit id="u%d"><source>x</source><target>y</target>'
+                            '</trans-unit>' % i for i in range(150)]
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "sap.xlf")
+        with open(p, "w") as f:
+            f.write(xlf(units))
+        r = run("--json", "--xliff", p)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert out["segments"] == 1 and list(out["systems"]) == ["deepl"], out["systems"].keys()
+        sk = out["skipped"]
+        assert sk["total"] == 151 and sk["reasons"]["unconfirmed"] == 150, sk
+        assert sk["reasons"]["no MT candidate: alt-trans in the source language (en)"] == 1, sk
+        assert "1 segment scored, 151 skipped" in r.stderr, r.stderr
+        # nothing to score: exit 1 with the reasons
+        with open(p, "w") as f:
+            f.write(xlf(units[:1] + units[2:]))
+        r = run("--xliff", p)
+        assert r.returncode == 1, r.returncode
+        assert "nothing to score" in r.stderr and "150 unconfirmed" in r.stderr, r.stderr
+
+
+def test_two_files():
+    ns = ' xmlns:m="http://www.memsource.com/mxlf/2.0"'
+    pre = xlf(['<trans-unit id="1" m:trans-origin="mt"><source>the cat sleeps</source>'
+               '<target>le chat dort</target></trans-unit>',
+               '<trans-unit id="2" m:trans-origin="tm"><source>a red house</source>'
+               '<target>une maison rouge</target></trans-unit>',
+               '<trans-unit id="3"><source>the dog runs</source><target>le chien court</target>'
+               '</trans-unit>'], ns=ns)
+    final = xlf(['<trans-unit id="%s"><source>%s</source><target state="final">%s</target>'
+                 '</trans-unit>' % t for t in [("1", "the cat sleeps", "le chat est endormi"),
+                                                ("2", "a red house", "une maison rouge"),
+                                                ("3", "the dog runs", "le chien court vite")]])
+    with tempfile.TemporaryDirectory() as d:
+        pp, fp = os.path.join(d, "pre.xlf"), os.path.join(d, "final.xlf")
+        with open(pp, "w") as f:
+            f.write(pre)
+        with open(fp, "w") as f:
+            f.write(final)
+        got = score("--xliff-mt", pp, "--xliff", fp)
+        assert got["segments"] == 2 and list(got["systems"]) == ["mt"], got
+        assert got["skipped"]["reasons"] == {
+            "no MT candidate: pre-translated from tm, not MT (Phrase m:trans-origin)": 1}, got
+        ref, hyp = os.path.join(d, "ref"), os.path.join(d, "mt")
+        with open(ref, "w") as f:
+            f.write("le chat est endormi\nle chien court vite\n")
+        with open(hyp, "w") as f:
+            f.write("le chat dort\nle chien court\n")
+        plain = score("--ref", ref, "--hyp", "mt=" + hyp, "--source-lang", "en",
+                      "--target-lang", "fr")
+        assert got["systems"] == plain["systems"]
+        r = run("--xliff-mt", pp, "--xliff", fp, "--xliff", fp)
+        assert r.returncode == 2, r.returncode
+
+
 if __name__ == "__main__":
     ok = bad = 0
     for name, fn in sorted(globals().items()):
