@@ -240,6 +240,12 @@ static int am_cli_sgml(am_cli_file *f, am_sgml_doc *doc)
                 rc == AM_ERR_PARSE ? "malformed SGML" : am_strerror(rc), "WMT21 SGML expected");
         return 1;
     }
+    if (doc->unclosed_doc_line)
+        fprintf(stderr,
+                "adaptmon score: warning: %s:%zu: this <doc> is not closed (no </doc> before %s); "
+                "read as sacreBLEU reads it, its segments up to there\n",
+                f->path, doc->unclosed_doc_line,
+                doc->unclosed_set ? "the end of the file" : "the set's end tag");
     return 0;
 }
 

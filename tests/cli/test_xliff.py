@@ -216,6 +216,31 @@ def test_two_files():
         assert r.returncode == 2, r.returncode
 
 
+def test_sgml_unclosed_last_doc():
+    """A WMT SGML file whose last <doc> is not closed (the historical TICO-19
+    release) is read as sacreBLEU reads it, with a warning."""
+    segs = [("1", "le chat dort", "le chat dort"), ("2", "un chien", "le chien")]
+
+    def sgm(kind, sysid, col, close):
+        body = "".join('<seg id="%s">%s</seg>\n' % (i, t[col]) for i, *t in
+                       [(a, b, c) for a, b, c in segs])
+        return ('<%s setid="t" srclang="en" trglang="fr">\n<doc docid="d1" sysid="%s">\n%s%s'
+                '</%s>\n' % (kind, sysid, body, "</doc>\n" if close else "", kind))
+    with tempfile.TemporaryDirectory() as d:
+        out = {}
+        for close in (True, False):
+            ref, hyp = os.path.join(d, "ref%d.sgm" % close), os.path.join(d, "hyp%d.sgm" % close)
+            with open(ref, "w") as f:
+                f.write(sgm("refset", "ref", 0, close))
+            with open(hyp, "w") as f:
+                f.write(sgm("tstset", "mt", 1, True))
+            r = run("--json", "--sgm-ref", ref, "--sgm-hyp", hyp, "--target-lang", "fr")
+            assert r.returncode == 0, r.stderr
+            assert ("not closed" in r.stderr) == (not close), r.stderr
+            out[close] = json.loads(r.stdout)["systems"]
+        assert out[True] == out[False]
+
+
 if __name__ == "__main__":
     ok = bad = 0
     for name, fn in sorted(globals().items()):
