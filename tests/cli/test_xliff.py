@@ -241,6 +241,26 @@ def test_sgml_unclosed_last_doc():
         assert out[True] == out[False]
 
 
+def test_replay_nothing_to_post_exits_1():
+    """adaptmon replay of an XLIFF file whose units all lack a confirmed
+    target or an MT candidate exits 1 naming the reasons (it used to post
+    nothing and exit 0); no server is contacted."""
+    units = ['<trans-unit id="u%d"><source>x</source><target>y</target></trans-unit>' % i
+             for i in range(3)]
+    units.append('<trans-unit id="s"><source>a</source><target state="final">b</target>'
+                 '<alt-trans origin="mt"><target xml:lang="en">a</target></alt-trans>'
+                 '</trans-unit>')
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "none.xlf")
+        with open(p, "w") as f:
+            f.write(xlf(units))
+        r = subprocess.run([A, "replay", "--server", "http://127.0.0.1:9", "--session", "s1", p],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1, (r.returncode, r.stderr)
+        assert "nothing to replay" in r.stderr and "3 unconfirmed" in r.stderr, r.stderr
+        assert "alt-trans in the source language (en)" in r.stderr, r.stderr
+
+
 if __name__ == "__main__":
     ok = bad = 0
     for name, fn in sorted(globals().items()):
