@@ -648,6 +648,8 @@ static int xl_seg12(xl_job *j, xmlNode *tu, const char *id, const char *mid, xml
         if (rc)
             return rc;
     }
+    if (!s->nhyp && !s->dropped[0])
+        snprintf(s->dropped, sizeof s->dropped, "the unit has no alt-trans");
     return AM_OK;
 }
 
@@ -781,6 +783,8 @@ static int xl_unit20(xl_job *j, xmlNode *u)
             rc = xl_add_hyp(j, s, origin && *origin ? origin : "mt", xl_text(mt, &j->tmp),
                             xl_line(m, j->line_off));
         }
+        if (!s->nhyp && !s->dropped[0])
+            snprintf(s->dropped, sizeof s->dropped, "the unit has no <mtc:match type=\"mt\">");
     }
     am_buf_cleanup(&sid);
     return rc;
