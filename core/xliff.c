@@ -9,11 +9,11 @@
  * entity substitution (the same parser options), the prolog checked as
  * text for any entity declaration or parameter entity reference before
  * libxml2 reads it, any reference to an undeclared entity rejects the
- * document, libxml2's depth and size limits hold. TMX is read into a tree
- * through am_xmlsafe_read. A document in another encoding (BOM or XML
- * declaration: UTF-16, windows-1252, ISO-8859-x, …) is decoded to UTF-8
- * first (textenc.h), so the checks above run on the decoded text; the
- * UTF-8 text is validated and libxml2 reads it as UTF-8.
+ * document, libxml2's depth and size limits hold. TMX is streamed the same
+ * way, one <tu> at a time (issue 25: a tree of a 39 MB memory took 962 MB). A document in another
+ * encoding (BOM or XML declaration: UTF-16, windows-1252, ISO-8859-x, …) is decoded to UTF-8 first
+ * (textenc.h), so the checks above run on the decoded text; the UTF-8 text is validated and libxml2
+ * reads it as UTF-8.
  */
 #include "xliff.h"
 
@@ -115,40 +115,6 @@ static int xl_start(const char **buf, size_t *len, size_t *line_off, am_textenc_
         return xl_err(rep, AM_ERR_PARSE, 0, "empty XML document");
     *buf = b + i;
     *len = n - i;
-    return AM_OK;
-}
-
-/* Parses buf[0..len) into *doc (caller frees with xmlFreeDoc); *line_off
- * receives the lines skipped before the document (a BOM and leading
- * whitespace are tolerated). Returns AM_OK or an error filled into rep. */
-static int xl_read(const char *buf, size_t len, xmlDocPtr *doc, size_t *line_off,
-                   am_xliff_report *rep)
-{
-    *doc = NULL;
-    am_textenc_doc dec;
-    int rc = xl_start(&buf, &len, line_off, &dec, rep);
-    if (rc) {
-        free(dec.utf8);
-        return rc;
-    }
-
-    am_xmlsafe_state st;
-    xmlDocPtr d = NULL;
-    rc = am_xmlsafe_read(buf, len, &st, &d);
-    free(dec.utf8); /* the tree holds copies */
-    if (rc)
-        return xl_err(rep, AM_ERR_NOMEM, 0, "cannot create an XML parser");
-    if (st.entity_decl)
-        return xl_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + *line_off : 0,
-                      "the DOCTYPE declares entity '%s': entity declarations are not allowed",
-                      st.entity_name);
-    if (st.entity_ref)
-        return xl_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + *line_off : 0,
-                      "reference to undeclared entity '&%s;'", st.entity_name);
-    if (!d)
-        return xl_err(rep, AM_ERR_PARSE, st.err_line ? st.err_line + *line_off : 0,
-                      "malformed XML: %s", st.have_err ? st.err_msg : "not well-formed");
-    *doc = d;
     return AM_OK;
 }
 
@@ -1194,14 +1160,6 @@ int am_xliff_looks_xml(const char *buf, size_t len)
     return am_textenc_looks_xml(buf, len);
 }
 
-static int xl_toks_has(const am_toks *t, const char *s)
-{
-    for (size_t i = 0; i < t->n; i++)
-        if (!strcmp(t->v[i], s))
-            return 1;
-    return 0;
-}
-
 /* ---- TMX -------------------------------------------------------------------------- */
 
 static const char *xl_tuv_lang(const xmlNode *tuv)
@@ -1210,38 +1168,125 @@ static const char *xl_tuv_lang(const xmlNode *tuv)
     return l ? l : xl_attr(tuv, "lang", 0);
 }
 
-/* Chooses the counted language when none was given: the memory's two
- * languages minus the header's srclang. Returns a borrowed tag or NULL. */
-static const char *xl_tmx_pick(xmlNode *root, xmlNode *body)
+/* One streamed pass over a TMX memory (xl_tmx_pass). */
+typedef struct xl_tmx {
+    const char *lang; /* the counted language; NULL: only collect languages */
+    am_recall_config cfg; /* content words (no stopwords, no background) */
+    am_vocab *out; /* borrowed */
+    size_t count; /* <seg>s counted */
+    am_toks langs; /* the distinct <tuv> languages seen (the first 16) */
+    char *srclang; /* the header's srclang (owned) or NULL */
+    am_toks words; /* scratch */
+} xl_tmx;
+
+/* The <tuv>s of one expanded <tu>: languages collected, the segment in
+ * t->lang counted. Returns AM_OK or an error in j->rep. */
+static int xl_tmx_tu(xl_job *j, xl_tmx *t, xmlNode *tu)
 {
-    xmlNode *hdr = xl_child(root, "header");
-    const char *src = hdr ? xl_attr(hdr, "srclang", 0) : NULL;
-    if (!src || !am_lang_tag_ok(src))
-        return NULL;
-    const char *langs[2] = {NULL, NULL};
-    size_t n = 0;
-    for (xmlNode *tu = body->children; tu; tu = tu->next) {
-        if (!xl_is(tu, "tu"))
+    for (xmlNode *v = tu->children; v; v = v->next) {
+        const char *l = xl_is(v, "tuv") ? xl_tuv_lang(v) : NULL;
+        xmlNode *seg = l && *l ? xl_child(v, "seg") : NULL;
+        if (!seg)
             continue;
-        for (xmlNode *v = tu->children; v; v = v->next) {
-            const char *l = xl_is(v, "tuv") ? xl_tuv_lang(v) : NULL;
-            if (!l || !*l)
-                continue;
-            size_t k = 0;
-            while (k < n && !am_lang_same(langs[k], l))
-                k++;
-            if (k < n)
-                continue;
-            if (n == 2)
-                return NULL; /* three languages or more */
-            langs[n++] = l;
+        size_t k = 0;
+        while (k < t->langs.n && !xl_same_lang(t->langs.v[k], l))
+            k++;
+        if (k == t->langs.n && t->langs.n < 16)
+            am_toks_pushs(&t->langs, l);
+        if (!t->lang || !xl_same_lang(l, t->lang))
+            continue;
+        char *text = xl_text(seg, &j->tmp);
+        am_toks_reset(&t->words);
+        int rc = am_recall_content_words(&t->cfg, text, &t->words);
+        free(text);
+        if (rc)
+            return xl_err(j->rep, AM_ERR_PARSE, xl_line(seg, j->line_off), "segment text: %s",
+                          am_strerror(rc));
+        for (size_t i = 0; i < t->words.n; i++)
+            am_vocab_add(t->out, t->words.v[i], 1);
+        t->count++;
+    }
+    return AM_OK;
+}
+
+/* One streaming pass over the TMX memory buf[0..len) with the reader (the
+ * hardening of xl_pass): each <tu> is expanded alone, handed to xl_tmx_tu
+ * and dropped, so memory does not grow with the memory's size; comments
+ * and text between units are never kept. Returns AM_OK or an error in
+ * j->rep. */
+/* Complexity (issue 15): the reader's event loop, one case per element. */
+static int xl_tmx_pass(xl_job *j, xl_tmx *t, const char *buf, size_t len)
+{
+    xl_rstate st;
+    memset(&st, 0, sizeof st);
+    size_t flood = am_xmlsafe_attr_flood(buf, len);
+    if (flood)
+        return xl_err(j->rep, AM_ERR_PARSE, flood, "a start tag has more than %d attributes",
+                      AM_XMLSAFE_MAX_ATTRS);
+    xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
+    int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
+               XML_PARSE_NOWARNING | XML_PARSE_IGNORE_ENC;
+    xmlTextReaderPtr r = xmlReaderForMemory(buf, (int)len, NULL, "UTF-8", opts);
+    if (!r)
+        return xl_err(j->rep, AM_ERR_NOMEM, 0, "cannot create an XML reader");
+    xmlTextReaderSetStructuredErrorHandler(r, xl_reader_err, &st);
+    int rc = AM_OK, seen_root = 0, seen_body = 0;
+    int ret = xmlTextReaderRead(r);
+    while (ret == 1 && rc == AM_OK) {
+        int type = xmlTextReaderNodeType(r);
+        xmlNode *n = xmlTextReaderCurrentNode(r);
+        if (type == XML_READER_TYPE_ENTITY_REFERENCE) {
+            rc = n ? xl_entity_refs(j, n) : AM_ERR_PARSE;
+            break;
+        }
+        if (type != XML_READER_TYPE_ELEMENT || !n) {
+            ret = xmlTextReaderRead(r);
+            continue;
+        }
+        if (!seen_root) {
+            seen_root = 1;
+            if (!xl_is(n, "tmx"))
+                rc = xl_err(j->rep, AM_ERR_PARSE, xl_line(n, j->line_off),
+                            "not a TMX document: expected <tmx> with a <body>, the root is <%s>",
+                            (const char *)n->name);
+            ret = xmlTextReaderRead(r);
+        } else if (xl_is(n, "header") && !t->srclang) {
+            const char *sl = xl_attr(n, "srclang", 0);
+            t->srclang = am_xstrdup(sl ? sl : "");
+            ret = xmlTextReaderRead(r);
+        } else if (xl_is(n, "tu")) {
+            xmlNode *u = xmlTextReaderExpand(r);
+            if (!u)
+                break; /* the error handler has the reason */
+            rc = xl_entity_refs(j, u);
+            if (rc == AM_OK)
+                rc = xl_tmx_tu(j, t, u);
+            ret = xmlTextReaderNext(r);
+        } else {
+            seen_body |= xl_is(n, "body");
+            ret = xmlTextReaderRead(r);
         }
     }
-    if (n != 2)
+    if (rc == AM_OK && (ret < 0 || st.have_err))
+        rc = xl_err(j->rep, AM_ERR_PARSE, st.line ? st.line + j->line_off : 0, "malformed XML: %s",
+                    st.have_err ? st.msg : "not well-formed");
+    if (rc == AM_OK && (!seen_root || !seen_body))
+        rc = xl_err(j->rep, AM_ERR_PARSE, 0, "not a TMX document: expected <tmx> with a <body>%s",
+                    seen_root ? "" : " (no root element)");
+    xmlFreeTextReader(r);
+    return rc;
+}
+
+/* Chooses the counted language when none was given: the memory's two
+ * languages minus the header's srclang. Returns a borrowed tag or NULL. */
+static const char *xl_tmx_pick(const xl_tmx *t)
+{
+    const char *src = t->srclang;
+    if (!src || !am_lang_tag_ok(src) || t->langs.n != 2)
         return NULL;
-    if (am_lang_same(langs[0], src))
-        return langs[1];
-    return am_lang_same(langs[1], src) ? langs[0] : NULL;
+    if (xl_same_lang(t->langs.v[0], src))
+        return t->langs.v[1];
+    return xl_same_lang(t->langs.v[1], src) ? t->langs.v[0] : NULL;
 }
 
 void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out)
@@ -1254,7 +1299,8 @@ void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out)
 }
 
 /* Complexity (issue 15): argument and document checks, each refusal with
- * its own message and line, then the walk over the segments. */
+ * its own message and line, then one pass (two when the language is
+ * picked) over the memory. */
 int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_recall_config *rcfg,
                         am_vocab *out, char **chosen, size_t *nsegs, am_xliff_report *report)
 {
@@ -1269,83 +1315,67 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
     if (lang && *lang && !am_lang_tag_ok(lang))
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid language tag");
-    xmlDocPtr doc;
-    size_t line_off;
-    int rc = xl_read(buf, len, &doc, &line_off, rep);
-    if (rc)
-        return rc;
-    xmlNode *root = xmlDocGetRootElement(doc);
-    xmlNode *body = xl_child(root, "body");
-    am_recall_config cfg = *rcfg;
-    cfg.stopwords = NULL;
-    cfg.background = NULL;
-    cfg.background_ctx = NULL;
-    am_buf tmp;
-    am_buf_init(&tmp);
-    am_toks words;
-    am_toks_init(&words);
-    size_t count = 0;
-    if (!xl_is(root, "tmx") || !body) {
-        rc = xl_err(rep, AM_ERR_PARSE, root ? xl_line(root, line_off) : 0,
-                    "not a TMX document: expected <tmx> with a <body>, the root is <%s>",
-                    root ? (const char *)root->name : "");
-        goto done;
-    }
-    if (!lang || !*lang) {
-        lang = xl_tmx_pick(root, body);
-        if (!lang) {
+    size_t line_off = 0;
+    am_textenc_doc dec;
+    int rc = xl_start(&buf, &len, &line_off, &dec, rep);
+    if (rc == AM_OK)
+        rc = xl_prolog_check(buf, len, line_off, rep);
+    am_xliff_doc info;
+    memset(&info, 0, sizeof info);
+    xl_job j;
+    memset(&j, 0, sizeof j);
+    j.d = &info;
+    j.line_off = line_off;
+    j.rep = rep;
+    am_buf_init(&j.tmp);
+    xl_tmx t;
+    memset(&t, 0, sizeof t);
+    t.cfg = *rcfg;
+    t.cfg.stopwords = NULL;
+    t.cfg.background = NULL;
+    t.cfg.background_ctx = NULL;
+    t.out = out;
+    am_toks_init(&t.langs);
+    am_toks_init(&t.words);
+    char *picked = NULL;
+    if (rc == AM_OK && !(lang && *lang)) {
+        /* pass 1: the languages, to pick the side that is not srclang */
+        rc = xl_tmx_pass(&j, &t, buf, len);
+        const char *p = rc == AM_OK ? xl_tmx_pick(&t) : NULL;
+        if (rc == AM_OK && !p)
             rc = xl_err(rep, AM_ERR_INVALID, 0,
                         "cannot choose the counted language: give it (the memory does not have "
                         "exactly two languages with the header's srclang one of them)");
-            goto done;
-        }
+        picked = p ? am_xstrdup(p) : NULL;
+        lang = picked;
+        am_toks_reset(&t.langs);
+        free(t.srclang);
+        t.srclang = NULL;
     }
-    am_toks langs; /* the distinct languages seen, for a refusal */
-    am_toks_init(&langs);
-    for (xmlNode *tu = body->children; tu && rc == AM_OK; tu = tu->next) {
-        if (!xl_is(tu, "tu"))
-            continue;
-        for (xmlNode *v = tu->children; v && rc == AM_OK; v = v->next) {
-            const char *l = xl_is(v, "tuv") ? xl_tuv_lang(v) : NULL;
-            xmlNode *seg = l ? xl_child(v, "seg") : NULL;
-            if (seg && count == 0 && langs.n < 16 && !xl_toks_has(&langs, l))
-                am_toks_pushs(&langs, l);
-            if (!seg || !xl_same_lang(l, lang))
-                continue;
-            char *text = xl_text(seg, &tmp);
-            am_toks_reset(&words);
-            rc = am_recall_content_words(&cfg, text, &words);
-            free(text);
-            if (rc) {
-                rc = xl_err(rep, AM_ERR_PARSE, xl_line(seg, line_off), "segment text: %s",
-                            am_strerror(rc));
-                break;
-            }
-            for (size_t i = 0; i < words.n; i++)
-                am_vocab_add(out, words.v[i], 1);
-            count++;
-        }
-    }
-    if (rc == AM_OK && count == 0) {
+    t.lang = lang;
+    if (rc == AM_OK)
+        rc = xl_tmx_pass(&j, &t, buf, len);
+    if (rc == AM_OK && t.count == 0) {
         /* no side in the language: an empty vocabulary would make the
          * novel-word results silently equal the standard ones */
         am_buf have;
         am_buf_init(&have);
-        for (size_t i = 0; i < langs.n; i++)
-            am_buf_printf(&have, "%s%s", i ? ", " : "", langs.v[i]);
+        for (size_t i = 0; i < t.langs.n; i++)
+            am_buf_printf(&have, "%s%s", i ? ", " : "", t.langs.v[i]);
         rc = xl_err(rep, AM_ERR_INVALID, 0, "the memory has no segment in %s (%s%s)", lang,
-                    langs.n ? "its languages: " : "it has no <tuv> with xml:lang and a <seg>",
+                    t.langs.n ? "its languages: " : "it has no <tuv> with xml:lang and a <seg>",
                     am_buf_str(&have));
         am_buf_cleanup(&have);
     }
-    am_toks_cleanup(&langs);
     if (rc == AM_OK && chosen)
         *chosen = am_xstrdup(lang);
-    if (nsegs)
-        *nsegs = count;
-done:
-    am_toks_cleanup(&words);
-    am_buf_cleanup(&tmp);
-    xmlFreeDoc(doc);
+    if (rc == AM_OK && nsegs)
+        *nsegs = t.count;
+    free(picked);
+    free(t.srclang);
+    am_toks_cleanup(&t.langs);
+    am_toks_cleanup(&t.words);
+    am_buf_cleanup(&j.tmp);
+    free(dec.utf8);
     return rc;
 }
