@@ -261,6 +261,60 @@ def test_replay_nothing_to_post_exits_1():
         assert "alt-trans in the source language (en)" in r.stderr, r.stderr
 
 
+def peak_rss_kib(*cmd):
+    """Peak RSS (KiB) of one run of cmd, measured in a fresh process."""
+    code = ("import resource, subprocess, sys\n"
+            "r = subprocess.run(sys.argv[1:], capture_output=True)\n"
+            "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code] + list(cmd), capture_output=True,
+                         text=True).stdout.split()
+    return int(out[0]), int(out[1])
+
+
+def test_tmx_and_comments_memory_bounded():
+    """A 24 MiB TMX background and a 24 MiB XLIFF of comments are read with
+    memory independent of the document (issue 25 item 5): the peak stays
+    below the file (read whole by score) + 48 MiB. The TMX tree reader took
+    about 20 times the file."""
+    if os.environ.get("VALGRIND") == "1" or "asan" in A:
+        return
+    size = 24 << 20
+    with tempfile.TemporaryDirectory() as d:
+        tmx = os.path.join(d, "big.tmx")
+        tu = ('<tu><tuv xml:lang="en"><seg>a b</seg></tuv><tuv xml:lang="fr"><seg>le chat '
+              '<ph>&lt;b/&gt;</ph>dort %d</seg></tuv></tu>\n')
+        with open(tmx, "w") as f:
+            f.write('<?xml version="1.0"?><tmx version="1.4"><header srclang="en"/><body>\n')
+            i = 0
+            while f.tell() < size:
+                f.write(tu % i)
+                i += 1
+            f.write("</body></tmx>\n")
+        rc, kib = peak_rss_kib(A, "score", "--xliff", os.path.join(X, "omegat.xlf"),
+                               "--background", tmx)
+        assert rc == 0, rc
+        print("    TMX %d MiB: peak RSS %d MiB" % (size >> 20, kib >> 10))
+        assert kib < (size >> 10) + 48 * 1024, kib
+        xl = os.path.join(d, "comments.xlf")
+        c = "<!-- " + "x" * 1000 + " -->\n"
+        unit = ('<trans-unit id="u%d"><source>a b</source><target state="final">c d</target>'
+                '<alt-trans origin="mt"><target>c e</target></alt-trans></trans-unit>\n')
+        with open(xl, "w") as f:
+            f.write('<?xml version="1.0"?><xliff version="1.2"><file source-language="en" '
+                    'target-language="fr"><body>\n')
+            i = 0
+            while f.tell() < size:
+                f.write(c)
+                if i % 1000 == 0:
+                    f.write(unit % i)
+                i += 1
+            f.write("</body></file></xliff>\n")
+        rc, kib = peak_rss_kib(A, "score", "--xliff", xl)
+        assert rc == 0, rc
+        print("    XLIFF of comments %d MiB: peak RSS %d MiB" % (size >> 20, kib >> 10))
+        assert kib < (size >> 10) + 48 * 1024, kib
+
+
 if __name__ == "__main__":
     ok = bad = 0
     for name, fn in sorted(globals().items()):
