@@ -18,6 +18,8 @@
  *   - XML_PARSE_HUGE is not set, so libxml2's own depth/size limits hold.
  *   - a start tag with more than AM_XMLSAFE_MAX_ATTRS attributes is refused
  *     before parsing (libxml2's duplicate check is quadratic per tag).
+ *   - comments and processing instructions get no node in the tree (no
+ *     caller reads them), so a document of comments costs no tree.
  * The input is read as UTF-8 whatever the XML declaration says
  * (XML_PARSE_IGNORE_ENC); callers decode other encodings to UTF-8 first
  * (textenc.h, am_textenc_xml) and validate the UTF-8 (their error reports

@@ -315,6 +315,39 @@ def test_tmx_and_comments_memory_bounded():
         assert kib < (size >> 10) + 48 * 1024, kib
 
 
+def test_tbx_of_comments_memory_bounded():
+    """A 24 MiB TBX glossary made mostly of comments: comments get no tree
+    node (issue 25 item 5), so the peak stays below twice the file (score's
+    copy and libxml2's input buffer) + 64 MiB; it took 235 MiB before."""
+    if os.environ.get("VALGRIND") == "1" or "asan" in A:
+        return
+    size = 24 << 20
+    e = ('<termEntry id="e%d"><langSet xml:lang="en"><tig><term>word%d</term></tig></langSet>'
+         '<langSet xml:lang="fr"><tig><term>mot%d</term></tig></langSet></termEntry>\n')
+    with tempfile.TemporaryDirectory() as d:
+        tbx = os.path.join(d, "c.tbx")
+        with open(tbx, "w") as f:
+            f.write('<?xml version="1.0"?><martif type="TBX"><text><body>\n')
+            i = 0
+            while f.tell() < size:
+                f.write("<!--" + "x" * 20 + "-->" * 1)
+                f.write(("<!--" + "x" * 20 + "-->") * 99 + "\n")
+                if i % 100 == 0:
+                    f.write(e % (i, i, i))
+                i += 1
+            f.write("</body></text></martif>\n")
+        src, ref = os.path.join(d, "s"), os.path.join(d, "r")
+        with open(src, "w") as f:
+            f.write("the word1\n")
+        with open(ref, "w") as f:
+            f.write("le mot1\n")
+        rc, kib = peak_rss_kib(A, "score", "--src", src, "--ref", ref, "--hyp", ref,
+                               "--source-lang", "en", "--target-lang", "fr", "--glossary", tbx)
+        assert rc == 0, rc
+        print("    TBX of comments %d MiB: peak RSS %d MiB" % (size >> 20, kib >> 10))
+        assert kib < 2 * (size >> 10) + 64 * 1024, kib
+
+
 if __name__ == "__main__":
     ok = bad = 0
     for name, fn in sorted(globals().items()):
