@@ -1059,7 +1059,9 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
         if (rc != AM_OK) {
             fprintf(stderr, "adaptmon score: %s: %s\n", c->glossary_path,
                     rep.msg[0] ? rep.msg : am_strerror(rc));
-            return 1;
+            /* 2: a TBX with no side in the run's languages (a CSV header naming
+             * other languages stays 1, as tests/cli/test_score.py pins) */
+            return rc == AM_ERR_INVALID && rep.format == AM_GLOSS_TBX ? 2 : 1;
         }
     }
     if (c->background_path) {
@@ -1088,7 +1090,7 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
         if (rc != AM_OK) {
             fprintf(stderr, "adaptmon score: %s:%zu: %s\n", c->background_path, line,
                     msg ? msg : am_strerror(rc));
-            return 1;
+            return rc == AM_ERR_INVALID ? 2 : 1; /* 2: no side in the run's language */
         }
         c->cfg.has_background = 1;
     }
