@@ -1072,10 +1072,10 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
         size_t line = 0;
         const char *msg = NULL;
         int rc;
+        am_xliff_report rep; /* msg points into it until the message is printed */
         if (am_xliff_looks_xml(f.buf, f.len)) {
             am_recall_config rc_tmx;
             am_xliff_tmx_rcfg(&c->cfg, &rc_tmx);
-            am_xliff_report rep;
             rc = am_xliff_tmx_counts(f.buf, f.len,
                                      c->cfg.target_lang[0] && strcmp(c->cfg.target_lang, "und")
                                          ? c->cfg.target_lang
