@@ -432,6 +432,14 @@ void am_api_import(am_req *req, am_resp *resp)
                 json_object_set_new(out, "source_lang", json_string(doc.source_lang));
             if (doc.target_lang)
                 json_object_set_new(out, "target_lang", json_string(doc.target_lang));
+            if (doc.target_lang && !im.sess_tl) /* a session's options are fixed */
+                json_object_set_new(
+                    out, "warnings",
+                    json_pack("[s+++]", "the session has no target_lang but the file declares ",
+                              doc.target_lang,
+                              ": the units were scored without its stopwords; create the session "
+                              "with target_lang ",
+                              doc.target_lang));
             am_resp_json(resp, 200, out);
         }
     }

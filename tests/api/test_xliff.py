@@ -285,6 +285,12 @@ def test_import_language_mismatch_refused():
     r = C.post(base("lang-fr") + "/import", load("omegat.xlf"), ctype=XCT)
     expect_status(r, 200, "fr file into a fr session")
     eq(r.json()["target_lang"], "FR-FR", "the file's language echoed")
+    check("warnings" not in r.json(), "no warning when the languages agree")
+    r = C.post("/v1/sessions", {"id": "lang-none", "source_lang": "und", "target_lang": "und"})
+    expect_status(r, 201, "a session without languages")
+    r = C.post(base("lang-none") + "/import", load("omegat.xlf"), ctype=XCT)
+    expect_status(r, 200, "fr file into a session without languages")
+    check(any("target_lang FR-FR" in w for w in r.json().get("warnings", [])), r.json())
 
 
 def test_import_alt_trans_language_and_skip_reasons():
