@@ -7,7 +7,11 @@ twice and answers the same summary; bad files are refused with problem+json
 and change nothing; PUT /v1/vocabularies/{name} takes a TMX memory (the
 target side counted) that gives the same totals as the equivalent
 'count word' list; a 60 MiB import is streamed (peak RSS grows by about
-the body, not by a document tree).
+the body, not by a document tree). Issue 24: UTF-16 / windows-1252 files
+import as their UTF-8 twin, a file of another language pair is a 422, an
+alt-trans in the source or a third language is no hypothesis and every skip
+is counted under its reason, a two-file (multipart) import equals the same
+pairs posted as JSON, and a TMX/TBX without the language is a 422.
 
 Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
 "N passed, N failed". APITEST_ONLY=REGEX runs a subset. Python standard
