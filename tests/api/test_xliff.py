@@ -369,6 +369,15 @@ def test_import_two_files():
                               "hypotheses": {"NMT-X": hyp}}), 201, "POST " + i)
     eq(C.jget(base("two-files") + "/metrics")["systems"],
        C.jget(base("two-json") + "/metrics")["systems"], "two-file import equals JSON")
+    # LF line ends, a quoted boundary, a preamble and parts in the other order
+    lf = ("preamble\n--b\"q\nContent-Disposition: form-data; name=\"xliff_mt\"\n\n").encode() + pre + \
+        ("\n--b\"q\nContent-Disposition: form-data; name=\"xliff\"\n\n").encode() + final + \
+        b"\n--b\"q--\n"
+    lf = lf.replace(b'b"q', b"bq")
+    C.create_session(id="two-lf")
+    r = C.post(base("two-lf") + "/import", lf, ctype='multipart/form-data; boundary="bq"')
+    expect_status(r, 200, "LF multipart")
+    eq(r.json()["imported"], 2, "LF multipart imported")
     # malformed multipart, a missing part
     r = C.post(base("two-files") + "/import", b"--x\r\n", ctype="multipart/form-data; boundary=x")
     expect_problem(r, 422, "invalid-value", "malformed multipart")
