@@ -2,11 +2,13 @@
  * tbx.c — TBX (TermBase eXchange, ISO 30042) import into an am_gloss
  * (see glossary.h, am_gloss_parse_tbx).
  *
- * Parsing uses libxml2 from a memory buffer through am_xmlsafe_read
- * (xmlsafe.h): its own parser context and structured error handler, no
- * network, no entity substitution, no DTD loading, any entity declaration
- * or reference to an undeclared entity rejects the document (XXE, "billion
- * laughs"), and libxml2's own depth/size limits hold. A plain DOCTYPE
+ * Parsing uses libxml2 from a memory buffer through am_xmlsafe_read_units
+ * (xmlsafe.h), streamed: each termEntry/conceptEntry is imported when its
+ * end tag is read and then freed, so the tree never holds more than one
+ * entry (a first pass picks the languages the caller did not give); its own parser context and
+ * structured error handler, no network, no entity substitution, no DTD loading, any entity
+ * declaration or reference to an undeclared entity rejects the document (XXE, "billion laughs"),
+ * and libxml2's own depth/size limits hold. A plain DOCTYPE
  * (<!DOCTYPE martif SYSTEM "TBXcoreStructV02.dtd">) is accepted and its DTD
  * is not read.
  * A document in another encoding than UTF-8 (a BOM or the XML declaration
@@ -448,6 +450,55 @@ static int tbx_check_sides(tbx_job *j)
     return rc;
 }
 
+/* A unit of the streamed read: a termEntry/conceptEntry that is not inside
+ * another one (do_entry skips nested ones, as it always did), in a
+ * document whose root is <martif> or <tbx> (another root is refused by
+ * tbx_check_read before anything of it is used). */
+static int tbx_is_unit(const xmlNode *n)
+{
+    if (!is_concept(n))
+        return 0;
+    const xmlNode *top = n;
+    for (const xmlNode *a = n->parent; a && a->type == XML_ELEMENT_NODE; a = a->parent) {
+        if (is_concept(a))
+            return 0;
+        top = a;
+    }
+    return top != n && (am_ascii_ieq((const char *)top->name, "martif") ||
+                        am_ascii_ieq((const char *)top->name, "tbx"));
+}
+
+/* Pass 1's unit callback: ctx is {char **src, char **tgt} (pick_langs). */
+static int tbx_pick_unit(void *ctx, xmlNode *entry)
+{
+    char ***picked = ctx;
+    pick_langs(entry, picked[0], picked[1]);
+    return 0;
+}
+
+/* Pass 2's unit callback: ctx is the tbx_job. */
+static int tbx_entry_unit(void *ctx, xmlNode *entry)
+{
+    return do_entry(ctx, entry);
+}
+
+/* One streamed read of buf[0..len) handing every entry to units; then the
+ * parser's refusals (tbx_check_read). An error of a unit callback (already
+ * in rep) comes first. Returns AM_OK or the error reported in rep. */
+static int tbx_read(const char *buf, size_t len, const am_xmlsafe_units *units, size_t line_off,
+                    size_t col_off, am_gloss_report *rep)
+{
+    am_xmlsafe_state st;
+    xmlDocPtr doc = NULL;
+    int fn_rc = 0;
+    if (am_xmlsafe_read_units(buf, len, &st, &doc, units, &fn_rc))
+        return am_gloss_rep_err(rep, AM_ERR_NOMEM, 0, 0, "cannot create an XML parser");
+    int rc = fn_rc ? fn_rc : tbx_check_read(&st, doc, line_off, col_off, rep);
+    if (doc)
+        xmlFreeDoc(doc);
+    return rc;
+}
+
 int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
                        const char *target_lang, const am_gloss_limits *limits, am_gloss *out,
                        am_gloss_report *report)
@@ -486,47 +537,34 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
     buf += lead;
     len -= lead;
 
-    am_xmlsafe_state st;
-    xmlDocPtr doc = NULL;
-    rc = am_xmlsafe_read(buf, len, &st, &doc);
-    free(dec.utf8); /* the tree holds copies */
-    if (rc)
-        return am_gloss_rep_err(rep, AM_ERR_NOMEM, 0, 0, "cannot create an XML parser");
     char *auto_src = NULL, *auto_tgt = NULL;
     tbx_job j;
     memset(&j, 0, sizeof j);
-    rc = tbx_check_read(&st, doc, line_off, col_off, rep);
-    if (rc)
-        goto done;
-    xmlNode *root = xmlDocGetRootElement(doc);
     j.src_lang = source_lang;
     j.tgt_lang = target_lang;
-    if (!source_lang || !target_lang) {
-        if (source_lang)
-            auto_src = am_xstrdup(source_lang);
-        if (target_lang)
-            auto_tgt = am_xstrdup(target_lang);
-        pick_langs(root, &auto_src, &auto_tgt);
-        j.src_lang = auto_src;
-        j.tgt_lang = auto_tgt;
-    }
     j.lim = &lim;
     j.line_off = line_off;
     j.out = out;
     j.rep = rep;
-    for (xmlNode *n = root->children; n;) {
-        if (is_concept(n)) {
-            if ((rc = do_entry(&j, n)))
-                break;
-            n = am_xmlsafe_walk(n, root, 0);
-        } else {
-            n = am_xmlsafe_walk(n, root, 1);
-        }
+    if (!source_lang || !target_lang) {
+        /* pass 1: the languages not given, from the entries in order */
+        if (source_lang)
+            auto_src = am_xstrdup(source_lang);
+        if (target_lang)
+            auto_tgt = am_xstrdup(target_lang);
+        char **picked[2] = {&auto_src, &auto_tgt};
+        am_xmlsafe_units pick = {tbx_is_unit, tbx_pick_unit, picked};
+        rc = tbx_read(buf, len, &pick, line_off, col_off, rep);
+        j.src_lang = auto_src;
+        j.tgt_lang = auto_tgt;
+    }
+    if (rc == AM_OK) {
+        am_xmlsafe_units entries = {tbx_is_unit, tbx_entry_unit, &j};
+        rc = tbx_read(buf, len, &entries, line_off, col_off, rep);
     }
     if (rc == AM_OK)
         rc = tbx_check_sides(&j);
-
-done:
+    free(dec.utf8);
     am_buf_cleanup(&j.tmp);
     am_buf_cleanup(&j.tmp2);
     am_toks_cleanup(&j.src);
@@ -535,8 +573,6 @@ done:
     am_toks_cleanup(&j.langs);
     free(auto_src);
     free(auto_tgt);
-    if (doc)
-        xmlFreeDoc(doc);
     if (rc)
         am_gloss_cleanup(out);
     return rc;
