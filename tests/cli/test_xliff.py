@@ -348,6 +348,36 @@ def test_tbx_of_comments_memory_bounded():
         assert kib < 2 * (size >> 10) + 64 * 1024, kib
 
 
+def test_tbx_entries_memory_bounded():
+    """A 16 MiB TBX of 100,000 entries is streamed (each entry freed after
+    its import): the peak stays below twice the file + 64 MiB (the glossary
+    itself is most of it); the tree reader took 269 MiB."""
+    if os.environ.get("VALGRIND") == "1" or "asan" in A:
+        return
+    size = 16 << 20
+    e = ('<termEntry id="e%d"><langSet xml:lang="en"><tig><term>word%d</term></tig></langSet>'
+         '<langSet xml:lang="fr"><tig><term>mot%d</term></tig></langSet></termEntry>\n')
+    with tempfile.TemporaryDirectory() as d:
+        tbx = os.path.join(d, "e.tbx")
+        with open(tbx, "w") as f:
+            f.write('<?xml version="1.0"?><martif type="TBX"><text><body>\n')
+            i = 0
+            while f.tell() < size:
+                f.write(e % (i, i, i))
+                i += 1
+            f.write("</body></text></martif>\n")
+        src, ref = os.path.join(d, "s"), os.path.join(d, "r")
+        with open(src, "w") as f:
+            f.write("the word1\n")
+        with open(ref, "w") as f:
+            f.write("le mot1\n")
+        rc, kib = peak_rss_kib(A, "score", "--src", src, "--ref", ref, "--hyp", ref,
+                               "--source-lang", "en", "--target-lang", "fr", "--glossary", tbx)
+        assert rc == 0, rc
+        print("    TBX of %d entries (%d MiB): peak RSS %d MiB" % (i, size >> 20, kib >> 10))
+        assert kib < 2 * (size >> 10) + 64 * 1024, kib
+
+
 if __name__ == "__main__":
     ok = bad = 0
     for name, fn in sorted(globals().items()):
