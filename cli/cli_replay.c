@@ -388,9 +388,20 @@ static int replay_jsonl(const char *buf, size_t len, json_t *items)
     return 0;
 }
 
+/* Counts one skipped unit under its reason (reasons: {reason: count}). */
+static void replay_skip(json_t *reasons, size_t *skipped, const char *reason)
+{
+    json_t *n = json_object_get(reasons, reason);
+    json_object_set_new(reasons, reason, json_integer(n ? json_integer_value(n) + 1 : 1));
+    (*skipped)++;
+}
+
 /* The segment bodies of an XLIFF file into items; *skipped counts units
- * without an MT candidate or not confirmed. Returns 0 or 1. */
-static int replay_xliff(const char *buf, size_t len, json_t *items, size_t *skipped)
+ * without an MT candidate or not confirmed, reasons counts them per reason.
+ * A file that gives nothing to post is refused with the reasons (nothing
+ * scored must not look like success). Returns 0 or 1. */
+static int replay_xliff(const char *buf, size_t len, json_t *items, size_t *skipped,
+                        json_t *reasons)
 {
     am_xliff_doc d;
     am_xliff_report rep;
@@ -399,11 +410,14 @@ static int replay_xliff(const char *buf, size_t len, json_t *items, size_t *skip
         am_xliff_free(&d);
         return 1;
     }
-    *skipped += d.nskips;
+    for (size_t i = 0; i < d.nskips; i++)
+        replay_skip(reasons, skipped, d.skips[i].reason);
     for (size_t i = 0; i < d.nsegs; i++) {
         const am_xliff_seg *s = &d.segs[i];
         if (s->nhyp == 0) {
-            (*skipped)++;
+            char why[sizeof s->dropped + 32];
+            snprintf(why, sizeof why, "no MT candidate%s%s", s->dropped[0] ? ": " : "", s->dropped);
+            replay_skip(reasons, skipped, why);
             continue;
         }
         json_t *hs = json_object();
@@ -414,6 +428,20 @@ static int replay_xliff(const char *buf, size_t len, json_t *items, size_t *skip
         json_decref(hs);
     }
     am_xliff_free(&d);
+    if (json_array_size(items) == 0) {
+        fprintf(stderr, "adaptmon replay: nothing to replay: %zu unit%s skipped", *skipped,
+                *skipped == 1 ? "" : "s");
+        const char *reason;
+        json_t *n;
+        const char *sep = ": ";
+        json_object_foreach(reasons, reason, n)
+        {
+            fprintf(stderr, "%s%lld %s", sep, (long long)json_integer_value(n), reason);
+            sep = "; ";
+        }
+        fputc('\n', stderr);
+        return 1;
+    }
     return 0;
 }
 
@@ -456,7 +484,7 @@ static void replay_progress(const replay_ctx *r, size_t done, size_t total, size
 }
 
 /* Posts items in order, skipping ids in done. Returns the exit status. */
-static int replay_post(replay_ctx *r, json_t *items, json_t *done, size_t skipped)
+static int replay_post(replay_ctx *r, json_t *items, json_t *done, size_t skipped, json_t *reasons)
 {
     size_t total = json_array_size(items), posted = 0, present = 0;
     int last = -1;
@@ -506,9 +534,11 @@ static int replay_post(replay_ctx *r, json_t *items, json_t *done, size_t skippe
     }
     if (total == 0)
         replay_progress(r, 0, 0, 0, 0, &last);
+    char *why = json_dumps(reasons, JSON_COMPACT);
     printf("{\"session\":\"%s\",\"items\":%zu,\"posted\":%zu,\"already_stored\":%zu,"
-           "\"skipped\":%zu}\n",
-           r->session, total, posted, present, skipped);
+           "\"skipped\":%zu,\"skip_reasons\":%s}\n",
+           r->session, total, posted, present, skipped, why ? why : "{}");
+    free(why);
     return 0;
 }
 
@@ -584,12 +614,14 @@ int am_cli_replay(int argc, char **argv)
     const char *fmt = r.format ? r.format : replay_guess(r.path, buf, len);
     json_t *items = json_array();
     size_t skipped = 0;
-    int bad = !strcmp(fmt, "xliff")   ? replay_xliff(buf, len, items, &skipped)
+    json_t *reasons = json_object(); /* XLIFF skips per reason */
+    int bad = !strcmp(fmt, "xliff")   ? replay_xliff(buf, len, items, &skipped, reasons)
               : !strcmp(fmt, "jsonl") ? replay_jsonl(buf, len, items)
                                       : replay_tsv(buf, len, items);
     free(buf);
     if (bad) {
         json_decref(items);
+        json_decref(reasons);
         return 1;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -611,7 +643,8 @@ int am_cli_replay(int argc, char **argv)
     json_t *done = json_object();
     int rc = replay_stored(&r, done);
     if (rc == 0)
-        rc = replay_post(&r, items, done, skipped);
+        rc = replay_post(&r, items, done, skipped, reasons);
+    json_decref(reasons);
     json_decref(done);
     json_decref(items);
     curl_slist_free_all(r.headers);

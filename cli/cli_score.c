@@ -30,6 +30,8 @@
 #include "sgml.h"
 #include "text.h"
 #include "vocab.h"
+#include "cli_xliff.h"
+#include "textenc.h"
 #include "xliff.h"
 
 #include <errno.h>
@@ -71,6 +73,9 @@ typedef struct am_cli {
     int plot_window, plot_points, plot_ci; /* --plot-window, --plot-points, --plot-ci */
     const char **xliff; /* --xliff paths (borrowed from argv; array owned) */
     size_t nxliff;
+    const char **xliff_mt; /* --xliff-mt paths, the i-th pairs with the i-th --xliff */
+    size_t nxliff_mt;
+    am_cli_skips skips; /* XLIFF units not scored, per reason */
     am_sig_opts sig; /* --paired-bs / --paired-ar (sig.c) */
     int exposures; /* --exposures */
     am_sig_collect *sigc; /* per-segment statistics (sig.test) and exposures */
@@ -105,6 +110,9 @@ static void am_cli_usage(FILE *out)
           "  --by-doc                one session per document, totals aggregated\n"
           "input (XLIFF 1.2/2.x from CAT tools: confirmed units, MT from alt-trans/mtc:match):\n"
           "  --xliff FILE            one session per file (repeatable)\n"
+          "  --xliff-mt FILE         the same project's file as pre-translated by MT: its\n"
+          "                          targets are the hypotheses of --xliff's units of the\n"
+          "                          same id (repeatable; the i-th pairs with the i-th)\n"
           "  --by-file               one session per <file> element instead\n"
           "resources:\n"
           "  --glossary FILE         TICO-19 CSV, CSV/TSV or JSON glossary\n"
@@ -212,8 +220,14 @@ static int am_cli_validate(const am_cli_file *f)
             col++;
         }
     }
-    fprintf(stderr, "adaptmon score: %s:%zu:%zu: %s\n", f->path, line, col,
-            rc == AM_ERR_NUL ? "NUL byte in text" : "invalid UTF-8");
+    /* name the encoding it looks like (UTF-16, windows-1252, …) and the
+     * command that converts it */
+    am_buf why;
+    am_buf_init(&why);
+    am_textenc_diagnose(f->buf, f->len, f->path, &why);
+    fprintf(stderr, "adaptmon score: %s:%zu:%zu: %s; %s\n", f->path, line, col,
+            rc == AM_ERR_NUL ? "NUL byte in text" : "invalid UTF-8", am_buf_str(&why));
+    am_buf_cleanup(&why);
     return 1;
 }
 
@@ -250,6 +264,12 @@ static int am_cli_sgml(am_cli_file *f, am_sgml_doc *doc)
                 rc == AM_ERR_PARSE ? "malformed SGML" : am_strerror(rc), "WMT21 SGML expected");
         return 1;
     }
+    if (doc->unclosed_doc_line)
+        fprintf(stderr,
+                "adaptmon score: warning: %s:%zu: this <doc> is not closed (no </doc> before %s); "
+                "read as sacreBLEU reads it, its segments up to there\n",
+                f->path, doc->unclosed_doc_line,
+                doc->unclosed_set ? "the end of the file" : "the set's end tag");
     return 0;
 }
 
@@ -313,6 +333,8 @@ static void am_cli_free(am_cli *c)
         free(c->xref[i].buf);
     }
     free(c->xliff);
+    free(c->xliff_mt);
+    am_cli_skips_cleanup(&c->skips);
 }
 
 /* 1 when paths a and b (borrowed; NULL: none) name one existing file. */
@@ -568,6 +590,9 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
     } else if (!strcmp(name, "xliff")) {
         c->xliff = am_xrealloc(c->xliff, (c->nxliff + 1) * sizeof *c->xliff);
         c->xliff[c->nxliff++] = val;
+    } else if (!strcmp(name, "xliff-mt")) {
+        c->xliff_mt = am_xrealloc(c->xliff_mt, (c->nxliff_mt + 1) * sizeof *c->xliff_mt);
+        c->xliff_mt[c->nxliff_mt++] = val;
     } else if (!strcmp(name, "format") || !strcmp(name, "precision") || !strcmp(name, "plot") ||
                !strcmp(name, "plot-window") || !strcmp(name, "plot-points")) {
         rc = am_cli_output_option(c, name, val);
@@ -596,6 +621,13 @@ static int am_cli_check_inputs(const am_cli *c)
 {
     if (c->by_file && !c->nxliff) {
         fprintf(stderr, "adaptmon score: --by-file needs --xliff input\n");
+        return 2;
+    }
+    if (c->nxliff_mt && c->nxliff_mt != c->nxliff) {
+        fprintf(stderr,
+                "adaptmon score: %zu --xliff-mt for %zu --xliff: give one pre-translated file "
+                "per final file, in the same order\n",
+                c->nxliff_mt, c->nxliff);
         return 2;
     }
     if (c->nxliff) {
@@ -1248,7 +1280,9 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
         if (rc != AM_OK) {
             fprintf(stderr, "adaptmon score: %s: %s\n", c->glossary_path,
                     rep.msg[0] ? rep.msg : am_strerror(rc));
-            return 1;
+            /* 2: a TBX with no side in the run's languages (a CSV header naming
+             * other languages stays 1, as tests/cli/test_score.py pins) */
+            return rc == AM_ERR_INVALID && rep.format == AM_GLOSS_TBX ? 2 : 1;
         }
     }
     if (c->background_path) {
@@ -1259,10 +1293,10 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
         size_t line = 0;
         const char *msg = NULL;
         int rc;
+        am_xliff_report rep = {0}; /* msg points into it until the message is printed */
         if (am_xliff_looks_xml(f.buf, f.len)) {
             am_recall_config rc_tmx;
             am_xliff_tmx_rcfg(&c->cfg, &rc_tmx);
-            am_xliff_report rep = {0};
             am_recall_models models; /* MeCab for a ja target: words as recall's */
             am_buf why;
             am_buf_init(&why);
@@ -1286,7 +1320,7 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
         if (rc != AM_OK) {
             fprintf(stderr, "adaptmon score: %s:%zu: %s\n", c->background_path, line,
                     msg ? msg : am_strerror(rc));
-            return 1;
+            return rc == AM_ERR_INVALID ? 2 : 1; /* 2: no side in the run's language */
         }
         c->cfg.has_background = 1;
     }
@@ -1432,24 +1466,96 @@ static int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_do
  * unit scores ""), and the sessions: one per file, or per <file> element
  * with --by-file, as [first, first+n) ranges of segs. Returns 0 or 1 after
  * printing an error. */
+/* Reads the i-th --xliff file (and its --xliff-mt partner) into *doc:
+ * languages reconciled with the command line, MT hypotheses paired from
+ * the pre-translated file. Returns 0, or 1/2 after printing an error. */
+static int am_cli_xliff_read(am_cli *c, size_t f, am_xliff_doc *doc, am_cli_xlang *langs)
+{
+    const char *paths[2] = {c->xliff[f], c->nxliff_mt ? c->xliff_mt[f] : NULL};
+    am_xliff_doc pre;
+    memset(&pre, 0, sizeof pre);
+    for (int k = 0; k < 2 && paths[k]; k++) {
+        am_cli_file in = {.path = (char *)(uintptr_t)paths[k]};
+        if (am_cli_load(&in))
+            return 1;
+        am_xliff_report rep;
+        int rc = k == 0 ? am_xliff_parse(in.buf, in.len, doc, &rep)
+                        : am_xliff_parse_mt(in.buf, in.len, &pre, &rep);
+        free(in.buf);
+        if (rc != AM_OK) {
+            if (rep.line)
+                fprintf(stderr, "adaptmon score: %s:%zu: %s\n", paths[k], rep.line, rep.msg);
+            else
+                fprintf(stderr, "adaptmon score: %s: %s\n", paths[k], rep.msg);
+            return 1;
+        }
+        am_xliff_doc *d = k == 0 ? doc : &pre;
+        rc = am_cli_xliff_lang(&c->cfg, &langs[0], 0, d->source_lang, paths[k], d->version);
+        if (rc == 0)
+            rc = am_cli_xliff_lang(&c->cfg, &langs[1], 1, d->target_lang, paths[k], d->version);
+        if (rc) {
+            am_xliff_free(&pre);
+            return rc;
+        }
+    }
+    if (paths[1]) {
+        am_cli_xliff_pair(doc, &pre);
+        am_xliff_free(&pre);
+    }
+    return 0;
+}
+
+/* Counts doc's skips and its segments without an MT candidate (moved to
+ * the end of doc->segs and cut: they are not scored) into c->skips. */
+static void am_cli_xliff_skips(am_cli *c, am_xliff_doc *doc)
+{
+    for (size_t i = 0; i < doc->nskips; i++)
+        am_cli_skips_add(&c->skips, doc->skips[i].reason);
+    size_t keep = 0;
+    for (size_t i = 0; i < doc->nsegs; i++) {
+        am_xliff_seg *x = &doc->segs[i];
+        if (x->nhyp) {
+            am_xliff_seg t = doc->segs[keep];
+            doc->segs[keep++] = *x;
+            *x = t;
+            continue;
+        }
+        char why[sizeof x->dropped + 32];
+        snprintf(why, sizeof why, "no MT candidate%s%s", x->dropped[0] ? ": " : "", x->dropped);
+        am_cli_skips_add(&c->skips, why);
+    }
+    /* the cut segments stay allocated past nsegs until am_xliff_free */
+    for (size_t i = keep; i < doc->nsegs; i++) {
+        free(doc->segs[i].id);
+        free(doc->segs[i].source);
+        free(doc->segs[i].target);
+        memset(&doc->segs[i], 0, sizeof doc->segs[i]);
+    }
+    doc->nsegs = keep;
+}
+
+/* XLIFF input: parses every --xliff file (paired with its --xliff-mt file)
+ * into docs[0..nxliff) (caller frees each with am_xliff_free, and the
+ * arrays), takes the files' languages when the command line gives none
+ * (refusing a mismatch), counts the units not scored per reason (printed
+ * on stderr), names the systems (the union of the files' MT systems, first
+ * appearance first) into c->hyp, and builds the segments of the units with
+ * an MT candidate (texts borrowed from docs; a system missing from a unit
+ * scores ""), and the sessions: one per file, or per <file> element with
+ * --by-file, as [first, first+n) ranges of segs. Returns 0, or 1 (2 for a
+ * language mismatch) after printing an error; 1 when nothing is scored. */
 static int am_cli_xliff(am_cli *c, am_xliff_doc *docs, am_cli_seg **segs, size_t *nseg,
                         size_t **sess_first, size_t **sess_n, size_t *nsess)
 {
     size_t total = 0, files = 0;
+    am_cli_xlang langs[2] = {{c->cfg.source_lang[0] && strcmp(c->cfg.source_lang, "und"), NULL},
+                             {c->cfg.target_lang[0] && strcmp(c->cfg.target_lang, "und"), NULL}};
+    am_cli_skips_init(&c->skips);
     for (size_t f = 0; f < c->nxliff; f++) {
-        am_cli_file in = {.path = (char *)(uintptr_t)c->xliff[f]};
-        if (am_cli_load(&in))
-            return 1;
-        am_xliff_report rep;
-        int rc = am_xliff_parse(in.buf, in.len, &docs[f], &rep);
-        free(in.buf);
-        if (rc != AM_OK) {
-            if (rep.line)
-                fprintf(stderr, "adaptmon score: %s:%zu: %s\n", c->xliff[f], rep.line, rep.msg);
-            else
-                fprintf(stderr, "adaptmon score: %s: %s\n", c->xliff[f], rep.msg);
-            return 1;
-        }
+        int rc = am_cli_xliff_read(c, f, &docs[f], langs);
+        if (rc)
+            return rc;
+        am_cli_xliff_skips(c, &docs[f]);
         for (size_t k = 0; k < docs[f].nsystems; k++) {
             size_t i = 0;
             while (i < c->nhyp && strcmp(c->hyp[i].name, docs[f].systems[k]))
@@ -1466,9 +1572,12 @@ static int am_cli_xliff(am_cli *c, am_xliff_doc *docs, am_cli_seg **segs, size_t
         total += docs[f].nsegs;
         files += docs[f].nfiles ? docs[f].nfiles : 1;
     }
-    if (c->nhyp == 0) {
-        fprintf(stderr, "adaptmon score: no MT candidate (alt-trans, mtc:match type=\"mt\") in "
-                        "the XLIFF input\n");
+    am_cli_skips_print(&c->skips, total, stderr);
+    if (total == 0 || c->nhyp == 0) {
+        fprintf(stderr,
+                "adaptmon score: nothing to score: no confirmed unit with an MT candidate "
+                "(alt-trans, mtc:match type=\"mt\"%s) in the XLIFF input\n",
+                c->nxliff_mt ? ", or the --xliff-mt file's unit of the same id" : "");
         return 1;
     }
     *segs = am_xcalloc(total ? total : 1, sizeof **segs);
@@ -1836,6 +1945,8 @@ static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jseg
         json_object_set(root, "significance", sig);
     if (expo)
         json_object_set(root, "exposures", expo);
+    if (c->skips.reasons)
+        json_object_set_new(root, "skipped", am_cli_skips_json(&c->skips));
     char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     puts(out);
     free(out);
@@ -2026,12 +2137,15 @@ int am_cli_score(int argc, char **argv)
     am_gloss_init(&r->gloss);
     am_toks_init(&r->custom_sw);
     r->xdocs = c.nxliff ? am_xcalloc(c.nxliff, sizeof *r->xdocs) : NULL;
-    rc = am_cli_load_resources(&c, &r->gloss, &r->background, &r->custom_sw);
-    if (rc == 0 && c.nxliff)
+    /* XLIFF first: the languages its files declare apply to the glossary,
+     * the background memory and the scorer */
+    if (c.nxliff)
         rc = am_cli_xliff(&c, r->xdocs, &r->segs, &r->nseg, &r->sess_first, &r->sess_n, &r->nsess);
-    else if (rc == 0 && c.sgml)
+    if (rc == 0)
+        rc = am_cli_load_resources(&c, &r->gloss, &r->background, &r->custom_sw);
+    if (rc == 0 && !c.nxliff && c.sgml)
         rc = am_cli_read_sgml(&c, r);
-    else if (rc == 0)
+    else if (rc == 0 && !c.nxliff)
         rc = am_cli_read_plain(&c, r);
     if (rc == 0 && c.cfg.profile == AM_PROFILE_ALAM2021)
         rc = am_cli_alam(&c, c.sgm_src.path ? &r->ssrc : NULL, &r->sref, r->shyp);

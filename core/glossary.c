@@ -3,6 +3,7 @@
 
 #include "gloss_internal.h"
 #include "lang.h"
+#include "textenc.h"
 
 #include <assert.h>
 #include <jansson.h>
@@ -113,9 +114,16 @@ int am_gloss_check_utf8(const char *buf, size_t len, am_gloss_report *r)
 {
     size_t line = 0, col = 0;
     int rc = validate(buf, len, &line, &col);
-    if (rc)
-        return am_gloss_rep_err(r, rc, line, col, rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8");
-    return AM_OK;
+    if (rc) {
+        /* name the encoding it looks like and the command that converts it */
+        am_buf why;
+        am_buf_init(&why);
+        am_textenc_diagnose(buf, len, NULL, &why);
+        rc = am_gloss_rep_err(r, rc, line, col, "%s: %s",
+                              rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8", am_buf_str(&why));
+        am_buf_cleanup(&why);
+    }
+    return rc;
 }
 
 static int str_valid(const char *s)
@@ -751,6 +759,21 @@ int am_gloss_parse(const char *buf, size_t len, enum am_gloss_format format,
     return am_gloss_parse_langs(buf, len, format, NULL, NULL, limits, out, report);
 }
 
+/* True when buf[0..len) is an XML document: "<?xml", "<martif" or "<tbx"
+ * after a UTF-8 BOM and whitespace, or any '<' start in UTF-16/32 (whose
+ * bytes are not UTF-8 at all). */
+static int gloss_is_xml(const char *buf, size_t len)
+{
+    size_t i = len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    while (i < len && am_gloss_is_space(buf[i]))
+        i++;
+    if (starts_with(buf + i, len - i, "<?xml") || starts_with(buf + i, len - i, "<martif") ||
+        starts_with(buf + i, len - i, "<tbx"))
+        return 1;
+    return am_textenc_looks_xml(buf, len) && len >= 2 &&
+           (!buf[0] || !buf[1] || (unsigned char)buf[0] >= 0xFE);
+}
+
 /* Complexity (issue 15): argument checks, the BOM, format detection for
  * AM_GLOSS_AUTO (TBX, JSON, CSV or TSV) and the dispatch to each reader. */
 int am_gloss_parse_langs(const char *buf, size_t len, enum am_gloss_format format,
@@ -770,6 +793,12 @@ int am_gloss_parse_langs(const char *buf, size_t len, enum am_gloss_format forma
                                 lim.max_bytes);
     if (!buf)
         buf = "";
+    /* an XML document (TBX) may be in UTF-16 or declare another encoding:
+     * tbx.c decodes it, so it goes there before the UTF-8 check */
+    if (format == AM_GLOSS_TBX || (format == AM_GLOSS_AUTO && gloss_is_xml(buf, len))) {
+        rep->format = AM_GLOSS_TBX;
+        return am_gloss_parse_tbx(buf, len, source_lang, target_lang, &lim, out, rep);
+    }
     int rc = am_gloss_check_utf8(buf, len, rep);
     if (rc)
         return rc;

@@ -619,6 +619,7 @@ typedef struct sgml_reader {
     sgml_state st;
     am_sgml_doc *out;
     size_t capdocs, capsegs, p_depth;
+    size_t doc_line; /* line of the open <doc> */
     enum sgml_where where;
 } sgml_reader;
 
@@ -632,6 +633,13 @@ static int sgml_on_set(sgml_reader *r, const sgml_tag *tag, int kind)
     if (tag->selfclose)
         return AM_ERR_PARSE;
     if (tag->closing) {
+        if (r->where == W_DOC && r->p_depth == 0 && (int)r->out->kind == kind &&
+            !r->out->unclosed_doc_line) {
+            /* the last <doc> was never closed: closed here, with a warning
+             * (sacreBLEU reads such a file; am_sgml_doc.unclosed_doc_line) */
+            r->out->unclosed_doc_line = r->doc_line;
+            r->where = W_SET;
+        }
         if (r->where != W_SET || (int)r->out->kind != kind)
             return AM_ERR_PARSE;
         r->where = W_DONE;
@@ -647,8 +655,8 @@ static int sgml_on_set(sgml_reader *r, const sgml_tag *tag, int kind)
     return bad_attr ? AM_ERR_PARSE : AM_OK;
 }
 
-/* <doc docid sysid> and </doc>. */
-static int sgml_on_doc(sgml_reader *r, const sgml_tag *tag)
+/* <doc docid sysid> (at tag_start) and </doc>. */
+static int sgml_on_doc(sgml_reader *r, const sgml_tag *tag, size_t tag_start)
 {
     int bad_attr = 0;
     am_sgml_doc *out = r->out;
@@ -668,6 +676,7 @@ static int sgml_on_doc(sgml_reader *r, const sgml_tag *tag)
     d->first_seg = out->nsegs;
     d->docid = sgml_attr_get(tag, "docid", &bad_attr);
     d->sysid = sgml_attr_get(tag, "sysid", &bad_attr);
+    r->doc_line = sgml_line_at(&r->st, tag_start);
     r->where = W_DOC;
     r->p_depth = 0;
     return bad_attr ? AM_ERR_PARSE : AM_OK;
@@ -731,7 +740,7 @@ static int sgml_read_tag(sgml_reader *r)
         if (sgml_name_is(tag.name, tag.name_len, sets[k]))
             rc = sgml_on_set(r, &tag, k);
     if (sgml_name_is(tag.name, tag.name_len, "doc"))
-        rc = sgml_on_doc(r, &tag);
+        rc = sgml_on_doc(r, &tag, tag_start);
     else if (sgml_name_is(tag.name, tag.name_len, "p"))
         rc = sgml_on_p(r, &tag);
     else if (sgml_name_is(tag.name, tag.name_len, "seg"))
@@ -771,6 +780,13 @@ int am_sgml_parse(const char *buf, size_t len, am_sgml_doc *out, size_t *err_lin
             rc = sgml_fail(&r.st, r.st.pos);
         else
             rc = sgml_read_tag(&r);
+    }
+    if (rc == AM_OK && r.where == W_DOC && r.p_depth == 0 && !out->unclosed_doc_line) {
+        /* the file ends inside its last <doc>: read as sacreBLEU does,
+         * with a warning (the set is left open too) */
+        out->unclosed_doc_line = r.doc_line;
+        out->unclosed_set = 1;
+        r.where = W_DONE;
     }
     if (rc == AM_OK && r.where != W_DONE)
         rc = sgml_fail(&r.st, r.st.len);

@@ -67,6 +67,13 @@ typedef struct am_sgml_doc {
     am_sgml_seg *segs; /* all segments of all docs, in file order */
     size_t nsegs;
     size_t nterms; /* total number of <term> tags */
+    /* Warning: the 1-based line of a <doc> that was not closed before the
+     * set's end tag or the end of the file (0: none). sacreBLEU and the WMT
+     * reference scripts read segments line by line and never notice (the
+     * historical TICO-19 release has one), so the document is read as if it
+     * were closed there; a caller should say so. */
+    size_t unclosed_doc_line;
+    int unclosed_set; /* ... and the set element was not closed either */
     /* Hash tables built by am_sgml_parse (open addressing, slots hold a
      * segment index + 1, 0 = empty; cap a power of two): the first segment
      * of each id, and of each (docid, id). NULL: lookups scan. */
@@ -79,7 +86,8 @@ typedef struct am_sgml_doc {
  * releases with am_sgml_free (also after an error: *out is then empty).
  * Returns AM_OK; AM_ERR_NUL for a NUL byte; AM_ERR_UTF8 for invalid UTF-8;
  * AM_ERR_PARSE for malformed input (empty input, no set element, unknown or
- * unbalanced tags, text outside segments, unterminated tags or attribute
+ * unbalanced tags (but a last <doc> left open is closed with a warning, see
+ * unclosed_doc_line), text outside segments, unterminated tags or attribute
  * values, a <seg> or <doc> outside its parent, a seg without id, a bad
  * numeric entity). When err_line is non-NULL it receives the 1-based line of
  * the error (0 on success). Thread-safe. */

@@ -2,16 +2,20 @@
  * tbx.c — TBX (TermBase eXchange, ISO 30042) import into an am_gloss
  * (see glossary.h, am_gloss_parse_tbx).
  *
- * Parsing uses libxml2 from a memory buffer through am_xmlsafe_read
- * (xmlsafe.h): its own parser context and structured error handler, no
- * network, no entity substitution, no DTD loading, any entity declaration
- * or reference to an undeclared entity rejects the document (XXE, "billion
- * laughs"), and libxml2's own depth/size limits hold. A plain DOCTYPE
+ * Parsing uses libxml2 from a memory buffer through am_xmlsafe_read_units
+ * (xmlsafe.h), streamed: each termEntry/conceptEntry is imported when its
+ * end tag is read and then freed, so the tree never holds more than one
+ * entry (a first pass picks the languages the caller did not give); its own parser context and
+ * structured error handler, no network, no entity substitution, no DTD loading, any entity
+ * declaration or reference to an undeclared entity rejects the document (XXE, "billion laughs"),
+ * and libxml2's own depth/size limits hold. A plain DOCTYPE
  * (<!DOCTYPE martif SYSTEM "TBXcoreStructV02.dtd">) is accepted and its DTD
  * is not read.
- * The input is validated as UTF-8 (AM_ERR_UTF8/AM_ERR_NUL with line and
- * column) before libxml2 sees it, and libxml2 is told to read it as UTF-8
- * whatever the XML declaration says.
+ * A document in another encoding than UTF-8 (a BOM or the XML declaration
+ * says which: UTF-16, windows-1252, ISO-8859-x, …) is decoded to UTF-8
+ * first (textenc.h); the UTF-8 text is validated (AM_ERR_UTF8/AM_ERR_NUL
+ * with line and column) before libxml2 sees it, and libxml2 is told to read
+ * it as UTF-8 (the declaration's encoding is ignored).
  *
  * Programs using several threads should call xmlInitParser() once in
  * main() before starting them (libxml2's advice), and may call
@@ -21,6 +25,7 @@
 
 #include "gloss_internal.h"
 #include "lang.h"
+#include "textenc.h"
 #include "xmlsafe.h"
 
 #include <assert.h>
@@ -182,6 +187,8 @@ typedef struct tbx_job {
     size_t line_off; /* see node_line */
     am_buf tmp, tmp2;
     am_toks src, ok, bad; /* terms of the current entry */
+    am_toks langs; /* the distinct languages of the sections seen */
+    int saw_src, saw_tgt; /* a section in the source / target language */
 } tbx_job;
 
 static int toks_has(const am_toks *t, const char *s)
@@ -231,6 +238,10 @@ static int do_entry(tbx_job *j, xmlNode *ce)
             role = 1;
         else if (lang && j->tgt_lang && am_lang_same(lang, j->tgt_lang))
             role = 2;
+        j->saw_src |= role == 1;
+        j->saw_tgt |= role == 2;
+        if (lang && !toks_has(&j->langs, lang) && j->langs.n < 16)
+            am_toks_pushs(&j->langs, lang);
         free(lang);
         if (role) {
             for (xmlNode *t = n->children; t;) {
@@ -328,10 +339,10 @@ static void pick_langs(xmlNode *root, char **src, char **tgt)
     }
 }
 
-/* The arguments' checks: languages (NULL or valid, not the same), size and
- * UTF-8. AM_OK or the error reported in rep. */
-static int tbx_check_args(const char *buf, size_t len, const char *source_lang,
-                          const char *target_lang, const am_gloss_limits *lim, am_gloss_report *rep)
+/* The arguments' checks: languages (NULL or valid, not the same) and
+ * size. AM_OK or the error reported in rep. */
+static int tbx_check_args(size_t len, const char *source_lang, const char *target_lang,
+                          const am_gloss_limits *lim, am_gloss_report *rep)
 {
     if ((source_lang && !am_lang_tag_ok(source_lang)) ||
         (target_lang && !am_lang_tag_ok(target_lang)))
@@ -346,7 +357,24 @@ static int tbx_check_args(const char *buf, size_t len, const char *source_lang,
     if (len > (size_t)INT_MAX)
         return am_gloss_rep_err(rep, AM_ERR_RANGE, 0, 0, "TBX document larger than %d bytes",
                                 INT_MAX);
-    return am_gloss_check_utf8(buf, len, rep);
+    return AM_OK;
+}
+
+/* Decodes buf[0..len) to UTF-8 as its BOM or XML declaration says
+ * (textenc.h) into *dec (caller frees dec->utf8), then validates the UTF-8
+ * text. AM_OK or the error reported in rep. */
+static int tbx_decode(const char *buf, size_t len, am_textenc_doc *dec, am_gloss_report *rep)
+{
+    am_buf msg;
+    am_buf_init(&msg);
+    int rc = am_textenc_xml(buf, len, dec, &msg);
+    if (rc)
+        am_gloss_rep_err(rep, rc, 0, 0, "%s", am_buf_str(&msg));
+    am_buf_cleanup(&msg);
+    if (rc)
+        return rc;
+    return dec->utf8 ? am_gloss_check_utf8(dec->utf8, dec->len, rep)
+                     : am_gloss_check_utf8(buf, len, rep);
 }
 
 /* Skips a BOM and leading whitespace (XML allows neither before the XML
@@ -401,6 +429,76 @@ static int tbx_check_read(const am_xmlsafe_state *st, xmlDocPtr doc, size_t line
     return AM_OK;
 }
 
+/* A document with language sections but none in the source or the target
+ * language gives no entry: refused, naming the languages it has (issue 24:
+ * an empty glossary was accepted silently). AM_OK or the error in rep. */
+static int tbx_check_sides(tbx_job *j)
+{
+    if (j->out->n || !j->langs.n || (j->saw_src && j->saw_tgt))
+        return AM_OK;
+    am_buf have;
+    am_buf_init(&have);
+    for (size_t i = 0; i < j->langs.n; i++)
+        am_buf_printf(&have, "%s%s", i ? ", " : "", j->langs.v[i]);
+    int rc = am_gloss_rep_err(j->rep, AM_ERR_INVALID, 0, 0,
+                              "the TBX has no term in the %s language %s (its languages: %s)",
+                              !j->saw_tgt ? "target" : "source",
+                              !j->saw_tgt ? (j->tgt_lang ? j->tgt_lang : "(none found)")
+                                          : (j->src_lang ? j->src_lang : "(none found)"),
+                              am_buf_str(&have));
+    am_buf_cleanup(&have);
+    return rc;
+}
+
+/* A unit of the streamed read: a termEntry/conceptEntry that is not inside
+ * another one (do_entry skips nested ones, as it always did), in a
+ * document whose root is <martif> or <tbx> (another root is refused by
+ * tbx_check_read before anything of it is used). */
+static int tbx_is_unit(const xmlNode *n)
+{
+    if (!is_concept(n))
+        return 0;
+    const xmlNode *top = n;
+    for (const xmlNode *a = n->parent; a && a->type == XML_ELEMENT_NODE; a = a->parent) {
+        if (is_concept(a))
+            return 0;
+        top = a;
+    }
+    return top != n && (am_ascii_ieq((const char *)top->name, "martif") ||
+                        am_ascii_ieq((const char *)top->name, "tbx"));
+}
+
+/* Pass 1's unit callback: ctx is {char **src, char **tgt} (pick_langs). */
+static int tbx_pick_unit(void *ctx, xmlNode *entry)
+{
+    char ***picked = ctx;
+    pick_langs(entry, picked[0], picked[1]);
+    return 0;
+}
+
+/* Pass 2's unit callback: ctx is the tbx_job. */
+static int tbx_entry_unit(void *ctx, xmlNode *entry)
+{
+    return do_entry(ctx, entry);
+}
+
+/* One streamed read of buf[0..len) handing every entry to units; then the
+ * parser's refusals (tbx_check_read). An error of a unit callback (already
+ * in rep) comes first. Returns AM_OK or the error reported in rep. */
+static int tbx_read(const char *buf, size_t len, const am_xmlsafe_units *units, size_t line_off,
+                    size_t col_off, am_gloss_report *rep)
+{
+    am_xmlsafe_state st;
+    xmlDocPtr doc = NULL;
+    int fn_rc = 0;
+    if (am_xmlsafe_read_units(buf, len, &st, &doc, units, &fn_rc))
+        return am_gloss_rep_err(rep, AM_ERR_NOMEM, 0, 0, "cannot create an XML parser");
+    int rc = fn_rc ? fn_rc : tbx_check_read(&st, doc, line_off, col_off, rep);
+    if (doc)
+        xmlFreeDoc(doc);
+    return rc;
+}
+
 int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
                        const char *target_lang, const am_gloss_limits *limits, am_gloss *out,
                        am_gloss_report *report)
@@ -418,61 +516,63 @@ int am_gloss_parse_tbx(const char *buf, size_t len, const char *source_lang,
         target_lang = NULL;
     if (!buf)
         buf = "";
-    int rc = tbx_check_args(buf, len, source_lang, target_lang, &lim, rep);
+    int rc = tbx_check_args(len, source_lang, target_lang, &lim, rep);
     if (rc)
         return rc;
+    am_textenc_doc dec;
+    rc = tbx_decode(buf, len, &dec, rep);
+    if (rc) {
+        free(dec.utf8);
+        return rc;
+    }
+    if (dec.utf8) {
+        buf = dec.utf8;
+        len = dec.len;
+    }
     size_t line_off, col_off, lead = tbx_skip_lead(buf, len, &line_off, &col_off);
-    if (lead == len)
+    if (lead == len) {
+        free(dec.utf8);
         return am_gloss_rep_err(rep, AM_ERR_PARSE, 0, 0, "empty TBX document");
+    }
     buf += lead;
     len -= lead;
 
-    am_xmlsafe_state st;
-    xmlDocPtr doc = NULL;
-    if (am_xmlsafe_read(buf, len, &st, &doc))
-        return am_gloss_rep_err(rep, AM_ERR_NOMEM, 0, 0, "cannot create an XML parser");
     char *auto_src = NULL, *auto_tgt = NULL;
     tbx_job j;
     memset(&j, 0, sizeof j);
-    rc = tbx_check_read(&st, doc, line_off, col_off, rep);
-    if (rc)
-        goto done;
-    xmlNode *root = xmlDocGetRootElement(doc);
     j.src_lang = source_lang;
     j.tgt_lang = target_lang;
-    if (!source_lang || !target_lang) {
-        if (source_lang)
-            auto_src = am_xstrdup(source_lang);
-        if (target_lang)
-            auto_tgt = am_xstrdup(target_lang);
-        pick_langs(root, &auto_src, &auto_tgt);
-        j.src_lang = auto_src;
-        j.tgt_lang = auto_tgt;
-    }
     j.lim = &lim;
     j.line_off = line_off;
     j.out = out;
     j.rep = rep;
-    for (xmlNode *n = root->children; n;) {
-        if (is_concept(n)) {
-            if ((rc = do_entry(&j, n)))
-                break;
-            n = am_xmlsafe_walk(n, root, 0);
-        } else {
-            n = am_xmlsafe_walk(n, root, 1);
-        }
+    if (!source_lang || !target_lang) {
+        /* pass 1: the languages not given, from the entries in order */
+        if (source_lang)
+            auto_src = am_xstrdup(source_lang);
+        if (target_lang)
+            auto_tgt = am_xstrdup(target_lang);
+        char **picked[2] = {&auto_src, &auto_tgt};
+        am_xmlsafe_units pick = {tbx_is_unit, tbx_pick_unit, picked};
+        rc = tbx_read(buf, len, &pick, line_off, col_off, rep);
+        j.src_lang = auto_src;
+        j.tgt_lang = auto_tgt;
     }
-
-done:
+    if (rc == AM_OK) {
+        am_xmlsafe_units entries = {tbx_is_unit, tbx_entry_unit, &j};
+        rc = tbx_read(buf, len, &entries, line_off, col_off, rep);
+    }
+    if (rc == AM_OK)
+        rc = tbx_check_sides(&j);
+    free(dec.utf8);
     am_buf_cleanup(&j.tmp);
     am_buf_cleanup(&j.tmp2);
     am_toks_cleanup(&j.src);
     am_toks_cleanup(&j.ok);
     am_toks_cleanup(&j.bad);
+    am_toks_cleanup(&j.langs);
     free(auto_src);
     free(auto_tgt);
-    if (doc)
-        xmlFreeDoc(doc);
     if (rc)
         am_gloss_cleanup(out);
     return rc;

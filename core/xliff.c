@@ -9,19 +9,23 @@
  * entity substitution (the same parser options), the prolog checked as
  * text for any entity declaration or parameter entity reference before
  * libxml2 reads it, any reference to an undeclared entity rejects the
- * document, libxml2's depth and size limits hold. TMX is read into a tree
- * through am_xmlsafe_read. The input is validated as UTF-8 first and read
- * as UTF-8 whatever the XML declaration says.
+ * document, libxml2's depth and size limits hold. TMX is streamed the same
+ * way, one <tu> at a time (issue 25: a tree of a 39 MB memory took 962 MB). A document in another
+ * encoding (BOM or XML declaration: UTF-16, windows-1252, ISO-8859-x, …) is decoded to UTF-8 first
+ * (textenc.h), so the checks above run on the decoded text; the UTF-8 text is validated and libxml2
+ * reads it as UTF-8.
  */
 #include "xliff.h"
 
 #include "lang.h"
 #include "text.h"
+#include "textenc.h"
 #include "xmlsafe.h"
 
 #include <assert.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,21 +68,44 @@ static size_t xl_line_of(const char *buf, size_t off)
  * is 0) is valid UTF-8 without NUL and not larger than libxml2 takes; a BOM
  * and leading whitespace are skipped (*buf, *len advanced, *line_off = the
  * lines skipped). Returns AM_OK or an error filled into rep. */
-static int xl_start(const char **buf, size_t *len, size_t *line_off, am_xliff_report *rep)
+static int xl_start(const char **buf, size_t *len, size_t *line_off, am_textenc_doc *dec,
+                    am_xliff_report *rep)
 {
     *line_off = 0;
+    memset(dec, 0, sizeof *dec);
     if (!*buf && *len)
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
     if (*len > (size_t)INT_MAX)
         return xl_err(rep, AM_ERR_RANGE, 0, "XML document larger than %d bytes", INT_MAX);
     if (!*buf)
         *buf = "";
+    /* a document in UTF-16, windows-1252, ISO-8859-x … (BOM or XML
+     * declaration) is decoded to UTF-8 first: everything below, the
+     * hardening included, reads the decoded text */
+    am_buf emsg;
+    am_buf_init(&emsg);
+    int rc = am_textenc_xml(*buf, *len, dec, &emsg);
+    if (rc) {
+        xl_err(rep, rc, 0, "%s", am_buf_str(&emsg));
+        am_buf_cleanup(&emsg);
+        return rc;
+    }
+    am_buf_cleanup(&emsg);
+    if (dec->utf8) {
+        *buf = dec->utf8;
+        *len = dec->len;
+    }
     const char *b = *buf;
     size_t n = *len, bad = 0;
-    int rc = am_text_validate(b, n, &bad);
+    rc = am_text_validate(b, n, &bad);
     if (rc)
-        return xl_err(rep, rc, xl_line_of(b, bad), "%s at byte %zu",
-                      rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8", bad);
+        return xl_err(rep, rc, xl_line_of(b, bad), "%s at byte %zu%s",
+                      rc == AM_ERR_NUL ? "NUL byte" : "invalid UTF-8", bad,
+                      rc == AM_ERR_UTF8 && !dec->utf8
+                          ? " (read as UTF-8: no byte order mark, and the XML declaration names "
+                            "UTF-8 or no encoding; if the file is in another one, declare it, "
+                            "e.g. encoding=\"windows-1252\")"
+                          : "");
     size_t i = 0;
     if (n >= 3 && memcmp(b, "\xEF\xBB\xBF", 3) == 0)
         i = 3;
@@ -88,35 +115,6 @@ static int xl_start(const char **buf, size_t *len, size_t *line_off, am_xliff_re
         return xl_err(rep, AM_ERR_PARSE, 0, "empty XML document");
     *buf = b + i;
     *len = n - i;
-    return AM_OK;
-}
-
-/* Parses buf[0..len) into *doc (caller frees with xmlFreeDoc); *line_off
- * receives the lines skipped before the document (a BOM and leading
- * whitespace are tolerated). Returns AM_OK or an error filled into rep. */
-static int xl_read(const char *buf, size_t len, xmlDocPtr *doc, size_t *line_off,
-                   am_xliff_report *rep)
-{
-    *doc = NULL;
-    int rc = xl_start(&buf, &len, line_off, rep);
-    if (rc)
-        return rc;
-
-    am_xmlsafe_state st;
-    xmlDocPtr d = NULL;
-    if (am_xmlsafe_read(buf, len, &st, &d))
-        return xl_err(rep, AM_ERR_NOMEM, 0, "cannot create an XML parser");
-    if (st.entity_decl)
-        return xl_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + *line_off : 0,
-                      "the DOCTYPE declares entity '%s': entity declarations are not allowed",
-                      st.entity_name);
-    if (st.entity_ref)
-        return xl_err(rep, AM_ERR_PARSE, st.entity_line ? st.entity_line + *line_off : 0,
-                      "reference to undeclared entity '&%s;'", st.entity_name);
-    if (!d)
-        return xl_err(rep, AM_ERR_PARSE, st.err_line ? st.err_line + *line_off : 0,
-                      "malformed XML: %s", st.have_err ? st.err_msg : "not well-formed");
-    *doc = d;
     return AM_OK;
 }
 
@@ -244,6 +242,7 @@ typedef struct xl_job {
     am_xliff_seg cur; /* the segment being built (its hypotheses are added) */
     int has_cur;
     int fn_rc; /* a non-zero return of fn: stop with it */
+    int mt_mode; /* am_xliff_mt_each: targets are MT pre-translations */
 } xl_job;
 
 static void xl_fix_id(char **id, size_t file, int prefix);
@@ -342,18 +341,74 @@ static int xl_in_list(const char *v, const char *const *list, size_t n)
     return 0;
 }
 
-/* Trados' <sdl:seg id=mid conf=…> of trans-unit tu (mid NULL: the first);
+/* Trados' <sdl:seg id=mid …> of trans-unit tu (mid NULL: the first);
  * borrowed or NULL. */
-static const char *xl_sdl_conf(xmlNode *tu, const char *mid)
+static xmlNode *xl_sdl_seg(xmlNode *tu, const char *mid)
 {
     for (xmlNode *c = tu->children; c; c = am_xmlsafe_walk(c, tu, 1)) {
         if (xl_is(c, "seg") && c->parent && xl_is(c->parent, "seg-defs")) {
             const char *id = xl_attr(c, "id", 0);
             if (!mid || (id && !strcmp(id, mid)))
-                return xl_attr(c, "conf", 0);
+                return c;
         }
     }
     return NULL;
+}
+
+/* The conf of Trados' <sdl:seg> of the segment; borrowed or NULL. */
+static const char *xl_sdl_conf(xmlNode *tu, const char *mid)
+{
+    xmlNode *sg = xl_sdl_seg(tu, mid);
+    return sg ? xl_attr(sg, "conf", 0) : NULL;
+}
+
+/* Whether the target of a 1.2 segment of a pre-translated file is machine
+ * translation, by the CAT tools' origin markers (see am_xliff_mt_each):
+ * returns 1 with *name the system (borrowed; "mt" when unnamed), or 0 with
+ * the reason in why (size cap) when a marker says another origin. */
+static int xl_mt_origin12(xmlNode *tu, xmlNode *target, const char *mid, const char **name,
+                          char *why, size_t cap)
+{
+    static const char *const tm_sq[] = {
+        "exact-match",          "fuzzy-match",         "id-match",
+        "leveraged-glossary",   "leveraged-inherited", "leveraged-mt",
+        "leveraged-repository", "leveraged-tm"};
+    *name = "mt";
+    xmlNode *sg = xl_sdl_seg(tu, mid);
+    const char *o = sg ? xl_attr(sg, "origin", 0) : NULL;
+    if (o && *o) { /* Trados: sdl:seg origin, origin-system */
+        if (am_ascii_ieq(o, "mt") || am_ascii_ieq(o, "nmt") || am_ascii_ieq(o, "adaptive-mt")) {
+            const char *sys = xl_attr(sg, "origin-system", 0);
+            *name = sys && *sys ? sys : "mt";
+            return 1;
+        }
+        snprintf(why, cap, "pre-translated from %.40s, not MT (Trados sdl:seg origin)", o);
+        return 0;
+    }
+    const char *po = xl_attr(tu, "trans-origin", 1); /* Phrase m:trans-origin */
+    if (po && *po && !am_ascii_ieq(po, "null")) {
+        if (am_ascii_ieq(po, "mt"))
+            return 1;
+        snprintf(why, cap, "pre-translated from %.40s, not MT (Phrase m:trans-origin)", po);
+        return 0;
+    }
+    for (const xmlAttr *a = tu->properties; a; a = a->next) { /* memoQ mq:status */
+        if (!a->ns || strcmp((const char *)a->name, "status"))
+            continue;
+        const char *v = xl_attr(tu, "status", 1);
+        if (v && am_ascii_ieq(v, "MachineTranslated"))
+            return 1;
+        if (v && am_ascii_ieq(v, "PreTranslated")) {
+            snprintf(why, cap, "pre-translated from a TM, not MT (memoQ mq:status)");
+            return 0;
+        }
+    }
+    const char *sq = target ? xl_attr(target, "state-qualifier", 0) : NULL;
+    if (sq && xl_in_list(sq, tm_sq, sizeof tm_sq / sizeof tm_sq[0]) && strcmp(sq, "leveraged-mt")) {
+        snprintf(why, cap, "pre-translated from a TM, not MT (state-qualifier=%.32s)", sq);
+        return 0;
+    }
+    return 1; /* no marker: the file is the MT pass */
 }
 
 /* Whether a 1.2 segment is confirmed (see xliff.h). */
@@ -407,22 +462,92 @@ static int xl_mt_process(const char *p)
            strncmp(p, "MT ", 3) == 0 || strncmp(p, "mt ", 3) == 0;
 }
 
-/* If alt-trans a is an MT proposal, its system name (borrowed; "mt" when
- * it has none); else NULL. */
-static const char *xl_mt_name(const xl_job *j, xmlNode *a)
+/* True when a tool or origin name says machine translation: "mt" or
+ * "MT-…"/"MT …"/"…-MT" (any case), or a name holding "machine". */
+static int xl_mt_word(const char *v)
+{
+    if (!v || !*v)
+        return 0;
+    size_t n = strlen(v);
+    if (am_ascii_ieq(v, "mt") || (n > 3 && (v[0] == 'm' || v[0] == 'M') &&
+                                  (v[1] == 't' || v[1] == 'T') && (v[2] == '-' || v[2] == ' ')))
+        return 1;
+    if (n > 3 && (v[n - 3] == '-' || v[n - 3] == ' ') && (v[n - 2] == 'm' || v[n - 2] == 'M') &&
+        (v[n - 1] == 't' || v[n - 1] == 'T'))
+        return 1;
+    for (size_t i = 0; i + 7 <= n; i++)
+        if (!strncmp(v + i, "machine", 7) || !strncmp(v + i, "Machine", 7))
+            return 1;
+    return 0;
+}
+
+/* The language of alt-trans a: its <target>'s xml:lang, else its own
+ * (borrowed), else NULL. */
+static const char *xl_alt_lang(xmlNode *a)
+{
+    xmlNode *tgt = xl_child(a, "target");
+    const char *l = tgt ? xl_attr(tgt, "lang", 2) : NULL;
+    if (!l || !*l)
+        l = xl_attr(a, "lang", 2);
+    return l && *l ? l : NULL;
+}
+
+/* True when tags a and b name one language once canonical ("fre-FR" as
+ * memoQ writes it ~ "fr"); am_lang_same on the raw tags when either does
+ * not canonicalize. */
+static int xl_same_lang(const char *a, const char *b)
+{
+    char ca[64], cb[64];
+    if (am_lang_canonical(a, ca, sizeof ca, NULL) != AM_OK ||
+        am_lang_canonical(b, cb, sizeof cb, NULL) != AM_OK)
+        return am_lang_same(a, b);
+    return am_lang_same(ca, cb);
+}
+
+/* Why candidate language lang is not the document's target language
+ * (written into why, size cap), or 0 when it is (or either is unknown). */
+static int xl_wrong_lang(const xl_job *j, const char *what, const char *lang, char *why, size_t cap)
+{
+    const am_xliff_doc *d = j->d;
+    if (!lang || !d->target_lang || xl_same_lang(lang, d->target_lang))
+        return 0;
+    if (d->source_lang && xl_same_lang(lang, d->source_lang))
+        snprintf(why, cap, "%s in the source language (%.24s)", what, lang);
+    else
+        snprintf(why, cap, "%s in %.24s, not the target language %.24s", what, lang,
+                 d->target_lang);
+    return 1;
+}
+
+/* If alt-trans a is an MT proposal in the target language, its system
+ * name (borrowed; "mt" when it has none); else NULL with the reason in why
+ * (size cap). */
+static const char *xl_mt_name(const xl_job *j, xmlNode *a, char *why, size_t cap)
 {
     const char *type = xl_attr(a, "alttranstype", 0);
-    if (type && strcmp(type, "proposal"))
+    if (type && strcmp(type, "proposal")) {
+        snprintf(why, cap, "alt-trans of type %.40s, not an MT proposal", type);
+        return NULL;
+    }
+    if (xl_wrong_lang(j, "alt-trans", xl_alt_lang(a), why, cap))
         return NULL;
     const char *origin = xl_attr(a, "origin", 0), *tool = xl_attr(a, "tool-id", 0);
+    const char *mtype = xl_attr(a, "matchType", 1); /* Okapi okp:matchType */
     xmlNode *ph = xl_phase(j, xl_attr(a, "phase-name", 0));
     xmlNode *tgt = xl_child(a, "target");
     const char *sq = tgt ? xl_attr(tgt, "state-qualifier", 0) : NULL;
     int mt = (sq && !strcmp(sq, "mt-suggestion")) ||
-             (ph && xl_mt_process(xl_attr(ph, "process-name", 0))) ||
+             (ph && xl_mt_process(xl_attr(ph, "process-name", 0))) || xl_mt_word(origin) ||
+             xl_mt_word(tool) || (mtype && am_ascii_ieq(mtype, "mt")) ||
              ((origin || tool) && !xl_attr(a, "match-quality", 0));
-    if (!mt)
+    if (!mt) {
+        snprintf(why, cap, "%s",
+                 xl_attr(a, "match-quality", 0)
+                     ? "alt-trans not marked as MT (a TM match: match-quality, no MT origin)"
+                     : "alt-trans not marked as MT (no origin, tool-id, MT phase or "
+                       "state-qualifier)");
         return NULL;
+    }
     if (origin && *origin)
         return origin;
     if (tool && *tool)
@@ -444,6 +569,17 @@ static int xl_seg12(xl_job *j, xmlNode *tu, const char *id, const char *mid, xml
         xl_skip(j, id, "no target");
         return AM_OK;
     }
+    if (j->mt_mode) {
+        const char *sys;
+        char why[112];
+        if (!xl_mt_origin12(tu, tgt_el, mid, &sys, why, sizeof why)) {
+            free(target);
+            xl_skip(j, id, why);
+            return AM_OK;
+        }
+        am_xliff_seg *s = xl_push(j, id, xl_text(src, &j->tmp), target);
+        return xl_add_hyp(j, s, sys, am_xstrdup(target), xl_line(tu, j->line_off));
+    }
     if (!xl_confirmed12(tu, tgt_el, mid)) {
         free(target);
         xl_skip(j, id, "unconfirmed");
@@ -453,8 +589,11 @@ static int xl_seg12(xl_job *j, xmlNode *tu, const char *id, const char *mid, xml
     for (xmlNode *a = tu->children; a; a = a->next) {
         if (!xl_is(a, "alt-trans"))
             continue;
-        const char *name = xl_mt_name(j, a);
+        char why[sizeof s->dropped];
+        const char *name = xl_mt_name(j, a, why, sizeof why);
         xmlNode *at = xl_child(a, "target");
+        if (!name && !s->dropped[0])
+            memcpy(s->dropped, why, sizeof why);
         if (!name || !at)
             continue;
         const char *amid = xl_attr(a, "mid", 0);
@@ -475,6 +614,8 @@ static int xl_seg12(xl_job *j, xmlNode *tu, const char *id, const char *mid, xml
         if (rc)
             return rc;
     }
+    if (!s->nhyp && !s->dropped[0])
+        snprintf(s->dropped, sizeof s->dropped, "the unit has no alt-trans");
     return AM_OK;
 }
 
@@ -581,6 +722,11 @@ static int xl_unit20(xl_job *j, xmlNode *u)
             xl_skip(j, sidv, "no target");
             continue;
         }
+        if (j->mt_mode) { /* 2.x has no origin marker on a target */
+            am_xliff_seg *s = xl_push(j, sidv, xl_text(xl_child(sg, "source"), &j->tmp), target);
+            rc = xl_add_hyp(j, s, "mt", am_xstrdup(target), xl_line(sg, j->line_off));
+            continue;
+        }
         if (!xl_in_list(xl_attr(sg, "state", 0), states, 3)) {
             free(target);
             xl_skip(j, sidv, "unconfirmed");
@@ -596,10 +742,15 @@ static int xl_unit20(xl_job *j, xmlNode *u)
                 continue;
             if (nseg > 1 && !xl_ref_names(xl_attr(m, "ref", 0), segid))
                 continue;
+            if (xl_wrong_lang(j, "mtc:match", xl_attr(mt, "lang", 2), s->dropped,
+                              s->dropped[0] ? 0 : sizeof s->dropped))
+                continue;
             const char *origin = xl_attr(m, "origin", 0);
             rc = xl_add_hyp(j, s, origin && *origin ? origin : "mt", xl_text(mt, &j->tmp),
                             xl_line(m, j->line_off));
         }
+        if (!s->nhyp && !s->dropped[0])
+            snprintf(s->dropped, sizeof s->dropped, "the unit has no <mtc:match type=\"mt\">");
     }
     am_buf_cleanup(&sid);
     return rc;
@@ -614,8 +765,10 @@ void am_xliff_free(am_xliff_doc *d)
     for (size_t i = 0; i < d->nsegs; i++)
         xl_seg_free(&d->segs[i]);
     free(d->segs);
-    for (size_t i = 0; i < d->nskips; i++)
+    for (size_t i = 0; i < d->nskips; i++) {
         free(d->skips[i].id);
+        free((char *)(uintptr_t)d->skips[i].reason); /* copied by xl_collect */
+    }
     free(d->skips);
     for (size_t i = 0; i < d->nsystems; i++)
         free(d->systems[i]);
@@ -813,7 +966,7 @@ static int xl_pass(xl_job *j, const char *buf, size_t len)
                       AM_XMLSAFE_MAX_ATTRS);
     xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
     int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
-               XML_PARSE_NOWARNING;
+               XML_PARSE_NOWARNING | XML_PARSE_IGNORE_ENC;
     xmlTextReaderPtr r = xmlReaderForMemory(buf, (int)len, NULL, "UTF-8", opts);
     if (!r)
         return xl_err(j->rep, AM_ERR_NOMEM, 0, "cannot create an XML reader");
@@ -885,8 +1038,9 @@ static int xl_pass(xl_job *j, const char *buf, size_t len)
     return rc;
 }
 
-int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, am_xliff_doc *info,
-                  am_xliff_report *report)
+/* am_xliff_each (mt_mode 0) and am_xliff_mt_each (1). */
+static int xl_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, am_xliff_doc *info,
+                   am_xliff_report *report, int mt_mode)
 {
     am_xliff_report dummy = {0, {0}};
     am_xliff_report *rep = report ? report : &dummy;
@@ -895,17 +1049,20 @@ int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, a
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
     memset(info, 0, sizeof *info);
     size_t line_off = 0;
-    int rc = xl_start(&buf, &len, &line_off, rep);
-    if (rc)
+    am_textenc_doc dec;
+    int rc = xl_start(&buf, &len, &line_off, &dec, rep);
+    if (rc == AM_OK)
+        rc = xl_prolog_check(buf, len, line_off, rep);
+    if (rc) {
+        free(dec.utf8);
         return rc;
-    rc = xl_prolog_check(buf, len, line_off, rep);
-    if (rc)
-        return rc;
+    }
     xl_job j;
     memset(&j, 0, sizeof j);
     j.d = info;
     j.line_off = line_off;
     j.rep = rep;
+    j.mt_mode = mt_mode;
     am_buf_init(&j.tmp);
     /* pass 1 validates the whole document and counts its files (ids are
      * prefixed when there are several) before anything is handed over:
@@ -926,7 +1083,20 @@ int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, a
             rc = j.fn_rc;
     }
     am_buf_cleanup(&j.tmp);
+    free(dec.utf8);
     return rc;
+}
+
+int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, am_xliff_doc *info,
+                  am_xliff_report *report)
+{
+    return xl_each(buf, len, fn, ctx, info, report, 0);
+}
+
+int am_xliff_mt_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx,
+                     am_xliff_doc *info, am_xliff_report *report)
+{
+    return xl_each(buf, len, fn, ctx, info, report, 1);
 }
 
 /* am_xliff_parse's collector: deep copies into the document. */
@@ -949,12 +1119,15 @@ static int xl_collect(void *ctx, const am_xliff_doc *info, const am_xliff_seg *s
         if ((d->nskips & (d->nskips - 1)) == 0)
             d->skips = am_xrealloc(d->skips, (d->nskips ? 2 * d->nskips : 1) * sizeof *d->skips);
         d->skips[d->nskips] = *k;
+        d->skips[d->nskips].reason = am_xstrdup(k->reason);
         d->skips[d->nskips++].id = am_xstrdup(k->id);
     }
     return 0;
 }
 
-int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report)
+/* am_xliff_parse (mt_mode 0) and am_xliff_parse_mt (1). */
+static int xl_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report,
+                    int mt_mode)
 {
     if (!out) {
         am_xliff_report dummy = {0, {0}};
@@ -962,7 +1135,7 @@ int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_repo
     }
     am_xliff_doc segs;
     memset(&segs, 0, sizeof segs);
-    int rc = am_xliff_each(buf, len, xl_collect, &segs, out, report);
+    int rc = xl_each(buf, len, xl_collect, &segs, out, report, mt_mode);
     out->segs = segs.segs;
     out->nsegs = segs.nsegs;
     out->skips = segs.skips;
@@ -972,14 +1145,19 @@ int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_repo
     return rc;
 }
 
+int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report)
+{
+    return xl_parse(buf, len, out, report, 0);
+}
+
+int am_xliff_parse_mt(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report)
+{
+    return xl_parse(buf, len, out, report, 1);
+}
+
 int am_xliff_looks_xml(const char *buf, size_t len)
 {
-    size_t i = 0;
-    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-        i = 3;
-    while (i < len && xl_is_space(buf[i]))
-        i++;
-    return i < len && buf[i] == '<';
+    return am_textenc_looks_xml(buf, len);
 }
 
 /* ---- TMX -------------------------------------------------------------------------- */
@@ -990,38 +1168,125 @@ static const char *xl_tuv_lang(const xmlNode *tuv)
     return l ? l : xl_attr(tuv, "lang", 0);
 }
 
-/* Chooses the counted language when none was given: the memory's two
- * languages minus the header's srclang. Returns a borrowed tag or NULL. */
-static const char *xl_tmx_pick(xmlNode *root, xmlNode *body)
+/* One streamed pass over a TMX memory (xl_tmx_pass). */
+typedef struct xl_tmx {
+    const char *lang; /* the counted language; NULL: only collect languages */
+    am_recall_config cfg; /* content words (no stopwords, no background) */
+    am_vocab *out; /* borrowed */
+    size_t count; /* <seg>s counted */
+    am_toks langs; /* the distinct <tuv> languages seen (the first 16) */
+    char *srclang; /* the header's srclang (owned) or NULL */
+    am_toks words; /* scratch */
+} xl_tmx;
+
+/* The <tuv>s of one expanded <tu>: languages collected, the segment in
+ * t->lang counted. Returns AM_OK or an error in j->rep. */
+static int xl_tmx_tu(xl_job *j, xl_tmx *t, xmlNode *tu)
 {
-    xmlNode *hdr = xl_child(root, "header");
-    const char *src = hdr ? xl_attr(hdr, "srclang", 0) : NULL;
-    if (!src || !am_lang_tag_ok(src))
-        return NULL;
-    const char *langs[2] = {NULL, NULL};
-    size_t n = 0;
-    for (xmlNode *tu = body->children; tu; tu = tu->next) {
-        if (!xl_is(tu, "tu"))
+    for (xmlNode *v = tu->children; v; v = v->next) {
+        const char *l = xl_is(v, "tuv") ? xl_tuv_lang(v) : NULL;
+        xmlNode *seg = l && *l ? xl_child(v, "seg") : NULL;
+        if (!seg)
             continue;
-        for (xmlNode *v = tu->children; v; v = v->next) {
-            const char *l = xl_is(v, "tuv") ? xl_tuv_lang(v) : NULL;
-            if (!l || !*l)
-                continue;
-            size_t k = 0;
-            while (k < n && !am_lang_same(langs[k], l))
-                k++;
-            if (k < n)
-                continue;
-            if (n == 2)
-                return NULL; /* three languages or more */
-            langs[n++] = l;
+        size_t k = 0;
+        while (k < t->langs.n && !xl_same_lang(t->langs.v[k], l))
+            k++;
+        if (k == t->langs.n && t->langs.n < 16)
+            am_toks_pushs(&t->langs, l);
+        if (!t->lang || !xl_same_lang(l, t->lang))
+            continue;
+        char *text = xl_text(seg, &j->tmp);
+        am_toks_reset(&t->words);
+        int rc = am_recall_content_words(&t->cfg, text, &t->words);
+        free(text);
+        if (rc)
+            return xl_err(j->rep, AM_ERR_PARSE, xl_line(seg, j->line_off), "segment text: %s",
+                          am_strerror(rc));
+        for (size_t i = 0; i < t->words.n; i++)
+            am_vocab_add(t->out, t->words.v[i], 1);
+        t->count++;
+    }
+    return AM_OK;
+}
+
+/* One streaming pass over the TMX memory buf[0..len) with the reader (the
+ * hardening of xl_pass): each <tu> is expanded alone, handed to xl_tmx_tu
+ * and dropped, so memory does not grow with the memory's size; comments
+ * and text between units are never kept. Returns AM_OK or an error in
+ * j->rep. */
+/* Complexity (issue 15): the reader's event loop, one case per element. */
+static int xl_tmx_pass(xl_job *j, xl_tmx *t, const char *buf, size_t len)
+{
+    xl_rstate st;
+    memset(&st, 0, sizeof st);
+    size_t flood = am_xmlsafe_attr_flood(buf, len);
+    if (flood)
+        return xl_err(j->rep, AM_ERR_PARSE, flood, "a start tag has more than %d attributes",
+                      AM_XMLSAFE_MAX_ATTRS);
+    xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
+    int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
+               XML_PARSE_NOWARNING | XML_PARSE_IGNORE_ENC;
+    xmlTextReaderPtr r = xmlReaderForMemory(buf, (int)len, NULL, "UTF-8", opts);
+    if (!r)
+        return xl_err(j->rep, AM_ERR_NOMEM, 0, "cannot create an XML reader");
+    xmlTextReaderSetStructuredErrorHandler(r, xl_reader_err, &st);
+    int rc = AM_OK, seen_root = 0, seen_body = 0;
+    int ret = xmlTextReaderRead(r);
+    while (ret == 1 && rc == AM_OK) {
+        int type = xmlTextReaderNodeType(r);
+        xmlNode *n = xmlTextReaderCurrentNode(r);
+        if (type == XML_READER_TYPE_ENTITY_REFERENCE) {
+            rc = n ? xl_entity_refs(j, n) : AM_ERR_PARSE;
+            break;
+        }
+        if (type != XML_READER_TYPE_ELEMENT || !n) {
+            ret = xmlTextReaderRead(r);
+            continue;
+        }
+        if (!seen_root) {
+            seen_root = 1;
+            if (!xl_is(n, "tmx"))
+                rc = xl_err(j->rep, AM_ERR_PARSE, xl_line(n, j->line_off),
+                            "not a TMX document: expected <tmx> with a <body>, the root is <%s>",
+                            (const char *)n->name);
+            ret = xmlTextReaderRead(r);
+        } else if (xl_is(n, "header") && !t->srclang) {
+            const char *sl = xl_attr(n, "srclang", 0);
+            t->srclang = am_xstrdup(sl ? sl : "");
+            ret = xmlTextReaderRead(r);
+        } else if (xl_is(n, "tu")) {
+            xmlNode *u = xmlTextReaderExpand(r);
+            if (!u)
+                break; /* the error handler has the reason */
+            rc = xl_entity_refs(j, u);
+            if (rc == AM_OK)
+                rc = xl_tmx_tu(j, t, u);
+            ret = xmlTextReaderNext(r);
+        } else {
+            seen_body |= xl_is(n, "body");
+            ret = xmlTextReaderRead(r);
         }
     }
-    if (n != 2)
+    if (rc == AM_OK && (ret < 0 || st.have_err))
+        rc = xl_err(j->rep, AM_ERR_PARSE, st.line ? st.line + j->line_off : 0, "malformed XML: %s",
+                    st.have_err ? st.msg : "not well-formed");
+    if (rc == AM_OK && (!seen_root || !seen_body))
+        rc = xl_err(j->rep, AM_ERR_PARSE, 0, "not a TMX document: expected <tmx> with a <body>%s",
+                    seen_root ? "" : " (no root element)");
+    xmlFreeTextReader(r);
+    return rc;
+}
+
+/* Chooses the counted language when none was given: the memory's two
+ * languages minus the header's srclang. Returns a borrowed tag or NULL. */
+static const char *xl_tmx_pick(const xl_tmx *t)
+{
+    const char *src = t->srclang;
+    if (!src || !am_lang_tag_ok(src) || t->langs.n != 2)
         return NULL;
-    if (am_lang_same(langs[0], src))
-        return langs[1];
-    return am_lang_same(langs[1], src) ? langs[0] : NULL;
+    if (xl_same_lang(t->langs.v[0], src))
+        return t->langs.v[1];
+    return xl_same_lang(t->langs.v[1], src) ? t->langs.v[0] : NULL;
 }
 
 void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out)
@@ -1034,7 +1299,8 @@ void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out)
 }
 
 /* Complexity (issue 15): argument and document checks, each refusal with
- * its own message and line, then the walk over the segments. */
+ * its own message and line, then one pass (two when the language is
+ * picked) over the memory. */
 int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_recall_config *rcfg,
                         am_vocab *out, char **chosen, size_t *nsegs, am_xliff_report *report)
 {
@@ -1049,66 +1315,67 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
     if (lang && *lang && !am_lang_tag_ok(lang))
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid language tag");
-    xmlDocPtr doc;
-    size_t line_off;
-    int rc = xl_read(buf, len, &doc, &line_off, rep);
-    if (rc)
-        return rc;
-    xmlNode *root = xmlDocGetRootElement(doc);
-    xmlNode *body = xl_child(root, "body");
-    am_recall_config cfg = *rcfg;
-    cfg.stopwords = NULL;
-    cfg.background = NULL;
-    cfg.background_ctx = NULL;
-    am_buf tmp;
-    am_buf_init(&tmp);
-    am_toks words;
-    am_toks_init(&words);
-    size_t count = 0;
-    if (!xl_is(root, "tmx") || !body) {
-        rc = xl_err(rep, AM_ERR_PARSE, root ? xl_line(root, line_off) : 0,
-                    "not a TMX document: expected <tmx> with a <body>, the root is <%s>",
-                    root ? (const char *)root->name : "");
-        goto done;
-    }
-    if (!lang || !*lang) {
-        lang = xl_tmx_pick(root, body);
-        if (!lang) {
+    size_t line_off = 0;
+    am_textenc_doc dec;
+    int rc = xl_start(&buf, &len, &line_off, &dec, rep);
+    if (rc == AM_OK)
+        rc = xl_prolog_check(buf, len, line_off, rep);
+    am_xliff_doc info;
+    memset(&info, 0, sizeof info);
+    xl_job j;
+    memset(&j, 0, sizeof j);
+    j.d = &info;
+    j.line_off = line_off;
+    j.rep = rep;
+    am_buf_init(&j.tmp);
+    xl_tmx t;
+    memset(&t, 0, sizeof t);
+    t.cfg = *rcfg;
+    t.cfg.stopwords = NULL;
+    t.cfg.background = NULL;
+    t.cfg.background_ctx = NULL;
+    t.out = out;
+    am_toks_init(&t.langs);
+    am_toks_init(&t.words);
+    char *picked = NULL;
+    if (rc == AM_OK && !(lang && *lang)) {
+        /* pass 1: the languages, to pick the side that is not srclang */
+        rc = xl_tmx_pass(&j, &t, buf, len);
+        const char *p = rc == AM_OK ? xl_tmx_pick(&t) : NULL;
+        if (rc == AM_OK && !p)
             rc = xl_err(rep, AM_ERR_INVALID, 0,
                         "cannot choose the counted language: give it (the memory does not have "
                         "exactly two languages with the header's srclang one of them)");
-            goto done;
-        }
+        picked = p ? am_xstrdup(p) : NULL;
+        lang = picked;
+        am_toks_reset(&t.langs);
+        free(t.srclang);
+        t.srclang = NULL;
     }
-    for (xmlNode *tu = body->children; tu && rc == AM_OK; tu = tu->next) {
-        if (!xl_is(tu, "tu"))
-            continue;
-        for (xmlNode *v = tu->children; v && rc == AM_OK; v = v->next) {
-            const char *l = xl_is(v, "tuv") ? xl_tuv_lang(v) : NULL;
-            xmlNode *seg = l ? xl_child(v, "seg") : NULL;
-            if (!seg || !am_lang_same(l, lang))
-                continue;
-            char *text = xl_text(seg, &tmp);
-            am_toks_reset(&words);
-            rc = am_recall_content_words(&cfg, text, &words);
-            free(text);
-            if (rc) {
-                rc = xl_err(rep, AM_ERR_PARSE, xl_line(seg, line_off), "segment text: %s",
-                            am_strerror(rc));
-                break;
-            }
-            for (size_t i = 0; i < words.n; i++)
-                am_vocab_add(out, words.v[i], 1);
-            count++;
-        }
+    t.lang = lang;
+    if (rc == AM_OK)
+        rc = xl_tmx_pass(&j, &t, buf, len);
+    if (rc == AM_OK && t.count == 0) {
+        /* no side in the language: an empty vocabulary would make the
+         * novel-word results silently equal the standard ones */
+        am_buf have;
+        am_buf_init(&have);
+        for (size_t i = 0; i < t.langs.n; i++)
+            am_buf_printf(&have, "%s%s", i ? ", " : "", t.langs.v[i]);
+        rc = xl_err(rep, AM_ERR_INVALID, 0, "the memory has no segment in %s (%s%s)", lang,
+                    t.langs.n ? "its languages: " : "it has no <tuv> with xml:lang and a <seg>",
+                    am_buf_str(&have));
+        am_buf_cleanup(&have);
     }
     if (rc == AM_OK && chosen)
         *chosen = am_xstrdup(lang);
-    if (nsegs)
-        *nsegs = count;
-done:
-    am_toks_cleanup(&words);
-    am_buf_cleanup(&tmp);
-    xmlFreeDoc(doc);
+    if (rc == AM_OK && nsegs)
+        *nsegs = t.count;
+    free(picked);
+    free(t.srclang);
+    am_toks_cleanup(&t.langs);
+    am_toks_cleanup(&t.words);
+    am_buf_cleanup(&j.tmp);
+    free(dec.utf8);
     return rc;
 }

@@ -20,15 +20,22 @@
  *     Proofread|Confirmed";
  *   - Phrase: trans-unit attribute m:confirmed (any namespace) "1|true|yes".
  * MT hypotheses are the <alt-trans> of the unit (alttranstype absent or
- * "proposal") that are machine translation: their <target> has
- * state-qualifier="mt-suggestion", or their phase-name names a <phase> whose
- * process-name says machine translation ("mt", "machine…"), or they carry
- * origin/tool-id and no match-quality (a TM match has one). The system name
- * is origin, else tool-id, else the phase's tool-id, else "mt".
+ * "proposal") in the target language that are machine translation: their
+ * <target> has state-qualifier="mt-suggestion", or their phase-name names a
+ * <phase> whose process-name says machine translation ("mt", "machine…"),
+ * or origin/tool-id names MT ("mt", "MT-…", "…machine…") or an Okapi
+ * okp:matchType="MT", or they carry origin/tool-id and no match-quality (a
+ * TM match has one). The language of an alt-trans is its <target>'s
+ * xml:lang, else its own xml:lang, else the file's target-language; one in
+ * another language than the file's target-language (SAP's "reference
+ * language" in the source language, a third language) is not a hypothesis.
+ * Dropped candidates leave their reason in am_xliff_seg.dropped. The system
+ * name is origin, else tool-id, else the phase's tool-id, else "mt".
  * XLIFF 2.x: each <segment> of a <unit> is a segment, confirmed when its
  * state is "translated", "reviewed" or "final"; MT hypotheses are the
  * unit's <mtc:match type="mt"> (the ref naming the segment, or any when the
- * unit has one segment), named by origin, else "mt".
+ * unit has one segment) whose target's xml:lang, when given, is trgLang,
+ * named by origin, else "mt".
  * Units with translate="no", without a target text or not confirmed are
  * skipped (reported with a reason), in document order.
  * Inline markup: the text of g, pc, mrk, sm/em spans and unknown elements is
@@ -59,11 +66,19 @@ typedef struct am_xliff_seg {
     size_t nhyp;
     size_t sys[AM_XLIFF_MAX_SYSTEMS]; /* index into am_xliff_doc.systems */
     char *hyp[AM_XLIFF_MAX_SYSTEMS]; /* owned */
+    /* why an MT candidate of the unit was not taken (the first one dropped:
+     * "alt-trans in the source language (de)", "alt-trans not marked as MT
+     * (match-quality without an MT origin)", …); "" when none was dropped.
+     * Lets a consumer say more than "no MT candidate" when nhyp is 0. */
+    char dropped[112];
 } am_xliff_seg;
 
 typedef struct am_xliff_skip {
     char *id; /* owned */
-    const char *reason; /* static: "unconfirmed", "no target", "translate=no" */
+    /* "unconfirmed", "no target", "translate=no", or (am_xliff_mt_each)
+     * "pre-translated from tm, not MT (…)": borrowed for the callback's
+     * duration; owned (a copy) in an am_xliff_doc of am_xliff_parse */
+    const char *reason;
     size_t file; /* 0-based <file> index */
 } am_xliff_skip;
 
@@ -114,6 +129,30 @@ int am_xliff_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx, a
 int am_xliff_parse(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report);
 void am_xliff_free(am_xliff_doc *d);
 
+/* The pre-translated file of a project (the MT pass, before post-editing),
+ * for two-file scoring: as am_xliff_each, but every unit or segment with a
+ * target text is handed over whatever its state, its target as the one
+ * hypothesis (s->target and s->hyp[0] hold the same text), unless a CAT
+ * tool's marker says the target came from elsewhere, which is a skip with
+ * that reason:
+ *   - Trados: <sdl:seg origin="mt|nmt|adaptive-mt"> of the segment is MT
+ *     (system: origin-system), any other origin (tm, interactive,
+ *     document-match, auto-propagated, …) is not;
+ *   - Phrase: trans-unit m:trans-origin="mt" is MT, another value but
+ *     "null" is not;
+ *   - memoQ: trans-unit mq:status="MachineTranslated" is MT,
+ *     "PreTranslated" (a TM match) is not;
+ *   - XLIFF 1.2 <target state-qualifier> of a TM leverage (exact-match,
+ *     fuzzy-match, id-match, leveraged-tm, …) is not;
+ *   - no marker: the target is taken as MT (the file is the MT pass),
+ *     system "mt". XLIFF 2.x targets carry no origin: all are taken.
+ * Segment ids are made as for am_xliff_each, so a unit pairs with the same
+ * unit of the final file. */
+int am_xliff_mt_each(const char *buf, size_t len, am_xliff_unit_fn fn, void *ctx,
+                     am_xliff_doc *info, am_xliff_report *report);
+/* am_xliff_parse for a pre-translated file (am_xliff_mt_each's rules). */
+int am_xliff_parse_mt(const char *buf, size_t len, am_xliff_doc *out, am_xliff_report *report);
+
 /* Reads a TMX memory buf[0..len): for every <tu>, the <seg> of the <tuv>
  * whose xml:lang (or lang) shares its primary subtag with lang is split
  * into content words with rcfg (am_recall_content_words; its stopwords and
@@ -131,8 +170,8 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
  * stripping), for am_xliff_tmx_counts. */
 void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out);
 
-/* True when buf[0..len), after a BOM and whitespace, starts with '<'
- * (an XML document rather than "count word" lines). */
+/* True when buf[0..len), after a BOM and whitespace, starts with '<' in
+ * UTF-8 or UTF-16/32 (an XML document rather than "count word" lines). */
 int am_xliff_looks_xml(const char *buf, size_t len);
 
 #endif

@@ -18,8 +18,12 @@
  *   - XML_PARSE_HUGE is not set, so libxml2's own depth/size limits hold.
  *   - a start tag with more than AM_XMLSAFE_MAX_ATTRS attributes is refused
  *     before parsing (libxml2's duplicate check is quadratic per tag).
- * The input is read as UTF-8 whatever the XML declaration says; callers
- * validate it as UTF-8 first (their error reports differ).
+ *   - comments and processing instructions get no node in the tree (no
+ *     caller reads them), so a document of comments costs no tree.
+ * The input is read as UTF-8 whatever the XML declaration says
+ * (XML_PARSE_IGNORE_ENC); callers decode other encodings to UTF-8 first
+ * (textenc.h, am_textenc_xml) and validate the UTF-8 (their error reports
+ * differ), so this hardening always sees the decoded text.
  *
  * libxml2 global state: xmlInitParser() is called on every parse; it is
  * idempotent and guarded by libxml2's own init mutex (2.9+). Never calls
@@ -50,6 +54,26 @@ typedef struct am_xmlsafe_state {
  * xmlFreeDoc), else NULL. Returns AM_OK, or AM_ERR_NOMEM when no parser
  * context could be made. */
 int am_xmlsafe_read(const char *buf, size_t len, am_xmlsafe_state *st, xmlDocPtr *doc);
+
+/* A streamed read (am_xmlsafe_read_units): every element for which
+ * is_unit is true is handed to fn when its end tag is read, complete with
+ * its subtree and still attached to its ancestors (borrowed for the call),
+ * then unlinked and freed; memory holds one unit, not the document. A
+ * non-zero return of fn stops the parser. */
+typedef struct am_xmlsafe_units {
+    int (*is_unit)(const xmlNode *n);
+    int (*fn)(void *ctx, xmlNode *unit);
+    void *ctx;
+} am_xmlsafe_units;
+
+/* As am_xmlsafe_read, with units (NULL: none, the whole tree is kept)
+ * handed over and freed as they end (fn is not called once an entity
+ * was declared or referenced). *doc is the document without its units.
+ * *fn_rc (may be NULL) receives fn's first non-zero return, else 0. A
+ * caller still rejects the document on an error or entity in *st: units
+ * before the error were handed over already. */
+int am_xmlsafe_read_units(const char *buf, size_t len, am_xmlsafe_state *st, xmlDocPtr *doc,
+                          const am_xmlsafe_units *units, int *fn_rc);
 
 /* Most attributes (namespace declarations included) a start tag may have:
  * libxml2 2.9 compares each new attribute of a tag with every earlier one,

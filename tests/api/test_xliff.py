@@ -7,7 +7,11 @@ twice and answers the same summary; bad files are refused with problem+json
 and change nothing; PUT /v1/vocabularies/{name} takes a TMX memory (the
 target side counted) that gives the same totals as the equivalent
 'count word' list; a 60 MiB import is streamed (peak RSS grows by about
-the body, not by a document tree).
+the body, not by a document tree). Issue 24: UTF-16 / windows-1252 files
+import as their UTF-8 twin, a file of another language pair is a 422, an
+alt-trans in the source or a third language is no hypothesis and every skip
+is counted under its reason, a two-file (multipart) import equals the same
+pairs posted as JSON, and a TMX/TBX without the language is a 422.
 
 Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
 "N passed, N failed". APITEST_ONLY=REGEX runs a subset. Python standard
@@ -234,6 +238,168 @@ def test_tmx_vocabulary_refuses_bad_input():
     expect_problem(r, 422, "invalid-value", "bad lang")
     for n in ("bad1", "bad2", "bad3"):
         expect_status(C.get("/v1/vocabularies/" + n), 404, "nothing stored for " + n)
+
+
+# ---- issue 24: encodings, languages, alt-trans languages, two-file import ----
+
+def xlf12(units, sl="en", tl="fr", extra_ns=""):
+    """An XLIFF 1.2 document of trans-unit strings."""
+    return ('<?xml version="1.0" encoding="UTF-8"?><xliff version="1.2" '
+            'xmlns="urn:oasis:names:tc:xliff:document:1.2"%s><file original="t" '
+            'source-language="%s" target-language="%s" datatype="plaintext"><body>%s</body>'
+            '</file></xliff>' % (extra_ns, sl, tl, "".join(units)))
+
+
+def multipart(parts):
+    """A multipart/form-data body of (name, bytes) parts and its Content-Type."""
+    b = "adaptmon-test-boundary-7f3a"
+    out = b""
+    for name, data in parts:
+        out += (("--%s\r\nContent-Disposition: form-data; name=\"%s\"; filename=\"%s.xlf\"\r\n"
+                 "Content-Type: application/xliff+xml\r\n\r\n") % (b, name, name)).encode()
+        out += data + b"\r\n"
+    out += ("--%s--\r\n" % b).encode()
+    return out, "multipart/form-data; boundary=" + b
+
+
+def test_import_utf16_and_windows1252_equal_utf8():
+    text = load("omegat.xlf").decode("utf-8")
+    u16 = b"\xff\xfe" + text.replace('encoding="UTF-8"', 'encoding="UTF-16"').encode("utf-16-le")
+    cp = text.replace('encoding="UTF-8"', 'encoding="windows-1252"').encode(
+        "cp1252", errors="xmlcharrefreplace")
+    answers = []
+    for i, body in enumerate([load("omegat.xlf"), u16, cp]):
+        sid = "enc%d" % i
+        C.create_session(id=sid)
+        r = C.post(base(sid) + "/import", body, ctype=XCT)
+        expect_status(r, 200, "import encoding %d" % i)
+        answers.append((r.json()["imported"], C.jget(base(sid) + "/metrics")["systems"]))
+    eq(answers[1], answers[0], "UTF-16 import equals UTF-8")
+    eq(answers[2], answers[0], "windows-1252 import equals UTF-8")
+
+
+def test_import_language_mismatch_refused():
+    C.create_session(id="lang-de", source_lang="en", target_lang="de")
+    r = C.post(base("lang-de") + "/import", load("omegat.xlf"), ctype=XCT)
+    expect_problem(r, 422, "invalid-value", "fr file into a de session")
+    d = r.json()["detail"]
+    check("FR-FR" in d and "de" in d, "both languages named: " + d)
+    eq(C.jget(base("lang-de"))["segments"], 0, "nothing stored")
+    C.create_session(id="lang-fr", source_lang="en", target_lang="fr")
+    r = C.post(base("lang-fr") + "/import", load("omegat.xlf"), ctype=XCT)
+    expect_status(r, 200, "fr file into a fr session")
+    eq(r.json()["target_lang"], "FR-FR", "the file's language echoed")
+    check("warnings" not in r.json(), "no warning when the languages agree")
+    r = C.post("/v1/sessions", {"id": "lang-none", "source_lang": "und", "target_lang": "und"})
+    expect_status(r, 201, "a session without languages")
+    r = C.post(base("lang-none") + "/import", load("omegat.xlf"), ctype=XCT)
+    expect_status(r, 200, "fr file into a session without languages")
+    check(any("target_lang FR-FR" in w for w in r.json().get("warnings", [])), r.json())
+
+
+def test_import_alt_trans_language_and_skip_reasons():
+    units = [
+        # SAP-style reference language: an alt-trans in the source language
+        '<trans-unit id="a"><source>the cat</source><target state="final">le chat</target>'
+        '<alt-trans origin="mt"><target xml:lang="en">the cat</target></alt-trans></trans-unit>',
+        # a third language
+        '<trans-unit id="b"><source>the dog</source><target state="final">le chien</target>'
+        '<alt-trans xml:lang="de" tool-id="mt"><target>der Hund</target></alt-trans></trans-unit>',
+        # a TM match, not MT
+        '<trans-unit id="c"><source>a house</source><target state="final">une maison</target>'
+        '<alt-trans match-quality="88" origin="tm"><target>la maison</target></alt-trans>'
+        '</trans-unit>',
+        # a real MT candidate in the target language
+        '<trans-unit id="d"><source>a tree</source><target state="final">un arbre</target>'
+        '<alt-trans origin="deepl"><target xml:lang="fr-FR">un arbre</target></alt-trans>'
+        '</trans-unit>',
+    ] + ['<trans-unit id="u%d"><source>x</source><target>y</target></trans-unit>' % i
+         for i in range(130)]
+    C.create_session(id="alt-lang")
+    r = C.post(base("alt-lang") + "/import", xlf12(units), ctype=XCT)
+    expect_status(r, 200, "import")
+    a = r.json()
+    eq(a["imported"], 1, "only the target-language MT candidate imported")
+    eq(a["systems"], ["deepl"], "systems")
+    eq(a["skipped"], 133, "skipped")
+    eq(len(a["skips"]), 100, "the first 100 listed")
+    sr = a["skip_reasons"]
+    eq(sum(sr.values()), 133, "every skip counted, not the first 100")
+    eq(sr.get("unconfirmed"), 130, "unconfirmed counted")
+    eq(sr.get("no MT candidate: alt-trans in the source language (en)"), 1, repr(sr))
+    eq(sr.get("no MT candidate: alt-trans in de, not the target language fr"), 1, repr(sr))
+    check(any(k.startswith("no MT candidate: alt-trans not marked as MT") for k in sr), repr(sr))
+
+
+def test_import_two_files():
+    sdl = ' xmlns:sdl="http://sdl.com/FileTypes/SdlXliff/1.0"'
+
+    def tu(i, src, tgt, attrs="", sdlseg=""):
+        return ('<trans-unit id="%s"%s><source>%s</source><target%s>%s</target>%s</trans-unit>'
+                % (i, attrs, src, ' state="final"' if not sdlseg else "", tgt, sdlseg))
+    pre = xlf12([
+        tu("1", "the cat sleeps", "le chat dort", sdlseg=(
+            '<sdl:seg-defs><sdl:seg id="1" origin="mt" origin-system="NMT-X"/></sdl:seg-defs>')),
+        tu("2", "the dog runs", "le chien court", sdlseg=(
+            '<sdl:seg-defs><sdl:seg id="1" origin="mt" origin-system="NMT-X"/></sdl:seg-defs>')),
+        tu("3", "a red house", "une maison rouge", sdlseg=(
+            '<sdl:seg-defs><sdl:seg id="1" origin="tm"/></sdl:seg-defs>')),
+    ], extra_ns=sdl).encode()
+    final = xlf12([tu("1", "the cat sleeps", "le chat est endormi"),
+                   tu("2", "the dog runs", "le chien court vite"),
+                   tu("3", "a red house", "une maison rouge"),
+                   tu("4", "a new unit", "une nouvelle unité")]).encode()
+    body, ct = multipart([("xliff", final), ("xliff_mt", pre)])
+    C.create_session(id="two-files")
+    r = C.post(base("two-files") + "/import", body, ctype=ct)
+    expect_status(r, 200, "two-file import")
+    a = r.json()
+    eq(a["imported"], 2, "units 1 and 2 (MT) imported")
+    eq(a["systems"], ["NMT-X"], "system from origin-system")
+    sr = a["skip_reasons"]
+    eq(sr.get("no MT candidate: pre-translated from tm, not MT (Trados sdl:seg origin)"), 1,
+       repr(sr))
+    eq(sr.get("no MT candidate: no unit with this id in the MT file"), 1, repr(sr))
+    # the same as posting the pairs as JSON
+    C.create_session(id="two-json")
+    for i, src, ref, hyp in [("1", "the cat sleeps", "le chat est endormi", "le chat dort"),
+                             ("2", "the dog runs", "le chien court vite", "le chien court")]:
+        expect_status(C.post(base("two-json") + "/segments",
+                             {"id": i, "source": src, "translation": ref,
+                              "hypotheses": {"NMT-X": hyp}}), 201, "POST " + i)
+    eq(C.jget(base("two-files") + "/metrics")["systems"],
+       C.jget(base("two-json") + "/metrics")["systems"], "two-file import equals JSON")
+    # LF line ends, a quoted boundary, a preamble and parts in the other order
+    lf = ("preamble\n--b\"q\nContent-Disposition: form-data; name=\"xliff_mt\"\n\n").encode() + pre + \
+        ("\n--b\"q\nContent-Disposition: form-data; name=\"xliff\"\n\n").encode() + final + \
+        b"\n--b\"q--\n"
+    lf = lf.replace(b'b"q', b"bq")
+    C.create_session(id="two-lf")
+    r = C.post(base("two-lf") + "/import", lf, ctype='multipart/form-data; boundary="bq"')
+    expect_status(r, 200, "LF multipart")
+    eq(r.json()["imported"], 2, "LF multipart imported")
+    # malformed multipart, a missing part
+    r = C.post(base("two-files") + "/import", b"--x\r\n", ctype="multipart/form-data; boundary=x")
+    expect_problem(r, 422, "invalid-value", "malformed multipart")
+    body, ct = multipart([("xliff", final)])
+    r = C.post(base("two-files") + "/import", body, ctype=ct)
+    expect_problem(r, 422, "invalid-value", "missing xliff_mt")
+
+
+def test_tmx_and_tbx_without_the_language_refused():
+    r = C.put("/v1/vocabularies/noside?lang=de", tmx(["a b"]), ctype="application/x-tmx+xml")
+    expect_problem(r, 422, "invalid-value", "TMX without a de side")
+    d = r.json()["detail"]
+    check("de" in d and "en, fr-FR" in d, "languages named: " + d)
+    expect_status(C.get("/v1/vocabularies/noside"), 404, "nothing stored")
+    tbx = ('<?xml version="1.0"?><martif type="TBX"><text><body><termEntry>'
+           '<langSet xml:lang="en"><tig><term>cat</term></tig></langSet>'
+           '<langSet xml:lang="fr"><tig><term>chat</term></tig></langSet>'
+           '</termEntry></body></text></martif>')
+    C.create_session(id="tbx-de", source_lang="en", target_lang="de")
+    r = C.put(base("tbx-de") + "/glossary", tbx, ctype="application/x-tbx")
+    expect_problem(r, 422, "invalid-value", "TBX without a de side")
+    check("en, fr" in r.json()["detail"], r.json()["detail"])
 
 
 if __name__ == "__main__":

@@ -225,7 +225,6 @@ static void test_malformed(void **state)
         {HEAD "text\n" TAIL, 3}, /* text outside seg */
         {"<refset>\n<seg id=\"1\"> a </seg>\n</refset>\n", 2}, /* seg outside doc */
         {"<doc>\n</doc>\n", 1}, /* doc outside set */
-        {HEAD "</refset>\n", 3}, /* doc not closed */
         {HEAD TAIL "<refset>\n</refset>\n", 5}, /* second set */
         {"<refset>\n</tstset>\n", 2}, /* mismatched close */
         {HEAD "<p>\n" TAIL, 4}, /* unclosed p */
@@ -250,8 +249,27 @@ static void test_malformed(void **state)
         expect_error(utf8[i], strlen(utf8[i]), AM_ERR_UTF8, 3);
     static const char nul[] = HEAD "<seg id=\"1\"> a\0b </seg>\n" TAIL;
     expect_error(nul, sizeof nul - 1, AM_ERR_NUL, 3);
-    /* NULL buffer */
+    /* a last <doc> left open (the historical TICO-19 release): read as
+     * sacreBLEU reads it, with the warning line set (issue 24; it used to
+     * be refused) */
+    static const char *open_doc[] = {
+        HEAD "<seg id=\"1\"> a </seg>\n</refset>\n",
+        HEAD "<seg id=\"1\"> a </seg>\n",
+    };
     am_sgml_doc d;
+    for (size_t i = 0; i < 2; i++) {
+        size_t line = 99;
+        assert_int_equal(am_sgml_parse(open_doc[i], strlen(open_doc[i]), &d, &line), AM_OK);
+        assert_int_equal(d.nsegs, 1);
+        assert_string_equal(d.segs[0].text, "a");
+        assert_int_equal(d.unclosed_doc_line, 2);
+        assert_int_equal(d.unclosed_set, (int)i);
+        am_sgml_free(&d);
+    }
+    /* ... but an earlier <doc> left open is still an error */
+    expect_error(HEAD "<doc docid=\"e\">\n" TAIL, strlen(HEAD "<doc docid=\"e\">\n" TAIL),
+                 AM_ERR_PARSE, 3);
+    /* NULL buffer */
     assert_int_equal(am_sgml_parse(NULL, 0, &d, NULL), AM_ERR_PARSE);
     assert_int_equal(am_sgml_parse(NULL, 3, &d, NULL), AM_ERR_INVALID);
     am_sgml_free(&d);
@@ -277,7 +295,10 @@ static void test_no_crash(void **state)
         ok += rc == AM_OK;
         am_sgml_free(&d);
     }
-    assert_int_equal(ok, 2); /* the whole document, and without its final newline */
+    /* the whole document, without its final newline, and (issue 24) every
+     * prefix that ends inside the open <doc> between segments, read as
+     * sacreBLEU reads a file whose last <doc> is not closed */
+    assert_int_equal(ok, 8);
     uint32_t seed = 12345;
     static const char alphabet[] = "<>/=\"'&#;! \nxtermsegdoc\xc3\xa9\xff";
     for (int iter = 0; iter < 20000; iter++) {

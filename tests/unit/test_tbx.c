@@ -153,11 +153,13 @@ static void test_v2_sample(void **state)
         assert_false(g.v[i].forbidden);
     am_gloss_cleanup(&g);
 
-    /* a language absent from the file: every entry skipped, not an error */
+    /* a language absent from the file: refused, naming the languages it
+     * has (issue 24: an empty glossary used to be accepted silently) */
     am_gloss_init(&g);
-    assert_int_equal(am_gloss_parse_tbx(buf, len, "en", "de", NULL, &g, &rep), AM_OK);
+    assert_int_equal(am_gloss_parse_tbx(buf, len, "en", "de", NULL, &g, &rep), AM_ERR_INVALID);
     assert_int_equal(g.n, 0);
-    assert_int_equal(rep.skipped, 5);
+    assert_non_null(strstr(rep.msg, "target language de"));
+    assert_non_null(strstr(rep.msg, "its languages: en-US, fr-FR, es"));
     am_gloss_cleanup(&g);
     free(buf);
 }
@@ -254,11 +256,12 @@ static void test_variants(void **state)
     am_gloss_cleanup(&g);
     free(doc);
 
-    /* a declared non-UTF-8 encoding does not change how the bytes are read */
+    /* a declared non-UTF-8 encoding is honoured (issue 24: it used to be
+     * ignored, the bytes read as UTF-8): latin-1 0xE8 is è */
     const char *latin = "<?xml version='1.0' encoding='ISO-8859-1'?>\n"
                         "<martif><text><body><termEntry>"
                         "<langSet xml:lang='en'><tig><term>fever</term></tig></langSet>"
-                        "<langSet xml:lang='fr'><tig><term>fièvre</term></tig></langSet>"
+                        "<langSet xml:lang='fr'><tig><term>fi\xE8vre</term></tig></langSet>"
                         "</termEntry></body></text></martif>";
     assert_int_equal(tbx_str(latin, "en", "fr", &g, &rep), AM_OK);
     EXPECT(&g, "fever", 0, NULL, "fièvre");
@@ -596,8 +599,10 @@ static void test_encoding_and_empty(void **state)
     assert_int_equal(am_gloss_parse_tbx(overlong, strlen(overlong), NULL, NULL, NULL, &g, &rep),
                      AM_ERR_UTF8);
     assert_int_equal(rep.column, 9);
+    /* a UTF-16 document is decoded (issue 24; it used to be refused as
+     * invalid UTF-8): this truncated one is malformed XML */
     assert_int_equal(am_gloss_parse_tbx("\xFF\xFE<\0m\0", 6, NULL, NULL, NULL, &g, &rep),
-                     AM_ERR_UTF8);
+                     AM_ERR_PARSE);
 
     /* empty input is not a TBX document (as for JSON) */
     assert_int_equal(am_gloss_parse_tbx("", 0, NULL, NULL, NULL, &g, &rep), AM_ERR_PARSE);

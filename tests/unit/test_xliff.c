@@ -278,6 +278,85 @@ static void test_tmx(void **state)
     am_vocab_free(v);
 }
 
+/* A pre-translated file (am_xliff_parse_mt): the CAT tools' MT-origin
+ * markers decide which targets are MT hypotheses (issue 24). */
+static void test_mt_file(void **state)
+{
+    (void)state;
+    const char *x =
+        "<xliff version='1.2' xmlns:sdl='http://sdl.com/FileTypes/SdlXliff/1.0' "
+        "xmlns:mq='MQXliff' xmlns:m='http://www.memsource.com/mxlf/2.0'>"
+        "<file source-language='en' target-language='fr'><body>"
+        "<trans-unit id='t1'><source>a</source><target>A</target><sdl:seg-defs>"
+        "<sdl:seg id='1' origin='mt' origin-system='DeepL'/></sdl:seg-defs></trans-unit>"
+        "<trans-unit id='t2'><source>b</source><target>B</target><sdl:seg-defs>"
+        "<sdl:seg id='1' origin='interactive'/></sdl:seg-defs></trans-unit>"
+        "<trans-unit id='q1' mq:status='MachineTranslated'><source>c</source><target>C</target>"
+        "</trans-unit>"
+        "<trans-unit id='q2' mq:status='PreTranslated'><source>d</source><target>D</target>"
+        "</trans-unit>"
+        "<trans-unit id='p1' m:trans-origin='tm'><source>e</source><target>E</target>"
+        "</trans-unit>"
+        "<trans-unit id='s1'><source>f</source><target state-qualifier='exact-match'>F</target>"
+        "</trans-unit>"
+        "<trans-unit id='s2'><source>g</source><target state-qualifier='leveraged-mt'>G</target>"
+        "</trans-unit>"
+        "<trans-unit id='n1'><source>h</source><target>H</target></trans-unit>"
+        "<trans-unit id='e1'><source>i</source><target></target></trans-unit>"
+        "</body></file></xliff>";
+    am_xliff_doc d;
+    assert_int_equal(am_xliff_parse_mt(x, strlen(x), &d, NULL), AM_OK);
+    assert_int_equal(d.nsegs, 4); /* t1, q1, s2, n1 */
+    const char *ids[] = {"t1", "q1", "s2", "n1"}, *hyps[] = {"A", "C", "G", "H"};
+    for (size_t i = 0; i < 4; i++) {
+        assert_string_equal(d.segs[i].id, ids[i]);
+        assert_int_equal(d.segs[i].nhyp, 1);
+        assert_string_equal(d.segs[i].hyp[0], hyps[i]);
+    }
+    assert_string_equal(d.systems[d.segs[0].sys[0]], "DeepL");
+    assert_string_equal(d.systems[d.segs[1].sys[0]], "mt");
+    assert_int_equal(d.nskips, 5); /* t2, q2, p1, s1, e1 */
+    assert_non_null(strstr(d.skips[0].reason, "interactive"));
+    assert_non_null(strstr(d.skips[1].reason, "memoQ"));
+    assert_non_null(strstr(d.skips[2].reason, "Phrase"));
+    assert_non_null(strstr(d.skips[3].reason, "exact-match"));
+    assert_string_equal(d.skips[4].reason, "no target");
+    am_xliff_free(&d);
+}
+
+/* alt-trans: MT by an MT-naming origin even with match-quality, Okapi's
+ * okp:matchType; not in another language (issue 24). */
+static void test_alt_trans_rules(void **state)
+{
+    (void)state;
+    const char *x =
+        "<xliff version='1.2' xmlns:okp='okapi-framework:xliff-extensions'>"
+        "<file source-language='de' target-language='fr'><body>"
+        "<trans-unit id='1'><source>s</source><target state='final'>t</target>"
+        "<alt-trans match-quality='70' origin='MT-Google'><target>m1</target></alt-trans>"
+        "<alt-trans match-quality='95' okp:matchType='MT' origin='sys2'><target>m2</target>"
+        "</alt-trans>"
+        "<alt-trans match-quality='99' origin='tm'><target>tm</target></alt-trans>"
+        "<alt-trans origin='ref'><target xml:lang='de-DE'>s</target></alt-trans>"
+        "<alt-trans origin='x' xml:lang='it'><target>it</target></alt-trans>"
+        "<alt-trans origin='y'><target xml:lang='fr-CA'>m3</target></alt-trans>"
+        "</trans-unit>"
+        "<trans-unit id='2'><source>s</source><target state='final'>t</target>"
+        "<alt-trans origin='ref'><target xml:lang='de'>s</target></alt-trans></trans-unit>"
+        "</body></file></xliff>";
+    am_xliff_doc d;
+    assert_int_equal(am_xliff_parse(x, strlen(x), &d, NULL), AM_OK);
+    assert_int_equal(d.nsegs, 2);
+    assert_int_equal(d.segs[0].nhyp, 3);
+    assert_string_equal(hyp_of(&d, &d.segs[0], "MT-Google"), "m1");
+    assert_string_equal(hyp_of(&d, &d.segs[0], "sys2"), "m2");
+    assert_string_equal(hyp_of(&d, &d.segs[0], "y"), "m3");
+    assert_null(hyp_of(&d, &d.segs[0], "tm"));
+    assert_int_equal(d.segs[1].nhyp, 0);
+    assert_string_equal(d.segs[1].dropped, "alt-trans in the source language (de)");
+    am_xliff_free(&d);
+}
+
 static int teardown_libxml(void **state)
 {
     (void)state;
@@ -351,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_v12_conventions), cmocka_unit_test(test_v2),
         cmocka_unit_test(test_hostile),         cmocka_unit_test(test_tmx),
         cmocka_unit_test(test_stream),          cmocka_unit_test(test_attribute_flood),
+        cmocka_unit_test(test_mt_file),         cmocka_unit_test(test_alt_trans_rules),
     };
     return cmocka_run_group_tests(tests, NULL, teardown_libxml);
 }
