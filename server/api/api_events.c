@@ -79,7 +79,7 @@ static void am_events_refuse(am_req *req, am_resp *resp, am_ev_refusal why)
                         "or retry later",
                         why == AM_EV_FULL_CLIENT ? "this client address" : "this session", cap,
                         limit);
-    am_resp_problem_set(resp, "limit", json_string(limit));
+    am_resp_problem_set(resp, "cap", json_string(limit));
     am_resp_problem_set(resp, "max", json_integer(cap));
     am_resp_header(resp, "Retry-After", AM_EVENTS_RETRY_AFTER);
     am_prom_stream_refused(req->srv->prom, limit);

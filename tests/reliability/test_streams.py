@@ -140,7 +140,7 @@ def refused(s, st, head, rest, status, limit, what):
     p = problem_of(s, rest, head)
     slug = "too-many-streams" if status == 429 else "unavailable"
     eq(p.get("type"), "https://adaptmon.dev/problems/" + slug, what + " type")
-    eq(p.get("limit"), limit, what + " limit")
+    eq(p.get("cap"), limit, what + " cap")
     s.close()
 
 
