@@ -13,6 +13,10 @@ int am_cli_serve(int argc, char **argv, char **envp);
 /* `adaptmon backup` (argv[0] "backup"), cli_backup.c: an online copy of the
  * database. Returns the exit status (0 ok, 1 failure, 2 usage). */
 int am_cli_backup(int argc, char **argv, char **envp);
+/* `adaptmon restore` (argv[0] "restore"), cli_restore.c: a verified backup
+ * in place of a stopped server's database, its old WAL moved aside.
+ * Returns the exit status (0 ok, 1 failure, 2 usage or refused). */
+int am_cli_restore(int argc, char **argv, char **envp);
 
 /* `adaptmon replay` (argv[0] "replay"), cli_replay.c: posts an XLIFF, TSV
  * or JSONL file's segments to a running server, resuming by segment id.

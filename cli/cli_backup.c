@@ -11,7 +11,12 @@
  *
  * The database must exist and be an SQLite file (the command never creates
  * one). DEST is written as DEST.tmp and renamed at the end, so a crash
- * leaves no half copy under the final name.
+ * leaves no half copy under the final name. The copy is opened through one
+ * plain connection that only reads (never a store: that would migrate,
+ * clean up and checkpoint the running server's database). The copy gets a
+ * database id of its own and the mark of an untouched backup (dbfile.h),
+ * and its SHA-256 goes to DEST.sha256 (sha256sum format), which
+ * `adaptmon restore` and the server's start-up verify.
  *
  * Operator mistakes are refused before anything is written (message on
  * stderr, nothing changed): a DEST (or its DEST.tmp side files) that is
@@ -40,8 +45,8 @@ static void am_backup_usage(FILE *out)
           "\n"
           "Writes a consistent copy of the database at PATH (default: ADAPTMON_DB, or\n"
           "./var/adaptmon.db) to DEST while the server keeps running (SQLite online\n"
-          "backup of one read snapshot). Start a server on the copy to restore:\n"
-          "  adaptmon serve --db DEST\n"
+          "backup of one read snapshot), and its SHA-256 to DEST.sha256. To restore it:\n"
+          "  adaptmon restore DEST --db PATH   (stop the server first)\n"
           "\n"
           "DEST must not be the database (or its -wal/-shm/-journal file) under any\n"
           "name, must not be a directory, and its directory must exist. An existing\n"
@@ -54,7 +59,8 @@ static void am_backup_usage(FILE *out)
  * Returns 0 when dest is fine, else the exit status (message printed). */
 static int am_backup_check_dest(const char *db, const char *dest, int force)
 {
-    static const char *const side[] = {"", ".tmp", ".tmp-wal", ".tmp-shm", ".tmp-journal"};
+    static const char *const side[] = {
+        "", ".tmp", ".tmp-wal", ".tmp-shm", ".tmp-journal", ".sha256", ".sha256.tmp"};
     size_t n = strlen(dest);
     char *p = am_xmalloc(n + 16);
     for (size_t i = 0; i < sizeof side / sizeof side[0]; i++) {
@@ -177,15 +183,7 @@ int am_cli_backup(int argc, char **argv, char **envp)
         return rc;
 
     am_buf_init(&err);
-    am_store *st = NULL;
-    rc = am_store_open(db, AM_DURABLE_NORMAL, &st, &err);
-    if (rc != AM_OK) {
-        fprintf(stderr, "adaptmon backup: cannot open %s: %s\n", db, am_buf_str(&err));
-        am_buf_cleanup(&err);
-        return 1;
-    }
-    rc = am_store_backup(st, dest, &err);
-    am_store_close(st);
+    rc = am_store_backup_path(db, dest, &err);
     if (rc != AM_OK) {
         fprintf(stderr, "adaptmon backup: %s\n", am_buf_str(&err));
         am_buf_cleanup(&err);
@@ -193,6 +191,7 @@ int am_cli_backup(int argc, char **argv, char **envp)
     }
     am_buf_cleanup(&err);
     if (stat(dest, &sb) == 0)
-        printf("adaptmon backup: %s -> %s (%lld bytes)\n", db, dest, (long long)sb.st_size);
+        printf("adaptmon backup: %s -> %s (%lld bytes; checksum in %s.sha256)\n", db, dest,
+               (long long)sb.st_size, dest);
     return 0;
 }

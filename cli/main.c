@@ -18,6 +18,8 @@ static void usage(FILE *out)
           "  serve           run the HTTP service (adaptmon serve --help)\n"
           "  config-example  print a commented example config file\n"
           "  backup          copy the database while the server runs (adaptmon backup --help)\n"
+          "  restore         put a verified backup in place of a stopped server's database\n"
+          "                  (adaptmon restore --help)\n"
           "  score           score files offline (adaptmon score --help)\n"
           "  replay          post an XLIFF/TSV/JSONL file to a running server, resumable\n"
           "                  (adaptmon replay --help)\n"
@@ -41,6 +43,8 @@ int main(int argc, char **argv, char **envp)
         return am_cli_replay(argc - 1, argv + 1);
     if (!strcmp(cmd, "backup"))
         return am_cli_backup(argc - 1, argv + 1, envp);
+    if (!strcmp(cmd, "restore"))
+        return am_cli_restore(argc - 1, argv + 1, envp);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("adaptmon %s (signature adaptmon:%d)\n", AM_VERSION, AM_SIGNATURE_VERSION);
         return 0;

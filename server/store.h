@@ -428,8 +428,20 @@ int am_store_set_max_bytes(am_store *st, int64_t bytes);
 
 /* ---- backups ------------------------------------------------------------ */
 /* Consistent online copy of the database into dest_path (SQLite backup
- * API), while the server keeps running. */
+ * API), while the server keeps running. The copy gets a database id of its
+ * own and the mark of an untouched backup (dbfile.h), is written as
+ * dest_path.tmp, synced and renamed, and its checksum goes to
+ * dest_path.sha256 (sha256sum format). */
 int am_store_backup(am_store *st, const char *dest_path, am_buf *err);
+/* The same from the database file at db_path (borrowed) without opening a
+ * store on it: one connection that only reads (`adaptmon backup` beside a
+ * running server must not write, migrate or checkpoint its database). */
+int am_store_backup_path(const char *db_path, const char *dest_path, am_buf *err);
+/* PRAGMA integrity_check of the closed database file at path (borrowed),
+ * opened read-only and immutable (nothing is written, no side file is
+ * created). AM_OK when it says "ok"; AM_ERR_PARSE with its first complaint
+ * in err; AM_ERR_IO when it cannot be opened. */
+int am_store_check_file(const char *path, am_buf *err);
 
 /* ---- additions (server/store/) ------------------------------------------- */
 /* Like am_store_open, with an explicit list of migration files instead of

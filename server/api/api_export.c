@@ -45,16 +45,24 @@ struct am_pager {
     char *srclang, *tgtlang; /* owned (TMX), may be NULL */
 };
 
+/* A CSV cell. A cell a spreadsheet would evaluate as a formula — one that
+ * starts with '=', '+', '-', '@', TAB or CR (OWASP "CSV Injection") — is
+ * neutralised as OWASP recommends: quoted and prefixed with a single quote,
+ * which spreadsheets show as text and do not evaluate. Only text cells come
+ * here (ids, names, segment text); numbers are written by am_csv_num. */
 static void am_csv_field(am_buf *b, const char *s)
 {
     if (!s) {
         return;
     }
-    if (!strpbrk(s, ",\"\r\n")) {
+    int formula = s[0] && strchr("=+-@\t\r", s[0]) != NULL;
+    if (!formula && !strpbrk(s, ",\"\r\n")) {
         am_buf_appends(b, s);
         return;
     }
     am_buf_appendc(b, '"');
+    if (formula)
+        am_buf_appendc(b, '\'');
     for (; *s; s++) {
         if (*s == '"')
             am_buf_appendc(b, '"');
@@ -71,17 +79,69 @@ static void am_csv_num(am_buf *b, json_t *v)
         am_buf_printf(b, "%.17g", json_real_value(v));
 }
 
-static void am_xml_text(am_buf *b, const char *s)
+/* The code point of a character XML 1.0 does not allow (its Char
+ * production: TAB, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD, U+10000 up) that
+ * starts at p, with its length in *n; -1 for any other character. The text
+ * is valid UTF-8 (the API refuses anything else), so surrogates cannot
+ * occur. */
+static long am_xml_bad_char(const char *p, size_t *n)
+{
+    unsigned char c = (unsigned char)p[0];
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+        *n = 1;
+        return c;
+    }
+    if (c == 0xEF && (unsigned char)p[1] == 0xBF &&
+        ((unsigned char)p[2] == 0xBE || (unsigned char)p[2] == 0xBF)) {
+        *n = 3;
+        return (unsigned char)p[2] == 0xBE ? 0xFFFE : 0xFFFF;
+    }
+    return -1;
+}
+
+/* XML text with the markup characters escaped (CR as a reference, which
+ * parsers keep; a literal one they turn into LF) and the characters XML 1.0
+ * does not allow made representable:
+ *   - in segment text inside a TMX <seg> (seg != 0): U+000B, the soft line
+ *     break of Word and Trados content, and the other C0 controls, U+FFFE
+ *     and U+FFFF become a TMX 1.4 placeholder,
+ *     <ph type="x-adaptmon-char">U+000B</ph>, whose content names the code
+ *     point: the export stays well-formed, a reader that keeps inline codes
+ *     can restore the character, one that drops them loses only it;
+ *   - in attribute values and <prop>s (ids, names, languages), where markup
+ *     cannot go: U+FFFD, the replacement character. */
+static void am_xml_esc(am_buf *b, const char *s, int seg)
 {
     for (; s && *s; s++) {
+        size_t n;
+        long cp = am_xml_bad_char(s, &n);
+        if (cp >= 0) {
+            if (seg)
+                am_buf_printf(b, "<ph type=\"x-adaptmon-char\">U+%04lX</ph>", cp);
+            else
+                am_buf_appends(b, "\xEF\xBF\xBD");
+            s += n - 1;
+            continue;
+        }
         switch (*s) {
         case '<': am_buf_appends(b, "&lt;"); break;
         case '>': am_buf_appends(b, "&gt;"); break;
         case '&': am_buf_appends(b, "&amp;"); break;
         case '"': am_buf_appends(b, "&quot;"); break;
+        case '\r': am_buf_appends(b, "&#13;"); break;
         default: am_buf_appendc(b, *s);
         }
     }
+}
+
+static void am_xml_text(am_buf *b, const char *s)
+{
+    am_xml_esc(b, s, 0);
+}
+
+static void am_xml_seg(am_buf *b, const char *s)
+{
+    am_xml_esc(b, s, 1);
 }
 
 static const char *am_hyp_of(json_t *rq, const char *sys)
@@ -271,13 +331,13 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
             am_buf_appends(&c->out, "      <tuv xml:lang=\"");
             am_xml_text(&c->out, c->srclang);
             am_buf_appends(&c->out, "\"><seg>");
-            am_xml_text(&c->out, src);
+            am_xml_seg(&c->out, src);
             am_buf_appends(&c->out, "</seg></tuv>\n");
         }
         am_buf_appends(&c->out, "      <tuv xml:lang=\"");
         am_xml_text(&c->out, c->tgtlang);
         am_buf_appends(&c->out, "\"><seg>");
-        am_xml_text(&c->out, json_string_value(json_object_get(rq, "translation")));
+        am_xml_seg(&c->out, json_string_value(json_object_get(rq, "translation")));
         am_buf_appends(&c->out, "</seg></tuv>\n    </tu>\n");
     }
     json_decref(rq);

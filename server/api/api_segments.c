@@ -38,13 +38,121 @@ static void am_segment_write(am_req *req, am_resp *resp, int replace)
     json_decref(body);
 }
 
-/* A batch POST (a JSON array or NDJSON body): vals[i] the items (borrowed;
- * NULL for an NDJSON line that is not JSON, errs[i] then says why). The
- * items are parsed in order up to the first invalid one, the valid prefix
- * posted (am_ingest_batch, which stops at its own first failure), and the
- * answer lists every item: status and result or problem, or status null
- * when not attempted (after the failed one). */
-static void am_batch(am_req *req, am_resp *resp, json_t **vals, char **errs, size_t n)
+/* Appends v (borrowed) as compact JSON text, "null" for NULL. */
+static void am_batch_put_json(am_buf *b, const json_t *v)
+{
+    char *t = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    am_buf_appends(b, t ? t : "null");
+    free(t);
+}
+
+/* The 200 answer of a batch (see postSegment in openapi.yaml): one item per
+ * id in ids (NULL: the item had no string id), with its status and result or problem, or status
+ * null when not attempted. Written as text: the stored results are compact JSON already and are
+ * copied as they are, each freed once copied — a tree of every result (what json_pack would build)
+ * took several times the answer's size (issue 25 §5: 107 MB for a 5,000-item batch). */
+static void am_batch_answer(am_req *req, am_resp *resp, json_t **ids, am_batch_item *items,
+                            size_t n, size_t attempted)
+{
+    am_buf b;
+    am_buf_init(&b);
+    long long created = 0, unchanged = 0, failed = -1;
+    size_t need = 256;
+    for (size_t i = 0; i < n; i++)
+        need += 128 + (items[i].result ? strlen(items[i].result) : 0);
+    am_buf_reserve(&b, need); /* one allocation, not a doubling series of copies */
+    am_buf_appends(&b, "{\"items\":[");
+    for (size_t i = 0; i < n; i++) {
+        am_batch_item *it = &items[i];
+        am_buf_printf(&b, "%s{\"index\":%zu,\"id\":", i ? "," : "", i);
+        am_batch_put_json(&b, ids[i]);
+        if (i >= attempted) {
+            am_buf_appends(&b, ",\"status\":null}");
+            continue;
+        }
+        if (it->status == 200 || it->status == 201) {
+            am_buf_printf(&b, ",\"status\":%d,\"result\":", it->status);
+            am_buf_appends(&b, it->result ? it->result : "null");
+            free(it->result);
+            it->result = NULL;
+            if (it->status == 201)
+                created++;
+            else
+                unchanged++;
+        } else {
+            am_buf_printf(&b, ",\"status\":%d,\"problem\":", am_fail_status(&it->fail));
+            json_t *pj = am_fail_json(&it->fail, NULL);
+            am_batch_put_json(&b, pj);
+            json_decref(pj);
+            failed = (long long)i;
+        }
+        am_buf_appendc(&b, '}');
+    }
+    am_buf_appends(&b, "],\"session\":");
+    json_t *sj = json_string(req->params[0]);
+    am_batch_put_json(&b, sj);
+    json_decref(sj);
+    am_buf_printf(&b, ",\"created\":%lld,\"unchanged\":%lld,\"failed\":", created, unchanged);
+    if (failed < 0)
+        am_buf_appends(&b, "null");
+    else
+        am_buf_printf(&b, "%lld", failed);
+    am_buf_printf(&b, ",\"not_attempted\":%zu}", n - attempted);
+    am_resp_json_text(resp, 200, am_buf_detach(&b));
+}
+
+/* Items parsed and posted per step of a batch: their parsed requests and
+ * their JSON trees are freed after each step, so a batch's working memory
+ * is about one step's, not the whole body's as trees (issue 25 §5). */
+#define AM_BATCH_STEP 1000
+
+/* A batch being posted: the items (JSON values) and how to let go of one. */
+typedef struct am_batch_src {
+    json_t **vals; /* the items; NULL once released (or a line that is not JSON) */
+    char **errs; /* NDJSON: why vals[i] is NULL, or NULL */
+    json_t *array; /* a JSON array body holding vals (borrowed), or NULL (vals owned) */
+} am_batch_src;
+
+static void am_batch_release(am_batch_src *src, size_t i)
+{
+    if (src->array)
+        json_array_set_new(src->array, i, json_null());
+    else
+        json_decref(src->vals[i]);
+    src->vals[i] = NULL;
+}
+
+/* Parses items [from, to) into reqs up to the first invalid one (its
+ * problem in items[]). Returns how many parsed. */
+static size_t am_batch_parse(am_req *req, am_batch_src *src, size_t from, size_t to,
+                             am_seg_req *reqs, am_batch_item *items)
+{
+    const am_srv_config *cfg = &req->srv->cfg;
+    size_t k = from;
+    for (; k < to; k++) {
+        am_fail *f = &items[k].fail;
+        if (!src->vals[k]) {
+            am_failp(f, AM_P_BAD_JSON, NULL, "%s",
+                     src->errs && src->errs[k] ? src->errs[k] : "not JSON");
+            break;
+        }
+        if (!json_is_object(src->vals[k])) {
+            am_failp(f, AM_P_INVALID_VALUE, NULL, "a batch item must be a JSON object (a segment)");
+            break;
+        }
+        if (am_seg_req_parse(src->vals[k], NULL, cfg, &reqs[k - from], f) != AM_OK)
+            break;
+    }
+    return k - from;
+}
+
+/* A batch POST (a JSON array or NDJSON body), src's n items: parsed and
+ * posted in steps of AM_BATCH_STEP, in order, up to the first invalid item
+ * or the first one that fails to post (am_ingest_batch, which stops at its
+ * own first failure); each step's items are released once posted, their
+ * ids kept for the answer, which lists every item: status and result or
+ * problem, or status null when not attempted (after the failed one). */
+static void am_batch(am_req *req, am_resp *resp, am_batch_src *src, size_t n)
 {
     const am_srv_config *cfg = &req->srv->cfg;
     if (n == 0) {
@@ -58,67 +166,46 @@ static void am_batch(am_req *req, am_resp *resp, json_t **vals, char **errs, siz
                         cfg->max_batch);
         return;
     }
-    am_seg_req *reqs = am_xcalloc(n, sizeof *reqs);
     am_batch_item *items = am_xcalloc(n, sizeof *items);
-    for (size_t i = 0; i < n; i++)
+    json_t **ids = am_xcalloc(n, sizeof *ids);
+    for (size_t i = 0; i < n; i++) {
         am_fail_init(&items[i].fail);
-    size_t valid = 0;
-    for (; valid < n; valid++) {
-        am_fail *f = &items[valid].fail;
-        if (!vals[valid]) {
-            am_failp(f, AM_P_BAD_JSON, NULL, "%s", errs[valid] ? errs[valid] : "not JSON");
+        json_t *id = json_object_get(src->vals[i], "id");
+        ids[i] = json_is_string(id) ? json_incref(id) : NULL;
+    }
+    am_seg_req *reqs = am_xcalloc(AM_BATCH_STEP, sizeof *reqs);
+    size_t attempted = 0;
+    for (size_t at = 0; at < n;) {
+        size_t to = n - at < AM_BATCH_STEP ? n : at + AM_BATCH_STEP;
+        size_t valid = am_batch_parse(req, src, at, to, reqs, items);
+        size_t done =
+            valid ? am_ingest_batch(req->srv, req->params[0], reqs, valid, items + at) : 0;
+        for (size_t k = 0; k < valid; k++)
+            am_seg_req_cleanup(&reqs[k]);
+        memset(reqs, 0, valid * sizeof *reqs);
+        for (size_t k = at; k < to; k++)
+            am_batch_release(src, k);
+        attempted = at + done;
+        int st = done ? items[at + done - 1].status : 0;
+        if (done < valid || (done > 0 && st != 200 && st != 201))
+            break; /* an item failed to post: the batch stops there */
+        if (valid < to - at) { /* the invalid item ends the batch */
+            items[at + valid].status = am_fail_status(&items[at + valid].fail);
+            attempted = at + valid + 1;
             break;
         }
-        if (!json_is_object(vals[valid])) {
-            am_failp(f, AM_P_INVALID_VALUE, NULL, "a batch item must be a JSON object (a segment)");
-            break;
-        }
-        if (am_seg_req_parse(vals[valid], NULL, cfg, &reqs[valid], f) != AM_OK)
-            break;
+        at = to;
     }
-    size_t attempted = valid ? am_ingest_batch(req->srv, req->params[0], reqs, valid, items) : 0;
-    if (attempted == valid && valid < n) { /* the invalid item ends the batch */
-        items[valid].status = am_fail_status(&items[valid].fail);
-        attempted = valid + 1;
-    }
-    if (attempted == 1 && items[0].status == 404 && !items[0].fail.field) {
+    if (attempted == 1 && items[0].status == 404 && !items[0].fail.field)
         am_api_fail(req, resp, &items[0].fail); /* no such session: nothing was done */
-    } else {
-        json_t *arr = json_array();
-        json_int_t created = 0, unchanged = 0;
-        json_t *failed = json_null();
-        for (size_t i = 0; i < n; i++) {
-            am_batch_item *it = &items[i];
-            json_t *id = json_object_get(vals[i], "id");
-            json_t *o = json_pack("{sIsO}", "index", (json_int_t)i, "id",
-                                  json_is_string(id) ? id : json_null());
-            if (i >= attempted) {
-                json_object_set_new(o, "status", json_null());
-            } else if (it->status == 200 || it->status == 201) {
-                json_object_set_new(o, "status", json_integer(it->status));
-                json_object_set_new(o, "result", json_loads(it->result, 0, NULL));
-                if (it->status == 201)
-                    created++;
-                else
-                    unchanged++;
-            } else {
-                json_object_set_new(o, "status", json_integer(am_fail_status(&it->fail)));
-                json_object_set_new(o, "problem", am_fail_json(&it->fail, NULL));
-                json_decref(failed);
-                failed = json_integer((json_int_t)i);
-            }
-            json_array_append_new(arr, o);
-        }
-        am_resp_json(resp, 200,
-                     json_pack("{sssIsIsosIso}", "session", req->params[0], "created", created,
-                               "unchanged", unchanged, "failed", failed, "not_attempted",
-                               (json_int_t)(n - attempted), "items", arr));
-    }
+    else
+        am_batch_answer(req, resp, ids, items, n, attempted);
     for (size_t i = 0; i < n; i++) {
         free(items[i].result);
         am_fail_cleanup(&items[i].fail);
-        am_seg_req_cleanup(&reqs[i]);
+        json_decref(ids[i]);
     }
+    free(ids);
     free(items);
     free(reqs);
 }
@@ -163,9 +250,10 @@ static void am_batch_ndjson(am_req *req, am_resp *resp)
         }
         p = nl ? nl + 1 : end;
     }
-    am_batch(req, resp, vals, errs, n);
+    am_batch_src src = {vals, errs, NULL};
+    am_batch(req, resp, &src, n);
     for (size_t i = 0; i < n; i++) {
-        json_decref(vals[i]);
+        json_decref(vals[i]); /* those not released (after a failure) */
         free(errs[i]);
     }
     free(vals);
@@ -193,7 +281,8 @@ void am_api_segment_post(am_req *req, am_resp *resp)
     json_t **vals = am_xcalloc(n ? n : 1, sizeof *vals);
     for (size_t i = 0; i < n; i++)
         vals[i] = json_array_get(body, i);
-    am_batch(req, resp, vals, NULL, n);
+    am_batch_src src = {vals, NULL, body};
+    am_batch(req, resp, &src, n);
     free(vals);
     json_decref(body);
 }

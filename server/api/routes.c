@@ -1,5 +1,6 @@
 /* routes.c — every endpoint in one table: method, path, handler, access,
- * offload (1: the handler runs on its own thread, see http.h).
+ * offload (1: the handler runs on its own thread; AM_OFFLOAD_BIG: when its
+ * body is large; see http.h).
  * The contract of each is in openapi.yaml (served at /openapi.yaml). */
 #include "api.h"
 #include "events.h" /* am_api_events */
@@ -22,7 +23,8 @@ static const am_route am_route_table[] = {
     {"GET", "/v1/sessions/{id}/glossary", am_api_glossary_get, AM_AUTH_READ, 0},
     {"DELETE", "/v1/sessions/{id}/glossary", am_api_glossary_delete, AM_AUTH_WRITE, 0},
 
-    {"POST", "/v1/sessions/{id}/segments", am_api_segment_post, AM_AUTH_WRITE, 0},
+    /* a batch scores for seconds: off the pool thread (issue 25 §5) */
+    {"POST", "/v1/sessions/{id}/segments", am_api_segment_post, AM_AUTH_WRITE, AM_OFFLOAD_BIG},
     {"GET", "/v1/sessions/{id}/segments", am_api_segment_list, AM_AUTH_READ, 0},
     {"GET", "/v1/sessions/{id}/segments/{sid}", am_api_segment_get, AM_AUTH_READ, 0},
     {"PUT", "/v1/sessions/{id}/segments/{sid}", am_api_segment_put, AM_AUTH_WRITE, 1},

@@ -1546,8 +1546,12 @@ static void *am_http_work_main(void *arg)
 {
     am_http_ctx *x = arg;
     /* long work yields the CPU to the short requests of other sessions
-     * (Linux: the nice value of this thread only) */
-    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), AM_HTTP_WORK_NICE);
+     * (Linux: the nice value of this thread only) — but not a segment
+     * batch: it takes the write lock and leads group commits that carry
+     * other sessions' POSTs, which a low priority would hold up (priority
+     * inversion: seconds on a busy machine) */
+    if (x->route->offload == 1)
+        (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), AM_HTTP_WORK_NICE);
     am_http_run(x, &x->work);
     struct MHD_Connection *conn = x->conn;
     atomic_store(&x->work_done, 1);
@@ -1566,7 +1570,8 @@ static enum MHD_Result am_http_dispatch(am_http_ctx *x)
     x->req.method = x->route->method; /* HEAD runs the GET handler */
     x->req.body = am_buf_str(&x->body);
     x->req.body_len = x->body.len;
-    if (x->route->offload) {
+    if (x->route->offload == 1 ||
+        (x->route->offload == AM_OFFLOAD_BIG && x->body.len > AM_HTTP_OFFLOAD_BODY)) {
         pthread_attr_t attr;
         pthread_t th;
         x->phase = AM_PH_WORK;

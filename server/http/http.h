@@ -107,8 +107,13 @@ typedef struct am_route {
     enum am_auth auth; /* token needed when authentication is on */
     int offload; /* 1: long work (a replay, a big upload): the handler runs on
                     its own thread while the connection is suspended, so the
-                    pool thread keeps serving its other connections */
+                    pool thread keeps serving its other connections;
+                    AM_OFFLOAD_BIG: only when the body is larger than
+                    AM_HTTP_OFFLOAD_BODY (a segment batch: one segment is a
+                    short request, a batch can score for seconds) */
 } am_route;
+#define AM_OFFLOAD_BIG 2
+#define AM_HTTP_OFFLOAD_BODY (16u << 10)
 
 /* The route table (server/api/routes.c), terminated by a NULL method. */
 const am_route *am_routes(void);

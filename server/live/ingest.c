@@ -2049,10 +2049,14 @@ int am_ingest_delete(am_server *srv, const char *session, const char *id, int *s
 
 /* ---- batches --------------------------------------------------------------- */
 
-/* Items scored per group-commit job of a batch: one job holds the write
- * lock while it writes its segments, so a long batch commits in bounded
- * steps and other sessions' writes get the lock in between. */
-#define AM_BATCH_CHUNK 500
+/* Items scored per group-commit job of a batch, at most, and the request
+ * bytes (canonical text) after which a chunk ends early: one job holds the
+ * write lock while it writes its segments, so a long batch commits in
+ * bounded steps and other sessions' writes get the lock in between, each
+ * waiting at most about one chunk's write (bench/batch.py measures it).
+ * The chunk's plans are its working memory, bounded the same way. */
+#define AM_BATCH_CHUNK 100
+#define AM_BATCH_CHUNK_BYTES (256u << 10)
 
 /* The group-commit job of a batch chunk: the plans in order, all or none
  * (the job's savepoint). */
@@ -2126,7 +2130,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
         n = AM_BATCH_CHUNK;
     am_plan *plans = am_xcalloc(n, sizeof *plans);
     size_t *plan_item = am_xcalloc(n, sizeof *plan_item);
-    size_t np = 0, i = 0;
+    size_t np = 0, i = 0, bytes = 0;
     am_vocab *ids = am_vocab_new(); /* the ids of this chunk's plans */
     am_mem mem;
     mem_init(&mem);
@@ -2196,6 +2200,11 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
                  (unsigned long long)am_fnv1a(reqs[i].canonical));
         am_vocab_set(ids, named.id, 1);
         plan_item[np++] = i;
+        bytes += strlen(reqs[i].canonical);
+        if (bytes >= AM_BATCH_CHUNK_BYTES) { /* big items: a shorter chunk */
+            i++;
+            break;
+        }
     }
     am_store_rtx_end(rtx);
     rtx = NULL;

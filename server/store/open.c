@@ -145,6 +145,104 @@ static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles
     return rc;
 }
 
+/* ---- the database's id (dbfile.h "Database identity") --------------------- */
+
+/* A fresh database id: random, never 0 (a database that never had one) nor
+ * the backup mark. */
+static uint32_t am_id_random(void)
+{
+    uint32_t v = 0;
+    while (v == 0 || v == AM_DBFILE_BACKUP_MARK)
+        sqlite3_randomness(sizeof v, &v);
+    return v;
+}
+
+/* v as the signed 32-bit value PRAGMA user_version/application_id take. */
+static int am_id_sql(uint32_t v)
+{
+    int32_t x;
+    memcpy(&x, &v, sizeof x);
+    return (int)x;
+}
+
+/* Runs sql (page-1 writes) on db; rolls back what it left open on failure.
+ * Returns AM_OK, or AM_ERR_IO with a message in err (when err). */
+static int am_ids_exec(sqlite3 *db, const char *sql, am_buf *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+        return AM_OK;
+    if (err)
+        am_buf_printf(err, "cannot write the database id: %s", msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    if (!sqlite3_get_autocommit(db))
+        sqlite3_exec(db, AM_SQL_ROLLBACK, NULL, NULL, NULL);
+    return AM_ERR_IO;
+}
+
+/* Writes prev (application_id) and life (user_version) in one transaction. */
+static int am_ids_write(sqlite3 *db, uint32_t prev, uint32_t life, am_buf *err)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, AM_SQL_IDS_FMT, am_id_sql(prev), am_id_sql(life));
+    return am_ids_exec(db, sql, err);
+}
+
+/* The WAL header's checkpoint sequence and salts (its bytes 12..23), which
+ * change exactly when SQLite restarts the WAL, into id. 0 when the WAL
+ * cannot be read (none yet). */
+static int am_wal_id(sqlite3 *db, unsigned char id[12])
+{
+    sqlite3_file *f = NULL;
+    unsigned char h[24];
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &f) != SQLITE_OK || !f ||
+        !f->pMethods || f->pMethods->xRead(f, h, sizeof h, 0) != SQLITE_OK)
+        return 0;
+    memcpy(id, h + 12, 12);
+    return 1;
+}
+
+/* After a commit of the writer (w.mu held): when that commit restarted the
+ * WAL, writes the database id into page 1 at once, so that every WAL
+ * generation carries a page-1 frame naming the database it belongs to
+ * (am_dbfile_check_wal reads it at the next open). A commit that restarts
+ * the WAL need not touch page 1 itself; the id follows it immediately.
+ * Called from the WAL hook, which SQLite allows to write. A failure (a
+ * full disk) is retried after the next commit. */
+static void am_wal_mark(am_store *st, sqlite3 *db)
+{
+    unsigned char id[12];
+    if (st->wal_marking || !am_wal_id(db, id) || !memcmp(id, st->wal_id, sizeof id))
+        return;
+    st->wal_marking = 1;
+    char sql[64];
+    snprintf(sql, sizeof sql, AM_SQL_LIFE_FMT, am_id_sql(st->life));
+    /* the mark may itself restart the WAL (a checkpoint finished in
+     * between): the id read after it is the one it went into */
+    if (am_ids_exec(db, sql, NULL) == AM_OK && am_wal_id(db, id))
+        memcpy(st->wal_id, id, sizeof id);
+    st->wal_marking = 0;
+}
+
+/* At open (writer set up, hook installed): a new id for this life of the
+ * database, the old one kept as its previous id, and the WAL generation
+ * noted. A failure (a full disk) keeps the old id: the WAL check then
+ * still tells other databases apart, only not two lives of this one. */
+static void am_life_begin(am_store *st)
+{
+    int64_t old = 0;
+    uint32_t prev = 0, life = am_id_random();
+    am_w_lock(st);
+    if (am_conn_int(&st->w, AM_SQL_USER_VERSION, &old) == AM_OK)
+        prev = (uint32_t)old;
+    st->wal_marking = 1;
+    st->life = am_ids_write(st->w.db, prev, life, NULL) == AM_OK ? life : prev;
+    if (!am_wal_id(st->w.db, st->wal_id))
+        memset(st->wal_id, 0, sizeof st->wal_id);
+    st->wal_marking = 0;
+    am_w_unlock(st);
+}
+
 /* ---- checkpoints ------------------------------------------------------------ */
 
 /* The writer's WAL hook: runs after each commit with the WAL's size. When
@@ -154,6 +252,7 @@ static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles
 static int am_wal_hook(void *ctx, sqlite3 *db, const char *name, int pages)
 {
     am_store *st = ctx;
+    am_wal_mark(st, db);
     if (pages >= AM_CKPT_HARD_PAGES)
         sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     pthread_mutex_lock(&st->ckmu);
@@ -324,6 +423,9 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     atomic_init(&st->next_reader, 0);
 
     int rc = st->memory ? AM_OK : am_dbfile_mkdir_parents(path, err);
+    /* before SQLite sees the files: it would recover any WAL it finds */
+    if (rc == AM_OK && !st->memory)
+        rc = am_dbfile_check_wal(path, err);
     if (rc == AM_OK && !st->memory)
         st->walbuf = am_walbuf_new(); /* NULL: the default VFS, one write per frame half */
     if (rc == AM_OK)
@@ -345,6 +447,8 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     }
     if (rc == AM_OK && !st->memory)
         rc = am_ckpt_start(st, err);
+    if (rc == AM_OK && !st->memory)
+        am_life_begin(st);
     if (rc == AM_OK && !st->memory) {
         st->r = am_xcalloc(AM_STORE_READERS, sizeof *st->r);
         for (size_t i = 0; i < AM_STORE_READERS && rc == AM_OK; i++) {
@@ -457,12 +561,27 @@ static int am_fsync_path(const char *path, int dir)
     return rc;
 }
 
-int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
+/* Removes path and its -wal/-shm side files (a failed copy). */
+static void am_backup_discard(const char *path)
 {
-    if (!dest_path || !*dest_path || strcmp(dest_path, ":memory:") == 0) {
-        am_buf_printf(err, "invalid backup path");
-        return AM_ERR_INVALID;
-    }
+    unlink(path);
+    size_t n = strlen(path);
+    char *side = am_xmalloc(n + 5);
+    memcpy(side, path, n);
+    memcpy(side + n, "-wal", 5);
+    unlink(side);
+    memcpy(side + n, "-shm", 5);
+    unlink(side);
+    free(side);
+}
+
+/* Copies the database open as src (one read snapshot, SQLite's backup
+ * API) into dest_path: written as dest_path.tmp, given an id of its own
+ * and the untouched-backup mark (dbfile.h), checkpointed into one file,
+ * synced, renamed, and its checksum written to dest_path.sha256. src
+ * borrowed; the caller holds it for the call. */
+static int am_backup_from(sqlite3 *src, const char *dest_path, am_buf *err)
+{
     int rc = am_dbfile_mkdir_parents(dest_path, err);
     if (rc)
         return rc;
@@ -470,7 +589,7 @@ int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
     char *tmp = am_xmalloc(len + 5);
     memcpy(tmp, dest_path, len);
     memcpy(tmp + len, ".tmp", 5);
-    unlink(tmp);
+    am_backup_discard(tmp);
 
     sqlite3 *dst = NULL;
     if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -481,10 +600,7 @@ int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
         free(tmp);
         return AM_ERR_IO;
     }
-    /* A reader's snapshot: one step copies every page under one read
-     * transaction, which in WAL mode does not stop the writer. */
-    am_conn *c = am_reader_get(st);
-    sqlite3_backup *b = sqlite3_backup_init(dst, "main", c->db, "main");
+    sqlite3_backup *b = sqlite3_backup_init(dst, "main", src, "main");
     if (!b) {
         am_buf_printf(err, "backup failed: %s", sqlite3_errmsg(dst));
         rc = AM_ERR_IO;
@@ -504,7 +620,10 @@ int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
             rc = AM_ERR_IO;
         }
     }
-    am_reader_put(c);
+    /* the copy's own id: a WAL the source's server leaves behind can
+     * never be taken for the copy's (am_dbfile_check_wal) */
+    if (rc == AM_OK)
+        rc = am_ids_write(dst, AM_DBFILE_BACKUP_MARK, am_id_random(), err);
     if (rc == AM_OK &&
         sqlite3_wal_checkpoint_v2(dst, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK) {
         am_buf_printf(err, "backup checkpoint failed: %s", sqlite3_errmsg(dst));
@@ -518,6 +637,9 @@ int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
         am_buf_printf(err, "cannot sync %s: %s", tmp, strerror(errno));
         rc = AM_ERR_IO;
     }
+    char hex[65];
+    if (rc == AM_OK)
+        rc = am_dbfile_sha256(tmp, hex, err);
     if (rc == AM_OK && rename(tmp, dest_path) != 0) {
         am_buf_printf(err, "cannot rename %s to %s: %s", tmp, dest_path, strerror(errno));
         rc = AM_ERR_IO;
@@ -526,19 +648,95 @@ int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
         char *dir = am_dbfile_dir(dest_path);
         am_fsync_path(dir, 1); /* best effort: makes the rename durable */
         free(dir);
+        rc = am_dbfile_sidecar_write(dest_path, hex, err);
     } else {
-        unlink(tmp);
-        size_t tl = strlen(tmp);
-        char *side = am_xmalloc(tl + 5);
-        memcpy(side, tmp, tl);
-        memcpy(side + tl, "-wal", 5);
-        unlink(side);
-        memcpy(side + tl, "-shm", 5);
-        unlink(side);
-        free(side);
+        am_backup_discard(tmp);
     }
     free(tmp);
+    return rc;
+}
+
+int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
+{
+    if (!dest_path || !*dest_path || strcmp(dest_path, ":memory:") == 0) {
+        am_buf_printf(err, "invalid backup path");
+        return AM_ERR_INVALID;
+    }
+    /* A reader's snapshot: one step copies every page under one read
+     * transaction, which in WAL mode does not stop the writer. */
+    am_conn *c = am_reader_get(st);
+    int rc = am_backup_from(c->db, dest_path, err);
+    am_reader_put(c);
     if (rc != AM_OK)
         am_store_note(st, rc, am_buf_str(err));
+    return rc;
+}
+
+int am_store_backup_path(const char *db_path, const char *dest_path, am_buf *err)
+{
+    if (!dest_path || !*dest_path || strcmp(dest_path, ":memory:") == 0) {
+        am_buf_printf(err, "invalid backup path");
+        return AM_ERR_INVALID;
+    }
+    /* no server holds it: do not let SQLite recover a WAL that is not the
+     * database's into the copy */
+    if (!am_dbfile_in_use(db_path)) {
+        int rc = am_dbfile_check_wal(db_path, err);
+        if (rc != AM_OK)
+            return rc;
+    }
+    sqlite3 *src = NULL;
+    if (sqlite3_open_v2(db_path, &src, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        am_buf_printf(err, "cannot open %s: %s", db_path,
+                      src ? sqlite3_errmsg(src) : "out of memory");
+        sqlite3_close(src);
+        return AM_ERR_IO;
+    }
+    sqlite3_busy_timeout(src, AM_STORE_BUSY_MS);
+    int rc = am_backup_from(src, dest_path, err);
+    sqlite3_close(src);
+    return rc;
+}
+
+int am_store_check_file(const char *path, am_buf *err)
+{
+    /* a URI, for immutable=1: the characters that end or escape a path
+     * in a URI are percent-encoded */
+    am_buf uri;
+    am_buf_init(&uri);
+    am_buf_appends(&uri, "file:");
+    for (const char *p = path; *p; p++) {
+        if (*p == '%' || *p == '?' || *p == '#')
+            am_buf_printf(&uri, "%%%02X", (unsigned)(unsigned char)*p);
+        else
+            am_buf_appendc(&uri, *p);
+    }
+    am_buf_appends(&uri, "?immutable=1");
+    sqlite3 *db = NULL;
+    int rc = AM_OK;
+    if (sqlite3_open_v2(am_buf_str(&uri), &db,
+                        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
+        am_buf_printf(err, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        rc = AM_ERR_IO;
+    }
+    sqlite3_stmt *s = NULL;
+    if (rc == AM_OK && sqlite3_prepare_v2(db, AM_SQL_INTEGRITY, -1, &s, NULL) != SQLITE_OK) {
+        am_buf_printf(err, "%s: %s", path, sqlite3_errmsg(db));
+        rc = AM_ERR_PARSE;
+    }
+    if (rc == AM_OK) {
+        int step = sqlite3_step(s);
+        const unsigned char *msg = step == SQLITE_ROW ? sqlite3_column_text(s, 0) : NULL;
+        if (!msg || strcmp((const char *)msg, "ok") != 0) {
+            am_buf_printf(err, "%s fails SQLite's integrity check: %s", path,
+                          msg ? (const char *)msg : sqlite3_errmsg(db));
+            rc = AM_ERR_PARSE;
+        }
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    am_buf_cleanup(&uri);
     return rc;
 }

@@ -18,6 +18,12 @@
     " applied_at INTEGER NOT NULL)"
 #define AM_SQL_ROLLBACK "ROLLBACK"
 #define AM_SQL_WAL "PRAGMA journal_mode=WAL"
+/* The database ids on page 1 (dbfile.h "Database identity"): one
+ * transaction that writes page 1 only. */
+#define AM_SQL_USER_VERSION "PRAGMA user_version"
+#define AM_SQL_IDS_FMT "BEGIN IMMEDIATE;PRAGMA application_id=%d;PRAGMA user_version=%d;COMMIT"
+#define AM_SQL_LIFE_FMT "PRAGMA user_version=%d"
+#define AM_SQL_INTEGRITY "PRAGMA integrity_check"
 #define AM_SQL_SYNC_FULL "PRAGMA synchronous=FULL"
 #define AM_SQL_SYNC_NORMAL "PRAGMA synchronous=NORMAL"
 #define AM_SQL_FK_ON "PRAGMA foreign_keys=ON"

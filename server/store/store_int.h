@@ -195,6 +195,10 @@ struct am_store {
     atomic_uint_fast64_t hidden_seq; /* names of staged/dropped vocabularies */
     atomic_llong purge_steps; /* VM steps of session purges (am_store_purge_steps) */
     am_walbuf *walbuf; /* the writer's VFS (file databases; walbuf.c), or NULL */
+    /* the WAL's owner (dbfile.h "Database identity"; open.c) */
+    uint32_t life; /* this open's database id (user_version) */
+    unsigned char wal_id[12]; /* guarded by w.mu: WAL header bytes 12..23 last seen */
+    int wal_marking; /* guarded by w.mu: the WAL hook is writing the id */
 };
 
 /* A bound statement in use: the cached one or a temporary copy. */

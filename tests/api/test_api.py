@@ -199,7 +199,7 @@ def test_prometheus_metrics():
 def _routes_c():
     with open(os.path.join(ROOT, "server", "api", "routes.c"), encoding="utf-8") as f:
         src = f.read()
-    rows = re.findall(r'\{\s*"([A-Z]+)"\s*,\s*"([^"]+)"\s*,\s*(\w+)\s*,\s*(AM_AUTH_\w+)\s*(?:,\s*[01]\s*)?\}', src)
+    rows = re.findall(r'\{\s*"([A-Z]+)"\s*,\s*"([^"]+)"\s*,\s*(\w+)\s*,\s*(AM_AUTH_\w+)\s*(?:,\s*\w+\s*)?\}', src)
     check(len(rows) >= 10, "could not parse the route table of server/api/routes.c")
     return {(m, p): auth for m, p, _h, auth in rows}
 
