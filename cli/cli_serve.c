@@ -47,7 +47,9 @@ static void am_serve_usage(FILE *out)
           "`adaptmon config-example` prints one). Precedence: flag > environment >\n"
           "file > default.\n"
           "\n"
-          "  --config FILE               config file (or ADAPTMON_CONFIG)\n",
+          "  --config FILE               config file (or ADAPTMON_CONFIG; without either,\n"
+          "                              " AM_SRV_DEFAULT_CONFIG " when it exists;\n"
+          "                              ADAPTMON_CONFIG= empty reads none)\n",
           out);
     for (const am_srv_option *o = am_srv_options(); o->name; o++) {
         char flag[64];
