@@ -305,6 +305,7 @@ static int am_serve(int argc, char **argv, char **envp)
     }
     srv->log.level = srv->cfg.log_level;
     srv->log.format = srv->cfg.log_format;
+    srv->version = AM_VERSION;
     /* before any other SQLite call (sqlite3_initialize); srv->log outlives
      * every connection */
     sqlite3_config(SQLITE_CONFIG_LOG, am_serve_sqlite_log, &srv->log);

@@ -10,6 +10,7 @@
 #include "dbfile.h"
 #include "embedded.h"
 
+#include <sqlite3.h>
 #include <string.h>
 
 void am_api_healthz(am_req *req, am_resp *resp)
@@ -63,6 +64,7 @@ void am_api_prometheus(am_req *req, am_resp *resp)
                   "adaptmon_history_cache_bytes %zu\n",
                   (long long)am_store_write_pages_max(srv->store),
                   am_sessions_hist_bytes(srv->sessions));
+    am_prom_render_process(&out, srv->version ? srv->version : "unknown", sqlite3_libversion());
     size_t n = out.len;
     am_resp_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", am_buf_detach(&out), n);
 }
