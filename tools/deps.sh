@@ -10,7 +10,7 @@ libcurl4-openssl-dev libxml2-dev libsystemd-dev"
 # The tests' toolchain.
 PKGS="$BUILD_PKGS build-essential libcmocka-dev python3 curl sqlite3 bc time \
 clang libclang-rt-14-dev valgrind wrk gnuplot-nox \
-systemd haproxy lua-cjson yamllint clang-format cppcheck"
+systemd haproxy lua-cjson yamllint clang-format cppcheck prometheus"
 # tests/browser (the dashboard): headless Chromium driven by playwright-core from npm
 PKGS="$PKGS chromium fonts-dejavu-core nodejs"
 missing=""
