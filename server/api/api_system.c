@@ -70,7 +70,8 @@ static long long am_api_disk_free(const am_server *srv)
 }
 
 /* Readiness (the /readyz checks, as 1 or 0), disk space, the database
- * size limit and the stream and connection limits, for alerts (deploy/prometheus/adaptmon.rules.yml). */
+ * size limit and the stream and connection limits, for alerts
+ * (deploy/prometheus/adaptmon.rules.yml). */
 static void am_api_prom_health(am_server *srv, am_buf *out)
 {
     const char *why;

@@ -2,7 +2,8 @@
  * log.h — one leveled logger, one line per event on stderr, in one of
  * three formats (serve --log-format):
  *   plain  (default)  2026-11-21T09:00:00.123Z INFO  [req 3f2a…] message
- *   json              {"ts":"2026-11-21T09:00:00.123Z","level":"info","request_id":"3f2a…","msg":"message"}
+ *   json              {"ts":"2026-11-21T09:00:00.123Z","level":"info",
+ *                      "request_id":"3f2a…","msg":"message"}
  *   logfmt            ts=2026-11-21T09:00:00.123Z level=info request_id=3f2a… msg=message
  * An event may carry fields (am_log_event): key/value pairs written as
  * JSON members or logfmt pairs after msg; in the plain format only the

@@ -1781,9 +1781,9 @@ static void am_http_done_cb(void *cls, struct MHD_Connection *conn, void **con_c
         int plen = q ? (int)(q - x->target) : (int)strlen(x->target);
         if (plen > 512)
             plen = 512;
-        const char *why = x->lost_reason  ? x->lost_reason
-                          : x->streamed ? "client closed the event stream"
-                                        : "connection lost";
+        const char *why = x->lost_reason ? x->lost_reason : "connection lost";
+        if (!x->lost_reason && x->streamed)
+            why = "client closed the event stream";
         int ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
         if (srv->log.level >= AM_LOG_INFO)
             am_http_log_access(x, plen, secs, ok ? NULL : why);
