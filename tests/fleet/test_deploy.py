@@ -298,8 +298,10 @@ def test_systemd_unit_and_conf_agree():
     eq(default, "/etc/adaptmon/adaptmon.conf", "the server's default config file")
     check(re.search(r"install .*deploy/systemd/adaptmon\.conf %s" % re.escape(default), unit),
           "the unit's install lines put adaptmon.conf at " + default)
-    eq(re.findall(r"(?m)^Environment=ADAPTMON_\w+", unit), [],
-       "the unit sets no ADAPTMON_* variable (it would override the file)")
+    eq(re.findall(r"(?m)^Environment=(ADAPTMON_\w+=\S*)", unit),
+       ["ADAPTMON_CONFIG=" + default],
+       "the unit sets no ADAPTMON_* option variable (it would override the file), only "
+       "ADAPTMON_CONFIG, which makes the file required")
     env_file = re.search(r"(?m)^EnvironmentFile=-?(\S+)", unit).group(1)
     eq(os.path.dirname(env_file), os.path.dirname(default), "tokens file beside the config")
     vals = dict(re.findall(r"(?m)^([a-z-]+) = (.*)$", conf))
