@@ -243,11 +243,13 @@ bench-scale: deps
 
 # ---- fleet: deployment files and the sharded fleet (deploy/README.md) -------
 #   make test-fleet   3 instances behind HAProxy, backup/restore, systemd unit,
-#                     sd_notify, Kubernetes manifests, Dockerfile checks
+#                     sd_notify, Kubernetes manifests, Dockerfile checks,
+#                     Prometheus rules and Grafana queries against a live server
 .PHONY: test-fleet
 test-fleet: deps
 	$(MAKE) all
 	python3 tests/fleet/test_deploy.py
+	python3 tests/fleet/test_monitoring.py
 	python3 tests/fleet/test_fleet.py
 
 # ---- mutants: the tests still see the bugs they were written against ------

@@ -47,7 +47,9 @@ static void am_serve_usage(FILE *out)
           "`adaptmon config-example` prints one). Precedence: flag > environment >\n"
           "file > default.\n"
           "\n"
-          "  --config FILE               config file (or ADAPTMON_CONFIG)\n",
+          "  --config FILE               config file (or ADAPTMON_CONFIG; without either,\n"
+          "                              " AM_SRV_DEFAULT_CONFIG " when it exists;\n"
+          "                              ADAPTMON_CONFIG= empty reads none)\n",
           out);
     for (const am_srv_option *o = am_srv_options(); o->name; o++) {
         char flag[64];
@@ -275,6 +277,25 @@ static int am_serve_fd_budget(am_srv_config *cfg, const am_log *lg, am_buf *err)
     return AM_OK;
 }
 
+/* A schema migration run by the open is logged with its versions (0: a
+ * new database), so that an upgrade's change to the file is on record. */
+static void am_serve_log_migration(const am_server *srv)
+{
+    int64_t from, to;
+    if (!am_store_migrated(srv->store, &from, &to) || srv->log.level < AM_LOG_INFO)
+        return;
+    char f[24], t[24];
+    snprintf(f, sizeof f, "%lld", (long long)from);
+    snprintf(t, sizeof t, "%lld", (long long)to);
+    const am_log_field fields[] = {{"event", "migration", 0},
+                                   {"from_version", f, AM_LOG_F_NUM},
+                                   {"to_version", t, AM_LOG_F_NUM},
+                                   {"db", srv->cfg.db, 0}};
+    am_log_event(&srv->log, AM_LOG_INFO, NULL, fields, sizeof fields / sizeof fields[0],
+                 "migrated the database schema of %s from version %s to %s%s", srv->cfg.db, f, t,
+                 from ? "" : " (new database)");
+}
+
 /* Length (issue 15): start-up and shutdown in order (configuration, shard
  * map, signals, checks before anything changes, store, caches, events,
  * HTTP, systemd readiness and watchdog, then the shutdown in reverse),
@@ -294,6 +315,8 @@ static int am_serve(int argc, char **argv, char **envp)
         return 2;
     }
     srv->log.level = srv->cfg.log_level;
+    srv->log.format = srv->cfg.log_format;
+    srv->version = AM_VERSION;
     /* before any other SQLite call (sqlite3_initialize); srv->log outlives
      * every connection */
     sqlite3_config(SQLITE_CONFIG_LOG, am_serve_sqlite_log, &srv->log);
@@ -346,6 +369,7 @@ static int am_serve(int argc, char **argv, char **envp)
                   am_buf_str(&err));
         goto out;
     }
+    am_serve_log_migration(srv);
     if (am_store_set_max_bytes(srv->store, srv->cfg.max_db_size) != AM_OK) {
         am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot apply max-db-size to %s", srv->cfg.db);
         goto out;

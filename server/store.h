@@ -471,6 +471,10 @@ struct am_embedded_file;
 int am_store_open_ex(const char *path, enum am_durability durability,
                      const struct am_embedded_file *migrations, size_t n, am_store **out,
                      am_buf *err);
+/* The schema versions the database had before and after the migrations
+ * run by the open (0 before: a new database). Returns 1 when the open ran
+ * at least one migration (from < to), else 0 (from == to). */
+int am_store_migrated(const am_store *st, int64_t *from, int64_t *to);
 /* Copies the message of the store's most recent SQLite failure (any
  * thread) into out, after resetting it: "what: sqlite message (code)". */
 void am_store_last_error(am_store *st, am_buf *out);

@@ -2,10 +2,16 @@
 # Installs the Debian packages adaptmon needs to build and test, when missing.
 # As root it runs apt-get; otherwise it prints the exact command to run.
 set -e
-PKGS="build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev \
-libutf8proc-dev libstemmer-dev libcurl4-openssl-dev libcmocka-dev libxml2-dev python3 curl sqlite3 bc time \
-libmecab-dev mecab-ipadic-utf8 clang libclang-rt-14-dev valgrind wrk gnuplot-nox \
-libsystemd-dev systemd haproxy lua-cjson yamllint clang-format cppcheck iso-codes"
+# What `make` needs to compile the binary, nothing more: the Dockerfile's
+# build stage installs exactly these (tests/fleet/test_deploy.py checks it).
+BUILD_PKGS="gcc libc6-dev make pkg-config iso-codes \
+libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev libstemmer-dev \
+libcurl4-openssl-dev libxml2-dev libsystemd-dev libmecab-dev"
+# The tests' toolchain.
+# ja-mecab (BLEU and Japanese recall) needs the IPA dictionary at run time.
+PKGS="$BUILD_PKGS mecab-ipadic-utf8 build-essential libcmocka-dev python3 curl sqlite3 bc time \
+clang libclang-rt-14-dev valgrind wrk gnuplot-nox \
+systemd haproxy lua-cjson yamllint clang-format cppcheck prometheus"
 # tests/browser (the dashboard): headless Chromium driven by playwright-core from npm
 PKGS="$PKGS chromium fonts-dejavu-core nodejs"
 missing=""

@@ -10,7 +10,10 @@
 #include "dbfile.h"
 #include "embedded.h"
 
+#include <sqlite3.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 void am_api_healthz(am_req *req, am_resp *resp)
 {
@@ -18,28 +21,85 @@ void am_api_healthz(am_req *req, am_resp *resp)
     am_resp_json(resp, 200, json_pack("{ss}", "status", "ok"));
 }
 
+/* Why the server is not ready, as /readyz's status (reason, when there is
+ * one, in *why), or NULL when it is: started and not stopping, the
+ * configured path still names the opened file, and a read query answers.
+ * /readyz and the adaptmon_ready gauge of /metrics share it. */
+static const char *am_api_unready(am_server *srv, const char **why)
+{
+    *why = NULL;
+    if (!srv->ready || srv->stopping)
+        return srv->stopping ? "stopping" : "starting";
+    if (srv->db_fd >= 0 && am_dbfile_still_ours(srv->db_fd, srv->cfg.db, why) != AM_OK)
+        return "database unavailable";
+    if (am_store_ping(srv->store) != AM_OK)
+        return "database unavailable";
+    return NULL;
+}
+
 void am_api_readyz(am_req *req, am_resp *resp)
 {
     am_server *srv = req->srv;
-    if (!srv->ready || srv->stopping) {
-        am_resp_json(resp, 503,
-                     json_pack("{ss}", "status", srv->stopping ? "stopping" : "starting"));
-        return;
-    }
-    const char *why = NULL;
-    if (srv->db_fd >= 0 && am_dbfile_still_ours(srv->db_fd, srv->cfg.db, &why) != AM_OK) {
+    const char *why;
+    const char *status = am_api_unready(srv, &why);
+    if (status && why) {
         am_log_at(&srv->log, AM_LOG_ERROR, req->request_id, "not ready: %s (%s)", why, srv->cfg.db);
-        am_resp_json(resp, 503,
-                     json_pack("{ssss}", "status", "database unavailable", "reason", why));
+        am_resp_json(resp, 503, json_pack("{ssss}", "status", status, "reason", why));
         return;
     }
-    if (am_store_ping(srv->store) != AM_OK) {
-        am_resp_json(resp, 503, json_pack("{ss}", "status", "database unavailable"));
+    if (status) {
+        am_resp_json(resp, 503, json_pack("{ss}", "status", status));
         return;
     }
     am_resp_json(resp, 200,
                  json_pack("{sssi}", "status", "ready", "schema_version",
                            am_store_schema_version(srv->store)));
+}
+
+/* Free bytes for an unprivileged writer on the database's file system, or
+ * -1 (":memory:", or statvfs failed). */
+static long long am_api_disk_free(const am_server *srv)
+{
+    if (!strcmp(srv->cfg.db, ":memory:"))
+        return -1;
+    char *dir = am_dbfile_dir(srv->cfg.db);
+    struct statvfs v;
+    int rc = dir ? statvfs(dir, &v) : -1;
+    free(dir);
+    return rc == 0 ? (long long)v.f_bavail * (long long)v.f_frsize : -1;
+}
+
+/* Readiness (the /readyz checks, as 1 or 0), disk space, the database
+ * size limit and the stream and connection limits, for alerts
+ * (deploy/prometheus/adaptmon.rules.yml). */
+static void am_api_prom_health(am_server *srv, am_buf *out)
+{
+    const char *why;
+    am_buf_printf(out,
+                  "# HELP adaptmon_ready 1 while /readyz answers 200 (started, not stopping, "
+                  "database served), else 0.\n"
+                  "# TYPE adaptmon_ready gauge\n"
+                  "adaptmon_ready %d\n"
+                  "# HELP adaptmon_database_max_bytes The max-db-size limit in bytes (0: none "
+                  "but the disk's).\n"
+                  "# TYPE adaptmon_database_max_bytes gauge\n"
+                  "adaptmon_database_max_bytes %lld\n"
+                  "# HELP adaptmon_event_streams_max The max-streams limit (0: streams off).\n"
+                  "# TYPE adaptmon_event_streams_max gauge\n"
+                  "adaptmon_event_streams_max %d\n"
+                  "# HELP adaptmon_connections_max The max-connections limit.\n"
+                  "# TYPE adaptmon_connections_max gauge\n"
+                  "adaptmon_connections_max %d\n",
+                  am_api_unready(srv, &why) ? 0 : 1, (long long)srv->cfg.max_db_size,
+                  srv->cfg.max_streams, srv->cfg.max_connections);
+    long long free_bytes = am_api_disk_free(srv);
+    if (free_bytes >= 0)
+        am_buf_printf(out,
+                      "# HELP adaptmon_disk_free_bytes Free bytes on the database's file "
+                      "system (for an unprivileged writer).\n"
+                      "# TYPE adaptmon_disk_free_bytes gauge\n"
+                      "adaptmon_disk_free_bytes %lld\n",
+                      free_bytes);
 }
 
 void am_api_prometheus(am_req *req, am_resp *resp)
@@ -92,6 +152,8 @@ void am_api_prometheus(am_req *req, am_resp *resp)
                   "adaptmon_store_reader_waits_total %lld\n",
                   mem.used, mem.budget, mem.peak, (long long)mem.evictions, mem.cached,
                   (long long)am_store_reader_waits(srv->store));
+    am_api_prom_health(srv, &out);
+    am_prom_render_process(&out, srv->version ? srv->version : "unknown", sqlite3_libversion());
     size_t n = out.len;
     am_resp_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", am_buf_detach(&out), n);
 }

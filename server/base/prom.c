@@ -9,9 +9,13 @@
  */
 #include "prom.h"
 
+#include <dirent.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #define AM_MET_BUCKETS 12
 #define AM_MET_MAX_SERIES 1024 /* request counters; beyond, counted as route "other" */
@@ -355,4 +359,120 @@ void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,
                   "adaptmon_uptime_seconds %.3f\n",
                   (long long)segments, (long long)replayed, (long long)from_memory,
                   (long long)sessions, (long long)db_bytes, uptime_seconds);
+}
+
+/* ---- build info and process metrics (issue 29) ------------------------------
+ * The standard process_* names of the Prometheus client libraries, read from
+ * /proc at scrape time: a metric whose source cannot be read is left out
+ * rather than given a made-up value. */
+
+/* Fields 14 (utime), 15 (stime), 22 (starttime, clock ticks after boot) and
+ * 24 (rss, pages) of /proc/self/stat; field 2 (comm) may hold spaces and
+ * parentheses, so parsing starts after its last ')'. Returns 0 on success. */
+static int am_met_proc_stat(unsigned long long *ticks, unsigned long long *start,
+                            long long *rss_pages, unsigned long long *vsize)
+{
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    if (!p)
+        return -1;
+    unsigned long long ut, st;
+    /* after ')': state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt
+     * majflt cmajflt utime(14) stime cutime cstime priority nice num_threads
+     * itrealvalue starttime(22) vsize rss(24) */
+    if (sscanf(p + 1,
+               " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d "
+               "%llu %llu %lld",
+               &ut, &st, start, vsize, rss_pages) != 5)
+        return -1;
+    *ticks = ut + st;
+    return 0;
+}
+
+/* The boot time (btime of /proc/stat, Unix seconds), or -1. */
+static long long am_met_boot_time(void)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long long bt = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "btime %lld", &bt) == 1)
+            break;
+    fclose(f);
+    return bt;
+}
+
+/* Open descriptors: the entries of /proc/self/fd, less the one the
+ * listing itself holds. -1 when it cannot be read. */
+static long long am_met_open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    long long n = 0;
+    const struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n - 1;
+}
+
+void am_prom_render_process(am_buf *out, const char *version, const char *sqlite_version)
+{
+    am_buf_appends(out, "# HELP adaptmon_build_info Build of the running server (value 1).\n"
+                        "# TYPE adaptmon_build_info gauge\n"
+                        "adaptmon_build_info{version=\"");
+    am_met_label(out, version);
+    am_buf_appends(out, "\",sqlite_version=\"");
+    am_met_label(out, sqlite_version);
+    am_buf_appends(out, "\"} 1\n");
+
+    unsigned long long ticks, start, vsize;
+    long long rss;
+    long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+    if (hz > 0 && page > 0 && am_met_proc_stat(&ticks, &start, &rss, &vsize) == 0) {
+        am_buf_printf(out,
+                      "# HELP process_cpu_seconds_total Total user and system CPU time spent "
+                      "in seconds.\n"
+                      "# TYPE process_cpu_seconds_total counter\n"
+                      "process_cpu_seconds_total %.2f\n"
+                      "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+                      "# TYPE process_resident_memory_bytes gauge\n"
+                      "process_resident_memory_bytes %lld\n"
+                      "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+                      "# TYPE process_virtual_memory_bytes gauge\n"
+                      "process_virtual_memory_bytes %llu\n",
+                      (double)ticks / (double)hz, rss * (long long)page, vsize);
+        long long boot = am_met_boot_time();
+        if (boot >= 0)
+            am_buf_printf(out,
+                          "# HELP process_start_time_seconds Start time of the process since "
+                          "unix epoch in seconds.\n"
+                          "# TYPE process_start_time_seconds gauge\n"
+                          "process_start_time_seconds %.2f\n",
+                          (double)boot + (double)start / (double)hz);
+    }
+    long long fds = am_met_open_fds();
+    if (fds >= 0)
+        am_buf_printf(out,
+                      "# HELP process_open_fds Number of open file descriptors.\n"
+                      "# TYPE process_open_fds gauge\n"
+                      "process_open_fds %lld\n",
+                      fds);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        am_buf_printf(out,
+                      "# HELP process_max_fds Maximum number of open file descriptors.\n"
+                      "# TYPE process_max_fds gauge\n"
+                      "process_max_fds %llu\n",
+                      (unsigned long long)rl.rlim_cur);
 }

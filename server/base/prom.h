@@ -46,6 +46,12 @@ void am_prom_stream_open(am_prom *m, int delta);
 void am_prom_stream_refused(am_prom *m, const char *limit);
 void am_prom_stream_ended(am_prom *m, const char *reason);
 
+/* Appends adaptmon_build_info{version,sqlite_version} 1 and the standard
+ * process metrics read from /proc (process_cpu_seconds_total,
+ * process_resident_memory_bytes, process_virtual_memory_bytes,
+ * process_start_time_seconds, process_open_fds, process_max_fds; one that
+ * cannot be read is left out). Both strings are borrowed. */
+void am_prom_render_process(am_buf *out, const char *version, const char *sqlite_version);
 /* Appends the text exposition format (version 0.0.4) to out, with the
  * gauges given by the caller. */
 void am_prom_render(am_prom *m, am_buf *out, int64_t sessions, int64_t db_bytes,

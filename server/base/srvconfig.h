@@ -31,6 +31,7 @@ typedef struct am_srv_config {
     char read_token[256]; /* read-only bearer token ("" = reads open) */
     int durability; /* 0 normal, 1 full (enum am_durability) */
     int log_level; /* 0 error, 1 warn, 2 info, 3 debug */
+    int log_format; /* 0 plain, 1 json, 2 logfmt (enum am_log_format) */
     int shutdown_timeout_ms; /* default 10000 */
     int request_timeout_ms; /* CPU budget of one scoring request, default 5000, 0 = none */
     char config_file[512]; /* the file read, "" = none */
@@ -65,11 +66,20 @@ void am_srv_config_init(am_srv_config *c);
  * with a message in err. */
 int am_srv_config_set(am_srv_config *c, const char *name, const char *value, am_buf *err);
 /* Resolves the whole configuration: defaults, then the config file (from
- * --config FILE, or ADAPTMON_CONFIG), then the environment, then argv
+ * --config FILE, or ADAPTMON_CONFIG, else AM_SRV_DEFAULT_CONFIG when it
+ * exists; ADAPTMON_CONFIG= (empty) reads none), then the environment, then argv
  * (argv[0] is the command name; flags --name value or --name=value).
  * threads is lowered to max-connections when it is larger. Returns AM_OK, or
  * AM_ERR_INVALID/AM_ERR_IO with a message in err. */
 int am_srv_config_load(am_srv_config *c, int argc, char **argv, char **envp, am_buf *err);
+/* The file am_srv_config_load reads when neither --config nor
+ * ADAPTMON_CONFIG names one and it exists (deploy/systemd/adaptmon.service
+ * and the Docker image rely on it). */
+#define AM_SRV_DEFAULT_CONFIG "/etc/adaptmon/adaptmon.conf"
+/* am_srv_config_load with another default file (NULL = none); tests use
+ * it so that the host's /etc does not matter. */
+int am_srv_config_load_from(am_srv_config *c, int argc, char **argv, char **envp,
+                            const char *default_file, am_buf *err);
 /* Writes a commented example configuration (every option with its default
  * and help) into out. */
 void am_srv_config_example(am_buf *out);

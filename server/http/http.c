@@ -144,6 +144,9 @@ typedef struct am_http_ctx {
     int status; /* sent status (0: none queued) */
     size_t bytes; /* sent body length */
     const char *lost_reason; /* why the connection was closed without the response */
+    int streamed; /* the response is an event stream (its end is the client's) */
+    char *problem_type; /* a 4xx/5xx problem's type and detail, for the access line (owned) */
+    char *problem_detail;
     int active; /* counted in am_http.active */
     am_resp work; /* AM_PH_WORK: the offloaded handler's response */
     atomic_int work_done; /* set by the handler's thread before it resumes */
@@ -632,6 +635,8 @@ static void am_http_ctx_free(am_http_ctx *x)
         free(x->qv[i]);
     }
     free(x->qtoken);
+    free(x->problem_type);
+    free(x->problem_detail);
     for (size_t i = 0; i < AM_HTTP_MAX_PARAMS; i++)
         free((char *)(uintptr_t)x->req.params[i]);
     am_buf_cleanup(&x->body);
@@ -1440,20 +1445,37 @@ static void am_http_cors_headers(am_http_ctx *x, const am_resp *resp, struct MHD
     }
 }
 
+/* Keeps the type and detail of a 4xx/5xx problem body in x, so that the
+ * access line says why the request failed (the client's X-Request-Id
+ * joins it to what the client saw). */
+static void am_http_note_problem(am_http_ctx *x, const am_resp *resp)
+{
+    if (resp->status < 400 || !resp->body || !resp->content_type ||
+        strcmp(resp->content_type, "application/problem+json"))
+        return;
+    json_t *j = json_loadb(resp->body, resp->body_len, 0, NULL);
+    const char *type = json_string_value(json_object_get(j, "type"));
+    const char *detail = json_string_value(json_object_get(j, "detail"));
+    free(x->problem_type);
+    free(x->problem_detail);
+    x->problem_type = type ? am_xstrdup(type) : NULL;
+    x->problem_detail = detail ? am_xstrdup(detail) : NULL;
+    json_decref(j);
+}
+
 /* Every 5xx is logged at ERROR with its request id and cause: the
- * problem's type and detail and, for storage failures, the database's
- * most recent error (SQLite's message; its own log line, from the
- * SQLITE_CONFIG_LOG logger of cli_serve.c, comes just before). */
+ * problem's type and detail (am_http_note_problem has kept them) and, for
+ * storage failures, the database's most recent error (SQLite's message;
+ * its own log line, from the SQLITE_CONFIG_LOG logger of cli_serve.c,
+ * comes just before). */
 static void am_http_log_5xx(am_http_ctx *x, const am_resp *resp)
 {
     am_server *srv = x->http->srv;
-    json_t *j = resp->body ? json_loadb(resp->body, resp->body_len, 0, NULL) : NULL;
-    const char *type = json_string_value(json_object_get(j, "type"));
-    const char *title = json_string_value(json_object_get(j, "title"));
-    const char *detail = json_string_value(json_object_get(j, "detail"));
+    const char *type = x->problem_type;
+    const char *detail = x->problem_detail;
     am_buf cause;
     am_buf_init(&cause);
-    if (srv->store && ((title && !strcmp(title, "Storage error")) || resp->status == 507))
+    if (srv->store && ((type && strstr(type, "storage")) || resp->status == 507))
         am_store_last_error(srv->store, &cause);
     am_log_at(&srv->log, AM_LOG_ERROR, x->req.request_id, "%s %s answered %d %s: %s%s%s%s",
               x->method, x->req.path ? x->req.path : "?", resp->status,
@@ -1461,13 +1483,13 @@ static void am_http_log_5xx(am_http_ctx *x, const am_resp *resp)
               detail ? detail : "-", cause.len ? " (database: " : "", am_buf_str(&cause),
               cause.len ? ")" : "");
     am_buf_cleanup(&cause);
-    json_decref(j);
 }
 
 /* Turns resp into a libmicrohttpd response and queues it; resp is emptied. */
 static enum MHD_Result am_http_queue(am_http_ctx *x, am_resp *resp)
 {
     am_http_set_active(x);
+    am_http_note_problem(x, resp);
     if (resp->status >= 500)
         am_http_log_5xx(x, resp);
     struct MHD_Response *r = NULL;
@@ -1479,6 +1501,7 @@ static enum MHD_Result am_http_queue(am_http_ctx *x, am_resp *resp)
         resp->stream = NULL;
     }
     if (resp->stream) {
+        x->streamed = 1;
         resp->stream->conn = x->conn;
         r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, am_stream_reader,
                                               resp->stream, am_stream_destroy);
@@ -1713,6 +1736,34 @@ static void *am_http_uri_cb(void *cls, const char *uri, struct MHD_Connection *c
     return x;
 }
 
+/* The access line of a request that got a response: the human message
+ * (method, raw path without the query, status, bytes, duration and why
+ * the connection ended early) and the same as fields for the json and
+ * logfmt formats; a 4xx/5xx adds its problem type and detail, in every
+ * format. The field names are documented in docs/operations.md. */
+static void am_http_log_access(const am_http_ctx *x, int plen, double secs, const char *lost)
+{
+    char path[600], status[16], bytes[32], ms[32];
+    snprintf(path, sizeof path, "%.*s", plen, x->target);
+    snprintf(status, sizeof status, "%d", x->status);
+    snprintf(bytes, sizeof bytes, "%zu", x->bytes);
+    snprintf(ms, sizeof ms, "%.3f", secs * 1e3);
+    const am_log_field f[] = {
+        {"event", "access", 0},
+        {"method", x->method, 0},
+        {"path", path, 0},
+        {"status", status, AM_LOG_F_NUM},
+        {"bytes", bytes, AM_LOG_F_NUM},
+        {"duration_ms", ms, AM_LOG_F_NUM},
+        {"ended", lost, 0},
+        {"problem_type", x->problem_type, AM_LOG_F_PLAIN},
+        {"problem_detail", x->problem_detail, AM_LOG_F_PLAIN},
+    };
+    am_log_event(&x->http->srv->log, AM_LOG_INFO, x->req.request_id, f, sizeof f / sizeof f[0],
+                 "%s %s %s %sB %sms%s%s%s", x->method, path, status, bytes, ms, lost ? " (" : "",
+                 lost ? lost : "", lost ? ")" : "");
+}
+
 static void am_http_done_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
                             enum MHD_RequestTerminationCode toe)
 {
@@ -1731,10 +1782,11 @@ static void am_http_done_cb(void *cls, struct MHD_Connection *conn, void **con_c
         if (plen > 512)
             plen = 512;
         const char *why = x->lost_reason ? x->lost_reason : "connection lost";
+        if (!x->lost_reason && x->streamed)
+            why = "client closed the event stream";
         int ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
-        am_log_at(&srv->log, AM_LOG_INFO, x->req.request_id, "%s %.*s %d %zuB %.3fms%s%s%s",
-                  x->method, plen, x->target, x->status, x->bytes, secs * 1e3, ok ? "" : " (",
-                  ok ? "" : why, ok ? "" : ")");
+        if (srv->log.level >= AM_LOG_INFO)
+            am_http_log_access(x, plen, secs, ok ? NULL : why);
         am_prom_request(srv->prom, x->method, x->route_label, x->status, secs);
     } else if (x->phase != AM_PH_NEW) {
         am_log_at(&srv->log, AM_LOG_DEBUG, x->req.request_id,
@@ -1747,7 +1799,11 @@ static void am_http_done_cb(void *cls, struct MHD_Connection *conn, void **con_c
     atomic_store(&h->progress_ns, am_mono_ns());
 }
 
-/* libmicrohttpd's own messages go through the logger at WARN. */
+/* libmicrohttpd's own messages go through the logger at WARN, except a
+ * failed send: that is a client that went away (a closed dashboard tab
+ * ends its event stream so), which the access line already reports as
+ * "(client closed the event stream)" or "(connection lost)", so it is
+ * only DEBUG. */
 static void am_http_mhd_log(void *cls, const char *fmt, va_list ap)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 0)))
@@ -1766,7 +1822,8 @@ static void am_http_mhd_log(void *cls, const char *fmt, va_list ap)
         memcpy(h->start_err, msg, k);
         h->start_err[k] = '\0';
     }
-    am_log_at(&h->srv->log, AM_LOG_WARN, NULL, "libmicrohttpd: %s", msg);
+    int gone = !strncmp(msg, "Failed to send", 14);
+    am_log_at(&h->srv->log, gone ? AM_LOG_DEBUG : AM_LOG_WARN, NULL, "libmicrohttpd: %s", msg);
 }
 
 /* A WARN when the listener is reachable from other machines (not a

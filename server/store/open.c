@@ -94,6 +94,8 @@ static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles
         rc = am_exec(st, &st->w, AM_S_BEGIN_IMM, "");
         if (rc == AM_OK)
             rc = migrated_version(st, &cur);
+        if (rc == AM_OK && i == 0)
+            st->mig_from = st->mig_to = cur; /* the version found at open */
         if (rc) {
             am_buf err2;
             am_buf_init(&err2);
@@ -122,6 +124,8 @@ static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles
                          am_now_ms());
             if (rc == AM_OK)
                 rc = am_exec(st, &st->w, AM_S_COMMIT, "");
+            if (rc == AM_OK)
+                st->mig_to = m[i].version;
             if (rc) {
                 am_buf err2;
                 am_buf_init(&err2);
@@ -453,6 +457,13 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     }
     *out = st;
     return AM_OK;
+}
+
+int am_store_migrated(const am_store *st, int64_t *from, int64_t *to)
+{
+    *from = st->mig_from;
+    *to = st->mig_to;
+    return st->mig_to != st->mig_from;
 }
 
 int am_store_open(const char *path, enum am_durability durability, am_store **out, am_buf *err)

@@ -185,6 +185,7 @@ struct am_store {
     atomic_llong r_waits; /* gets that had to wait (am_store_reader_waits) */
     pthread_mutex_t errmu;
     am_buf errmsg; /* guarded by errmu */
+    int64_t mig_from, mig_to; /* schema versions before/after the migrations of open */
     /* group commit (am_store_tx_group): queued jobs and the batch leader */
     pthread_mutex_t gmu;
     struct am_gjob *ghead, **gtail; /* guarded by gmu */

@@ -155,12 +155,67 @@ def _linked_packages():
     return needed, pkgs
 
 
+def _stage_install(stage):
+    """The packages of a stage's `apt-get install` (continuation lines)."""
+    m = re.search(r"apt-get install[^\n]*\\\n((?:[^\n]*\\\n)+)", stage)
+    check(m, "an apt-get install in the stage")
+    words = re.findall(r"[^\s\\]+", m.group(1).split("&&")[0])
+    return set(words)
+
+
+def _deps_sh(var):
+    """A variable of tools/deps.sh (VAR="…" over continuation lines) as a set."""
+    m = re.search(r'(?ms)^%s="(.*?)"' % var, read("tools", "deps.sh"))
+    check(m, "tools/deps.sh sets " + var)
+    return set(m.group(1).replace("\\\n", " ").split())
+
+
+def _owner(path):
+    # the path as named first (a -dev package owns the lib*.so symlink), then
+    # its target (/lib → /usr/lib merge)
+    out = subprocess.run(["dpkg", "-S", path], capture_output=True, text=True).stdout or \
+        subprocess.run(["dpkg", "-S", os.path.realpath(path)], capture_output=True,
+                       text=True).stdout
+    check(out, "a Debian package owns %s" % path)
+    return out.split(":")[0]
+
+
+def _build_needs():
+    """The Debian packages `make all` needs, found from the Makefile: the
+    owner of each PKGS library's .pc file and of -lstemmer's .so, iso-codes
+    (ISO_CODES), the compiler, make and pkg-config."""
+    mk = read("Makefile")
+    pkgs = re.search(r"(?m)^PKGS\s*\?=\s*(.+)$", mk).group(1).split()
+    need = {"gcc", "libc6-dev", "make", "pkg-config"}
+    for p in pkgs:
+        d = subprocess.run(["pkg-config", "--variable=pcfiledir", p], capture_output=True,
+                           text=True).stdout.strip()
+        need.add(_owner(os.path.join(d, p + ".pc")))
+    for lib in re.findall(r"-l(\w+)", re.search(r"(?m)^LDLIBS\s*:=(.+)$", mk).group(1)):
+        if lib in ("pthread", "m"):
+            continue  # libc6-dev
+        arch = subprocess.run(["gcc", "-print-multiarch"], capture_output=True,
+                              text=True).stdout.strip()
+        need.add(_owner("/usr/lib/%s/lib%s.so" % (arch, lib)))
+    iso = re.search(r"(?m)^ISO_CODES\s*\?=\s*(\S+)", mk).group(1)
+    need.add(_owner(os.path.join(iso, "iso_639-3.json")))
+    return need
+
+
 def test_dockerfile():
     text = read("Dockerfile")
     stages = re.findall(r"(?m)^FROM\s+(\S+)", text)
     eq(stages, ["debian:bookworm", "debian:bookworm-slim"], "build and runtime stages")
     build, runtime = re.split(r"(?m)^FROM debian:bookworm-slim", text)
-    check("make deps" in build and re.search(r"&& make \\", build), "build runs make deps + make")
+    build = build[build.index("FROM debian:bookworm AS build"):]
+    # the build stage installs what `make all` needs, and only that
+    installed = _stage_install(build)
+    eq(installed, _deps_sh("BUILD_PKGS"), "build stage installs tools/deps.sh's BUILD_PKGS")
+    eq(installed, _build_needs(), "build stage installs exactly what the Makefile needs")
+    for heavy in ("chromium", "valgrind", "haproxy", "clang", "nodejs", "libcmocka-dev"):
+        check(heavy not in installed, "build stage does not install " + heavy)
+    check("make deps" not in build, "build stage does not run make deps (the test toolchain)")
+    check(re.search(r"(?m)^RUN make all \\$", build), "build stage runs make all")
     for t in ("deps", "all"):
         eq(subprocess.run(["make", "-n", t], cwd=ROOT, capture_output=True).returncode, 0,
            "make -n " + t)
@@ -168,6 +223,13 @@ def test_dockerfile():
     check('VOLUME ["/var/lib/adaptmon"]' in runtime, "data volume")
     check(re.search(r"(?m)^HEALTHCHECK .*\n.*curl -fsS .*/healthz", runtime), "health check")
     check("ADAPTMON_DB=/var/lib/adaptmon/adaptmon.db" in runtime, "database in the volume")
+    # docker stop's grace period (documented --stop-timeout) exceeds shutdown-timeout-ms
+    ms = int(re.search(r"ADAPTMON_SHUTDOWN_TIMEOUT_MS=(\d+)", runtime).group(1))
+    stop = [int(x) for x in re.findall(r"--stop-timeout (\d+)", text)]
+    check(stop and all(s * 1000 > ms for s in stop),
+          "documented --stop-timeout %r s exceeds shutdown-timeout-ms %d" % (stop, ms))
+    check("ADAPTMON_WRITE_TOKEN" in text and "--env-file" in text,
+          "docker run with tokens is documented")
     needed, pkgs = _linked_packages()
     check(len(needed) >= 6, "NEEDED libraries: %r" % needed)
     install = re.search(r"apt-get install[^\n]*\\\n((?:.*\\\n)+)", runtime).group(1)
@@ -176,6 +238,93 @@ def test_dockerfile():
     ignore = read(".dockerignore")
     for pat in ("build-*", ".git", "*.db"):
         check(pat in ignore.split(), ".dockerignore has " + pat)
+
+
+def test_dockerfile_build_stage_commands_build():
+    """No Docker engine here: the build stage's commands after COPY run in a
+    copy of the build context (.dockerignore applied), as the image would
+    run them, and the binary answers `version`."""
+    text = read("Dockerfile")
+    build = text[text.index("FROM debian:bookworm AS build"):text.index("FROM debian:bookworm-slim")]
+    after_copy = build[build.index("COPY . ."):]
+    cmds = [re.sub(r"\\\n\s*", " ", m).strip()
+            for m in re.findall(r"(?ms)^RUN (.*?)(?<!\\)\n", after_copy + "\n")]
+    eq(len(cmds), 1, "one RUN after COPY: %r" % cmds)
+    ignore = [ln.strip() for ln in read(".dockerignore").splitlines()
+              if ln.strip() and not ln.startswith("#")]
+    ctx = os.path.join(tmpdir("adaptmon-docker-"), "src")
+    shutil.copytree(ROOT, ctx, symlinks=True, ignore=shutil.ignore_patterns(
+        *[p.replace("**/", "") for p in ignore]))
+    for p in ("build", "adaptmon", ".git"):
+        check(not os.path.exists(os.path.join(ctx, p)), "%s is not in the context" % p)
+    r = subprocess.run(["sh", "-c", cmds[0]], cwd=ctx, capture_output=True, text=True,
+                       timeout=1800)
+    eq(r.returncode, 0, "build stage command %r:\n%s" % (cmds[0], r.stderr[-3000:]))
+    check(re.match(r"adaptmon \d", r.stdout.strip().splitlines()[-1]), "version: %r" % r.stdout)
+    shutil.rmtree(os.path.dirname(ctx), ignore_errors=True)
+
+
+def test_dockerfile_lints():
+    """dockerfilelint (npm, tests/fleet/package.json; hadolint is neither on
+    npm nor in Debian bookworm) finds nothing in the Dockerfile; skipped only
+    when npm cannot install it."""
+    here = os.path.join(ROOT, "tests", "fleet")
+    lint = os.path.join(here, "node_modules", ".bin", "dockerfilelint")
+    if not os.path.exists(lint) and have("npm"):
+        subprocess.run(["npm", "ci", "--prefix", here, "--no-audit", "--no-fund",
+                        "--loglevel=error"], capture_output=True, timeout=600)
+    if not os.path.exists(lint):
+        from harness import Skip
+        raise Skip("dockerfilelint missing and `npm ci --prefix tests/fleet` failed")
+    r = subprocess.run([lint, "-o", "json", os.path.join(ROOT, "Dockerfile")],
+                       capture_output=True, text=True)
+    out = json.loads(r.stdout)
+    issues = [i for f in out.get("files", []) for i in f.get("issues", [])]
+    eq(issues, [], "dockerfilelint issues")
+
+
+def test_systemd_unit_and_conf_agree():
+    """The unit and deploy/systemd/adaptmon.conf agree: the file the unit's
+    install lines put in place is the one `adaptmon serve` reads by default;
+    the unit sets no ADAPTMON_* variable that would silently override the
+    file; the file's database is inside the unit's StateDirectory; the stop
+    timeout exceeds the file's shutdown-timeout-ms; and the server starts
+    with the file (only port and database redirected by flags)."""
+    unit = read("deploy", "systemd", "adaptmon.service")
+    conf = read("deploy", "systemd", "adaptmon.conf")
+    helptext = subprocess.run([ADAPTMON, "serve", "--help"], capture_output=True,
+                              text=True).stdout
+    default = re.search(r"(/etc/\S+\.conf) when it exists", helptext).group(1)
+    eq(default, "/etc/adaptmon/adaptmon.conf", "the server's default config file")
+    check(re.search(r"install .*deploy/systemd/adaptmon\.conf %s" % re.escape(default), unit),
+          "the unit's install lines put adaptmon.conf at " + default)
+    eq(re.findall(r"(?m)^Environment=(ADAPTMON_\w+=\S*)", unit),
+       ["ADAPTMON_CONFIG=" + default],
+       "the unit sets no ADAPTMON_* option variable (it would override the file), only "
+       "ADAPTMON_CONFIG, which makes the file required")
+    env_file = re.search(r"(?m)^EnvironmentFile=-?(\S+)", unit).group(1)
+    eq(os.path.dirname(env_file), os.path.dirname(default), "tokens file beside the config")
+    vals = dict(re.findall(r"(?m)^([a-z-]+) = (.*)$", conf))
+    state = re.search(r"(?m)^StateDirectory=(\S+)", unit).group(1)
+    check(vals["db"].startswith("/var/lib/%s/" % state), "db %r in StateDirectory" % vals["db"])
+    stop = re.search(r"(?m)^TimeoutStopSec=(\d+)s$", unit).group(1)
+    check(int(stop) * 1000 > int(vals["shutdown-timeout-ms"]),
+          "TimeoutStopSec %ss > shutdown-timeout-ms %s" % (stop, vals["shutdown-timeout-ms"]))
+    eq(vals.get("listen"), "127.0.0.1", "loopback by default")
+    # the server accepts the file as it is
+    d = tmpdir("adaptmon-conf-")
+    env = {"PATH": os.environ.get("PATH", ""),
+           "ADAPTMON_CONFIG": os.path.join(DEPLOY, "systemd", "adaptmon.conf")}
+    p = subprocess.Popen([ADAPTMON, "serve", "--port", "0", "--db", os.path.join(d, "a.db")],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        check("adaptmon listening on http://127.0.0.1:" in line, "started: %r" % line)
+    finally:
+        p.send_signal(signal.SIGTERM)
+        _out, err = p.communicate(timeout=30)
+    eq(p.returncode, 0, "exit status")
+    check("config %s" % env["ADAPTMON_CONFIG"] in err, "startup line names the file: %r" % err)
 
 
 def test_config_example_is_generated():

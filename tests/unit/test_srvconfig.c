@@ -33,7 +33,63 @@ static int load(am_srv_config *c, const char *const *args, char **envp, am_buf *
         argv[argc++] = (char *)(uintptr_t)*args;
     argv[argc] = NULL;
     am_buf_reset(err);
-    return am_srv_config_load(c, argc, argv, envp, err);
+    /* no default file: the host's /etc/adaptmon must not matter */
+    return am_srv_config_load_from(c, argc, argv, envp, NULL, err);
+}
+
+/* The default file (AM_SRV_DEFAULT_CONFIG, here a temporary one) is read
+ * when present and nothing else names a file; --config and ADAPTMON_CONFIG
+ * beat it, ADAPTMON_CONFIG= (empty) skips it, and a missing default file is
+ * no error. --log-format is an enum: plain (default), json, logfmt. */
+static void test_default_file(void **state)
+{
+    (void)state;
+    char *def = tmpfile_with("port = 5555\nlog-format = json\n");
+    char *other = tmpfile_with("port = 6666\n");
+    char *argv[4] = {(char *)(uintptr_t) "serve", NULL, NULL, NULL};
+    char *noenv[] = {(char *)(uintptr_t) "HOME=/root", NULL};
+    am_srv_config c;
+    am_buf err;
+    am_buf_init(&err);
+
+    assert_int_equal(am_srv_config_load_from(&c, 1, argv, noenv, def, &err), AM_OK);
+    assert_int_equal(c.port, 5555);
+    assert_int_equal(c.log_format, 1);
+    assert_string_equal(c.config_file, def);
+
+    char cfgenv[600];
+    snprintf(cfgenv, sizeof cfgenv, "ADAPTMON_CONFIG=%s", other);
+    char *env_other[] = {cfgenv, NULL};
+    assert_int_equal(am_srv_config_load_from(&c, 1, argv, env_other, def, &err), AM_OK);
+    assert_int_equal(c.port, 6666);
+    assert_int_equal(c.log_format, 0);
+
+    char *env_none[] = {(char *)(uintptr_t) "ADAPTMON_CONFIG=", NULL};
+    assert_int_equal(am_srv_config_load_from(&c, 1, argv, env_none, def, &err), AM_OK);
+    assert_int_equal(c.port, 8080);
+    assert_string_equal(c.config_file, "");
+
+    argv[1] = (char *)(uintptr_t) "--config";
+    argv[2] = other;
+    assert_int_equal(am_srv_config_load_from(&c, 3, argv, noenv, def, &err), AM_OK);
+    assert_int_equal(c.port, 6666);
+
+    assert_int_equal(
+        am_srv_config_load_from(&c, 1, argv, noenv, "/nonexistent/adaptmon.conf", &err), AM_OK);
+    assert_int_equal(c.port, 8080);
+    assert_string_equal(c.config_file, "");
+
+    argv[1] = (char *)(uintptr_t) "--log-format=logfmt";
+    assert_int_equal(am_srv_config_load_from(&c, 2, argv, noenv, NULL, &err), AM_OK);
+    assert_int_equal(c.log_format, 2);
+    argv[1] = (char *)(uintptr_t) "--log-format=yaml";
+    assert_int_equal(am_srv_config_load_from(&c, 2, argv, noenv, NULL, &err), AM_ERR_INVALID);
+
+    unlink(def);
+    unlink(other);
+    free(def);
+    free(other);
+    am_buf_cleanup(&err);
 }
 
 static void test_defaults(void **state)
@@ -57,6 +113,7 @@ static void test_defaults(void **state)
     assert_string_equal(c.read_token, "");
     assert_int_equal(c.durability, 0);
     assert_int_equal(c.log_level, 2);
+    assert_int_equal(c.log_format, 0); /* plain */
     assert_int_equal(c.shutdown_timeout_ms, 10000);
     assert_string_equal(c.config_file, "");
     assert_string_equal(c.owner_map, "");
@@ -83,7 +140,7 @@ static void test_defaults(void **state)
         assert_non_null(o->def);
         assert_true(strlen(o->help) > 10);
     }
-    assert_int_equal(n, 33); /* 26 + the five connection budgets + session-memory, readers (issue 25) */
+    assert_int_equal(n, 34); /* 26 + the five connection budgets + session-memory, readers (issue 25) + log-format */
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }
@@ -492,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_example_file),
         cmocka_unit_test(test_lists),
         cmocka_unit_test(test_file_duplicate),
+        cmocka_unit_test(test_default_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
