@@ -843,14 +843,19 @@
       if (!this.stopped && this.lastLatest && this.metrics) this.renderLatest(...this.lastLatest);
     }
 
-    /* The mark beside system nm's Δ on metric key: significant or not yet
-     * (the bootstrap's p-value against the baseline), with a hover line. */
-    sigMark(nm, key) {
+    /* The mark beside system nm's Δ (relative difference r) on metric key:
+     * significant or not yet (the bootstrap's p-value against the
+     * baseline), with a hover line. No difference is never significant:
+     * sacreBLEU's rule gives identical totals p = 1/(n+1). */
+    sigMark(nm, key, r) {
       const name = CI_NAMES[key];
       const c = this.ci;
       if (!name || !c) return null;
       let cls, text, title;
-      if (c.state === 'pending') {
+      if (r === 0) {
+        cls = 'same'; text = '= no difference';
+        title = 'The same score as the baseline on the paired segments: there is no difference to test.';
+      } else if (c.state === 'pending') {
         cls = 'pending'; text = '… testing';
         title = 'Testing whether this difference is real (paired bootstrap, computed after the page is drawn); the Δ itself is exact.';
       } else if (c.state === 'failed') {
@@ -1070,7 +1075,7 @@
             el('span', { class: 'value', 'data-metric': d.key, 'data-system': nm, 'data-value': y === null ? '' : String(y) }, fmt(y)),
             detail ? el('span', { class: 'count muted small' }, ' ' + detail) : null,
             delta ? el('span', { class: 'delta ' + delta.cls, 'data-metric': d.key }, delta.text) : null,
-            delta ? this.sigMark(nm, d.key) : null);
+            delta ? this.sigMark(nm, d.key, rel[nm][d.rel]) : null);
         });
         const ctx = CONTEXT.map((c) => {
           const y = t && typeof t[c.key] === 'number' ? t[c.key] : null;
@@ -1078,7 +1083,7 @@
           return el('td', { class: 'num ctx', 'data-label': c.label },
             el('span', { class: 'ctxval', 'data-metric': c.key, 'data-system': nm }, fmt(y, 1)),
             delta ? el('span', { class: 'delta ' + delta.cls, 'data-metric': c.key }, delta.text) : null,
-            delta ? this.sigMark(nm, c.key) : null);
+            delta ? this.sigMark(nm, c.key, rel[nm][c.rel]) : null);
         });
         return el('tr', { 'data-system': nm, class: st.baseline ? 'base' : null },
           el('th', { scope: 'row', 'data-label': 'System' },

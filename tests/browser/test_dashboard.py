@@ -636,7 +636,7 @@ def _scenarios():
                  "word": True},
                 {"name": "two-" + vp, "session": "s-two", "seq": 30, "width": w, "height": h,
                  "hide": "base", "hover": True, "window": 10, "scroll": True, "full": True, "sig": True},
-                {"name": "five-" + vp, "session": "s-five", "seq": 10, "width": w, "height": h},
+                {"name": "five-" + vp, "session": "s-five", "seq": 10, "width": w, "height": h, "sig": True},
                 {"name": "empty-" + vp, "session": "s-empty", "seq": 0, "width": w, "height": h},
                 {"name": "deleted-" + vp, "session": "s-deleted", "seq": -1, "width": w, "height": h},
             ]
@@ -973,9 +973,15 @@ CI_KEYS = {"r0": "R0", "r1": "R1", "r01": "R0+1", "term": "term-EM", "oneminuste
            "bleu": "BLEU", "chrf": "chrF2", "ter": "TER"}
 
 
-def _check_sig(name, r, conf):
+REL_KEYS = {"r0": "r0", "r1": "r1", "r01": "r01", "term": "term_exact_match", "oneminusterm": "one_minus_term",
+            "bleu": "bleu", "chrf": "chrf", "ter": "ter"}
+
+
+def _check_sig(name, r, conf, rel):
     """Every Δ of a non-baseline system carries the bootstrap's verdict:
-    "✓ significant" exactly where the API's p_value < 1 − confidence."""
+    "✓ significant" exactly where the API's p_value < 1 − confidence, and
+    "= no difference" where the Δ is 0 (sacreBLEU's rule gives identical
+    totals p = 0.001: never called significant)."""
     x = r["sig"]
     check(x["settled"], "%s: the significance marks never settled: %r" % (name, x["marks"]))
     base = conf["baseline"]
@@ -991,6 +997,9 @@ def _check_sig(name, r, conf):
     eq(sorted(got), sorted(want), "%s: significance marks (system, metric)" % name)
     for (sys_, key), m in got.items():
         p = rows[sys_][CI_KEYS[key]]["p_value"]
+        if rel[sys_][REL_KEYS[key]] == 0:
+            eq((m["sig"], m["text"]), ("same", "= no difference"), "%s: %s %s with Δ 0" % (name, sys_, key))
+            continue
         exp = "yes" if p < alpha else "not"
         eq(m["sig"], exp, "%s: %s %s with p = %r" % (name, sys_, key, p))
         eq(m["text"], "✓ significant" if exp == "yes" else "○ not yet", "%s: mark text" % name)
@@ -1004,10 +1013,11 @@ def test_significance_marks_beside_each_delta():
     """Two systems: each Δ of the adapted system says whether the paired
     bootstrap finds it significant, as GET …/metrics?ci=0.95 says; the
     request comes after the first view's (the first view is not slowed)."""
-    conf = C.jget("/v1/sessions/s-two/metrics?ci=0.95")["confidence"]
+    m = C.jget("/v1/sessions/s-two/metrics?ci=0.95")
+    conf = m["confidence"]
     kinds = set()
     for r in _scen("two"):
-        _check_sig(r["name"], r, conf)
+        _check_sig(r["name"], r, conf, m["relative_to_baseline"])
         kinds |= {m["sig"] for m in r["sig"]["marks"]}
         urls = [u.replace(S.base, "") for u in r["urls"]]
         ci = [i for i, u in enumerate(urls) if re.search(r"/metrics\?(.*&)?ci=", u)]
@@ -1022,10 +1032,23 @@ def test_significance_marks_big_session():
     """3,050 segments on the token server: the marks come after the first
     view (which stays small) and agree with the API."""
     tc = T.client(READ_TOKEN)
-    conf = tc.jget("/v1/sessions/s-big/metrics?ci=0.95")["confidence"]
+    m = tc.jget("/v1/sessions/s-big/metrics?ci=0.95")
     tc.close()
     for r in _scen("big"):
-        _check_sig(r["name"], r, conf)
+        _check_sig(r["name"], r, m["confidence"], m["relative_to_baseline"])
+
+
+def test_significance_no_difference_is_not_significant():
+    """s-five's adapted systems have the baseline's term exact-match
+    (Δ +0.0%, bootstrap p = 0.001 by sacreBLEU's rule for ties): the mark
+    says "= no difference", never "significant"."""
+    m = C.jget("/v1/sessions/s-five/metrics?ci=0.95")
+    zero = [(s_, k) for s_, rel in m["relative_to_baseline"].items() for k, rk in REL_KEYS.items() if rel.get(rk) == 0]
+    check(zero, "s-five has no Δ of 0 any more: %r" % m["relative_to_baseline"])
+    for r in _scen("five"):
+        got = {(x["system"], x["metric"]): x for x in r["sig"]["marks"]}
+        for key in zero:
+            eq(got[key]["sig"], "same", "%s: mark of %r" % (r["name"], key))
 
 
 def test_significance_not_computed_is_graceful():
