@@ -944,7 +944,8 @@
           text = 'Term totals: no segment was scored with a glossary (glossary v' + now + ' arrived after them).';
         } else {
           const vs = [...new Set(withG.map((r) => r.version))];
-          text = 'Term totals cover ' + (withG.length === 1 ? 'segment' : 'segments') + ' ' +
+          const one = withG.length === 1 && withG[0].from === withG[0].to;
+          text = 'Term totals cover ' + (one ? 'segment' : 'segments') + ' ' +
             (vs.length === 1 ? withG.map(span).join(', ') + ', since glossary v' + vs[0]
               : withG.map((r) => span(r) + ' (glossary v' + r.version + ')').join(', '));
           if (without.length) text += '; ' + without.map(span).join(', ') + ' scored without a glossary';
