@@ -1031,10 +1031,11 @@ def test_significance_marks_beside_each_delta():
 def test_significance_marks_big_session():
     """3,050 segments on the token server: the marks come after the first
     view (which stays small) and agree with the API."""
+    big = _scen("big")  # (starts the token server T when run alone)
     tc = T.client(READ_TOKEN)
     m = tc.jget("/v1/sessions/s-big/metrics?ci=0.95")
     tc.close()
-    for r in _scen("big"):
+    for r in big:
         _check_sig(r["name"], r, m["confidence"], m["relative_to_baseline"])
 
 
@@ -1081,6 +1082,7 @@ def test_term_totals_say_what_they_cover():
     """A glossary arrived after segment MID: the page says the term totals
     cover segments MID+1–2·MID since glossary v1, as …/curve's
     glossary_changes say, and the other scenarios say nothing."""
+    _scenarios()
     # (s-mid was rescored by a later step; its twin s-mid-t was not)
     tc = T.client(READ_TOKEN)
     eq(tc.jget("/v1/sessions/s-mid-t/curve?points=2")["glossary_changes"], [{"seq": MID + 1, "version": 1}],
@@ -1091,7 +1093,13 @@ def test_term_totals_say_what_they_cover():
         check(t and ("segments %d–%d, since glossary v1" % (MID + 1, 2 * MID)) in t
               and ("1–%d scored without a glossary" % MID) in t,
               "%s: term scope %r" % (name, t))
-    for name in ("two-1280x800", "glossbefore-1280x800", "noglossary-1280x800"):
+    # two glossary versions (v2 from segment 6 on): both ranges named, and
+    # the rescore to the current one offered
+    t = _scenarios()["glossbefore-1280x800"]["termScope"]
+    check(t and "segments 1–5 (glossary v1), 6–9 (glossary v2)" in t and "Rescore all with glossary v2" in t,
+          "glossbefore-1280x800: term scope %r" % t)
+    # every segment scored with the current glossary, or none at all: no note
+    for name in ("two-1280x800", "noglossary-1280x800", "big-1280x800"):
         eq(_scenarios()[name]["termScope"], None, "%s: term scope shown" % name)
 
 
