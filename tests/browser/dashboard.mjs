@@ -252,9 +252,12 @@ async function scenario(page, sc, shots) {
     r.termScope = await page.evaluate(() => { const e = document.querySelector('#term-scope'); return e && !e.hidden ? e.textContent : null; });
     if (sc.sig) {
       // the significance marks, once the test's answer (or its failure) is shown
+      // a mark shows within moments ('… testing' while the request runs);
+      // a page without marks is reported at once, not after a minute
       let settled = true;
       try {
-        await page.waitForFunction(() => { const m = [...document.querySelectorAll('#latest-body .sig')]; return m.length > 0 && m.every((e) => e.dataset.sig !== 'pending'); },
+        await page.waitForFunction(() => document.querySelectorAll('#latest-body .sig').length > 0, null, { timeout: 5000, polling: 50 });
+        await page.waitForFunction(() => [...document.querySelectorAll('#latest-body .sig')].every((e) => e.dataset.sig !== 'pending'),
           null, { timeout: Math.max(WAIT_MS, 60000), polling: 50 });
       } catch (_) {
         settled = false;
