@@ -256,7 +256,7 @@ async function scenario(page, sc, shots) {
       // a page without marks is reported at once, not after a minute
       let settled = true;
       try {
-        await page.waitForFunction(() => document.querySelectorAll('#latest-body .sig').length > 0, null, { timeout: 5000, polling: 50 });
+        await page.waitForFunction(() => document.querySelectorAll('#latest-body .sig').length > 0, null, { timeout: cfg.waitMs ? WAIT_MS : 5000, polling: 50 });
         await page.waitForFunction(() => [...document.querySelectorAll('#latest-body .sig')].every((e) => e.dataset.sig !== 'pending'),
           null, { timeout: Math.max(WAIT_MS, 60000), polling: 50 });
       } catch (_) {
