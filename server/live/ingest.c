@@ -2543,58 +2543,68 @@ typedef struct check_choices {
 /* What a check reads from the store, all of it in one read snapshot rtx
  * (issue 27: a check used to open a snapshot and scan every pending
  * segment once per word, quadratic in the hypothesis's length): the
- * pending words counted in one pass when the check starts, the settled
- * count of a word by one indexed lookup, the choices of an entry once.
- * The caller holds no session lock: the check writes nothing and reads a
- * consistent state without it (lock order: a reader only). */
+ * history counts a POST is scored with (hist_ensure: the session's cache,
+ * filled once at the snapshot's version), so that a word's occ is a hash
+ * lookup, plus an indexed one of its settled count when the cache holds
+ * the pending words only; the choices of an entry read once. The session
+ * lock is held from before the snapshot to the end of the check (lock
+ * order: the session, then a reader): the cache is the session's, valid
+ * while no commit moves it on. */
 typedef struct check_snap {
+    am_sess *sess; /* borrowed; locked by check_snap_begin */
     am_store_rtx *rtx; /* owned: ended by check_snap_end */
     const char *session; /* borrowed */
-    am_vocab *pending; /* owned: word -> pending segments containing it */
+    am_hist hist; /* borrowed from sess's cache while the lock is held */
     am_budget *bud; /* borrowed: a long check stops at it between lookups */
     check_choices cc;
 } check_snap;
 
-/* Opens cs's snapshot for sess (a runtime of session, borrowed) and counts
- * the pending words. AM_ERR_CONFLICT when the stored session is not the
- * runtime's incarnation or glossary version (re-acquire and retry),
- * AM_ERR_NOTFOUND when it is gone; on error nothing is left open. */
-static int check_snap_begin(check_snap *cs, am_server *srv, const char *session,
-                            const am_sess *sess, am_budget *bud)
+/* Locks sess (a runtime of session, borrowed), opens cs's snapshot and
+ * makes sure of the history counts at its version. AM_ERR_CONFLICT when
+ * the stored session is not the runtime's incarnation or glossary version
+ * (re-acquire and retry), AM_ERR_NOTFOUND when it is gone, AM_ERR_INTERNAL
+ * with *f filled when the history could not be read; on error nothing is
+ * left open or locked. */
+static int check_snap_begin(check_snap *cs, am_server *srv, const char *session, am_sess *sess,
+                            am_budget *bud, am_fail *f)
 {
     memset(cs, 0, sizeof *cs);
     cs->session = session;
     cs->bud = bud;
+    am_sess_lock(sess);
     int rc = am_store_rtx_begin(srv->store, &cs->rtx);
     if (rc != AM_OK) {
-        cs->rtx = NULL;
+        am_sess_unlock(sess);
+        memset(cs, 0, sizeof *cs);
         return rc;
     }
+    cs->sess = sess;
     am_store_state st;
     rc = am_store_tx_session_info(cs->rtx, session, &st);
     if (rc == AM_OK &&
         (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version))
         rc = AM_ERR_CONFLICT;
-    cs->pending = am_vocab_new();
-    if (rc == AM_OK)
-        rc = am_store_tx_pending_each(cs->rtx, session, pend_word, cs->pending);
+    if (rc == AM_OK && hist_ensure(sess, cs->rtx, session, st.version, &cs->hist, f) != AM_OK)
+        rc = AM_ERR_INTERNAL;
     if (rc != AM_OK) {
-        am_vocab_free(cs->pending);
         am_store_rtx_end(cs->rtx);
+        am_sess_unlock(sess);
         memset(cs, 0, sizeof *cs);
     }
     return rc;
 }
 
+/* Ends cs's snapshot and unlocks its session (nothing when not begun). */
 static void check_snap_end(check_snap *cs)
 {
     for (size_t c = 0; c < cs->cc.n; c++)
         json_decref(cs->cc.arr[c]);
     free(cs->cc.arr);
     free(cs->cc.entry);
-    am_vocab_free(cs->pending);
     if (cs->rtx)
         am_store_rtx_end(cs->rtx);
+    if (cs->sess)
+        am_sess_unlock(cs->sess);
     memset(cs, 0, sizeof *cs);
 }
 
@@ -2708,17 +2718,13 @@ static int check_terms(am_server *srv, check_snap *cs, am_sess *sess, am_score_w
  * session's history in the check's snapshot, the settled count plus the
  * pending segments containing it (0 when never confirmed), as
  * am_store_word_history counts it. The budget is asked every 64 lookups
- * (a lookup is a few microseconds). */
+ * (a lookup takes a microsecond or a few). */
 static int check_occ(void *ctx, const char *word, int64_t *occ)
 {
     check_snap *cs = ctx;
     if (am_cancel_spend(&cs->bud->cancel, AM_CANCEL_QUANTUM / 64))
         return AM_ERR_CANCELLED;
-    int rc = am_store_tx_vocab_get(cs->rtx, cs->session, word, occ);
-    int64_t n = 0;
-    if (rc == AM_OK && am_vocab_get(cs->pending, word, &n))
-        *occ += n;
-    return rc;
+    return hist_lookup(cs->rtx, cs->session, &cs->hist, word, occ);
 }
 
 /* The adaptation signal of hypothesis hyp (docs/metrics.md §2, "The next
@@ -2775,9 +2781,14 @@ static int check_begin(am_server *srv, const char *session, am_budget *bud, am_s
         int rc = am_ingest_acquire(srv, session, sess, f);
         if (rc != AM_OK)
             return rc;
-        rc = check_snap_begin(cs, srv, session, *sess, bud);
+        rc = check_snap_begin(cs, srv, session, *sess, bud, f);
         if (rc == AM_OK)
             return AM_OK;
+        if (rc == AM_ERR_INTERNAL) { /* *f filled */
+            am_sessions_release(srv->sessions, *sess);
+            *sess = NULL;
+            return rc;
+        }
         if (rc == AM_ERR_CONFLICT)
             am_sessions_forget_entry(srv->sessions, *sess);
         am_sessions_release(srv->sessions, *sess);
