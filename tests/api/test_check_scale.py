@@ -66,8 +66,16 @@ def check_against_history(c, sid, hyp, confirmed, what):
 
 
 def test_long_check_equals_per_word_history():
-    srv = Server()
+    # the history in memory (the default), and read from the database but
+    # for the pending words (no history cache)
+    for args in ((), ("--history-cache", "0")):
+        long_check_equals_per_word_history(*args)
+
+
+def long_check_equals_per_word_history(*args):
+    srv = Server(*args)
     c = srv.client()
+    what = " ".join(args) or "default"
     try:
         rng = random.Random(27)
         pool = [word(i) for i in range(3000)]
@@ -76,7 +84,7 @@ def test_long_check_equals_per_word_history():
         # 40 segments of 400 words: settled at 32, 8 long pending segments
         post_segments(c, "long", rng, 1, 40, pool, 400, confirmed)
         hyp = " ".join(rng.sample(pool, 2400) + [word(5000 + k) for k in range(100)])
-        occ = check_against_history(c, "long", hyp, confirmed, "pending 33..40")
+        occ = check_against_history(c, "long", hyp, confirmed, what + ", pending 33..40")
         check(any(n > 0 for n in occ.values()) and any(n == 0 for n in occ.values()),
               "the check meets confirmed and new words")
         # a word only in the pending segments counts too
@@ -84,7 +92,7 @@ def test_long_check_equals_per_word_history():
         check(only_pending & set(occ), "the hypothesis has words only the pending segments have")
         # 30 more: the settle at 64 moved 33..64 into the history, 65..70 pending
         post_segments(c, "long", rng, 41, 30, pool, 400, confirmed)
-        check_against_history(c, "long", hyp, confirmed, "pending 65..70")
+        check_against_history(c, "long", hyp, confirmed, what + ", pending 65..70")
     finally:
         c.close()
         srv.stop()
