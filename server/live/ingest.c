@@ -2562,9 +2562,10 @@ typedef struct check_snap {
 /* Locks sess (a runtime of session, borrowed), opens cs's snapshot and
  * makes sure of the history counts at its version. AM_ERR_CONFLICT when
  * the stored session is not the runtime's incarnation or glossary version
- * (re-acquire and retry), AM_ERR_NOTFOUND when it is gone, AM_ERR_INTERNAL
- * with *f filled when the history could not be read; on error nothing is
- * left open or locked. */
+ * (re-acquire and retry), AM_ERR_NOTFOUND when it is gone, CHECK_FAILED
+ * with *f filled when the history could not be read, another am_err when
+ * the store failed; on error nothing is left open or locked. */
+#define CHECK_FAILED 1
 static int check_snap_begin(check_snap *cs, am_server *srv, const char *session, am_sess *sess,
                             am_budget *bud, am_fail *f)
 {
@@ -2585,7 +2586,7 @@ static int check_snap_begin(check_snap *cs, am_server *srv, const char *session,
         (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version))
         rc = AM_ERR_CONFLICT;
     if (rc == AM_OK && hist_ensure(sess, cs->rtx, session, st.version, &cs->hist, f) != AM_OK)
-        rc = AM_ERR_INTERNAL;
+        rc = CHECK_FAILED;
     if (rc != AM_OK) {
         am_store_rtx_end(cs->rtx);
         am_sess_unlock(sess);
@@ -2784,10 +2785,10 @@ static int check_begin(am_server *srv, const char *session, am_budget *bud, am_s
         rc = check_snap_begin(cs, srv, session, *sess, bud, f);
         if (rc == AM_OK)
             return AM_OK;
-        if (rc == AM_ERR_INTERNAL) { /* *f filled */
+        if (rc == CHECK_FAILED) { /* *f filled */
             am_sessions_release(srv->sessions, *sess);
             *sess = NULL;
-            return rc;
+            return AM_ERR_INTERNAL;
         }
         if (rc == AM_ERR_CONFLICT)
             am_sessions_forget_entry(srv->sessions, *sess);
