@@ -113,8 +113,10 @@ def test_long_check_is_linear_and_stops_at_its_budget():
         took = time.monotonic() - t0
         expect_status(r, 200, "check of 10,000 tokens")
         eq(r.json()["adaptation"]["systems"]["default"]["content_words"], 10000, "content words")
-        # about 0.1 s here; 30 s and more when it was quadratic
-        check(took < 3.0, "a 10,000-token check took %.2f s" % took)
+        # about 0.1 s here (1.2 s under ASan); 58 s when every word scanned
+        # the pending segments; valgrind runs ~50x slower
+        limit = 60.0 if os.environ.get("VALGRIND") == "1" else 3.0
+        check(took < limit, "a 10,000-token check took %.2f s" % took)
     finally:
         shutdown(srv, c)  # exit status 0 (under ASan: no error, no leak)
     # 1 ms of CPU is far less than those lookups need: a 503 request-timeout
