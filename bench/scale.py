@@ -119,8 +119,10 @@ def expect(r, status, what):
 
 
 def bench_server():
-    # past the default --max-tokens (2500), to show the growth
-    srv = harness.Server("--max-tokens", str(MAX_TOKENS))
+    # past the default --max-tokens (2500), to show the growth; a segment
+    # carries source, hypothesis and translation (--max-segment-tokens)
+    srv = harness.Server("--max-tokens", str(MAX_TOKENS),
+                         "--max-segment-tokens", str(4 * MAX_TOKENS))
     c = srv.client()
     pid = srv.proc.pid
     try:
@@ -284,7 +286,7 @@ def bench_cli():
         record("score alam2021", n, r[0], r[1])
 
 
-def report():
+def report(plot=True):
     routes = []
     for r in ROWS:
         if r[0] not in routes:
@@ -309,6 +311,8 @@ def report():
     with open(os.path.join(OUT, "scale.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
+    if not plot:
+        return
     # plot: one data block per route
     dat = os.path.join(OUT, "scale.dat")
     with open(dat, "w") as f:
@@ -336,12 +340,66 @@ def report():
     subprocess.run(["gnuplot", gp], check=True)
 
 
+def pool_word(i):
+    """The i-th of distinct lowercase content words."""
+    s, letters = "q", "bcdfghjklmnprstvz"
+    while True:
+        s += letters[i % len(letters)]
+        i //= len(letters)
+        if not i:
+            return s + "o"
+
+
+CHECK_ROUTE = "POST check, distinct words"
+CHECK_SIZES = (1250, 2500, 5000, 10000)
+
+
+def bench_check():
+    """POST /check with hypotheses of n distinct words (one history lookup
+    each), in a session of 32 settled and 8 pending segments of 2,000
+    words (the pending segments are the ones every lookup used to scan)."""
+    srv = harness.Server("--max-tokens", str(MAX_TOKENS),
+                         "--max-segment-tokens", str(4 * MAX_TOKENS))
+    c = srv.client()
+    pid = srv.proc.pid
+    try:
+        rng = random.Random(27)
+        pool = [pool_word(i) for i in range(4 * MAX_TOKENS)]
+        c.create_session(id="chk")
+        for i in range(40):
+            text = " ".join(rng.sample(pool, 2000))
+            r = c.post("/v1/sessions/chk/segments",
+                       {"id": "c%d" % i, "source": "s", "hypothesis": text, "translation": text},
+                       timeout=600)
+            expect(r, (201,), "POST segment c%d" % i)
+        for n in CHECK_SIZES:
+            hyp = " ".join(rng.sample(pool, n))
+
+            def check():
+                r = c.post("/v1/sessions/chk/check", {"source": "s", "hypothesis": hyp},
+                           timeout=600)
+                expect(r, (200,), "POST check n=%d" % n)
+
+            record(CHECK_ROUTE, n, timed(check), vm_hwm_kb(pid))
+    finally:
+        c.close()
+        srv.stop()
+    pts = [(n, t) for rr, n, t, _ in ROWS if rr == CHECK_ROUTE]
+    at = dict(pts)
+    print("/check: %.1f ms at 2,500 tokens; exponent %.2f over %d..%d tokens" %
+          (at[2500] * 1000, fit(pts), CHECK_SIZES[0], CHECK_SIZES[-1]), flush=True)
+
+
 def main():
+    # BENCH_SCALE_ONLY=check: the /check series alone (a minute, not an hour)
+    only = os.environ.get("BENCH_SCALE_ONLY", "")
     os.makedirs(OUT, exist_ok=True)
     t0 = time.time()
-    bench_server()
-    bench_cli()
-    report()
+    bench_check()
+    if only != "check":
+        bench_server()
+        bench_cli()
+    report(plot=only != "check")
     print("total %.0f s" % (time.time() - t0))
 
 

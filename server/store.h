@@ -344,6 +344,11 @@ int am_store_tx_choice_add(am_store_tx *tx, const char *session, const char *ent
 /* All recorded choices of an entry: fn(ctx, alt, count), most used first. */
 int am_store_choices_each(am_store *st, const char *session, const char *entry,
                           am_store_count_fn fn, void *ctx);
+/* The same on the snapshot rtx (a caller holding one reads through it,
+ * never through a second reader: server/base/lockck.h); fn is called while
+ * the rows are read and must not use the store. */
+int am_store_tx_choices_each(am_store_rtx *rtx, const char *session, const char *entry,
+                             am_store_count_fn fn, void *ctx);
 /* All systems' totals of a session: fn(ctx, system, stats_json) in system
  * name order. */
 typedef int (*am_store_totals_fn)(void *ctx, const char *system, const char *stats_json);

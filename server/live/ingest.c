@@ -2573,10 +2573,80 @@ typedef struct check_choices {
     size_t n, cap;
 } check_choices;
 
-/* Choices of entry e (index idx) of session (borrowed; read on first use). */
-static json_t *check_choices_get(check_choices *cc, am_server *srv, const char *session, size_t idx,
-                                 const am_gloss_entry *e)
+/* What a check reads from the store, all of it in one read snapshot rtx
+ * (issue 27: a check used to open a snapshot and scan every pending
+ * segment once per word, quadratic in the hypothesis's length): the
+ * history counts a POST is scored with (hist_ensure: the session's cache,
+ * filled once at the snapshot's version), so that a word's occ is a hash
+ * lookup, plus an indexed one of its settled count when the cache holds
+ * the pending words only; the choices of an entry read once. The session
+ * lock is held from before the snapshot to the end of the check (lock
+ * order: the session, then a reader): the cache is the session's, valid
+ * while no commit moves it on. */
+typedef struct check_snap {
+    am_sess *sess; /* borrowed; locked by check_snap_begin */
+    am_store_rtx *rtx; /* owned: ended by check_snap_end */
+    const char *session; /* borrowed */
+    am_hist hist; /* borrowed from sess's cache while the lock is held */
+    am_budget *bud; /* borrowed: a long check stops at it between lookups */
+    check_choices cc;
+} check_snap;
+
+/* Locks sess (a runtime of session, borrowed), opens cs's snapshot and
+ * makes sure of the history counts at its version. AM_ERR_CONFLICT when
+ * the stored session is not the runtime's incarnation or glossary version
+ * (re-acquire and retry), AM_ERR_NOTFOUND when it is gone, CHECK_FAILED
+ * with *f filled when the history could not be read, another am_err when
+ * the store failed; on error nothing is left open or locked. */
+#define CHECK_FAILED 1
+static int check_snap_begin(check_snap *cs, am_server *srv, const char *session, am_sess *sess,
+                            am_budget *bud, am_fail *f)
 {
+    memset(cs, 0, sizeof *cs);
+    cs->session = session;
+    cs->bud = bud;
+    am_sess_lock(sess);
+    int rc = am_store_rtx_begin(srv->store, &cs->rtx);
+    if (rc != AM_OK) {
+        am_sess_unlock(sess);
+        memset(cs, 0, sizeof *cs);
+        return rc;
+    }
+    cs->sess = sess;
+    am_store_state st;
+    rc = am_store_tx_session_info(cs->rtx, session, &st);
+    if (rc == AM_OK &&
+        (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version))
+        rc = AM_ERR_CONFLICT;
+    if (rc == AM_OK && hist_ensure(sess, cs->rtx, session, st.version, &cs->hist, f) != AM_OK)
+        rc = CHECK_FAILED;
+    if (rc != AM_OK) {
+        am_store_rtx_end(cs->rtx);
+        am_sess_unlock(sess);
+        memset(cs, 0, sizeof *cs);
+    }
+    return rc;
+}
+
+/* Ends cs's snapshot and unlocks its session (nothing when not begun). */
+static void check_snap_end(check_snap *cs)
+{
+    for (size_t c = 0; c < cs->cc.n; c++)
+        json_decref(cs->cc.arr[c]);
+    free(cs->cc.arr);
+    free(cs->cc.entry);
+    if (cs->rtx)
+        am_store_rtx_end(cs->rtx);
+    if (cs->sess)
+        am_sess_unlock(cs->sess);
+    memset(cs, 0, sizeof *cs);
+}
+
+/* Choices of entry e (index idx) of the session (borrowed; read on first
+ * use, in the check's snapshot). */
+static json_t *check_choices_get(check_snap *cs, size_t idx, const am_gloss_entry *e)
+{
+    check_choices *cc = &cs->cc;
     for (size_t c = 0; c < cc->n; c++)
         if (cc->entry[c] == idx)
             return cc->arr[c];
@@ -2586,18 +2656,11 @@ static json_t *check_choices_get(check_choices *cc, am_server *srv, const char *
         cc->entry = am_xrealloc(cc->entry, cc->cap * sizeof *cc->entry);
     }
     am_choice_ctx ch = {json_array()};
-    am_store_choices_each(srv->store, session, e->source, am_choice_each, &ch);
+    /* none read (a storage error) shows as no recorded choice, as before */
+    am_store_tx_choices_each(cs->rtx, cs->session, e->source, am_choice_each, &ch);
     cc->entry[cc->n] = idx;
     cc->arr[cc->n++] = ch.arr;
     return ch.arr;
-}
-
-static void check_choices_free(check_choices *cc)
-{
-    for (size_t c = 0; c < cc->n; c++)
-        json_decref(cc->arr[c]);
-    free(cc->arr);
-    free(cc->entry);
 }
 
 /* The 422/503 of a failed term preview (rc) or of n occurrences over the
@@ -2623,9 +2686,9 @@ static int check_fail(am_server *srv, am_budget *bud, int rc, size_t n, am_fail 
  * counts: *missing, *forbidden, *established (entries with an established
  * choice) and *following (of those, the hypothesis uses the established
  * target). Returns a new array in *out, or an am_err with *f filled. */
-static int check_terms(am_server *srv, const char *session, am_sess *sess, am_score_ws *ws,
-                       am_budget *bud, check_choices *cc, const char *source, const char *hyp,
-                       json_t **out, int64_t counts[4], am_fail *f)
+static int check_terms(am_server *srv, check_snap *cs, am_sess *sess, am_score_ws *ws,
+                       am_budget *bud, const char *source, const char *hyp, json_t **out,
+                       int64_t counts[4], am_fail *f)
 {
     const am_terms_prev *pv = NULL;
     size_t n = 0;
@@ -2670,7 +2733,7 @@ static int check_terms(am_server *srv, const char *session, am_sess *sess, am_sc
             counts[1]++;
         if (!e->forbidden && !used)
             counts[0]++;
-        json_t *arr = check_choices_get(cc, srv, session, p->entry, e);
+        json_t *arr = check_choices_get(cs, p->entry, e);
         json_object_set(o, "translator_choices", arr);
         json_t *first = json_object_get(json_array_get(arr, 0), "target");
         json_object_set_new(o, "established_target", first ? json_incref(first) : json_null());
@@ -2685,22 +2748,17 @@ static int check_terms(am_server *srv, const char *session, am_sess *sess, am_sc
     return AM_OK;
 }
 
-typedef struct check_lookup {
-    am_server *srv;
-    const char *session;
-} check_lookup;
-
-/* The recall lookup of a check: occ of word in the session's history, read
- * outside any transaction (a preview; 0 when never confirmed). */
+/* The recall lookup of a check (ctx: its check_snap): occ of word in the
+ * session's history in the check's snapshot, the settled count plus the
+ * pending segments containing it (0 when never confirmed), as
+ * am_store_word_history counts it. The budget is asked every 64 lookups
+ * (a lookup takes a microsecond or a few). */
 static int check_occ(void *ctx, const char *word, int64_t *occ)
 {
-    check_lookup *c = ctx;
-    int rc = am_store_word_history(c->srv->store, c->session, word, occ, NULL, NULL);
-    if (rc == AM_ERR_NOTFOUND) {
-        *occ = 0;
-        rc = AM_OK;
-    }
-    return rc;
+    check_snap *cs = ctx;
+    if (am_cancel_spend(&cs->bud->cancel, AM_CANCEL_QUANTUM / 64))
+        return AM_ERR_CANCELLED;
+    return hist_lookup(cs->rtx, cs->session, &cs->hist, word, occ);
 }
 
 /* The adaptation signal of hypothesis hyp (docs/metrics.md §2, "The next
@@ -2709,11 +2767,9 @@ static int check_occ(void *ctx, const char *word, int64_t *occ)
  * with occ, the number of confirmed segments that contained it, which is
  * the shot it would be counted at. Returns a new object in *out or an
  * am_err with *f filled. */
-static int check_adaptation(am_server *srv, const char *session, am_sess *sess, am_score_ws *ws,
-                            am_budget *bud, const char *hyp, json_t **out, int64_t *confirmed,
-                            am_fail *f)
+static int check_adaptation(check_snap *cs, am_sess *sess, am_score_ws *ws, am_budget *bud,
+                            const char *hyp, json_t **out, int64_t *confirmed, am_fail *f)
 {
-    check_lookup lc = {srv, session};
     am_seg_input in;
     memset(&in, 0, sizeof in);
     in.source = "";
@@ -2723,7 +2779,7 @@ static int check_adaptation(am_server *srv, const char *session, am_sess *sess, 
     const am_recall_seg *rec = NULL;
     const char *field = NULL;
     am_score_ws_set_cancel(ws, &bud->cancel);
-    int rc = am_score_segment_recall(sess->scorer, ws, &in, check_occ, &lc, &rec, &field);
+    int rc = am_score_segment_recall(sess->scorer, ws, &in, check_occ, cs, &rec, &field);
     am_score_ws_set_cancel(ws, NULL);
     if (rc == AM_ERR_CANCELLED)
         return fail_cancelled(f, bud);
@@ -2749,33 +2805,62 @@ static int check_adaptation(am_server *srv, const char *session, am_sess *sess, 
     return AM_OK;
 }
 
+/* A runtime of session in *sess and the check's snapshot of the same
+ * incarnation and glossary version in *cs (both released by the caller),
+ * or an am_err with *f filled. */
+static int check_begin(am_server *srv, const char *session, am_budget *bud, am_sess **sess,
+                       check_snap *cs, am_fail *f)
+{
+    for (int attempt = 0; attempt < AM_WRITE_TRIES; attempt++) {
+        int rc = am_ingest_acquire(srv, session, sess, f);
+        if (rc != AM_OK)
+            return rc;
+        rc = check_snap_begin(cs, srv, session, *sess, bud, f);
+        if (rc == AM_OK)
+            return AM_OK;
+        if (rc == CHECK_FAILED) { /* *f filled */
+            am_sessions_release(srv->sessions, *sess);
+            *sess = NULL;
+            return AM_ERR_INTERNAL;
+        }
+        if (rc == AM_ERR_CONFLICT)
+            am_sessions_forget_entry(srv->sessions, *sess);
+        am_sessions_release(srv->sessions, *sess);
+        *sess = NULL;
+        if (rc == AM_ERR_NOTFOUND)
+            return am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
+        if (rc != AM_ERR_CONFLICT)
+            return am_failp(f, AM_P_INTERNAL, NULL,
+                            "storage error: reading the session's history failed");
+    }
+    return am_failp(f, AM_P_UNAVAILABLE, NULL, "the session kept changing; retry");
+}
+
 int am_ingest_check(am_server *srv, const char *session, const char *source, const char *const *sys,
                     const char *const *hyps, size_t nsys, json_t **out, am_fail *f)
 {
     am_sess *sess;
-    int rc = am_ingest_acquire(srv, session, &sess, f);
-    if (rc != AM_OK)
-        return rc;
     am_budget bud;
     am_budget_start(&bud, srv);
+    check_snap cs;
+    int rc = check_begin(srv, session, &bud, &sess, &cs, f);
+    if (rc != AM_OK)
+        return rc;
     am_score_ws *ws = am_wspool_get(srv->wspool);
     am_terms_ws_set_max_occurrences(am_score_ws_terms(ws), (size_t)srv->cfg.max_term_occurrences);
-    check_choices cc = {NULL, NULL, 0, 0};
     json_t *terms = NULL, *systems = json_object();
     int64_t top[4] = {0, 0, 0, 0};
     const char *best = NULL;
     int64_t best_seen = -1;
     int tie = 0;
     /* the top-level terms: of the first system ("" without a hypothesis) */
-    rc =
-        check_terms(srv, session, sess, ws, &bud, &cc, source, nsys ? hyps[0] : "", &terms, top, f);
+    rc = check_terms(srv, &cs, sess, ws, &bud, source, nsys ? hyps[0] : "", &terms, top, f);
     for (size_t s = 0; s < nsys && rc == AM_OK; s++) {
         json_t *st = NULL, *ad = NULL;
         int64_t c[4], seen = 0;
-        rc = s == 0 ? AM_OK
-                    : check_terms(srv, session, sess, ws, &bud, &cc, source, hyps[s], &st, c, f);
+        rc = s == 0 ? AM_OK : check_terms(srv, &cs, sess, ws, &bud, source, hyps[s], &st, c, f);
         if (rc == AM_OK)
-            rc = check_adaptation(srv, session, sess, ws, &bud, hyps[s], &ad, &seen, f);
+            rc = check_adaptation(&cs, sess, ws, &bud, hyps[s], &ad, &seen, f);
         if (rc != AM_OK) {
             json_decref(st);
             break;
@@ -2795,7 +2880,7 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
             tie = 1;
         }
     }
-    check_choices_free(&cc);
+    check_snap_end(&cs);
     am_wspool_put(srv->wspool, ws);
     am_sessions_release(srv->sessions, sess);
     if (rc != AM_OK) {

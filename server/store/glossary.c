@@ -97,6 +97,21 @@ int am_store_choices_each(am_store *st, const char *session, const char *entry,
     return rc;
 }
 
+/* The rows of am_store_choices_each, in the snapshot rtx: fn runs on the
+ * rows as they are stepped (it must not use the store). */
+int am_store_tx_choices_each(am_store_rtx *rtx, const char *session, const char *entry,
+                             am_store_count_fn fn, void *ctx)
+{
+    if (!session || !entry || !fn)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(&rtx->t, session, &sid);
+    store_counts p = {fn, ctx};
+    return rc ? rc
+              : store_each(rtx->t.st, rtx->t.c, AM_S_CHOICE_EACH, store_count_row, &p, "it", sid,
+                           entry);
+}
+
 /* The first segment scored with each glossary version (a skip scan of the
  * segments_glossary index: one seek per distinct version, no row read),
  * collected in one read snapshot, then fn(ctx, seq, version) in seq order,

@@ -1459,6 +1459,31 @@ static void test_choices(void **state)
     assert_int_equal(r.n, 0);
     assert_int_equal(am_store_choices_each(st, "nope", "virus", collect_choice, &r),
                      AM_ERR_NOTFOUND);
+    /* The same rows in a read snapshot (a check), which a later write does
+     * not change (the snapshot starts at its first read). */
+    am_store_rtx *rtx;
+    assert_int_equal(am_store_rtx_begin(st, &rtx), AM_OK);
+    r.n = 0;
+    assert_int_equal(am_store_tx_choices_each(rtx, "c", "virus", collect_choice, &r), AM_OK);
+    assert_int_equal(r.n, 3);
+    assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
+    assert_int_equal(am_store_tx_choice_incr(tx, "c", "virus", "Keim"), AM_OK);
+    assert_int_equal(am_store_tx_commit(tx), AM_OK);
+    r.n = 0;
+    assert_int_equal(am_store_tx_choices_each(rtx, "c", "virus", collect_choice, &r), AM_OK);
+    assert_int_equal(r.n, 3);
+    assert_string_equal(r.alt[0], "Virus");
+    assert_int_equal(r.count[0], 3);
+    assert_string_equal(r.alt[2], "Keim");
+    assert_int_equal(r.count[2], 1); /* the snapshot's count, not the later 2 */
+    assert_int_equal(am_store_tx_choices_each(rtx, "nope", "virus", collect_choice, &r),
+                     AM_ERR_NOTFOUND);
+    am_store_rtx_end(rtx);
+    r.n = 0;
+    assert_int_equal(am_store_choices_each(st, "c", "virus", collect_choice, &r), AM_OK);
+    assert_int_equal(r.count[1], 2); /* Keim 2 now sorts before Erreger 1 */
+    assert_string_equal(r.alt[1], "Keim");
+    r.n = 0;
 
     /* Cleared with the history. */
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
