@@ -469,6 +469,12 @@ static int am_opts_config(const char *options_json, am_config *cfg, am_buf *err)
 
 void am_sessions_pin_defaults(json_t *opts)
 {
+    /* The version of the "auto" resolution (tokenizers) this session was
+     * created with: a later release that changes a default cannot then
+     * shift it (sessions stored before there was one have defaults 1,
+     * schema/011). */
+    if (!json_object_get(opts, "defaults"))
+        json_object_set_new(opts, "defaults", json_integer(AM_DEFAULTS_CURRENT));
     if (json_object_get(opts, "ter_normalized") || json_object_get(opts, "ter_asian_support"))
         return; /* an explicit choice */
     const char *tl = json_string_value(json_object_get(opts, "target_lang"));
