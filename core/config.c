@@ -533,7 +533,8 @@ static int am_lang_cjk(const char *lang)
 
 void am_config_session_defaults(am_config *c)
 {
-    if (!am_lang_cjk(c->target_lang))
+    /* defaults 1: as before issue 24, TER with sacreBLEU's own defaults */
+    if (!am_lang_cjk(c->target_lang) || c->defaults == AM_DEFAULTS_V1)
         return;
     if (!am_config_explicit(c, "ter_normalized") && !am_config_explicit(c, "ter_asian_support")) {
         c->ter_normalized = 1;

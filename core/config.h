@@ -125,7 +125,9 @@ unsigned am_config_warnings(const am_config *c);
  * TER and TERm tokenize with ter_normalized and ter_asian_support on unless
  * either was set explicitly, because sacreBLEU applies its Asian splitting
  * only inside normalization and unsegmented CJK text otherwise scores a
- * TER of about 100 whatever the quality. Call after every am_config_set. */
+ * TER of about 100 whatever the quality; not with defaults 1 (sessions of
+ * the releases before, which stored no TER options). Call after every
+ * am_config_set. */
 void am_config_session_defaults(am_config *c);
 
 /* The recall tokenizer in effect (resolving "auto" from target_lang:

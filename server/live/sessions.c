@@ -482,6 +482,12 @@ void am_sessions_pin_defaults(json_t *opts)
     am_config_init(&c);
     if (!tl || am_config_set(&c, "target_lang", tl, NULL) != AM_OK)
         return; /* refused later with its message */
+    /* defaults 1 (as before issue 24) pins nothing; a bad value is refused
+     * later with its message */
+    char dv[64];
+    json_t *d = json_object_get(opts, "defaults");
+    if (d && am_opt_text("defaults", d, dv, sizeof dv) == AM_OK)
+        (void)am_config_set(&c, "defaults", dv, NULL);
     am_config_session_defaults(&c);
     if (c.ter_normalized)
         json_object_set_new(opts, "ter_normalized", json_true());
