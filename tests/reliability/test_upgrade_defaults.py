@@ -14,8 +14,8 @@ old resolution) and new sessions store defaults 2 at creation.
     database whose sessions are stored as an old release stored them
     (options without "defaults" or the zh/ja TER pins, schema_migrations
     without 011, segments scored with the old tokenizers) is opened by this
-    binary: the echo names zh / 13a, more segments are scored with them and
-    the totals equal a replay of every segment under the stored options;
+    binary: the echo names zh / 13a, more segments, an edit (PUT) and a
+    rescore are scored with them and the totals equal a replay of every segment under the stored options;
     the same replay under today's defaults differs (so the check can fail);
   * test_new_session_pins_current_defaults: a new ja session stores
     defaults 2 and runs ja-mecab for recall and BLEU;
@@ -118,6 +118,13 @@ def check_upgraded(db, what):
         check("bleu:" not in s["signature"],
               "%s: %s signature names BLEU 13a (no bleu: part): %s" % (what, sid, s["signature"]))
         post(c, sid, DATA[lang][3:], 3)
+        # an edit (its replay of the history) and a rescore run the stored
+        # options too
+        src, hyp, _tr = DATA[lang][1]
+        r = c.put("/v1/sessions/%s/segments/s1" % sid,
+                  {"source": src, "hypothesis": hyp, "translation": DATA[lang][0][2]})
+        expect_status(r, 200, "%s: PUT (edit) of s1 of %s" % (what, sid))
+        expect_status(c.post("/v1/sessions/%s/rescore" % sid), 200, "%s: rescore %s" % (what, sid))
     metrics = {sid: c.jget("/v1/sessions/%s/metrics" % sid)["systems"] for sid in ("j", "z")}
     c.close()
     eq(srv.stop(), 0, "%s: server exit status" % what)
