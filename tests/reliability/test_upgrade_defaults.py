@@ -21,7 +21,9 @@ old resolution) and new sessions store defaults 2 at creation.
     defaults 2 and runs ja-mecab for recall and BLEU;
   * test_old_binary_database (runs when ADAPTMON_OLD_BIN names a build of
     the pre-issue-24 commit 5a30b6b, skipped otherwise): the same with a
-    database the old binary wrote.
+    database the old binary wrote. To run it:
+      mkdir /tmp/old && git archive 5a30b6b | tar -x -C /tmp/old && make -C /tmp/old all
+      ADAPTMON_OLD_BIN=/tmp/old/build/adaptmon python3 tests/reliability/test_upgrade_defaults.py
 """
 import json
 import os
@@ -31,7 +33,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
 import harness  # noqa: E402
-from harness import Server, check, eq, expect_status, run_tests, tmpdir  # noqa: E402
+from harness import Server, Skip, check, eq, expect_status, run_tests, tmpdir  # noqa: E402
 
 OLD_BIN = os.environ.get("ADAPTMON_OLD_BIN", "")
 
@@ -184,8 +186,8 @@ def test_new_session_pins_current_defaults():
 
 def test_old_binary_database():
     if not OLD_BIN or not os.access(OLD_BIN, os.X_OK):
-        print("  skipped: ADAPTMON_OLD_BIN (a build of 5a30b6b) not given")
-        return
+        raise Skip("ADAPTMON_OLD_BIN (an adaptmon built from 5a30b6b) not given; "
+                   "test_crafted_old_sessions_keep_old_tokenizers covers the same")
     db = os.path.join(tmpdir("adaptmon-upgrade-"), "x.db")
     saved = harness.ADAPTMON
     harness.ADAPTMON = OLD_BIN
