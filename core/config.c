@@ -305,6 +305,11 @@ static const am_config_option am_options[] = {
     {"chrf_eps_smoothing", "bool", "true|false", "false",
      "chrF and chrF++: epsilon smoothing (chrF++.py, NLTK, Moses) instead of effective order",
      am_set_bool, AM_OFF(chrf_eps_smoothing), 0, 0},
+    {"defaults", "int", "1..2", "2",
+     "which release's auto defaults apply (1: recall tokenizer zh for ja, BLEU 13a for every "
+     "language; 2: ja-mecab for ja, BLEU as sacreBLEU -l); sessions store the version they were "
+     "created with",
+     am_set_int, AM_OFF(defaults), AM_DEFAULTS_V1, AM_DEFAULTS_CURRENT},
     {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}};
 
 /* explicit_set has one bit per row */
@@ -528,7 +533,8 @@ static int am_lang_cjk(const char *lang)
 
 void am_config_session_defaults(am_config *c)
 {
-    if (!am_lang_cjk(c->target_lang))
+    /* defaults 1: as before issue 24, TER with sacreBLEU's own defaults */
+    if (!am_lang_cjk(c->target_lang) || c->defaults == AM_DEFAULTS_V1)
         return;
     if (!am_config_explicit(c, "ter_normalized") && !am_config_explicit(c, "ter_asian_support")) {
         c->ter_normalized = 1;
@@ -542,8 +548,10 @@ enum am_tok_kind am_config_tokenizer(const am_config *c)
         return c->tokenizer;
     const char *lang = strcmp(c->target_lang, "und") ? c->target_lang : NULL;
     /* Japanese content words are MeCab's words, not characters and kana
-     * runs (issue 24; the measurement is in docs/metrics.md §1). */
-    if (lang && am_lang_same(lang, "ja"))
+     * runs (issue 24; the measurement is in docs/metrics.md §1). Sessions
+     * created before that (defaults 1) keep zh, as their history was
+     * counted with it. */
+    if (lang && am_lang_same(lang, "ja") && c->defaults != AM_DEFAULTS_V1)
         return AM_TOK_JA_MECAB;
     return am_tok_default_for_lang(lang);
 }
@@ -561,6 +569,8 @@ int am_config_bleu_tokenizer(const am_config *c, enum am_tok_kind *out)
         return AM_OK;
     }
     *out = AM_TOK_13A;
+    if (c->defaults == AM_DEFAULTS_V1)
+        return AM_OK; /* before issue 24 BLEU was 13a whatever the language */
     return am_tok_bleu_default(strcmp(c->target_lang, "und") ? c->target_lang : NULL, out, NULL);
 }
 

@@ -34,6 +34,15 @@ enum am_sw_choice {
     AM_SW_CUSTOM /* words supplied with the session (am_scorer_new) */
 };
 
+/* Versions of what "auto" resolves to (option "defaults"). A stored
+ * session keeps the version it was created with, so that an upgrade that
+ * changes a default can never mix two tokenizations in one session's
+ * history and running totals (am_sessions_pin_defaults, schema/011).
+ *   1: before issue 24: recall ja -> zh, BLEU always 13a;
+ *   2: recall ja -> ja-mecab, BLEU as sacreBLEU -l (zh -> zh, ja -> ja-mecab). */
+#define AM_DEFAULTS_V1 1
+#define AM_DEFAULTS_CURRENT 2
+
 typedef struct am_config {
     enum am_profile profile;
     char source_lang[AM_LANG_MAX];
@@ -69,6 +78,7 @@ typedef struct am_config {
     double bleu_smooth_value; /* --smooth-value; < 0: the method's default */
     int bleu_effective_order; /* corpus BLEU; sentence BLEU always uses it */
     int bleu_max_ngram_order; /* 1..4 */
+    int defaults; /* which release's "auto" resolution (AM_DEFAULTS_*) */
     unsigned explicit_set; /* bit i: option i of am_config_options() was set */
 } am_config;
 
@@ -115,7 +125,9 @@ unsigned am_config_warnings(const am_config *c);
  * TER and TERm tokenize with ter_normalized and ter_asian_support on unless
  * either was set explicitly, because sacreBLEU applies its Asian splitting
  * only inside normalization and unsegmented CJK text otherwise scores a
- * TER of about 100 whatever the quality. Call after every am_config_set. */
+ * TER of about 100 whatever the quality; not with defaults 1 (sessions of
+ * the releases before, which stored no TER options). Call after every
+ * am_config_set. */
 void am_config_session_defaults(am_config *c);
 
 /* The recall tokenizer in effect (resolving "auto" from target_lang:

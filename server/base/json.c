@@ -1400,6 +1400,8 @@ json_t *am_json_config(const am_config *c)
     }
     json_object_set_new(o, "bleu_effective_order", json_boolean(c->bleu_effective_order));
     json_object_set_new(o, "bleu_max_ngram_order", json_integer(c->bleu_max_ngram_order));
+    /* the version of the auto resolution above (config.h AM_DEFAULTS_*) */
+    json_object_set_new(o, "defaults", json_integer(c->defaults));
     return o;
 }
 

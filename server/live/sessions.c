@@ -469,6 +469,12 @@ static int am_opts_config(const char *options_json, am_config *cfg, am_buf *err)
 
 void am_sessions_pin_defaults(json_t *opts)
 {
+    /* The version of the "auto" resolution (tokenizers) this session was
+     * created with: a later release that changes a default cannot then
+     * shift it (sessions stored before there was one have defaults 1,
+     * schema/011). */
+    if (!json_object_get(opts, "defaults"))
+        json_object_set_new(opts, "defaults", json_integer(AM_DEFAULTS_CURRENT));
     if (json_object_get(opts, "ter_normalized") || json_object_get(opts, "ter_asian_support"))
         return; /* an explicit choice */
     const char *tl = json_string_value(json_object_get(opts, "target_lang"));
@@ -476,6 +482,12 @@ void am_sessions_pin_defaults(json_t *opts)
     am_config_init(&c);
     if (!tl || am_config_set(&c, "target_lang", tl, NULL) != AM_OK)
         return; /* refused later with its message */
+    /* defaults 1 (as before issue 24) pins nothing; a bad value is refused
+     * later with its message */
+    char dv[64];
+    json_t *d = json_object_get(opts, "defaults");
+    if (d && am_opt_text("defaults", d, dv, sizeof dv) == AM_OK)
+        (void)am_config_set(&c, "defaults", dv, NULL);
     am_config_session_defaults(&c);
     if (c.ter_normalized)
         json_object_set_new(opts, "ter_normalized", json_true());

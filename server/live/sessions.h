@@ -188,7 +188,9 @@ int am_sessions_check_options(const char *options_json, am_buf *err);
  * zh/ja/ko) into the options object opts (borrowed; it holds target_lang)
  * when the client left them out, so that they are stored with the session:
  * a later change of the defaults never alters an existing session, whose
- * stored totals were computed with them. Call once, at creation. */
+ * stored totals were computed with them. Also stores "defaults" (the
+ * version of the tokenizers' auto resolution, AM_DEFAULTS_CURRENT) when
+ * absent. Call once, at creation. */
 void am_sessions_pin_defaults(json_t *opts);
 /* The same, keeping the parsed glossary in *gloss (initialized by the
  * caller, filled on success; caller cleans up). gloss may be NULL. */

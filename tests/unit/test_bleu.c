@@ -629,6 +629,52 @@ static void test_config_bleu(void **state)
     am_buf_cleanup(&sig);
 }
 
+/* defaults 1 resolves auto as before issue 24 (recall zh for ja, BLEU 13a,
+ * TER without the zh/ja/ko session defaults; ko not refused), defaults 2
+ * (the table's default) as this release; explicit choices win over both;
+ * values outside 1..2 are refused and change nothing. */
+static void test_config_defaults_version(void **state)
+{
+    (void)state;
+    am_config c;
+    am_buf err;
+    am_buf_init(&err);
+    enum am_tok_kind k;
+    static const struct {
+        const char *lang, *defaults;
+        enum am_tok_kind recall, bleu;
+        int ter;
+    } rows[] = {
+        {"ja", "1", AM_TOK_ZH, AM_TOK_13A, 0},   {"ja", "2", AM_TOK_JA_MECAB, AM_TOK_JA_MECAB, 1},
+        {"zh", "1", AM_TOK_ZH, AM_TOK_13A, 0},   {"zh", "2", AM_TOK_ZH, AM_TOK_ZH, 1},
+        {"ko", "1", AM_TOK_INTL, AM_TOK_13A, 0}, {"fr", "1", AM_TOK_INTL, AM_TOK_13A, 0}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        am_config_init(&c);
+        assert_int_equal(c.defaults, AM_DEFAULTS_CURRENT);
+        assert_int_equal(am_config_set(&c, "target_lang", rows[i].lang, &err), AM_OK);
+        assert_int_equal(am_config_set(&c, "defaults", rows[i].defaults, &err), AM_OK);
+        assert_int_equal(am_config_check(&c, &err), AM_OK);
+        assert_int_equal(am_config_tokenizer(&c), rows[i].recall);
+        assert_int_equal(am_config_bleu_tokenizer(&c, &k), AM_OK);
+        assert_int_equal(k, rows[i].bleu);
+        am_config_session_defaults(&c);
+        assert_int_equal(c.ter_normalized, rows[i].ter);
+        assert_int_equal(c.ter_asian_support, rows[i].ter);
+    }
+    am_config_init(&c);
+    assert_int_equal(am_config_set(&c, "target_lang", "ja", &err), AM_OK);
+    assert_int_equal(am_config_set(&c, "defaults", "1", &err), AM_OK);
+    assert_int_equal(am_config_set(&c, "tokenizer", "ja-mecab", &err), AM_OK);
+    assert_int_equal(am_config_set(&c, "bleu_tokenize", "char", &err), AM_OK);
+    assert_int_equal(am_config_tokenizer(&c), AM_TOK_JA_MECAB);
+    assert_int_equal(am_config_bleu_tokenizer(&c, &k), AM_OK);
+    assert_int_equal(k, AM_TOK_CHAR);
+    assert_int_equal(am_config_set(&c, "defaults", "3", &err), AM_ERR_INVALID);
+    assert_int_equal(am_config_set(&c, "defaults", "0", &err), AM_ERR_INVALID);
+    assert_int_equal(c.defaults, AM_DEFAULTS_V1);
+    am_buf_cleanup(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -644,6 +690,7 @@ int main(void)
         cmocka_unit_test(test_several_references),
         cmocka_unit_test(test_signature),
         cmocka_unit_test(test_config_bleu),
+        cmocka_unit_test(test_config_defaults_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

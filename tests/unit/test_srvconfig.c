@@ -140,7 +140,8 @@ static void test_defaults(void **state)
         assert_non_null(o->def);
         assert_true(strlen(o->help) > 10);
     }
-    assert_int_equal(n, 34); /* 26 + the five connection budgets + session-memory, readers (issue 25) + log-format */
+    /* 26 + the five connection budgets + session-memory, readers (issue 25) + log-format */
+    assert_int_equal(n, 34);
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }
