@@ -7,6 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether a normalized token is no content word by its characters alone
+ * (am_recall_config.punct_only_rule says which rule). */
+static int recall_nonword(const am_recall_config *cfg, const char *w)
+{
+    return cfg->punct_only_rule ? am_text_is_punct_sym(w) : am_text_is_nonword(w);
+}
+
 void am_recall_config_init(am_recall_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -147,7 +154,7 @@ static int content_of_tokens(const am_recall_config *cfg, const char *tokens, am
         rc = norm_token(cfg, toks.v[i], strlen(toks.v[i]), &norm, &w, &wlen);
         if (rc != AM_OK)
             break;
-        if (wlen == 0 || am_sw_contains(cfg->stopwords, w) || am_text_is_nonword(w) ||
+        if (wlen == 0 || am_sw_contains(cfg->stopwords, w) || recall_nonword(cfg, w) ||
             am_text_is_digits(w))
             continue;
         am_toks_push(out, w, wlen);
@@ -263,7 +270,7 @@ int am_recall_tok_words(const am_recall_config *cfg, const char *tokens, am_tok_
             }
         }
         out->content[i] = wlen > 0 && !am_sw_contains(cfg->stopwords, out->fold.v[i]) &&
-                          !am_text_is_nonword(out->fold.v[i]);
+                          !recall_nonword(cfg, out->fold.v[i]);
     }
     am_buf_cleanup(&norm);
     if (rc != AM_OK)

@@ -66,6 +66,11 @@ typedef struct am_recall_config {
     void *background_ctx;
     int64_t rare_threshold; /* with a background: count only words whose
                                background count is <= this (default 0) */
+    int punct_only_rule; /* 1: only a token made wholly of punctuation and
+                            symbols is no content word (the rule before
+                            issue 24, kept for sessions with defaults 1);
+                            0 (default): no token without a letter or a
+                            number is a content word (am_text_is_nonword) */
     /* Content-word extraction of a text for am_recall_score_texts; NULL =
      * the standard profile's (am_recall_content_words). A reference
      * profile plugs in its own (compat/simianer2019.c). */

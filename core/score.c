@@ -152,6 +152,9 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
     s->rcfg.strip_tags = 0; /* am_score_segment strips once for every metric */
     s->rcfg.stopwords = s->sw;
     s->rcfg.k = s->cfg.k;
+    /* a session created before issue 24 keeps the content-word rule its
+     * history was counted with */
+    s->rcfg.punct_only_rule = s->cfg.defaults == AM_DEFAULTS_V1;
     if (background) {
         s->rcfg.background = am_recall_vocab_background;
         /* The callback only reads the vocabulary. */
@@ -173,6 +176,7 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
     tc.casefold = !s->cfg.case_sensitive;
     tc.sw = s->cfg.profile == AM_PROFILE_STANDARD ? s->sw : NULL;
     tc.stem_match = s->cfg.stem_match;
+    tc.punct_only_rule = s->rcfg.punct_only_rule;
     tc.stem_lang = s->cfg.target_lang;
     tc.n_windows = s->cfg.nwindows;
     for (size_t i = 0; i < s->cfg.nwindows; i++)

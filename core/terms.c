@@ -403,7 +403,9 @@ static int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind 
     } else if (content) {
         for (size_t t = 0; t < x->n; t++) {
             const char *w = tstr(x, x->t[t].fold);
-            x->t[t].content = w[0] && !am_text_is_nonword(w) && !am_sw_contains(cfg->sw, w);
+            x->t[t].content =
+                w[0] && !(cfg->punct_only_rule ? am_text_is_punct_sym(w) : am_text_is_nonword(w)) &&
+                !am_sw_contains(cfg->sw, w);
         }
     }
     return AM_OK;

@@ -104,6 +104,7 @@ typedef struct am_terms_cfg {
                         (norm, casefold); NULL = none. Borrowed: must
                         outlive every lex built with this cfg. */
     int stem_match; /* 0/1 */
+    int punct_only_rule; /* as am_recall_config.punct_only_rule */
     const char *stem_lang; /* Snowball algorithm: name ("french") or code
                               ("fr", "fr-FR"); needed when stem_match */
     size_t windows[AM_TERMS_MAX_WINDOWS]; /* window sizes, 1..AM_TERMS_MAX_WINDOW */

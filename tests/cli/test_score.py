@@ -426,5 +426,20 @@ def test_help_lists_every_option():
             raise AssertionError("--help lacks " + opt)
 
 
+def test_defaults_1_keeps_the_old_content_word_rule():
+    """A session created before issue 24 (stored with defaults 1 by
+    schema/011) keeps the content-word rule its history was counted with:
+    NFKC turns U+00B4 in "didn\u00b4t" into a space and a combining mark,
+    which the old rule counted as a word and the new one does not."""
+    ref = write("acute.en", "I didn\u00b4t see the house\n")
+    hyp = write("acute.hyp.en", "I did not see a house\n")
+    def total(*extra):
+        d = run_json("--target-lang", "en", "--ref", ref, "--hyp", hyp, *extra)
+        return next(iter(d["systems"].values()))["r0"]["total"]
+    eq(total(), 4, "R0 total under this release's rule")
+    eq(total("--defaults", "2"), 4, "R0 total with defaults 2")
+    eq(total("--defaults", "1"), 5, "R0 total with defaults 1 (the old rule)")
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(dict(globals())))
