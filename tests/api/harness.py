@@ -97,6 +97,9 @@ class Server:
     def start(self):
         """Starts (or restarts) the process on a new free port."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("ADAPTMON_")}
+        # an empty ADAPTMON_CONFIG reads no file: a host's /etc/adaptmon/adaptmon.conf
+        # (read by default when present) must not change the servers under test
+        env["ADAPTMON_CONFIG"] = ""
         last = ""
         for _attempt in range(3):
             self.port = free_port()
