@@ -61,6 +61,11 @@
     return x.toFixed(digits === undefined ? 3 : digits);
   }
 
+  /* "1 entry", "2 entries": n with the noun that agrees with it. */
+  function plural(n, one, many) {
+    return n + ' ' + (n === 1 ? one : many);
+  }
+
   function when(iso) {
     if (!iso) return '–';
     const d = new Date(typeof iso === 'number' ? iso : iso);
@@ -109,11 +114,11 @@
     // a streamed answer (the segment list) ends early when the session is
     // rewritten between two of its pages: ask again, a few times
     for (let attempt = 0; ; attempt++) {
-      r = await fetch(path, { headers, cache: 'no-store', signal: o.signal });
+      r = await fetch(path, { method: o.method || 'GET', headers, cache: 'no-store', signal: o.signal });
       if (r.status === 304) return { status: 304, headers: r.headers, body: null };
       let cut = false;
       try { body = await r.json(); } catch (_) { body = null; cut = r.ok && r.status !== 204; }
-      if (!cut || attempt >= 3) break;
+      if (!cut || attempt >= 3 || (o.method && o.method !== 'GET')) break; // never repeat a write
       await new Promise((res) => setTimeout(res, 100));
     }
     if (!r.ok) {
@@ -365,6 +370,13 @@
     { key: 'ter', label: 'TER', rel: 'ter', lowerBetter: true },
   ];
 
+  // the metric names of …/metrics?ci=LEVEL (confidence.systems[i][name])
+  // for the keys of the table's Δ columns
+  const CI_NAMES = { r0: 'R0', r1: 'R1', r01: 'R0+1', term: 'term-EM', oneminusterm: '1-TERm', bleu: 'BLEU', chrf: 'chrF2', ter: 'TER' };
+  const CI_LEVEL = 0.95;
+  const CI_TIMEOUT_MS = 60000;  // a session of thousands of segments takes seconds
+  const CI_MIN_GAP_MS = 15000;  // a live session is not re-bootstrapped on every segment
+
   function clamp01(y) {
     return y === null || y === undefined || Number.isNaN(y) ? null : Math.max(0, Math.min(1, y));
   }
@@ -373,7 +385,7 @@
     if (r === null || r === undefined || Number.isNaN(r)) return null;
     const pct = r * 100;
     const better = lowerBetter ? pct < 0 : pct > 0;
-    return { text: 'Δ ' + (pct >= 0 ? '+' : '−') + Math.abs(pct).toFixed(1) + '%', cls: pct === 0 ? 'same' : better ? 'up' : 'down' };
+    return { text: 'Δ\u00a0' + (pct >= 0 ? '+' : '−') + Math.abs(pct).toFixed(1) + '%', cls: pct === 0 ? 'same' : better ? 'up' : 'down' };
   }
 
   /* ---- one session -------------------------------------------------------- */
@@ -402,6 +414,16 @@
       this.stopped = false;
       this.busy = Promise.resolve();
       this.deleted = false;
+      this.ci = null;        // {state: pending|done|failed, version, body, error}: the Δ's test
+      this.ciBusy = false;
+      this.ciAt = 0;         // when the last …/metrics?ci= was asked
+      this.ciTimer = null;
+      this.ciCtl = null;
+      this.firstSeg = null;  // {key, seq, version}: the oldest segment's glossary version
+      this.rescoreMsg = '';  // what the last rescore from this page said
+      this.rescoreBusy = false;
+      this.readOnlyToken = null; // a token the server refused a rescore with
+      this.lastLatest = null;
     }
 
     start() {
@@ -435,6 +457,8 @@
       clearTimeout(this.streamTimer);
       clearTimeout(this.renderTimer);
       clearTimeout(this.refreshTimer);
+      clearTimeout(this.ciTimer);
+      if (this.ciCtl) this.ciCtl.abort();
     }
 
     /* Serializes the updates (stream events, polls, catch-ups). */
@@ -482,7 +506,7 @@
       $('s-langs').textContent = s.source_lang + ' → ' + s.target_lang;
       $('s-signature').textContent = s.signature;
       const g = s.glossary || { entries: 0, version: 0 };
-      $('s-glossary').textContent = g.entries ? g.entries + ' entries · version ' + g.version : 'none';
+      $('s-glossary').textContent = g.entries ? plural(g.entries, 'entry', 'entries') + ' · version ' + g.version : 'none';
       $('s-glossary').dataset.version = String(g.version || 0);
       const wins = (s.options && s.options.windows) || [2, 3];
       const sel = $('wo-window');
@@ -544,6 +568,8 @@
       if (this.stopped) return false;
       this.curve = cv.body;
       this.curveKey = key;
+      await this.loadFirstVersion();
+      if (this.stopped) return false;
       if (changed) {
         const items = segs && segs.body ? segs.body.segments || [] : [];
         // older pages already shown stay; a shrinking session starts over
@@ -754,10 +780,214 @@
       const wo = this.curve ? String(this.curve.window_overlap_width) : ($('wo-window').value || '2');
       const defs = metricDefs(wo);
       this.renderLegend(names);
+      this.lastLatest = [names, defs, win];
       this.renderLatest(names, defs, win);
+      this.renderTermScope();
       this.renderTranslators(names, defs);
       this.renderCharts(names, defs, win);
       this.renderSegments(names);
+      this.scheduleCi();
+    }
+
+    /* ---- is the Δ real? (paired bootstrap, on demand) ---- */
+
+    /* A difference to test: a baseline with segments and another system. */
+    wantsCi() {
+      const m = this.metrics;
+      if (!m || !m.segments || !m.systems || !this.baseline || !m.systems[this.baseline]) return false;
+      return Object.keys(m.systems).length > 1;
+    }
+
+    /* Asks GET …/metrics?ci=LEVEL once the view is drawn, never on the
+     * first view's path: the bootstrap takes seconds for thousands of
+     * segments (2 s for 3,050 × 2 systems). One request at a time, at most
+     * one per CI_MIN_GAP_MS while segments arrive, none again for a version
+     * that failed (a 503 is not retried until the session changes); the
+     * previous marks stay meanwhile, their hover line says what they cover. */
+    scheduleCi() {
+      if (this.stopped || !this.wantsCi() || this.ciBusy || this.ciTimer) return;
+      if (this.ci && this.ci.version === this.metrics.version) return;
+      const wait = Math.max(50, this.ciAt + CI_MIN_GAP_MS - Date.now());
+      this.ciTimer = setTimeout(() => { this.ciTimer = null; this.loadCi(); }, wait);
+    }
+
+    async loadCi() {
+      if (this.stopped || !this.wantsCi()) return;
+      const v = this.metrics.version;
+      this.ciBusy = true;
+      this.ciAt = Date.now();
+      if (!this.ci) { this.ci = { state: 'pending' }; this.renderLatestAgain(); }
+      const ctl = new AbortController();
+      this.ciCtl = ctl;
+      const timer = setTimeout(() => ctl.abort(), CI_TIMEOUT_MS);
+      try {
+        const r = await api(this.base + '/metrics?ci=' + CI_LEVEL, { signal: ctl.signal });
+        if (this.stopped) return;
+        const c = r.body && r.body.confidence;
+        this.ci = c ? { state: 'done', version: r.body.version, body: c }
+          : { state: 'failed', version: v, error: 'the answer has no confidence intervals' };
+      } catch (e) {
+        if (this.stopped) return;
+        this.ci = { state: 'failed', version: v,
+          error: e && e.name === 'AbortError' ? 'no answer within ' + CI_TIMEOUT_MS / 1000 + ' s' : (e && e.message) || String(e) };
+      } finally {
+        clearTimeout(timer);
+        this.ciBusy = false;
+        this.ciCtl = null;
+      }
+      this.renderLatestAgain();
+      this.scheduleCi(); // the session moved on meanwhile
+    }
+
+    renderLatestAgain() {
+      if (!this.stopped && this.lastLatest && this.metrics) this.renderLatest(...this.lastLatest);
+    }
+
+    /* The mark beside system nm's Δ (relative difference r) on metric key:
+     * significant or not yet (the bootstrap's p-value against the
+     * baseline), with a hover line. No difference is never significant:
+     * sacreBLEU's rule gives identical totals p = 1/(n+1). */
+    sigMark(nm, key, r) {
+      const name = CI_NAMES[key];
+      const c = this.ci;
+      if (!name || !c) return null;
+      let cls, text, title;
+      if (r === 0) {
+        cls = 'same'; text = '= no difference';
+        title = 'The same score as the baseline on the paired segments: there is no difference to test.';
+      } else if (c.state === 'pending') {
+        cls = 'pending'; text = '… testing';
+        title = 'Testing whether this difference is real (paired bootstrap, computed after the page is drawn); the Δ itself is exact.';
+      } else if (c.state === 'failed') {
+        cls = 'none'; text = 'not computed';
+        title = 'The significance test was not computed (' + c.error + '); the Δ itself is exact.';
+      } else {
+        const row = (c.body.systems || []).find((x) => x.system === nm);
+        const m = row ? row[name] : null;
+        if (!m || typeof m.p_value !== 'number') {
+          cls = 'none'; text = 'not computed';
+          title = 'No paired bootstrap value of ' + name + ' for ' + nm + ' (undefined on these segments); the Δ itself is exact.';
+        } else {
+          const alpha = Number((1 - c.body.confidence).toFixed(6));
+          const sig = m.p_value < alpha;
+          const digits = key === 'bleu' || key === 'chrf' || key === 'ter' ? 1 : 3;
+          cls = sig ? 'yes' : 'not';
+          text = sig ? '✓ significant' : '○ not yet';
+          title = (sig ? 'Significant' : 'Not significant yet') + ': paired bootstrap over ' +
+            plural(c.body.segments, 'segment', 'segments') + ' (' + c.body.n + ' resamples), p = ' + pval(m.p_value) +
+            (sig ? ' < ' : ' ≥ ') + alpha + (sig ? ', unlikely to be chance' : ', could still be chance') + '; ' + nm + ' ' +
+            Math.round(c.body.confidence * 100) + '% interval ' + fmt(m.lo, digits) + '–' + fmt(m.hi, digits) +
+            (c.version !== this.metrics.version ? ' (as of ' + plural(c.body.segments, 'segment', 'segments') + '; updating)' : '') + '.';
+        }
+      }
+      return el('span', { class: 'sig ' + cls, 'data-metric': key, 'data-sig': cls, title }, text);
+    }
+
+    /* ---- which segments the term totals cover ---- */
+
+    /* The oldest segment's glossary version, needed only when the curve
+     * lists glossary changes (the versions after it follow from them): one
+     * segment, fetched again only when the changes or the count changed. */
+    async loadFirstVersion() {
+      const ch = (this.curve && this.curve.glossary_changes) || [];
+      if (!ch.length || !this.metrics) { this.firstSeg = null; return; }
+      const key = JSON.stringify(ch) + '/' + this.metrics.segments;
+      if (this.firstSeg && this.firstSeg.key === key) return;
+      const r = await api(this.base + '/segments?after=0&limit=1');
+      const it = r.body && r.body.segments ? r.body.segments[0] : null;
+      this.firstSeg = it ? { key, seq: it.seq, version: it.glossary_version || 0 } : null;
+    }
+
+    /* The glossary version each stored segment was scored with, as seq
+     * ranges [{from, to, version}]; null while unknown. */
+    glossaryRanges() {
+      const m = this.metrics;
+      if (!m || !m.segments) return [];
+      const last = m.last_seq !== undefined ? m.last_seq : m.segments;
+      const ch = ((this.curve && this.curve.glossary_changes) || []).slice().sort((a, b) => a.seq - b.seq);
+      let cur;
+      if (ch.length) {
+        if (!this.firstSeg) return null;
+        cur = { from: this.firstSeg.seq, version: this.firstSeg.version };
+      } else {
+        const newest = this.recent[this.recent.length - 1];
+        if (!newest || typeof newest.glossary_version !== 'number') return null;
+        cur = { from: 1, version: newest.glossary_version };
+      }
+      const out = [];
+      for (const c of ch) {
+        if (c.seq > cur.from) out.push({ from: cur.from, to: c.seq - 1, version: cur.version });
+        cur = { from: c.seq, version: c.version };
+      }
+      if (cur.from <= last) out.push({ from: cur.from, to: last, version: cur.version });
+      return out;
+    }
+
+    /* Under the totals: which segments the term totals cover when not all
+     * were scored with the current glossary, and the rescore that makes
+     * them (POST …/rescore, with the stored token; a read-only token gets
+     * 403 and the page says the write token is needed). */
+    renderTermScope() {
+      const box = $('term-scope');
+      const g = this.session && this.session.glossary;
+      const now = g && g.entries ? g.version : 0;
+      const ranges = this.glossaryRanges();
+      const stale = !!ranges && ranges.some((r) => r.version !== now) && ranges.some((r) => r.version || now);
+      if (!stale && !this.rescoreMsg) { box.hidden = true; box.replaceChildren(); return; }
+      const span = (r) => (r.from === r.to ? String(r.from) : r.from + '–' + r.to);
+      const kids = [];
+      if (stale) {
+        const withG = ranges.filter((r) => r.version > 0);
+        const without = ranges.filter((r) => r.version === 0);
+        let text;
+        if (!withG.length) {
+          text = 'Term totals: no segment was scored with a glossary (glossary v' + now + ' arrived after them).';
+        } else {
+          const vs = [...new Set(withG.map((r) => r.version))];
+          const one = withG.length === 1 && withG[0].from === withG[0].to;
+          text = 'Term totals cover ' + (one ? 'segment' : 'segments') + ' ' +
+            (vs.length === 1 ? withG.map(span).join(', ') + ', since glossary v' + vs[0]
+              : withG.map((r) => span(r) + ' (glossary v' + r.version + ')').join(', '));
+          if (without.length) text += '; ' + without.map(span).join(', ') + ' scored without a glossary';
+          text += '.';
+        }
+        kids.push(el('span', { class: 'scope-text' }, text));
+        if (now && this.readOnlyToken !== token()) {
+          const btn = el('button', { type: 'button', id: 'rescore', disabled: this.rescoreBusy ? true : null,
+            title: 'POST …/rescore: every segment scored again with glossary v' + now + ' (needs the write token when the server uses tokens)' },
+          this.rescoreBusy ? 'Rescoring…' : 'Rescore all with glossary v' + now);
+          btn.onclick = () => this.rescore();
+          kids.push(' ', btn);
+        }
+      }
+      if (this.rescoreMsg) kids.push(' ', el('span', { class: 'rescore-msg', role: 'status' }, this.rescoreMsg));
+      box.replaceChildren(...kids);
+      box.hidden = false;
+    }
+
+    async rescore() {
+      if (this.rescoreBusy) return;
+      this.rescoreBusy = true;
+      this.rescoreMsg = '';
+      this.renderTermScope();
+      try {
+        const r = await api(this.base + '/rescore', { method: 'POST' });
+        if (this.stopped) return;
+        this.rescoreMsg = 'Rescored ' + plural(r.body.segments, 'segment', 'segments') + ' with glossary v' + r.body.glossary_version + '.';
+        this.kick();
+      } catch (e) {
+        if (this.stopped) return;
+        if (e && (e.status === 401 || e.status === 403)) {
+          this.readOnlyToken = token();
+          $('auth').open = true;
+          this.rescoreMsg = 'Rescoring changes the session: it needs the write token (' + e.message + '). Enter it under “Token”.';
+        } else {
+          this.rescoreMsg = 'Rescore failed: ' + ((e && e.message) || String(e));
+        }
+      } finally {
+        this.rescoreBusy = false;
+      }
+      this.renderTermScope();
     }
 
     /* Where the glossary version changed, as {seq, version}: a mark after
@@ -825,7 +1055,8 @@
       const n = last ? last.seq : this.metrics.segments;
       $('latest-caption').textContent = (win ? 'Over the last ' + win + ' segments' : 'Running totals') +
         (n ? ' after segment ' + n + (last && last.seq === n ? ' (“' + last.id + '”)' : '') : ' — no segments yet') +
-        (this.baseline ? '; Δ: relative to the baseline “' + this.baseline + '”, over the segments both systems scored' : '');
+        (this.baseline ? '; Δ: relative to the baseline “' + this.baseline + '”, over the segments both systems scored' +
+          (!win && this.wantsCi() ? '; ✓ significant / ○ not yet: paired bootstrap test at p < ' + Number((1 - CI_LEVEL).toFixed(6)) + ' (point at a mark)' : '') : '');
       const rel = (this.metrics && this.metrics.relative_to_baseline) || {};
       const rows = names.map((nm) => {
         const st = this.styles[nm];
@@ -844,18 +1075,21 @@
           return el('td', { class: 'num', 'data-label': d.short },
             el('span', { class: 'value', 'data-metric': d.key, 'data-system': nm, 'data-value': y === null ? '' : String(y) }, fmt(y)),
             detail ? el('span', { class: 'count muted small' }, ' ' + detail) : null,
-            delta ? el('span', { class: 'delta ' + delta.cls, 'data-metric': d.key }, delta.text) : null);
+            delta ? el('span', { class: 'delta ' + delta.cls, 'data-metric': d.key }, delta.text) : null,
+            delta ? this.sigMark(nm, d.key, rel[nm][d.rel]) : null);
         });
         const ctx = CONTEXT.map((c) => {
           const y = t && typeof t[c.key] === 'number' ? t[c.key] : null;
           const delta = rel[nm] ? relText(rel[nm][c.rel], c.lowerBetter) : null;
           return el('td', { class: 'num ctx', 'data-label': c.label },
             el('span', { class: 'ctxval', 'data-metric': c.key, 'data-system': nm }, fmt(y, 1)),
-            delta ? el('span', { class: 'delta ' + delta.cls, 'data-metric': c.key }, delta.text) : null);
+            delta ? el('span', { class: 'delta ' + delta.cls, 'data-metric': c.key }, delta.text) : null,
+            delta ? this.sigMark(nm, c.key, rel[nm][c.rel]) : null);
         });
-        return el('tr', { 'data-system': nm },
+        return el('tr', { 'data-system': nm, class: st.baseline ? 'base' : null },
           el('th', { scope: 'row', 'data-label': 'System' },
-            el('span', { class: 'swatch', 'aria-hidden': 'true', 'data-color': st.color }, SHAPE_NAMES[st.shape]), ' ', nm,
+            el('span', { class: 'swatch', 'aria-hidden': 'true', 'data-color': st.color }, SHAPE_NAMES[st.shape]), '\u00a0',
+            el('span', { class: 'rowname' }, nm),
             st.baseline ? el('span', { class: 'tag' }, 'baseline') : null),
           ...cells, ...ctx,
           el('td', { class: 'num', 'data-label': 'Segments' }, el('span', { class: 'segcount', 'data-system': nm }, t ? String(t.segments) : '0')));
@@ -1022,7 +1256,9 @@
       const li = el('li', { class: 'seg', 'data-seq': it.seq, value: it.seq });
       li.append(el('div', { class: 'seg-head' },
         el('strong', null, '#' + it.seq), ' ', el('code', null, it.id),
-        it.created_at ? el('span', { class: 'muted small' }, ' · ' + when(it.created_at)) : null));
+        req && req.translator ? el('span', { class: 'small seg-translator', 'data-translator': req.translator }, ' · translator ',
+          el('strong', null, req.translator)) : null,
+        it.created_at || it.created_ms ? el('span', { class: 'muted small' }, ' · ' + when(it.created_at || it.created_ms)) : null));
       if (req) {
         if (req.source) li.append(el('p', { class: 'src', lang: this.session && this.session.source_lang }, el('span', { class: 'lbl' }, 'source '), req.source));
         li.append(el('p', { class: 'tgt', lang: this.session && this.session.target_lang }, el('span', { class: 'lbl' }, 'confirmed '), ...highlight(req.translation || '', counted)));
@@ -1127,6 +1363,11 @@
       }
       return out;
     }
+  }
+
+  /* A p-value by its own rule: two significant digits, never rounded to 0. */
+  function pval(p) {
+    return p < 0.001 ? p.toExponential(1) : String(Number(p.toPrecision(2)));
   }
 
   function cnt(c) {

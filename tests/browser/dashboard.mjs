@@ -53,6 +53,11 @@ function observe() {
     curves: {},
     segCards: document.querySelectorAll('#seglist > li.seg').length,
     firstCardSeq: q('#seglist > li.seg') ? Number(q('#seglist > li.seg').dataset.seq) : null,
+    // the translator each card names: [[seq, translator or null]]
+    cardTranslators: [...document.querySelectorAll('#seglist > li.seg')].map((li) => {
+      const t = li.querySelector('.seg-head [data-translator]');
+      return [Number(li.dataset.seq), t ? t.dataset.translator : null];
+    }),
     words: [],
     terms: [],
     signature: q('#s-signature') ? q('#s-signature').textContent : null,
@@ -126,6 +131,49 @@ function chartInfo() {
   return out;
 }
 
+// The latest-totals table's layout (evaluated in the page): how many lines
+// each Δ and significance mark takes, how far the colour dot sits from the
+// first line of its system's name, and where the answer (the first other
+// system's Δ) is against the baseline's row and the settings signature.
+function layoutInfo() {
+  const lines = (node) => {
+    const r = document.createRange();
+    r.selectNodeContents(node);
+    return new Set([...r.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top))).size;
+  };
+  const out = { marks: [], swatches: [], innerHeight: window.innerHeight };
+  for (const d of document.querySelectorAll('#latest-body .delta, #latest-body .sig')) {
+    out.marks.push({ system: d.closest('tr').dataset.system, metric: d.dataset.metric, kind: d.classList.contains('sig') ? 'sig' : 'delta',
+      text: d.textContent, lines: lines(d) });
+  }
+  for (const th of document.querySelectorAll('#latest-body th')) {
+    const sw = th.querySelector('.swatch');
+    if (!sw) continue;
+    // the first non-blank text after the dot: the system's name
+    const tw = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+    let name = null;
+    for (let n = tw.nextNode(); n; n = tw.nextNode()) if (!sw.contains(n) && n.textContent.trim()) { name = n; break; }
+    const r = document.createRange();
+    if (name) r.selectNodeContents(name);
+    const first = name ? r.getClientRects()[0] : null;
+    out.swatches.push({ system: th.closest('tr').dataset.system, dy: first ? Math.abs(sw.getBoundingClientRect().top - first.top) : null,
+      lineHeight: parseFloat(getComputedStyle(th).lineHeight) || null });
+  }
+  const top = (e) => (e ? e.getBoundingClientRect().top + window.scrollY : null);
+  const rows = [...document.querySelectorAll('#latest-body tr')];
+  const other = rows.find((tr) => !tr.classList.contains('base') && tr.querySelector('.delta'));
+  out.answerTop = top(other ? other.querySelector('.delta') : null);
+  out.baseTop = top(document.querySelector('#latest-body tr.base'));
+  out.signatureTop = top(document.querySelector('#s-signature'));
+  return out;
+}
+
+// The significance marks beside the Δs (evaluated in the page).
+function sigMarks() {
+  return [...document.querySelectorAll('#latest-body .sig')].map((e) => ({
+    system: e.closest('tr').dataset.system, metric: e.dataset.metric, sig: e.dataset.sig, text: e.textContent, title: e.title }));
+}
+
 function bytesLoaded() {
   let total = 0;
   const byUrl = {};
@@ -169,6 +217,12 @@ async function scenario(page, sc, shots) {
     const urls = [];
     const onReq = (q) => urls.push(q.url());
     page.on('request', onReq);
+    // ciFail: the bootstrap answers 503 (a busy server), as a slow or
+    // refused request would
+    const ciRoute = (u) => /\/metrics\?(.*&)?ci=/.test(u.pathname + u.search);
+    const ci503 = (rt) => rt.fulfill({ status: 503, contentType: 'application/problem+json', headers: { 'Retry-After': '1' },
+      body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'busy (test)' }) });
+    if (sc.ciFail) await page.route(ciRoute, ci503);
     const t0 = Date.now();
     await page.goto(cfg.base + '/#/s/' + encodeURIComponent(sc.session));
     if (sc.seq >= 0) {
@@ -194,6 +248,46 @@ async function scenario(page, sc, shots) {
     r.exports = await page.evaluate(() => [...document.querySelectorAll('#s-export a')].map((a) => a.getAttribute('href')));
     r.devPerSystem = await page.evaluate(() => document.querySelectorAll('.sys .term.deviating').length);
     r.devPerSegment = await page.evaluate(() => [...document.querySelectorAll('#seglist > li.seg')].map((li) => li.querySelectorAll(':scope > .seg-terms .term.deviating').length));
+    r.layout = await page.evaluate(layoutInfo);
+    r.termScope = await page.evaluate(() => { const e = document.querySelector('#term-scope'); return e && !e.hidden ? e.textContent : null; });
+    if (sc.sig) {
+      // the significance marks, once the test's answer (or its failure) is shown
+      // a mark shows within moments ('… testing' while the request runs);
+      // a page without marks is reported at once, not after a minute
+      let settled = true;
+      try {
+        await page.waitForFunction(() => document.querySelectorAll('#latest-body .sig').length > 0, null, { timeout: cfg.waitMs ? WAIT_MS : 5000, polling: 50 });
+        await page.waitForFunction(() => [...document.querySelectorAll('#latest-body .sig')].every((e) => e.dataset.sig !== 'pending'),
+          null, { timeout: Math.max(WAIT_MS, 60000), polling: 50 });
+      } catch (_) {
+        settled = false;
+      }
+      r.sig = { settled, marks: await page.evaluate(sigMarks), layout: await page.evaluate(layoutInfo),
+        caption: await page.evaluate(() => document.querySelector('#latest-caption').textContent) };
+    } else {
+      await page.waitForTimeout(300);
+      r.sigAfter = await page.evaluate(sigMarks);
+    }
+    if (sc.ciFail) await page.unroute(ciRoute, ci503);
+    if (sc.rescoreClick) {
+      // the page's own rescore button (with the page's token)
+      await page.evaluate(() => { window.__dashMarker = 'no-reload'; });
+      const btn = page.locator('#term-scope #rescore');
+      r.rescoreButton = await btn.count();
+      if (r.rescoreButton) {
+        await btn.click();
+        let done = true;
+        try {
+          await page.waitForFunction((want) => { const e = document.querySelector('#term-scope'); return e && (want === 'fail' ? /write token/.test(e.textContent) : e.hidden || /Rescored/.test(e.textContent)) &&
+            (want === 'fail' || !document.querySelector('#term-scope .scope-text')); }, sc.rescoreClick, { timeout: WAIT_MS, polling: 50 });
+        } catch (_) {
+          done = false;
+        }
+        r.afterRescore = { done, scope: await page.evaluate(() => { const e = document.querySelector('#term-scope'); return e && !e.hidden ? e.textContent : null; }),
+          buttons: await page.locator('#term-scope #rescore').count(), seen: await page.evaluate(observe),
+          authOpen: await page.evaluate(() => document.querySelector('#auth').open) };
+      }
+    }
     await page.screenshot({ path: path.join(shots, sc.name + '.png'), fullPage: false });
     if (sc.hover) {
       await page.locator('svg.chart[data-metric="r1"]').scrollIntoViewIfNeeded();

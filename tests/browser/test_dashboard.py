@@ -587,6 +587,20 @@ def _mk(c, sid, name, baseline=None, glossary=False):
         expect_status(c.put("/v1/sessions/%s/glossary" % sid, _glossary_csv(), ctype="text/csv"), 200, "glossary")
 
 
+MID = 6  # segments posted before the glossary in s-mid, and as many after it
+with open(TICO_GLOSSARY, encoding="utf-8") as _f:
+    ONE_ENTRY = "".join(_f.readlines()[:2])  # the header and one entry
+
+
+def _mid_session(c, sid):
+    """MID segments without a glossary, the TICO-19 glossary (version 1),
+    then MID more: the term totals cover segments MID+1 … 2·MID only."""
+    _mk(c, sid, "A glossary that arrived mid-session", baseline="base")
+    _post_many(c, sid, MID, ["base", "adapt"], adapt=True)
+    expect_status(c.put("/v1/sessions/%s/glossary" % sid, _glossary_csv(), ctype="text/csv"), 200, "glossary")
+    _post_many(c, sid, MID, ["base", "adapt"], start=MID, adapt=True)
+
+
 def _scenarios():
     """Creates the sessions and runs dashboard.mjs over them (once). The
     screenshots of every view go to $DASH_SHOTS (make screenshots: docs/
@@ -610,6 +624,7 @@ def _scenarios():
         expect_status(C.delete("/v1/sessions/s-deleted"), 204, "DELETE s-deleted")
         T = Srv("--write-token", WRITE_TOKEN, "--read-token", READ_TOKEN)
         tc = T.client(WRITE_TOKEN)
+        _mid_session(tc, "s-mid-t")
         _mk(tc, "s-big", "3,050 segments, tokens on", baseline="base", glossary=True)
         _post_many(tc, "s-big", BIG, ["base", "adapt"], adapt=True)
         tc.close()
@@ -620,8 +635,8 @@ def _scenarios():
                 {"name": "noglossary-" + vp, "session": "s-noglossary", "seq": 12, "width": w, "height": h,
                  "word": True},
                 {"name": "two-" + vp, "session": "s-two", "seq": 30, "width": w, "height": h,
-                 "hide": "base", "hover": True, "window": 10, "scroll": True, "full": True},
-                {"name": "five-" + vp, "session": "s-five", "seq": 10, "width": w, "height": h},
+                 "hide": "base", "hover": True, "window": 10, "scroll": True, "full": True, "sig": True},
+                {"name": "five-" + vp, "session": "s-five", "seq": 10, "width": w, "height": h, "sig": True},
                 {"name": "empty-" + vp, "session": "s-empty", "seq": 0, "width": w, "height": h},
                 {"name": "deleted-" + vp, "session": "s-deleted", "seq": -1, "width": w, "height": h},
             ]
@@ -632,6 +647,21 @@ def _scenarios():
                    "glossaryPut": _glossary_csv(),
                    "post": {"id": "s00009", "source": nxt["source"], "translation": nxt["translation"],
                             "hypotheses": {"base": nxt["hypothesis"], "adapt": nxt["translation"]}}})
+        # the bootstrap request refused (503): the marks say "not computed"
+        sc.append({"name": "cifail-1280x800", "session": "s-two", "seq": 30, "width": 1280, "height": 800,
+                   "sig": True, "ciFail": True})
+        # a one-entry glossary ("1 entry", not "1 entries")
+        _mk(C, "s-one", "A one-entry glossary")
+        expect_status(C.put("/v1/sessions/s-one/glossary", ONE_ENTRY, ctype="text/csv"), 200, "one-entry glossary")
+        _post_many(C, "s-one", 3, ["default"])
+        sc.append({"name": "one-1280x800", "session": "s-one", "seq": 3, "width": 1280, "height": 800})
+        # a glossary that arrived at segment MID + 1: the term totals say what
+        # they cover; the page's rescore button makes them cover everything
+        _mid_session(C, "s-mid")
+        sc.append({"name": "midgloss-390x844", "session": "s-mid", "seq": 2 * MID, "width": 390, "height": 844,
+                   "sig": True})
+        sc.append({"name": "midgloss-1280x800", "session": "s-mid", "seq": 2 * MID, "width": 1280, "height": 800,
+                   "sig": True, "rescoreClick": "ok"})
         # the glossary changed between segments 5 and 6 before any page opened
         _mk(C, "s-gloss-before", "A glossary change before the page opened", baseline="base", glossary=True)
         _post_many(C, "s-gloss-before", 5, ["base", "adapt"], adapt=True)
@@ -665,7 +695,10 @@ def _scenarios():
         big = []
         for w, h in ((1280, 800), (390, 844)):
             big.append({"name": "big-%dx%d" % (w, h), "session": "s-big", "seq": BIG, "width": w, "height": h,
-                        "hover": True, "window": 50, "exportFormat": "csv" if w == 1280 else None})
+                        "hover": True, "window": 50, "exportFormat": "csv" if w == 1280 else None, "sig": True})
+        # the rescore button with the read-only token: refused, and said so
+        big.append({"name": "midgloss-token-1280x800", "session": "s-mid-t", "seq": 2 * MID, "width": 1280,
+                    "height": 800, "rescoreClick": "fail"})
         rep2 = _run_node({"base": T.base, "chromium": CHROMIUM, "artifacts": ARTIFACTS, "shots": shots,
                           "token": READ_TOKEN, "scenarios": big})
         rep["scenarios"] += rep2["scenarios"]
@@ -697,6 +730,12 @@ def test_scenarios_no_page_or_console_errors():
         if name.startswith("deleted-"):
             # the browser itself logs the 404 of the session's own GET
             cons = [m for m in cons if "404" not in m]
+        if name.startswith("cifail-"):
+            # … and the 503 the scenario answers the bootstrap request with
+            cons = [m for m in cons if "503" not in m]
+        if name.startswith("midgloss-token-"):
+            # … and the 403 of the rescore asked with the read-only token
+            cons = [m for m in cons if "403" not in m]
         eq(cons, [], "%s: console errors" % name)
         eq(r["seen"]["badText"], [], "%s: null/undefined/NaN shown" % name)
         check(r["seen"]["scrollWidth"] <= r["seen"]["innerWidth"],
@@ -758,7 +797,8 @@ def test_scenario_two_systems_with_baseline():
         rel = m["relative_to_baseline"]["adapt"]
         d = {x["system"]: x["metrics"] for x in r["deltas"]}
         eq(d["base"], [], "%s: no Δ on the baseline row" % n)
-        exp = "r0 Δ %s%.1f%%" % ("+" if rel["r0"] >= 0 else "−", abs(rel["r0"] * 100))
+        # "Δ" and its number joined by a no-break space (issue 29: they wrapped)
+        exp = "r0 Δ\u00a0%s%.1f%%" % ("+" if rel["r0"] >= 0 else "−", abs(rel["r0"] * 100))
         check(exp in d["adapt"], "%s: Δ R0 %r not in %r" % (n, exp, d["adapt"]))
         # hiding a system removes its curves; hover shows values
         check("base" not in r["afterHide"]["r0"]["series"] and "adapt" in r["afterHide"]["r0"]["series"],
@@ -925,6 +965,208 @@ def test_scenario_session_list():
         eq(sorted(lst["filtered"]), sorted(s for s in by_activity if "s-" in s), "list %d: filter" % lst["width"])
         check(lst["scrollWidth"] <= lst["width"], "list %d: overflow %d" % (lst["width"], lst["scrollWidth"]))
         eq(lst["badText"], [], "list %d: null/NaN shown" % lst["width"])
+
+
+# ---- issue 29 §2: is the difference real, term coverage, phone ------------------------
+
+CI_KEYS = {"r0": "R0", "r1": "R1", "r01": "R0+1", "term": "term-EM", "oneminusterm": "1-TERm",
+           "bleu": "BLEU", "chrf": "chrF2", "ter": "TER"}
+
+
+REL_KEYS = {"r0": "r0", "r1": "r1", "r01": "r01", "term": "term_exact_match", "oneminusterm": "one_minus_term",
+            "bleu": "bleu", "chrf": "chrf", "ter": "ter"}
+
+
+def _check_sig(name, r, conf, rel):
+    """Every Δ of a non-baseline system carries the bootstrap's verdict:
+    "✓ significant" exactly where the API's p_value < 1 − confidence, and
+    "= no difference" where the Δ is 0 (sacreBLEU's rule gives identical
+    totals p = 0.001: never called significant)."""
+    x = r["sig"]
+    check(x["settled"], "%s: the significance marks never settled: %r" % (name, x["marks"]))
+    base = conf["baseline"]
+    rows = {row["system"]: row for row in conf["systems"]}
+    alpha = 1 - conf["confidence"]
+    want = set()
+    for sys_, row in rows.items():
+        if sys_ == base:
+            continue
+        for key, cname in CI_KEYS.items():
+            want.add((sys_, key))
+    got = {(m["system"], m["metric"]): m for m in x["marks"]}
+    eq(sorted(got), sorted(want), "%s: significance marks (system, metric)" % name)
+    for (sys_, key), m in got.items():
+        p = rows[sys_][CI_KEYS[key]]["p_value"]
+        if rel[sys_][REL_KEYS[key]] == 0:
+            eq((m["sig"], m["text"]), ("same", "= no difference"), "%s: %s %s with Δ 0" % (name, sys_, key))
+            continue
+        exp = "yes" if p < alpha else "not"
+        eq(m["sig"], exp, "%s: %s %s with p = %r" % (name, sys_, key, p))
+        eq(m["text"], "✓ significant" if exp == "yes" else "○ not yet", "%s: mark text" % name)
+        check(("p = " in m["title"]) and ("%d%% interval" % round(conf["confidence"] * 100)) in m["title"]
+              and ("%d segments" % conf["segments"]) in m["title"],
+              "%s: hover line of %s %s: %r" % (name, sys_, key, m["title"]))
+    check("significant" in x["caption"] and "p < 0.05" in x["caption"], "%s: caption %r" % (name, x["caption"]))
+
+
+def test_significance_marks_beside_each_delta():
+    """Two systems: each Δ of the adapted system says whether the paired
+    bootstrap finds it significant, as GET …/metrics?ci=0.95 says; the
+    request comes after the first view's (the first view is not slowed)."""
+    m = C.jget("/v1/sessions/s-two/metrics?ci=0.95")
+    conf = m["confidence"]
+    kinds = set()
+    for r in _scen("two"):
+        _check_sig(r["name"], r, conf, m["relative_to_baseline"])
+        kinds |= {m["sig"] for m in r["sig"]["marks"]}
+        urls = [u.replace(S.base, "") for u in r["urls"]]
+        ci = [i for i, u in enumerate(urls) if re.search(r"/metrics\?(.*&)?ci=", u)]
+        check(ci, "%s: no bootstrap request" % r["name"])
+        first = [i for i, u in enumerate(urls) if re.match(r"/v1/sessions/s-two/(metrics$|curve\?|segments\?)", u)]
+        check(first and ci[0] > max(first[:3]), "%s: the bootstrap was asked before the first view: %r" % (r["name"], urls))
+        eq(len(ci), 1, "%s: bootstrap requests while nothing changed" % r["name"])
+    print("   marks shown: %s" % sorted(kinds))
+
+
+def test_significance_marks_big_session():
+    """3,050 segments on the token server: the marks come after the first
+    view (which stays small) and agree with the API."""
+    big = _scen("big")  # (starts the token server T when run alone)
+    tc = T.client(READ_TOKEN)
+    m = tc.jget("/v1/sessions/s-big/metrics?ci=0.95")
+    tc.close()
+    for r in big:
+        _check_sig(r["name"], r, m["confidence"], m["relative_to_baseline"])
+
+
+def test_significance_no_difference_is_not_significant():
+    """s-five's adapted systems have the baseline's term exact-match
+    (Δ +0.0%, bootstrap p = 0.001 by sacreBLEU's rule for ties): the mark
+    says "= no difference", never "significant"."""
+    m = C.jget("/v1/sessions/s-five/metrics?ci=0.95")
+    zero = [(s_, k) for s_, rel in m["relative_to_baseline"].items() for k, rk in REL_KEYS.items() if rel.get(rk) == 0]
+    check(zero, "s-five has no Δ of 0 any more: %r" % m["relative_to_baseline"])
+    for r in _scen("five"):
+        got = {(x["system"], x["metric"]): x for x in r["sig"]["marks"]}
+        for key in zero:
+            eq(got[key]["sig"], "same", "%s: mark of %r" % (r["name"], key))
+
+
+def test_significance_not_computed_is_graceful():
+    """The bootstrap request answered 503: every Δ still shows, its mark
+    says "not computed" (with the reason on hover), no page error."""
+    r = _scenarios()["cifail-1280x800"]
+    x = r["sig"]
+    check(x["settled"] and x["marks"], "cifail: marks %r" % x["marks"])
+    for m in x["marks"]:
+        eq((m["sig"], m["text"]), ("none", "not computed"), "cifail: mark of %s %s" % (m["system"], m["metric"]))
+        check("503" in m["title"], "cifail: hover line %r" % m["title"])
+    d = {y["system"]: y["metrics"] for y in r["deltas"]}
+    eq(len(d["adapt"]), 8, "cifail: Δs still shown: %r" % d["adapt"])
+
+
+def test_no_significance_marks_without_a_baseline_pair():
+    """One system (no Δ): no marks and no bootstrap request."""
+    for r in _scen("noglossary") + _scen("one"):
+        eq(r["sigAfter"], [], "%s: significance marks" % r["name"])
+        bad = [u for u in r["urls"] if "ci=" in u]
+        eq(bad, [], "%s: bootstrap requests" % r["name"])
+
+
+def test_one_entry_glossary_is_singular():
+    r = _scenarios()["one-1280x800"]
+    eq(r["glossary"], "1 entry · version 1", "glossary status of a one-entry glossary")
+
+
+def test_term_totals_say_what_they_cover():
+    """A glossary arrived after segment MID: the page says the term totals
+    cover segments MID+1–2·MID since glossary v1, as …/curve's
+    glossary_changes say, and the other scenarios say nothing."""
+    _scenarios()
+    # (s-mid was rescored by a later step; its twin s-mid-t was not)
+    tc = T.client(READ_TOKEN)
+    eq(tc.jget("/v1/sessions/s-mid-t/curve?points=2")["glossary_changes"], [{"seq": MID + 1, "version": 1}],
+       "glossary_changes of a session like s-mid")
+    tc.close()
+    for name in ("midgloss-390x844", "midgloss-1280x800"):
+        t = _scenarios()[name]["termScope"]
+        check(t and ("segments %d–%d, since glossary v1" % (MID + 1, 2 * MID)) in t
+              and ("1–%d scored without a glossary" % MID) in t,
+              "%s: term scope %r" % (name, t))
+    # two glossary versions (v2 from segment 6 on): both ranges named, and
+    # the rescore to the current one offered
+    t = _scenarios()["glossbefore-1280x800"]["termScope"]
+    check(t and "segments 1–5 (glossary v1), 6–9 (glossary v2)" in t and "Rescore all with glossary v2" in t,
+          "glossbefore-1280x800: term scope %r" % t)
+    # every segment scored with the current glossary, or none at all: no note
+    for name in ("two-1280x800", "noglossary-1280x800", "big-1280x800"):
+        eq(_scenarios()[name]["termScope"], None, "%s: term scope shown" % name)
+
+
+def test_rescore_from_the_dashboard():
+    """The page's button rescored s-mid (no tokens on this server): the
+    note is gone, the term totals equal the API's, which now count every
+    segment's terms."""
+    r = _scenarios()["midgloss-1280x800"]
+    check(r.get("rescoreButton") == 1, "no rescore button: %r" % r.get("termScope"))
+    x = r["afterRescore"]
+    check(x["done"], "after the click: %r" % x["scope"])
+    check(x["scope"] and ("Rescored %d segments with glossary v1" % (2 * MID)) in x["scope"], "message %r" % x["scope"])
+    eq(C.jget("/v1/sessions/s-mid/curve?points=2")["glossary_changes"], [], "glossary_changes after the rescore")
+    m = C.jget("/v1/sessions/s-mid/metrics")
+    _check_values(r["name"], {"seen": x["seen"], "segCounts": r["segCounts"], "ctx": []}, m)
+    eq(x["seen"]["marker"], "no-reload", "the page was not reloaded")
+
+
+def test_rescore_with_read_only_token_is_refused_and_said():
+    r = _scenarios()["midgloss-token-1280x800"]
+    check(r.get("rescoreButton") == 1, "no rescore button: %r" % r.get("termScope"))
+    x = r["afterRescore"]
+    check(x["done"] and "write token" in x["scope"], "after the click: %r" % x["scope"])
+    eq(x["buttons"], 0, "the button stays offered with a token known to be read-only")
+    eq(x["authOpen"], True, "the token field is opened")
+    tc = T.client(READ_TOKEN)
+    eq(tc.jget("/v1/sessions/s-mid-t/curve?points=2")["glossary_changes"], [{"seq": MID + 1, "version": 1}],
+       "s-mid-t unchanged")
+    tc.close()
+
+
+def test_layout_delta_and_dot_do_not_wrap_at_1280():
+    for name in ("two-1280x800", "five-1280x800", "big-1280x800"):
+        r = _scenarios()[name]
+        lay = r["sig"]["layout"] if r.get("sig") else r["layout"]
+        check(lay["marks"] and lay["swatches"], "%s: nothing measured" % name)
+        for m in lay["marks"]:
+            eq(m["lines"], 1, "%s: %s %s %s %r takes lines" % (name, m["system"], m["kind"], m["metric"], m["text"]))
+        for sw in lay["swatches"]:
+            check(sw["dy"] is not None and sw["dy"] < 0.5 * (sw["lineHeight"] or 16),
+                  "%s: the colour dot of %s is %r px off its name's first line" % (name, sw["system"], sw["dy"]))
+
+
+def test_layout_phone_answer_first():
+    """390×844: the adapted system's Δ is on the first screen, before the
+    baseline's row and the settings signature."""
+    for name in ("two-390x844", "big-390x844", "midgloss-390x844"):
+        lay = _scenarios()[name]["sig"]["layout"]
+        check(lay["answerTop"] is not None, "%s: no Δ" % name)
+        check(lay["answerTop"] < lay["innerHeight"], "%s: the Δ at %r, below the first screen (%r)"
+              % (name, lay["answerTop"], lay["innerHeight"]))
+        check(lay["answerTop"] < lay["baseTop"], "%s: the baseline's row first (%r < %r)" % (name, lay["baseTop"], lay["answerTop"]))
+        check(lay["answerTop"] < lay["signatureTop"], "%s: the signature first" % name)
+
+
+def test_segment_card_shows_translator():
+    """Each card names the segment's translator (request.translator);
+    a segment without one names none."""
+    rep = _report()
+    timeline = {it["seq"]: it for it in _timeline(C, SESSION)}
+    for vp in rep["viewports"]:
+        cards = vp["steps"][-1]["seen"]["cardTranslators"]
+        check(cards, "%s: no cards" % vp["name"])
+        for seq, who in cards:
+            eq(who, timeline[seq]["request"].get("translator"), "%s: translator of card %d" % (vp["name"], seq))
+    for seq, who in _scenarios()["two-1280x800"]["seen"]["cardTranslators"]:
+        eq(who, None, "two-1280x800: card %d names a translator" % seq)
 
 
 if __name__ == "__main__":
