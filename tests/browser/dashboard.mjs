@@ -250,6 +250,19 @@ async function scenario(page, sc, shots) {
     r.devPerSegment = await page.evaluate(() => [...document.querySelectorAll('#seglist > li.seg')].map((li) => li.querySelectorAll(':scope > .seg-terms .term.deviating').length));
     r.layout = await page.evaluate(layoutInfo);
     r.termScope = await page.evaluate(() => { const e = document.querySelector('#term-scope'); return e && !e.hidden ? e.textContent : null; });
+    // what could overflow with long unspaced (CJK) text or a long signature:
+    // the signature's box against its column, and the segment cards (and the
+    // latest-totals table) whose content is wider than their box
+    r.overflow = await page.evaluate(() => {
+      const sig = document.querySelector('#s-signature');
+      const col = sig && sig.closest('dd');
+      const wide = (e) => e.scrollWidth > e.clientWidth + 1;
+      return {
+        signature: sig ? { right: sig.getBoundingClientRect().right, colRight: col.getBoundingClientRect().right, wide: wide(sig) } : null,
+        cards: [...document.querySelectorAll('#seglist > li.seg')].filter(wide).map((li) => Number(li.dataset.seq)),
+        table: (() => { const t = document.querySelector('#latest-body'); const w = t && t.closest('.table-wrap, section'); return w ? wide(w) : null; })(),
+      };
+    });
     if (sc.sig) {
       // the significance marks, once the test's answer (or its failure) is shown
       // a mark shows within moments ('… testing' while the request runs);
