@@ -678,8 +678,8 @@ def _scenarios():
                 {"name": "five-" + vp, "session": "s-five", "seq": 10, "width": w, "height": h, "sig": True},
                 {"name": "empty-" + vp, "session": "s-empty", "seq": 0, "width": w, "height": h},
                 {"name": "deleted-" + vp, "session": "s-deleted", "seq": -1, "width": w, "height": h},
-                {"name": "zh-" + vp, "session": "s-zh", "seq": CJK_N, "width": w, "height": h},
-                {"name": "ja-" + vp, "session": "s-ja", "seq": CJK_N, "width": w, "height": h},
+                {"name": "zh-" + vp, "session": "s-zh", "seq": CJK_N, "width": w, "height": h, "full": True},
+                {"name": "ja-" + vp, "session": "s-ja", "seq": CJK_N, "width": w, "height": h, "full": True},
             ]
         _mk(C, "s-gloss", "A glossary change while watching", baseline="base", glossary=True)
         _post_many(C, "s-gloss", 8, ["base", "adapt"], adapt=True)
@@ -874,6 +874,7 @@ def test_scenario_zh_ja_real_sessions_bleu_ter():
     equal the API's totals, the signature shown names the BLEU tokenizer
     (zh / ja-mecab) and TER's normalisation with Asian support, and neither
     the unspaced text nor the signature overflows its box."""
+    _scenarios()  # creates the sessions (when run alone)
     for sid, tok in (("s-zh", "zh"), ("s-ja", "ja-mecab")):
         m = C.jget("/v1/sessions/%s/metrics" % sid)
         sess = C.jget("/v1/sessions/" + sid)
