@@ -8,6 +8,8 @@ libmecab-dev mecab-ipadic-utf8 clang libclang-rt-14-dev valgrind wrk gnuplot-nox
 libsystemd-dev systemd haproxy lua-cjson yamllint clang-format cppcheck iso-codes"
 # tests/browser (the dashboard): headless Chromium driven by playwright-core from npm
 PKGS="$PKGS chromium fonts-dejavu-core nodejs"
+# … and a CJK font, or the zh/ja scenarios and their screenshots show tofu boxes
+PKGS="$PKGS fonts-noto-cjk"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1291,7 +1291,10 @@
             (tm ? ' · terms ' + tm.exact + '/' + tm.instances : '') +
             (s.one_minus_term !== null && s.one_minus_term !== undefined ? ' · 1−TERm ' + fmt(s.one_minus_term) : ''))));
         const hyp = req && (req.hypotheses ? req.hypotheses[nm] : (nm === 'default' ? req.hypothesis : null));
-        if (hyp) box.append(el('p', { class: 'hyp small' }, el('span', { class: 'lbl' }, 'MT '), hyp));
+        // lang: the browser picks the target language's glyphs (a zh and a ja
+        // font draw the same Han character differently)
+        const tl = this.session && this.session.target_lang;
+        if (hyp) box.append(el('p', { class: 'hyp small', lang: tl }, el('span', { class: 'lbl' }, 'MT '), hyp));
         const ws = el('ul', { class: 'words', 'aria-label': nm + ': counted words (select one for its history)' });
         for (const w of counted) {
           const hit = !!(w.hits && w.hits[nm]);
@@ -1302,7 +1305,7 @@
             title: w.word + ': ' + (hit ? 'in the MT output (hit)' : 'not in the MT output (missed)') + ', ' + shotText + ' — select for its history' },
           el('span', { class: 'mark', 'aria-hidden': 'true' }, hit ? '✓' : '✗'),
           el('span', { class: 'sr' }, hit ? 'hit: ' : 'missed: '),
-          w.word,
+          el('span', { lang: tl }, w.word),
           el('span', { class: 'shot' }, shotText));
           chip.onclick = () => this.wordHistory(w.word, li);
           chip.onkeydown = (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); this.wordHistory(w.word, li); } };

@@ -260,6 +260,9 @@ async function scenario(page, sc, shots) {
       return {
         signature: sig ? { right: sig.getBoundingClientRect().right, colRight: col.getBoundingClientRect().right, wide: wide(sig) } : null,
         cards: [...document.querySelectorAll('#seglist > li.seg')].filter(wide).map((li) => Number(li.dataset.seq)),
+        // the lang each piece of the newest card's target text carries
+        langs: (() => { const li = document.querySelector('#seglist > li.seg'); const l = (q) => { const e = li && li.querySelector(q); return e ? e.closest('[lang]').getAttribute('lang') : null; };
+          return li ? { confirmed: l('.tgt'), mt: l('.hyp'), word: l('.w span[lang]') } : null; })(),
         table: (() => { const t = document.querySelector('#latest-body'); const w = t && t.closest('.table-wrap, section'); return w ? wide(w) : null; })(),
       };
     });

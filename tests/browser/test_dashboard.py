@@ -114,6 +114,13 @@ def _ensure_browser():
             raise AssertionError(
                 "the browser test needs Chromium at %s (Debian package 'chromium'); "
                 "tools/deps.sh could not install it:\n%s%s" % (CHROMIUM, p.stdout[-1500:], p.stderr[-1500:]))
+    fc = shutil.which("fc-list")
+    if fc and not subprocess.run([fc, ":lang=zh"], capture_output=True, text=True).stdout.strip():
+        # the zh/ja scenarios would show (and screenshot) tofu boxes
+        subprocess.run(["sh", os.path.join(ROOT, "tools", "deps.sh")], capture_output=True, text=True, timeout=900)
+        if not subprocess.run([fc, ":lang=zh"], capture_output=True, text=True).stdout.strip():
+            raise AssertionError("the browser test needs a CJK font (Debian package fonts-noto-cjk, "
+                                 "tools/deps.sh installs it as root)")
     if shutil.which("npm") is None or shutil.which("node") is None:
         raise AssertionError("the browser test needs node and npm (node >= 20) on PATH")
     env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
@@ -899,6 +906,8 @@ def test_scenario_zh_ja_real_sessions_bleu_ter():
                   "%s: the signature overflows: %r" % (n, o["signature"]))
             eq(o["cards"], [], "%s: segment cards wider than their box" % n)
             eq(o["table"], False, "%s: the totals table scrolls sideways" % n)
+            eq(o["langs"], {"confirmed": sid[2:], "mt": sid[2:], "word": sid[2:]},
+               "%s: lang of the target text (the glyphs of the target language)" % n)
 
 
 def test_scenario_glossary_change_marked_on_the_curves():
