@@ -504,7 +504,10 @@
       $('s-title').textContent = s.name ? s.name + ' ' : s.id;
       if (s.name) $('s-title').append(el('span', { class: 'muted small id' }, s.id));
       $('s-langs').textContent = s.source_lang + ' → ' + s.target_lang;
-      $('s-signature').textContent = s.signature;
+      // one box per field, so a line breaks between fields ("…|ter:norm,asian|")
+      // rather than inside one at its hyphen or comma ("ja-" / "mecab")
+      $('s-signature').replaceChildren(...String(s.signature || '').split('|').map((f, i, all) =>
+        el('span', { class: 'sigfield' }, i < all.length - 1 ? f + '|' : f)));
       const g = s.glossary || { entries: 0, version: 0 };
       $('s-glossary').textContent = g.entries ? plural(g.entries, 'entry', 'entries') + ' · version ' + g.version : 'none';
       $('s-glossary').dataset.version = String(g.version || 0);

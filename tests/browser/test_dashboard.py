@@ -904,6 +904,7 @@ def test_scenario_zh_ja_real_sessions_bleu_ter():
             o = r["overflow"]
             check(not o["signature"]["wide"] and o["signature"]["right"] <= o["signature"]["colRight"] + 1,
                   "%s: the signature overflows: %r" % (n, o["signature"]))
+            eq(o["sigSplit"], [], "%s: signature fields broken inside" % n)
             eq(o["cards"], [], "%s: segment cards wider than their box" % n)
             eq(o["table"], False, "%s: the totals table scrolls sideways" % n)
             eq(o["langs"], {"confirmed": sid[2:], "mt": sid[2:], "word": sid[2:]},
