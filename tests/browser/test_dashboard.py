@@ -13,7 +13,10 @@ overflow, and that hit/miss and 0-/1-shot carry text and shape, not only
 colour. The scenarios also cover a glossary change made before the page
 opened (marked on the curves from …/curve), the export click with a token
 (fetch() + Authorization, no token in any URL) and a segment replaced by a
-PUT while its older card is shown. Screenshots go to tests/browser/artifacts/.
+PUT while its older card is shown, and two real CJK sessions (MLQE-PE en-zh
+post-edits, Tatoeba en-ja: BLEU/TER sensible and equal to the API, the
+signature naming bleu:zh / bleu:ja-mecab and ter:norm,asian; needs a CJK
+font, fonts-noto-cjk). Screenshots go to tests/browser/artifacts/.
 
 Prints "ok NAME" / "FAILED NAME" and ends with "N passed, N failed".
 """
