@@ -14,6 +14,8 @@ clang libclang-rt-14-dev valgrind wrk gnuplot-nox \
 systemd haproxy lua-cjson yamllint clang-format cppcheck prometheus"
 # tests/browser (the dashboard): headless Chromium driven by playwright-core from npm
 PKGS="$PKGS chromium fonts-dejavu-core nodejs"
+# … and a CJK font, or the zh/ja scenarios and their screenshots show tofu boxes
+PKGS="$PKGS fonts-noto-cjk"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -504,7 +504,10 @@
       $('s-title').textContent = s.name ? s.name + ' ' : s.id;
       if (s.name) $('s-title').append(el('span', { class: 'muted small id' }, s.id));
       $('s-langs').textContent = s.source_lang + ' → ' + s.target_lang;
-      $('s-signature').textContent = s.signature;
+      // one box per field, so a line breaks between fields ("…|ter:norm,asian|")
+      // rather than inside one at its hyphen or comma ("ja-" / "mecab")
+      $('s-signature').replaceChildren(...String(s.signature || '').split('|').map((f, i, all) =>
+        el('span', { class: 'sigfield' }, i < all.length - 1 ? f + '|' : f)));
       const g = s.glossary || { entries: 0, version: 0 };
       $('s-glossary').textContent = g.entries ? plural(g.entries, 'entry', 'entries') + ' · version ' + g.version : 'none';
       $('s-glossary').dataset.version = String(g.version || 0);
@@ -1291,7 +1294,10 @@
             (tm ? ' · terms ' + tm.exact + '/' + tm.instances : '') +
             (s.one_minus_term !== null && s.one_minus_term !== undefined ? ' · 1−TERm ' + fmt(s.one_minus_term) : ''))));
         const hyp = req && (req.hypotheses ? req.hypotheses[nm] : (nm === 'default' ? req.hypothesis : null));
-        if (hyp) box.append(el('p', { class: 'hyp small' }, el('span', { class: 'lbl' }, 'MT '), hyp));
+        // lang: the browser picks the target language's glyphs (a zh and a ja
+        // font draw the same Han character differently)
+        const tl = this.session && this.session.target_lang;
+        if (hyp) box.append(el('p', { class: 'hyp small', lang: tl }, el('span', { class: 'lbl' }, 'MT '), hyp));
         const ws = el('ul', { class: 'words', 'aria-label': nm + ': counted words (select one for its history)' });
         for (const w of counted) {
           const hit = !!(w.hits && w.hits[nm]);
@@ -1302,7 +1308,7 @@
             title: w.word + ': ' + (hit ? 'in the MT output (hit)' : 'not in the MT output (missed)') + ', ' + shotText + ' — select for its history' },
           el('span', { class: 'mark', 'aria-hidden': 'true' }, hit ? '✓' : '✗'),
           el('span', { class: 'sr' }, hit ? 'hit: ' : 'missed: '),
-          w.word,
+          el('span', { lang: tl }, w.word),
           el('span', { class: 'shot' }, shotText));
           chip.onclick = () => this.wordHistory(w.word, li);
           chip.onkeydown = (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); this.wordHistory(w.word, li); } };

@@ -250,6 +250,38 @@ async function scenario(page, sc, shots) {
     r.devPerSegment = await page.evaluate(() => [...document.querySelectorAll('#seglist > li.seg')].map((li) => li.querySelectorAll(':scope > .seg-terms .term.deviating').length));
     r.layout = await page.evaluate(layoutInfo);
     r.termScope = await page.evaluate(() => { const e = document.querySelector('#term-scope'); return e && !e.hidden ? e.textContent : null; });
+    // what could overflow with long unspaced (CJK) text or a long signature:
+    // the signature's box against its column, and the segment cards (and the
+    // latest-totals table) whose content is wider than their box
+    r.overflow = await page.evaluate(() => {
+      const sig = document.querySelector('#s-signature');
+      const col = sig && sig.closest('dd');
+      const wide = (e) => e.scrollWidth > e.clientWidth + 1;
+      return {
+        signature: sig ? { right: sig.getBoundingClientRect().right, colRight: col.getBoundingClientRect().right, wide: wide(sig) } : null,
+        // signature fields broken across lines (inside "ja-mecab" or "wo:2,3")
+        // (measured on the text, whatever elements hold it)
+        sigSplit: (() => {
+          if (!sig) return [];
+          const nodes = []; const tw = document.createTreeWalker(sig, NodeFilter.SHOW_TEXT);
+          for (let n = tw.nextNode(), at = 0; n; at += n.data.length, n = tw.nextNode()) nodes.push([n, at]);
+          if (!nodes.length) return [];
+          const pos = (i) => { let k = nodes.length - 1; while (k > 0 && nodes[k][1] > i) k--; return [nodes[k][0], i - nodes[k][1]]; };
+          const out = []; let start = 0;
+          for (const f of sig.textContent.split('|')) {
+            const r = document.createRange(); r.setStart(...pos(start)); r.setEnd(...pos(start + f.length));
+            if (new Set([...r.getClientRects()].filter((x) => x.width > 0).map((x) => Math.round(x.top))).size > 1) out.push(f);
+            start += f.length + 1;
+          }
+          return out;
+        })(),
+        cards: [...document.querySelectorAll('#seglist > li.seg')].filter(wide).map((li) => Number(li.dataset.seq)),
+        // the lang each piece of the newest card's target text carries
+        langs: (() => { const li = document.querySelector('#seglist > li.seg'); const l = (q) => { const e = li && li.querySelector(q); return e ? e.closest('[lang]').getAttribute('lang') : null; };
+          return li ? { confirmed: l('.tgt'), mt: l('.hyp'), word: l('.w span[lang]') } : null; })(),
+        table: (() => { const t = document.querySelector('#latest-body'); const w = t && t.closest('.table-wrap, section'); return w ? wide(w) : null; })(),
+      };
+    });
     if (sc.sig) {
       // the significance marks, once the test's answer (or its failure) is shown
       // a mark shows within moments ('… testing' while the request runs);

@@ -13,7 +13,10 @@ overflow, and that hit/miss and 0-/1-shot carry text and shape, not only
 colour. The scenarios also cover a glossary change made before the page
 opened (marked on the curves from …/curve), the export click with a token
 (fetch() + Authorization, no token in any URL) and a segment replaced by a
-PUT while its older card is shown. Screenshots go to tests/browser/artifacts/.
+PUT while its older card is shown, and two real CJK sessions (MLQE-PE en-zh
+post-edits, Tatoeba en-ja: BLEU/TER sensible and equal to the API, the
+signature naming bleu:zh / bleu:ja-mecab and ter:norm,asian; needs a CJK
+font, fonts-noto-cjk). Screenshots go to tests/browser/artifacts/.
 
 Prints "ok NAME" / "FAILED NAME" and ends with "N passed, N failed".
 """
@@ -114,6 +117,13 @@ def _ensure_browser():
             raise AssertionError(
                 "the browser test needs Chromium at %s (Debian package 'chromium'); "
                 "tools/deps.sh could not install it:\n%s%s" % (CHROMIUM, p.stdout[-1500:], p.stderr[-1500:]))
+    fc = shutil.which("fc-list")
+    if fc and not subprocess.run([fc, ":lang=zh"], capture_output=True, text=True).stdout.strip():
+        # the zh/ja scenarios would show (and screenshot) tofu boxes
+        subprocess.run(["sh", os.path.join(ROOT, "tools", "deps.sh")], capture_output=True, text=True, timeout=900)
+        if not subprocess.run([fc, ":lang=zh"], capture_output=True, text=True).stdout.strip():
+            raise AssertionError("the browser test needs a CJK font (Debian package fonts-noto-cjk, "
+                                 "tools/deps.sh installs it as root)")
     if shutil.which("npm") is None or shutil.which("node") is None:
         raise AssertionError("the browser test needs node and npm (node >= 20) on PATH")
     env = dict(os.environ, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
@@ -601,6 +611,44 @@ def _mid_session(c, sid):
     _post_many(c, sid, MID, ["base", "adapt"], start=MID, adapt=True)
 
 
+ML = os.path.join(ROOT, "data", "multilingual")
+CJK_N = 60  # segments of each real zh / ja session
+
+
+def _ml_lines(rel):
+    with open(os.path.join(ML, rel), encoding="utf-8") as f:
+        return f.read().split("\n")
+
+
+def _unsegment(line):
+    """The raw text of a word-segmented MLQE-PE zh line, as a CAT tool would
+    send it: in pe.tok.zh / mt.tok.zh a run of three spaces stands for a
+    space of the original text (around Latin words and digits) and a single
+    space is a segmentation boundary only. mt.zh is exactly mt.tok.zh with
+    this rule applied (all 300 lines), so the post-edit gets the same."""
+    return " ".join(part.replace(" ", "") for part in line.split("   "))
+
+
+def _cjk_sessions(c):
+    """Two real sessions with a CJK target (issue 24): "s-zh", the first
+    CJK_N MLQE-PE en-zh segments (hypothesis: the raw NMT output mt.zh;
+    translation: the professional post-edit pe.tok.zh unsegmented), and
+    "s-ja", the first CJK_N Tatoeba en-ja pairs (hyp.ja / ref.ja, two human
+    translations: no public ja MT output with a free reference exists, see
+    data/multilingual/README.md)."""
+    sets = (("s-zh", "zh", "en → zh: MLQE-PE post-edited NMT (first %d)" % CJK_N,
+             "mlqepe-en-zh/src.en", "mlqepe-en-zh/mt.zh", "mlqepe-en-zh/pe.tok.zh", _unsegment),
+            ("s-ja", "ja", "en → ja: Tatoeba, two translations (first %d)" % CJK_N,
+             "tatoeba-en-ja/src.en", "tatoeba-en-ja/hyp.ja", "tatoeba-en-ja/ref.ja", lambda x: x))
+    for sid, tl, name, src, hyp, ref, fix in sets:
+        expect_status(c.post("/v1/sessions", {"id": sid, "name": name, "source_lang": "en", "target_lang": tl}),
+                      201, "POST /v1/sessions " + sid)
+        S_, H, R = _ml_lines(src), _ml_lines(hyp), _ml_lines(ref)
+        for i in range(CJK_N):
+            body = {"id": "%s-%03d" % (tl, i + 1), "source": S_[i], "hypothesis": H[i], "translation": fix(R[i])}
+            expect_status(c.post("/v1/sessions/%s/segments" % sid, body), 201, "POST %s %d" % (sid, i + 1))
+
+
 def _scenarios():
     """Creates the sessions and runs dashboard.mjs over them (once). The
     screenshots of every view go to $DASH_SHOTS (make screenshots: docs/
@@ -622,6 +670,7 @@ def _scenarios():
         _mk(C, "s-deleted", "Deleted session")
         _post_many(C, "s-deleted", 2, ["default"])
         expect_status(C.delete("/v1/sessions/s-deleted"), 204, "DELETE s-deleted")
+        _cjk_sessions(C)
         T = Srv("--write-token", WRITE_TOKEN, "--read-token", READ_TOKEN)
         tc = T.client(WRITE_TOKEN)
         _mid_session(tc, "s-mid-t")
@@ -639,6 +688,8 @@ def _scenarios():
                 {"name": "five-" + vp, "session": "s-five", "seq": 10, "width": w, "height": h, "sig": True},
                 {"name": "empty-" + vp, "session": "s-empty", "seq": 0, "width": w, "height": h},
                 {"name": "deleted-" + vp, "session": "s-deleted", "seq": -1, "width": w, "height": h},
+                {"name": "zh-" + vp, "session": "s-zh", "seq": CJK_N, "width": w, "height": h, "full": True},
+                {"name": "ja-" + vp, "session": "s-ja", "seq": CJK_N, "width": w, "height": h, "full": True},
             ]
         _mk(C, "s-gloss", "A glossary change while watching", baseline="base", glossary=True)
         _post_many(C, "s-gloss", 8, ["base", "adapt"], adapt=True)
@@ -824,6 +875,43 @@ def test_scenario_five_long_systems():
         _check_values(r["name"], r, m)
         eq(r["legend"], FIVE[:1] + sorted(LONG), "%s: legend, each system once" % r["name"])
         eq(sorted(r["seen"]["curves"]["r1"]), sorted(FIVE), "%s: R1 curves" % r["name"])
+
+
+def test_scenario_zh_ja_real_sessions_bleu_ter():
+    """Issue 24: a zh session of real post-edited NMT and a ja session show
+    sensible BLEU (> 20) and TER (< 80) -- they showed BLEU 0.0 and TER 100
+    when BLEU always used 13a and TER had no Asian support --, the numbers
+    equal the API's totals, the signature shown names the BLEU tokenizer
+    (zh / ja-mecab) and TER's normalisation with Asian support, and neither
+    the unspaced text nor the signature overflows its box."""
+    _scenarios()  # creates the sessions (when run alone)
+    for sid, tok in (("s-zh", "zh"), ("s-ja", "ja-mecab")):
+        m = C.jget("/v1/sessions/%s/metrics" % sid)
+        sess = C.jget("/v1/sessions/" + sid)
+        tot = m["systems"]["default"]
+        eq(tot["segments"], CJK_N, "%s: segments" % sid)
+        check(tot["bleu"] > 20 and tot["ter"] < 80, "%s: API BLEU %r TER %r" % (sid, tot["bleu"], tot["ter"]))
+        for r in _scen(sid[2:]):
+            n = r["name"]
+            _check_values(n, r, m)
+            shown = {c["metric"]: c["text"] for c in r["ctx"] if c["system"] == "default"}
+            check(float(shown["bleu"]) > 20, "%s: BLEU shown %r" % (n, shown["bleu"]))
+            check(float(shown["ter"]) < 80, "%s: TER shown %r" % (n, shown["ter"]))
+            eq(shown["bleu"], "%.1f" % tot["bleu"], "%s: BLEU shown vs the API" % n)
+            eq(shown["ter"], "%.1f" % tot["ter"], "%s: TER shown vs the API" % n)
+            sig = r["seen"]["signature"]
+            eq(sig, sess["signature"], "%s: signature shown" % n)
+            fields = sig.split("|")
+            check("bleu:" + tok in fields, "%s: signature %r names no bleu:%s" % (n, sig, tok))
+            check("ter:norm,asian" in fields, "%s: signature %r names no TER normalisation" % (n, sig))
+            o = r["overflow"]
+            check(not o["signature"]["wide"] and o["signature"]["right"] <= o["signature"]["colRight"] + 1,
+                  "%s: the signature overflows: %r" % (n, o["signature"]))
+            eq(o["sigSplit"], [], "%s: signature fields broken inside" % n)
+            eq(o["cards"], [], "%s: segment cards wider than their box" % n)
+            eq(o["table"], False, "%s: the totals table scrolls sideways" % n)
+            eq(o["langs"], {"confirmed": sid[2:], "mt": sid[2:], "word": sid[2:]},
+               "%s: lang of the target text (the glyphs of the target language)" % n)
 
 
 def test_scenario_glossary_change_marked_on_the_curves():
