@@ -13,114 +13,7 @@
 
 /* ---- shared/data multilingual golden values (data/golden/multilingual.json) - */
 
-/* The lines of the data file rel (split at '\n', no final empty line) into
- * *lines (malloc'd, pointing into *buf, which the caller frees with it). */
-static size_t ml_lines(const char *rel, char **buf, char ***lines)
-{
-    size_t len = 0;
-    char *b = tu_read(rel, &len);
-    size_t n = 0, cap = 64;
-    char **v = malloc(cap * sizeof *v);
-    assert_non_null(v);
-    char *p = b, *end = b + len;
-    while (p < end) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (nl)
-            *nl = '\0';
-        if (n == cap) {
-            cap *= 2;
-            v = realloc(v, cap * sizeof *v);
-            assert_non_null(v);
-        }
-        v[n++] = p;
-        p = nl ? nl + 1 : end;
-    }
-    *buf = b;
-    *lines = v;
-    return n;
-}
-
-/* One golden case's command "sacrebleu REF... -i HYP -m M FLAGS...", parsed:
- * reference and hypothesis file names (borrowed from words) and flags. */
-typedef struct ml_cmd {
-    char *words; /* copy of the command, split in place */
-    const char *refs[4];
-    size_t nrefs;
-    const char *hyp;
-    const char *flags[12]; /* "--x" or "--x N" pairs as two entries */
-    size_t nflags;
-} ml_cmd;
-
-static void ml_cmd_parse(const char *command, ml_cmd *c)
-{
-    memset(c, 0, sizeof *c);
-    c->words = strdup(command);
-    assert_non_null(c->words);
-    char *save = NULL;
-    char *w = strtok_r(c->words, " ", &save); /* "sacrebleu" */
-    while ((w = strtok_r(NULL, " ", &save))) {
-        if (!strcmp(w, "-i")) {
-            c->hyp = strtok_r(NULL, " ", &save);
-        } else if (!strcmp(w, "-m")) {
-            strtok_r(NULL, " ", &save);
-        } else if (w[0] == '-') {
-            assert_true(c->nflags < 12);
-            c->flags[c->nflags++] = w;
-        } else if (c->nflags > 0 && c->flags[c->nflags - 1][0] == '-' &&
-                   strstr(c->flags[c->nflags - 1], "-order")) {
-            c->flags[c->nflags++] = w; /* the value of --chrf-word-order */
-        } else {
-            assert_true(c->nrefs < 4);
-            c->refs[c->nrefs++] = w;
-        }
-    }
-    assert_non_null(c->hyp);
-}
-
-/* 1 when the case has flag f; *val receives the next word when not NULL. */
-static int ml_has(const ml_cmd *c, const char *f, const char **val)
-{
-    for (size_t i = 0; i < c->nflags; i++)
-        if (!strcmp(c->flags[i], f)) {
-            if (val)
-                *val = i + 1 < c->nflags ? c->flags[i + 1] : NULL;
-            return 1;
-        }
-    return 0;
-}
-
-/* The files of a golden case: hypotheses and references[0..nrefs) (each
- * nseg lines). */
-typedef struct ml_files {
-    char *hbuf, **hyp;
-    char *rbuf[4], **ref[4];
-    size_t nseg, nrefs;
-} ml_files;
-
-static void ml_files_load(json_t *golden, const json_t *cs, const ml_cmd *c, ml_files *f)
-{
-    const char *set = json_string_value(json_object_get(cs, "set"));
-    json_t *st = json_object_get(json_object_get(golden, "sets"), set);
-    const char *dir = json_string_value(json_object_get(st, "dir"));
-    char rel[256];
-    snprintf(rel, sizeof rel, "data/multilingual/%s/%s", dir, c->hyp);
-    f->nseg = ml_lines(rel, &f->hbuf, &f->hyp);
-    f->nrefs = c->nrefs;
-    for (size_t k = 0; k < c->nrefs; k++) {
-        snprintf(rel, sizeof rel, "data/multilingual/%s/%s", dir, c->refs[k]);
-        assert_int_equal(ml_lines(rel, &f->rbuf[k], &f->ref[k]), f->nseg);
-    }
-}
-
-static void ml_files_free(ml_files *f)
-{
-    free(f->hbuf);
-    free(f->hyp);
-    for (size_t k = 0; k < f->nrefs; k++) {
-        free(f->rbuf[k]);
-        free(f->ref[k]);
-    }
-}
+/* The helpers (tu_ml_*) are in testutil.c, shared with test_ter.c / test_chrf.c. */
 
 /* am_ter_tokenize_opts with options o on text, joined with spaces. */
 static void check_tok_opts(const char *text, int norm, int nopunct, int asian, int cs,
@@ -244,13 +137,13 @@ static void test_tokenizer_spans(void **state)
 }
 
 /* The TER options of a golden case. */
-static void ter_case_opts(const ml_cmd *c, am_ter_opts *o, am_config *cfg)
+static void ter_case_opts(const tu_ml_cmd *c, am_ter_opts *o, am_config *cfg)
 {
     am_config_init(cfg);
     static const char *const flags[] = {"--ter-case-sensitive", "--ter-normalized",
                                         "--ter-no-punct", "--ter-asian-support"};
     for (size_t k = 0; k < 4; k++)
-        if (ml_has(c, flags[k], NULL))
+        if (tu_ml_has(c, flags[k], NULL))
             assert_int_equal(am_config_set(cfg, flags[k] + 2, "true", NULL), AM_OK);
     am_config_ter_opts(cfg, o);
 }
@@ -276,16 +169,16 @@ static void test_golden_multilingual(void **state)
         {
             if (strcmp(json_string_value(json_object_get(cs, "metric")), "ter"))
                 continue;
-            ml_cmd c;
-            ml_cmd_parse(json_string_value(json_object_get(cs, "command")), &c);
+            tu_ml_cmd c;
+            tu_ml_cmd_parse(json_string_value(json_object_get(cs, "command")), &c);
             am_config cfg;
             am_ter_opts o;
             ter_case_opts(&c, &o, &cfg);
             am_config_ter_signature(&cfg, c.nrefs, &sig);
             assert_string_equal(am_buf_str(&sig),
                                 json_string_value(json_object_get(cs, "signature")));
-            ml_files f;
-            ml_files_load(g, cs, &c, &f);
+            tu_ml_files f;
+            tu_ml_files_load(g, cs, &c, &f);
             am_ter_stats st;
             am_ter_stats_init(&st);
             json_t *sent = json_object_get(cs, "scores");
@@ -312,7 +205,7 @@ static void test_golden_multilingual(void **state)
                              json_string_value(json_object_get(cs, "id")), v,
                              json_real_value(json_object_get(cs, "score")));
             }
-            ml_files_free(&f);
+            tu_ml_files_free(&f);
             free(c.words);
             ncases++;
         }

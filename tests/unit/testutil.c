@@ -139,3 +139,91 @@ void tu_filter_from_env(void)
     if (p && *p)
         cmocka_set_test_filter(p);
 }
+
+size_t tu_ml_lines(const char *rel, char **buf, char ***lines)
+{
+    size_t len = 0;
+    char *b = tu_read(rel, &len);
+    size_t n = 0, cap = 64;
+    char **v = malloc(cap * sizeof *v);
+    assert_non_null(v);
+    char *p = b, *end = b + len;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (nl)
+            *nl = '\0';
+        if (n == cap) {
+            cap *= 2;
+            v = realloc(v, cap * sizeof *v);
+            assert_non_null(v);
+        }
+        v[n++] = p;
+        p = nl ? nl + 1 : end;
+    }
+    *buf = b;
+    *lines = v;
+    return n;
+}
+
+void tu_ml_cmd_parse(const char *command, tu_ml_cmd *c)
+{
+    memset(c, 0, sizeof *c);
+    c->words = strdup(command);
+    assert_non_null(c->words);
+    char *save = NULL;
+    char *w = strtok_r(c->words, " ", &save); /* "sacrebleu" */
+    while ((w = strtok_r(NULL, " ", &save))) {
+        if (!strcmp(w, "-i")) {
+            c->hyp = strtok_r(NULL, " ", &save);
+        } else if (!strcmp(w, "-m")) {
+            strtok_r(NULL, " ", &save);
+        } else if (w[0] == '-') {
+            assert_true(c->nflags < 12);
+            c->flags[c->nflags++] = w;
+        } else if (c->nflags > 0 && c->flags[c->nflags - 1][0] == '-' &&
+                   strstr(c->flags[c->nflags - 1], "-order")) {
+            c->flags[c->nflags++] = w; /* the value of --chrf-word-order */
+        } else {
+            assert_true(c->nrefs < 4);
+            c->refs[c->nrefs++] = w;
+        }
+    }
+    assert_non_null(c->hyp);
+}
+
+/* 1 when the case has flag f; *val receives the next word when not NULL. */
+int tu_ml_has(const tu_ml_cmd *c, const char *f, const char **val)
+{
+    for (size_t i = 0; i < c->nflags; i++)
+        if (!strcmp(c->flags[i], f)) {
+            if (val)
+                *val = i + 1 < c->nflags ? c->flags[i + 1] : NULL;
+            return 1;
+        }
+    return 0;
+}
+
+void tu_ml_files_load(json_t *golden, const json_t *cs, const tu_ml_cmd *c, tu_ml_files *f)
+{
+    const char *set = json_string_value(json_object_get(cs, "set"));
+    json_t *st = json_object_get(json_object_get(golden, "sets"), set);
+    const char *dir = json_string_value(json_object_get(st, "dir"));
+    char rel[256];
+    snprintf(rel, sizeof rel, "data/multilingual/%s/%s", dir, c->hyp);
+    f->nseg = tu_ml_lines(rel, &f->hbuf, &f->hyp);
+    f->nrefs = c->nrefs;
+    for (size_t k = 0; k < c->nrefs; k++) {
+        snprintf(rel, sizeof rel, "data/multilingual/%s/%s", dir, c->refs[k]);
+        assert_int_equal(tu_ml_lines(rel, &f->rbuf[k], &f->ref[k]), f->nseg);
+    }
+}
+
+void tu_ml_files_free(tu_ml_files *f)
+{
+    free(f->hbuf);
+    free(f->hyp);
+    for (size_t k = 0; k < f->nrefs; k++) {
+        free(f->rbuf[k]);
+        free(f->ref[k]);
+    }
+}

@@ -83,4 +83,36 @@ void tu_tico_free(tu_tico *t);
 #define tu_assert_close(a, b, tol) tu_assert_close_((a), (b), (tol), __FILE__, __LINE__)
 void tu_assert_close_(double a, double b, double tol, const char *file, int line);
 
+/* ---- the multilingual golden cases (data/golden/multilingual.json) ----- */
+
+/* One golden case's command "sacrebleu REF... -i HYP -m M FLAGS...", parsed:
+ * reference and hypothesis file names (borrowed from words) and flags. */
+typedef struct tu_ml_cmd {
+    char *words; /* copy of the command, split in place */
+    const char *refs[4];
+    size_t nrefs;
+    const char *hyp;
+    const char *flags[12]; /* "--x" or "--x N" pairs as two entries */
+    size_t nflags;
+} tu_ml_cmd;
+
+/* The files of a golden case: hypotheses and references[0..nrefs) (each
+ * nseg lines). */
+typedef struct tu_ml_files {
+    char *hbuf, **hyp;
+    char *rbuf[4], **ref[4];
+    size_t nseg, nrefs;
+} tu_ml_files;
+
+/* The lines of the data file rel (split at '\n', no final empty line) into
+ * *lines (malloc'd, pointing into *buf, which the caller frees with it). */
+size_t tu_ml_lines(const char *rel, char **buf, char ***lines);
+/* Parses a golden case's sacreBLEU command into *c (free c->words). */
+void tu_ml_cmd_parse(const char *command, tu_ml_cmd *c);
+/* 1 when the case has flag f; *val receives the next word when not NULL. */
+int tu_ml_has(const tu_ml_cmd *c, const char *f, const char **val);
+/* Loads a case's hypothesis and reference files into *f (tu_ml_files_free). */
+void tu_ml_files_load(json_t *golden, const json_t *cs, const tu_ml_cmd *c, tu_ml_files *f);
+void tu_ml_files_free(tu_ml_files *f);
+
 #endif
