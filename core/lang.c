@@ -140,6 +140,15 @@ int am_lang_same(const char *a, const char *b)
     return 1;
 }
 
+int am_lang_same_canonical(const char *a, const char *b)
+{
+    char ca[64], cb[64];
+    if (am_lang_canonical(a, ca, sizeof ca, NULL) != AM_OK ||
+        am_lang_canonical(b, cb, sizeof cb, NULL) != AM_OK)
+        return am_lang_same(a, b);
+    return am_lang_same(ca, cb);
+}
+
 int am_lang_tag_ok(const char *s)
 {
     size_t n = strlen(s);

@@ -30,6 +30,9 @@ int am_lang_tag_ok(const char *s);
  * case-insensitive: "en" ~ "en-US" ~ "EN_gb". An empty primary subtag
  * matches nothing. */
 int am_lang_same(const char *a, const char *b);
+/* am_lang_same on the canonical forms of a and b ("fre-FR" as memoQ writes
+ * it ~ "fr"), or on the raw tags when either does not canonicalize. */
+int am_lang_same_canonical(const char *a, const char *b);
 
 /* The language a column header names, as its two-letter ISO 639-1 code in
  * out (size n >= 3): a two-letter code ("en"), a three-letter ISO 639-2/3

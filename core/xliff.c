@@ -492,26 +492,14 @@ static const char *xl_alt_lang(xmlNode *a)
     return l && *l ? l : NULL;
 }
 
-/* True when tags a and b name one language once canonical ("fre-FR" as
- * memoQ writes it ~ "fr"); am_lang_same on the raw tags when either does
- * not canonicalize. */
-static int xl_same_lang(const char *a, const char *b)
-{
-    char ca[64], cb[64];
-    if (am_lang_canonical(a, ca, sizeof ca, NULL) != AM_OK ||
-        am_lang_canonical(b, cb, sizeof cb, NULL) != AM_OK)
-        return am_lang_same(a, b);
-    return am_lang_same(ca, cb);
-}
-
 /* Why candidate language lang is not the document's target language
  * (written into why, size cap), or 0 when it is (or either is unknown). */
 static int xl_wrong_lang(const xl_job *j, const char *what, const char *lang, char *why, size_t cap)
 {
     const am_xliff_doc *d = j->d;
-    if (!lang || !d->target_lang || xl_same_lang(lang, d->target_lang))
+    if (!lang || !d->target_lang || am_lang_same_canonical(lang, d->target_lang))
         return 0;
-    if (d->source_lang && xl_same_lang(lang, d->source_lang))
+    if (d->source_lang && am_lang_same_canonical(lang, d->source_lang))
         snprintf(why, cap, "%s in the source language (%.24s)", what, lang);
     else
         snprintf(why, cap, "%s in %.24s, not the target language %.24s", what, lang,
@@ -1189,11 +1177,11 @@ static int xl_tmx_tu(xl_job *j, xl_tmx *t, xmlNode *tu)
         if (!seg)
             continue;
         size_t k = 0;
-        while (k < t->langs.n && !xl_same_lang(t->langs.v[k], l))
+        while (k < t->langs.n && !am_lang_same_canonical(t->langs.v[k], l))
             k++;
         if (k == t->langs.n && t->langs.n < 16)
             am_toks_pushs(&t->langs, l);
-        if (!t->lang || !xl_same_lang(l, t->lang))
+        if (!t->lang || !am_lang_same_canonical(l, t->lang))
             continue;
         char *text = xl_text(seg, &j->tmp);
         am_toks_reset(&t->words);
@@ -1284,9 +1272,9 @@ static const char *xl_tmx_pick(const xl_tmx *t)
     const char *src = t->srclang;
     if (!src || !am_lang_tag_ok(src) || t->langs.n != 2)
         return NULL;
-    if (xl_same_lang(t->langs.v[0], src))
+    if (am_lang_same_canonical(t->langs.v[0], src))
         return t->langs.v[1];
-    return xl_same_lang(t->langs.v[1], src) ? t->langs.v[0] : NULL;
+    return am_lang_same_canonical(t->langs.v[1], src) ? t->langs.v[0] : NULL;
 }
 
 void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out)

@@ -194,16 +194,6 @@ static json_t *am_import_body(const am_xliff_doc *hd, const am_xliff_seg *hs, co
     return b;
 }
 
-/* 1 when tags a and b name one language once canonical ("fre" ~ "fr"). */
-static int am_import_same_lang(const char *a, const char *b)
-{
-    char ca[64], cb[64];
-    if (am_lang_canonical(a, ca, sizeof ca, NULL) != AM_OK ||
-        am_lang_canonical(b, cb, sizeof cb, NULL) != AM_OK)
-        return am_lang_same(a, b);
-    return am_lang_same(ca, cb);
-}
-
 /* The languages document d (the file named what) declares against the
  * session's: a mismatch is answered 422 naming both. Returns 0 or 1 (the
  * problem answered). */
@@ -213,7 +203,7 @@ static int am_import_check_langs(import_state *im, const am_xliff_doc *d, const 
                                {im->sess_tl, d->target_lang, "target"}};
     for (int k = 0; k < 2; k++) {
         const char *sess = pairs[k][0], *file = pairs[k][1];
-        if (!sess || !file || am_import_same_lang(sess, file))
+        if (!sess || !file || am_lang_same_canonical(sess, file))
             continue;
         am_resp_problem(im->resp, im->req, AM_P_INVALID_VALUE,
                         "the %s declares %s language %s but the session's %s_lang is %s: import "
