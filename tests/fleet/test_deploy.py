@@ -191,7 +191,11 @@ def _build_needs():
         d = subprocess.run(["pkg-config", "--variable=pcfiledir", p], capture_output=True,
                            text=True).stdout.strip()
         need.add(_owner(os.path.join(d, p + ".pc")))
-    for lib in re.findall(r"-l(\w+)", re.search(r"(?m)^LDLIBS\s*:=(.+)$", mk).group(1)):
+    ldlibs = re.search(r"(?m)^LDLIBS\s*:=(.+)$", mk).group(1)
+    # variables the line names with a plain value (MECAB_LIBS ?= -lmecab)
+    ldlibs = re.sub(r"\$\((\w+)\)", lambda m: (re.search(
+        r"(?m)^%s\s*[?:]?=\s*(-l.*)$" % m.group(1), mk) or re.match("()", "")).group(1), ldlibs)
+    for lib in re.findall(r"-l(\w+)", ldlibs):
         if lib in ("pthread", "m"):
             continue  # libc6-dev
         arch = subprocess.run(["gcc", "-print-multiarch"], capture_output=True,
