@@ -509,22 +509,22 @@ int am_ter_tokenize_opts(const char *text, const am_ter_opts *o, am_toks *out, a
                                          P_LT,          P_GT,       P_PAD,          P_PUNCT,
                                          P_POSS,        P_POSS_END, P_PERIOD_AFTER, P_PERIOD_BEFORE,
                                          P_DIGIT_DASH};
-    enum ter_pass todo[sizeof norm / sizeof norm[0] + 3];
+    enum ter_pass passes[sizeof norm / sizeof norm[0] + 3];
     size_t nt = 0;
     if (len > 0 && o->normalized) {
         for (size_t k = 0; k < sizeof norm / sizeof norm[0]; k++)
-            todo[nt++] = norm[k];
+            passes[nt++] = norm[k];
         if (o->asian_support)
-            todo[nt++] = P_ASIAN;
+            passes[nt++] = P_ASIAN;
     }
     if (len > 0 && o->no_punct) {
-        todo[nt++] = P_NO_PUNCT;
+        passes[nt++] = P_NO_PUNCT;
         if (o->asian_support)
-            todo[nt++] = P_NO_ASIAN_PUNCT;
+            passes[nt++] = P_NO_ASIAN_PUNCT;
     }
     trk *cur = &a, *nxt = &b;
     for (size_t k = 0; k < nt; k++) {
-        ter_pass(nxt, cur, todo[k]);
+        ter_pass(nxt, cur, passes[k]);
         trk *t = cur;
         cur = nxt;
         nxt = t;

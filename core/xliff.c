@@ -937,6 +937,30 @@ static int xl_entity_refs(xl_job *j, xmlNode *n)
     return AM_OK;
 }
 
+/* Opens the hardened streaming reader over buf (decoded UTF-8) with its
+ * error handler writing into *st (zeroed here): the attribute-flood check
+ * first, then libxml2's reader without network, CDATA nodes or its own
+ * encoding guess. Returns AM_OK with *out (caller frees with
+ * xmlFreeTextReader) or the error reported in j->rep. */
+static int xl_reader_open(xl_job *j, xl_rstate *st, const char *buf, size_t len,
+                          xmlTextReaderPtr *out)
+{
+    memset(st, 0, sizeof *st);
+    *out = NULL;
+    size_t flood = am_xmlsafe_attr_flood(buf, len);
+    if (flood)
+        return xl_err(j->rep, AM_ERR_PARSE, flood, "a start tag has more than %d attributes",
+                      AM_XMLSAFE_MAX_ATTRS);
+    xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
+    int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
+               XML_PARSE_NOWARNING | XML_PARSE_IGNORE_ENC;
+    *out = xmlReaderForMemory(buf, (int)len, NULL, "UTF-8", opts);
+    if (!*out)
+        return xl_err(j->rep, AM_ERR_NOMEM, 0, "cannot create an XML reader");
+    xmlTextReaderSetStructuredErrorHandler(*out, xl_reader_err, st);
+    return AM_OK;
+}
+
 /* One streaming pass over buf[0..len) with the reader: every unit element
  * is expanded alone (xmlTextReaderExpand), handed to xl_unit12/xl_unit20
  * and dropped when the reader moves past it; a 1.2 <header> is copied
@@ -947,18 +971,10 @@ static int xl_entity_refs(xl_job *j, xmlNode *n)
 static int xl_pass(xl_job *j, const char *buf, size_t len)
 {
     xl_rstate st;
-    memset(&st, 0, sizeof st);
-    size_t flood = am_xmlsafe_attr_flood(buf, len);
-    if (flood)
-        return xl_err(j->rep, AM_ERR_PARSE, flood, "a start tag has more than %d attributes",
-                      AM_XMLSAFE_MAX_ATTRS);
-    xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
-    int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
-               XML_PARSE_NOWARNING | XML_PARSE_IGNORE_ENC;
-    xmlTextReaderPtr r = xmlReaderForMemory(buf, (int)len, NULL, "UTF-8", opts);
-    if (!r)
-        return xl_err(j->rep, AM_ERR_NOMEM, 0, "cannot create an XML reader");
-    xmlTextReaderSetStructuredErrorHandler(r, xl_reader_err, &st);
+    xmlTextReaderPtr r;
+    int orc = xl_reader_open(j, &st, buf, len, &r);
+    if (orc != AM_OK)
+        return orc;
     int rc = AM_OK, seen_root = 0;
     int ret = xmlTextReaderRead(r);
     while (ret == 1 && rc == AM_OK && !j->fn_rc) {
@@ -1206,18 +1222,10 @@ static int xl_tmx_tu(xl_job *j, xl_tmx *t, xmlNode *tu)
 static int xl_tmx_pass(xl_job *j, xl_tmx *t, const char *buf, size_t len)
 {
     xl_rstate st;
-    memset(&st, 0, sizeof st);
-    size_t flood = am_xmlsafe_attr_flood(buf, len);
-    if (flood)
-        return xl_err(j->rep, AM_ERR_PARSE, flood, "a start tag has more than %d attributes",
-                      AM_XMLSAFE_MAX_ATTRS);
-    xmlInitParser(); /* idempotent, mutex-guarded inside libxml2 */
-    int opts = XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_BIG_LINES | XML_PARSE_NOERROR |
-               XML_PARSE_NOWARNING | XML_PARSE_IGNORE_ENC;
-    xmlTextReaderPtr r = xmlReaderForMemory(buf, (int)len, NULL, "UTF-8", opts);
-    if (!r)
-        return xl_err(j->rep, AM_ERR_NOMEM, 0, "cannot create an XML reader");
-    xmlTextReaderSetStructuredErrorHandler(r, xl_reader_err, &st);
+    xmlTextReaderPtr r;
+    int orc = xl_reader_open(j, &st, buf, len, &r);
+    if (orc != AM_OK)
+        return orc;
     int rc = AM_OK, seen_root = 0, seen_body = 0;
     int ret = xmlTextReaderRead(r);
     while (ret == 1 && rc == AM_OK) {
