@@ -46,9 +46,11 @@ count_cmocka() {
 for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
     echo "== $t"
+    t0=$(date +%s)
     $VG "$t" >"$log" 2>&1
     rc=$?
     cat "$log"
+    echo "-- $t: $(($(date +%s) - t0)) s"
     set -- $(count_cmocka)
     p=$1; f=$2
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
@@ -61,12 +63,14 @@ done
 for t in $suites; do
     [ -f "$t" ] || continue
     echo "== $t"
+    t0=$(date +%s)
     case "$t" in
     tests/api/*|tests/reliability/*) APITEST_RECORD_DIR=$recdir python3 "$t" >"$log" 2>&1 ;;
     *) python3 "$t" >"$log" 2>&1 ;;
     esac
     rc=$?
     cat "$log"
+    echo "-- $t: $(($(date +%s) - t0)) s"
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -1)
     p=${line%% passed*}; f=${line#*, }; f=${f%% failed*}
     s=0
