@@ -1,0 +1,138 @@
+/* budget.c — a request's time budget, the scoring workspace pool and the
+ * failures every write path answers with (see ingest.h). */
+#include "ingest_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* ---- time budget ---------------------------------------------------------- */
+
+int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The am_cancel check of a budget (ctx: the am_budget, borrowed). */
+static int budget_check(void *ctx)
+{
+    const am_budget *b = ctx;
+    if (atomic_load(&b->srv->abandon))
+        return 1;
+    return b->limit_ns && thread_cpu_ns() >= b->limit_ns;
+}
+
+void am_budget_start(am_budget *b, am_server *srv)
+{
+    am_cancel_init(&b->cancel, budget_check, b);
+    b->srv = srv;
+    b->limit_ns = srv->cfg.request_timeout_ms > 0
+                      ? thread_cpu_ns() + (int64_t)srv->cfg.request_timeout_ms * 1000000
+                      : 0;
+}
+
+int am_budget_over(am_budget *b)
+{
+    return am_cancel_spend(&b->cancel, AM_CANCEL_QUANTUM);
+}
+
+/* ---- workspace pool ------------------------------------------------------ */
+
+struct am_wspool {
+    pthread_mutex_t mu;
+    am_score_ws **free;
+    size_t n, cap;
+};
+
+am_wspool *am_wspool_new(void)
+{
+    am_wspool *p = am_xcalloc(1, sizeof *p);
+    pthread_mutex_init(&p->mu, NULL);
+    return p;
+}
+
+void am_wspool_free(am_wspool *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        am_score_ws_free(p->free[i]);
+    free(p->free);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+am_score_ws *am_wspool_get(am_wspool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    am_score_ws *ws = p->n ? p->free[--p->n] : NULL;
+    pthread_mutex_unlock(&p->mu);
+    return ws ? ws : am_score_ws_new();
+}
+
+void am_wspool_put(am_wspool *p, am_score_ws *ws)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 16;
+        p->free = am_xrealloc(p->free, p->cap * sizeof *p->free);
+    }
+    p->free[p->n++] = ws;
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* ---- failures ------------------------------------------------------------ */
+
+/* A failed write of a session's rows (rc from the store; nothing was
+ * stored), by am_problem_of_store: the session gone is a 404; a session
+ * that changed meanwhile (AM_ERR_CONFLICT) a 503 to retry (*retry set;
+ * during says while what, e.g. "the segment was scored"); a full disk a 507;
+ * anything else a 500. what names the rows ("the segment"). Strings are
+ * borrowed. */
+void am_fail_write(am_fail *f, int rc, const char *session, const char *what, const char *during,
+                   int *retry)
+{
+    switch (am_problem_of_store(rc)) {
+    case AM_P_NOT_FOUND: am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session); break;
+    case AM_P_CONFLICT:
+        *retry = 1;
+        am_failp(f, AM_P_UNAVAILABLE, NULL, "the session changed while %s; retry", during);
+        break;
+    case AM_P_INSUFFICIENT_STORAGE:
+        am_failp(f, AM_P_INSUFFICIENT_STORAGE, NULL,
+                 "%s could not be stored: " AM_PROBLEM_FULL_NOTE, what);
+        break;
+    default: am_failp(f, AM_P_INTERNAL, NULL, "storage error: %s could not be stored", what);
+    }
+}
+
+int am_fail_cancelled(am_fail *f, const am_server *srv, int shutdown)
+{
+    if (shutdown) {
+        am_failp(f, AM_P_REQUEST_TIMEOUT, NULL,
+                 "the server is shutting down; the request was abandoned and nothing was "
+                 "stored");
+        f->retry_after = 1;
+    } else {
+        am_failp(f, AM_P_REQUEST_TIMEOUT, NULL,
+                 "the request needed more than %d ms of computing (request-timeout-ms); it "
+                 "was abandoned and nothing was stored",
+                 srv->cfg.request_timeout_ms);
+    }
+    return AM_ERR_CANCELLED;
+}
+
+/* The 503 of a request abandoned by its budget b (borrowed). */
+int fail_cancelled(am_fail *f, const am_budget *b)
+{
+    return am_fail_cancelled(f, b->srv, atomic_load(&b->srv->abandon));
+}
