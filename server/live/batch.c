@@ -95,7 +95,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
     size_t np = 0, i = 0, bytes = 0;
     am_vocab *ids = am_vocab_new(); /* the ids of this chunk's plans */
     am_mem mem;
-    mem_init(&mem);
+    am_mem_init(&mem);
     mem.session = session;
     am_store_rtx *rtx = NULL;
     am_fail *f = &items[0].fail;
@@ -107,10 +107,10 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
         goto out;
     }
     mem.base = rtx;
-    rc = snapshot_state(srv, sess, rtx, session, "batch", &st, retry, f);
+    rc = am_snapshot_state(srv, sess, rtx, session, "batch", &st, retry, f);
     if (rc != AM_OK)
         goto out;
-    rc = hist_ensure(sess, rtx, session, st.version, &mem.stored, f);
+    rc = am_hist_ensure(sess, rtx, session, st.version, &mem.stored, f);
     if (rc != AM_OK)
         goto out;
     am_scoring use = am_scoring_of(sess);
@@ -150,7 +150,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
             am_plan_cleanup(p);
             break;
         }
-        mem_apply(&mem, p);
+        am_mem_apply(&mem, p);
         p->incarnation = st.incarnation;
         p->glossary_version = st.glossary_version;
         p->result_txt = am_json_dump(res);
@@ -189,7 +189,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
             am_plan *p = &plans[k];
             am_sess_tot_commit(sess, p->seq, p->nsys, p->sys, p->tot);
             am_sess_hist_commit(sess, st.version + (int64_t)k, st.version + (int64_t)k + 1,
-                                am_buf_str(&p->words), p->nwords, plan_settles(p));
+                                am_buf_str(&p->words), p->nwords, am_plan_settles(p));
             am_events_publish(srv->events, session, p->seq, p->result_txt); /* SSE */
             items[plan_item[k]].status = 201;
             items[plan_item[k]].result = p->result_txt;
@@ -206,7 +206,7 @@ out:
     free(plans);
     free(plan_item);
     am_vocab_free(ids);
-    mem_cleanup(&mem);
+    am_mem_cleanup(&mem);
     am_sess_unlock(sess);
     am_sessions_release(srv->sessions, sess);
     return rc;

@@ -8,13 +8,6 @@
 
 /* ---- time budget ---------------------------------------------------------- */
 
-int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int64_t thread_cpu_ns(void)
 {
     struct timespec ts;
@@ -132,7 +125,7 @@ int am_fail_cancelled(am_fail *f, const am_server *srv, int shutdown)
 }
 
 /* The 503 of a request abandoned by its budget b (borrowed). */
-int fail_cancelled(am_fail *f, const am_budget *b)
+int am_budget_fail(am_fail *f, const am_budget *b)
 {
     return am_fail_cancelled(f, b->srv, atomic_load(&b->srv->abandon));
 }

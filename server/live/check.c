@@ -250,7 +250,7 @@ typedef struct check_choices {
 /* What a check reads from the store, all of it in one read snapshot rtx
  * (issue 27: a check used to open a snapshot and scan every pending
  * segment once per word, quadratic in the hypothesis's length): the
- * history counts a POST is scored with (hist_ensure: the session's cache,
+ * history counts a POST is scored with (am_hist_ensure: the session's cache,
  * filled once at the snapshot's version), so that a word's occ is a hash
  * lookup, plus an indexed one of its settled count when the cache holds
  * the pending words only; the choices of an entry read once. The session
@@ -292,7 +292,7 @@ static int check_snap_begin(check_snap *cs, am_server *srv, const char *session,
     if (rc == AM_OK &&
         (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version))
         rc = AM_ERR_CONFLICT;
-    if (rc == AM_OK && hist_ensure(sess, cs->rtx, session, st.version, &cs->hist, f) != AM_OK)
+    if (rc == AM_OK && am_hist_ensure(sess, cs->rtx, session, st.version, &cs->hist, f) != AM_OK)
         rc = CHECK_FAILED;
     if (rc != AM_OK) {
         am_store_rtx_end(cs->rtx);
@@ -342,7 +342,7 @@ static json_t *check_choices_get(check_snap *cs, size_t idx, const am_gloss_entr
 static int check_fail(am_server *srv, am_budget *bud, int rc, size_t n, am_fail *f)
 {
     if (rc == AM_ERR_CANCELLED)
-        return fail_cancelled(f, bud);
+        return am_budget_fail(f, bud);
     if (rc == AM_ERR_RANGE)
         return am_failp(f, AM_P_TOO_MANY_TERM_OCCURRENCES, "source",
                         "more than %d glossary term occurrences in the source; the limit "
@@ -432,7 +432,7 @@ static int check_occ(void *ctx, const char *word, int64_t *occ)
     check_snap *cs = ctx;
     if (am_cancel_spend(&cs->bud->cancel, AM_CANCEL_QUANTUM / 64))
         return AM_ERR_CANCELLED;
-    return hist_lookup(cs->rtx, cs->session, &cs->hist, word, occ);
+    return am_hist_lookup(cs->rtx, cs->session, &cs->hist, word, occ);
 }
 
 /* The adaptation signal of hypothesis hyp (docs/metrics.md §2, "The next
@@ -456,7 +456,7 @@ static int check_adaptation(check_snap *cs, am_sess *sess, am_score_ws *ws, am_b
     int rc = am_score_segment_recall(sess->scorer, ws, &in, check_occ, cs, &rec, &field);
     am_score_ws_set_cancel(ws, NULL);
     if (rc == AM_ERR_CANCELLED)
-        return fail_cancelled(f, bud);
+        return am_budget_fail(f, bud);
     if (rc != AM_OK)
         return am_failp(f,
                         rc == AM_ERR_UTF8 || rc == AM_ERR_NUL ? AM_P_INVALID_UTF8 : AM_P_INTERNAL,

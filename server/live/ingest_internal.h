@@ -1,7 +1,15 @@
 /*
- * ingest_internal.h — what the files of the write path (budget.c, seg_req.c,
- * post.c, replay.c, batch.c, check.c) share; private to server/live/. The
- * public API is ingest.h.
+ * ingest_internal.h — what the files of the write path share; private to
+ * server/live/ (the public API is ingest.h). The path by file:
+ *   budget.c   a request's CPU budget, the scoring workspace pool, the
+ *              answers of a failed or abandoned write;
+ *   seg_req.c  a segment body validated into an am_seg_req;
+ *   post.c     one POST: the history counts it is scored with, its plan
+ *              (am_apply), the fast path, the group-commit job, the retries;
+ *   replay.c   PUT and DELETE: the replay from the last checkpoint, staged
+ *              result generations and the switch;
+ *   batch.c    a batch, in chunks of one group commit each;
+ *   check.c    the totals (metrics) and the next-hypothesis check.
  */
 #ifndef AM_INGEST_INTERNAL_H
 #define AM_INGEST_INTERNAL_H
@@ -96,40 +104,39 @@ typedef struct am_mem {
 typedef int (*am_write_once_fn)(am_server *srv, const char *session, const am_seg_req *req,
                                 char **result, int *status, am_fail *f, int *retry, am_budget *bud);
 
-/* budget.c: the monotonic clock (ns); a failed write's problem (store rc);
- * the 503 of a request abandoned by its budget. */
-int64_t mono_ns(void);
+/* budget.c: a failed write's problem (store rc); the 503 of a request
+ * abandoned by its budget. */
 void am_fail_write(am_fail *f, int rc, const char *session, const char *what, const char *during,
                    int *retry);
-int fail_cancelled(am_fail *f, const am_budget *b);
+int am_budget_fail(am_fail *f, const am_budget *b);
 
 /* post.c: the history counts, the plan, the scoring of one segment, the
  * session's runtime and snapshot, one POST attempt and the retry loop.
  * Ownership is stated at each definition. */
-int hist_lookup(am_store_rtx *rtx, const char *session, const am_hist *h, const char *word,
-                int64_t *occ);
-int hist_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, int64_t version,
-                am_hist *out, am_fail *f);
+int am_hist_lookup(am_store_rtx *rtx, const char *session, const am_hist *h, const char *word,
+                   int64_t *occ);
+int am_hist_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, int64_t version,
+                   am_hist *out, am_fail *f);
 am_scoring am_scoring_of(const am_sess *sess);
 void am_plan_init(am_plan *p, const char *session, int64_t seq);
 void am_plan_cleanup(am_plan *p);
-int plan_settles(const am_plan *p);
+int am_plan_settles(const am_plan *p);
 int am_post_job(am_store_tx *tx, void *ctx);
-void mem_init(am_mem *m);
-am_totals *mem_totals(am_mem *m, const char *system);
+void am_mem_init(am_mem *m);
+am_totals *am_mem_totals(am_mem *m, const char *system);
 int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_rtx *rtx, am_mem *mem,
              const char *session, int64_t seq, const am_seg_req *req, int64_t now, int cached,
              am_budget *bud, json_t **result, am_plan *plan, am_fail *f);
 int am_acquire(am_server *srv, const char *session, am_sess **out, am_fail *f);
-int snapshot_state(am_server *srv, am_sess *sess, am_store_rtx *rtx, const char *session,
-                   const char *what, am_store_state *st, int *retry, am_fail *f);
+int am_snapshot_state(am_server *srv, am_sess *sess, am_store_rtx *rtx, const char *session,
+                      const char *what, am_store_state *st, int *retry, am_fail *f);
 int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in, char **result,
                  int *status, am_fail *f, int *retry, am_budget *bud);
 int am_write_with_retries(am_server *srv, const char *session, const am_seg_req *req, char **result,
                           int *status, am_fail *f, am_write_once_fn once);
 
 /* replay.c: a plan applied to an in-memory history; its release. */
-void mem_apply(am_mem *m, const am_plan *p);
-void mem_cleanup(am_mem *m);
+void am_mem_apply(am_mem *m, const am_plan *p);
+void am_mem_cleanup(am_mem *m);
 
 #endif

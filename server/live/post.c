@@ -28,8 +28,8 @@ static void hist_add(const am_hist *h, const char *word, int64_t *occ)
 
 /* occ of word: h's counts, plus the store's settled ones through rtx
  * unless h is full. */
-int hist_lookup(am_store_rtx *rtx, const char *session, const am_hist *h, const char *word,
-                int64_t *occ)
+int am_hist_lookup(am_store_rtx *rtx, const char *session, const am_hist *h, const char *word,
+                   int64_t *occ)
 {
     int rc = AM_OK;
     *occ = 0;
@@ -43,7 +43,7 @@ int hist_lookup(am_store_rtx *rtx, const char *session, const am_hist *h, const 
 static int am_tx_lookup(void *ctx, const char *word, int64_t *occ)
 {
     am_lookup_ctx *c = ctx;
-    return hist_lookup(c->tx, c->session, &c->h, word, occ);
+    return am_hist_lookup(c->tx, c->session, &c->h, word, occ);
 }
 
 /* A load of a session's settled counts within a byte budget. */
@@ -80,8 +80,8 @@ static int pend_word(void *ctx, const char *word, int64_t seq)
  * cache's history budget has room for it (the settled vocab and the
  * pending words), else the pending words only; a 500 in f when the store
  * fails. */
-int hist_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, int64_t version,
-                am_hist *out, am_fail *f)
+int am_hist_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, int64_t version,
+                   am_hist *out, am_fail *f)
 {
     out->counts = am_sess_hist_get(sess, version, &out->full);
     if (out->counts)
@@ -143,7 +143,7 @@ void am_plan_cleanup(am_plan *p)
 
 /* Whether the commit of p's segment also takes the checkpoint and settles
  * the pending words (every AM_CKPT_EVERY-th seq). */
-int plan_settles(const am_plan *p)
+int am_plan_settles(const am_plan *p)
 {
     return p->seq % AM_CKPT_EVERY == 0;
 }
@@ -187,7 +187,7 @@ int am_post_job(am_store_tx *tx, void *ctx)
          * the job's savepoint is rolled back) */
         p->dup = rc == AM_ERR_CONFLICT;
     }
-    if (rc == AM_OK && plan_settles(p)) {
+    if (rc == AM_OK && am_plan_settles(p)) {
         rc = am_store_tx_checkpoint_take(tx, p->session, p->seq); /* the totals after p->seq */
         if (rc == AM_OK) /* the pending words up to p->seq into the settled history */
             rc = am_store_tx_history_settle(tx, p->session);
@@ -195,8 +195,8 @@ int am_post_job(am_store_tx *tx, void *ctx)
     return rc;
 }
 
-/* An empty history (mem_cleanup frees it). */
-void mem_init(am_mem *m)
+/* An empty history (am_mem_cleanup frees it). */
+void am_mem_init(am_mem *m)
 {
     memset(m, 0, sizeof *m);
     m->hist = am_vocab_new();
@@ -210,7 +210,7 @@ static int mem_overlay_lookup(void *ctx, const char *word, int64_t *occ)
 {
     const am_mem *m = ctx;
     int64_t stored = 0, added = 0;
-    int rc = hist_lookup(m->base, m->session, &m->stored, word, &stored);
+    int rc = am_hist_lookup(m->base, m->session, &m->stored, word, &stored);
     if (rc != AM_OK)
         return rc;
     if (!am_vocab_get(m->hist, word, &added))
@@ -220,7 +220,7 @@ static int mem_overlay_lookup(void *ctx, const char *word, int64_t *occ)
 }
 
 /* The totals of system in mem (borrowed), or NULL when it has none. */
-am_totals *mem_totals(am_mem *m, const char *system)
+am_totals *am_mem_totals(am_mem *m, const char *system)
 {
     for (size_t i = 0; i < m->n; i++)
         if (!strcmp(m->sys[i], system))
@@ -234,7 +234,7 @@ static int apply_score_failed(const am_server *srv, am_budget *bud, int rc, cons
                               am_fail *f)
 {
     if (rc == AM_ERR_CANCELLED)
-        return fail_cancelled(f, bud);
+        return am_budget_fail(f, bud);
     if (rc == AM_ERR_IO)
         return am_failp(f, AM_P_INTERNAL, NULL, "the database failed");
     if (rc == AM_ERR_RANGE)
@@ -293,7 +293,7 @@ static int apply_entry_totals(am_sess *sess, const am_scorer *sc, am_store_rtx *
                               int cached, const char *session, int64_t seq, const char *name,
                               am_totals *t)
 {
-    const am_totals *mt = mem ? mem_totals(mem, name) : NULL;
+    const am_totals *mt = mem ? am_mem_totals(mem, name) : NULL;
     if (mt) {
         *t = *mt;
         return AM_OK;
@@ -506,8 +506,8 @@ int am_acquire(am_server *srv, const char *session, am_sess **out, am_fail *f)
  * cannot be read, and a retry (AM_ERR_CONFLICT, the runtime forgotten) when
  * the runtime is of another incarnation or glossary version; `what` names
  * the write in the detail. */
-int snapshot_state(am_server *srv, am_sess *sess, am_store_rtx *rtx, const char *session,
-                   const char *what, am_store_state *st, int *retry, am_fail *f)
+int am_snapshot_state(am_server *srv, am_sess *sess, am_store_rtx *rtx, const char *session,
+                      const char *what, am_store_state *st, int *retry, am_fail *f)
 {
     int rc = am_store_tx_session_info(rtx, session, st);
     if (rc == AM_ERR_NOTFOUND) {
@@ -540,7 +540,7 @@ static void post_committed(am_server *srv, am_sess *sess, const char *session, a
 {
     am_sess_tot_commit(sess, plan->seq, plan->nsys, plan->sys, plan->tot);
     am_sess_hist_commit(sess, before, before + 1, am_buf_str(&plan->words), plan->nwords,
-                        plan_settles(plan));
+                        am_plan_settles(plan));
     am_sess_note(sess, before + 1, plan->seq);
     am_events_publish(srv->events, session, plan->seq, plan->result_txt); /* SSE (events.h) */
     *result = plan->result_txt;
@@ -654,7 +654,7 @@ int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in, 
         goto out;
     }
     am_store_state st;
-    rc = snapshot_state(srv, sess, rtx, session, "segment", &st, retry, f);
+    rc = am_snapshot_state(srv, sess, rtx, session, "segment", &st, retry, f);
     if (rc != AM_OK)
         goto out;
     int64_t seq = 0;
@@ -696,7 +696,7 @@ int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in, 
     plan.seq = st.last_seq + 1;
     plan.incarnation = st.incarnation;
     plan.glossary_version = st.glossary_version;
-    rc = hist_ensure(sess, rtx, session, st.version, &plan.hist, f);
+    rc = am_hist_ensure(sess, rtx, session, st.version, &plan.hist, f);
     if (rc != AM_OK)
         goto out;
     am_sess_note(sess, st.version, st.last_seq);

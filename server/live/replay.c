@@ -3,6 +3,7 @@
  * ingest.h). */
 #include "ingest_internal.h"
 
+#include "clock.h" /* am_mono_ns */
 #include "events.h" /* am_events_publish (SSE) */
 #include "json.h"
 
@@ -168,7 +169,7 @@ static int am_vscorer_get(am_server *srv, const char *session, am_vscorers *vs, 
  * none. */
 static am_totals *mem_slot(am_mem *m, const char *system)
 {
-    am_totals *t = mem_totals(m, system);
+    am_totals *t = am_mem_totals(m, system);
     if (t)
         return t;
     if (m->n == m->cap) {
@@ -182,7 +183,7 @@ static am_totals *mem_slot(am_mem *m, const char *system)
 
 /* Applies a scored segment's plan to the in-memory history (what
  * am_plan_exec does to the store). */
-void mem_apply(am_mem *m, const am_plan *p)
+void am_mem_apply(am_mem *m, const am_plan *p)
 {
     const char *w = p->words.len ? am_buf_str(&p->words) : "";
     for (size_t i = 0; i < p->nwords; i++) {
@@ -223,7 +224,7 @@ static int ckpt_word(void *ctx, const char *word, int64_t occ)
     return 0;
 }
 
-void mem_cleanup(am_mem *m)
+void am_mem_cleanup(am_mem *m)
 {
     free(m->tot);
     am_vocab_free(m->hist);
@@ -481,8 +482,8 @@ static int replay_start(am_store_rtx *rtx, const char *session, const am_sess *s
     if (rc == AM_OK && *from > 0 && !ld.failed)
         rc = am_store_tx_history_upto(rtx, session, *from, ckpt_word, &ld);
     if (rc != AM_OK || ld.failed || *from == 0) {
-        mem_cleanup(mem); /* from the first segment */
-        mem_init(mem);
+        am_mem_cleanup(mem); /* from the first segment */
+        am_mem_init(mem);
         *from = 0;
     }
     return rc;
@@ -613,7 +614,7 @@ static int edit_replay_row(am_edit *e, const am_row *r, int *retry)
     if (rc != AM_OK)
         return rc;
     if (replaced && !e->req) /* deleted: its words leave the history */
-        return am_budget_over(e->bud) ? fail_cancelled(e->f, e->bud)
+        return am_budget_over(e->bud) ? am_budget_fail(e->f, e->bud)
                                       : old_words(e->srv, e->sess, &how, &e->mem, e->session,
                                                   e->seq, r->request, e->bud, &e->redo, e->f);
     am_seg_req stored;
@@ -639,14 +640,14 @@ static int edit_replay_row(am_edit *e, const am_row *r, int *retry)
     json_t *res = NULL;
     am_plan plan;
     am_plan_init(&plan, e->session, at);
-    rc = am_budget_over(e->bud) ? fail_cancelled(e->f, e->bud)
+    rc = am_budget_over(e->bud) ? am_budget_fail(e->f, e->bud)
                                 : am_apply(e->srv, e->sess, &how, NULL, &e->mem, e->session, at,
                                            use, e->now, 0, e->bud, &res, &plan, e->f);
     if (rc == AM_OK && replaced) /* the words it had before */
         rc = old_words(e->srv, e->sess, &how, &e->mem, e->session, e->seq, r->request, e->bud,
                        &e->redo, e->f);
     if (rc == AM_OK) {
-        mem_apply(&e->mem, &plan); /* the history as the store will hold it */
+        am_mem_apply(&e->mem, &plan); /* the history as the store will hold it */
         if (at % AM_CKPT_EVERY == 0)
             redo_checkpoint(&e->redo, at, &e->mem);
         e->replayed++;
@@ -680,12 +681,12 @@ static int edit_switch(am_edit *e, int64_t t_start, int *retry)
     char hash[17] = "";
     if (e->req)
         snprintf(hash, sizeof hash, "%016llx", (unsigned long long)am_fnv1a(e->req->canonical));
-    int64_t t_scored = mono_ns();
+    int64_t t_scored = am_mono_ns();
     am_redo_job job = {e->session, e->st.version, e->st.incarnation, e->seq,  e->req,
                        hash,       e->now,        &e->redo,          &e->mem, 0};
     am_store_tx *tx = NULL;
     int rc = redo_stage(e->srv->store, e->session, &e->redo, &job.gen);
-    int64_t t_staged = mono_ns();
+    int64_t t_staged = am_mono_ns();
     if (rc == AM_OK)
         rc = am_store_tx_begin(e->srv->store, &tx);
     if (rc == AM_OK) {
@@ -700,7 +701,7 @@ static int edit_switch(am_edit *e, int64_t t_start, int *retry)
               "built): scored in %.0f ms, staged in %.0f ms, switched in %.0f ms",
               e->replayed, e->session, (long long)e->redo.from, e->vs.built,
               (double)(t_scored - t_start) / 1e6, (double)(t_staged - t_scored) / 1e6,
-              (double)(mono_ns() - t_staged) / 1e6);
+              (double)(am_mono_ns() - t_staged) / 1e6);
     if (rc != AM_OK)
         am_fail_write(e->f, rc, e->session, "the replacement",
                       e->req ? "the segment was replaced" : "the segment was deleted", retry);
@@ -728,7 +729,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
                         const am_seg_req *req_in, char **result, int *status, am_fail *f,
                         int *retry, am_budget *bud, int *absent)
 {
-    int64_t t_start = mono_ns();
+    int64_t t_start = am_mono_ns();
     am_sess *sess;
     int rc = am_acquire(srv, session, &sess, f);
     if (rc != AM_OK)
@@ -753,7 +754,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     e.vs.sess = sess;
     am_gloss_init(&e.vs.gloss);
     redo_init(&e.redo);
-    mem_init(&e.mem);
+    am_mem_init(&e.mem);
     am_sess_lock(sess);
     rc = edit_settle(&e, retry);
     if (rc == AM_OK)
@@ -777,7 +778,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     }
     json_decref(e.last_res);
     redo_cleanup(&e.redo);
-    mem_cleanup(&e.mem);
+    am_mem_cleanup(&e.mem);
     am_rows_free(&e.rows);
     am_vscorers_cleanup(srv, &e.vs);
     am_sess_unlock(sess);
