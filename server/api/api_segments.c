@@ -46,72 +46,248 @@ static void am_batch_put_json(am_buf *b, const json_t *v)
     free(t);
 }
 
-/* The 200 answer of a batch (see postSegment in openapi.yaml): one item per
- * id in ids (NULL: the item had no string id), with its status and result or problem, or status
- * null when not attempted. Written as text: the stored results are compact JSON already and are
- * copied as they are, each freed once copied — a tree of every result (what json_pack would build)
- * took several times the answer's size (issue 25 §5: 107 MB for a 5,000-item batch). */
-static void am_batch_answer(am_req *req, am_resp *resp, json_t **ids, am_batch_item *items,
-                            size_t n, size_t attempted)
-{
+/* The 200 answer of a batch (see postSegment in openapi.yaml), written as
+ * text while the batch is posted: one item per id, with its status and
+ * result or problem, or status null when not attempted. The stored results
+ * are compact JSON already and are copied as they are, each freed once
+ * copied, step by step — a tree of every result (what json_pack would
+ * build) took several times the answer's size (issue 25 §5: 107 MB for a
+ * 5,000-item batch), and holding every result until the end twice it. */
+typedef struct am_batch_out {
     am_buf b;
-    am_buf_init(&b);
-    long long created = 0, unchanged = 0, failed = -1;
-    size_t need = 256;
-    for (size_t i = 0; i < n; i++)
-        need += 128 + (items[i].result ? strlen(items[i].result) : 0);
-    am_buf_reserve(&b, need); /* one allocation, not a doubling series of copies */
-    am_buf_appends(&b, "{\"items\":[");
-    for (size_t i = 0; i < n; i++) {
+    long long created, unchanged, failed; /* failed: the failed item's index, or -1 */
+} am_batch_out;
+
+static void am_batch_out_init(am_batch_out *o)
+{
+    am_buf_init(&o->b);
+    am_buf_appends(&o->b, "{\"items\":[");
+    o->created = o->unchanged = 0;
+    o->failed = -1;
+}
+
+/* Appends items[from..to) (their ids in ids[]) to o, each item before
+ * attempted with its outcome (its result freed once copied), the later
+ * ones with status null. After the first step (from 0) the buffer is
+ * sized for all n items at that step's rate, not grown by doubling
+ * copies. */
+static void am_batch_out_items(am_batch_out *o, json_t **ids, am_batch_item *items, size_t from,
+                               size_t to, size_t attempted, size_t n)
+{
+    for (size_t i = from; i < to; i++) {
         am_batch_item *it = &items[i];
-        am_buf_printf(&b, "%s{\"index\":%zu,\"id\":", i ? "," : "", i);
-        am_batch_put_json(&b, ids[i]);
+        am_buf_printf(&o->b, "%s{\"index\":%zu,\"id\":", i ? "," : "", i);
+        am_batch_put_json(&o->b, ids[i]);
         if (i >= attempted) {
-            am_buf_appends(&b, ",\"status\":null}");
+            am_buf_appends(&o->b, ",\"status\":null}");
             continue;
         }
         if (it->status == 200 || it->status == 201) {
-            am_buf_printf(&b, ",\"status\":%d,\"result\":", it->status);
-            am_buf_appends(&b, it->result ? it->result : "null");
+            am_buf_printf(&o->b, ",\"status\":%d,\"result\":", it->status);
+            am_buf_appends(&o->b, it->result ? it->result : "null");
             free(it->result);
             it->result = NULL;
             if (it->status == 201)
-                created++;
+                o->created++;
             else
-                unchanged++;
+                o->unchanged++;
         } else {
-            am_buf_printf(&b, ",\"status\":%d,\"problem\":", am_fail_status(&it->fail));
+            am_buf_printf(&o->b, ",\"status\":%d,\"problem\":", am_fail_status(&it->fail));
             json_t *pj = am_fail_json(&it->fail, NULL);
-            am_batch_put_json(&b, pj);
+            am_batch_put_json(&o->b, pj);
             json_decref(pj);
-            failed = (long long)i;
+            o->failed = (long long)i;
         }
-        am_buf_appendc(&b, '}');
+        am_buf_appendc(&o->b, '}');
     }
-    am_buf_appends(&b, "],\"session\":");
-    json_t *sj = json_string(req->params[0]);
-    am_batch_put_json(&b, sj);
-    json_decref(sj);
-    am_buf_printf(&b, ",\"created\":%lld,\"unchanged\":%lld,\"failed\":", created, unchanged);
-    if (failed < 0)
-        am_buf_appends(&b, "null");
-    else
-        am_buf_printf(&b, "%lld", failed);
-    am_buf_printf(&b, ",\"not_attempted\":%zu}", n - attempted);
-    am_resp_json_text(resp, 200, am_buf_detach(&b));
+    if (from == 0 && to > 0 && to < n) /* the rest at this step's rate, +1/8 */
+        am_buf_reserve(&o->b, o->b.len + (o->b.len / to) * (n - to) * 9 / 8 + 256);
 }
 
-/* Items parsed and posted per step of a batch: their parsed requests and
- * their JSON trees are freed after each step, so a batch's working memory
- * is about one step's, not the whole body's as trees (issue 25 §5). */
-#define AM_BATCH_STEP 1000
+/* Ends o's answer (n items, attempted of them) and sends it. */
+static void am_batch_out_send(am_req *req, am_resp *resp, am_batch_out *o, size_t n,
+                              size_t attempted)
+{
+    am_buf_appends(&o->b, "],\"session\":");
+    json_t *sj = json_string(req->params[0]);
+    am_batch_put_json(&o->b, sj);
+    json_decref(sj);
+    am_buf_printf(&o->b, ",\"created\":%lld,\"unchanged\":%lld,\"failed\":", o->created,
+                  o->unchanged);
+    if (o->failed < 0)
+        am_buf_appends(&o->b, "null");
+    else
+        am_buf_printf(&o->b, "%lld", o->failed);
+    am_buf_printf(&o->b, ",\"not_attempted\":%zu}", n - attempted);
+    am_resp_json_text(resp, 200, am_buf_detach(&o->b));
+}
 
-/* A batch being posted: the items (JSON values) and how to let go of one. */
+/* Items parsed and posted per step of a batch: one group-commit chunk
+ * (AM_BATCH_CHUNK). The body stays text; a step's items are parsed into
+ * JSON trees when the step comes and freed after it, so a batch's working
+ * memory is one chunk's, not the whole body's as trees (issue 25 §5: a tree
+ * of a 20,000-item body took +55 MB). */
+#define AM_BATCH_STEP AM_BATCH_CHUNK
+
+/* An item's bytes in the body. */
+typedef struct am_batch_span {
+    size_t off, len;
+} am_batch_span;
+
+/* A batch being posted: its n items, each a span of the body parsed when
+ * its step comes (spans), or the items of a body parsed whole (array). */
 typedef struct am_batch_src {
-    json_t **vals; /* the items; NULL once released (or a line that is not JSON) */
-    char **errs; /* NDJSON: why vals[i] is NULL, or NULL */
-    json_t *array; /* a JSON array body holding vals (borrowed), or NULL (vals owned) */
+    const char *body; /* borrowed, with spans */
+    am_batch_span *spans; /* [n] owned, or NULL (vals given whole) */
+    char **errs; /* [n] owned, NDJSON: why line i is not JSON, or NULL */
+    json_t *
+        *vals; /* [n] the items of the step posted; NULL when not loaded, released or not JSON */
+    json_t *array; /* a body parsed whole, holding vals (borrowed), or NULL */
+    json_t **ids; /* [n] each item's string id (owned references), NULL when none */
+    size_t n;
+    size_t flags; /* jansson's, for the items (with spans) */
 } am_batch_src;
+
+/* The flags of a whole body (am_req_json), for the items of an NDJSON
+ * batch; an array's items are any value (a scalar item is refused by
+ * am_batch_parse, as when the body was parsed whole). */
+#define AM_BATCH_NDJSON_FLAGS (JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL)
+#define AM_BATCH_ARRAY_FLAGS (AM_BATCH_NDJSON_FLAGS | JSON_DECODE_ANY)
+
+/* Appends the item of src->body[off..off+len) to src, parsed with src's
+ * flags and more (NULL when it is not JSON: *jerr says why), keeping its
+ * string id; returns the parsed item, the caller's to free. */
+static json_t *am_batch_add(am_batch_src *src, size_t *cap, size_t off, size_t len, size_t more,
+                            json_error_t *jerr)
+{
+    if (src->n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        src->spans = am_xrealloc(src->spans, *cap * sizeof *src->spans);
+        src->ids = am_xrealloc(src->ids, *cap * sizeof *src->ids);
+        src->errs = am_xrealloc(src->errs, *cap * sizeof *src->errs);
+    }
+    json_t *v = json_loadb(src->body + off, len, src->flags | more, jerr);
+    json_t *id = json_object_get(v, "id");
+    src->spans[src->n] = (am_batch_span){off, len};
+    src->ids[src->n] = json_is_string(id) ? json_incref(id) : NULL;
+    src->errs[src->n] = NULL;
+    src->n++;
+    return v;
+}
+
+/* Frees src's storage and the items still held (after a failure). */
+static void am_batch_src_cleanup(am_batch_src *src)
+{
+    for (size_t i = 0; i < src->n; i++) {
+        if (!src->array && src->vals)
+            json_decref(src->vals[i]);
+        if (src->errs)
+            free(src->errs[i]);
+        if (src->ids)
+            json_decref(src->ids[i]);
+    }
+    free(src->spans);
+    free(src->errs);
+    free(src->vals);
+    free(src->ids);
+    json_decref(src->array);
+    memset(src, 0, sizeof *src);
+}
+
+/* Whether c is JSON whitespace (RFC 8259 §2). */
+static int am_json_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The deepest nesting of arrays and objects in the well-formed JSON text
+ * t[0..len) (brackets inside strings do not count). */
+static size_t am_json_depth(const char *t, size_t len)
+{
+    size_t depth = 0, deepest = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = t[i];
+        if (in_str) {
+            if (c == '\\')
+                i++; /* the escaped character */
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '[' || c == '{') {
+            if (++depth > deepest)
+                deepest = depth;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        }
+    }
+    return deepest;
+}
+
+/* The items of a JSON array body (borrowed into src->body; src zeroed by
+ * the caller), without a tree of the body: each item is parsed by jansson on
+ * its own, with the flags of a whole body, and freed at once, its span and
+ * id kept; the brackets, commas and whitespace between items are checked
+ * here. So an item is refused exactly when the whole body would be. Returns
+ * AM_OK, or AM_ERR_PARSE when the body is not one well-formed array, or
+ * holds an item that only the whole body's depth limit refuses (the caller
+ * then parses the body whole for the problem with its line and column, as
+ * before this scan). */
+static int am_batch_scan_array(const char *body, size_t len, am_batch_src *src)
+{
+    size_t cap = 0, k = 0;
+    src->body = body;
+    src->flags = AM_BATCH_ARRAY_FLAGS;
+    while (k < len && am_json_ws(body[k]))
+        k++;
+    if (k == len || body[k] != '[')
+        return AM_ERR_PARSE;
+    k++;
+    while (k < len && am_json_ws(body[k]))
+        k++;
+    if (k == len) /* "[" alone */
+        return AM_ERR_PARSE;
+    int more = body[k] != ']'; /* else the empty array */
+    if (!more)
+        k++;
+    while (more) {
+        json_error_t jerr;
+        /* the item alone: jansson stops after it (position: its end) */
+        json_t *v = am_batch_add(src, &cap, k, len - k, JSON_DISABLE_EOF_CHECK, &jerr);
+        json_decref(v);
+        if (!v)
+            return AM_ERR_PARSE;
+        size_t end = k + (size_t)jerr.position;
+        src->spans[src->n - 1].len = end - k;
+        /* the body's own array is one level more (JSON_PARSER_MAX_DEPTH) */
+        if (am_json_depth(body + k, end - k) + 1 > JSON_PARSER_MAX_DEPTH)
+            return AM_ERR_PARSE;
+        k = end;
+        while (k < len && am_json_ws(body[k]))
+            k++;
+        if (k == len || (body[k] != ',' && body[k] != ']'))
+            return AM_ERR_PARSE;
+        more = body[k] == ',';
+        k++; /* the comma, or the closing bracket */
+    }
+    while (k < len && am_json_ws(body[k]))
+        k++;
+    return k == len ? AM_OK : AM_ERR_PARSE;
+}
+
+/* Parses items [from, to) of a span source into src->vals (a line that is
+ * not JSON stays NULL: am_batch_parse answers it). */
+static void am_batch_load(am_batch_src *src, size_t from, size_t to)
+{
+    for (size_t k = from; src->spans && k < to; k++) {
+        if (src->errs && src->errs[k])
+            continue;
+        json_error_t jerr; /* parsed once already (its id), so it parses */
+        src->vals[k] =
+            json_loadb(src->body + src->spans[k].off, src->spans[k].len, src->flags, &jerr);
+    }
+}
 
 static void am_batch_release(am_batch_src *src, size_t i)
 {
@@ -146,15 +322,16 @@ static size_t am_batch_parse(am_req *req, am_batch_src *src, size_t from, size_t
     return k - from;
 }
 
-/* A batch POST (a JSON array or NDJSON body), src's n items: parsed and
+/* A batch POST (a JSON array or NDJSON body), src's items: parsed and
  * posted in steps of AM_BATCH_STEP, in order, up to the first invalid item
  * or the first one that fails to post (am_ingest_batch, which stops at its
  * own first failure); each step's items are released once posted, their
  * ids kept for the answer, which lists every item: status and result or
  * problem, or status null when not attempted (after the failed one). */
-static void am_batch(am_req *req, am_resp *resp, am_batch_src *src, size_t n)
+static void am_batch(am_req *req, am_resp *resp, am_batch_src *src)
 {
     const am_srv_config *cfg = &req->srv->cfg;
+    size_t n = src->n;
     if (n == 0) {
         am_resp_problem(resp, req, AM_P_INVALID_VALUE,
                         "the batch is empty: give at least one segment");
@@ -167,16 +344,15 @@ static void am_batch(am_req *req, am_resp *resp, am_batch_src *src, size_t n)
         return;
     }
     am_batch_item *items = am_xcalloc(n, sizeof *items);
-    json_t **ids = am_xcalloc(n, sizeof *ids);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         am_fail_init(&items[i].fail);
-        json_t *id = json_object_get(src->vals[i], "id");
-        ids[i] = json_is_string(id) ? json_incref(id) : NULL;
-    }
     am_seg_req *reqs = am_xcalloc(AM_BATCH_STEP, sizeof *reqs);
+    am_batch_out out;
+    am_batch_out_init(&out);
     size_t attempted = 0;
     for (size_t at = 0; at < n;) {
         size_t to = n - at < AM_BATCH_STEP ? n : at + AM_BATCH_STEP;
+        am_batch_load(src, at, to);
         size_t valid = am_batch_parse(req, src, at, to, reqs, items);
         size_t done =
             valid ? am_ingest_batch(req->srv, req->params[0], reqs, valid, items + at) : 0;
@@ -187,30 +363,35 @@ static void am_batch(am_req *req, am_resp *resp, am_batch_src *src, size_t n)
             am_batch_release(src, k);
         attempted = at + done;
         int st = done ? items[at + done - 1].status : 0;
-        if (done < valid || (done > 0 && st != 200 && st != 201))
-            break; /* an item failed to post: the batch stops there */
-        if (valid < to - at) { /* the invalid item ends the batch */
+        int stop = done < valid || (done > 0 && st != 200 && st != 201);
+        if (!stop && valid < to - at) { /* the invalid item ends the batch */
             items[at + valid].status = am_fail_status(&items[at + valid].fail);
             attempted = at + valid + 1;
-            break;
+            stop = 1;
         }
+        am_batch_out_items(&out, src->ids, items, at, stop ? attempted : to, attempted, n);
+        if (stop) /* an item failed: the batch stops there */
+            break;
         at = to;
     }
-    if (attempted == 1 && items[0].status == 404 && !items[0].fail.field)
+    if (attempted == 1 && items[0].status == 404 && !items[0].fail.field) {
         am_api_fail(req, resp, &items[0].fail); /* no such session: nothing was done */
-    else
-        am_batch_answer(req, resp, ids, items, n, attempted);
+        am_buf_cleanup(&out.b);
+    } else {
+        am_batch_out_items(&out, src->ids, items, attempted, n, attempted, n);
+        am_batch_out_send(req, resp, &out, n, attempted);
+    }
     for (size_t i = 0; i < n; i++) {
         free(items[i].result);
         am_fail_cleanup(&items[i].fail);
-        json_decref(ids[i]);
     }
-    free(ids);
     free(items);
     free(reqs);
 }
 
-/* An NDJSON batch: one segment object per line (blank lines skipped). */
+/* An NDJSON batch: one segment object per line (blank lines skipped); each
+ * line is parsed once for its id and whether it is JSON, then again when
+ * its step is posted (am_batch_load). */
 static void am_batch_ndjson(am_req *req, am_resp *resp)
 {
     size_t off = 0;
@@ -219,9 +400,11 @@ static void am_batch_ndjson(am_req *req, am_resp *resp)
                         "the body is not valid UTF-8 or holds a NUL byte (offset %zu)", off);
         return;
     }
-    size_t n = 0, cap = 0;
-    json_t **vals = NULL;
-    char **errs = NULL;
+    am_batch_src src;
+    memset(&src, 0, sizeof src);
+    src.body = req->body;
+    src.flags = AM_BATCH_NDJSON_FLAGS;
+    size_t cap = 0;
     const char *p = req->body, *end = req->body + req->body_len;
     if (end - p >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
         p += 3; /* a byte order mark some editors write */
@@ -233,31 +416,51 @@ static void am_batch_ndjson(am_req *req, am_resp *resp)
         while (k < len && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r'))
             k++;
         if (k < len) {
-            if (n == cap) {
-                cap = cap ? 2 * cap : 64;
-                vals = am_xrealloc(vals, cap * sizeof *vals);
-                errs = am_xrealloc(errs, cap * sizeof *errs);
-            }
             json_error_t jerr;
-            vals[n] = json_loadb(p, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
-            errs[n] = NULL;
-            if (!vals[n]) {
+            json_t *v = am_batch_add(&src, &cap, (size_t)(p - req->body), len, 0, &jerr);
+            if (!v) {
                 char msg[300];
                 snprintf(msg, sizeof msg, "line %zu, column %d: %s", line, jerr.column, jerr.text);
-                errs[n] = am_xstrdup(msg);
+                src.errs[src.n - 1] = am_xstrdup(msg);
             }
-            n++;
+            json_decref(v);
         }
         p = nl ? nl + 1 : end;
     }
-    am_batch_src src = {vals, errs, NULL};
-    am_batch(req, resp, &src, n);
-    for (size_t i = 0; i < n; i++) {
-        json_decref(vals[i]); /* those not released (after a failure) */
-        free(errs[i]);
+    src.vals = am_xcalloc(src.n ? src.n : 1, sizeof *src.vals);
+    am_batch(req, resp, &src);
+    am_batch_src_cleanup(&src);
+}
+
+/* A JSON array batch: its items found and checked by am_batch_scan_array
+ * and parsed one step at a time; a body that is not one well-formed array
+ * is parsed whole as before, for the same problem (line, column) — and
+ * should jansson accept what the scan refused, posted from that tree. */
+static void am_batch_array(am_req *req, am_resp *resp)
+{
+    if (am_req_json_ready(req, resp) != AM_OK)
+        return;
+    am_batch_src src;
+    memset(&src, 0, sizeof src);
+    if (am_batch_scan_array(req->body, req->body_len, &src) != AM_OK) {
+        am_batch_src_cleanup(&src);
+        json_t *body;
+        if (am_req_json_any(req, resp, &body) != AM_OK)
+            return;
+        src.array = body;
+        src.n = json_array_size(body);
+        src.vals = am_xcalloc(src.n ? src.n : 1, sizeof *src.vals);
+        src.ids = am_xcalloc(src.n ? src.n : 1, sizeof *src.ids);
+        for (size_t i = 0; i < src.n; i++) {
+            src.vals[i] = json_array_get(body, i);
+            json_t *id = json_object_get(src.vals[i], "id");
+            src.ids[i] = json_is_string(id) ? json_incref(id) : NULL;
+        }
+    } else {
+        src.vals = am_xcalloc(src.n ? src.n : 1, sizeof *src.vals);
     }
-    free(vals);
-    free(errs);
+    am_batch(req, resp, &src);
+    am_batch_src_cleanup(&src);
 }
 
 void am_api_segment_post(am_req *req, am_resp *resp)
@@ -274,17 +477,7 @@ void am_api_segment_post(am_req *req, am_resp *resp)
         am_segment_write(req, resp, 0);
         return;
     }
-    json_t *body;
-    if (am_req_json_any(req, resp, &body) != AM_OK)
-        return;
-    size_t n = json_array_size(body);
-    json_t **vals = am_xcalloc(n ? n : 1, sizeof *vals);
-    for (size_t i = 0; i < n; i++)
-        vals[i] = json_array_get(body, i);
-    am_batch_src src = {vals, NULL, body};
-    am_batch(req, resp, &src, n);
-    free(vals);
-    json_decref(body);
+    am_batch_array(req, resp);
 }
 
 void am_api_segment_put(am_req *req, am_resp *resp)

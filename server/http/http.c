@@ -548,10 +548,8 @@ static int am_http_is_json_type(const char *ct)
  * as JSON); a declared non-JSON type is 415 (curl -d sends
  * application/x-www-form-urlencoded: the detail names the type), as is a
  * charset other than UTF-8 (or its subset US-ASCII). */
-/* am_req_json, or with any an array top level too (am_req_json_any). */
-static int am_req_json_ex(const am_req *req, am_resp *resp, json_t **out, int any)
+int am_req_json_ready(const am_req *req, am_resp *resp)
 {
-    *out = NULL;
     if (!req->content_type) {
         am_resp_problem(resp, req, AM_P_UNSUPPORTED_MEDIA_TYPE,
                         "the body must be JSON and say so: Content-Type: application/json");
@@ -588,6 +586,16 @@ static int am_req_json_ex(const am_req *req, am_resp *resp, json_t **out, int an
         am_resp_problem_set(resp, "offset", json_integer((json_int_t)off));
         return AM_ERR_PARSE;
     }
+    return AM_OK;
+}
+
+/* am_req_json, or with any an array top level too (am_req_json_any). */
+static int am_req_json_ex(const am_req *req, am_resp *resp, json_t **out, int any)
+{
+    *out = NULL;
+    int rc = am_req_json_ready(req, resp);
+    if (rc != AM_OK)
+        return rc;
     json_error_t jerr;
     json_t *j =
         json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);

@@ -64,6 +64,10 @@ void am_req_peer(const am_req *req, char *buf, size_t n);
 int am_req_json(const am_req *req, am_resp *resp, json_t **out);
 /* The same, accepting an array top level too (a batch). */
 int am_req_json_any(const am_req *req, am_resp *resp, json_t **out);
+/* The checks of am_req_json before the body is parsed (content type,
+ * charset, empty body, UTF-8, NUL bytes), for a handler that parses the body
+ * in parts (a batch); AM_OK, or an error with the problem in resp. */
+int am_req_json_ready(const am_req *req, am_resp *resp);
 
 /* Sets a JSON body (steals the reference to body) and the status. Real
  * numbers are printed with 17 significant digits (round-trip exact). */

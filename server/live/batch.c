@@ -16,7 +16,7 @@
  * bounded steps and other sessions' writes get the lock in between, each
  * waiting at most about one chunk's write (bench/batch.py measures it).
  * The chunk's plans are its working memory, bounded the same way. */
-#define AM_BATCH_CHUNK 100
+/* AM_BATCH_CHUNK: ingest.h */
 #define AM_BATCH_CHUNK_BYTES (256u << 10)
 
 /* The group-commit job of a batch chunk: the plans in order, all or none

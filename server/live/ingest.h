@@ -111,6 +111,10 @@ typedef struct am_batch_item {
     am_fail fail;
 } am_batch_item;
 
+/* Items per group commit of a batch, at most (batch.c says why; the
+ * handler parses a batch body this many items at a time, api_segments.c). */
+#define AM_BATCH_CHUNK 100
+
 /* Posts reqs[0..n) in order, as n single POSTs would be (each item's
  * scoring sees the earlier ones; ids idempotent), in group commits of up
  * to AM_BATCH_CHUNK items, and stops at the first item that fails: items
