@@ -68,11 +68,9 @@ static void am_batch_out_init(am_batch_out *o)
 
 /* Appends items[from..to) (their ids in ids[]) to o, each item before
  * attempted with its outcome (its result freed once copied), the later
- * ones with status null. After the first step (from 0) the buffer is
- * sized for all n items at that step's rate, not grown by doubling
- * copies. */
+ * ones with status null. */
 static void am_batch_out_items(am_batch_out *o, json_t **ids, am_batch_item *items, size_t from,
-                               size_t to, size_t attempted, size_t n)
+                               size_t to, size_t attempted)
 {
     for (size_t i = from; i < to; i++) {
         am_batch_item *it = &items[i];
@@ -100,8 +98,15 @@ static void am_batch_out_items(am_batch_out *o, json_t **ids, am_batch_item *ite
         }
         am_buf_appendc(&o->b, '}');
     }
-    if (from == 0 && to > 0 && to < n) /* the rest at this step's rate, +1/8 */
-        am_buf_reserve(&o->b, o->b.len + (o->b.len / to) * (n - to) * 9 / 8 + 256);
+}
+
+/* Sizes o's buffer for n items once the first `written` of them are in it,
+ * at their rate plus 1/8: the answer grows by one allocation, not by a
+ * doubling series of copies. */
+static void am_batch_out_reserve(am_batch_out *o, size_t written, size_t n)
+{
+    if (written > 0 && written < n)
+        am_buf_reserve(&o->b, o->b.len + (o->b.len / written) * (n - written) * 9 / 8 + 256);
 }
 
 /* Ends o's answer (n items, attempted of them) and sends it. */
@@ -369,16 +374,18 @@ static void am_batch(am_req *req, am_resp *resp, am_batch_src *src)
             attempted = at + valid + 1;
             stop = 1;
         }
-        am_batch_out_items(&out, src->ids, items, at, stop ? attempted : to, attempted, n);
+        am_batch_out_items(&out, src->ids, items, at, stop ? attempted : to, attempted);
         if (stop) /* an item failed: the batch stops there */
             break;
+        if (at == 0)
+            am_batch_out_reserve(&out, to, n);
         at = to;
     }
     if (attempted == 1 && items[0].status == 404 && !items[0].fail.field) {
         am_api_fail(req, resp, &items[0].fail); /* no such session: nothing was done */
         am_buf_cleanup(&out.b);
     } else {
-        am_batch_out_items(&out, src->ids, items, attempted, n, attempted, n);
+        am_batch_out_items(&out, src->ids, items, attempted, n, attempted);
         am_batch_out_send(req, resp, &out, n, attempted);
     }
     for (size_t i = 0; i < n; i++) {
