@@ -364,8 +364,6 @@ static void am_batch(am_req *req, am_resp *resp, am_batch_src *src)
         for (size_t k = 0; k < valid; k++)
             am_seg_req_cleanup(&reqs[k]);
         memset(reqs, 0, valid * sizeof *reqs);
-        for (size_t k = at; k < to; k++)
-            am_batch_release(src, k);
         attempted = at + done;
         int st = done ? items[at + done - 1].status : 0;
         int stop = done < valid || (done > 0 && st != 200 && st != 201);
@@ -374,7 +372,11 @@ static void am_batch(am_req *req, am_resp *resp, am_batch_src *src)
             attempted = at + valid + 1;
             stop = 1;
         }
+        /* the items written before their trees go: a problem's field may
+         * be a key of its item (an unknown field) */
         am_batch_out_items(&out, src->ids, items, at, stop ? attempted : to, attempted);
+        for (size_t k = at; k < to; k++)
+            am_batch_release(src, k);
         if (stop) /* an item failed: the batch stops there */
             break;
         if (at == 0)

@@ -178,6 +178,16 @@ def test_a_malformed_item_late_in_a_batch_refuses_the_whole_body_as_before():
     eq(r.json()["detail"], "line 1, column %d: end of file expected near ']'" % len(body),
        "a second closing bracket: detail")
     eq(c.jget("/v1/sessions/e")["segments"], 0, "a second closing bracket: nothing stored")
+    # an item with an unknown field in a later step: its problem names the
+    # field, a key of the item's tree (written before the tree is freed:
+    # the answer used to read it after, a use-after-free ASan found)
+    body = "[" + ",".join(segs[:150] + ['{"id": "u", "an_unknown_field_name": 1}']) + "]"
+    r = c.request("POST", "/v1/sessions/e/segments", body.encode(), ctype="application/json")
+    expect_status(r, 200, "a batch with an unknown field")
+    it = r.json()["items"][150]
+    eq([it["status"], it["problem"]["field"]], [422, "an_unknown_field_name"], "unknown field")
+    r = c.request("DELETE", "/v1/sessions/e")
+    c.create_session(id="e", options=OPTIONS)
     # the same items, well-formed: all stored
     r = c.request("POST", "/v1/sessions/e/segments", ("[" + ",".join(segs) + "]").encode(),
                   ctype="application/json")
