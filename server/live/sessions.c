@@ -563,8 +563,8 @@ static int build_from(const char *options_json, const char *custom_sw_json, cons
     return rc;
 }
 
-int am_sessions_build_gloss(const char *options_json, const char *custom_sw_json,
-                            const am_gloss *g, am_scorer **out, am_buf *err)
+int am_sessions_build_gloss(const char *options_json, const char *custom_sw_json, const am_gloss *g,
+                            am_scorer **out, am_buf *err)
 {
     return build_from(options_json, custom_sw_json, g, NULL, out, err);
 }
@@ -585,8 +585,8 @@ int am_sessions_build(const char *options_json, const char *custom_sw_json,
             return rc;
         }
     }
-    int rc = build_from(options_json, custom_sw_json, glossary_json ? &g : NULL, background, out,
-                        err);
+    int rc =
+        build_from(options_json, custom_sw_json, glossary_json ? &g : NULL, background, out, err);
     if (rc == AM_OK && keep) {
         *keep = g; /* hand the entries over */
         am_gloss_init(&g);
@@ -670,8 +670,8 @@ size_t am_sessions_scorer_bytes(const am_scorer *sc, const am_gloss *g)
 }
 
 /* Frees idle runtimes (no user), least recently used first, until the
- * budget holds mem_used (mem_fit_for: and need bytes more), and counts them; a runtime in use stays (its
- * user drops it at release if it is then over). Under the cache lock. */
+ * budget holds mem_used (mem_fit_for: and need bytes more), and counts them; a runtime in use stays
+ * (its user drops it at release if it is then over). Under the cache lock. */
 static void mem_fit_for(am_sessions *c, size_t need);
 
 static void mem_fit(am_sessions *c)
@@ -1068,8 +1068,8 @@ int am_sessions_reserve(am_sessions *c, size_t bytes, int alone)
     /* A thread holding a session's write lock or a pooled reader must not
      * wait for other requests to finish (they may wait for what it holds):
      * its reservation is counted at once, over the budget if need be. */
-    int may_wait = !am_lk_held(AM_LK_SESSION) && !am_lk_held(AM_LK_READER) &&
-                   !am_lk_held(AM_LK_WRITER);
+    int may_wait =
+        !am_lk_held(AM_LK_SESSION) && !am_lk_held(AM_LK_READER) && !am_lk_held(AM_LK_WRITER);
     int rc = AM_OK;
     pthread_mutex_lock(&c->mu);
     if (!alone && bytes > c->mem_max) {

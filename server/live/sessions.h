@@ -117,8 +117,8 @@ size_t am_sessions_build_estimate(size_t glossary_json_bytes);
 /* Builds a scorer as am_sessions_build_scorer does from an already parsed
  * glossary g (borrowed; NULL: none): a glossary PUT validates its upload
  * without writing it as JSON and parsing it again first. */
-int am_sessions_build_gloss(const char *options_json, const char *custom_sw_json,
-                            const am_gloss *g, am_scorer **out, am_buf *err);
+int am_sessions_build_gloss(const char *options_json, const char *custom_sw_json, const am_gloss *g,
+                            am_scorer **out, am_buf *err);
 /* The bytes a compiled scorer and its parsed glossary hold (either NULL):
  * the compiled glossary exactly (am_terms_lex_bytes), the entries from
  * their strings, the rest of the scorer estimated. */
