@@ -955,8 +955,11 @@ void am_sessions_release(am_sessions *c, am_sess *s)
         mem_count(c, s->bytes, -1);
         am_w_unref(s->w);
     }
-    if (s->refs == 0)
+    if (s->refs == 0) {
         mem_fit(c); /* it may have stayed over the budget while in use */
+        /* idle now: a waiting reservation may free it (am_sessions_reserve) */
+        pthread_cond_broadcast(&c->room);
+    }
     int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
     if (free_it)
@@ -1074,7 +1077,7 @@ int am_sessions_reserve(am_sessions *c, size_t bytes, int alone)
     pthread_mutex_lock(&c->mu);
     if (!alone && bytes > c->mem_max) {
         rc = AM_ERR_RANGE; /* would not fit an empty cache */
-    } else if (may_wait && !mem_admit(c, bytes, alone)) {
+    } else if (!mem_admit(c, bytes, alone) && may_wait) { /* idle ones freed either way */
         struct timespec until = deadline_in(c->room_wait_ms);
         int w = 0;
         while (!mem_admit(c, bytes, alone) && w != ETIMEDOUT)

@@ -601,11 +601,13 @@ static void test_reservations(void **state)
     am_sess *s = acquire(c, "s-2");
     size_t most = budget - ((size_t)1 << 20);
     assert_int_equal(am_sessions_reserve(c, most, 0), AM_OK);
+    am_sessions_release(c, acquire(c, "s-3")); /* idle */
     am_sess_lock(s);
     assert_int_equal(am_sessions_reserve(c, budget / 2, 0), AM_OK);
     am_sess_unlock(s);
     am_sessions_memory(c, &m);
     assert_true(m.used > budget);
+    assert_int_equal(m.cached, 1); /* the idle one was freed to make room all the same */
     assert_int_equal(m.refused, 1);
     am_sessions_unreserve(c, budget / 2);
     am_sessions_unreserve(c, most);
