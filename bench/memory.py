@@ -35,8 +35,10 @@ client answered 503 waits its Retry-After and tries again (at most 20
 times). Prints each request kind's answers, the streams that were open at
 the end, RSS's high-water mark (VmHWM) against the budget, and the /healthz
 latency (median, max) and failures during the mix. COMBINED=0 skips it,
-COMBINED=only runs it alone. `make bench` runs it; the figures go to
-bench/README.md ("Memory budget").
+COMBINED=only runs it alone. COMBINED=put runs only a measure of one
+ENTRIES-entry glossary PUT per format (JSON, CSV, TBX) into a fresh server:
+the body's size and VmHWM less VmRSS before the PUT. `make bench` runs it;
+the figures go to bench/README.md ("Memory budget").
 """
 import http.client
 import json
@@ -282,7 +284,9 @@ def combined():
         mix_s = time.monotonic() - t0
         stop.set()
         w.join()
-        m = metrics(api)
+        if proc.poll() is not None:
+            raise SystemExit("the server exited (status %s) during the mix" % proc.returncode)
+        m = metrics(Api(port))  # api's connection idled out during the mix
         alive = 0
         for s in streams:  # still open: a non-blocking peek finds no EOF
             s.setblocking(False)
@@ -323,7 +327,67 @@ def combined():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def hwm(pid, key="VmHWM:"):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def put_peak():
+    """One ENTRIES-entry glossary PUT per format into a fresh server."""
+    n = ENTRIES
+    bodies = [
+        ("JSON", "application/json", json.dumps(glossary(n, 1)).encode()),
+        ("CSV", "text/csv", ("source,target\n" + "".join(
+            "term%d w1,terme%d\n" % (k, k) for k in range(n))).encode()),
+        ("TBX", "application/x-tbx", (
+            '<?xml version="1.0"?><tbx type="TBX-Basic" xml:lang="en"><tbxHeader><fileDesc>'
+            '<sourceDesc><p>x</p></sourceDesc></fileDesc></tbxHeader><text><body>' + "".join(
+                '<conceptEntry id="c%d"><langSec xml:lang="en"><termSec><term>term%d w1</term>'
+                '</termSec></langSec><langSec xml:lang="fr"><termSec><term>terme%d</term>'
+                '</termSec></langSec></conceptEntry>' % (k, k, k) for k in range(n)) +
+            '</body></text></tbx>').encode())]
+    print("== one %d-entry glossary PUT per format (--session-memory %s)" % (n, BUDGET))
+    for name, ctype, body in bodies:
+        tmp = tempfile.mkdtemp(prefix="adaptmon-bench-put-")
+        port = free_port()
+        proc = subprocess.Popen([ADAPTMON, "serve", "--listen", "127.0.0.1", "--port", str(port),
+                                 "--db", os.path.join(tmp, "m.db"), "--session-memory", BUDGET,
+                                 "--log-level", "warn"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            api = Api(port)
+            for _ in range(200):
+                try:
+                    if api.req("GET", "/healthz")[0] == 200:
+                        break
+                except OSError:
+                    time.sleep(0.05)
+            must(*api.req("POST", "/v1/sessions", {"id": "p", "source_lang": "en",
+                                                   "target_lang": "fr", "options": OPTS}),
+                 (201,), "create")
+            r0 = hwm(proc.pid, "VmRSS:")
+            t = time.monotonic()
+            st, data = api.req("PUT", "/v1/sessions/p/glossary", body, ctype=ctype)
+            dt = time.monotonic() - t
+            peak = hwm(proc.pid) - r0
+            print("%-5s %d  body %5.1f MB  peak %4.0f MB  %5.1f bytes per body byte  %.1f s" %
+                  (name, st, len(body) / 1e6, peak / 1e6, peak / len(body), dt))
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
+    if COMBINED == "put":
+        put_peak()
+        return
     if COMBINED != "only":
         budget_phases()
     if COMBINED != "0":
