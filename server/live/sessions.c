@@ -932,8 +932,10 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
     *out = s;
     int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
-    if (reap)
-        mem_reap(c, 0);
+    /* the build's transient (the glossary's text, its parse) is freed: a
+     * large one is handed back to the system with the dead runtimes */
+    if (reap || reserved >= AM_SESS_TRIM_BYTES)
+        mem_reap(c, reserved);
     return AM_OK;
 }
 
@@ -1040,10 +1042,11 @@ void am_sessions_set_wait(am_sessions *c, int ms)
 }
 
 /* Whether a reservation of bytes may be counted now (idle runtimes freed
- * first to make room): it fits beside what is in use, or (alone) it can
- * never fit the budget and what is in use is at most a quarter of it, so
- * that a stored session larger than the budget is still served, beside
- * small requests only. Under the cache lock. */
+ * first to make room): it fits beside what is in use, or (alone) it is
+ * over three quarters of the budget and what is in use is at most a
+ * quarter of it, so that a stored session as large as the budget or
+ * larger is still served, beside small requests only, instead of waiting
+ * for a moment when nothing else is in use. Under the cache lock. */
 static int mem_admit(am_sessions *c, size_t bytes, int alone)
 {
     mem_fit_for(c, bytes);
