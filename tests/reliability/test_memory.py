@@ -255,6 +255,7 @@ def test_concurrent_big_glossary_puts_stay_within_the_budget():
         m = metrics(c)
         check(m["adaptmon_session_memory_peak_bytes"] <= budget,
               "the cache counted %d bytes > budget" % m["adaptmon_session_memory_peak_bytes"])
+        eq(m["adaptmon_session_memory_refusals_total"], refused, "refusals in /metrics")
         # a refused client that retries after Retry-After gets through
         sid = next((s for s in ids if results[s].status == 503), None)
         if sid:
