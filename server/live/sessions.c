@@ -34,9 +34,9 @@
 #define AM_SESS_ROOM_WAIT_MS 2000
 /* Bytes a runtime's build holds at its peak per byte of its stored
  * glossary JSON: the text, jansson's tree of it, the parsed entries and the
- * compiled glossary at once (bench/README.md, "Memory budget": ~16 for
- * 100,000 entries; the compiled runtime alone keeps ~10). */
-#define AM_SESS_JSON_FACTOR 16
+ * compiled glossary (bench/README.md, "Memory budget": 11.8 for 100,000
+ * entries, 10.3 MB stored, a 121.5 MB peak; the runtime then keeps 57 MB). */
+#define AM_SESS_JSON_FACTOR 12
 
 /* See sessions.h. refs counts the runtimes sharing it (guarded by the
  * cache lock); the rest is guarded by mu. */
