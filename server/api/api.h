@@ -92,6 +92,16 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row);
 int am_api_etag_matches(const char *inm, const char *etag);
 /* Canonical JSON text of a glossary (caller frees). */
 char *am_api_gloss_json(const am_gloss *g);
+/* A glossary upload's memory (api_glossary.c): am_api_gloss_estimate is
+ * the peak parsing and compiling body_len bytes of format fmt (enum
+ * am_gloss_format) holds; am_api_gloss_reserve reserves bytes in the
+ * session-memory budget (am_sessions_reserve) or answers 413 (it can never
+ * fit) or 503 with Retry-After (requests in flight hold the budget), both
+ * with "cap": "session-memory", and returns that error. The caller gives a
+ * reservation back with am_sessions_unreserve. */
+#define AM_GLOSS_RETRY_AFTER "2"
+size_t am_api_gloss_estimate(int fmt, size_t body_len);
+int am_api_gloss_reserve(am_req *req, am_resp *resp, size_t bytes);
 /* Answers a request body a parser rejected with rc: am_problem_of_input's
  * problem, the parser's message (borrowed; the error's text when empty or
  * NULL) as detail, and a "line" member when line > 0. */

@@ -453,6 +453,21 @@ done:
     free(opts_txt);
 }
 
+/* A glossary in the body is parsed and compiled within the session-memory
+ * budget, like a glossary PUT (api_glossary.c): *held bytes reserved
+ * (0 without a glossary), or 413/503 answered. */
+static int am_session_gloss_reserve(am_req *req, am_resp *resp, json_t *body, size_t *held)
+{
+    *held = 0;
+    if (!json_object_get(body, "glossary"))
+        return AM_OK;
+    size_t est = am_api_gloss_estimate(AM_GLOSS_JSON, req->body_len);
+    int rc = am_api_gloss_reserve(req, resp, est);
+    if (rc == AM_OK)
+        *held = est;
+    return rc;
+}
+
 void am_api_session_create(am_req *req, am_resp *resp)
 {
     json_t *body, *opts = NULL;
@@ -461,13 +476,17 @@ void am_api_session_create(am_req *req, am_resp *resp)
     char id[130];
     const char *bg = NULL;
     char *sw_txt = NULL, *gl_txt = NULL;
+    size_t held = 0;
     if (am_session_known_fields(req, resp, body) == AM_OK &&
         am_session_id(req, resp, body, id, sizeof id) == AM_OK &&
         am_session_options(req, resp, body, &opts) == AM_OK &&
         am_session_service_options(req, resp, opts, &bg) == AM_OK &&
         am_session_stopwords(req, resp, body, opts, &sw_txt) == AM_OK &&
+        am_session_gloss_reserve(req, resp, body, &held) == AM_OK &&
         am_session_glossary(req, resp, body, &gl_txt) == AM_OK)
         am_session_store(req, resp, id, opts, bg, sw_txt, gl_txt);
+    if (held)
+        am_sessions_unreserve(req->srv->sessions, held);
     free(sw_txt);
     free(gl_txt);
     json_decref(opts);

@@ -152,6 +152,13 @@ void am_api_prometheus(am_req *req, am_resp *resp)
                   "adaptmon_store_reader_waits_total %lld\n",
                   mem.used, mem.budget, mem.peak, (long long)mem.evictions, mem.cached,
                   (long long)am_store_reader_waits(srv->store));
+    am_buf_printf(&out,
+                  "# HELP adaptmon_session_memory_refusals_total Glossary uploads and session "
+                  "runtime builds refused (503) because requests in flight held the "
+                  "--session-memory budget longer than the server waits for room.\n"
+                  "# TYPE adaptmon_session_memory_refusals_total counter\n"
+                  "adaptmon_session_memory_refusals_total %lld\n",
+                  (long long)mem.refused);
     am_api_prom_health(srv, &out);
     am_prom_render_process(&out, srv->version ? srv->version : "unknown", sqlite3_libversion());
     size_t n = out.len;

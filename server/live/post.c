@@ -494,7 +494,10 @@ int am_acquire(am_server *srv, const char *session, am_sess **out, am_fail *f)
     else if (rc == AM_ERR_CONFLICT) /* its background vocabulary was deleted */
         am_failp(f, AM_P_CONFLICT, NULL, "%s; PUT the vocabulary again (/v1/vocabularies/{name})",
                  am_buf_str(&err));
-    else if (rc != AM_OK)
+    else if (rc == AM_ERR_FULL) { /* the memory budget stayed full for 2 s */
+        am_failp(f, AM_P_UNAVAILABLE, NULL, "%s", am_buf_str(&err));
+        f->retry_after = 2;
+    } else if (rc != AM_OK)
         am_failp(f, AM_P_INTERNAL, NULL, "session unavailable: %s",
                  err.len ? am_buf_str(&err) : am_strerror(rc));
     am_buf_cleanup(&err);

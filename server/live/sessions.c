@@ -14,6 +14,7 @@
 #include "vocab.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -22,8 +23,20 @@
 #endif
 
 #include <string.h>
+#include <time.h>
 
 #define AM_SESS_CACHE_MAX 2048
+/* How long a request waits for room in the memory budget (requests in
+ * flight releasing their runtimes or reservations) before it is refused
+ * with 503 (am_sessions_reserve): a few POSTs' time, and a build of a
+ * large glossary (~1 s for 100,000 entries), without holding a handler
+ * thread for long. */
+#define AM_SESS_ROOM_WAIT_MS 2000
+/* Bytes a runtime's build holds at its peak per byte of its stored
+ * glossary JSON: the text, jansson's tree of it, the parsed entries and the
+ * compiled glossary (bench/README.md, "Memory budget": 11.8 for 100,000
+ * entries, 10.3 MB stored, a 121.5 MB peak; the runtime then keeps 57 MB). */
+#define AM_SESS_JSON_FACTOR 12
 
 /* See sessions.h. refs counts the runtimes sharing it (guarded by the
  * cache lock); the rest is guarded by mu. */
@@ -76,6 +89,12 @@ struct am_sessions {
      * lock), and their bytes */
     am_sess **dead;
     size_t n_dead, cap_dead, dead_bytes;
+    /* signalled (under mu) whenever mem_used falls: am_sessions_reserve
+     * waits on it, at most room_wait_ms, for requests in flight to give
+     * their bytes back; refused counts the reservations that gave up */
+    pthread_cond_t room;
+    int room_wait_ms;
+    int64_t refused;
 };
 
 am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_bytes)
@@ -100,6 +119,14 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_byt
     c->tab = am_xcalloc(size, sizeof *c->tab);
     c->mask = size - 1;
     pthread_mutex_init(&c->mu, NULL);
+    /* a monotonic clock for the timed wait: a wall-clock step must not
+     * lengthen or cut it */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->room, &ca);
+    pthread_condattr_destroy(&ca);
+    c->room_wait_ms = AM_SESS_ROOM_WAIT_MS;
     return c;
 }
 
@@ -191,6 +218,7 @@ void am_sessions_free(am_sessions *c)
     free(c->v);
     free(c->used);
     free(c->tab);
+    pthread_cond_destroy(&c->room);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -502,9 +530,11 @@ int am_sessions_check_options(const char *options_json, am_buf *err)
     return rc == AM_OK ? am_config_check_profile(&cfg, err) : rc;
 }
 
-int am_sessions_build(const char *options_json, const char *custom_sw_json,
-                      const char *glossary_json, const am_vocab *background, am_scorer **out,
-                      am_gloss *keep, am_buf *err)
+/* Builds a scorer from options, custom stopwords (JSON texts, the latter
+ * NULL) and the parsed glossary g (borrowed, NULL: none); as
+ * am_sessions_build. */
+static int build_from(const char *options_json, const char *custom_sw_json, const am_gloss *g,
+                      const am_vocab *background, am_scorer **out, am_buf *err)
 {
     *out = NULL;
     json_error_t je;
@@ -512,8 +542,6 @@ int am_sessions_build(const char *options_json, const char *custom_sw_json,
     int rc = am_opts_config(options_json, &cfg, err);
     if (rc != AM_OK)
         return rc;
-
-    /* custom stopwords */
     json_t *sw = NULL;
     const char **words = NULL;
     size_t nwords = 0;
@@ -529,28 +557,41 @@ int am_sessions_build(const char *options_json, const char *custom_sw_json,
         for (size_t i = 0; i < nwords; i++)
             words[i] = json_string_value(json_array_get(sw, i));
     }
+    rc = am_scorer_new(&cfg, words, nwords, g, background, out, err);
+    free(words);
+    json_decref(sw);
+    return rc;
+}
 
-    /* glossary */
+int am_sessions_build_gloss(const char *options_json, const char *custom_sw_json, const am_gloss *g,
+                            am_scorer **out, am_buf *err)
+{
+    return build_from(options_json, custom_sw_json, g, NULL, out, err);
+}
+
+int am_sessions_build(const char *options_json, const char *custom_sw_json,
+                      const char *glossary_json, const am_vocab *background, am_scorer **out,
+                      am_gloss *keep, am_buf *err)
+{
+    *out = NULL;
     am_gloss g;
     am_gloss_init(&g);
     if (glossary_json) {
         am_gloss_report rep;
-        rc = am_gloss_parse(glossary_json, strlen(glossary_json), AM_GLOSS_JSON, NULL, &g, &rep);
+        int rc =
+            am_gloss_parse(glossary_json, strlen(glossary_json), AM_GLOSS_JSON, NULL, &g, &rep);
         if (rc != AM_OK) {
             am_buf_printf(err, "stored glossary: %s", rep.msg);
-            free(words);
-            json_decref(sw);
             return rc;
         }
     }
-    rc = am_scorer_new(&cfg, words, nwords, glossary_json ? &g : NULL, background, out, err);
+    int rc =
+        build_from(options_json, custom_sw_json, glossary_json ? &g : NULL, background, out, err);
     if (rc == AM_OK && keep) {
         *keep = g; /* hand the entries over */
         am_gloss_init(&g);
     }
     am_gloss_cleanup(&g);
-    free(words);
-    json_decref(sw);
     return rc;
 }
 
@@ -629,11 +670,21 @@ size_t am_sessions_scorer_bytes(const am_scorer *sc, const am_gloss *g)
 }
 
 /* Frees idle runtimes (no user), least recently used first, until the
- * budget holds mem_used, and counts them; a runtime in use stays (its
- * user drops it at release if it is then over). Under the cache lock. */
+ * budget holds mem_used (mem_fit_for: and need bytes more), and counts them; a runtime in use stays
+ * (its user drops it at release if it is then over). Under the cache lock. */
+static void mem_fit_for(am_sessions *c, size_t need);
+
 static void mem_fit(am_sessions *c)
 {
-    while (c->mem_used > c->mem_max) {
+    mem_fit_for(c, 0);
+}
+
+/* mem_fit, leaving room for need bytes more (a reservation about to be
+ * counted). Under the cache lock. */
+static void mem_fit_for(am_sessions *c, size_t need)
+{
+    size_t max = c->mem_max > need ? c->mem_max - need : 0;
+    while (c->mem_used > max) {
         size_t lru = (size_t)-1;
         for (size_t k = 0; k < c->n; k++)
             if (c->v[k]->refs == 0 && (lru == (size_t)-1 || c->used[k] < c->used[lru]))
@@ -655,16 +706,37 @@ static void mem_count(am_sessions *c, size_t bytes, int sign)
     } else {
         assert(c->mem_used >= bytes);
         c->mem_used -= bytes;
+        if (bytes)
+            pthread_cond_broadcast(&c->room); /* am_sessions_reserve's waiters */
     }
 }
 
-static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *err)
+/* Builds the runtime of id from the store into *out. Its build's memory
+ * is reserved in the budget first (am_sessions_reserve, from the stored
+ * glossary's size): *reserved bytes, which the caller gives back
+ * (mem_count) once the runtime's own bytes are counted, also when the
+ * build fails. AM_ERR_FULL (nothing reserved, a message in err) when
+ * requests in flight hold the budget for longer than the cache waits. */
+static int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserved,
+                         am_buf *err)
 {
     am_store_session row;
     memset(&row, 0, sizeof row);
+    *reserved = 0;
     int rc = am_store_session_get(c->st, id, &row);
     if (rc != AM_OK)
         return rc;
+    size_t est = am_sessions_build_estimate(row.glossary ? strlen(row.glossary) : 0);
+    rc = am_sessions_reserve(c, est, 1);
+    if (rc != AM_OK) {
+        am_buf_printf(err,
+                      "the session-memory budget is held by requests in flight (building session "
+                      "'%s' needs about %zu MiB); retry",
+                      id, (est >> 20) + 1);
+        am_store_session_clear(&row);
+        return AM_ERR_FULL;
+    }
+    *reserved = est;
     am_sess *s = am_xcalloc(1, sizeof *s);
     s->id = am_xstrdup(id);
     am_gloss_init(&s->gloss);
@@ -808,11 +880,16 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
 
     /* Build outside the cache lock (glossaries can take a while). */
     am_sess *s = NULL;
-    rc = am_sess_build(c, id, &s, err);
-    if (rc != AM_OK)
+    size_t reserved = 0;
+    rc = am_sess_build(c, id, &s, &reserved, err);
+    if (rc != AM_OK) {
+        if (reserved)
+            am_sessions_unreserve(c, reserved);
         return rc;
+    }
 
     pthread_mutex_lock(&c->mu);
+    mem_count(c, reserved, -1); /* the runtime's own bytes are counted below */
     i = am_find(c, id);
     /* incarnations only grow; within one, glossary versions only grow */
     if (i != (size_t)-1 && (c->v[i]->incarnation > s->incarnation ||
@@ -855,8 +932,10 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
     *out = s;
     int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
-    if (reap)
-        mem_reap(c, 0);
+    /* the build's transient (the glossary's text, its parse) is freed: a
+     * large one is handed back to the system with the dead runtimes */
+    if (reap || reserved >= AM_SESS_TRIM_BYTES)
+        mem_reap(c, reserved);
     return AM_OK;
 }
 
@@ -878,8 +957,11 @@ void am_sessions_release(am_sessions *c, am_sess *s)
         mem_count(c, s->bytes, -1);
         am_w_unref(s->w);
     }
-    if (s->refs == 0)
+    if (s->refs == 0) {
         mem_fit(c); /* it may have stayed over the budget while in use */
+        /* idle now: a waiting reservation may free it (am_sessions_reserve) */
+        pthread_cond_broadcast(&c->room);
+    }
     int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
     if (free_it)
@@ -930,6 +1012,7 @@ void am_sessions_memory(am_sessions *c, am_sess_mem *out)
     out->evictions = c->evictions;
     out->cached = c->n;
     out->history = atomic_load(&c->hist_used);
+    out->refused = c->refused;
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -949,4 +1032,85 @@ void am_sessions_uncharge(am_sessions *c, size_t bytes)
     pthread_mutex_lock(&c->mu);
     mem_count(c, bytes, -1);
     pthread_mutex_unlock(&c->mu);
+}
+
+void am_sessions_set_wait(am_sessions *c, int ms)
+{
+    pthread_mutex_lock(&c->mu);
+    c->room_wait_ms = ms < 0 ? 0 : ms;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Whether a reservation of bytes may be counted now (idle runtimes freed
+ * first to make room): it fits beside what is in use, or (alone) it is
+ * over three quarters of the budget and what is in use is at most a
+ * quarter of it, so that a stored session as large as the budget or
+ * larger is still served, beside small requests only, instead of waiting
+ * for a moment when nothing else is in use. Under the cache lock. */
+static int mem_admit(am_sessions *c, size_t bytes, int alone)
+{
+    mem_fit_for(c, bytes);
+    if (c->mem_used + bytes <= c->mem_max)
+        return 1;
+    return alone && bytes > c->mem_max - c->mem_max / 4 && c->mem_used <= c->mem_max / 4;
+}
+
+/* The deadline ms milliseconds from now on the monotonic clock. */
+static struct timespec deadline_in(int ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+int am_sessions_reserve(am_sessions *c, size_t bytes, int alone)
+{
+    /* A thread holding a session's write lock or a pooled reader must not
+     * wait for other requests to finish (they may wait for what it holds):
+     * its reservation is counted at once, over the budget if need be. */
+    int may_wait =
+        !am_lk_held(AM_LK_SESSION) && !am_lk_held(AM_LK_READER) && !am_lk_held(AM_LK_WRITER);
+    int rc = AM_OK;
+    pthread_mutex_lock(&c->mu);
+    if (!alone && bytes > c->mem_max) {
+        rc = AM_ERR_RANGE; /* would not fit an empty cache */
+    } else if (!mem_admit(c, bytes, alone) && may_wait) { /* idle ones freed either way */
+        struct timespec until = deadline_in(c->room_wait_ms);
+        int w = 0;
+        while (!mem_admit(c, bytes, alone) && w != ETIMEDOUT)
+            w = pthread_cond_timedwait(&c->room, &c->mu, &until);
+        if (!mem_admit(c, bytes, alone)) {
+            rc = AM_ERR_FULL;
+            c->refused++;
+        }
+    }
+    if (rc == AM_OK)
+        mem_count(c, bytes, 1);
+    int reap = c->n_dead > 0;
+    pthread_mutex_unlock(&c->mu);
+    if (reap)
+        mem_reap(c, 0);
+    return rc;
+}
+
+void am_sessions_unreserve(am_sessions *c, size_t bytes)
+{
+    am_sessions_uncharge(c, bytes);
+#if defined(__GLIBC__)
+    /* the transient memory was freed by the caller: hand it back, as
+     * mem_reap does for runtimes */
+    if (bytes >= AM_SESS_TRIM_BYTES)
+        malloc_trim(0);
+#endif
+}
+
+size_t am_sessions_build_estimate(size_t glossary_json_bytes)
+{
+    return AM_SESS_SCORER_BASE * 4 + glossary_json_bytes * AM_SESS_JSON_FACTOR;
 }

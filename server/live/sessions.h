@@ -72,8 +72,11 @@ void am_sessions_release(am_sessions *c, am_sess *s);
  * replay builds for older glossary versions (am_sessions_charge). When a
  * new runtime or a charge takes the total over the budget, idle runtimes
  * are freed, least recently used first, until it fits; runtimes in use
- * stay, so the total exceeds the budget only by what requests in flight
- * hold, and an over-budget runtime is freed at its last release. The
+ * stay, and an over-budget runtime is freed at its last release. A new
+ * runtime's build is reserved first (am_sessions_reserve): when requests
+ * in flight hold the budget, am_sessions_acquire waits for room and then
+ * answers AM_ERR_FULL (503), rather than going over by one runtime per
+ * request. The
  * history counts have their own budget (history_bytes). set_memory: 0 =
  * no budget (before use, or at any time). */
 void am_sessions_set_memory(am_sessions *c, size_t bytes);
@@ -82,6 +85,7 @@ typedef struct am_sess_mem {
     int64_t evictions; /* runtimes dropped to fit the budget or the count */
     size_t cached; /* runtimes in the cache */
     size_t history; /* bytes of full history counts (am_sessions_hist_bytes) */
+    int64_t refused; /* reservations refused for want of room (am_sessions_reserve) */
 } am_sess_mem;
 void am_sessions_memory(am_sessions *c, am_sess_mem *out);
 /* Counts bytes (a replay's scorer of an older glossary version) in the
@@ -89,6 +93,32 @@ void am_sessions_memory(am_sessions *c, am_sess_mem *out);
  * freed to make room. */
 void am_sessions_charge(am_sessions *c, size_t bytes);
 void am_sessions_uncharge(am_sessions *c, size_t bytes);
+/* Reserves bytes in the budget for a request's transient memory (a
+ * glossary parsed and compiled by a PUT, a runtime being built) until
+ * am_sessions_unreserve with the same bytes. Idle runtimes are freed, least
+ * recently used first, to make room; when what requests in flight hold
+ * (runtimes in use, charges, other reservations) leaves too little, it
+ * waits for them, at most the cache's wait (am_sessions_set_wait, 2 s by
+ * default). So the budget is exceeded only by what a thread that may not
+ * wait reserves (one holding a session lock or a pooled reader: counted at
+ * once), or by one request alone (alone != 0: bytes larger than the whole
+ * budget are admitted when what is in use is at most a quarter of it, so
+ * that a stored session larger than the budget is still served). Returns
+ * AM_OK (reserved), AM_ERR_RANGE when !alone and bytes exceed the budget
+ * itself (it can never fit: 413), AM_ERR_FULL when no room came in time
+ * (503 with Retry-After); nothing is reserved on error. */
+int am_sessions_reserve(am_sessions *c, size_t bytes, int alone);
+void am_sessions_unreserve(am_sessions *c, size_t bytes);
+/* The longest am_sessions_reserve waits, in milliseconds (0: not at all). */
+void am_sessions_set_wait(am_sessions *c, int ms);
+/* The bytes to reserve for building a runtime whose stored glossary JSON
+ * has glossary_json_bytes (0: none): its peak while parsed and compiled. */
+size_t am_sessions_build_estimate(size_t glossary_json_bytes);
+/* Builds a scorer as am_sessions_build_scorer does from an already parsed
+ * glossary g (borrowed; NULL: none): a glossary PUT validates its upload
+ * without writing it as JSON and parsing it again first. */
+int am_sessions_build_gloss(const char *options_json, const char *custom_sw_json, const am_gloss *g,
+                            am_scorer **out, am_buf *err);
 /* The bytes a compiled scorer and its parsed glossary hold (either NULL):
  * the compiled glossary exactly (am_terms_lex_bytes), the entries from
  * their strings, the rest of the scorer estimated. */
