@@ -70,7 +70,8 @@ void am_api_glossary_put(am_req *req, am_resp *resp)
     am_scorer *sc = NULL;
     am_buf err;
     am_buf_init(&err);
-    rc = am_sessions_build_scorer(row.options, row.custom_stopwords, txt, NULL, &sc, &err);
+    rc = am_sessions_scorer_in(req->srv->sessions, row.options, row.custom_stopwords, txt, NULL,
+                               &sc, &err);
     am_scorer_free(sc);
     int64_t version = 0;
     if (rc != AM_OK) {

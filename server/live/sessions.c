@@ -12,6 +12,7 @@
 #include "glossary.h"
 #include "lockck.h"
 #include "vocab.h"
+#include "zhseg.h"
 
 #include <assert.h>
 #include <jansson.h>
@@ -76,6 +77,12 @@ struct am_sessions {
      * lock), and their bytes */
     am_sess **dead;
     size_t n_dead, cap_dead, dead_bytes;
+    /* friso's dictionary (recall zh-friso), loaded on the first Chinese
+     * session and shared read-only by every scorer of the process: 0.5 s
+     * and 24 MB, which each scorer cannot pay (docs/metrics.md §1). Under
+     * zh_mu, which is never held with another lock. */
+    pthread_mutex_t zh_mu;
+    am_zhseg *zhseg;
 };
 
 am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_bytes)
@@ -100,6 +107,7 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_byt
     c->tab = am_xcalloc(size, sizeof *c->tab);
     c->mask = size - 1;
     pthread_mutex_init(&c->mu, NULL);
+    pthread_mutex_init(&c->zh_mu, NULL);
     return c;
 }
 
@@ -192,6 +200,9 @@ void am_sessions_free(am_sessions *c)
     free(c->used);
     free(c->tab);
     pthread_mutex_destroy(&c->mu);
+    /* after every scorer that borrowed it */
+    am_zhseg_free(c->zhseg);
+    pthread_mutex_destroy(&c->zh_mu);
     free(c);
 }
 
@@ -418,6 +429,26 @@ int am_sessions_build_scorer(const char *options_json, const char *custom_sw_jso
                              err);
 }
 
+/* The process's friso model, loaded by the first caller (NULL when it
+ * cannot be: the scorer then tries itself and reports why). */
+static const am_zhseg *am_sessions_zhseg(am_sessions *c)
+{
+    pthread_mutex_lock(&c->zh_mu);
+    if (!c->zhseg)
+        (void)am_zhseg_new(NULL, &c->zhseg, NULL);
+    const am_zhseg *m = c->zhseg;
+    pthread_mutex_unlock(&c->zh_mu);
+    return m;
+}
+
+int am_sessions_scorer_in(am_sessions *c, const char *options_json, const char *custom_sw_json,
+                          const char *glossary_json, const am_vocab *background, am_scorer **out,
+                          am_buf *err)
+{
+    return am_sessions_build_in(c, options_json, custom_sw_json, glossary_json, background, out,
+                                NULL, err);
+}
+
 /* Fills *cfg from an options JSON text (service options skipped). Returns
  * AM_OK or AM_ERR_INVALID with a message in err. */
 static int am_opts_config(const char *options_json, am_config *cfg, am_buf *err)
@@ -506,6 +537,14 @@ int am_sessions_build(const char *options_json, const char *custom_sw_json,
                       const char *glossary_json, const am_vocab *background, am_scorer **out,
                       am_gloss *keep, am_buf *err)
 {
+    return am_sessions_build_in(NULL, options_json, custom_sw_json, glossary_json, background, out,
+                                keep, err);
+}
+
+int am_sessions_build_in(am_sessions *c, const char *options_json, const char *custom_sw_json,
+                         const char *glossary_json, const am_vocab *background, am_scorer **out,
+                         am_gloss *keep, am_buf *err)
+{
     *out = NULL;
     json_error_t je;
     am_config cfg;
@@ -543,7 +582,13 @@ int am_sessions_build(const char *options_json, const char *custom_sw_json,
             return rc;
         }
     }
-    rc = am_scorer_new(&cfg, words, nwords, glossary_json ? &g : NULL, background, out, err);
+    /* the shared friso model when recall runs zh-friso (without a cache,
+     * the scorer loads its own) */
+    am_scorer_models models = {NULL};
+    if (c && am_config_tokenizer(&cfg) == AM_TOK_ZH_FRISO)
+        models.zhseg = am_sessions_zhseg(c);
+    rc = am_scorer_new_with(&cfg, words, nwords, glossary_json ? &g : NULL, background, &models,
+                            out, err);
     if (rc == AM_OK && keep) {
         *keep = g; /* hand the entries over */
         am_gloss_init(&g);
@@ -694,8 +739,8 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
     }
     json_decref(opts);
     if (rc == AM_OK)
-        rc = am_sessions_build(row.options, row.custom_stopwords, row.glossary, s->background,
-                               &s->scorer, &s->gloss, err);
+        rc = am_sessions_build_in(c, row.options, row.custom_stopwords, row.glossary,
+                                  s->background, &s->scorer, &s->gloss, err);
     size_t opt_bytes = row.options ? strlen(row.options) : 0;
     am_store_session_clear(&row);
     if (rc != AM_OK) {

@@ -177,6 +177,11 @@ void am_sess_repeat(am_sess *s);
 int am_sessions_build_scorer(const char *options_json, const char *custom_sw_json,
                              const char *glossary_json, const am_vocab *background, am_scorer **out,
                              am_buf *err);
+/* am_sessions_build_scorer with the models the cache c shares (friso for
+ * zh-friso, loaded on first use); c NULL: the scorer loads its own. */
+int am_sessions_scorer_in(am_sessions *c, const char *options_json, const char *custom_sw_json,
+                          const char *glossary_json, const am_vocab *background, am_scorer **out,
+                          am_buf *err);
 /* Checks options JSON for what session creation refuses beyond what
  * am_sessions_build_scorer does: an option the profile cannot honour
  * (am_config_check_profile). Stored sessions are not re-checked. Returns
@@ -197,5 +202,9 @@ void am_sessions_pin_defaults(json_t *opts);
 int am_sessions_build(const char *options_json, const char *custom_sw_json,
                       const char *glossary_json, const am_vocab *background, am_scorer **out,
                       am_gloss *gloss, am_buf *err);
+/* am_sessions_build with the models the cache c shares (c may be NULL). */
+int am_sessions_build_in(am_sessions *c, const char *options_json, const char *custom_sw_json,
+                         const char *glossary_json, const am_vocab *background, am_scorer **out,
+                         am_gloss *gloss, am_buf *err);
 
 #endif
