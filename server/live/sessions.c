@@ -739,8 +739,8 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, am_buf *
     }
     json_decref(opts);
     if (rc == AM_OK)
-        rc = am_sessions_build_in(c, row.options, row.custom_stopwords, row.glossary,
-                                  s->background, &s->scorer, &s->gloss, err);
+        rc = am_sessions_build_in(c, row.options, row.custom_stopwords, row.glossary, s->background,
+                                  &s->scorer, &s->gloss, err);
     size_t opt_bytes = row.options ? strlen(row.options) : 0;
     am_store_session_clear(&row);
     if (rc != AM_OK) {

@@ -644,12 +644,16 @@ static void test_config_defaults_version(void **state)
         const char *lang, *defaults;
         enum am_tok_kind recall, bleu;
         int ter;
-    } rows[] = {
-        {"ja", "1", AM_TOK_ZH, AM_TOK_13A, 0},   {"ja", "2", AM_TOK_JA_MECAB, AM_TOK_JA_MECAB, 1},
-        {"zh", "1", AM_TOK_ZH, AM_TOK_13A, 0},   {"zh", "2", AM_TOK_ZH, AM_TOK_ZH, 1},
-        {"zh", "3", AM_TOK_ZH_FRISO, AM_TOK_ZH, 1}, {"zh-CN", "3", AM_TOK_ZH_FRISO, AM_TOK_ZH, 1},
-        {"yue", "3", AM_TOK_ZH, AM_TOK_13A, 1},  {"ja", "3", AM_TOK_JA_MECAB, AM_TOK_JA_MECAB, 1},
-        {"ko", "1", AM_TOK_INTL, AM_TOK_13A, 0}, {"fr", "1", AM_TOK_INTL, AM_TOK_13A, 0}};
+    } rows[] = {{"ja", "1", AM_TOK_ZH, AM_TOK_13A, 0},
+                {"ja", "2", AM_TOK_JA_MECAB, AM_TOK_JA_MECAB, 1},
+                {"zh", "1", AM_TOK_ZH, AM_TOK_13A, 0},
+                {"zh", "2", AM_TOK_ZH, AM_TOK_ZH, 1},
+                {"zh", "3", AM_TOK_ZH_FRISO, AM_TOK_ZH, 1},
+                {"zh-CN", "3", AM_TOK_ZH_FRISO, AM_TOK_ZH, 1},
+                {"yue", "3", AM_TOK_ZH, AM_TOK_13A, 1},
+                {"ja", "3", AM_TOK_JA_MECAB, AM_TOK_JA_MECAB, 1},
+                {"ko", "1", AM_TOK_INTL, AM_TOK_13A, 0},
+                {"fr", "1", AM_TOK_INTL, AM_TOK_13A, 0}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         am_config_init(&c);
         assert_int_equal(c.defaults, AM_DEFAULTS_CURRENT);
