@@ -13,8 +13,10 @@
  * is expensive (its text lexicons are parsed into a hash table: about
  * half a second and 24 MB) while segmenting is cheap:
  *   am_zhseg     the model: the dictionary, loaded once by its owner (the
- *                CLI command, or the server for the whole process) and
- *                then only read; safe to share between threads;
+ *                CLI command, or the server for the whole process); safe to
+ *                share between threads (friso writes offsets into its
+ *                dictionary entries while segmenting, so segmenting is
+ *                serialized per model: zhseg.c);
  *   am_zhseg_ws  a friso task and its own copy of the segmentation
  *                settings over a model: one per thread (or workspace).
  * There is no global state: without a model nothing segments, and a
