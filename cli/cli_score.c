@@ -1308,7 +1308,8 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
                                              : NULL,
                                          &rc_tmx, *background, NULL, NULL, &rep);
             else
-                snprintf(rep.msg, sizeof rep.msg, "tokenizer ja-mecab: %s", am_buf_str(&why));
+                snprintf(rep.msg, sizeof rep.msg, "tokenizer %s: %s", am_tok_name(rc_tmx.tokenizer),
+                         am_buf_str(&why));
             am_recall_models_close(&models);
             am_buf_cleanup(&why);
             line = rep.line;

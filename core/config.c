@@ -8,6 +8,7 @@
 
 #include "lang.h"
 #include "stopwords.h"
+#include "zhseg.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -143,7 +144,8 @@ static int am_set_bleu_tokenize(am_config *c, const am_config_option *o, const c
 {
     (void)o;
     enum am_tok_kind k = AM_TOK_13A;
-    if (strcmp(v, "auto") && am_tok_parse(v, &k) != AM_OK)
+    /* zh-friso segments recall's words; BLEU keeps sacreBLEU's tokenizers */
+    if (strcmp(v, "auto") && (am_tok_parse(v, &k) != AM_OK || am_tok_recall_only(k)))
         return AM_ERR_INVALID;
     c->bleu_tokenize_auto = !strcmp(v, "auto");
     c->bleu_tokenize = k;
@@ -236,9 +238,10 @@ static const am_config_option am_options[] = {
     {"target_lang", "string", "BCP-47 or ISO code", "und",
      "language of hypotheses and translations; picks the default tokenizer and stopwords",
      am_set_lang, AM_OFF(target_lang), 0, 0},
-    {"tokenizer", "enum", "auto|13a|intl|zh|char|none|ja-mecab", "auto",
-     "sacreBLEU tokenizer for recall and terms (auto: ja-mecab for ja, zh for zh, char for "
-     "th/lo/km/my, else intl; terms split ja-mecab text per character as zh does)",
+    {"tokenizer", "enum", "auto|13a|intl|zh|char|none|ja-mecab|zh-friso", "auto",
+     "sacreBLEU tokenizer for recall and terms, or zh-friso (Chinese words, recall only) "
+     "(auto: ja-mecab for ja, zh-friso for zh, zh for other Chinese codes, char for "
+     "th/lo/km/my, else intl; terms split ja-mecab and zh-friso text per character as zh does)",
      am_set_tokenizer, 0, 0, 0},
     {"case", "enum", "fold|sensitive", "fold", "case folding for recall and term matching",
      am_set_enum, AM_OFF(case_sensitive), 0, 0},
@@ -305,10 +308,10 @@ static const am_config_option am_options[] = {
     {"chrf_eps_smoothing", "bool", "true|false", "false",
      "chrF and chrF++: epsilon smoothing (chrF++.py, NLTK, Moses) instead of effective order",
      am_set_bool, AM_OFF(chrf_eps_smoothing), 0, 0},
-    {"defaults", "int", "1..2", "2",
+    {"defaults", "int", "1..3", "3",
      "which release's auto defaults apply (1: recall tokenizer zh for ja, BLEU 13a for every "
-     "language; 2: ja-mecab for ja, BLEU as sacreBLEU -l); sessions store the version they were "
-     "created with",
+     "language; 2: ja-mecab for ja, BLEU as sacreBLEU -l; 3: as 2 and recall zh-friso for zh); "
+     "sessions store the version they were created with",
      am_set_int, AM_OFF(defaults), AM_DEFAULTS_V1, AM_DEFAULTS_CURRENT},
     {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}};
 
@@ -553,13 +556,21 @@ enum am_tok_kind am_config_tokenizer(const am_config *c)
      * counted with it. */
     if (lang && am_lang_same(lang, "ja") && c->defaults != AM_DEFAULTS_V1)
         return AM_TOK_JA_MECAB;
+    /* Chinese content words likewise are friso's words (defaults 3; the
+     * measurement is in docs/metrics.md §1); sessions stored with 1 or 2
+     * keep one token per character. friso's dictionary is Mandarin in
+     * simplified characters: the other Chinese codes (yue, wuu, lzh…)
+     * keep the character rule. */
+    if (lang && (am_lang_same(lang, "zh") || am_lang_same(lang, "cmn")) &&
+        c->defaults >= AM_DEFAULTS_CURRENT)
+        return AM_TOK_ZH_FRISO;
     return am_tok_default_for_lang(lang);
 }
 
 enum am_tok_kind am_config_terms_tokenizer(const am_config *c)
 {
     enum am_tok_kind k = am_config_tokenizer(c);
-    return k == AM_TOK_JA_MECAB ? AM_TOK_ZH : k;
+    return k == AM_TOK_JA_MECAB || k == AM_TOK_ZH_FRISO ? AM_TOK_ZH : k;
 }
 
 int am_config_bleu_tokenizer(const am_config *c, enum am_tok_kind *out)
@@ -644,7 +655,11 @@ void am_config_signature(const am_config *c, am_buf *out)
     am_buf_printf(out, "adaptmon:%d|profile:%s", AM_SIGNATURE_VERSION,
                   am_config_profile_name(c->profile));
     if (c->profile == AM_PROFILE_STANDARD) {
-        am_buf_printf(out, "|tok:%s|case:%s|norm:%s", am_tok_name(am_config_tokenizer(c)),
+        enum am_tok_kind tk = am_config_tokenizer(c);
+        /* zh-friso is named with friso's version: another friso may cut
+         * other words */
+        am_buf_printf(out, "|tok:%s|case:%s|norm:%s",
+                      tk == AM_TOK_ZH_FRISO ? am_zhseg_signature(NULL) : am_tok_name(tk),
                       c->case_sensitive ? "sensitive" : "fold", am_text_norm_name(c->norm));
         if (!c->strip_tags)
             am_buf_appends(out, "|tags:keep");

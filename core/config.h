@@ -39,9 +39,11 @@ enum am_sw_choice {
  * changes a default can never mix two tokenizations in one session's
  * history and running totals (am_sessions_pin_defaults, schema/011).
  *   1: before issue 24: recall ja -> zh, BLEU always 13a;
- *   2: recall ja -> ja-mecab, BLEU as sacreBLEU -l (zh -> zh, ja -> ja-mecab). */
+ *   2: recall ja -> ja-mecab, BLEU as sacreBLEU -l (zh -> zh, ja -> ja-mecab);
+ *   3: as 2, and recall zh -> zh-friso (Chinese words, not characters). */
 #define AM_DEFAULTS_V1 1
-#define AM_DEFAULTS_CURRENT 2
+#define AM_DEFAULTS_V2 2
+#define AM_DEFAULTS_CURRENT 3
 
 typedef struct am_config {
     enum am_profile profile;
@@ -131,11 +133,13 @@ unsigned am_config_warnings(const am_config *c);
 void am_config_session_defaults(am_config *c);
 
 /* The recall tokenizer in effect (resolving "auto" from target_lang:
- * ja-mecab for Japanese, else am_tok_default_for_lang). */
+ * ja-mecab for Japanese, zh-friso for zh/cmn from defaults 3 on, else
+ * am_tok_default_for_lang). */
 enum am_tok_kind am_config_tokenizer(const am_config *c);
 /* The tokenizer of glossary terms in the target language: the recall
- * tokenizer, except zh where recall runs ja-mecab (a term is matched
- * character by character, whatever MeCab makes of its context). */
+ * tokenizer, except zh where recall runs ja-mecab or zh-friso (a term is
+ * matched character by character, whatever the segmenter makes of its
+ * context). */
 enum am_tok_kind am_config_terms_tokenizer(const am_config *c);
 /* The stopword list in effect (resolving "auto" from target_lang):
  * "snowball", "iso", "none" or "custom" (static). */

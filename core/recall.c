@@ -2,6 +2,7 @@
 #include "recall.h"
 
 #include "mecab.h"
+#include "zhseg.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -196,16 +197,24 @@ int am_recall_models_open(am_recall_config *cfg, am_recall_models *m, am_buf *er
     memset(m, 0, sizeof *m);
     if (err)
         am_buf_reset(err);
-    if (cfg->tokenizer != AM_TOK_JA_MECAB)
+    int rc = AM_OK;
+    if (cfg->tokenizer == AM_TOK_JA_MECAB) {
+        rc = am_mecab_new(NULL, &m->mecab, err);
+        if (rc == AM_OK)
+            rc = am_mecab_ws_new(m->mecab, &m->tagger);
+    } else if (cfg->tokenizer == AM_TOK_ZH_FRISO) {
+        rc = am_zhseg_new(NULL, &m->zhseg, err);
+        if (rc == AM_OK)
+            rc = am_zhseg_ws_new(m->zhseg, &m->zhws);
+    } else {
         return AM_OK;
-    int rc = am_mecab_new(NULL, &m->mecab, err);
-    if (rc == AM_OK)
-        rc = am_mecab_ws_new(m->mecab, &m->tagger);
+    }
     if (rc != AM_OK) {
         am_recall_models_close(m);
         return rc;
     }
     m->ctx.ja_mecab = m->tagger;
+    m->ctx.zh_friso = m->zhws;
     cfg->tok_ctx = &m->ctx;
     return AM_OK;
 }
@@ -214,6 +223,8 @@ void am_recall_models_close(am_recall_models *m)
 {
     am_mecab_ws_free(m->tagger);
     am_mecab_free(m->mecab);
+    am_zhseg_ws_free(m->zhws);
+    am_zhseg_free(m->zhseg);
     memset(m, 0, sizeof *m);
 }
 

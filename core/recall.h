@@ -54,7 +54,8 @@ typedef int (*am_recall_background_fn)(void *ctx, const char *word, int64_t *cou
 typedef struct am_recall_config {
     enum am_tok_kind tokenizer; /* standard profile tokenizer (default intl) */
     const am_tok_ctx *tok_ctx; /* borrowed; the models a tokenizer needs (a
-                                  MeCab tagger for ja-mecab); NULL: none */
+                                  MeCab tagger for ja-mecab, a friso
+                                  workspace for zh-friso); NULL: none */
     enum am_norm norm; /* token normalization (default NFKC) */
     int casefold; /* 1: Unicode case folding (default) */
     int strip_tags; /* 1: remove inline markup first (default) */
@@ -140,16 +141,19 @@ int am_recall_content_words(const am_recall_config *cfg, const char *text, am_to
 
 /* The models a recall tokenizer needs, for a caller that tokenizes raw
  * text with am_recall_content_words outside a scorer (a TMX background
- * vocabulary): a MeCab model and tagger for ja-mecab. */
+ * vocabulary): a MeCab model and tagger for ja-mecab, a friso model and
+ * workspace for zh-friso. */
 typedef struct am_recall_models {
     struct am_mecab *mecab; /* owned */
     struct am_mecab_ws *tagger; /* owned */
-    am_tok_ctx ctx; /* borrows tagger */
+    struct am_zhseg *zhseg; /* owned; friso for zh-friso */
+    struct am_zhseg_ws *zhws; /* owned */
+    am_tok_ctx ctx; /* borrows tagger and zhws */
 } am_recall_models;
 
 /* Loads what cfg->tokenizer needs into *m (nothing for the tokenizers
  * without a model) and points cfg->tok_ctx at it; m must outlive every use
- * of cfg. Returns AM_OK, or the error of am_mecab_new with err (may be
+ * of cfg. Returns AM_OK, or the error of am_mecab_new (am_zhseg_new) with err (may be
  * NULL) saying why; *m is then empty. Release with am_recall_models_close. */
 int am_recall_models_open(am_recall_config *cfg, am_recall_models *m, am_buf *err);
 /* Frees what am_recall_models_open loaded (an empty m is a no-op). */

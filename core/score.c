@@ -4,6 +4,7 @@
 #include "compat/simianer2019.h"
 #include "mecab.h"
 #include "stopwords.h"
+#include "zhseg.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -19,7 +20,11 @@ struct am_scorer {
     am_bleu_score_opts bleu_sent; /* sentence BLEU (effective order) */
     am_mecab *mecab; /* owned; the MeCab model when BLEU or recall runs ja-mecab */
     enum am_tok_kind terms_tok; /* the terms matcher's target tokenizer: recall's,
-                                   or zh where recall runs ja-mecab */
+                                   or zh where recall runs ja-mecab or zh-friso */
+    /* friso, when recall runs zh-friso: the process's shared model
+     * (borrowed, am_scorer_models) or zhseg_own */
+    const am_zhseg *zhseg;
+    am_zhseg *zhseg_own; /* owned; loaded when no shared model was given */
 };
 
 struct am_score_ws {
@@ -56,11 +61,14 @@ struct am_score_ws {
     /* a MeCab tagger over mecab_for's model (made on first use) */
     am_mecab_ws *mecab;
     const am_mecab *mecab_for;
+    /* a friso workspace over zhseg_for's model (made on first use) */
+    am_zhseg_ws *zhseg;
+    const am_zhseg *zhseg_for;
 };
 
 /* ---- scorer ---------------------------------------------------------- */
 
-static int am_scorer_stopwords(const am_config *cfg, const am_mecab *mecab,
+static int am_scorer_stopwords(const am_config *cfg, const am_mecab *mecab, const am_zhseg *zh,
                                const char *const *custom, size_t n_custom, am_sw **out, am_buf *err)
 {
     int simianer = cfg->profile == AM_PROFILE_SIMIANER2019;
@@ -90,14 +98,20 @@ static int am_scorer_stopwords(const am_config *cfg, const am_mecab *mecab,
     if (!strcmp(source, "none"))
         return AM_OK;
     /* Only the words the tokenizer in use can produce (stopwords.h); for
-     * ja-mecab, as MeCab segments each word alone. */
+     * ja-mecab and zh-friso, as the segmenter cuts each word alone. */
     am_mecab_ws *mws = NULL;
+    am_zhseg_ws *zws = NULL;
     if (mecab && am_mecab_ws_new(mecab, &mws) != AM_OK)
         return AM_ERR_INTERNAL;
-    am_tok_ctx ctx = {.ja_mecab = mws};
+    if (zh && am_zhseg_ws_new(zh, &zws) != AM_OK) {
+        am_mecab_ws_free(mws);
+        return AM_ERR_INTERNAL;
+    }
+    am_tok_ctx ctx = {.ja_mecab = mws, .zh_friso = zws};
     int rc = am_sw_builtin_for(source, has_lang ? lang : cfg->target_lang, am_config_tokenizer(cfg),
                                &ctx, norm, casefold, out);
     am_mecab_ws_free(mws);
+    am_zhseg_ws_free(zws);
     if (rc != AM_OK && err)
         am_buf_printf(err, "no %s stopword list for language '%s'", source, cfg->target_lang);
     return rc;
@@ -122,8 +136,36 @@ static int am_scorer_bleu(am_scorer *s, am_buf *err)
     return rc;
 }
 
+/* The friso model when recall runs zh-friso: the shared one, or one
+ * loaded for this scorer (a missing dictionary is an error, never the
+ * character rule). */
+static int am_scorer_zhseg(am_scorer *s, const am_scorer_models *models, am_buf *err)
+{
+    if (am_config_tokenizer(&s->cfg) != AM_TOK_ZH_FRISO)
+        return AM_OK;
+    if (models && models->zhseg) {
+        s->zhseg = models->zhseg;
+        return AM_OK;
+    }
+    am_buf why;
+    am_buf_init(&why);
+    int rc = am_zhseg_new(NULL, &s->zhseg_own, &why);
+    if (rc != AM_OK && err)
+        am_buf_printf(err, "recall tokenizer zh-friso: %s", am_buf_str(&why));
+    am_buf_cleanup(&why);
+    s->zhseg = s->zhseg_own;
+    return rc;
+}
+
 int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_custom,
                   const am_gloss *gloss, const am_vocab *background, am_scorer **out, am_buf *err)
+{
+    return am_scorer_new_with(cfg, custom_sw, n_custom, gloss, background, NULL, out, err);
+}
+
+int am_scorer_new_with(const am_config *cfg, const char *const *custom_sw, size_t n_custom,
+                       const am_gloss *gloss, const am_vocab *background,
+                       const am_scorer_models *models, am_scorer **out, am_buf *err)
 {
     *out = NULL;
     if (err)
@@ -141,7 +183,10 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
     rc = am_scorer_bleu(s, err);
     if (rc != AM_OK)
         goto fail;
-    rc = am_scorer_stopwords(&s->cfg, s->mecab, custom_sw, n_custom, &s->sw, err);
+    rc = am_scorer_zhseg(s, models, err);
+    if (rc != AM_OK)
+        goto fail;
+    rc = am_scorer_stopwords(&s->cfg, s->mecab, s->zhseg, custom_sw, n_custom, &s->sw, err);
     if (rc != AM_OK)
         goto fail;
 
@@ -170,7 +215,7 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
         s->cfg.tokenizer_auto
             ? am_tok_default_for_lang(strcmp(s->cfg.source_lang, "und") ? s->cfg.source_lang : NULL)
             : s->cfg.tokenizer;
-    if (tc.tok_src == AM_TOK_JA_MECAB) /* terms are matched per character */
+    if (tc.tok_src == AM_TOK_JA_MECAB || tc.tok_src == AM_TOK_ZH_FRISO) /* per character */
         tc.tok_src = AM_TOK_ZH;
     tc.norm = s->cfg.norm;
     tc.casefold = !s->cfg.case_sensitive;
@@ -216,6 +261,7 @@ void am_scorer_free(am_scorer *s)
     am_terms_lex_free(s->lex);
     free(s->signature);
     am_mecab_free(s->mecab);
+    am_zhseg_free(s->zhseg_own);
     free(s);
 }
 
@@ -317,6 +363,7 @@ void am_score_ws_free(am_score_ws *ws)
         am_toks_cleanup(&ws->ter_xref[i]);
     }
     am_mecab_ws_free(ws->mecab);
+    am_zhseg_ws_free(ws->zhseg);
     free(ws);
 }
 
@@ -413,6 +460,22 @@ static int am_bleu_ctx(const am_scorer *s, am_score_ws *ws)
     }
     am_tok_ctx ctx = {.ja_mecab = ws->mecab};
     am_bleu_ws_set_tok_ctx(ws->bleu, &ctx);
+    return AM_OK;
+}
+
+/* Gives the workspace a friso workspace over the scorer's model when
+ * recall runs zh-friso (made once per workspace and model). */
+static int am_zhseg_ctx(const am_scorer *s, am_score_ws *ws)
+{
+    if (!s->zhseg || ws->zhseg_for == s->zhseg)
+        return AM_OK;
+    am_zhseg_ws_free(ws->zhseg);
+    ws->zhseg = NULL;
+    ws->zhseg_for = NULL;
+    int rc = am_zhseg_ws_new(s->zhseg, &ws->zhseg);
+    if (rc != AM_OK)
+        return rc;
+    ws->zhseg_for = s->zhseg;
     return AM_OK;
 }
 
@@ -539,9 +602,11 @@ static int am_tokenize_shared(const am_scorer *s, am_score_ws *ws, size_t nsys)
     enum am_tok_kind kind = s->rcfg.tokenizer;
     int words = s->cfg.profile == AM_PROFILE_STANDARD;
     int rc = am_bleu_ctx(s, ws); /* the workspace's MeCab tagger, if any */
+    if (rc == AM_OK)
+        rc = am_zhseg_ctx(s, ws); /* its friso workspace, if any */
     if (rc != AM_OK)
         return rc;
-    am_tok_ctx ctx = {.ja_mecab = ws->mecab};
+    am_tok_ctx ctx = {.ja_mecab = ws->mecab, .zh_friso = ws->zhseg};
     rc = am_tok_tokenize_ctx(kind, &ctx, am_buf_str(&ws->ref), &ws->ref_tk);
     if (rc == AM_OK && words)
         rc = am_recall_tok_words(&s->rcfg, am_buf_str(&ws->ref_tk), &ws->ref_w);
@@ -662,7 +727,8 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
         if (use_terms) {
             am_terms_ws_set_max_occurrences(ws->terms[i], in->max_term_occurrences);
             /* recall's tokens, unless terms run another tokenizer (zh
-             * where recall runs ja-mecab): then the matcher tokenizes */
+             * where recall runs ja-mecab or zh-friso): then the matcher
+             * tokenizes */
             am_tok_text th = {ws->hyp_ptr[i], NULL, s->terms_tok, NULL};
             am_tok_text tr = {am_buf_str(&ws->ref), NULL, s->terms_tok, NULL};
             int own = s->terms_tok != s->rcfg.tokenizer;

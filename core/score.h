@@ -45,6 +45,20 @@ typedef struct am_score_ws am_score_ws;
  * am_scorer_free. */
 int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_custom,
                   const am_gloss *gloss, const am_vocab *background, am_scorer **out, am_buf *err);
+/* Models a process loads once and shares, read-only, between its scorers
+ * and threads (every pointer borrowed: it must outlive each scorer made
+ * with it). A NULL field, or no am_scorer_models at all (am_scorer_new),
+ * makes a scorer that needs the model load its own. */
+typedef struct am_scorer_models {
+    const struct am_zhseg *zhseg; /* friso, for recall zh-friso (zhseg.h) */
+} am_scorer_models;
+/* am_scorer_new with shared models (may be NULL). Returns as
+ * am_scorer_new, and AM_ERR_NOTFOUND when recall runs zh-friso, models
+ * give no friso model and its dictionary cannot be loaded (err says
+ * which package to install). */
+int am_scorer_new_with(const am_config *cfg, const char *const *custom_sw, size_t n_custom,
+                       const am_gloss *gloss, const am_vocab *background,
+                       const am_scorer_models *models, am_scorer **out, am_buf *err);
 void am_scorer_free(am_scorer *s);
 /* The scorer's settings and signature (owned by the scorer). */
 const am_config *am_scorer_config(const am_scorer *s);

@@ -74,7 +74,7 @@ static int sw_any_token(const am_sw_list *l, enum am_tok_kind kind)
 {
     if (!l)
         return 0;
-    if (kind == AM_TOK_JA_MECAB)
+    if (kind == AM_TOK_JA_MECAB || kind == AM_TOK_ZH_FRISO)
         return 1;
     for (size_t i = 0; i < l->n; i++)
         if (am_sw_one_token(kind, NULL, l->words[i]))

@@ -22,7 +22,7 @@ int am_sw_lang(const char *code, char *out, size_t outsz);
 const char *am_sw_default_source(const char *lang);
 /* am_sw_default_source for a text tokenized by kind: a list none of whose
  * words kind produces as a token (stopwords-iso Thai under char) counts as
- * absent. Kinds that need a model (ja-mecab) are not checked here. */
+ * absent. Kinds that need a model (ja-mecab, zh-friso) are not checked here. */
 const char *am_sw_default_source_for(const char *lang, enum am_tok_kind kind);
 
 /* Builds the set of a built-in list: source "snowball" or "iso", lang a
@@ -50,7 +50,8 @@ int am_sw_builtin_keep(const char *source, const char *lang, enum am_norm norm, 
 /* am_sw_builtin_keep with the rule for a tokenizer kind: a word is kept
  * when am_tok_split_ctx(kind, ctx, word) gives back exactly the word (one
  * token, unchanged). ctx (borrowed, may be NULL) carries the models the
- * kind needs (a MeCab tagger for ja-mecab); without them no word is kept
+ * kind needs (a MeCab tagger for ja-mecab, a friso workspace for zh-friso);
+ * without them no word is kept
  * (the scorer refuses such a kind before). */
 int am_sw_builtin_for(const char *source, const char *lang, enum am_tok_kind kind,
                       const am_tok_ctx *ctx, enum am_norm norm, int casefold, am_sw **out);

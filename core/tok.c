@@ -34,6 +34,7 @@
 #include "tok.h"
 
 #include "mecab.h"
+#include "zhseg.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -90,7 +91,9 @@ static void sb_swap(tok_sbuf *a, tok_sbuf *b)
 
 /* ---- names ---------------------------------------------------------------- */
 
-static const char *const tok_names[] = {"13a", "intl", "zh", "char", "none", "ja-mecab"};
+static const char *const tok_names[] = {"13a",  "intl",     "zh",      "char",
+                                        "none", "ja-mecab", "zh-friso"};
+_Static_assert(sizeof tok_names / sizeof tok_names[0] == AM_TOK_KIND_COUNT, "a name per kind");
 
 /* sacreBLEU 2.6.0's other tokenizers (BLEU._TOKENIZERS) and why adaptmon
  * does not run them: each needs something Debian does not package. */
@@ -131,6 +134,11 @@ const char *am_tok_unsupported_reason(const char *name)
         if (strcmp(name, tok_unsupported[i].name) == 0)
             return tok_unsupported[i].reason;
     return NULL;
+}
+
+int am_tok_recall_only(enum am_tok_kind kind)
+{
+    return kind == AM_TOK_ZH_FRISO;
 }
 
 const char *am_tok_name(enum am_tok_kind kind)
@@ -694,6 +702,10 @@ int am_tok_tokenize_ctx(enum am_tok_kind kind, const am_tok_ctx *ctx, const char
         if (!ctx || !ctx->ja_mecab)
             return AM_ERR_INVALID;
         return am_mecab_tokenize(ctx->ja_mecab, s, out);
+    case AM_TOK_ZH_FRISO:
+        if (!ctx || !ctx->zh_friso)
+            return AM_ERR_INVALID;
+        return am_zhseg_tokenize(ctx->zh_friso, s, out);
     case AM_TOK_CHAR: tok_char(s, len, out); return AM_OK;
     case AM_TOK_NONE:
         am_buf_reset(out);

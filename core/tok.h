@@ -17,26 +17,33 @@ enum am_tok_kind {
     AM_TOK_ZH, /* sacreBLEU "zh" (CJK characters become tokens, then 13a) */
     AM_TOK_CHAR, /* sacreBLEU "char" */
     AM_TOK_NONE, /* sacreBLEU "none" (text unchanged; split on whitespace) */
-    AM_TOK_JA_MECAB /* sacreBLEU "ja-mecab" (MeCab + IPA dictionary, mecab.h);
-                       needs a tokenizer context (am_tok_ctx) */
+    AM_TOK_JA_MECAB, /* sacreBLEU "ja-mecab" (MeCab + IPA dictionary, mecab.h);
+                        needs a tokenizer context (am_tok_ctx) */
+    AM_TOK_ZH_FRISO /* not sacreBLEU's: Chinese words by friso (zhseg.h), for
+                       recall only (BLEU refuses it); needs a context */
 };
-#define AM_TOK_KIND_COUNT ((int)AM_TOK_JA_MECAB + 1)
+#define AM_TOK_KIND_COUNT ((int)AM_TOK_ZH_FRISO + 1)
 
 struct am_mecab_ws; /* mecab.h */
+struct am_zhseg_ws; /* zhseg.h */
 
 /* What a tokenizer backed by a model needs, borrowed from the caller for
  * one call: the kinds without a model ignore it (NULL is fine for them). */
 typedef struct am_tok_ctx {
     struct am_mecab_ws *ja_mecab; /* a MeCab tagger, for AM_TOK_JA_MECAB */
+    struct am_zhseg_ws *zh_friso; /* a friso workspace, for AM_TOK_ZH_FRISO */
 } am_tok_ctx;
 
 /* Parses a tokenizer name ("13a", "intl", "zh", "char", "none",
- * "ja-mecab") into *out. Returns AM_OK or AM_ERR_INVALID. */
+ * "ja-mecab", "zh-friso") into *out. Returns AM_OK or AM_ERR_INVALID. */
 int am_tok_parse(const char *name, enum am_tok_kind *out);
 /* For a sacreBLEU 2.6.0 tokenizer name that adaptmon does not run
  * ("ko-mecab", "flores101", "flores200", "spm", "spBLEU-1K"): a static
  * sentence saying why. NULL for any other name. */
 const char *am_tok_unsupported_reason(const char *name);
+/* True for the kinds that are not sacreBLEU tokenizers (zh-friso): BLEU
+ * and the BLEU tokenizer option refuse them. */
+int am_tok_recall_only(enum am_tok_kind kind);
 /* Returns the static name of a tokenizer kind. */
 const char *am_tok_name(enum am_tok_kind kind);
 /* Default tokenizer for a target language code (e.g. "fr", "zh-CN", "ja",
@@ -45,11 +52,13 @@ enum am_tok_kind am_tok_default_for_lang(const char *lang);
 
 /* Tokenizes the valid UTF-8 string s with the given tokenizer. Writes the
  * result into out (reset first). Returns AM_OK; AM_ERR_INVALID for an
- * unknown kind or for AM_TOK_JA_MECAB, which needs am_tok_tokenize_ctx. */
+ * unknown kind or for AM_TOK_JA_MECAB and AM_TOK_ZH_FRISO, which need
+ * am_tok_tokenize_ctx. */
 int am_tok_tokenize(enum am_tok_kind kind, const char *s, am_buf *out);
 /* As am_tok_tokenize, with the models of ctx (borrowed; may be NULL for the
- * kinds that need none). Returns AM_OK; AM_ERR_INVALID for an unknown kind
- * or AM_TOK_JA_MECAB without ctx->ja_mecab; AM_ERR_INTERNAL if MeCab fails. */
+ * kinds that need none). Returns AM_OK; AM_ERR_INVALID for an unknown kind,
+ * AM_TOK_JA_MECAB without ctx->ja_mecab or AM_TOK_ZH_FRISO without
+ * ctx->zh_friso; AM_ERR_INTERNAL if MeCab fails. */
 int am_tok_tokenize_ctx(enum am_tok_kind kind, const am_tok_ctx *ctx, const char *s, am_buf *out);
 /* Convenience: tokenizes s and appends the resulting tokens (split as
  * Python's str.split()) to toks. Returns as am_tok_tokenize. */

@@ -6,10 +6,11 @@ set -e
 # build stage installs exactly these (tests/fleet/test_deploy.py checks it).
 BUILD_PKGS="gcc libc6-dev make pkg-config iso-codes \
 libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev libstemmer-dev \
-libcurl4-openssl-dev libxml2-dev libsystemd-dev libmecab-dev"
+libcurl4-openssl-dev libxml2-dev libsystemd-dev libmecab-dev libfriso-dev"
 # The tests' toolchain.
 # ja-mecab (BLEU and Japanese recall) needs the IPA dictionary at run time.
-PKGS="$BUILD_PKGS mecab-ipadic-utf8 build-essential libcmocka-dev python3 curl sqlite3 bc time \
+# Chinese recall (zh-friso) needs friso's dictionary at run time.
+PKGS="$BUILD_PKGS mecab-ipadic-utf8 friso-dict build-essential libcmocka-dev python3 curl sqlite3 bc time \
 clang libclang-rt-14-dev valgrind wrk gnuplot-nox \
 systemd haproxy lua-cjson yamllint clang-format cppcheck prometheus"
 # tests/browser (the dashboard): headless Chromium driven by playwright-core from npm

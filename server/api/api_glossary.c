@@ -138,7 +138,8 @@ static int gloss_prepare(am_req *req, am_resp *resp, const am_store_session *row
         am_scorer *sc = NULL;
         am_buf err;
         am_buf_init(&err);
-        rc = am_sessions_build_gloss(row->options, row->custom_stopwords, &g, &sc, &err);
+        rc = am_sessions_build_gloss(req->srv->sessions, row->options, row->custom_stopwords, &g,
+                                     &sc, &err);
         am_scorer_free(sc); /* before the text is written: the peak is one of them */
         if (rc != AM_OK)
             am_resp_problem(resp, req, AM_P_INVALID_VALUE, "%s", am_buf_str(&err));

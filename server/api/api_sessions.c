@@ -47,15 +47,14 @@ static json_t *am_session_warnings(const am_config *c)
 
 json_t *am_api_session_json(am_server *srv, const am_store_session *row)
 {
-    (void)srv;
     json_t *opts = json_loads(row->options, 0, NULL);
     am_scorer *sc = NULL;
     am_buf err;
     am_buf_init(&err);
     json_t *eff = NULL, *warnings = NULL;
     json_int_t nsw = 0;
-    if (am_sessions_build_scorer(row->options, row->custom_stopwords, NULL, NULL, &sc, &err) ==
-        AM_OK) {
+    if (am_sessions_scorer_in(srv->sessions, row->options, row->custom_stopwords, NULL, NULL, &sc,
+                              &err) == AM_OK) {
         /* the scorer's config: what runs (a profile's fixed settings included),
          * with "auto" resolved: the tokenizer and stopword list that run
          * (issue 24: never "auto") and how many stopwords are in use */
@@ -411,7 +410,7 @@ static void am_session_store(am_req *req, am_resp *resp, char *id, json_t *opts,
     if (rc == AM_OK)
         rc = am_sessions_check_options(opts_txt, &err);
     if (rc == AM_OK)
-        rc = am_sessions_build_scorer(opts_txt, sw_txt, gl_txt, NULL, &sc, &err);
+        rc = am_sessions_scorer_in(req->srv->sessions, opts_txt, sw_txt, gl_txt, NULL, &sc, &err);
     if (rc != AM_OK) {
         am_resp_problem(resp, req,
                         strstr(am_buf_str(&err), "unknown option") ? AM_P_UNKNOWN_FIELD

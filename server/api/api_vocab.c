@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* am_xliff_tmx_counts over the request body with the models rcfg's
- * tokenizer needs (MeCab for a ja side, loaded for this count only: the
+ * tokenizer needs (MeCab for a ja side, friso for zh, loaded for this count only: the
  * words must be the ones recall makes). */
 static int am_vocab_tmx_counts(const am_req *req, const char *lang, am_recall_config *rcfg,
                                am_vocab *v, char **chosen, am_xliff_report *rep)
@@ -25,7 +25,8 @@ static int am_vocab_tmx_counts(const am_req *req, const char *lang, am_recall_co
         rc = am_xliff_tmx_counts(req->body, req->body_len, lang, rcfg, v, chosen, NULL, rep);
     } else {
         rep->line = 0;
-        snprintf(rep->msg, sizeof rep->msg, "tokenizer ja-mecab: %s", am_buf_str(&why));
+        snprintf(rep->msg, sizeof rep->msg, "tokenizer %s: %s", am_tok_name(rcfg->tokenizer),
+                 am_buf_str(&why));
     }
     rcfg->tok_ctx = NULL;
     am_recall_models_close(&models);

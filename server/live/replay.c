@@ -149,8 +149,8 @@ static int am_vscorer_get(am_server *srv, const char *session, am_vscorers *vs, 
      * session lock it may not wait (alone = 1: idle runtimes are freed) */
     size_t est = am_sessions_build_estimate(strlen(entries));
     int reserved = am_sessions_reserve(srv->sessions, est, 1) == AM_OK;
-    rc = am_sessions_build(vs->row.options, vs->row.custom_stopwords, entries, vs->sess->background,
-                           &vs->sc, &vs->gloss, &err);
+    rc = am_sessions_build_in(srv->sessions, vs->row.options, vs->row.custom_stopwords, entries,
+                              vs->sess->background, &vs->sc, &vs->gloss, &err);
     if (reserved)
         am_sessions_unreserve(srv->sessions, est);
     free(entries);

@@ -12,6 +12,7 @@
 #include "glossary.h"
 #include "lockck.h"
 #include "vocab.h"
+#include "zhseg.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -95,6 +96,12 @@ struct am_sessions {
     pthread_cond_t room;
     int room_wait_ms;
     int64_t refused;
+    /* friso's dictionary (recall zh-friso), loaded on the first Chinese
+     * session and shared read-only by every scorer of the process: 0.5 s
+     * and 24 MB, which each scorer cannot pay (docs/metrics.md §1). Under
+     * zh_mu, which is never held with another lock. */
+    pthread_mutex_t zh_mu;
+    am_zhseg *zhseg;
 };
 
 am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_bytes)
@@ -127,6 +134,7 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_byt
     pthread_cond_init(&c->room, &ca);
     pthread_condattr_destroy(&ca);
     c->room_wait_ms = AM_SESS_ROOM_WAIT_MS;
+    pthread_mutex_init(&c->zh_mu, NULL);
     return c;
 }
 
@@ -220,6 +228,9 @@ void am_sessions_free(am_sessions *c)
     free(c->tab);
     pthread_cond_destroy(&c->room);
     pthread_mutex_destroy(&c->mu);
+    /* after every scorer that borrowed it */
+    am_zhseg_free(c->zhseg);
+    pthread_mutex_destroy(&c->zh_mu);
     free(c);
 }
 
@@ -446,6 +457,26 @@ int am_sessions_build_scorer(const char *options_json, const char *custom_sw_jso
                              err);
 }
 
+/* The process's friso model, loaded by the first caller (NULL when it
+ * cannot be: the scorer then tries itself and reports why). */
+static const am_zhseg *am_sessions_zhseg(am_sessions *c)
+{
+    pthread_mutex_lock(&c->zh_mu);
+    if (!c->zhseg)
+        (void)am_zhseg_new(NULL, &c->zhseg, NULL);
+    const am_zhseg *m = c->zhseg;
+    pthread_mutex_unlock(&c->zh_mu);
+    return m;
+}
+
+int am_sessions_scorer_in(am_sessions *c, const char *options_json, const char *custom_sw_json,
+                          const char *glossary_json, const am_vocab *background, am_scorer **out,
+                          am_buf *err)
+{
+    return am_sessions_build_in(c, options_json, custom_sw_json, glossary_json, background, out,
+                                NULL, err);
+}
+
 /* Fills *cfg from an options JSON text (service options skipped). Returns
  * AM_OK or AM_ERR_INVALID with a message in err. */
 static int am_opts_config(const char *options_json, am_config *cfg, am_buf *err)
@@ -533,8 +564,9 @@ int am_sessions_check_options(const char *options_json, am_buf *err)
 /* Builds a scorer from options, custom stopwords (JSON texts, the latter
  * NULL) and the parsed glossary g (borrowed, NULL: none); as
  * am_sessions_build. */
-static int build_from(const char *options_json, const char *custom_sw_json, const am_gloss *g,
-                      const am_vocab *background, am_scorer **out, am_buf *err)
+static int build_from(am_sessions *c, const char *options_json, const char *custom_sw_json,
+                      const am_gloss *g, const am_vocab *background, am_scorer **out,
+                      am_buf *err)
 {
     *out = NULL;
     json_error_t je;
@@ -557,21 +589,34 @@ static int build_from(const char *options_json, const char *custom_sw_json, cons
         for (size_t i = 0; i < nwords; i++)
             words[i] = json_string_value(json_array_get(sw, i));
     }
-    rc = am_scorer_new(&cfg, words, nwords, g, background, out, err);
+    /* the shared friso model when recall runs zh-friso (without a cache,
+     * the scorer loads its own) */
+    am_scorer_models models = {NULL};
+    if (c && am_config_tokenizer(&cfg) == AM_TOK_ZH_FRISO)
+        models.zhseg = am_sessions_zhseg(c);
+    rc = am_scorer_new_with(&cfg, words, nwords, g, background, &models, out, err);
     free(words);
     json_decref(sw);
     return rc;
 }
 
-int am_sessions_build_gloss(const char *options_json, const char *custom_sw_json, const am_gloss *g,
-                            am_scorer **out, am_buf *err)
+int am_sessions_build_gloss(am_sessions *c, const char *options_json, const char *custom_sw_json,
+                            const am_gloss *g, am_scorer **out, am_buf *err)
 {
-    return build_from(options_json, custom_sw_json, g, NULL, out, err);
+    return build_from(c, options_json, custom_sw_json, g, NULL, out, err);
 }
 
 int am_sessions_build(const char *options_json, const char *custom_sw_json,
                       const char *glossary_json, const am_vocab *background, am_scorer **out,
                       am_gloss *keep, am_buf *err)
+{
+    return am_sessions_build_in(NULL, options_json, custom_sw_json, glossary_json, background, out,
+                                keep, err);
+}
+
+int am_sessions_build_in(am_sessions *c, const char *options_json, const char *custom_sw_json,
+                         const char *glossary_json, const am_vocab *background, am_scorer **out,
+                         am_gloss *keep, am_buf *err)
 {
     *out = NULL;
     am_gloss g;
@@ -585,8 +630,8 @@ int am_sessions_build(const char *options_json, const char *custom_sw_json,
             return rc;
         }
     }
-    int rc =
-        build_from(options_json, custom_sw_json, glossary_json ? &g : NULL, background, out, err);
+    int rc = build_from(c, options_json, custom_sw_json, glossary_json ? &g : NULL, background, out,
+                        err);
     if (rc == AM_OK && keep) {
         *keep = g; /* hand the entries over */
         am_gloss_init(&g);
@@ -766,7 +811,7 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *
     }
     json_decref(opts);
     if (rc == AM_OK)
-        rc = am_sessions_build(row.options, row.custom_stopwords, row.glossary, s->background,
+        rc = am_sessions_build_in(c, row.options, row.custom_stopwords, row.glossary, s->background,
                                &s->scorer, &s->gloss, err);
     size_t opt_bytes = row.options ? strlen(row.options) : 0;
     am_store_session_clear(&row);

@@ -114,11 +114,12 @@ void am_sessions_set_wait(am_sessions *c, int ms);
 /* The bytes to reserve for building a runtime whose stored glossary JSON
  * has glossary_json_bytes (0: none): its peak while parsed and compiled. */
 size_t am_sessions_build_estimate(size_t glossary_json_bytes);
-/* Builds a scorer as am_sessions_build_scorer does from an already parsed
+/* Builds a scorer as am_sessions_scorer_in does from an already parsed
  * glossary g (borrowed; NULL: none): a glossary PUT validates its upload
- * without writing it as JSON and parsing it again first. */
-int am_sessions_build_gloss(const char *options_json, const char *custom_sw_json, const am_gloss *g,
-                            am_scorer **out, am_buf *err);
+ * without writing it as JSON and parsing it again first. c (NULL: none)
+ * lends its shared models. */
+int am_sessions_build_gloss(am_sessions *c, const char *options_json, const char *custom_sw_json,
+                            const am_gloss *g, am_scorer **out, am_buf *err);
 /* The bytes a compiled scorer and its parsed glossary hold (either NULL):
  * the compiled glossary exactly (am_terms_lex_bytes), the entries from
  * their strings, the rest of the scorer estimated. */
@@ -207,6 +208,11 @@ void am_sess_repeat(am_sess *s);
 int am_sessions_build_scorer(const char *options_json, const char *custom_sw_json,
                              const char *glossary_json, const am_vocab *background, am_scorer **out,
                              am_buf *err);
+/* am_sessions_build_scorer with the models the cache c shares (friso for
+ * zh-friso, loaded on first use); c NULL: the scorer loads its own. */
+int am_sessions_scorer_in(am_sessions *c, const char *options_json, const char *custom_sw_json,
+                          const char *glossary_json, const am_vocab *background, am_scorer **out,
+                          am_buf *err);
 /* Checks options JSON for what session creation refuses beyond what
  * am_sessions_build_scorer does: an option the profile cannot honour
  * (am_config_check_profile). Stored sessions are not re-checked. Returns
@@ -227,5 +233,9 @@ void am_sessions_pin_defaults(json_t *opts);
 int am_sessions_build(const char *options_json, const char *custom_sw_json,
                       const char *glossary_json, const am_vocab *background, am_scorer **out,
                       am_gloss *gloss, am_buf *err);
+/* am_sessions_build with the models the cache c shares (c may be NULL). */
+int am_sessions_build_in(am_sessions *c, const char *options_json, const char *custom_sw_json,
+                         const char *glossary_json, const am_vocab *background, am_scorer **out,
+                         am_gloss *gloss, am_buf *err);
 
 #endif

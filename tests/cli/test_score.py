@@ -253,8 +253,38 @@ def test_no_target_lang_is_never_silent():
     # a zh target: the tokenizer and list that ran are named, never auto
     zref = write("nolang.zh", "我们今天在北京开会。\n")
     d = run_json("--target-lang", "zh", "--ref", zref, "--hyp", zref)
-    if "|tok:zh|" not in d["signature"] or "|sw:iso|" not in d["signature"]:
+    if "|tok:zh-friso-1.6.4|" not in d["signature"] or "|sw:iso|" not in d["signature"]:
         raise AssertionError("signature: " + d["signature"])
+
+
+def test_chinese_recall_words_are_friso_words():
+    """Issue 24 §2: a zh target's content words are friso's words
+    (tok:zh-friso-1.6.4), not one per character; BLEU keeps sacreBLEU's zh.
+    On MLQE-PE en-zh (post-edits as translations, MT as hypotheses) R0/R1
+    change against --defaults 2 (the character rule), BLEU does not, and a
+    second run gives the same numbers."""
+    zref = write("friso.zh", "我们今天在北京开会。\n")
+    d = run_json("--target-lang", "zh", "--ref", zref, "--hyp", zref, "--per-segment")
+    words = [w["word"] for w in d["per_segment"][0]["words"]]
+    eq(words, ["今天", "北京", "开会"], "content words (我们 and 在 are stopwords)")
+    folder = os.path.join(DATA, "multilingual", "mlqepe-en-zh")
+    args = ("--target-lang", "zh", "--ref", os.path.join(folder, "pe.tok.zh"),
+            "--hyp", os.path.join(folder, "mt.zh"))
+    def sysd(*extra):
+        d = run_json(*args, *extra)
+        return d["signature"], next(iter(d["systems"].values()))
+    sig, new = sysd()
+    sig2, old = sysd("--defaults", "2")
+    if "|tok:zh-friso-1.6.4|" not in sig or "|bleu:zh" not in sig or "|tok:zh|" not in sig2:
+        raise AssertionError("signatures: %s / %s" % (sig, sig2))
+    for k in ("r0", "r1"):
+        if new[k] == old[k]:
+            raise AssertionError("%s unchanged by friso: %r" % (k, new[k]))
+    eq(new["bleu"], old["bleu"], "BLEU keeps sacreBLEU's zh tokenizer")
+    # words recur less than characters: more of them are new (shot 0)
+    if not new["r0"]["total"] > old["r0"]["total"]:
+        raise AssertionError("R0 totals %r vs %r" % (new["r0"], old["r0"]))
+    eq(sysd(), (sig, new), "a second run")
 
 
 def test_japanese_recall_words_are_mecab_words():

@@ -8,7 +8,8 @@ sufficient statistics counted with the old tokenizers (recall: zh for ja;
 BLEU: 13a for every language). Resolving "auto" anew after the upgrade
 would mix two tokenizations in one history and one set of running totals
 without a word. schema/011 gives such sessions the option defaults 1 (the
-old resolution) and new sessions store defaults 2 at creation.
+old resolution) and new sessions store the current defaults (3: recall
+zh-friso for zh, since friso was wired) at creation.
 
   * test_crafted_old_sessions_keep_old_tokenizers (always runs): a
     database whose sessions are stored as an old release stored them
@@ -18,7 +19,12 @@ old resolution) and new sessions store defaults 2 at creation.
     rescore are scored with them and the totals equal a replay of every segment under the stored options;
     the same replay under today's defaults differs (so the check can fail);
   * test_new_session_pins_current_defaults: a new ja session stores
-    defaults 2 and runs ja-mecab for recall and BLEU;
+    defaults 3 and runs ja-mecab for recall and BLEU; a new zh session
+    runs zh-friso for recall (friso's words) and zh for BLEU;
+  * test_defaults2_zh_keeps_characters: a zh session stored with defaults 2
+    (the release before friso) keeps one token per character for recall
+    across a restart, and its totals equal a replay under its stored
+    options, not under today's (zh-friso);
   * test_old_binary_database (runs when ADAPTMON_OLD_BIN names a build of
     the pre-issue-24 commit 5a30b6b, skipped otherwise): the same with a
     database the old binary wrote. To run it:
@@ -173,15 +179,51 @@ def test_new_session_pins_current_defaults():
     srv = Server(db=db)
     c = srv.client()
     s = c.create_session(id="n", source_lang="en", target_lang="ja")
-    eq(s["options"]["defaults"], 2, "new session echo defaults")
+    eq(s["options"]["defaults"], 3, "new session echo defaults")
     eq(s["options"]["tokenizer"], "ja-mecab", "new ja session recall tokenizer")
     eq(s["options"]["bleu_tokenize"], "ja-mecab", "new ja session BLEU tokenizer")
+    z = c.create_session(id="nz", source_lang="en", target_lang="zh")
+    eq(z["options"]["defaults"], 3, "new zh session echo defaults")
+    eq(z["options"]["tokenizer"], "zh-friso", "new zh session recall tokenizer")
+    eq(z["options"]["bleu_tokenize"], "zh", "new zh session BLEU tokenizer (sacreBLEU's)")
+    check("|tok:zh-friso-1.6.4|" in z["signature"], "zh signature names friso: " + z["signature"])
     r = c.post("/v1/sessions", {"id": "bad", "source_lang": "en", "target_lang": "ja",
-                                "options": {"defaults": 3}})
-    expect_status(r, 422, "defaults 3 refused")
+                                "options": {"defaults": 4}})
+    expect_status(r, 422, "defaults 4 refused")
+    r = c.post("/v1/sessions", {"id": "bad", "source_lang": "en", "target_lang": "zh",
+                                "options": {"bleu_tokenize": "zh-friso"}})
+    expect_status(r, 422, "BLEU refuses zh-friso")
     c.close()
     eq(srv.stop(), 0, "server exit status")
-    eq(stored(db)["n"].get("defaults"), 2, "defaults stored with the new session")
+    eq(stored(db)["n"].get("defaults"), 3, "defaults stored with the new session")
+    eq(stored(db)["nz"].get("defaults"), 3, "defaults stored with the new zh session")
+
+
+def test_defaults2_zh_keeps_characters():
+    db = os.path.join(tmpdir("adaptmon-upgrade-"), "x.db")
+    srv = Server(db=db)
+    c = srv.client()
+    c.create_session(id="z", source_lang="en", target_lang="zh", options={"defaults": 2})
+    post(c, "z", ZH[:3], 0)
+    c.close()
+    eq(srv.stop(), 0, "server exit status")
+    srv = Server(db=db)  # a restart: the runtime is rebuilt from the store
+    c = srv.client()
+    s = c.jget("/v1/sessions/z")
+    eq(s["options"]["defaults"], 2, "defaults-2 session echo defaults")
+    eq(s["options"]["tokenizer"], "zh", "defaults-2 zh session keeps the character rule")
+    check("|tok:zh|" in s["signature"], "signature names zh: " + s["signature"])
+    post(c, "z", ZH[3:], 3)
+    metrics = c.jget("/v1/sessions/z/metrics")["systems"]
+    c.close()
+    eq(srv.stop(), 0, "server exit status")
+    opts = stored(db)["z"]
+    eq(opts.get("defaults"), 2, "stored defaults")
+    reqs = requests(db, "z")
+    eq(metrics, replay(opts, reqs), "totals vs a replay under the stored options")
+    today = {k: v for k, v in opts.items() if k != "defaults"}
+    check(replay(today, reqs) != metrics,
+          "replayed under today's defaults (zh-friso) must differ (else the test proves nothing)")
 
 
 def test_old_binary_database():

@@ -644,10 +644,16 @@ static void test_config_defaults_version(void **state)
         const char *lang, *defaults;
         enum am_tok_kind recall, bleu;
         int ter;
-    } rows[] = {
-        {"ja", "1", AM_TOK_ZH, AM_TOK_13A, 0},   {"ja", "2", AM_TOK_JA_MECAB, AM_TOK_JA_MECAB, 1},
-        {"zh", "1", AM_TOK_ZH, AM_TOK_13A, 0},   {"zh", "2", AM_TOK_ZH, AM_TOK_ZH, 1},
-        {"ko", "1", AM_TOK_INTL, AM_TOK_13A, 0}, {"fr", "1", AM_TOK_INTL, AM_TOK_13A, 0}};
+    } rows[] = {{"ja", "1", AM_TOK_ZH, AM_TOK_13A, 0},
+                {"ja", "2", AM_TOK_JA_MECAB, AM_TOK_JA_MECAB, 1},
+                {"zh", "1", AM_TOK_ZH, AM_TOK_13A, 0},
+                {"zh", "2", AM_TOK_ZH, AM_TOK_ZH, 1},
+                {"zh", "3", AM_TOK_ZH_FRISO, AM_TOK_ZH, 1},
+                {"zh-CN", "3", AM_TOK_ZH_FRISO, AM_TOK_ZH, 1},
+                {"yue", "3", AM_TOK_ZH, AM_TOK_13A, 1},
+                {"ja", "3", AM_TOK_JA_MECAB, AM_TOK_JA_MECAB, 1},
+                {"ko", "1", AM_TOK_INTL, AM_TOK_13A, 0},
+                {"fr", "1", AM_TOK_INTL, AM_TOK_13A, 0}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         am_config_init(&c);
         assert_int_equal(c.defaults, AM_DEFAULTS_CURRENT);
@@ -669,7 +675,14 @@ static void test_config_defaults_version(void **state)
     assert_int_equal(am_config_tokenizer(&c), AM_TOK_JA_MECAB);
     assert_int_equal(am_config_bleu_tokenizer(&c, &k), AM_OK);
     assert_int_equal(k, AM_TOK_CHAR);
-    assert_int_equal(am_config_set(&c, "defaults", "3", &err), AM_ERR_INVALID);
+    /* zh-friso is recall's only: BLEU keeps sacreBLEU's tokenizers */
+    assert_int_equal(am_config_set(&c, "bleu_tokenize", "zh-friso", &err), AM_ERR_INVALID);
+    assert_int_equal(am_config_bleu_tokenizer(&c, &k), AM_OK);
+    assert_int_equal(k, AM_TOK_CHAR);
+    assert_int_equal(am_config_set(&c, "tokenizer", "zh-friso", &err), AM_OK);
+    assert_int_equal(am_config_tokenizer(&c), AM_TOK_ZH_FRISO);
+    assert_int_equal(am_config_terms_tokenizer(&c), AM_TOK_ZH);
+    assert_int_equal(am_config_set(&c, "defaults", "4", &err), AM_ERR_INVALID);
     assert_int_equal(am_config_set(&c, "defaults", "0", &err), AM_ERR_INVALID);
     assert_int_equal(c.defaults, AM_DEFAULTS_V1);
     am_buf_cleanup(&err);

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "mecab.h"
+#include "zhseg.h"
 #include "score.h"
 #include "stopwords.h"
 #include "text.h"
@@ -309,7 +310,8 @@ static void test_lists_match_tokenizer(void **state)
 }
 
 /* The set a session really uses, for every shipped language under its
- * default options (the recall tokenizer that auto picks: ja-mecab for ja):
+ * default options (the recall tokenizer that auto picks: ja-mecab for ja,
+ * zh-friso for zh):
  * exactly the words of its default list that this tokenizer gives back as
  * one token, normalized. Catches a stopword that can never match in the
  * scorer itself (issue 24), whatever the tokenizer. */
@@ -320,11 +322,16 @@ static void test_scorer_uses_matchable_stopwords(void **state)
     am_mecab_ws *mw = NULL;
     assert_int_equal(am_mecab_new(NULL, &m, NULL), AM_OK);
     assert_int_equal(am_mecab_ws_new(m, &mw), AM_OK);
-    am_tok_ctx ctx = {.ja_mecab = mw};
+    /* and friso for zh, whose default recall tokenizer it is (defaults 3) */
+    am_zhseg *zm = NULL;
+    am_zhseg_ws *zw = NULL;
+    assert_int_equal(am_zhseg_new(NULL, &zm, NULL), AM_OK);
+    assert_int_equal(am_zhseg_ws_new(zm, &zw), AM_OK);
+    am_tok_ctx ctx = {.ja_mecab = mw, .zh_friso = zw};
     json_t *iso = tu_json("data/stopwords/stopwords-iso/stopwords-iso.json");
     const char *lang;
     json_t *arr;
-    size_t checked = 0;
+    size_t checked = 0, friso_checked = 0;
     json_object_foreach(iso, lang, arr)
     {
         am_config c;
@@ -351,6 +358,17 @@ static void test_scorer_uses_matchable_stopwords(void **state)
         for (size_t i = 0; i < n; i++)
             if (am_sw_one_token(kind, &ctx, words[i]))
                 one[k++] = words[i];
+        if (kind == AM_TOK_ZH_FRISO) {
+            /* friso cuts 我们 (we) alone, which the character rule never
+             * gives: more of the list can match than its 282 single
+             * characters */
+            friso_checked++;
+            int we = 0;
+            for (size_t i = 0; i < k; i++)
+                we |= !strcmp(one[i], "\xe6\x88\x91\xe4\xbb\xac");
+            assert_true(we);
+            assert_true(k > 282 && k < n);
+        }
         am_sw *want = NULL;
         assert_int_equal(am_sw_from_words(one, k, AM_NORM_NFKC, 1, &want), AM_OK);
         am_scorer *sc = NULL;
@@ -365,9 +383,12 @@ static void test_scorer_uses_matchable_stopwords(void **state)
         checked++;
     }
     assert_true(checked >= 58);
+    assert_int_equal(friso_checked, 1);
     json_decref(iso);
     am_mecab_ws_free(mw);
     am_mecab_free(m);
+    am_zhseg_ws_free(zw);
+    am_zhseg_free(zm);
 }
 
 static void test_errors(void **state)
