@@ -26,6 +26,7 @@
 
 #include "compat/alam2021.h"
 #include "glossary.h"
+#include "realfmt.h"
 #include "score.h"
 #include "sgml.h"
 #include "text.h"
@@ -166,6 +167,18 @@ static void am_cli_usage(FILE *out)
           "  --ter-no-punct, --ter-asian-support: boolean shortcuts (sacreBLEU's flags; score\n"
           "                          keeps sacreBLEU's defaults for every target language)\n",
           out);
+}
+
+/* Prints root (borrowed) indented, keys in insertion order, every real as
+ * the shortest text that reads back (am_realfmt_json_text: jansson prints
+ * 17 digits, 0.64352818371607512 for 0.6435281837160751). */
+static void am_cli_put_json(const json_t *root)
+{
+    char *dumped = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    char *out = am_realfmt_json_text(dumped ? dumped : "null");
+    puts(out);
+    free(out);
+    free(dumped);
 }
 
 /* Reads a whole file. Returns 0 or prints an error and returns 1. */
@@ -1445,9 +1458,7 @@ static int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_do
     }
     json_object_set_new(root, "systems", systems);
     if (c->format == AM_RP_JSON && rc == 0) {
-        char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-        puts(out);
-        free(out);
+        am_cli_put_json(root);
     } else if (rc == 0) {
         am_report_note(&rep, "signature", am_buf_str(&sig));
         am_cli_print_reports(c, c->per_segment ? &segrep : NULL, &rep);
@@ -1947,9 +1958,7 @@ static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jseg
         json_object_set(root, "exposures", expo);
     if (c->skips.reasons)
         json_object_set_new(root, "skipped", am_cli_skips_json(&c->skips));
-    char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-    puts(out);
-    free(out);
+    am_cli_put_json(root);
     json_decref(root);
 }
 
