@@ -79,6 +79,9 @@ typedef struct am_cli {
     am_cli_skips skips; /* XLIFF units not scored, per reason */
     am_sig_opts sig; /* --paired-bs / --paired-ar (sig.c) */
     int exposures; /* --exposures */
+    int confidence; /* --confidence: bootstrap CIs of each system alone, no test */
+    int ci_given; /* --ci given (it needs intervals: --paired-bs or --confidence) */
+    unsigned metrics; /* -m/--metrics: the selected groups (am_cli_metric_names); 0: all */
     am_sig_collect *sigc; /* per-segment statistics (sig.test) and exposures */
 } am_cli;
 
@@ -184,7 +187,8 @@ static void am_cli_put_json(const json_t *root)
 /* Reads a whole file. Returns 0 or prints an error and returns 1. */
 static int am_cli_load(am_cli_file *f)
 {
-    FILE *fp = fopen(f->path, "rb");
+    int in = !strcmp(f->path, "-"); /* sacreBLEU's stdin (--hyp -, -i -) */
+    FILE *fp = in ? stdin : fopen(f->path, "rb");
     if (!fp) {
         fprintf(stderr, "adaptmon score: cannot open '%s': %s\n", f->path, strerror(errno));
         return 1;
@@ -195,7 +199,8 @@ static int am_cli_load(am_cli_file *f)
         n += r;
         if (n > (size_t)AM_CLI_MAX_FILE) {
             fprintf(stderr, "adaptmon score: '%s' is larger than 1 GiB\n", f->path);
-            fclose(fp);
+            if (!in)
+                fclose(fp);
             free(buf);
             return 1;
         }
@@ -205,7 +210,8 @@ static int am_cli_load(am_cli_file *f)
         }
     }
     int bad = ferror(fp);
-    fclose(fp);
+    if (!in)
+        fclose(fp);
     if (bad) {
         fprintf(stderr, "adaptmon score: cannot read '%s'\n", f->path);
         free(buf);
@@ -311,6 +317,8 @@ static void am_cli_default_names(am_cli *c, const char *const *sysids)
         char *nm;
         if (sysids && sysids[i] && *sysids[i]) {
             nm = am_xstrdup(sysids[i]);
+        } else if (!strcmp(c->hyp[i].path, "-")) {
+            nm = am_xstrdup("stdin");
         } else {
             const char *base = strrchr(c->hyp[i].path, '/');
             base = base ? base + 1 : c->hyp[i].path;
@@ -444,6 +452,7 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
         double x = strtod(val, &end);
         if (end != val && !*end && x > 0 && x < 1) {
             c->sig.conf = x;
+            c->ci_given = 1;
             return 0;
         }
         fprintf(stderr, "adaptmon score: --ci must be a level between 0 and 1, e.g. 0.95\n");
@@ -451,7 +460,8 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
     }
     unsigned long long x = strtoull(val, &end, 10);
     int is_n = !strcmp(name, "n-bootstrap") || !strcmp(name, "paired-bs-n") ||
-               !strcmp(name, "paired-ar-n"); /* sacreBLEU's names */
+               !strcmp(name, "paired-ar-n") ||
+               !strcmp(name, "confidence-n"); /* sacreBLEU's names */
     if (end == val || *end || errno || *val == '-' || (is_n && (x == 0 || x > 1000000))) {
         fprintf(stderr, "adaptmon score: --%s needs %s\n", name,
                 is_n ? "a number of resamples from 1 to 1000000" : "a non-negative integer");
@@ -470,7 +480,7 @@ static int am_cli_flag(am_cli *c, const char *name, int *rc)
 {
     static const char *const flags[] = {
         "help", "per-segment", "json", "by-doc", "stem-match", "ter-case-sensitive",
-        "no-strip-tags", "by-file", "plot-ci", "paired-bs", "paired-ar", "exposures",
+        "no-strip-tags", "by-file", "plot-ci", "paired-bs", "paired-ar", "exposures", "confidence",
         /* sacreBLEU's BLEU flag and the boolean BLEU session options */
         "lowercase", "bleu-lowercase", "bleu-effective-order",
         /* sacreBLEU's store_true flags of chrF and TER (session options) */
@@ -499,6 +509,8 @@ static int am_cli_flag(am_cli *c, const char *name, int *rc)
         c->sig.test = name[7] == 'b' ? 1 : 2;
     } else if (!strcmp(name, "exposures")) {
         c->exposures = 1;
+    } else if (!strcmp(name, "confidence")) {
+        c->confidence = 1;
     } else if (!strcmp(name, "no-strip-tags")) {
         c->cfg.strip_tags = 0;
     } else if (!strcmp(name, "lowercase")) {
@@ -532,6 +544,46 @@ static int am_cli_add_ref(am_cli *c, const char *path)
     }
     c->xref[c->nxref++].path = am_xstrdup(path);
     return 0;
+}
+
+/* One more hypothesis file ([NAME=]PATH; "-": stdin). Returns 0, or 2
+ * after a message. */
+static int am_cli_add_hyp(am_cli *c, const char *val)
+{
+    if (c->nhyp == AM_CLI_MAX_SYS) {
+        fprintf(stderr, "adaptmon score: at most %d hypotheses\n", AM_CLI_MAX_SYS);
+        return 2;
+    }
+    am_cli_named(val, &c->hyp[c->nhyp]);
+    int rc = 0;
+    for (size_t k = 0; k < c->nhyp; k++)
+        if (c->hyp[k].name && c->hyp[c->nhyp].name &&
+            !strcmp(c->hyp[k].name, c->hyp[c->nhyp].name)) {
+            fprintf(stderr, "adaptmon score: two hypotheses named '%s'\n", c->hyp[k].name);
+            rc = 2;
+        }
+    c->nhyp++;
+    return rc;
+}
+
+/* The metric groups -m/--metrics selects (bit i: am_cli_metric_names[i]). */
+static const char *const am_cli_metric_names[] = {"bleu",   "chrf",   "chrf++", "ter",
+                                                  "recall", "1-term", "terms"};
+
+/* One -m/--metrics name into c->metrics. Returns 0, or 2 after a message. */
+static int am_cli_add_metric(am_cli *c, const char *val)
+{
+    size_t n = sizeof am_cli_metric_names / sizeof am_cli_metric_names[0];
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(val, am_cli_metric_names[i])) {
+            c->metrics |= 1u << i;
+            return 0;
+        }
+    fprintf(stderr,
+            "adaptmon score: -m/--metrics takes bleu, chrf, chrf++, ter, recall (R0..Rk, R0+1), "
+            "1-term or terms (term-EM, WO), not '%s'\n",
+            val);
+    return 2;
 }
 
 /* sacreBLEU's -l SRC-TGT: source_lang and target_lang. Returns 0, or 2
@@ -577,21 +629,12 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
     } else if (!strcmp(name, "src")) {
         free(c->src.path);
         c->src.path = am_xstrdup(val);
-    } else if (!strcmp(name, "hyp") || !strcmp(name, "sgm-hyp")) {
-        if (c->nhyp == AM_CLI_MAX_SYS) {
-            fprintf(stderr, "adaptmon score: at most %d hypotheses\n", AM_CLI_MAX_SYS);
-            return 2;
-        }
+    } else if (!strcmp(name, "hyp") || !strcmp(name, "sgm-hyp") || !strcmp(name, "input")) {
         if (!strcmp(name, "sgm-hyp"))
             c->sgml = 1;
-        am_cli_named(val, &c->hyp[c->nhyp]);
-        for (size_t k = 0; k < c->nhyp; k++)
-            if (c->hyp[k].name && c->hyp[c->nhyp].name &&
-                !strcmp(c->hyp[k].name, c->hyp[c->nhyp].name)) {
-                fprintf(stderr, "adaptmon score: two hypotheses named '%s'\n", c->hyp[k].name);
-                rc = 2;
-            }
-        c->nhyp++;
+        rc = am_cli_add_hyp(c, val);
+    } else if (!strcmp(name, "metrics")) {
+        rc = am_cli_add_metric(c, val);
     } else if (!strcmp(name, "sgm-src")) {
         free(c->sgm_src.path);
         c->sgm_src.path = am_xstrdup(val);
@@ -617,7 +660,8 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
         c->background_path = val;
     } else if (!strcmp(name, "baseline") || !strcmp(name, "n-bootstrap") ||
                !strcmp(name, "paired-bs-n") || !strcmp(name, "paired-ar-n") ||
-               !strcmp(name, "seed") || !strcmp(name, "ci") || !strcmp(name, "k-max")) {
+               !strcmp(name, "confidence-n") || !strcmp(name, "seed") || !strcmp(name, "ci") ||
+               !strcmp(name, "k-max")) {
         rc = am_cli_sig_arg(c, name, val, err);
     } else if (!strcmp(name, "stopwords-file")) {
         c->stopwords_path = val;
@@ -626,6 +670,41 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
         rc = am_cli_config(c, name, val, err);
     }
     return rc;
+}
+
+/* --confidence, --ci and stdin, checked against the other options; turns
+ * --confidence into the bootstrap without a baseline (sig.c no_p: each
+ * system's resampled CI, as sacreBLEU's --confidence resamples each system
+ * alone with the same seed). Returns 0, or 2 after a message on stderr. */
+static int am_cli_check_stats(am_cli *c)
+{
+    if (c->confidence && c->sig.test) {
+        fprintf(stderr, "adaptmon score: --confidence is for systems alone; --paired-bs already "
+                        "gives each system's CI (and --paired-ar gives p-values only)\n");
+        return 2;
+    }
+    if (c->confidence) {
+        c->sig.test = 1;
+        c->sig.no_p = 1;
+    }
+    if (c->ci_given && c->sig.test != 1) {
+        fprintf(stderr, "adaptmon score: --ci sets the level of the bootstrap intervals: give "
+                        "--paired-bs or --confidence with it (--plot-ci bands are 95%% Wilson)\n");
+        return 2;
+    }
+    if (c->sig.n && !c->sig.test) {
+        fprintf(stderr, "adaptmon score: the number of resamples needs --paired-bs, --paired-ar "
+                        "or --confidence\n");
+        return 2;
+    }
+    size_t nstdin = c->ref.path && !strcmp(c->ref.path, "-");
+    for (size_t i = 0; i < c->nhyp; i++)
+        nstdin += !strcmp(c->hyp[i].path, "-");
+    if (nstdin > 1) {
+        fprintf(stderr, "adaptmon score: only one input can be read from stdin ('-')\n");
+        return 2;
+    }
+    return 0;
 }
 
 /* The inputs and options of c, checked together. Returns 0, or 2 after a
@@ -725,7 +804,7 @@ static int am_cli_check_inputs(const am_cli *c)
  * given twice. */
 static size_t am_cli_keys(const char *name, char keys[2][40])
 {
-    static const char *const repeatable[] = {"ref", "hyp", "sgm-hyp", "xliff", "help"};
+    static const char *const repeatable[] = {"ref", "hyp", "sgm-hyp", "xliff", "help", "input"};
     static const char *const alias[][2] = {
         {"json", "format"},
         {"paired-bs", "test"},
@@ -733,6 +812,7 @@ static size_t am_cli_keys(const char *name, char keys[2][40])
         {"n-bootstrap", "n"},
         {"paired-bs-n", "n"},
         {"paired-ar-n", "n"},
+        {"confidence-n", "n"},
         {"k-max", "k"},
         {"tokenize", "bleu_tokenize"},
         {"smooth-method", "bleu_smooth_method"},
@@ -789,29 +869,36 @@ static int am_cli_once(am_cli_seen *seen, const char *name)
 /* sacreBLEU's short options: the long option each stands for. */
 static const char *am_cli_short(const char *a)
 {
-    static const char *const map[][2] = {{"-l", "language-pair"},
-                                         {"-lc", "lowercase"},
-                                         {"-tok", "tokenize"},
-                                         {"-s", "smooth-method"},
-                                         {"-sv", "smooth-value"}};
+    static const char *const map[][2] = {{"-l", "language-pair"},   {"-lc", "lowercase"},
+                                         {"-tok", "tokenize"},      {"-s", "smooth-method"},
+                                         {"-sv", "smooth-value"},   {"-cc", "chrf-char-order"},
+                                         {"-cw", "chrf-word-order"}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(a, map[i][0]))
             return map[i][1];
     return NULL;
 }
 
-/* sacreBLEU's -r FILE FILE ...: every following argument up to the next
- * option is a reference. Returns 0, or 2 after a message; *i is left at
- * the last argument used. */
-static int am_cli_refs(am_cli *c, int argc, char **argv, int *i)
+/* sacreBLEU's list options: -r FILE FILE ..., -i FILE FILE ... (or -i -:
+ * stdin), -m NAME NAME ...: every following argument up to the next option
+ * is one value. Returns 0, or 2 after a message; *i is left at the last
+ * argument used. */
+static int am_cli_list(am_cli *c, int argc, char **argv, int *i)
 {
-    int n = 0, rc = 0;
-    while (rc == 0 && *i + 1 < argc && argv[*i + 1][0] != '-') {
-        rc = am_cli_add_ref(c, argv[++*i]);
+    const char *opt = argv[*i];
+    int n = 0, rc = 0, ref = !strcmp(opt, "-r"),
+        hyp = !strcmp(opt, "-i") || !strcmp(opt, "--input");
+    while (rc == 0 && *i + 1 < argc &&
+           (argv[*i + 1][0] != '-' || (hyp && !strcmp(argv[*i + 1], "-")))) {
+        const char *v = argv[++*i];
+        rc = ref ? am_cli_add_ref(c, v) : hyp ? am_cli_add_hyp(c, v) : am_cli_add_metric(c, v);
         n++;
     }
     if (rc == 0 && n == 0) {
-        fprintf(stderr, "adaptmon score: -r needs at least one reference file\n");
+        fprintf(stderr, "adaptmon score: %s needs at least one %s\n", opt,
+                ref   ? "reference file"
+                : hyp ? "hypothesis file (or - for stdin)"
+                      : "metric name");
         rc = 2;
     }
     return rc;
@@ -856,8 +943,12 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
     for (int i = 1; i < argc && rc == 0; i++) {
         char name[64];
         const char *val = NULL;
-        if (!strcmp(argv[i], "-r")) {
-            rc = am_cli_refs(c, argc, argv, &i);
+        if (!strcmp(argv[i], "-r") || !strcmp(argv[i], "-i") || !strcmp(argv[i], "--input") ||
+            !strcmp(argv[i], "-m") || !strcmp(argv[i], "--metrics")) {
+            if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--metrics"))
+                rc = am_cli_once(seen, "metrics");
+            if (rc == 0)
+                rc = am_cli_list(c, argc, argv, &i);
             continue;
         }
         if ((rc = am_cli_split_arg(argv[i], name, &val)) != 0)
@@ -878,6 +969,8 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
     }
     free(seen);
     am_buf_cleanup(&err);
+    if (rc == 0)
+        rc = am_cli_check_stats(c);
     return rc ? rc : am_cli_check_inputs(c);
 }
 
