@@ -1459,6 +1459,15 @@ static void am_cli_print_reports(const am_cli *c, const am_report *segrep, const
 {
     am_buf out;
     am_buf_init(&out);
+    am_report selseg, seltot;
+    if (c->metrics) { /* -m: the selected metrics' columns only */
+        if (segrep) {
+            am_cli_report_select(segrep, c->metrics, &selseg);
+            segrep = &selseg;
+        }
+        am_cli_report_select(tot, c->metrics, &seltot);
+        tot = &seltot;
+    }
     if (segrep) {
         am_report_render(segrep, c->format, c->precision, &out);
         if (c->format != AM_RP_CSV && c->format != AM_RP_TSV) {
@@ -1467,6 +1476,11 @@ static void am_cli_print_reports(const am_cli *c, const am_report *segrep, const
         }
     } else {
         am_report_render(tot, c->format, c->precision, &out);
+    }
+    if (c->metrics) {
+        if (segrep)
+            am_report_cleanup(&selseg);
+        am_report_cleanup(&seltot);
     }
     fwrite(out.data ? out.data : "", 1, out.len, stdout);
     am_buf_cleanup(&out);
@@ -2080,7 +2094,10 @@ static void am_cli_print_table(const am_cli *c, const am_cli_run *r, const am_re
     for (size_t i = 0; i < c->nhyp; i++)
         am_cli_report_totals(&rep, cfg, c->hyp[i].name, r->doc_totals ? "all" : NULL, &r->totals[i],
                              terms);
-    if (sig)
+    if (sig && (c->format == AM_RP_TABLE || c->format == AM_RP_MARKDOWN ||
+                c->format == AM_RP_LATEX)) /* for papers: compact cells */
+        am_cli_report_significance_compact(&rep, sig, r->doc_totals != NULL, c->precision);
+    else if (sig)
         am_cli_report_significance(&rep, sig, r->doc_totals != NULL);
     if (expo)
         am_cli_report_exposures(&rep, expo, r->doc_totals != NULL);
