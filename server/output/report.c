@@ -329,14 +329,22 @@ static void am_rp_markdown(const am_report *r, int prec, am_buf *out)
 
 /* ---- LaTeX --------------------------------------------------------------- */
 
-/* Text escaped for LaTeX; Δ (a column label of the significance) becomes
- * $\Delta$, which needs no Greek font. */
+/* Text escaped for LaTeX; Δ, μ, ± and † (the significance's labels and
+ * cells) become $\Delta$, $\mu$, $\pm$ and \dag{}, which need no Greek
+ * or symbol font. */
 static void am_rp_tex_text(am_buf *out, const char *s)
 {
+    static const char *const sym[][2] = {{"\xce\x94", "$\\Delta$"}, /* U+0394 Δ */
+                                         {"\xce\xbc", "$\\mu$"}, /* U+03BC μ */
+                                         {"\xc2\xb1", "$\\pm$"}, /* U+00B1 ± */
+                                         {"\xe2\x80\xa0", "\\dag{}"}}; /* U+2020 † */
     for (; *s; s++) {
-        if (!strncmp(s, "\xce\x94", 2)) { /* U+0394 Δ */
-            am_buf_appends(out, "$\\Delta$");
-            s++;
+        size_t k = 0, n = sizeof sym / sizeof sym[0];
+        while (k < n && strncmp(s, sym[k][0], strlen(sym[k][0])) != 0)
+            k++;
+        if (k < n) {
+            am_buf_appends(out, sym[k][1]);
+            s += strlen(sym[k][0]) - 1;
             continue;
         }
         switch (*s) {
