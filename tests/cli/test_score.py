@@ -422,7 +422,8 @@ def test_alam2021_needs_sgml():
 def test_help_lists_every_option():
     rc, out, _ = run("--help")
     for opt in ("--tokenizer", "--stopwords", "--windows", "--term-cost", "--k", "--profile",
-                "--sgm-hyp", "--per-segment", "--json", "--by-doc", "--glossary"):
+                "--sgm-hyp", "--per-segment", "--json", "--by-doc", "--glossary", "-i, --input",
+                "-m, --metrics", "--confidence", "--confidence-n", "-cc N, -cw N"):
         if opt not in out:
             raise AssertionError("--help lacks " + opt)
 
