@@ -113,18 +113,13 @@ static int am_cli_key_group(const char *key)
     return -1;
 }
 
-void am_cli_report_select(const am_report *in, unsigned groups, am_report *out)
+/* Copies in's notes and rows into out (initialized, its columns added)
+ * with the columns of in as map says: map[j] the column of out for column
+ * j, (size_t)-1 to leave it out (map owned by the caller). */
+static void am_cli_report_copy(const am_report *in, const size_t *map, am_report *out)
 {
-    am_report_init(out);
     for (size_t k = 0; k + 1 < 2 * in->nnotes; k += 2)
         am_report_note(out, in->notes[k], in->notes[k + 1]);
-    size_t *map = am_xcalloc(in->ncols ? in->ncols : 1, sizeof *map);
-    for (size_t j = 0; j < in->ncols; j++) {
-        int g = am_cli_key_group(in->cols[j].key);
-        map[j] = g < 0 || (groups >> g & 1u)
-                     ? am_report_col_kind(out, in->cols[j].key, in->cols[j].label, in->cols[j].kind)
-                     : (size_t)-1;
-    }
     for (size_t i = 0; i < in->nrows; i++) {
         size_t row = am_report_row(out);
         for (size_t j = 0; j < in->ncols; j++) {
@@ -141,7 +136,62 @@ void am_cli_report_select(const am_report *in, unsigned groups, am_report *out)
             }
         }
     }
+}
+
+/* Adds column j of in to out; returns its index in out. */
+static size_t am_cli_copy_col(const am_report *in, size_t j, am_report *out)
+{
+    return am_report_col_kind(out, in->cols[j].key, in->cols[j].label, in->cols[j].kind);
+}
+
+void am_cli_report_select(const am_report *in, unsigned groups, am_report *out)
+{
+    am_report_init(out);
+    size_t *map = am_xcalloc(in->ncols ? in->ncols : 1, sizeof *map);
+    for (size_t j = 0; j < in->ncols; j++) {
+        int g = am_cli_key_group(in->cols[j].key);
+        map[j] = g < 0 || (groups >> g & 1u) ? am_cli_copy_col(in, j, out) : (size_t)-1;
+    }
+    am_cli_report_copy(in, map, out);
     free(map);
+}
+
+/* Whether key ends in "_sig" (a compact significance column). */
+static int am_cli_is_sig_key(const char *key)
+{
+    size_t n = strlen(key);
+    return n > 4 && !strcmp(key + n - 4, "_sig");
+}
+
+/* In place: each column KEY that has a column KEY_sig is replaced by that
+ * one, at KEY's place (the compact cells hold the score). */
+static void am_cli_compact_columns(am_report *r)
+{
+    am_report out;
+    am_report_init(&out);
+    size_t *map = am_xcalloc(r->ncols ? r->ncols : 1, sizeof *map);
+    for (size_t j = 0; j < r->ncols; j++)
+        map[j] = (size_t)-1;
+    for (size_t j = 0; j < r->ncols; j++) {
+        if (am_cli_is_sig_key(r->cols[j].key))
+            continue; /* placed with its metric's column */
+        char sk[80];
+        snprintf(sk, sizeof sk, "%s_sig", r->cols[j].key);
+        size_t sj = 0;
+        while (sj < r->ncols && strcmp(r->cols[sj].key, sk) != 0)
+            sj++;
+        if (sj < r->ncols)
+            map[sj] = am_cli_copy_col(r, sj, &out);
+        else
+            map[j] = am_cli_copy_col(r, j, &out);
+    }
+    for (size_t j = 0; j < r->ncols; j++) /* a _sig column without its metric's */
+        if (map[j] == (size_t)-1 && am_cli_is_sig_key(r->cols[j].key))
+            map[j] = am_cli_copy_col(r, j, &out);
+    am_cli_report_copy(r, map, &out);
+    free(map);
+    am_report_cleanup(r);
+    *r = out;
 }
 
 /* ---- significance and exposures columns --------------------------------- */
@@ -226,7 +276,7 @@ static int am_cli_p_identical(double delta, double p, long long n)
     return delta == 0 && fabs(p - 1.0 / (double)(n + 1)) < 1e-12;
 }
 
-/* The compact cell of one metric of one system into b: "μ ± CI" (paired
+/* The compact cell of one metric of one system into b: the score, " (μ ± CI)" (paired
  * bootstrap, --confidence), then " (p = P)" and the mark: '*' for p < 0.05
  * against the baseline, '†' for Δ 0 at the smallest p (footnoted).
  * Returns 1 when it used '†', 2 for '*', else 0. */
@@ -234,13 +284,19 @@ static int am_cli_compact_cell(const json_t *m, const json_t *bm, int bs, int pr
                                am_buf *b)
 {
     int mark = 0;
+    double score = am_cli_jreal(m, "score");
+    if (isfinite(score))
+        am_buf_printf(b, "%.*f", prec, score);
+    else
+        am_buf_appends(b, "null");
     if (bs && isfinite(am_cli_jreal(m, "mean")))
-        am_buf_printf(b, "%.*f ± %.*f", prec, am_cli_jreal(m, "mean"), prec, am_cli_jreal(m, "ci"));
+        am_buf_printf(b, " (%.*f ± %.*f)", prec, am_cli_jreal(m, "mean"), prec,
+                      am_cli_jreal(m, "ci"));
     double p = am_cli_jreal(m, "p_value");
     if (bm && m != bm && isfinite(p)) {
         double delta = am_cli_jreal(m, "score") - am_cli_jreal(bm, "score");
         mark = am_cli_p_identical(delta, p, n) ? 1 : p < 0.05 ? 2 : 0;
-        am_buf_printf(b, "%s(p = %.*f)%s", *am_buf_str(b) ? " " : "", am_cli_p_decimals(n), p,
+        am_buf_printf(b, " (p = %.*f)%s", am_cli_p_decimals(n), p,
                       mark == 1   ? "†"
                       : mark == 2 ? "*"
                                   : "");
@@ -331,6 +387,7 @@ void am_cli_report_significance_compact(am_report *r, json_t *sig, int by_doc, i
         }
     }
     am_buf_cleanup(&b);
+    am_cli_compact_columns(r);
     if (marks & 4)
         am_report_note(r, "*", "p < 0.05 against the baseline");
     if (marks & 2) {

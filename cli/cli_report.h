@@ -69,9 +69,10 @@ void am_cli_report_select(const am_report *in, unsigned groups, am_report *out);
 void am_cli_report_significance(am_report *r, json_t *sig, int by_doc);
 /* The same result for papers (table, markdown, LaTeX): per metric M one
  * text column k_sig labelled "M (μ ± 95% CI)" (paired bootstrap and
- * --confidence) or "M (p)" (approximate randomization) with cells as
- * sacreBLEU prints them, "38.40 ± 1.22 (p = 0.0010)*": the mean and
- * half-width of the interval with prec decimals, the p-value (not for the
+ * --confidence) or "M (p)" (approximate randomization) in place of the
+ * column of M's score, with cells as sacreBLEU prints them, "64.35 (64.36
+ * ± 1.26) (p = 0.0010)*": the score, the bootstrap mean and half-width of
+ * the interval with prec decimals, the p-value (not for the
  * baseline) with its own decimals (4, more when 1/(n+1) needs them), '*'
  * for p < 0.05 and '†' for Δ 0 at p = 1/(n+1) (identical totals); the
  * resampling unit once as a note, footnotes for the marks used. */

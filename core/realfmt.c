@@ -288,6 +288,13 @@ void am_realfmt_g(double x, char *out)
     am_realfmt_shortest(x, out, AM_REALFMT_MAX);
 }
 
+void am_realfmt_buf(am_buf *b, double x)
+{
+    char s[AM_REALFMT_MAX];
+    am_realfmt_g(x, s);
+    am_buf_appends(b, s);
+}
+
 size_t am_realfmt_json(double x, char *out)
 {
     if (!isfinite(x)) {

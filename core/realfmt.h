@@ -18,6 +18,8 @@
 #ifndef AM_REALFMT_H
 #define AM_REALFMT_H
 
+#include "am.h"
+
 #include <stddef.h>
 
 /* Room for any text below, with its NUL. */
@@ -27,6 +29,9 @@
  * printf), the shortest that reads back; non-finite as %g ("inf", "nan").
  * out: AM_REALFMT_MAX bytes, owned by the caller. */
 void am_realfmt_g(double x, char *out);
+
+/* Appends am_realfmt_g(x) to b (caller's). */
+void am_realfmt_buf(am_buf *b, double x);
 
 /* x as jansson spells reals: the shortest that reads back, ".0" added when
  * the text would read as an integer, no '+' and no leading zeros in the

@@ -564,7 +564,11 @@ def test_paper_table_compact():
             raise AssertionError("header lacks %r: %s" % (want, head))
     if "r2" in head or "resampling" in head or "Δ" in head:
         raise AssertionError("header: " + head)
+    if "  BLEU  " in head or head.count("BLEU") != 1:
+        raise AssertionError("the compact column replaces BLEU's: " + head)
     same = [l for l in lines if l.startswith("Same")][0]
+    if not re.search(r"\b45\.34 \(\d+\.\d\d ± \d+\.\d\d\) \(p = 0\.0099\)†", same):
+        raise AssertionError("the cell: score (μ ± CI) (p = P)†: " + same)
     if "(p = 0.0099)†" not in same or "0.00)" in same:
         raise AssertionError("identical system's cells: " + same)
     if "resampling: segments; sessions (R0, R1, R2, R0+1)" not in out and \

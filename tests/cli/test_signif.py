@@ -245,10 +245,11 @@ def test_every_format_carries_the_significance():
         cells = dict(zip(head, (c.strip() for c in line.strip("|").split("|"))))
         row = next(r for r in s["systems"] if r["system"] == cells["system"])
         m = row["R1"]
-        # compact cells (issue 29): mean ± half-width at --precision, the
+        # compact cells (issue 29), in place of the score's column: the
+        # score (mean ± half-width) at --precision, the
         # p-value with 4 decimals (its own rule), '*' below 0.05, '†' for
         # Δ 0 at p = 1/(n+1)
-        want = "%.3f ± %.3f" % (m["mean"], m["ci"])
+        want = "%.3f (%.3f ± %.3f)" % (m["score"], m["mean"], m["ci"])
         if m["p_value"] is not None:
             delta = m["score"] - next(r for r in s["systems"] if r["baseline"])["R1"]["score"]
             mark = "†" if delta == 0 and abs(m["p_value"] - 1 / 51) < 1e-12 else \
