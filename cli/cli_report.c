@@ -62,14 +62,11 @@ void am_cli_report_totals(am_report *r, const am_config *cfg, const char *system
         am_report_text(r, row, am_report_col(r, "doc", NULL), doc);
     am_report_int(r, row, am_report_col(r, "segments", NULL), t->segments);
     for (int k = 0; k <= cfg->k; k++) {
-        char key[16];
+        char key[16], label[16];
         snprintf(key, sizeof key, "r%d", k);
-        am_report_ratio(r, row,
-                        am_report_col(r, key,
-                                      k == 0   ? "R0"
-                                      : k == 1 ? "R1"
-                                               : key),
-                        t->recall.r[k].hits, t->recall.r[k].total);
+        snprintf(label, sizeof label, "R%d", k); /* R2 beside R0, R1 (not r2) */
+        am_report_ratio(r, row, am_report_col(r, key, label), t->recall.r[k].hits,
+                        t->recall.r[k].total);
     }
     am_report_ratio(r, row, am_report_col(r, "r01", "R0+1"), t->recall.r01.hits,
                     t->recall.r01.total);
@@ -88,6 +85,113 @@ void am_cli_report_totals(am_report *r, const am_config *cfg, const char *system
         snprintf(label, sizeof label, "WO%d", cfg->windows[w]);
         am_report_real(r, row, am_report_col(r, key, label), sc.terms.window[w]);
     }
+}
+
+/* ---- -m/--metrics: the selected columns ------------------------------------ */
+
+/* The metric group of a column key (AM_CLI_M_*), or -1 for the columns
+ * every selection keeps (system, doc, segments, exposures, seq, id). */
+static int am_cli_key_group(const char *key)
+{
+    if (!strncmp(key, "run_", 4))
+        key += 4;
+    if (!strncmp(key, "bleu", 4))
+        return AM_CLI_M_BLEU;
+    if (!strncmp(key, "chrf2pp", 7))
+        return AM_CLI_M_CHRFPP;
+    if (!strncmp(key, "chrf2", 5))
+        return AM_CLI_M_CHRF;
+    if (!strcmp(key, "ter") || !strncmp(key, "ter_", 4))
+        return AM_CLI_M_TER;
+    if (key[0] == 'r' && key[1] >= '0' && key[1] <= '9')
+        return AM_CLI_M_RECALL;
+    if (!strncmp(key, "one_minus_term", 14))
+        return AM_CLI_M_TERM;
+    if (!strncmp(key, "term_em", 7) ||
+        (key[0] == 'w' && key[1] == 'o' && key[2] >= '0' && key[2] <= '9'))
+        return AM_CLI_M_TERMS;
+    return -1;
+}
+
+/* Copies in's notes and rows into out (initialized, its columns added)
+ * with the columns of in as map says: map[j] the column of out for column
+ * j, (size_t)-1 to leave it out (map owned by the caller). */
+static void am_cli_report_copy(const am_report *in, const size_t *map, am_report *out)
+{
+    for (size_t k = 0; k + 1 < 2 * in->nnotes; k += 2)
+        am_report_note(out, in->notes[k], in->notes[k + 1]);
+    for (size_t i = 0; i < in->nrows; i++) {
+        size_t row = am_report_row(out);
+        for (size_t j = 0; j < in->ncols; j++) {
+            const am_rp_cell *x = am_report_cell(in, i, j);
+            if (map[j] == (size_t)-1)
+                continue;
+            switch (x->kind) {
+            case AM_RP_TEXT: am_report_text(out, row, map[j], x->text); break;
+            case AM_RP_INT: am_report_int(out, row, map[j], x->i); break;
+            case AM_RP_REAL: am_report_real(out, row, map[j], x->x); break;
+            case AM_RP_RATIO: am_report_ratio(out, row, map[j], x->hits, x->total); break;
+            case AM_RP_INTERVAL: am_report_interval(out, row, map[j], x->lo, x->hi); break;
+            default: break;
+            }
+        }
+    }
+}
+
+/* Adds column j of in to out; returns its index in out. */
+static size_t am_cli_copy_col(const am_report *in, size_t j, am_report *out)
+{
+    return am_report_col_kind(out, in->cols[j].key, in->cols[j].label, in->cols[j].kind);
+}
+
+void am_cli_report_select(const am_report *in, unsigned groups, am_report *out)
+{
+    am_report_init(out);
+    size_t *map = am_xcalloc(in->ncols ? in->ncols : 1, sizeof *map);
+    for (size_t j = 0; j < in->ncols; j++) {
+        int g = am_cli_key_group(in->cols[j].key);
+        map[j] = g < 0 || (groups >> g & 1u) ? am_cli_copy_col(in, j, out) : (size_t)-1;
+    }
+    am_cli_report_copy(in, map, out);
+    free(map);
+}
+
+/* Whether key ends in "_sig" (a compact significance column). */
+static int am_cli_is_sig_key(const char *key)
+{
+    size_t n = strlen(key);
+    return n > 4 && !strcmp(key + n - 4, "_sig");
+}
+
+/* In place: each column KEY that has a column KEY_sig is replaced by that
+ * one, at KEY's place (the compact cells hold the score). */
+static void am_cli_compact_columns(am_report *r)
+{
+    am_report out;
+    am_report_init(&out);
+    size_t *map = am_xcalloc(r->ncols ? r->ncols : 1, sizeof *map);
+    for (size_t j = 0; j < r->ncols; j++)
+        map[j] = (size_t)-1;
+    for (size_t j = 0; j < r->ncols; j++) {
+        if (am_cli_is_sig_key(r->cols[j].key))
+            continue; /* placed with its metric's column */
+        char sk[80];
+        snprintf(sk, sizeof sk, "%s_sig", r->cols[j].key);
+        size_t sj = 0;
+        while (sj < r->ncols && strcmp(r->cols[sj].key, sk) != 0)
+            sj++;
+        if (sj < r->ncols)
+            map[sj] = am_cli_copy_col(r, sj, &out);
+        else
+            map[j] = am_cli_copy_col(r, j, &out);
+    }
+    for (size_t j = 0; j < r->ncols; j++) /* a _sig column without its metric's */
+        if (map[j] == (size_t)-1 && am_cli_is_sig_key(r->cols[j].key))
+            map[j] = am_cli_copy_col(r, j, &out);
+    am_cli_report_copy(r, map, &out);
+    free(map);
+    am_report_cleanup(r);
+    *r = out;
 }
 
 /* ---- significance and exposures columns --------------------------------- */
@@ -151,6 +255,151 @@ static size_t am_cli_sig_col(am_report *r, const char *k, const char *suffix, co
     snprintf(key, sizeof key, "%s_%s", k, suffix);
     snprintf(label, sizeof label, "%s%s%s", pre, metric, post);
     return am_report_col_kind(r, key, label, kind);
+}
+
+/* The decimals of a p-value in a table: sacreBLEU's 4, or more when the
+ * smallest p the test can give, 1/(n+1), needs them (never --precision's:
+ * 2 decimals would print p = 0.001 as 0.00). */
+static int am_cli_p_decimals(long long n)
+{
+    int d = 4;
+    for (long long m = 10000; m < n + 1 && d < 9; m *= 10)
+        d++;
+    return d;
+}
+
+/* Whether p is the smallest p-value of n resamples, 1/(n+1), with Δ 0:
+ * identical totals, where every resampled difference is 0 too and
+ * sacreBLEU's p = (c+1)/(n+1) counts c = 0 (its rule, not a difference). */
+static int am_cli_p_identical(double delta, double p, long long n)
+{
+    return delta == 0 && fabs(p - 1.0 / (double)(n + 1)) < 1e-12;
+}
+
+/* The compact cell of one metric of one system into b: the score, " (μ ± CI)" (paired
+ * bootstrap, --confidence), then " (p = P)" and the mark: '*' for p < 0.05
+ * against the baseline, '†' for Δ 0 at the smallest p (footnoted).
+ * Returns 1 when it used '†', 2 for '*', else 0. */
+static int am_cli_compact_cell(const json_t *m, const json_t *bm, int bs, int prec, long long n,
+                               am_buf *b)
+{
+    int mark = 0;
+    double score = am_cli_jreal(m, "score");
+    if (isfinite(score))
+        am_buf_printf(b, "%.*f", prec, score);
+    else
+        am_buf_appends(b, "null");
+    if (bs && isfinite(am_cli_jreal(m, "mean")))
+        am_buf_printf(b, " (%.*f ± %.*f)", prec, am_cli_jreal(m, "mean"), prec,
+                      am_cli_jreal(m, "ci"));
+    double p = am_cli_jreal(m, "p_value");
+    if (bm && m != bm && isfinite(p)) {
+        double delta = am_cli_jreal(m, "score") - am_cli_jreal(bm, "score");
+        mark = am_cli_p_identical(delta, p, n) ? 1 : p < 0.05 ? 2 : 0;
+        am_buf_printf(b, " (p = %.*f)%s", am_cli_p_decimals(n), p,
+                      mark == 1   ? "†"
+                      : mark == 2 ? "*"
+                                  : "");
+    }
+    return mark;
+}
+
+/* The resampling units as one note: "segments" when every metric has the
+ * same, else "segments (BLEU, …); sessions (R0, …)". */
+static void am_cli_units_note(am_report *r, const json_t *units)
+{
+    am_buf b;
+    am_buf_init(&b);
+    static const char *const names[] = {"segments", "sessions"};
+    int mixed = 0;
+    const char *metric, *first = NULL;
+    const json_t *unit;
+    json_object_foreach((json_t *)(uintptr_t)units, metric, unit)
+    {
+        if (!first)
+            first = json_string_value(unit);
+        else if (strcmp(first, json_string_value(unit)) != 0)
+            mixed = 1;
+    }
+    for (size_t k = 0; k < 2; k++) {
+        size_t used = 0;
+        json_object_foreach((json_t *)(uintptr_t)units, metric, unit)
+        {
+            if (strcmp(json_string_value(unit), names[k]) != 0)
+                continue;
+            if (!used++)
+                am_buf_printf(&b, "%s%s%s", *am_buf_str(&b) ? "; " : "", names[k],
+                              mixed ? " (" : "");
+            if (mixed)
+                am_buf_printf(&b, "%s%s", used > 1 ? ", " : "", metric);
+        }
+        if (used && mixed)
+            am_buf_appendc(&b, ')');
+    }
+    am_report_note(r, "resampling", am_buf_str(&b));
+    am_buf_cleanup(&b);
+}
+
+void am_cli_report_significance_compact(am_report *r, json_t *sig, int by_doc, int prec)
+{
+    const char *test = json_string_value(json_object_get(sig, "test"));
+    int bs = test && !strcmp(test, "paired-bs");
+    const json_t *bl = json_object_get(sig, "baseline");
+    long long n = (long long)json_integer_value(json_object_get(sig, "n"));
+    char t[64];
+    am_report_note(r, "test", test ? test : "");
+    am_report_note(r, "baseline", json_is_string(bl) ? json_string_value(bl) : "none");
+    snprintf(t, sizeof t, "%lld", n);
+    am_report_note(r, bs ? "resamples" : "trials", t);
+    snprintf(t, sizeof t, "%lld", (long long)json_integer_value(json_object_get(sig, "seed")));
+    am_report_note(r, "seed", t);
+    am_cli_units_note(r, json_object_get(sig, "resampling"));
+    const json_t *rows = json_object_get(sig, "systems"), *base = NULL, *row;
+    size_t i;
+    json_array_foreach(rows, i, row)
+    {
+        if (json_is_true(json_object_get(row, "baseline")))
+            base = row;
+    }
+    int marks = 0;
+    char ci[32];
+    snprintf(ci, sizeof ci, " (μ ± %g%% CI)", 100 * am_cli_jreal(sig, "confidence"));
+    const char *metric;
+    const json_t *unit;
+    am_buf b;
+    am_buf_init(&b);
+    json_object_foreach(json_object_get(sig, "resampling"), metric, unit)
+    {
+        char k[40];
+        am_cli_sig_key(metric, k, sizeof k);
+        size_t col = am_cli_sig_col(r, k, "sig", "", metric, bs ? ci : " (p)", AM_RP_TEXT);
+        json_array_foreach(rows, i, row)
+        {
+            size_t at =
+                am_cli_sys_row(r, json_string_value(json_object_get(row, "system")), by_doc);
+            const json_t *m = json_object_get(row, metric);
+            if (at == (size_t)-1 || !m)
+                continue;
+            am_buf_reset(&b);
+            marks |= 1 << am_cli_compact_cell(m, base ? json_object_get(base, metric) : NULL, bs,
+                                              prec, n, &b);
+            am_report_text(r, at, col, am_buf_str(&b));
+        }
+    }
+    am_buf_cleanup(&b);
+    am_cli_compact_columns(r);
+    if (marks & 4)
+        am_report_note(r, "*", "p < 0.05 against the baseline");
+    if (marks & 2) {
+        snprintf(t, sizeof t, "%.*f", am_cli_p_decimals(n), 1.0 / (double)(n + 1));
+        am_buf_init(&b);
+        am_buf_printf(&b,
+                      "Δ 0 with p = %s = 1/(n+1): identical totals; sacreBLEU's rule counts no "
+                      "resample beyond the observed difference, which is no evidence of one",
+                      t);
+        am_report_note(r, "†", am_buf_str(&b));
+        am_buf_cleanup(&b);
+    }
 }
 
 void am_cli_report_significance(am_report *r, json_t *sig, int by_doc)

@@ -42,6 +42,23 @@ void am_cli_report_segment_columns(am_report *r);
 void am_cli_report_segment(am_report *r, int64_t seq, const char *id, const char *doc,
                            const char *system, const am_sys_seg *seg, const am_totals *running);
 
+/* -m/--metrics groups (bit numbers of the selection), in the order of
+ * the names bleu, chrf, chrf++, ter, recall (R0..Rk, R0+1), 1-term and
+ * terms (term-EM, WO). */
+enum {
+    AM_CLI_M_BLEU = 0,
+    AM_CLI_M_CHRF,
+    AM_CLI_M_CHRFPP,
+    AM_CLI_M_TER,
+    AM_CLI_M_RECALL,
+    AM_CLI_M_TERM,
+    AM_CLI_M_TERMS
+};
+/* A copy of in (notes, rows) into out (initialized here; the caller
+ * cleans it up) with only the columns of the selected groups (bit g of
+ * groups: group g) and those of no metric (system, doc, segments, seq,
+ * id, exposures); a metric's significance columns follow it. */
+void am_cli_report_select(const am_report *in, unsigned groups, am_report *out);
 /* Adds the result of am_sig_run (sig.h; borrowed) to the rows of
  * the systems' totals (with by_doc, the aggregate rows, doc "all"): per
  * metric M (report key k) the columns k_delta (ΔM: score − the baseline's
@@ -50,6 +67,16 @@ void am_cli_report_segment(am_report *r, int64_t seq, const char *id, const char
  * baseline) and k_resampling ("segments" or "sessions"), and the notes
  * test, baseline, n, seed and confidence. */
 void am_cli_report_significance(am_report *r, json_t *sig, int by_doc);
+/* The same result for papers (table, markdown, LaTeX): per metric M one
+ * text column k_sig labelled "M (μ ± 95% CI)" (paired bootstrap and
+ * --confidence) or "M (p)" (approximate randomization) in place of the
+ * column of M's score, with cells as sacreBLEU prints them, "64.35 (64.36
+ * ± 1.26) (p = 0.0010)*": the score, the bootstrap mean and half-width of
+ * the interval with prec decimals, the p-value (not for the
+ * baseline) with its own decimals (4, more when 1/(n+1) needs them), '*'
+ * for p < 0.05 and '†' for Δ 0 at p = 1/(n+1) (identical totals); the
+ * resampling unit once as a note, footnotes for the marks used. */
+void am_cli_report_significance_compact(am_report *r, json_t *sig, int by_doc, int prec);
 /* Adds the result of am_sig_exposures (borrowed) to the same rows: columns
  * exp_known, exp_learned, exp_never, exp_median (median exposures to learn;
  * empty when none) and exp_histogram (the counts of 0, 1, … exposures,

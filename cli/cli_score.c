@@ -26,6 +26,7 @@
 
 #include "compat/alam2021.h"
 #include "glossary.h"
+#include "realfmt.h"
 #include "score.h"
 #include "sgml.h"
 #include "text.h"
@@ -78,6 +79,9 @@ typedef struct am_cli {
     am_cli_skips skips; /* XLIFF units not scored, per reason */
     am_sig_opts sig; /* --paired-bs / --paired-ar (sig.c) */
     int exposures; /* --exposures */
+    int confidence; /* --confidence: bootstrap CIs of each system alone, no test */
+    int ci_given; /* --ci given (it needs intervals: --paired-bs or --confidence) */
+    unsigned metrics; /* -m/--metrics: the selected groups (am_cli_metric_names); 0: all */
     am_sig_collect *sigc; /* per-segment statistics (sig.test) and exposures */
 } am_cli;
 
@@ -103,7 +107,10 @@ static void am_cli_usage(FILE *out)
           "                          BLEU, chrF and TER use them all, R0/R1 and the terms use\n"
           "                          the first (the confirmed translation) only\n"
           "  --hyp [NAME=]FILE       a system's hypotheses (repeatable; NAME defaults to the\n"
-          "                          file name without extension, or the SGML sysid)\n"
+          "                          file name without extension, or the SGML sysid);\n"
+          "                          FILE - reads stdin (system 'stdin'), as sacreBLEU\n"
+          "  -i, --input FILE ...    sacreBLEU's form: every following argument up to the\n"
+          "                          next option is a --hyp ('-': stdin)\n"
           "  --src FILE              source segments (needed for glossary terms)\n"
           "input (WMT21 SGML, segments paired by id, reference order):\n"
           "  --sgm-src FILE  --sgm-ref FILE  --sgm-hyp [NAME=]FILE (repeatable)\n"
@@ -124,20 +131,30 @@ static void am_cli_usage(FILE *out)
           "  --per-segment           scores of every segment as well, with the running totals\n"
           "  --format F              table|json|csv|tsv|markdown|latex (default table)\n"
           "  --precision N           decimals in table, markdown and LaTeX (default 4; CSV,\n"
-          "                          TSV and JSON: full precision)\n"
+          "                          TSV and JSON: the shortest text that reads back;\n"
+          "                          p-values: 4 decimals, more when 1/(n+1) needs them)\n"
+          "  -m, --metrics NAME ...  only these metrics' columns (table, markdown, LaTeX,\n"
+          "                          CSV, TSV; --json keeps all): bleu chrf chrf++ ter\n"
+          "                          recall (R0..Rk, R0+1) 1-term terms (term-EM, WO)\n"
           "  --json                  the same as --format json\n"
           "  --plot FILE.svg         learning curves (R0, R1, R0+1, terms) per system as SVG\n"
           "  --plot-window W         moving window of W segments (default 0: running values)\n"
           "  --plot-points N         at most N points per curve (default 500)\n"
           "  --plot-ci               Wilson 95% bands of the ratio curves\n"
           "significance (sacreBLEU 2.6.0's tests; also R_k, 1-TERm and term metrics):\n"
-          "  --paired-bs             paired bootstrap resampling: p-values and CIs\n"
+          "  --paired-bs             paired bootstrap resampling: p-values and CIs (tables:\n"
+          "                          'score (mean ± CI) (p = P)*' per metric, * p < 0.05, † Δ 0\n"
+          "                          at p = 1/(n+1), footnoted; CSV/TSV/JSON: every number)\n"
+          "  --confidence            bootstrap CI of each system alone (sacreBLEU's\n"
+          "                          --confidence: no baseline, no p-values)\n"
           "  --paired-ar             paired approximate randomization: p-values\n"
           "  --baseline NAME         the system compared against (default: the first)\n"
           "  --n-bootstrap N         resamples (default 1000) or AR trials (default 10000);\n"
-          "                          sacreBLEU's --paired-bs-n / --paired-ar-n are accepted\n"
+          "                          sacreBLEU's --paired-bs-n / --paired-ar-n /\n"
+          "                          --confidence-n are accepted (a test is needed)\n"
           "  --seed N                seed of numpy's default_rng (default 12345)\n"
-          "  --ci LEVEL              confidence level of the intervals (default 0.95)\n"
+          "  --ci LEVEL              confidence level of the intervals (default 0.95; needs\n"
+          "                          --paired-bs or --confidence)\n"
           "  --k-max K               report R0..RK (same as --k K)\n"
           "  --exposures             per system: exposures before it first produced a word\n"
           "BLEU as sacreBLEU's CLI (session options bleu_* below):\n"
@@ -148,6 +165,7 @@ static void am_cli_usage(FILE *out)
           "                          flores200, spm: refused, their models are not packaged)\n"
           "  -lc, --lowercase        lowercased BLEU\n"
           "  -s, --smooth-method M   exp|none|floor|add-k;  -sv, --smooth-value V\n"
+          "  -cc N, -cw N            sacreBLEU's short --chrf-char-order, --chrf-word-order\n"
           "  --bleu-effective-order, --bleu-max-ngram-order N (sacreBLEU's API; the per-segment\n"
           "                          BLEU always uses the effective order, as --sentence-level)\n"
           "an option given twice is an error (except --ref, --hyp, --sgm-hyp, --xliff)\n"
@@ -168,10 +186,23 @@ static void am_cli_usage(FILE *out)
           out);
 }
 
+/* Prints root (borrowed) indented, keys in insertion order, every real as
+ * the shortest text that reads back (am_realfmt_json_text: jansson prints
+ * 17 digits, 0.64352818371607512 for 0.6435281837160751). */
+static void am_cli_put_json(const json_t *root)
+{
+    char *dumped = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    char *out = am_realfmt_json_text(dumped ? dumped : "null");
+    puts(out);
+    free(out);
+    free(dumped);
+}
+
 /* Reads a whole file. Returns 0 or prints an error and returns 1. */
 static int am_cli_load(am_cli_file *f)
 {
-    FILE *fp = fopen(f->path, "rb");
+    int in = !strcmp(f->path, "-"); /* sacreBLEU's stdin (--hyp -, -i -) */
+    FILE *fp = in ? stdin : fopen(f->path, "rb");
     if (!fp) {
         fprintf(stderr, "adaptmon score: cannot open '%s': %s\n", f->path, strerror(errno));
         return 1;
@@ -182,7 +213,8 @@ static int am_cli_load(am_cli_file *f)
         n += r;
         if (n > (size_t)AM_CLI_MAX_FILE) {
             fprintf(stderr, "adaptmon score: '%s' is larger than 1 GiB\n", f->path);
-            fclose(fp);
+            if (!in)
+                fclose(fp);
             free(buf);
             return 1;
         }
@@ -192,7 +224,8 @@ static int am_cli_load(am_cli_file *f)
         }
     }
     int bad = ferror(fp);
-    fclose(fp);
+    if (!in)
+        fclose(fp);
     if (bad) {
         fprintf(stderr, "adaptmon score: cannot read '%s'\n", f->path);
         free(buf);
@@ -298,6 +331,8 @@ static void am_cli_default_names(am_cli *c, const char *const *sysids)
         char *nm;
         if (sysids && sysids[i] && *sysids[i]) {
             nm = am_xstrdup(sysids[i]);
+        } else if (!strcmp(c->hyp[i].path, "-")) {
+            nm = am_xstrdup("stdin");
         } else {
             const char *base = strrchr(c->hyp[i].path, '/');
             base = base ? base + 1 : c->hyp[i].path;
@@ -431,6 +466,7 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
         double x = strtod(val, &end);
         if (end != val && !*end && x > 0 && x < 1) {
             c->sig.conf = x;
+            c->ci_given = 1;
             return 0;
         }
         fprintf(stderr, "adaptmon score: --ci must be a level between 0 and 1, e.g. 0.95\n");
@@ -438,7 +474,8 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
     }
     unsigned long long x = strtoull(val, &end, 10);
     int is_n = !strcmp(name, "n-bootstrap") || !strcmp(name, "paired-bs-n") ||
-               !strcmp(name, "paired-ar-n"); /* sacreBLEU's names */
+               !strcmp(name, "paired-ar-n") ||
+               !strcmp(name, "confidence-n"); /* sacreBLEU's names */
     if (end == val || *end || errno || *val == '-' || (is_n && (x == 0 || x > 1000000))) {
         fprintf(stderr, "adaptmon score: --%s needs %s\n", name,
                 is_n ? "a number of resamples from 1 to 1000000" : "a non-negative integer");
@@ -457,7 +494,7 @@ static int am_cli_flag(am_cli *c, const char *name, int *rc)
 {
     static const char *const flags[] = {
         "help", "per-segment", "json", "by-doc", "stem-match", "ter-case-sensitive",
-        "no-strip-tags", "by-file", "plot-ci", "paired-bs", "paired-ar", "exposures",
+        "no-strip-tags", "by-file", "plot-ci", "paired-bs", "paired-ar", "exposures", "confidence",
         /* sacreBLEU's BLEU flag and the boolean BLEU session options */
         "lowercase", "bleu-lowercase", "bleu-effective-order",
         /* sacreBLEU's store_true flags of chrF and TER (session options) */
@@ -486,6 +523,8 @@ static int am_cli_flag(am_cli *c, const char *name, int *rc)
         c->sig.test = name[7] == 'b' ? 1 : 2;
     } else if (!strcmp(name, "exposures")) {
         c->exposures = 1;
+    } else if (!strcmp(name, "confidence")) {
+        c->confidence = 1;
     } else if (!strcmp(name, "no-strip-tags")) {
         c->cfg.strip_tags = 0;
     } else if (!strcmp(name, "lowercase")) {
@@ -519,6 +558,46 @@ static int am_cli_add_ref(am_cli *c, const char *path)
     }
     c->xref[c->nxref++].path = am_xstrdup(path);
     return 0;
+}
+
+/* One more hypothesis file ([NAME=]PATH; "-": stdin). Returns 0, or 2
+ * after a message. */
+static int am_cli_add_hyp(am_cli *c, const char *val)
+{
+    if (c->nhyp == AM_CLI_MAX_SYS) {
+        fprintf(stderr, "adaptmon score: at most %d hypotheses\n", AM_CLI_MAX_SYS);
+        return 2;
+    }
+    am_cli_named(val, &c->hyp[c->nhyp]);
+    int rc = 0;
+    for (size_t k = 0; k < c->nhyp; k++)
+        if (c->hyp[k].name && c->hyp[c->nhyp].name &&
+            !strcmp(c->hyp[k].name, c->hyp[c->nhyp].name)) {
+            fprintf(stderr, "adaptmon score: two hypotheses named '%s'\n", c->hyp[k].name);
+            rc = 2;
+        }
+    c->nhyp++;
+    return rc;
+}
+
+/* The metric groups -m/--metrics selects (bit i: am_cli_metric_names[i]). */
+static const char *const am_cli_metric_names[] = {"bleu",   "chrf",   "chrf++", "ter",
+                                                  "recall", "1-term", "terms"};
+
+/* One -m/--metrics name into c->metrics. Returns 0, or 2 after a message. */
+static int am_cli_add_metric(am_cli *c, const char *val)
+{
+    size_t n = sizeof am_cli_metric_names / sizeof am_cli_metric_names[0];
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(val, am_cli_metric_names[i])) {
+            c->metrics |= 1u << i;
+            return 0;
+        }
+    fprintf(stderr,
+            "adaptmon score: -m/--metrics takes bleu, chrf, chrf++, ter, recall (R0..Rk, R0+1), "
+            "1-term or terms (term-EM, WO), not '%s'\n",
+            val);
+    return 2;
 }
 
 /* sacreBLEU's -l SRC-TGT: source_lang and target_lang. Returns 0, or 2
@@ -564,21 +643,12 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
     } else if (!strcmp(name, "src")) {
         free(c->src.path);
         c->src.path = am_xstrdup(val);
-    } else if (!strcmp(name, "hyp") || !strcmp(name, "sgm-hyp")) {
-        if (c->nhyp == AM_CLI_MAX_SYS) {
-            fprintf(stderr, "adaptmon score: at most %d hypotheses\n", AM_CLI_MAX_SYS);
-            return 2;
-        }
+    } else if (!strcmp(name, "hyp") || !strcmp(name, "sgm-hyp") || !strcmp(name, "input")) {
         if (!strcmp(name, "sgm-hyp"))
             c->sgml = 1;
-        am_cli_named(val, &c->hyp[c->nhyp]);
-        for (size_t k = 0; k < c->nhyp; k++)
-            if (c->hyp[k].name && c->hyp[c->nhyp].name &&
-                !strcmp(c->hyp[k].name, c->hyp[c->nhyp].name)) {
-                fprintf(stderr, "adaptmon score: two hypotheses named '%s'\n", c->hyp[k].name);
-                rc = 2;
-            }
-        c->nhyp++;
+        rc = am_cli_add_hyp(c, val);
+    } else if (!strcmp(name, "metrics")) {
+        rc = am_cli_add_metric(c, val);
     } else if (!strcmp(name, "sgm-src")) {
         free(c->sgm_src.path);
         c->sgm_src.path = am_xstrdup(val);
@@ -604,7 +674,8 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
         c->background_path = val;
     } else if (!strcmp(name, "baseline") || !strcmp(name, "n-bootstrap") ||
                !strcmp(name, "paired-bs-n") || !strcmp(name, "paired-ar-n") ||
-               !strcmp(name, "seed") || !strcmp(name, "ci") || !strcmp(name, "k-max")) {
+               !strcmp(name, "confidence-n") || !strcmp(name, "seed") || !strcmp(name, "ci") ||
+               !strcmp(name, "k-max")) {
         rc = am_cli_sig_arg(c, name, val, err);
     } else if (!strcmp(name, "stopwords-file")) {
         c->stopwords_path = val;
@@ -613,6 +684,41 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
         rc = am_cli_config(c, name, val, err);
     }
     return rc;
+}
+
+/* --confidence, --ci and stdin, checked against the other options; turns
+ * --confidence into the bootstrap without a baseline (sig.c no_p: each
+ * system's resampled CI, as sacreBLEU's --confidence resamples each system
+ * alone with the same seed). Returns 0, or 2 after a message on stderr. */
+static int am_cli_check_stats(am_cli *c)
+{
+    if (c->confidence && c->sig.test) {
+        fprintf(stderr, "adaptmon score: --confidence is for systems alone; --paired-bs already "
+                        "gives each system's CI (and --paired-ar gives p-values only)\n");
+        return 2;
+    }
+    if (c->confidence) {
+        c->sig.test = 1;
+        c->sig.no_p = 1;
+    }
+    if (c->ci_given && c->sig.test != 1) {
+        fprintf(stderr, "adaptmon score: --ci sets the level of the bootstrap intervals: give "
+                        "--paired-bs or --confidence with it (--plot-ci bands are 95%% Wilson)\n");
+        return 2;
+    }
+    if (c->sig.n && !c->sig.test) {
+        fprintf(stderr, "adaptmon score: the number of resamples needs --paired-bs, --paired-ar "
+                        "or --confidence\n");
+        return 2;
+    }
+    size_t nstdin = c->ref.path && !strcmp(c->ref.path, "-");
+    for (size_t i = 0; i < c->nhyp; i++)
+        nstdin += !strcmp(c->hyp[i].path, "-");
+    if (nstdin > 1) {
+        fprintf(stderr, "adaptmon score: only one input can be read from stdin ('-')\n");
+        return 2;
+    }
+    return 0;
 }
 
 /* The inputs and options of c, checked together. Returns 0, or 2 after a
@@ -712,7 +818,7 @@ static int am_cli_check_inputs(const am_cli *c)
  * given twice. */
 static size_t am_cli_keys(const char *name, char keys[2][40])
 {
-    static const char *const repeatable[] = {"ref", "hyp", "sgm-hyp", "xliff", "help"};
+    static const char *const repeatable[] = {"ref", "hyp", "sgm-hyp", "xliff", "help", "input"};
     static const char *const alias[][2] = {
         {"json", "format"},
         {"paired-bs", "test"},
@@ -720,6 +826,7 @@ static size_t am_cli_keys(const char *name, char keys[2][40])
         {"n-bootstrap", "n"},
         {"paired-bs-n", "n"},
         {"paired-ar-n", "n"},
+        {"confidence-n", "n"},
         {"k-max", "k"},
         {"tokenize", "bleu_tokenize"},
         {"smooth-method", "bleu_smooth_method"},
@@ -776,29 +883,36 @@ static int am_cli_once(am_cli_seen *seen, const char *name)
 /* sacreBLEU's short options: the long option each stands for. */
 static const char *am_cli_short(const char *a)
 {
-    static const char *const map[][2] = {{"-l", "language-pair"},
-                                         {"-lc", "lowercase"},
-                                         {"-tok", "tokenize"},
-                                         {"-s", "smooth-method"},
-                                         {"-sv", "smooth-value"}};
+    static const char *const map[][2] = {{"-l", "language-pair"},   {"-lc", "lowercase"},
+                                         {"-tok", "tokenize"},      {"-s", "smooth-method"},
+                                         {"-sv", "smooth-value"},   {"-cc", "chrf-char-order"},
+                                         {"-cw", "chrf-word-order"}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(a, map[i][0]))
             return map[i][1];
     return NULL;
 }
 
-/* sacreBLEU's -r FILE FILE ...: every following argument up to the next
- * option is a reference. Returns 0, or 2 after a message; *i is left at
- * the last argument used. */
-static int am_cli_refs(am_cli *c, int argc, char **argv, int *i)
+/* sacreBLEU's list options: -r FILE FILE ..., -i FILE FILE ... (or -i -:
+ * stdin), -m NAME NAME ...: every following argument up to the next option
+ * is one value. Returns 0, or 2 after a message; *i is left at the last
+ * argument used. */
+static int am_cli_list(am_cli *c, int argc, char **argv, int *i)
 {
-    int n = 0, rc = 0;
-    while (rc == 0 && *i + 1 < argc && argv[*i + 1][0] != '-') {
-        rc = am_cli_add_ref(c, argv[++*i]);
+    const char *opt = argv[*i];
+    int n = 0, rc = 0, ref = !strcmp(opt, "-r"),
+        hyp = !strcmp(opt, "-i") || !strcmp(opt, "--input");
+    while (rc == 0 && *i + 1 < argc &&
+           (argv[*i + 1][0] != '-' || (hyp && !strcmp(argv[*i + 1], "-")))) {
+        const char *v = argv[++*i];
+        rc = ref ? am_cli_add_ref(c, v) : hyp ? am_cli_add_hyp(c, v) : am_cli_add_metric(c, v);
         n++;
     }
     if (rc == 0 && n == 0) {
-        fprintf(stderr, "adaptmon score: -r needs at least one reference file\n");
+        fprintf(stderr, "adaptmon score: %s needs at least one %s\n", opt,
+                ref   ? "reference file"
+                : hyp ? "hypothesis file (or - for stdin)"
+                      : "metric name");
         rc = 2;
     }
     return rc;
@@ -843,8 +957,12 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
     for (int i = 1; i < argc && rc == 0; i++) {
         char name[64];
         const char *val = NULL;
-        if (!strcmp(argv[i], "-r")) {
-            rc = am_cli_refs(c, argc, argv, &i);
+        if (!strcmp(argv[i], "-r") || !strcmp(argv[i], "-i") || !strcmp(argv[i], "--input") ||
+            !strcmp(argv[i], "-m") || !strcmp(argv[i], "--metrics")) {
+            if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--metrics"))
+                rc = am_cli_once(seen, "metrics");
+            if (rc == 0)
+                rc = am_cli_list(c, argc, argv, &i);
             continue;
         }
         if ((rc = am_cli_split_arg(argv[i], name, &val)) != 0)
@@ -865,6 +983,8 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
     }
     free(seen);
     am_buf_cleanup(&err);
+    if (rc == 0)
+        rc = am_cli_check_stats(c);
     return rc ? rc : am_cli_check_inputs(c);
 }
 
@@ -1354,6 +1474,15 @@ static void am_cli_print_reports(const am_cli *c, const am_report *segrep, const
 {
     am_buf out;
     am_buf_init(&out);
+    am_report selseg, seltot;
+    if (c->metrics) { /* -m: the selected metrics' columns only */
+        if (segrep) {
+            am_cli_report_select(segrep, c->metrics, &selseg);
+            segrep = &selseg;
+        }
+        am_cli_report_select(tot, c->metrics, &seltot);
+        tot = &seltot;
+    }
     if (segrep) {
         am_report_render(segrep, c->format, c->precision, &out);
         if (c->format != AM_RP_CSV && c->format != AM_RP_TSV) {
@@ -1362,6 +1491,11 @@ static void am_cli_print_reports(const am_cli *c, const am_report *segrep, const
         }
     } else {
         am_report_render(tot, c->format, c->precision, &out);
+    }
+    if (c->metrics) {
+        if (segrep)
+            am_report_cleanup(&selseg);
+        am_report_cleanup(&seltot);
     }
     fwrite(out.data ? out.data : "", 1, out.len, stdout);
     am_buf_cleanup(&out);
@@ -1446,9 +1580,7 @@ static int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_do
     }
     json_object_set_new(root, "systems", systems);
     if (c->format == AM_RP_JSON && rc == 0) {
-        char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-        puts(out);
-        free(out);
+        am_cli_put_json(root);
     } else if (rc == 0) {
         am_report_note(&rep, "signature", am_buf_str(&sig));
         am_cli_print_reports(c, c->per_segment ? &segrep : NULL, &rep);
@@ -1948,9 +2080,7 @@ static void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jseg
         json_object_set(root, "exposures", expo);
     if (c->skips.reasons)
         json_object_set_new(root, "skipped", am_cli_skips_json(&c->skips));
-    char *out = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-    puts(out);
-    free(out);
+    am_cli_put_json(root);
     json_decref(root);
 }
 
@@ -1979,7 +2109,10 @@ static void am_cli_print_table(const am_cli *c, const am_cli_run *r, const am_re
     for (size_t i = 0; i < c->nhyp; i++)
         am_cli_report_totals(&rep, cfg, c->hyp[i].name, r->doc_totals ? "all" : NULL, &r->totals[i],
                              terms);
-    if (sig)
+    if (sig && (c->format == AM_RP_TABLE || c->format == AM_RP_MARKDOWN ||
+                c->format == AM_RP_LATEX)) /* for papers: compact cells */
+        am_cli_report_significance_compact(&rep, sig, r->doc_totals != NULL, c->precision);
+    else if (sig)
         am_cli_report_significance(&rep, sig, r->doc_totals != NULL);
     if (expo)
         am_cli_report_exposures(&rep, expo, r->doc_totals != NULL);

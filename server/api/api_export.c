@@ -16,6 +16,7 @@
 #include "api.h"
 
 #include "json.h"
+#include "realfmt.h"
 
 #include <malloc.h>
 #include <stdatomic.h>
@@ -76,7 +77,7 @@ static void am_csv_num(am_buf *b, json_t *v)
     if (json_is_integer(v))
         am_buf_printf(b, "%lld", (long long)json_integer_value(v));
     else if (json_is_real(v))
-        am_buf_printf(b, "%.17g", json_real_value(v));
+        am_realfmt_buf(b, json_real_value(v)); /* the shortest that reads back */
 }
 
 /* The code point of a character XML 1.0 does not allow (its Char
@@ -156,7 +157,7 @@ static const char *am_hyp_of(json_t *rq, const char *sys)
  * is the first row. */
 static void am_pager_json(am_pager *c, const json_t *j)
 {
-    char *txt = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    char *txt = am_json_dumps(j, 0);
     if (c->rows)
         am_buf_appendc(&c->out, ',');
     am_buf_appends(&c->out, txt ? txt : "null");
@@ -226,7 +227,7 @@ static void am_pager_export_row(am_pager *c, int64_t seq, const char *client_id,
 {
     json_t *head = json_pack("{sIssso}", "seq", (json_int_t)seq, "id", client_id, "created_at",
                              am_json_time(created_at));
-    char *h = json_dumps(head, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    char *h = am_json_dumps(head, 0);
     json_decref(head);
     size_t n = h ? strlen(h) : 0;
     if (c->rows)
@@ -451,7 +452,7 @@ void am_pager_stream(am_pager *c, am_resp *resp, const char *content_type, const
  * header that continues with more members. Caller frees. */
 static char *am_json_open(json_t *o)
 {
-    char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    char *txt = am_json_dumps(o, 0);
     json_decref(o);
     if (!txt)
         return am_xstrdup("{");

@@ -41,7 +41,7 @@ static void am_segment_write(am_req *req, am_resp *resp, int replace)
 /* Appends v (borrowed) as compact JSON text, "null" for NULL. */
 static void am_batch_put_json(am_buf *b, const json_t *v)
 {
-    char *t = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    char *t = v ? am_json_dumps(v, 0) : NULL;
     am_buf_appends(b, t ? t : "null");
     free(t);
 }

@@ -1,6 +1,7 @@
 /* plot.c — the SVG writer of plot.h: panels in two columns, nice ticks,
  * one grey level + dash pattern + marker shape per system. */
 #include "plot.h"
+#include "realfmt.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -126,7 +127,8 @@ static void am_pl_marker(am_buf *out, int s, double x, double y, const char *gre
     }
 }
 
-/* Space-separated values (%.17g, "null" for non-finite) as an attribute. */
+/* Space-separated values (the shortest text that reads back, core/realfmt;
+ * "null" for non-finite) as an attribute. */
 static void am_pl_values(am_buf *out, const char *attr, const double *v, size_t n)
 {
     am_buf_printf(out, " %s=\"", attr);
@@ -134,7 +136,7 @@ static void am_pl_values(am_buf *out, const char *attr, const double *v, size_t 
         if (i)
             am_buf_appendc(out, ' ');
         if (isfinite(v[i]))
-            am_buf_printf(out, "%.17g", v[i]);
+            am_realfmt_buf(out, v[i]);
         else
             am_buf_appends(out, "null");
     }

@@ -1,5 +1,6 @@
 /* report.c — the table model of report.h and its six renderers. */
 #include "report.h"
+#include "realfmt.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -183,11 +184,14 @@ static void am_rp_fixed(am_buf *b, double x, int prec)
         am_buf_appends(b, "null");
 }
 
-/* A number at full precision (round-trips), or nothing. */
+/* A number as the shortest text that reads back (am_realfmt_g), or nothing. */
 static void am_rp_full(am_buf *b, double x)
 {
-    if (isfinite(x))
-        am_buf_printf(b, "%.17g", x);
+    char t[AM_REALFMT_MAX];
+    if (isfinite(x)) {
+        am_realfmt_g(x, t);
+        am_buf_appends(b, t);
+    }
 }
 
 /* The display text of a cell for table/markdown/LaTeX into b (reset first). */
@@ -325,14 +329,22 @@ static void am_rp_markdown(const am_report *r, int prec, am_buf *out)
 
 /* ---- LaTeX --------------------------------------------------------------- */
 
-/* Text escaped for LaTeX; Δ (a column label of the significance) becomes
- * $\Delta$, which needs no Greek font. */
+/* Text escaped for LaTeX; Δ, μ, ± and † (the significance's labels and
+ * cells) become $\Delta$, $\mu$, $\pm$ and \dag{}, which need no Greek
+ * or symbol font. */
 static void am_rp_tex_text(am_buf *out, const char *s)
 {
+    static const char *const sym[][2] = {{"\xce\x94", "$\\Delta$"}, /* U+0394 Δ */
+                                         {"\xce\xbc", "$\\mu$"}, /* U+03BC μ */
+                                         {"\xc2\xb1", "$\\pm$"}, /* U+00B1 ± */
+                                         {"\xe2\x80\xa0", "\\dag{}"}}; /* U+2020 † */
     for (; *s; s++) {
-        if (!strncmp(s, "\xce\x94", 2)) { /* U+0394 Δ */
-            am_buf_appends(out, "$\\Delta$");
-            s++;
+        size_t k = 0, n = sizeof sym / sizeof sym[0];
+        while (k < n && strncmp(s, sym[k][0], strlen(sym[k][0])) != 0)
+            k++;
+        if (k < n) {
+            am_buf_appends(out, sym[k][1]);
+            s += strlen(sym[k][0]) - 1;
             continue;
         }
         switch (*s) {
@@ -514,7 +526,9 @@ static void am_rp_json(const am_report *r, am_buf *out)
         json_array_append_new(rows, o);
     }
     json_t *root = json_pack("{sososo}", "notes", notes, "columns", cols, "rows", rows);
-    char *s = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
+    char *d = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
+    char *s = d ? am_realfmt_json_text(d) : NULL; /* shortest reals */
+    free(d);
     if (s) {
         am_buf_appends(out, s);
         am_buf_appendc(out, '\n');

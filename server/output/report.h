@@ -17,7 +17,8 @@
  *   latex     a booktabs tabular with `precision` decimals (text escaped),
  *             notes as % comments above;
  *   csv/tsv   one header line of keys then the rows, numbers at full
- *             precision (%.17g), a ratio as three columns KEY, KEY_hits,
+ *             precision (the shortest text that reads back, core/realfmt), a
+ *             ratio as three columns KEY, KEY_hits,
  *             KEY_total, an interval as KEY_lo, KEY_hi; null is an empty
  *             field; notes are not written (they are no rows);
  *   json      {"notes": {...}, "columns": [...], "rows": [{key: value}]}

@@ -12,6 +12,12 @@ term instances and the term exact match, with R0/R1 unchanged.
 build and start the server with its ready line, and the server must answer
 (the run's address is moved to a free port with ADAPTMON_PORT).
 
+Every sh block of the README that runs `./adaptmon score` runs as printed
+from the repository's root (with a --plot figure written to a temporary
+file): every file it names is shipped, it exits 0 and prints something, and
+when an output block (<!-- output --> ... <!-- end of output -->, optionally
+fenced as text) follows it before the next block, it prints exactly that.
+
 The section "For papers" runs its sh block (with the figure written to a
 temporary file) and must print exactly the output shown between
 <!-- output --> and <!-- end of output -->, and write exactly the committed
@@ -146,6 +152,40 @@ def test_readme_papers_example_as_printed():
         eq(p.stdout, shown, "the README shows what the command prints")
         with open(out_svg, "rb") as f, open(os.path.join(ROOT, fig), "rb") as g:
             check(f.read() == g.read(), "the committed %s is what the command draws" % fig)
+
+
+def _score_blocks():
+    """Every sh block running ./adaptmon score, with the output block that
+    follows it before the next sh block (None when none)."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    parts = re.split(r"```sh\n(.*?)```", text, flags=re.S)
+    res = []
+    for block, after in zip(parts[1::2], parts[2::2]):
+        if not block.startswith("./adaptmon score"):
+            continue
+        m = re.search(r"<!-- output -->\n(?:```text\n)?(.*?)(?:```\n)?<!-- end of output -->",
+                      after, flags=re.S)
+        res.append((block, m.group(1) if m else None))
+    return res
+
+
+def test_readme_score_examples_run_as_printed():
+    blocks = _score_blocks()
+    check(len(blocks) >= 6, "the README's score examples: %d" % len(blocks))
+    for block, shown in blocks:
+        for tok in re.findall(r"[\w./-]*(?:data|docs)/[\w./-]+", block):
+            if not tok.endswith(".svg"):
+                check(os.path.isfile(os.path.join(ROOT, tok)), "%s is shipped" % tok)
+        with tempfile.TemporaryDirectory() as tmp:
+            script = ADAPTMON + block[len("./adaptmon"):]
+            script = re.sub(r"--plot \S+\.svg", "--plot " + os.path.join(tmp, "f.svg"), script)
+            p = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True,
+                               timeout=300, cwd=ROOT)
+        eq(p.returncode, 0, "status of %r (stderr %r)" % (block, p.stderr[-500:]))
+        check(p.stdout.strip() != "", "%r prints the results" % block)
+        if shown is not None:
+            eq(p.stdout, shown, "the README shows what %r prints" % block)
 
 
 def _clean_copy(dest):

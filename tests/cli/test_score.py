@@ -8,6 +8,7 @@ Python standard library only and ends with the line "N passed, N failed".
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -451,7 +452,8 @@ def test_alam2021_needs_sgml():
 def test_help_lists_every_option():
     rc, out, _ = run("--help")
     for opt in ("--tokenizer", "--stopwords", "--windows", "--term-cost", "--k", "--profile",
-                "--sgm-hyp", "--per-segment", "--json", "--by-doc", "--glossary"):
+                "--sgm-hyp", "--per-segment", "--json", "--by-doc", "--glossary", "-i, --input",
+                "-m, --metrics", "--confidence", "--confidence-n", "-cc N, -cw N"):
         if opt not in out:
             raise AssertionError("--help lacks " + opt)
 
@@ -469,6 +471,159 @@ def test_defaults_1_keeps_the_old_content_word_rule():
     eq(total(), 4, "R0 total under this release's rule")
     eq(total("--defaults", "2"), 4, "R0 total with defaults 2")
     eq(total("--defaults", "1"), 5, "R0 total with defaults 1 (the old rule)")
+
+
+# ---- issue 29 §3: the researcher's sacreBLEU habits and paper tables ----
+
+PLAIN_REF = "le chat noir dort sur le tapis\nun chien aboie dans la rue\nla maison est grande\n"
+PLAIN_HYP = "le chat dort sur le tapis\nun chien aboie la rue\nla maison est petite\n"
+
+
+def plain_files():
+    return write("p.ref.fr", PLAIN_REF), write("p.hyp.fr", PLAIN_HYP)
+
+
+def run_stdin(data, *args):
+    p = subprocess.run([ADAPTMON, "score", *args], input=data.encode(), capture_output=True,
+                       timeout=60)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def test_hypothesis_on_stdin_and_input_lists():
+    """--hyp - and -i - read the hypotheses from stdin (named stdin), as
+    sacreBLEU does; -i/--input take several files; two stdins, an empty -i
+    are usage errors."""
+    ref, hyp = plain_files()
+    want = run_json("--target-lang", "fr", "--ref", ref, "--hyp", hyp)["systems"]["p"]
+    for opt in (["--hyp", "-"], ["-i", "-"], ["--input", "-"]):
+        rc, out, err = run_stdin(PLAIN_HYP, "--target-lang", "fr", "--ref", ref, *opt, "--json")
+        eq(rc, 0, "exit of %s: %s" % (opt, err))
+        eq(json.loads(out)["systems"]["stdin"], want, "%s scores as the file" % opt)
+    d = run_json("--target-lang", "fr", "--ref", ref, "-i", hyp, "b=" + hyp)
+    eq(sorted(d["systems"]), ["b", "p"], "-i takes a list of files")
+    rc, _, err = run_stdin(PLAIN_HYP, "--ref", ref, "-i", "-", "--hyp", "-")
+    eq((rc, "only one input" in err), (2, True), "two stdins: " + err)
+    eq(run("--ref", ref, "-i", "--json", check=False)[0], 2, "-i without a file")
+
+
+def test_ci_and_resamples_alone_are_usage_errors():
+    ref, hyp = plain_files()
+    for args in (["--ci", "0.9"], ["--n-bootstrap", "50"], ["--confidence-n", "50"],
+                 ["--confidence", "--paired-bs"], ["--paired-ar", "--ci", "0.9"],
+                 ["--confidence", "--confidence-n", "5", "--n-bootstrap", "5"]):
+        rc, _, err = run("--ref", ref, "--hyp", hyp, *args, check=False)
+        eq(rc, 2, "exit of %s (%s)" % (args, err.strip()))
+    _, _, err = run("--ref", ref, "--hyp", hyp, "--ci", "0.9", check=False)
+    eq("--paired-bs or --confidence" in err, True, "--ci alone says what it needs: " + err)
+
+
+def test_confidence_is_the_paired_bs_interval_of_each_system():
+    """sacreBLEU's --confidence resamples each system alone with the seed's
+    first draw, the same draw paired-bs uses, so each system's mean and
+    half-width equal its paired-bs ones; no baseline, no p-values; --ci
+    and --confidence-n apply."""
+    args = ["--no-strip-tags", "--sgm-ref", REF, "--sgm-hyp", "Fairseq=" + HYP]
+    conf = run_json(*args, "--confidence", "--confidence-n", "200")["significance"]
+    paired = run_json(*args, "--sgm-hyp", "Same=" + HYP, "--paired-bs", "--n-bootstrap",
+                      "200")["significance"]
+    eq((conf["baseline"], conf["n"]), (None, 200), "no baseline, 200 resamples")
+    mine = conf["systems"][0]
+    theirs = paired["systems"][0]
+    for metric in ("BLEU", "chrF2", "TER", "R0", "R1"):
+        eq(mine[metric]["p_value"], None, metric + " p without a baseline")
+        eq((mine[metric]["mean"], mine[metric]["ci"]),
+           (theirs[metric]["mean"], theirs[metric]["ci"]), metric + " mean ± CI as paired-bs")
+    narrow = run_json(*args, "--confidence", "--confidence-n", "200", "--ci", "0.5")
+    m = narrow["significance"]["systems"][0]["BLEU"]
+    if not m["hi"] - m["lo"] < mine["BLEU"]["hi"] - mine["BLEU"]["lo"]:
+        raise AssertionError("--ci 0.5 does not narrow the interval: %r" % m)
+    _, out, _ = run(*args, "--confidence", "--confidence-n", "200", "--precision", "2")
+    if "BLEU (μ ± 95% CI)" not in out or "(p =" in out:
+        raise AssertionError("--confidence table:\n" + out)
+
+
+def test_chrf_short_flags():
+    """-cc and -cw are sacreBLEU's --chrf-char-order and --chrf-word-order."""
+    ref, hyp = plain_files()
+    short = run_json("--ref", ref, "--hyp", hyp, "-cc", "4", "-cw", "1")
+    long_ = run_json("--ref", ref, "--hyp", hyp, "--chrf-char-order", "4", "--chrf-word-order", "1")
+    eq(short, long_, "-cc/-cw as the long options")
+    if "nc:4|nw:1" not in json.dumps(short):
+        raise AssertionError("signature lacks nc:4|nw:1")
+    default = run_json("--ref", ref, "--hyp", hyp)
+    if default["systems"]["p"]["chrf"] == short["systems"]["p"]["chrf"]:
+        raise AssertionError("-cc 4 -cw 1 changed nothing")
+    eq(run("--ref", ref, "--hyp", hyp, "-cc", "4", "--chrf-char-order", "4", check=False)[0], 2,
+       "-cc with --chrf-char-order is one option twice")
+
+
+def test_metrics_selection():
+    """-m/--metrics NAME ... keeps the selected metrics' columns (and their
+    significance columns) in the table, markdown, LaTeX, CSV and TSV; --json
+    keeps every metric (a machine format: readers pick keys)."""
+    ref, hyp = plain_files()
+    _, out, _ = run("--ref", ref, "--hyp", hyp, "-m", "bleu", "ter", "--format", "csv")
+    eq(out.splitlines()[0], "system,segments,bleu,ter", "CSV header with -m bleu ter")
+    _, out, _ = run("--ref", ref, "--hyp", hyp, "--metrics", "recall", "chrf")
+    head = [l for l in out.splitlines() if l.startswith("system")][0].split()
+    eq(head, ["system", "segments", "R0", "R1", "R0+1", "chrF2"], "table header with -m recall chrf")
+    _, out, _ = run("--ref", ref, "--hyp", hyp, "--hyp", "b=" + hyp, "-m", "bleu", "--paired-bs",
+                    "--n-bootstrap", "20", "--format", "csv")
+    eq(out.splitlines()[0].split(","),
+       ["system", "segments", "bleu", "bleu_delta", "bleu_ci_lo", "bleu_ci_hi", "bleu_p",
+        "bleu_resampling"], "CSV header with -m bleu --paired-bs")
+    d = run_json("--ref", ref, "--hyp", hyp, "-m", "bleu")
+    if "r0" not in d["systems"]["p"]:
+        raise AssertionError("--json keeps every metric")
+    for bad in (["-m", "meteor"], ["-m"], ["-m", "bleu", "--metrics", "ter"]):
+        eq(run("--ref", ref, "--hyp", hyp, *bad, check=False)[0], 2, "exit of %s" % bad)
+
+
+def test_paper_table_compact():
+    """--paired-bs in a table: one cell per metric, "μ ± CI (p = P)*" as
+    sacreBLEU prints it; p with 4 decimals whatever --precision; identical
+    totals (Δ 0, p = 1/(n+1)) marked † with a footnote; the resampling unit
+    once as a note; R2 beside R0, R1."""
+    _, out, _ = run("--no-strip-tags", "--target-lang", "fr", "--sgm-ref", REF, "--sgm-hyp",
+                    "Fairseq=" + HYP, "--sgm-hyp", "Same=" + HYP, "--paired-bs", "--n-bootstrap",
+                    "100", "--precision", "2", "--k-max", "2")
+    lines = out.splitlines()
+    head = [l for l in lines if l.startswith("system")][0]
+    for want in ("R0 ", "R1 ", "R2 ", "BLEU (μ ± 95% CI)", "R2 (μ ± 95% CI)"):
+        if want not in head:
+            raise AssertionError("header lacks %r: %s" % (want, head))
+    if "r2" in head or "resampling" in head or "Δ" in head:
+        raise AssertionError("header: " + head)
+    if "  BLEU  " in head or head.count("BLEU") != 1:
+        raise AssertionError("the compact column replaces BLEU's: " + head)
+    same = [l for l in lines if l.startswith("Same")][0]
+    if not re.search(r"\b45\.34 \(\d+\.\d\d ± \d+\.\d\d\) \(p = 0\.0099\)†", same):
+        raise AssertionError("the cell: score (μ ± CI) (p = P)†: " + same)
+    if "(p = 0.0099)†" not in same or "0.00)" in same:
+        raise AssertionError("identical system's cells: " + same)
+    if "resampling: segments; sessions (R0, R1, R2, R0+1)" not in out and \
+            "resampling: segments" not in out:
+        raise AssertionError("no resampling note:\n" + out)
+    if not any(l.startswith("†: Δ 0 with p = 0.0099") for l in lines):
+        raise AssertionError("no † footnote:\n" + out)
+    _, md, _ = run("--no-strip-tags", "--sgm-ref", REF, "--sgm-hyp", "Fairseq=" + HYP,
+                   "--sgm-hyp", "Same=" + HYP, "--paired-ar", "--n-bootstrap", "100",
+                   "--format", "markdown", "-m", "bleu")
+    if "| BLEU (p) |" not in md or "(p = 0.0099)†" not in md:
+        raise AssertionError("markdown with --paired-ar:\n" + md)
+
+
+def test_json_reals_are_shortest():
+    """--json prints every real as the shortest text that reads back (as
+    Python's repr), not 17 digits (0.64352818371607512)."""
+    out = run("--no-strip-tags", "--sgm-ref", REF, "--sgm-hyp", HYP, "--per-segment",
+              "--json")[1]
+    toks = re.findall(r'(?<![\w."])-?\d+\.\d+(?![\de])', out)
+    if len(toks) < 1000:
+        raise AssertionError("only %d reals" % len(toks))
+    bad = [t for t in toks if repr(float(t)) != t]
+    if bad:
+        raise AssertionError("%d reals not shortest, e.g. %s" % (len(bad), bad[:5]))
 
 
 if __name__ == "__main__":

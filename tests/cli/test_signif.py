@@ -176,8 +176,10 @@ def test_same_results_on_every_scoring_path():
 
 def test_table_output_and_help():
     _, out, _ = run(*INPUT, "--paired-bs", "--n-bootstrap", "20")
-    for want in ("test: paired-bs", "baseline: baseline.fr", "resamples: 20", "ΔR1", "R1 CI",
-                 "R1 p", "R1 resampling"):
+    # the table is the compact layout for papers (issue 29): one cell per
+    # metric, the resampling unit once as a note
+    for want in ("test: paired-bs", "baseline: baseline.fr", "resamples: 20",
+                 "R1 (μ ± 95% CI)", "resampling: segments", " ± ", "(p = 0.0476)*"):
         if want not in out:
             raise AssertionError("table lacks %r:\n%s" % (want, out[-2000:]))
     _, out, _ = run("--help")
@@ -243,13 +245,24 @@ def test_every_format_carries_the_significance():
         cells = dict(zip(head, (c.strip() for c in line.strip("|").split("|"))))
         row = next(r for r in s["systems"] if r["system"] == cells["system"])
         m = row["R1"]
-        eq(cells["R1 CI"], "[%.3f, %.3f]" % (m["lo"], m["hi"]), "markdown R1 CI")
-        eq(cells["R1 p"], "" if m["p_value"] is None else "%.3f" % m["p_value"], "markdown R1 p")
-        eq(cells["R1 resampling"], "segments", "markdown R1 resampling")
+        # compact cells (issue 29), in place of the score's column: the
+        # score (mean ± half-width) at --precision, the
+        # p-value with 4 decimals (its own rule), '*' below 0.05, '†' for
+        # Δ 0 at p = 1/(n+1)
+        want = "%.3f (%.3f ± %.3f)" % (m["score"], m["mean"], m["ci"])
+        if m["p_value"] is not None:
+            delta = m["score"] - next(r for r in s["systems"] if r["baseline"])["R1"]["score"]
+            mark = "†" if delta == 0 and abs(m["p_value"] - 1 / 51) < 1e-12 else \
+                "*" if m["p_value"] < 0.05 else ""
+            want += " (p = %.4f)%s" % (m["p_value"], mark)
+        eq(cells["R1 (μ ± 95% CI)"], want, "markdown R1 cell")
     eq(len(lines), 2 + len(NAMES), "markdown rows")
+    if "- `resampling: segments`" not in md:
+        raise AssertionError("markdown: no resampling note")
     tex = run(*extra, "--format", "latex")[1]
-    if "$\\Delta$R1" not in tex or "Δ" in tex:
-        raise AssertionError("LaTeX: Δ not written as $\\Delta$")
+    body = "\n".join(l for l in tex.splitlines() if not l.startswith("%"))  # notes: comments
+    if "R1 ($\\mu$ $\\pm$ 95\\% CI)" not in body or any(c in body for c in "Δμ±†"):
+        raise AssertionError("LaTeX: μ, ± not written as $\\mu$, $\\pm$:\n" + tex[-1500:])
 
 
 def test_exposures_columns():
