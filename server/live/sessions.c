@@ -565,8 +565,7 @@ int am_sessions_check_options(const char *options_json, am_buf *err)
  * NULL) and the parsed glossary g (borrowed, NULL: none); as
  * am_sessions_build. */
 static int build_from(am_sessions *c, const char *options_json, const char *custom_sw_json,
-                      const am_gloss *g, const am_vocab *background, am_scorer **out,
-                      am_buf *err)
+                      const am_gloss *g, const am_vocab *background, am_scorer **out, am_buf *err)
 {
     *out = NULL;
     json_error_t je;
@@ -812,7 +811,7 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *
     json_decref(opts);
     if (rc == AM_OK)
         rc = am_sessions_build_in(c, row.options, row.custom_stopwords, row.glossary, s->background,
-                               &s->scorer, &s->gloss, err);
+                                  &s->scorer, &s->gloss, err);
     size_t opt_bytes = row.options ? strlen(row.options) : 0;
     am_store_session_clear(&row);
     if (rc != AM_OK) {
