@@ -122,6 +122,30 @@ static int am_scorer_bleu(am_scorer *s, am_buf *err)
     return rc;
 }
 
+/* The signature sig with each tokenizer value "ja-mecab" (after "tok:" or
+ * "bleu:") written as sacreBLEU names it, with MeCab's version and
+ * dictionary ("ja-mecab-0.996-IPA", am_mecab_signature): the words MeCab
+ * makes depend on both, so `score` and a live session name them alike.
+ * mecab NULL: sig unchanged. Returns a malloc'd string (caller frees). */
+static char *am_scorer_sig_mecab(const char *sig, const am_mecab *mecab)
+{
+    static const char name[] = "ja-mecab";
+    am_buf b;
+    am_buf_init(&b);
+    const char *p = sig;
+    for (const char *q; mecab && (q = strstr(p, name)) != NULL; p = q + sizeof name - 1) {
+        char after = q[sizeof name - 1];
+        int field = (q - sig >= 4 && !strncmp(q - 4, "tok:", 4)) ||
+                    (q - sig >= 5 && !strncmp(q - 5, "bleu:", 5));
+        am_buf_append(&b, p, (size_t)(q - p));
+        am_buf_appends(&b, field && (after == '|' || after == ',' || after == '\0')
+                               ? am_mecab_signature(mecab)
+                               : name);
+    }
+    am_buf_appends(&b, p);
+    return am_buf_detach(&b);
+}
+
 int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_custom,
                   const am_gloss *gloss, const am_vocab *background, am_scorer **out, am_buf *err)
 {
@@ -200,7 +224,8 @@ int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_c
     am_buf sig;
     am_buf_init(&sig);
     am_config_signature(&s->cfg, &sig);
-    s->signature = am_buf_detach(&sig);
+    s->signature = am_scorer_sig_mecab(am_buf_str(&sig), s->mecab);
+    am_buf_cleanup(&sig);
     *out = s;
     return AM_OK;
 fail:
