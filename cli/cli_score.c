@@ -1422,11 +1422,11 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
             am_buf_init(&why);
             rc = am_recall_models_open(&rc_tmx, &models, &why);
             if (rc == AM_OK)
-                rc = am_xliff_tmx_counts(f.buf, f.len,
-                                         c->cfg.target_lang[0] && strcmp(c->cfg.target_lang, "und")
-                                             ? c->cfg.target_lang
-                                             : NULL,
-                                         &rc_tmx, *background, NULL, NULL, &rep);
+                rc = am_xliff_tmx_counts_src(
+                    f.buf, f.len, c->cfg.source_lang, /* checked against the memory */
+                    c->cfg.target_lang[0] && strcmp(c->cfg.target_lang, "und") ? c->cfg.target_lang
+                                                                               : NULL,
+                    &rc_tmx, *background, NULL, NULL, &rep);
             else
                 snprintf(rep.msg, sizeof rep.msg, "tokenizer %s: %s", am_tok_name(rc_tmx.tokenizer),
                          am_buf_str(&why));
@@ -1441,7 +1441,7 @@ static int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **backgrou
         if (rc != AM_OK) {
             fprintf(stderr, "adaptmon score: %s:%zu: %s\n", c->background_path, line,
                     msg ? msg : am_strerror(rc));
-            return rc == AM_ERR_INVALID ? 2 : 1; /* 2: no side in the run's language */
+            return rc == AM_ERR_INVALID ? 2 : 1; /* 2: no side in the run's languages */
         }
         c->cfg.has_background = 1;
     }

@@ -155,6 +155,28 @@ static int am_scorer_zhseg(am_scorer *s, const am_scorer_models *models, am_buf 
     am_buf_cleanup(&why);
     s->zhseg = s->zhseg_own;
     return rc;
+/* The signature sig with each tokenizer value "ja-mecab" (after "tok:" or
+ * "bleu:") written as sacreBLEU names it, with MeCab's version and
+ * dictionary ("ja-mecab-0.996-IPA", am_mecab_signature): the words MeCab
+ * makes depend on both, so `score` and a live session name them alike.
+ * mecab NULL: sig unchanged. Returns a malloc'd string (caller frees). */
+static char *am_scorer_sig_mecab(const char *sig, const am_mecab *mecab)
+{
+    static const char name[] = "ja-mecab";
+    am_buf b;
+    am_buf_init(&b);
+    const char *p = sig;
+    for (const char *q; mecab && (q = strstr(p, name)) != NULL; p = q + sizeof name - 1) {
+        char after = q[sizeof name - 1];
+        int field = (q - sig >= 4 && !strncmp(q - 4, "tok:", 4)) ||
+                    (q - sig >= 5 && !strncmp(q - 5, "bleu:", 5));
+        am_buf_append(&b, p, (size_t)(q - p));
+        am_buf_appends(&b, field && (after == '|' || after == ',' || after == '\0')
+                               ? am_mecab_signature(mecab)
+                               : name);
+    }
+    am_buf_appends(&b, p);
+    return am_buf_detach(&b);
 }
 
 int am_scorer_new(const am_config *cfg, const char *const *custom_sw, size_t n_custom,
@@ -245,7 +267,8 @@ int am_scorer_new_with(const am_config *cfg, const char *const *custom_sw, size_
     am_buf sig;
     am_buf_init(&sig);
     am_config_signature(&s->cfg, &sig);
-    s->signature = am_buf_detach(&sig);
+    s->signature = am_scorer_sig_mecab(am_buf_str(&sig), s->mecab);
+    am_buf_cleanup(&sig);
     *out = s;
     return AM_OK;
 fail:

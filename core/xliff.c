@@ -1274,10 +1274,11 @@ static int xl_tmx_pass(xl_job *j, xl_tmx *t, const char *buf, size_t len)
 }
 
 /* Chooses the counted language when none was given: the memory's two
- * languages minus the header's srclang. Returns a borrowed tag or NULL. */
-static const char *xl_tmx_pick(const xl_tmx *t)
+ * languages minus the run's source language run_src (NULL: the header's
+ * srclang). Returns a borrowed tag or NULL. */
+static const char *xl_tmx_pick(const xl_tmx *t, const char *run_src)
 {
-    const char *src = t->srclang;
+    const char *src = run_src ? run_src : t->srclang;
     if (!src || !am_lang_tag_ok(src) || t->langs.n != 2)
         return NULL;
     if (am_lang_same_canonical(t->langs.v[0], src))
@@ -1294,11 +1295,47 @@ void am_xliff_tmx_rcfg(const am_config *cfg, am_recall_config *out)
     out->strip_tags = cfg->strip_tags;
 }
 
+int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_recall_config *rcfg,
+                        am_vocab *out, char **chosen, size_t *nsegs, am_xliff_report *report)
+{
+    return am_xliff_tmx_counts_src(buf, len, NULL, lang, rcfg, out, chosen, nsegs, report);
+}
+
+/* The memory of pass t against the run's source language src (a valid
+ * tag): the header's srclang, when it names a language ("*all*" does
+ * not), must be src, and so must one of the <tuv> languages when there
+ * are any. Returns AM_OK or AM_ERR_INVALID in rep naming both. */
+static int xl_tmx_check_src(const xl_tmx *t, const char *src, am_xliff_report *rep)
+{
+    const char *h = t->srclang;
+    if (h && am_lang_tag_ok(h) && !am_lang_same_canonical(h, src))
+        return xl_err(rep, AM_ERR_INVALID, 0,
+                      "the memory's header declares srclang %s but the source language is %s: "
+                      "count a memory of that language pair",
+                      h, src);
+    size_t k = 0;
+    while (k < t->langs.n && !am_lang_same_canonical(t->langs.v[k], src))
+        k++;
+    if (t->langs.n == 0 || k < t->langs.n)
+        return AM_OK;
+    am_buf have;
+    am_buf_init(&have);
+    for (size_t i = 0; i < t->langs.n; i++)
+        am_buf_printf(&have, "%s%s", i ? ", " : "", t->langs.v[i]);
+    int rc = xl_err(rep, AM_ERR_INVALID, 0,
+                    "the memory has no segment in the source language %s (its languages: %s): "
+                    "count a memory of that language pair",
+                    src, am_buf_str(&have));
+    am_buf_cleanup(&have);
+    return rc;
+}
+
 /* Complexity (issue 15): argument and document checks, each refusal with
  * its own message and line, then one pass (two when the language is
  * picked) over the memory. */
-int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_recall_config *rcfg,
-                        am_vocab *out, char **chosen, size_t *nsegs, am_xliff_report *report)
+int am_xliff_tmx_counts_src(const char *buf, size_t len, const char *src, const char *lang,
+                            const am_recall_config *rcfg, am_vocab *out, char **chosen,
+                            size_t *nsegs, am_xliff_report *report)
 {
     am_xliff_report dummy = {0, {0}};
     am_xliff_report *rep = report ? report : &dummy;
@@ -1311,6 +1348,10 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid argument");
     if (lang && *lang && !am_lang_tag_ok(lang))
         return xl_err(rep, AM_ERR_INVALID, 0, "invalid language tag");
+    if (src && (!*src || !strcmp(src, "und")))
+        src = NULL;
+    if (src && !am_lang_tag_ok(src))
+        return xl_err(rep, AM_ERR_INVALID, 0, "invalid source language tag");
     size_t line_off = 0;
     am_textenc_doc dec;
     int rc = xl_start(&buf, &len, &line_off, &dec, rep);
@@ -1337,11 +1378,14 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
     if (rc == AM_OK && !(lang && *lang)) {
         /* pass 1: the languages, to pick the side that is not srclang */
         rc = xl_tmx_pass(&j, &t, buf, len);
-        const char *p = rc == AM_OK ? xl_tmx_pick(&t) : NULL;
+        if (rc == AM_OK && src)
+            rc = xl_tmx_check_src(&t, src, rep);
+        const char *p = rc == AM_OK ? xl_tmx_pick(&t, src) : NULL;
         if (rc == AM_OK && !p)
             rc = xl_err(rep, AM_ERR_INVALID, 0,
                         "cannot choose the counted language: give it (the memory does not have "
-                        "exactly two languages with the header's srclang one of them)");
+                        "exactly two languages with the %s one of them)",
+                        src ? "source language" : "header's srclang");
         picked = p ? am_xstrdup(p) : NULL;
         lang = picked;
         am_toks_reset(&t.langs);
@@ -1351,6 +1395,8 @@ int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_
     t.lang = lang;
     if (rc == AM_OK)
         rc = xl_tmx_pass(&j, &t, buf, len);
+    if (rc == AM_OK && src)
+        rc = xl_tmx_check_src(&t, src, rep);
     if (rc == AM_OK && t.count == 0) {
         /* no side in the language: an empty vocabulary would make the
          * novel-word results silently equal the standard ones */

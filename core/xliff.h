@@ -164,6 +164,16 @@ int am_xliff_parse_mt(const char *buf, size_t len, am_xliff_doc *out, am_xliff_r
  * for a bad lang tag or when no side can be chosen). */
 int am_xliff_tmx_counts(const char *buf, size_t len, const char *lang, const am_recall_config *rcfg,
                         am_vocab *out, char **chosen, size_t *nsegs, am_xliff_report *report);
+/* am_xliff_tmx_counts with the run's source language src (NULL, "" or
+ * "und": none), checked against the memory as XLIFF languages are
+ * (issue 24 §3): a header srclang that is a language tag other than src,
+ * or a memory whose <tuv>s have languages but none is src, is
+ * AM_ERR_INVALID with a message naming both. Without lang, the side
+ * counted is then the memory's language other than src (when it has
+ * exactly two), whatever the header says. */
+int am_xliff_tmx_counts_src(const char *buf, size_t len, const char *src, const char *lang,
+                            const am_recall_config *rcfg, am_vocab *out, char **chosen,
+                            size_t *nsegs, am_xliff_report *report);
 
 /* The content-word settings a session with options cfg uses for its
  * background lookups (tokenizer, normalization, case folding, tag

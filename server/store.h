@@ -422,12 +422,32 @@ int am_store_segment_result(am_store *st, const char *session, int64_t seq, char
                             char **result_json);
 
 /* ---- background vocabularies ------------------------------------------- */
+/* What a background vocabulary was counted with (schema/012). The strings
+ * are owned by the struct (am_store_vocab_meta_clear frees them). */
+typedef struct am_store_vocab_meta {
+    int64_t words, created_at;
+    char *tokenizer; /* recall tokenizer name (am_tok_name); "auto:1" for a
+                      * row stored before it was recorded; NULL: a count
+                      * list (the uploader's words) */
+    char *lang; /* the TMX side counted; NULL: a count list */
+    char *source_lang; /* the source language checked at upload, or NULL */
+} am_store_vocab_meta;
+void am_store_vocab_meta_clear(am_store_vocab_meta *m);
+
 /* Replaces vocabulary name with the given words and counts (one
  * transaction). */
 int am_store_vocabulary_put(am_store *st, const char *name, const char *const *words,
                             const int64_t *counts, size_t n, int64_t now_ms);
+/* As am_store_vocabulary_put, recording meta's strings (borrowed; meta may
+ * be NULL: nothing recorded; its words and created_at are ignored). */
+int am_store_vocabulary_put_meta(am_store *st, const char *name, const char *const *words,
+                                 const int64_t *counts, size_t n, int64_t now_ms,
+                                 const am_store_vocab_meta *meta);
 /* Size and creation time; AM_ERR_NOTFOUND. */
 int am_store_vocabulary_info(am_store *st, const char *name, int64_t *words, int64_t *created_at);
+/* Size, creation time and what it was counted with into *out (cleared
+ * first; the caller clears it after, also on error); AM_ERR_NOTFOUND. */
+int am_store_vocabulary_meta(am_store *st, const char *name, am_store_vocab_meta *out);
 int am_store_vocabulary_delete(am_store *st, const char *name);
 /* Every word of vocabulary name: fn(ctx, word, count); a non-zero return
  * stops the walk and is returned. AM_ERR_NOTFOUND when name is unknown. */

@@ -398,9 +398,11 @@ static void am_session_store(am_req *req, am_resp *resp, char *id, json_t *opts,
     char *opts_txt = am_json_dump(opts);
     am_scorer *sc = NULL;
     int rc = AM_OK;
+    am_store_vocab_meta bgm;
+    memset(&bgm, 0, sizeof bgm);
+    const char *field = NULL;
     if (bg) {
-        int64_t words, created;
-        rc = am_store_vocabulary_info(req->srv->store, bg, &words, &created);
+        rc = am_store_vocabulary_meta(req->srv->store, bg, &bgm);
         if (rc != AM_OK)
             am_buf_printf(&err,
                           "background vocabulary '%s' does not exist (PUT "
@@ -411,11 +413,17 @@ static void am_session_store(am_req *req, am_resp *resp, char *id, json_t *opts,
         rc = am_sessions_check_options(opts_txt, &err);
     if (rc == AM_OK)
         rc = am_sessions_scorer_in(req->srv->sessions, opts_txt, sw_txt, gl_txt, NULL, &sc, &err);
+    /* the vocabulary must be counted as this session tokenizes (schema/012) */
+    if (rc == AM_OK && bg)
+        rc = am_api_vocab_check(bg, &bgm, am_scorer_config(sc), &err, &field);
+    am_store_vocab_meta_clear(&bgm);
     if (rc != AM_OK) {
         am_resp_problem(resp, req,
                         strstr(am_buf_str(&err), "unknown option") ? AM_P_UNKNOWN_FIELD
                                                                    : AM_P_INVALID_VALUE,
                         "%s", err.len ? am_buf_str(&err) : am_strerror(rc));
+        if (field)
+            am_resp_problem_set(resp, "field", json_string(field));
         goto done;
     }
     int64_t now = am_now_ms(), incarnation = 0;

@@ -4,6 +4,7 @@
 #include "api.h"
 
 #include "json.h"
+#include "lang.h"
 #include "recall.h"
 #include "vocab.h"
 #include "xliff.h"
@@ -11,18 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* am_xliff_tmx_counts over the request body with the models rcfg's
+/* am_xliff_tmx_counts_src over the request body with the models rcfg's
  * tokenizer needs (MeCab for a ja side, friso for zh, loaded for this count only: the
  * words must be the ones recall makes). */
-static int am_vocab_tmx_counts(const am_req *req, const char *lang, am_recall_config *rcfg,
-                               am_vocab *v, char **chosen, am_xliff_report *rep)
+static int am_vocab_tmx_counts(const am_req *req, const char *src, const char *lang,
+                               am_recall_config *rcfg, am_vocab *v, char **chosen,
+                               am_xliff_report *rep)
 {
     am_recall_models models;
     am_buf why;
     am_buf_init(&why);
     int rc = am_recall_models_open(rcfg, &models, &why);
     if (rc == AM_OK) {
-        rc = am_xliff_tmx_counts(req->body, req->body_len, lang, rcfg, v, chosen, NULL, rep);
+        rc = am_xliff_tmx_counts_src(req->body, req->body_len, src, lang, rcfg, v, chosen, NULL,
+                                     rep);
     } else {
         rep->line = 0;
         snprintf(rep->msg, sizeof rep->msg, "tokenizer %s: %s", am_tok_name(rcfg->tokenizer),
@@ -32,6 +35,83 @@ static int am_vocab_tmx_counts(const am_req *req, const char *lang, am_recall_co
     am_recall_models_close(&models);
     am_buf_cleanup(&why);
     return rc;
+}
+
+/* Sets option key of cfg from query parameter q (absent or empty:
+ * untouched). Returns 0, or -1 with the 422 answered. */
+static int am_vocab_query_opt(am_req *req, am_resp *resp, am_config *cfg, const char *q,
+                              const char *key, const char *what)
+{
+    const char *v = am_req_query(req, q);
+    if (!v || !*v)
+        return 0;
+    am_buf err;
+    am_buf_init(&err);
+    if (am_config_set(cfg, key, v, &err) == AM_OK) {
+        am_buf_cleanup(&err);
+        return 0;
+    }
+    am_resp_problem(resp, req, AM_P_INVALID_VALUE, "'%s' must be %s%s%s", q, what,
+                    err.len ? ": " : "", am_buf_str(&err));
+    am_resp_problem_set(resp, "field", json_string(q));
+    am_buf_cleanup(&err);
+    return -1;
+}
+
+/* Counts the TMX body into v as a session with default options in the
+ * counted language would (or with ?tokenizer=), checking ?source_lang=
+ * against the memory; meta gets the tokenizer and languages (owned).
+ * Returns AM_OK or an error with rep filled; *answered is set when a query
+ * parameter was refused (the 422 is answered). */
+static int am_vocab_tmx(am_req *req, am_resp *resp, am_vocab *v, am_store_vocab_meta *meta,
+                        am_xliff_report *rep, int *answered)
+{
+    *answered = 0;
+    am_config cfg;
+    am_config_init(&cfg);
+    const char *ql = am_req_query(req, "lang");
+    const char *qs = am_req_query(req, "source_lang");
+    if (am_vocab_query_opt(req, resp, &cfg, "lang", "target_lang",
+                           "a language code such as \"fr\" or \"fr-FR\"") ||
+        am_vocab_query_opt(req, resp, &cfg, "source_lang", "source_lang",
+                           "a language code such as \"en\"") ||
+        am_vocab_query_opt(req, resp, &cfg, "tokenizer", "tokenizer", "a recall tokenizer")) {
+        *answered = 1;
+        return AM_ERR_INVALID;
+    }
+    am_recall_config rcfg;
+    am_xliff_tmx_rcfg(&cfg, &rcfg);
+    const char *src = qs && *qs ? qs : NULL;
+    char *lang = NULL;
+    int rc = am_vocab_tmx_counts(req, src, ql, &rcfg, v, &lang, rep);
+    if (rc == AM_OK && !(ql && *ql) && am_config_set(&cfg, "target_lang", lang, NULL) == AM_OK) {
+        /* the side was chosen from the memory: count again tokenized for
+         * that language */
+        am_xliff_tmx_rcfg(&cfg, &rcfg);
+        am_vocab_clear(v);
+        rc = am_vocab_tmx_counts(req, src, lang, &rcfg, v, NULL, rep);
+    }
+    if (rc == AM_OK) {
+        meta->tokenizer = am_xstrdup(am_tok_name(rcfg.tokenizer));
+        meta->lang = lang;
+        meta->source_lang = src ? am_xstrdup(src) : NULL;
+    } else {
+        free(lang);
+    }
+    return rc;
+}
+
+/* The vocabulary's JSON (name, words, what it was counted with). */
+static json_t *am_vocab_json(const char *name, int64_t words, const am_store_vocab_meta *m)
+{
+    json_t *out = json_pack("{sssI}", "name", name, "words", (json_int_t)words);
+    if (m->tokenizer)
+        json_object_set_new(out, "tokenizer", json_string(m->tokenizer));
+    if (m->lang)
+        json_object_set_new(out, "lang", json_string(m->lang));
+    if (m->source_lang)
+        json_object_set_new(out, "source_lang", json_string(m->source_lang));
+    return out;
 }
 
 void am_api_vocab_put(am_req *req, am_resp *resp)
@@ -45,38 +125,23 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
         return;
     }
     am_vocab *v = am_vocab_new();
+    am_store_vocab_meta meta;
+    memset(&meta, 0, sizeof meta);
     size_t line = 0;
     const char *msg = NULL;
-    char *lang = NULL;
     am_xliff_report rep;
     int rc;
     if (tmx) {
-        /* counted as a session with default options in that language would */
-        am_config cfg;
-        am_config_init(&cfg);
-        const char *ql = am_req_query(req, "lang");
-        if (ql && *ql && am_config_set(&cfg, "target_lang", ql, NULL) != AM_OK) {
-            am_resp_problem(resp, req, AM_P_INVALID_VALUE,
-                            "'lang' must be a language code such as \"fr\" or \"fr-FR\"");
-            am_resp_problem_set(resp, "field", json_string("lang"));
+        int answered;
+        rc = am_vocab_tmx(req, resp, v, &meta, &rep, &answered);
+        if (answered) {
             am_vocab_free(v);
             return;
-        }
-        am_recall_config rcfg;
-        am_xliff_tmx_rcfg(&cfg, &rcfg);
-        rc = am_vocab_tmx_counts(req, ql, &rcfg, v, &lang, &rep);
-        if (rc == AM_OK && !(ql && *ql)) {
-            /* the side was chosen from the memory: count again tokenized
-             * for that language */
-            if (am_config_set(&cfg, "target_lang", lang, NULL) == AM_OK) {
-                am_xliff_tmx_rcfg(&cfg, &rcfg);
-                am_vocab_clear(v);
-                rc = am_vocab_tmx_counts(req, lang, &rcfg, v, NULL, &rep);
-            }
         }
         line = rep.line;
         msg = rep.msg;
     } else {
+        /* a count list: the uploader's words, no tokenizer recorded */
         rc = am_vocab_parse_counts(req->body, req->body_len, v, &line, &msg);
     }
     if (rc != AM_OK) {
@@ -84,7 +149,7 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
                         msg ? msg : am_strerror(rc));
         am_resp_problem_set(resp, "line", json_integer((json_int_t)line));
         am_vocab_free(v);
-        free(lang);
+        am_store_vocab_meta_clear(&meta);
         return;
     }
     size_t n = am_vocab_count(v);
@@ -99,36 +164,86 @@ void am_api_vocab_put(am_req *req, am_resp *resp)
     }
     int64_t w0, created;
     int existed = am_store_vocabulary_info(req->srv->store, req->params[0], &w0, &created) == AM_OK;
-    rc = am_store_vocabulary_put(req->srv->store, req->params[0], words, counts, i, am_now_ms());
+    rc = am_store_vocabulary_put_meta(req->srv->store, req->params[0], words, counts, i,
+                                      am_now_ms(), &meta);
     free(words);
     free(counts);
     am_vocab_free(v);
     if (rc != AM_OK) {
         am_api_store_fail(req, resp, rc, "the vocabulary was not stored");
-        return;
+    } else {
+        am_resp_json(resp, existed ? 200 : 201, am_vocab_json(req->params[0], (int64_t)i, &meta));
     }
-    json_t *out = json_pack("{sssI}", "name", req->params[0], "words", (json_int_t)i);
-    if (lang)
-        json_object_set_new(out, "lang", json_string(lang));
-    free(lang);
-    am_resp_json(resp, existed ? 200 : 201, out);
+    am_store_vocab_meta_clear(&meta);
 }
 
 void am_api_vocab_get(am_req *req, am_resp *resp)
 {
-    int64_t words, created;
-    int rc = am_store_vocabulary_info(req->srv->store, req->params[0], &words, &created);
+    am_store_vocab_meta m;
+    int rc = am_store_vocabulary_meta(req->srv->store, req->params[0], &m);
     if (rc == AM_ERR_NOTFOUND) {
         am_resp_problem(resp, req, AM_P_NOT_FOUND, "no vocabulary '%s'", req->params[0]);
-        return;
-    }
-    if (rc != AM_OK) {
+    } else if (rc != AM_OK) {
         am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: reading failed");
-        return;
+    } else {
+        json_t *out = am_vocab_json(req->params[0], m.words, &m);
+        json_object_set_new(out, "created_at", am_json_time(m.created_at));
+        am_resp_json(resp, 200, out);
     }
-    am_resp_json(resp, 200,
-                 json_pack("{sssIso}", "name", req->params[0], "words", (json_int_t)words,
-                           "created_at", am_json_time(created)));
+    am_store_vocab_meta_clear(&m);
+}
+
+/* The recall tokenizer name that counted vocabulary meta m for a session
+ * in cfg's target language: m's own, or for a row stored before it was
+ * recorded ("auto:1", schema/012) the auto tokenizer of defaults 1 in
+ * that language, which counted every TMX memory then. */
+static const char *am_vocab_tok_of(const am_store_vocab_meta *m, const am_config *cfg)
+{
+    if (strcmp(m->tokenizer, "auto:1"))
+        return m->tokenizer;
+    am_config old;
+    am_config_init(&old);
+    (void)am_config_set(&old, "target_lang", cfg->target_lang, NULL);
+    (void)am_config_set(&old, "defaults", "1", NULL);
+    return am_tok_name(am_config_tokenizer(&old));
+}
+
+int am_api_vocab_check(const char *name, const am_store_vocab_meta *m, const am_config *cfg,
+                       am_buf *err, const char **field)
+{
+    const char *tl = strcmp(cfg->target_lang, "und") ? cfg->target_lang : NULL;
+    const char *sl = strcmp(cfg->source_lang, "und") ? cfg->source_lang : NULL;
+    *field = "options.background_vocabulary";
+    if (m->lang && tl && !am_lang_same_canonical(m->lang, tl)) {
+        am_buf_printf(err,
+                      "background vocabulary '%s' counts the %s side of its memory but the "
+                      "session's target_lang is %s: PUT /v1/vocabularies/%s?lang=%s again",
+                      name, m->lang, tl, name, tl);
+        *field = "target_lang";
+        return AM_ERR_INVALID;
+    }
+    if (m->source_lang && sl && !am_lang_same_canonical(m->source_lang, sl)) {
+        am_buf_printf(err,
+                      "background vocabulary '%s' was counted from a memory with source "
+                      "language %s but the session's source_lang is %s: count a memory of the "
+                      "session's language pair",
+                      name, m->source_lang, sl);
+        *field = "source_lang";
+        return AM_ERR_INVALID;
+    }
+    if (!m->tokenizer)
+        return AM_OK; /* a count list: the uploader's words */
+    const char *vt = am_vocab_tok_of(m, cfg);
+    const char *st = am_tok_name(am_config_tokenizer(cfg));
+    if (!strcmp(vt, st))
+        return AM_OK;
+    am_buf_printf(err,
+                  "background vocabulary '%s' was counted with the %s tokenizer%s but this "
+                  "session's recall tokenizer is %s, so its novel words would be wrong: "
+                  "re-import the memory counted with %s (PUT /v1/vocabularies/%s?tokenizer=%s%s%s)",
+                  name, vt, strcmp(m->tokenizer, "auto:1") ? "" : " (stored before issue 24)", st,
+                  st, name, st, tl ? "&lang=" : "", tl ? tl : "");
+    return AM_ERR_INVALID;
 }
 
 void am_api_vocab_delete(am_req *req, am_resp *resp)

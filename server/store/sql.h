@@ -260,12 +260,15 @@
               "WHERE v.name = ?1 AND w.word = ?2")                                                 \
     X(VOCABULARY_DELETE, "DELETE FROM vocabularies WHERE name = ?1")                               \
     X(VOCABULARY_INSERT,                                                                           \
-      "INSERT INTO vocabularies (name, words, created_at) VALUES (?1, 0, ?2) RETURNING vid")       \
+      "INSERT INTO vocabularies (name, words, created_at, tokenizer, lang, source_lang) "          \
+      "VALUES (?1, 0, ?2, ?3, ?4, ?5) RETURNING vid")                                              \
     X(VOCABULARY_WORD, "INSERT INTO vocabulary_words (vid, word, count) VALUES (?1, ?2, ?3) "      \
                        "ON CONFLICT (vid, word) DO UPDATE SET count = count + excluded.count")     \
     X(VOCABULARY_SIZE, "UPDATE vocabularies SET words = (SELECT count(*) FROM vocabulary_words "   \
                        "WHERE vid = ?1) WHERE vid = ?1")                                           \
     X(VOCABULARY_INFO, "SELECT words, created_at FROM vocabularies WHERE name = ?1")               \
+    X(VOCABULARY_META, "SELECT words, created_at, tokenizer, lang, source_lang FROM vocabularies " \
+                       "WHERE name = ?1")                                                          \
     X(VOCABULARY_VID, "SELECT vid FROM vocabularies WHERE name = ?1")                              \
     X(VOCABULARY_EACH, "SELECT word, count FROM vocabulary_words WHERE vid = ?1 ORDER BY word")    \
     X(VOCABULARY_RENAME, "UPDATE vocabularies SET name = ?2 WHERE vid = ?1")                       \

@@ -294,8 +294,23 @@ int vocab_cleanup(am_store *st)
     return rc;
 }
 
+void am_store_vocab_meta_clear(am_store_vocab_meta *m)
+{
+    free(m->tokenizer);
+    free(m->lang);
+    free(m->source_lang);
+    memset(m, 0, sizeof *m);
+}
+
 int am_store_vocabulary_put(am_store *st, const char *name, const char *const *words,
                             const int64_t *counts, size_t n, int64_t now_ms)
+{
+    return am_store_vocabulary_put_meta(st, name, words, counts, n, now_ms, NULL);
+}
+
+int am_store_vocabulary_put_meta(am_store *st, const char *name, const char *const *words,
+                                 const int64_t *counts, size_t n, int64_t now_ms,
+                                 const am_store_vocab_meta *meta)
 {
     if (!name || (n && (!words || !counts)))
         return AM_ERR_INVALID;
@@ -308,7 +323,9 @@ int am_store_vocabulary_put(am_store *st, const char *name, const char *const *w
     if (rc)
         return rc;
     int64_t vid = 0;
-    rc = store_get(st, &st->w, AM_S_VOCABULARY_INSERT, COLS(col_int(&vid)), "ti", stage, now_ms);
+    rc = store_get(st, &st->w, AM_S_VOCABULARY_INSERT, COLS(col_int(&vid)), "tittt", stage, now_ms,
+                   meta ? meta->tokenizer : NULL, meta ? meta->lang : NULL,
+                   meta ? meta->source_lang : NULL);
     rc = am_w_end(st, rc == AM_ERR_NOTFOUND ? AM_ERR_INTERNAL : rc); /* RETURNING: one row */
     if (rc)
         return rc;
@@ -357,6 +374,21 @@ int am_store_vocabulary_info(am_store *st, const char *name, int64_t *words, int
     am_conn *c = am_reader_get(st);
     int rc = store_get(st, c, AM_S_VOCABULARY_INFO, COLS(col_int(words), col_int(created_at)), "t",
                        name);
+    am_reader_put(c);
+    return rc;
+}
+
+int am_store_vocabulary_meta(am_store *st, const char *name, am_store_vocab_meta *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!name)
+        return AM_ERR_INVALID;
+    am_conn *c = am_reader_get(st);
+    int rc =
+        store_get(st, c, AM_S_VOCABULARY_META,
+                  COLS(col_int(&out->words), col_int(&out->created_at), col_str(&out->tokenizer),
+                       col_str(&out->lang), col_str(&out->source_lang)),
+                  "t", name);
     am_reader_put(c);
     return rc;
 }

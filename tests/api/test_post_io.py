@@ -154,6 +154,8 @@ def test_schema3_database_keeps_its_glossary():
     settle_pending(db)  # 010: the pending words back where schema 8 kept them
     db.execute("ALTER TABLE segments DROP COLUMN words")  # 010
     db.execute("ALTER TABLE sessions DROP COLUMN settled")  # 010
+    for col in ("tokenizer", "lang", "source_lang"):  # 012
+        db.execute("ALTER TABLE vocabularies DROP COLUMN " + col)
     db.execute("DELETE FROM schema_migrations WHERE version >= 4")
     db.commit()
     db.close()

@@ -273,6 +273,8 @@ def test_pending_words_of_schema_9_are_settled_by_the_upgrade():
                "schema 9: seqs 33..45 pending")
             con.execute("ALTER TABLE segments DROP COLUMN words")
             con.execute("ALTER TABLE sessions DROP COLUMN settled")
+            for col in ("tokenizer", "lang", "source_lang"):  # 012
+                con.execute("ALTER TABLE vocabularies DROP COLUMN " + col)
             con.execute("DELETE FROM schema_migrations WHERE version >= 10")
     finally:
         con.close()

@@ -12,9 +12,21 @@ reason (test-set download API, internal functions on given statistics) is
 skipped. At the end the runner prints how many results equal the expected
 value bit for bit, then "N passed, N failed, N skipped".
 
-The test_http_* cases run the chrF and TER cases (one reference) through the
-HTTP API as well: a session with the options, the segments posted, /metrics
-or the POST answers read; the numbers must be the same.
+The test_http_* cases run every BLEU, chrF and TER case that runs here
+through the HTTP API as well: a session per run with the options as session
+options (bleu_tokenize, bleu_lowercase, bleu_smooth_method/value,
+bleu_effective_order, bleu_max_ngram_order, chrf_*, ter_*), one POST per
+segment (the first reference as `translation`, the others as the segment's
+`references`), then /metrics (corpus) or the first POST answer (sentence
+level) read; the numbers must be the same. Left out of the API: the one
+case that compares BLEU's n-gram statistics (test_bleu.py::test_statistics:
+the API answers scores, not BLEU's counts and totals, which `score --json`
+has and checks here); and, as for `score`, the cases the
+data file marks skipped (dataset downloads; BLEU.compute_bleu and other
+internal functions on given statistics, which have no texts to post), and
+the significance cases (paired bootstrap / approximate randomization over
+several systems' files: `score --paired-*` only; a session's
+relative_to_baseline is a different, documented statistic).
 
 The test_golden_* cases check the chrF and TER values of
 data/golden/multilingual.json (computed by sacreBLEU 2.6.0 on
@@ -346,48 +358,75 @@ SESSION_OPTION = {"char_order": "chrf_char_order", "word_order": "chrf_word_orde
                   "beta": "chrf_beta", "whitespace": "chrf_whitespace",
                   "eps_smoothing": "chrf_eps_smoothing", "normalized": "ter_normalized",
                   "no_punct": "ter_no_punct", "asian_support": "ter_asian_support",
-                  "case_sensitive": "ter_case_sensitive"}
+                  "case_sensitive": "ter_case_sensitive", "tokenize": "bleu_tokenize",
+                  "lowercase": "bleu_lowercase", "smooth_method": "bleu_smooth_method",
+                  "smooth_value": "bleu_smooth_value", "effective_order": "bleu_effective_order",
+                  "max_ngram_order": "bleu_max_ngram_order"}
+
+
+def session_options(case, run):
+    """A case's sacreBLEU options as session options (sacreBLEU's defaults left out, as
+    option_flags does; sentence BLEU runs with effective order anyway)."""
+    opts = {}
+    for k, v in run["options"].items():
+        if case["metric"] == "bleu" and (v is None or v is False or DEFAULTS.get(k) == v):
+            continue
+        if k == "effective_order" and case["level"] == "sentence":
+            continue
+        opts[SESSION_OPTION[k]] = v
+    return opts
+
+
+def api_run(c, sid, case, run):
+    """One run of a case through the API; returns (POST answers, /metrics)."""
+    c.create_session(id=sid, source_lang="en", target_lang=case.get("target_lang", "en"),
+                     options=session_options(case, run))
+    answers = []
+    for k, h in enumerate(run["hyps"]):
+        seg = {"id": str(k + 1), "source": "", "translation": run["refs"][0][k],
+               "hypotheses": {"h": h}}
+        if len(run["refs"]) > 1:
+            seg["references"] = [r[k] for r in run["refs"][1:]]
+        a = c.post(base(sid) + "/segments", seg)
+        if a.status != 201:
+            raise AssertionError("%s: POST segment %d: %d %s" % (
+                case["id"], k + 1, a.status, a.body[:300]))
+        answers.append(a.json())
+    return answers, c.jget(base(sid) + "/metrics")
 
 
 def make_api_test(i, case):
     def test():
         c = api_client()
-        run = case["runs"][0]
-        opts = {SESSION_OPTION[k]: v for k, v in run["options"].items()}
-        sid = "sb-%d" % i
-        c.create_session(id=sid, source_lang="en", target_lang=case.get("target_lang", "en"),
-                         options=opts)
-        answers = []
-        for k, (h, r) in enumerate(zip(run["hyps"], run["refs"][0])):
-            a = c.post(base(sid) + "/segments", {"id": str(k + 1), "source": "",
-                                                 "translation": r, "hypotheses": {"h": h}})
-            if a.status != 201:
-                raise AssertionError("%s: POST segment %d: %d %s" % (
-                    case["id"], k + 1, a.status, a.body[:300]))
-            answers.append(a.json())
-        key = KEY[case["metric"]]
-        if run["compare"]["kind"] == "ter_tokens":
-            seg = answers[0]["scores"]["systems"]["h"]
-            if seg["ter"] != 0.0 or seg["ter_ref_len"] != run["expected"]["ref_len"]:
-                raise AssertionError("%s (API): TER %r, reference length %r" % (
-                    case["id"], seg["ter"], seg["ter_ref_len"]))
-            return
-        if case["level"] == "sentence":
-            got = answers[0]["scores"]["systems"]["h"][key]
-        else:
-            got = c.jget(base(sid) + "/metrics")["systems"]["h"][key]
-        compare(case["id"] + " (API)", None if got is None else got * run.get("scale", 1.0), run)
+        for n, run in enumerate(case["runs"]):
+            answers, metrics = api_run(c, "sb-%d-%d" % (i, n), case, run)
+            key = KEY[case["metric"]]
+            kind = run["compare"]["kind"]
+            if kind == "ter_tokens":
+                seg = answers[0]["scores"]["systems"]["h"]
+                if seg["ter"] != 0.0 or seg["ter_ref_len"] != run["expected"]["ref_len"]:
+                    raise AssertionError("%s (API): TER %r, reference length %r" % (
+                        case["id"], seg["ter"], seg["ter_ref_len"]))
+                continue
+            if case["level"] == "sentence":
+                got = answers[0]["scores"]["systems"]["h"][key]
+            else:
+                got = metrics["systems"]["h"][key]
+            compare(case["id"] + " (API)", None if got is None else got * run.get("scale", 1.0),
+                    run)
     return test
 
 
 def api_tests():
-    """test_http_* for every chrF/TER case of one reference not skipped."""
+    """test_http_* for every BLEU, chrF and TER case not skipped (several references as a
+    segment's `references`)."""
     ns = {}
     for i, case in enumerate(CASES):
         if not _vg_keep(i, case):
             continue
-        if case["metric"] in ("chrf", "ter", "ter_tokenizer") and not case.get("skip") and \
-                all(len(r["refs"]) == 1 for r in case["runs"]):
+        if case["metric"] in ("bleu", "chrf", "ter", "ter_tokenizer") and not case.get("skip") \
+                and case["runs"] and all(r["compare"]["kind"] != "bleu_stats"
+                                         for r in case["runs"]):
             name = "test_http_%03d_%s" % (i, re.sub(r"[^A-Za-z0-9]+", "_", case["id"]).strip("_"))
             ns[name] = make_api_test(i, case)
     return ns
