@@ -57,8 +57,10 @@
  * 404 not-found — no resource can have that name — with a detail naming
  * the rule. A malformed percent-encoding (or an encoded NUL) in the target
  * is 400 bad-request. Wrong or read-only tokens are 403, a missing one 401.
+ */
 #include "http_int.h"
 
+/* Counts the request as being answered (shutdown waits for these). */
 static void am_http_set_active(am_http_ctx *x)
 {
     if (!x->active) {

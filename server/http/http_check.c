@@ -7,7 +7,7 @@
 
 /* ---- request context ----------------------------------------------------- */
 
-static void am_http_ctx_free(am_http_ctx *x)
+void am_http_ctx_free(am_http_ctx *x)
 {
     if (!x)
         return;
@@ -207,7 +207,7 @@ static int am_http_token_eq(const char *given, size_t glen, const char *token)
 }
 
 /* Sets the early response to a problem. */
-static void am_http_early(am_http_ctx *x, am_ptype type, const char *detail)
+void am_http_early(am_http_ctx *x, am_ptype type, const char *detail)
 {
     am_resp_problem(&x->early, &x->req, type, "%s", detail);
     x->has_early = 1;
@@ -274,7 +274,7 @@ static void am_http_auth(am_http_ctx *x)
 }
 
 /* True when the request announces a body. */
-static int am_http_has_body(am_http_ctx *x)
+int am_http_has_body(am_http_ctx *x)
 {
     const char *cl = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND, "Content-Length");
     if (cl && strcmp(cl, "0"))
@@ -372,7 +372,7 @@ static int am_http_peer_loopback(const am_http_ctx *x)
  *     Host passes: then every route but the probes needs a token, which a
  *     rebinding page cannot send (no cookies are involved);
  * A request without Host (HTTP/1.0; no browser sends one) passes. */
-static int am_http_host_ok(const am_http_ctx *x)
+int am_http_host_ok(const am_http_ctx *x)
 {
     int loopback = am_http_peer_loopback(x);
     if (!loopback && x->http->srv->cfg.read_token[0])
@@ -431,7 +431,7 @@ static int am_http_same_origin(const am_http_ctx *x, const char *origin)
 }
 
 /* The request's Origin when it is one of cors-origin, else NULL. */
-static const char *am_http_cors_origin(const am_http_ctx *x)
+const char *am_http_cors_origin(const am_http_ctx *x)
 {
     const char *list = x->http->srv->cfg.cors_origin;
     if (!list[0] || !x->conn)
@@ -677,7 +677,7 @@ static int am_http_hidden_bytes(const am_http_ctx *x, const char *method, const 
  *     a body it cannot delimit until the idle timeout; RFC 9112 §6.1 says
  *     501.
  * Returns 1 when x->early is set. */
-static int am_http_framing_check(am_http_ctx *x, const char *method, const char *version)
+int am_http_framing_check(am_http_ctx *x, const char *method, const char *version)
 {
     am_http_hdrs c = {0};
     MHD_get_connection_values_n(x->conn, MHD_HEADER_KIND, am_http_hdr_scan, &c);
@@ -712,7 +712,7 @@ static int am_http_framing_check(am_http_ctx *x, const char *method, const char 
 /* On a connection opened beyond max-connections (the reserved ones, see
  * am_http_conn_cb), a request for anything but the probes is refused
  * while the count is still above max-connections. */
-static int am_http_reserved_refuse(const am_http_ctx *x)
+int am_http_reserved_refuse(const am_http_ctx *x)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -726,7 +726,7 @@ static int am_http_reserved_refuse(const am_http_ctx *x)
 /* Everything decided before the body: request id, target, host, route,
  * origin, authentication, path parameters, shard owner, body limit; the
  * first refusal becomes x->early (x->has_early). */
-static void am_http_prepare(am_http_ctx *x, const char *method, const char *version)
+void am_http_prepare(am_http_ctx *x, const char *method, const char *version)
 {
     am_server *srv = x->http->srv;
     snprintf(x->method, sizeof x->method, "%s", method);
@@ -794,5 +794,3 @@ static void am_http_prepare(am_http_ctx *x, const char *method, const char *vers
     }
     am_http_length_check(x);
 }
-
-/* Counts the request as being answered (shutdown waits for these). */

@@ -6,7 +6,6 @@
 #ifndef AM_HTTP_INT_H
 #define AM_HTTP_INT_H
 
- */
 #include "http.h"
 #include "json.h"
 #include "events.h"
@@ -100,5 +99,38 @@ typedef struct am_http_ctx {
     am_resp work; /* AM_PH_WORK: the offloaded handler's response */
     atomic_int work_done; /* set by the handler's thread before it resumes */
 } am_http_ctx;
+
+/* A streamed response (http_resp.c makes it, http.c queues it). */
+struct am_stream {
+    pthread_mutex_t mu;
+    struct MHD_Connection *conn; /* set when the response is queued */
+    int suspended; /* the connection is suspended by the reader */
+    int woken; /* a wake arrived since the last read began */
+    am_stream_read_fn read;
+    am_stream_free_fn free;
+    void *cls;
+};
+
+/* http_check.c (request context before the handler) */
+const char *am_http_cors_origin(const am_http_ctx *x);
+void am_http_ctx_free(am_http_ctx *x);
+void am_http_early(am_http_ctx *x, am_ptype type, const char *detail);
+int am_http_framing_check(am_http_ctx *x, const char *method, const char *version);
+int am_http_has_body(am_http_ctx *x);
+int am_http_host_ok(const am_http_ctx *x);
+void am_http_prepare(am_http_ctx *x, const char *method, const char *version);
+int am_http_reserved_refuse(const am_http_ctx *x);
+
+/* http_req.c (validation and decoding) */
+int am_http_decode(const char *s, size_t n, int plus_space, char **out);
+int am_http_valid_word(const char *s);
+
+/* http_resp.c (responses) */
+void am_resp_cleanup(am_resp *resp);
+void am_resp_clear_body(am_resp *resp);
+const char *am_resp_get_header(const am_resp *resp, const char *name);
+void am_resp_init(am_resp *resp);
+void am_stream_destroy(void *cls);
+ssize_t am_stream_reader(void *cls, uint64_t pos, char *buf, size_t max);
 
 #endif

@@ -25,7 +25,7 @@ int am_http_valid_id(const char *s)
 }
 
 /* Valid {word} parameter: 1..256 bytes of UTF-8 without NUL. */
-static int am_http_valid_word(const char *s)
+int am_http_valid_word(const char *s)
 {
     size_t n = strlen(s);
     return n >= 1 && n <= AM_HTTP_MAX_WORD && am_text_validate(s, n, NULL) == AM_OK;
@@ -45,7 +45,7 @@ static int am_http_hex(char c)
 /* Percent-decodes s[0..n) into a malloc'd string (*out, caller frees);
  * plus_space: '+' means ' ' (query strings). Returns -1 (and *out NULL)
  * for a malformed escape or an encoded NUL. */
-static int am_http_decode(const char *s, size_t n, int plus_space, char **out)
+int am_http_decode(const char *s, size_t n, int plus_space, char **out)
 {
     char *d = am_xmalloc(n + 1), *w = d;
     for (size_t i = 0; i < n; i++) {

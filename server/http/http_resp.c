@@ -17,15 +17,6 @@
  * is suspended. A suspended connection does not time out and does not
  * notice a closed socket: the hub's heartbeat wakes every stream, and the
  * shutdown (am_events_shutdown, from am_http_stop) ends them all. */
-struct am_stream {
-    pthread_mutex_t mu;
-    struct MHD_Connection *conn; /* set when the response is queued */
-    int suspended; /* the connection is suspended by the reader */
-    int woken; /* a wake arrived since the last read began */
-    am_stream_read_fn read;
-    am_stream_free_fn free;
-    void *cls;
-};
 
 am_stream *am_resp_stream(am_resp *resp, int status, const char *content_type,
                           am_stream_read_fn read_fn, am_stream_free_fn free_fn, void *cls)
@@ -57,7 +48,7 @@ void am_stream_wake(am_stream *st)
 
 /* Frees the stream and its producer (MHD's free callback of the response,
  * or a response that was never queued). */
-static void am_stream_destroy(void *cls)
+void am_stream_destroy(void *cls)
 {
     am_stream *st = cls;
     if (!st)
@@ -69,7 +60,7 @@ static void am_stream_destroy(void *cls)
 }
 
 /* MHD's content reader: the producer's bytes, or a suspension. */
-static ssize_t am_stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+ssize_t am_stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     am_stream *st = cls;
     (void)pos;
@@ -97,7 +88,7 @@ static ssize_t am_stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 
 /* ---- responses ----------------------------------------------------------- */
 
-static void am_resp_clear_body(am_resp *resp)
+void am_resp_clear_body(am_resp *resp)
 {
     free(resp->body);
     resp->body = NULL;
@@ -105,7 +96,7 @@ static void am_resp_clear_body(am_resp *resp)
 }
 
 /* Frees everything resp owns (body, headers, stream). */
-static void am_resp_cleanup(am_resp *resp)
+void am_resp_cleanup(am_resp *resp)
 {
     am_resp_clear_body(resp);
     for (size_t i = 0; i < resp->nheaders; i++) {
@@ -117,7 +108,7 @@ static void am_resp_cleanup(am_resp *resp)
     resp->stream = NULL;
 }
 
-static void am_resp_init(am_resp *resp)
+void am_resp_init(am_resp *resp)
 {
     memset(resp, 0, sizeof *resp);
 }
@@ -212,7 +203,7 @@ void am_resp_header(am_resp *resp, const char *name, const char *value)
     resp->nheaders++;
 }
 
-static const char *am_resp_get_header(const am_resp *resp, const char *name)
+const char *am_resp_get_header(const am_resp *resp, const char *name)
 {
     for (size_t i = 0; i < resp->nheaders; i++)
         if (!strcasecmp(resp->headers[i][0], name))
