@@ -218,4 +218,3 @@ int am_req_json_any(const am_req *req, am_resp *resp, json_t **out)
 {
     return am_req_json_ex(req, resp, out, 1);
 }
-

@@ -247,4 +247,3 @@ void am_resp_problem_set(am_resp *resp, const char *key, json_t *value)
         resp->body_len = len;
     }
 }
-
