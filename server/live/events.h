@@ -12,8 +12,8 @@
  * client. A subscriber that falls more than AM_EVENTS_MAX_BACKLOG events
  * behind is disconnected (it resumes with Last-Event-ID).
  *
- * Subscribers are read by http.c's streamed responses (am_resp_stream):
- * when a subscriber has nothing to send, http.c suspends its connection
+ * Subscribers are read by http_resp.c's streamed responses (am_resp_stream):
+ * when a subscriber has nothing to send, http_resp.c suspends its connection
  * (libmicrohttpd suspend/resume), so an idle stream holds no thread; the
  * hub wakes it when an event, a heartbeat or the shutdown arrives.
  *
