@@ -41,7 +41,8 @@
 #ifndef AM_EVENTS_H
 #define AM_EVENTS_H
 
-#include "http.h"
+#include "http.h" /* am_api_events' am_req, am_resp */
+#include "stream.h" /* am_stream, am_stream_wake */
 #include "store.h"
 
 #include <stdint.h>
