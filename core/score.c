@@ -155,6 +155,8 @@ static int am_scorer_zhseg(am_scorer *s, const am_scorer_models *models, am_buf 
     am_buf_cleanup(&why);
     s->zhseg = s->zhseg_own;
     return rc;
+}
+
 /* The signature sig with each tokenizer value "ja-mecab" (after "tok:" or
  * "bleu:") written as sacreBLEU names it, with MeCab's version and
  * dictionary ("ja-mecab-0.996-IPA", am_mecab_signature): the words MeCab

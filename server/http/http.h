@@ -14,6 +14,7 @@
 
 #include "am.h"
 #include "problem.h"
+#include "stream.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -122,27 +123,11 @@ typedef struct am_route {
 /* The route table (server/api/routes.c), terminated by a NULL method. */
 const am_route *am_routes(void);
 
-/* ---- streamed responses (Server-Sent Events) -------------------------------
- * A handler that streams calls am_resp_stream: the body is produced by
- * read(cls, buf, max) whenever the client can take more, and sent chunked.
- * read returns the bytes written into buf (1..max), AM_STREAM_WAIT when it
- * has nothing now — http.c then suspends the connection (libmicrohttpd
- * suspend/resume: no thread waits) until am_stream_wake —, AM_STREAM_END
- * (the body ends) or AM_STREAM_ABORT (the connection is closed). read runs
- * on a pool thread, never twice at once for one stream. free(cls) runs
- * once, when the response is done or dropped; after it returns nobody may
- * call am_stream_wake on the handle. */
-typedef struct am_stream am_stream;
-typedef long (*am_stream_read_fn)(void *cls, char *buf, size_t max);
-typedef void (*am_stream_free_fn)(void *cls);
-enum { AM_STREAM_WAIT = 0, AM_STREAM_END = -1, AM_STREAM_ABORT = -2 };
+/* ---- streamed responses (Server-Sent Events): stream.h -------------------- */
 /* Makes resp a streamed response (status, static content type); resp owns
  * the returned handle (and cls, freed with free_fn) from now on. */
 am_stream *am_resp_stream(am_resp *resp, int status, const char *content_type,
                           am_stream_read_fn read_fn, am_stream_free_fn free_fn, void *cls);
-/* Thread-safe: data is ready, call read again (resumes a suspended
- * connection; a no-op cost when it is not suspended). */
-void am_stream_wake(am_stream *st);
 
 /* Validates a path parameter: ids match [A-Za-z0-9._-]{1,128}; {word}
  * parameters are any valid UTF-8 of 1..256 bytes. */

@@ -6,7 +6,7 @@
  * hash of client addresses with their open streams (the caps of
  * am_ev_admit). One hub mutex guards the topics, lists and counts; each
  * subscriber has its own mutex for its queue. Lock order: hub->mu, then
- * sub->mu, then (inside am_stream_wake) http.c's stream mutex and
+ * sub->mu, then (inside am_stream_wake) http_resp.c's stream mutex and
  * libmicrohttpd's. Messages are formatted once and shared
  * by reference counting. A publisher (the posting thread) only checks
  * that the session has subscribers, formats the message and appends it to
@@ -15,7 +15,7 @@
  * cost the posting path nothing that grows with their number. The same
  * thread sends the heartbeats.
  *
- * A subscriber is freed by http.c's response free callback
+ * A subscriber is freed by http_resp.c's response free callback
  * (am_events_sub_free), which unlinks it under hub->mu: publishers and the
  * heartbeat only touch subscribers while holding hub->mu, so none is ever
  * used after it is freed.

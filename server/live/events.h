@@ -12,8 +12,8 @@
  * client. A subscriber that falls more than AM_EVENTS_MAX_BACKLOG events
  * behind is disconnected (it resumes with Last-Event-ID).
  *
- * Subscribers are read by http.c's streamed responses (am_resp_stream):
- * when a subscriber has nothing to send, http.c suspends its connection
+ * Subscribers are read by http_resp.c's streamed responses (am_resp_stream):
+ * when a subscriber has nothing to send, http_resp.c suspends its connection
  * (libmicrohttpd suspend/resume), so an idle stream holds no thread; the
  * hub wakes it when an event, a heartbeat or the shutdown arrives.
  *
@@ -41,7 +41,8 @@
 #ifndef AM_EVENTS_H
 #define AM_EVENTS_H
 
-#include "http.h"
+#include "http.h" /* am_api_events' am_req, am_resp */
+#include "stream.h" /* am_stream, am_stream_wake */
 #include "store.h"
 
 #include <stdint.h>

@@ -515,6 +515,25 @@ int am_sid(am_store *st, am_conn *c, const char *id, int64_t *sid)
     return store_get(st, c, AM_S_SID, COLS(col_int(sid)), "t", id);
 }
 
+/* The sid of session within tx (cached for the transaction). */
+int am_tx_sid(am_store_tx *tx, const char *session, int64_t *sid)
+{
+    if (!session)
+        return AM_ERR_INVALID;
+    if (tx->has_sid && strcmp(am_buf_str(&tx->sess), session) == 0) {
+        *sid = tx->sid;
+        return AM_OK;
+    }
+    int rc = am_sid(tx->st, tx->c, session, sid);
+    if (rc == AM_OK) {
+        am_buf_reset(&tx->sess);
+        am_buf_appends(&tx->sess, session);
+        tx->sid = *sid;
+        tx->has_sid = 1;
+    }
+    return rc;
+}
+
 int rtx_open(am_store *st, am_store_rtx *r)
 {
     memset(r, 0, sizeof *r);

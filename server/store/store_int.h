@@ -379,7 +379,7 @@ int am_w_end(am_store *st, int rc);
 
 /* ---- the other files ------------------------------------------------------ */
 
-/* The sid of session within tx, cached for the transaction (tx.c). */
+/* The sid of session within tx, cached for the transaction (conn.c). */
 int am_tx_sid(am_store_tx *tx, const char *session, int64_t *sid);
 /* The glossary's new version row after GLOSSARY_PUT (glossary.c). */
 int am_glossary_keep(am_store *st, const char *id, const char *glossary_json);

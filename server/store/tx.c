@@ -1,6 +1,7 @@
 /*
  * store/tx.c — write transactions, read transactions (a reader's
- * snapshot), the group commit, and the per-transaction sid cache.
+ * snapshot) and the group commit. The per-transaction sid cache (am_tx_sid)
+ * is conn.c's, next to am_sid, so that conn.c needs nothing of this file.
  */
 #include "store_int.h"
 
@@ -193,24 +194,5 @@ int am_store_tx_group(am_store *st, am_store_job_fn fn, void *ctx)
     int rc = job.rc;
     pthread_mutex_unlock(&st->gmu);
     pthread_cond_destroy(&job.cv);
-    return rc;
-}
-
-/* The sid of session within tx (cached for the transaction). */
-int am_tx_sid(am_store_tx *tx, const char *session, int64_t *sid)
-{
-    if (!session)
-        return AM_ERR_INVALID;
-    if (tx->has_sid && strcmp(am_buf_str(&tx->sess), session) == 0) {
-        *sid = tx->sid;
-        return AM_OK;
-    }
-    int rc = am_sid(tx->st, tx->c, session, sid);
-    if (rc == AM_OK) {
-        am_buf_reset(&tx->sess);
-        am_buf_appends(&tx->sess, session);
-        tx->sid = *sid;
-        tx->has_sid = 1;
-    }
     return rc;
 }
