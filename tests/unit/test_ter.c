@@ -726,7 +726,7 @@ static void test_shared_rows_equal_plain(void **state)
     double *cost = NULL;
     size_t pairs = 0, shifted = 0;
 #define NEXT() (rng = rng * 6364136223846793005UL + 1442695040888963407UL, (size_t)(rng >> 33))
-    for (int round = 0; round < 3000; round++) {
+    for (long round = 0, rounds = tu_rounds(3000); round < rounds; round++) {
         size_t vocab = 2 + NEXT() % 8, n = NEXT() % 70, m = 1 + NEXT() % 70;
         if (round % 10 == 0) { /* long: beyond the beam */
             n = 60 + NEXT() % 60;
@@ -763,7 +763,7 @@ static void test_shared_rows_equal_plain(void **state)
             shifted++;
     }
 #undef NEXT
-    assert_true(pairs == 3000 && shifted > 1000);
+    assert_true(pairs == (size_t)tu_rounds(3000) && shifted > (size_t)tu_rounds(1000));
     for (size_t k = 0; k < t->t.n; k++) {
         const char *h = t->t.segs[k].hyp ? t->t.segs[k].hyp : "";
         am_toks_reset(&hyp);

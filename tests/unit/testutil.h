@@ -22,6 +22,10 @@
  * every test binary's main() calls cmocka_run_group_tests, which this
  * wraps. */
 void tu_filter_from_env(void);
+/* n, or n / 10 (at least 1) when the binary runs under valgrind
+ * (tests/run.sh sets VALGRIND=1): randomized rounds whose count only buys
+ * confidence, not coverage of another path, run 50x slower there. */
+long tu_rounds(long n);
 #undef cmocka_run_group_tests
 #define cmocka_run_group_tests(group_tests, group_setup, group_teardown)                           \
     (tu_filter_from_env(), _cmocka_run_group_tests(#group_tests, group_tests,                      \
