@@ -17,14 +17,14 @@
 
 BUILD    ?= build
 CC       ?= cc
-PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0 libsystemd libcurl
+PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0 libsystemd libcurl libpcre2-8
 OPT      ?= -O2
 SAN      ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wcast-qual -Wformat=2 -Wvla
 CFLAGS   ?= $(OPT) -g
 # The scoring core may use only these (no HTTP, no SQL, no systemd).
-CORE_PKGS ?= libutf8proc libxml-2.0 jansson
+CORE_PKGS ?= libutf8proc libxml-2.0 jansson libpcre2-8
 # MeCab (ja-mecab tokenizer, core/mecab.c) ships mecab-config, not a .pc file.
 # Its header is also named mecab.h, so core/mecab.c includes it by full path.
 MECAB_INC  := $(shell mecab-config --inc-dir 2>/dev/null || echo /usr/include)

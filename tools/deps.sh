@@ -6,7 +6,7 @@ set -e
 # build stage installs exactly these (tests/fleet/test_deploy.py checks it).
 BUILD_PKGS="gcc libc6-dev make pkg-config iso-codes \
 libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev libstemmer-dev \
-libcurl4-openssl-dev libxml2-dev libsystemd-dev libmecab-dev"
+libcurl4-openssl-dev libxml2-dev libsystemd-dev libmecab-dev libpcre2-dev"
 # The tests' toolchain.
 # ja-mecab (BLEU and Japanese recall) needs the IPA dictionary at run time.
 PKGS="$BUILD_PKGS mecab-ipadic-utf8 build-essential libcmocka-dev python3 curl sqlite3 bc time \

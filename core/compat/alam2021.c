@@ -2,9 +2,12 @@
  * alam2021.c — profile `alam2021`: evaluate_term_wmt.py without lemmatizer.
  *
  * Layout (in the order of docs/metrics.md §3, profile alam2021):
- *   1. a small Python-`re` subset matcher: the script builds its term
- *      searches as regular expressions from the raw term strings
- *      ("(?= " + alternative + " )"), so "essoufflé ( e )" is a group there;
+ *   1. the script's term searches: it builds them as regular expressions
+ *      from the raw term strings ("(?= " + alternative + " )"), so
+ *      "essoufflé ( e )" is a group there; a Python-`re` subset translated
+ *      to PCRE2 (UTF + UCP), each pattern compiled once per call. No
+ *      hand-written matcher is left: every golden value (tests/unit/
+ *      test_alam2021.c, tests/cli/test_score.py) is the same with PCRE2;
  *   2. TERm: PyTER-style greedy shifts with the shared prefix-row cache;
  *   3. per-segment exact match and window overlap;
  *   4. corpus values.
@@ -16,95 +19,67 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
 /* ======================================================================
- * 1. Regular expressions (Python `re` subset), Pike-VM existence test
+ * 1. Regular expressions: the script's Python `re` subset, run by PCRE2
  * ====================================================================== */
 
-enum rn_type {
-    RN_CHAR,
-    RN_ANY,
-    RN_CLASS,
-    RN_CAT,
-    RN_ALT,
-    RN_REP,
-    RN_BOL,
-    RN_EOL,
-    RN_EOS,
-    RN_WB,
-    RN_NWB
-};
+/* The script searches "(?= " + alternative + " )" with re.finditer: a term
+ * is a Python regular expression, not re.escape'd text. rx_translate reads
+ * the subset of Python's syntax documented at am_alam_regex_match_at (and
+ * refuses the rest, as before PCRE2) and writes the same expression in
+ * PCRE2 syntax, compiled with PCRE2_UTF | PCRE2_UCP and LF newlines:
+ *   - every literal other than an ASCII letter or digit is written \x{h}, so
+ *     nothing PCRE2 reads differently ("[[:alpha:]]", "\Q", "#") leaks in;
+ *   - groups become (?:…) (only existence is asked, never a capture);
+ *   - {,n} becomes {0,n} (PCRE2 10.42 reads "{,n}" as a literal);
+ *   - \Z becomes \z (PCRE2's \Z also matches before a final newline);
+ *   - \s and \S name Python's str.isspace() set: PCRE2's UCP \s lacks
+ *     U+001C..U+001F and has U+180E (Python: Cf, not a space).
+ * \w \d \b follow PCRE2's Unicode tables (L, N and "_"; Nd), Python's rule;
+ * they differ from utf8proc's newer tables only for scripts added after
+ * PCRE2's Unicode version (tests/unit/test_alam2021.c pins the common cases).
+ * Case is never folded: the script passes no flags. Matching is bounded by
+ * AM_ALAM_RX_MATCH_LIMIT so a pathological term fails instead of hanging. */
 
 #define RX_INF (-1)
 #define RX_MAX_DEPTH 64
-#define RX_MAX_PROG 20000
 #define RX_MAX_REPEAT 1000
+/* Python's whitespace: PCRE2's UCP \s plus U+001C..U+001F, minus U+180E. */
+#define RX_SPACE "(?:(?!\\x{180e})[\\s\\x{1c}-\\x{1f}])"
+#define RX_NSPACE "(?:\\x{180e}|[^\\s\\x{1c}-\\x{1f}])"
 
-typedef struct rx_node {
-    int type;
-    int32_t c; /* RN_CHAR: code point; RN_CLASS: class index */
-    int first; /* first child (RN_CAT, RN_ALT, RN_REP) or -1 */
-    int next; /* next sibling or -1 */
-    int min, max;
-} rx_node;
+/* A compiled search for one pattern: a memcmp for a literal term (the
+ * common case), else PCRE2. Owned by its rx_set. */
+typedef struct finder {
+    char *pat; /* the Python pattern (owned) */
+    size_t n;
+    int literal;
+    int bad; /* not in the subset: every search for it fails */
+    pcre2_code *re; /* NULL when literal or bad */
+} finder;
 
-enum rc_kind { RC_RANGE, RC_DIGIT, RC_NDIGIT, RC_WORD, RC_NWORD, RC_SPACE, RC_NSPACE };
+/* The patterns of one am_alam_score call, each compiled once (hashed by
+ * text), and the match data and limits of that call (no global state). */
+typedef struct rx_set {
+    finder *v;
+    size_t n, cap;
+    size_t *slot; /* open addressing over v, (size_t)-1 = empty */
+    size_t nslot;
+    pcre2_match_data *md;
+    pcre2_match_context *mc;
+} rx_set;
 
-typedef struct rx_item {
-    int kind;
-    int32_t lo, hi;
-} rx_item;
-
-typedef struct rx_class {
-    size_t first, n;
-    int neg;
-} rx_class;
-
-enum ri_op {
-    RI_CHAR,
-    RI_ANY,
-    RI_CLASS,
-    RI_SPLIT,
-    RI_JMP,
-    RI_BOL,
-    RI_EOL,
-    RI_EOS,
-    RI_WB,
-    RI_NWB,
-    RI_MATCH
-};
-
-typedef struct rx_inst {
-    int op;
-    int32_t c;
-    int x, y;
-} rx_inst;
-
-typedef struct rx {
-    const char *p; /* pattern cursor */
+/* A pattern being translated: cursor over the Python text, PCRE2 output. */
+typedef struct rx_tr {
+    const char *p;
     const char *end;
-    int bad;
-    rx_node *nodes;
-    size_t nnodes, capnodes;
-    rx_item *items;
-    size_t nitems, capitems;
-    rx_class *classes;
-    size_t nclasses, capclasses;
-    rx_inst *prog;
-    size_t nprog, capprog;
-} rx;
+    am_buf *out; /* borrowed */
+} rx_tr;
 
-static int rx_new_node(rx *r, int type)
-{
-    AM_GROW(r->nodes, r->capnodes, r->nnodes + 1, 32);
-    rx_node *n = &r->nodes[r->nnodes];
-    n->type = type;
-    n->c = 0;
-    n->first = n->next = -1;
-    n->min = n->max = 0;
-    return (int)r->nnodes++;
-}
-
-static int32_t rx_peek(const rx *r)
+static int32_t rx_peek(const rx_tr *r)
 {
     int32_t cp;
     if (r->p >= r->end)
@@ -113,7 +88,7 @@ static int32_t rx_peek(const rx *r)
     return cp;
 }
 
-static int32_t rx_get(rx *r)
+static int32_t rx_get(rx_tr *r)
 {
     int32_t cp;
     if (r->p >= r->end)
@@ -122,21 +97,20 @@ static int32_t rx_get(rx *r)
     return cp;
 }
 
-static int rx_is_word(int32_t cp)
+/* Writes code point cp as a PCRE2 literal (inside or outside a class). */
+static void rx_lit(am_buf *out, int32_t cp)
 {
-    if (cp == '_')
-        return 1;
-    utf8proc_category_t c = utf8proc_category(cp);
-    return (c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_LO) ||
-           (c >= UTF8PROC_CATEGORY_ND && c <= UTF8PROC_CATEGORY_NO);
+    if ((cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z')) {
+        am_buf_appendc(out, (char)cp);
+    } else if (cp >= 128) {
+        char enc[4];
+        am_buf_append(out, enc, am_utf8_encode(cp, enc));
+    } else {
+        am_buf_printf(out, "\\x{%x}", (unsigned)cp);
+    }
 }
 
-static int rx_is_digit(int32_t cp)
-{
-    return utf8proc_category(cp) == UTF8PROC_CATEGORY_ND;
-}
-
-static int rx_hex(rx *r, int ndigits, int32_t *out)
+static int rx_hex(rx_tr *r, int ndigits, int32_t *out)
 {
     int32_t v = 0;
     for (int i = 0; i < ndigits; i++) {
@@ -154,124 +128,149 @@ static int rx_hex(rx *r, int ndigits, int32_t *out)
         if (v > 0x10FFFF)
             return 0;
     }
+    if (v >= 0xD800 && v <= 0xDFFF)
+        return 0; /* a surrogate: no UTF-8 text holds one */
     *out = v;
     return 1;
 }
 
-/* Parses an escape after '\'. Sets *lit for a literal code point (returns
- * 0), or returns an RC_* category + 1, or a negative RN_* assertion - 1...
- * Encoded as: return 1 literal, 2 category (in *cat), 3 assertion (in *cat
- * an RN_ type). Returns 0 on error. */
-static int rx_escape(rx *r, int in_class, int32_t *lit, int *cat)
+/* Reads an escape after '\'. Returns 1 for a literal (in *lit), 2 for a
+ * class shorthand (its letter in *kind: d D w W s S), 3 for an assertion
+ * (its letter in *kind: b B A Z), 0 for what the subset refuses
+ * (backreferences, octal, \N{…}, unknown ASCII-letter escapes). */
+static int rx_escape(rx_tr *r, int in_class, int32_t *lit, int *kind)
 {
     int32_t c = rx_get(r);
     switch (c) {
     case -1: return 0;
-    case 'd': *cat = RC_DIGIT; return 2;
-    case 'D': *cat = RC_NDIGIT; return 2;
-    case 'w': *cat = RC_WORD; return 2;
-    case 'W': *cat = RC_NWORD; return 2;
-    case 's': *cat = RC_SPACE; return 2;
-    case 'S': *cat = RC_NSPACE; return 2;
+    case 'd':
+    case 'D':
+    case 'w':
+    case 'W':
+    case 's':
+    case 'S': *kind = (int)c; return 2;
     case 'a': *lit = 7; return 1;
     case 'f': *lit = 12; return 1;
     case 'n': *lit = 10; return 1;
     case 'r': *lit = 13; return 1;
     case 't': *lit = 9; return 1;
     case 'v': *lit = 11; return 1;
-    case 'x': return rx_hex(r, 2, lit) ? 1 : 0;
-    case 'u': return rx_hex(r, 4, lit) ? 1 : 0;
-    case 'U': return rx_hex(r, 8, lit) ? 1 : 0;
+    case 'x': return rx_hex(r, 2, lit);
+    case 'u': return rx_hex(r, 4, lit);
+    case 'U': return rx_hex(r, 8, lit);
     case 'b':
         if (in_class) {
             *lit = 8;
             return 1;
         }
-        *cat = RN_WB;
+        *kind = 'b';
         return 3;
-    case 'B': *cat = RN_NWB; return in_class ? 0 : 3;
-    case 'A': *cat = RN_BOL; return in_class ? 0 : 3;
-    case 'Z': *cat = RN_EOS; return in_class ? 0 : 3;
+    case 'B':
+    case 'A':
+    case 'Z': *kind = (int)c; return in_class ? 0 : 3;
     default: break;
     }
-    if ((c >= '0' && c <= '9') || (c < 128 && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))))
-        return 0; /* backreferences, octal, \N{…}, unknown ASCII-letter escapes */
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+        return 0;
     *lit = c;
     return 1;
 }
 
-static void rx_add_item(rx *r, int kind, int32_t lo, int32_t hi)
+/* Writes class shorthand `kind` outside a class. */
+static void rx_shorthand(am_buf *out, int kind)
 {
-    AM_GROW(r->items, r->capitems, r->nitems + 1, 16);
-    r->items[r->nitems].kind = kind;
-    r->items[r->nitems].lo = lo;
-    r->items[r->nitems].hi = hi;
-    r->nitems++;
+    if (kind == 's')
+        am_buf_appends(out, RX_SPACE);
+    else if (kind == 'S')
+        am_buf_appends(out, RX_NSPACE);
+    else
+        am_buf_printf(out, "\\%c", kind);
 }
 
-/* Parses a class after '['. Returns the node or -1. */
-static int rx_parse_class(rx *r)
+/* Translates a class after '['. A class holding \s or \S becomes an
+ * alternation of a plain class and the two space atoms (negated: a
+ * lookahead refusing all of them, then any character). Returns 0 on
+ * error. */
+static int rx_class(rx_tr *r)
 {
-    AM_GROW(r->classes, r->capclasses, r->nclasses + 1, 4);
-    rx_class *cl = &r->classes[r->nclasses];
-    cl->first = r->nitems;
-    cl->neg = 0;
+    am_buf items;
+    int neg = 0, spc = 0, nspc = 0, first = 1, ok = 0;
+    am_buf_init(&items);
     if (rx_peek(r) == '^') {
         rx_get(r);
-        cl->neg = 1;
+        neg = 1;
     }
-    int first = 1;
     for (;;) {
-        int32_t c = rx_get(r);
-        int32_t lo, hi;
-        int cat = 0;
+        int32_t c = rx_get(r), lo, hi;
+        int kind = 0;
         if (c == -1)
-            return -1;
+            goto out;
         if (c == ']' && !first)
             break;
         first = 0;
         if (c == '\\') {
-            int k = rx_escape(r, 1, &lo, &cat);
+            int k = rx_escape(r, 1, &lo, &kind);
             if (k == 0)
-                return -1;
+                goto out;
             if (k == 2) {
-                rx_add_item(r, cat, 0, 0);
+                if (kind == 's' || kind == 'S')
+                    *(kind == 's' ? &spc : &nspc) = 1;
+                else
+                    am_buf_printf(&items, "\\%c", kind);
                 continue;
             }
         } else {
             lo = c;
         }
-        /* a range lo-hi? */
-        if (rx_peek(r) == '-' && r->p + 1 < r->end && r->p[1] != ']') {
+        if (rx_peek(r) == '-' && r->p + 1 < r->end && r->p[1] != ']') { /* a range */
             rx_get(r);
             int32_t c2 = rx_get(r);
             if (c2 == '\\') {
-                int k = rx_escape(r, 1, &hi, &cat);
-                if (k != 1)
-                    return -1;
+                if (rx_escape(r, 1, &hi, &kind) != 1)
+                    goto out;
             } else {
                 hi = c2;
             }
             if (hi < lo)
-                return -1;
-            rx_add_item(r, RC_RANGE, lo, hi);
+                goto out;
+            rx_lit(&items, lo);
+            am_buf_appendc(&items, '-');
+            rx_lit(&items, hi);
         } else {
-            rx_add_item(r, RC_RANGE, lo, lo);
+            rx_lit(&items, lo);
         }
     }
-    cl = &r->classes[r->nclasses];
-    cl->n = r->nitems - cl->first;
-    int node = rx_new_node(r, RN_CLASS);
-    r->nodes[node].c = (int32_t)r->nclasses++;
-    return node;
+    ok = 1;
+    if (!spc && !nspc) {
+        am_buf_appends(r->out, neg ? "[^" : "[");
+        am_buf_append(r->out, items.data, items.len);
+        am_buf_appendc(r->out, ']');
+        goto out;
+    }
+    am_buf_appends(r->out, neg ? "(?:(?!" : "(?:");
+    const char *sep = "";
+    if (items.len > 0) {
+        am_buf_printf(r->out, "[%.*s]", (int)items.len, items.data);
+        sep = "|";
+    }
+    if (spc) {
+        am_buf_printf(r->out, "%s%s", sep, RX_SPACE);
+        sep = "|";
+    }
+    if (nspc)
+        am_buf_printf(r->out, "%s%s", sep, RX_NSPACE);
+    am_buf_appends(r->out, neg ? ")(?s:.))" : ")");
+out:
+    am_buf_cleanup(&items);
+    return ok;
 }
 
-static int rx_parse_alt(rx *r, int depth);
+static int rx_alt(rx_tr *r, int depth);
 
-/* Tries to read "{m}", "{m,}", "{,n}", "{m,n}" at r->p (just after '{').
- * Returns 1 and the bounds, 0 when it is not a quantifier (r->p unchanged),
- * -1 on error (max < min or too large). */
-static int rx_braces(rx *r, int *min, int *max)
+/* Reads "{m}", "{m,}", "{,n}", "{m,n}" at r->p (just after '{'), Python's
+ * rule. Returns 1 and the bounds, 0 when it is not a quantifier (r->p
+ * unchanged: the '{' is a literal), -1 on error (max < min, too large). */
+static int rx_braces(rx_tr *r, int *min, int *max)
 {
     const char *save = r->p;
     long lo = -1, hi = -1;
@@ -308,428 +307,165 @@ static int rx_braces(rx *r, int *min, int *max)
     return 1;
 }
 
-/* Parses a sequence of quantified atoms up to '|' or ')' or the end. */
-/* Length/complexity (issue 15): the sequence level of a small
- * recursive-descent parser for the regular-expression subset the reference
- * script uses: one case per atom and quantifier form. */
-static int rx_parse_seq(rx *r, int depth)
+/* Translates one atom whose first character c was read. Returns 1 for an
+ * atom that may be repeated, 2 for an assertion, 0 on error. */
+static int rx_atom(rx_tr *r, int32_t c, int depth)
 {
-    int cat = rx_new_node(r, RN_CAT);
-    int last = -1;
-    while (r->p < r->end && *r->p != '|' && *r->p != ')') {
-        int32_t c = rx_get(r);
-        int atom = -1;
-        switch (c) {
-        case '(':
-            if (rx_peek(r) == '?') {
-                if (r->end - r->p >= 2 && r->p[1] == ':')
-                    r->p += 2;
-                else
-                    return -1; /* lookarounds, flags, named groups: unsupported */
-            }
-            atom = rx_parse_alt(r, depth + 1);
-            if (atom < 0 || rx_get(r) != ')')
-                return -1;
-            break;
-        case '[': atom = rx_parse_class(r); break;
-        case '.': atom = rx_new_node(r, RN_ANY); break;
-        case '^': atom = rx_new_node(r, RN_BOL); break;
-        case '$': atom = rx_new_node(r, RN_EOL); break;
-        case '*':
-        case '+':
-        case '?': return -1; /* nothing to repeat */
-        case '{': {
-            int mn, mx;
-            int k = rx_braces(r, &mn, &mx);
-            if (k != 0)
-                return -1; /* a quantifier with nothing to repeat */
-            atom = rx_new_node(r, RN_CHAR);
-            r->nodes[atom].c = '{';
-            break;
+    int32_t lit = 0;
+    int kind = 0, k, mn, mx;
+    switch (c) {
+    case '(':
+        if (rx_peek(r) == '?') {
+            if (r->end - r->p < 2 || r->p[1] != ':')
+                return 0; /* lookarounds, flags, named groups: outside the subset */
+            r->p += 2;
         }
-        case '\\': {
-            int32_t lit = 0;
-            int kind = 0;
-            int k = rx_escape(r, 0, &lit, &kind);
-            if (k == 0)
-                return -1;
-            if (k == 1) {
-                atom = rx_new_node(r, RN_CHAR);
-                r->nodes[atom].c = lit;
-            } else if (k == 2) {
-                /* a one-item class */
-                AM_GROW(r->classes, r->capclasses, r->nclasses + 1, 4);
-                r->classes[r->nclasses].first = r->nitems;
-                r->classes[r->nclasses].n = 1;
-                r->classes[r->nclasses].neg = 0;
-                rx_add_item(r, kind, 0, 0);
-                atom = rx_new_node(r, RN_CLASS);
-                r->nodes[atom].c = (int32_t)r->nclasses++;
-            } else {
-                atom = rx_new_node(r, kind);
-            }
-            break;
-        }
-        default:
-            atom = rx_new_node(r, RN_CHAR);
-            r->nodes[atom].c = c;
-            break;
-        }
-        if (atom < 0)
-            return -1;
-        /* quantifier? */
-        int mn = -2, mx = 0;
-        int32_t q = rx_peek(r);
-        if (q == '*') {
-            mn = 0;
-            mx = RX_INF;
-            rx_get(r);
-        } else if (q == '+') {
-            mn = 1;
-            mx = RX_INF;
-            rx_get(r);
-        } else if (q == '?') {
-            mn = 0;
-            mx = 1;
-            rx_get(r);
-        } else if (q == '{') {
-            rx_get(r);
-            int k = rx_braces(r, &mn, &mx);
-            if (k < 0)
-                return -1;
-            if (k == 0) {
-                r->p--; /* '{' is a literal, read next round */
-                mn = -2;
-            }
-        }
-        if (mn != -2) {
-            int t = r->nodes[atom].type;
-            if (t == RN_BOL || t == RN_EOL || t == RN_EOS || t == RN_WB || t == RN_NWB)
-                return -1; /* nothing to repeat */
-            if (rx_peek(r) == '?')
-                rx_get(r); /* lazy: same existence */
-            int32_t q2 = rx_peek(r);
-            if (q2 == '*' || q2 == '+' || q2 == '?')
-                return -1; /* multiple repeat / possessive */
-            if (q2 == '{') {
-                const char *save = r->p;
-                rx_get(r);
-                int a, b;
-                int k = rx_braces(r, &a, &b);
-                r->p = save;
-                if (k != 0)
-                    return -1;
-            }
-            int rep = rx_new_node(r, RN_REP);
-            r->nodes[rep].first = atom;
-            r->nodes[rep].min = mn;
-            r->nodes[rep].max = mx;
-            atom = rep;
-        }
-        if (last < 0)
-            r->nodes[cat].first = atom;
-        else
-            r->nodes[last].next = atom;
-        last = atom;
+        am_buf_appends(r->out, "(?:");
+        if (!rx_alt(r, depth + 1) || rx_get(r) != ')')
+            return 0;
+        am_buf_appendc(r->out, ')');
+        return 1;
+    case '[': return rx_class(r);
+    case '.': am_buf_appendc(r->out, '.'); return 1;
+    case '^': am_buf_appendc(r->out, '^'); return 2;
+    case '$': am_buf_appendc(r->out, '$'); return 2;
+    case '*':
+    case '+':
+    case '?': return 0; /* nothing to repeat */
+    case '{':
+        if (rx_braces(r, &mn, &mx) != 0)
+            return 0; /* a quantifier with nothing to repeat */
+        rx_lit(r->out, '{');
+        return 1;
+    case '\\':
+        k = rx_escape(r, 0, &lit, &kind);
+        if (k == 1)
+            rx_lit(r->out, lit);
+        else if (k == 2)
+            rx_shorthand(r->out, kind);
+        else if (k == 3)
+            am_buf_appends(r->out, kind == 'Z'   ? "\\z"
+                                   : kind == 'A' ? "\\A"
+                                   : kind == 'b' ? "\\b"
+                                                 : "\\B");
+        return k == 3 ? 2 : k != 0;
+    default: rx_lit(r->out, c); return 1;
     }
-    return cat;
 }
 
-static int rx_parse_alt(rx *r, int depth)
+/* Translates a quantifier after an atom of kind `atom` (rx_atom's result),
+ * if one follows. Returns 1, or 0 on error (an assertion repeated, a
+ * multiple repeat). */
+static int rx_quant(rx_tr *r, int atom)
+{
+    int mn = -2, mx = 0;
+    int32_t q = rx_peek(r);
+    if (q == '*' || q == '+' || q == '?') {
+        rx_get(r);
+        mn = q == '+' ? 1 : 0;
+        mx = q == '?' ? 1 : RX_INF;
+    } else if (q == '{') {
+        rx_get(r);
+        int k = rx_braces(r, &mn, &mx);
+        if (k < 0)
+            return 0;
+        if (k == 0) {
+            r->p--; /* '{' is a literal, read as the next atom */
+            return 1;
+        }
+    }
+    if (mn == -2)
+        return 1;
+    if (atom == 2)
+        return 0; /* nothing to repeat */
+    if (mx == RX_INF)
+        am_buf_printf(r->out, "{%d,}", mn);
+    else
+        am_buf_printf(r->out, "{%d,%d}", mn, mx);
+    if (rx_peek(r) == '?') {
+        rx_get(r);
+        am_buf_appendc(r->out, '?'); /* lazy: the same existence */
+    }
+    int32_t q2 = rx_peek(r);
+    if (q2 == '*' || q2 == '+' || q2 == '?')
+        return 0; /* multiple repeat / possessive */
+    if (q2 == '{') {
+        const char *save = r->p;
+        rx_get(r);
+        int a, b;
+        int k = rx_braces(r, &a, &b);
+        r->p = save;
+        if (k != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Translates alternatives of quantified atoms up to ')' or the end. */
+static int rx_alt(rx_tr *r, int depth)
 {
     if (depth > RX_MAX_DEPTH)
-        return -1;
-    int seq = rx_parse_seq(r, depth);
-    if (seq < 0)
-        return -1;
-    if (r->p >= r->end || *r->p != '|')
-        return seq;
-    int alt = rx_new_node(r, RN_ALT);
-    r->nodes[alt].first = seq;
-    int last = seq;
-    while (r->p < r->end && *r->p == '|') {
-        r->p++;
-        int s = rx_parse_seq(r, depth);
-        if (s < 0)
-            return -1;
-        r->nodes[last].next = s;
-        last = s;
-    }
-    return alt;
-}
-
-static int rx_emit(rx *r, int op, int32_t c, int x, int y)
-{
-    if (r->nprog >= RX_MAX_PROG) {
-        r->bad = 1;
-        return (int)r->nprog - 1;
-    }
-    AM_GROW(r->prog, r->capprog, r->nprog + 1, 64);
-    rx_inst *in = &r->prog[r->nprog];
-    in->op = op;
-    in->c = c;
-    in->x = x;
-    in->y = y;
-    return (int)r->nprog++;
-}
-
-static void rx_gen(rx *r, int node)
-{
-    if (r->bad)
-        return;
-    const rx_node n = r->nodes[node];
-    switch (n.type) {
-    case RN_CHAR: rx_emit(r, RI_CHAR, n.c, 0, 0); break;
-    case RN_ANY: rx_emit(r, RI_ANY, 0, 0, 0); break;
-    case RN_CLASS: rx_emit(r, RI_CLASS, n.c, 0, 0); break;
-    case RN_BOL: rx_emit(r, RI_BOL, 0, 0, 0); break;
-    case RN_EOL: rx_emit(r, RI_EOL, 0, 0, 0); break;
-    case RN_EOS: rx_emit(r, RI_EOS, 0, 0, 0); break;
-    case RN_WB: rx_emit(r, RI_WB, 0, 0, 0); break;
-    case RN_NWB: rx_emit(r, RI_NWB, 0, 0, 0); break;
-    case RN_CAT:
-        for (int c = n.first; c >= 0 && !r->bad; c = r->nodes[c].next)
-            rx_gen(r, c);
-        break;
-    case RN_ALT: {
-        /* chain: SPLIT a, next; a; JMP end; next: SPLIT b, … */
-        int *jmpv = NULL;
-        size_t capj = 0, nj = 0;
-        for (int c = n.first; c >= 0 && !r->bad; c = r->nodes[c].next) {
-            if (r->nodes[c].next < 0) {
-                rx_gen(r, c);
-                break;
-            }
-            int split = rx_emit(r, RI_SPLIT, 0, 0, 0);
-            if (r->bad)
-                break;
-            r->prog[split].x = split + 1;
-            rx_gen(r, c);
-            int j = rx_emit(r, RI_JMP, 0, 0, 0);
-            if (r->bad)
-                break;
-            AM_GROW(jmpv, capj, nj + 1, 8);
-            jmpv[nj++] = j;
-            r->prog[split].y = (int)r->nprog;
-        }
-        if (!r->bad)
-            for (size_t i = 0; i < nj; i++)
-                r->prog[jmpv[i]].x = (int)r->nprog;
-        free(jmpv);
-        break;
-    }
-    case RN_REP: {
-        for (int i = 0; i < n.min && !r->bad; i++)
-            rx_gen(r, n.first);
-        if (n.max == RX_INF) {
-            int split = rx_emit(r, RI_SPLIT, 0, 0, 0);
-            if (r->bad)
-                break;
-            r->prog[split].x = split + 1;
-            rx_gen(r, n.first);
-            rx_emit(r, RI_JMP, 0, split, 0);
-            if (!r->bad)
-                r->prog[split].y = (int)r->nprog;
-        } else {
-            int nopt = n.max - n.min;
-            int *splits = am_xmalloc((size_t)(nopt > 0 ? nopt : 1) * sizeof *splits);
-            int ns = 0;
-            for (int i = 0; i < nopt && !r->bad; i++) {
-                int split = rx_emit(r, RI_SPLIT, 0, 0, 0);
-                if (r->bad)
-                    break;
-                r->prog[split].x = split + 1;
-                splits[ns++] = split;
-                rx_gen(r, n.first);
-            }
-            if (!r->bad)
-                for (int i = 0; i < ns; i++)
-                    r->prog[splits[i]].y = (int)r->nprog;
-            free(splits);
-        }
-        break;
-    }
-    default: assert(0); break;
-    }
-}
-
-static void rx_cleanup(rx *r)
-{
-    free(r->nodes);
-    free(r->items);
-    free(r->classes);
-    free(r->prog);
-    memset(r, 0, sizeof *r);
-}
-
-/* Compiles pattern[0..n) (valid UTF-8). Returns AM_OK or AM_ERR_INVALID. */
-static int rx_compile(rx *r, const char *pattern, size_t n)
-{
-    memset(r, 0, sizeof *r);
-    r->p = pattern;
-    r->end = pattern + n;
-    int root = rx_parse_alt(r, 0);
-    if (root < 0 || r->p != r->end) /* unbalanced ')' stops the parse early */
-        return AM_ERR_INVALID;
-    rx_gen(r, root);
-    rx_emit(r, RI_MATCH, 0, 0, 0);
-    return r->bad ? AM_ERR_INVALID : AM_OK;
-}
-
-static int rx_class_has(const rx *r, int32_t ci, int32_t cp)
-{
-    const rx_class *cl = &r->classes[ci];
-    int in = 0;
-    for (size_t i = 0; i < cl->n && !in; i++) {
-        const rx_item *it = &r->items[cl->first + i];
-        switch (it->kind) {
-        case RC_RANGE: in = cp >= it->lo && cp <= it->hi; break;
-        case RC_DIGIT: in = rx_is_digit(cp); break;
-        case RC_NDIGIT: in = !rx_is_digit(cp); break;
-        case RC_WORD: in = rx_is_word(cp); break;
-        case RC_NWORD: in = !rx_is_word(cp); break;
-        case RC_SPACE: in = am_py_isspace(cp); break;
-        case RC_NSPACE: in = !am_py_isspace(cp); break;
-        default: break;
-        }
-    }
-    return cl->neg ? !in : in;
-}
-
-/* Scratch space of the Pike VM. */
-typedef struct rx_vm {
-    int *clist, *nlist, *stack;
-    unsigned *mark;
-    size_t cap;
-    unsigned gen;
-} rx_vm;
-
-static int rx_word_before(const char *t, size_t pos)
-{
-    if (pos == 0)
         return 0;
-    size_t k = pos - 1;
-    while (k > 0 && ((unsigned char)t[k] & 0xC0) == 0x80)
-        k--;
-    int32_t cp;
-    am_utf8_decode(t + k, pos - k, &cp);
-    return rx_is_word(cp);
-}
-
-static int rx_word_at(const char *t, size_t len, size_t pos)
-{
-    if (pos >= len)
-        return 0;
-    int32_t cp;
-    am_utf8_decode(t + pos, len - pos, &cp);
-    return rx_is_word(cp);
-}
-
-/* Adds pc and its epsilon closure at text position pos to list; returns 1
- * when MATCH is reachable. */
-static int rx_add(const rx *r, rx_vm *vm, int *list, size_t *nlist, int pc, const char *t,
-                  size_t len, size_t pos)
-{
-    size_t sp = 0;
-    int found = 0;
-    vm->stack[sp++] = pc;
-    while (sp > 0) {
-        int q = vm->stack[--sp];
-        if (vm->mark[q] == vm->gen)
+    while (r->p < r->end && *r->p != ')') {
+        int32_t c = rx_get(r);
+        if (c == '|') {
+            am_buf_appendc(r->out, '|');
             continue;
-        vm->mark[q] = vm->gen;
-        const rx_inst *in = &r->prog[q];
-        switch (in->op) {
-        case RI_JMP: vm->stack[sp++] = in->x; break;
-        case RI_SPLIT:
-            vm->stack[sp++] = in->y;
-            vm->stack[sp++] = in->x;
-            break;
-        case RI_BOL:
-            if (pos == 0)
-                vm->stack[sp++] = q + 1;
-            break;
-        case RI_EOL:
-            if (pos == len || (pos + 1 == len && t[pos] == '\n'))
-                vm->stack[sp++] = q + 1;
-            break;
-        case RI_EOS:
-            if (pos == len)
-                vm->stack[sp++] = q + 1;
-            break;
-        case RI_WB:
-        case RI_NWB: {
-            int b = rx_word_before(t, pos) != rx_word_at(t, len, pos);
-            if (b == (in->op == RI_WB))
-                vm->stack[sp++] = q + 1;
-            break;
         }
-        case RI_MATCH: found = 1; break;
-        default: list[(*nlist)++] = q; break;
-        }
+        int atom = rx_atom(r, c, depth);
+        if (atom == 0 || !rx_quant(r, atom))
+            return 0;
     }
-    return found;
+    return 1;
 }
 
-/* True when the compiled program matches a prefix of t[pos..len). */
-static int rx_run(const rx *r, rx_vm *vm, const char *t, size_t len, size_t pos)
+/* Compiles Python pattern pattern[0..n) (valid UTF-8) into *out (caller
+ * frees with pcre2_code_free). Returns AM_OK or AM_ERR_INVALID. */
+static int rx_compile(const char *pattern, size_t n, pcre2_code **out)
 {
-    size_t np = r->nprog;
-    if (vm->cap < np) {
-        vm->cap = np;
-        vm->clist = am_xrealloc(vm->clist, np * sizeof *vm->clist);
-        vm->nlist = am_xrealloc(vm->nlist, np * sizeof *vm->nlist);
-        vm->stack = am_xrealloc(vm->stack, (2 * np + 2) * sizeof *vm->stack);
-        vm->mark = am_xrealloc(vm->mark, np * sizeof *vm->mark);
-        memset(vm->mark, 0, np * sizeof *vm->mark);
-        vm->gen = 0;
+    am_buf pc;
+    rx_tr r = {pattern, pattern + n, &pc};
+    *out = NULL;
+    am_buf_init(&pc);
+    int ok = rx_alt(&r, 0) && r.p == r.end; /* an unbalanced ')' stops early */
+    if (ok) {
+        pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
+        if (!cc)
+            abort(); /* as the am_x allocation wrappers do */
+        pcre2_set_newline(cc, PCRE2_NEWLINE_LF);
+        int err;
+        PCRE2_SIZE off;
+        *out = pcre2_compile((PCRE2_SPTR)am_buf_str(&pc), pc.len,
+                             PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C, &err, &off, cc);
+        pcre2_compile_context_free(cc);
     }
-    size_t nc = 0, nn = 0;
-    vm->gen++;
-    if (vm->gen == 0) { /* wrapped: clear the marks */
-        memset(vm->mark, 0, vm->cap * sizeof *vm->mark);
-        vm->gen = 1;
-    }
-    if (rx_add(r, vm, vm->clist, &nc, 0, t, len, pos))
-        return 1;
-    while (nc > 0 && pos < len) {
-        int32_t cp;
-        size_t k = am_utf8_decode(t + pos, len - pos, &cp);
-        size_t npos = pos + k;
-        vm->gen++;
-        if (vm->gen == 0) {
-            memset(vm->mark, 0, vm->cap * sizeof *vm->mark);
-            vm->gen = 1;
-        }
-        nn = 0;
-        for (size_t i = 0; i < nc; i++) {
-            const rx_inst *in = &r->prog[vm->clist[i]];
-            int ok;
-            switch (in->op) {
-            case RI_CHAR: ok = cp == in->c; break;
-            case RI_ANY: ok = cp != '\n'; break;
-            case RI_CLASS: ok = rx_class_has(r, in->c, cp); break;
-            default: ok = 0; break;
-            }
-            if (ok && rx_add(r, vm, vm->nlist, &nn, vm->clist[i] + 1, t, len, npos))
-                return 1;
-        }
-        int *tmp = vm->clist;
-        vm->clist = vm->nlist;
-        vm->nlist = tmp;
-        nc = nn;
-        pos = npos;
-    }
-    return 0;
+    am_buf_cleanup(&pc);
+    return *out ? AM_OK : AM_ERR_INVALID;
 }
 
-static void rx_vm_cleanup(rx_vm *vm)
+/* An empty set with its match data and limits; pair with rx_set_cleanup. */
+static void rx_set_init(rx_set *s)
 {
-    free(vm->clist);
-    free(vm->nlist);
-    free(vm->stack);
-    free(vm->mark);
-    memset(vm, 0, sizeof *vm);
+    memset(s, 0, sizeof *s);
+    s->md = pcre2_match_data_create(1, NULL);
+    s->mc = pcre2_match_context_create(NULL);
+    if (!s->md || !s->mc)
+        abort(); /* as the am_x allocation wrappers do */
+    pcre2_set_match_limit(s->mc, AM_ALAM_RX_MATCH_LIMIT);
+    pcre2_set_depth_limit(s->mc, AM_ALAM_RX_DEPTH_LIMIT);
+}
+
+static void rx_set_cleanup(rx_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].pat);
+        pcre2_code_free(s->v[i].re);
+    }
+    free(s->v);
+    free(s->slot);
+    pcre2_match_data_free(s->md);
+    pcre2_match_context_free(s->mc);
+    memset(s, 0, sizeof *s);
 }
 
 /* Characters that make a term string a regular expression in Python. */
@@ -741,55 +477,104 @@ static int is_literal_pattern(const char *s, size_t n)
     return 1;
 }
 
-int am_alam_regex_match_at(const char *pattern, const char *text, size_t len, size_t pos)
+static size_t rx_hash(const char *pat, size_t n)
 {
-    rx r;
-    rx_vm vm;
-    if (!pattern || !text || pos > len)
-        return AM_ERR_INVALID;
-    if (rx_compile(&r, pattern, strlen(pattern)) != AM_OK) {
-        rx_cleanup(&r);
-        return AM_ERR_INVALID;
-    }
-    memset(&vm, 0, sizeof vm);
-    int m = rx_run(&r, &vm, text, len, pos);
-    rx_vm_cleanup(&vm);
-    rx_cleanup(&r);
-    return m;
+    return (size_t)am_mix64(am_fnv1a_n(AM_FNV64_BASIS, pat, n));
 }
 
-/* A "(?=<pattern>)" search, literal or compiled. */
-typedef struct finder {
-    const char *pat;
-    size_t n;
-    int literal;
-    rx re;
-} finder;
-
-static int finder_init(finder *f, const char *pat, size_t n)
+/* Re-indexes the entries into a slot table of twice their capacity. */
+static void rx_rehash(rx_set *s)
 {
-    f->pat = pat;
+    free(s->slot);
+    s->nslot = s->nslot ? 2 * s->nslot : 64;
+    s->slot = am_xmalloc(s->nslot * sizeof *s->slot);
+    for (size_t i = 0; i < s->nslot; i++)
+        s->slot[i] = (size_t)-1;
+    for (size_t i = 0; i < s->n; i++) {
+        size_t h = rx_hash(s->v[i].pat, s->v[i].n) & (s->nslot - 1);
+        while (s->slot[h] != (size_t)-1)
+            h = (h + 1) & (s->nslot - 1);
+        s->slot[h] = i;
+    }
+}
+
+/* The compiled finder of pattern pat[0..n) (borrowed; copied), compiled on
+ * first use. Returns NULL when the pattern is outside the subset. */
+static const finder *rx_find(rx_set *s, const char *pat, size_t n)
+{
+    if (2 * (s->n + 1) > s->nslot)
+        rx_rehash(s);
+    size_t h = rx_hash(pat, n) & (s->nslot - 1);
+    for (; s->slot[h] != (size_t)-1; h = (h + 1) & (s->nslot - 1)) {
+        const finder *f = &s->v[s->slot[h]];
+        if (f->n == n && memcmp(f->pat, pat, n) == 0)
+            return f->bad ? NULL : f;
+    }
+    AM_GROW(s->v, s->cap, s->n + 1, 16);
+    finder *f = &s->v[s->n];
+    f->pat = am_xstrndup(pat, n);
     f->n = n;
     f->literal = is_literal_pattern(pat, n);
-    memset(&f->re, 0, sizeof f->re);
-    if (!f->literal && rx_compile(&f->re, pat, n) != AM_OK) {
-        rx_cleanup(&f->re);
-        return AM_ERR_INVALID;
+    f->re = NULL;
+    f->bad = !f->literal && rx_compile(pat, n, &f->re) != AM_OK;
+    s->slot[h] = s->n++;
+    return f->bad ? NULL : f;
+}
+
+/* Finds the first position at or after code point start `from` of
+ * t[0..len) where f matches (re.finditer's "(?=…)" positions, in bytes:
+ * the callers compare and count them, never index characters). Returns 1
+ * and *at, 0 when there is none, AM_ERR_INVALID when a limit stopped the
+ * match. */
+static int rx_next(const finder *f, rx_set *s, const char *t, size_t len, size_t from, size_t *at)
+{
+    if (from >= len)
+        return 0;
+    if (f->literal) {
+        if (f->n == 0) {
+            *at = from;
+            return 1;
+        }
+        for (size_t p = from; p + f->n <= len; p++) { /* memmem is not C11/POSIX */
+            const char *c = memchr(t + p, f->pat[0], len - f->n + 1 - p);
+            if (!c)
+                return 0;
+            p = (size_t)(c - t);
+            if (memcmp(c, f->pat, f->n) == 0) {
+                *at = p;
+                return 1;
+            }
+        }
+        return 0;
     }
-    return AM_OK;
+    /* The subject is valid UTF-8 (am_sgml_parse checked it). */
+    int rc = pcre2_match(f->re, (PCRE2_SPTR)t, len, from, PCRE2_NO_UTF_CHECK, s->md, s->mc);
+    if (rc == PCRE2_ERROR_NOMATCH)
+        return 0;
+    if (rc < 0) /* over a limit: a term the scorer cannot process (AM_ERR_RANGE
+                 * would report it as a TERm limit) */
+        return AM_ERR_INVALID;
+    *at = (size_t)pcre2_get_ovector_pointer(s->md)[0];
+    return *at < len; /* a match starts at a code point of t[from..len) */
 }
 
-static void finder_cleanup(finder *f)
+int am_alam_regex_match_at(const char *pattern, const char *text, size_t len, size_t pos)
 {
-    rx_cleanup(&f->re);
-}
-
-/* True when the pattern matches at byte offset pos of t[0..len). */
-static int finder_at(const finder *f, rx_vm *vm, const char *t, size_t len, size_t pos)
-{
-    if (f->literal)
-        return len - pos >= f->n && memcmp(t + pos, f->pat, f->n) == 0;
-    return rx_run(&f->re, vm, t, len, pos);
+    pcre2_code *re;
+    if (!pattern || !text || pos > len)
+        return AM_ERR_INVALID;
+    if (rx_compile(pattern, strlen(pattern), &re) != AM_OK)
+        return AM_ERR_INVALID;
+    rx_set s;
+    rx_set_init(&s);
+    int rc = pcre2_match(re, (PCRE2_SPTR)text, len, pos, PCRE2_ANCHORED, s.md, s.mc);
+    pcre2_code_free(re);
+    rx_set_cleanup(&s);
+    if (rc == PCRE2_ERROR_NOMATCH)
+        return 0;
+    if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT)
+        return AM_ERR_RANGE;
+    return rc < 0 ? AM_ERR_INVALID : 1;
 }
 
 /* Next code-point start after pos. */
@@ -1229,7 +1014,7 @@ typedef struct pterm {
 
 /* Scratch shared by all segments. */
 typedef struct seg_scratch {
-    rx_vm vm;
+    rx_set rx; /* the call's compiled term patterns */
     ter_ctx ter;
     am_buf hyp; /* " " + hyp text + " " */
     size_t *claimed;
@@ -1261,28 +1046,29 @@ static int seg_exact(seg_scratch *sc, const pterm *terms, size_t nterms, size_t 
             am_buf_appendc(&pat, ' ');
             am_buf_append(&pat, a, alen);
             am_buf_appendc(&pat, ' ');
-            finder f;
-            if (finder_init(&f, pat.data, pat.len) != AM_OK) {
-                finder_cleanup(&f);
+            const finder *f = rx_find(&sc->rx, pat.data, pat.len);
+            if (!f) {
                 rc = AM_ERR_INVALID;
                 break;
             }
-            for (size_t p = 0; p < hl; p = next_cp(h, hl, p)) {
-                if (f.literal && h[p] != ' ')
-                    continue;
-                if (!finder_at(&f, &sc->vm, h, hl, p))
-                    continue;
+            size_t p = 0;
+            int m;
+            while ((m = rx_next(f, &sc->rx, h, hl, p, &p)) == 1) {
                 int taken = 0;
                 for (size_t q = 0; q < sc->nclaimed && !taken; q++)
                     taken = sc->claimed[q] == p;
-                if (taken)
-                    continue;
-                AM_GROW(sc->claimed, sc->capclaimed, sc->nclaimed + 1, 16);
-                sc->claimed[sc->nclaimed++] = p;
-                flag = 1;
+                if (!taken) {
+                    AM_GROW(sc->claimed, sc->capclaimed, sc->nclaimed + 1, 16);
+                    sc->claimed[sc->nclaimed++] = p;
+                    flag = 1;
+                    break;
+                }
+                p = next_cp(h, hl, p);
+            }
+            if (m < 0) {
+                rc = m;
                 break;
             }
-            finder_cleanup(&f);
             if (!bar)
                 break;
             a = bar + 1;
@@ -1352,22 +1138,23 @@ static int seg_window(seg_scratch *sc, const pterm *terms, size_t nterms, const 
         for (size_t t = g; t < nterms; t++)
             if (terms[t].tgt_original && terms[t].group == g)
                 inst[ni++] = t;
-        finder f;
-        if (finder_init(&f, terms[g].desired, strlen(terms[g].desired)) != AM_OK) {
-            finder_cleanup(&f);
+        const finder *f = rx_find(&sc->rx, terms[g].desired, strlen(terms[g].desired));
+        if (!f) {
             rc = AM_ERR_INVALID;
             break;
         }
         nfts = 0;
-        for (size_t p = 0; p < hl; p = next_cp(h, hl, p)) {
-            if (f.literal && h[p] != ' ')
-                continue;
-            if (finder_at(&f, &sc->vm, h, hl, p)) {
-                AM_GROW(fts, capfts, nfts + 1, 8);
-                fts[nfts++] = p;
-            }
+        size_t p = 0;
+        int m;
+        while ((m = rx_next(f, &sc->rx, h, hl, p, &p)) == 1) {
+            AM_GROW(fts, capfts, nfts + 1, 8);
+            fts[nfts++] = p;
+            p = next_cp(h, hl, p);
         }
-        finder_cleanup(&f);
+        if (m < 0) {
+            rc = m;
+            break;
+        }
         if (nfts == 0)
             continue;
         size_t nacc = ni * nfts;
@@ -1691,6 +1478,7 @@ int am_alam_score(const am_sgml_doc *src, const am_sgml_doc *ref, const am_sgml_
 
     seg_scratch sc;
     memset(&sc, 0, sizeof sc);
+    rx_set_init(&sc.rx);
     am_buf_init(&sc.hyp);
     for (size_t i = 0; i < ref->nsegs && rc == AM_OK; i++) {
         am_alam_seg *s = &out->segs[i];
@@ -1700,7 +1488,7 @@ int am_alam_score(const am_sgml_doc *src, const am_sgml_doc *ref, const am_sgml_
         if (rc == AM_ERR_RANGE)
             out->err_seg = i;
     }
-    rx_vm_cleanup(&sc.vm);
+    rx_set_cleanup(&sc.rx);
     ter_cleanup(&sc.ter);
     am_buf_cleanup(&sc.hyp);
     free(sc.claimed);
