@@ -1,23 +1,22 @@
 /*
  * alam2021.c — profile `alam2021`: evaluate_term_wmt.py without lemmatizer.
  *
- * Layout (in the order of docs/metrics.md §3, profile alam2021):
- *   1. the script's term searches: it builds them as regular expressions
+ * Layout (in the order of docs/metrics.md §3, profile alam2021; private
+ * declarations in alam2021_int.h):
+ *   1. alam2021_re.c — the script's term searches: it builds them as regular expressions
  *      from the raw term strings ("(?= " + alternative + " )"), so
  *      "essoufflé ( e )" is a group there; a Python-`re` subset translated
  *      to PCRE2 (UTF + UCP), each pattern compiled once per call. No
  *      hand-written matcher is left: every golden value (tests/unit/
  *      test_alam2021.c, tests/cli/test_score.py) is the same with PCRE2;
- *   2. TERm: PyTER-style greedy shifts with the shared prefix-row cache;
- *   3. per-segment exact match and window overlap;
- *   4. corpus values.
+ *   2. alam2021_ter.c — TERm: PyTER-style greedy shifts with the shared prefix-row cache;
+ *   3. this file — per-segment exact match and window overlap;
+ *   4. this file — corpus values.
  */
 #include "compat/alam2021_int.h"
 
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
-#include <utf8proc.h>
 
 /* ======================================================================
  * 3. Per segment: term indices, exact match, window overlap
@@ -158,14 +157,14 @@ static int seg_exact(seg_scratch *sc, const pterm *terms, size_t nterms, size_t 
             am_buf_appendc(&pat, ' ');
             am_buf_append(&pat, a, alen);
             am_buf_appendc(&pat, ' ');
-            const finder *f = rx_find(&sc->rx, pat.data, pat.len);
+            const finder *f = alam_rx_find(&sc->rx, pat.data, pat.len);
             if (!f) {
                 rc = AM_ERR_INVALID;
                 break;
             }
             size_t p = 0;
             int m;
-            while ((m = rx_next(f, &sc->rx, h, hl, p, &p)) == 1) {
+            while ((m = alam_rx_next(f, &sc->rx, h, hl, p, &p)) == 1) {
                 int taken = 0;
                 for (size_t q = 0; q < sc->nclaimed && !taken; q++)
                     taken = sc->claimed[q] == p;
@@ -175,7 +174,7 @@ static int seg_exact(seg_scratch *sc, const pterm *terms, size_t nterms, size_t 
                     flag = 1;
                     break;
                 }
-                p = next_cp(h, hl, p);
+                p = alam_next_cp(h, hl, p);
             }
             if (m < 0) {
                 rc = m;
@@ -250,7 +249,7 @@ static int seg_window(seg_scratch *sc, const pterm *terms, size_t nterms, const 
         for (size_t t = g; t < nterms; t++)
             if (terms[t].tgt_original && terms[t].group == g)
                 inst[ni++] = t;
-        const finder *f = rx_find(&sc->rx, terms[g].desired, strlen(terms[g].desired));
+        const finder *f = alam_rx_find(&sc->rx, terms[g].desired, strlen(terms[g].desired));
         if (!f) {
             rc = AM_ERR_INVALID;
             break;
@@ -258,10 +257,10 @@ static int seg_window(seg_scratch *sc, const pterm *terms, size_t nterms, const 
         nfts = 0;
         size_t p = 0;
         int m;
-        while ((m = rx_next(f, &sc->rx, h, hl, p, &p)) == 1) {
+        while ((m = alam_rx_next(f, &sc->rx, h, hl, p, &p)) == 1) {
             AM_GROW(fts, capfts, nfts + 1, 8);
             fts[nfts++] = p;
-            p = next_cp(h, hl, p);
+            p = alam_next_cp(h, hl, p);
         }
         if (m < 0) {
             rc = m;
@@ -522,8 +521,8 @@ static int score_seg(seg_scratch *sc, const am_sgml_seg *rs, const am_sgml_seg *
     for (size_t w = 0; w < nwindows && rc == AM_OK; w++)
         rc = seg_window(sc, pt, rs->nterms, rtoks, nr, htoks, nh, windows[w], &res->wo[w]);
     if (rc == AM_OK) {
-        int trc = term_ter_ctx(&sc->ter, htoks, nh, rtoks, nr, is_term, AM_ALAM_TERM_COST,
-                               &res->term_ter);
+        int trc = alam_term_ter_ctx(&sc->ter, htoks, nh, rtoks, nr, is_term, AM_ALAM_TERM_COST,
+                                    &res->term_ter);
         res->term_ter_valid = trc == AM_OK;
         if (sc->ter.over)
             rc = AM_ERR_RANGE; /* over the work limit: an error, not a null */
@@ -590,7 +589,7 @@ int am_alam_score(const am_sgml_doc *src, const am_sgml_doc *ref, const am_sgml_
 
     seg_scratch sc;
     memset(&sc, 0, sizeof sc);
-    rx_set_init(&sc.rx);
+    alam_rx_set_init(&sc.rx);
     am_buf_init(&sc.hyp);
     for (size_t i = 0; i < ref->nsegs && rc == AM_OK; i++) {
         am_alam_seg *s = &out->segs[i];
@@ -600,8 +599,8 @@ int am_alam_score(const am_sgml_doc *src, const am_sgml_doc *ref, const am_sgml_
         if (rc == AM_ERR_RANGE)
             out->err_seg = i;
     }
-    rx_set_cleanup(&sc.rx);
-    ter_cleanup(&sc.ter);
+    alam_rx_set_cleanup(&sc.rx);
+    alam_ter_cleanup(&sc.ter);
     am_buf_cleanup(&sc.hyp);
     free(sc.claimed);
 

@@ -32,6 +32,9 @@ typedef struct rx_set {
     pcre2_match_context *mc;
 } rx_set;
 
+/* TERm's state (alam2021_ter.c): the reference and its term positions, the
+ * prefix-row cache, its scratch and the work counter. Reused across the
+ * segments of one call (alam_ter_cleanup frees it). */
 typedef struct ter_ctx {
     size_t m; /* reference length */
     const int *r; /* reference token ids */
@@ -53,27 +56,27 @@ typedef struct ter_ctx {
 } ter_ctx;
 
 /* An empty set with its match data and limits; pair with rx_set_cleanup. */
-void rx_set_init(rx_set *s);
+void alam_rx_set_init(rx_set *s);
 
-void rx_set_cleanup(rx_set *s);
+void alam_rx_set_cleanup(rx_set *s);
 
 /* The compiled finder of pattern pat[0..n) (borrowed; copied), compiled on
  * first use. Returns NULL when the pattern is outside the subset. */
-const finder *rx_find(rx_set *s, const char *pat, size_t n);
+const finder *alam_rx_find(rx_set *s, const char *pat, size_t n);
 
 /* Finds the first position at or after code point start `from` of
  * t[0..len) where f matches (re.finditer's "(?=…)" positions, in bytes:
  * the callers compare and count them, never index characters). Returns 1
  * and *at, 0 when there is none, AM_ERR_INVALID when a limit stopped the
  * match. */
-int rx_next(const finder *f, rx_set *s, const char *t, size_t len, size_t from, size_t *at);
+int alam_rx_next(const finder *f, rx_set *s, const char *t, size_t len, size_t from, size_t *at);
 
 /* Next code-point start after pos. */
-size_t next_cp(const char *t, size_t len, size_t pos);
+size_t alam_next_cp(const char *t, size_t len, size_t pos);
 
-void ter_cleanup(ter_ctx *c);
+void alam_ter_cleanup(ter_ctx *c);
 
-int term_ter_ctx(ter_ctx *c, const char *const *hyp, size_t nhyp, const char *const *ref,
-                 size_t nref, const unsigned char *is_term, int term_cost, double *out);
+int alam_term_ter_ctx(ter_ctx *c, const char *const *hyp, size_t nhyp, const char *const *ref,
+                      size_t nref, const unsigned char *is_term, int term_cost, double *out);
 
 #endif

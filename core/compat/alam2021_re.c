@@ -408,7 +408,7 @@ static int rx_compile(const char *pattern, size_t n, pcre2_code **out)
 }
 
 /* An empty set with its match data and limits; pair with rx_set_cleanup. */
-void rx_set_init(rx_set *s)
+void alam_rx_set_init(rx_set *s)
 {
     memset(s, 0, sizeof *s);
     s->md = pcre2_match_data_create(1, NULL);
@@ -419,7 +419,7 @@ void rx_set_init(rx_set *s)
     pcre2_set_depth_limit(s->mc, AM_ALAM_RX_DEPTH_LIMIT);
 }
 
-void rx_set_cleanup(rx_set *s)
+void alam_rx_set_cleanup(rx_set *s)
 {
     for (size_t i = 0; i < s->n; i++) {
         free(s->v[i].pat);
@@ -464,7 +464,7 @@ static void rx_rehash(rx_set *s)
 
 /* The compiled finder of pattern pat[0..n) (borrowed; copied), compiled on
  * first use. Returns NULL when the pattern is outside the subset. */
-const finder *rx_find(rx_set *s, const char *pat, size_t n)
+const finder *alam_rx_find(rx_set *s, const char *pat, size_t n)
 {
     if (2 * (s->n + 1) > s->nslot)
         rx_rehash(s);
@@ -490,7 +490,7 @@ const finder *rx_find(rx_set *s, const char *pat, size_t n)
  * the callers compare and count them, never index characters). Returns 1
  * and *at, 0 when there is none, AM_ERR_INVALID when a limit stopped the
  * match. */
-int rx_next(const finder *f, rx_set *s, const char *t, size_t len, size_t from, size_t *at)
+int alam_rx_next(const finder *f, rx_set *s, const char *t, size_t len, size_t from, size_t *at)
 {
     if (from >= len)
         return 0;
@@ -530,10 +530,10 @@ int am_alam_regex_match_at(const char *pattern, const char *text, size_t len, si
     if (rx_compile(pattern, strlen(pattern), &re) != AM_OK)
         return AM_ERR_INVALID;
     rx_set s;
-    rx_set_init(&s);
+    alam_rx_set_init(&s);
     int rc = pcre2_match(re, (PCRE2_SPTR)text, len, pos, PCRE2_ANCHORED, s.md, s.mc);
     pcre2_code_free(re);
-    rx_set_cleanup(&s);
+    alam_rx_set_cleanup(&s);
     if (rc == PCRE2_ERROR_NOMATCH)
         return 0;
     if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT)
@@ -542,7 +542,7 @@ int am_alam_regex_match_at(const char *pattern, const char *text, size_t len, si
 }
 
 /* Next code-point start after pos. */
-size_t next_cp(const char *t, size_t len, size_t pos)
+size_t alam_next_cp(const char *t, size_t len, size_t pos)
 {
     pos++;
     while (pos < len && ((unsigned char)t[pos] & 0xC0) == 0x80)

@@ -61,7 +61,7 @@ static void ter_reset(ter_ctx *c, size_t m, const int *r, const unsigned char *t
     c->over = 0;
 }
 
-void ter_cleanup(ter_ctx *c)
+void alam_ter_cleanup(ter_ctx *c)
 {
     free(c->tok);
     free(c->child);
@@ -284,8 +284,8 @@ static void intern(const char *const *hyp, size_t nh, const char *const *ref, si
     free(v);
 }
 
-int term_ter_ctx(ter_ctx *c, const char *const *hyp, size_t nhyp, const char *const *ref,
-                 size_t nref, const unsigned char *is_term, int term_cost, double *out)
+int alam_term_ter_ctx(ter_ctx *c, const char *const *hyp, size_t nhyp, const char *const *ref,
+                      size_t nref, const unsigned char *is_term, int term_cost, double *out)
 {
     if (nref == 0)
         return AM_ERR_RANGE;
@@ -304,7 +304,7 @@ int am_alam_term_ter(const char *const *hyp, size_t nhyp, const char *const *ref
 {
     ter_ctx c;
     memset(&c, 0, sizeof c);
-    int rc = term_ter_ctx(&c, hyp, nhyp, ref, nref, is_term, term_cost, out);
-    ter_cleanup(&c);
+    int rc = alam_term_ter_ctx(&c, hyp, nhyp, ref, nref, is_term, term_cost, out);
+    alam_ter_cleanup(&c);
     return rc;
 }
