@@ -28,7 +28,7 @@ static void partial_reorder(am_terms_ws *ws, const tset *set, const tentry *e, a
                             size_t nref)
 {
     const ttext *h = &ws->hyp;
-    const tview *v = view_pos(ws, set, h, e->cs ? MODE_CS : MODE_FOLD);
+    const tview *v = terms_view_pos(ws, set, h, e->cs ? MODE_CS : MODE_FOLD);
     double best_p = 0, best_r = 0;
     size_t s = in->ref.tok_start, L = in->ref.tok_end - in->ref.tok_start;
     size_t used[AM_TERMS_MAX_TERM_TOKENS];
@@ -42,7 +42,7 @@ static void partial_reorder(am_terms_ws *ws, const tset *set, const tentry *e, a
         size_t nu = 0;
         for (uint32_t k = 0; k < q.n; k++) {
             uint64_t id = set->tkid[q.start + k];
-            for (size_t i = lower_bound(v->pos, v->n_pos, id << 32);
+            for (size_t i = terms_lower_bound(v->pos, v->n_pos, id << 32);
                  i < v->n_pos && (v->pos[i] >> 32) == id; i++) {
                 ws->steps++;
                 size_t pi = (uint32_t)v->pos[i];
@@ -65,8 +65,8 @@ static void partial_reorder(am_terms_ws *ws, const tset *set, const tentry *e, a
             size_t j = s + (k < L ? k : L - 1);
             double rj = (double)j / (double)nref;
             uint64_t id = set->tkid[q.start + k];
-            size_t lo = lower_bound(v->pos, v->n_pos, id << 32);
-            size_t hi = lower_bound(v->pos, v->n_pos, (id + 1) << 32);
+            size_t lo = terms_lower_bound(v->pos, v->n_pos, id << 32);
+            size_t hi = terms_lower_bound(v->pos, v->n_pos, (id + 1) << 32);
             size_t a0 = lo, a1 = hi; /* split: first with i/|h| >= rj */
             while (a0 < a1) {
                 size_t mid = a0 + (a1 - a0) / 2;
@@ -219,7 +219,7 @@ static void windows(am_terms_ws *ws, const am_terms_cfg *cfg)
             ws->keys[ne++] =
                 (uint64_t)(ws->inst_set[i] == &ws->ann) << 63 | (uint64_t)ws->inst_key[i] << 32 | i;
         }
-    radix_sort(ws, ws->keys, ne);
+    terms_radix_sort(ws, ws->keys, ne);
     AM_GROW(ws->grp, ws->cap_grp, ne + 1 + 1, 16);
     for (size_t i = 0; i < ne; i++)
         ws->grp[i] = (uint32_t)ws->keys[i];
@@ -288,9 +288,9 @@ void am_terms_totals_scores(const am_terms_totals *t, am_terms_scores *out)
 static void reset_results(am_terms_ws *ws)
 {
     ws->n_inst = ws->n_dev = ws->n_forbid = ws->n_hits = ws->n_prev = 0;
-    map_clear(&ws->claimset);
-    map_clear(&ws->cursor);
-    views_drop(ws);
+    terms_map_clear(&ws->claimset);
+    terms_map_clear(&ws->cursor);
+    terms_views_drop(ws);
 }
 
 /* FNV-1a of an annotation's target list and case flag. */
@@ -319,7 +319,7 @@ static int annot_same(const am_terms_annot *a, const am_terms_annot *b)
  * by (list hash, index), so only equal hashes are compared. */
 static int load_annots(am_terms_ws *ws, const am_terms_cfg *cfg, const am_terms_annot *an, size_t n)
 {
-    tset_reset(&ws->ann);
+    terms_tset_reset(&ws->ann);
     AM_GROW(ws->keys, ws->cap_keys, n + 1 + 1, 16);
     for (size_t k = 0; k < n; k++) {
         if (!an[k].targets || an[k].n_targets == 0)
@@ -327,14 +327,14 @@ static int load_annots(am_terms_ws *ws, const am_terms_cfg *cfg, const am_terms_
         for (size_t t = 0; t < an[k].n_targets; t++)
             if (!an[k].targets[t])
                 return AM_ERR_INVALID;
-        int rc = set_add_entry(ws, cfg, &ws->ann, NULL, an[k].targets, an[k].n_targets,
-                               an[k].case_sensitive, 0, cfg->stem_match);
+        int rc = terms_set_add_entry(ws, cfg, &ws->ann, NULL, an[k].targets, an[k].n_targets,
+                                     an[k].case_sensitive, 0, cfg->stem_match);
         if (rc)
             return rc;
         assert(k <= UINT32_MAX);
         ws->keys[k] = (uint64_t)annot_hash(&an[k]) << 32 | k;
     }
-    radix_sort(ws, ws->keys, n);
+    terms_radix_sort(ws, ws->keys, n);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && (ws->keys[j] >> 32) == (ws->keys[i] >> 32))
@@ -353,7 +353,7 @@ static int load_annots(am_terms_ws *ws, const am_terms_cfg *cfg, const am_terms_
         }
         i = j;
     }
-    tset_index(&ws->ann);
+    terms_tset_index(&ws->ann);
     return AM_OK;
 }
 
@@ -363,26 +363,26 @@ static int load_annots(am_terms_ws *ws, const am_terms_cfg *cfg, const am_terms_
 static int forbidden_uses(am_terms_ws *ws, const am_terms_lex *lex)
 {
     const tset *set = &lex->set;
-    map_clear(&ws->seen);
+    terms_map_clear(&ws->seen);
     for (size_t i = 0; i < ws->n_hits; i++) {
         size_t k = ws->hits[i].entry;
         if (!set->e[k].forbidden)
             continue;
-        uint64_t *seen = map_at(&ws->seen, k, 0);
+        uint64_t *seen = terms_map_at(&ws->seen, k, 0);
         if (*seen)
             continue;
         *seen = 1;
         const tentry *e = &set->e[k];
-        const tview *v = view_occ(ws, set, &ws->hyp, e->cs ? MODE_CS : MODE_FOLD);
+        const tview *v = terms_view_occ(ws, set, &ws->hyp, e->cs ? MODE_CS : MODE_FOLD);
         size_t a, p = 0;
-        while ((p = next_alt(ws, set, e, v, p, 0, &a)) != NOPOS) {
-            if (ws->n_forbid >= ws_max_occ(ws))
+        while ((p = terms_next_alt(ws, set, e, v, p, 0, &a)) != NOPOS) {
+            if (ws->n_forbid >= terms_ws_max_occ(ws))
                 return AM_ERR_RANGE;
             size_t len = set->a[e->alt0 + a].norm.n;
             AM_GROW(ws->forbid, ws->cap_forbid, ws->n_forbid + 1, 16);
             ws->forbid[ws->n_forbid].entry = k;
             ws->forbid[ws->n_forbid].alt = a;
-            ws->forbid[ws->n_forbid].hyp = mkspan(&ws->hyp, p, p + len);
+            ws->forbid[ws->n_forbid].hyp = terms_mkspan(&ws->hyp, p, p + len);
             ws->n_forbid++;
             p += len;
         }
@@ -422,78 +422,81 @@ int am_terms_score_tok(am_terms_ws *ws, const am_terms_lex *lex, const char *src
     const char *hyp = hyp_t->text, *ref = ref_t->text;
     int rc;
     reset_results(ws);
-    if (cfg->stem_match && (rc = ws_stemmer(ws, lex->stem_alg)))
+    if (cfg->stem_match && (rc = terms_ws_stemmer(ws, lex->stem_alg)))
         return rc;
     if (n_annots && (rc = load_annots(ws, cfg, annots, n_annots)))
         return rc;
     int cs = need_cs(lex, n_annots ? &ws->ann : NULL);
-    if ((rc = text_load(ws, cfg, cfg->tok_src, src, NULL, NULL, &ws->src,
-                        lex->set.any_cs && cfg->casefold, 0)))
+    if ((rc = terms_text_load(ws, cfg, cfg->tok_src, src, NULL, NULL, &ws->src,
+                              lex->set.any_cs && cfg->casefold, 0)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, ref, ref_t->tokens, ref_t->words, &ws->ref, cs, 1)))
+    if ((rc = terms_text_load(ws, cfg, cfg->tok_tgt, ref, ref_t->tokens, ref_t->words, &ws->ref, cs,
+                              1)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, hyp_t->tokens, hyp_t->words, &ws->hyp, cs, 1)))
+    if ((rc = terms_text_load(ws, cfg, cfg->tok_tgt, hyp, hyp_t->tokens, hyp_t->words, &ws->hyp, cs,
+                              1)))
         return rc;
 
     /* instances */
-    if ((rc = find_hits(ws, lex)))
+    if ((rc = terms_find_hits(ws, lex)))
         return rc;
     if (n_annots) {
         am_terms_span none;
         memset(&none, 0, sizeof none);
         for (size_t k = 0; k < n_annots; k++)
             if (annots[k].has_span)
-                place_span(ws, &ws->ann, k, &annots[k]);
+                terms_place_span(ws, &ws->ann, k, &annots[k]);
         for (size_t k = 0; k < n_annots; k++)
             if (!annots[k].has_span)
-                place(ws, &ws->ann, k, AM_TERMS_ANNOTATION, none);
+                terms_place(ws, &ws->ann, k, AM_TERMS_ANNOTATION, none);
     } else {
         for (size_t i = 0; i < ws->n_hits; i++) {
             size_t k = ws->hits[i].entry;
             if (lex->set.e[k].forbidden)
                 continue;
-            if (cancelled(ws))
+            if (terms_cancelled(ws))
                 return AM_ERR_CANCELLED;
-            place(ws, &lex->set, k, AM_TERMS_GLOSSARY,
-                  mkspan(&ws->src, ws->hits[i].start, ws->hits[i].start + ws->hits[i].len));
+            terms_place(
+                ws, &lex->set, k, AM_TERMS_GLOSSARY,
+                terms_mkspan(&ws->src, ws->hits[i].start, ws->hits[i].start + ws->hits[i].len));
         }
     }
 
     /* exact match, then stem match; hypothesis claims are separate from the
      * translation's (different text) */
-    map_clear(&ws->claimset);
+    terms_map_clear(&ws->claimset);
     for (int stem = 0; stem < 2; stem++) {
         if (stem && !cfg->stem_match)
             break;
-        if (stem && (rc = text_stems(ws, cfg, &ws->hyp)))
+        if (stem && (rc = terms_text_stems(ws, cfg, &ws->hyp)))
             return rc;
         for (size_t i = 0; i < ws->n_inst; i++) {
             am_terms_inst *in = &ws->inst[i];
             if (in->match != AM_TERMS_NONE)
                 continue;
-            if (cancelled(ws))
+            if (terms_cancelled(ws))
                 return AM_ERR_CANCELLED;
             const tset *set = ws->inst_set[i];
             const tentry *e = &set->e[in->entry];
             size_t alt;
-            size_t p = find_unclaimed(ws, set, e, ws->inst_key[i], &ws->hyp, stem, &alt);
+            size_t p = terms_find_unclaimed(ws, set, e, ws->inst_key[i], &ws->hyp, stem, &alt);
             if (p == NOPOS)
                 continue;
-            claim(ws, set, ws->inst_key[i], p);
+            terms_claim(ws, set, ws->inst_key[i], p);
             const talt *al = &set->a[e->alt0 + alt];
             in->match = stem ? AM_TERMS_STEM : AM_TERMS_EXACT;
             in->hyp_alt = alt;
-            in->hyp = mkspan(&ws->hyp, p, p + (stem ? al->stem.n : al->norm.n));
+            in->hyp = terms_mkspan(&ws->hyp, p, p + (stem ? al->stem.n : al->norm.n));
         }
     }
     for (size_t i = 0; i < ws->n_inst; i++) {
         const tset *set = ws->inst_set[i];
-        if (cancelled(ws))
+        if (terms_cancelled(ws))
             return AM_ERR_CANCELLED;
         partial_reorder(ws, set, &set->e[ws->inst[i].entry], &ws->inst[i], ws->ref.n);
     }
     windows(ws, cfg);
-    if (cancelled(ws))
+    if (terms_cancelled(ws))
         return AM_ERR_CANCELLED;
     if ((rc = forbidden_uses(ws, lex)))
         return rc;
@@ -539,20 +542,20 @@ int am_terms_preview(am_terms_ws *ws, const am_terms_lex *lex, const char *src, 
     const am_terms_cfg *cfg = &lex->cfg;
     int rc;
     reset_results(ws);
-    if (cfg->stem_match && (rc = ws_stemmer(ws, lex->stem_alg)))
+    if (cfg->stem_match && (rc = terms_ws_stemmer(ws, lex->stem_alg)))
         return rc;
     int cs = need_cs(lex, NULL);
-    if ((rc = text_load(ws, cfg, cfg->tok_src, src, NULL, NULL, &ws->src, cs, 0)))
+    if ((rc = terms_text_load(ws, cfg, cfg->tok_src, src, NULL, NULL, &ws->src, cs, 0)))
         return rc;
-    if ((rc = text_load(ws, cfg, cfg->tok_tgt, hyp, NULL, NULL, &ws->hyp, cs, 0)))
+    if ((rc = terms_text_load(ws, cfg, cfg->tok_tgt, hyp, NULL, NULL, &ws->hyp, cs, 0)))
         return rc;
-    if ((rc = find_hits(ws, lex)))
+    if ((rc = terms_find_hits(ws, lex)))
         return rc;
     const tset *set = &lex->set;
     for (int stem = 0; stem < 2; stem++) {
         if (stem && !cfg->stem_match)
             break;
-        if (stem && (rc = text_stems(ws, cfg, &ws->hyp)))
+        if (stem && (rc = terms_text_stems(ws, cfg, &ws->hyp)))
             return rc;
         for (size_t i = 0; i < ws->n_hits; i++) {
             size_t k = ws->hits[i].entry;
@@ -563,24 +566,25 @@ int am_terms_preview(am_terms_ws *ws, const am_terms_lex *lex, const char *src, 
                 memset(pv, 0, sizeof *pv);
                 pv->entry = k;
                 pv->forbidden = e->forbidden;
-                pv->src = mkspan(&ws->src, ws->hits[i].start, ws->hits[i].start + ws->hits[i].len);
+                pv->src =
+                    terms_mkspan(&ws->src, ws->hits[i].start, ws->hits[i].start + ws->hits[i].len);
                 pv->used = AM_TERMS_NONE;
                 pv->alt = NOPOS;
             }
             am_terms_prev *pv = &ws->prev[i];
             if (pv->used != AM_TERMS_NONE || (stem && e->forbidden))
                 continue;
-            if (cancelled(ws))
+            if (terms_cancelled(ws))
                 return AM_ERR_CANCELLED;
             size_t alt;
-            size_t p = find_unclaimed(ws, set, e, e->key, &ws->hyp, stem, &alt);
+            size_t p = terms_find_unclaimed(ws, set, e, e->key, &ws->hyp, stem, &alt);
             if (p == NOPOS)
                 continue;
-            claim(ws, set, e->key, p);
+            terms_claim(ws, set, e->key, p);
             const talt *al = &set->a[e->alt0 + alt];
             pv->used = stem ? AM_TERMS_STEM : AM_TERMS_EXACT;
             pv->alt = alt;
-            pv->hyp = mkspan(&ws->hyp, p, p + (stem ? al->stem.n : al->norm.n));
+            pv->hyp = terms_mkspan(&ws->hyp, p, p + (stem ? al->stem.n : al->norm.n));
         }
     }
     *out = ws->prev;

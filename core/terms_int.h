@@ -179,13 +179,13 @@ static inline const char *tstr(const ttext *x, uint32_t off)
     return x->pool.data + off;
 }
 
-void tset_reset(tset *s);
+void terms_tset_reset(tset *s);
 
 /* Reports the steps done since the last report to the cancellation check;
  * non-zero when the work must stop. */
-int cancelled(am_terms_ws *ws);
+int terms_cancelled(am_terms_ws *ws);
 
-int ws_stemmer(am_terms_ws *ws, const char *alg);
+int terms_ws_stemmer(am_terms_ws *ws, const char *alg);
 
 /* Tokenizes and normalizes s into x. need_cs: compute the case-kept forms
  * (only when cfg->casefold, else they equal the folded ones). content:
@@ -195,80 +195,83 @@ int ws_stemmer(am_terms_ws *ws, const char *alg);
  * for recall, taken instead of computing them when they were made with
  * cfg's normalization and stopwords (the same forms and flags:
  * am_tok_words). */
-int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind kind, const char *s,
-              const char *tokens, const am_tok_words *words, ttext *x, int need_cs, int content);
+int terms_text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind kind, const char *s,
+                    const char *tokens, const am_tok_words *words, ttext *x, int need_cs,
+                    int content);
 
 /* Computes the stems of x's tokens with ws's stemmer (already opened). */
-int text_stems(am_terms_ws *ws, const am_terms_cfg *cfg, ttext *x);
+int terms_text_stems(am_terms_ws *ws, const am_terms_cfg *cfg, ttext *x);
 
 /* Adds one entry (source may be NULL: no source sequence). */
-int set_add_entry(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, const char *source,
-                  const char *const *targets, size_t n_targets, int cs, int forbidden, int stems);
+int terms_set_add_entry(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, const char *source,
+                        const char *const *targets, size_t n_targets, int cs, int forbidden,
+                        int stems);
 
 /* Token id of string w (hash h) in set s, or NOID. */
-uint32_t tid_find(const tset *s, const char *w, uint32_t h);
+uint32_t terms_tid_find(const tset *s, const char *w, uint32_t h);
 
 /* Child of node along token id tok, or 0. */
-uint32_t edge_find(const tset *s, uint32_t node, uint32_t tok);
+uint32_t terms_edge_find(const tset *s, uint32_t node, uint32_t tok);
 
 /* Builds the token trie of s (after all entries are added): every source
  * and alternative sequence gets its node; entries are chained by source
  * node in ascending order. O(tokens of the set). */
-void tset_index(tset *s);
+void terms_tset_index(tset *s);
 
-void map_clear(u64map *m);
+void terms_map_clear(u64map *m);
 
 /* The value slot of key (inserted with value dflt when missing). Borrowed:
  * valid until the next insertion. */
-uint64_t *map_at(u64map *m, uint64_t key, uint64_t dflt);
+uint64_t *terms_map_at(u64map *m, uint64_t key, uint64_t dflt);
 
 /* Sorts v[0..n) ascending (LSD radix, bytes that are equal in every key
  * are skipped). O(n). */
-void radix_sort(am_terms_ws *ws, uint64_t *v, size_t n);
+void terms_radix_sort(am_terms_ws *ws, uint64_t *v, size_t n);
 
 /* First index i with v[i] >= key (n when none). */
-size_t lower_bound(const uint64_t *v, size_t n, uint64_t key);
+size_t terms_lower_bound(const uint64_t *v, size_t n, uint64_t key);
 
-void views_drop(am_terms_ws *ws);
+void terms_views_drop(am_terms_ws *ws);
 
 /* The view with the occurrences of every alternative of set: a trie walk
  * from each position, at most AM_TERMS_MAX_TERM_TOKENS steps each. */
-tview *view_occ(am_terms_ws *ws, const tset *set, const ttext *x, int mode);
+tview *terms_view_occ(am_terms_ws *ws, const tset *set, const ttext *x, int mode);
 
 /* The view with the sorted (token id, position) pairs of x. */
-tview *view_pos(am_terms_ws *ws, const tset *set, const ttext *x, int mode);
+tview *terms_view_pos(am_terms_ws *ws, const tset *set, const ttext *x, int mode);
 
 /* First occurrence >= from of any alternative of e in view v (stem: the
  * stem sequences); the longest alternative wins at equal positions. Sets
  * *alt; returns NOPOS when none. */
-size_t next_alt(am_terms_ws *ws, const tset *set, const tentry *e, const tview *v, size_t from,
-                int stem, size_t *alt);
+size_t terms_next_alt(am_terms_ws *ws, const tset *set, const tentry *e, const tview *v,
+                      size_t from, int stem, size_t *alt);
 
-void claim(am_terms_ws *ws, const tset *set, size_t key, size_t pos);
+void terms_claim(am_terms_ws *ws, const tset *set, size_t key, size_t pos);
 
 /* First position p in x not claimed for (set, key) where an alternative
  * of e occurs; sets *alt. Returns NOPOS when none. Positions before the
  * (set, text, stem, key) cursor are known to be claimed or without an
  * occurrence (claims are never taken back), so each key's scan resumes
  * where it stopped. */
-size_t find_unclaimed(am_terms_ws *ws, const tset *set, const tentry *e, size_t key, const ttext *x,
-                      int stem, size_t *alt);
+size_t terms_find_unclaimed(am_terms_ws *ws, const tset *set, const tentry *e, size_t key,
+                            const ttext *x, int stem, size_t *alt);
 
-am_terms_span mkspan(const ttext *x, size_t s, size_t e);
+am_terms_span terms_mkspan(const ttext *x, size_t s, size_t e);
 
-size_t ws_max_occ(const am_terms_ws *ws);
+size_t terms_ws_max_occ(const am_terms_ws *ws);
 
 /* Collects the glossary source occurrences (source position ascending,
  * then entry order) into ws->hits: a trie walk from each position in each
  * comparison mode, O(n × AM_TERMS_MAX_TERM_TOKENS + hits). More than
  * AM_TERMS_MAX_OCCURRENCES hits: AM_ERR_RANGE. */
-int find_hits(am_terms_ws *ws, const am_terms_lex *lex);
+int terms_find_hits(am_terms_ws *ws, const am_terms_lex *lex);
 
 /* Places an instance of entry k of set in the translation (first unclaimed
  * occurrence); a deviation when none. */
-void place(am_terms_ws *ws, const tset *set, size_t k, enum am_terms_origin o, am_terms_span src);
+void terms_place(am_terms_ws *ws, const tset *set, size_t k, enum am_terms_origin o,
+                 am_terms_span src);
 
 /* Annotation k with a byte span: the tokens overlapping it. */
-void place_span(am_terms_ws *ws, const tset *set, size_t k, const am_terms_annot *an);
+void terms_place_span(am_terms_ws *ws, const tset *set, size_t k, const am_terms_annot *an);
 
 #endif

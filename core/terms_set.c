@@ -42,7 +42,7 @@ static void tset_init(tset *s)
     am_buf_init(&s->pool);
 }
 
-void tset_reset(tset *s)
+void terms_tset_reset(tset *s)
 {
     am_buf_reset(&s->pool);
     s->ntk = s->ne = s->na = 0;
@@ -72,7 +72,7 @@ void am_terms_ws_set_cancel(am_terms_ws *ws, am_cancel *cancel)
 
 /* Reports the steps done since the last report to the cancellation check;
  * non-zero when the work must stop. */
-int cancelled(am_terms_ws *ws)
+int terms_cancelled(am_terms_ws *ws)
 {
     uint64_t d = ws->steps - ws->cancel_mark;
     ws->cancel_mark = ws->steps;
@@ -109,7 +109,7 @@ static struct sb_stemmer *stemmer_open(const char *alg, char *resolved, size_t r
     return st;
 }
 
-int ws_stemmer(am_terms_ws *ws, const char *alg)
+int terms_ws_stemmer(am_terms_ws *ws, const char *alg)
 {
     if (ws->stemmer && strcmp(ws->stem_alg, alg) == 0)
         return AM_OK;
@@ -151,8 +151,9 @@ static int py_space_at(const char *s, size_t len, size_t i, size_t *n)
  * for recall, taken instead of computing them when they were made with
  * cfg's normalization and stopwords (the same forms and flags:
  * am_tok_words). */
-int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind kind, const char *s,
-              const char *tokens, const am_tok_words *words, ttext *x, int need_cs, int content)
+int terms_text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind kind, const char *s,
+                    const char *tokens, const am_tok_words *words, ttext *x, int need_cs,
+                    int content)
 {
     int rc = am_text_validate(s, strlen(s), NULL);
     if (rc)
@@ -243,7 +244,7 @@ int text_load(am_terms_ws *ws, const am_terms_cfg *cfg, enum am_tok_kind kind, c
 }
 
 /* Computes the stems of x's tokens with ws's stemmer (already opened). */
-int text_stems(am_terms_ws *ws, const am_terms_cfg *cfg, ttext *x)
+int terms_text_stems(am_terms_ws *ws, const am_terms_cfg *cfg, ttext *x)
 {
     if (x->have_stem)
         return AM_OK;
@@ -277,10 +278,10 @@ static int set_add_seq(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, enum
                        const char *s, int mode, lseq *out)
 {
     ttext *x = &ws->tmp;
-    int rc = text_load(ws, cfg, kind, s, NULL, NULL, x, mode == MODE_CS, 0);
+    int rc = terms_text_load(ws, cfg, kind, s, NULL, NULL, x, mode == MODE_CS, 0);
     if (rc)
         return rc;
-    if (mode == MODE_STEM && (rc = text_stems(ws, cfg, x)))
+    if (mode == MODE_STEM && (rc = terms_text_stems(ws, cfg, x)))
         return rc;
     if (x->n > AM_TERMS_MAX_TERM_TOKENS)
         return AM_ERR_RANGE;
@@ -302,8 +303,9 @@ static int set_add_seq(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, enum
 }
 
 /* Adds one entry (source may be NULL: no source sequence). */
-int set_add_entry(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, const char *source,
-                  const char *const *targets, size_t n_targets, int cs, int forbidden, int stems)
+int terms_set_add_entry(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, const char *source,
+                        const char *const *targets, size_t n_targets, int cs, int forbidden,
+                        int stems)
 {
     int rc;
     tentry e;
@@ -383,7 +385,7 @@ static uint32_t mix32(uint32_t a, uint32_t b)
 }
 
 /* Token id of string w (hash h) in set s, or NOID. */
-uint32_t tid_find(const tset *s, const char *w, uint32_t h)
+uint32_t terms_tid_find(const tset *s, const char *w, uint32_t h)
 {
     if (!s->ntid_slots)
         return NOID;
@@ -400,7 +402,7 @@ uint32_t tid_find(const tset *s, const char *w, uint32_t h)
 }
 
 /* Child of node along token id tok, or 0. */
-uint32_t edge_find(const tset *s, uint32_t node, uint32_t tok)
+uint32_t terms_edge_find(const tset *s, uint32_t node, uint32_t tok)
 {
     size_t m = s->nedge_slots - 1, i = mix32(node, tok) & m;
     for (;;) {
@@ -439,7 +441,7 @@ static uint32_t trie_insert(tset *s, lseq q)
 /* Builds the token trie of s (after all entries are added): every source
  * and alternative sequence gets its node; entries are chained by source
  * node in ascending order. O(tokens of the set). */
-void tset_index(tset *s)
+void terms_tset_index(tset *s)
 {
     s->ntid_slots = slots_for(s->ntk);
     if (s->ntid_slots > s->cap_tid_slots) {
@@ -524,18 +526,19 @@ int am_terms_lex_build(const am_gloss *g, const am_terms_cfg *cfg, am_terms_lex 
             goto done;
         }
         sb_stemmer_delete(st);
-        if ((rc = ws_stemmer(ws, lex->stem_alg)))
+        if ((rc = terms_ws_stemmer(ws, lex->stem_alg)))
             goto done;
     }
     lex->cfg.stem_lang = lex->stem_alg;
     for (size_t i = 0; i < g->n; i++) {
         const am_gloss_entry *e = &g->v[i];
-        rc = set_add_entry(ws, &lex->cfg, &lex->set, e->source, (const char *const *)e->targets,
-                           e->n_targets, e->case_sensitive, e->forbidden, cfg->stem_match);
+        rc = terms_set_add_entry(ws, &lex->cfg, &lex->set, e->source,
+                                 (const char *const *)e->targets, e->n_targets, e->case_sensitive,
+                                 e->forbidden, cfg->stem_match);
         if (rc)
             goto done;
     }
-    tset_index(&lex->set);
+    terms_tset_index(&lex->set);
 done:
     am_terms_ws_free(ws);
     if (rc) {

@@ -30,7 +30,7 @@ static int seq_at(const tset *set, lseq q, const ttext *x, size_t p, int mode)
 
 /* ---- u64 maps ----------------------------------------------------------- */
 
-void map_clear(u64map *m)
+void terms_map_clear(u64map *m)
 {
     if (m->n)
         memset(m->k, 0xff, m->cap * sizeof *m->k);
@@ -39,7 +39,7 @@ void map_clear(u64map *m)
 
 /* The value slot of key (inserted with value dflt when missing). Borrowed:
  * valid until the next insertion. */
-uint64_t *map_at(u64map *m, uint64_t key, uint64_t dflt)
+uint64_t *terms_map_at(u64map *m, uint64_t key, uint64_t dflt)
 {
     assert(key != MAP_EMPTY);
     if (2 * (m->n + 1) > m->cap) {
@@ -89,7 +89,7 @@ static int map_has(const u64map *m, uint64_t key)
 
 /* Sorts v[0..n) ascending (LSD radix, bytes that are equal in every key
  * are skipped). O(n). */
-void radix_sort(am_terms_ws *ws, uint64_t *v, size_t n)
+void terms_radix_sort(am_terms_ws *ws, uint64_t *v, size_t n)
 {
     if (n < 2)
         return;
@@ -120,7 +120,7 @@ void radix_sort(am_terms_ws *ws, uint64_t *v, size_t n)
 }
 
 /* First index i with v[i] >= key (n when none). */
-size_t lower_bound(const uint64_t *v, size_t n, uint64_t key)
+size_t terms_lower_bound(const uint64_t *v, size_t n, uint64_t key)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -135,7 +135,7 @@ size_t lower_bound(const uint64_t *v, size_t n, uint64_t key)
 
 /* ---- views: a text through a term set ------------------------------------ */
 
-void views_drop(am_terms_ws *ws)
+void terms_views_drop(am_terms_ws *ws)
 {
     for (size_t i = 0; i < NVIEWS; i++)
         ws->view[i].live = 0;
@@ -164,7 +164,7 @@ static tview *view_get(am_terms_ws *ws, const tset *set, const ttext *x, int mod
         const ttok *k = &x->t[t];
         uint32_t off = mode == MODE_CS ? k->cs : mode == MODE_STEM ? k->stem : k->fold;
         uint32_t h = mode == MODE_CS ? k->hcs : mode == MODE_STEM ? k->hstem : k->hfold;
-        v->ids[t] = tid_find(set, x->pool.data + off, h);
+        v->ids[t] = terms_tid_find(set, x->pool.data + off, h);
     }
     ws->steps += x->n;
     return v;
@@ -172,7 +172,7 @@ static tview *view_get(am_terms_ws *ws, const tset *set, const ttext *x, int mod
 
 /* The view with the occurrences of every alternative of set: a trie walk
  * from each position, at most AM_TERMS_MAX_TERM_TOKENS steps each. */
-tview *view_occ(am_terms_ws *ws, const tset *set, const ttext *x, int mode)
+tview *terms_view_occ(am_terms_ws *ws, const tset *set, const ttext *x, int mode)
 {
     tview *v = view_get(ws, set, x, mode);
     if (v->have_occ)
@@ -182,7 +182,7 @@ tview *view_occ(am_terms_ws *ws, const tset *set, const ttext *x, int mode)
         uint32_t node = 0;
         for (size_t k = p; k < x->n && v->ids[k] != NOID; k++) {
             ws->steps++;
-            node = edge_find(set, node, v->ids[k]);
+            node = terms_edge_find(set, node, v->ids[k]);
             if (!node)
                 break;
             if (set->nflag[node] & NODE_ALT) {
@@ -191,13 +191,13 @@ tview *view_occ(am_terms_ws *ws, const tset *set, const ttext *x, int mode)
             }
         }
     }
-    radix_sort(ws, v->occ, v->n_occ);
+    terms_radix_sort(ws, v->occ, v->n_occ);
     v->have_occ = 1;
     return v;
 }
 
 /* The view with the sorted (token id, position) pairs of x. */
-tview *view_pos(am_terms_ws *ws, const tset *set, const ttext *x, int mode)
+tview *terms_view_pos(am_terms_ws *ws, const tset *set, const ttext *x, int mode)
 {
     tview *v = view_get(ws, set, x, mode);
     if (v->have_pos)
@@ -207,7 +207,7 @@ tview *view_pos(am_terms_ws *ws, const tset *set, const ttext *x, int mode)
     for (size_t t = 0; t < x->n; t++)
         if (v->ids[t] != NOID)
             v->pos[v->n_pos++] = (uint64_t)v->ids[t] << 32 | t;
-    radix_sort(ws, v->pos, v->n_pos);
+    terms_radix_sort(ws, v->pos, v->n_pos);
     v->have_pos = 1;
     return v;
 }
@@ -215,8 +215,8 @@ tview *view_pos(am_terms_ws *ws, const tset *set, const ttext *x, int mode)
 /* First occurrence >= from of any alternative of e in view v (stem: the
  * stem sequences); the longest alternative wins at equal positions. Sets
  * *alt; returns NOPOS when none. */
-size_t next_alt(am_terms_ws *ws, const tset *set, const tentry *e, const tview *v, size_t from,
-                int stem, size_t *alt)
+size_t terms_next_alt(am_terms_ws *ws, const tset *set, const tentry *e, const tview *v,
+                      size_t from, int stem, size_t *alt)
 {
     size_t best = NOPOS;
     uint32_t blen = 0;
@@ -226,7 +226,7 @@ size_t next_alt(am_terms_ws *ws, const tset *set, const tentry *e, const tview *
         if (q.n == 0)
             continue;
         ws->steps++;
-        size_t i = lower_bound(v->occ, v->n_occ, (uint64_t)q.node << 32 | from);
+        size_t i = terms_lower_bound(v->occ, v->n_occ, (uint64_t)q.node << 32 | from);
         if (i == v->n_occ || (v->occ[i] >> 32) != q.node)
             continue;
         size_t p = (uint32_t)v->occ[i];
@@ -252,9 +252,9 @@ static int claimed(am_terms_ws *ws, const tset *set, size_t key, size_t pos)
     return map_has(&ws->claimset, claim_key(ws, set, key, pos));
 }
 
-void claim(am_terms_ws *ws, const tset *set, size_t key, size_t pos)
+void terms_claim(am_terms_ws *ws, const tset *set, size_t key, size_t pos)
 {
-    *map_at(&ws->claimset, claim_key(ws, set, key, pos), 0) = 1;
+    *terms_map_at(&ws->claimset, claim_key(ws, set, key, pos), 0) = 1;
 }
 
 /* First position p in x not claimed for (set, key) where an alternative
@@ -262,25 +262,25 @@ void claim(am_terms_ws *ws, const tset *set, size_t key, size_t pos)
  * (set, text, stem, key) cursor are known to be claimed or without an
  * occurrence (claims are never taken back), so each key's scan resumes
  * where it stopped. */
-size_t find_unclaimed(am_terms_ws *ws, const tset *set, const tentry *e, size_t key, const ttext *x,
-                      int stem, size_t *alt)
+size_t terms_find_unclaimed(am_terms_ws *ws, const tset *set, const tentry *e, size_t key,
+                            const ttext *x, int stem, size_t *alt)
 {
     int mode = stem ? MODE_STEM : e->cs ? MODE_CS : MODE_FOLD;
-    const tview *v = view_occ(ws, set, x, mode);
+    const tview *v = terms_view_occ(ws, set, x, mode);
     uint64_t ck = (uint64_t)(set == &ws->ann) << 63 | (uint64_t)(x == &ws->hyp) << 62 |
                   (uint64_t)(stem != 0) << 61 | key;
-    size_t from = (size_t)*map_at(&ws->cursor, ck, 0);
+    size_t from = (size_t)*terms_map_at(&ws->cursor, ck, 0);
     for (;;) {
-        size_t p = next_alt(ws, set, e, v, from, stem, alt);
+        size_t p = terms_next_alt(ws, set, e, v, from, stem, alt);
         if (p == NOPOS || !claimed(ws, set, key, p)) {
-            *map_at(&ws->cursor, ck, 0) = p == NOPOS ? x->n : p;
+            *terms_map_at(&ws->cursor, ck, 0) = p == NOPOS ? x->n : p;
             return p;
         }
         from = p + 1;
     }
 }
 
-am_terms_span mkspan(const ttext *x, size_t s, size_t e)
+am_terms_span terms_mkspan(const ttext *x, size_t s, size_t e)
 {
     am_terms_span sp;
     sp.tok_start = s;
@@ -294,7 +294,7 @@ am_terms_span mkspan(const ttext *x, size_t s, size_t e)
     return sp;
 }
 
-size_t ws_max_occ(const am_terms_ws *ws)
+size_t terms_ws_max_occ(const am_terms_ws *ws)
 {
     return ws->max_occ ? ws->max_occ : AM_TERMS_MAX_OCCURRENCES;
 }
@@ -303,7 +303,7 @@ size_t ws_max_occ(const am_terms_ws *ws)
  * then entry order) into ws->hits: a trie walk from each position in each
  * comparison mode, O(n × AM_TERMS_MAX_TERM_TOKENS + hits). More than
  * AM_TERMS_MAX_OCCURRENCES hits: AM_ERR_RANGE. */
-int find_hits(am_terms_ws *ws, const am_terms_lex *lex)
+int terms_find_hits(am_terms_ws *ws, const am_terms_lex *lex)
 {
     const tset *set = &lex->set;
     const ttext *x = &ws->src;
@@ -319,13 +319,13 @@ int find_hits(am_terms_ws *ws, const am_terms_lex *lex)
             uint32_t node = 0;
             for (size_t k = p; k < x->n && v->ids[k] != NOID; k++) {
                 ws->steps++;
-                node = edge_find(set, node, v->ids[k]);
+                node = terms_edge_find(set, node, v->ids[k]);
                 if (!node)
                     break;
                 for (uint32_t c = set->shead[node]; c; c = set->e[c - 1].next_src) {
                     if (set->e[c - 1].cs != cs)
                         continue;
-                    if (nk >= ws_max_occ(ws))
+                    if (nk >= terms_ws_max_occ(ws))
                         return AM_ERR_RANGE;
                     ws->steps++;
                     AM_GROW(ws->keys, ws->cap_keys, nk + 1, 16);
@@ -335,7 +335,7 @@ int find_hits(am_terms_ws *ws, const am_terms_lex *lex)
         }
     }
     /* (start, entry) order: the two walks interleave */
-    radix_sort(ws, ws->keys, nk);
+    terms_radix_sort(ws, ws->keys, nk);
     AM_GROW(ws->hits, ws->cap_hits, nk + 1, 16);
     for (size_t i = 0; i < nk; i++) {
         size_t k = (uint32_t)ws->keys[i];
@@ -378,28 +378,29 @@ static void inst_blank(am_terms_inst *in)
 
 /* Places an instance of entry k of set in the translation (first unclaimed
  * occurrence); a deviation when none. */
-void place(am_terms_ws *ws, const tset *set, size_t k, enum am_terms_origin o, am_terms_span src)
+void terms_place(am_terms_ws *ws, const tset *set, size_t k, enum am_terms_origin o,
+                 am_terms_span src)
 {
     const tentry *e = &set->e[k];
     size_t alt;
-    size_t p = find_unclaimed(ws, set, e, e->key, &ws->ref, 0, &alt);
+    size_t p = terms_find_unclaimed(ws, set, e, e->key, &ws->ref, 0, &alt);
     if (p == NOPOS) {
         push_dev(ws, o, k, src);
         return;
     }
-    claim(ws, set, e->key, p);
+    terms_claim(ws, set, e->key, p);
     am_terms_inst in;
     inst_blank(&in);
     in.origin = o;
     in.entry = k;
     in.alt = alt;
     in.src = src;
-    in.ref = mkspan(&ws->ref, p, p + set->a[e->alt0 + alt].norm.n);
+    in.ref = terms_mkspan(&ws->ref, p, p + set->a[e->alt0 + alt].norm.n);
     push_inst(ws, set, e->key, &in);
 }
 
 /* Annotation k with a byte span: the tokens overlapping it. */
-void place_span(am_terms_ws *ws, const tset *set, size_t k, const am_terms_annot *an)
+void terms_place_span(am_terms_ws *ws, const tset *set, size_t k, const am_terms_annot *an)
 {
     const ttext *x = &ws->ref;
     size_t s = NOPOS, end = 0;
@@ -451,7 +452,7 @@ void place_span(am_terms_ws *ws, const tset *set, size_t k, const am_terms_annot
             break;
         }
     }
-    in.ref = mkspan(x, s, end);
-    claim(ws, set, e->key, s);
+    in.ref = terms_mkspan(x, s, end);
+    terms_claim(ws, set, e->key, s);
     push_inst(ws, set, e->key, &in);
 }
