@@ -1,7 +1,10 @@
 /* terms.c — terminology consistency, standard profile (see terms.h and
- * docs/metrics.md §3). The code follows the order of terms.h: text pipeline,
- * term sets (compiled glossary / annotations), instances, exact and stem
- * match, partial and reorder, windows, forbidden uses, totals, preview. */
+ * docs/metrics.md §3). The code follows the order of terms.h over three
+ * files (private declarations in terms_int.h): terms_set.c — stemmer, text
+ * pipeline, term sets (compiled glossary / annotations); terms_view.c —
+ * sequence matching, maps, sorting, views, instances and exact and stem
+ * match; this file — partial and reorder, windows, forbidden uses, totals,
+ * preview. */
 #include "terms_int.h"
 #include "recall.h"
 
