@@ -33,9 +33,10 @@ const char *am_gloss_trim(const char *s, size_t *len);
 /* The CSV/TSV (delim ',' or '\t') and JSON readers of glossary.c, called by
  * am_gloss_parse_langs (gloss_read.c) on validated, BOM-stripped UTF-8
  * buf[0..len): fill out (empty on entry) under lim; errors go to rep. */
-int parse_csv(const char *buf, size_t len, char delim, const am_gloss_limits *lim,
-              const char *src_lang, const char *tgt_lang, am_gloss *out, am_gloss_report *rep);
-int parse_json(const char *buf, size_t len, const am_gloss_limits *lim, am_gloss *out,
-               am_gloss_report *rep);
+int am_gloss_read_csv(const char *buf, size_t len, char delim, const am_gloss_limits *lim,
+                      const char *src_lang, const char *tgt_lang, am_gloss *out,
+                      am_gloss_report *rep);
+int am_gloss_read_json(const char *buf, size_t len, const am_gloss_limits *lim, am_gloss *out,
+                       am_gloss_report *rep);
 
 #endif

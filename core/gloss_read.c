@@ -95,10 +95,10 @@ int am_gloss_parse_langs(const char *buf, size_t len, enum am_gloss_format forma
          * fills the report itself */
         rc = am_gloss_parse_tbx(buf, len, NULL, NULL, &lim, out, rep);
     } else if (format == AM_GLOSS_JSON) {
-        rc = parse_json(buf, len, &lim, out, rep);
+        rc = am_gloss_read_json(buf, len, &lim, out, rep);
     } else {
-        rc = parse_csv(buf, len, format == AM_GLOSS_TSV ? '\t' : ',', &lim, source_lang,
-                       target_lang, out, rep);
+        rc = am_gloss_read_csv(buf, len, format == AM_GLOSS_TSV ? '\t' : ',', &lim, source_lang,
+                               target_lang, out, rep);
     }
     if (rc)
         am_gloss_cleanup(out);

@@ -1,4 +1,5 @@
-/* glossary.c — in-memory glossary and its CSV/TSV/JSON parsers (see glossary.h). */
+/* glossary.c — in-memory glossary (the builder TBX reading goes through too) and its
+ * CSV/TSV/JSON readers (see glossary.h); gloss_read.c detects the format and dispatches. */
 #include "glossary.h"
 
 #include "gloss_internal.h"
@@ -486,8 +487,9 @@ static int lang_header(const csv_row *row, const char *src_lang, const char *tgt
 /* Length/complexity (issue 15): one pass over the rows (header detection,
  * quoting via the row reader, the column roles, one refusal with its line
  * per limit); the cell and header work is in its helpers. */
-int parse_csv(const char *buf, size_t len, char delim, const am_gloss_limits *lim,
-              const char *src_lang, const char *tgt_lang, am_gloss *out, am_gloss_report *rep)
+int am_gloss_read_csv(const char *buf, size_t len, char delim, const am_gloss_limits *lim,
+                      const char *src_lang, const char *tgt_lang, am_gloss *out,
+                      am_gloss_report *rep)
 {
     csv_reader c = {buf, len, 0, 1, delim, lim, rep};
     csv_row row;
@@ -711,8 +713,8 @@ fail:
     return rc;
 }
 
-int parse_json(const char *buf, size_t len, const am_gloss_limits *lim, am_gloss *out,
-               am_gloss_report *rep)
+int am_gloss_read_json(const char *buf, size_t len, const am_gloss_limits *lim, am_gloss *out,
+                       am_gloss_report *rep)
 {
     json_error_t jerr;
     json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
