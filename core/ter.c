@@ -13,6 +13,7 @@
  * q: ED = min_j fwd[q][j] + bwd[q][j]. Both directions run over exactly the
  * cells of sacreBLEU's beam, so this is the same shortest path through the
  * same band as the plain forward computation (exact in integer arithmetic).
+ * The tokenizer (am_ter_tokenize*) is in ter_tok.c.
  */
 #include "ter.h"
 #include "text.h"
