@@ -17,15 +17,16 @@
 
 BUILD    ?= build
 CC       ?= cc
-PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0 libsystemd libcurl friso
+PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0 libsystemd libcurl friso libpcre2-8
 OPT      ?= -O2
 SAN      ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wcast-qual -Wformat=2 -Wvla
 CFLAGS   ?= $(OPT) -g
 # The scoring core may use only these (no HTTP, no SQL, no systemd); friso is the
-# Chinese word segmenter of recall (core/zhseg.c, Debian libfriso-dev + friso-dict).
-CORE_PKGS ?= libutf8proc libxml-2.0 jansson friso
+# Chinese word segmenter of recall (core/zhseg.c, Debian libfriso-dev + friso-dict),
+# PCRE2 runs the alam2021 reference script's term patterns (core/compat/alam2021_re.c).
+CORE_PKGS ?= libutf8proc libxml-2.0 jansson friso libpcre2-8
 # MeCab (ja-mecab tokenizer, core/mecab.c) ships mecab-config, not a .pc file.
 # Its header is also named mecab.h, so core/mecab.c includes it by full path.
 MECAB_INC  := $(shell mecab-config --inc-dir 2>/dev/null || echo /usr/include)

@@ -1,7 +1,7 @@
 /*
  * gloss_internal.h — helpers shared by the glossary parsers (glossary.c:
- * CSV/TSV/JSON; tbx.c: TBX). Internal to core/: not part of the public
- * glossary API (glossary.h). Defined in glossary.c; no global state.
+ * CSV/TSV/JSON; tbx.c: TBX; gloss_read.c: detection and dispatch). Internal to core/: not part of
+ * the public glossary API (glossary.h). Defined in glossary.c; no global state.
  */
 #ifndef AM_GLOSS_INTERNAL_H
 #define AM_GLOSS_INTERNAL_H
@@ -29,5 +29,14 @@ int am_gloss_is_space(char c);
 /* Trims ASCII whitespace from both ends of s[0..*len): returns the first
  * byte kept and sets *len to the kept length (pointers into s, no copy). */
 const char *am_gloss_trim(const char *s, size_t *len);
+
+/* The CSV/TSV (delim ',' or '\t') and JSON readers of glossary.c, called by
+ * am_gloss_parse_langs (gloss_read.c) on validated, BOM-stripped UTF-8
+ * buf[0..len): fill out (empty on entry) under lim; errors go to rep. */
+int am_gloss_read_csv(const char *buf, size_t len, char delim, const am_gloss_limits *lim,
+                      const char *src_lang, const char *tgt_lang, am_gloss *out,
+                      am_gloss_report *rep);
+int am_gloss_read_json(const char *buf, size_t len, const am_gloss_limits *lim, am_gloss *out,
+                       am_gloss_report *rep);
 
 #endif

@@ -54,6 +54,14 @@ typedef struct am_alam_result {
  * running for hours. */
 #define AM_ALAM_TER_MAX_CELLS 1000000000ULL
 
+/* Limits of one regular-expression search of a term in a hypothesis
+ * (PCRE2's match and backtracking-depth limits; docs/metrics.md §3): a
+ * term such as "(a|a)*b" backtracks exponentially (Python would run for
+ * hours); past the limit the term is refused with AM_ERR_INVALID. The
+ * script's literal terms and simple groups use a few hundred steps. */
+#define AM_ALAM_RX_MATCH_LIMIT 1000000u
+#define AM_ALAM_RX_DEPTH_LIMIT 10000u
+
 /* Scores hypothesis `hyp` against reference `ref` (its <term> tags carry the
  * terminology) with window sizes windows[0..nwindows) (each >= 1; the script
  * uses 2 and 3). `src` may be NULL; when given it must have the reference's
@@ -66,7 +74,8 @@ typedef struct am_alam_result {
  * cannot process (a term without `tgt` or `type`, an empty term text, a term
  * word that is not a whole token of the segment, a term field containing the
  * script's record separators " ||| " or " --> ", a term that is not a valid
- * regular expression in the Python subset this module implements);
+ * regular expression in the Python subset this module implements, a term
+ * whose search passes AM_ALAM_RX_MATCH_LIMIT or AM_ALAM_RX_DEPTH_LIMIT);
  * AM_ERR_NOTFOUND when a hypothesis id is not in the reference;
  * AM_ERR_RANGE when a segment's TERm needs more than AM_ALAM_TER_MAX_CELLS
  * (out->err_seg says which). */
@@ -98,9 +107,10 @@ int am_alam_term_indices(const char *const *toks, size_t ntoks, const char *cons
 
 /* True when the Python regular expression `pattern` (the subset this module
  * implements: literals, ., [] classes, groups, (?:), |, ? * + {m,n}, lazy
- * forms, \d \w \s \D \W \S \b \B and escapes, ^ $) matches a prefix of
- * text[pos..len). Returns 1 or 0, or AM_ERR_INVALID when the pattern is not
- * valid or not supported. Exposed for tests. */
+ * forms, \d \w \s \D \W \S \b \B \A \Z and escapes, ^ $; run by PCRE2)
+ * matches a prefix of text[pos..len). Returns 1 or 0, AM_ERR_INVALID when
+ * the pattern is not valid or not supported (or text is not UTF-8),
+ * AM_ERR_RANGE when the match passes the limits above. Exposed for tests. */
 int am_alam_regex_match_at(const char *pattern, const char *text, size_t len, size_t pos);
 
 #endif

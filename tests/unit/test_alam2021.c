@@ -136,6 +136,133 @@ static void test_regex(void **state)
     assert_int_equal(am_alam_regex_match_at("\\1", t, len, 0), AM_ERR_INVALID);
 }
 
+/* Python `re` rules that PCRE2 spells or reads differently: the
+ * translation must keep Python's meaning. */
+static void test_regex_python_rules(void **state)
+{
+    (void)state;
+    /* \s is str.isspace(): U+001C..U+001F yes, U+180E (Cf) no; \S its complement */
+    assert_int_equal(am_alam_regex_match_at("a\\sb",
+                                            "a\x1c"
+                                            "b",
+                                            3, 0),
+                     1);
+    assert_int_equal(am_alam_regex_match_at("a\\sb",
+                                            "a\xe1\xa0\x8e"
+                                            "b",
+                                            5, 0),
+                     0);
+    assert_int_equal(am_alam_regex_match_at("a\\Sb",
+                                            "a\xe1\xa0\x8e"
+                                            "b",
+                                            5, 0),
+                     1);
+    assert_int_equal(am_alam_regex_match_at("a\\Sb",
+                                            "a\x1f"
+                                            "b",
+                                            3, 0),
+                     0);
+    assert_int_equal(am_alam_regex_match_at("a[\\sx]b",
+                                            "a\x1d"
+                                            "b",
+                                            3, 0),
+                     1);
+    assert_int_equal(am_alam_regex_match_at("a[^\\s]b",
+                                            "a\x1d"
+                                            "b",
+                                            3, 0),
+                     0);
+    assert_int_equal(am_alam_regex_match_at("a[^\\s]b",
+                                            "a\n"
+                                            "b",
+                                            3, 0),
+                     0);
+    assert_int_equal(am_alam_regex_match_at("a[^\\s]b", "aeb", 3, 0), 1);
+    assert_int_equal(am_alam_regex_match_at("a[x\\S]b", "aeb", 3, 0), 1);
+    assert_int_equal(am_alam_regex_match_at("a[x\\S]b", "a b", 3, 0), 0);
+    assert_int_equal(am_alam_regex_match_at("a[^x\\S]b", "a b", 3, 0), 1);
+    assert_int_equal(am_alam_regex_match_at("a[^x\\S]b", "axb", 3, 0), 0);
+    /* \w: letters, digits, "_", not a combining mark (U+0301 is Mn) */
+    assert_int_equal(am_alam_regex_match_at("\\w\\w", "\xc3\xa9\xd9\xa3", 4, 0), 1);
+    assert_int_equal(am_alam_regex_match_at("e\\w", "e\xcc\x81", 3, 0), 0);
+    assert_int_equal(am_alam_regex_match_at("\\d", "\xd9\xa3", 2, 0), 1); /* Arabic-Indic 3 */
+    /* \Z is the very end only (PCRE2's \Z also matches before a final newline) */
+    assert_int_equal(am_alam_regex_match_at("a\\Z", "a\n", 2, 0), 0);
+    assert_int_equal(am_alam_regex_match_at("a$", "a\n", 2, 0), 1);
+    assert_int_equal(am_alam_regex_match_at("a\\Z", "a", 1, 0), 1);
+    /* ^ and \A only at the start of the whole text, not at pos */
+    assert_int_equal(am_alam_regex_match_at("^b", "ab", 2, 1), 0);
+    assert_int_equal(am_alam_regex_match_at("\\Ab", "ab", 2, 1), 0);
+    /* \b looks at the character before pos */
+    assert_int_equal(am_alam_regex_match_at("\\bb", "ab", 2, 1), 0);
+    /* {,n} is {0,n} in Python (a literal in PCRE2 10.42) */
+    assert_int_equal(am_alam_regex_match_at("ab{,2}c", "abbc", 4, 0), 1);
+    assert_int_equal(am_alam_regex_match_at("ab{,2}c", "ab{,2}c", 7, 0), 0);
+    /* POSIX classes and \Q are PCRE2 syntax: plain characters in Python */
+    assert_int_equal(am_alam_regex_match_at("[[:a]]", ":]", 2, 0), 1);
+    assert_int_equal(am_alam_regex_match_at("[[:alpha:]]", "x", 1, 0), 0);
+    assert_int_equal(am_alam_regex_match_at("#x", "#x", 2, 0), 1);
+    assert_int_equal(am_alam_regex_match_at("\\Q", "Q", 1, 0), AM_ERR_INVALID);
+    assert_int_equal(am_alam_regex_match_at("\\p{L}", "x", 1, 0), AM_ERR_INVALID);
+    /* escapes: \x \u \U and escaped punctuation; case is never folded */
+    assert_int_equal(
+        am_alam_regex_match_at("\\x41\\u00e9\\U0001F600", "A\xc3\xa9\xf0\x9f\x98\x80", 7, 0), 1);
+    assert_int_equal(am_alam_regex_match_at("\\(\\.\\)", "(.)", 3, 0), 1);
+    assert_int_equal(am_alam_regex_match_at("A", "a", 1, 0), 0);
+    assert_int_equal(am_alam_regex_match_at("(?i)A", "a", 1, 0), AM_ERR_INVALID);
+    /* . is anything but \n; positions are bytes at code point starts */
+    assert_int_equal(am_alam_regex_match_at("a.b", "a\nb", 3, 0), 0);
+    assert_int_equal(am_alam_regex_match_at("a.b",
+                                            "a\xc3\xa9"
+                                            "b",
+                                            4, 0),
+                     1);
+    assert_int_equal(am_alam_regex_match_at("\xc3\xa9", "x\xc3\xa9", 3, 1), 1);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A term that backtracks exponentially stops at the match limit: an error
+ * for the exposed test, AM_ERR_INVALID from the scorer, in well under a
+ * second either way (Python would run for hours). */
+static void test_regex_limit(void **state)
+{
+    (void)state;
+    char text[80];
+    memset(text, 'a', sizeof text - 2);
+    text[sizeof text - 2] = '!';
+    text[sizeof text - 1] = '\0';
+    assert_int_equal(am_alam_regex_match_at("(a|a)*!!", text, strlen(text), 0), AM_ERR_RANGE);
+    assert_int_equal(am_alam_regex_match_at("(?:a|aa)*!", text, strlen(text), 0), 1);
+
+    static const char ref[] = "<refset><doc docid=\"d\">\n<seg id=\"1\"> x <term id=\"1\" "
+                              "type=\"x_tgt_original\" src=\"s\" tgt=\"(a|a)*b\"> x </term> "
+                              "</seg>\n</doc></refset>";
+    am_buf hyp;
+    am_buf_init(&hyp);
+    am_buf_appends(&hyp, "<tstset><doc docid=\"d\">\n<seg id=\"1\"> x ");
+    for (int i = 0; i < 60; i++)
+        am_buf_appendc(&hyp, 'a');
+    am_buf_appends(&hyp, " b </seg>\n</doc></tstset>"); /* "b" is there: no shortcut */
+    am_sgml_doc r, h;
+    am_alam_result res;
+    size_t w[] = {2};
+    assert_int_equal(am_sgml_parse(ref, strlen(ref), &r, NULL), AM_OK);
+    assert_int_equal(am_sgml_parse(hyp.data, hyp.len, &h, NULL), AM_OK);
+    double t0 = now_s();
+    assert_int_equal(am_alam_score(NULL, &r, &h, w, 1, &res), AM_ERR_INVALID);
+    assert_true(now_s() - t0 < 5.0);
+    am_alam_result_free(&res);
+    am_sgml_free(&r);
+    am_sgml_free(&h);
+    am_buf_cleanup(&hyp);
+}
+
 static void parse(const char *s, am_sgml_doc *d)
 {
     size_t line;
@@ -340,6 +467,8 @@ int main(void)
         cmocka_unit_test(test_term_ter_vectors),
         cmocka_unit_test(test_term_indices),
         cmocka_unit_test(test_regex),
+        cmocka_unit_test(test_regex_python_rules),
+        cmocka_unit_test(test_regex_limit),
         cmocka_unit_test(test_quirks),
         cmocka_unit_test(test_no_crash),
         cmocka_unit_test(test_golden_tico19),
