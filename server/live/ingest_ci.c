@@ -4,8 +4,8 @@
  * session's segments. R0..Rk, R0+1, TER, 1−TERm, term exact match and
  * window overlap come from the stored per-segment results (the numbers the
  * totals sum); BLEU and chrF n-gram statistics are not stored, so each
- * stored request's history-independent part is scored again
- * (am_score_segment_rest) for them.
+ * stored request's BLEU and chrF are scored again (am_score_segment_text,
+ * nothing else) for them.
  */
 #include "sig.h"
 #include "ingest.h"
@@ -89,7 +89,7 @@ static int am_ci_text_stats(am_ci_ctx *c, const char *request_json)
         am_seg_input in = am_seg_req_input(&q);
         am_seg_result res;
         const char *field = NULL;
-        rc = am_score_segment_rest(c->sess->scorer, c->ws, &in, &res, &field);
+        rc = am_score_segment_text(c->sess->scorer, c->ws, &in, &res, &field);
         for (size_t k = 0; rc == AM_OK && k < q.nsys; k++)
             for (size_t i = 0; i < c->nsys; i++)
                 if (!strcmp(q.sys[k], c->names[i])) {
