@@ -317,8 +317,8 @@ static void sig_bs_finish(const am_sig_data *d, size_t baseline, size_t n, doubl
  * once, turned into counts per unit for the packed metrics, then every
  * metric and system; scores[k][s * n + b]. Returns AM_OK or
  * AM_ERR_CANCELLED (cancel: the first metric's). */
-static int sig_bs_resample(const sig_bs_col *cols, size_t nd, const am_sig_plan *plan,
-                           size_t width, double **scores)
+static int sig_bs_resample(const sig_bs_col *cols, size_t nd, const am_sig_plan *plan, size_t width,
+                           double **scores)
 {
     const am_sig_data *d0 = cols[0].d;
     size_t nu = d0->nunits, n = plan->n, nsys = d0->nsys, maxns = width;
@@ -380,8 +380,8 @@ static int sig_bs_resample(const sig_bs_col *cols, size_t nd, const am_sig_plan 
 
 /* Complexity: argument checks, the packing plan, then the resampling
  * (sig_bs_resample) and each metric's summary (sig_bs_finish). */
-int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline,
-                          const am_sig_plan *plan, double conf, am_sig_result *const *out)
+int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline, const am_sig_plan *plan,
+                          double conf, am_sig_result *const *out)
 {
     if (!nd || !plan || plan->ar || !(conf > 0 && conf < 1))
         return AM_ERR_INVALID;

@@ -101,8 +101,8 @@ int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *p
  * statistics are small integers summed unit by unit from counts of draws
  * (exact, so the order does not matter). d[0].cancel is asked. Same
  * returns as am_sig_paired_bs. */
-int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline,
-                          const am_sig_plan *plan, double conf, am_sig_result *const *out);
+int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline, const am_sig_plan *plan,
+                          double conf, am_sig_result *const *out);
 /* Paired approximate randomization (an AR plan) against `baseline`. */
 int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *plan,
                      am_sig_result *out);

@@ -61,6 +61,7 @@
 #include "http.h"
 #include "json.h"
 #include "events.h"
+#include "peer.h" /* am_req_socket */
 #include "server.h"
 #include "shard.h"
 
@@ -1982,4 +1983,14 @@ int am_http_stop(am_server *srv)
     free(h);
     srv->http = NULL;
     return 0;
+}
+
+/* peer.h: the socket of req's connection, for peer.c's look at whether the
+ * client is still there (-1 without a connection). */
+int am_req_socket(const am_req *req)
+{
+    const am_http_ctx *x = req ? req->conn : NULL;
+    const union MHD_ConnectionInfo *ci =
+        x && x->conn ? MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD) : NULL;
+    return ci ? (int)ci->connect_fd : -1;
 }

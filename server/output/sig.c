@@ -340,8 +340,8 @@ json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *co
         sig_run_ar(c, cols, ncol, bl, nsess, &seg_plan, &sess_plan, o, stats, res, rcs);
     else
         for (int by_sess = 0; by_sess <= (nsess > 1); by_sess++)
-            sig_run_bs(c, cols, ncol, bl, by_sess, by_sess ? &sess_plan : &seg_plan, o, stats,
-                       res, rcs);
+            sig_run_bs(c, cols, ncol, bl, by_sess, by_sess ? &sess_plan : &seg_plan, o, stats, res,
+                       rcs);
     for (size_t k = 0; k < ncol; k++) {
         int by_sess = cols[k].block && nsess > 1;
         for (size_t s = 0; s < c->nsys && rcs[k] == AM_OK; s++) {
