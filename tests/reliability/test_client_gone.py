@@ -2,7 +2,8 @@
 """A CPU-heavy request stops when its client has gone (issue 27 goal 3):
 GET /v1/sessions/{id}/metrics?ci=0.95 on a big session (tens of seconds of
 bootstrap) is abandoned soon after the client closes its connection
-(server/http/peer.c, looked at every 20 ms between units of work), counted
+(server/http/peer.c, looked at every 20 ms between units of work), and so
+is POST …/rescore (before anything is written), each counted
 in adaptmon_requests_abandoned_total{reason="client_gone"}, and the
 server's CPU goes quiet; a client that stays gets its answer.
 
@@ -76,6 +77,31 @@ def test_ci_stops_when_the_client_closes():
         check(spent < 0.5, "the server is quiet after it stopped (%.2f s CPU in 1 s)" % spent)
         # the server goes on answering, and a client that waits is served
         expect_status(c.get("/v1/sessions/g/metrics"), 200, "plain metrics")
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_rescore_stops_when_the_client_closes():
+    """POST …/rescore (about a millisecond a segment) is abandoned while it
+    scores, before its shadow copy: the session is unchanged."""
+    srv = big_server(64000)
+    try:
+        c = srv.client()
+        v0 = c.get("/v1/sessions/g/metrics").json()["version"]
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"POST /v1/sessions/g/rescore HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  b"Content-Length: 0\r\n\r\n")
+        time.sleep(1.0)
+        s.close()
+        closed = time.monotonic()
+        while abandoned(c) < 1 and time.monotonic() - closed < 10:
+            time.sleep(0.05)
+        took = time.monotonic() - closed
+        eq(abandoned(c), 1, "the abandoned rescore is counted")
+        check(took < 5, "stopped %.2f s after the client closed" % took)
+        eq(c.get("/v1/sessions/g/metrics").json()["version"], v0, "the session is unchanged")
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:
