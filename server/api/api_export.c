@@ -245,6 +245,84 @@ static void am_pager_export_row(am_pager *c, int64_t seq, const char *client_id,
     am_buf_appendc(&c->out, '}');
 }
 
+/* ---- the scores of a stored result, without parsing the rest ----------- */
+
+/* The end of the JSON value that starts at p in compact text (no blanks
+ * between tokens, as stored results are: am_json_dump), or NULL when the
+ * text is not such a value. Strings are skipped with their escapes. */
+static const char *am_js_skip(const char *p)
+{
+    if (*p == '"') {
+        for (p++; *p && *p != '"'; p++)
+            if (*p == '\\' && p[1])
+                p++;
+        return *p ? p + 1 : NULL;
+    }
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        while (*p) {
+            if (*p == '"') {
+                if (!(p = am_js_skip(p)))
+                    return NULL;
+                continue;
+            }
+            if (*p == '{' || *p == '[')
+                depth++;
+            else if ((*p == '}' || *p == ']') && --depth == 0)
+                return p + 1;
+            p++;
+        }
+        return NULL;
+    }
+    const char *q = p;
+    while (*q && !strchr(",}] \t\r\n", *q))
+        q++;
+    return q > p ? q : NULL;
+}
+
+/* The text of member key (plain ASCII, no escapes) of the compact JSON
+ * object at obj: its start, its end in *end; NULL when absent or when obj
+ * is not compact JSON. */
+static const char *am_js_member(const char *obj, const char *key, const char **end)
+{
+    if (!obj || *obj != '{')
+        return NULL;
+    size_t kl = strlen(key);
+    const char *p = obj + 1;
+    while (*p == '"') {
+        const char *ke = am_js_skip(p);
+        if (!ke || *ke != ':')
+            return NULL;
+        const char *v = ke + 1, *ve = am_js_skip(v);
+        if (!ve)
+            return NULL;
+        if ((size_t)(ke - p) == kl + 2 && !memcmp(p + 1, key, kl)) {
+            *end = ve;
+            return v;
+        }
+        p = *ve == ',' ? ve + 1 : ve;
+    }
+    return NULL;
+}
+
+/* result.scores.systems of a stored result (new reference, NULL when
+ * absent). Only that object is parsed: the result's words and running
+ * totals, most of its bytes, are skipped as text (a CSV or TMX row needs
+ * the systems' numbers alone). Text that is not compact JSON is parsed
+ * whole. */
+static json_t *am_exp_systems(const char *result_json)
+{
+    const char *e1, *e2;
+    const char *scores = am_js_member(result_json, "scores", &e1);
+    const char *sys = scores ? am_js_member(scores, "systems", &e2) : NULL;
+    if (sys && *sys == '{')
+        return json_loadb(sys, (size_t)(e2 - sys), 0, NULL);
+    json_t *rs = json_loads(result_json ? result_json : "", 0, NULL);
+    json_t *out = json_incref(json_object_get(json_object_get(rs, "scores"), "systems"));
+    json_decref(rs);
+    return out;
+}
+
 /* Renders one row into c->out (am_store_segrow_fn; ctx: the pager). */
 static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
                       const char *result_json, int64_t created_at)
@@ -263,8 +341,7 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
         c->rows++;
         return 0;
     }
-    json_t *rq = json_loads(request_json, 0, NULL), *rs = json_loads(result_json, 0, NULL);
-    json_t *systems = json_object_get(json_object_get(rs, "scores"), "systems");
+    json_t *rq = json_loads(request_json, 0, NULL), *systems = am_exp_systems(result_json);
     if (c->fmt == AM_PG_CSV) {
         const char *sys;
         json_t *s;
@@ -341,7 +418,7 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
         am_buf_appends(&c->out, "</seg></tuv>\n    </tu>\n");
     }
     json_decref(rq);
-    json_decref(rs);
+    json_decref(systems);
     c->rows++;
     return 0;
 }
