@@ -3,7 +3,7 @@
 GET /v1/sessions/{id}/metrics?ci=0.95 on a big session (tens of seconds of
 bootstrap) is abandoned soon after the client closes its connection
 (server/http/peer.c, looked at every 20 ms between units of work), and so
-is POST …/rescore (before anything is written), each counted
+are GET …/curve and POST …/rescore (before anything is written), each counted
 in adaptmon_requests_abandoned_total{reason="client_gone"}, and the
 server's CPU goes quiet; a client that stays gets its answer.
 
@@ -77,6 +77,29 @@ def test_ci_stops_when_the_client_closes():
         check(spent < 0.5, "the server is quiet after it stopped (%.2f s CPU in 1 s)" % spent)
         # the server goes on answering, and a client that waits is served
         expect_status(c.get("/v1/sessions/g/metrics"), 200, "plain metrics")
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_curve_stops_when_the_client_closes():
+    """GET …/curve with the widest window and most points reads every row
+    of the session (seconds at 64,000 segments)."""
+    srv = big_server(64000)
+    try:
+        c = srv.client()
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"GET /v1/sessions/g/curve?points=5000&window=1000 HTTP/1.1\r\n"
+                  b"Host: 127.0.0.1\r\n\r\n")
+        time.sleep(0.5)
+        s.close()
+        closed = time.monotonic()
+        while abandoned(c) < 1 and time.monotonic() - closed < 10:
+            time.sleep(0.05)
+        took = time.monotonic() - closed
+        eq(abandoned(c), 1, "the abandoned curve is counted")
+        check(took < 5, "stopped %.2f s after the client closed" % took)
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:
