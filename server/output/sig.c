@@ -339,7 +339,7 @@ json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *co
     if (ar)
         sig_run_ar(c, cols, ncol, bl, nsess, &seg_plan, &sess_plan, o, stats, res, rcs);
     else
-        for (int by_sess = 0; by_sess <= (nsess > 1); by_sess++)
+        for (int by_sess = 0; by_sess < (nsess > 1 ? 2 : 1); by_sess++)
             sig_run_bs(c, cols, ncol, bl, by_sess, by_sess ? &sess_plan : &seg_plan, o, stats, res,
                        rcs);
     for (size_t k = 0; k < ncol; k++) {
