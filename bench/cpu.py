@@ -31,7 +31,16 @@ NSESS = int(os.environ.get("SESSIONS", "1000"))
 GLOSSARY = os.path.join(ROOT, "data", "glossaries", "tico19", "f_en-fr_XX.csv")
 TMP = tempfile.mkdtemp(prefix="adaptmon-cpu-")
 SEGS = os.path.join(TMP, "segs.lua")
-PORT = 19400 + os.getpid() % 500
+READY = re.compile(r"listening on (?:http://)?[^ ]*:(\d+)")
+
+
+def ready_port(proc, what):
+    """The port in the first stdout line of proc, started on port 0."""
+    line = proc.stdout.readline()
+    m = READY.search(line)
+    if not m:
+        raise SystemExit("%s did not start: %r" % (what, line))
+    return int(m.group(1))
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -74,18 +83,18 @@ def measure(pid, port, run, perf_out=None):
 
 def main():
     subprocess.run([sys.executable, os.path.join(HERE, "tico.py"), "lua", SEGS], check=True)
-    hp = subprocess.Popen([HTTPC, str(PORT + 1), "4"], stdout=subprocess.PIPE, text=True)
-    hp.stdout.readline()
-    wrk(PORT + 1, "hw", 2)
-    echo = measure(hp.pid, PORT + 1, "h")
+    hp = subprocess.Popen([HTTPC, "0", "4"], stdout=subprocess.PIPE, text=True)
+    hport = ready_port(hp, "http_ceiling")
+    wrk(hport, "hw", 2)
+    echo = measure(hp.pid, hport, "h")
     hp.send_signal(signal.SIGTERM)
     hp.wait()
     dur = opt("--durability", "normal")
-    p = subprocess.Popen([ADAPTMON, "serve", "--port", str(PORT), "--db", os.path.join(TMP, "cpu.db"),
+    p = subprocess.Popen([ADAPTMON, "serve", "--port", "0", "--db", os.path.join(TMP, "cpu.db"),
                           "--durability", dur, "--log-level", "error",
                           *(["--threads", os.environ["THREADS"]] if os.environ.get("THREADS") else [])],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert "listening" in p.stdout.readline()
+    PORT = ready_port(p, "adaptmon serve")
     subprocess.run([sys.executable, os.path.join(HERE, "sessions.py"), "create", str(PORT), "b", str(NSESS),
                     GLOSSARY], check=True)
     # every session's scorer is built before the measured run (building one parses the glossary)

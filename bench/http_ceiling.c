@@ -70,7 +70,9 @@ int main(int argc, char **argv)
     }
     signal(SIGTERM, bc_on_signal);
     signal(SIGINT, bc_on_signal);
-    printf("http_ceiling listening on 127.0.0.1:%s\n", argv[1]);
+    /* PORT 0: the kernel's free port, which the ready line names */
+    const union MHD_DaemonInfo *bi = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    printf("http_ceiling listening on 127.0.0.1:%u\n", bi ? (unsigned)bi->port : 0u);
     fflush(stdout);
     while (!bc_stop)
         pause();

@@ -21,7 +21,19 @@ NSESS = 1000
 GLOSSARY = os.path.join(ROOT, "data", "glossaries", "tico19", "f_en-fr_XX.csv")
 TMP = tempfile.mkdtemp(prefix="adaptmon-bench-")
 SEGS = os.path.join(TMP, "segs.lua")
-PORT = 18900 + os.getpid() % 500
+# the port of the server running now: each one binds port 0 and says which
+# port it got in its ready line (no fixed port: runs side by side, no clash)
+PORT = None
+READY = re.compile(r"listening on (?:http://)?[^ ]*:(\d+)")
+
+
+def ready_port(proc, what):
+    """The port in the first stdout line of proc (adaptmon serve, http_ceiling)."""
+    line = proc.stdout.readline()
+    m = READY.search(line)
+    if not m:
+        raise SystemExit("%s did not start: %r" % (what, line))
+    return int(m.group(1))
 rows = []   # (section, measure, value)
 T0 = time.time()
 
@@ -53,13 +65,12 @@ class Server:
     def __init__(self, name, durability="normal", db=None, extra=()):
         self.db = db or os.path.join(TMP, name + ".db")
         t0 = time.perf_counter()
-        self.p = subprocess.Popen([ADAPTMON, "serve", "--port", str(PORT), "--db", self.db,
+        global PORT
+        self.p = subprocess.Popen([ADAPTMON, "serve", "--port", "0", "--db", self.db,
                                    "--durability", durability, "--log-level", "error", *extra],
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.p.stdout.readline()
+        PORT = ready_port(self.p, "adaptmon serve")
         self.startup = time.perf_counter() - t0
-        if "listening" not in line:
-            raise SystemExit("server did not start: %r" % line)
 
     def stop(self):
         self.p.send_signal(signal.SIGTERM)
@@ -233,9 +244,8 @@ def main():
                                  text=True, check=True).stdout.split() for _ in range(RUNS)]
             res["sqlite_%s_g%d" % (sync, group)] = med([float(x[1]) for x in xs])
             log("storage ceiling", sync, "group", group, res["sqlite_%s_g%d" % (sync, group)], "segments/s")
-    hp = subprocess.Popen([HTTPC, str(PORT + 1), "4"], stdout=subprocess.PIPE, text=True)
-    hp.stdout.readline()
-    m, _ = wrk_runs("post.lua", {"RUN": "h"}, url_port=PORT + 1)
+    hp = subprocess.Popen([HTTPC, "0", "4"], stdout=subprocess.PIPE, text=True)
+    m, _ = wrk_runs("post.lua", {"RUN": "h"}, url_port=ready_port(hp, "http_ceiling"))
     hp.send_signal(signal.SIGTERM)
     hp.wait()
     res["http_ceiling"] = m

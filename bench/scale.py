@@ -390,16 +390,103 @@ def bench_check():
           (at[2500] * 1000, fit(pts), CHECK_SIZES[0], CHECK_SIZES[-1]), flush=True)
 
 
+# ---- whole-session routes (issue 27 goal 4) ---------------------------------
+
+WHOLE_SIZES = [int(x) for x in os.environ.get("WHOLE_SIZES", "1000,4000,16000,64000").split(",")]
+
+
+def cpu_s(pid):
+    """utime + stime of process pid in seconds (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_whole():
+    """GET metrics?ci=0.95, curve?window=50, export json/csv/tmx and POST
+    rescore on sessions of WHOLE_SIZES segments (two systems, TICO-19
+    texts: 40 posted, then copied in SQL by tests/reliability/rel.py's
+    grow_session), no CPU budget (--request-timeout-ms 0). Each first GET
+    of a version is timed (the answer cache keeps the next ones); prints
+    the goal-4 ratios: ci and curve at the largest size, CSV/TMX against
+    JSON per segment, rescore per segment against a POST's per segment
+    (a POST is scoring + storage: the ratio to scoring alone is larger)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "reliability"))
+    from rel import grow_session, seg_body, tico19  # noqa: E402
+    res = {}
+    for n in WHOLE_SIZES:
+        srv = harness.Server("--request-timeout-ms", "0")
+        c = srv.client()
+        opts = {"baseline_system": "base"}  # the standard profile
+        c.create_session(id="w", options=opts)
+        segs = tico19()
+        c0 = cpu_s(srv.proc.pid)
+        t0 = time.perf_counter()
+        for k in range(40):
+            body = dict(seg_body(segs[k], "s%d" % k))
+            body.pop("hypothesis", None)
+            body["hypotheses"] = {"base": segs[k]["hypothesis"], "good": segs[k]["translation"]}
+            expect(c.post("/v1/sessions/w/segments", body), (201,), "POST %d" % k)
+        post_wall, post_cpu = (time.perf_counter() - t0) / 40, (cpu_s(srv.proc.pid) - c0) / 40
+        c.close()
+        db = srv.db
+        srv.stop()
+        grow_session(db, "w", n)
+        srv = harness.Server("--request-timeout-ms", "0", db=db)
+        c = srv.client()
+        pid = srv.proc.pid
+
+        def one(route, method, path, status=(200,)):
+            c0 = cpu_s(pid)
+            t0 = time.perf_counter()
+            r = c.request(method, path, timeout=3600)
+            secs = time.perf_counter() - t0
+            LAST[0] = r.status
+            expect(r, status, "%s n=%d" % (route, n))
+            res[(route, n)] = (secs, cpu_s(pid) - c0)
+            record(route, n, secs, vm_hwm_kb(pid))
+
+        one("GET metrics?ci=0.95", "GET", "/v1/sessions/w/metrics?ci=0.95")
+        one("GET curve?window=50", "GET", "/v1/sessions/w/curve?window=50")
+        for fmt in ("json", "csv", "tmx"):
+            one("GET export " + fmt, "GET", "/v1/sessions/w/export?format=" + fmt)
+        one("POST rescore", "POST", "/v1/sessions/w/rescore")
+        res[("POST segment", n)] = (post_wall, post_cpu)
+        c.close()
+        srv.stop()
+    big = WHOLE_SIZES[-1]
+    print("\n== goal 4 at %d segments (wall s, server CPU s)" % big)
+    for route in ("GET metrics?ci=0.95", "GET curve?window=50", "GET export json",
+                  "GET export csv", "GET export tmx", "POST rescore"):
+        w, cp = res[(route, big)]
+        print("%-22s %8.3f s wall %8.3f s CPU  exponent %.2f" %
+              (route, w, cp, fit([(n, res[(route, n)][0]) for n in WHOLE_SIZES])))
+    js = res[("GET export json", big)][1] or 1e-9
+    for fmt in ("csv", "tmx"):
+        print("export %s / json CPU per segment: %.2f x (goal <= 2)" %
+              (fmt, res[("GET export " + fmt, big)][1] / js))
+    pw, pc = res[("POST segment", big)]
+    rw, rc = res[("POST rescore", big)]
+    print("rescore CPU per segment %.1f us; a POST's %.1f us: %.2f x (goal <= 2 x scoring alone)" %
+          (rc / big * 1e6, pc * 1e6, rc / big / pc if pc else float("nan")))
+    print("metrics?ci=0.95 at %d: %.2f s (goal <= 1 s); curve?window=50: %.0f ms (goal <= 100 ms)" %
+          (big, res[("GET metrics?ci=0.95", big)][0], res[("GET curve?window=50", big)][0] * 1000))
+
+
 def main():
-    # BENCH_SCALE_ONLY=check: the /check series alone (a minute, not an hour)
+    # BENCH_SCALE_ONLY=check: the /check series alone (a minute, not an
+    # hour); =whole: the whole-session routes alone (WHOLE_SIZES)
     only = os.environ.get("BENCH_SCALE_ONLY", "")
     os.makedirs(OUT, exist_ok=True)
     t0 = time.time()
-    bench_check()
-    if only != "check":
+    if only in ("", "check"):
+        bench_check()
+    if only in ("", "whole"):
+        bench_whole()
+    if only == "":
         bench_server()
         bench_cli()
-    report(plot=only != "check")
+    report(plot=only == "")
     print("total %.0f s" % (time.time() - t0))
 
 

@@ -654,6 +654,46 @@ static int am_tokenize_shared(const am_scorer *s, am_score_ws *ws, size_t nsys)
 
 #define AM_PART_RECALL 1 /* recall against the history (order-dependent) */
 #define AM_PART_REST 2 /* terms, TER/TERm, BLEU, chrF (order-independent) */
+#define AM_PART_TEXT 4 /* BLEU and chrF alone (am_score_segment_text) */
+
+/* am_score_segment_text's part, after am_score_parts prepared the texts:
+ * BLEU and chrF of each system, and TER's average reference length with
+ * several references (tokenizing them; no edit distance). */
+static int am_score_text(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
+                         am_seg_result *out)
+{
+    am_ter_opts topts;
+    am_config_ter_opts(&s->cfg, &topts);
+    am_chrf_opts copts;
+    am_chrf_score_opts cso, csopp;
+    am_config_chrf_opts(&s->cfg, 0, &copts, &cso);
+    am_config_chrf_opts(&s->cfg, 1, &copts, &csopp);
+    int rc = am_bleu_ctx(s, ws);
+    double len_sum = 0;
+    for (size_t k = 0; rc == AM_OK && ws->nrefs > 1 && k < ws->nrefs; k++) {
+        am_toks *t = k ? &ws->ter_xref[k - 1] : &ws->ter_ref;
+        am_toks_reset(t);
+        rc = am_ter_tokenize_opts(ws->refs[k], &topts, t, NULL);
+        len_sum += (double)t->n;
+    }
+    for (size_t i = 0; rc == AM_OK && i < in->nsys; i++) {
+        am_sys_seg *r = &ws->sys[i];
+        const char *hyp = ws->hyp_ptr[i];
+        memset(r, 0, sizeof *r);
+        if (am_cancel_spend(ws->cancel, 64 * (uint64_t)(strlen(hyp) + ws->ref.len + 1)))
+            return AM_ERR_CANCELLED;
+        r->ter_avg_ref_len = ws->nrefs > 1 ? len_sum / (double)ws->nrefs : 0;
+        am_bleu_stats_init(&r->bleu);
+        am_chrf_stats_init(&r->chrf);
+        am_chrf_stats_init(&r->chrfpp);
+        rc = am_bleu_chrf(s, ws, hyp, &copts, &cso, &csopp, r);
+    }
+    if (rc != AM_OK)
+        return rc;
+    out->sys = ws->sys;
+    out->nsys = in->nsys;
+    return AM_OK;
+}
 
 /* am_score_segment's work, the parts selected by `parts`. */
 /* Length (issue 15): the fixed order of docs/metrics.md per segment (validate,
@@ -697,6 +737,8 @@ static int am_score_parts(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
     }
     ws->nrefs = 1 + in->n_more_refs;
     ws->tok_ok = 0;
+    if (parts & AM_PART_TEXT)
+        return am_score_text(s, ws, in, out);
 
     /* Recall: one pass for every system (shared words and shots). */
     if (parts & AM_PART_RECALL) {
@@ -805,6 +847,12 @@ int am_score_segment_rest(const am_scorer *s, am_score_ws *ws, const am_seg_inpu
                           am_seg_result *out, const char **err_field)
 {
     return am_score_parts(s, ws, in, NULL, NULL, out, err_field, AM_PART_REST);
+}
+
+int am_score_segment_text(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
+                          am_seg_result *out, const char **err_field)
+{
+    return am_score_parts(s, ws, in, NULL, NULL, out, err_field, AM_PART_TEXT);
 }
 
 int am_score_segment_recall(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,

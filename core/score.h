@@ -162,6 +162,14 @@ int am_score_segment(const am_scorer *s, am_score_ws *ws, const am_seg_input *in
  * sys[i].recall = (*out)->sys[i]). Same errors as am_score_segment. */
 int am_score_segment_rest(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
                           am_seg_result *out, const char **err_field);
+/* BLEU and chrF alone (bleu, chrf, chrfpp, chrfpp_own, has_bleu and the
+ * sentence scores of each sys[i], the rest zeroed), and with several
+ * references TER's average reference length (ter_avg_ref_len; 0 with one
+ * reference, which is ter_ref_len): what a bootstrap needs beyond the
+ * stored results (GET …/metrics?ci=), a fraction of am_score_segment_rest's
+ * cost (no terms, no edit distances). Same errors. */
+int am_score_segment_text(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
+                          am_seg_result *out, const char **err_field);
 int am_score_segment_recall(const am_scorer *s, am_score_ws *ws, const am_seg_input *in,
                             am_recall_lookup_fn lookup, void *lookup_ctx, const am_recall_seg **out,
                             const char **err_field);

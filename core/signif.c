@@ -186,49 +186,114 @@ static void sig_ci(double *v, size_t n, double conf, am_sig_result *o)
     o->mean = am_sig_np_sum(v, k) / (double)k;
 }
 
-int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *plan, double conf,
-                     am_sig_result *out)
+/* Statistics exactly representable as float (integers below 2^24): their
+ * resampled sums are then exact in double whatever the order of the
+ * additions, so a resample can be summed unit by unit in index order,
+ * each unit times its count of draws, instead of in the order of the draws
+ * (sacreBLEU's order, which the double path keeps). */
+#define SIG_FLOAT_EXACT 16777216.0
+
+/* One metric of a multi-metric bootstrap: its data and where its scores go. */
+typedef struct sig_bs_col {
+    const am_sig_data *d;
+    size_t ns; /* statistics per unit */
+    size_t off; /* first column in the packed rows; SIZE_MAX: not packed */
+} sig_bs_col;
+
+/* Non-zero when every statistic of d is an integer below 2^24 in
+ * magnitude and nunits of them can be summed exactly (< 2^53). */
+static int sig_packable(const am_sig_data *d, size_t ns)
 {
-    if (sig_check(d, baseline, plan) != AM_OK || plan->ar || !(conf > 0 && conf < 1))
-        return AM_ERR_INVALID;
-    size_t ns = am_sig_nstats(d->metric), n = plan->n, nu = d->nunits;
-    if (n > SIZE_MAX / sizeof(double) / d->nsys)
-        return AM_ERR_INVALID;
-    double *acc = am_xmalloc(ns * sizeof *acc);
-    double *scores = am_xmalloc(d->nsys * n * sizeof *scores);
-    double *tmp = am_xmalloc(n * sizeof *tmp);
-    int64_t *ix = am_xmalloc(nu * sizeof *ix);
-    am_rng r;
-    am_rng_seed(&r, plan->seed);
-    int rc = AM_OK;
-    for (size_t b = 0; b < n && rc == AM_OK; b++) {
-        if (am_cancel_spend(d->cancel, (uint64_t)nu * d->nsys * (ns + 1))) {
-            rc = AM_ERR_CANCELLED;
-            break;
+    for (size_t s = 0; s < d->nsys; s++)
+        for (size_t i = 0; i < d->nunits * ns; i++) {
+            double x = d->stats[s][i];
+            if (!(fabs(x) < SIG_FLOAT_EXACT) || x != floor(x))
+                return 0;
         }
-        /* resample b: the next nunits draws of choice(nunits, (n, nunits)) */
-        am_rng_choice(&r, nu, nu, ix);
-        for (size_t s = 0; s < d->nsys; s++) {
-            const double *st = d->stats[s];
-            memset(acc, 0, ns * sizeof *acc);
-            for (size_t i = 0; i < nu; i++) {
-                const double *row = st + (size_t)ix[i] * ns;
-                for (size_t j = 0; j < ns; j++)
-                    acc[j] += row[j];
-            }
-            scores[s * n + b] = am_sig_score(d->metric, acc, 1);
-        }
+    return (double)d->nunits * SIG_FLOAT_EXACT < 9007199254740992.0;
+}
+
+/* The packed rows of system s: unit u's statistics of every packed
+ * metric, side by side, as float (exact, see SIG_FLOAT_EXACT); caller
+ * frees. */
+static float *sig_pack(const sig_bs_col *cols, size_t nd, size_t s, size_t nu, size_t width)
+{
+    float *m = am_xcalloc((nu ? nu : 1) * (width ? width : 1), sizeof *m);
+    for (size_t k = 0; k < nd; k++) {
+        if (cols[k].off == SIZE_MAX)
+            continue;
+        const double *st = cols[k].d->stats[s];
+        for (size_t u = 0; u < nu; u++)
+            for (size_t j = 0; j < cols[k].ns; j++)
+                m[u * width + cols[k].off + j] = (float)st[u * cols[k].ns + j];
     }
-    free(ix);
-    for (size_t s = 0; s < d->nsys && rc == AM_OK; s++) {
+    return m;
+}
+
+/* Sums of one resample of system s's packed rows m (width floats a unit):
+ * acc[j] = Σ_u cnt[u] · m[u][j], exact (sig_packable). Eight columns at
+ * a time in locals: the sums stay in registers across the units (this
+ * loop is most of a bootstrap's time). */
+static void sig_sum_packed(const float *m, size_t width, const uint32_t *cnt, size_t nu,
+                           double *acc)
+{
+    size_t j0 = 0;
+    for (; j0 + 8 <= width; j0 += 8) {
+        double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+        for (size_t u = 0; u < nu; u++) {
+            if (!cnt[u])
+                continue;
+            const double c = (double)cnt[u];
+            const float *r = m + u * width + j0;
+            a0 += c * (double)r[0];
+            a1 += c * (double)r[1];
+            a2 += c * (double)r[2];
+            a3 += c * (double)r[3];
+            a4 += c * (double)r[4];
+            a5 += c * (double)r[5];
+            a6 += c * (double)r[6];
+            a7 += c * (double)r[7];
+        }
+        acc[j0] = a0, acc[j0 + 1] = a1, acc[j0 + 2] = a2, acc[j0 + 3] = a3;
+        acc[j0 + 4] = a4, acc[j0 + 5] = a5, acc[j0 + 6] = a6, acc[j0 + 7] = a7;
+    }
+    for (; j0 < width; j0++) {
+        double a = 0;
+        for (size_t u = 0; u < nu; u++)
+            a += (double)cnt[u] * (double)m[u * width + j0];
+        acc[j0] = a;
+    }
+}
+
+/* Sums of one resample (draws ix[0..nu)) of unit rows st (ns doubles a
+ * unit) in the order of the draws, as sacreBLEU sums float32 rows. */
+static void sig_sum_drawn(const double *st, size_t ns, const int64_t *ix, size_t nu, double *acc)
+{
+    memset(acc, 0, ns * sizeof *acc);
+    for (size_t i = 0; i < nu; i++) {
+        const double *row = st + (size_t)ix[i] * ns;
+        for (size_t j = 0; j < ns; j++)
+            acc[j] += row[j];
+    }
+}
+
+/* Score, mean, interval and p-value of one metric from its resampled
+ * scores (scores[s * n + b]; tmp: n doubles of scratch) into out. */
+static void sig_bs_finish(const am_sig_data *d, size_t baseline, size_t n, double conf,
+                          const double *scores, double *tmp, am_sig_result *out)
+{
+    size_t ns = am_sig_nstats(d->metric);
+    double *acc = am_xmalloc(ns * sizeof *acc);
+    for (size_t s = 0; s < d->nsys; s++) {
         sig_total(d, s, ns, acc);
         out[s].score = am_sig_score(d->metric, acc, 0);
         out[s].p_value = NAN;
         memcpy(tmp, scores + s * n, n * sizeof *tmp);
         sig_ci(tmp, n, conf, &out[s]);
     }
+    free(acc);
     const double *bl = scores + baseline * n;
-    for (size_t s = 0; s < d->nsys && rc == AM_OK; s++) {
+    for (size_t s = 0; s < d->nsys; s++) {
         if (s == baseline)
             continue;
         const double *sy = scores + s * n;
@@ -246,10 +311,117 @@ int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *p
                 c++;
         out[s].p_value = (double)(c + 1) / (double)(k + 1);
     }
-    free(tmp);
-    free(scores);
+}
+
+/* The resampling of am_sig_paired_bs_many: for each resample b the draws
+ * once, turned into counts per unit for the packed metrics, then every
+ * metric and system; scores[k][s * n + b]. Returns AM_OK or
+ * AM_ERR_CANCELLED (cancel: the first metric's). */
+static int sig_bs_resample(const sig_bs_col *cols, size_t nd, const am_sig_plan *plan, size_t width,
+                           double **scores)
+{
+    const am_sig_data *d0 = cols[0].d;
+    size_t nu = d0->nunits, n = plan->n, nsys = d0->nsys, maxns = width;
+    uint64_t work = 0;
+    for (size_t k = 0; k < nd; k++) {
+        work += (uint64_t)nu * nsys * (cols[k].ns + 1);
+        if (cols[k].ns > maxns)
+            maxns = cols[k].ns;
+    }
+    float **packed = am_xcalloc(nsys, sizeof *packed);
+    for (size_t s = 0; width && s < nsys; s++)
+        packed[s] = sig_pack(cols, nd, s, nu, width);
+    double *acc = am_xcalloc(maxns ? maxns : 1, sizeof *acc);
+    int64_t *ix = am_xmalloc(nu * sizeof *ix);
+    uint32_t *cnt = am_xmalloc(nu * sizeof *cnt);
+    am_rng r;
+    am_rng_seed(&r, plan->seed);
+    int rc = AM_OK;
+    for (size_t b = 0; b < n; b++) {
+        if (am_cancel_spend(d0->cancel, work)) {
+            rc = AM_ERR_CANCELLED;
+            break;
+        }
+        /* resample b: the next nunits draws of choice(nunits, (n, nunits)) */
+        am_rng_choice(&r, nu, nu, ix);
+        if (width) {
+            memset(cnt, 0, nu * sizeof *cnt);
+            for (size_t i = 0; i < nu; i++)
+                cnt[ix[i]]++;
+        }
+        for (size_t s = 0; s < nsys; s++) {
+            if (width)
+                sig_sum_packed(packed[s], width, cnt, nu, acc);
+            for (size_t k = 0; k < nd; k++) {
+                const double *st = acc + cols[k].off;
+                if (cols[k].off == SIZE_MAX) {
+                    /* the double path below overwrites acc: the packed
+                     * metrics of this system were scored first */
+                    continue;
+                }
+                scores[k][s * n + b] = am_sig_score(cols[k].d->metric, st, 1);
+            }
+            for (size_t k = 0; k < nd; k++) {
+                if (cols[k].off != SIZE_MAX)
+                    continue;
+                sig_sum_drawn(cols[k].d->stats[s], cols[k].ns, ix, nu, acc);
+                scores[k][s * n + b] = am_sig_score(cols[k].d->metric, acc, 1);
+            }
+        }
+    }
+    free(cnt);
+    free(ix);
     free(acc);
+    for (size_t s = 0; s < nsys; s++)
+        free(packed[s]);
+    free(packed);
     return rc;
+}
+
+/* Complexity: argument checks, the packing plan, then the resampling
+ * (sig_bs_resample) and each metric's summary (sig_bs_finish). */
+int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline, const am_sig_plan *plan,
+                          double conf, am_sig_result *const *out)
+{
+    if (!nd || !plan || plan->ar || !(conf > 0 && conf < 1))
+        return AM_ERR_INVALID;
+    for (size_t k = 0; k < nd; k++)
+        if (sig_check(&d[k], baseline, plan) != AM_OK || d[k].nsys != d[0].nsys)
+            return AM_ERR_INVALID;
+    size_t n = plan->n;
+    if (n > SIZE_MAX / sizeof(double) / d[0].nsys)
+        return AM_ERR_INVALID;
+    sig_bs_col *cols = am_xmalloc(nd * sizeof *cols);
+    size_t width = 0;
+    for (size_t k = 0; k < nd; k++) {
+        cols[k].d = &d[k];
+        cols[k].ns = am_sig_nstats(d[k].metric);
+        cols[k].off = sig_packable(&d[k], cols[k].ns) ? width : SIZE_MAX;
+        if (cols[k].off != SIZE_MAX)
+            width += cols[k].ns;
+    }
+    /* zero columns up to a multiple of 8: sig_sum_packed's blocks, no
+     * column summed alone */
+    width = (width + 7) / 8 * 8;
+    double **scores = am_xmalloc(nd * sizeof *scores);
+    for (size_t k = 0; k < nd; k++)
+        scores[k] = am_xmalloc(d[0].nsys * n * sizeof **scores);
+    int rc = sig_bs_resample(cols, nd, plan, width, scores);
+    double *tmp = am_xmalloc(n * sizeof *tmp);
+    for (size_t k = 0; k < nd && rc == AM_OK; k++)
+        sig_bs_finish(&d[k], baseline, n, conf, scores[k], tmp, out[k]);
+    free(tmp);
+    for (size_t k = 0; k < nd; k++)
+        free(scores[k]);
+    free(scores);
+    free(cols);
+    return rc;
+}
+
+int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *plan, double conf,
+                     am_sig_result *out)
+{
+    return am_sig_paired_bs_many(d, 1, baseline, plan, conf, &out);
 }
 
 int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *plan,

@@ -94,6 +94,15 @@ void am_sig_plan_free(am_sig_plan *p);
  * AM_ERR_INVALID (bad arguments), AM_ERR_CANCELLED or AM_ERR_NOMEM. */
 int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *plan, double conf,
                      am_sig_result *out);
+/* The paired bootstrap of nd metrics d[0..nd) on the same units and
+ * systems with the same plan: out[k][0..nsys) as am_sig_paired_bs(&d[k], …)
+ * would give, to the last bit, but each resample drawn once for all of
+ * them (the draws are most of a metric's cost), and the metrics whose
+ * statistics are small integers summed unit by unit from counts of draws
+ * (exact, so the order does not matter). d[0].cancel is asked. Same
+ * returns as am_sig_paired_bs. */
+int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline, const am_sig_plan *plan,
+                          double conf, am_sig_result *const *out);
 /* Paired approximate randomization (an AR plan) against `baseline`. */
 int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *plan,
                      am_sig_result *out);

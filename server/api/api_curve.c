@@ -24,6 +24,9 @@
  * window: the window's sums), null where there is no word. */
 #include "api.h"
 
+#include "jscan.h"
+#include "peer.h"
+
 #include "ingest.h"
 #include "json.h"
 #include "plot.h"
@@ -63,6 +66,7 @@ typedef struct am_cv_ctx {
     am_cv_sys sys[AM_CV_MAX_SYSTEMS];
     size_t nsys;
     int rc;
+    am_peer *peer; /* the client's connection (borrowed): stop when it has gone */
 } am_cv_ctx;
 
 /* The seq of sample i (0-based) of ctx's downsampling. */
@@ -243,6 +247,28 @@ static void am_cv_add(am_cv_ctx *c, am_cv_sys *s, json_t *scores, json_t *tot, i
         am_cv_band(s, (const double(*)[2])s->last_counts);
 }
 
+/* {totals, systems} of a stored result (new reference): only those two
+ * members are parsed (jscan.h), not the per-word data; a result that is not
+ * compact JSON is parsed whole. */
+static json_t *am_cv_parts(const char *result_json)
+{
+    const char *e1, *e2, *e3;
+    const char *t = am_js_member(result_json, "totals", &e1);
+    const char *sc = am_js_member(result_json, "scores", &e2);
+    const char *sy = sc ? am_js_member(sc, "systems", &e3) : NULL;
+    json_t *o = json_object();
+    if (t && sy) {
+        json_object_set_new(o, "totals", json_loadb(t, (size_t)(e1 - t), 0, NULL));
+        json_object_set_new(o, "systems", json_loadb(sy, (size_t)(e3 - sy), 0, NULL));
+        return o;
+    }
+    json_t *r = json_loads(result_json ? result_json : "", 0, NULL);
+    json_object_set(o, "totals", json_object_get(r, "totals"));
+    json_object_set(o, "systems", json_object_get(json_object_get(r, "scores"), "systems"));
+    json_decref(r);
+    return o;
+}
+
 static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
                      const char *result_json, int64_t created_at)
 {
@@ -263,9 +289,13 @@ static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *
         }
         c->seen = 0;
     }
-    json_t *o = json_loads(result_json, 0, NULL);
+    if (c->peer && am_peer_gone(c->peer)) {
+        c->rc = AM_ERR_CANCELLED;
+        return 1;
+    }
+    json_t *o = am_cv_parts(result_json);
     json_t *totals = json_object_get(o, "totals");
-    json_t *systems = json_object_get(json_object_get(o, "scores"), "systems");
+    json_t *systems = json_object_get(o, "systems");
     size_t before = json_array_size(c->x);
     const char *name;
     json_t *tot;
@@ -378,6 +408,9 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
     c->points = points;
     c->window = window;
     c->ci = (int)ci;
+    am_peer peer; /* a long session's curve stops when its client has gone */
+    am_peer_init(&peer, am_req_socket(req), req->srv->prom);
+    c->peer = &peer;
     snprintf(c->wo, sizeof c->wo, "%lld", (long long)wo);
     c->x = json_array();
     int rc = AM_OK;
@@ -406,7 +439,14 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
     am_cv_gctx gc = {json_array(), c->n};
     if (rc == AM_OK && c->rc == AM_OK)
         rc = am_store_glossary_changes(req->srv->store, row.id, am_cv_gchange, &gc);
-    if (rc != AM_OK || c->rc != AM_OK) {
+    if (c->rc == AM_ERR_CANCELLED) {
+        json_decref(gc.changes);
+        am_resp_headers_clear(resp);
+        am_prom_abandoned(req->srv->prom, "client_gone");
+        am_resp_problem(resp, req, AM_P_REQUEST_TIMEOUT,
+                        "the client closed its connection: the curve was abandoned");
+        json_decref(c->x);
+    } else if (rc != AM_OK || c->rc != AM_OK) {
         json_decref(gc.changes);
         am_resp_headers_clear(resp);
         am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: reading segments failed");

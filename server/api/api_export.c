@@ -17,6 +17,7 @@
 
 #include "json.h"
 #include "realfmt.h"
+#include "jscan.h"
 
 #include <malloc.h>
 #include <stdatomic.h>
@@ -246,6 +247,24 @@ static void am_pager_export_row(am_pager *c, int64_t seq, const char *client_id,
     am_buf_appendc(&c->out, '}');
 }
 
+/* result.scores.systems of a stored result (new reference, NULL when
+ * absent). Only that object is parsed: the result's words and running
+ * totals, most of its bytes, are skipped as text (a CSV or TMX row needs
+ * the systems' numbers alone). Text that is not compact JSON is parsed
+ * whole. */
+static json_t *am_exp_systems(const char *result_json)
+{
+    const char *e1, *e2;
+    const char *scores = am_js_member(result_json, "scores", &e1);
+    const char *sys = scores ? am_js_member(scores, "systems", &e2) : NULL;
+    if (sys && *sys == '{')
+        return json_loadb(sys, (size_t)(e2 - sys), 0, NULL);
+    json_t *rs = json_loads(result_json ? result_json : "", 0, NULL);
+    json_t *out = json_incref(json_object_get(json_object_get(rs, "scores"), "systems"));
+    json_decref(rs);
+    return out;
+}
+
 /* Renders one row into c->out (am_store_segrow_fn; ctx: the pager). */
 static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
                       const char *result_json, int64_t created_at)
@@ -264,8 +283,7 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
         c->rows++;
         return 0;
     }
-    json_t *rq = json_loads(request_json, 0, NULL), *rs = json_loads(result_json, 0, NULL);
-    json_t *systems = json_object_get(json_object_get(rs, "scores"), "systems");
+    json_t *rq = json_loads(request_json, 0, NULL), *systems = am_exp_systems(result_json);
     if (c->fmt == AM_PG_CSV) {
         const char *sys;
         json_t *s;
@@ -342,7 +360,7 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
         am_buf_appends(&c->out, "</seg></tuv>\n    </tu>\n");
     }
     json_decref(rq);
-    json_decref(rs);
+    json_decref(systems);
     c->rows++;
     return 0;
 }

@@ -6,6 +6,7 @@
 
 #include "answer_cache.h"
 #include "ingest.h"
+#include "ingest_ci.h"
 #include "json.h"
 #include "sessions.h"
 #include "text.h"
@@ -73,8 +74,12 @@ void am_api_metrics(am_req *req, am_resp *resp)
     am_fail_init(&f);
     json_t *out = NULL;
     int64_t inc2 = 0;
-    int rc = conf > 0 ? am_ingest_metrics_ci(req->srv, req->params[0], conf, &out, &inc2, &f)
-                      : am_ingest_metrics(req->srv, req->params[0], &out, &inc2, &f);
+    /* the bootstrap (seconds on a long session) stops when its client has gone */
+    am_peer peer;
+    am_peer_init(&peer, am_req_socket(req), req->srv->prom);
+    int rc = conf > 0
+                 ? am_ingest_metrics_ci_peer(req->srv, req->params[0], conf, &out, &inc2, &peer, &f)
+                 : am_ingest_metrics(req->srv, req->params[0], &out, &inc2, &f);
     if (rc == AM_OK) {
         /* the version and incarnation read with the totals decide the ETag */
         json_int_t v = json_integer_value(json_object_get(out, "version"));

@@ -55,10 +55,12 @@ struct am_prom {
     int64_t streams_open; /* event streams */
     int64_t streams_refused[3]; /* by am_met_stream_limits */
     int64_t streams_ended[2]; /* by am_met_stream_reasons */
+    int64_t abandoned[1]; /* requests stopped before their answer, by am_met_abandon_reasons */
 };
 
 static const char *const am_met_stream_limits[3] = {"server", "client", "session"};
 static const char *const am_met_stream_reasons[2] = {"max_age", "backlog"};
+static const char *const am_met_abandon_reasons[1] = {"client_gone"};
 
 am_prom *am_prom_new(void)
 {
@@ -224,6 +226,13 @@ void am_prom_stream_ended(am_prom *m, const char *reason)
         am_met_add(m, &m->streams_ended[i], 1);
 }
 
+void am_prom_abandoned(am_prom *m, const char *reason)
+{
+    int i = am_met_index(am_met_abandon_reasons, 1, reason);
+    if (m && i >= 0)
+        am_met_add(m, &m->abandoned[i], 1);
+}
+
 /* Appends the connection and event-stream series (lock held). */
 static void am_met_render_streams(const am_prom *m, am_buf *out)
 {
@@ -255,6 +264,12 @@ static void am_met_render_streams(const am_prom *m, am_buf *out)
     for (size_t i = 0; i < 2; i++)
         am_buf_printf(out, "adaptmon_event_streams_ended_total{reason=\"%s\"} %lld\n",
                       am_met_stream_reasons[i], (long long)m->streams_ended[i]);
+    am_buf_appends(out, "# HELP adaptmon_requests_abandoned_total CPU-heavy requests stopped "
+                        "before their answer: client_gone (the client closed its connection).\n"
+                        "# TYPE adaptmon_requests_abandoned_total counter\n");
+    for (size_t i = 0; i < 1; i++)
+        am_buf_printf(out, "adaptmon_requests_abandoned_total{reason=\"%s\"} %lld\n",
+                      am_met_abandon_reasons[i], (long long)m->abandoned[i]);
 }
 
 /* Appends a label value with the escapes of the text format. */

@@ -45,6 +45,9 @@ void am_prom_stream_open(am_prom *m, int delta);
  * (other values are ignored). */
 void am_prom_stream_refused(am_prom *m, const char *limit);
 void am_prom_stream_ended(am_prom *m, const char *reason);
+/* A CPU-heavy request stopped before its answer; reason "client_gone"
+ * (peer.c; other values are ignored). */
+void am_prom_abandoned(am_prom *m, const char *reason);
 
 /* Appends adaptmon_build_info{version,sqlite_version} 1 and the standard
  * process metrics read from /proc (process_cpu_seconds_total,

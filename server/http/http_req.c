@@ -4,6 +4,7 @@
  * for the life of a request.
  */
 #include "http_int.h"
+#include "peer.h" /* am_req_socket */
 
 /* ---- validation and decoding --------------------------------------------- */
 
@@ -225,4 +226,14 @@ int am_req_json(const am_req *req, am_resp *resp, json_t **out)
 int am_req_json_any(const am_req *req, am_resp *resp, json_t **out)
 {
     return am_req_json_ex(req, resp, out, 1);
+}
+
+/* peer.h: the socket of req's connection, for peer.c's look at whether the
+ * client is still there (-1 without a connection). */
+int am_req_socket(const am_req *req)
+{
+    const am_http_ctx *x = req ? req->conn : NULL;
+    const union MHD_ConnectionInfo *ci =
+        x && x->conn ? MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD) : NULL;
+    return ci ? (int)ci->connect_fd : -1;
 }

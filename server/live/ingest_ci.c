@@ -4,11 +4,12 @@
  * session's segments. R0..Rk, R0+1, TER, 1−TERm, term exact match and
  * window overlap come from the stored per-segment results (the numbers the
  * totals sum); BLEU and chrF n-gram statistics are not stored, so each
- * stored request's history-independent part is scored again
- * (am_score_segment_rest) for them.
+ * stored request's BLEU and chrF are scored again (am_score_segment_text,
+ * nothing else) for them.
  */
 #include "sig.h"
 #include "ingest.h"
+#include "ingest_ci.h"
 #include "server.h"
 #include "sessions.h"
 #include "store.h"
@@ -89,7 +90,7 @@ static int am_ci_text_stats(am_ci_ctx *c, const char *request_json)
         am_seg_input in = am_seg_req_input(&q);
         am_seg_result res;
         const char *field = NULL;
-        rc = am_score_segment_rest(c->sess->scorer, c->ws, &in, &res, &field);
+        rc = am_score_segment_text(c->sess->scorer, c->ws, &in, &res, &field);
         for (size_t k = 0; rc == AM_OK && k < q.nsys; k++)
             for (size_t i = 0; i < c->nsys; i++)
                 if (!strcmp(q.sys[k], c->names[i])) {
@@ -140,6 +141,12 @@ static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *
 int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_t **out,
                          int64_t *incarnation, am_fail *f)
 {
+    return am_ingest_metrics_ci_peer(srv, session, conf, out, incarnation, NULL, f);
+}
+
+int am_ingest_metrics_ci_peer(am_server *srv, const char *session, double conf, json_t **out,
+                              int64_t *incarnation, am_peer *peer, am_fail *f)
+{
     *out = NULL;
     for (int attempt = 0; attempt < AM_CI_TRIES; attempt++) {
         json_t *base = NULL;
@@ -164,6 +171,8 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
         }
         am_budget bud;
         am_budget_start(&bud, srv);
+        if (peer)
+            am_peer_chain(peer, &bud.cancel); /* stops too when the client has gone */
         am_ci_ctx c = {NULL, names, nsys, NULL, 0,    am_scorer_config(sess->scorer),
                        srv,  sess,  NULL, &bud, AM_OK};
         c.k = c.cfg->k;
@@ -207,6 +216,14 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
         am_score_ws_free(c.ws);
         am_sig_collect_free(c.col);
         am_sessions_release(srv->sessions, sess);
+        if (rc == AM_ERR_CANCELLED && peer && peer->gone) {
+            /* nobody reads this answer; the access log says why it ended */
+            json_decref(base);
+            am_failp(f, AM_P_REQUEST_TIMEOUT, NULL,
+                     "the client closed its connection: the computation was abandoned and "
+                     "nothing was stored");
+            return AM_ERR_CANCELLED;
+        }
         if (rc == AM_ERR_CANCELLED) {
             /* as every request over its budget */
             json_decref(base);

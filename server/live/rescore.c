@@ -4,6 +4,7 @@
 
 #include "events.h" /* am_events_notice (SSE "rescore") */
 #include "json.h"
+#include "peer.h"
 #include "sessions.h"
 
 #include <stdarg.h>
@@ -98,6 +99,7 @@ typedef struct am_rs {
     am_rs_sys *sys;
     size_t nsys;
     am_fail *f; /* borrowed */
+    am_peer *peer; /* the client's connection (borrowed; NULL: not watched) */
 } am_rs;
 
 static void am_rs_cleanup(am_rs *r)
@@ -176,6 +178,14 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
     am_rs *r = ctx;
     if (r->srv->stopping)
         return am_failp(r->f, AM_P_UNAVAILABLE, NULL, "the server is stopping; retry later");
+    if (r->peer && am_peer_gone(r->peer)) {
+        /* before the shadow copy: nothing was written, the answer would
+         * go nowhere */
+        am_prom_abandoned(r->srv->prom, "client_gone");
+        return am_failp(r->f, AM_P_REQUEST_TIMEOUT, NULL,
+                        "the client closed its connection: the rescore was abandoned and "
+                        "nothing was changed");
+    }
     const am_scorer *sc = r->sess->scorer;
     json_t *body = json_loads(request_json, 0, NULL);
     am_seg_req q;
@@ -332,8 +342,8 @@ static void am_rs_store_failed(am_fail *f, int rc, const char *session)
 /* Length/complexity (issue 15): the steps of the rescore in order (the
  * snapshot, the hidden copy filled chunk by chunk with progress events,
  * the swap), each failure with its own cleanup of the copy. */
-static int am_rescore_once(am_server *srv, const char *session, int attempt, json_t **summary,
-                           am_fail *f, int *retry)
+static int am_rescore_once(am_server *srv, const char *session, int attempt, am_peer *peer,
+                           json_t **summary, am_fail *f, int *retry)
 {
     am_sess *sess;
     int rc = am_ingest_acquire(srv, session, &sess, f);
@@ -346,6 +356,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, jso
     r.session = session;
     r.sess = sess;
     r.f = f;
+    r.peer = peer;
     r.now = am_now_ms();
     am_store_rtx *rtx = NULL;
     am_store_tx *tx = NULL;
@@ -467,15 +478,16 @@ out:
 }
 
 /* See rescore.h. Each attempt starts from a fresh runtime and snapshot. */
-int am_ingest_rescore(am_server *srv, const char *session, json_t **summary, am_fail *f)
+int am_ingest_rescore(am_server *srv, const char *session, am_peer *peer, json_t **summary,
+                      am_fail *f)
 {
     int rc = AM_OK;
     for (int attempt = 0; attempt < AM_RESCORE_TRIES; attempt++) {
         int retry = 0;
         am_fail_cleanup(f);
         am_fail_init(f);
-        rc = am_rescore_once(srv, session, attempt, summary, f, &retry);
-        if (rc == AM_OK || !retry)
+        rc = am_rescore_once(srv, session, attempt, peer, summary, f, &retry);
+        if (rc == AM_OK || !retry || (peer && peer->gone))
             break;
     }
     if (rc != AM_OK && am_fail_status(f) != 404)
@@ -488,7 +500,9 @@ void am_api_rescore(am_req *req, am_resp *resp)
     am_fail f;
     am_fail_init(&f);
     json_t *summary = NULL;
-    int rc = am_ingest_rescore(req->srv, req->params[0], &summary, &f);
+    am_peer peer; /* minutes on a long session: stop when the client has gone */
+    am_peer_init(&peer, am_req_socket(req), req->srv->prom);
+    int rc = am_ingest_rescore(req->srv, req->params[0], &peer, &summary, &f);
     if (rc == AM_OK) {
         am_resp_json(resp, 200, summary);
     } else {

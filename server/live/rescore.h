@@ -25,6 +25,7 @@
 #ifndef AM_RESCORE_H
 #define AM_RESCORE_H
 
+#include "peer.h"
 #include "http.h"
 #include "ingest.h"
 
@@ -34,8 +35,11 @@
  * is {session, segments, glossary_version, version, incarnation, attempts,
  * metrics (link), systems: {system: totals}}. Errors in *fail: 404 (no
  * session), 409 (background vocabulary deleted), 503 (kept changing, or
- * the server stops), 500. */
-int am_ingest_rescore(am_server *srv, const char *session, json_t **summary, am_fail *fail);
+ * the server stops, or the client closed its connection while the
+ * segments were scored: peer, borrowed, NULL = not watched; nothing is
+ * changed then), 500. */
+int am_ingest_rescore(am_server *srv, const char *session, am_peer *peer, json_t **summary,
+                      am_fail *fail);
 
 /* The handler of POST /v1/sessions/{id}/rescore. */
 void am_api_rescore(am_req *req, am_resp *resp);

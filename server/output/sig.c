@@ -226,6 +226,65 @@ static void sig_units(const am_sig_collect *c, const sig_col *col, int by_sess, 
     }
 }
 
+/* The bootstrap of the columns resampled by session (by_sess) or by
+ * segment, all at once (am_sig_paired_bs_many: one draw per resample):
+ * stats[k] filled and freed, res[k] and rcs[k] set for those columns. */
+static void sig_run_bs(const am_sig_collect *c, const sig_col *cols, size_t ncol, size_t bl,
+                       int by_sess, const am_sig_plan *p, const am_sig_opts *o, double ***stats,
+                       am_sig_result **res, int *rcs)
+{
+    size_t nsess = c->nsess ? c->nsess : 1;
+    am_sig_data *d = am_xcalloc(ncol, sizeof *d);
+    am_sig_result **out = am_xcalloc(ncol, sizeof *out);
+    size_t *which = am_xcalloc(ncol, sizeof *which);
+    size_t nd = 0;
+    for (size_t k = 0; k < ncol; k++) {
+        if ((cols[k].block && nsess > 1) != by_sess)
+            continue;
+        sig_units(c, &cols[k], by_sess, stats[k]);
+        d[nd] = (am_sig_data){&cols[k].m, c->nsys, by_sess ? nsess : c->nseg,
+                              (const double *const *)stats[k], o->cancel};
+        out[nd] = res[k];
+        which[nd++] = k;
+    }
+    int r = nd ? am_sig_paired_bs_many(d, nd, bl, p, o->conf, out) : AM_OK;
+    for (size_t i = 0; i < nd; i++) {
+        rcs[which[i]] = r;
+        for (size_t s = 0; s < c->nsys; s++) {
+            free(stats[which[i]][s]);
+            stats[which[i]][s] = NULL;
+        }
+    }
+    free(which);
+    free(out);
+    free(d);
+}
+
+/* Approximate randomization, column by column (each its own trials, as
+ * before: AR's draws are bits, cheap next to its scoring); stops at the
+ * first cancelled column. */
+static void sig_run_ar(const am_sig_collect *c, const sig_col *cols, size_t ncol, size_t bl,
+                       size_t nsess, const am_sig_plan *seg_plan, const am_sig_plan *sess_plan,
+                       const am_sig_opts *o, double ***stats, am_sig_result **res, int *rcs)
+{
+    for (size_t k = 0; k < ncol; k++) {
+        int by_sess = cols[k].block && nsess > 1;
+        sig_units(c, &cols[k], by_sess, stats[k]);
+        am_sig_data d = {&cols[k].m, c->nsys, by_sess ? nsess : c->nseg,
+                         (const double *const *)stats[k], o->cancel};
+        rcs[k] = am_sig_paired_ar(&d, bl, by_sess ? sess_plan : seg_plan, res[k]);
+        for (size_t s = 0; s < c->nsys; s++) {
+            free(stats[k][s]);
+            stats[k][s] = NULL;
+        }
+        if (rcs[k] == AM_ERR_CANCELLED)
+            for (size_t j = k + 1; j < ncol; j++)
+                rcs[j] = AM_ERR_CANCELLED;
+        if (rcs[k] == AM_ERR_CANCELLED)
+            return;
+    }
+}
+
 /* Complexity (issue 15): argument checks, the two resampling plans
  * (segments and sessions), then one loop over the metrics, each resampled
  * as its column says; the statistics are in the helpers above. */
@@ -269,33 +328,38 @@ json_t *am_sig_run(const am_sig_collect *c, const am_sig_opts *o, const char *co
     for (size_t s = 0; s < c->nsys; s++)
         json_array_append_new(
             rows, json_pack("{sssb}", "system", names[s], "baseline", !o->no_p && s == bl));
-    double **stats = am_xcalloc(c->nsys, sizeof *stats);
-    am_sig_result *res = am_xcalloc(c->nsys, sizeof *res);
+    /* stats[k][s]: column k's units of system s; res[k][s] its results */
+    double ***stats = am_xcalloc(ncol, sizeof *stats);
+    am_sig_result **res = am_xcalloc(ncol, sizeof *res);
+    int *rcs = am_xcalloc(ncol, sizeof *rcs);
+    for (size_t k = 0; k < ncol; k++) {
+        stats[k] = am_xcalloc(c->nsys, sizeof **stats);
+        res[k] = am_xcalloc(c->nsys, sizeof **res);
+    }
+    if (ar)
+        sig_run_ar(c, cols, ncol, bl, nsess, &seg_plan, &sess_plan, o, stats, res, rcs);
+    else
+        for (int by_sess = 0; by_sess < (nsess > 1 ? 2 : 1); by_sess++)
+            sig_run_bs(c, cols, ncol, bl, by_sess, by_sess ? &sess_plan : &seg_plan, o, stats, res,
+                       rcs);
     for (size_t k = 0; k < ncol; k++) {
         int by_sess = cols[k].block && nsess > 1;
-        sig_units(c, &cols[k], by_sess, stats);
-        am_sig_data d = {&cols[k].m, c->nsys, by_sess ? nsess : c->nseg,
-                         (const double *const *)stats, o->cancel};
-        const am_sig_plan *p = by_sess ? &sess_plan : &seg_plan;
-        int r = ar ? am_sig_paired_ar(&d, bl, p, res) : am_sig_paired_bs(&d, bl, p, o->conf, res);
-        for (size_t s = 0; s < c->nsys; s++) {
-            free(stats[s]);
-            if (r != AM_OK)
-                continue;
-            json_t *m = json_pack("{soso}", "score", sig_real(res[s].score), "p_value",
-                                  sig_real(o->no_p ? NAN : res[s].p_value));
+        for (size_t s = 0; s < c->nsys && rcs[k] == AM_OK; s++) {
+            json_t *m = json_pack("{soso}", "score", sig_real(res[k][s].score), "p_value",
+                                  sig_real(o->no_p ? NAN : res[k][s].p_value));
             if (!ar) {
-                json_object_set_new(m, "mean", sig_real(res[s].mean));
-                json_object_set_new(m, "ci", sig_real(res[s].ci));
-                json_object_set_new(m, "lo", sig_real(res[s].lo));
-                json_object_set_new(m, "hi", sig_real(res[s].hi));
+                json_object_set_new(m, "mean", sig_real(res[k][s].mean));
+                json_object_set_new(m, "ci", sig_real(res[k][s].ci));
+                json_object_set_new(m, "lo", sig_real(res[k][s].lo));
+                json_object_set_new(m, "hi", sig_real(res[k][s].hi));
             }
             json_object_set_new(json_array_get(rows, s), cols[k].name, m);
         }
         json_object_set_new(units, cols[k].name, json_string(by_sess ? "sessions" : "segments"));
-        if (r == AM_ERR_CANCELLED)
-            break;
+        free(res[k]);
+        free(stats[k]);
     }
+    free(rcs);
     free(res);
     free(stats);
     am_sig_plan_free(&seg_plan);

@@ -204,6 +204,89 @@ static void test_paired_clear_difference(void **state)
     am_sig_plan_free(&p);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The bootstrap as it was before am_sig_paired_bs_many: one metric, each
+ * resample drawn for it and summed in the order of the draws; mean and
+ * interval of system s as sacreBLEU's estimate_ci. */
+static void ref_bs(const am_sig_metric *m, const double *const *st, size_t nsys, size_t nu,
+                   size_t n, uint64_t seed, double conf, size_t s, am_sig_result *o)
+{
+    size_t ns = am_sig_nstats(m);
+    double *v = malloc(n * sizeof *v), acc[64];
+    int64_t *ix = malloc(nu * sizeof *ix);
+    am_rng r;
+    am_rng_seed(&r, seed);
+    for (size_t b = 0; b < n; b++) {
+        am_rng_choice(&r, nu, nu, ix);
+        for (size_t k = 0; k < nsys; k++) {
+            memset(acc, 0, sizeof acc);
+            for (size_t i = 0; i < nu; i++)
+                for (size_t j = 0; j < ns; j++)
+                    acc[j] += st[k][(size_t)ix[i] * ns + j];
+            if (k == s)
+                v[b] = am_sig_score(m, acc, 1);
+        }
+    }
+    qsort(v, n, sizeof *v, cmp_dbl);
+    size_t lower = (size_t)floor((double)n * (1 - conf) / 2 + 1e-9), upper = n - lower - 1;
+    o->lo = v[lower];
+    o->hi = v[upper];
+    o->mean = am_sig_np_sum(v, n) / (double)n;
+    free(ix);
+    free(v);
+}
+
+/* Several metrics through one am_sig_paired_bs_many: each result equals,
+ * to the last bit, the one-metric bootstrap of before (draws per metric,
+ * sums in draw order) — for small-integer statistics (summed from counts
+ * of draws) and for fractional ones (summed in draw order). */
+static void test_many_metrics_equal_one_at_a_time(void **state)
+{
+    (void)state;
+    enum { NU = 300, NB = 200 };
+    static double ia[NU * 2], ib[NU * 2], fa[NU * 2], fb[NU * 2], ta[NU * 2], tb[NU * 2];
+    am_rng r;
+    am_rng_seed(&r, 99);
+    for (size_t u = 0; u < NU; u++) {
+        ia[2 * u] = (double)(am_rng_next64(&r) % 7), ia[2 * u + 1] = 7;
+        ib[2 * u] = (double)(am_rng_next64(&r) % 8), ib[2 * u + 1] = 8;
+        fa[2 * u] = (double)(am_rng_next64(&r) % 1000) / 3.0, fa[2 * u + 1] = 400;
+        fb[2 * u] = (double)(am_rng_next64(&r) % 1000) / 7.0, fb[2 * u + 1] = 300;
+        ta[2 * u] = (double)(am_rng_next64(&r) % 5), ta[2 * u + 1] = 9;
+        tb[2 * u] = (double)(am_rng_next64(&r) % 3), tb[2 * u + 1] = 9;
+    }
+    am_sig_metric ratio = {.kind = AM_SIG_RATIO}, ter = {.kind = AM_SIG_TER};
+    const double *si[] = {ia, ib}, *sf[] = {fa, fb}, *st[] = {ta, tb};
+    am_sig_data d[3] = {
+        {&ratio, 2, NU, si, NULL}, {&ratio, 2, NU, sf, NULL}, {&ter, 2, NU, st, NULL}};
+    am_sig_plan p;
+    assert_int_equal(am_sig_plan_new(&p, 0, NU, NB, 12345), AM_OK);
+    am_sig_result r0[2], r1[2], r2[2];
+    am_sig_result *out[] = {r0, r1, r2};
+    assert_int_equal(am_sig_paired_bs_many(d, 3, 0, &p, 0.95, out), AM_OK);
+    for (size_t k = 0; k < 3; k++)
+        for (size_t s = 0; s < 2; s++) {
+            am_sig_result ref;
+            ref_bs(d[k].metric, d[k].stats, 2, NU, NB, 12345, 0.95, s, &ref);
+            assert_true(out[k][s].mean == ref.mean);
+            assert_true(out[k][s].lo == ref.lo);
+            assert_true(out[k][s].hi == ref.hi);
+            am_sig_result one[2];
+            assert_int_equal(am_sig_paired_bs(&d[k], 0, &p, 0.95, one), AM_OK);
+            assert_true(one[s].mean == out[k][s].mean && one[s].score == out[k][s].score);
+            assert_true(s == 0 ? isnan(one[s].p_value) : one[s].p_value == out[k][s].p_value);
+        }
+    /* systems that differ between the metrics: refused */
+    d[1].nsys = 1;
+    assert_int_equal(am_sig_paired_bs_many(d, 3, 0, &p, 0.95, out), AM_ERR_INVALID);
+    am_sig_plan_free(&p);
+}
+
 static int always_stop(void *ctx)
 {
     (void)ctx;
@@ -304,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_plan_memory_does_not_grow),
         cmocka_unit_test(test_exposures_two_sessions),
         cmocka_unit_test(test_cancel_stops_the_tests),
+        cmocka_unit_test(test_many_metrics_equal_one_at_a_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

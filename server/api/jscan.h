@@ -1,0 +1,20 @@
+/*
+ * jscan.h — a member of a stored result or request, found in its text
+ * without parsing the rest. Stored JSON is compact (am_json_dump: no blanks
+ * between tokens), so a value's extent is found by skipping strings (with
+ * their escapes) and counting brackets; the wanted member alone is then
+ * handed to jansson. Whole-session routes (export csv/tmx, curve) read a few
+ * numbers of each result and skip its per-word data, most of its bytes.
+ */
+#ifndef AM_JSCAN_H
+#define AM_JSCAN_H
+
+/* The end of the JSON value that starts at p in compact text, or NULL
+ * when the text there is not such a value. */
+const char *am_js_skip(const char *p);
+/* The text of member key (plain ASCII, no escapes) of the compact JSON
+ * object at obj (may be NULL): its start, and its end in *end; NULL when
+ * absent or when obj is not compact JSON (then parse it whole). */
+const char *am_js_member(const char *obj, const char *key, const char **end);
+
+#endif
