@@ -27,7 +27,7 @@ typedef struct am_peer {
 } am_peer;
 
 /* The socket of req's connection, or -1 (no connection: tests, internal
- * requests). Defined in http.c, which owns the connection. */
+ * requests). Defined in http_req.c, beside the other request accessors. */
 int am_req_socket(const am_req *req);
 
 /* Watches socket fd (-1: never gone); prom (borrowed, may be NULL) gets
