@@ -36,7 +36,7 @@ DEPFLAGS  = -MMD -MP
 # pkg-config failing (a package missing) stops the build with its message,
 # except for the targets that need none or first install them (deps, then a
 # recursive make that checks again).
-NOPKG_GOALS := deps clean lint run test asan valgrind soak fuzz bench bench-core bench-scale \
+NOPKG_GOALS := deps clean lint run test asan valgrind valgrind-ci soak fuzz bench bench-core bench-scale \
                test-fleet
 ifneq ($(filter-out $(NOPKG_GOALS),$(or $(MAKECMDGOALS),all)),)
 PKG_CFLAGS  := $(shell pkg-config --cflags $(PKGS) 2>&1 || echo PKGFAIL)
@@ -198,7 +198,8 @@ clean:
 #   make fuzz       libFuzzer harnesses (clang, ASan+UBSan), FUZZ_SECONDS each
 #   make soak       long crash/concurrency run (tests/reliability/soak.py)
 #   make valgrind   the test suite with the unit binaries and the server under valgrind
-.PHONY: fuzz soak valgrind fuzz-replay
+#   make valgrind-ci  the same for the suites of tests/valgrind-ci.txt (CI)
+.PHONY: fuzz soak valgrind valgrind-ci fuzz-replay
 FUZZ_SECONDS ?= 60
 FUZZ_NAMES   := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
 FUZZ_REPLAY  := $(patsubst %,$(BUILD)/fuzz/replay_%,$(FUZZ_NAMES))
@@ -224,6 +225,13 @@ soak: deps
 valgrind: deps
 	$(MAKE) BUILD=build-valgrind OPT=-O1 build-valgrind/adaptmon unit
 	@BUILD=build-valgrind ADAPTMON=build-valgrind/adaptmon VALGRIND=1 sh tests/run.sh
+
+# CI's valgrind stage (.ci/run): every unit binary and the suites listed in
+# tests/valgrind-ci.txt (why those: its header)
+valgrind-ci: deps
+	$(MAKE) BUILD=build-valgrind OPT=-O1 build-valgrind/adaptmon unit
+	@BUILD=build-valgrind ADAPTMON=build-valgrind/adaptmon VALGRIND=1 \
+	    VALGRIND_SUITES="$$(sed 's/#.*//' tests/valgrind-ci.txt)" sh tests/run.sh
 
 # ---- service benchmarks (bench/run.py, bench/scale.py, bench/cpu.py: CPU per
 # POST against the echo's CPU per request; method and figures: bench/README.md) ----
