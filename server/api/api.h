@@ -59,14 +59,6 @@ void am_api_vocab_put(am_req *req, am_resp *resp);
 void am_api_import(am_req *req, am_resp *resp);
 void am_api_vocab_get(am_req *req, am_resp *resp);
 void am_api_vocab_delete(am_req *req, am_resp *resp);
-/* Whether background vocabulary name (meta m, borrowed) fits a session
- * with options cfg: the side it counts is the session's target_lang, its
- * memory's source language the session's source_lang, and its recall
- * tokenizer the session's (by name). AM_OK, or AM_ERR_INVALID with the
- * message (naming both and what to do) in err and *field the option at
- * fault. */
-int am_api_vocab_check(const char *name, const am_store_vocab_meta *m, const am_config *cfg,
-                       am_buf *err, const char **field);
 /* service */
 void am_api_healthz(am_req *req, am_resp *resp);
 void am_api_readyz(am_req *req, am_resp *resp);

@@ -415,7 +415,7 @@ static void am_session_store(am_req *req, am_resp *resp, char *id, json_t *opts,
         rc = am_sessions_scorer_in(req->srv->sessions, opts_txt, sw_txt, gl_txt, NULL, &sc, &err);
     /* the vocabulary must be counted as this session tokenizes (schema/012) */
     if (rc == AM_OK && bg)
-        rc = am_api_vocab_check(bg, &bgm, am_scorer_config(sc), &err, &field);
+        rc = am_sessions_vocab_check(bg, &bgm, am_scorer_config(sc), &err, &field);
     am_store_vocab_meta_clear(&bgm);
     if (rc != AM_OK) {
         am_resp_problem(resp, req,

@@ -193,59 +193,6 @@ void am_api_vocab_get(am_req *req, am_resp *resp)
     am_store_vocab_meta_clear(&m);
 }
 
-/* The recall tokenizer name that counted vocabulary meta m for a session
- * in cfg's target language: m's own, or for a row stored before it was
- * recorded ("auto:1", schema/012) the auto tokenizer of defaults 1 in
- * that language, which counted every TMX memory then. */
-static const char *am_vocab_tok_of(const am_store_vocab_meta *m, const am_config *cfg)
-{
-    if (strcmp(m->tokenizer, "auto:1"))
-        return m->tokenizer;
-    am_config old;
-    am_config_init(&old);
-    (void)am_config_set(&old, "target_lang", cfg->target_lang, NULL);
-    (void)am_config_set(&old, "defaults", "1", NULL);
-    return am_tok_name(am_config_tokenizer(&old));
-}
-
-int am_api_vocab_check(const char *name, const am_store_vocab_meta *m, const am_config *cfg,
-                       am_buf *err, const char **field)
-{
-    const char *tl = strcmp(cfg->target_lang, "und") ? cfg->target_lang : NULL;
-    const char *sl = strcmp(cfg->source_lang, "und") ? cfg->source_lang : NULL;
-    *field = "options.background_vocabulary";
-    if (m->lang && tl && !am_lang_same_canonical(m->lang, tl)) {
-        am_buf_printf(err,
-                      "background vocabulary '%s' counts the %s side of its memory but the "
-                      "session's target_lang is %s: PUT /v1/vocabularies/%s?lang=%s again",
-                      name, m->lang, tl, name, tl);
-        *field = "target_lang";
-        return AM_ERR_INVALID;
-    }
-    if (m->source_lang && sl && !am_lang_same_canonical(m->source_lang, sl)) {
-        am_buf_printf(err,
-                      "background vocabulary '%s' was counted from a memory with source "
-                      "language %s but the session's source_lang is %s: count a memory of the "
-                      "session's language pair",
-                      name, m->source_lang, sl);
-        *field = "source_lang";
-        return AM_ERR_INVALID;
-    }
-    if (!m->tokenizer)
-        return AM_OK; /* a count list: the uploader's words */
-    const char *vt = am_vocab_tok_of(m, cfg);
-    const char *st = am_tok_name(am_config_tokenizer(cfg));
-    if (!strcmp(vt, st))
-        return AM_OK;
-    am_buf_printf(err,
-                  "background vocabulary '%s' was counted with the %s tokenizer%s but this "
-                  "session's recall tokenizer is %s, so its novel words would be wrong: "
-                  "re-import the memory counted with %s (PUT /v1/vocabularies/%s?tokenizer=%s%s%s)",
-                  name, vt, strcmp(m->tokenizer, "auto:1") ? "" : " (stored before issue 24)", st,
-                  st, name, st, tl ? "&lang=" : "", tl ? tl : "");
-    return AM_ERR_INVALID;
-}
-
 void am_api_vocab_delete(am_req *req, am_resp *resp)
 {
     int rc = am_store_vocabulary_delete(req->srv->store, req->params[0]);

@@ -10,6 +10,7 @@
 #include "sessions.h"
 
 #include "glossary.h"
+#include "lang.h"
 #include "lockck.h"
 #include "vocab.h"
 #include "zhseg.h"
@@ -639,6 +640,59 @@ int am_sessions_build_in(am_sessions *c, const char *options_json, const char *c
     return rc;
 }
 
+/* The recall tokenizer name that counted vocabulary meta m for a session
+ * in cfg's target language: m's own, or for a row stored before it was
+ * recorded ("auto:1", schema/012) the auto tokenizer of defaults 1 in
+ * that language, which counted every TMX memory then. */
+static const char *am_sessions_vocab_tok(const am_store_vocab_meta *m, const am_config *cfg)
+{
+    if (strcmp(m->tokenizer, "auto:1"))
+        return m->tokenizer;
+    am_config old;
+    am_config_init(&old);
+    (void)am_config_set(&old, "target_lang", cfg->target_lang, NULL);
+    (void)am_config_set(&old, "defaults", "1", NULL);
+    return am_tok_name(am_config_tokenizer(&old));
+}
+
+int am_sessions_vocab_check(const char *name, const am_store_vocab_meta *m, const am_config *cfg,
+                            am_buf *err, const char **field)
+{
+    const char *tl = strcmp(cfg->target_lang, "und") ? cfg->target_lang : NULL;
+    const char *sl = strcmp(cfg->source_lang, "und") ? cfg->source_lang : NULL;
+    *field = "options.background_vocabulary";
+    if (m->lang && tl && !am_lang_same_canonical(m->lang, tl)) {
+        am_buf_printf(err,
+                      "background vocabulary '%s' counts the %s side of its memory but the "
+                      "session's target_lang is %s: PUT /v1/vocabularies/%s?lang=%s again",
+                      name, m->lang, tl, name, tl);
+        *field = "target_lang";
+        return AM_ERR_INVALID;
+    }
+    if (m->source_lang && sl && !am_lang_same_canonical(m->source_lang, sl)) {
+        am_buf_printf(err,
+                      "background vocabulary '%s' was counted from a memory with source "
+                      "language %s but the session's source_lang is %s: count a memory of the "
+                      "session's language pair",
+                      name, m->source_lang, sl);
+        *field = "source_lang";
+        return AM_ERR_INVALID;
+    }
+    if (!m->tokenizer)
+        return AM_OK; /* a count list: the uploader's words */
+    const char *vt = am_sessions_vocab_tok(m, cfg);
+    const char *st = am_tok_name(am_config_tokenizer(cfg));
+    if (!strcmp(vt, st))
+        return AM_OK;
+    am_buf_printf(err,
+                  "background vocabulary '%s' was counted with the %s tokenizer%s but this "
+                  "session's recall tokenizer is %s, so its novel words would be wrong: "
+                  "re-import the memory counted with %s (PUT /v1/vocabularies/%s?tokenizer=%s%s%s)",
+                  name, vt, strcmp(m->tokenizer, "auto:1") ? "" : " (stored before issue 24)", st,
+                  st, name, st, tl ? "&lang=" : "", tl ? tl : "");
+    return AM_ERR_INVALID;
+}
+
 /* Loads a background vocabulary from the store into an am_vocab. */
 static int am_bg_add(void *ctx, const char *word, int64_t count)
 {
@@ -808,10 +862,27 @@ static int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *
         if (rc != AM_OK)
             am_buf_printf(err, "background vocabulary '%s' is not available", bg);
     }
-    json_decref(opts);
     if (rc == AM_OK)
         rc = am_sessions_build_in(c, row.options, row.custom_stopwords, row.glossary, s->background,
                                   &s->scorer, &s->gloss, err);
+    if (rc == AM_OK && bg) {
+        /* the vocabulary may have been replaced since the session was
+         * created (same name, counted otherwise): its words would no
+         * longer be the ones recall makes, so the session refuses it
+         * (409) rather than count novel words wrongly */
+        am_store_vocab_meta m;
+        const char *field;
+        memset(&m, 0, sizeof m);
+        rc = am_store_vocabulary_meta(c->st, bg, &m);
+        if (rc == AM_ERR_NOTFOUND) {
+            am_buf_printf(err, "background vocabulary '%s' is not available", bg);
+            rc = AM_ERR_CONFLICT;
+        } else if (rc == AM_OK && am_sessions_vocab_check(bg, &m, am_scorer_config(s->scorer), err,
+                                                          &field) != AM_OK)
+            rc = AM_ERR_CONFLICT;
+        am_store_vocab_meta_clear(&m);
+    }
+    json_decref(opts);
     size_t opt_bytes = row.options ? strlen(row.options) : 0;
     am_store_session_clear(&row);
     if (rc != AM_OK) {

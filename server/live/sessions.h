@@ -238,4 +238,13 @@ int am_sessions_build_in(am_sessions *c, const char *options_json, const char *c
                          const char *glossary_json, const am_vocab *background, am_scorer **out,
                          am_gloss *gloss, am_buf *err);
 
+/* Whether background vocabulary name (meta m, borrowed) fits a session
+ * with options cfg: the side it counts is the session's target_lang, its
+ * memory's source language the session's source_lang, and its recall
+ * tokenizer the session's (by name). AM_OK, or AM_ERR_INVALID with the
+ * message (naming both and what to do) in err and *field the option at
+ * fault. */
+int am_sessions_vocab_check(const char *name, const am_store_vocab_meta *m, const am_config *cfg,
+                            am_buf *err, const char **field);
+
 #endif

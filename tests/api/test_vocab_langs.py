@@ -15,6 +15,10 @@ was counted, and a session that would read it otherwise is refused.
   marker "auto:1": the tokenizer defaults 1 picked for the language then
   (zh characters for ja), so a new ja session (ja-mecab) refuses it, one
   with defaults 1 takes it, and a fr session takes it.
+* A vocabulary replaced after a session took it (same name, counted with
+  another tokenizer) is refused when the session's runtime is next built
+  (409 naming both), never read with the wrong words; PUT back as the
+  session counts, the session works again.
 
 Prints "ok NAME" / "FAILED NAME" and ends with "N passed, N failed".
 APITEST_ONLY=REGEX runs a subset.
@@ -183,6 +187,39 @@ def test_vocabulary_stored_before_schema_012():
             r = cli.post("/v1/sessions", {"id": sid, "source_lang": "en", "target_lang": tl,
                                           "options": opts})
             expect_status(r, 201, "pre-012 vocabulary for %s %r" % (tl, extra))
+    finally:
+        shutdown(srv, cli)
+
+
+def test_vocabulary_replaced_after_the_session_took_it():
+    srv, cli = serve()
+    db = srv.db
+    seg = {"id": "s1", "source": "the black cat", "hypothesis": "le chat noir",
+           "translation": "le chat noir"}
+    try:
+        expect_status(cli.put("/v1/vocabularies/fr-v", FR, ctype=TMX_CT), 201, "PUT intl")
+        r = cli.post("/v1/sessions", {"id": "fr-v", "source_lang": "en", "target_lang": "fr",
+                                      "options": {"rare_threshold": 1,
+                                                  "background_vocabulary": "fr-v"}})
+        expect_status(r, 201, "session with the intl vocabulary")
+        expect_status(cli.post("/v1/sessions/fr-v/segments", seg), 201, "POST s1")
+        # the same name, counted with 13a: the session's words are intl's
+        expect_status(cli.put("/v1/vocabularies/fr-v?tokenizer=13a", FR, ctype=TMX_CT), 200,
+                      "PUT 13a over it")
+    finally:
+        shutdown(srv, cli)
+    srv = Server(db=db)  # a fresh process builds the session's runtime again
+    cli = srv.client()
+    try:
+        r = cli.post("/v1/sessions/fr-v/segments", dict(seg, id="s2"))
+        expect_problem(r, 409, "conflict", "POST with a vocabulary counted otherwise")
+        det = r.json()["detail"]
+        check("13a" in det and "intl" in det, det)
+        eq(cli.jget("/v1/sessions/fr-v/segments")["segments"][-1]["id"], "s1", "nothing stored")
+        expect_status(cli.put("/v1/vocabularies/fr-v?tokenizer=intl", FR, ctype=TMX_CT), 200,
+                      "PUT intl again")
+        expect_status(cli.post("/v1/sessions/fr-v/segments", dict(seg, id="s2")), 201,
+                      "POST after the vocabulary fits again")
     finally:
         shutdown(srv, cli)
 
