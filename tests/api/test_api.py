@@ -833,7 +833,8 @@ def test_session_echoes_the_tokenizer_and_stopwords_that_run():
     those the tokenizer can produce (282 of stopwords-iso's 794 for zh)."""
     want = {"fr": ("intl", "snowball"), "zh": ("zh-friso", "iso"), "th": ("char", "none"),
             "kl": ("intl", "none"), "cs": ("intl", "iso"), "ja": ("ja-mecab", "iso")}
-    sig_tok = {"zh-friso": "zh-friso-1.6.4"}  # the signature names friso's version
+    # the signature names friso's and MeCab's versions
+    sig_tok = {"zh-friso": "zh-friso-1.6.4", "ja-mecab": "ja-mecab-0.996-IPA"}
     for lang, (tok, sw) in want.items():
         s = C.create_session(id="echo-" + lang, source_lang="en", target_lang=lang)
         for got in (s, C.jget(base("echo-" + lang))):
