@@ -888,7 +888,7 @@ def test_scenario_zh_ja_real_sessions_bleu_ter():
     (zh / ja-mecab) and TER's normalisation with Asian support, and neither
     the unspaced text nor the signature overflows its box."""
     _scenarios()  # creates the sessions (when run alone)
-    for sid, tok in (("s-zh", "zh"), ("s-ja", "ja-mecab")):
+    for sid, tok in (("s-zh", "zh"), ("s-ja", "ja-mecab-0.996-IPA")):
         m = C.jget("/v1/sessions/%s/metrics" % sid)
         sess = C.jget("/v1/sessions/" + sid)
         tot = m["systems"]["default"]
