@@ -147,7 +147,7 @@ static int am_vscorer_get(am_server *srv, const char *session, am_vscorers *vs, 
     am_buf_init(&err);
     /* the build's transient peak counts in the memory budget; under the
      * session lock it may not wait (alone = 1: idle runtimes are freed) */
-    size_t est = am_sessions_build_estimate(strlen(entries));
+    size_t est = am_sessions_build_estimate(entries ? strlen(entries) : 0); /* NULL: none */
     int reserved = am_sessions_reserve(srv->sessions, est, 1) == AM_OK;
     rc = am_sessions_build_in(srv->sessions, vs->row.options, vs->row.custom_stopwords, entries,
                               vs->sess->background, &vs->sc, &vs->gloss, &err);
