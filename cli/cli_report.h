@@ -1,9 +1,9 @@
 /*
- * cli_report.h — the output of `adaptmon score` (cli_score.c): the totals
+ * cli_report.h — the output of `adaptmon score` (score_out.c): the totals
  * and per-segment tables as report.h models, the sacreBLEU signatures, and
  * the learning-curve figure (plot.h).
  *
- * cli_score.c scores; this module only turns scores into rows, columns,
+ * score_run.c scores; this module only turns scores into rows, columns,
  * notes and points. The significance tests and exposures (sig.c)
  * are further columns of the same rows: a Δ to the baseline, a CI, a
  * p-value and the resampling of every metric, so every format has them.

@@ -1,22 +1,32 @@
 /*
  * cli_score.c — `adaptmon score`: the offline front end of the scoring core.
+ * This file holds the command line (am_cli_args: every option into an
+ * am_cli, checked before any input is read) and the command's entry
+ * (am_cli_score); the run itself is four files, sharing score_int.h:
  *
- * Inputs are plain-text files (one segment per line), WMT21 SGML files
- * (segments paired by id) or XLIFF (am_cli_xliff). Reading (am_cli_read_*)
- * makes segments and sessions; am_cli_score_sessions scores the sessions in
- * order; the output goes through cli_report.c. The files are one session
- * in order; --by-doc
- * makes one session per SGML document and aggregates the totals (a row per
- * document and the aggregate). Systems are named NAME= on the command line,
- * else by the SGML sysid, else by the file name. Output (cli_report.c): a
- * table, markdown, LaTeX, CSV or TSV (--format), JSON (--json), the
- * sacreBLEU signatures, per-segment rows with the running totals, and the
- * learning-curve figure (--plot FILE.svg: never one of the inputs; a link's
- * target or a special file is written in place; a write error on stdout or
- * the figure exits 1). With --paired-bs, --paired-ar
- * or --exposures every scored segment also goes to a collector
- * (sig.c) on both scoring paths; its results are columns of the
- * totals rows (cli_report.c) or the JSON's significance and exposures.
+ *   score_in.c    inputs: plain-text files (one segment per line), WMT21
+ *                 SGML files (segments paired by id) or XLIFF, read into
+ *                 segments and sessions (am_cli_read_*, am_cli_xliff), and
+ *                 the glossary, background and stopword files;
+ *   score_run.c   the scoring step (am_cli_score_run): the sessions in
+ *                 order, on a thread pool when no per-segment output is
+ *                 asked for;
+ *   score_sess.c  one session scored segment by segment, for --per-segment,
+ *                 --plot and per-segment JSON;
+ *   score_out.c   the results printed, and the alam2021 profile's path.
+ *
+ * The files are one session in order; --by-doc makes one session per SGML
+ * document and aggregates the totals (a row per document and the
+ * aggregate). Systems are named NAME= on the command line, else by the
+ * SGML sysid, else by the file name. Output (cli_report.c): a table,
+ * markdown, LaTeX, CSV or TSV (--format), JSON (--json), the sacreBLEU
+ * signatures, per-segment rows with the running totals, and the
+ * learning-curve figure (--plot FILE.svg: never one of the inputs; a
+ * link's target or a special file is written in place; a write error on
+ * stdout or the figure exits 1). With --paired-bs, --paired-ar or
+ * --exposures every scored segment also goes to a collector (sig.c) on
+ * both scoring paths; its results are columns of the totals rows
+ * (cli_report.c) or the JSON's significance and exposures.
  */
 #include "cli.h"
 #include "score_int.h"

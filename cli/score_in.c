@@ -252,13 +252,6 @@ int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **background, am_
     return 0;
 }
 
-/* XLIFF input: parses every --xliff file into docs[0..nxliff) (caller
- * frees each with am_xliff_free, and the arrays), names the systems (the
- * union of the files' MT systems, first appearance first) into c->hyp, and
- * builds the segments (texts borrowed from docs; a system missing from a
- * unit scores ""), and the sessions: one per file, or per <file> element
- * with --by-file, as [first, first+n) ranges of segs. Returns 0 or 1 after
- * printing an error. */
 /* Reads the i-th --xliff file (and its --xliff-mt partner) into *doc:
  * languages reconciled with the command line, MT hypotheses paired from
  * the pre-translated file. Returns 0, or 1/2 after printing an error. */
