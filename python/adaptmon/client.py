@@ -45,7 +45,6 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 
 __all__ = ["Client", "ApiError", "Event"]
 
-JSON = Any
 Headers = List[Tuple[str, str]]
 # on_response(method, path, status, headers, body): called with every answer
 ResponseHook = Callable[[str, str, int, Headers, bytes], None]
@@ -154,8 +153,12 @@ class _Response:
         self.headers = headers
         self.body = body
 
-    def json(self) -> JSON:
-        return json.loads(self.body.decode("utf-8"))
+    def json(self) -> Dict[str, Any]:
+        """The body as a JSON object (every JSON answer of the API is one)."""
+        doc = json.loads(self.body.decode("utf-8"))
+        if not isinstance(doc, dict):
+            raise ValueError("adaptmon: expected a JSON object, got %s" % type(doc).__name__)
+        return doc
 
     @property
     def content_type(self) -> str:
@@ -200,12 +203,13 @@ class Client:
     # ---- connection and transport ----------------------------------------
 
     def _new_conn(self, timeout: Optional[float]) -> http.client.HTTPConnection:
-        cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        return cls(self._host, self._port, timeout=timeout)
+        if self._https:
+            return http.client.HTTPSConnection(self._host, self._port, timeout=timeout)
+        return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
 
     def _conn(self) -> http.client.HTTPConnection:
         """This thread's kept-alive connection (opened on first use)."""
-        c = getattr(self._local, "conn", None)
+        c: Optional[http.client.HTTPConnection] = getattr(self._local, "conn", None)
         if c is None:
             c = self._new_conn(self.timeout)
             self._local.conn = c
@@ -315,12 +319,12 @@ class Client:
 
     def _json(self, method: str, path: str, payload: Any = None, *,
               query: Optional[Mapping[str, Any]] = None,
-              idempotent: Optional[bool] = None) -> JSON:
+              idempotent: Optional[bool] = None) -> Dict[str, Any]:
         body = None if payload is None else json.dumps(payload, ensure_ascii=False).encode("utf-8")
         r = self._request(method, self._path(path, query), body=body,
                           ctype="application/json" if body is not None else None,
                           idempotent=idempotent)
-        return r.json() if r.body else None
+        return r.json()
 
     @staticmethod
     def _s(session: str) -> str:
@@ -675,6 +679,7 @@ class Client:
         last_id = last_event_id
         retry_ms = 2000
         failures = 0        # reconnections in a row without an event
+        connected = False   # a first connection that fails raises (a wrong URL, a dead server)
         while True:
             # `after` only until an id was seen; Last-Event-ID wins then
             q = {"after": after if last_id is None else None, "incarnation": incarnation}
@@ -692,7 +697,8 @@ class Client:
                 except OSError:
                     # refused, reset, timed out (http.client's errors are OSErrors or
                     # HTTPExceptions; the latter are not caught: a broken server)
-                    if not reconnect or (max_reconnects is not None and failures >= max_reconnects):
+                    if (not reconnect or not connected
+                            or (max_reconnects is not None and failures >= max_reconnects)):
                         raise
                     failures += 1
                     time.sleep(wait)
@@ -712,6 +718,7 @@ class Client:
                     raise err
                 if self.on_response is not None:
                     self.on_response("GET", path, r.status, r.getheaders(), b"")
+                connected = True
                 if conn.sock is not None:
                     conn.sock.settimeout(read_timeout)
                 try:

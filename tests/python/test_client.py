@@ -99,7 +99,7 @@ def test_service_routes():
     c = client(token=None)     # service routes are open
     eq(c.health(), {"status": "ok"}, "health()")
     r = c.ready()
-    eq(r["status"], "ready" if r["status"] == "ready" else "ok", "ready() status")
+    check(r["status"] in ("ok", "ready"), "ready() status: %r" % r)
     check(isinstance(r.get("schema_version"), int), "ready() schema_version: %r" % r)
     check(c.openapi().startswith("openapi: 3.1"), "openapi() is the contract")
 
@@ -182,7 +182,7 @@ def test_glossary_put_get_delete():
     check(g2["version"] > v1, "a PUT makes a new version: %r then %r" % (v1, g2["version"]))
     eq(c.put_glossary("py-g", {"entries": [{"source": "a", "target": "b"}]})["entries"], 1,
        "{entries: []} form")
-    raises(422, None if False else "invalid-value", c.put_glossary, "py-g",
+    raises(422, "invalid-value", c.put_glossary, "py-g",
            "en,de\nvirus,Virus\n", content_type="text/csv")
     eq(c.get_glossary("py-g")["count"], 1, "a refused glossary changed nothing")
     c.delete_glossary("py-g")
@@ -402,6 +402,27 @@ def test_events_errors():
     raises(401, "unauthorized", lambda: next(client(token=None).events("py-ev-auth")))
 
 
+def test_docs_example_runs():
+    """The first example of docs/python.md's Client section runs as printed
+    (with this server's URL and token)."""
+    with open(os.path.join(ROOT, "docs", "python.md"), encoding="utf-8") as f:
+        doc = f.read()
+    section = doc[doc.index("\n## Client\n"):]
+    code = section[section.index("```python\n") + 10:]
+    code = code[:code.index("```")]
+    check("from adaptmon import Client, ApiError\n" in code, "the example imports adaptmon")
+    code = code.replace("from adaptmon import Client, ApiError\n", "")
+    code = code.replace('"http://127.0.0.1:8080"', '"http://127.0.0.1:%d"' % S.port)
+    code = code.replace('"my-write-token"', repr(W))
+    out = []
+    ns = {"Client": am.Client, "ApiError": am.ApiError,
+          "print": lambda *a: out.append(" ".join(str(x) for x in a))}
+    exec(compile(code, "docs/python.md", "exec"), ns)
+    eq(len(out), 3, "the example prints three lines: %r" % out)
+    check(out[0].startswith("1 {'hits': "), "first line: %r" % out[0])
+    check(out[1].startswith("409 conflict "), "second line: %r" % out[1])
+
+
 # ---- a scripted server: retries, timeouts, dropped streams --------------------------
 
 class Fake:
@@ -444,9 +465,8 @@ class Fake:
                     k, _, v = hl.partition(":")
                     h[k.strip().lower()] = v.strip()
                 n = int(h.get("content-length", "0"))
-                if n:
-                    f.read(n)
-                self.requests.append((method, path, h))
+                body = f.read(n) if n else b""
+                self.requests.append((method, path, h, body))
                 act = self.actions.pop(0) if self.actions else (500, {}, b"")
                 if act == "drop":
                     return
@@ -531,8 +551,8 @@ def test_transport_retries_only_when_idempotent():
         eq(am.Client(f.url).post_segment("s", "1", "t", hypothesis="h")["seq"], 1,
            "segment POST retried after a dropped connection")
         eq([r[1] for r in f.requests], ["/v1/sessions/s/segments"] * 2, "sent twice")
-        body_ids = len(f.requests)
-        eq(body_ids, 2, "the same request")
+        eq(f.requests[0][3], f.requests[1][3], "the same body (the same segment id)")
+        eq(json.loads(f.requests[1][3])["id"], "1", "the retry carries the client's id")
     finally:
         f.close()
     f = Fake(["drop", (201, {"Content-Type": "application/json"}, b"{}")])
@@ -598,6 +618,25 @@ def test_events_reconnect_after_a_dropped_connection():
     try:
         got = list(am.Client(f.url).events("s", reconnect=False))
         eq([e.id for e in got], ["1"], "reconnect=False ends with the stream")
+    finally:
+        f.close()
+    # a first connection that fails raises at once, even with reconnect
+    f = Fake([])
+    f.close()
+    try:
+        next(am.Client(f.url).events("s"))
+        raise AssertionError("events() of a closed port did not raise")
+    except ConnectionError:
+        pass
+    # the server's max-age end (event: reconnect) resumes from its id
+    f = Fake([("sse", seg(1) + 'id: 1\nevent: reconnect\ndata: {"reason": "max-age", '
+               '"last_event_id": 1, "retry_ms": 10}\n\n', False),
+              ("sse", seg(2) + "event: deleted\ndata: {}\n\n", False)])
+    try:
+        got = list(am.Client(f.url).events("s", max_reconnects=0))
+        eq([(e.event, e.id) for e in got], [("segment", "1"), ("segment", "2"),
+                                            ("deleted", None)], "events across max-age")
+        eq(f.requests[1][2].get("last-event-id"), "1", "resumed after the reconnect event")
     finally:
         f.close()
 
