@@ -364,6 +364,11 @@ def test_events_replay_live_and_resume():
         time.sleep(3)
         for s in segs(3, "e", start=3):
             w.post_segment("py-ev", s["id"], s["translation"], hypothesis=s["hypothesis"])
+        # then the delete ends the stream (also when events went missing: no hang)
+        end = time.monotonic() + 20
+        while len(got) < 6 and time.monotonic() < end:
+            time.sleep(0.05)
+        w.delete_session("py-ev")
 
     th = threading.Thread(target=later)
     th.start()
@@ -372,8 +377,6 @@ def test_events_replay_live_and_resume():
         for ev in it:
             got.append(ev)
             check(time.monotonic() - t0 < WAIT, "events did not end: %r" % got)
-            if len(got) == 6:
-                w.delete_session("py-ev")
     except am.ApiError as e:
         # the server ended the stream (max age) just before the delete: the
         # resumed stream finds no session
