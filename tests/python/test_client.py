@@ -624,10 +624,11 @@ def test_events_reconnect_after_a_dropped_connection():
     finally:
         f.close()
     # a first connection that fails raises at once, even with reconnect
-    f = Fake([])
-    f.close()
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        url = "http://127.0.0.1:%d" % free.getsockname()[1]    # nothing listens there
     try:
-        next(am.Client(f.url).events("s"))
+        next(am.Client(url).events("s"))
         raise AssertionError("events() of a closed port did not raise")
     except ConnectionError:
         pass
