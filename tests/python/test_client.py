@@ -260,6 +260,32 @@ def test_batch():
     raises(422, "invalid-value", c.post_batch, "py-b", [])
 
 
+def test_one_client_shared_by_threads():
+    c = client()
+    errors = []
+
+    def work(k):
+        try:
+            sid = "py-th%d" % k
+            c.create_session("en", "fr", id=sid)
+            for s in segs(8, "t%d-" % k):
+                c.post_segment(sid, s["id"], s["translation"], hypothesis=s["hypothesis"])
+        except Exception as e:     # reported below, in the test's thread
+            errors.append(e)
+
+    ths = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    eq(errors, [], "errors in the threads")
+    for k in range(4):
+        m = c.metrics("py-th%d" % k)
+        eq(m["segments"], 8, "segments of py-th%d" % k)
+    eq(c.metrics("py-th0")["systems"], c.metrics("py-th3")["systems"],
+       "the same segments give the same totals in every thread's session")
+
+
 # ---- metrics, exports, rescore, vocabularies, import -----------------------------
 
 def test_metrics_curve_plot_export_rescore():
