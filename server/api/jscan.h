@@ -9,6 +9,8 @@
 #ifndef AM_JSCAN_H
 #define AM_JSCAN_H
 
+#include <stddef.h>
+
 /* The end of the JSON value that starts at p in compact text, or NULL
  * when the text there is not such a value. */
 const char *am_js_skip(const char *p);
@@ -16,5 +18,10 @@ const char *am_js_skip(const char *p);
  * object at obj (may be NULL): its start, and its end in *end; NULL when
  * absent or when obj is not compact JSON (then parse it whole). */
 const char *am_js_member(const char *obj, const char *key, const char **end);
+/* One pass over the members of the compact JSON object at obj: for each
+ * keys[i] (plain ASCII) found, val[i] and end[i] get its value's extent,
+ * NULL when absent. The number found; -1 when obj is not compact JSON. */
+int am_js_members(const char *obj, const char *const *keys, size_t n, const char **val,
+                  const char **end);
 
 #endif
