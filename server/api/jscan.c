@@ -43,28 +43,25 @@ const char *am_js_skip(const char *p)
             while (js_class[(unsigned char)*p] <= JS_DELIM)
                 p++; /* to the next byte that matters */
             switch (js_class[(unsigned char)*p]) {
-            case JS_NUL:
-                return NULL;
+            case JS_NUL: return NULL;
             case JS_QUOTE:
                 if (!(p = js_string_end(p)))
                     return NULL;
                 continue;
-            case JS_OPEN:
-                depth++;
-                break;
+            case JS_OPEN: depth++; break;
             case JS_CLOSE:
                 if (--depth == 0)
                     return p + 1;
                 break;
-            default:
-                break;
+            default: break;
             }
             p++;
         }
     }
     const char *q = p;
-    for (unsigned char k2; (k2 = js_class[(unsigned char)*q]) != JS_DELIM && k2 != JS_CLOSE && k2 != JS_NUL;)
-        q++; /* a scalar ends at a delimiter, a closing bracket or the end */
+    /* a scalar ends at a delimiter, a closing bracket or the end */
+    while (js_class[(unsigned char)*q] != JS_DELIM && js_class[(unsigned char)*q] < JS_CLOSE)
+        q++;
     return q > p ? q : NULL;
 }
 
