@@ -123,3 +123,73 @@ int am_js_members(const char *obj, const char *const *keys, size_t n, const char
     }
     return found;
 }
+
+/* The UTF-8 bytes of code point cp (below U+10000, not a surrogate) onto b. */
+static void js_utf8(am_buf *b, unsigned cp)
+{
+    if (cp < 0x80) {
+        am_buf_appendc(b, (char)cp);
+    } else if (cp < 0x800) {
+        am_buf_appendc(b, (char)(0xC0 | (cp >> 6)));
+        am_buf_appendc(b, (char)(0x80 | (cp & 0x3F)));
+    } else {
+        am_buf_appendc(b, (char)(0xE0 | (cp >> 12)));
+        am_buf_appendc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
+        am_buf_appendc(b, (char)(0x80 | (cp & 0x3F)));
+    }
+}
+
+/* The value of the four hex digits at p, or -1. */
+static long js_hex4(const char *p)
+{
+    long v = 0;
+    for (int i = 0; i < 4; i++) {
+        char ch = p[i];
+        int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                         : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+int am_js_string(const char *v, const char *e, am_buf *out)
+{
+    am_buf_reset(out);
+    am_buf_append(out, "", 0); /* "" has data too */
+    if (!v || e - v < 2 || *v != '"' || e[-1] != '"')
+        return 0;
+    const char *p = v + 1, *end = e - 1;
+    while (p < end) {
+        const char *q = p;
+        for (; q < end && *q != '\\'; q++)
+            if ((unsigned char)*q < 0x20)
+                return 0; /* jansson refuses a raw control character */
+        am_buf_append(out, p, (size_t)(q - p));
+        if (q == end)
+            break;
+        if (q + 1 >= end)
+            return 0;
+        static const char simple[] = "\"\"\\\\//b\bf\fn\nr\rt\t";
+        const char *s = NULL;
+        for (size_t i = 0; simple[i]; i += 2)
+            if (simple[i] == q[1])
+                s = &simple[i + 1];
+        if (s) {
+            am_buf_appendc(out, *s);
+            p = q + 2;
+            continue;
+        }
+        if (q[1] != 'u' || end - q < 6)
+            return 0;
+        long cp = js_hex4(q + 2);
+        if (cp <= 0 || (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0; /* NUL and surrogate pairs: the caller parses instead */
+        js_utf8(out, (unsigned)cp);
+        p = q + 6;
+    }
+    return 1;
+}

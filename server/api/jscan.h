@@ -9,6 +9,8 @@
 #ifndef AM_JSCAN_H
 #define AM_JSCAN_H
 
+#include "am.h"
+
 #include <stddef.h>
 
 /* The end of the JSON value that starts at p in compact text, or NULL
@@ -23,5 +25,9 @@ const char *am_js_member(const char *obj, const char *key, const char **end);
  * NULL when absent. The number found; -1 when obj is not compact JSON. */
 int am_js_members(const char *obj, const char *const *keys, size_t n, const char **val,
                   const char **end);
+/* The decoded text of the JSON string value [v, e) into out (reset first;
+ * NUL-terminated): 1; 0 when it is not a string or holds an escape this
+ * does not decode (\u0000, surrogate pairs: parse such text instead). */
+int am_js_string(const char *v, const char *e, am_buf *out);
 
 #endif
