@@ -351,14 +351,17 @@ static int am_exp_tok_number(const char *v, const char *e, int *integer)
     return 1;
 }
 
-/* am_csv_num on the text of obj[key] (obj may be NULL or not an object). */
-static void am_exp_tnum(am_buf *b, const char *obj, const char *key)
+/* am_csv_num on a value's text [v, e) (v may be NULL). An integer token
+ * in canonical form (JSON has no leading zeros or '+'; "-0" and tokens
+ * long enough to overflow are converted) is what "%lld" would print. */
+static void am_exp_vnum(am_buf *b, const char *v, const char *e)
 {
-    const char *e, *v = am_js_member(obj, key, &e);
     int integer;
     if (!am_exp_tok_number(v, e, &integer))
         return;
-    if (integer)
+    if (integer && e - v < 19 && !(v[0] == '-' && v[1] == '0'))
+        am_buf_append(b, v, (size_t)(e - v));
+    else if (integer)
         am_buf_printf(b, "%lld", strtoll(v, NULL, 10));
     else
         am_realfmt_buf(b, strtod(v, NULL));
@@ -394,23 +397,29 @@ static int am_exp_csv_sys(am_pager *c, int64_t seq, const char *client_id, am_ex
     am_csv_field(&c->out, sys);
     am_buf_appendc(&c->out, ',');
     am_csv_field(&c->out, r->has_translator ? r->translator.data : NULL);
-    static const char *const counts[] = {"r0", "r1", "r01"};
+    /* the system's members in one pass over its object */
+    static const char *const k[9] = {"r0",   "r1",     "r01", "terms",         "bleu",
+                                     "chrf", "chrfpp", "ter", "one_minus_term"};
+    const char *v[9], *e[9];
+    am_js_members(s, k, 9, v, e);
+    static const char *const he[2] = {"hits", "total"};
+    const char *hv[2], *hend[2];
     for (size_t i = 0; i < 3; i++) {
-        const char *e, *x = am_js_member(s, counts[i], &e);
+        am_js_members(v[i], he, 2, hv, hend);
         am_buf_appendc(&c->out, ',');
-        am_exp_tnum(&c->out, x, "hits");
+        am_exp_vnum(&c->out, hv[0], hend[0]);
         am_buf_appendc(&c->out, ',');
-        am_exp_tnum(&c->out, x, "total");
+        am_exp_vnum(&c->out, hv[1], hend[1]);
     }
-    const char *te, *terms = am_js_member(s, "terms", &te);
+    static const char *const tk[2] = {"exact", "instances"};
+    am_js_members(v[3], tk, 2, hv, hend);
     am_buf_appendc(&c->out, ',');
-    am_exp_tnum(&c->out, terms, "exact");
+    am_exp_vnum(&c->out, hv[0], hend[0]);
     am_buf_appendc(&c->out, ',');
-    am_exp_tnum(&c->out, terms, "instances");
-    static const char *const reals[] = {"bleu", "chrf", "chrfpp", "ter", "one_minus_term"};
-    for (size_t i = 0; i < 5; i++) {
+    am_exp_vnum(&c->out, hv[1], hend[1]);
+    for (size_t i = 4; i < 9; i++) {
         am_buf_appendc(&c->out, ',');
-        am_exp_tnum(&c->out, s, reals[i]);
+        am_exp_vnum(&c->out, v[i], e[i]);
     }
     am_buf_appendc(&c->out, ',');
     am_csv_field(&c->out, r->has_source ? r->source.data : NULL);
