@@ -199,17 +199,25 @@ static void am_cv_band(am_cv_sys *s, const double counts[AM_CV_NCI][2])
     }
 }
 
+/* What one row contributes to one system: its per-segment counts (window
+ * mode) or its stored running values and their counts (running mode;
+ * has_tot 0: no totals for the system yet → it keeps its last values). */
+typedef struct am_cv_in {
+    double cur[AM_CV_N][2];
+    int has_tot;
+    double run[AM_CV_N];
+    double runc[AM_CV_NCI][2];
+} am_cv_in;
+
 /* Adds one segment to a system's window and, when sampled, its point. */
-static void am_cv_add(am_cv_ctx *c, am_cv_sys *s, json_t *scores, json_t *tot, int sampled)
+static void am_cv_add(am_cv_ctx *c, am_cv_sys *s, const am_cv_in *in, int sampled)
 {
     double v[AM_CV_N];
     if (c->window) {
-        double cur[AM_CV_N][2];
-        am_cv_counts(scores, c->wo, cur);
         double *slot = s->ring + (size_t)(c->seen % c->window) * AM_CV_N * 2;
         for (int k = 0; k < AM_CV_N; k++) {
-            slot[2 * k] = cur[k][0];
-            slot[2 * k + 1] = cur[k][1];
+            slot[2 * k] = in->cur[k][0];
+            slot[2 * k + 1] = in->cur[k][1];
         }
         if (!sampled)
             return;
@@ -231,9 +239,9 @@ static void am_cv_add(am_cv_ctx *c, am_cv_sys *s, json_t *scores, json_t *tot, i
         }
     } else {
         /* a system without output in this segment keeps its running values */
-        if (tot) {
-            am_cv_running(tot, c->wo, s->last);
-            am_cv_running_counts(tot, s->last_counts);
+        if (in->has_tot) {
+            memcpy(s->last, in->run, sizeof s->last);
+            memcpy(s->last_counts, in->runc, sizeof s->last_counts);
         }
         memcpy(v, s->last, sizeof v);
     }
@@ -245,6 +253,197 @@ static void am_cv_add(am_cv_ctx *c, am_cv_sys *s, json_t *scores, json_t *tot, i
     }
     if (c->ci)
         am_cv_band(s, (const double(*)[2])s->last_counts);
+}
+
+/* The row's input for a system from parsed scores and totals (borrowed;
+ * either may be NULL). */
+static void am_cv_in_json(const am_cv_ctx *c, json_t *scores, json_t *tot, am_cv_in *in)
+{
+    if (c->window) {
+        am_cv_counts(scores, c->wo, in->cur);
+        return;
+    }
+    in->has_tot = tot != NULL;
+    if (tot) {
+        am_cv_running(tot, c->wo, in->run);
+        am_cv_running_counts(tot, in->runc);
+    }
+}
+
+/*
+ * The same numbers read from the stored text itself, without jansson (the
+ * curve's cost was parsing ~12,000 results' totals and systems into trees
+ * to read a dozen numbers of each: jansson + malloc ≈ 85 % of its CPU at
+ * window=50). A number is converted exactly as jansson converts it (strtod
+ * / strtoll on the same token; jansson's json_integer_value of a real is 0),
+ * so the points are bit-identical to the parsed path, which stays for text
+ * that is not compact or names that need escapes (tests/api/test_curve.py
+ * compares both on the same timeline).
+ */
+
+/* The token [v, e) of a value; is it a JSON number? is it an integer? */
+static int am_cv_tok_number(const char *v, const char *e, int *integer)
+{
+    if (!v || v == e || !(*v == '-' || (*v >= '0' && *v <= '9')))
+        return 0;
+    *integer = 1;
+    for (const char *p = v; p < e; p++)
+        if (*p == '.' || *p == 'e' || *p == 'E')
+            *integer = 0;
+    return 1;
+}
+
+/* am_cv_num on a value's text [v, e): the number, or its "score" member
+ * when an object; NAN when v is NULL or not a number. */
+static double am_cv_vnum(const char *v, const char *e)
+{
+    if (v && *v == '{')
+        v = am_js_member(v, "score", &e);
+    int integer;
+    if (!am_cv_tok_number(v, e, &integer))
+        return NAN;
+    return integer ? (double)strtoll(v, NULL, 10) : strtod(v, NULL);
+}
+
+/* json_integer_value on a value's text, as a double: 0 when v is NULL or
+ * not an integer (a real included). */
+static double am_cv_vint(const char *v, const char *e)
+{
+    int integer;
+    if (!am_cv_tok_number(v, e, &integer) || !integer)
+        return 0;
+    return (double)strtoll(v, NULL, 10);
+}
+
+/* {hits, total} of a recall object's text (NULL or not an object: 0, 0). */
+static void am_cv_thits(const char *r, double out[2])
+{
+    static const char *const k[2] = {"hits", "total"};
+    const char *v[2], *e[2];
+    am_js_members(r, k, 2, v, e);
+    out[0] = am_cv_vint(v[0], e[0]);
+    out[1] = am_cv_vint(v[1], e[1]);
+}
+
+/* am_cv_counts on text (scores: the system's value, or NULL). Each object
+ * is read in one pass for all of its wanted members. */
+static void am_cv_tcounts(const char *scores, const char *wo, double out[AM_CV_N][2])
+{
+    memset(out, 0, sizeof(double) * AM_CV_N * 2);
+    if (!scores)
+        return;
+    static const char *const sk[6] = {"r0", "r1", "r01", "terms", "ter_ref_len", "term_edits"};
+    const char *sv[6], *se[6];
+    am_js_members(scores, sk, 6, sv, se);
+    for (int k = 0; k < 3; k++)
+        am_cv_thits(sv[k], out[k]);
+    static const char *const tk[3] = {"exact", "instances", "window_overlap"};
+    const char *tv[3], *te[3];
+    am_js_members(sv[3], tk, 3, tv, te);
+    out[AM_CV_TERM][0] = am_cv_vint(tv[0], te[0]);
+    out[AM_CV_TERM][1] = am_cv_vint(tv[1], te[1]);
+    const char *we, *w = am_js_member(tv[2], wo, &we);
+    static const char *const wk[2] = {"instances", "score"};
+    const char *wv[2], *wend[2];
+    am_js_members(w, wk, 2, wv, wend);
+    double inst = am_cv_vint(wv[0], wend[0]);
+    double sc = am_cv_vnum(wv[1], wend[1]);
+    if (inst > 0 && isfinite(sc)) {
+        out[AM_CV_WO][0] = sc * inst;
+        out[AM_CV_WO][1] = inst;
+    }
+    double len = am_cv_vnum(sv[4], se[4]), ed = am_cv_vnum(sv[5], se[5]);
+    if (isfinite(len) && isfinite(ed) && len > 0) {
+        out[AM_CV_OMT][0] = len - ed;
+        out[AM_CV_OMT][1] = len;
+    }
+}
+
+/* am_cv_running and am_cv_running_counts on text (tot: the system's value). */
+static void am_cv_trunning(const char *tot, const char *wo, am_cv_in *in)
+{
+    static const char *const sk[5] = {"r0", "r1", "r01", "terms", "one_minus_term"};
+    const char *sv[5], *se[5];
+    am_js_members(tot, sk, 5, sv, se);
+    for (int k = 0; k < 3; k++) {
+        in->run[k] = am_cv_vnum(sv[k], se[k]);
+        am_cv_thits(sv[k], in->runc[k]);
+    }
+    in->run[AM_CV_OMT] = am_cv_vnum(sv[4], se[4]);
+    static const char *const tk[4] = {"exact_match", "window_overlap", "exact", "instances"};
+    const char *tv[4], *te[4];
+    am_js_members(sv[3], tk, 4, tv, te);
+    in->run[AM_CV_TERM] = am_cv_vnum(tv[0], te[0]);
+    const char *we, *w = am_js_member(tv[1], wo, &we);
+    in->run[AM_CV_WO] = am_cv_vnum(w, we);
+    in->runc[AM_CV_TERM][0] = am_cv_vint(tv[2], te[2]);
+    in->runc[AM_CV_TERM][1] = am_cv_vint(tv[3], te[3]);
+}
+
+/* Can name be matched as a key in the stored text byte for byte (nothing
+ * jansson would escape)? */
+static int am_cv_plain(const char *name, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (ch < 0x20 || ch == '"' || ch == '\\' || ch == '/' || ch >= 0x7f)
+            return 0;
+    }
+    return 1;
+}
+
+#define AM_CV_NAME_MAX 256 /* longer system names take the parsed path */
+
+/* One row from its text: registers the systems of its totals (in their
+ * order) and adds each system's input. 1 done; 0 when the text is not
+ * compact or a name needs escapes (the caller parses it instead); -1 out
+ * of memory (c->rc set). */
+static int am_cv_row_text(am_cv_ctx *c, const char *result_json, int sampled)
+{
+    static const char *const top[2] = {"totals", "scores"};
+    const char *tv[2], *te[2], *e3;
+    am_js_members(result_json, top, 2, tv, te);
+    const char *t = tv[0], *sc = tv[1];
+    const char *sy = sc && *sc == '{' ? am_js_member(sc, "systems", &e3) : NULL;
+    if (!t || *t != '{' || !sy || *sy != '{')
+        return 0;
+    for (size_t i = 0; i < c->nsys; i++)
+        if (!am_cv_plain(c->sys[i].name, strlen(c->sys[i].name)))
+            return 0;
+    /* the systems of totals, in their order; a name that needs escapes
+     * sends the row to the parsed path (the systems added so far are
+     * found there again: the same backfill) */
+    size_t before = json_array_size(c->x);
+    for (const char *p = t + 1; *p == '"';) {
+        const char *ke = am_js_skip(p), *ve = ke && *ke == ':' ? am_js_skip(ke + 1) : NULL;
+        size_t len = ke ? (size_t)(ke - p - 2) : 0;
+        if (!ve || len >= AM_CV_NAME_MAX || !am_cv_plain(p + 1, len))
+            return 0;
+        char name[AM_CV_NAME_MAX];
+        memcpy(name, p + 1, len);
+        name[len] = '\0';
+        if (!am_cv_system(c, name, before)) {
+            c->rc = AM_ERR_NOMEM;
+            return -1;
+        }
+        p = *ve == ',' ? ve + 1 : ve;
+    }
+    for (size_t i = 0; i < c->nsys; i++) {
+        am_cv_in in;
+        memset(&in, 0, sizeof in);
+        if (c->window) {
+            const char *e, *v = am_js_member(sy, c->sys[i].name, &e);
+            am_cv_tcounts(v, c->wo, in.cur);
+        } else {
+            /* any value counts as totals, as a parsed one does */
+            const char *e, *tot = am_js_member(t, c->sys[i].name, &e);
+            in.has_tot = tot != NULL;
+            if (tot)
+                am_cv_trunning(tot, c->wo, &in);
+        }
+        am_cv_add(c, &c->sys[i], &in, sampled);
+    }
+    return 1;
 }
 
 /* {totals, systems} of a stored result (new reference): only those two
@@ -267,6 +466,35 @@ static json_t *am_cv_parts(const char *result_json)
     json_object_set(o, "systems", json_object_get(json_object_get(r, "scores"), "systems"));
     json_decref(r);
     return o;
+}
+
+/* One row parsed with jansson (text that am_cv_row_text cannot read):
+ * AM_OK, or AM_ERR_NOMEM (c->rc set). */
+static int am_cv_row_json(am_cv_ctx *c, const char *result_json, int sampled)
+{
+    json_t *o = am_cv_parts(result_json);
+    json_t *totals = json_object_get(o, "totals");
+    json_t *systems = json_object_get(o, "systems");
+    size_t before = json_array_size(c->x);
+    const char *name;
+    json_t *tot;
+    json_object_foreach(totals, name, tot)
+    {
+        if (!am_cv_system(c, name, before)) {
+            c->rc = AM_ERR_NOMEM;
+            json_decref(o);
+            return c->rc;
+        }
+    }
+    for (size_t i = 0; i < c->nsys; i++) {
+        am_cv_in in;
+        memset(&in, 0, sizeof in);
+        am_cv_in_json(c, json_object_get(systems, c->sys[i].name),
+                      json_object_get(totals, c->sys[i].name), &in);
+        am_cv_add(c, &c->sys[i], &in, sampled);
+    }
+    json_decref(o);
+    return AM_OK;
 }
 
 static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
@@ -293,23 +521,11 @@ static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *
         c->rc = AM_ERR_CANCELLED;
         return 1;
     }
-    json_t *o = am_cv_parts(result_json);
-    json_t *totals = json_object_get(o, "totals");
-    json_t *systems = json_object_get(o, "systems");
-    size_t before = json_array_size(c->x);
-    const char *name;
-    json_t *tot;
-    json_object_foreach(totals, name, tot)
-    {
-        if (!am_cv_system(c, name, before)) {
-            c->rc = AM_ERR_NOMEM;
-            json_decref(o);
-            return 1;
-        }
-    }
-    for (size_t i = 0; i < c->nsys; i++)
-        am_cv_add(c, &c->sys[i], json_object_get(systems, c->sys[i].name),
-                  json_object_get(totals, c->sys[i].name), sampled);
+    int done = am_cv_row_text(c, result_json, sampled);
+    if (done < 0)
+        return 1;
+    if (!done && am_cv_row_json(c, result_json, sampled) != AM_OK)
+        return 1;
     if (sampled) {
         json_array_append_new(c->x, json_integer((json_int_t)seq));
         c->next_i++;
@@ -317,7 +533,6 @@ static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *
     c->seen++;
     c->last = seq;
     c->from = seq;
-    json_decref(o);
     return 0;
 }
 

@@ -265,6 +265,265 @@ static json_t *am_exp_systems(const char *result_json)
     return out;
 }
 
+/*
+ * CSV and TMX rows from the stored text itself. A row needs the request's
+ * strings (source, translation, translator, the system's hypothesis) and a
+ * dozen numbers of each system: parsing the request and the systems into
+ * jansson trees was most of these exports' CPU (jansson + malloc ≈ 65 % at
+ * 16,000 segments). Numbers are converted as jansson converts them (strtoll
+ * / strtod of the same token, so the same %lld / shortest real), strings
+ * decoded by am_js_string; text this cannot read exactly (not compact, a
+ * name with escapes, an escape am_js_string leaves to jansson) takes the
+ * parsed path, so the bytes are those of the parsed path either way
+ * (tests/api/test_export_safety.py compares both).
+ */
+
+/* The strings of a stored request a CSV/TMX row uses (decoded; has_*: the
+ * member is a string, as json_string_value would be non-NULL). */
+typedef struct am_exp_rq {
+    const char *text; /* the request's compact text (borrowed) */
+    const char *hyps, *hyps_end; /* its "hypotheses" value, or NULL */
+    const char *hyp, *hyp_end; /* its "hypothesis" value, or NULL */
+    am_buf translator, source, translation, tmp;
+    int has_translator, has_source, has_translation;
+} am_exp_rq;
+
+/* A member's decoded string into b: 1 (has = whether it is a string); 0
+ * when the text needs the parsed path. */
+static int am_exp_str(const char *v, const char *e, am_buf *b, int *has)
+{
+    *has = 0;
+    am_buf_reset(b);
+    am_buf_append(b, "", 0);
+    if (!v || *v != '"')
+        return 1; /* absent or not a string: json_string_value is NULL */
+    if (!am_js_string(v, e, b))
+        return 0;
+    *has = 1;
+    return 1;
+}
+
+/* Reads the request's members; 0 when the parsed path is needed. */
+static int am_exp_rq_read(am_exp_rq *r, const char *request_json)
+{
+    static const char *const k[5] = {"translator", "source", "translation", "hypotheses",
+                                     "hypothesis"};
+    const char *v[5], *e[5];
+    r->text = request_json;
+    if (am_js_members(request_json, k, 5, v, e) < 0)
+        return 0;
+    r->hyps = v[3];
+    r->hyps_end = e[3];
+    r->hyp = v[4];
+    r->hyp_end = e[4];
+    return am_exp_str(v[0], e[0], &r->translator, &r->has_translator) &&
+           am_exp_str(v[1], e[1], &r->source, &r->has_source) &&
+           am_exp_str(v[2], e[2], &r->translation, &r->has_translation);
+}
+
+/* am_hyp_of on text: the system's hypothesis decoded into r->tmp; *out
+ * NULL when absent. 0 when the parsed path is needed. */
+static int am_exp_rq_hyp(am_exp_rq *r, const char *sys, const char **out)
+{
+    const char *v, *e;
+    int has;
+    if (r->hyp && !strcmp(sys, "default")) {
+        v = r->hyp;
+        e = r->hyp_end;
+    } else {
+        v = am_js_member(r->hyps, sys, &e);
+    }
+    if (!am_exp_str(v, e, &r->tmp, &has))
+        return 0;
+    *out = has ? r->tmp.data : NULL;
+    return 1;
+}
+
+/* Is the token [v, e) a JSON number? *integer: without '.', 'e', 'E'. */
+static int am_exp_tok_number(const char *v, const char *e, int *integer)
+{
+    if (!v || v == e || !(*v == '-' || (*v >= '0' && *v <= '9')))
+        return 0;
+    *integer = 1;
+    for (const char *p = v; p < e; p++)
+        if (*p == '.' || *p == 'e' || *p == 'E')
+            *integer = 0;
+    return 1;
+}
+
+/* am_csv_num on a value's text [v, e) (v may be NULL). An integer token
+ * in canonical form (JSON has no leading zeros or '+'; "-0" and tokens
+ * long enough to overflow are converted) is what "%lld" would print. */
+static void am_exp_vnum(am_buf *b, const char *v, const char *e)
+{
+    int integer;
+    if (!am_exp_tok_number(v, e, &integer))
+        return;
+    if (integer && e - v < 19 && !(v[0] == '-' && v[1] == '0'))
+        am_buf_append(b, v, (size_t)(e - v));
+    else if (integer)
+        am_buf_printf(b, "%lld", strtoll(v, NULL, 10));
+    else
+        am_realfmt_buf(b, strtod(v, NULL));
+}
+
+/* json_integer_value of obj[key] on text (0 when absent or a real). */
+static long long am_exp_tint(const char *obj, const char *key)
+{
+    const char *e, *v = am_js_member(obj, key, &e);
+    int integer;
+    if (!am_exp_tok_number(v, e, &integer) || !integer)
+        return 0;
+    return strtoll(v, NULL, 10);
+}
+
+/* Can a system name be used byte for byte (nothing jansson escapes, so the
+ * key's text is the name)? */
+static int am_exp_plain(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)p[i] < 0x20 || p[i] == '"' || p[i] == '\\')
+            return 0;
+    return 1;
+}
+
+/* One system's CSV line from text. 0 when the parsed path is needed. */
+static int am_exp_csv_sys(am_pager *c, int64_t seq, const char *client_id, am_exp_rq *r,
+                          const char *sys, const char *s)
+{
+    am_buf_printf(&c->out, "%lld,", (long long)seq);
+    am_csv_field(&c->out, client_id);
+    am_buf_appendc(&c->out, ',');
+    am_csv_field(&c->out, sys);
+    am_buf_appendc(&c->out, ',');
+    am_csv_field(&c->out, r->has_translator ? r->translator.data : NULL);
+    /* the system's members in one pass over its object */
+    static const char *const k[9] = {"r0",   "r1",     "r01", "terms",         "bleu",
+                                     "chrf", "chrfpp", "ter", "one_minus_term"};
+    const char *v[9], *e[9];
+    am_js_members(s, k, 9, v, e);
+    static const char *const he[2] = {"hits", "total"};
+    const char *hv[2], *hend[2];
+    for (size_t i = 0; i < 3; i++) {
+        am_js_members(v[i], he, 2, hv, hend);
+        am_buf_appendc(&c->out, ',');
+        am_exp_vnum(&c->out, hv[0], hend[0]);
+        am_buf_appendc(&c->out, ',');
+        am_exp_vnum(&c->out, hv[1], hend[1]);
+    }
+    static const char *const tk[2] = {"exact", "instances"};
+    am_js_members(v[3], tk, 2, hv, hend);
+    am_buf_appendc(&c->out, ',');
+    am_exp_vnum(&c->out, hv[0], hend[0]);
+    am_buf_appendc(&c->out, ',');
+    am_exp_vnum(&c->out, hv[1], hend[1]);
+    for (size_t i = 4; i < 9; i++) {
+        am_buf_appendc(&c->out, ',');
+        am_exp_vnum(&c->out, v[i], e[i]);
+    }
+    am_buf_appendc(&c->out, ',');
+    am_csv_field(&c->out, r->has_source ? r->source.data : NULL);
+    am_buf_appendc(&c->out, ',');
+    const char *hyp;
+    if (!am_exp_rq_hyp(r, sys, &hyp))
+        return 0;
+    am_csv_field(&c->out, hyp);
+    am_buf_appendc(&c->out, ',');
+    am_csv_field(&c->out, r->has_translation ? r->translation.data : NULL);
+    am_buf_appends(&c->out, "\r\n");
+    return 1;
+}
+
+/* One system's TMX props from text. */
+static void am_exp_tmx_sys(am_pager *c, const char *sys, const char *s)
+{
+    static const char *const counts[] = {"r0", "r1", "r01"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *e, *x = am_js_member(s, counts[i], &e);
+        am_buf_printf(&c->out, "      <prop type=\"x-adaptmon-%s-", counts[i]);
+        am_xml_text(&c->out, sys);
+        am_buf_printf(&c->out, "\">%lld/%lld</prop>\n", am_exp_tint(x, "hits"),
+                      am_exp_tint(x, "total"));
+    }
+}
+
+/* The TMX unit's text after its systems (source and translation). */
+static void am_exp_tmx_tail(am_pager *c, const char *src, const char *tgt)
+{
+    if (src) {
+        am_buf_appends(&c->out, "      <tuv xml:lang=\"");
+        am_xml_text(&c->out, c->srclang);
+        am_buf_appends(&c->out, "\"><seg>");
+        am_xml_seg(&c->out, src);
+        am_buf_appends(&c->out, "</seg></tuv>\n");
+    }
+    am_buf_appends(&c->out, "      <tuv xml:lang=\"");
+    am_xml_text(&c->out, c->tgtlang);
+    am_buf_appends(&c->out, "\"><seg>");
+    am_xml_seg(&c->out, tgt);
+    am_buf_appends(&c->out, "</seg></tuv>\n    </tu>\n");
+}
+
+/* A CSV or TMX row from the stored text onto c->out: 1; 0 (c->out as it
+ * was) when the text needs the parsed path. */
+static int am_exp_row_text(am_pager *c, int64_t seq, const char *client_id,
+                           const char *request_json, const char *result_json)
+{
+    const char *e1, *e2;
+    const char *scores = am_js_member(result_json, "scores", &e1);
+    const char *systems = scores ? am_js_member(scores, "systems", &e2) : NULL;
+    if (!systems || *systems != '{')
+        return 0;
+    size_t mark = c->out.len;
+    am_exp_rq r;
+    memset(&r, 0, sizeof r);
+    am_buf_init(&r.translator);
+    am_buf_init(&r.source);
+    am_buf_init(&r.translation);
+    am_buf_init(&r.tmp);
+    am_buf name;
+    am_buf_init(&name);
+    int ok = am_exp_rq_read(&r, request_json);
+    if (ok && c->fmt != AM_PG_CSV) {
+        am_buf_appends(&c->out, "    <tu tuid=\"");
+        am_xml_text(&c->out, client_id);
+        if (r.has_translator) { /* TMX: the user who last changed the unit */
+            am_buf_appends(&c->out, "\" changeid=\"");
+            am_xml_text(&c->out, r.translator.data);
+        }
+        am_buf_appends(&c->out, "\">\n");
+        am_buf_printf(&c->out, "      <prop type=\"x-adaptmon-seq\">%lld</prop>\n", (long long)seq);
+    }
+    for (const char *p = systems + 1; ok && *p == '"';) {
+        const char *ke = am_js_skip(p), *ve = ke && *ke == ':' ? am_js_skip(ke + 1) : NULL;
+        if (!ve || !am_exp_plain(p + 1, (size_t)(ke - p - 2))) {
+            ok = 0;
+            break;
+        }
+        am_buf_reset(&name);
+        am_buf_append(&name, p + 1, (size_t)(ke - p - 2));
+        if (c->fmt == AM_PG_CSV)
+            ok = am_exp_csv_sys(c, seq, client_id, &r, name.data, ke + 1);
+        else
+            am_exp_tmx_sys(c, name.data, ke + 1);
+        p = *ve == ',' ? ve + 1 : ve;
+    }
+    if (ok && c->fmt != AM_PG_CSV)
+        am_exp_tmx_tail(c, r.has_source ? r.source.data : NULL,
+                        r.has_translation ? r.translation.data : NULL);
+    if (!ok) {
+        c->out.len = mark;
+        if (c->out.data)
+            c->out.data[mark] = '\0';
+    }
+    am_buf_cleanup(&r.translator);
+    am_buf_cleanup(&r.source);
+    am_buf_cleanup(&r.translation);
+    am_buf_cleanup(&r.tmp);
+    am_buf_cleanup(&name);
+    return ok;
+}
+
 /* Renders one row into c->out (am_store_segrow_fn; ctx: the pager). */
 static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
                       const char *result_json, int64_t created_at)
@@ -280,6 +539,10 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
             am_pager_timeline_row(c, seq, client_id, request_json, result_json, created_at);
         else
             am_pager_export_row(c, seq, client_id, request_json, result_json, created_at);
+        c->rows++;
+        return 0;
+    }
+    if (am_exp_row_text(c, seq, client_id, request_json, result_json)) {
         c->rows++;
         return 0;
     }

@@ -9,6 +9,10 @@
 #ifndef AM_JSCAN_H
 #define AM_JSCAN_H
 
+#include "am.h"
+
+#include <stddef.h>
+
 /* The end of the JSON value that starts at p in compact text, or NULL
  * when the text there is not such a value. */
 const char *am_js_skip(const char *p);
@@ -16,5 +20,14 @@ const char *am_js_skip(const char *p);
  * object at obj (may be NULL): its start, and its end in *end; NULL when
  * absent or when obj is not compact JSON (then parse it whole). */
 const char *am_js_member(const char *obj, const char *key, const char **end);
+/* One pass over the members of the compact JSON object at obj: for each
+ * keys[i] (plain ASCII) found, val[i] and end[i] get its value's extent,
+ * NULL when absent. The number found; -1 when obj is not compact JSON. */
+int am_js_members(const char *obj, const char *const *keys, size_t n, const char **val,
+                  const char **end);
+/* The decoded text of the JSON string value [v, e) into out (reset first;
+ * NUL-terminated): 1; 0 when it is not a string or holds an escape this
+ * does not decode (\u0000, surrogate pairs: parse such text instead). */
+int am_js_string(const char *v, const char *e, am_buf *out);
 
 #endif

@@ -10,11 +10,12 @@ Prints "ok NAME" / "FAILED NAME" and ends with "N passed, N failed".
 """
 import json
 import os
+import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (TICO_GLOSSARY, check, eq, expect_problem, expect_status,  # noqa: E402
-                     run_tests, serve, shutdown, tico19)
+from harness import (TICO_GLOSSARY, Server, check, eq, expect_problem,  # noqa: E402
+                     expect_status, run_tests, serve, shutdown, tico19)
 
 S = None
 C = None
@@ -394,6 +395,64 @@ def test_plot_svg_etag_and_errors():
     expect_status(r, 200, "empty session")
     _, series = svg_series(r.body)
     eq(series, {}, "no series without segments")
+
+
+CURVE_VARIANTS = ("", "?ci=1", "?window=4", "?window=3&ci=1&wo=3", "?window=1000&points=2",
+                  "?points=7&ci=1")
+
+
+def test_curve_read_from_the_text_equals_the_parsed_results():
+    """The curve reads its numbers from the compact stored text without
+    parsing it (api_curve.c am_cv_row_text); text that is not compact is
+    parsed with jansson as before. The same timeline stored both ways
+    (the results re-indented in SQL while the server is stopped) gives
+    the same curves to the last bit: a glossary (terms, window overlap),
+    a system missing from some segments, a deleted segment."""
+    srv = Server()
+    c = srv.client()
+    c.create_session(id="tx", source_lang="en", target_lang="fr",
+                     options={"baseline_system": "base", "windows": [2, 3]})
+    with open(TICO_GLOSSARY, encoding="utf-8") as f:
+        expect_status(c.put("/v1/sessions/tx/glossary", f.read(), ctype="text/csv"), 200, "glossary")
+    for i, s in enumerate(tico19()[:24]):
+        hyps = {"base": s["hypothesis"], "adapt": s["translation"] if i % 3 else s["hypothesis"]}
+        if i % 4 == 1:
+            hyps["late"] = s["hypothesis"]  # a system that appears on segment 2
+        expect_status(c.post("/v1/sessions/tx/segments",
+                             {"id": "t%d" % i, "source": s["source"],
+                              "translation": s["translation"], "hypotheses": hyps}), 201, "POST t%d" % i)
+    expect_status(c.delete("/v1/sessions/tx/segments/t9"), 204, "DELETE t9")
+    compact = {v: c.jget("/v1/sessions/tx/curve" + v) for v in CURVE_VARIANTS}
+    c.close()
+    eq(srv.stop(), 0, "exit status")
+    con = sqlite3.connect(srv.db)
+    n = 0
+    for table in ("segments", "segment_results"):
+        for rowid, res in con.execute("SELECT rowid, result FROM %s" % table).fetchall():
+            con.execute("UPDATE %s SET result = ? WHERE rowid = ?" % table,
+                        (json.dumps(json.loads(res), indent=1), rowid))
+            n += 1
+    con.commit()
+    con.close()
+    check(n >= 23, "results rewritten: %d" % n)
+    srv2 = Server(db=srv.db)
+    c = srv2.client()
+    try:
+        for v in CURVE_VARIANTS:
+            parsed = c.jget("/v1/sessions/tx/curve" + v)
+            eq(sorted(parsed["systems"]), sorted(compact[v]["systems"]), "curve%s: systems" % v)
+            for name, series in compact[v]["systems"].items():
+                for key, values in series.items():
+                    eq(json.dumps(parsed["systems"][name][key], sort_keys=True),
+                       json.dumps(values, sort_keys=True), "curve%s: %s %s" % (v, name, key))
+            eq(parsed["x"], compact[v]["x"], "curve%s: x" % v)
+        d = compact["?window=3&ci=1&wo=3"]
+        check(any(x is not None for x in d["systems"]["adapt"]["window_overlap"]),
+              "the glossary produced window-overlap values")
+        check(d["systems"]["late"]["r0"][0] is None, "the late system starts with nulls")
+    finally:
+        c.close()
+        eq(srv2.stop(), 0, "exit status")
 
 
 if __name__ == "__main__":

@@ -16,14 +16,16 @@ library (and xmllint when installed).
 """
 import csv
 import io
+import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, eq, expect_status, run_tests, serve, shutdown  # noqa: E402
+from harness import Server, check, eq, expect_status, run_tests, serve, shutdown  # noqa: E402
 
 S = None
 C = None
@@ -94,6 +96,63 @@ def test_csv_export_neutralises_cells_a_spreadsheet_would_evaluate():
         for col in ("source", "hypothesis", "translation"):
             eq(row[col], want, "CSV %s cell for %r" % (col, t))
     check("'=HYPERLINK" in r.body.decode("utf-8"), "the formula is written as text")
+
+
+def test_exports_read_from_the_text_equal_the_parsed_rows():
+    """CSV and TMX rows are written from the compact stored text without
+    parsing it (api_export.c am_exp_row_text); text that is not compact is
+    parsed with jansson as before. The same session stored both ways (the
+    requests and results re-indented in SQL while the server is stopped)
+    exports the same bytes: escapes, non-ASCII and control characters in
+    the text, a translator, a system missing from a segment, a single
+    "hypothesis"."""
+    srv = Server()
+    c = srv.client()
+    c.create_session(id="tx", source_lang="en", target_lang="fr")
+    texts = ["quote \" back\\slash\ttab\nnew line", "caf\u00e9 \u2014 \U0001F600 " + BAD[0] + BAD[10],
+             "=1+2, \"x\"", "plain"]
+    for i, t in enumerate(texts):
+        hyps = {"sys.1": t + " h", "sys-2_b": "b " + t}
+        if i == 2:
+            del hyps["sys-2_b"]
+        body = {"id": "e%d" % i, "source": t, "translation": "tr " + t, "hypotheses": hyps}
+        if i % 2:
+            body["translator"] = "ann.e-%d" % i
+        expect_status(c.post("/v1/sessions/tx/segments", body), 201, "POST e%d" % i)
+    c.create_session(id="one", source_lang="en", target_lang="de")
+    expect_status(c.post("/v1/sessions/one/segments",
+                         {"id": "o", "source": "a < b", "hypothesis": "h & i",
+                          "translation": "t\u00fc"}), 201, "POST o")
+    urls = ["/v1/sessions/%s/export?format=%s" % (sid, f) for sid in ("tx", "one")
+            for f in ("csv", "tmx")]
+    compact = {u: c.get(u) for u in urls}
+    for u, r in compact.items():
+        expect_status(r, 200, u)
+    c.close()
+    eq(srv.stop(), 0, "exit status")
+    con = sqlite3.connect(srv.db)
+    n = 0
+    for table, cols in (("segments", ("request", "result")), ("segment_results", ("result",))):
+        for col in cols:
+            for rowid, text in con.execute("SELECT rowid, %s FROM %s" % (col, table)).fetchall():
+                con.execute("UPDATE %s SET %s = ? WHERE rowid = ?" % (table, col),
+                            (json.dumps(json.loads(text), indent=1), rowid))
+                n += 1
+    con.commit()
+    con.close()
+    check(n >= 10, "texts rewritten: %d" % n)
+    srv2 = Server(db=srv.db)
+    c = srv2.client()
+    try:
+        for u in urls:
+            r = c.get(u)
+            expect_status(r, 200, u + " (parsed)")
+            eq(r.body.decode("utf-8"), compact[u].body.decode("utf-8"), u + ": text == parsed")
+        body = compact[urls[0]].body.decode("utf-8")
+        check("sys.1" in body and "sys-2_b" in body, "both systems exported")
+    finally:
+        c.close()
+        eq(srv2.stop(), 0, "exit status")
 
 
 if __name__ == "__main__":
