@@ -10,7 +10,8 @@
  * §2.5); rowid -> ctid for the chunked purges (a chunk's rows are read and
  * deleted in one statement, so their ctids cannot move in between);
  * scalar max/min -> greatest/least; json_each(x) ->
- * json_array_elements_text(x::json) AS j(value); INSERT OR REPLACE -> ON
+ * json_array_elements_text(x::json) AS j(value); a subquery in FROM is
+ * named (PostgreSQL requires it); INSERT OR REPLACE -> ON
  * CONFLICT on the primary key; an upsert's own column is qualified with
  * its table (PostgreSQL's SET may not name it bare when excluded has the
  * same column); a parameter in an INSERT … SELECT list is cast to its
@@ -51,6 +52,14 @@
  * occurrences; the words of its later segments are in their rows
  * (schema/010). */
 #define AM_PG_SETTLED "(SELECT settled FROM sessions WHERE sid = $1)"
+
+/* The migrations' table (sql.h AM_SQL_MIGRATIONS_TABLE), created by the
+ * runner before the first migration (DESIGN-postgres §2.7). */
+#define AM_PG_SQL_MIGRATIONS_TABLE                                                                 \
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("                                               \
+    " version bigint PRIMARY KEY,"                                                                 \
+    " name text NOT NULL,"                                                                         \
+    " applied_at bigint NOT NULL)"
 
 /* INSERT OR REPLACE of a checkpoint row: its primary key is the only
  * constraint that can conflict. */
@@ -97,16 +106,17 @@
                         "(SELECT ctid FROM glossaries WHERE sid = $1 LIMIT $2))")                  \
     X(PURGE_VOCAB, "DELETE FROM vocab WHERE sid = $1 AND word <= $2")                              \
     X(PURGE_VOCAB_TO, "SELECT word FROM (SELECT word FROM vocab WHERE sid = $1 ORDER BY word "     \
-                      "LIMIT $2) ORDER BY word DESC LIMIT 1")                                      \
+                      "LIMIT $2) AS k ORDER BY word DESC LIMIT 1")                                 \
     X(PURGE_OCC, "DELETE FROM occurrences WHERE sid = $1 AND (word, seq) <= ($2, $3)")             \
     X(PURGE_OCC_TO, "SELECT word, seq FROM (SELECT word, seq FROM occurrences WHERE sid = $1 "     \
-                    "ORDER BY word, seq LIMIT $2) ORDER BY word DESC, seq DESC LIMIT 1")           \
+                    "ORDER BY word, seq LIMIT $2) AS k ORDER BY word DESC, seq DESC LIMIT 1")      \
     X(PURGE_TOTALS, "DELETE FROM totals WHERE sid = $1 AND system <= $2")                          \
     X(PURGE_TOTALS_TO, "SELECT system FROM (SELECT system FROM totals WHERE sid = $1 ORDER BY "    \
-                       "system LIMIT $2) ORDER BY system DESC LIMIT 1")                            \
+                       "system LIMIT $2) AS k ORDER BY system DESC LIMIT 1")                       \
     X(PURGE_CHOICES, "DELETE FROM choices WHERE sid = $1 AND (entry, alt) <= ($2, $3)")            \
-    X(PURGE_CHOICES_TO, "SELECT entry, alt FROM (SELECT entry, alt FROM choices WHERE sid = $1 "   \
-                        "ORDER BY entry, alt LIMIT $2) ORDER BY entry DESC, alt DESC LIMIT 1")     \
+    X(PURGE_CHOICES_TO,                                                                            \
+      "SELECT entry, alt FROM (SELECT entry, alt FROM choices WHERE sid = $1 "                     \
+      "ORDER BY entry, alt LIMIT $2) AS k ORDER BY entry DESC, alt DESC LIMIT 1")                  \
     X(PURGE_SESSION, "DELETE FROM sessions WHERE sid = $1")                                        \
     X(SHADOW_NEW,                                                                                  \
       "INSERT INTO sessions (id, options, signature, custom_stopwords, "                           \
