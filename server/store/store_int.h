@@ -11,7 +11,9 @@
  * (sessions, their deletion and purge, shadow copies), segments.c
  * (segments, their results and staged results), vocab.c (a session's
  * vocabulary history, background vocabularies), glossary.c (glossary
- * versions, term choices), totals.c (running totals).
+ * versions, term choices), totals.c (running totals). drv.h: the driver
+ * seam the domain files use instead of sqlite3_* (rows, changes); sql_pg.h:
+ * the statements' PostgreSQL text (not compiled into the server yet).
  *
  * Design
  * ------
