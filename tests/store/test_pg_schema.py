@@ -9,7 +9,8 @@ compares the two introspected schemas: tables, columns (types mapped,
 NOT NULL, defaults), primary keys, indexes (unique or not), foreign keys.
 Then PREPAREs every statement of server/store/sql_pg.h against it, which
 catches syntax and type errors, and checks each one's parameter count.
-Prints "N passed, N failed"; exits 1 on a failure.
+Also fails when schema/pg/ stops below the highest schema/NNN_*.sql (checked
+without a server too). Prints "N passed, N failed"; exits 1 on a failure.
 """
 import glob
 import json
@@ -238,13 +239,25 @@ def prepare_all(srv, stmts):
     check("transaction statements", rc == 0 and "WARNING" not in err, err.strip())
 
 
+def version(pattern):
+    """The highest NNN of the files NNN_*.sql matching pattern, 0 for none."""
+    v = [int(os.path.basename(f)[:3]) for f in glob.glob(pattern)
+         if re.match(r"\d{3}_", os.path.basename(f))]
+    return max(v or [0])
+
+
 def main():
+    # without a server too: every schema/NNN_*.sql needs its schema/pg/ file
+    lite_v = version(os.path.join(ROOT, "schema", "*.sql"))
+    pg_v = version(os.path.join(ROOT, "schema", "pg", "*.sql"))
+    check("schema/pg/ reaches schema version %d" % lite_v, pg_v == lite_v,
+          "schema/pg/ ends at %d" % pg_v)
     bindir = pg_bindir()
     if not bindir:
         print("SKIP: no PostgreSQL server binaries (/usr/lib/postgresql/*/bin/initdb); "
               "tools/deps.sh installs postgresql-15")
-        print("0 passed, 0 failed, 1 skipped")
-        return 0
+        print("%d passed, %d failed, 1 skipped" % (passed, failed))
+        return 1 if failed else 0
     srv = Server(bindir)
     tmp = tempfile.mkdtemp(prefix="am-lite-")
     try:
