@@ -17,6 +17,8 @@ systemd haproxy lua-cjson yamllint clang-format cppcheck prometheus"
 PKGS="$PKGS chromium fonts-dejavu-core nodejs"
 # … and a CJK font, or the zh/ja scenarios and their screenshots show tofu boxes
 PKGS="$PKGS fonts-noto-cjk"
+# tests/store/test_pg_schema.py: a throwaway PostgreSQL server (initdb, pg_ctl, psql)
+PKGS="$PKGS postgresql-15"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

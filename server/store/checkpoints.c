@@ -30,7 +30,7 @@ static int ckpt_settle_chunk(am_store *st, const char *session, int *more)
     rc = am_sid(st, &st->w, session, &sid);
     if (rc == AM_OK)
         rc = am_exec(st, &st->w, AM_S_CKPT_SETTLE, "ii", sid, (int64_t)AM_CKPT_CHUNK);
-    *more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
+    *more = rc == AM_OK && am_changes(&st->w) > 0;
     rc = am_w_end(st, rc);
     am_w_handoff(st);
     return rc;
@@ -86,7 +86,7 @@ typedef struct ckpt_pass {
     void *ctx;
 } ckpt_pass;
 
-static int ckpt_totals_row(void *ctx, sqlite3_stmt *row)
+static int ckpt_totals_row(void *ctx, am_row *row)
 {
     const ckpt_pass *p = ctx;
     return p->totals(p->ctx, row_text(row, 0), row_text(row, 1));

@@ -166,7 +166,7 @@ static int store_veach(am_store *st, am_conn *c, enum am_stmt_id id, store_row_f
     if (rc)
         return rc;
     while ((rc = am_q_step(st, &q)) > 0) {
-        int r = fn(ctx, q.s);
+        int r = fn(ctx, am_row_of(q.s));
         if (r != 0) {
             rc = r;
             break;
@@ -192,14 +192,14 @@ typedef struct get_cols {
     size_t n;
 } get_cols;
 
-static int get_row(void *ctx, sqlite3_stmt *row)
+static int get_row(void *ctx, am_row *row)
 {
     const get_cols *g = ctx;
     for (size_t i = 0; i < g->n; i++) {
         if (g->cols[i].type == STORE_COL_INT && g->cols[i].to.i)
-            *g->cols[i].to.i = sqlite3_column_int64(row, (int)i);
+            *g->cols[i].to.i = row_int(row, (int)i);
         else if (g->cols[i].type == STORE_COL_STR && g->cols[i].to.s)
-            *g->cols[i].to.s = am_col_str(row, (int)i);
+            *g->cols[i].to.s = row_str(row, (int)i);
     }
     return 1;
 }
@@ -215,17 +215,17 @@ int store_get(am_store *st, am_conn *c, enum am_stmt_id id, const store_col *col
     return rc == 1 ? AM_OK : rc == 0 ? AM_ERR_NOTFOUND : rc;
 }
 
-int store_ids_push(void *ctx, sqlite3_stmt *row)
+int store_ids_push(void *ctx, am_row *row)
 {
     store_ids *ids = ctx;
-    ids->v[ids->n++] = sqlite3_column_int64(row, 0);
+    ids->v[ids->n++] = row_int(row, 0);
     return ids->n == sizeof ids->v / sizeof ids->v[0];
 }
 
-int store_count_row(void *ctx, sqlite3_stmt *row)
+int store_count_row(void *ctx, am_row *row)
 {
     const store_counts *p = ctx;
-    return p->fn(p->ctx, (const char *)sqlite3_column_text(row, 0), sqlite3_column_int64(row, 1));
+    return p->fn(p->ctx, row_text(row, 0), row_int(row, 1));
 }
 
 int store_exec_sid(am_store_tx *tx, int64_t sid, const enum am_stmt_id *ids, size_t n)
@@ -236,15 +236,15 @@ int store_exec_sid(am_store_tx *tx, int64_t sid, const enum am_stmt_id *ids, siz
     return rc;
 }
 
-int store_collect(void *ctx, sqlite3_stmt *row)
+int store_collect(void *ctx, am_row *row)
 {
     store_rows *r = ctx;
     size_t m = strlen(r->kinds);
     r->v = vec_grow(r->v, &r->cap, (r->n + 1) * m - 1, sizeof *r->v, 16 * m);
     store_cell *c = &r->v[r->n * m];
     for (size_t j = 0; j < m; j++) {
-        c[j].i = r->kinds[j] == 'i' ? sqlite3_column_int64(row, (int)j) : 0;
-        c[j].s = r->kinds[j] == 't' ? am_col_str(row, (int)j) : NULL;
+        c[j].i = r->kinds[j] == 'i' ? row_int(row, (int)j) : 0;
+        c[j].s = r->kinds[j] == 't' ? row_str(row, (int)j) : NULL;
     }
     r->n++;
     return 0;
@@ -319,6 +319,54 @@ char *am_col_str(sqlite3_stmt *s, int i)
     if (!t)
         return NULL;
     return am_xstrndup((const char *)t, (size_t)sqlite3_column_bytes(s, i));
+}
+
+/* ---- the driver seam (drv.h) ---------------------------------------------- */
+
+int64_t row_int(am_row *row, int i)
+{
+    return sqlite3_column_int64(am_row_stmt(row), i);
+}
+
+const char *row_text(am_row *row, int i)
+{
+    return (const char *)sqlite3_column_text(am_row_stmt(row), i);
+}
+
+char *row_str(am_row *row, int i)
+{
+    return am_col_str(am_row_stmt(row), i);
+}
+
+int row_count(am_row *row)
+{
+    return sqlite3_column_count(am_row_stmt(row));
+}
+
+am_row *am_q_row(am_q *q)
+{
+    return am_row_of(q->s);
+}
+
+int64_t am_changes(am_conn *conn)
+{
+    return sqlite3_changes(conn->db);
+}
+
+/* sqlite3_bind_value keeps each value's storage class: a purge's key
+ * range compares as the stored keys do. */
+int am_q_bind_row(am_store *st, am_q *q, int first, am_row *row)
+{
+    sqlite3_stmt *src = am_row_stmt(row);
+    for (int k = 0; k < sqlite3_column_count(src); k++)
+        if (sqlite3_bind_value(q->s, first + k, sqlite3_column_value(src, k)) != SQLITE_OK)
+            return am_db_fail(st, q->c->db, am_stmt_name[q->id]);
+    return AM_OK;
+}
+
+int64_t am_q_steps(am_q *q)
+{
+    return (int64_t)sqlite3_stmt_status(q->s, SQLITE_STMTSTATUS_VM_STEP, 1);
 }
 
 /* ---- connections ---------------------------------------------------------- */

@@ -28,7 +28,7 @@ int am_store_glossary_put_if(am_store *st, const char *id, int64_t incarnation,
     if (rc)
         return rc;
     rc = am_exec(st, &st->w, AM_S_GLOSSARY_PUT, "tii", id, now_ms, incarnation);
-    if (rc == AM_OK && sqlite3_changes(st->w.db) == 0)
+    if (rc == AM_OK && am_changes(&st->w) == 0)
         rc = AM_ERR_NOTFOUND;
     if (rc == AM_OK)
         rc = am_glossary_keep(st, id, glossary_json);

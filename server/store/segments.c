@@ -70,7 +70,7 @@ int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SEG_UPDATE, "iittti", sid, seq, body_hash, request_json,
                      result_json, now_ms);
-    if (rc == AM_OK && sqlite3_changes(tx->c->db) == 0)
+    if (rc == AM_OK && am_changes(tx->c) == 0)
         rc = AM_ERR_NOTFOUND;
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SESSION_TOUCH, "iii", sid, (int64_t)0, now_ms);
@@ -104,7 +104,7 @@ typedef struct walk_gv {
     void *ctx;
 } walk_gv;
 
-static int walk_gv_row(void *ctx, sqlite3_stmt *row)
+static int walk_gv_row(void *ctx, am_row *row)
 {
     walk_gv *w = ctx;
     return w->fn(w->ctx, row_int(row, 0), row_text(row, 1), row_text(row, 2), row_int(row, 3));
@@ -130,7 +130,7 @@ int am_store_tx_segment_delete(am_store_tx *tx, const char *session, int64_t seq
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SEG_DELETE, "ii", sid, seq);
-    if (rc == AM_OK && sqlite3_changes(tx->c->db) == 0)
+    if (rc == AM_OK && am_changes(tx->c) == 0)
         return AM_ERR_NOTFOUND;
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SESSION_SHRINK, "ii", sid, now_ms);
@@ -335,7 +335,7 @@ int am_store_results_stage(am_store *st, const char *session, int64_t *gen, size
             /* the segment's spare row (one no reader can see) is rewritten in
              * place: no row is ever deleted, and a segment has two at most */
             rc = am_exec(st, &st->w, AM_S_RESULT_REUSE, "iiiti", sid, *gen, seq[i], result[i], cur);
-            if (rc == AM_OK && sqlite3_changes(st->w.db) == 0)
+            if (rc == AM_OK && am_changes(&st->w) == 0)
                 rc = am_exec(st, &st->w, AM_S_RESULT_STAGE, "iiit", sid, *gen, seq[i], result[i]);
         }
         rc = am_w_end(st, rc);

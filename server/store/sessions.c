@@ -23,7 +23,7 @@ void am_store_session_clear(am_store_session *s)
     memset(s, 0, sizeof *s);
 }
 
-static void session_row(sqlite3_stmt *s, am_store_session *out)
+static void session_row(am_row *s, am_store_session *out)
 {
     out->id = row_str(s, 0);
     out->options = row_str(s, 1);
@@ -41,7 +41,7 @@ static void session_row(sqlite3_stmt *s, am_store_session *out)
 
 /* store_each callbacks: the first row into ctx (an am_store_session) and
  * stop (1); every row appended to ctx (a session_vec). */
-static int session_one(void *ctx, sqlite3_stmt *row)
+static int session_one(void *ctx, am_row *row)
 {
     session_row(row, ctx);
     return 1;
@@ -52,7 +52,7 @@ typedef struct session_vec {
     size_t k, cap;
 } session_vec;
 
-static int session_push(void *ctx, sqlite3_stmt *row)
+static int session_push(void *ctx, am_row *row)
 {
     session_vec *sv = ctx;
     sv->v = vec_grow(sv->v, &sv->cap, sv->k, sizeof *sv->v, 16);
@@ -173,22 +173,18 @@ static int purge_chunk_keyed(am_store *st, enum am_stmt_id to, enum am_stmt_id d
     if (rc > 0) {
         am_q d;
         rc = am_q_open(st, &st->w, del, &d, "i", sid);
-        for (int k = 0; rc == AM_OK && k < sqlite3_column_count(b.s); k++)
-            if (sqlite3_bind_value(d.s, k + 2, sqlite3_column_value(b.s, k)) != SQLITE_OK)
-                rc = am_db_fail(st, st->w.db, am_stmt_name[del]);
+        if (rc == AM_OK)
+            rc = am_q_bind_row(st, &d, 2, am_q_row(&b));
         if (rc == AM_OK) {
             rc = am_q_step(st, &d);
             rc = rc > 0 ? AM_OK : rc;
-            *more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
-            atomic_fetch_add(&st->purge_steps,
-                             (long long)sqlite3_stmt_status(d.s, SQLITE_STMTSTATUS_VM_STEP, 1));
+            *more = rc == AM_OK && am_changes(&st->w) > 0;
+            atomic_fetch_add(&st->purge_steps, (long long)am_q_steps(&d));
         }
-        if (d.s)
-            am_q_close(&d);
+        am_q_close(&d); /* a failed open left nothing to close */
     }
     rc = rc > 0 ? AM_OK : rc;
-    atomic_fetch_add(&st->purge_steps,
-                     (long long)sqlite3_stmt_status(b.s, SQLITE_STMTSTATUS_VM_STEP, 1));
+    atomic_fetch_add(&st->purge_steps, (long long)am_q_steps(&b));
     am_q_close(&b);
     return rc;
 }
@@ -220,9 +216,8 @@ static int session_purge(am_store *st, int64_t sid)
             if (rc == AM_OK) {
                 rc = am_q_step(st, &q);
                 rc = rc > 0 ? AM_OK : rc;
-                more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
-                atomic_fetch_add(&st->purge_steps,
-                                 (long long)sqlite3_stmt_status(q.s, SQLITE_STMTSTATUS_VM_STEP, 1));
+                more = rc == AM_OK && am_changes(&st->w) > 0;
+                atomic_fetch_add(&st->purge_steps, (long long)am_q_steps(&q));
                 am_q_close(&q);
             }
         }
@@ -311,7 +306,7 @@ int am_store_tx_shadow_segment(am_store_tx *tx, const char *session, const char 
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SHADOW_SEGMENT, "iiitii", sid, shadow, seq, result_json,
                      now_ms, glossary_version);
-    if (rc == AM_OK && sqlite3_changes(tx->c->db) != 1)
+    if (rc == AM_OK && am_changes(tx->c) != 1)
         rc = AM_ERR_NOTFOUND;
     return rc;
 }
@@ -329,7 +324,7 @@ int am_store_tx_shadow_swap(am_store_tx *tx, const char *session, const char *sh
     if (rc == AM_OK)
         rc = am_exec(st, tx->c, AM_S_SHADOW_TAKE_OVER, "ttiiii", shadow_id, session, version + 1,
                      rewrites + 1, segments, now_ms);
-    if (rc == AM_OK && sqlite3_changes(tx->c->db) != 1)
+    if (rc == AM_OK && am_changes(tx->c) != 1)
         rc = AM_ERR_NOTFOUND;
     return rc;
 }

@@ -11,7 +11,9 @@
  * (sessions, their deletion and purge, shadow copies), segments.c
  * (segments, their results and staged results), vocab.c (a session's
  * vocabulary history, background vocabularies), glossary.c (glossary
- * versions, term choices), totals.c (running totals).
+ * versions, term choices), totals.c (running totals). drv.h: the driver
+ * seam the domain files use instead of sqlite3_* (rows, changes); sql_pg.h:
+ * the statements' PostgreSQL text (not compiled into the server yet).
  *
  * Design
  * ------
@@ -123,6 +125,7 @@
 #define AM_CKPT_PAGES 8192 /* WAL pages (32 MiB at 4 KiB) between checkpoints */
 #define AM_CKPT_GAP_MS 50 /* at least this long between two checkpoints */
 #define AM_CKPT_HARD_PAGES (4 * AM_CKPT_PAGES) /* the writer checkpoints itself */
+#include "drv.h"
 #include "sql.h"
 
 enum am_stmt_id {
@@ -243,27 +246,21 @@ static inline store_col col_str(char **to)
 #define COLS(...)                                                                                  \
     (const store_col[]){__VA_ARGS__}, sizeof((const store_col[]){__VA_ARGS__}) / sizeof(store_col)
 
-/* A row's columns in store_each callbacks: an integer, a malloc'd copy of
- * the text (caller frees; NULL for NULL), the text itself (borrowed until
- * the callback returns). */
-static inline int64_t row_int(sqlite3_stmt *row, int i)
+/* A row's columns in store_each callbacks: row_int, row_text, row_str
+ * (drv.h); the SQLite driver's am_row is the statement itself. */
+static inline am_row *am_row_of(sqlite3_stmt *s)
 {
-    return sqlite3_column_int64(row, i);
+    return (am_row *)(void *)s;
 }
 
-static inline const char *row_text(sqlite3_stmt *row, int i)
+static inline sqlite3_stmt *am_row_stmt(am_row *row)
 {
-    return (const char *)sqlite3_column_text(row, i);
+    return (sqlite3_stmt *)(void *)row;
 }
 
 /* Column i of the current row as a malloc'd string (caller frees; NULL
  * for SQL NULL). */
 char *am_col_str(sqlite3_stmt *s, int i);
-
-static inline char *row_str(sqlite3_stmt *row, int i)
-{
-    return am_col_str(row, i);
-}
 
 /* ---- conn.c --------------------------------------------------------------- */
 
@@ -292,7 +289,7 @@ int store_get(am_store *st, am_conn *c, enum am_stmt_id id, const store_col *col
 /* Reads every row: fn(ctx, row) for each (row is borrowed: see row_int,
  * row_str, row_text); a non-zero return stops the walk and is returned.
  * fn may call the store: a nested use of the statement gets a copy. */
-typedef int (*store_row_fn)(void *ctx, sqlite3_stmt *row);
+typedef int (*store_row_fn)(void *ctx, am_row *row);
 int store_each(am_store *st, am_conn *c, enum am_stmt_id id, store_row_fn fn, void *ctx,
                const char *fmt, ...);
 /* Up to 64 ids (column 0 of each row), collected by store_each with
@@ -301,14 +298,14 @@ typedef struct store_ids {
     int64_t v[64];
     size_t n;
 } store_ids;
-int store_ids_push(void *ctx, sqlite3_stmt *row);
+int store_ids_push(void *ctx, am_row *row);
 /* (text, integer) rows passed on by store_each with store_count_row
  * (ctx: a store_counts) to fn(ctx, column 0, column 1). */
 typedef struct store_counts {
     am_store_count_fn fn;
     void *ctx;
 } store_counts;
-int store_count_row(void *ctx, sqlite3_stmt *row);
+int store_count_row(void *ctx, am_row *row);
 /* Appends the n NUL-separated words (borrowed) to arr (initialized and
  * cleaned up by the caller) as a JSON array, which json_each() turns into
  * rows (store/vocab.c). */
@@ -330,7 +327,7 @@ typedef struct store_rows {
     store_cell *v; /* n rows of strlen(kinds) cells, malloc'd */
     size_t n, cap;
 } store_rows;
-int store_collect(void *ctx, sqlite3_stmt *row);
+int store_collect(void *ctx, am_row *row);
 void store_rows_free(store_rows *r);
 static inline const store_cell *cell(const store_rows *r, size_t k)
 {

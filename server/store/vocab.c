@@ -169,7 +169,7 @@ int am_store_tx_vocab_remove(am_store_tx *tx, const char *session, const char *w
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_OCC_DELETE, "iti", sid, word, seq);
-    if (rc == AM_OK && sqlite3_changes(tx->c->db) == 0)
+    if (rc == AM_OK && am_changes(tx->c) == 0)
         return AM_ERR_NOTFOUND;
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_VOCAB_SHRINK, "it", sid, word);
@@ -264,7 +264,7 @@ static int vocab_drop(am_store *st, int64_t vid)
         if (rc)
             return rc;
         rc = am_exec(st, &st->w, AM_S_VOCABULARY_WORDS_CHUNK, "ii", vid, (int64_t)AM_VOCAB_CHUNK);
-        int more = rc == AM_OK && sqlite3_changes(st->w.db) > 0;
+        int more = rc == AM_OK && am_changes(&st->w) > 0;
         if (rc == AM_OK && !more)
             rc = am_exec(st, &st->w, AM_S_VOCABULARY_DROP_VID, "i", vid);
         rc = am_w_end(st, rc);
