@@ -279,5 +279,10 @@ MUTANTS ?=
 mutants:
 	BUILD=$(BUILD) sh tools/mutants.sh $(MUTANTS)
 
+# ---- print-VAR: a variable's value (python/setup.py reads LDLIBS from here,
+#      so the Python extension links what the binary links)
+print-%:
+	@echo '$($*)'
+
 # compiler-written header dependencies (DEPFLAGS)
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
