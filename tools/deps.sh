@@ -17,6 +17,9 @@ systemd haproxy lua-cjson yamllint clang-format cppcheck prometheus"
 PKGS="$PKGS chromium fonts-dejavu-core nodejs"
 # … and a CJK font, or the zh/ja scenarios and their screenshots show tofu boxes
 PKGS="$PKGS fonts-noto-cjk"
+# the Python package (python/, docs/python.md): headers, setuptools, pip and venv
+# for its offline install and the wheel test of tests/python
+PKGS="$PKGS python3-dev python3-setuptools python3-wheel python3-pip python3-venv"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
