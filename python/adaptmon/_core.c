@@ -195,8 +195,10 @@ static PyObject *am_py_run_fn(PyObject *self, PyObject *arg)
     if (argc < 0)
         return NULL;
     am_py_capture c;
-    Py_BEGIN_ALLOW_THREADS am_py_run(argc, argv, &c);
-    Py_END_ALLOW_THREADS am_py_argv_free(argc, argv);
+    PyThreadState *ts = PyEval_SaveThread(); /* the GIL released */
+    am_py_run(argc, argv, &c);
+    PyEval_RestoreThread(ts);
+    am_py_argv_free(argc, argv);
     if (c.sys_errno) {
         am_py_capture_free(&c);
         errno = c.sys_errno;
@@ -214,9 +216,15 @@ static PyMethodDef am_py_methods[] = {
 };
 
 static struct PyModuleDef am_py_module = {
-    PyModuleDef_HEAD_INIT, "_core", "adaptmon's scoring core (the `adaptmon score` code).", -1,
-    am_py_methods,         NULL,    NULL,
-    NULL,                  NULL,
+    PyModuleDef_HEAD_INIT,
+    "_core",
+    "adaptmon's scoring core (the `adaptmon score` code).",
+    -1,
+    am_py_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit__core(void);
