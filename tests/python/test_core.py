@@ -195,6 +195,44 @@ def test_threads_score_concurrently_and_equal():
         eq(r, want, "thread result")
 
 
+def test_scoring_releases_the_gil():
+    """A Python thread keeps running while the core scores TICO-19: it
+    stamps the clock in a loop, and some stamps fall well inside the core
+    call (50 ms from either end; with the GIL held none would, beyond one
+    switch interval)."""
+    import time
+    src, ref, hyp = lines("source.en"), lines("ref.fr"), lines("baseline.fr")
+    stamps = []
+    running = [True]
+    window = []
+
+    def spin():
+        while running[0]:
+            stamps.append(time.monotonic())
+            time.sleep(0.001)
+
+    orig = am._core.run
+
+    def timed(args):
+        t0 = time.monotonic()
+        out = orig(args)
+        window.append((t0, time.monotonic()))
+        return out
+    t = threading.Thread(target=spin)
+    t.start()
+    am._core.run = timed
+    try:
+        am.corpus_score(hyp, ref, src, target_lang="fr", glossary=GLOSSARY)
+    finally:
+        am._core.run = orig
+        running[0] = False
+        t.join()
+    t0, t1 = window[0]
+    check(t1 - t0 > 0.15, "the call is long enough to tell: %.3f s" % (t1 - t0))
+    inside = [x for x in stamps if t0 + 0.05 < x < t1 - 0.05]
+    check(len(inside) > 10, "%d stamps inside a %.3f s call" % (len(inside), t1 - t0))
+
+
 # ---- Session against the live service ---------------------------------------
 
 def test_session_equals_live_service():
