@@ -108,6 +108,46 @@ def test_multilingual_sets_equal_cli_and_golden():
     check(n > 50, "multilingual golden cases run: %d" % n)
 
 
+def _through_python(name):
+    """tests/cli/NAME.py with its `run` (adaptmon score ARGS -> status,
+    stdout, stderr) pointed at the extension: every one of its tests (the
+    golden files tico19-enfr-dev.json, seeds.json, significance.json…)
+    then scores in process. A run reading stdin ('-') stays a process."""
+    spec = importlib.util.spec_from_file_location(
+        "cli_" + name, os.path.join(os.path.dirname(HERE), "cli", name + ".py"))
+    tm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tm)
+    orig = tm.run
+    calls = [0]
+
+    def run(*args, check=True, timeout=None):
+        if "-" in args:
+            return orig(*args, check=check)
+        calls[0] += 1
+        status, out, err = am._core.run(list(args))
+        if check and status != 0:
+            raise AssertionError("exit %d: %s" % (status, err))
+        return status, out, err
+    tm.run = run
+    failed = []
+    for fname, fn in sorted(vars(tm).items()):
+        if fname.startswith("test_") and callable(fn):
+            try:
+                fn()
+            except Exception as e:  # collected, reported together
+                failed.append("%s: %s" % (fname, str(e)[:300]))
+    eq(failed, [], "%s through Python" % name)
+    check(calls[0] > 10, "%s: %d in-process runs" % (name, calls[0]))
+
+
+def test_cli_score_suite_through_python():
+    _through_python("test_score")
+
+
+def test_cli_signif_suite_through_python():
+    _through_python("test_signif")
+
+
 # ---- golden values through Python -------------------------------------------
 
 def test_tico_golden_sacrebleu_and_rk():
