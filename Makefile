@@ -180,7 +180,7 @@ screenshots: all
 	DASH_SHOTS=$(CURDIR)/docs/screenshots APITEST_ONLY=scenario python3 tests/browser/test_dashboard.py
 
 lint:
-	clang-format --dry-run --Werror core/*.[ch] core/compat/*.[ch] $(wildcard $(patsubst %,%/*.[ch],$(SRV_DIRS))) tools/*.c bench/*.c fuzz/*.[ch] tests/unit/*.[ch]
+	clang-format --dry-run --Werror core/*.[ch] core/compat/*.[ch] $(wildcard $(patsubst %,%/*.[ch],$(SRV_DIRS))) tools/*.c bench/*.c fuzz/*.[ch] tests/unit/*.[ch] python/adaptmon/*.c
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --std=c11 --inline-suppr -Icore $(SRV_INC) core server cli
 
 # The house rules (issue 26): no import circle between source files, no C file
@@ -278,6 +278,11 @@ test-fleet: deps
 MUTANTS ?=
 mutants:
 	BUILD=$(BUILD) sh tools/mutants.sh $(MUTANTS)
+
+# ---- print-VAR: a variable's value (python/setup.py reads LDLIBS from here,
+#      so the Python extension links what the binary links)
+print-%:
+	@echo '$($*)'
 
 # compiler-written header dependencies (DEPFLAGS)
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)

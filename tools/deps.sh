@@ -19,6 +19,9 @@ PKGS="$PKGS chromium fonts-dejavu-core nodejs"
 PKGS="$PKGS fonts-noto-cjk"
 # tests/store/test_pg_schema.py: a throwaway PostgreSQL server (initdb, pg_ctl, psql)
 PKGS="$PKGS postgresql-15"
+# the Python package (python/, docs/python.md): headers, setuptools, pip and venv
+# for its offline install and the wheel test of tests/python
+PKGS="$PKGS python3-dev python3-setuptools python3-wheel python3-pip python3-venv"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
