@@ -67,7 +67,7 @@ static json_t *am_json_span(const am_terms_span *sp)
                      (json_int_t)sp->byte_end);
 }
 
-const char *am_match_name(enum am_terms_match m)
+const char *am_json_match_name(enum am_terms_match m)
 {
     return m == AM_TERMS_EXACT ? "exact" : m == AM_TERMS_STEM ? "stem" : "none";
 }
@@ -80,7 +80,7 @@ static json_t *am_json_terms_seg(const am_terms_seg *ts, const am_terms_totals *
         json_t *o = json_pack("{sssIsoss}", "origin",
                               in->origin == AM_TERMS_GLOSSARY ? "glossary" : "annotation", "entry",
                               (json_int_t)in->entry, "reference", am_json_span(&in->ref), "match",
-                              am_match_name(in->match));
+                              am_json_match_name(in->match));
         json_object_set_new(o, "partial", am_json_real(in->partial));
         json_object_set_new(o, "reorder", am_json_real(in->reorder));
         if (in->match != AM_TERMS_NONE)

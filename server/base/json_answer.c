@@ -223,7 +223,7 @@ static void am_jw_terms_seg(am_jw *w, const am_terms_seg *ts, const am_terms_tot
         am_jw_str(w, "origin", in->origin == AM_TERMS_GLOSSARY ? "glossary" : "annotation");
         am_jw_int(w, "entry", (int64_t)in->entry);
         am_jw_span(w, "reference", &in->ref);
-        am_jw_str(w, "match", am_match_name(in->match));
+        am_jw_str(w, "match", am_json_match_name(in->match));
         am_jw_real(w, "partial", in->partial);
         am_jw_real(w, "reorder", in->reorder);
         if (in->match != AM_TERMS_NONE)

@@ -24,6 +24,6 @@ void am_json_put_real(am_buf *b, double x);
 void am_json_put_string(am_buf *b, const char *s, size_t n);
 
 /* The API name of match kind m: "exact", "stem" or "none". */
-const char *am_match_name(enum am_terms_match m);
+const char *am_json_match_name(enum am_terms_match m);
 
 #endif
