@@ -21,7 +21,7 @@
 #include "embedded.h"
 #include "store.h"
 
-void rm_rf(const char *path)
+void sf_rm_rf(const char *path)
 {
     struct stat sb;
     if (lstat(path, &sb) != 0)
@@ -35,7 +35,7 @@ void rm_rf(const char *path)
                     continue;
                 char sub[4096];
                 snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-                rm_rf(sub);
+                sf_rm_rf(sub);
             }
             closedir(d);
         }
@@ -45,9 +45,9 @@ void rm_rf(const char *path)
     }
 }
 
-int setup(void **state)
+int sf_setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
+    sf_fixture *f = calloc(1, sizeof *f);
     if (!f)
         return -1;
     strcpy(f->dir, "/tmp/amstore-XXXXXX");
@@ -61,15 +61,15 @@ int setup(void **state)
     return 0;
 }
 
-int teardown(void **state)
+int sf_teardown(void **state)
 {
-    fixture *f = *state;
-    rm_rf(f->dir);
+    sf_fixture *f = *state;
+    sf_rm_rf(f->dir);
     free(f);
     return 0;
 }
 
-am_store *open_store(const char *path, enum am_durability d)
+am_store *sf_open_store(const char *path, enum am_durability d)
 {
     am_store *st = NULL;
     am_buf err;
@@ -83,7 +83,7 @@ am_store *open_store(const char *path, enum am_durability d)
 }
 
 /* Highest NNN among the embedded schema/NNN_*.sql files. */
-int embedded_schema_version(void)
+int sf_embedded_schema_version(void)
 {
     size_t n;
     const am_embedded_file *files = am_embedded_files(&n);
@@ -99,7 +99,7 @@ int embedded_schema_version(void)
 
 /* One integer from a raw SQLite query on the database file (the tests look
  * at the file independently of the store). */
-int64_t raw_int(const char *path, const char *sql)
+int64_t sf_raw_int(const char *path, const char *sql)
 {
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
@@ -113,7 +113,7 @@ int64_t raw_int(const char *path, const char *sql)
     return v;
 }
 
-void raw_exec(const char *path, const char *sql)
+void sf_raw_exec(const char *path, const char *sql)
 {
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
@@ -124,8 +124,8 @@ void raw_exec(const char *path, const char *sql)
 }
 
 /* Inserts segment seq of session with the given words in one transaction. */
-void post_segment(am_store *st, const char *session, const char *client_id,
-                  const char *const *words, size_t nwords, const char *stats)
+void sf_post_segment(am_store *st, const char *session, const char *client_id,
+                     const char *const *words, size_t nwords, const char *stats)
 {
     am_store_tx *tx;
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
@@ -148,17 +148,17 @@ void post_segment(am_store *st, const char *session, const char *client_id,
     assert_int_equal(am_store_tx_commit(tx), AM_OK);
 }
 
-int collect_seq(void *ctx, int64_t seq)
+int sf_collect_seq(void *ctx, int64_t seq)
 {
-    seqs *s = ctx;
+    sf_seqs *s = ctx;
     s->v[s->n++] = seq;
     return 0;
 }
 
-int collect_segrow(void *ctx, int64_t seq, const char *client_id, const char *request_json,
-                   const char *result_json, int64_t created_at)
+int sf_collect_segrow(void *ctx, int64_t seq, const char *client_id, const char *request_json,
+                      const char *result_json, int64_t created_at)
 {
-    segrows *r = ctx;
+    sf_segrows *r = ctx;
     char want[32];
     snprintf(want, sizeof want, "\"result\":%lld", (long long)seq);
     if (!client_id || !request_json || !strstr(result_json, want))

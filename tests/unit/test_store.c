@@ -1,7 +1,9 @@
 /* test_store.c — the SQLite store: sessions, write transactions (commit and
- * rollback), segment and vocabulary reads, background vocabularies,
- * backups, migrations, durability settings and concurrent writers. Every
- * test works in its own temporary directory. */
+ * rollback), segment reads, :memory:, errors, incarnations and glossary
+ * versions, the reader pool and lock order. Vocabularies are tested in
+ * test_store_vocab.c, the database files (backups, migrations, durability,
+ * concurrency, the WAL) in test_store_files.c. Every test works in its own
+ * temporary directory (store_fixture.h). */
 #include "store_fixture.h"
 #include "testutil.h"
 
@@ -45,9 +47,9 @@ _Static_assert(_Generic(&am_store_tx_reads, am_store_rtx *(*)(am_store_tx *) : 1
 
 static void test_sessions(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
-    assert_int_equal(am_store_schema_version(st), embedded_schema_version());
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(am_store_schema_version(st), sf_embedded_schema_version());
     assert_true(am_store_schema_version(st) >= 1);
     assert_int_equal(am_store_ping(st), AM_OK);
     assert_true(am_store_size_bytes(st) > 0);
@@ -212,8 +214,8 @@ static int session_get_elsewhere(am_store *st, const char *id, am_store_session 
 
 static void test_transactions(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "t", "{}", "sig", NULL, 1), AM_OK);
     am_store_session s;
     assert_int_equal(am_store_session_get(st, "t", &s), AM_OK);
@@ -221,7 +223,7 @@ static void test_transactions(void **state)
     am_store_session_clear(&s);
 
     const char *w1[] = {"haus", "katze", "baum"};
-    post_segment(st, "t", "c1", w1, 3, "{\"n\":1}");
+    sf_post_segment(st, "t", "c1", w1, 3, "{\"n\":1}");
     assert_int_equal(am_store_session_get(st, "t", &s), AM_OK);
     assert_int_equal(s.segments, 1);
     assert_int_equal(s.version, v0 + 1);
@@ -256,16 +258,16 @@ static void test_transactions(void **state)
     assert_int_equal(am_store_segment_get(st, "t", "c2", &seq, &req, &res), AM_ERR_NOTFOUND);
     int64_t occ = -1;
     assert_int_equal(am_store_word_history(st, "t", "neu", &occ, NULL, NULL), AM_ERR_NOTFOUND);
-    seqs hs = {.n = 0};
-    assert_int_equal(am_store_word_history(st, "t", "haus", &occ, collect_seq, &hs), AM_OK);
+    sf_seqs hs = {.n = 0};
+    assert_int_equal(am_store_word_history(st, "t", "haus", &occ, sf_collect_seq, &hs), AM_OK);
     assert_int_equal(occ, 1);
     assert_int_equal(hs.n, 1);
     assert_int_equal(hs.v[0], 1);
 
     /* Find, vocab, totals, walk, update, conflict inside a transaction. */
     const char *w2[] = {"haus", "maus"};
-    post_segment(st, "t", "c2", w2, 2, NULL);
-    post_segment(st, "t", "c3", w1, 3, NULL);
+    sf_post_segment(st, "t", "c2", w2, 2, NULL);
+    sf_post_segment(st, "t", "c3", w1, 3, NULL);
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
     int64_t last = 0, version = 0;
     assert_int_equal(am_store_tx_session_state(am_store_tx_reads(tx), "t", &last, &version), AM_OK);
@@ -343,7 +345,7 @@ static void test_transactions(void **state)
     free(res);
     assert_int_equal(am_store_segment_result(st, "t", 4, &cid, &res), AM_ERR_NOTFOUND);
     hs.n = 0;
-    assert_int_equal(am_store_word_history(st, "t", "maus", &occ, collect_seq, &hs), AM_OK);
+    assert_int_equal(am_store_word_history(st, "t", "maus", &occ, sf_collect_seq, &hs), AM_OK);
     assert_int_equal(occ, 2);
     assert_int_equal(hs.n, 2);
     assert_int_equal(hs.v[0], 2);
@@ -387,8 +389,8 @@ static int collect_totals(void *ctx, const char *system, const char *stats_json)
 
 static void test_reads(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "r", "{}", "sig", NULL, 1), AM_OK);
     /* Segment k contains word "w<d>" for every divisor d of k (d <= 5). */
     const char *names[] = {"w1", "w2", "w3", "w4", "w5"};
@@ -401,20 +403,20 @@ static void test_reads(void **state)
         char cid[16], stats[32];
         snprintf(cid, sizeof cid, "c%d", k);
         snprintf(stats, sizeof stats, "{\"n\":%d}", k <= 5 ? k : 5);
-        post_segment(st, "r", cid, words, nw, stats);
+        sf_post_segment(st, "r", cid, words, nw, stats);
     }
     for (int d = 1; d <= 5; d++) {
-        seqs hs = {.n = 0};
+        sf_seqs hs = {.n = 0};
         int64_t occ = 0;
-        assert_int_equal(am_store_word_history(st, "r", names[d - 1], &occ, collect_seq, &hs),
+        assert_int_equal(am_store_word_history(st, "r", names[d - 1], &occ, sf_collect_seq, &hs),
                          AM_OK);
         assert_int_equal(occ, 20 / d);
         assert_int_equal(hs.n, (size_t)(20 / d));
         for (size_t i = 0; i < hs.n; i++)
             assert_int_equal(hs.v[i], (int64_t)(i + 1) * d);
     }
-    segrows r = {.n = 0};
-    assert_int_equal(am_store_segments_each(st, "r", 5, 10, collect_segrow, &r), AM_OK);
+    sf_segrows r = {.n = 0};
+    assert_int_equal(am_store_segments_each(st, "r", 5, 10, sf_collect_segrow, &r), AM_OK);
     assert_int_equal(r.n, 10);
     assert_int_equal(r.bad, 0);
     for (size_t i = 0; i < r.n; i++) {
@@ -422,9 +424,9 @@ static void test_reads(void **state)
         assert_int_equal(r.created[i], 1000 + r.seq[i]);
     }
     r.n = 0;
-    assert_int_equal(am_store_segments_each(st, "r", 15, 100, collect_segrow, &r), AM_OK);
+    assert_int_equal(am_store_segments_each(st, "r", 15, 100, sf_collect_segrow, &r), AM_OK);
     assert_int_equal(r.n, 5);
-    assert_int_equal(am_store_segments_each(st, "nope", 0, 100, collect_segrow, &r),
+    assert_int_equal(am_store_segments_each(st, "nope", 0, 100, sf_collect_segrow, &r),
                      AM_ERR_NOTFOUND);
 
     /* one answer read a page at a time: appends between pages are fine, a
@@ -434,21 +436,21 @@ static void test_reads(void **state)
     for (int k = 1; k <= 12; k++) {
         char cid[16];
         snprintf(cid, sizeof cid, "p%d", k);
-        post_segment(st, "p", cid, names, 1, "{\"n\":1}");
+        sf_post_segment(st, "p", cid, names, 1, "{\"n\":1}");
     }
     int64_t stamp[2] = {-1, -1};
     r.n = 0;
-    assert_int_equal(am_store_segments_each_at(st, "p", 0, 5, stamp, collect_segrow, &r), AM_OK);
+    assert_int_equal(am_store_segments_each_at(st, "p", 0, 5, stamp, sf_collect_segrow, &r), AM_OK);
     assert_int_equal(r.n, 5);
     assert_true(stamp[0] > 0);
-    post_segment(st, "p", "p13", names, 1, "{\"n\":1}");
-    assert_int_equal(am_store_segments_each_at(st, "p", 5, 5, stamp, collect_segrow, &r), AM_OK);
+    sf_post_segment(st, "p", "p13", names, 1, "{\"n\":1}");
+    assert_int_equal(am_store_segments_each_at(st, "p", 5, 5, stamp, sf_collect_segrow, &r), AM_OK);
     assert_int_equal(r.n, 10);
     am_store_tx *rw;
     assert_int_equal(am_store_tx_begin(st, &rw), AM_OK);
     assert_int_equal(am_store_tx_history_clear(rw, "p"), AM_OK);
     assert_int_equal(am_store_tx_commit(rw), AM_OK);
-    assert_int_equal(am_store_segments_each_at(st, "p", 10, 5, stamp, collect_segrow, &r),
+    assert_int_equal(am_store_segments_each_at(st, "p", 10, 5, stamp, sf_collect_segrow, &r),
                      AM_ERR_CONFLICT);
     assert_int_equal(r.n, 10); /* no rows of the rewritten log */
 
@@ -462,10 +464,10 @@ static void test_reads(void **state)
     assert_int_equal(am_store_session_delete(st, "r"), AM_OK);
     assert_int_equal(am_store_session_delete(st, "p"), AM_OK);
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM segments"), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab"), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM occurrences"), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM totals"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM segments"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM vocab"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM occurrences"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM totals"), 0);
 }
 
 /* ---- :memory: ------------------------------------------------------------- */
@@ -473,10 +475,10 @@ static void test_reads(void **state)
 static void test_memory(void **state)
 {
     (void)state;
-    am_store *st = open_store(":memory:", AM_DURABLE_NORMAL);
+    am_store *st = sf_open_store(":memory:", AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "m", "{}", "sig", NULL, 1), AM_OK);
     const char *w[] = {"a"};
-    post_segment(st, "m", "c1", w, 1, "{\"n\":5}");
+    sf_post_segment(st, "m", "c1", w, 1, "{\"n\":5}");
     am_store_tx *tx;
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
     /* Reads from the transaction's thread do not deadlock. */
@@ -484,8 +486,8 @@ static void test_memory(void **state)
     assert_int_equal(am_store_session_get(st, "m", &s), AM_OK);
     assert_int_equal(s.segments, 1);
     am_store_session_clear(&s);
-    segrows r = {.n = 0};
-    assert_int_equal(am_store_segments_each(st, "m", 0, 10, collect_segrow, &r), AM_OK);
+    sf_segrows r = {.n = 0};
+    assert_int_equal(am_store_segments_each(st, "m", 0, 10, sf_collect_segrow, &r), AM_OK);
     assert_int_equal(r.n, 1);
     am_store_tx_rollback(tx);
     assert_true(am_store_size_bytes(st) > 0);
@@ -509,8 +511,8 @@ static void log_hook(void *ctx, const char *msg)
 
 static void test_errors(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     logged lg = {0};
     am_store_set_logger(st, log_hook, &lg);
     assert_int_equal(am_store_session_create(st, "e", "{}", "sig", NULL, 1), AM_OK);
@@ -525,7 +527,7 @@ static void test_errors(void **state)
 
     /* A damaged schema: the failure is an I/O error with SQLite's message,
      * reported to the logger and kept for am_store_last_error. */
-    raw_exec(f->path, "DROP TABLE totals");
+    sf_raw_exec(f->path, "DROP TABLE totals");
     assert_int_equal(am_store_totals_each(st, "e", NULL, NULL), AM_ERR_IO);
     assert_int_equal(lg.calls, 1);
     assert_non_null(strstr(lg.last, "no such table"));
@@ -571,8 +573,8 @@ static int walk_gv(void *ctx, int64_t seq, const char *client_id, const char *re
 
 static void test_incarnations_and_glossary_versions(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     am_store_session s;
     int64_t inc1 = 0, inc2 = 0, gv = 0;
     assert_int_equal(
@@ -621,7 +623,7 @@ static void test_incarnations_and_glossary_versions(void **state)
 
     /* delete + re-create: a new incarnation, versions start again */
     assert_int_equal(am_store_session_delete(st, "g"), AM_OK);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM glossaries"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM glossaries"), 0);
     assert_int_equal(am_store_session_create_gl(st, "g", "{}", "sig", NULL, NULL, 5, &inc2), AM_OK);
     assert_true(inc2 > inc1);
     assert_int_equal(am_store_session_get(st, "g", &s), AM_OK);
@@ -696,8 +698,8 @@ static void *hold_thread(void *arg)
  * instead of waiting on itself (issue 25: a replay hung for good). */
 static void test_reader_pool_and_lock_order(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "t", "{}", "sig", NULL, 1), AM_OK);
     am_store_close(st);
     for (int what = 1; what <= 2; what++) {
@@ -706,7 +708,7 @@ static void test_reader_pool_and_lock_order(void **state)
         assert_int_equal(WTERMSIG(status), SIGABRT);
     }
 
-    st = open_store(f->path, AM_DURABLE_NORMAL);
+    st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     am_buf err;
     am_buf_init(&err);
     assert_int_equal(am_store_set_readers(st, 0, &err), AM_ERR_INVALID);
@@ -730,13 +732,14 @@ static void test_reader_pool_and_lock_order(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_incarnations_and_glossary_versions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sessions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_incarnations_and_glossary_versions, sf_setup,
+                                        sf_teardown),
+        cmocka_unit_test_setup_teardown(test_sessions, sf_setup, sf_teardown),
+        cmocka_unit_test_setup_teardown(test_transactions, sf_setup, sf_teardown),
+        cmocka_unit_test_setup_teardown(test_reads, sf_setup, sf_teardown),
         cmocka_unit_test(test_memory),
-        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reader_pool_and_lock_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, sf_setup, sf_teardown),
+        cmocka_unit_test_setup_teardown(test_reader_pool_and_lock_order, sf_setup, sf_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

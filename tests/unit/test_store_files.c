@@ -65,15 +65,15 @@ static void *writer_main(void *p)
 
 static void test_backup(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "b", "{\"x\":1}", "sig", NULL, 1), AM_OK);
     assert_int_equal(am_store_session_create(st, "busy", "{}", "sig", NULL, 1), AM_OK);
     const char *w[] = {"alpha", "beta"};
     for (int i = 1; i <= 30; i++) {
         char cid[16];
         snprintf(cid, sizeof cid, "c%d", i);
-        post_segment(st, "b", cid, w, 2, "{\"n\":5}");
+        sf_post_segment(st, "b", cid, w, 2, "{\"n\":5}");
     }
     /* Back up while another thread keeps writing. */
     writer_arg wa = {.st = st, .session = "busy", .n = 300};
@@ -95,17 +95,17 @@ static void test_backup(void **state)
     am_buf_cleanup(&err);
     am_store_close(st);
 
-    assert_int_equal(raw_int(dest, "SELECT count(*) FROM pragma_integrity_check WHERE "
-                                   "integrity_check <> 'ok'"),
+    assert_int_equal(sf_raw_int(dest, "SELECT count(*) FROM pragma_integrity_check WHERE "
+                                      "integrity_check <> 'ok'"),
                      0);
-    am_store *bk = open_store(dest, AM_DURABLE_NORMAL);
+    am_store *bk = sf_open_store(dest, AM_DURABLE_NORMAL);
     am_store_session s;
     assert_int_equal(am_store_session_get(bk, "b", &s), AM_OK);
     assert_string_equal(s.options, "{\"x\":1}");
     assert_int_equal(s.segments, 30);
     am_store_session_clear(&s);
-    segrows r = {.n = 0};
-    assert_int_equal(am_store_segments_each(bk, "b", 0, 64, collect_segrow, &r), AM_OK);
+    sf_segrows r = {.n = 0};
+    assert_int_equal(am_store_segments_each(bk, "b", 0, 64, sf_collect_segrow, &r), AM_OK);
     assert_int_equal(r.n, 30);
     assert_int_equal(r.bad, 0);
     int64_t occ = 0;
@@ -116,10 +116,10 @@ static void test_backup(void **state)
     assert_int_equal(am_store_session_get(bk, "busy", &s), AM_OK);
     int64_t busy_n = s.segments;
     am_store_session_clear(&s);
-    segrows rb = {.n = 0};
-    assert_int_equal(
-        am_store_segments_each(bk, "busy", busy_n > 64 ? busy_n - 64 : 0, 64, collect_segrow, &rb),
-        AM_OK);
+    sf_segrows rb = {.n = 0};
+    assert_int_equal(am_store_segments_each(bk, "busy", busy_n > 64 ? busy_n - 64 : 0, 64,
+                                            sf_collect_segrow, &rb),
+                     AM_OK);
     if (busy_n > 0) {
         assert_int_equal(rb.seq[rb.n - 1], busy_n);
         assert_int_equal(am_store_word_history(bk, "busy", "common", &occ, NULL, NULL), AM_OK);
@@ -132,22 +132,22 @@ static void test_backup(void **state)
 
 static void test_migrations(void **state)
 {
-    fixture *f = *state;
-    int known = embedded_schema_version();
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    int known = sf_embedded_schema_version();
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "m", "{}", "sig", NULL, 1), AM_OK);
     am_store_close(st);
-    int64_t rows = raw_int(f->path, "SELECT count(*) FROM schema_migrations");
+    int64_t rows = sf_raw_int(f->path, "SELECT count(*) FROM schema_migrations");
     assert_true(rows >= 1);
     /* Re-opening applies nothing and keeps the data. */
-    st = open_store(f->path, AM_DURABLE_NORMAL);
+    st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_schema_version(st), known);
     am_store_session s;
     assert_int_equal(am_store_session_get(st, "m", &s), AM_OK);
     am_store_session_clear(&s);
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM schema_migrations"), rows);
-    assert_int_equal(raw_int(f->path, "SELECT max(version) FROM schema_migrations"), known);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM schema_migrations"), rows);
+    assert_int_equal(sf_raw_int(f->path, "SELECT max(version) FROM schema_migrations"), known);
 
     /* A later migration is applied once, in its own transaction. */
     size_t n;
@@ -175,7 +175,7 @@ static void test_migrations(void **state)
     am_store_close(st);
     assert_int_equal(am_store_open_ex(f->path, AM_DURABLE_NORMAL, files, n + 1, &st, &err), AM_OK);
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM extra"), 1);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM extra"), 1);
 
     /* A failing migration is rolled back entirely and reported. */
     am_buf_reset(&err);
@@ -183,15 +183,16 @@ static void test_migrations(void **state)
                          AM_OK);
     assert_null(st);
     assert_non_null(strstr(am_buf_str(&err), p_bad));
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'half'"), 0);
-    assert_int_equal(raw_int(f->path, "SELECT max(version) FROM schema_migrations"), known + 1);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'half'"),
+                     0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT max(version) FROM schema_migrations"), known + 1);
 
     /* A database newer than the binary is refused with a clear message. */
     am_buf_reset(&err);
     assert_int_equal(am_store_open(f->path, AM_DURABLE_NORMAL, &st, &err), AM_ERR_RANGE);
     assert_null(st);
     assert_non_null(strstr(am_buf_str(&err), "newer"));
-    raw_exec(f->path, "INSERT INTO schema_migrations VALUES (999, 'schema/999_future.sql', 0)");
+    sf_raw_exec(f->path, "INSERT INTO schema_migrations VALUES (999, 'schema/999_future.sql', 0)");
     am_buf_reset(&err);
     assert_int_equal(am_store_open_ex(f->path, AM_DURABLE_NORMAL, files, n + 1, &st, &err),
                      AM_ERR_RANGE);
@@ -210,14 +211,15 @@ static void test_migrations(void **state)
 
 static void test_durability(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_FULL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_FULL);
     int level = -1;
     assert_int_equal(am_store_synchronous(st, &level), AM_OK);
     assert_int_equal(level, 2);
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
-    st = open_store(f->path, AM_DURABLE_NORMAL);
+    assert_int_equal(sf_raw_int(f->path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"),
+                     1);
+    st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_synchronous(st, &level), AM_OK);
     assert_int_equal(level, 1);
     am_store_close(st);
@@ -265,8 +267,8 @@ static void *reader_main(void *p)
 
 static void test_concurrent(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     enum { NT = 4, PER = 200 };
     writer_arg wa[NT];
     char names[NT][16];
@@ -293,19 +295,19 @@ static void test_concurrent(void **state)
         assert_int_equal(am_store_session_get(st, names[i], &s), AM_OK);
         assert_int_equal(s.segments, PER);
         am_store_session_clear(&s);
-        segrows r = {.n = 0};
+        sf_segrows r = {.n = 0};
         for (int64_t after = 0; after < PER; after += 50) {
             r.n = 0;
-            assert_int_equal(am_store_segments_each(st, names[i], after, 50, collect_segrow, &r),
+            assert_int_equal(am_store_segments_each(st, names[i], after, 50, sf_collect_segrow, &r),
                              AM_OK);
             assert_int_equal(r.n, 50);
             assert_int_equal(r.bad, 0);
             for (size_t k = 0; k < r.n; k++)
                 assert_int_equal(r.seq[k], after + 1 + (int64_t)k); /* no gaps */
         }
-        seqs hs = {.n = 0};
+        sf_seqs hs = {.n = 0};
         int64_t occ = 0;
-        assert_int_equal(am_store_word_history(st, names[i], "common", &occ, collect_seq, &hs),
+        assert_int_equal(am_store_word_history(st, names[i], "common", &occ, sf_collect_seq, &hs),
                          AM_OK);
         assert_int_equal(occ, PER);
         assert_int_equal(hs.n, PER);
@@ -359,8 +361,8 @@ static long file_size(const char *path)
  * but the size is not checked. */
 static void test_wal_stays_bounded(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "ck", "{}", "sig", NULL, 1), AM_OK);
     const char *vg = getenv("VALGRIND");
     int under_valgrind = vg && !strcmp(vg, "1");
@@ -414,17 +416,17 @@ static void test_wal_stays_bounded(void **state)
     assert_int_equal(s.segments, ntx);
     am_store_session_clear(&s);
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab"), ntx * 300);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM vocab"), ntx * 300);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_backup, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_durability, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_wal_stays_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backup, sf_setup, sf_teardown),
+        cmocka_unit_test_setup_teardown(test_migrations, sf_setup, sf_teardown),
+        cmocka_unit_test_setup_teardown(test_durability, sf_setup, sf_teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent, sf_setup, sf_teardown),
+        cmocka_unit_test_setup_teardown(test_wal_stays_bounded, sf_setup, sf_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

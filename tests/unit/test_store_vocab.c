@@ -40,9 +40,9 @@ static size_t one_by_one(am_store_tx *tx, const char *const seg[6], int64_t seq,
 static int64_t assert_same_history(am_store *st, const char *other, const char *word)
 {
     int64_t o1 = -1, o2 = -1;
-    seqs h1 = {.n = 0}, h2 = {.n = 0};
-    assert_int_equal(am_store_word_history(st, "one", word, &o1, collect_seq, &h1), AM_OK);
-    assert_int_equal(am_store_word_history(st, other, word, &o2, collect_seq, &h2), AM_OK);
+    sf_seqs h1 = {.n = 0}, h2 = {.n = 0};
+    assert_int_equal(am_store_word_history(st, "one", word, &o1, sf_collect_seq, &h1), AM_OK);
+    assert_int_equal(am_store_word_history(st, other, word, &o2, sf_collect_seq, &h2), AM_OK);
     assert_int_equal(o1, o2);
     assert_int_equal(o2, (int64_t)h2.n);
     assert_int_equal(h1.n, h2.n);
@@ -56,8 +56,8 @@ static int64_t assert_same_history(am_store *st, const char *other, const char *
  * one am_store_tx_vocab_incr per word, for words JSON must escape too. */
 static void test_vocab_incr_all(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "one", "{}", "sig", NULL, 1), AM_OK);
     assert_int_equal(am_store_session_create(st, "all", "{}", "sig", NULL, 1), AM_OK);
     static const char *const segs[3][6] = {
@@ -89,12 +89,13 @@ static void test_vocab_incr_all(void **state)
     int64_t occ = -1;
     assert_int_equal(am_store_word_history(st, "all", "fresh", &occ, NULL, NULL), AM_ERR_NOTFOUND);
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab"), 18);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM occurrences"), 26);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM (SELECT word, occ, first_seq, last_seq "
-                                      "FROM vocab v JOIN sessions s USING (sid) WHERE s.id = 'one' "
-                                      "EXCEPT SELECT word, occ, first_seq, last_seq FROM vocab v "
-                                      "JOIN sessions s USING (sid) WHERE s.id = 'all')"),
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM vocab"), 18);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM occurrences"), 26);
+    assert_int_equal(sf_raw_int(f->path,
+                                "SELECT count(*) FROM (SELECT word, occ, first_seq, last_seq "
+                                "FROM vocab v JOIN sessions s USING (sid) WHERE s.id = 'one' "
+                                "EXCEPT SELECT word, occ, first_seq, last_seq FROM vocab v "
+                                "JOIN sessions s USING (sid) WHERE s.id = 'all')"),
                      0);
 }
 
@@ -129,8 +130,8 @@ static int pend_cb(void *ctx, const char *word, int64_t seq)
  * delete takes its words along. */
 static void test_pending_settle(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "one", "{}", "sig", NULL, 1), AM_OK);
     assert_int_equal(am_store_session_create(st, "pend", "{}", "sig", NULL, 1), AM_OK);
     static const char *const segs[4][6] = {
@@ -180,8 +181,8 @@ static void test_pending_settle(void **state)
         assert_int_equal(am_store_tx_commit(tx), AM_OK);
     }
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, PENDING_ROWS), 0);
-    assert_int_equal(raw_int(f->path, "SELECT settled FROM sessions WHERE id = 'pend'"), 4);
+    assert_int_equal(sf_raw_int(f->path, PENDING_ROWS), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT settled FROM sessions WHERE id = 'pend'"), 4);
     static const char *const same[] = {
         "SELECT count(*) FROM (SELECT word, occ, first_seq, last_seq FROM vocab JOIN sessions s "
         "USING (sid) WHERE s.id = 'one' EXCEPT SELECT word, occ, first_seq, last_seq FROM vocab "
@@ -190,11 +191,11 @@ static void test_pending_settle(void **state)
         "WHERE s.id = 'one' EXCEPT SELECT word, seq FROM occurrences JOIN sessions s USING (sid) "
         "WHERE s.id = 'pend')"};
     for (size_t i = 0; i < 2; i++)
-        assert_int_equal(raw_int(f->path, same[i]), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab"), 18);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM occurrences"), 26);
+        assert_int_equal(sf_raw_int(f->path, same[i]), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM vocab"), 18);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM occurrences"), 26);
     /* a clear drops the pending words with the rest of the history */
-    st = open_store(f->path, AM_DURABLE_NORMAL);
+    st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     am_store_tx *tx;
     assert_int_equal(am_store_tx_begin(st, &tx), AM_OK);
     assert_int_equal(
@@ -218,8 +219,8 @@ static void test_pending_settle(void **state)
     assert_int_equal(am_store_tx_commit(tx), AM_OK);
     assert_int_equal(am_store_word_history(st, "pend", "gone", &occ, NULL, NULL), AM_ERR_NOTFOUND);
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, PENDING_ROWS), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab WHERE word = 'gone'"), 0);
+    assert_int_equal(sf_raw_int(f->path, PENDING_ROWS), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM vocab WHERE word = 'gone'"), 0);
 }
 
 /* ---- background vocabularies ---------------------------------------------- */
@@ -243,8 +244,8 @@ static int sum_vocab(void *ctx, const char *word, int64_t count)
 
 static void test_background(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     const char *words[] = {"the", "of", "and", "the", "zebra"};
     const int64_t counts[] = {100, 50, 40, 1, 2};
     assert_int_equal(am_store_vocabulary_put(st, "news", words, counts, 5, 1234), AM_OK);
@@ -286,7 +287,7 @@ static void test_background(void **state)
     assert_int_equal(am_store_vocabulary_delete(st, "news"), AM_ERR_NOTFOUND);
     assert_int_equal(am_store_vocabulary_info(st, "news", &nw, &created), AM_ERR_NOTFOUND);
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocabulary_words"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM vocabulary_words"), 0);
 }
 
 /* A big vocabulary upload lets other writers through: while one thread
@@ -318,8 +319,8 @@ static void *job_main(void *p)
     while (!atomic_load(&a->done)) {
         assert_int_equal(am_store_tx_group(a->st, tiny_job, NULL), AM_OK);
         a->jobs++;
-        int64_t staged = raw_int(a->path, "SELECT count(*) FROM vocabulary_words WHERE vid IN "
-                                          "(SELECT vid FROM vocabularies WHERE name <> 'big')");
+        int64_t staged = sf_raw_int(a->path, "SELECT count(*) FROM vocabulary_words WHERE vid IN "
+                                             "(SELECT vid FROM vocabularies WHERE name <> 'big')");
         if (staged > 0 && staged < 600000) {
             a->partial++;
             if (staged != a->last_seen)
@@ -332,8 +333,8 @@ static void *job_main(void *p)
 
 static void test_vocabulary_put_lets_writers_through(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "s", "{}", "sig", NULL, 1), AM_OK);
     /* 147 chunks of AM_VOCAB_CHUNK (14 under valgrind) */
     const int N = (int)tu_rounds(600000);
@@ -367,8 +368,8 @@ static void test_vocabulary_put_lets_writers_through(void **state)
     assert_int_equal(created, 2);
     am_store_close(st);
     /* the replaced version is gone, nothing hidden is left */
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocabulary_words"), N);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocabularies"), 1);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM vocabulary_words"), N);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM vocabularies"), 1);
     for (int i = 0; i < N; i++)
         free(words[i]);
     free(words);
@@ -393,8 +394,8 @@ static int collect_choice(void *ctx, const char *alt, int64_t count)
 
 static void test_choices(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "c", "{}", "sig", NULL, 1), AM_OK);
     /* Used alternatives: Keim 1, Virus 3, Erreger 1 (another entry: 2). */
     const char *uses[] = {"Keim", "Virus", "Erreger", "Virus", "Virus"};
@@ -467,7 +468,7 @@ static void test_choices(void **state)
     /* ... and with the session. */
     assert_int_equal(am_store_session_delete(st, "c"), AM_OK);
     am_store_close(st);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM choices"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM choices"), 0);
 }
 
 /* A session DELETE purges in chunks; each chunk must cost about its own
@@ -477,26 +478,27 @@ static void test_choices(void **state)
  * steps, not timed. */
 static void test_purge_is_linear(void **state)
 {
-    fixture *f = *state;
-    am_store *st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_fixture *f = *state;
+    am_store *st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     assert_int_equal(am_store_session_create(st, "big", "{}", "sig", NULL, 1), AM_OK);
     am_store_close(st);
     const int64_t n = 200000;
-    raw_exec(f->path,
-             "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 200000) "
-             "INSERT INTO occurrences (sid, word, seq) SELECT s.sid, 'w' || (k.i % 5000), k.i "
-             "FROM k, sessions s WHERE s.id = 'big';"
-             "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 200000) "
-             "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) SELECT s.sid, 'v' || k.i, 1, "
-             "k.i, k.i "
-             "FROM k, sessions s WHERE s.id = 'big';"
-             "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 200000) "
-             "INSERT INTO choices (sid, entry, alt, count) SELECT s.sid, 'e' || (k.i % 100), "
-             "'a' || k.i, 1 FROM k, sessions s WHERE s.id = 'big';"
-             "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 20000) "
-             "INSERT INTO totals (sid, system, stats) SELECT s.sid, 's' || k.i, '{}' "
-             "FROM k, sessions s WHERE s.id = 'big';");
-    st = open_store(f->path, AM_DURABLE_NORMAL);
+    sf_raw_exec(
+        f->path,
+        "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 200000) "
+        "INSERT INTO occurrences (sid, word, seq) SELECT s.sid, 'w' || (k.i % 5000), k.i "
+        "FROM k, sessions s WHERE s.id = 'big';"
+        "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 200000) "
+        "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) SELECT s.sid, 'v' || k.i, 1, "
+        "k.i, k.i "
+        "FROM k, sessions s WHERE s.id = 'big';"
+        "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 200000) "
+        "INSERT INTO choices (sid, entry, alt, count) SELECT s.sid, 'e' || (k.i % 100), "
+        "'a' || k.i, 1 FROM k, sessions s WHERE s.id = 'big';"
+        "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 20000) "
+        "INSERT INTO totals (sid, system, stats) SELECT s.sid, 's' || k.i, '{}' "
+        "FROM k, sessions s WHERE s.id = 'big';");
+    st = sf_open_store(f->path, AM_DURABLE_NORMAL);
     int64_t before = am_store_purge_steps(st);
     assert_int_equal(am_store_session_delete(st, "big"), AM_OK);
     int64_t steps = am_store_purge_steps(st) - before;
@@ -507,22 +509,23 @@ static void test_purge_is_linear(void **state)
     if (steps > 200 * rows)
         fail_msg("purging %lld rows took %lld VM steps (%lld per row)", (long long)rows,
                  (long long)steps, (long long)(steps / rows));
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM occurrences"), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM vocab"), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM choices"), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM totals"), 0);
-    assert_int_equal(raw_int(f->path, "SELECT count(*) FROM sessions"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM occurrences"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM vocab"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM choices"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM totals"), 0);
+    assert_int_equal(sf_raw_int(f->path, "SELECT count(*) FROM sessions"), 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_vocab_incr_all, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pending_settle, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_background, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_choices, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_vocabulary_put_lets_writers_through, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_purge_is_linear, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vocab_incr_all, sf_setup, sf_teardown),
+        cmocka_unit_test_setup_teardown(test_pending_settle, sf_setup, sf_teardown),
+        cmocka_unit_test_setup_teardown(test_background, sf_setup, sf_teardown),
+        cmocka_unit_test_setup_teardown(test_choices, sf_setup, sf_teardown),
+        cmocka_unit_test_setup_teardown(test_vocabulary_put_lets_writers_through, sf_setup,
+                                        sf_teardown),
+        cmocka_unit_test_setup_teardown(test_purge_is_linear, sf_setup, sf_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
