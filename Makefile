@@ -136,9 +136,18 @@ $(BUILD)/tests/testutil.o: tests/unit/testutil.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -DAM_SRCDIR='"$(CURDIR)"' -c -o $@ $<
 
+# The store's unit tests (test_store*.c) share tests/unit/store_fixture.c.
+UT_STORE := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(filter tests/unit/test_store%.c,$(UT_SRC)))
+$(UT_STORE): UT_EXTRA = $(BUILD)/tests/store_fixture.o
+$(UT_STORE): $(BUILD)/tests/store_fixture.o
+
+$(BUILD)/tests/store_fixture.o: tests/unit/store_fixture.c tests/unit/store_fixture.h Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SRV_INC) -Itests/unit -c -o $@ $<
+
 $(BUILD)/tests/test_%: tests/unit/test_%.c Makefile $(BUILD)/tests/testutil.o $(BUILD)/libamserver.a $(BUILD)/libamcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(SRV_INC) -Itests/unit -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/testutil.o \
+	$(CC) $(ALL_CFLAGS) $(SRV_INC) -Itests/unit -Wno-missing-prototypes -o $@ $< $(BUILD)/tests/testutil.o $(UT_EXTRA) \
 	    $(BUILD)/libamserver.a $(BUILD)/libamcore.a -lcmocka $(LDLIBS) $(SAN)
 
 unit: $(UT_BIN)

@@ -1,5 +1,7 @@
-/* json.c — jansson encoding of core results (see json.h). */
+/* json.c — jansson encoding of core results (see json.h); the tree-less
+ * POST answer is in json_answer.c. */
 #include "json.h"
+#include "json_int.h"
 #include "realfmt.h"
 
 #include <math.h>
@@ -65,7 +67,7 @@ static json_t *am_json_span(const am_terms_span *sp)
                      (json_int_t)sp->byte_end);
 }
 
-static const char *am_match_name(enum am_terms_match m)
+const char *am_json_match_name(enum am_terms_match m)
 {
     return m == AM_TERMS_EXACT ? "exact" : m == AM_TERMS_STEM ? "stem" : "none";
 }
@@ -78,7 +80,7 @@ static json_t *am_json_terms_seg(const am_terms_seg *ts, const am_terms_totals *
         json_t *o = json_pack("{sssIsoss}", "origin",
                               in->origin == AM_TERMS_GLOSSARY ? "glossary" : "annotation", "entry",
                               (json_int_t)in->entry, "reference", am_json_span(&in->ref), "match",
-                              am_match_name(in->match));
+                              am_json_match_name(in->match));
         json_object_set_new(o, "partial", am_json_real(in->partial));
         json_object_set_new(o, "reorder", am_json_real(in->reorder));
         if (in->match != AM_TERMS_NONE)
@@ -218,11 +220,9 @@ json_t *am_json_alam(const am_alam_result *r, int per_segment)
     return o;
 }
 
-static void am_json_put_int(am_buf *b, json_int_t v);
-
 /* Appends x as the shortest text that reads back, in jansson's spelling
  * (am_realfmt_json); non-finite: null. */
-static void am_json_put_real(am_buf *b, double x)
+void am_json_put_real(am_buf *b, double x)
 {
     char s[AM_REALFMT_MAX];
     size_t n = am_realfmt_json(x, s);
@@ -231,7 +231,7 @@ static void am_json_put_real(am_buf *b, double x)
 
 /* Appends s (n bytes, UTF-8) as a JSON string, escaped as jansson does:
  * '"', '\\' and control characters only. */
-static void am_json_put_string(am_buf *b, const char *s, size_t n)
+void am_json_put_string(am_buf *b, const char *s, size_t n)
 {
     am_buf_appendc(b, '"');
     size_t run = 0;
@@ -268,7 +268,7 @@ static int am_json_key_cmp(const void *a, const void *b)
 }
 
 /* Appends the decimal text of v. */
-static void am_json_put_int(am_buf *b, json_int_t v)
+void am_json_put_int(am_buf *b, json_int_t v)
 {
     char s[24], *p = s + sizeof s;
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
@@ -596,367 +596,6 @@ char *am_json_totals_text(const am_totals *t)
     am_json_put_key(&b, "v", 0);
     am_buf_append(&b, "1}", 2);
     return am_buf_detach(&b);
-}
-
-/* ---- the POST answer without a jansson tree ------------------------------- */
-
-/* A member of an object being written: its key (borrowed, or kb when key
- * is NULL) and where its value starts in the writer's buffer. */
-typedef struct am_jw_m {
-    const char *key;
-    char kb[24];
-    size_t off;
-} am_jw_m;
-
-/* The writer: values are appended to b as they come; an object's members
- * are sorted by key when it ends (am_jw_end), as am_json_dump sorts. */
-typedef struct am_jw_ml {
-    am_jw_m m; /* first: am_jw_cmp compares these */
-    size_t len;
-} am_jw_ml;
-
-typedef struct am_jw {
-    am_buf b, tmp;
-    am_jw_m *m; /* the open objects' members, innermost last (owned) */
-    size_t n, cap;
-    am_jw_ml *ml; /* scratch of am_jw_end (owned) */
-    size_t cap_ml;
-} am_jw;
-
-/* An open object: its first member's index and where its values start. */
-typedef struct am_jw_obj {
-    size_t base, start;
-} am_jw_obj;
-
-static am_jw_obj am_jw_begin(am_jw *w)
-{
-    am_jw_obj o = {w->n, w->b.len};
-    return o;
-}
-
-/* Starts member key (borrowed; must outlive the object); its value is
- * what is appended to w->b next. */
-static void am_jw_key(am_jw *w, const char *key)
-{
-    if (w->n == w->cap) {
-        w->cap = w->cap ? 2 * w->cap : 64;
-        w->m = am_xrealloc(w->m, w->cap * sizeof *w->m);
-    }
-    am_jw_m *m = &w->m[w->n++];
-    m->key = key;
-    m->kb[0] = '\0';
-    m->off = w->b.len;
-}
-
-/* Starts a member whose key is a number with a prefix ("r3", "2"). */
-static void am_jw_keyn(am_jw *w, const char *prefix, size_t n)
-{
-    am_jw_key(w, NULL);
-    snprintf(w->m[w->n - 1].kb, sizeof w->m[w->n - 1].kb, "%s%zu", prefix, n);
-}
-
-static const char *am_jw_name(const am_jw_m *m)
-{
-    return m->key ? m->key : m->kb;
-}
-
-static int am_jw_cmp(const void *a, const void *b)
-{
-    const am_jw_m *x = a, *y = b;
-    int c = strcmp(am_jw_name(x), am_jw_name(y));
-    return c ? c : x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* Ends object o: rewrites its values as {"key":value,...} in key order; of
- * members with the same key the last one stays (json_object_set). */
-static void am_jw_end(am_jw *w, am_jw_obj o)
-{
-    size_t k = w->n - o.base, end = w->b.len;
-    am_jw_m *m = w->m + o.base;
-    /* each value's length: up to the next member's start (write order) */
-    if (k > w->cap_ml) {
-        w->cap_ml = k;
-        w->ml = am_xrealloc(w->ml, k * sizeof *w->ml);
-    }
-    for (size_t i = 0; i < k; i++) {
-        w->ml[i].m = m[i];
-        w->ml[i].len = (i + 1 < k ? m[i + 1].off : end) - m[i].off;
-    }
-    /* insertion sort: objects here have a few dozen members at most */
-    for (size_t i = 1; i < k; i++) {
-        am_jw_ml e = w->ml[i];
-        size_t j = i;
-        for (; j > 0 && am_jw_cmp(&w->ml[j - 1], &e) > 0; j--)
-            w->ml[j] = w->ml[j - 1];
-        w->ml[j] = e;
-    }
-    am_buf_reset(&w->tmp);
-    am_buf_appendc(&w->tmp, '{');
-    int first = 1;
-    for (size_t i = 0; i < k; i++) {
-        const char *name = am_jw_name(&w->ml[i].m);
-        if (i + 1 < k && !strcmp(name, am_jw_name(&w->ml[i + 1].m)))
-            continue; /* replaced by a later member of the same key */
-        if (!first)
-            am_buf_appendc(&w->tmp, ',');
-        first = 0;
-        am_json_put_string(&w->tmp, name, strlen(name));
-        am_buf_appendc(&w->tmp, ':');
-        am_buf_append(&w->tmp, w->b.data + w->ml[i].m.off, w->ml[i].len);
-    }
-    am_buf_appendc(&w->tmp, '}');
-    w->b.len = o.start;
-    if (w->b.data)
-        w->b.data[w->b.len] = '\0';
-    am_buf_append(&w->b, w->tmp.data, w->tmp.len);
-    w->n = o.base;
-}
-
-static void am_jw_int(am_jw *w, const char *key, int64_t v)
-{
-    am_jw_key(w, key);
-    am_json_put_int(&w->b, (json_int_t)v);
-}
-
-/* A real or null (am_json_real). */
-static void am_jw_real(am_jw *w, const char *key, double x)
-{
-    am_jw_key(w, key);
-    am_json_put_real(&w->b, x);
-}
-
-static void am_jw_str(am_jw *w, const char *key, const char *s)
-{
-    am_jw_key(w, key);
-    am_json_put_string(&w->b, s, strlen(s));
-}
-
-/* am_json_count */
-static void am_jw_count(am_jw *w, int64_t hits, int64_t total)
-{
-    am_jw_obj o = am_jw_begin(w);
-    am_jw_int(w, "hits", hits);
-    am_jw_key(w, "score");
-    if (total > 0)
-        am_json_put_real(&w->b, (double)hits / (double)total);
-    else
-        am_buf_append(&w->b, "null", 4);
-    am_jw_int(w, "total", total);
-    am_jw_end(w, o);
-}
-
-/* am_json_recall's members, into the open object */
-static void am_jw_recall(am_jw *w, const am_recall_totals *r)
-{
-    for (int k = 0; k <= r->k; k++) {
-        am_jw_keyn(w, "r", (size_t)k);
-        am_jw_count(w, r->r[k].hits, r->r[k].total);
-    }
-    am_jw_key(w, "r01");
-    am_jw_count(w, r->r01.hits, r->r01.total);
-}
-
-/* am_json_terms_totals' members, into the open object */
-static void am_jw_terms_totals(am_jw *w, const am_terms_totals *t)
-{
-    am_terms_scores sc;
-    am_terms_totals_scores(t, &sc);
-    am_jw_int(w, "instances", (int64_t)t->instances);
-    am_jw_int(w, "exact", (int64_t)t->exact);
-    am_jw_int(w, "stem", (int64_t)t->stem);
-    am_jw_int(w, "deviations", (int64_t)t->deviations);
-    am_jw_int(w, "forbidden", (int64_t)t->forbidden);
-    am_jw_real(w, "exact_match", sc.exact);
-    am_jw_real(w, "exact_or_stem_match", sc.exact_or_stem);
-    am_jw_real(w, "partial_match", sc.partial);
-    am_jw_real(w, "reorder_match", sc.reorder);
-    am_jw_key(w, "window_overlap");
-    am_jw_obj wo = am_jw_begin(w);
-    for (size_t i = 0; i < t->n_windows; i++) {
-        am_jw_keyn(w, "", t->windows[i]);
-        am_jw_obj e = am_jw_begin(w);
-        am_jw_real(w, "score", sc.window[i]);
-        am_jw_int(w, "instances", (int64_t)t->win_count[i]);
-        am_jw_end(w, e);
-    }
-    am_jw_end(w, wo);
-}
-
-static void am_jw_span(am_jw *w, const char *key, const am_terms_span *sp)
-{
-    am_jw_key(w, key);
-    am_jw_obj o = am_jw_begin(w);
-    am_jw_int(w, "token_start", (int64_t)sp->tok_start);
-    am_jw_int(w, "token_end", (int64_t)sp->tok_end);
-    am_jw_int(w, "byte_start", (int64_t)sp->byte_start);
-    am_jw_int(w, "byte_end", (int64_t)sp->byte_end);
-    am_jw_end(w, o);
-}
-
-/* am_json_terms_seg */
-static void am_jw_terms_seg(am_jw *w, const am_terms_seg *ts, const am_terms_totals *tot)
-{
-    am_jw_obj o = am_jw_begin(w);
-    am_jw_terms_totals(w, tot);
-    am_jw_key(w, "instances_found");
-    am_buf_appendc(&w->b, '[');
-    for (size_t i = 0; i < ts->n_inst; i++) {
-        const am_terms_inst *in = &ts->inst[i];
-        if (i)
-            am_buf_appendc(&w->b, ',');
-        am_jw_obj e = am_jw_begin(w);
-        am_jw_str(w, "origin", in->origin == AM_TERMS_GLOSSARY ? "glossary" : "annotation");
-        am_jw_int(w, "entry", (int64_t)in->entry);
-        am_jw_span(w, "reference", &in->ref);
-        am_jw_str(w, "match", am_match_name(in->match));
-        am_jw_real(w, "partial", in->partial);
-        am_jw_real(w, "reorder", in->reorder);
-        if (in->match != AM_TERMS_NONE)
-            am_jw_span(w, "hypothesis", &in->hyp);
-        am_jw_key(w, "window_overlap");
-        am_jw_obj wo = am_jw_begin(w);
-        for (size_t k = 0; k < tot->n_windows; k++) {
-            am_jw_keyn(w, "", tot->windows[k]);
-            am_json_put_real(&w->b, in->window[k]);
-        }
-        am_jw_end(w, wo);
-        am_jw_end(w, e);
-    }
-    am_buf_appendc(&w->b, ']');
-    am_jw_key(w, "glossary_deviations");
-    am_buf_appendc(&w->b, '[');
-    for (size_t i = 0; i < ts->n_dev; i++) {
-        if (i)
-            am_buf_appendc(&w->b, ',');
-        am_jw_obj e = am_jw_begin(w);
-        am_jw_str(w, "origin", ts->dev[i].origin == AM_TERMS_GLOSSARY ? "glossary" : "annotation");
-        am_jw_int(w, "entry", (int64_t)ts->dev[i].entry);
-        am_jw_end(w, e);
-    }
-    am_buf_appendc(&w->b, ']');
-    am_jw_key(w, "forbidden_used");
-    am_buf_appendc(&w->b, '[');
-    for (size_t i = 0; i < ts->n_forbid; i++) {
-        if (i)
-            am_buf_appendc(&w->b, ',');
-        am_jw_obj e = am_jw_begin(w);
-        am_jw_int(w, "entry", (int64_t)ts->forbid[i].entry);
-        am_jw_int(w, "alternative", (int64_t)ts->forbid[i].alt);
-        am_jw_span(w, "hypothesis", &ts->forbid[i].hyp);
-        am_jw_end(w, e);
-    }
-    am_buf_appendc(&w->b, ']');
-    am_jw_end(w, o);
-}
-
-/* A real member that jansson's json_real leaves out when not finite. */
-static void am_jw_real_or_absent(am_jw *w, const char *key, double x)
-{
-    if (isfinite(x))
-        am_jw_real(w, key, x);
-}
-
-/* am_json_segment */
-static void am_jw_segment(am_jw *w, const am_seg_result *res, const char *const *names)
-{
-    const am_recall_seg *rs = res->recall;
-    am_jw_obj o = am_jw_begin(w);
-    am_jw_key(w, "words");
-    am_buf_appendc(&w->b, '[');
-    for (size_t i = 0; i < rs->words.n; i++) {
-        if (i)
-            am_buf_appendc(&w->b, ',');
-        am_jw_obj e = am_jw_begin(w);
-        am_jw_str(w, "word", rs->words.v[i]);
-        am_jw_int(w, "shot", rs->shot[i]);
-        am_jw_key(w, "counted");
-        am_buf_appends(&w->b, rs->shot[i] <= rs->k ? "true" : "false");
-        am_jw_key(w, "hits");
-        am_jw_obj h = am_jw_begin(w);
-        for (size_t k = 0; k < res->nsys; k++) {
-            am_jw_key(w, names[k]);
-            am_buf_appends(&w->b, rs->hit[k * rs->words.n + i] ? "true" : "false");
-        }
-        am_jw_end(w, h);
-        am_jw_end(w, e);
-    }
-    am_buf_appendc(&w->b, ']');
-    am_jw_key(w, "systems");
-    am_jw_obj sy = am_jw_begin(w);
-    for (size_t k = 0; k < res->nsys; k++) {
-        const am_sys_seg *r = &res->sys[k];
-        am_jw_key(w, names[k]);
-        am_jw_obj so = am_jw_begin(w);
-        am_jw_recall(w, &r->recall);
-        if (r->terms) {
-            am_jw_key(w, "terms");
-            am_jw_terms_seg(w, r->terms, &r->terms_totals);
-        }
-        am_jw_real(w, "ter", 100.0 * r->sent_ter);
-        am_jw_real(w, "one_minus_term", 1.0 - r->sent_term);
-        am_jw_real_or_absent(w, "ter_edits", r->ter_edits);
-        am_jw_real_or_absent(w, "term_edits", r->term_edits);
-        am_jw_int(w, "ter_ref_len", (int64_t)r->ter_ref_len);
-        am_jw_real(w, "bleu", r->sent_bleu);
-        am_jw_real(w, "chrf", r->sent_chrf);
-        am_jw_real(w, "chrfpp", r->sent_chrfpp);
-        am_jw_end(w, so);
-    }
-    am_jw_end(w, sy);
-    am_jw_end(w, o);
-}
-
-/* am_json_totals */
-static void am_jw_totals(am_jw *w, const am_totals *t)
-{
-    am_totals_scores sc;
-    am_totals_scores_compute(t, &sc);
-    am_jw_obj o = am_jw_begin(w);
-    am_jw_recall(w, &t->recall);
-    am_jw_int(w, "segments", t->segments);
-    am_jw_key(w, "terms");
-    am_jw_obj to = am_jw_begin(w);
-    am_jw_terms_totals(w, &t->terms);
-    am_jw_end(w, to);
-    am_jw_real(w, "ter", 100.0 * sc.ter);
-    am_jw_real(w, "one_minus_term", sc.one_minus_term);
-    am_jw_real(w, "bleu", sc.bleu);
-    am_jw_real(w, "chrf", sc.chrf);
-    am_jw_real(w, "chrfpp", sc.chrfpp);
-    am_jw_end(w, o);
-}
-
-char *am_json_answer(const am_seg_result *res, const char *const *names, const am_totals *tot,
-                     const char *session, const char *id, int64_t seq, const char *signature,
-                     int64_t created_ms, int64_t glossary_version)
-{
-    am_jw w;
-    memset(&w, 0, sizeof w);
-    am_buf_init(&w.b);
-    am_buf_init(&w.tmp);
-    am_buf_reserve(&w.b, 4096); /* an answer is ~2 KB: no growing step by step */
-    am_buf_reserve(&w.tmp, 4096);
-    am_jw_obj o = am_jw_begin(&w);
-    am_jw_str(&w, "session", session);
-    am_jw_str(&w, "id", id);
-    am_jw_int(&w, "seq", seq);
-    am_jw_str(&w, "signature", signature);
-    am_jw_key(&w, "scores");
-    am_jw_segment(&w, res, names);
-    am_jw_key(&w, "totals");
-    am_jw_obj to = am_jw_begin(&w);
-    for (size_t k = 0; k < res->nsys; k++) {
-        am_jw_key(&w, names[k]);
-        am_jw_totals(&w, &tot[k]);
-    }
-    am_jw_end(&w, to);
-    am_jw_int(&w, "created_ms", created_ms);
-    am_jw_int(&w, "glossary_version", glossary_version);
-    am_jw_end(&w, o);
-    am_buf_cleanup(&w.tmp);
-    free(w.m);
-    free(w.ml);
-    return am_buf_detach(&w.b);
 }
 
 static int am_json_get_i64(const json_t *o, const char *key, int64_t *out)
