@@ -271,12 +271,14 @@ bench-scale: deps
 # ---- fleet: deployment files and the sharded fleet (deploy/README.md) -------
 #   make test-fleet   3 instances behind HAProxy, backup/restore, systemd unit,
 #                     sd_notify, Kubernetes manifests, Dockerfile checks,
-#                     Prometheus rules and Grafana queries against a live server
+#                     Prometheus rules and Grafana queries against a live server,
+#                     the Grafana dashboard against Grafana's own schema
 .PHONY: test-fleet
 test-fleet: deps
 	$(MAKE) all
 	python3 tests/fleet/test_deploy.py
 	python3 tests/fleet/test_monitoring.py
+	python3 tests/fleet/test_grafana_schema.py
 	python3 tests/fleet/test_fleet.py
 
 # ---- mutants: the tests still see the bugs they were written against ------

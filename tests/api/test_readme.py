@@ -206,7 +206,8 @@ def test_make_run_from_a_clean_checkout():
     run built without the packages' flags, so a clean checkout failed)."""
     if os.environ.get("VALGRIND") == "1":
         raise Skip("a build of the same sources; the server is not under valgrind here")
-    if not shutil.which("git") or not os.path.isdir(os.path.join(ROOT, ".git")):
+    # .git is a file in a `git worktree` checkout: exists, not isdir
+    if not shutil.which("git") or not os.path.exists(os.path.join(ROOT, ".git")):
         raise Skip("not a git checkout")
     with tempfile.TemporaryDirectory(prefix="adaptmon-make-run-") as tmp:
         _clean_copy(tmp)

@@ -1104,10 +1104,11 @@ def test_significance_marks_beside_each_delta():
     """Two systems: each Δ of the adapted system says whether the paired
     bootstrap finds it significant, as GET …/metrics?ci=0.95 says; the
     request comes after the first view's (the first view is not slowed)."""
+    rows = _scen("two")  # creates s-two (first, when this test runs alone)
     m = C.jget("/v1/sessions/s-two/metrics?ci=0.95")
     conf = m["confidence"]
     kinds = set()
-    for r in _scen("two"):
+    for r in rows:
         _check_sig(r["name"], r, conf, m["relative_to_baseline"])
         kinds |= {m["sig"] for m in r["sig"]["marks"]}
         urls = [u.replace(S.base, "") for u in r["urls"]]

@@ -13,7 +13,8 @@
 
 No Grafana is packaged for Debian bookworm or on npm, so the dashboard is
 checked as JSON (structure, datasource variable, unique panel ids, grid
-within 24 columns) and by its queries, not rendered.
+within 24 columns) and by its queries, not rendered; test_grafana_schema.py
+checks it against Grafana's own schema (@grafana/schema types).
 """
 import json
 import os
