@@ -334,9 +334,15 @@ int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserve
     int rc = am_store_session_get(c->st, id, &row);
     if (rc != AM_OK)
         return rc;
-    size_t est = am_sessions_build_estimate(row.glossary ? strlen(row.glossary) : 0);
+    /* a compiled scorer of the same inputs is borrowed (sess_share.c):
+     * the build then parses and compiles nothing, and reserves only what
+     * a runtime without a glossary needs */
+    am_sess_part *part = NULL;
+    (void)am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, 0, &part, err);
+    size_t est = am_sessions_build_estimate(row.glossary && !part ? strlen(row.glossary) : 0);
     rc = am_sessions_reserve(c, est, 1);
     if (rc != AM_OK) {
+        am_sess_part_unref(c, part);
         am_buf_printf(err,
                       "the session-memory budget is held by requests in flight (building session "
                       "'%s' needs about %zu MiB); retry",
@@ -349,6 +355,7 @@ int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserve
     s->id = am_xstrdup(id);
     am_gloss_init(&s->gloss);
     s->w = am_w_new(c);
+    s->part = part; /* freed with s */
     s->glossary_version = row.glossary_version;
     s->incarnation = row.incarnation;
 
@@ -372,9 +379,15 @@ int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserve
         if (rc != AM_OK)
             am_buf_printf(err, "background vocabulary '%s' is not available", bg);
     }
-    if (rc == AM_OK)
+    if (rc == AM_OK && !s->part && !bg)
+        rc = am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, 1, &s->part, err);
+    if (rc == AM_OK && s->part) {
+        s->scorer = am_sess_part_scorer(s->part);
+        s->gloss = *am_sess_part_gloss(s->part); /* entries borrowed */
+    } else if (rc == AM_OK) {
         rc = am_sessions_build_in(c, row.options, row.custom_stopwords, row.glossary, s->background,
                                   &s->scorer, &s->gloss, err);
+    }
     if (rc == AM_OK && bg) {
         /* the vocabulary may have been replaced since the session was
          * created (same name, counted otherwise): its words would no
@@ -397,11 +410,16 @@ int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserve
     am_store_session_clear(&row);
     if (rc != AM_OK) {
         am_w_unref(s->w); /* not shared yet */
+        pthread_mutex_lock(&c->mu);
+        am_sess_part_drop(c, s);
+        pthread_mutex_unlock(&c->mu);
         am_sess_free(s);
         return rc;
     }
-    s->bytes = am_sessions_scorer_bytes(s->scorer, &s->gloss) + am_vocab_bytes_or0(s->background) +
-               sizeof *s + sizeof *s->w + AM_SESS_TOT_MAX * sizeof(am_sess_tot) + opt_bytes;
+    /* a shared part's bytes are counted once, by the part */
+    s->bytes = (s->part ? 0 : am_sessions_scorer_bytes(s->scorer, &s->gloss)) +
+               am_vocab_bytes_or0(s->background) + sizeof *s + sizeof *s->w +
+               AM_SESS_TOT_MAX * sizeof(am_sess_tot) + opt_bytes;
     *out = s;
     return AM_OK;
 }

@@ -75,6 +75,9 @@ struct am_sessions {
      * zh_mu, which is never held with another lock. */
     pthread_mutex_t zh_mu;
     am_zhseg *zhseg;
+    /* the shared compiled scorers (sess_share.c): AM_SESS_PART_BUCKETS
+     * chains, under mu */
+    am_sess_part **parts;
 };
 
 /* Freed bytes past which the allocator is asked to give memory back to
@@ -96,6 +99,35 @@ size_t am_vocab_bytes_or0(const am_vocab *v);
 void mem_fit(am_sessions *c);
 void mem_fit_for(am_sessions *c, size_t need);
 void mem_count(am_sessions *c, size_t bytes, int sign);
+
+/* sess_share.c: compiled scorers shared between runtimes (a power of two
+ * of hash buckets) */
+#define AM_SESS_PART_BUCKETS 1024
+/* The part built from options, custom stopwords and glossary text (JSON
+ * texts as stored) with a reference taken for the caller, who gives it back
+ * with am_sess_part_unref: an existing one, or (build) a new one compiled
+ * now and counted in the budget. AM_OK with *out NULL: the runtime does not
+ * share (a background vocabulary, options not a JSON object) or, without
+ * build, no part has the key. Else a build error, a message in err. */
+int am_sess_part_get(am_sessions *c, const char *options_json, const char *sw, const char *glossary,
+                     int build, am_sess_part **out, am_buf *err);
+/* Gives back a reference taken by am_sess_part_get outside a runtime
+ * (without the cache lock). */
+void am_sess_part_unref(am_sessions *c, am_sess_part *p);
+/* Gives back s's reference to its part (none: nothing), under the cache
+ * lock, where s's own bytes are uncounted: the last reference uncounts the
+ * part's bytes and leaves the part to s, which frees it (am_sess_free);
+ * otherwise s borrows nothing any more. s has no user. */
+void am_sess_part_drop(am_sessions *c, am_sess *s);
+void am_sess_part_free(am_sess_part *p);
+/* Counts the bytes of s's part in the budget unless counted already:
+ * where the build's reservation is exchanged for the runtime's own bytes
+ * (am_sessions_acquire), so the two are never counted together. Under the
+ * cache lock. */
+void am_sess_part_count(am_sessions *c, const am_sess *s);
+/* The part's scorer and glossary (owned by the part; read-only). */
+am_scorer *am_sess_part_scorer(am_sess_part *p);
+const am_gloss *am_sess_part_gloss(const am_sess_part *p);
 
 /* sess_build.c */
 int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserved, am_buf *err);

@@ -438,6 +438,70 @@ static char *big_glossary(int n, int salt)
     return am_buf_detach(&b);
 }
 
+/* Runtimes built from the same options and glossary share one compiled
+ * scorer (sess_share.c), counted once in the budget; a different glossary
+ * or scoring option compiles its own; service options (name, metadata)
+ * do not split a part; the part goes (bytes uncounted) with its last
+ * runtime. Before: every runtime compiled and counted its own copy. */
+static void test_shared_parts(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    char *ga = big_glossary(500, 1), *gb = big_glossary(500, 2);
+    const char *opts[] = {"{}", "{\"name\":\"x\",\"metadata\":{\"k\":1}}", "{}",
+                          "{\"case\":\"sensitive\"}"};
+    const char *gls[] = {ga, ga, gb, ga};
+    char id[32];
+    for (int i = 0; i < 4; i++) {
+        snprintf(id, sizeof id, "p-%d", i);
+        assert_int_equal(am_store_session_create_gl(st, id, opts[i], "sig", NULL, gls[i], 1, NULL),
+                         AM_OK);
+    }
+    am_sessions *c = am_sessions_new(st, 100, 0);
+    am_sess *a = acquire(c, "p-0");
+    am_sess_mem m0, m1;
+    am_sessions_memory(c, &m0);
+    am_sess *b = acquire(c, "p-1");
+    am_sessions_memory(c, &m1);
+    assert_ptr_equal(a->scorer, b->scorer); /* one compiled scorer */
+    assert_ptr_equal(a->gloss.v, b->gloss.v);
+    assert_int_equal(a->gloss.n, 500);
+    assert_int_equal(am_sessions_parts(c), 1);
+    /* the second runtime counts only its own bytes */
+    assert_int_equal(m1.used - m0.used, b->bytes);
+    assert_true(b->bytes * 4 < m0.used);
+    am_sess *d = acquire(c, "p-2"); /* another glossary */
+    am_sess *e = acquire(c, "p-3"); /* another scoring option */
+    assert_ptr_not_equal(d->scorer, a->scorer);
+    assert_ptr_not_equal(e->scorer, a->scorer);
+    assert_int_equal(am_sessions_parts(c), 3);
+    am_sessions_release(c, a);
+    am_sessions_release(c, b);
+    am_sessions_release(c, d);
+    am_sessions_release(c, e);
+    /* the part stays while one runtime borrows it, goes with the last */
+    am_sessions_forget(c, "p-0");
+    assert_int_equal(am_sessions_parts(c), 3);
+    am_sessions_forget(c, "p-1");
+    am_sessions_forget(c, "p-2");
+    am_sessions_forget(c, "p-3");
+    assert_int_equal(am_sessions_parts(c), 0);
+    am_sess_mem m;
+    am_sessions_memory(c, &m);
+    assert_int_equal(m.used, 0);
+    /* a forgotten runtime in use keeps its part; a rebuild borrows it */
+    a = acquire(c, "p-0");
+    am_sessions_forget(c, "p-0");
+    b = acquire(c, "p-1");
+    assert_ptr_equal(a->scorer, b->scorer);
+    am_sessions_release(c, a);
+    am_sessions_release(c, b);
+    am_sessions_free(c);
+    am_store_close(st);
+    free(ga);
+    free(gb);
+}
+
 /* The memory budget: runtimes count their compiled glossaries' bytes; past
  * the budget the least recently used idle ones are freed (and counted as
  * evictions), at rest the total stays within it, a runtime in use is never
@@ -456,13 +520,16 @@ static void test_memory_budget(void **state)
         free(gl);
     }
     am_sessions *c = am_sessions_new(st, 1000, 0);
-    /* one runtime's bytes: a 2,000-entry glossary is far above the base */
+    /* one runtime's bytes: a 2,000-entry glossary is far above the base;
+     * its compiled scorer is a shared part (sess_share.c) counted once,
+     * beside the runtime's own few KiB */
     am_sess *one = acquire(c, "g-0");
-    size_t each = one->bytes;
-    assert_true(each > 200 * 1024);
     am_sess_mem m;
     am_sessions_memory(c, &m);
-    assert_int_equal(m.used, each);
+    size_t each = m.used;
+    assert_true(each > 200 * 1024);
+    assert_true(one->bytes < 100 * 1024);
+    assert_int_equal(am_sessions_parts(c), 1);
     assert_int_equal(m.budget, 0);
     am_sessions_release(c, one);
 
@@ -661,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_rebuilt_runtime_shares_the_write_lock),
         cmocka_unit_test(test_recreated_session_has_its_own_write_lock),
         cmocka_unit_test(test_memory_budget),
+        cmocka_unit_test(test_shared_parts),
         cmocka_unit_test(test_reservations),
         cmocka_unit_test(test_lock_holds_counted_per_thread),
     };
