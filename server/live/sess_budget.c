@@ -30,7 +30,7 @@ void mem_bury(am_sessions *c, am_sess *s)
 {
     AM_GROW(c->dead, c->cap_dead, c->n_dead + 1, 4);
     c->dead[c->n_dead++] = s;
-    c->dead_bytes += s->bytes;
+    c->dead_bytes += s->bytes + am_sess_part_owned(s);
 }
 
 /* Frees the runtimes mem_bury queued, outside the cache lock (the caller

@@ -120,6 +120,9 @@ void am_sess_part_unref(am_sessions *c, am_sess_part *p);
  * otherwise s borrows nothing any more. s has no user. */
 void am_sess_part_drop(am_sessions *c, am_sess *s);
 void am_sess_part_free(am_sess_part *p);
+/* The bytes of the part s frees with itself (the last borrower, after
+ * am_sess_part_drop), else 0: for handing large frees back (mem_reap). */
+size_t am_sess_part_owned(const am_sess *s);
 /* Counts the bytes of s's part in the budget unless counted already:
  * where the build's reservation is exchanged for the runtime's own bytes
  * (am_sessions_acquire), so the two are never counted together. Under the

@@ -230,6 +230,11 @@ void am_sess_part_count(am_sessions *c, const am_sess *s)
     }
 }
 
+size_t am_sess_part_owned(const am_sess *s)
+{
+    return s->part && s->part->refs == 0 ? s->part->bytes : 0;
+}
+
 size_t am_sessions_parts(am_sessions *c)
 {
     size_t n = 0;

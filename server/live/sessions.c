@@ -497,6 +497,7 @@ void am_sessions_release(am_sessions *c, am_sess *s)
         mem_count(c, s->bytes, -1);
         am_w_unref(s->w);
         am_sess_part_drop(c, s);
+        s_bytes += am_sess_part_owned(s);
     }
     if (s->refs == 0) {
         mem_fit(c); /* it may have stayed over the budget while in use */
