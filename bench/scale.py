@@ -473,9 +473,73 @@ def bench_whole():
           (big, res[("GET metrics?ci=0.95", big)][0], res[("GET curve?window=50", big)][0] * 1000))
 
 
+# ---- many sessions posting round-robin (issue 27 goal 2) ---------------------
+
+SESS_SIZES = [int(x) for x in os.environ.get("SESS_SIZES", "100,3000,10000").split(",")]
+SESS_GLOSSARY = int(os.environ.get("SESS_GLOSSARY", "200"))
+SESS_ROUNDS = int(os.environ.get("SESS_ROUNDS", "2"))
+
+
+def vm_rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def bench_sessions():
+    """N sessions (SESS_SIZES), each with the same SESS_GLOSSARY-entry
+    glossary (en->fr, the standard profile), posted round-robin: one
+    warm-up round (each runtime built once), then SESS_ROUNDS timed rounds
+    of one TICO-19 segment per session. Prints the server's CPU per POST of
+    the timed rounds, its RSS after them, the cache's evictions, and the
+    ratio of each size's CPU per POST to the smallest size's (goal: the
+    largest within 1.3x)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "reliability"))
+    from rel import seg_body, tico19  # noqa: E402
+    segs = tico19()
+    gl = [{"source": "term%d" % k, "targets": ["terme%d" % k]} for k in range(SESS_GLOSSARY)]
+    res = {}
+    for n in SESS_SIZES:
+        srv = harness.Server("--request-timeout-ms", "0")
+        c = srv.client()
+        pid = srv.proc.pid
+        for i in range(n):
+            c.create_session(id="m%d" % i)
+            expect(c.put("/v1/sessions/m%d/glossary" % i, gl), (200,), "PUT glossary m%d" % i)
+        seq = 0
+        rounds = []
+        for rnd in range(1 + SESS_ROUNDS):
+            c0 = cpu_s(pid)
+            t0 = time.perf_counter()
+            for i in range(n):
+                body = seg_body(segs[seq % len(segs)], "r%d" % rnd)
+                seq += 1
+                expect(c.post("/v1/sessions/m%d/segments" % i, body), (201,), "POST m%d" % i)
+            rounds.append(((cpu_s(pid) - c0) / n, (time.perf_counter() - t0) / n))
+        timed_cpu = sum(r[0] for r in rounds[1:]) / SESS_ROUNDS
+        timed_wall = sum(r[1] for r in rounds[1:]) / SESS_ROUNDS
+        m = c.get("/metrics").body.decode("utf-8", "replace")
+        ev = [ln for ln in m.splitlines() if ln.startswith("adaptmon_session") and
+              ("evict" in ln or "cached" in ln or "memory_used" in ln)]
+        rss = vm_rss_kb(pid)
+        res[n] = timed_cpu
+        print("sessions %6d: CPU per POST %7.1f us (warm-up round %7.1f us), wall %7.1f us, "
+              "RSS %7d kB; %s" % (n, timed_cpu * 1e6, rounds[0][0] * 1e6, timed_wall * 1e6, rss,
+                                  "; ".join(ev)), flush=True)
+        record("POST round-robin", n, timed_cpu, vm_hwm_kb(pid))
+        c.close()
+        srv.stop()
+    small, big = SESS_SIZES[0], SESS_SIZES[-1]
+    print("\n== goal 2: CPU per POST at %d sessions / at %d: %.2f x (goal <= 1.3)" %
+          (big, small, res[big] / res[small] if res[small] else float("nan")))
+
+
 def main():
     # BENCH_SCALE_ONLY=check: the /check series alone (a minute, not an
-    # hour); =whole: the whole-session routes alone (WHOLE_SIZES)
+    # hour); =whole: the whole-session routes alone (WHOLE_SIZES);
+    # =sessions: many sessions posting round-robin alone (SESS_SIZES)
     only = os.environ.get("BENCH_SCALE_ONLY", "")
     os.makedirs(OUT, exist_ok=True)
     t0 = time.time()
@@ -483,6 +547,8 @@ def main():
         bench_check()
     if only in ("", "whole"):
         bench_whole()
+    if only in ("", "sessions"):
+        bench_sessions()
     if only == "":
         bench_server()
         bench_cli()

@@ -7,103 +7,24 @@
  * a POST's CPU. The cache is bounded: the least recently used entry is
  * evicted (freed once its last user releases it).
  */
-#include "sessions.h"
+#include "sess_internal.h"
 
-#include "glossary.h"
-#include "lang.h"
 #include "lockck.h"
 #include "vocab.h"
 #include "zhseg.h"
 
 #include <assert.h>
-#include <errno.h>
-#include <jansson.h>
-#include <stdatomic.h>
 #include <stdlib.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <string.h>
 #include <time.h>
 
-#define AM_SESS_CACHE_MAX 2048
+#define AM_SESS_CACHE_MAX 16384
 /* How long a request waits for room in the memory budget (requests in
  * flight releasing their runtimes or reservations) before it is refused
  * with 503 (am_sessions_reserve): a few POSTs' time, and a build of a
  * large glossary (~1 s for 100,000 entries), without holding a handler
  * thread for long. */
 #define AM_SESS_ROOM_WAIT_MS 2000
-/* Bytes a runtime's build holds at its peak per byte of its stored
- * glossary JSON: the text, jansson's tree of it, the parsed entries and the
- * compiled glossary (bench/README.md, "Memory budget": 11.8 for 100,000
- * entries, 10.3 MB stored, a 121.5 MB peak; the runtime then keeps 57 MB). */
-#define AM_SESS_JSON_FACTOR 12
-
-/* See sessions.h. refs counts the runtimes sharing it (guarded by the
- * cache lock); the rest is guarded by mu. */
-struct am_sess_w {
-    pthread_mutex_t mu;
-    int refs;
-    am_sess_tot *tot; /* owned, n_tot entries */
-    size_t n_tot, cap_tot;
-    /* the history counts (am_sess_hist_get), current while the session's
-     * version is hist_version; NULL: not cached. hist_full: of the whole
-     * history, hist_bytes of it counted in the cache's history budget;
-     * else of the pending words only (not counted) */
-    am_vocab *hist; /* owned */
-    int64_t hist_version;
-    int hist_full;
-    size_t hist_bytes;
-    am_sessions *cache; /* borrowed: the cache whose budget counts hist */
-    /* bytes a whole-history load had read when it did not fit (0: none):
-     * no new attempt until the budget has twice that room (am_sess_hist_room) */
-    size_t hist_over;
-    /* the state a writer last saw or made (am_sess_note): the session's
-     * last seq was known_seq at version known_version (-1: none) */
-    int64_t known_version, known_seq;
-    /* POSTs still to take the snapshot path after a repeated id
-     * (am_sess_repeat): re-posts come in runs (retries, re-imports) */
-    int repeat_pause;
-};
-
-struct am_sessions {
-    am_store *st;
-    pthread_mutex_t mu;
-    am_sess **v;
-    int64_t *used; /* last-use tick per entry */
-    size_t n, cap, max;
-    int64_t tick;
-    uint32_t *tab; /* hash index: position in v + 1, 0 = empty slot */
-    size_t mask; /* table size - 1 (a power of two >= 2 * max) */
-    am_sess **old; /* dropped from the cache, still in use (n_old) */
-    size_t n_old, cap_old;
-    /* bytes of the whole-history counts held by write states (hist_full),
-     * at most hist_max but for the growth of one commit */
-    atomic_size_t hist_used;
-    size_t hist_max;
-    /* the memory budget (am_sessions_set_memory), under mu: mem_used
-     * counts every runtime alive (cached or dropped but in use, s->bytes)
-     * and the scorers replays charged (am_sessions_charge) */
-    size_t mem_used, mem_max, mem_peak;
-    int64_t evictions; /* runtimes dropped to fit the budget or the count */
-    /* runtimes dropped with no user, freed by the next reap (outside the
-     * lock), and their bytes */
-    am_sess **dead;
-    size_t n_dead, cap_dead, dead_bytes;
-    /* signalled (under mu) whenever mem_used falls: am_sessions_reserve
-     * waits on it, at most room_wait_ms, for requests in flight to give
-     * their bytes back; refused counts the reservations that gave up */
-    pthread_cond_t room;
-    int room_wait_ms;
-    int64_t refused;
-    /* friso's dictionary (recall zh-friso), loaded on the first Chinese
-     * session and shared read-only by every scorer of the process: 0.5 s
-     * and 24 MB, which each scorer cannot pay (docs/metrics.md §1). Under
-     * zh_mu, which is never held with another lock. */
-    pthread_mutex_t zh_mu;
-    am_zhseg *zhseg;
-};
 
 am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_bytes)
 {
@@ -113,12 +34,13 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_byt
     atomic_init(&c->hist_used, 0);
     c->max = max_cached ? max_cached : 1;
     c->mem_max = SIZE_MAX; /* am_sessions_set_memory */
-    /* Count bound: a cached scorer without a glossary costs ~14 KiB
-     * (mostly its stopword set), so 10,000 cached sessions would need
-     * ~140 MiB; at most AM_SESS_CACHE_MAX stay cached (bench/README.md,
-     * memory target). Glossaries make runtimes far larger: the byte budget
-     * (am_sessions_set_memory) bounds them. An evicted session is rebuilt
-     * from the store on its next use. */
+    /* Count bound: runtimes built from the same options and glossary share
+     * one compiled scorer (sess_share.c), so a runtime's own state is a
+     * few KiB and 10,000 sessions posting in turn stay cached (issue 27:
+     * at 2,048 every POST of 3,000 sessions rebuilt its runtime, ×4 CPU).
+     * The byte budget (am_sessions_set_memory) bounds what they hold; this
+     * bound only caps the index. An evicted session is rebuilt from the
+     * store on its next use. */
     if (c->max > AM_SESS_CACHE_MAX)
         c->max = AM_SESS_CACHE_MAX;
     size_t size = 16;
@@ -136,10 +58,11 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_byt
     pthread_condattr_destroy(&ca);
     c->room_wait_ms = AM_SESS_ROOM_WAIT_MS;
     pthread_mutex_init(&c->zh_mu, NULL);
+    c->parts = am_xcalloc(AM_SESS_PART_BUCKETS, sizeof *c->parts);
     return c;
 }
 
-static am_sess_w *am_w_new(am_sessions *c)
+am_sess_w *am_w_new(am_sessions *c)
 {
     am_sess_w *w = am_xcalloc(1, sizeof *w);
     w->cache = c;
@@ -177,7 +100,7 @@ static void am_w_clear(am_sess_w *w)
 
 /* Drops one runtime's reference to w; the caller holds the cache lock
  * (or owns w alone). */
-static void am_w_unref(am_sess_w *w)
+void am_w_unref(am_sess_w *w)
 {
     if (!w || --w->refs > 0)
         return;
@@ -186,17 +109,10 @@ static void am_w_unref(am_sess_w *w)
     pthread_mutex_destroy(&w->mu);
     free(w);
 }
-
-/* Freed bytes past which the allocator is asked to give memory back to
- * the system (malloc_trim, after the frees, outside the cache lock): glibc
- * keeps a freed compiled glossary (tens of MiB, many small blocks) in its
- * heap, and RSS stayed high after deletes (issue 25). */
-#define AM_SESS_TRIM_BYTES ((size_t)8 << 20)
-
 /* Frees s except its write state (am_w_unref, under the cache lock).
  * Called without the cache lock: freeing a large compiled glossary takes
  * milliseconds, which other sessions' acquires must not wait for. */
-static void am_sess_free(am_sess *s)
+void am_sess_free(am_sess *s)
 {
     if (!s)
         return;
@@ -204,9 +120,13 @@ static void am_sess_free(am_sess *s)
         free(s->systems[i]);
     free(s->systems);
     free(s->baseline);
-    am_scorer_free(s->scorer);
+    if (s->part) {
+        am_sess_part_free(s->part); /* the last borrower (am_sess_part_drop) */
+    } else {
+        am_scorer_free(s->scorer);
+        am_gloss_cleanup(&s->gloss);
+    }
     am_vocab_free(s->background);
-    am_gloss_cleanup(&s->gloss);
     free(s->id);
     free(s);
 }
@@ -218,6 +138,7 @@ void am_sessions_free(am_sessions *c)
     assert(c->n_old == 0); /* every runtime released */
     for (size_t i = 0; i < c->n; i++) {
         am_w_unref(c->v[i]->w);
+        am_sess_part_drop(c, c->v[i]);
         am_sess_free(c->v[i]);
     }
     for (size_t i = 0; i < c->n_dead; i++)
@@ -227,6 +148,9 @@ void am_sessions_free(am_sessions *c)
     free(c->v);
     free(c->used);
     free(c->tab);
+    for (size_t i = 0; i < AM_SESS_PART_BUCKETS; i++)
+        assert(!c->parts[i]); /* the last runtime borrowing a part freed it */
+    free(c->parts);
     pthread_cond_destroy(&c->room);
     pthread_mutex_destroy(&c->mu);
     /* after every scorer that borrowed it */
@@ -394,508 +318,6 @@ const am_vocab *am_sess_known(am_sess *s, int64_t *version, int64_t *last_seq)
     return counts;
 }
 
-/* Text of a JSON option value for am_config_set, checking the JSON type
- * against the option table's type (a number is not a string, a boolean is
- * not the string "true"). */
-static int am_opt_text(const char *key, json_t *v, char *buf, size_t n)
-{
-    const char *type = NULL;
-    for (const am_config_option *o = am_config_options(); o->name; o++)
-        if (!strcmp(o->name, key))
-            type = o->type;
-    if (!type)
-        return AM_ERR_NOTFOUND;
-    if (!strcmp(type, "enum") || !strcmp(type, "string")) {
-        if (!json_is_string(v))
-            return AM_ERR_INVALID;
-        snprintf(buf, n, "%s", json_string_value(v));
-    } else if (!strcmp(type, "bool")) {
-        if (!json_is_boolean(v))
-            return AM_ERR_INVALID;
-        snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
-    } else if (!strcmp(type, "int")) {
-        if (!json_is_integer(v))
-            return AM_ERR_INVALID;
-        snprintf(buf, n, "%lld", (long long)json_integer_value(v));
-    } else if (!strcmp(type, "number")) {
-        if (!json_is_number(v))
-            return AM_ERR_INVALID;
-        snprintf(buf, n, "%.17g", json_number_value(v));
-    } else if (json_is_string(v)) { /* list: "2,3" */
-        snprintf(buf, n, "%s", json_string_value(v));
-    } else if (json_is_array(v) && json_array_size(v) > 0) {
-        size_t off = 0;
-        buf[0] = '\0';
-        for (size_t i = 0; i < json_array_size(v); i++) {
-            json_t *x = json_array_get(v, i);
-            if (!json_is_integer(x))
-                return AM_ERR_INVALID;
-            int w = snprintf(buf + off, n - off, "%s%lld", i ? "," : "",
-                             (long long)json_integer_value(x));
-            if (w < 0 || (size_t)w >= n - off)
-                return AM_ERR_INVALID;
-            off += (size_t)w;
-        }
-    } else {
-        return AM_ERR_INVALID;
-    }
-    return AM_OK;
-}
-
-/* Options handled by the service, not by am_config. */
-static int am_service_option(const char *key)
-{
-    return !strcmp(key, "baseline_system") || !strcmp(key, "background_vocabulary") ||
-           !strcmp(key, "name") || !strcmp(key, "metadata") || !strcmp(key, "systems") ||
-           !strcmp(key, "paired_totals");
-}
-
-int am_sessions_build_scorer(const char *options_json, const char *custom_sw_json,
-                             const char *glossary_json, const am_vocab *background, am_scorer **out,
-                             am_buf *err)
-{
-    return am_sessions_build(options_json, custom_sw_json, glossary_json, background, out, NULL,
-                             err);
-}
-
-/* The process's friso model, loaded by the first caller (NULL when it
- * cannot be: the scorer then tries itself and reports why). */
-static const am_zhseg *am_sessions_zhseg(am_sessions *c)
-{
-    pthread_mutex_lock(&c->zh_mu);
-    if (!c->zhseg)
-        (void)am_zhseg_new(NULL, &c->zhseg, NULL);
-    const am_zhseg *m = c->zhseg;
-    pthread_mutex_unlock(&c->zh_mu);
-    return m;
-}
-
-int am_sessions_scorer_in(am_sessions *c, const char *options_json, const char *custom_sw_json,
-                          const char *glossary_json, const am_vocab *background, am_scorer **out,
-                          am_buf *err)
-{
-    return am_sessions_build_in(c, options_json, custom_sw_json, glossary_json, background, out,
-                                NULL, err);
-}
-
-/* Fills *cfg from an options JSON text (service options skipped). Returns
- * AM_OK or AM_ERR_INVALID with a message in err. */
-static int am_opts_config(const char *options_json, am_config *cfg, am_buf *err)
-{
-    json_error_t je;
-    json_t *opts = json_loads(options_json, 0, &je);
-    if (!json_is_object(opts)) {
-        json_decref(opts);
-        am_buf_printf(err, "stored options are not a JSON object");
-        return AM_ERR_INVALID;
-    }
-    am_config_init(cfg);
-    const char *key;
-    json_t *val;
-    int rc = AM_OK;
-    json_object_foreach(opts, key, val)
-    {
-        if (am_service_option(key))
-            continue;
-        char text[512];
-        rc = am_opt_text(key, val, text, sizeof text);
-        if (rc == AM_ERR_NOTFOUND) {
-            am_buf_printf(err, "unknown option '%s'", key);
-            rc = AM_ERR_INVALID;
-            break;
-        }
-        if (rc != AM_OK) {
-            const am_config_option *o = am_config_options();
-            while (o->name && strcmp(o->name, key))
-                o++;
-            am_buf_printf(err, "option '%s' must be %s (%s)", key,
-                          !strcmp(o->type, "bool")     ? "a boolean"
-                          : !strcmp(o->type, "int")    ? "an integer"
-                          : !strcmp(o->type, "number") ? "a number"
-                          : !strcmp(o->type, "list")   ? "an array of integers"
-                                                       : "a string",
-                          o->values);
-            break;
-        }
-        rc = am_config_set(cfg, key, text, err);
-        if (rc != AM_OK) {
-            rc = AM_ERR_INVALID;
-            break;
-        }
-    }
-    json_decref(opts);
-    return rc;
-}
-
-void am_sessions_pin_defaults(json_t *opts)
-{
-    /* The version of the "auto" resolution (tokenizers) this session was
-     * created with: a later release that changes a default cannot then
-     * shift it (sessions stored before there was one have defaults 1,
-     * schema/011). */
-    if (!json_object_get(opts, "defaults"))
-        json_object_set_new(opts, "defaults", json_integer(AM_DEFAULTS_CURRENT));
-    if (json_object_get(opts, "ter_normalized") || json_object_get(opts, "ter_asian_support"))
-        return; /* an explicit choice */
-    const char *tl = json_string_value(json_object_get(opts, "target_lang"));
-    am_config c;
-    am_config_init(&c);
-    if (!tl || am_config_set(&c, "target_lang", tl, NULL) != AM_OK)
-        return; /* refused later with its message */
-    /* defaults 1 (as before issue 24) pins nothing; a bad value is refused
-     * later with its message */
-    char dv[64];
-    json_t *d = json_object_get(opts, "defaults");
-    if (d && am_opt_text("defaults", d, dv, sizeof dv) == AM_OK)
-        (void)am_config_set(&c, "defaults", dv, NULL);
-    am_config_session_defaults(&c);
-    if (c.ter_normalized)
-        json_object_set_new(opts, "ter_normalized", json_true());
-    if (c.ter_asian_support)
-        json_object_set_new(opts, "ter_asian_support", json_true());
-}
-
-int am_sessions_check_options(const char *options_json, am_buf *err)
-{
-    am_config cfg;
-    int rc = am_opts_config(options_json, &cfg, err);
-    return rc == AM_OK ? am_config_check_profile(&cfg, err) : rc;
-}
-
-/* Builds a scorer from options, custom stopwords (JSON texts, the latter
- * NULL) and the parsed glossary g (borrowed, NULL: none); as
- * am_sessions_build. */
-static int build_from(am_sessions *c, const char *options_json, const char *custom_sw_json,
-                      const am_gloss *g, const am_vocab *background, am_scorer **out, am_buf *err)
-{
-    *out = NULL;
-    json_error_t je;
-    am_config cfg;
-    int rc = am_opts_config(options_json, &cfg, err);
-    if (rc != AM_OK)
-        return rc;
-    json_t *sw = NULL;
-    const char **words = NULL;
-    size_t nwords = 0;
-    if (custom_sw_json) {
-        sw = json_loads(custom_sw_json, 0, &je);
-        if (!json_is_array(sw)) {
-            json_decref(sw);
-            am_buf_printf(err, "stored stopwords are not a JSON array");
-            return AM_ERR_INVALID;
-        }
-        nwords = json_array_size(sw);
-        words = am_xcalloc(nwords ? nwords : 1, sizeof *words);
-        for (size_t i = 0; i < nwords; i++)
-            words[i] = json_string_value(json_array_get(sw, i));
-    }
-    /* the shared friso model when recall runs zh-friso (without a cache,
-     * the scorer loads its own) */
-    am_scorer_models models = {NULL};
-    if (c && am_config_tokenizer(&cfg) == AM_TOK_ZH_FRISO)
-        models.zhseg = am_sessions_zhseg(c);
-    rc = am_scorer_new_with(&cfg, words, nwords, g, background, &models, out, err);
-    free(words);
-    json_decref(sw);
-    return rc;
-}
-
-int am_sessions_build_gloss(am_sessions *c, const char *options_json, const char *custom_sw_json,
-                            const am_gloss *g, am_scorer **out, am_buf *err)
-{
-    return build_from(c, options_json, custom_sw_json, g, NULL, out, err);
-}
-
-int am_sessions_build(const char *options_json, const char *custom_sw_json,
-                      const char *glossary_json, const am_vocab *background, am_scorer **out,
-                      am_gloss *keep, am_buf *err)
-{
-    return am_sessions_build_in(NULL, options_json, custom_sw_json, glossary_json, background, out,
-                                keep, err);
-}
-
-int am_sessions_build_in(am_sessions *c, const char *options_json, const char *custom_sw_json,
-                         const char *glossary_json, const am_vocab *background, am_scorer **out,
-                         am_gloss *keep, am_buf *err)
-{
-    *out = NULL;
-    am_gloss g;
-    am_gloss_init(&g);
-    if (glossary_json) {
-        am_gloss_report rep;
-        int rc =
-            am_gloss_parse(glossary_json, strlen(glossary_json), AM_GLOSS_JSON, NULL, &g, &rep);
-        if (rc != AM_OK) {
-            am_buf_printf(err, "stored glossary: %s", rep.msg);
-            return rc;
-        }
-    }
-    int rc = build_from(c, options_json, custom_sw_json, glossary_json ? &g : NULL, background, out,
-                        err);
-    if (rc == AM_OK && keep) {
-        *keep = g; /* hand the entries over */
-        am_gloss_init(&g);
-    }
-    am_gloss_cleanup(&g);
-    return rc;
-}
-
-/* The recall tokenizer name that counted vocabulary meta m for a session
- * in cfg's target language: m's own, or for a row stored before it was
- * recorded ("auto:1", schema/012) the auto tokenizer of defaults 1 in
- * that language, which counted every TMX memory then. */
-static const char *am_sessions_vocab_tok(const am_store_vocab_meta *m, const am_config *cfg)
-{
-    if (strcmp(m->tokenizer, "auto:1"))
-        return m->tokenizer;
-    am_config old;
-    am_config_init(&old);
-    (void)am_config_set(&old, "target_lang", cfg->target_lang, NULL);
-    (void)am_config_set(&old, "defaults", "1", NULL);
-    return am_tok_name(am_config_tokenizer(&old));
-}
-
-int am_sessions_vocab_check(const char *name, const am_store_vocab_meta *m, const am_config *cfg,
-                            am_buf *err, const char **field)
-{
-    const char *tl = strcmp(cfg->target_lang, "und") ? cfg->target_lang : NULL;
-    const char *sl = strcmp(cfg->source_lang, "und") ? cfg->source_lang : NULL;
-    *field = "options.background_vocabulary";
-    if (m->lang && tl && !am_lang_same_canonical(m->lang, tl)) {
-        am_buf_printf(err,
-                      "background vocabulary '%s' counts the %s side of its memory but the "
-                      "session's target_lang is %s: PUT /v1/vocabularies/%s?lang=%s again",
-                      name, m->lang, tl, name, tl);
-        *field = "target_lang";
-        return AM_ERR_INVALID;
-    }
-    if (m->source_lang && sl && !am_lang_same_canonical(m->source_lang, sl)) {
-        am_buf_printf(err,
-                      "background vocabulary '%s' was counted from a memory with source "
-                      "language %s but the session's source_lang is %s: count a memory of the "
-                      "session's language pair",
-                      name, m->source_lang, sl);
-        *field = "source_lang";
-        return AM_ERR_INVALID;
-    }
-    if (!m->tokenizer)
-        return AM_OK; /* a count list: the uploader's words */
-    const char *vt = am_sessions_vocab_tok(m, cfg);
-    const char *st = am_tok_name(am_config_tokenizer(cfg));
-    if (!strcmp(vt, st))
-        return AM_OK;
-    am_buf_printf(err,
-                  "background vocabulary '%s' was counted with the %s tokenizer%s but this "
-                  "session's recall tokenizer is %s, so its novel words would be wrong: "
-                  "re-import the memory counted with %s (PUT /v1/vocabularies/%s?tokenizer=%s%s%s)",
-                  name, vt, strcmp(m->tokenizer, "auto:1") ? "" : " (stored before issue 24)", st,
-                  st, name, st, tl ? "&lang=" : "", tl ? tl : "");
-    return AM_ERR_INVALID;
-}
-
-/* Loads a background vocabulary from the store into an am_vocab. */
-static int am_bg_add(void *ctx, const char *word, int64_t count)
-{
-    am_vocab_set(ctx, word, count);
-    return 0;
-}
-
-static void am_drop_at(am_sessions *c, size_t i);
-
-/* Queues s (no user, its write state released) to be freed by the next
- * mem_reap. Under the cache lock. */
-static void mem_bury(am_sessions *c, am_sess *s)
-{
-    AM_GROW(c->dead, c->cap_dead, c->n_dead + 1, 4);
-    c->dead[c->n_dead++] = s;
-    c->dead_bytes += s->bytes;
-}
-
-/* Frees the runtimes mem_bury queued, outside the cache lock (the caller
- * does not hold it), and hands large frees back to the system (with
- * `freed` bytes the caller freed itself). */
-static void mem_reap(am_sessions *c, size_t freed)
-{
-    pthread_mutex_lock(&c->mu);
-    am_sess **dead = c->dead;
-    size_t n = c->n_dead, bytes = c->dead_bytes;
-    c->dead = NULL;
-    c->n_dead = c->cap_dead = c->dead_bytes = 0;
-    pthread_mutex_unlock(&c->mu);
-    for (size_t i = 0; i < n; i++)
-        am_sess_free(dead[i]);
-    free(dead);
-#if defined(__GLIBC__)
-    if (bytes + freed >= AM_SESS_TRIM_BYTES)
-        malloc_trim(0);
-#else
-    (void)bytes;
-    (void)freed;
-#endif
-}
-
-static size_t am_vocab_bytes_or0(const am_vocab *v)
-{
-    return v ? am_vocab_bytes(v) : 0;
-}
-
-/* Bytes malloc adds to each block (glibc: a size word, 16-byte rounding). */
-#define AM_SESS_MALLOC_OVERHEAD 16
-/* What a scorer holds besides its compiled glossary: the stopword set
- * (~14 KiB for the built-in lists), the configuration and signature;
- * an estimate (core does not count these), small beside a glossary. */
-#define AM_SESS_SCORER_BASE ((size_t)16 << 10)
-
-static size_t str_bytes(const char *t)
-{
-    return t ? strlen(t) + 1 + AM_SESS_MALLOC_OVERHEAD : 0;
-}
-
-size_t am_sessions_scorer_bytes(const am_scorer *sc, const am_gloss *g)
-{
-    size_t b = sc ? AM_SESS_SCORER_BASE + am_terms_lex_bytes(am_scorer_lex(sc)) : 0;
-    if (g) {
-        b += g->cap * sizeof *g->v;
-        for (size_t i = 0; i < g->n; i++) {
-            const am_gloss_entry *e = &g->v[i];
-            b += str_bytes(e->source) + str_bytes(e->id) + e->n_targets * sizeof *e->targets +
-                 AM_SESS_MALLOC_OVERHEAD;
-            for (size_t k = 0; k < e->n_targets; k++)
-                b += str_bytes(e->targets[k]);
-        }
-    }
-    return b;
-}
-
-/* Frees idle runtimes (no user), least recently used first, until the
- * budget holds mem_used (mem_fit_for: and need bytes more), and counts them; a runtime in use stays
- * (its user drops it at release if it is then over). Under the cache lock. */
-static void mem_fit_for(am_sessions *c, size_t need);
-
-static void mem_fit(am_sessions *c)
-{
-    mem_fit_for(c, 0);
-}
-
-/* mem_fit, leaving room for need bytes more (a reservation about to be
- * counted). Under the cache lock. */
-static void mem_fit_for(am_sessions *c, size_t need)
-{
-    size_t max = c->mem_max > need ? c->mem_max - need : 0;
-    while (c->mem_used > max) {
-        size_t lru = (size_t)-1;
-        for (size_t k = 0; k < c->n; k++)
-            if (c->v[k]->refs == 0 && (lru == (size_t)-1 || c->used[k] < c->used[lru]))
-                lru = k;
-        if (lru == (size_t)-1)
-            return; /* every cached runtime is in use */
-        c->evictions++;
-        am_drop_at(c, lru);
-    }
-}
-
-/* Counts bytes more (sign > 0) or fewer in the budget. Under the lock. */
-static void mem_count(am_sessions *c, size_t bytes, int sign)
-{
-    if (sign > 0) {
-        c->mem_used += bytes;
-        if (c->mem_used > c->mem_peak)
-            c->mem_peak = c->mem_used;
-    } else {
-        assert(c->mem_used >= bytes);
-        c->mem_used -= bytes;
-        if (bytes)
-            pthread_cond_broadcast(&c->room); /* am_sessions_reserve's waiters */
-    }
-}
-
-/* Builds the runtime of id from the store into *out. Its build's memory
- * is reserved in the budget first (am_sessions_reserve, from the stored
- * glossary's size): *reserved bytes, which the caller gives back
- * (mem_count) once the runtime's own bytes are counted, also when the
- * build fails. AM_ERR_FULL (nothing reserved, a message in err) when
- * requests in flight hold the budget for longer than the cache waits. */
-static int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserved,
-                         am_buf *err)
-{
-    am_store_session row;
-    memset(&row, 0, sizeof row);
-    *reserved = 0;
-    int rc = am_store_session_get(c->st, id, &row);
-    if (rc != AM_OK)
-        return rc;
-    size_t est = am_sessions_build_estimate(row.glossary ? strlen(row.glossary) : 0);
-    rc = am_sessions_reserve(c, est, 1);
-    if (rc != AM_OK) {
-        am_buf_printf(err,
-                      "the session-memory budget is held by requests in flight (building session "
-                      "'%s' needs about %zu MiB); retry",
-                      id, (est >> 20) + 1);
-        am_store_session_clear(&row);
-        return AM_ERR_FULL;
-    }
-    *reserved = est;
-    am_sess *s = am_xcalloc(1, sizeof *s);
-    s->id = am_xstrdup(id);
-    am_gloss_init(&s->gloss);
-    s->w = am_w_new(c);
-    s->glossary_version = row.glossary_version;
-    s->incarnation = row.incarnation;
-
-    json_t *opts = json_loads(row.options, 0, NULL);
-    json_t *sys = json_object_get(opts, "systems");
-    if (json_array_size(sys) > 0) {
-        s->systems = am_xcalloc(json_array_size(sys), sizeof *s->systems);
-        for (size_t i = 0; i < json_array_size(sys); i++)
-            if (json_is_string(json_array_get(sys, i)))
-                s->systems[s->n_systems++] = am_xstrdup(json_string_value(json_array_get(sys, i)));
-    }
-    const char *bs = json_string_value(json_object_get(opts, "baseline_system"));
-    s->baseline = bs ? am_xstrdup(bs) : NULL;
-    s->paired_totals = json_is_true(json_object_get(opts, "paired_totals"));
-    const char *bg = json_string_value(json_object_get(opts, "background_vocabulary"));
-    if (bg) {
-        s->background = am_vocab_new();
-        rc = am_store_vocabulary_each(c->st, bg, am_bg_add, s->background);
-        if (rc == AM_ERR_NOTFOUND)
-            rc = AM_ERR_CONFLICT; /* the session exists; its vocabulary was deleted */
-        if (rc != AM_OK)
-            am_buf_printf(err, "background vocabulary '%s' is not available", bg);
-    }
-    if (rc == AM_OK)
-        rc = am_sessions_build_in(c, row.options, row.custom_stopwords, row.glossary, s->background,
-                                  &s->scorer, &s->gloss, err);
-    if (rc == AM_OK && bg) {
-        /* the vocabulary may have been replaced since the session was
-         * created (same name, counted otherwise): its words would no
-         * longer be the ones recall makes, so the session refuses it
-         * (409) rather than count novel words wrongly */
-        am_store_vocab_meta m;
-        const char *field;
-        memset(&m, 0, sizeof m);
-        rc = am_store_vocabulary_meta(c->st, bg, &m);
-        if (rc == AM_ERR_NOTFOUND) {
-            am_buf_printf(err, "background vocabulary '%s' is not available", bg);
-            rc = AM_ERR_CONFLICT;
-        } else if (rc == AM_OK && am_sessions_vocab_check(bg, &m, am_scorer_config(s->scorer), err,
-                                                          &field) != AM_OK)
-            rc = AM_ERR_CONFLICT;
-        am_store_vocab_meta_clear(&m);
-    }
-    json_decref(opts);
-    size_t opt_bytes = row.options ? strlen(row.options) : 0;
-    am_store_session_clear(&row);
-    if (rc != AM_OK) {
-        am_w_unref(s->w); /* not shared yet */
-        am_sess_free(s);
-        return rc;
-    }
-    s->bytes = am_sessions_scorer_bytes(s->scorer, &s->gloss) + am_vocab_bytes_or0(s->background) +
-               sizeof *s + sizeof *s->w + AM_SESS_TOT_MAX * sizeof(am_sess_tot) + opt_bytes;
-    *out = s;
-    return AM_OK;
-}
-
 static size_t am_id_hash(const char *s)
 {
     uint64_t h = am_fnv1a(s);
@@ -933,7 +355,7 @@ static void am_tab_remove(am_sessions *c, size_t k)
     }
 }
 
-static void am_drop_at(am_sessions *c, size_t i)
+void am_drop_at(am_sessions *c, size_t i)
 {
     am_sess *s = c->v[i];
     am_tab_remove(c, am_slot(c, s->id));
@@ -947,6 +369,7 @@ static void am_drop_at(am_sessions *c, size_t i)
     if (s->refs == 0) {
         mem_count(c, s->bytes, -1);
         am_w_unref(s->w);
+        am_sess_part_drop(c, s);
         mem_bury(c, s);
     } else { /* in use: its write state stays findable (am_share_w) */
         s->stale = 1;
@@ -1012,6 +435,7 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
                              c->v[i]->glossary_version >= s->glossary_version))) {
         /* Another thread built it meanwhile: use theirs. */
         am_w_unref(s->w);
+        am_sess_part_drop(c, s);
         mem_bury(c, s);
         s = c->v[i];
         c->used[i] = ++c->tick;
@@ -1028,6 +452,7 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
             am_drop_at(c, lru);
         }
         mem_count(c, s->bytes, 1);
+        am_sess_part_count(c, s);
         if (c->n == c->cap) {
             c->cap = c->cap ? c->cap * 2 : 64;
             c->v = am_xrealloc(c->v, c->cap * sizeof *c->v);
@@ -1071,6 +496,8 @@ void am_sessions_release(am_sessions *c, am_sess *s)
             }
         mem_count(c, s->bytes, -1);
         am_w_unref(s->w);
+        am_sess_part_drop(c, s);
+        s_bytes += am_sess_part_owned(s);
     }
     if (s->refs == 0) {
         mem_fit(c); /* it may have stayed over the budget while in use */
@@ -1107,125 +534,4 @@ void am_sessions_forget(am_sessions *c, const char *id)
     pthread_mutex_unlock(&c->mu);
     if (reap)
         mem_reap(c, 0);
-}
-
-void am_sessions_set_memory(am_sessions *c, size_t bytes)
-{
-    pthread_mutex_lock(&c->mu);
-    c->mem_max = bytes ? bytes : SIZE_MAX;
-    mem_fit(c);
-    pthread_mutex_unlock(&c->mu);
-    mem_reap(c, 0);
-}
-
-void am_sessions_memory(am_sessions *c, am_sess_mem *out)
-{
-    pthread_mutex_lock(&c->mu);
-    out->used = c->mem_used;
-    out->budget = c->mem_max == SIZE_MAX ? 0 : c->mem_max;
-    out->peak = c->mem_peak;
-    out->evictions = c->evictions;
-    out->cached = c->n;
-    out->history = atomic_load(&c->hist_used);
-    out->refused = c->refused;
-    pthread_mutex_unlock(&c->mu);
-}
-
-void am_sessions_charge(am_sessions *c, size_t bytes)
-{
-    pthread_mutex_lock(&c->mu);
-    mem_count(c, bytes, 1);
-    mem_fit(c);
-    int reap = c->n_dead > 0;
-    pthread_mutex_unlock(&c->mu);
-    if (reap)
-        mem_reap(c, 0);
-}
-
-void am_sessions_uncharge(am_sessions *c, size_t bytes)
-{
-    pthread_mutex_lock(&c->mu);
-    mem_count(c, bytes, -1);
-    pthread_mutex_unlock(&c->mu);
-}
-
-void am_sessions_set_wait(am_sessions *c, int ms)
-{
-    pthread_mutex_lock(&c->mu);
-    c->room_wait_ms = ms < 0 ? 0 : ms;
-    pthread_mutex_unlock(&c->mu);
-}
-
-/* Whether a reservation of bytes may be counted now (idle runtimes freed
- * first to make room): it fits beside what is in use, or (alone) it is
- * over three quarters of the budget and what is in use is at most a
- * quarter of it, so that a stored session as large as the budget or
- * larger is still served, beside small requests only, instead of waiting
- * for a moment when nothing else is in use. Under the cache lock. */
-static int mem_admit(am_sessions *c, size_t bytes, int alone)
-{
-    mem_fit_for(c, bytes);
-    if (c->mem_used + bytes <= c->mem_max)
-        return 1;
-    return alone && bytes > c->mem_max - c->mem_max / 4 && c->mem_used <= c->mem_max / 4;
-}
-
-/* The deadline ms milliseconds from now on the monotonic clock. */
-static struct timespec deadline_in(int ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
-
-int am_sessions_reserve(am_sessions *c, size_t bytes, int alone)
-{
-    /* A thread holding a session's write lock or a pooled reader must not
-     * wait for other requests to finish (they may wait for what it holds):
-     * its reservation is counted at once, over the budget if need be. */
-    int may_wait =
-        !am_lk_held(AM_LK_SESSION) && !am_lk_held(AM_LK_READER) && !am_lk_held(AM_LK_WRITER);
-    int rc = AM_OK;
-    pthread_mutex_lock(&c->mu);
-    if (!alone && bytes > c->mem_max) {
-        rc = AM_ERR_RANGE; /* would not fit an empty cache */
-    } else if (!mem_admit(c, bytes, alone) && may_wait) { /* idle ones freed either way */
-        struct timespec until = deadline_in(c->room_wait_ms);
-        int w = 0;
-        while (!mem_admit(c, bytes, alone) && w != ETIMEDOUT)
-            w = pthread_cond_timedwait(&c->room, &c->mu, &until);
-        if (!mem_admit(c, bytes, alone)) {
-            rc = AM_ERR_FULL;
-            c->refused++;
-        }
-    }
-    if (rc == AM_OK)
-        mem_count(c, bytes, 1);
-    int reap = c->n_dead > 0;
-    pthread_mutex_unlock(&c->mu);
-    if (reap)
-        mem_reap(c, 0);
-    return rc;
-}
-
-void am_sessions_unreserve(am_sessions *c, size_t bytes)
-{
-    am_sessions_uncharge(c, bytes);
-#if defined(__GLIBC__)
-    /* the transient memory was freed by the caller: hand it back, as
-     * mem_reap does for runtimes */
-    if (bytes >= AM_SESS_TRIM_BYTES)
-        malloc_trim(0);
-#endif
-}
-
-size_t am_sessions_build_estimate(size_t glossary_json_bytes)
-{
-    return AM_SESS_SCORER_BASE * 4 + glossary_json_bytes * AM_SESS_JSON_FACTOR;
 }

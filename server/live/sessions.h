@@ -27,6 +27,9 @@ typedef struct am_sessions am_sessions;
  * lock and totals cache, so the session's writers still exclude each
  * other. */
 typedef struct am_sess_w am_sess_w;
+/* A compiled scorer and its glossary shared by the runtimes built from the
+ * same options, stopwords and glossary (sess_share.c). */
+typedef struct am_sess_part am_sess_part;
 
 /* The running totals of one system after segment seq of its session: a
  * cache of the totals table that spares a POST reading and parsing them. */
@@ -41,9 +44,12 @@ typedef struct am_sess_tot {
 
 typedef struct am_sess {
     char *id;
-    am_scorer *scorer; /* owned */
+    am_scorer *scorer; /* owned, or part's (borrowed, read-only) */
+    am_sess_part *part; /* the shared part holding scorer and gloss (a
+                           reference), NULL when they are the runtime's own */
     am_vocab *background; /* owned; NULL without a background vocabulary */
-    am_gloss gloss; /* the glossary compiled into scorer (entry order) */
+    am_gloss gloss; /* the glossary compiled into scorer (entry order); with
+                       part, a copy of part's (its entries borrowed) */
     int64_t glossary_version; /* of the glossary compiled into scorer */
     int64_t incarnation; /* of the session row it was built from */
     am_sess_w *w; /* shared (see am_sess_w); am_sess_lock/unlock */
@@ -60,6 +66,9 @@ typedef struct am_sess {
  * at most history_bytes together (0: none is kept full). */
 am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_bytes);
 void am_sessions_free(am_sessions *c);
+/* Number of compiled scorers alive, each shared by every runtime built
+ * from the same options, stopwords and glossary text (sess_share.c). */
+size_t am_sessions_parts(am_sessions *c);
 /* Returns the session's runtime (refcounted; pair with am_sessions_release),
  * building or rebuilding it from the store when needed. AM_ERR_NOTFOUND
  * when the session does not exist, AM_ERR_CONFLICT when its background

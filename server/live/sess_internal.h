@@ -1,0 +1,138 @@
+/*
+ * sess_internal.h — private to the session runtime cache (sessions.c, the
+ * cache and its index; sess_budget.c, the memory budget and reservations;
+ * sess_build.c, building a runtime from the store): the cache's state and
+ * the functions its three files share. Not for other modules.
+ */
+#ifndef AM_SESS_INTERNAL_H
+#define AM_SESS_INTERNAL_H
+
+#include "sessions.h"
+#include "zhseg.h"
+
+#include <stdatomic.h>
+
+/* See sessions.h. refs counts the runtimes sharing it (guarded by the
+ * cache lock); the rest is guarded by mu. */
+struct am_sess_w {
+    pthread_mutex_t mu;
+    int refs;
+    am_sess_tot *tot; /* owned, n_tot entries */
+    size_t n_tot, cap_tot;
+    /* the history counts (am_sess_hist_get), current while the session's
+     * version is hist_version; NULL: not cached. hist_full: of the whole
+     * history, hist_bytes of it counted in the cache's history budget;
+     * else of the pending words only (not counted) */
+    am_vocab *hist; /* owned */
+    int64_t hist_version;
+    int hist_full;
+    size_t hist_bytes;
+    am_sessions *cache; /* borrowed: the cache whose budget counts hist */
+    /* bytes a whole-history load had read when it did not fit (0: none):
+     * no new attempt until the budget has twice that room (am_sess_hist_room) */
+    size_t hist_over;
+    /* the state a writer last saw or made (am_sess_note): the session's
+     * last seq was known_seq at version known_version (-1: none) */
+    int64_t known_version, known_seq;
+    /* POSTs still to take the snapshot path after a repeated id
+     * (am_sess_repeat): re-posts come in runs (retries, re-imports) */
+    int repeat_pause;
+};
+
+struct am_sessions {
+    am_store *st;
+    pthread_mutex_t mu;
+    am_sess **v;
+    int64_t *used; /* last-use tick per entry */
+    size_t n, cap, max;
+    int64_t tick;
+    uint32_t *tab; /* hash index: position in v + 1, 0 = empty slot */
+    size_t mask; /* table size - 1 (a power of two >= 2 * max) */
+    am_sess **old; /* dropped from the cache, still in use (n_old) */
+    size_t n_old, cap_old;
+    /* bytes of the whole-history counts held by write states (hist_full),
+     * at most hist_max but for the growth of one commit */
+    atomic_size_t hist_used;
+    size_t hist_max;
+    /* the memory budget (am_sessions_set_memory), under mu: mem_used
+     * counts every runtime alive (cached or dropped but in use, s->bytes)
+     * and the scorers replays charged (am_sessions_charge) */
+    size_t mem_used, mem_max, mem_peak;
+    int64_t evictions; /* runtimes dropped to fit the budget or the count */
+    /* runtimes dropped with no user, freed by the next reap (outside the
+     * lock), and their bytes */
+    am_sess **dead;
+    size_t n_dead, cap_dead, dead_bytes;
+    /* signalled (under mu) whenever mem_used falls: am_sessions_reserve
+     * waits on it, at most room_wait_ms, for requests in flight to give
+     * their bytes back; refused counts the reservations that gave up */
+    pthread_cond_t room;
+    int room_wait_ms;
+    int64_t refused;
+    /* friso's dictionary (recall zh-friso), loaded on the first Chinese
+     * session and shared read-only by every scorer of the process: 0.5 s
+     * and 24 MB, which each scorer cannot pay (docs/metrics.md §1). Under
+     * zh_mu, which is never held with another lock. */
+    pthread_mutex_t zh_mu;
+    am_zhseg *zhseg;
+    /* the shared compiled scorers (sess_share.c): AM_SESS_PART_BUCKETS
+     * chains, under mu */
+    am_sess_part **parts;
+};
+
+/* Freed bytes past which the allocator is asked to give memory back to
+ * the system (malloc_trim, after the frees, outside the cache lock): glibc
+ * keeps a freed compiled glossary (tens of MiB, many small blocks) in its
+ * heap, and RSS stayed high after deletes (issue 25). */
+#define AM_SESS_TRIM_BYTES ((size_t)8 << 20)
+
+/* sessions.c */
+am_sess_w *am_w_new(am_sessions *c);
+void am_w_unref(am_sess_w *w);
+void am_sess_free(am_sess *s);
+void am_drop_at(am_sessions *c, size_t i);
+
+/* sess_budget.c */
+void mem_bury(am_sessions *c, am_sess *s);
+void mem_reap(am_sessions *c, size_t freed);
+size_t am_vocab_bytes_or0(const am_vocab *v);
+void mem_fit(am_sessions *c);
+void mem_fit_for(am_sessions *c, size_t need);
+void mem_count(am_sessions *c, size_t bytes, int sign);
+
+/* sess_share.c: compiled scorers shared between runtimes (a power of two
+ * of hash buckets) */
+#define AM_SESS_PART_BUCKETS 1024
+/* The part built from options, custom stopwords and glossary text (JSON
+ * texts as stored) with a reference taken for the caller, who gives it back
+ * with am_sess_part_unref: an existing one, or (build) a new one compiled
+ * now and counted in the budget. AM_OK with *out NULL: the runtime does not
+ * share (a background vocabulary, options not a JSON object) or, without
+ * build, no part has the key. Else a build error, a message in err. */
+int am_sess_part_get(am_sessions *c, const char *options_json, const char *sw, const char *glossary,
+                     int build, am_sess_part **out, am_buf *err);
+/* Gives back a reference taken by am_sess_part_get outside a runtime
+ * (without the cache lock). */
+void am_sess_part_unref(am_sessions *c, am_sess_part *p);
+/* Gives back s's reference to its part (none: nothing), under the cache
+ * lock, where s's own bytes are uncounted: the last reference uncounts the
+ * part's bytes and leaves the part to s, which frees it (am_sess_free);
+ * otherwise s borrows nothing any more. s has no user. */
+void am_sess_part_drop(am_sessions *c, am_sess *s);
+void am_sess_part_free(am_sess_part *p);
+/* The bytes of the part s frees with itself (the last borrower, after
+ * am_sess_part_drop), else 0: for handing large frees back (mem_reap). */
+size_t am_sess_part_owned(const am_sess *s);
+/* Counts the bytes of s's part in the budget unless counted already:
+ * where the build's reservation is exchanged for the runtime's own bytes
+ * (am_sessions_acquire), so the two are never counted together. Under the
+ * cache lock. */
+void am_sess_part_count(am_sessions *c, const am_sess *s);
+/* The part's scorer and glossary (owned by the part; read-only). */
+am_scorer *am_sess_part_scorer(am_sess_part *p);
+const am_gloss *am_sess_part_gloss(const am_sess_part *p);
+
+/* sess_build.c */
+int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserved, am_buf *err);
+
+#endif
