@@ -1,7 +1,10 @@
 /*
- * sess_build.c — building a session's runtime (sessions.h): its options
- * read into a configuration, its scorer compiled with the glossary,
- * stopwords and background vocabulary stored with it.
+ * sess_build.c — compiling a session's scorer (sessions.h): its options
+ * read into a configuration, its scorer compiled with the glossary and
+ * stopwords stored with it, what a scorer and a build count in the
+ * memory budget, and the budget's counter (mem_count), the bottom the
+ * cache and the shared scorers both count through. Assembling a runtime from the store
+ * (am_sess_build) is in sessions.c, beside the budget it reserves from.
  */
 #include "sess_internal.h"
 
@@ -10,6 +13,7 @@
 #include "vocab.h"
 #include "zhseg.h"
 
+#include <assert.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,113 +317,61 @@ int am_sessions_vocab_check(const char *name, const am_store_vocab_meta *m, cons
     return AM_ERR_INVALID;
 }
 
-/* Loads a background vocabulary from the store into an am_vocab. */
-static int am_bg_add(void *ctx, const char *word, int64_t count)
+/* Bytes a runtime's build holds at its peak per byte of its stored
+ * glossary JSON: the text, jansson's tree of it, the parsed entries and the
+ * compiled glossary (bench/README.md, "Memory budget": 11.8 for 100,000
+ * entries, 10.3 MB stored, a 121.5 MB peak; the runtime then keeps 57 MB). */
+#define AM_SESS_JSON_FACTOR 12
+
+size_t am_vocab_bytes_or0(const am_vocab *v)
 {
-    am_vocab_set(ctx, word, count);
-    return 0;
+    return v ? am_vocab_bytes(v) : 0;
 }
 
-/* Builds the runtime of id from the store into *out. Its build's memory
- * is reserved in the budget first (am_sessions_reserve, from the stored
- * glossary's size): *reserved bytes, which the caller gives back
- * (mem_count) once the runtime's own bytes are counted, also when the
- * build fails. AM_ERR_FULL (nothing reserved, a message in err) when
- * requests in flight hold the budget for longer than the cache waits. */
-int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserved, am_buf *err)
-{
-    am_store_session row;
-    memset(&row, 0, sizeof row);
-    *reserved = 0;
-    int rc = am_store_session_get(c->st, id, &row);
-    if (rc != AM_OK)
-        return rc;
-    /* a compiled scorer of the same inputs is borrowed (sess_share.c):
-     * the build then parses and compiles nothing, and reserves only what
-     * a runtime without a glossary needs */
-    am_sess_part *part = NULL;
-    (void)am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, 0, &part, err);
-    size_t est = am_sessions_build_estimate(row.glossary && !part ? strlen(row.glossary) : 0);
-    rc = am_sessions_reserve(c, est, 1);
-    if (rc != AM_OK) {
-        am_sess_part_unref(c, part);
-        am_buf_printf(err,
-                      "the session-memory budget is held by requests in flight (building session "
-                      "'%s' needs about %zu MiB); retry",
-                      id, (est >> 20) + 1);
-        am_store_session_clear(&row);
-        return AM_ERR_FULL;
-    }
-    *reserved = est;
-    am_sess *s = am_xcalloc(1, sizeof *s);
-    s->id = am_xstrdup(id);
-    am_gloss_init(&s->gloss);
-    s->w = am_w_new(c);
-    s->part = part; /* freed with s */
-    s->glossary_version = row.glossary_version;
-    s->incarnation = row.incarnation;
+/* Bytes malloc adds to each block (glibc: a size word, 16-byte rounding). */
+#define AM_SESS_MALLOC_OVERHEAD 16
+/* What a scorer holds besides its compiled glossary: the stopword set
+ * (~14 KiB for the built-in lists), the configuration and signature;
+ * an estimate (core does not count these), small beside a glossary. */
+#define AM_SESS_SCORER_BASE ((size_t)16 << 10)
 
-    json_t *opts = json_loads(row.options, 0, NULL);
-    json_t *sys = json_object_get(opts, "systems");
-    if (json_array_size(sys) > 0) {
-        s->systems = am_xcalloc(json_array_size(sys), sizeof *s->systems);
-        for (size_t i = 0; i < json_array_size(sys); i++)
-            if (json_is_string(json_array_get(sys, i)))
-                s->systems[s->n_systems++] = am_xstrdup(json_string_value(json_array_get(sys, i)));
+static size_t str_bytes(const char *t)
+{
+    return t ? strlen(t) + 1 + AM_SESS_MALLOC_OVERHEAD : 0;
+}
+
+size_t am_sessions_scorer_bytes(const am_scorer *sc, const am_gloss *g)
+{
+    size_t b = sc ? AM_SESS_SCORER_BASE + am_terms_lex_bytes(am_scorer_lex(sc)) : 0;
+    if (g) {
+        b += g->cap * sizeof *g->v;
+        for (size_t i = 0; i < g->n; i++) {
+            const am_gloss_entry *e = &g->v[i];
+            b += str_bytes(e->source) + str_bytes(e->id) + e->n_targets * sizeof *e->targets +
+                 AM_SESS_MALLOC_OVERHEAD;
+            for (size_t k = 0; k < e->n_targets; k++)
+                b += str_bytes(e->targets[k]);
+        }
     }
-    const char *bs = json_string_value(json_object_get(opts, "baseline_system"));
-    s->baseline = bs ? am_xstrdup(bs) : NULL;
-    s->paired_totals = json_is_true(json_object_get(opts, "paired_totals"));
-    const char *bg = json_string_value(json_object_get(opts, "background_vocabulary"));
-    if (bg) {
-        s->background = am_vocab_new();
-        rc = am_store_vocabulary_each(c->st, bg, am_bg_add, s->background);
-        if (rc == AM_ERR_NOTFOUND)
-            rc = AM_ERR_CONFLICT; /* the session exists; its vocabulary was deleted */
-        if (rc != AM_OK)
-            am_buf_printf(err, "background vocabulary '%s' is not available", bg);
+    return b;
+}
+
+size_t am_sessions_build_estimate(size_t glossary_json_bytes)
+{
+    return AM_SESS_SCORER_BASE * 4 + glossary_json_bytes * AM_SESS_JSON_FACTOR;
+}
+
+/* Counts bytes more (sign > 0) or fewer in the budget. Under the lock. */
+void mem_count(am_sessions *c, size_t bytes, int sign)
+{
+    if (sign > 0) {
+        c->mem_used += bytes;
+        if (c->mem_used > c->mem_peak)
+            c->mem_peak = c->mem_used;
+    } else {
+        assert(c->mem_used >= bytes);
+        c->mem_used -= bytes;
+        if (bytes)
+            pthread_cond_broadcast(&c->room); /* am_sessions_reserve's waiters */
     }
-    if (rc == AM_OK && !s->part && !bg)
-        rc = am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, 1, &s->part, err);
-    if (rc == AM_OK && s->part) {
-        s->scorer = am_sess_part_scorer(s->part);
-        s->gloss = *am_sess_part_gloss(s->part); /* entries borrowed */
-    } else if (rc == AM_OK) {
-        rc = am_sessions_build_in(c, row.options, row.custom_stopwords, row.glossary, s->background,
-                                  &s->scorer, &s->gloss, err);
-    }
-    if (rc == AM_OK && bg) {
-        /* the vocabulary may have been replaced since the session was
-         * created (same name, counted otherwise): its words would no
-         * longer be the ones recall makes, so the session refuses it
-         * (409) rather than count novel words wrongly */
-        am_store_vocab_meta m;
-        const char *field;
-        memset(&m, 0, sizeof m);
-        rc = am_store_vocabulary_meta(c->st, bg, &m);
-        if (rc == AM_ERR_NOTFOUND) {
-            am_buf_printf(err, "background vocabulary '%s' is not available", bg);
-            rc = AM_ERR_CONFLICT;
-        } else if (rc == AM_OK && am_sessions_vocab_check(bg, &m, am_scorer_config(s->scorer), err,
-                                                          &field) != AM_OK)
-            rc = AM_ERR_CONFLICT;
-        am_store_vocab_meta_clear(&m);
-    }
-    json_decref(opts);
-    size_t opt_bytes = row.options ? strlen(row.options) : 0;
-    am_store_session_clear(&row);
-    if (rc != AM_OK) {
-        am_w_unref(s->w); /* not shared yet */
-        pthread_mutex_lock(&c->mu);
-        am_sess_part_drop(c, s);
-        pthread_mutex_unlock(&c->mu);
-        am_sess_free(s);
-        return rc;
-    }
-    /* a shared part's bytes are counted once, by the part */
-    s->bytes = (s->part ? 0 : am_sessions_scorer_bytes(s->scorer, &s->gloss)) +
-               am_vocab_bytes_or0(s->background) + sizeof *s + sizeof *s->w +
-               AM_SESS_TOT_MAX * sizeof(am_sess_tot) + opt_bytes;
-    *out = s;
-    return AM_OK;
 }

@@ -1,8 +1,11 @@
 /*
  * sess_internal.h — private to the session runtime cache (sessions.c, the
- * cache and its index; sess_budget.c, the memory budget and reservations;
- * sess_build.c, building a runtime from the store): the cache's state and
- * the functions its three files share. Not for other modules.
+ * cache, its index, the memory budget and reservations, and a runtime
+ * assembled from the store; sess_share.c, compiled scorers shared between
+ * runtimes; sess_build.c, compiling a scorer and what it counts): the
+ * cache's state and the functions its three files share, which depend on
+ * each other in that order only (sessions.c → sess_share.c →
+ * sess_build.c; `make house` checks it). Not for other modules.
  */
 #ifndef AM_SESS_INTERNAL_H
 #define AM_SESS_INTERNAL_H
@@ -92,13 +95,11 @@ void am_w_unref(am_sess_w *w);
 void am_sess_free(am_sess *s);
 void am_drop_at(am_sessions *c, size_t i);
 
-/* sess_budget.c */
+/* sessions.c: the memory budget */
 void mem_bury(am_sessions *c, am_sess *s);
 void mem_reap(am_sessions *c, size_t freed);
-size_t am_vocab_bytes_or0(const am_vocab *v);
 void mem_fit(am_sessions *c);
 void mem_fit_for(am_sessions *c, size_t need);
-void mem_count(am_sessions *c, size_t bytes, int sign);
 
 /* sess_share.c: compiled scorers shared between runtimes (a power of two
  * of hash buckets) */
@@ -123,16 +124,21 @@ void am_sess_part_free(am_sess_part *p);
 /* The bytes of the part s frees with itself (the last borrower, after
  * am_sess_part_drop), else 0: for handing large frees back (mem_reap). */
 size_t am_sess_part_owned(const am_sess *s);
-/* Counts the bytes of s's part in the budget unless counted already:
- * where the build's reservation is exchanged for the runtime's own bytes
+/* The bytes of s's part still to be counted in the budget, marked counted
+ * (0: none, or counted already): the caller counts them (mem_count) where
+ * the build's reservation is exchanged for the runtime's own bytes
  * (am_sessions_acquire), so the two are never counted together. Under the
  * cache lock. */
-void am_sess_part_count(am_sessions *c, const am_sess *s);
+size_t am_sess_part_count(const am_sess *s);
 /* The part's scorer and glossary (owned by the part; read-only). */
 am_scorer *am_sess_part_scorer(am_sess_part *p);
 const am_gloss *am_sess_part_gloss(const am_sess_part *p);
 
 /* sess_build.c */
+size_t am_vocab_bytes_or0(const am_vocab *v);
+void mem_count(am_sessions *c, size_t bytes, int sign);
+
+/* sessions.c: a runtime assembled from the store */
 int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserved, am_buf *err);
 
 #endif

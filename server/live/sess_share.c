@@ -222,12 +222,12 @@ void am_sess_part_drop(am_sessions *c, am_sess *s)
     am_gloss_init(&s->gloss);
 }
 
-void am_sess_part_count(am_sessions *c, const am_sess *s)
+size_t am_sess_part_count(const am_sess *s)
 {
-    if (s->part && !s->part->counted) {
-        s->part->counted = 1;
-        mem_count(c, s->part->bytes, 1);
-    }
+    if (!s->part || s->part->counted)
+        return 0;
+    s->part->counted = 1;
+    return s->part->bytes;
 }
 
 size_t am_sess_part_owned(const am_sess *s)

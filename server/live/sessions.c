@@ -14,7 +14,11 @@
 #include "zhseg.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <string.h>
 #include <time.h>
 
@@ -452,7 +456,7 @@ int am_sessions_acquire(am_sessions *c, const char *id, am_sess **out, am_buf *e
             am_drop_at(c, lru);
         }
         mem_count(c, s->bytes, 1);
-        am_sess_part_count(c, s);
+        mem_count(c, am_sess_part_count(s), 1);
         if (c->n == c->cap) {
             c->cap = c->cap ? c->cap * 2 : 64;
             c->v = am_xrealloc(c->v, c->cap * sizeof *c->v);
@@ -534,4 +538,294 @@ void am_sessions_forget(am_sessions *c, const char *id)
     pthread_mutex_unlock(&c->mu);
     if (reap)
         mem_reap(c, 0);
+}
+
+/* ---- the memory budget: the least recently used idle runtimes freed to
+ * fit, and the reservations requests wait for room with ---- */
+
+/* Queues s (no user, its write state released) to be freed by the next
+ * mem_reap. Under the cache lock. */
+void mem_bury(am_sessions *c, am_sess *s)
+{
+    AM_GROW(c->dead, c->cap_dead, c->n_dead + 1, 4);
+    c->dead[c->n_dead++] = s;
+    c->dead_bytes += s->bytes + am_sess_part_owned(s);
+}
+
+/* Frees the runtimes mem_bury queued, outside the cache lock (the caller
+ * does not hold it), and hands large frees back to the system (with
+ * `freed` bytes the caller freed itself). */
+void mem_reap(am_sessions *c, size_t freed)
+{
+    pthread_mutex_lock(&c->mu);
+    am_sess **dead = c->dead;
+    size_t n = c->n_dead, bytes = c->dead_bytes;
+    c->dead = NULL;
+    c->n_dead = c->cap_dead = c->dead_bytes = 0;
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < n; i++)
+        am_sess_free(dead[i]);
+    free(dead);
+#if defined(__GLIBC__)
+    if (bytes + freed >= AM_SESS_TRIM_BYTES)
+        malloc_trim(0);
+#else
+    (void)bytes;
+    (void)freed;
+#endif
+}
+
+/* Frees idle runtimes (no user), least recently used first, until the
+ * budget holds mem_used (mem_fit_for: and need bytes more), and counts them; a runtime in use stays
+ * (its user drops it at release if it is then over). Under the cache lock. */
+
+void mem_fit(am_sessions *c)
+{
+    mem_fit_for(c, 0);
+}
+
+/* mem_fit, leaving room for need bytes more (a reservation about to be
+ * counted). Under the cache lock. */
+void mem_fit_for(am_sessions *c, size_t need)
+{
+    size_t max = c->mem_max > need ? c->mem_max - need : 0;
+    while (c->mem_used > max) {
+        size_t lru = (size_t)-1;
+        for (size_t k = 0; k < c->n; k++)
+            if (c->v[k]->refs == 0 && (lru == (size_t)-1 || c->used[k] < c->used[lru]))
+                lru = k;
+        if (lru == (size_t)-1)
+            return; /* every cached runtime is in use */
+        c->evictions++;
+        am_drop_at(c, lru);
+    }
+}
+
+void am_sessions_set_memory(am_sessions *c, size_t bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    c->mem_max = bytes ? bytes : SIZE_MAX;
+    mem_fit(c);
+    pthread_mutex_unlock(&c->mu);
+    mem_reap(c, 0);
+}
+
+void am_sessions_memory(am_sessions *c, am_sess_mem *out)
+{
+    pthread_mutex_lock(&c->mu);
+    out->used = c->mem_used;
+    out->budget = c->mem_max == SIZE_MAX ? 0 : c->mem_max;
+    out->peak = c->mem_peak;
+    out->evictions = c->evictions;
+    out->cached = c->n;
+    out->history = atomic_load(&c->hist_used);
+    out->refused = c->refused;
+    pthread_mutex_unlock(&c->mu);
+}
+
+void am_sessions_charge(am_sessions *c, size_t bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    mem_count(c, bytes, 1);
+    mem_fit(c);
+    int reap = c->n_dead > 0;
+    pthread_mutex_unlock(&c->mu);
+    if (reap)
+        mem_reap(c, 0);
+}
+
+void am_sessions_uncharge(am_sessions *c, size_t bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    mem_count(c, bytes, -1);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void am_sessions_set_wait(am_sessions *c, int ms)
+{
+    pthread_mutex_lock(&c->mu);
+    c->room_wait_ms = ms < 0 ? 0 : ms;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Whether a reservation of bytes may be counted now (idle runtimes freed
+ * first to make room): it fits beside what is in use, or (alone) it is
+ * over three quarters of the budget and what is in use is at most a
+ * quarter of it, so that a stored session as large as the budget or
+ * larger is still served, beside small requests only, instead of waiting
+ * for a moment when nothing else is in use. Under the cache lock. */
+static int mem_admit(am_sessions *c, size_t bytes, int alone)
+{
+    mem_fit_for(c, bytes);
+    if (c->mem_used + bytes <= c->mem_max)
+        return 1;
+    return alone && bytes > c->mem_max - c->mem_max / 4 && c->mem_used <= c->mem_max / 4;
+}
+
+/* The deadline ms milliseconds from now on the monotonic clock. */
+static struct timespec deadline_in(int ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+int am_sessions_reserve(am_sessions *c, size_t bytes, int alone)
+{
+    /* A thread holding a session's write lock or a pooled reader must not
+     * wait for other requests to finish (they may wait for what it holds):
+     * its reservation is counted at once, over the budget if need be. */
+    int may_wait =
+        !am_lk_held(AM_LK_SESSION) && !am_lk_held(AM_LK_READER) && !am_lk_held(AM_LK_WRITER);
+    int rc = AM_OK;
+    pthread_mutex_lock(&c->mu);
+    if (!alone && bytes > c->mem_max) {
+        rc = AM_ERR_RANGE; /* would not fit an empty cache */
+    } else if (!mem_admit(c, bytes, alone) && may_wait) { /* idle ones freed either way */
+        struct timespec until = deadline_in(c->room_wait_ms);
+        int w = 0;
+        while (!mem_admit(c, bytes, alone) && w != ETIMEDOUT)
+            w = pthread_cond_timedwait(&c->room, &c->mu, &until);
+        if (!mem_admit(c, bytes, alone)) {
+            rc = AM_ERR_FULL;
+            c->refused++;
+        }
+    }
+    if (rc == AM_OK)
+        mem_count(c, bytes, 1);
+    int reap = c->n_dead > 0;
+    pthread_mutex_unlock(&c->mu);
+    if (reap)
+        mem_reap(c, 0);
+    return rc;
+}
+
+void am_sessions_unreserve(am_sessions *c, size_t bytes)
+{
+    am_sessions_uncharge(c, bytes);
+#if defined(__GLIBC__)
+    /* the transient memory was freed by the caller: hand it back, as
+     * mem_reap does for runtimes */
+    if (bytes >= AM_SESS_TRIM_BYTES)
+        malloc_trim(0);
+#endif
+}
+
+/* ---- building a runtime from the store ---- */
+
+/* Loads a background vocabulary from the store into an am_vocab. */
+static int am_bg_add(void *ctx, const char *word, int64_t count)
+{
+    am_vocab_set(ctx, word, count);
+    return 0;
+}
+
+/* Builds the runtime of id from the store into *out. Its build's memory
+ * is reserved in the budget first (am_sessions_reserve, from the stored
+ * glossary's size): *reserved bytes, which the caller gives back
+ * (mem_count) once the runtime's own bytes are counted, also when the
+ * build fails. AM_ERR_FULL (nothing reserved, a message in err) when
+ * requests in flight hold the budget for longer than the cache waits. */
+int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserved, am_buf *err)
+{
+    am_store_session row;
+    memset(&row, 0, sizeof row);
+    *reserved = 0;
+    int rc = am_store_session_get(c->st, id, &row);
+    if (rc != AM_OK)
+        return rc;
+    /* a compiled scorer of the same inputs is borrowed (sess_share.c):
+     * the build then parses and compiles nothing, and reserves only what
+     * a runtime without a glossary needs */
+    am_sess_part *part = NULL;
+    (void)am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, 0, &part, err);
+    size_t est = am_sessions_build_estimate(row.glossary && !part ? strlen(row.glossary) : 0);
+    rc = am_sessions_reserve(c, est, 1);
+    if (rc != AM_OK) {
+        am_sess_part_unref(c, part);
+        am_buf_printf(err,
+                      "the session-memory budget is held by requests in flight (building session "
+                      "'%s' needs about %zu MiB); retry",
+                      id, (est >> 20) + 1);
+        am_store_session_clear(&row);
+        return AM_ERR_FULL;
+    }
+    *reserved = est;
+    am_sess *s = am_xcalloc(1, sizeof *s);
+    s->id = am_xstrdup(id);
+    am_gloss_init(&s->gloss);
+    s->w = am_w_new(c);
+    s->part = part; /* freed with s */
+    s->glossary_version = row.glossary_version;
+    s->incarnation = row.incarnation;
+
+    json_t *opts = json_loads(row.options, 0, NULL);
+    json_t *sys = json_object_get(opts, "systems");
+    if (json_array_size(sys) > 0) {
+        s->systems = am_xcalloc(json_array_size(sys), sizeof *s->systems);
+        for (size_t i = 0; i < json_array_size(sys); i++)
+            if (json_is_string(json_array_get(sys, i)))
+                s->systems[s->n_systems++] = am_xstrdup(json_string_value(json_array_get(sys, i)));
+    }
+    const char *bs = json_string_value(json_object_get(opts, "baseline_system"));
+    s->baseline = bs ? am_xstrdup(bs) : NULL;
+    s->paired_totals = json_is_true(json_object_get(opts, "paired_totals"));
+    const char *bg = json_string_value(json_object_get(opts, "background_vocabulary"));
+    if (bg) {
+        s->background = am_vocab_new();
+        rc = am_store_vocabulary_each(c->st, bg, am_bg_add, s->background);
+        if (rc == AM_ERR_NOTFOUND)
+            rc = AM_ERR_CONFLICT; /* the session exists; its vocabulary was deleted */
+        if (rc != AM_OK)
+            am_buf_printf(err, "background vocabulary '%s' is not available", bg);
+    }
+    if (rc == AM_OK && !s->part && !bg)
+        rc = am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, 1, &s->part, err);
+    if (rc == AM_OK && s->part) {
+        s->scorer = am_sess_part_scorer(s->part);
+        s->gloss = *am_sess_part_gloss(s->part); /* entries borrowed */
+    } else if (rc == AM_OK) {
+        rc = am_sessions_build_in(c, row.options, row.custom_stopwords, row.glossary, s->background,
+                                  &s->scorer, &s->gloss, err);
+    }
+    if (rc == AM_OK && bg) {
+        /* the vocabulary may have been replaced since the session was
+         * created (same name, counted otherwise): its words would no
+         * longer be the ones recall makes, so the session refuses it
+         * (409) rather than count novel words wrongly */
+        am_store_vocab_meta m;
+        const char *field;
+        memset(&m, 0, sizeof m);
+        rc = am_store_vocabulary_meta(c->st, bg, &m);
+        if (rc == AM_ERR_NOTFOUND) {
+            am_buf_printf(err, "background vocabulary '%s' is not available", bg);
+            rc = AM_ERR_CONFLICT;
+        } else if (rc == AM_OK && am_sessions_vocab_check(bg, &m, am_scorer_config(s->scorer), err,
+                                                          &field) != AM_OK)
+            rc = AM_ERR_CONFLICT;
+        am_store_vocab_meta_clear(&m);
+    }
+    json_decref(opts);
+    size_t opt_bytes = row.options ? strlen(row.options) : 0;
+    am_store_session_clear(&row);
+    if (rc != AM_OK) {
+        am_w_unref(s->w); /* not shared yet */
+        pthread_mutex_lock(&c->mu);
+        am_sess_part_drop(c, s);
+        pthread_mutex_unlock(&c->mu);
+        am_sess_free(s);
+        return rc;
+    }
+    /* a shared part's bytes are counted once, by the part */
+    s->bytes = (s->part ? 0 : am_sessions_scorer_bytes(s->scorer, &s->gloss)) +
+               am_vocab_bytes_or0(s->background) + sizeof *s + sizeof *s->w +
+               AM_SESS_TOT_MAX * sizeof(am_sess_tot) + opt_bytes;
+    *out = s;
+    return AM_OK;
 }
