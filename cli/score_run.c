@@ -163,7 +163,7 @@ static int am_cli_session_par(const am_cli *c, const am_scorer *s, am_score_ws *
             if (r == AM_OK)
                 r = am_score_segment_recall(s, ws, &in, am_cli_history_lookup, hist, &rec, &field);
             if (r != AM_OK) {
-                fprintf(stderr, "adaptmon score: segment %s: %s%s%s\n", sg->id, am_strerror(r),
+                fprintf(c->err, "adaptmon score: segment %s: %s%s%s\n", sg->id, am_strerror(r),
                         field ? " in " : "", field ? field : "");
                 rc = 1;
                 break;
@@ -209,10 +209,10 @@ static int am_cli_new_scorer(const am_cli *c, am_cli_run *r)
         e = am_scorer_new(&c->cfg, cw, r->custom_sw.n, c->glossary_path ? &r->gloss : NULL,
                           r->background, &r->scorer, &err);
     if (e != AM_OK)
-        fprintf(stderr, "adaptmon score: %s\n", err.len ? am_buf_str(&err) : am_strerror(e));
+        fprintf(c->err, "adaptmon score: %s\n", err.len ? am_buf_str(&err) : am_strerror(e));
     else if (am_config_warnings(am_scorer_config(r->scorer)) & AM_WARN_NO_TARGET_LANG)
         /* issue 24: never a silent language */
-        fprintf(stderr, "adaptmon score: warning: no --target-lang: recall and terms use no "
+        fprintf(c->err, "adaptmon score: warning: no --target-lang: recall and terms use no "
                         "stopwords (every word is a content word) and the intl tokenizer; "
                         "give --target-lang (the signature says |warn:no-target-lang)\n");
     am_buf_cleanup(&err);
