@@ -236,19 +236,34 @@ def test_threads_score_concurrently_and_equal():
 
 
 def _blocked_call(tmp, hyp_path):
-    """Starts a thread whose core call blocks inside C, opening a FIFO given
-    as its reference, until release(text) writes the reference. Returns
-    (thread, result list, release)."""
+    """Starts a thread whose core call blocks inside C reading a FIFO given
+    as its reference, and returns once the call is there (a non-blocking
+    open for writing succeeds only when a reader has the FIFO open). The
+    call stays blocked until release(text) writes the reference and closes
+    the FIFO. Returns (thread, result list, release)."""
+    import time
     fifo = os.path.join(tmp, "ref.fifo")
     os.mkfifo(fifo)
     res = []
     t = threading.Thread(target=lambda: res.append(
         am._core.run(["--ref", fifo, "--hyp", hyp_path, "--target-lang", "fr", "--json"])))
     t.start()
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            wfd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:  # ENXIO: no reader yet
+            if time.monotonic() > deadline:
+                raise AssertionError("the core call never opened its reference")
+            time.sleep(0.005)
+    os.set_blocking(wfd, True)
 
     def release(text):
-        with open(fifo, "w", encoding="utf-8") as f:  # unblocks the call's fopen
-            f.write(text)
+        try:
+            os.write(wfd, text.encode("utf-8"))
+        finally:
+            os.close(wfd)
         t.join(120)
     return t, res, release
 
