@@ -195,7 +195,8 @@ static int am_cli_plot_not_input(const am_cli *c)
 
 /* An integer option value in [lo, hi] into *out; 0, or 2 after printing a
  * usage error. */
-static int am_cli_int_option(FILE *err, const char *name, const char *val, long lo, long hi, int *out)
+static int am_cli_int_option(FILE *err, const char *name, const char *val, long lo, long hi,
+                             int *out)
 {
     char *end;
     errno = 0;

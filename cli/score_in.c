@@ -276,11 +276,10 @@ static int am_cli_xliff_read(am_cli *c, size_t f, am_xliff_doc *doc, am_cli_xlan
             return 1;
         }
         am_xliff_doc *d = k == 0 ? doc : &pre;
-        rc = am_cli_xliff_lang(&c->cfg, &langs[0], 0, d->source_lang, paths[k], d->version,
-                               c->err);
+        rc = am_cli_xliff_lang(&c->cfg, &langs[0], 0, d->source_lang, paths[k], d->version, c->err);
         if (rc == 0)
             rc = am_cli_xliff_lang(&c->cfg, &langs[1], 1, d->target_lang, paths[k], d->version,
-                               c->err);
+                                   c->err);
         if (rc) {
             am_xliff_free(&pre);
             return rc;
@@ -446,7 +445,8 @@ static void am_cli_one_session(am_cli_run *r)
 int am_cli_read_sgml(am_cli *c, am_cli_run *r)
 {
     if (am_cli_load(c->err, &c->sgm_ref) || am_cli_sgml(c->err, &c->sgm_ref, &r->sref) ||
-        (c->sgm_src.path && (am_cli_load(c->err, &c->sgm_src) || am_cli_sgml(c->err, &c->sgm_src, &r->ssrc))))
+        (c->sgm_src.path &&
+         (am_cli_load(c->err, &c->sgm_src) || am_cli_sgml(c->err, &c->sgm_src, &r->ssrc))))
         return 1;
     const char *sysids[AM_CLI_MAX_SYS] = {0};
     for (size_t i = 0; i < c->nhyp; i++) {

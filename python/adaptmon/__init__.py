@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
