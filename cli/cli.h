@@ -2,11 +2,18 @@
 #ifndef AM_CLI_H
 #define AM_CLI_H
 
+#include <stdio.h>
+
 #define AM_VERSION "0.1.0"
 
 /* `adaptmon score`: argv[0] is "score". Returns the process exit status
  * (0 ok, 1 bad input, 2 usage error). */
 int am_cli_score(int argc, char **argv);
+/* `adaptmon score` printing its result on out and its messages on err
+ * instead of stdout and stderr (borrowed: the caller's streams, flushed,
+ * never closed). Reentrant: threads may run it at once (python/_core.c
+ * does). am_cli_score is am_cli_score_io(argc, argv, stdout, stderr). */
+int am_cli_score_io(int argc, char **argv, FILE *out, FILE *err);
 /* `adaptmon serve` (argv[0] "serve") and `adaptmon config-example` (argv[0]
  * "config-example"), cli_serve.c. Returns the exit status (2: usage). */
 int am_cli_serve(int argc, char **argv, char **envp);

@@ -186,7 +186,7 @@ static int am_cli_plot_not_input(const am_cli *c)
     for (size_t i = 0; i < c->nxliff; i++)
         hit |= am_cli_same_file(c->plot_path, c->xliff[i]);
     if (hit) {
-        fprintf(stderr, "adaptmon score: --plot '%s' is one of the input files; name a new .svg\n",
+        fprintf(c->err, "adaptmon score: --plot '%s' is one of the input files; name a new .svg\n",
                 c->plot_path);
         return 2;
     }
@@ -195,13 +195,14 @@ static int am_cli_plot_not_input(const am_cli *c)
 
 /* An integer option value in [lo, hi] into *out; 0, or 2 after printing a
  * usage error. */
-static int am_cli_int_option(const char *name, const char *val, long lo, long hi, int *out)
+static int am_cli_int_option(FILE *err, const char *name, const char *val, long lo, long hi,
+                             int *out)
 {
     char *end;
     errno = 0;
     long v = strtol(val, &end, 10);
     if (errno || end == val || *end || v < lo || v > hi) {
-        fprintf(stderr, "adaptmon score: --%s must be an integer from %ld to %ld, not '%s'\n", name,
+        fprintf(err, "adaptmon score: --%s must be an integer from %ld to %ld, not '%s'\n", name,
                 lo, hi, val);
         return 2;
     }
@@ -215,7 +216,7 @@ static int am_cli_output_option(am_cli *c, const char *name, const char *val)
 {
     if (!strcmp(name, "format")) {
         if (am_report_format_parse(val, &c->format) != AM_OK) {
-            fprintf(stderr,
+            fprintf(c->err,
                     "adaptmon score: --format must be table, json, csv, tsv, markdown or "
                     "latex, not '%s'\n",
                     val);
@@ -228,10 +229,10 @@ static int am_cli_output_option(am_cli *c, const char *name, const char *val)
         return 0;
     }
     if (!strcmp(name, "precision"))
-        return am_cli_int_option(name, val, 0, 17, &c->precision);
+        return am_cli_int_option(c->err, name, val, 0, 17, &c->precision);
     if (!strcmp(name, "plot-window"))
-        return am_cli_int_option(name, val, 0, 100000, &c->plot_window);
-    return am_cli_int_option(name, val, 2, 100000, &c->plot_points);
+        return am_cli_int_option(c->err, name, val, 0, 100000, &c->plot_window);
+    return am_cli_int_option(c->err, name, val, 2, 100000, &c->plot_points);
 }
 
 /* Parses the command line. Returns 0, or 2 after printing a usage error
@@ -249,7 +250,7 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
     if (!strcmp(name, "k-max")) {
         if (am_config_set(&c->cfg, "k", val, err) == AM_OK)
             return 0;
-        fprintf(stderr, "adaptmon score: --k-max: %s\n", am_buf_str(err));
+        fprintf(c->err, "adaptmon score: --k-max: %s\n", am_buf_str(err));
         return 2;
     }
     if (!strcmp(name, "ci")) {
@@ -259,7 +260,7 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
             c->ci_given = 1;
             return 0;
         }
-        fprintf(stderr, "adaptmon score: --ci must be a level between 0 and 1, e.g. 0.95\n");
+        fprintf(c->err, "adaptmon score: --ci must be a level between 0 and 1, e.g. 0.95\n");
         return 2;
     }
     unsigned long long x = strtoull(val, &end, 10);
@@ -267,7 +268,7 @@ static int am_cli_sig_arg(am_cli *c, const char *name, const char *val, am_buf *
                !strcmp(name, "paired-ar-n") ||
                !strcmp(name, "confidence-n"); /* sacreBLEU's names */
     if (end == val || *end || errno || *val == '-' || (is_n && (x == 0 || x > 1000000))) {
-        fprintf(stderr, "adaptmon score: --%s needs %s\n", name,
+        fprintf(c->err, "adaptmon score: --%s needs %s\n", name,
                 is_n ? "a number of resamples from 1 to 1000000" : "a non-negative integer");
         return 2;
     }
@@ -297,7 +298,7 @@ static int am_cli_flag(am_cli *c, const char *name, int *rc)
     if (!is_flag)
         return 0;
     if (!strcmp(name, "help")) {
-        am_cli_usage(stdout);
+        am_cli_usage(c->out);
         *rc = -1;
     } else if (!strcmp(name, "per-segment")) {
         c->per_segment = 1;
@@ -330,7 +331,7 @@ static int am_cli_config(am_cli *c, const char *name, const char *val, am_buf *e
 {
     if (am_config_set(&c->cfg, name, val, err) == AM_OK)
         return 0;
-    fprintf(stderr, "adaptmon score: %s\n", am_buf_str(err));
+    fprintf(c->err, "adaptmon score: %s\n", am_buf_str(err));
     return 2;
 }
 
@@ -343,7 +344,7 @@ static int am_cli_add_ref(am_cli *c, const char *path)
         return 0;
     }
     if (c->nxref == AM_CLI_MAX_XREF) {
-        fprintf(stderr, "adaptmon score: at most %d references\n", AM_SCORE_MAX_REFS);
+        fprintf(c->err, "adaptmon score: at most %d references\n", AM_SCORE_MAX_REFS);
         return 2;
     }
     c->xref[c->nxref++].path = am_xstrdup(path);
@@ -355,7 +356,7 @@ static int am_cli_add_ref(am_cli *c, const char *path)
 static int am_cli_add_hyp(am_cli *c, const char *val)
 {
     if (c->nhyp == AM_CLI_MAX_SYS) {
-        fprintf(stderr, "adaptmon score: at most %d hypotheses\n", AM_CLI_MAX_SYS);
+        fprintf(c->err, "adaptmon score: at most %d hypotheses\n", AM_CLI_MAX_SYS);
         return 2;
     }
     am_cli_named(val, &c->hyp[c->nhyp]);
@@ -363,7 +364,7 @@ static int am_cli_add_hyp(am_cli *c, const char *val)
     for (size_t k = 0; k < c->nhyp; k++)
         if (c->hyp[k].name && c->hyp[c->nhyp].name &&
             !strcmp(c->hyp[k].name, c->hyp[c->nhyp].name)) {
-            fprintf(stderr, "adaptmon score: two hypotheses named '%s'\n", c->hyp[k].name);
+            fprintf(c->err, "adaptmon score: two hypotheses named '%s'\n", c->hyp[k].name);
             rc = 2;
         }
     c->nhyp++;
@@ -383,7 +384,7 @@ static int am_cli_add_metric(am_cli *c, const char *val)
             c->metrics |= 1u << i;
             return 0;
         }
-    fprintf(stderr,
+    fprintf(c->err,
             "adaptmon score: -m/--metrics takes bleu, chrf, chrf++, ter, recall (R0..Rk, R0+1), "
             "1-term or terms (term-EM, WO), not '%s'\n",
             val);
@@ -396,14 +397,14 @@ static int am_cli_langpair(am_cli *c, const char *val, am_buf *err)
 {
     const char *dash = strchr(val, '-');
     if (!dash || dash == val || !dash[1] || strchr(dash + 1, '-')) {
-        fprintf(stderr, "adaptmon score: -l/--language-pair takes SRC-TGT, e.g. en-de, not '%s'\n",
+        fprintf(c->err, "adaptmon score: -l/--language-pair takes SRC-TGT, e.g. en-de, not '%s'\n",
                 val);
         return 2;
     }
     char src[AM_LANG_MAX];
     size_t n = (size_t)(dash - val);
     if (n >= sizeof src) {
-        fprintf(stderr, "adaptmon score: -l: source language '%.*s' is too long\n", (int)n, val);
+        fprintf(c->err, "adaptmon score: -l: source language '%.*s' is too long\n", (int)n, val);
         return 2;
     }
     memcpy(src, val, n);
@@ -483,7 +484,7 @@ static int am_cli_value_option(am_cli *c, const char *name, const char *val, am_
 static int am_cli_check_stats(am_cli *c)
 {
     if (c->confidence && c->sig.test) {
-        fprintf(stderr, "adaptmon score: --confidence is for systems alone; --paired-bs already "
+        fprintf(c->err, "adaptmon score: --confidence is for systems alone; --paired-bs already "
                         "gives each system's CI (and --paired-ar gives p-values only)\n");
         return 2;
     }
@@ -492,12 +493,12 @@ static int am_cli_check_stats(am_cli *c)
         c->sig.no_p = 1;
     }
     if (c->ci_given && c->sig.test != 1) {
-        fprintf(stderr, "adaptmon score: --ci sets the level of the bootstrap intervals: give "
+        fprintf(c->err, "adaptmon score: --ci sets the level of the bootstrap intervals: give "
                         "--paired-bs or --confidence with it (--plot-ci bands are 95%% Wilson)\n");
         return 2;
     }
     if (c->sig.n && !c->sig.test) {
-        fprintf(stderr, "adaptmon score: the number of resamples needs --paired-bs, --paired-ar "
+        fprintf(c->err, "adaptmon score: the number of resamples needs --paired-bs, --paired-ar "
                         "or --confidence\n");
         return 2;
     }
@@ -505,7 +506,7 @@ static int am_cli_check_stats(am_cli *c)
     for (size_t i = 0; i < c->nhyp; i++)
         nstdin += !strcmp(c->hyp[i].path, "-");
     if (nstdin > 1) {
-        fprintf(stderr, "adaptmon score: only one input can be read from stdin ('-')\n");
+        fprintf(c->err, "adaptmon score: only one input can be read from stdin ('-')\n");
         return 2;
     }
     return 0;
@@ -516,11 +517,11 @@ static int am_cli_check_stats(am_cli *c)
 static int am_cli_check_inputs(const am_cli *c)
 {
     if (c->by_file && !c->nxliff) {
-        fprintf(stderr, "adaptmon score: --by-file needs --xliff input\n");
+        fprintf(c->err, "adaptmon score: --by-file needs --xliff input\n");
         return 2;
     }
     if (c->nxliff_mt && c->nxliff_mt != c->nxliff) {
-        fprintf(stderr,
+        fprintf(c->err,
                 "adaptmon score: %zu --xliff-mt for %zu --xliff: give one pre-translated file "
                 "per final file, in the same order\n",
                 c->nxliff_mt, c->nxliff);
@@ -528,74 +529,74 @@ static int am_cli_check_inputs(const am_cli *c)
     }
     if (c->nxliff) {
         if (c->sgml || c->ref.path || c->src.path || c->nhyp) {
-            fprintf(stderr, "adaptmon score: use either --xliff or the other inputs\n");
+            fprintf(c->err, "adaptmon score: use either --xliff or the other inputs\n");
             return 2;
         }
         if (c->by_doc) {
-            fprintf(stderr, "adaptmon score: --by-doc needs SGML input (XLIFF: --by-file)\n");
+            fprintf(c->err, "adaptmon score: --by-doc needs SGML input (XLIFF: --by-file)\n");
             return 2;
         }
         if (c->cfg.profile == AM_PROFILE_ALAM2021) {
-            fprintf(stderr, "adaptmon score: profile alam2021 needs WMT21 SGML input\n");
+            fprintf(c->err, "adaptmon score: profile alam2021 needs WMT21 SGML input\n");
             return 2;
         }
     } else if (c->sgml) {
         if (c->ref.path || c->src.path) {
-            fprintf(stderr,
+            fprintf(c->err,
                     "adaptmon score: use either --ref/--hyp/--src or the --sgm-* options\n");
             return 2;
         }
         if (!c->sgm_ref.path || c->nhyp == 0) {
-            fprintf(stderr, "adaptmon score: SGML input needs --sgm-ref and --sgm-hyp\n");
+            fprintf(c->err, "adaptmon score: SGML input needs --sgm-ref and --sgm-hyp\n");
             return 2;
         }
     } else {
         if (!c->ref.path || c->nhyp == 0) {
-            fprintf(stderr, "adaptmon score: need --ref FILE and at least one --hyp FILE "
+            fprintf(c->err, "adaptmon score: need --ref FILE and at least one --hyp FILE "
                             "(or --sgm-ref/--sgm-hyp); see --help\n");
             return 2;
         }
         if (c->by_doc) {
-            fprintf(stderr, "adaptmon score: --by-doc needs SGML input\n");
+            fprintf(c->err, "adaptmon score: --by-doc needs SGML input\n");
             return 2;
         }
     }
     if ((c->sig.test || c->exposures) && c->cfg.profile == AM_PROFILE_ALAM2021) {
-        fprintf(stderr, "adaptmon score: --paired-bs/--paired-ar/--exposures need the standard or "
+        fprintf(c->err, "adaptmon score: --paired-bs/--paired-ar/--exposures need the standard or "
                         "simianer2019 profile\n");
         return 2;
     }
     if (c->cfg.profile == AM_PROFILE_ALAM2021) {
         if (!c->sgml) {
-            fprintf(stderr, "adaptmon score: profile alam2021 needs WMT21 SGML input "
+            fprintf(c->err, "adaptmon score: profile alam2021 needs WMT21 SGML input "
                             "(--sgm-ref, --sgm-hyp, optionally --sgm-src)\n");
             return 2;
         }
         if (c->glossary_path) {
-            fprintf(stderr, "adaptmon score: profile alam2021 takes its terms from the "
+            fprintf(c->err, "adaptmon score: profile alam2021 takes its terms from the "
                             "reference's <term> tags, not from --glossary\n");
             return 2;
         }
         if (c->plot_path) {
-            fprintf(stderr, "adaptmon score: --plot needs the standard or simianer2019 "
+            fprintf(c->err, "adaptmon score: --plot needs the standard or simianer2019 "
                             "profile (alam2021 scores whole documents, no curve)\n");
             return 2;
         }
     }
     if (c->nxref && (c->sgml || c->nxliff)) {
-        fprintf(stderr, "adaptmon score: several references need plain-text input (--ref FILE "
+        fprintf(c->err, "adaptmon score: several references need plain-text input (--ref FILE "
                         "repeated, or -r FILE FILE ...)\n");
         return 2;
     }
     if (c->stopwords_path && c->cfg.stopwords != AM_SW_CUSTOM) {
-        fprintf(stderr,
+        fprintf(c->err,
                 "adaptmon score: --stopwords-file needs --stopwords custom (or no "
                 "--stopwords), not '%s'\n",
                 am_config_sw_name(c->cfg.stopwords));
         return 2;
     }
     if (c->cfg.stopwords == AM_SW_CUSTOM && !c->stopwords_path) {
-        fprintf(stderr, "adaptmon score: --stopwords custom needs --stopwords-file FILE\n");
+        fprintf(c->err, "adaptmon score: --stopwords custom needs --stopwords-file FILE\n");
         return 2;
     }
     return am_cli_plot_not_input(c);
@@ -651,14 +652,14 @@ typedef struct am_cli_seen {
     size_t n;
 } am_cli_seen;
 
-static int am_cli_once(am_cli_seen *seen, const char *name)
+static int am_cli_once(FILE *err, am_cli_seen *seen, const char *name)
 {
     char keys[2][40];
     size_t nk = am_cli_keys(name, keys);
     for (size_t i = 0; i < nk; i++) {
         for (size_t j = 0; j < seen->n; j++)
             if (!strcmp(seen->key[j], keys[i])) {
-                fprintf(stderr,
+                fprintf(err,
                         "adaptmon score: --%s: '%s' was already given (an option given twice "
                         "cannot be honoured; give it once)\n",
                         name, keys[i]);
@@ -699,7 +700,7 @@ static int am_cli_list(am_cli *c, int argc, char **argv, int *i)
         n++;
     }
     if (rc == 0 && n == 0) {
-        fprintf(stderr, "adaptmon score: %s needs at least one %s\n", opt,
+        fprintf(c->err, "adaptmon score: %s needs at least one %s\n", opt,
                 ref   ? "reference file"
                 : hyp ? "hypothesis file (or - for stdin)"
                       : "metric name");
@@ -711,7 +712,7 @@ static int am_cli_list(am_cli *c, int argc, char **argv, int *i)
 /* Splits argument a ("--name", "--name=value" or a short option) into
  * name (size 64) and *val (NULL when none). Returns 0, or 2 after a
  * message. */
-static int am_cli_split_arg(const char *a, char name[64], const char **val)
+static int am_cli_split_arg(FILE *err, const char *a, char name[64], const char **val)
 {
     *val = NULL;
     const char *longname = am_cli_short(a);
@@ -720,13 +721,13 @@ static int am_cli_split_arg(const char *a, char name[64], const char **val)
         return 0;
     }
     if (strncmp(a, "--", 2) != 0) {
-        fprintf(stderr, "adaptmon score: unexpected argument '%s'\n", a);
+        fprintf(err, "adaptmon score: unexpected argument '%s'\n", a);
         return 2;
     }
     const char *eq = strchr(a, '=');
     size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
     if (nl >= 64) {
-        fprintf(stderr, "adaptmon score: unknown option '%s'\n", a);
+        fprintf(err, "adaptmon score: unknown option '%s'\n", a);
         return 2;
     }
     memcpy(name, a + 2, nl);
@@ -750,20 +751,20 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
         if (!strcmp(argv[i], "-r") || !strcmp(argv[i], "-i") || !strcmp(argv[i], "--input") ||
             !strcmp(argv[i], "-m") || !strcmp(argv[i], "--metrics")) {
             if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--metrics"))
-                rc = am_cli_once(seen, "metrics");
+                rc = am_cli_once(c->err, seen, "metrics");
             if (rc == 0)
                 rc = am_cli_list(c, argc, argv, &i);
             continue;
         }
-        if ((rc = am_cli_split_arg(argv[i], name, &val)) != 0)
+        if ((rc = am_cli_split_arg(c->err, argv[i], name, &val)) != 0)
             break;
-        if ((rc = am_cli_once(seen, name)) != 0)
+        if ((rc = am_cli_once(c->err, seen, name)) != 0)
             break;
         if (!val && am_cli_flag(c, name, &rc))
             continue;
         if (!val) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "adaptmon score: option --%s needs a value\n", name);
+                fprintf(c->err, "adaptmon score: option --%s needs a value\n", name);
                 rc = 2;
                 break;
             }
@@ -778,10 +779,18 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
     return rc ? rc : am_cli_check_inputs(c);
 }
 
-int am_cli_score(int argc, char **argv)
+/* Runs `adaptmon score` with the result printed on out and the messages on
+ * err (both borrowed: the caller's streams, flushed but never closed). Two
+ * calls may run at once on different threads: the run's state, streams
+ * included, lives in its am_cli and am_cli_run, the argument parser keeps
+ * its index in a local, and nothing on the path writes to process-wide
+ * state (no getopt, setlocale, srand or static buffers). */
+int am_cli_score_io(int argc, char **argv, FILE *out, FILE *err)
 {
     am_cli c;
     memset(&c, 0, sizeof c);
+    c.out = out;
+    c.err = err;
     am_config_init(&c.cfg);
     am_sig_opts_init(&c.sig);
     c.precision = 4;
@@ -808,12 +817,17 @@ int am_cli_score(int argc, char **argv)
         rc = am_cli_alam(&c, c.sgm_src.path ? &r->ssrc : NULL, &r->sref, r->shyp);
     else if (rc == 0)
         rc = am_cli_score_run(&c, r);
-    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) { /* e.g. a full disk */
-        fprintf(stderr, "adaptmon score: cannot write the output: %s\n", strerror(errno));
+    if (rc == 0 && (fflush(c.out) != 0 || ferror(c.out))) { /* e.g. a full disk */
+        fprintf(c.err, "adaptmon score: cannot write the output: %s\n", strerror(errno));
         rc = 1;
     }
     am_cli_run_free(&c, r);
     free(r);
     am_cli_free(&c);
     return rc;
+}
+
+int am_cli_score(int argc, char **argv)
+{
+    return am_cli_score_io(argc, argv, stdout, stderr);
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 int am_cli_xliff_lang(am_config *cfg, am_cli_xlang *st, int target, const char *file_lang,
-                      const char *path, int version)
+                      const char *path, int version, FILE *err)
 {
     const char *opt = target ? "target_lang" : "source_lang";
     const char *flag = target ? "--target-lang" : "--source-lang";
@@ -21,12 +21,12 @@ int am_cli_xliff_lang(am_config *cfg, am_cli_xlang *st, int target, const char *
     if (!file_lang || !*file_lang)
         return 0;
     if (!st->given) {
-        am_buf err;
-        am_buf_init(&err);
-        int rc = am_config_set(cfg, opt, file_lang, &err);
-        am_buf_cleanup(&err);
+        am_buf ebuf;
+        am_buf_init(&ebuf);
+        int rc = am_config_set(cfg, opt, file_lang, &ebuf);
+        am_buf_cleanup(&ebuf);
         if (rc != AM_OK) {
-            fprintf(stderr, "adaptmon score: %s: %s=\"%s\" is not a language code; give %s\n", path,
+            fprintf(err, "adaptmon score: %s: %s=\"%s\" is not a language code; give %s\n", path,
                     attr, file_lang, flag);
             return 2;
         }
@@ -39,12 +39,12 @@ int am_cli_xliff_lang(am_config *cfg, am_cli_xlang *st, int target, const char *
         am_lang_same(cur, canon))
         return 0; /* memoQ's "fre-FR" is fr */
     if (st->from)
-        fprintf(stderr,
+        fprintf(err,
                 "adaptmon score: %s declares %s=\"%s\" but %s declares %s (one run scores one "
                 "language pair)\n",
                 path, attr, file_lang, st->from, cur);
     else
-        fprintf(stderr,
+        fprintf(err,
                 "adaptmon score: %s declares %s=\"%s\" but the command line says %s %s; fix "
                 "the option or the file\n",
                 path, attr, file_lang, flag, cur);

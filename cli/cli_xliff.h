@@ -23,10 +23,11 @@ typedef struct am_cli_xlang {
 /* Reconciles the source (target 0) or target (target 1) language file_lang
  * (NULL: the file declares none) that XLIFF file path declares with cfg:
  * none known yet -> cfg takes it (stopwords and tokenizer follow); the same
- * primary language -> nothing; another -> a message naming both on stderr
- * and 2. *st tracks where the current value came from. Returns 0 or 2. */
+ * primary language -> nothing; another -> a message naming both on err
+ * (borrowed) and 2. *st tracks where the current value came from. Returns
+ * 0 or 2. */
 int am_cli_xliff_lang(am_config *cfg, am_cli_xlang *st, int target, const char *file_lang,
-                      const char *path, int version);
+                      const char *path, int version, FILE *err);
 
 /* Replaces the MT hypotheses of final's segments with the target of the
  * unit of the same id in pre (a file read with am_xliff_parse_mt): final's

@@ -25,12 +25,12 @@
 #include <string.h>
 
 /* Reads a whole file. Returns 0 or prints an error and returns 1. */
-static int am_cli_load(am_cli_file *f)
+static int am_cli_load(FILE *err, am_cli_file *f)
 {
     int in = !strcmp(f->path, "-"); /* sacreBLEU's stdin (--hyp -, -i -) */
     FILE *fp = in ? stdin : fopen(f->path, "rb");
     if (!fp) {
-        fprintf(stderr, "adaptmon score: cannot open '%s': %s\n", f->path, strerror(errno));
+        fprintf(err, "adaptmon score: cannot open '%s': %s\n", f->path, strerror(errno));
         return 1;
     }
     size_t cap = 1 << 16, n = 0, r;
@@ -38,7 +38,7 @@ static int am_cli_load(am_cli_file *f)
     while ((r = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
         n += r;
         if (n > (size_t)AM_CLI_MAX_FILE) {
-            fprintf(stderr, "adaptmon score: '%s' is larger than 1 GiB\n", f->path);
+            fprintf(err, "adaptmon score: '%s' is larger than 1 GiB\n", f->path);
             if (!in)
                 fclose(fp);
             free(buf);
@@ -53,7 +53,7 @@ static int am_cli_load(am_cli_file *f)
     if (!in)
         fclose(fp);
     if (bad) {
-        fprintf(stderr, "adaptmon score: cannot read '%s'\n", f->path);
+        fprintf(err, "adaptmon score: cannot read '%s'\n", f->path);
         free(buf);
         return 1;
     }
@@ -64,7 +64,7 @@ static int am_cli_load(am_cli_file *f)
 }
 
 /* Validates a loaded file as UTF-8 without NUL; reports line and column. */
-static int am_cli_validate(const am_cli_file *f)
+static int am_cli_validate(FILE *err, const am_cli_file *f)
 {
     size_t off = 0;
     int rc = am_text_validate(f->buf, f->len, &off);
@@ -84,7 +84,7 @@ static int am_cli_validate(const am_cli_file *f)
     am_buf why;
     am_buf_init(&why);
     am_textenc_diagnose(f->buf, f->len, f->path, &why);
-    fprintf(stderr, "adaptmon score: %s:%zu:%zu: %s; %s\n", f->path, line, col,
+    fprintf(err, "adaptmon score: %s:%zu:%zu: %s; %s\n", f->path, line, col,
             rc == AM_ERR_NUL ? "NUL byte in text" : "invalid UTF-8", am_buf_str(&why));
     am_buf_cleanup(&why);
     return 1;
@@ -114,17 +114,17 @@ static size_t am_cli_lines(am_cli_file *f, char ***lines)
     return n;
 }
 
-static int am_cli_sgml(am_cli_file *f, am_sgml_doc *doc)
+static int am_cli_sgml(FILE *err, am_cli_file *f, am_sgml_doc *doc)
 {
     size_t line = 0;
     int rc = am_sgml_parse(f->buf, f->len, doc, &line);
     if (rc != AM_OK) {
-        fprintf(stderr, "adaptmon score: %s:%zu: %s (%s)\n", f->path, line,
+        fprintf(err, "adaptmon score: %s:%zu: %s (%s)\n", f->path, line,
                 rc == AM_ERR_PARSE ? "malformed SGML" : am_strerror(rc), "WMT21 SGML expected");
         return 1;
     }
     if (doc->unclosed_doc_line)
-        fprintf(stderr,
+        fprintf(err,
                 "adaptmon score: warning: %s:%zu: this <doc> is not closed (no </doc> before %s); "
                 "read as sacreBLEU reads it, its segments up to there\n",
                 f->path, doc->unclosed_doc_line,
@@ -166,11 +166,11 @@ int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **background, am_
 {
     if (c->glossary_path) {
         am_cli_file f = {.path = (char *)(uintptr_t)c->glossary_path};
-        if (am_cli_load(&f))
+        if (am_cli_load(c->err, &f))
             return 1;
         enum am_gloss_format fmt = AM_GLOSS_AUTO;
         if (c->glossary_format && am_gloss_format_parse(c->glossary_format, &fmt) != AM_OK) {
-            fprintf(stderr, "adaptmon score: unknown glossary format '%s'\n", c->glossary_format);
+            fprintf(c->err, "adaptmon score: unknown glossary format '%s'\n", c->glossary_format);
             free(f.buf);
             return 2;
         }
@@ -183,7 +183,7 @@ int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **background, am_
         int rc = am_gloss_parse_langs(f.buf, f.len, fmt, sl, tl, NULL, gloss, &rep);
         free(f.buf);
         if (rc != AM_OK) {
-            fprintf(stderr, "adaptmon score: %s: %s\n", c->glossary_path,
+            fprintf(c->err, "adaptmon score: %s: %s\n", c->glossary_path,
                     rep.msg[0] ? rep.msg : am_strerror(rc));
             /* 2: a TBX with no side in the run's languages (a CSV header naming
              * other languages stays 1, as tests/cli/test_score.py pins) */
@@ -192,7 +192,7 @@ int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **background, am_
     }
     if (c->background_path) {
         am_cli_file f = {.path = (char *)(uintptr_t)c->background_path};
-        if (am_cli_load(&f))
+        if (am_cli_load(c->err, &f))
             return 1;
         *background = am_vocab_new();
         size_t line = 0;
@@ -224,7 +224,7 @@ int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **background, am_
         }
         free(f.buf);
         if (rc != AM_OK) {
-            fprintf(stderr, "adaptmon score: %s:%zu: %s\n", c->background_path, line,
+            fprintf(c->err, "adaptmon score: %s:%zu: %s\n", c->background_path, line,
                     msg ? msg : am_strerror(rc));
             return rc == AM_ERR_INVALID ? 2 : 1; /* 2: no side in the run's languages */
         }
@@ -232,7 +232,7 @@ int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **background, am_
     }
     if (c->stopwords_path) {
         am_cli_file f = {.path = (char *)(uintptr_t)c->stopwords_path};
-        if (am_cli_load(&f) || am_cli_validate(&f)) {
+        if (am_cli_load(c->err, &f) || am_cli_validate(c->err, &f)) {
             free(f.buf);
             return 1;
         }
@@ -262,7 +262,7 @@ static int am_cli_xliff_read(am_cli *c, size_t f, am_xliff_doc *doc, am_cli_xlan
     memset(&pre, 0, sizeof pre);
     for (int k = 0; k < 2 && paths[k]; k++) {
         am_cli_file in = {.path = (char *)(uintptr_t)paths[k]};
-        if (am_cli_load(&in))
+        if (am_cli_load(c->err, &in))
             return 1;
         am_xliff_report rep;
         int rc = k == 0 ? am_xliff_parse(in.buf, in.len, doc, &rep)
@@ -270,15 +270,16 @@ static int am_cli_xliff_read(am_cli *c, size_t f, am_xliff_doc *doc, am_cli_xlan
         free(in.buf);
         if (rc != AM_OK) {
             if (rep.line)
-                fprintf(stderr, "adaptmon score: %s:%zu: %s\n", paths[k], rep.line, rep.msg);
+                fprintf(c->err, "adaptmon score: %s:%zu: %s\n", paths[k], rep.line, rep.msg);
             else
-                fprintf(stderr, "adaptmon score: %s: %s\n", paths[k], rep.msg);
+                fprintf(c->err, "adaptmon score: %s: %s\n", paths[k], rep.msg);
             return 1;
         }
         am_xliff_doc *d = k == 0 ? doc : &pre;
-        rc = am_cli_xliff_lang(&c->cfg, &langs[0], 0, d->source_lang, paths[k], d->version);
+        rc = am_cli_xliff_lang(&c->cfg, &langs[0], 0, d->source_lang, paths[k], d->version, c->err);
         if (rc == 0)
-            rc = am_cli_xliff_lang(&c->cfg, &langs[1], 1, d->target_lang, paths[k], d->version);
+            rc = am_cli_xliff_lang(&c->cfg, &langs[1], 1, d->target_lang, paths[k], d->version,
+                                   c->err);
         if (rc) {
             am_xliff_free(&pre);
             return rc;
@@ -349,7 +350,7 @@ int am_cli_xliff(am_cli *c, am_xliff_doc *docs, am_cli_seg **segs, size_t *nseg,
             if (i < c->nhyp)
                 continue;
             if (c->nhyp == AM_CLI_MAX_SYS) {
-                fprintf(stderr, "adaptmon score: more than %d MT systems\n", AM_CLI_MAX_SYS);
+                fprintf(c->err, "adaptmon score: more than %d MT systems\n", AM_CLI_MAX_SYS);
                 return 1;
             }
             c->hyp[c->nhyp].name = am_xstrdup(docs[f].systems[k]);
@@ -358,9 +359,9 @@ int am_cli_xliff(am_cli *c, am_xliff_doc *docs, am_cli_seg **segs, size_t *nseg,
         total += docs[f].nsegs;
         files += docs[f].nfiles ? docs[f].nfiles : 1;
     }
-    am_cli_skips_print(&c->skips, total, stderr);
+    am_cli_skips_print(&c->skips, total, c->err);
     if (total == 0 || c->nhyp == 0) {
-        fprintf(stderr,
+        fprintf(c->err,
                 "adaptmon score: nothing to score: no confirmed unit with an MT candidate "
                 "(alt-trans, mtc:match type=\"mt\"%s) in the XLIFF input\n",
                 c->nxliff_mt ? ", or the --xliff-mt file's unit of the same id" : "");
@@ -443,12 +444,13 @@ static void am_cli_one_session(am_cli_run *r)
  * the unnamed systems by their sysid. Returns 0 or 1 after an error. */
 int am_cli_read_sgml(am_cli *c, am_cli_run *r)
 {
-    if (am_cli_load(&c->sgm_ref) || am_cli_sgml(&c->sgm_ref, &r->sref) ||
-        (c->sgm_src.path && (am_cli_load(&c->sgm_src) || am_cli_sgml(&c->sgm_src, &r->ssrc))))
+    if (am_cli_load(c->err, &c->sgm_ref) || am_cli_sgml(c->err, &c->sgm_ref, &r->sref) ||
+        (c->sgm_src.path &&
+         (am_cli_load(c->err, &c->sgm_src) || am_cli_sgml(c->err, &c->sgm_src, &r->ssrc))))
         return 1;
     const char *sysids[AM_CLI_MAX_SYS] = {0};
     for (size_t i = 0; i < c->nhyp; i++) {
-        if (am_cli_load(&c->hyp[i]) || am_cli_sgml(&c->hyp[i], &r->shyp[i]))
+        if (am_cli_load(c->err, &c->hyp[i]) || am_cli_sgml(c->err, &c->hyp[i], &r->shyp[i]))
             return 1;
         sysids[i] = r->shyp[i].ndocs ? r->shyp[i].docs[0].sysid : NULL;
     }
@@ -468,7 +470,7 @@ int am_cli_read_sgml(am_cli *c, am_cli_run *r)
         if (c->sgm_src.path) {
             size_t j = am_sgml_find_seg(&r->ssrc, rs->id);
             if (j == (size_t)-1) {
-                fprintf(stderr, "adaptmon score: %s: no segment with id '%s'\n", c->sgm_src.path,
+                fprintf(c->err, "adaptmon score: %s: no segment with id '%s'\n", c->sgm_src.path,
                         rs->id);
                 return 1;
             }
@@ -482,7 +484,7 @@ int am_cli_read_sgml(am_cli *c, am_cli_run *r)
     for (size_t i = 0; i < c->nhyp; i++)
         for (size_t j = 0; j < r->shyp[i].nsegs; j++)
             if (am_sgml_find_seg(&r->sref, r->shyp[i].segs[j].id) == (size_t)-1) {
-                fprintf(stderr, "adaptmon score: %s: segment id '%s' is not in the reference\n",
+                fprintf(c->err, "adaptmon score: %s: segment id '%s' is not in the reference\n",
                         c->hyp[i].path, r->shyp[i].segs[j].id);
                 return 1;
             }
@@ -509,11 +511,11 @@ int am_cli_read_sgml(am_cli *c, am_cli_run *r)
 static int am_cli_read_xrefs(am_cli *c, am_cli_run *r, size_t nseg)
 {
     for (size_t j = 0; j < c->nxref; j++) {
-        if (am_cli_load(&c->xref[j]) || am_cli_validate(&c->xref[j]))
+        if (am_cli_load(c->err, &c->xref[j]) || am_cli_validate(c->err, &c->xref[j]))
             return 1;
         size_t n = am_cli_lines(&c->xref[j], &r->xref_lines[j]);
         if (n != nseg) {
-            fprintf(stderr, "adaptmon score: reference %s has %zu lines but %s has %zu\n",
+            fprintf(c->err, "adaptmon score: reference %s has %zu lines but %s has %zu\n",
                     c->xref[j].path, n, c->ref.path, nseg);
             return 1;
         }
@@ -531,22 +533,22 @@ static int am_cli_read_xrefs(am_cli *c, am_cli_run *r, size_t nseg)
  * are the line numbers. Returns 0 or 1 after an error. */
 int am_cli_read_plain(am_cli *c, am_cli_run *r)
 {
-    if (am_cli_load(&c->ref) || am_cli_validate(&c->ref) ||
-        (c->src.path && (am_cli_load(&c->src) || am_cli_validate(&c->src))))
+    if (am_cli_load(c->err, &c->ref) || am_cli_validate(c->err, &c->ref) ||
+        (c->src.path && (am_cli_load(c->err, &c->src) || am_cli_validate(c->err, &c->src))))
         return 1;
     size_t nseg = am_cli_lines(&c->ref, &r->ref_lines);
     size_t nsrc = c->src.path ? am_cli_lines(&c->src, &r->src_lines) : nseg;
     if (nsrc != nseg) {
-        fprintf(stderr, "adaptmon score: %s has %zu lines but %s has %zu\n", c->src.path, nsrc,
+        fprintf(c->err, "adaptmon score: %s has %zu lines but %s has %zu\n", c->src.path, nsrc,
                 c->ref.path, nseg);
         return 1;
     }
     for (size_t i = 0; i < c->nhyp; i++) {
-        if (am_cli_load(&c->hyp[i]) || am_cli_validate(&c->hyp[i]))
+        if (am_cli_load(c->err, &c->hyp[i]) || am_cli_validate(c->err, &c->hyp[i]))
             return 1;
         size_t nh = am_cli_lines(&c->hyp[i], &r->hyp_lines[i]);
         if (nh != nseg) {
-            fprintf(stderr, "adaptmon score: %s has %zu lines but %s has %zu\n", c->hyp[i].path, nh,
+            fprintf(c->err, "adaptmon score: %s has %zu lines but %s has %zu\n", c->hyp[i].path, nh,
                     c->ref.path, nseg);
             return 1;
         }

@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define AM_CLI_MAX_FILE (1024L * 1024L * 1024L) /* 1 GiB per input file */
@@ -69,6 +70,8 @@ typedef struct am_cli {
     int ci_given; /* --ci given (it needs intervals: --paired-bs or --confidence) */
     unsigned metrics; /* -m/--metrics: the selected groups (am_cli_metric_names); 0: all */
     am_sig_collect *sigc; /* per-segment statistics (sig.test) and exposures */
+    FILE *out, *err; /* where the run prints its result and its messages (borrowed:
+                      * the caller's streams, never closed here) */
 } am_cli;
 
 /* One segment of the session, as texts borrowed from the loaded files. */

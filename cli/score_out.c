@@ -26,12 +26,13 @@
 /* Prints root (borrowed) indented, keys in insertion order, every real as
  * the shortest text that reads back (am_realfmt_json_text: jansson prints
  * 17 digits, 0.64352818371607512 for 0.6435281837160751). */
-static void am_cli_put_json(const json_t *root)
+static void am_cli_put_json(FILE *out, const json_t *root)
 {
     char *dumped = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
-    char *out = am_realfmt_json_text(dumped ? dumped : "null");
-    puts(out);
-    free(out);
+    char *text = am_realfmt_json_text(dumped ? dumped : "null");
+    fputs(text, out);
+    fputc('\n', out);
+    free(text);
     free(dumped);
 }
 
@@ -65,7 +66,7 @@ static void am_cli_print_reports(const am_cli *c, const am_report *segrep, const
             am_report_cleanup(&selseg);
         am_report_cleanup(&seltot);
     }
-    fwrite(out.data ? out.data : "", 1, out.len, stdout);
+    fwrite(out.data ? out.data : "", 1, out.len, c->out);
     am_buf_cleanup(&out);
 }
 
@@ -127,7 +128,7 @@ int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_doc *ref,
         memset(&r, 0, sizeof r);
         int e = am_alam_score(src, ref, &hyps[i], windows, c->cfg.nwindows, &r);
         if (e == AM_ERR_RANGE) {
-            fprintf(stderr,
+            fprintf(c->err,
                     "adaptmon score: %s: segment %s: TERm needs more than %llu edit-distance "
                     "cells, the alam2021 limit (its shift search grows like n^4; shorten the "
                     "segment)\n",
@@ -135,7 +136,7 @@ int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_doc *ref,
                     (unsigned long long)AM_ALAM_TER_MAX_CELLS);
             rc = 1;
         } else if (e != AM_OK) {
-            fprintf(stderr, "adaptmon score: %s: %s\n", c->hyp[i].path,
+            fprintf(c->err, "adaptmon score: %s: %s\n", c->hyp[i].path,
                     e == AM_ERR_NOTFOUND ? "a hypothesis segment id is not in the reference"
                                          : "input the alam2021 scorer cannot process");
             rc = 1;
@@ -148,7 +149,7 @@ int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_doc *ref,
     }
     json_object_set_new(root, "systems", systems);
     if (c->format == AM_RP_JSON && rc == 0) {
-        am_cli_put_json(root);
+        am_cli_put_json(c->out, root);
     } else if (rc == 0) {
         am_report_note(&rep, "signature", am_buf_str(&sig));
         am_cli_print_reports(c, c->per_segment ? &segrep : NULL, &rep);
@@ -247,7 +248,7 @@ void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jsegs, json
         json_object_set(root, "exposures", expo);
     if (c->skips.reasons)
         json_object_set_new(root, "skipped", am_cli_skips_json(&c->skips));
-    am_cli_put_json(root);
+    am_cli_put_json(c->out, root);
     json_decref(root);
 }
 
@@ -289,14 +290,14 @@ void am_cli_print_table(const am_cli *c, const am_cli_run *r, const am_report *s
 
 /* Writes svg (borrowed; freed here) into the special file path in place.
  * Returns 0 or 1 with a message. */
-static int am_cli_write_special(const char *path, am_buf *svg)
+static int am_cli_write_special(FILE *err, const char *path, am_buf *svg)
 {
     FILE *fp = fopen(path, "wb");
     int bad = !fp || fwrite(svg->data, 1, svg->len, fp) != svg->len;
     if (fp && fclose(fp) != 0)
         bad = 1;
     if (bad)
-        fprintf(stderr, "adaptmon score: cannot write '%s': %s\n", path, strerror(errno));
+        fprintf(err, "adaptmon score: cannot write '%s': %s\n", path, strerror(errno));
     am_buf_cleanup(svg);
     return bad;
 }
@@ -324,7 +325,7 @@ int am_cli_write_plot(const am_cli *c, const am_cli_run *r, const am_cli_plot *p
     struct stat st;
     char *real = NULL;
     if (stat(c->plot_path, &st) == 0 && !S_ISREG(st.st_mode))
-        return am_cli_write_special(c->plot_path, &svg);
+        return am_cli_write_special(c->err, c->plot_path, &svg);
     if (lstat(c->plot_path, &st) == 0 && S_ISLNK(st.st_mode))
         real = realpath(c->plot_path, NULL);
     const char *target = real ? real : c->plot_path;
@@ -345,7 +346,7 @@ int am_cli_write_plot(const am_cli *c, const am_cli_run *r, const am_cli_plot *p
     if (!bad && rename(tmp.data, target) != 0)
         bad = 1;
     if (bad) {
-        fprintf(stderr, "adaptmon score: cannot write '%s': %s\n", c->plot_path, strerror(errno));
+        fprintf(c->err, "adaptmon score: cannot write '%s': %s\n", c->plot_path, strerror(errno));
         if (fd >= 0)
             unlink(tmp.data);
     }
@@ -370,7 +371,7 @@ int am_cli_signif(const am_cli *c, json_t **sig, json_t **expo)
     am_buf err;
     am_buf_init(&err);
     if (c->sig.test && !(*sig = am_sig_run(c->sigc, &c->sig, names, &err))) {
-        fprintf(stderr, "adaptmon score: %s\n", am_buf_str(&err));
+        fprintf(c->err, "adaptmon score: %s\n", am_buf_str(&err));
         rc = 1;
     }
     am_buf_cleanup(&err);

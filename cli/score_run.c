@@ -163,7 +163,7 @@ static int am_cli_session_par(const am_cli *c, const am_scorer *s, am_score_ws *
             if (r == AM_OK)
                 r = am_score_segment_recall(s, ws, &in, am_cli_history_lookup, hist, &rec, &field);
             if (r != AM_OK) {
-                fprintf(stderr, "adaptmon score: segment %s: %s%s%s\n", sg->id, am_strerror(r),
+                fprintf(c->err, "adaptmon score: segment %s: %s%s%s\n", sg->id, am_strerror(r),
                         field ? " in " : "", field ? field : "");
                 rc = 1;
                 break;
@@ -197,6 +197,34 @@ static int am_cli_session_par(const am_cli *c, const am_scorer *s, am_score_ws *
     return rc;
 }
 
+/* Prints on err what the languages given cannot fit (am_config_warnings),
+ * as session creation answers them: never a silent language (issue 24). */
+static void am_cli_lang_warnings(FILE *err, const am_config *cfg)
+{
+    unsigned bits = am_config_warnings(cfg);
+    if (bits & AM_WARN_NO_TARGET_LANG)
+        fprintf(err, "adaptmon score: warning: no --target-lang: recall and terms use no "
+                     "stopwords (every word is a content word) and the intl tokenizer; "
+                     "give --target-lang (the signature says |warn:no-target-lang)\n");
+    if (bits & AM_WARN_TARGET_LANG)
+        fprintf(err,
+                "adaptmon score: warning: --target-lang '%s' is not an ISO 639 language code: "
+                "the tokenizer (%s) is a guess and no stopword list applies (the signature says "
+                "|warn:…unknown-target-lang)\n",
+                cfg->target_lang, am_tok_name(am_config_tokenizer(cfg)));
+    else if (bits & AM_WARN_NO_STOPWORDS)
+        fprintf(err,
+                "adaptmon score: warning: no stopword list for --target-lang '%s': every word "
+                "counts as a content word (give --stopwords-file, or --stopwords none to make it "
+                "a choice)\n",
+                cfg->target_lang);
+    if (bits & AM_WARN_SOURCE_LANG)
+        fprintf(err,
+                "adaptmon score: warning: --source-lang '%s' is not an ISO 639 language code: "
+                "glossary terms in the source are tokenized by a guess\n",
+                cfg->source_lang);
+}
+
 /* The scorer of the run (as session creation: an option the profile cannot
  * honour is an error). Returns 0, 1 or 2 after printing an error. */
 static int am_cli_new_scorer(const am_cli *c, am_cli_run *r)
@@ -209,12 +237,9 @@ static int am_cli_new_scorer(const am_cli *c, am_cli_run *r)
         e = am_scorer_new(&c->cfg, cw, r->custom_sw.n, c->glossary_path ? &r->gloss : NULL,
                           r->background, &r->scorer, &err);
     if (e != AM_OK)
-        fprintf(stderr, "adaptmon score: %s\n", err.len ? am_buf_str(&err) : am_strerror(e));
-    else if (am_config_warnings(am_scorer_config(r->scorer)) & AM_WARN_NO_TARGET_LANG)
-        /* issue 24: never a silent language */
-        fprintf(stderr, "adaptmon score: warning: no --target-lang: recall and terms use no "
-                        "stopwords (every word is a content word) and the intl tokenizer; "
-                        "give --target-lang (the signature says |warn:no-target-lang)\n");
+        fprintf(c->err, "adaptmon score: %s\n", err.len ? am_buf_str(&err) : am_strerror(e));
+    else
+        am_cli_lang_warnings(c->err, am_scorer_config(r->scorer));
     am_buf_cleanup(&err);
     return e == AM_OK ? 0 : e == AM_ERR_INVALID ? 2 : 1;
 }

@@ -196,7 +196,7 @@ int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws, const a
         int r = am_score_segment(s, ws, &in, am_cli_history_lookup, hist, &res, &field);
         am_cli_annots_free(&an);
         if (r != AM_OK) {
-            fprintf(stderr, "adaptmon score: segment %s: %s%s%s\n", sg->id, am_strerror(r),
+            fprintf(c->err, "adaptmon score: segment %s: %s%s%s\n", sg->id, am_strerror(r),
                     field ? " in " : "", field ? field : "");
             rc = 1;
             break;

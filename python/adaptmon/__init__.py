@@ -13,16 +13,15 @@ can drift from the CLI::
     res.systems["hyp"].r0.score, res.systems["hyp"].bleu
 
 Errors of the input or options raise :class:`AdaptmonError` carrying the
-CLI's message. The GIL is released while the core runs; the calls themselves
-are serialized (the core writes its result to the process's stdout, which is
-redirected for the call), see docs/python.md.
+CLI's message. The GIL is released while the core runs and calls on several
+threads run in parallel (each captures its output in memory streams of its
+own; the process's stdout and stderr are never touched), see docs/python.md.
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -118,11 +117,6 @@ class Result:
 def _run(args: Sequence[str]) -> Tuple[str, str]:
     """Runs ``adaptmon score ARGS`` in process; returns (stdout, stderr) or
     raises AdaptmonError with the CLI's message."""
-    for stream in (sys.stdout, sys.stderr):  # ours, not the capture's
-        try:
-            stream.flush()
-        except (AttributeError, ValueError, OSError):
-            pass
     status, out, err = _core.run(list(args))
     if status != 0:
         lines = [ln for ln in err.splitlines() if ln.strip()]

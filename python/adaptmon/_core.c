@@ -2,20 +2,17 @@
  * _core.c — the adaptmon scoring core as a CPython extension module.
  *
  * One function, run(args): runs `adaptmon score ARGS` in process, through
- * am_cli_score, the very function the command line calls, and returns
+ * am_cli_score_io, the very function the command line calls, and returns
  * (exit status, stdout text, stderr text). Identity with `adaptmon score
  * --json` is the contract of the Python package, and calling the CLI's own
  * code path is what keeps it when the scoring code moves between files: no
  * option parsing, reading or JSON building is repeated here or in Python.
  *
- * am_cli_score writes its result to stdout and its errors to stderr, so the
- * two descriptors are pointed at anonymous temporary files for the call.
- * Descriptors are process-wide: the calls are serialized by one mutex (the
- * only static state, and it is not data), with the GIL released so other
- * Python threads run meanwhile. A Python thread that writes to fd 1 or 2
- * while a call runs has its text captured with the result; the package
- * flushes sys.stdout and sys.stderr before each call so that its own
- * buffered output is not.
+ * am_cli_score_io prints on the streams it is given, so each call gets two
+ * memory streams of its own (open_memstream) and nothing process-wide is
+ * touched: no file descriptor is redirected and no lock is taken. The GIL
+ * is released for the whole run, so threads score in parallel, and what
+ * another thread writes to stdout or stderr meanwhile stays there.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -23,14 +20,9 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-/* Serializes the redirection of fds 1 and 2 (see the header comment). */
-static pthread_mutex_t am_py_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The captured output of one call (owned; am_py_capture_free frees it). */
 typedef struct {
@@ -39,7 +31,7 @@ typedef struct {
     size_t nout;
     char *err;
     size_t nerr;
-    int sys_errno; /* nonzero: the redirection itself failed */
+    int sys_errno; /* nonzero: a memory stream could not be made or written */
 } am_py_capture;
 
 static void am_py_capture_free(am_py_capture *c)
@@ -48,84 +40,29 @@ static void am_py_capture_free(am_py_capture *c)
     free(c->err);
 }
 
-/* Reads the whole of f from its start into *buf (new allocation, caller
- * frees) and *n. Returns 0, or an errno value. */
-static int am_py_slurp(FILE *f, char **buf, size_t *n)
-{
-    *buf = NULL;
-    *n = 0;
-    if (fseek(f, 0, SEEK_END) != 0)
-        return errno;
-    long len = ftell(f);
-    if (len < 0 || fseek(f, 0, SEEK_SET) != 0)
-        return errno ? errno : EIO;
-    *buf = malloc((size_t)len + 1);
-    if (!*buf)
-        return ENOMEM;
-    *n = fread(*buf, 1, (size_t)len, f);
-    (*buf)[*n] = '\0';
-    return ferror(f) ? EIO : 0;
-}
-
-/* Points fd at a fresh temporary file. Returns the saved original
- * descriptor (>= 0) and the file in *tmp, or -1 with errno set. */
-static int am_py_redirect(int fd, FILE **tmp)
-{
-    *tmp = tmpfile();
-    if (!*tmp)
-        return -1;
-    int saved = dup(fd);
-    if (saved < 0 || dup2(fileno(*tmp), fd) < 0) {
-        int e = errno;
-        if (saved >= 0)
-            close(saved);
-        fclose(*tmp);
-        *tmp = NULL;
-        errno = e;
-        return -1;
-    }
-    return saved;
-}
-
-/* Puts fd back to saved (consumed). */
-static void am_py_restore(int fd, int saved)
-{
-    if (saved >= 0) {
-        dup2(saved, fd);
-        close(saved);
-    }
-}
-
-/* Runs am_cli_score(argc, argv) with stdout and stderr captured into *c.
- * Called without the GIL; argv is borrowed. */
+/* Runs `adaptmon score` (argc, argv borrowed) with its output and messages
+ * captured into *c (zeroed first; its buffers new, am_py_capture_free frees
+ * them). Called without the GIL: it touches no Python object and no shared
+ * state, so any number of threads may be in here at once. */
 static void am_py_run(int argc, char **argv, am_py_capture *c)
 {
     memset(c, 0, sizeof *c);
-    FILE *tout = NULL, *terr = NULL;
-    pthread_mutex_lock(&am_py_lock);
-    fflush(stdout);
-    fflush(stderr);
-    int sout = am_py_redirect(STDOUT_FILENO, &tout);
-    int serr = sout < 0 ? -1 : am_py_redirect(STDERR_FILENO, &terr);
-    if (sout < 0 || serr < 0) {
-        c->sys_errno = errno ? errno : EIO;
-        am_py_restore(STDOUT_FILENO, sout);
-        if (tout)
-            fclose(tout);
-        pthread_mutex_unlock(&am_py_lock);
+    FILE *out = open_memstream(&c->out, &c->nout);
+    FILE *err = out ? open_memstream(&c->err, &c->nerr) : NULL;
+    if (!out || !err) {
+        c->sys_errno = errno ? errno : ENOMEM;
+        if (out)
+            fclose(out);
         return;
     }
-    c->rc = am_cli_score(argc, argv);
-    fflush(stdout);
-    fflush(stderr);
-    am_py_restore(STDOUT_FILENO, sout);
-    am_py_restore(STDERR_FILENO, serr);
-    pthread_mutex_unlock(&am_py_lock);
-    int e1 = am_py_slurp(tout, &c->out, &c->nout);
-    int e2 = am_py_slurp(terr, &c->err, &c->nerr);
-    c->sys_errno = e1 ? e1 : e2;
-    fclose(tout);
-    fclose(terr);
+    c->rc = am_cli_score_io(argc, argv, out, err);
+    /* fclose publishes the final buffer and size (and reports a failed
+     * allocation while flushing) */
+    int bad = ferror(out) || ferror(err);
+    bad |= fclose(out) != 0;
+    bad |= fclose(err) != 0;
+    if (bad)
+        c->sys_errno = errno ? errno : ENOMEM;
 }
 
 /* Copies the str items of seq after "score" into a NULL-terminated argv

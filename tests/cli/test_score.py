@@ -226,6 +226,26 @@ def test_nonadaptive_second_system():
     check_slides(d, "static", "simianer2019_nonadaptive", per_segment=False)
 
 
+def test_unknown_languages_are_never_silent():
+    """A --target-lang that is no ISO 639 code (a typo) or has no stopword
+    list, or a --source-lang that is no code, exits 0 as before but says so
+    on stderr, as session creation answers it in "warnings"."""
+    ref = write("badlang.fr", "Le chat est sur la table .\n")
+    hyp = write("badlang.hyp.fr", "Le chat est sous la table .\n")
+    rc, out, err = run("--target-lang", "xx-not-a-lang", "--ref", ref, "--hyp", hyp)
+    if "warning: --target-lang 'xx-not-a-lang' is not an ISO 639" not in err:
+        raise AssertionError("no warning for an unknown target language: %r" % err)
+    rc, out, err = run("--target-lang", "tlh", "--ref", ref, "--hyp", hyp)
+    if "warning: no stopword list for --target-lang 'tlh'" not in err:
+        raise AssertionError("no warning for a language without stopwords: %r" % err)
+    rc, out, err = run("--target-lang", "tlh", "--stopwords", "none", "--ref", ref, "--hyp", hyp)
+    eq(err, "", "--stopwords none is a choice: no warning")
+    rc, out, err = run("--target-lang", "fr", "--source-lang", "qq-typo", "--ref", ref,
+                       "--hyp", hyp)
+    if "warning: --source-lang 'qq-typo' is not an ISO 639" not in err:
+        raise AssertionError("no warning for an unknown source language: %r" % err)
+
+
 def test_no_target_lang_is_never_silent():
     """Issue 24 §3: without --target-lang, French stopwords counted as content
     words without a word. Now a warning on stderr and |warn:no-target-lang;

@@ -235,6 +235,99 @@ def test_threads_score_concurrently_and_equal():
         eq(r, want, "thread result")
 
 
+def _blocked_call(tmp, hyp_path):
+    """Starts a thread whose core call blocks inside C reading a FIFO given
+    as its reference, and returns once the call is there (a non-blocking
+    open for writing succeeds only when a reader has the FIFO open). The
+    call stays blocked until release(text) writes the reference and closes
+    the FIFO. Returns (thread, result list, release)."""
+    import time
+    fifo = os.path.join(tmp, "ref.fifo")
+    os.mkfifo(fifo)
+    res = []
+    t = threading.Thread(target=lambda: res.append(
+        am._core.run(["--ref", fifo, "--hyp", hyp_path, "--target-lang", "fr", "--json"])))
+    t.start()
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            wfd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:  # ENXIO: no reader yet
+            if time.monotonic() > deadline:
+                raise AssertionError("the core call never opened its reference")
+            time.sleep(0.005)
+    os.set_blocking(wfd, True)
+
+    def release(text):
+        try:
+            os.write(wfd, text.encode("utf-8"))
+        finally:
+            os.close(wfd)
+        t.join(120)
+    return t, res, release
+
+
+def test_two_core_calls_run_at_once():
+    """While one core call is blocked inside C (reading a FIFO), a second
+    call on another thread runs to its end: the calls overlap. With calls
+    serialized (the old fd-redirection lock) the second waits for the
+    first and the 60 s join times out. Both results equal the CLI's."""
+    ref, hyp = lines("ref.fr"), lines("baseline.fr")
+    with tempfile.TemporaryDirectory() as tmp:
+        hyp_path = os.path.join(tmp, "hyp.txt")
+        with open(hyp_path, "w", encoding="utf-8") as f:
+            f.write("\n".join(hyp) + "\n")
+        ref_path = os.path.join(tmp, "ref.txt")
+        with open(ref_path, "w", encoding="utf-8") as f:
+            f.write("\n".join(ref) + "\n")
+        ta, ra, release = _blocked_call(tmp, hyp_path)
+        try:
+            rb = []
+            tb = threading.Thread(target=lambda: rb.append(am._core.run(
+                ["--ref", ref_path, "--hyp", hyp_path, "--target-lang", "fr", "--json"])))
+            tb.start()
+            tb.join(60)
+            finished = not tb.is_alive()
+            check(ta.is_alive(), "the first call is still blocked in its FIFO")
+        finally:
+            release("\n".join(ref) + "\n")
+        tb.join()
+        check(finished, "the second call finished while the first was inside the core")
+        check(not ta.is_alive(), "the first call finished once released")
+        want = cli_json("--ref", ref_path, "--hyp", hyp_path, "--target-lang", "fr")
+        for name, r in (("blocked", ra), ("free", rb)):
+            eq(r[0][0], 0, "%s call status (stderr: %s)" % (name, r[0][2]))
+            eq(json.loads(r[0][1]), want, "%s call result" % name)
+
+
+def test_other_threads_output_is_not_captured():
+    """Text written to fd 1 and 2 and printed to sys.stdout / sys.stderr
+    by Python while a core call runs stays out of the call's result (the
+    old extension pointed fds 1 and 2 at its capture files for the call)."""
+    hyp = lines("baseline.fr")[:50]
+    ref = lines("ref.fr")[:50]
+    marker = "NOT-A-RESULT-%d" % os.getpid()
+    with tempfile.TemporaryDirectory() as tmp:
+        hyp_path = os.path.join(tmp, "hyp.txt")
+        with open(hyp_path, "w", encoding="utf-8") as f:
+            f.write("\n".join(hyp) + "\n")
+        ta, ra, release = _blocked_call(tmp, hyp_path)
+        try:
+            os.write(1, (marker + " fd1 (expected noise)\n").encode())
+            os.write(2, (marker + " fd2 (expected noise)\n").encode())
+            print(marker, "print (expected noise)", flush=True)
+            print(marker, "stderr (expected noise)", file=sys.stderr, flush=True)
+        finally:
+            release("\n".join(ref) + "\n")
+        check(not ta.is_alive(), "the call finished once released")
+        status, out, err = ra[0]
+        eq(status, 0, "status (stderr: %s)" % err)
+        check(marker not in out, "another thread's output in the result: %r" % out[:200])
+        check(marker not in err, "another thread's output in the messages: %r" % err[:200])
+        json.loads(out)
+
+
 def test_scoring_releases_the_gil():
     """A Python thread keeps running while the core scores TICO-19: it
     stamps the clock in a loop, and some stamps fall well inside the core
@@ -262,7 +355,16 @@ def test_scoring_releases_the_gil():
     t.start()
     am._core.run = timed
     try:
-        am.corpus_score(hyp, ref, src, target_lang="fr", glossary=GLOSSARY)
+        # a call of several tenths of a second whatever the machine: four
+        # systems (0.4 s here), doubled until a call lasts 0.3 s
+        n = 4
+        while True:
+            del window[:]
+            am.corpus_score({"s%d" % i: hyp for i in range(n)}, ref, src, target_lang="fr",
+                            glossary=GLOSSARY)
+            if window[0][1] - window[0][0] >= 0.3 or n >= 64:
+                break
+            n *= 2
     finally:
         am._core.run = orig
         running[0] = False
