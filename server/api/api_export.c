@@ -608,19 +608,8 @@ static int am_exp_row(void *ctx, int64_t seq, const char *client_id, const char 
                               (long long)json_integer_value(json_object_get(x, "total")));
             }
         }
-        const char *src = json_string_value(json_object_get(rq, "source"));
-        if (src) {
-            am_buf_appends(&c->out, "      <tuv xml:lang=\"");
-            am_xml_text(&c->out, c->srclang);
-            am_buf_appends(&c->out, "\"><seg>");
-            am_xml_seg(&c->out, src);
-            am_buf_appends(&c->out, "</seg></tuv>\n");
-        }
-        am_buf_appends(&c->out, "      <tuv xml:lang=\"");
-        am_xml_text(&c->out, c->tgtlang);
-        am_buf_appends(&c->out, "\"><seg>");
-        am_xml_seg(&c->out, json_string_value(json_object_get(rq, "translation")));
-        am_buf_appends(&c->out, "</seg></tuv>\n    </tu>\n");
+        am_exp_tmx_tail(c, json_string_value(json_object_get(rq, "source")),
+                        json_string_value(json_object_get(rq, "translation")));
     }
     json_decref(rq);
     json_decref(systems);
