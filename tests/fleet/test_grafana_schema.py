@@ -17,8 +17,8 @@ Packages are pinned in tests/fleet/package.json (`npm ci --prefix tests/fleet`).
 
 Rendering it was tried and is not possible here: Debian bookworm has no
 grafana package (`apt-cache search grafana`: ceph's dashboards and Go
-libraries only), npm has no Grafana server (`grafana` is a placeholder for
-@types/grafana; @grafana/* are the front-end libraries, @grafana/scenes and
+libraries only), npm has no Grafana server (`grafana` there is an empty
+name-holder that points to @types/grafana; @grafana/* are the front-end libraries, @grafana/scenes and
 @grafana/ui need a running Grafana backend and a bundler; the 67 npm names
 with "grafana" in tools' package lists are plugins, SDKs and clients), the
 docker client has no daemon to run grafana/grafana with, and grafana.com's
