@@ -17,7 +17,7 @@
 
 BUILD    ?= build
 CC       ?= cc
-PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0 libsystemd libcurl friso libpcre2-8
+PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0 libsystemd libcurl friso libpcre2-8 libpq
 OPT      ?= -O2
 SAN      ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -63,6 +63,9 @@ SRV_SRC  := $(filter-out cli/main.c,$(wildcard $(patsubst %,%/*.c,$(SRV_DIRS))))
 SRV_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(SRV_SRC)) $(BUILD)/gen/embedded.o
 # Files compiled into the binary (migrations, the API contract, the dashboard).
 EMBED    := $(sort $(wildcard schema/*.sql)) openapi.yaml $(sort $(wildcard server/dashboard/*.*))
+# The PostgreSQL schema, which `adaptmon migrate` creates in an empty target (cli/cli_migrate.c),
+# named ./schema/pg/…: the SQLite runner (store/open.c) takes every schema/… path for its own.
+EMBED    += $(addprefix ./,$(sort $(wildcard schema/pg/*.sql)))
 UT_SRC   := $(wildcard tests/unit/test_*.c)
 UT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UT_SRC))
 STOPWORD_DATA := $(wildcard data/stopwords/snowball/*.stop.txt) data/stopwords/stopwords-iso/stopwords-iso.json
@@ -84,7 +87,7 @@ $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_POSIX_C_SOURCE=200809L $(WARN) -O1 -o $@ $<
 
-$(BUILD)/gen/embedded.c: $(BUILD)/tools/embed $(EMBED)
+$(BUILD)/gen/embedded.c: $(BUILD)/tools/embed $(EMBED) Makefile
 	@mkdir -p $(dir $@)
 	$(BUILD)/tools/embed $@ $(EMBED)
 

@@ -30,4 +30,9 @@ int am_cli_restore(int argc, char **argv, char **envp);
  * Returns the exit status (0 done, 1 failure, 2 usage). */
 int am_cli_replay(int argc, char **argv);
 
+/* `adaptmon migrate` (argv[0] "migrate"), cli_migrate.c: SQLite databases
+ * copied into PostgreSQL in one checked transaction. Returns the exit
+ * status (0 done, 1 failure, 2 usage or refused). */
+int am_cli_migrate(int argc, char **argv);
+
 #endif

@@ -20,6 +20,7 @@ static void usage(FILE *out)
           "  backup          copy the database while the server runs (adaptmon backup --help)\n"
           "  restore         put a verified backup in place of a stopped server's database\n"
           "                  (adaptmon restore --help)\n"
+          "  migrate         copy SQLite databases into PostgreSQL (adaptmon migrate --help)\n"
           "  score           score files offline (adaptmon score --help)\n"
           "  replay          post an XLIFF/TSV/JSONL file to a running server, resumable\n"
           "                  (adaptmon replay --help)\n"
@@ -45,6 +46,8 @@ int main(int argc, char **argv, char **envp)
         return am_cli_backup(argc - 1, argv + 1, envp);
     if (!strcmp(cmd, "restore"))
         return am_cli_restore(argc - 1, argv + 1, envp);
+    if (!strcmp(cmd, "migrate"))
+        return am_cli_migrate(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("adaptmon %s (signature adaptmon:%d)\n", AM_VERSION, AM_SIGNATURE_VERSION);
         return 0;

@@ -6,7 +6,7 @@ set -e
 # build stage installs exactly these (tests/fleet/test_deploy.py checks it).
 BUILD_PKGS="gcc libc6-dev make pkg-config iso-codes \
 libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev libstemmer-dev \
-libcurl4-openssl-dev libxml2-dev libsystemd-dev libmecab-dev libfriso-dev libpcre2-dev"
+libcurl4-openssl-dev libxml2-dev libsystemd-dev libmecab-dev libfriso-dev libpcre2-dev libpq-dev"
 # The tests' toolchain.
 # ja-mecab (BLEU and Japanese recall) needs the IPA dictionary at run time.
 # Chinese recall (zh-friso) needs friso's dictionary at run time.
