@@ -36,7 +36,6 @@
 #include "embedded.h"
 #include "sql_pg.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -66,65 +65,6 @@ static void am_mg_usage(FILE *out)
           "with the same session id, sessions the target holds already, a background\n"
           "vocabulary that differs from the target's of the same name. See docs/migrate.md.\n",
           out);
-}
-
-void am_mg_say(const am_mg *m, const char *fmt, ...)
-{
-    (void)m;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("adaptmon migrate: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-/* ---- PostgreSQL helpers ----------------------------------------------------- */
-
-int am_mg_pq(am_mg *m, const char *sql, int nparams, const char *const *params, PGresult **out,
-             const char *what, am_buf *err)
-{
-    /* without parameters, PQexec: sql may hold several statements */
-    PGresult *r = nparams ? PQexecParams(m->pg, sql, nparams, NULL, params, NULL, NULL, 0)
-                          : PQexec(m->pg, sql);
-    ExecStatusType st = PQresultStatus(r);
-    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-        const char *msg = PQresultErrorMessage(r);
-        am_buf_printf(err, "%s: %s", what, msg && *msg ? msg : PQerrorMessage(m->pg));
-        /* libpq's messages end with a newline */
-        while (err->len && err->data[err->len - 1] == '\n')
-            err->data[--err->len] = '\0';
-        PQclear(r);
-        return AM_ERR_IO;
-    }
-    if (out)
-        *out = r;
-    else
-        PQclear(r);
-    return AM_OK;
-}
-
-int am_mg_pq_int(am_mg *m, const char *sql, int nparams, const char *const *params, int64_t *v,
-                 const char *what, am_buf *err)
-{
-    PGresult *r = NULL;
-    int rc = am_mg_pq(m, sql, nparams, params, &r, what, err);
-    if (rc != AM_OK)
-        return rc;
-    if (PQntuples(r) < 1 || PQgetisnull(r, 0, 0)) {
-        am_buf_printf(err, "%s: no value", what);
-        rc = AM_ERR_IO;
-    } else {
-        *v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-    }
-    PQclear(r);
-    return rc;
-}
-
-int am_mg_lite_fail(sqlite3 *db, const char *path, const char *what, am_buf *err)
-{
-    am_buf_printf(err, "%s: %s: %s", path, what, db ? sqlite3_errmsg(db) : "out of memory");
-    return AM_ERR_IO;
 }
 
 /* ---- SQLite sources ----------------------------------------------------------- */
@@ -292,8 +232,8 @@ static int am_mg_tables_load(am_mg *m, am_buf *err)
         }
         int kind = am_mg_kind_of(t);
         if (kind < 0) {
-            am_buf_printf(err, "%s: table %s has no sid column: this adaptmon cannot copy it",
-                          path, t->name);
+            am_buf_printf(err, "%s: table %s has no sid column: this adaptmon cannot copy it", path,
+                          t->name);
             rc = AM_ERR_INTERNAL;
         }
         t->kind = (am_mg_kind)kind;
@@ -532,8 +472,7 @@ static int am_mg_run(am_mg *m, int64_t known, am_buf *err)
         rc = am_mg_schema(m, known, &created, err);
     if (rc == AM_OK)
         am_mg_say(m, "target: database %s on %s:%s, schema version %lld %s", PQdb(m->pg),
-                  PQhost(m->pg), PQport(m->pg), (long long)known,
-                  created ? "created" : "found");
+                  PQhost(m->pg), PQport(m->pg), (long long)known, created ? "created" : "found");
     if (rc == AM_OK)
         rc = am_mg_tables_load(m, err);
     if (rc == AM_OK)
@@ -577,10 +516,9 @@ static void am_mg_summary(const am_mg *m)
             n += m->src[i].rows[t];
         am_buf_printf(&b, "%s%s %lld", t ? ", " : "", m->tables[t].name, (long long)n);
     }
-    am_mg_say(m, "%s %zu file%s in %.1f s: %s", m->dry_run ? "dry run passed (rolled back):" :
-                                                             "migrated",
-              m->nsrc, m->nsrc == 1 ? "" : "s", (double)(am_mono_ns() - m->t0) / 1e9,
-              am_buf_str(&b));
+    am_mg_say(m, "%s %zu file%s in %.1f s: %s",
+              m->dry_run ? "dry run passed (rolled back):" : "migrated", m->nsrc,
+              m->nsrc == 1 ? "" : "s", (double)(am_mono_ns() - m->t0) / 1e9, am_buf_str(&b));
     am_buf_cleanup(&b);
 }
 

@@ -1,8 +1,9 @@
 /*
  * cli_migrate.h — the parts of `adaptmon migrate` (cli_migrate.c: the
  * command, the sources and the target's schema; cli_migrate_copy.c: the
- * copy; cli_migrate_check.c: the checks and the sample replay), sharing one
- * am_mg state. Internal to those files.
+ * copy; cli_migrate_check.c: the checks and the sample replay;
+ * cli_migrate_db.c: the helpers all of them use), sharing one am_mg state.
+ * Internal to those files.
  */
 #ifndef AM_CLI_MIGRATE_H
 #define AM_CLI_MIGRATE_H
@@ -75,7 +76,7 @@ void am_mg_say(const am_mg *m, const char *fmt, ...)
 #endif
     ;
 
-/* ---- PostgreSQL helpers (cli_migrate.c) ------------------------------------ */
+/* ---- PostgreSQL helpers (cli_migrate_db.c) ------------------------------------ */
 
 /* Runs sql with nparams text parameters (NULL entries are SQL NULL);
  * *out gets the result (caller PQclear) when out is not NULL. Returns AM_OK

@@ -141,8 +141,8 @@ static int am_mg_check_counters(am_mg *m, const am_mg_src *s, am_buf *err)
         int64_t v = 0;
         rc = am_mg_pq_int(m, AM_MGP_COUNTER_GET, 1, p, &v, "reading a counter", err);
         if (rc == AM_OK && v < sqlite3_column_int64(c, 1)) {
-            am_buf_printf(err, "counter %s is %lld in the target, %lld in %s", name,
-                          (long long)v, (long long)sqlite3_column_int64(c, 1), s->path);
+            am_buf_printf(err, "counter %s is %lld in the target, %lld in %s", name, (long long)v,
+                          (long long)sqlite3_column_int64(c, 1), s->path);
             rc = AM_ERR_INTERNAL;
         }
     }

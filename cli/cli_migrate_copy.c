@@ -84,20 +84,11 @@ static void am_mg_copy_text(am_buf *b, const char *t, size_t n)
     for (size_t i = 0; i < n; i++) {
         const char *esc = NULL;
         switch (t[i]) {
-        case '\\':
-            esc = "\\\\";
-            break;
-        case '\n':
-            esc = "\\n";
-            break;
-        case '\r':
-            esc = "\\r";
-            break;
-        case '\t':
-            esc = "\\t";
-            break;
-        default:
-            continue;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        default: continue;
         }
         am_buf_append(b, t + from, i - from);
         am_buf_appends(b, esc);
@@ -148,8 +139,9 @@ int am_mg_ids_free(am_mg *m, am_buf *err)
                   (long long)taken, taken == 1 ? "" : "s");
     for (int i = 0; i < PQntuples(r) && i < 5; i++)
         am_buf_printf(err, "%s'%s'", i ? ", " : "", PQgetvalue(r, i, 0));
-    am_buf_printf(err, "%s): was it migrated already? Delete them there or migrate into "
-                       "another database",
+    am_buf_printf(err,
+                  "%s): was it migrated already? Delete them there or migrate into "
+                  "another database",
                   taken > 5 ? ", …" : "");
     PQclear(r);
     return AM_ERR_CONFLICT;
@@ -294,23 +286,6 @@ static int am_mg_copy_counters(am_mg *m, am_mg_src *s, int64_t *rows, am_buf *er
     return rc;
 }
 
-const char *am_mg_filter(const am_mg_table *t)
-{
-    switch (t->kind) {
-    case AM_MG_SESSIONS:
-        return AM_MGL_WHERE_SESSIONS;
-    case AM_MG_PER_SESSION:
-        return AM_MGL_WHERE_PER_SESSION;
-    case AM_MG_VOCABS:
-        return AM_MGL_WHERE_VOCABS;
-    case AM_MG_VOCAB_WORDS:
-        return AM_MGL_WHERE_VOCAB_WORDS;
-    case AM_MG_COUNTERS:
-        break;
-    }
-    return "1";
-}
-
 /* One row of statement q (table t of source s) as a COPY line into b;
  * *skip set for a row of a merged vocabulary. */
 static int am_mg_copy_row(const am_mg_src *s, const am_mg_table *t, sqlite3_stmt *q, am_buf *b,
@@ -343,15 +318,17 @@ static int am_mg_copy_row(const am_mg_src *s, const am_mg_table *t, sqlite3_stmt
             const char *txt = (const char *)sqlite3_column_text(q, (int)k);
             size_t n = (size_t)sqlite3_column_bytes(q, (int)k);
             if (memchr(txt, '\0', n)) {
-                am_buf_printf(err, "%s: a text of table %s holds a NUL byte, which PostgreSQL "
-                                   "cannot store",
+                am_buf_printf(err,
+                              "%s: a text of table %s holds a NUL byte, which PostgreSQL "
+                              "cannot store",
                               s->path, t->name);
                 return AM_ERR_INVALID;
             }
             am_mg_copy_text(b, txt, n);
         } else {
-            am_buf_printf(err, "%s: table %s holds a blob in column %s, which adaptmon never "
-                               "writes",
+            am_buf_printf(err,
+                          "%s: table %s holds a blob in column %s, which adaptmon never "
+                          "writes",
                           s->path, t->name, t->cols[k]);
             return AM_ERR_INVALID;
         }
@@ -439,8 +416,8 @@ int am_mg_copy(am_mg *m, am_mg_src *s, am_buf *err)
     }
     if (rc == AM_OK)
         am_mg_say(m, "%s: copied in %.1f s; sids %lld..%lld became %lld..%lld%s", s->path,
-                  (double)(am_mono_ns() - t0) / 1e9, s->max_sid ? 1LL : 0LL,
-                  (long long)s->max_sid, s->max_sid ? 1 + (long long)s->sid_off : 0LL,
+                  (double)(am_mono_ns() - t0) / 1e9, s->max_sid ? 1LL : 0LL, (long long)s->max_sid,
+                  s->max_sid ? 1 + (long long)s->sid_off : 0LL,
                   (long long)(s->max_sid + (s->max_sid ? s->sid_off : 0)),
                   s->merged_vocabs ? "; equal vocabularies merged" : "");
     return rc;

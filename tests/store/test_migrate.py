@@ -321,13 +321,14 @@ def test_refusals(pg, a, tmp):
     check("--dry-run writes nothing", pg_tables(pg, "refuse") == [], pg_tables(pg, "refuse"))
 
 
-def test_one_file(pg, a, tmp):
+def test_one_file(pg, a, b, tmp):
     create_db(pg, "one")
     rc, err = migrate("--from", a, "--to", url(pg, "one"))
     check("migrate one file: exit 0", rc == 0, err)
+    # demo, gloss, pair, long, novel: the sessions with segments ("gone" is deleted)
     check("progress and summary on stderr",
-          "read snapshot" in err and "checked: a replay of" in err and "migrated 1 file" in err,
-          err)
+          "read snapshot" in err and "a replay of 5 sampled sessions" in err
+          and "migrated 1 file" in err, err)
     compare_all(pg, "one", [(a, 0)], "one file")
     ver = psql(pg, "one", "SELECT max(version) FROM schema_migrations")
     check("schema version 12 recorded", ver == [["12"]], ver)
@@ -343,6 +344,10 @@ def test_one_file(pg, a, tmp):
           rc == 2 and "holds" in err and "'demo'" in err, err)
     check("the second run wrote nothing", psql(pg, "one", "SELECT count(*) FROM segments")
           == before)
+    # another file into the same, non-empty target: its sids go above the target's
+    rc, err = migrate("--from", b, "--to", url(pg, "one"), "--sample", "1")
+    check("another shard into a non-empty target: exit 0", rc == 0, err)
+    compare_all(pg, "one", [(a, 0), (b, max_sid(a))], "one file, then another")
 
 
 def test_two_shards(pg, a, b, tmp):
@@ -354,6 +359,20 @@ def test_two_shards(pg, a, b, tmp):
     check("the vocabulary both shards hold is stored once", vocab == [["1"]], vocab)
     ids = psql(pg, "two", "SELECT id FROM sessions ORDER BY sid")
     check("ids in shard order", [r[0] for r in ids][-2:] == ["b-one", "b-two"], ids)
+    # a vocabulary of the same name with other counts is refused
+    create_db(pg, "vocab")
+    c = os.path.join(tmp, "c.db")
+    shutil.copy(b, c)
+    db = sqlite3.connect(c)
+    db.execute("UPDATE vocabulary_words SET count = count + 1 WHERE word = 'vaccin'")
+    db.execute("UPDATE sessions SET id = 'c-' || id")
+    db.commit()
+    db.close()
+    rc, err = migrate("--from", a, "--from", c, "--to", url(pg, "vocab"))
+    check("a vocabulary that differs from the target's: exit 2, names it",
+          rc == 2 and "'bg1'" in err and "differs" in err, err)
+    check("nothing written by the vocabulary refusal", pg_tables(pg, "vocab") == [],
+          pg_tables(pg, "vocab"))
 
 
 def main():
@@ -372,7 +391,7 @@ def main():
         shutil.copy(build(fill_a), a)
         shutil.copy(build(fill_b), b)
         tests = [("test_refusals", lambda: test_refusals(pg, a, tmp)),
-                 ("test_one_file", lambda: test_one_file(pg, a, tmp)),
+                 ("test_one_file", lambda: test_one_file(pg, a, b, tmp)),
                  ("test_two_shards", lambda: test_two_shards(pg, a, b, tmp))]
         for name, fn in tests:
             if only and only not in name:
