@@ -16,7 +16,8 @@ skipped when the server binaries are absent):
   and a copy whose totals a replay contradicts are each a clear error with
   nothing written (the target keeps no table, or the rows it had);
 * --dry-run writes nothing; identities and the incarnation counter end
-  above the copied rows.
+  above the copied rows;
+* a file a server is serving is read from one snapshot.
 
 Prints "N passed, N failed"; exits 1 on a failure. APITEST_ONLY=<substring>
 runs the tests whose name contains it.
@@ -375,6 +376,26 @@ def test_two_shards(pg, a, b, tmp):
           pg_tables(pg, "vocab"))
 
 
+def test_live_file(pg, a, tmp):
+    """A server keeps running (and writing) on the file: the copy is its
+    snapshot, and the checks pass."""
+    create_db(pg, "live")
+    live = os.path.join(tmp, "live.db")
+    shutil.copy(a, live)
+    srv = harness.Server(db=live)
+    C = srv.client()
+    try:
+        for i in range(1, 4):
+            post(C, "demo", seg(i, "terrier"))
+        rc, err = migrate("--from", live, "--to", url(pg, "live"))
+        check("migrate a file a server is serving: exit 0", rc == 0, err)
+        got = psql(pg, "live", "SELECT segments FROM sessions WHERE id = 'demo'")
+        check("the copy holds what was committed before it started", got == [["5"]], got)
+    finally:
+        C.close()
+        srv.stop()
+
+
 def main():
     only = os.environ.get("APITEST_ONLY", "")
     bindir = pg_bindir()
@@ -392,7 +413,8 @@ def main():
         shutil.copy(build(fill_b), b)
         tests = [("test_refusals", lambda: test_refusals(pg, a, tmp)),
                  ("test_one_file", lambda: test_one_file(pg, a, b, tmp)),
-                 ("test_two_shards", lambda: test_two_shards(pg, a, b, tmp))]
+                 ("test_two_shards", lambda: test_two_shards(pg, a, b, tmp)),
+                 ("test_live_file", lambda: test_live_file(pg, a, tmp))]
         for name, fn in tests:
             if only and only not in name:
                 continue
