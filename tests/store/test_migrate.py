@@ -193,6 +193,8 @@ def lite_rows(path, table, off=0):
         where = "sid IN (SELECT sid FROM sessions WHERE substr(id, 1, 1) <> '~')"
     elif table == "vocabularies":
         where = "substr(name, 1, 1) <> '~'"
+    elif table == "vocabulary_words":
+        where = "vid IN (SELECT vid FROM vocabularies WHERE substr(name, 1, 1) <> '~')"
     out = []
     for r in db.execute("SELECT %s FROM %s WHERE %s" % (", ".join(cols), table, where)):
         row = []
@@ -376,6 +378,35 @@ def test_two_shards(pg, a, b, tmp):
           pg_tables(pg, "vocab"))
 
 
+def test_hidden_rows(pg, a, tmp):
+    """A deleted session not yet purged and an unfinished vocabulary upload
+    (names starting with '~', purged at the server's next start) stay behind."""
+    create_db(pg, "hidden")
+    h = os.path.join(tmp, "hidden.db")
+    shutil.copy(a, h)
+    db = sqlite3.connect(h)
+    cols = [r[1] for r in db.execute("PRAGMA table_info(sessions)") if r[1] not in ("sid", "id")]
+    db.execute("INSERT INTO sessions (sid, id, %s) SELECT 99, '~del~99', %s FROM sessions "
+               "WHERE id = 'demo'" % (", ".join(cols), ", ".join(cols)))
+    scols = [r[1] for r in db.execute("PRAGMA table_info(segments)") if r[1] != "sid"]
+    db.execute("INSERT INTO segments (sid, %s) SELECT 99, %s FROM segments WHERE sid = "
+               "(SELECT sid FROM sessions WHERE id = 'demo')" % (", ".join(scols),
+                                                                ", ".join(scols)))
+    db.execute("INSERT INTO vocabularies (vid, name, words, created_at) "
+               "VALUES (50, '~new~bg2~1', 1, 0)")
+    db.execute("INSERT INTO vocabulary_words (vid, word, count) VALUES (50, 'x', 1)")
+    db.commit()
+    db.close()
+    rc, err = migrate("--from", h, "--to", url(pg, "hidden"))
+    check("a file with hidden rows: exit 0", rc == 0, err)
+    got = psql(pg, "hidden", "SELECT count(*) FROM sessions WHERE id LIKE '~%' "
+                             "UNION ALL SELECT count(*) FROM segments WHERE sid = 99 "
+                             "UNION ALL SELECT count(*) FROM vocabularies WHERE name LIKE '~%'")
+    check("hidden sessions, their rows and hidden vocabularies are not copied",
+          got == [["0"], ["0"], ["0"]], got)
+    compare_all(pg, "hidden", [(h, 0)], "hidden rows")
+
+
 def test_live_file(pg, a, tmp):
     """A server keeps running (and writing) on the file: the copy is its
     snapshot, and the checks pass."""
@@ -414,6 +445,7 @@ def main():
         tests = [("test_refusals", lambda: test_refusals(pg, a, tmp)),
                  ("test_one_file", lambda: test_one_file(pg, a, b, tmp)),
                  ("test_two_shards", lambda: test_two_shards(pg, a, b, tmp)),
+                 ("test_hidden_rows", lambda: test_hidden_rows(pg, a, tmp)),
                  ("test_live_file", lambda: test_live_file(pg, a, tmp))]
         for name, fn in tests:
             if only and only not in name:
