@@ -395,6 +395,13 @@ static int am_mg_args(int argc, char **argv, am_mg *m, const char **url, int *do
         am_mg_usage(stderr);
         return 2;
     }
+    for (size_t i = 0; i < m->nsrc; i++) /* by file identity: "./a.db", links, … */
+        for (size_t j = i + 1; j < m->nsrc; j++)
+            if (am_dbfile_same(m->src[i].path, m->src[j].path)) {
+                fprintf(stderr, "adaptmon migrate: %s and %s are the same file\n", m->src[i].path,
+                        m->src[j].path);
+                return 2;
+            }
     return 0;
 }
 

@@ -285,6 +285,9 @@ def test_refusals(pg, a, tmp):
     rc, err = migrate("--from", old, "--to", url(pg, "refuse"))
     check("an old schema: exit 2, names the upgrade",
           rc == 2 and "schema version 11" in err and "adaptmon serve --db" in err, err)
+    rc, err = migrate("--from", a, "--from", os.path.join(os.path.dirname(a), ".", "a.db"),
+                      "--to", url(pg, "refuse"))
+    check("one file given twice: exit 2", rc == 2 and "are the same file" in err, err)
     # two shards sharing a session id
     dup = os.path.join(tmp, "dup.db")
     shutil.copy(a, dup)
