@@ -194,6 +194,22 @@ static json_t *am_cli_str_or_null(const char *s)
     return s ? json_string(s) : json_null();
 }
 
+/* The <term> tags of an SGML reference segment as JSON (a new reference):
+ * what the standard profile takes as the segment's term annotations. */
+static json_t *am_cli_read_terms(const am_sgml_seg *seg)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < seg->nterms; i++) {
+        const am_sgml_term *t = &seg->terms[i];
+        json_array_append_new(a, json_pack("{sosososssIsI}", "id", am_cli_str_or_null(t->id),
+                                           "source", am_cli_str_or_null(t->src), "target",
+                                           am_cli_str_or_null(t->tgt), "text", t->text, "tok_start",
+                                           (json_int_t)t->tok_start, "tok_count",
+                                           (json_int_t)t->tok_count));
+    }
+    return a;
+}
+
 /* The segments of r as JSON (a new reference). */
 static json_t *am_cli_read_segments(const am_cli *c, const am_cli_run *r)
 {
@@ -215,6 +231,8 @@ static json_t *am_cli_read_segments(const am_cli *c, const am_cli_run *r)
         json_object_set_new(o, "target", am_cli_str_or_null(sg->ref));
         json_object_set_new(o, "references", refs);
         json_object_set_new(o, "hypotheses", hyps);
+        if (sg->ref_seg)
+            json_object_set_new(o, "terms", am_cli_read_terms(sg->ref_seg));
         json_array_append_new(segs, o);
     }
     return segs;

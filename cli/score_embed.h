@@ -56,7 +56,9 @@ void am_cli_live_free(am_cli_live *l);
  *   {"source_lang", "target_lang", "systems": [names],
  *    "sessions": [{"first", "n", "doc"}],
  *    "segments": [{"id", "doc", "source", "target", "references": [more],
- *                  "hypotheses": {name: text}}],
+ *                  "hypotheses": {name: text},
+ *                  "terms": [{"id", "source", "target", "text", "tok_start",
+ *                             "tok_count"}] (SGML: the reference's <term> tags)}],
  *    "skipped": {"total", "reasons"} (XLIFF),
  *    "glossary": [{"source", "targets", "case_sensitive", "forbidden", "id"}],
  *    "background": {word: count}}

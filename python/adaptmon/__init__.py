@@ -475,6 +475,11 @@ class Segment:
     hypotheses: Dict[str, str] = field(default_factory=dict)
     doc: Union[str, int, None] = None
     references: List[str] = field(default_factory=list)
+    terms: List[Dict[str, Any]] = field(default_factory=list)
+    """SGML: the reference's ``<term>`` tags (id, source, target — several
+    targets joined by '|' —, text, tok_start, tok_count: the tokens of the
+    reference it covers), which the standard profile scores as the
+    segment's term annotations instead of a glossary's."""
 
 
 @dataclass(frozen=True)
@@ -529,7 +534,7 @@ def _lang_args(source_lang: Optional[str], target_lang: Optional[str]) -> List[s
 
 def _input(d: Dict[str, Any]) -> Input:
     segs = [Segment(s["id"], s["source"], s["target"], dict(s["hypotheses"]), s["doc"],
-                    list(s["references"])) for s in d["segments"]]
+                    list(s["references"]), list(s.get("terms", ()))) for s in d["segments"]]
     return Input(segs, list(d["systems"]), d["source_lang"], d["target_lang"],
                  [(x["first"], x["n"], x["doc"]) for x in d["sessions"]], d.get("skipped"))
 
