@@ -4,8 +4,12 @@ adaptive machine translation, with the same numbers as ``adaptmon score --json``
 Every function here runs the command line's own scoring code in process (the
 extension ``adaptmon._core`` links it): the arguments are turned into
 ``adaptmon score`` options, the texts into temporary files, and the JSON the
-command prints into Python objects. Nothing is scored in Python, so nothing
-can drift from the CLI::
+command prints into Python objects. :class:`Session` keeps a session open in
+the extension (the history in memory, each add scored alone by the CLI's
+per-segment step) and the readers (:func:`read_plain`, :func:`read_sgml`,
+:func:`read_xliff`, :func:`read_tmx`, :func:`read_glossary`) run the CLI's
+loading code. Nothing is scored or parsed in Python, so nothing can drift
+from the CLI::
 
     import adaptmon
     res = adaptmon.corpus_score(["le chat dort"], ["le chat dort bien"],
