@@ -218,6 +218,22 @@ static void am_py_live_dealloc(PyObject *self)
     Py_TYPE(self)->tp_free(self);
 }
 
+/* Takes l's lock with the GIL released (a thread waiting for it holds no
+ * GIL that the lock's holder may need); returns the saved thread state for
+ * am_py_live_unlock. */
+static PyThreadState *am_py_live_lock(am_py_live *l)
+{
+    PyThreadState *ts = PyEval_SaveThread();
+    PyThread_acquire_lock(l->lock, WAIT_LOCK);
+    return ts;
+}
+
+static void am_py_live_unlock(am_py_live *l, PyThreadState *ts)
+{
+    PyThread_release_lock(l->lock);
+    PyEval_RestoreThread(ts);
+}
+
 /* The UTF-8 text of o (borrowed from o), NULL for None when none_ok, or
  * NULL with TypeError set. *bad is set on an error. */
 static const char *am_py_text(PyObject *o, const char *what, int none_ok, int *bad)
@@ -266,15 +282,13 @@ static PyObject *am_py_live_add(PyObject *self, PyObject *args)
     /* the texts stay valid: args holds the str objects, and their UTF-8
      * forms are cached in them */
     am_py_capture c;
-    PyThreadState *ts = PyEval_SaveThread();
-    PyThread_acquire_lock(l->lock, WAIT_LOCK);
+    PyThreadState *ts = am_py_live_lock(l);
     FILE *out, *err;
     if (am_py_capture_open(&c, &out, &err) == 0) {
         c.rc = am_cli_live_add(l->live, s, r, h, out, err);
         am_py_capture_close(&c, out, err);
     }
-    PyThread_release_lock(l->lock);
-    PyEval_RestoreThread(ts);
+    am_py_live_unlock(l, ts);
     return am_py_capture_result(&c);
 }
 
@@ -284,20 +298,19 @@ static PyObject *am_py_live_reset(PyObject *self, PyObject *unused)
 {
     (void)unused;
     am_py_live *l = (am_py_live *)self;
-    Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(l->lock, WAIT_LOCK);
+    PyThreadState *ts = am_py_live_lock(l);
     am_cli_live_reset(l->live);
-    PyThread_release_lock(l->lock);
-    Py_END_ALLOW_THREADS Py_RETURN_NONE;
+    am_py_live_unlock(l, ts);
+    Py_RETURN_NONE;
 }
 
 static Py_ssize_t am_py_live_len(PyObject *self)
 {
     am_py_live *l = (am_py_live *)self;
-    Py_ssize_t n;
-    Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock(l->lock, WAIT_LOCK);
-    n = (Py_ssize_t)am_cli_live_count(l->live);
-    PyThread_release_lock(l->lock);
-    Py_END_ALLOW_THREADS return n;
+    PyThreadState *ts = am_py_live_lock(l);
+    Py_ssize_t n = (Py_ssize_t)am_cli_live_count(l->live);
+    am_py_live_unlock(l, ts);
+    return n;
 }
 
 static PyMethodDef am_py_live_methods[] = {

@@ -233,5 +233,31 @@ def test_sessions_on_threads_equal_sequential():
     eq([p[0] for p in par], seq, "threads")
 
 
+
+def test_one_session_shared_by_threads_counts_every_add():
+    """Four threads adding to one session: its lock serializes the adds
+    (none lost, the history whole): 4 × 25 segments counted, and the
+    BLEU statistics are those of the 100 segments (the recall counts
+    depend on the order the threads got, BLEU's statistics do not)."""
+    import threading
+    segs = tico19()[:100]
+    sess = am.Session(target_lang="fr")
+
+    def feed(part):
+        for x in part:
+            sess.add(x["source"], x["translation"], x["hypothesis"])
+
+    ts = [threading.Thread(target=feed, args=(segs[i::4],)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    eq(len(sess), 100, "adds counted")
+    eq(sess.last.segments, 100, "segments in the answer")
+    want = whole([dict(x, hyps={"hyp": x["hypothesis"]}) for x in segs], target_lang="fr")
+    eq(sess.last.systems["hyp"].raw["bleu_stats"]["counts"],
+       want.systems["hyp"].raw["bleu_stats"]["counts"], "BLEU statistics of all 100")
+
+
 if __name__ == "__main__":
     sys.exit(run_tests(dict(globals()), setup=setup))
