@@ -117,6 +117,7 @@ int am_cli_live_new(int argc, char **argv, const char *const *names, size_t nnam
     l->r.nsess = 1;
     l->hist = am_vocab_new();
     am_cli_live_reset(l);
+    l->c.out = l->c.err = NULL; /* the caller's stream is not kept */
     *out = l;
     return 0;
 }
