@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -314,8 +315,9 @@ class Session:
     ``k_max=2``, ``stopwords="none"``, …); the glossary is read once, when
     the session is made (or, without ``systems``, at the first add).
 
-    Not thread-safe as a whole: one thread adds to a session at a time
-    (different sessions score in parallel; the GIL is released)."""
+    Threads may share a session: its changes are serialized (a lock), so
+    none is lost; different sessions score in parallel (the GIL is
+    released while a segment is scored)."""
 
     def __init__(self, target_lang: Optional[str] = None, glossary: Optional[PathLike] = None,
                  systems: Optional[Sequence[str]] = None, profile: Optional[str] = None,
@@ -324,6 +326,9 @@ class Session:
         self._systems: Optional[List[str]] = None
         self._live: Any = None
         self._segs: List[_SegmentInput] = []
+        # one change at a time: the extension's object and the lists here
+        # move together (threads wait for it with the GIL released)
+        self._lock = threading.RLock()
         self.last: Optional[Result] = None
         """The latest answer: ``adaptmon score --json --per-segment`` of the
         session's segments with only the latest segment in ``per_segment``."""
@@ -416,11 +421,12 @@ class Session:
         "totals": system -> :class:`SystemScores` of the session so far}.
         Bad input raises (AdaptmonError with the CLI's message, e.g.
         invalid UTF-8) and leaves the session unchanged."""
-        seg = self._input(source, translation, hypotheses)
-        res = self._score(seg)
-        self._segs.append(seg)
-        self.last = res
-        return self._answer(res)
+        with self._lock:
+            seg = self._input(source, translation, hypotheses)
+            res = self._score(seg)
+            self._segs.append(seg)
+            self.last = res
+            return self._answer(res)
 
     def _index(self, index: int) -> int:
         n = len(self._segs)
@@ -435,11 +441,12 @@ class Session:
         (the service's PUT of a segment). Returns {"segment": the replaced
         segment's new per-segment JSON, "totals": the session's totals}.
         Bad input raises and leaves the session unchanged."""
-        i = self._index(index)
-        seg = self._input(source, translation, hypotheses)
-        got = self._replace_all(self._segs[:i] + [seg] + self._segs[i + 1:], i)
-        assert got is not None and self.last is not None
-        return {"segment": (got.per_segment or [{}])[-1], "totals": self.last.systems}
+        with self._lock:
+            i = self._index(index)
+            seg = self._input(source, translation, hypotheses)
+            got = self._replace_all(self._segs[:i] + [seg] + self._segs[i + 1:], i)
+            assert got is not None and self.last is not None
+            return {"segment": (got.per_segment or [{}])[-1], "totals": self.last.systems}
 
     def delete(self, index: int) -> Dict[str, Any]:
         """Deletes segment ``index`` (0-based, negative from the end) and
@@ -447,20 +454,22 @@ class Session:
         of a segment; ids are positions, so later segments' ids move down
         by one). Returns {"totals": the session's totals} ({} when the
         session is now empty)."""
-        i = self._index(index)
-        self._replace_all(self._segs[:i] + self._segs[i + 1:], -1)
-        if not self._segs:
-            self.last = None
-            return {"totals": {}}
-        assert self.last is not None
-        return {"totals": self.last.systems}
+        with self._lock:
+            i = self._index(index)
+            self._replace_all(self._segs[:i] + self._segs[i + 1:], -1)
+            if not self._segs:
+                self.last = None
+                return {"totals": {}}
+            assert self.last is not None
+            return {"totals": self.last.systems}
 
     def reset(self) -> None:
         """Forgets every segment (the options and glossary stay)."""
-        if self._live is not None:
-            self._live.reset()
-        self._segs = []
-        self.last = None
+        with self._lock:
+            if self._live is not None:
+                self._live.reset()
+            self._segs = []
+            self.last = None
 
 
 # ---- readers: the inputs as the CLI reads them --------------------------------
