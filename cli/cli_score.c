@@ -140,7 +140,7 @@ static void am_cli_named(const char *arg, am_cli_file *f)
     }
 }
 
-static void am_cli_free(am_cli *c)
+void am_cli_free(am_cli *c)
 {
     am_cli_file *all[] = {&c->ref, &c->src, &c->sgm_src, &c->sgm_ref};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -737,9 +737,10 @@ static int am_cli_split_arg(FILE *err, const char *a, char name[64], const char 
     return 0;
 }
 
-/* The command line into c (see am_cli_usage). Returns 0, -1 after --help,
- * or 2 after a message on stderr. */
-static int am_cli_args(int argc, char **argv, am_cli *c)
+/* The options of the command line into c, checked among themselves but
+ * not against the inputs (score_embed.c takes its inputs elsewhere).
+ * Returns 0, -1 after --help, or 2 after a message on c->err. */
+int am_cli_parse(int argc, char **argv, am_cli *c)
 {
     am_buf err;
     am_buf_init(&err);
@@ -774,9 +775,25 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
     }
     free(seen);
     am_buf_cleanup(&err);
-    if (rc == 0)
-        rc = am_cli_check_stats(c);
+    return rc == 0 ? am_cli_check_stats(c) : rc;
+}
+
+/* The command line into c (see am_cli_usage). Returns 0, -1 after --help,
+ * or 2 after a message on stderr. */
+static int am_cli_args(int argc, char **argv, am_cli *c)
+{
+    int rc = am_cli_parse(argc, argv, c);
     return rc ? rc : am_cli_check_inputs(c);
+}
+
+void am_cli_init(am_cli *c, FILE *out, FILE *err)
+{
+    memset(c, 0, sizeof *c);
+    c->out = out;
+    c->err = err;
+    am_config_init(&c->cfg);
+    am_sig_opts_init(&c->sig);
+    c->precision = 4;
 }
 
 /* Runs `adaptmon score` with the result printed on out and the messages on
@@ -788,12 +805,7 @@ static int am_cli_args(int argc, char **argv, am_cli *c)
 int am_cli_score_io(int argc, char **argv, FILE *out, FILE *err)
 {
     am_cli c;
-    memset(&c, 0, sizeof c);
-    c.out = out;
-    c.err = err;
-    am_config_init(&c.cfg);
-    am_sig_opts_init(&c.sig);
-    c.precision = 4;
+    am_cli_init(&c, out, err);
     int rc = am_cli_args(argc, argv, &c);
     if (rc) {
         am_cli_free(&c);

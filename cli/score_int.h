@@ -126,6 +126,11 @@ typedef struct am_cli_run {
     am_totals *doc_totals; /* [nsess × nhyp] with --by-doc */
 } am_cli_run;
 
+/* cli_score.c: the options (score_embed.c reuses them). */
+void am_cli_init(am_cli *c, FILE *out, FILE *err);
+int am_cli_parse(int argc, char **argv, am_cli *c);
+void am_cli_free(am_cli *c);
+
 /* score_in.c: the inputs (each function documented where defined). */
 int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **background, am_toks *custom_sw);
 int am_cli_xliff(am_cli *c, am_xliff_doc *docs, am_cli_seg **segs, size_t *nseg,
@@ -138,13 +143,17 @@ int am_cli_read_plain(am_cli *c, am_cli_run *r);
 void am_cli_annots_free(am_cli_annots *a);
 am_seg_input am_cli_seg_input(const am_cli *c, const am_cli_seg *sg, am_cli_annots *an);
 int am_cli_history_lookup(void *ctx, const char *word, int64_t *occ);
+int am_cli_session_seg(const am_cli *c, const am_scorer *s, am_score_ws *ws, am_vocab *hist,
+                       const am_cli_seg *sg, am_totals *totals, am_cli_sink *sink);
 int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws, const am_cli_seg *segs,
                    size_t n, am_totals *totals, am_cli_sink *sink);
 
 /* score_run.c: the scoring step. */
+int am_cli_new_scorer(const am_cli *c, am_cli_run *r);
 int am_cli_score_run(am_cli *c, am_cli_run *r);
 
 /* score_out.c: the output, and the alam2021 profile. */
+void am_cli_put_json(FILE *out, const json_t *root);
 int am_cli_alam(const am_cli *c, const am_sgml_doc *src, const am_sgml_doc *ref,
                 const am_sgml_doc *hyps);
 void am_cli_print_json(const am_cli *c, const am_cli_run *r, json_t *jsegs, json_t *sig,

@@ -26,7 +26,7 @@
 /* Prints root (borrowed) indented, keys in insertion order, every real as
  * the shortest text that reads back (am_realfmt_json_text: jansson prints
  * 17 digits, 0.64352818371607512 for 0.6435281837160751). */
-static void am_cli_put_json(FILE *out, const json_t *root)
+void am_cli_put_json(FILE *out, const json_t *root)
 {
     char *dumped = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     char *text = am_realfmt_json_text(dumped ? dumped : "null");

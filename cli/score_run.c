@@ -227,7 +227,7 @@ static void am_cli_lang_warnings(FILE *err, const am_config *cfg)
 
 /* The scorer of the run (as session creation: an option the profile cannot
  * honour is an error). Returns 0, 1 or 2 after printing an error. */
-static int am_cli_new_scorer(const am_cli *c, am_cli_run *r)
+int am_cli_new_scorer(const am_cli *c, am_cli_run *r)
 {
     am_buf err;
     am_buf_init(&err);

@@ -178,6 +178,33 @@ static void am_cli_sink_segment(const am_cli *c, const am_scorer *s, am_cli_sink
     }
 }
 
+/* Scores segment sg against the history hist, commits its words to hist,
+ * adds it to totals[0..nhyp) and hands it to the sink. On an error nothing
+ * is changed (the scoring fails before the history is touched) and 1 is
+ * returned after a message on c->err; else 0. */
+int am_cli_session_seg(const am_cli *c, const am_scorer *s, am_score_ws *ws, am_vocab *hist,
+                       const am_cli_seg *sg, am_totals *totals, am_cli_sink *sink)
+{
+    am_cli_annots an;
+    am_seg_input in = am_cli_seg_input(c, sg, &an);
+    am_seg_result res;
+    const char *field = NULL;
+    int r = am_score_segment(s, ws, &in, am_cli_history_lookup, hist, &res, &field);
+    am_cli_annots_free(&an);
+    if (r != AM_OK) {
+        fprintf(c->err, "adaptmon score: segment %s: %s%s%s\n", sg->id, am_strerror(r),
+                field ? " in " : "", field ? field : "");
+        return 1;
+    }
+    am_recall_seg_commit(res.recall, hist);
+    for (size_t k = 0; k < c->nhyp; k++)
+        am_totals_add(&totals[k], &res.sys[k]);
+    if (c->sigc)
+        am_sig_collect_seg(c->sigc, res.sys, res.recall);
+    am_cli_sink_segment(c, s, sink, sg, &res, totals);
+    return 0;
+}
+
 /* Scores segments[0..n) as one session, adding to totals[0..nhyp) and
  * handing every segment to the sink. */
 int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws, const am_cli_seg *segs,
@@ -187,27 +214,8 @@ int am_cli_session(const am_cli *c, const am_scorer *s, am_score_ws *ws, const a
     if (c->sigc)
         am_sig_collect_session(c->sigc);
     int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        const am_cli_seg *sg = &segs[i];
-        am_cli_annots an;
-        am_seg_input in = am_cli_seg_input(c, sg, &an);
-        am_seg_result res;
-        const char *field = NULL;
-        int r = am_score_segment(s, ws, &in, am_cli_history_lookup, hist, &res, &field);
-        am_cli_annots_free(&an);
-        if (r != AM_OK) {
-            fprintf(c->err, "adaptmon score: segment %s: %s%s%s\n", sg->id, am_strerror(r),
-                    field ? " in " : "", field ? field : "");
-            rc = 1;
-            break;
-        }
-        am_recall_seg_commit(res.recall, hist);
-        for (size_t k = 0; k < c->nhyp; k++)
-            am_totals_add(&totals[k], &res.sys[k]);
-        if (c->sigc)
-            am_sig_collect_seg(c->sigc, res.sys, res.recall);
-        am_cli_sink_segment(c, s, sink, sg, &res, totals);
-    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = am_cli_session_seg(c, s, ws, hist, &segs[i], totals, sink);
     am_vocab_free(hist);
     return rc;
 }

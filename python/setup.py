@@ -39,9 +39,14 @@ class BuildCore(build_ext):
         make("-j" + jobs, "BUILD=" + BUILD, "CFLAGS=-O2 -g -fPIC",
              BUILD + "/libamserver.a", BUILD + "/libamcore.a")
         libs = shlex.split(make("BUILD=" + BUILD, "print-LDLIBS").strip())
+        archives = [os.path.join(ROOT, BUILD, "libamserver.a"),
+                    os.path.join(ROOT, BUILD, "libamcore.a")]
         for ext in self.extensions:
-            ext.extra_objects = [os.path.join(ROOT, BUILD, "libamserver.a"),
-                                 os.path.join(ROOT, BUILD, "libamcore.a")]
+            ext.extra_objects = archives
+            # an archive newer than the module relinks it (setuptools
+            # compares the sources and depends only: a change in the C tree
+            # would otherwise leave a stale module)
+            ext.depends = list(ext.depends) + archives
             ext.extra_link_args = libs
         super().run()
 
