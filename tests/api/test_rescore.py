@@ -13,6 +13,7 @@ library only.
 import http.client
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -305,6 +306,57 @@ def test_rescore_progress_on_event_stream():
     eq(set(e["total"] for e in evs), {100}, "total")
     eq(evs[-1]["done"], 100, "final done")
     eq(set(e["glossary_version"] for e in evs), {1}, "glossary version in the events")
+
+
+def _timeless(text):
+    """An answer's text with its clock readings (…_ms, …_at) and the
+    session's version and rewrite count zeroed: a rescore stamps its own
+    time and is a new version; nothing else may differ."""
+    return re.sub(r'"([a-z_]*_(?:ms|at)|version|rewrites)":("[^"]*"|-?[0-9]+)', r'"\1":0', text)
+
+
+def test_rescore_with_unchanged_glossary_changes_no_number():
+    """A rescore that changes nothing (same glossary, same options) leaves
+    every answer as it was, byte for byte but for the clock: the full
+    metrics, every segment (scores, running totals) and the JSON export,
+    on a session with a glossary, a baseline (pair totals), three systems,
+    translators, an edited and a deleted segment. The rescore writes its
+    results through its own code (rescore.c), the POSTs and the edit's
+    replay through theirs: this pins them to each other."""
+    sid = "rs-same"
+    C.create_session(id=sid, options={"baseline_system": "fairseq"})
+    put_glossary(C, sid)
+    items = segs(60)
+    for i, s in enumerate(items):
+        s["hypotheses"]["good"] = s["translation"]
+        if i % 3:
+            s["translator"] = "t%d" % (i % 2)
+    post_all(C, sid, items)
+    edited = dict(items[7], translation=items[8]["translation"])
+    expect_status(C.put(base(sid) + "/segments/s7", edited), 200, "PUT s7")
+    expect_status(C.delete(base(sid) + "/segments/s31"), 204, "DELETE s31")
+    paths = ["/metrics", "/metrics?by=translator", "/segments?limit=1000", "/export?format=json",
+             "/export?format=csv", "/segments/s7", "/segments/s59"]
+
+    def answers():
+        out = {}
+        for p in paths:
+            r = C.get(base(sid) + p)
+            expect_status(r, 200, "GET " + p)
+            out[p] = _timeless(r.body.decode("utf-8"))
+        return out
+    before = answers()
+    check(terms_instances(systems(C, sid)) > 0, "the glossary is used")
+    r = C.post(base(sid) + "/rescore")
+    expect_status(r, 200, "POST rescore")
+    eq(r.json()["segments"], 59, "segments rescored")
+    after = answers()
+    for p in paths:
+        if before[p] != after[p]:
+            a, b = before[p], after[p]
+            i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+            raise AssertionError("GET %s differs after the rescore at byte %d: %r vs %r"
+                                 % (p, i, a[max(0, i - 80):i + 80], b[max(0, i - 80):i + 80]))
 
 
 if __name__ == "__main__":
