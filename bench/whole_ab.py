@@ -10,9 +10,16 @@ copy of that database with BEFORE_BIN, then AFTER_BIN, and GETs each PATH
 once (the first GET of a version: nothing cached), recording the server's
 CPU seconds (/proc/PID/stat utime + stime) and the body's SHA-1. Prints per
 path the CPU seconds of each round and whether every body was identical.
+
+A PATH written "POST /v1/..." is POSTed (e.g. "POST /v1/sessions/w/rescore");
+from then on in the round the bodies are compared with their clock
+readings (..._ms, ..._at) and the session's version and rewrite count
+zeroed, since a rescore stamps its own time: list GETs after it (metrics,
+export?format=json) to compare the rescored state of both binaries.
 """
 import hashlib
 import os
+import re
 import shutil
 import sys
 
@@ -26,6 +33,11 @@ from rel import grow_session, seg_body, tico19  # noqa: E402
 def cpu_s(pid):
     f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timeless(body):
+    """body with clock readings and version counters zeroed (see above)."""
+    return re.sub(rb'"([a-z_]*_(?:ms|at)|version|rewrites)":("[^"]*"|-?[0-9]+)', rb'"\1":0', body)
 
 
 def build_db(binary, n):
@@ -65,12 +77,17 @@ def main():
             harness.ADAPTMON = binary
             s = harness.Server("--request-timeout-ms", "0", db=db)
             cl = s.client()
+            posted = False
             for p in paths:
+                method, _, path = p.rpartition(" ")
+                method = method or "GET"
+                posted = posted or method != "GET"
                 c0 = cpu_s(s.proc.pid)
-                r = cl.request("GET", p, timeout=3600)
+                r = cl.request(method, path, timeout=3600)
                 d = cpu_s(s.proc.pid) - c0
                 harness.expect_status(r, 200, "%s %s" % (name, p))
-                res.setdefault((p, name), []).append((d, hashlib.sha1(r.body).hexdigest()))
+                body = timeless(r.body) if posted else r.body
+                res.setdefault((p, name), []).append((d, hashlib.sha1(body).hexdigest()))
             cl.close()
             s.stop()
     print("%d segments, server CPU s per round" % n)
