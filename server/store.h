@@ -282,6 +282,14 @@ int am_store_tx_vocab_get(am_store_rtx *rtx, const char *session, const char *wo
 /* occ += 1, last_seq = seq (first_seq set on insert) and records the
  * occurrence (session, word, seq). */
 int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *word, int64_t seq);
+/* A session's history written whole, for a session filled from nothing
+ * (a rescore's hidden copy): the vocab row of word (occ, first_seq,
+ * last_seq; the word must have none yet), and one occurrence (session,
+ * word, seq) without touching vocab. Written in (word, seq) order they
+ * append to the B-trees instead of updating a row per occurrence. */
+int am_store_tx_vocab_put(am_store_tx *tx, const char *session, const char *word, int64_t occ,
+                          int64_t first_seq, int64_t last_seq);
+int am_store_tx_occ_put(am_store_tx *tx, const char *session, const char *word, int64_t seq);
 /* am_store_tx_vocab_incr for each of n distinct words (NUL-separated in
  * words, borrowed), in two statements: one upsert of every vocab row and
  * one insert of every occurrence. */

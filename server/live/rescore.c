@@ -16,7 +16,8 @@
 
 typedef struct am_rs_word {
     char *word; /* owned; NULL = empty slot */
-    int64_t occ;
+    int64_t occ, first, last; /* occurrences; seq of the first and the last */
+    size_t id; /* order of first use: 0, 1, ... */
 } am_rs_word;
 
 typedef struct am_rs_vocab {
@@ -42,7 +43,8 @@ static int am_rs_lookup(void *ctx, const char *word, int64_t *occ)
     return AM_OK;
 }
 
-static void am_rs_bump(am_rs_vocab *h, const char *word)
+/* Counts an occurrence of word at seq; returns the word's id. */
+static size_t am_rs_bump(am_rs_vocab *h, const char *word, int64_t seq)
 {
     if (2 * (h->n + 1) > h->cap) {
         am_rs_vocab g = {am_xcalloc(h->cap ? 2 * h->cap : 1024, sizeof(am_rs_word)),
@@ -57,9 +59,12 @@ static void am_rs_bump(am_rs_vocab *h, const char *word)
     if (!w->word) {
         w->word = am_xstrdup(word);
         w->occ = 0;
-        h->n++;
+        w->first = seq;
+        w->id = h->n++;
     }
     w->occ++;
+    w->last = seq;
+    return w->id;
 }
 
 static void am_rs_vocab_free(am_rs_vocab *h)
@@ -76,8 +81,6 @@ static void am_rs_vocab_free(am_rs_vocab *h)
 typedef struct am_rs_seg {
     int64_t seq;
     char *result; /* result JSON text (owned) */
-    char *words; /* NUL-separated content words of the translation (owned) */
-    size_t nwords;
     const char **choices; /* (entry source, target) pairs borrowed from the runtime (owned array) */
     size_t nchoices;
 } am_rs_seg;
@@ -94,6 +97,11 @@ typedef struct am_rs {
     am_score_ws *ws; /* from srv->wspool */
     int64_t total, now;
     am_rs_vocab vocab;
+    /* every occurrence (word id, seq) in seq order: the history's rows,
+     * written at the end in (word, seq) order (am_rs_fill) */
+    uint32_t *occ_w;
+    int64_t *occ_seq;
+    size_t nocc, cap_occ_w, cap_occ_seq;
     am_rs_seg *segs; /* n, in seq order */
     size_t n, cap;
     am_rs_sys *sys;
@@ -108,7 +116,6 @@ static void am_rs_cleanup(am_rs *r)
 {
     for (size_t i = 0; i < r->n; i++) {
         free(r->segs[i].result);
-        free(r->segs[i].words);
         free(r->segs[i].choices);
     }
     free(r->segs);
@@ -119,6 +126,11 @@ static void am_rs_cleanup(am_rs *r)
     r->tot = NULL;
     r->cap_tot = 0;
     am_rs_vocab_free(&r->vocab);
+    free(r->occ_w);
+    free(r->occ_seq);
+    r->occ_w = NULL;
+    r->occ_seq = NULL;
+    r->nocc = r->cap_occ_w = r->cap_occ_seq = 0;
     if (r->ws)
         am_wspool_put(r->srv->wspool, r->ws);
     r->ws = NULL;
@@ -223,18 +235,13 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
     am_rs_seg *g = &r->segs[r->n++];
     memset(g, 0, sizeof *g);
     g->seq = seq;
-    am_buf words;
-    am_buf_init(&words);
-    for (size_t i = 0; i < res.recall->words.n; i++) {
-        const char *w = res.recall->words.v[i];
-        am_buf_append(&words, w, strlen(w) + 1);
-    }
-    g->nwords = res.recall->words.n;
-    g->words = am_buf_detach(&words);
     /* the next segments see this one in the history */
-    const char *w = g->words ? g->words : "";
-    for (size_t i = 0; i < g->nwords; i++, w += strlen(w) + 1)
-        am_rs_bump(&r->vocab, w);
+    for (size_t i = 0; i < res.recall->words.n; i++) {
+        AM_GROW(r->occ_w, r->cap_occ_w, r->nocc + 1, 4096);
+        AM_GROW(r->occ_seq, r->cap_occ_seq, r->nocc + 1, 4096);
+        r->occ_w[r->nocc] = (uint32_t)am_rs_bump(&r->vocab, res.recall->words.v[i], seq);
+        r->occ_seq[r->nocc++] = seq;
+    }
 
     /* the running totals of the answer's systems, copied: the entries
      * added below (pairs, translators) may move r->sys */
@@ -284,33 +291,120 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
 }
 
 #define AM_RS_CHUNK 64 /* segments per short transaction into the shadow */
+#define AM_RS_HIST_CHUNK 2048 /* history rows per short transaction */
 
-/* Writes r's new state into the shadow copy of the session: each segment
- * (copied with its new result), its history and choices, AM_RS_CHUNK
- * segments per short transaction with the writer handed over between them,
- * so other sessions' writes go on (am_store_shadow_begin). */
-static int am_rs_fill(am_store *store, const am_rs *r, const char *shadow)
+/* Writes item i of something into the shadow on tx; returns the next i
+ * (*rc set). ctx: what am_rs_chunked was given. */
+typedef size_t (*am_rs_write_fn)(am_store_tx *tx, const am_rs *r, const char *shadow, size_t i,
+                                 const void *ctx, int *rc);
+
+/* Runs write for i = 0 .. n-1 into the shadow, chunk items per short
+ * transaction with the writer handed over between them, so other sessions'
+ * writes go on (am_store_shadow_begin). */
+static int am_rs_chunked(am_store *store, const am_rs *r, const char *shadow, size_t n,
+                         size_t chunk, am_rs_write_fn write, const void *ctx)
 {
     int rc = AM_OK;
-    for (size_t i = 0; i < r->n && rc == AM_OK;) {
+    for (size_t i = 0; i < n && rc == AM_OK;) {
         am_store_tx *tx = NULL;
         am_store_handoff(store);
         rc = am_store_tx_begin(store, &tx);
-        for (size_t end = i + AM_RS_CHUNK; i < r->n && i < end && rc == AM_OK; i++) {
-            const am_rs_seg *g = &r->segs[i];
-            rc = am_store_tx_shadow_segment(tx, r->session, shadow, g->seq, g->result,
-                                            r->sess->glossary_version, r->now);
-            const char *w = g->words ? g->words : "";
-            for (size_t k = 0; k < g->nwords && rc == AM_OK; k++, w += strlen(w) + 1)
-                rc = am_store_tx_vocab_incr(tx, shadow, w, g->seq);
-            for (size_t k = 0; k < g->nchoices && rc == AM_OK; k++)
-                rc = am_store_tx_choice_incr(tx, shadow, g->choices[2 * k], g->choices[2 * k + 1]);
-        }
+        for (size_t end = i + chunk; i < n && i < end && rc == AM_OK;)
+            i = write(tx, r, shadow, i, ctx, &rc);
         if (tx && rc == AM_OK)
             rc = am_store_tx_commit(tx);
         else if (tx)
             am_store_tx_rollback(tx);
     }
+    return rc;
+}
+
+/* am_rs_write_fn: segment i (copied with its new result) and its choices. */
+static size_t am_rs_write_segment(am_store_tx *tx, const am_rs *r, const char *shadow, size_t i,
+                                  const void *ctx, int *rc)
+{
+    (void)ctx;
+    const am_rs_seg *g = &r->segs[i];
+    *rc = am_store_tx_shadow_segment(tx, r->session, shadow, g->seq, g->result,
+                                     r->sess->glossary_version, r->now);
+    for (size_t k = 0; k < g->nchoices && *rc == AM_OK; k++)
+        *rc = am_store_tx_choice_incr(tx, shadow, g->choices[2 * k], g->choices[2 * k + 1]);
+    return i + 1;
+}
+
+/* The history sorted by word (am_rs_history). */
+typedef struct am_rs_hist {
+    am_rs_word **words; /* distinct words in strcmp order (borrowed from r->vocab) */
+    size_t *start; /* the occurrences of words[k]: seqs[start[k] .. start[k] + occ) */
+    int64_t *seqs; /* every occurrence's seq, by word then seq */
+} am_rs_hist;
+
+static int am_rs_word_cmp(const void *a, const void *b)
+{
+    return strcmp((*(am_rs_word *const *)a)->word, (*(am_rs_word *const *)b)->word);
+}
+
+/* am_rs_write_fn: the vocab row of word i and its occurrences. Words in
+ * strcmp order (SQLite's BINARY collation) and seqs ascending: each row
+ * lands after the previous one in its B-tree, where an upsert per
+ * occurrence (a POST's am_store_tx_vocab_incr) read and rewrote the word's
+ * row every time: 9 % of the rescore's instructions at 1,000 segments. */
+static size_t am_rs_write_word(am_store_tx *tx, const am_rs *r, const char *shadow, size_t i,
+                               const void *ctx, int *rc)
+{
+    (void)r;
+    const am_rs_hist *h = ctx;
+    const am_rs_word *w = h->words[i];
+    *rc = am_store_tx_vocab_put(tx, shadow, w->word, w->occ, w->first, w->last);
+    for (int64_t k = 0; k < w->occ && *rc == AM_OK; k++)
+        *rc = am_store_tx_occ_put(tx, shadow, w->word, h->seqs[h->start[i] + (size_t)k]);
+    return i + 1;
+}
+
+/* Fills h from r: the distinct words sorted, the occurrences placed by
+ * counting (no sort of the occurrences themselves). Caller frees h's
+ * arrays. */
+static void am_rs_history(const am_rs *r, am_rs_hist *h)
+{
+    size_t d = r->vocab.n ? r->vocab.n : 1;
+    h->words = am_xcalloc(d, sizeof *h->words);
+    h->start = am_xcalloc(d, sizeof *h->start);
+    h->seqs = am_xcalloc(r->nocc ? r->nocc : 1, sizeof *h->seqs);
+    size_t *rank = am_xcalloc(d, sizeof *rank), *next = am_xcalloc(d, sizeof *next);
+    for (size_t i = 0, k = 0; i < r->vocab.cap; i++)
+        if (r->vocab.v[i].word)
+            h->words[k++] = &r->vocab.v[i];
+    if (r->vocab.n > 1)
+        qsort(h->words, r->vocab.n, sizeof *h->words, am_rs_word_cmp);
+    size_t at = 0;
+    for (size_t k = 0; k < r->vocab.n; k++) {
+        rank[h->words[k]->id] = k;
+        h->start[k] = next[k] = at;
+        at += (size_t)h->words[k]->occ;
+    }
+    for (size_t i = 0; i < r->nocc; i++) /* in seq order: each word's seqs ascend */
+        h->seqs[next[rank[r->occ_w[i]]]++] = r->occ_seq[i];
+    free(rank);
+    free(next);
+}
+
+/* Writes r's new state into the shadow copy of the session in short
+ * transactions: each segment with its new result and choices, then the
+ * history word by word. */
+static int am_rs_fill(am_store *store, const am_rs *r, const char *shadow)
+{
+    int rc = am_rs_chunked(store, r, shadow, r->n, AM_RS_CHUNK, am_rs_write_segment, NULL);
+    if (rc != AM_OK)
+        return rc;
+    am_rs_hist h;
+    am_rs_history(r, &h);
+    /* words per chunk: ~AM_RS_HIST_CHUNK rows (vocab + occurrences) each */
+    size_t per = r->vocab.n ? r->nocc / r->vocab.n + 1 : 1;
+    rc = am_rs_chunked(store, r, shadow, r->vocab.n, AM_RS_HIST_CHUNK / per + 1, am_rs_write_word,
+                       &h);
+    free(h.words);
+    free(h.start);
+    free(h.seqs);
     return rc;
 }
 

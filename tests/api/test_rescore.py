@@ -17,6 +17,7 @@ import re
 import sys
 import threading
 import time
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (TICO_GLOSSARY, base, check, eq, expect_problem, expect_status,  # noqa: E402
@@ -323,18 +324,21 @@ def test_rescore_with_unchanged_glossary_changes_no_number():
     translators, an edited and a deleted segment. The rescore writes its
     results through its own code (rescore.c), the POSTs and the edit's
     replay through theirs: this pins them to each other."""
-    sid = "rs-same"
-    C.create_session(id=sid, options={"baseline_system": "fairseq"})
-    put_glossary(C, sid)
-    items = segs(60)
+    items = segs(61)
     for i, s in enumerate(items):
         s["hypotheses"]["good"] = s["translation"]
         if i % 3:
             s["translator"] = "t%d" % (i % 2)
-    post_all(C, sid, items)
-    edited = dict(items[7], translation=items[8]["translation"])
-    expect_status(C.put(base(sid) + "/segments/s7", edited), 200, "PUT s7")
-    expect_status(C.delete(base(sid) + "/segments/s31"), 204, "DELETE s31")
+    for sid in ("rs-same", "rs-twin"):  # rs-twin is never rescored
+        C.create_session(id=sid, options={"baseline_system": "fairseq"})
+        put_glossary(C, sid)
+        post_all(C, sid, items[:60])
+        edited = dict(items[7], translation=items[8]["translation"])
+        expect_status(C.put(base(sid) + "/segments/s7", edited), 200, "PUT s7")
+        expect_status(C.delete(base(sid) + "/segments/s31"), 204, "DELETE s31")
+    sid = "rs-same"
+    words = sorted({w["word"] for row in all_segments(C, sid) for w in row["scores"]["words"]})
+    check(len(words) > 100, "%d distinct words in the history" % len(words))
     paths = ["/metrics", "/metrics?by=translator", "/segments?limit=1000", "/export?format=json",
              "/export?format=csv", "/segments/s7", "/segments/s59"]
 
@@ -344,6 +348,10 @@ def test_rescore_with_unchanged_glossary_changes_no_number():
             r = C.get(base(sid) + p)
             expect_status(r, 200, "GET " + p)
             out[p] = _timeless(r.body.decode("utf-8"))
+        for w in words:  # the history, word by word: occurrences and seqs
+            r = C.get(base(sid) + "/vocabulary/" + urllib.parse.quote(w, safe=""))
+            expect_status(r, 200, "GET vocabulary/" + w)
+            out["/vocabulary/" + w] = _timeless(r.body.decode("utf-8"))
         return out
     before = answers()
     check(terms_instances(systems(C, sid)) > 0, "the glossary is used")
@@ -351,12 +359,20 @@ def test_rescore_with_unchanged_glossary_changes_no_number():
     expect_status(r, 200, "POST rescore")
     eq(r.json()["segments"], 59, "segments rescored")
     after = answers()
-    for p in paths:
+    eq(sorted(before), sorted(after), "answers compared")
+    for p in sorted(before):
         if before[p] != after[p]:
             a, b = before[p], after[p]
             i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
             raise AssertionError("GET %s differs after the rescore at byte %d: %r vs %r"
                                  % (p, i, a[max(0, i - 80):i + 80], b[max(0, i - 80):i + 80]))
+    # the next POST is scored on the rescored history as on the twin's
+    ra = C.post(base(sid) + "/segments", items[60])
+    rb = C.post(base("rs-twin") + "/segments", items[60])
+    expect_status(ra, 201, "POST after the rescore")
+    expect_status(rb, 201, "POST to the twin")
+    for k in ("scores", "totals", "seq"):
+        eq(ra.json()[k], rb.json()[k], "the next POST's %s vs the twin's" % k)
 
 
 if __name__ == "__main__":
