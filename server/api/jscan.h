@@ -25,6 +25,14 @@ const char *am_js_member(const char *obj, const char *key, const char **end);
  * NULL when absent. The number found; -1 when obj is not compact JSON. */
 int am_js_members(const char *obj, const char *const *keys, size_t n, const char **val,
                   const char **end);
+/* The start of member key's value (as am_js_member) without finding its
+ * end: cheaper when the value is large and its end is not needed. */
+const char *am_js_find(const char *obj, const char *key);
+/* am_js_members that reads to the end of the object: *obj_end gets the
+ * end of obj (after its '}'); -1 and *obj_end NULL when obj is not compact
+ * JSON. */
+int am_js_members_end(const char *obj, const char *const *keys, size_t n, const char **val,
+                      const char **end, const char **obj_end);
 /* The decoded text of the JSON string value [v, e) into out (reset first;
  * NUL-terminated): 1; 0 when it is not a string or holds an escape this
  * does not decode (\u0000, surrogate pairs: parse such text instead). */
