@@ -398,6 +398,10 @@ typedef int (*am_store_segrow_fn)(void *ctx, int64_t seq, const char *client_id,
                                   int64_t created_at);
 int am_store_segments_each(am_store *st, const char *session, int64_t after, size_t limit,
                            am_store_segrow_fn fn, void *ctx);
+/* The same without the requests (request_json NULL): a reader of the
+ * results alone (GET …/curve) copies half the bytes. */
+int am_store_results_each(am_store *st, const char *session, int64_t after, size_t limit,
+                          am_store_segrow_fn fn, void *ctx);
 /* The same, for one answer read a page at a time: stamp (two int64, caller
  * owned; stamp[0] = -1 before the first page) records the session's
  * incarnation and rewrite count with the first page; a later page returns

@@ -412,7 +412,7 @@ static int am_cv_row_window(am_cv_ctx *c, const char *result_json, int sampled)
         if (!am_cv_plain(c->sys[i].name, strlen(c->sys[i].name)))
             return 0;
     double cur[AM_CV_MAX_SYSTEMS][AM_CV_N][2];
-    memset(cur, 0, sizeof cur); /* a system without output here: zeros */
+    unsigned char here[AM_CV_MAX_SYSTEMS] = {0}; /* not here: zeros (no 6 KB memset a row) */
     size_t before = json_array_size(c->x);
     const char *p = sy + 1;
     while (*p == '"') {
@@ -428,6 +428,7 @@ static int am_cv_row_window(am_cv_ctx *c, const char *result_json, int sampled)
             c->rc = AM_ERR_NOMEM;
             return -1;
         }
+        here[s - c->sys] = 1;
         am_cv_tcounts(ke + 1, c->wo, cur[s - c->sys], &ve);
         if (!ve)
             return 0; /* the systems registered so far are found again there */
@@ -438,7 +439,8 @@ static int am_cv_row_window(am_cv_ctx *c, const char *result_json, int sampled)
     for (size_t i = 0; i < c->nsys; i++) {
         am_cv_in in;
         memset(&in, 0, sizeof in);
-        memcpy(in.cur, cur[i], sizeof in.cur);
+        if (here[i])
+            memcpy(in.cur, cur[i], sizeof in.cur);
         am_cv_add(c, &c->sys[i], &in, sampled);
     }
     return 1;
@@ -683,7 +685,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
         while (rc == AM_OK && c->rc == AM_OK && c->last < c->n) {
             int64_t before = c->last;
             c->from = c->last;
-            rc = am_store_segments_each(req->srv->store, row.id, c->last, 1000, am_cv_row, c);
+            rc = am_store_results_each(req->srv->store, row.id, c->last, 1000, am_cv_row, c);
             if (c->last == before)
                 break; /* no more stored rows */
         }
@@ -693,7 +695,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
         int64_t after = seq - span > c->last ? seq - span : c->last;
         c->from = after;
         if (after < seq)
-            rc = am_store_segments_each(req->srv->store, row.id, after, (size_t)(seq - after),
+            rc = am_store_results_each(req->srv->store, row.id, after, (size_t)(seq - after),
                                         am_cv_row, c);
     }
     am_cv_gctx gc = {json_array(), c->n};

@@ -121,9 +121,13 @@ int am_js_members_end(const char *obj, const char *const *keys, size_t n, const 
                       const char **end, const char **obj_end)
 {
     *obj_end = NULL;
-    for (size_t i = 0; i < n; i++)
+    size_t klen[AM_JS_KEYS_MAX];
+    for (size_t i = 0; i < n; i++) {
         val[i] = end[i] = NULL;
-    if (!obj || *obj != '{')
+        if (i < AM_JS_KEYS_MAX)
+            klen[i] = strlen(keys[i]); /* once, not once per member */
+    }
+    if (!obj || *obj != '{' || n > AM_JS_KEYS_MAX)
         return -1;
     int found = 0;
     const char *p = obj + 1;
@@ -136,7 +140,7 @@ int am_js_members_end(const char *obj, const char *const *keys, size_t n, const 
             return -1;
         size_t kl = (size_t)(ke - p - 2);
         for (size_t i = 0; i < n; i++)
-            if (!val[i] && strlen(keys[i]) == kl && !memcmp(p + 1, keys[i], kl)) {
+            if (!val[i] && klen[i] == kl && !memcmp(p + 1, keys[i], kl)) {
                 val[i] = v;
                 end[i] = ve;
                 found++;
@@ -156,9 +160,13 @@ int am_js_members_end(const char *obj, const char *const *keys, size_t n, const 
 int am_js_members(const char *obj, const char *const *keys, size_t n, const char **val,
                   const char **end)
 {
-    for (size_t i = 0; i < n; i++)
+    size_t klen[AM_JS_KEYS_MAX];
+    for (size_t i = 0; i < n; i++) {
         val[i] = end[i] = NULL;
-    if (!obj || *obj != '{')
+        if (i < AM_JS_KEYS_MAX)
+            klen[i] = strlen(keys[i]); /* once, not once per member */
+    }
+    if (!obj || *obj != '{' || n > AM_JS_KEYS_MAX)
         return -1;
     int found = 0;
     const char *p = obj + 1;
@@ -171,7 +179,7 @@ int am_js_members(const char *obj, const char *const *keys, size_t n, const char
             return -1;
         size_t kl = (size_t)(ke - p - 2);
         for (size_t i = 0; i < n; i++)
-            if (!val[i] && strlen(keys[i]) == kl && !memcmp(p + 1, keys[i], kl)) {
+            if (!val[i] && klen[i] == kl && !memcmp(p + 1, keys[i], kl)) {
                 val[i] = v;
                 end[i] = ve;
                 found++;

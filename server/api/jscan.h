@@ -20,6 +20,8 @@ const char *am_js_skip(const char *p);
  * object at obj (may be NULL): its start, and its end in *end; NULL when
  * absent or when obj is not compact JSON (then parse it whole). */
 const char *am_js_member(const char *obj, const char *key, const char **end);
+/* The most keys am_js_members and am_js_members_end look for at once. */
+#define AM_JS_KEYS_MAX 16
 /* One pass over the members of the compact JSON object at obj: for each
  * keys[i] (plain ASCII) found, val[i] and end[i] get its value's extent,
  * NULL when absent. The number found; -1 when obj is not compact JSON. */

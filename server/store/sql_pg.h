@@ -166,6 +166,9 @@
     X(SEG_EACH,                                                                                    \
       "SELECT s.seq, s.client_id, s.request, " AM_PG_RESULT_COL ", s.created_at" AM_PG_RESULT_JOIN \
       "WHERE s.sid = $1 AND s.seq > $2 ORDER BY s.seq LIMIT $3")                                   \
+    X(SEG_RESULTS_EACH,                                                                            \
+      "SELECT s.seq, s.client_id, NULL, " AM_PG_RESULT_COL ", s.created_at" AM_PG_RESULT_JOIN      \
+      "WHERE s.sid = $1 AND s.seq > $2 ORDER BY s.seq LIMIT $3")                                   \
     X(SEG_GET, "SELECT s.seq, s.request, " AM_PG_RESULT_COL AM_PG_RESULT_JOIN                      \
                "WHERE s.sid = $1 AND s.client_id = $2")                                            \
     X(SEG_RESULT,                                                                                  \
