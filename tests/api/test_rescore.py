@@ -329,6 +329,14 @@ def test_rescore_with_unchanged_glossary_changes_no_number():
         s["hypotheses"]["good"] = s["translation"]
         if i % 3:
             s["translator"] = "t%d" % (i % 2)
+    # texts with escapes and non-ASCII (the rescore reads stored requests as
+    # text: decoded as jansson decodes them), a request with references and
+    # one with metadata (references: the rescore parses that one whole)
+    items[5]["translation"] += ' "cité"\tà\\ la\nligne \u00e9\u2014\U0001F600'
+    items[5]["hypotheses"]["fairseq"] += " \u0001 ctl"
+    items[9]["references"] = [items[10]["translation"]]
+    items[12]["metadata"] = {"doc": "d1", "n": [1, 2]}
+    items[14]["source"] = None
     for sid in ("rs-same", "rs-twin"):  # rs-twin is never rescored
         C.create_session(id=sid, options={"baseline_system": "fairseq"})
         put_glossary(C, sid)
