@@ -696,7 +696,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
         c->from = after;
         if (after < seq)
             rc = am_store_results_each(req->srv->store, row.id, after, (size_t)(seq - after),
-                                        am_cv_row, c);
+                                       am_cv_row, c);
     }
     am_cv_gctx gc = {json_array(), c->n};
     if (rc == AM_OK && c->rc == AM_OK)

@@ -223,8 +223,7 @@ static int am_rs_hyps_text(const char *v, const char *e, am_seg_req *q, am_rs_st
         if (!ve || q->nsys == AM_SCORE_MAX_SYSTEMS)
             return 0;
         const char *name = am_rs_str(s, p, ke), *hyp = name ? am_rs_str(s, ke + 1, ve) : NULL;
-        if (!hyp || !am_http_valid_id(name) ||
-            (q->nsys && strcmp(q->sys[q->nsys - 1], name) >= 0))
+        if (!hyp || !am_http_valid_id(name) || (q->nsys && strcmp(q->sys[q->nsys - 1], name) >= 0))
             return 0;
         q->sys[q->nsys] = name;
         q->hyp[q->nsys++] = hyp;
@@ -249,7 +248,7 @@ static int am_rs_req_text(const char *req, am_seg_req *q, am_rs_strs *s)
     memset(q, 0, sizeof *q);
     if (!req || *req != '{')
         return 0;
-    static const char *const keys[] = {"hypotheses", "hypothesis", "id",        "metadata",
+    static const char *const keys[] = {"hypotheses", "hypothesis",  "id",        "metadata",
                                        "source",     "translation", "translator"};
     enum { K_N = sizeof keys / sizeof keys[0] };
     const char *v[K_N], *e[K_N], *end;
@@ -397,8 +396,8 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
     /* the text a POST stores, written without a jansson tree (json_answer.c:
      * the same bytes as am_json_dump of am_json_segment and am_json_totals,
      * which cost two thirds more than the scoring itself here) */
-    g->result = am_json_answer(&res, q.sys, r->tot, r->session, q.id, seq,
-                               am_scorer_signature(sc), r->now, r->sess->glossary_version);
+    g->result = am_json_answer(&res, q.sys, r->tot, r->session, q.id, seq, am_scorer_signature(sc),
+                               r->now, r->sess->glossary_version);
     am_seg_req_cleanup(&q);
     json_decref(body);
     am_rs_strs_free(&strs);
