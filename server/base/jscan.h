@@ -4,7 +4,9 @@
  * between tokens), so a value's extent is found by skipping strings (with
  * their escapes) and counting brackets; the wanted member alone is then
  * handed to jansson. Whole-session routes (export csv/tmx, curve) read a few
- * numbers of each result and skip its per-word data, most of its bytes.
+ * numbers of each result and skip its per-word data, most of its bytes; a
+ * rescore (server/live/rescore.c) reads the stored requests' strings. In
+ * base, below the API handlers and the live logic that both use it.
  */
 #ifndef AM_JSCAN_H
 #define AM_JSCAN_H
