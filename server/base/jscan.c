@@ -132,12 +132,10 @@ int am_js_members_end(const char *obj, const char *const *keys, size_t n, const 
     int found = 0;
     const char *p = obj + 1;
     while (*p == '"') {
-        const char *ke = am_js_skip(p);
-        if (!ke || *ke != ':')
-            return -1;
-        const char *v = ke + 1, *ve = am_js_skip(v);
+        const char *ke = am_js_skip(p), *v = ke && *ke == ':' ? ke + 1 : NULL;
+        const char *ve = v ? am_js_skip(v) : NULL;
         if (!ve)
-            return -1;
+            break; /* not compact JSON: refused below */
         size_t kl = (size_t)(ke - p - 2);
         for (size_t i = 0; i < n; i++)
             if (!val[i] && klen[i] == kl && !memcmp(p + 1, keys[i], kl)) {
@@ -148,8 +146,11 @@ int am_js_members_end(const char *obj, const char *const *keys, size_t n, const 
             }
         p = *ve == ',' ? ve + 1 : ve;
     }
-    if (*p != '}')
+    if (*p != '}') { /* not an object after all: nothing found */
+        for (size_t i = 0; i < n; i++)
+            val[i] = end[i] = NULL;
         return -1;
+    }
     *obj_end = p + 1;
     return found;
 }

@@ -33,8 +33,8 @@ int am_js_members(const char *obj, const char *const *keys, size_t n, const char
  * end: cheaper when the value is large and its end is not needed. */
 const char *am_js_find(const char *obj, const char *key);
 /* am_js_members that reads to the end of the object: *obj_end gets the
- * end of obj (after its '}'); -1 and *obj_end NULL when obj is not compact
- * JSON. */
+ * end of obj (after its '}'); -1, every val[i] and *obj_end NULL when obj
+ * is not compact JSON. */
 int am_js_members_end(const char *obj, const char *const *keys, size_t n, const char **val,
                       const char **end, const char **obj_end);
 /* The decoded text of the JSON string value [v, e) into out (reset first;
