@@ -282,6 +282,14 @@ int am_store_tx_vocab_get(am_store_rtx *rtx, const char *session, const char *wo
 /* occ += 1, last_seq = seq (first_seq set on insert) and records the
  * occurrence (session, word, seq). */
 int am_store_tx_vocab_incr(am_store_tx *tx, const char *session, const char *word, int64_t seq);
+/* A session's history written whole, for a session filled from nothing
+ * (a rescore's hidden copy): the vocab row of word (occ, first_seq,
+ * last_seq; the word must have none yet), and one occurrence (session,
+ * word, seq) without touching vocab. Written in (word, seq) order they
+ * append to the B-trees instead of updating a row per occurrence. */
+int am_store_tx_vocab_put(am_store_tx *tx, const char *session, const char *word, int64_t occ,
+                          int64_t first_seq, int64_t last_seq);
+int am_store_tx_occ_put(am_store_tx *tx, const char *session, const char *word, int64_t seq);
 /* am_store_tx_vocab_incr for each of n distinct words (NUL-separated in
  * words, borrowed), in two statements: one upsert of every vocab row and
  * one insert of every occurrence. */
@@ -390,6 +398,10 @@ typedef int (*am_store_segrow_fn)(void *ctx, int64_t seq, const char *client_id,
                                   int64_t created_at);
 int am_store_segments_each(am_store *st, const char *session, int64_t after, size_t limit,
                            am_store_segrow_fn fn, void *ctx);
+/* The same without the requests (request_json NULL): a reader of the
+ * results alone (GET …/curve) copies half the bytes. */
+int am_store_results_each(am_store *st, const char *session, int64_t after, size_t limit,
+                          am_store_segrow_fn fn, void *ctx);
 /* The same, for one answer read a page at a time: stamp (two int64, caller
  * owned; stamp[0] = -1 before the first page) records the session's
  * incarnation and rewrite count with the first page; a later page returns

@@ -325,16 +325,17 @@ static void am_cv_thits(const char *r, double out[2])
     out[1] = am_cv_vint(v[1], e[1]);
 }
 
-/* am_cv_counts on text (scores: the system's value, or NULL). Each object
- * is read in one pass for all of its wanted members. */
-static void am_cv_tcounts(const char *scores, const char *wo, double out[AM_CV_N][2])
+/* am_cv_counts on text (scores: the system's value). Each object is read
+ * in one pass for all of its wanted members; *end gets the end of scores
+ * (NULL when it is not a compact object). */
+static void am_cv_tcounts(const char *scores, const char *wo, double out[AM_CV_N][2],
+                          const char **end)
 {
     memset(out, 0, sizeof(double) * AM_CV_N * 2);
-    if (!scores)
-        return;
     static const char *const sk[6] = {"r0", "r1", "r01", "terms", "ter_ref_len", "term_edits"};
     const char *sv[6], *se[6];
-    am_js_members(scores, sk, 6, sv, se);
+    if (am_js_members_end(scores, sk, 6, sv, se, end) < 0)
+        return;
     for (int k = 0; k < 3; k++)
         am_cv_thits(sv[k], out[k]);
     static const char *const tk[3] = {"exact", "instances", "window_overlap"};
@@ -394,18 +395,69 @@ static int am_cv_plain(const char *name, size_t len)
 
 #define AM_CV_NAME_MAX 256 /* longer system names take the parsed path */
 
+/* Window mode, one row from its text: the systems of scores.systems (the
+ * same names as the row's totals, in the same order: a result's scores and
+ * totals are written from one list of names, json_answer.c) and each one's
+ * per-segment counts. Only result.scores.systems is read: not the per-word
+ * data after it, nor the running totals (≈ 1 KB a system) after that,
+ * which the running mode needs and this one did not (60 % of the curve's
+ * text scanning at window=50). 1, 0 or -1 as am_cv_row_text. */
+static int am_cv_row_window(am_cv_ctx *c, const char *result_json, int sampled)
+{
+    const char *sc = am_js_find(result_json, "scores");
+    const char *sy = sc && *sc == '{' ? am_js_find(sc, "systems") : NULL;
+    if (!sy || *sy != '{')
+        return 0;
+    for (size_t i = 0; i < c->nsys; i++)
+        if (!am_cv_plain(c->sys[i].name, strlen(c->sys[i].name)))
+            return 0;
+    double cur[AM_CV_MAX_SYSTEMS][AM_CV_N][2];
+    unsigned char here[AM_CV_MAX_SYSTEMS] = {0}; /* not here: zeros (no 6 KB memset a row) */
+    size_t before = json_array_size(c->x);
+    const char *p = sy + 1;
+    while (*p == '"') {
+        const char *ke = am_js_skip(p), *ve = NULL;
+        size_t len = ke ? (size_t)(ke - p - 2) : 0;
+        if (!ke || *ke != ':' || len >= AM_CV_NAME_MAX || !am_cv_plain(p + 1, len))
+            return 0;
+        char name[AM_CV_NAME_MAX];
+        memcpy(name, p + 1, len);
+        name[len] = '\0';
+        am_cv_sys *s = am_cv_system(c, name, before);
+        if (!s) {
+            c->rc = AM_ERR_NOMEM;
+            return -1;
+        }
+        here[s - c->sys] = 1;
+        am_cv_tcounts(ke + 1, c->wo, cur[s - c->sys], &ve);
+        if (!ve)
+            return 0; /* the systems registered so far are found again there */
+        p = *ve == ',' ? ve + 1 : ve;
+    }
+    if (*p != '}')
+        return 0;
+    for (size_t i = 0; i < c->nsys; i++) {
+        am_cv_in in;
+        memset(&in, 0, sizeof in);
+        if (here[i])
+            memcpy(in.cur, cur[i], sizeof in.cur);
+        am_cv_add(c, &c->sys[i], &in, sampled);
+    }
+    return 1;
+}
+
 /* One row from its text: registers the systems of its totals (in their
  * order) and adds each system's input. 1 done; 0 when the text is not
  * compact or a name needs escapes (the caller parses it instead); -1 out
  * of memory (c->rc set). */
 static int am_cv_row_text(am_cv_ctx *c, const char *result_json, int sampled)
 {
-    static const char *const top[2] = {"totals", "scores"};
-    const char *tv[2], *te[2], *e3;
-    am_js_members(result_json, top, 2, tv, te);
-    const char *t = tv[0], *sc = tv[1];
-    const char *sy = sc && *sc == '{' ? am_js_member(sc, "systems", &e3) : NULL;
-    if (!t || *t != '{' || !sy || *sy != '{')
+    if (c->window)
+        return am_cv_row_window(c, result_json, sampled);
+    /* running: the totals alone (found by their start: their end is not
+     * needed, nor scores.systems) */
+    const char *t = am_js_find(result_json, "totals");
+    if (!t || *t != '{')
         return 0;
     for (size_t i = 0; i < c->nsys; i++)
         if (!am_cv_plain(c->sys[i].name, strlen(c->sys[i].name)))
@@ -431,16 +483,11 @@ static int am_cv_row_text(am_cv_ctx *c, const char *result_json, int sampled)
     for (size_t i = 0; i < c->nsys; i++) {
         am_cv_in in;
         memset(&in, 0, sizeof in);
-        if (c->window) {
-            const char *e, *v = am_js_member(sy, c->sys[i].name, &e);
-            am_cv_tcounts(v, c->wo, in.cur);
-        } else {
-            /* any value counts as totals, as a parsed one does */
-            const char *e, *tot = am_js_member(t, c->sys[i].name, &e);
-            in.has_tot = tot != NULL;
-            if (tot)
-                am_cv_trunning(tot, c->wo, &in);
-        }
+        /* any value counts as totals, as a parsed one does */
+        const char *e, *tot = am_js_member(t, c->sys[i].name, &e);
+        in.has_tot = tot != NULL;
+        if (tot)
+            am_cv_trunning(tot, c->wo, &in);
         am_cv_add(c, &c->sys[i], &in, sampled);
     }
     return 1;
@@ -638,7 +685,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
         while (rc == AM_OK && c->rc == AM_OK && c->last < c->n) {
             int64_t before = c->last;
             c->from = c->last;
-            rc = am_store_segments_each(req->srv->store, row.id, c->last, 1000, am_cv_row, c);
+            rc = am_store_results_each(req->srv->store, row.id, c->last, 1000, am_cv_row, c);
             if (c->last == before)
                 break; /* no more stored rows */
         }
@@ -648,8 +695,8 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
         int64_t after = seq - span > c->last ? seq - span : c->last;
         c->from = after;
         if (after < seq)
-            rc = am_store_segments_each(req->srv->store, row.id, after, (size_t)(seq - after),
-                                        am_cv_row, c);
+            rc = am_store_results_each(req->srv->store, row.id, after, (size_t)(seq - after),
+                                       am_cv_row, c);
     }
     am_cv_gctx gc = {json_array(), c->n};
     if (rc == AM_OK && c->rc == AM_OK)

@@ -254,8 +254,8 @@ static void am_pager_export_row(am_pager *c, int64_t seq, const char *client_id,
  * whole. */
 static json_t *am_exp_systems(const char *result_json)
 {
-    const char *e1, *e2;
-    const char *scores = am_js_member(result_json, "scores", &e1);
+    const char *e2;
+    const char *scores = am_js_find(result_json, "scores");
     const char *sys = scores ? am_js_member(scores, "systems", &e2) : NULL;
     if (sys && *sys == '{')
         return json_loadb(sys, (size_t)(e2 - sys), 0, NULL);
@@ -387,9 +387,10 @@ static int am_exp_plain(const char *p, size_t n)
     return 1;
 }
 
-/* One system's CSV line from text. 0 when the parsed path is needed. */
+/* One system's CSV line from text (s: its object; *s_end gets its end).
+ * 0 when the parsed path is needed. */
 static int am_exp_csv_sys(am_pager *c, int64_t seq, const char *client_id, am_exp_rq *r,
-                          const char *sys, const char *s)
+                          const char *sys, const char *s, const char **s_end)
 {
     am_buf_printf(&c->out, "%lld,", (long long)seq);
     am_csv_field(&c->out, client_id);
@@ -401,7 +402,8 @@ static int am_exp_csv_sys(am_pager *c, int64_t seq, const char *client_id, am_ex
     static const char *const k[9] = {"r0",   "r1",     "r01", "terms",         "bleu",
                                      "chrf", "chrfpp", "ter", "one_minus_term"};
     const char *v[9], *e[9];
-    am_js_members(s, k, 9, v, e);
+    if (am_js_members_end(s, k, 9, v, e, s_end) < 0)
+        return 0;
     static const char *const he[2] = {"hits", "total"};
     const char *hv[2], *hend[2];
     for (size_t i = 0; i < 3; i++) {
@@ -434,17 +436,22 @@ static int am_exp_csv_sys(am_pager *c, int64_t seq, const char *client_id, am_ex
     return 1;
 }
 
-/* One system's TMX props from text. */
-static void am_exp_tmx_sys(am_pager *c, const char *sys, const char *s)
+/* One system's TMX props from text (s: its object; *s_end gets its end).
+ * 0 when the parsed path is needed. */
+static int am_exp_tmx_sys(am_pager *c, const char *sys, const char *s, const char **s_end)
 {
     static const char *const counts[] = {"r0", "r1", "r01"};
+    const char *v[3], *e[3];
+    if (am_js_members_end(s, counts, 3, v, e, s_end) < 0)
+        return 0;
     for (size_t i = 0; i < 3; i++) {
-        const char *e, *x = am_js_member(s, counts[i], &e);
+        const char *x = v[i];
         am_buf_printf(&c->out, "      <prop type=\"x-adaptmon-%s-", counts[i]);
         am_xml_text(&c->out, sys);
         am_buf_printf(&c->out, "\">%lld/%lld</prop>\n", am_exp_tint(x, "hits"),
                       am_exp_tint(x, "total"));
     }
+    return 1;
 }
 
 /* The TMX unit's text after its systems (source and translation). */
@@ -469,9 +476,10 @@ static void am_exp_tmx_tail(am_pager *c, const char *src, const char *tgt)
 static int am_exp_row_text(am_pager *c, int64_t seq, const char *client_id,
                            const char *request_json, const char *result_json)
 {
-    const char *e1, *e2;
-    const char *scores = am_js_member(result_json, "scores", &e1);
-    const char *systems = scores ? am_js_member(scores, "systems", &e2) : NULL;
+    /* the starts of scores and systems only: their ends would be found by
+     * skipping the whole of them (the per-word data included) */
+    const char *scores = am_js_find(result_json, "scores");
+    const char *systems = scores ? am_js_find(scores, "systems") : NULL;
     if (!systems || *systems != '{')
         return 0;
     size_t mark = c->out.len;
@@ -494,20 +502,28 @@ static int am_exp_row_text(am_pager *c, int64_t seq, const char *client_id,
         am_buf_appends(&c->out, "\">\n");
         am_buf_printf(&c->out, "      <prop type=\"x-adaptmon-seq\">%lld</prop>\n", (long long)seq);
     }
-    for (const char *p = systems + 1; ok && *p == '"';) {
-        const char *ke = am_js_skip(p), *ve = ke && *ke == ':' ? am_js_skip(ke + 1) : NULL;
-        if (!ve || !am_exp_plain(p + 1, (size_t)(ke - p - 2))) {
+    /* each system's object is read once, by its writer, which returns
+     * where it ends */
+    const char *p = systems + 1;
+    while (ok && *p == '"') {
+        const char *ke = am_js_skip(p), *ve = NULL;
+        if (!ke || *ke != ':' || !am_exp_plain(p + 1, (size_t)(ke - p - 2))) {
             ok = 0;
             break;
         }
         am_buf_reset(&name);
         am_buf_append(&name, p + 1, (size_t)(ke - p - 2));
         if (c->fmt == AM_PG_CSV)
-            ok = am_exp_csv_sys(c, seq, client_id, &r, name.data, ke + 1);
+            ok = am_exp_csv_sys(c, seq, client_id, &r, name.data, ke + 1, &ve);
         else
-            am_exp_tmx_sys(c, name.data, ke + 1);
-        p = *ve == ',' ? ve + 1 : ve;
+            ok = am_exp_tmx_sys(c, name.data, ke + 1, &ve);
+        if (ok && !ve)
+            ok = 0;
+        if (ok)
+            p = *ve == ',' ? ve + 1 : ve;
     }
+    if (ok && *p != '}') /* systems' members end where systems does */
+        ok = 0;
     if (ok && c->fmt != AM_PG_CSV)
         am_exp_tmx_tail(c, r.has_source ? r.source.data : NULL,
                         r.has_translation ? r.translation.data : NULL);

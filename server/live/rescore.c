@@ -3,6 +3,7 @@
 #include "rescore.h"
 
 #include "events.h" /* am_events_notice (SSE "rescore") */
+#include "jscan.h" /* the stored requests read as text */
 #include "json.h"
 #include "peer.h"
 #include "sessions.h"
@@ -16,7 +17,8 @@
 
 typedef struct am_rs_word {
     char *word; /* owned; NULL = empty slot */
-    int64_t occ;
+    int64_t occ, first, last; /* occurrences; seq of the first and the last */
+    size_t id; /* order of first use: 0, 1, ... */
 } am_rs_word;
 
 typedef struct am_rs_vocab {
@@ -42,7 +44,8 @@ static int am_rs_lookup(void *ctx, const char *word, int64_t *occ)
     return AM_OK;
 }
 
-static void am_rs_bump(am_rs_vocab *h, const char *word)
+/* Counts an occurrence of word at seq; returns the word's id. */
+static size_t am_rs_bump(am_rs_vocab *h, const char *word, int64_t seq)
 {
     if (2 * (h->n + 1) > h->cap) {
         am_rs_vocab g = {am_xcalloc(h->cap ? 2 * h->cap : 1024, sizeof(am_rs_word)),
@@ -57,9 +60,12 @@ static void am_rs_bump(am_rs_vocab *h, const char *word)
     if (!w->word) {
         w->word = am_xstrdup(word);
         w->occ = 0;
-        h->n++;
+        w->first = seq;
+        w->id = h->n++;
     }
     w->occ++;
+    w->last = seq;
+    return w->id;
 }
 
 static void am_rs_vocab_free(am_rs_vocab *h)
@@ -76,8 +82,6 @@ static void am_rs_vocab_free(am_rs_vocab *h)
 typedef struct am_rs_seg {
     int64_t seq;
     char *result; /* result JSON text (owned) */
-    char *words; /* NUL-separated content words of the translation (owned) */
-    size_t nwords;
     const char **choices; /* (entry source, target) pairs borrowed from the runtime (owned array) */
     size_t nchoices;
 } am_rs_seg;
@@ -94,10 +98,17 @@ typedef struct am_rs {
     am_score_ws *ws; /* from srv->wspool */
     int64_t total, now;
     am_rs_vocab vocab;
+    /* every occurrence (word id, seq) in seq order: the history's rows,
+     * written at the end in (word, seq) order (am_rs_fill) */
+    uint32_t *occ_w;
+    int64_t *occ_seq;
+    size_t nocc, cap_occ_w, cap_occ_seq;
     am_rs_seg *segs; /* n, in seq order */
     size_t n, cap;
     am_rs_sys *sys;
     size_t nsys;
+    am_totals *tot; /* scratch: one segment's totals of its systems (owned) */
+    size_t cap_tot;
     am_fail *f; /* borrowed */
     am_peer *peer; /* the client's connection (borrowed; NULL: not watched) */
 } am_rs;
@@ -106,14 +117,21 @@ static void am_rs_cleanup(am_rs *r)
 {
     for (size_t i = 0; i < r->n; i++) {
         free(r->segs[i].result);
-        free(r->segs[i].words);
         free(r->segs[i].choices);
     }
     free(r->segs);
     for (size_t i = 0; i < r->nsys; i++)
         free(r->sys[i].name);
     free(r->sys);
+    free(r->tot);
+    r->tot = NULL;
+    r->cap_tot = 0;
     am_rs_vocab_free(&r->vocab);
+    free(r->occ_w);
+    free(r->occ_seq);
+    r->occ_w = NULL;
+    r->occ_seq = NULL;
+    r->nocc = r->cap_occ_w = r->cap_occ_seq = 0;
     if (r->ws)
         am_wspool_put(r->srv->wspool, r->ws);
     r->ws = NULL;
@@ -156,6 +174,114 @@ static void am_rs_pairs(am_rs *r, const am_seg_req *q, const am_seg_result *res)
     }
 }
 
+/* ---- a stored request read from its text ---------------------------------- */
+
+/* The strings of a request read by am_rs_req_text (owned). */
+typedef struct am_rs_strs {
+    char *v[4 + 2 * AM_SCORE_MAX_SYSTEMS];
+    size_t n;
+} am_rs_strs;
+
+static void am_rs_strs_free(am_rs_strs *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    s->n = 0;
+}
+
+/* The JSON string [v, e) decoded into a new string kept in s; NULL when
+ * this reader does not decode it (am_js_string) or s is full. */
+static const char *am_rs_str(am_rs_strs *s, const char *v, const char *e)
+{
+    if (s->n == sizeof s->v / sizeof s->v[0])
+        return NULL;
+    am_buf b;
+    am_buf_init(&b);
+    if (!am_js_string(v, e, &b)) {
+        am_buf_cleanup(&b);
+        return NULL;
+    }
+    return s->v[s->n++] = am_buf_detach(&b);
+}
+
+/* A member's value [v, e): is it the literal null? */
+static int am_rs_null(const char *v, const char *e)
+{
+    return e - v == 4 && !memcmp(v, "null", 4);
+}
+
+/* The request's hypotheses object [v, e) into q: names in strcmp order
+ * (a stored request is a key-sorted dump, the order am_seg_req_parse
+ * gives them), each a valid id. 0 when not so (the caller parses). */
+static int am_rs_hyps_text(const char *v, const char *e, am_seg_req *q, am_rs_strs *s)
+{
+    if (*v != '{' || e[-1] != '}')
+        return 0;
+    const char *p = v + 1;
+    while (*p == '"') {
+        const char *ke = am_js_skip(p), *ve = ke && *ke == ':' ? am_js_skip(ke + 1) : NULL;
+        if (!ve || q->nsys == AM_SCORE_MAX_SYSTEMS)
+            return 0;
+        const char *name = am_rs_str(s, p, ke), *hyp = name ? am_rs_str(s, ke + 1, ve) : NULL;
+        if (!hyp || !am_http_valid_id(name) || (q->nsys && strcmp(q->sys[q->nsys - 1], name) >= 0))
+            return 0;
+        q->sys[q->nsys] = name;
+        q->hyp[q->nsys++] = hyp;
+        p = *ve == ',' ? ve + 1 : ve;
+    }
+    return p + 1 == e && *p == '}' && q->nsys > 0;
+}
+
+/* A stored request read from its compact text into q (strings owned by s)
+ * without jansson, for the requests a rescore sees almost always: id,
+ * source, translation, hypothesis or hypotheses, translator, metadata
+ * (validated when posted; not part of the scoring). 1 done; 0 when the
+ * request has anything else (terms, references), a string this reader
+ * does not decode, or is not compact: the caller parses it with
+ * am_seg_req_parse (json_loads + am_seg_req_parse were ~9 % of a
+ * rescore's CPU, a tenth of it the canonical text a rescore never uses).
+ * The values equal that parse's: jansson decodes the same escapes and
+ * keeps a key's last value, and a repeated key here sends the request to
+ * the parse. */
+static int am_rs_req_text(const char *req, am_seg_req *q, am_rs_strs *s)
+{
+    memset(q, 0, sizeof *q);
+    if (!req || *req != '{')
+        return 0;
+    static const char *const keys[] = {"hypotheses", "hypothesis",  "id",        "metadata",
+                                       "source",     "translation", "translator"};
+    enum { K_N = sizeof keys / sizeof keys[0] };
+    const char *v[K_N], *e[K_N], *end;
+    /* every member must be a known one: count them against those found */
+    size_t members = 0;
+    for (const char *p = req + 1; *p == '"'; members++) {
+        const char *ke = am_js_skip(p), *ve = ke && *ke == ':' ? am_js_skip(ke + 1) : NULL;
+        if (!ve)
+            return 0;
+        p = *ve == ',' ? ve + 1 : ve;
+    }
+    int found = am_js_members_end(req, keys, K_N, v, e, &end);
+    if (found < 0 || (size_t)found != members || !end || *end)
+        return 0;
+    if (!v[2] || !v[5] || (v[0] && v[1]) || (!v[0] && !v[1]))
+        return 0;
+    if (!(q->id = am_rs_str(s, v[2], e[2])) || !(q->translation = am_rs_str(s, v[5], e[5])))
+        return 0;
+    if (v[4] && !am_rs_null(v[4], e[4]) && !(q->source = am_rs_str(s, v[4], e[4])))
+        return 0;
+    if (v[6] && !am_rs_null(v[6], e[6]) && !(q->translator = am_rs_str(s, v[6], e[6])))
+        return 0;
+    if (v[1]) {
+        if (!(q->hyp[0] = am_rs_str(s, v[1], e[1])))
+            return 0;
+        q->sys[0] = "default";
+        q->nsys = 1;
+        q->single = 1;
+        return 1;
+    }
+    return am_rs_hyps_text(v[0], e[0], q, s);
+}
+
 /* Publishes a "rescore" event (SSE) with the state and the progress. */
 static void am_rs_event(am_server *srv, const char *session, const char *state, int64_t done,
                         int64_t total, int64_t glossary_version)
@@ -187,12 +313,18 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
                         "nothing was changed");
     }
     const am_scorer *sc = r->sess->scorer;
-    json_t *body = json_loads(request_json, 0, NULL);
     am_seg_req q;
+    am_rs_strs strs = {.n = 0};
+    json_t *body = NULL;
     am_fail pf;
     am_fail_init(&pf);
-    /* stored requests were valid when posted: no limits now */
-    int rc = body ? am_seg_req_parse(body, NULL, NULL, &q, &pf) : AM_ERR_INTERNAL;
+    int rc = AM_OK;
+    if (!am_rs_req_text(request_json, &q, &strs)) {
+        am_rs_strs_free(&strs);
+        body = json_loads(request_json, 0, NULL);
+        /* stored requests were valid when posted: no limits now */
+        rc = body ? am_seg_req_parse(body, NULL, NULL, &q, &pf) : AM_ERR_INTERNAL;
+    }
     if (rc == AM_OK)
         (void)am_seg_systems(r->sess, &q, 0, &pf); /* named as when posted (ingest.h) */
     am_fail_cleanup(&pf);
@@ -200,6 +332,7 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
         if (body)
             am_seg_req_cleanup(&q);
         json_decref(body);
+        am_rs_strs_free(&strs);
         return am_failp(r->f, AM_P_INTERNAL, NULL,
                         "rescore failed: stored segment %lld cannot be read", (long long)seq);
     }
@@ -210,6 +343,7 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
     if (rc != AM_OK) {
         am_seg_req_cleanup(&q);
         json_decref(body);
+        am_rs_strs_free(&strs);
         return am_failp(r->f, AM_P_INTERNAL, NULL,
                         "rescore failed: stored segment %lld cannot be scored: %s", (long long)seq,
                         am_strerror(rc));
@@ -218,25 +352,21 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
     am_rs_seg *g = &r->segs[r->n++];
     memset(g, 0, sizeof *g);
     g->seq = seq;
-    am_buf words;
-    am_buf_init(&words);
-    for (size_t i = 0; i < res.recall->words.n; i++) {
-        const char *w = res.recall->words.v[i];
-        am_buf_append(&words, w, strlen(w) + 1);
-    }
-    g->nwords = res.recall->words.n;
-    g->words = am_buf_detach(&words);
     /* the next segments see this one in the history */
-    const char *w = g->words ? g->words : "";
-    for (size_t i = 0; i < g->nwords; i++, w += strlen(w) + 1)
-        am_rs_bump(&r->vocab, w);
+    for (size_t i = 0; i < res.recall->words.n; i++) {
+        AM_GROW(r->occ_w, r->cap_occ_w, r->nocc + 1, 4096);
+        AM_GROW(r->occ_seq, r->cap_occ_seq, r->nocc + 1, 4096);
+        r->occ_w[r->nocc] = (uint32_t)am_rs_bump(&r->vocab, res.recall->words.v[i], seq);
+        r->occ_seq[r->nocc++] = seq;
+    }
 
-    json_t *scores = am_json_segment(sc, &res, q.sys);
-    json_t *totals = json_object();
+    /* the running totals of the answer's systems, copied: the entries
+     * added below (pairs, translators) may move r->sys */
+    AM_GROW(r->tot, r->cap_tot, q.nsys, 8);
     for (size_t k = 0; k < q.nsys; k++) {
         am_totals *t = am_rs_totals(r, q.sys[k]);
         am_totals_add(t, &res.sys[k]);
-        json_object_set_new(totals, q.sys[k], am_json_totals(sc, t));
+        r->tot[k] = *t;
     }
     am_rs_pairs(r, &q, &res);
     for (size_t k = 0; q.translator && k < q.nsys; k++) { /* per translator (ingest.c) */
@@ -263,15 +393,14 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
         }
     }
     am_prom_segments(r->srv->prom, (int64_t)q.nsys);
-    json_t *o =
-        json_pack("{sssssIsssoso}", "session", r->session, "id", q.id, "seq", (json_int_t)seq,
-                  "signature", am_scorer_signature(sc), "scores", scores, "totals", totals);
-    json_object_set_new(o, "created_ms", json_integer((json_int_t)r->now));
-    json_object_set_new(o, "glossary_version", json_integer((json_int_t)r->sess->glossary_version));
-    g->result = am_json_dump(o);
-    json_decref(o);
+    /* the text a POST stores, written without a jansson tree (json_answer.c:
+     * the same bytes as am_json_dump of am_json_segment and am_json_totals,
+     * which cost two thirds more than the scoring itself here) */
+    g->result = am_json_answer(&res, q.sys, r->tot, r->session, q.id, seq, am_scorer_signature(sc),
+                               r->now, r->sess->glossary_version);
     am_seg_req_cleanup(&q);
     json_decref(body);
+    am_rs_strs_free(&strs);
     int64_t step = r->total >= 20 ? r->total / 20 : 1;
     if ((int64_t)r->n % step == 0 && (int64_t)r->n < r->total)
         am_rs_event(r->srv, r->session, "running", (int64_t)r->n, r->total,
@@ -280,33 +409,120 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
 }
 
 #define AM_RS_CHUNK 64 /* segments per short transaction into the shadow */
+#define AM_RS_HIST_CHUNK 2048 /* history rows per short transaction */
 
-/* Writes r's new state into the shadow copy of the session: each segment
- * (copied with its new result), its history and choices, AM_RS_CHUNK
- * segments per short transaction with the writer handed over between them,
- * so other sessions' writes go on (am_store_shadow_begin). */
-static int am_rs_fill(am_store *store, const am_rs *r, const char *shadow)
+/* Writes item i of something into the shadow on tx; returns the next i
+ * (*rc set). ctx: what am_rs_chunked was given. */
+typedef size_t (*am_rs_write_fn)(am_store_tx *tx, const am_rs *r, const char *shadow, size_t i,
+                                 const void *ctx, int *rc);
+
+/* Runs write for i = 0 .. n-1 into the shadow, chunk items per short
+ * transaction with the writer handed over between them, so other sessions'
+ * writes go on (am_store_shadow_begin). */
+static int am_rs_chunked(am_store *store, const am_rs *r, const char *shadow, size_t n,
+                         size_t chunk, am_rs_write_fn write, const void *ctx)
 {
     int rc = AM_OK;
-    for (size_t i = 0; i < r->n && rc == AM_OK;) {
+    for (size_t i = 0; i < n && rc == AM_OK;) {
         am_store_tx *tx = NULL;
         am_store_handoff(store);
         rc = am_store_tx_begin(store, &tx);
-        for (size_t end = i + AM_RS_CHUNK; i < r->n && i < end && rc == AM_OK; i++) {
-            const am_rs_seg *g = &r->segs[i];
-            rc = am_store_tx_shadow_segment(tx, r->session, shadow, g->seq, g->result,
-                                            r->sess->glossary_version, r->now);
-            const char *w = g->words ? g->words : "";
-            for (size_t k = 0; k < g->nwords && rc == AM_OK; k++, w += strlen(w) + 1)
-                rc = am_store_tx_vocab_incr(tx, shadow, w, g->seq);
-            for (size_t k = 0; k < g->nchoices && rc == AM_OK; k++)
-                rc = am_store_tx_choice_incr(tx, shadow, g->choices[2 * k], g->choices[2 * k + 1]);
-        }
+        for (size_t end = i + chunk; i < n && i < end && rc == AM_OK;)
+            i = write(tx, r, shadow, i, ctx, &rc);
         if (tx && rc == AM_OK)
             rc = am_store_tx_commit(tx);
         else if (tx)
             am_store_tx_rollback(tx);
     }
+    return rc;
+}
+
+/* am_rs_write_fn: segment i (copied with its new result) and its choices. */
+static size_t am_rs_write_segment(am_store_tx *tx, const am_rs *r, const char *shadow, size_t i,
+                                  const void *ctx, int *rc)
+{
+    (void)ctx;
+    const am_rs_seg *g = &r->segs[i];
+    *rc = am_store_tx_shadow_segment(tx, r->session, shadow, g->seq, g->result,
+                                     r->sess->glossary_version, r->now);
+    for (size_t k = 0; k < g->nchoices && *rc == AM_OK; k++)
+        *rc = am_store_tx_choice_incr(tx, shadow, g->choices[2 * k], g->choices[2 * k + 1]);
+    return i + 1;
+}
+
+/* The history sorted by word (am_rs_history). */
+typedef struct am_rs_hist {
+    am_rs_word **words; /* distinct words in strcmp order (borrowed from r->vocab) */
+    size_t *start; /* the occurrences of words[k]: seqs[start[k] .. start[k] + occ) */
+    int64_t *seqs; /* every occurrence's seq, by word then seq */
+} am_rs_hist;
+
+static int am_rs_word_cmp(const void *a, const void *b)
+{
+    return strcmp((*(am_rs_word *const *)a)->word, (*(am_rs_word *const *)b)->word);
+}
+
+/* am_rs_write_fn: the vocab row of word i and its occurrences. Words in
+ * strcmp order (SQLite's BINARY collation) and seqs ascending: each row
+ * lands after the previous one in its B-tree, where an upsert per
+ * occurrence (a POST's am_store_tx_vocab_incr) read and rewrote the word's
+ * row every time: 9 % of the rescore's instructions at 1,000 segments. */
+static size_t am_rs_write_word(am_store_tx *tx, const am_rs *r, const char *shadow, size_t i,
+                               const void *ctx, int *rc)
+{
+    (void)r;
+    const am_rs_hist *h = ctx;
+    const am_rs_word *w = h->words[i];
+    *rc = am_store_tx_vocab_put(tx, shadow, w->word, w->occ, w->first, w->last);
+    for (int64_t k = 0; k < w->occ && *rc == AM_OK; k++)
+        *rc = am_store_tx_occ_put(tx, shadow, w->word, h->seqs[h->start[i] + (size_t)k]);
+    return i + 1;
+}
+
+/* Fills h from r: the distinct words sorted, the occurrences placed by
+ * counting (no sort of the occurrences themselves). Caller frees h's
+ * arrays. */
+static void am_rs_history(const am_rs *r, am_rs_hist *h)
+{
+    size_t d = r->vocab.n ? r->vocab.n : 1;
+    h->words = am_xcalloc(d, sizeof *h->words);
+    h->start = am_xcalloc(d, sizeof *h->start);
+    h->seqs = am_xcalloc(r->nocc ? r->nocc : 1, sizeof *h->seqs);
+    size_t *rank = am_xcalloc(d, sizeof *rank), *next = am_xcalloc(d, sizeof *next);
+    for (size_t i = 0, k = 0; i < r->vocab.cap; i++)
+        if (r->vocab.v[i].word)
+            h->words[k++] = &r->vocab.v[i];
+    if (r->vocab.n > 1)
+        qsort(h->words, r->vocab.n, sizeof *h->words, am_rs_word_cmp);
+    size_t at = 0;
+    for (size_t k = 0; k < r->vocab.n; k++) {
+        rank[h->words[k]->id] = k;
+        h->start[k] = next[k] = at;
+        at += (size_t)h->words[k]->occ;
+    }
+    for (size_t i = 0; i < r->nocc; i++) /* in seq order: each word's seqs ascend */
+        h->seqs[next[rank[r->occ_w[i]]]++] = r->occ_seq[i];
+    free(rank);
+    free(next);
+}
+
+/* Writes r's new state into the shadow copy of the session in short
+ * transactions: each segment with its new result and choices, then the
+ * history word by word. */
+static int am_rs_fill(am_store *store, const am_rs *r, const char *shadow)
+{
+    int rc = am_rs_chunked(store, r, shadow, r->n, AM_RS_CHUNK, am_rs_write_segment, NULL);
+    if (rc != AM_OK)
+        return rc;
+    am_rs_hist h;
+    am_rs_history(r, &h);
+    /* words per chunk: ~AM_RS_HIST_CHUNK rows (vocab + occurrences) each */
+    size_t per = r->vocab.n ? r->nocc / r->vocab.n + 1 : 1;
+    rc = am_rs_chunked(store, r, shadow, r->vocab.n, AM_RS_HIST_CHUNK / per + 1, am_rs_write_word,
+                       &h);
+    free(h.words);
+    free(h.start);
+    free(h.seqs);
     return rc;
 }
 

@@ -137,10 +137,19 @@ int am_store_tx_segment_delete(am_store_tx *tx, const char *session, int64_t seq
     return rc;
 }
 
+static int segments_each(am_store *st, enum am_stmt_id id, const char *session, int64_t after,
+                         size_t limit, int64_t stamp[2], am_store_segrow_fn fn, void *ctx);
+
 int am_store_segments_each(am_store *st, const char *session, int64_t after, size_t limit,
                            am_store_segrow_fn fn, void *ctx)
 {
-    return am_store_segments_each_at(st, session, after, limit, NULL, fn, ctx);
+    return segments_each(st, AM_S_SEG_EACH, session, after, limit, NULL, fn, ctx);
+}
+
+int am_store_results_each(am_store *st, const char *session, int64_t after, size_t limit,
+                          am_store_segrow_fn fn, void *ctx)
+{
+    return segments_each(st, AM_S_SEG_RESULTS_EACH, session, after, limit, NULL, fn, ctx);
 }
 
 /* Reads the session's (incarnation, rewrites) in the open read transaction
@@ -162,6 +171,13 @@ static int stamp_check(am_store *st, am_conn *c, int64_t sid, int64_t stamp[2])
 int am_store_segments_each_at(am_store *st, const char *session, int64_t after, size_t limit,
                               int64_t stamp[2], am_store_segrow_fn fn, void *ctx)
 {
+    return segments_each(st, AM_S_SEG_EACH, session, after, limit, stamp, fn, ctx);
+}
+
+/* The walk of statement id (SEG_EACH, or SEG_RESULTS_EACH: no request). */
+static int segments_each(am_store *st, enum am_stmt_id id, const char *session, int64_t after,
+                         size_t limit, int64_t stamp[2], am_store_segrow_fn fn, void *ctx)
+{
     if (!session)
         return AM_ERR_INVALID;
     int64_t lim = limit > (size_t)INT64_MAX ? -1 : (int64_t)limit;
@@ -173,7 +189,7 @@ int am_store_segments_each_at(am_store *st, const char *session, int64_t after, 
         if (stamp)
             rc = stamp_check(st, r.t.c, sid, stamp);
         if (rc == AM_OK)
-            rc = store_each(st, r.t.c, AM_S_SEG_EACH, store_collect, &rows, "iii", sid, after, lim);
+            rc = store_each(st, r.t.c, id, store_collect, &rows, "iii", sid, after, lim);
         rtx_close(&r);
     }
     for (size_t k = 0; k < rows.n && rc == AM_OK; k++) {

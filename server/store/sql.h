@@ -156,6 +156,9 @@
     X(SEG_EACH,                                                                                    \
       "SELECT s.seq, s.client_id, s.request, " AM_RESULT_COL ", s.created_at" AM_RESULT_JOIN       \
       "WHERE s.sid = ?1 AND s.seq > ?2 ORDER BY s.seq LIMIT ?3")                                   \
+    X(SEG_RESULTS_EACH,                                                                            \
+      "SELECT s.seq, s.client_id, NULL, " AM_RESULT_COL ", s.created_at" AM_RESULT_JOIN            \
+      "WHERE s.sid = ?1 AND s.seq > ?2 ORDER BY s.seq LIMIT ?3")                                   \
     X(SEG_GET, "SELECT s.seq, s.request, " AM_RESULT_COL AM_RESULT_JOIN                            \
                "WHERE s.sid = ?1 AND s.client_id = ?2")                                            \
     X(SEG_RESULT,                                                                                  \
@@ -188,6 +191,8 @@
                     "VALUES (?1, ?2, 1, ?3, ?3) ON CONFLICT (sid, word) DO UPDATE "                \
                     "SET occ = occ + 1, last_seq = excluded.last_seq")                             \
     X(OCC_INSERT, "INSERT INTO occurrences (sid, word, seq) VALUES (?1, ?2, ?3)")                  \
+    X(VOCAB_PUT, "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                        \
+                 "VALUES (?1, ?2, ?3, ?4, ?5)")                                                    \
     X(VOCAB_UPSERT_ALL, "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                 \
                         "SELECT ?1, value, 1, ?3, ?3 FROM json_each(?2) WHERE true "               \
                         "ON CONFLICT (sid, word) DO UPDATE "                                       \

@@ -13,9 +13,11 @@ library only.
 import http.client
 import json
 import os
+import re
 import sys
 import threading
 import time
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (TICO_GLOSSARY, base, check, eq, expect_problem, expect_status,  # noqa: E402
@@ -305,6 +307,80 @@ def test_rescore_progress_on_event_stream():
     eq(set(e["total"] for e in evs), {100}, "total")
     eq(evs[-1]["done"], 100, "final done")
     eq(set(e["glossary_version"] for e in evs), {1}, "glossary version in the events")
+
+
+def _timeless(text):
+    """An answer's text with its clock readings (…_ms, …_at) and the
+    session's version and rewrite count zeroed: a rescore stamps its own
+    time and is a new version; nothing else may differ."""
+    return re.sub(r'"([a-z_]*_(?:ms|at)|version|rewrites)":("[^"]*"|-?[0-9]+)', r'"\1":0', text)
+
+
+def test_rescore_with_unchanged_glossary_changes_no_number():
+    """A rescore that changes nothing (same glossary, same options) leaves
+    every answer as it was, byte for byte but for the clock: the full
+    metrics, every segment (scores, running totals) and the JSON export,
+    on a session with a glossary, a baseline (pair totals), three systems,
+    translators, an edited and a deleted segment. The rescore writes its
+    results through its own code (rescore.c), the POSTs and the edit's
+    replay through theirs: this pins them to each other."""
+    items = segs(61)
+    for i, s in enumerate(items):
+        s["hypotheses"]["good"] = s["translation"]
+        if i % 3:
+            s["translator"] = "t%d" % (i % 2)
+    # texts with escapes and non-ASCII (the rescore reads stored requests as
+    # text: decoded as jansson decodes them), a request with references and
+    # one with metadata (references: the rescore parses that one whole)
+    items[5]["translation"] += ' "cité"\tà\\ la\nligne \u00e9\u2014\U0001F600'
+    items[5]["hypotheses"]["fairseq"] += " \u0001 ctl"
+    items[9]["references"] = [items[10]["translation"]]
+    items[12]["metadata"] = {"doc": "d1", "n": [1, 2]}
+    items[14]["source"] = None
+    for sid in ("rs-same", "rs-twin"):  # rs-twin is never rescored
+        C.create_session(id=sid, options={"baseline_system": "fairseq"})
+        put_glossary(C, sid)
+        post_all(C, sid, items[:60])
+        edited = dict(items[7], translation=items[8]["translation"])
+        expect_status(C.put(base(sid) + "/segments/s7", edited), 200, "PUT s7")
+        expect_status(C.delete(base(sid) + "/segments/s31"), 204, "DELETE s31")
+    sid = "rs-same"
+    words = sorted({w["word"] for row in all_segments(C, sid) for w in row["scores"]["words"]})
+    check(len(words) > 100, "%d distinct words in the history" % len(words))
+    paths = ["/metrics", "/metrics?by=translator", "/segments?limit=1000", "/export?format=json",
+             "/export?format=csv", "/segments/s7", "/segments/s59"]
+
+    def answers():
+        out = {}
+        for p in paths:
+            r = C.get(base(sid) + p)
+            expect_status(r, 200, "GET " + p)
+            out[p] = _timeless(r.body.decode("utf-8"))
+        for w in words:  # the history, word by word: occurrences and seqs
+            r = C.get(base(sid) + "/vocabulary/" + urllib.parse.quote(w, safe=""))
+            expect_status(r, 200, "GET vocabulary/" + w)
+            out["/vocabulary/" + w] = _timeless(r.body.decode("utf-8"))
+        return out
+    before = answers()
+    check(terms_instances(systems(C, sid)) > 0, "the glossary is used")
+    r = C.post(base(sid) + "/rescore")
+    expect_status(r, 200, "POST rescore")
+    eq(r.json()["segments"], 59, "segments rescored")
+    after = answers()
+    eq(sorted(before), sorted(after), "answers compared")
+    for p in sorted(before):
+        if before[p] != after[p]:
+            a, b = before[p], after[p]
+            i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), min(len(a), len(b)))
+            raise AssertionError("GET %s differs after the rescore at byte %d: %r vs %r"
+                                 % (p, i, a[max(0, i - 80):i + 80], b[max(0, i - 80):i + 80]))
+    # the next POST is scored on the rescored history as on the twin's
+    ra = C.post(base(sid) + "/segments", items[60])
+    rb = C.post(base("rs-twin") + "/segments", items[60])
+    expect_status(ra, 201, "POST after the rescore")
+    expect_status(rb, 201, "POST to the twin")
+    for k in ("scores", "totals", "seq"):
+        eq(ra.json()[k], rb.json()[k], "the next POST's %s vs the twin's" % k)
 
 
 if __name__ == "__main__":

@@ -90,15 +90,84 @@ const char *am_js_member(const char *obj, const char *key, const char **end)
     return NULL;
 }
 
+/* am_js_member without the value's end: the members before key are
+ * skipped, key's value is not (a result's scores hold its per-word data,
+ * most of its bytes: finding scores.systems skipped all of it twice). */
+const char *am_js_find(const char *obj, const char *key)
+{
+    if (!obj || *obj != '{')
+        return NULL;
+    size_t kl = strlen(key);
+    const char *p = obj + 1;
+    while (*p == '"') {
+        const char *ke = am_js_skip(p);
+        if (!ke || *ke != ':')
+            return NULL;
+        if ((size_t)(ke - p) == kl + 2 && !memcmp(p + 1, key, kl))
+            return ke + 1;
+        const char *ve = am_js_skip(ke + 1);
+        if (!ve)
+            return NULL;
+        p = *ve == ',' ? ve + 1 : ve;
+    }
+    return NULL;
+}
+
+/* am_js_members over the whole object: *obj_end gets its end (after the
+ * '}'), NULL when it is not compact JSON; each value is skipped once, so
+ * a caller walking an object's objects (a row's systems) reads each byte
+ * once instead of once to find the next member and again for its own. */
+int am_js_members_end(const char *obj, const char *const *keys, size_t n, const char **val,
+                      const char **end, const char **obj_end)
+{
+    *obj_end = NULL;
+    size_t klen[AM_JS_KEYS_MAX];
+    for (size_t i = 0; i < n; i++) {
+        val[i] = end[i] = NULL;
+        if (i < AM_JS_KEYS_MAX)
+            klen[i] = strlen(keys[i]); /* once, not once per member */
+    }
+    if (!obj || *obj != '{' || n > AM_JS_KEYS_MAX)
+        return -1;
+    int found = 0;
+    const char *p = obj + 1;
+    while (*p == '"') {
+        const char *ke = am_js_skip(p), *v = ke && *ke == ':' ? ke + 1 : NULL;
+        const char *ve = v ? am_js_skip(v) : NULL;
+        if (!ve)
+            break; /* not compact JSON: refused below */
+        size_t kl = (size_t)(ke - p - 2);
+        for (size_t i = 0; i < n; i++)
+            if (!val[i] && klen[i] == kl && !memcmp(p + 1, keys[i], kl)) {
+                val[i] = v;
+                end[i] = ve;
+                found++;
+                break;
+            }
+        p = *ve == ',' ? ve + 1 : ve;
+    }
+    if (*p != '}') { /* not an object after all: nothing found */
+        for (size_t i = 0; i < n; i++)
+            val[i] = end[i] = NULL;
+        return -1;
+    }
+    *obj_end = p + 1;
+    return found;
+}
+
 /* One pass over the members of the compact JSON object at obj: for each
  * keys[i] found, val[i] and end[i] get its value's extent (others NULL).
  * The number of keys found; -1 when obj is not compact JSON (or NULL). */
 int am_js_members(const char *obj, const char *const *keys, size_t n, const char **val,
                   const char **end)
 {
-    for (size_t i = 0; i < n; i++)
+    size_t klen[AM_JS_KEYS_MAX];
+    for (size_t i = 0; i < n; i++) {
         val[i] = end[i] = NULL;
-    if (!obj || *obj != '{')
+        if (i < AM_JS_KEYS_MAX)
+            klen[i] = strlen(keys[i]); /* once, not once per member */
+    }
+    if (!obj || *obj != '{' || n > AM_JS_KEYS_MAX)
         return -1;
     int found = 0;
     const char *p = obj + 1;
@@ -111,7 +180,7 @@ int am_js_members(const char *obj, const char *const *keys, size_t n, const char
             return -1;
         size_t kl = (size_t)(ke - p - 2);
         for (size_t i = 0; i < n; i++)
-            if (!val[i] && strlen(keys[i]) == kl && !memcmp(p + 1, keys[i], kl)) {
+            if (!val[i] && klen[i] == kl && !memcmp(p + 1, keys[i], kl)) {
                 val[i] = v;
                 end[i] = ve;
                 found++;
