@@ -159,8 +159,13 @@ int am_ingest_glossary_put(am_server *srv, const char *session, int64_t incarnat
  * ("" when nsys is 0), with the translator's established choice for each
  * entry, and for each system sys[s] (hyps[s], s < nsys) the adaptation
  * signal (docs/metrics.md §2): its content words with their counts in the
- * session's history and its term use. Reads only. *out: new object. */
+ * session's history and its term use. Reads only. *out: new object. It
+ * stops at the request budget (503 request-timeout) and, when peer
+ * (borrowed, peer.h; NULL: not watched) says the client has closed its
+ * connection, with AM_ERR_CANCELLED and *fail saying so (nobody reads it). */
+struct am_peer;
 int am_ingest_check(am_server *srv, const char *session, const char *source, const char *const *sys,
-                    const char *const *hyps, size_t nsys, json_t **out, am_fail *fail);
+                    const char *const *hyps, size_t nsys, struct am_peer *peer, json_t **out,
+                    am_fail *fail);
 
 #endif

@@ -10,12 +10,16 @@ the segments after the last settle, every 32nd seq) and after more posts
 crossed a settle, equals both an independent count (the confirmed
 translations containing the word) and the per-word reading of the same
 history, GET /vocabulary/{word} (am_store_word_history). And that a long
-check is linear in time and stops at --request-timeout-ms.
+check is linear in time, stops at --request-timeout-ms, and stops when its
+client closes its connection (counted in
+adaptmon_requests_abandoned_total{reason="client_gone"}).
 
 Python standard library only.
 """
 import os
 import random
+import re
+import socket
 import sys
 import time
 
@@ -133,6 +137,68 @@ def test_long_check_is_linear_and_stops_at_its_budget():
         eq(r.json().get("type", "").rsplit("/", 1)[-1], "request-timeout", "problem type")
         # the server still answers
         expect_status(c.get(base("cut") + "/metrics"), 200, "metrics after the cut check")
+    finally:
+        shutdown(srv, c)  # exit status 0 (under ASan: no error, no leak)
+
+
+GONE = 'adaptmon_requests_abandoned_total{reason="client_gone"}'
+
+
+def abandoned(c):
+    r = c.get("/metrics")
+    expect_status(r, 200, "/metrics")
+    m = re.search(r"(?m)^" + re.escape(GONE) + r" (\S+)$", r.text)
+    check(m, GONE + " in /metrics")
+    return float(m.group(1))
+
+
+def cpu_seconds(pid):
+    """utime + stime of process pid (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_check_stops_when_the_client_closes():
+    """A check of a million distinct words (seconds of lookups and answer
+    building, no CPU budget) whose client closes its connection while it
+    runs: the lookups ask the client every 64 words (a socket peek at most
+    every 20 ms), so the work stops soon after, is counted once, and the
+    server goes quiet. Before, the check ran to its end for nobody."""
+    srv = Server("--max-tokens", "1000000", "--max-segment-tokens", "2000000",
+                 "--max-body", "64MiB", "--request-timeout-ms", "0")
+    c = srv.client()
+    try:
+        rng = random.Random(35)
+        pool = [word(i) for i in range(1000000)]
+        c.create_session(id="gone")
+        post_segments(c, "gone", rng, 1, 3, pool[:3000], 1000, [])
+        eq(abandoned(c), 0, "nothing abandoned yet")
+        body = ('{"source": "x", "hypothesis": "%s"}' % " ".join(pool)).encode()
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"POST /v1/sessions/gone/check HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+                  + body)
+        # the body is in; its parse and the lookups of a million words take
+        # seconds of CPU (about 3 s here, far more under ASan or valgrind)
+        time.sleep(0.3)
+        s.close()
+        closed = time.monotonic()
+        while abandoned(c) < 1 and time.monotonic() - closed < 30:
+            time.sleep(0.05)
+        took = time.monotonic() - closed
+        eq(abandoned(c), 1, "the abandoned check is counted once")
+        limit = 20.0 if os.environ.get("VALGRIND") == "1" else 2.0
+        check(took < limit, "stopped %.2f s after the client closed" % took)
+        c0 = cpu_seconds(srv.proc.pid)
+        time.sleep(1.0)
+        spent = cpu_seconds(srv.proc.pid) - c0
+        check(spent < 0.5, "the server is quiet after it stopped (%.2f s CPU in 1 s)" % spent)
+        # the server goes on answering; a client that waits gets its check
+        r = c.post(base("gone") + "/check", {"source": "x", "hypothesis": " ".join(pool[:50])})
+        expect_status(r, 200, "a check after the abandoned one")
+        eq(r.json()["adaptation"]["systems"]["default"]["content_words"], 50, "content words")
+        eq(abandoned(c), 1, "an answered check is not counted")
     finally:
         shutdown(srv, c)  # exit status 0 (under ASan: no error, no leak)
 
