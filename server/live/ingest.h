@@ -16,12 +16,24 @@
 
 #include <jansson.h>
 
-/* A pool of scoring workspaces shared by the handler threads. */
+/* A pool of scoring workspaces shared by the handler threads, and the
+ * gate that lets at most slots of them score at once (--scoring-threads;
+ * 0: the online CPUs). The HTTP threads outnumber the cores (16 by
+ * default: a POST's thread also waits for its group commit), and scoring
+ * on more threads than cores only time-shares them: each segment then
+ * takes longer in CPU (cache and TLB refills, switches), issue 27. */
 typedef struct am_wspool am_wspool;
-am_wspool *am_wspool_new(void);
+am_wspool *am_wspool_new(int slots);
 void am_wspool_free(am_wspool *p);
 am_score_ws *am_wspool_get(am_wspool *p);
 void am_wspool_put(am_wspool *p, am_score_ws *ws);
+/* The number of callers that may score at once (>= 1). */
+int am_wspool_slots(const am_wspool *p);
+/* Waits for a scoring slot; every enter is paired with one leave on the
+ * same thread, with nothing between them that waits on another request
+ * (no lock, no commit): a holder always gets to its leave. */
+void am_wspool_enter(am_wspool *p);
+void am_wspool_leave(am_wspool *p);
 
 /* A request's time budget: the CPU time of the calling thread against
  * cfg.request_timeout_ms, and the server's shutdown (srv->abandon). Its
