@@ -51,6 +51,7 @@ struct am_wspool {
     pthread_cond_t gate_cv;
     int slots; /* callers allowed at once (>= 1) */
     int busy; /* callers between enter and leave */
+    int64_t waits; /* enters that found every slot taken */
 };
 
 am_wspool *am_wspool_new(int slots)
@@ -75,10 +76,20 @@ int am_wspool_slots(const am_wspool *p)
 void am_wspool_enter(am_wspool *p)
 {
     pthread_mutex_lock(&p->gate_mu);
+    if (p->busy >= p->slots)
+        p->waits++;
     while (p->busy >= p->slots)
         pthread_cond_wait(&p->gate_cv, &p->gate_mu);
     p->busy++;
     pthread_mutex_unlock(&p->gate_mu);
+}
+
+int64_t am_wspool_waits(am_wspool *p)
+{
+    pthread_mutex_lock(&p->gate_mu);
+    int64_t n = p->waits;
+    pthread_mutex_unlock(&p->gate_mu);
+    return n;
 }
 
 void am_wspool_leave(am_wspool *p)

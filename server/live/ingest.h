@@ -34,6 +34,10 @@ int am_wspool_slots(const am_wspool *p);
  * (no lock, no commit): a holder always gets to its leave. */
 void am_wspool_enter(am_wspool *p);
 void am_wspool_leave(am_wspool *p);
+/* How many enters found every slot taken and waited, since the start
+ * (adaptmon_scoring_waits_total: a count that grows with the POSTs says
+ * that more requests wanted to score than the slots let in). */
+int64_t am_wspool_waits(am_wspool *p);
 
 /* A request's time budget: the CPU time of the calling thread against
  * cfg.request_timeout_ms, and the server's shutdown (srv->abandon). Its

@@ -56,6 +56,9 @@ static void gate_bounds(int slots)
         pthread_join(t[i], NULL);
     assert_int_equal(atomic_load(&r.inside), 0);
     assert_int_equal(atomic_load(&r.most), slots);
+    /* eight callers through fewer slots: some found them all taken */
+    int64_t waits = am_wspool_waits(r.pool);
+    assert_true(waits > 0 && waits <= GATE_THREADS * GATE_ROUNDS);
     am_wspool_free(r.pool);
 }
 
@@ -80,6 +83,7 @@ static void test_gate_default_is_online_cpus(void **state)
     am_wspool_leave(p);
     am_wspool_enter(p);
     am_wspool_leave(p);
+    assert_int_equal(am_wspool_waits(p), 0);
     am_wspool_free(p);
 }
 
