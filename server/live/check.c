@@ -536,6 +536,10 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
         json_t *st = NULL, *ad = NULL;
         int64_t c[4], seen = 0;
         rc = s == 0 ? AM_OK : check_terms(srv, &cs, sess, ws, &bud, source, hyps[s], &st, c, f);
+        /* asked here too: tokenizing a long hypothesis (before its first
+         * lookup) does not ask, and a client may have gone meanwhile */
+        if (rc == AM_OK && am_budget_over(&bud))
+            rc = am_budget_fail(f, &bud);
         if (rc == AM_OK)
             rc = check_adaptation(&cs, sess, ws, &bud, hyps[s], &ad, &seen, f);
         if (rc != AM_OK) {
