@@ -19,9 +19,11 @@
 /* A pool of scoring workspaces shared by the handler threads, and the
  * gate that lets at most slots of them score at once (--scoring-threads;
  * 0: the online CPUs). The HTTP threads outnumber the cores (16 by
- * default: a POST's thread also waits for its group commit), and scoring
- * on more threads than cores only time-shares them: each segment then
- * takes longer in CPU (cache and TLB refills, switches), issue 27. */
+ * default: a POST's thread also waits for its group commit), and more
+ * scorers than cores would only time-share them (issue 27). At a POST
+ * load the gate is seldom full (bench/README.md, scoring-gate): it bounds
+ * the long scorings (big segments, batches, replays) next to POSTs.
+ * am_wspool_new's pool is owned by the caller (am_wspool_free). */
 typedef struct am_wspool am_wspool;
 am_wspool *am_wspool_new(int slots);
 void am_wspool_free(am_wspool *p);
