@@ -377,7 +377,7 @@ static int am_serve(int argc, char **argv, char **envp)
     srv->prom = am_prom_new();
     srv->sessions = am_sessions_new(srv->store, 10000, (size_t)srv->cfg.history_cache);
     am_sessions_set_memory(srv->sessions, (size_t)srv->cfg.session_memory);
-    srv->wspool = am_wspool_new();
+    srv->wspool = am_wspool_new(srv->cfg.scoring_threads); /* the scoring gate's slots */
     srv->acache = am_acache_new(AM_ACACHE_MAX_ENTRIES, AM_ACACHE_MAX_BYTES); /* metrics answers */
     srv->events = am_events_new(srv->store, srv->cfg.sse_heartbeat); /* SSE hub */
     srv->started_ms = am_now_ms();

@@ -4,6 +4,7 @@
 
 #include "ingest.h"
 #include "json.h"
+#include "peer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -674,8 +675,10 @@ void am_api_check(am_req *req, am_resp *resp)
     am_fail f;
     am_fail_init(&f);
     json_t *out = NULL;
-    if (am_ingest_check(req->srv, req->params[0], json_string_value(src), sys, hyps, nsys, &out,
-                        &f) == AM_OK)
+    am_peer peer; /* a long check stops when its client has gone */
+    am_peer_init(&peer, am_req_socket(req), req->srv->prom);
+    if (am_ingest_check(req->srv, req->params[0], json_string_value(src), sys, hyps, nsys, &peer,
+                        &out, &f) == AM_OK)
         am_resp_json(resp, 200, out);
     else
         am_api_fail(req, resp, &f);

@@ -9,6 +9,7 @@
 
 #include "dbfile.h"
 #include "embedded.h"
+#include "ingest.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -152,6 +153,16 @@ void am_api_prometheus(am_req *req, am_resp *resp)
                   "adaptmon_store_reader_waits_total %lld\n",
                   mem.used, mem.budget, mem.peak, (long long)mem.evictions, mem.cached,
                   (long long)am_store_reader_waits(srv->store));
+    am_buf_printf(&out,
+                  "# HELP adaptmon_scoring_slots Requests that may score a segment at once "
+                  "(--scoring-threads; 0 there = the online CPUs).\n"
+                  "# TYPE adaptmon_scoring_slots gauge\n"
+                  "adaptmon_scoring_slots %d\n"
+                  "# HELP adaptmon_scoring_waits_total Segment scorings that found every "
+                  "scoring slot taken and waited for one.\n"
+                  "# TYPE adaptmon_scoring_waits_total counter\n"
+                  "adaptmon_scoring_waits_total %lld\n",
+                  am_wspool_slots(srv->wspool), (long long)am_wspool_waits(srv->wspool));
     am_buf_printf(&out,
                   "# HELP adaptmon_session_memory_refusals_total Glossary uploads and session "
                   "runtime builds refused (503) because requests in flight held the "

@@ -152,7 +152,10 @@ enum am_srv_kind {
       "are dropped and rebuilt from the database on their next use (a 100,000-entry glossary "     \
       "takes about 60 MiB); 0 = no budget")                                                        \
     X("readers", "int", "4", AM_SRV_INT, readers, 1, 64, NULL,                                     \
-      "read-only database connections: reads beyond them wait for one to be free")
+      "read-only database connections: reads beyond them wait for one to be free")                 \
+    X("scoring-threads", "int", "0", AM_SRV_INT, scoring_threads, 0, 1024, NULL,                   \
+      "requests that score segments at once (POST, batch, replay); the others wait for a slot "    \
+      "while their HTTP threads stay free for the group commit; 0 = the online CPUs")
 
 typedef struct am_srv_impl {
     enum am_srv_kind kind;

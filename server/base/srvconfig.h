@@ -49,6 +49,7 @@ typedef struct am_srv_config {
     int64_t session_memory; /* bytes of the session cache's scorers (am_sessions_set_memory), 0 =
                                none */
     int readers; /* pooled read-only connections (am_store_set_readers), default 4 */
+    int scoring_threads; /* segments scored at once (am_wspool_enter); 0 = online CPUs */
 } am_srv_config;
 
 typedef struct am_srv_option {

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- time budget ---------------------------------------------------------- */
 
@@ -44,13 +45,59 @@ struct am_wspool {
     pthread_mutex_t mu;
     am_score_ws **free;
     size_t n, cap;
+    /* the scoring gate: a counting semaphore of slots (own mutex, so that
+     * the workspace list is never held up behind a waiter) */
+    pthread_mutex_t gate_mu;
+    pthread_cond_t gate_cv;
+    int slots; /* callers allowed at once (>= 1) */
+    int busy; /* callers between enter and leave */
+    int64_t waits; /* enters that found every slot taken */
 };
 
-am_wspool *am_wspool_new(void)
+am_wspool *am_wspool_new(int slots)
 {
     am_wspool *p = am_xcalloc(1, sizeof *p);
     pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->gate_mu, NULL);
+    pthread_cond_init(&p->gate_cv, NULL);
+    if (slots <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        slots = cores > 0 ? (int)(cores < 1024 ? cores : 1024) : 1;
+    }
+    p->slots = slots;
     return p;
+}
+
+int am_wspool_slots(const am_wspool *p)
+{
+    return p->slots;
+}
+
+void am_wspool_enter(am_wspool *p)
+{
+    pthread_mutex_lock(&p->gate_mu);
+    if (p->busy >= p->slots)
+        p->waits++;
+    while (p->busy >= p->slots)
+        pthread_cond_wait(&p->gate_cv, &p->gate_mu);
+    p->busy++;
+    pthread_mutex_unlock(&p->gate_mu);
+}
+
+int64_t am_wspool_waits(am_wspool *p)
+{
+    pthread_mutex_lock(&p->gate_mu);
+    int64_t n = p->waits;
+    pthread_mutex_unlock(&p->gate_mu);
+    return n;
+}
+
+void am_wspool_leave(am_wspool *p)
+{
+    pthread_mutex_lock(&p->gate_mu);
+    p->busy--;
+    pthread_mutex_unlock(&p->gate_mu);
+    pthread_cond_signal(&p->gate_cv); /* one slot: one waiter */
 }
 
 void am_wspool_free(am_wspool *p)
@@ -61,6 +108,8 @@ void am_wspool_free(am_wspool *p)
         am_score_ws_free(p->free[i]);
     free(p->free);
     pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->gate_mu);
+    pthread_cond_destroy(&p->gate_cv);
     free(p);
 }
 

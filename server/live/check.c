@@ -3,6 +3,7 @@
 #include "ingest_internal.h"
 
 #include "json.h"
+#include "peer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -511,11 +512,13 @@ static int check_begin(am_server *srv, const char *session, am_budget *bud, am_s
 }
 
 int am_ingest_check(am_server *srv, const char *session, const char *source, const char *const *sys,
-                    const char *const *hyps, size_t nsys, json_t **out, am_fail *f)
+                    const char *const *hyps, size_t nsys, am_peer *peer, json_t **out, am_fail *f)
 {
     am_sess *sess;
     am_budget bud;
     am_budget_start(&bud, srv);
+    if (peer) /* every place that asks the budget asks the client too */
+        am_peer_chain(peer, &bud.cancel);
     check_snap cs;
     int rc = check_begin(srv, session, &bud, &sess, &cs, f);
     if (rc != AM_OK)
@@ -533,6 +536,10 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
         json_t *st = NULL, *ad = NULL;
         int64_t c[4], seen = 0;
         rc = s == 0 ? AM_OK : check_terms(srv, &cs, sess, ws, &bud, source, hyps[s], &st, c, f);
+        /* asked here too: tokenizing a long hypothesis (before its first
+         * lookup) does not ask, and a client may have gone meanwhile */
+        if (rc == AM_OK && am_budget_over(&bud))
+            rc = am_budget_fail(f, &bud);
         if (rc == AM_OK)
             rc = check_adaptation(&cs, sess, ws, &bud, hyps[s], &ad, &seen, f);
         if (rc != AM_OK) {
@@ -560,6 +567,9 @@ int am_ingest_check(am_server *srv, const char *session, const char *source, con
     if (rc != AM_OK) {
         json_decref(terms);
         json_decref(systems);
+        if (rc == AM_ERR_CANCELLED && peer && peer->gone) /* nobody reads it; the log says why */
+            am_failp(f, AM_P_REQUEST_TIMEOUT, NULL,
+                     "the client closed its connection: the check was abandoned");
         return rc;
     }
     json_t *adaptation = json_pack("{soso}", "systems", systems, "best_system",

@@ -16,12 +16,30 @@
 
 #include <jansson.h>
 
-/* A pool of scoring workspaces shared by the handler threads. */
+/* A pool of scoring workspaces shared by the handler threads, and the
+ * gate that lets at most slots of them score at once (--scoring-threads;
+ * 0: the online CPUs). The HTTP threads outnumber the cores (16 by
+ * default: a POST's thread also waits for its group commit), and more
+ * scorers than cores would only time-share them (issue 27). At a POST
+ * load the gate is seldom full (bench/README.md, scoring-gate): it bounds
+ * the long scorings (big segments, batches, replays) next to POSTs.
+ * am_wspool_new's pool is owned by the caller (am_wspool_free). */
 typedef struct am_wspool am_wspool;
-am_wspool *am_wspool_new(void);
+am_wspool *am_wspool_new(int slots);
 void am_wspool_free(am_wspool *p);
 am_score_ws *am_wspool_get(am_wspool *p);
 void am_wspool_put(am_wspool *p, am_score_ws *ws);
+/* The number of callers that may score at once (>= 1). */
+int am_wspool_slots(const am_wspool *p);
+/* Waits for a scoring slot; every enter is paired with one leave on the
+ * same thread, with nothing between them that waits on another request
+ * (no lock, no commit): a holder always gets to its leave. */
+void am_wspool_enter(am_wspool *p);
+void am_wspool_leave(am_wspool *p);
+/* How many enters found every slot taken and waited, since the start
+ * (adaptmon_scoring_waits_total: a count that grows with the POSTs says
+ * that more requests wanted to score than the slots let in). */
+int64_t am_wspool_waits(am_wspool *p);
 
 /* A request's time budget: the CPU time of the calling thread against
  * cfg.request_timeout_ms, and the server's shutdown (srv->abandon). Its
@@ -159,8 +177,13 @@ int am_ingest_glossary_put(am_server *srv, const char *session, int64_t incarnat
  * ("" when nsys is 0), with the translator's established choice for each
  * entry, and for each system sys[s] (hyps[s], s < nsys) the adaptation
  * signal (docs/metrics.md §2): its content words with their counts in the
- * session's history and its term use. Reads only. *out: new object. */
+ * session's history and its term use. Reads only. *out: new object. It
+ * stops at the request budget (503 request-timeout) and, when peer
+ * (borrowed, peer.h; NULL: not watched) says the client has closed its
+ * connection, with AM_ERR_CANCELLED and *fail saying so (nobody reads it). */
+struct am_peer;
 int am_ingest_check(am_server *srv, const char *session, const char *source, const char *const *sys,
-                    const char *const *hyps, size_t nsys, json_t **out, am_fail *fail);
+                    const char *const *hyps, size_t nsys, struct am_peer *peer, json_t **out,
+                    am_fail *fail);
 
 #endif

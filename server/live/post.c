@@ -362,9 +362,13 @@ int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_rtx 
     in.max_term_occurrences = (size_t)srv->cfg.max_term_occurrences;
     am_seg_result res;
     const char *field = NULL;
+    /* no more scorers at once than slots (cores): the lookups read this
+     * request's own snapshot or memory, so a holder never waits on another */
+    am_wspool_enter(srv->wspool);
     int rc = mem && mem->base ? am_score_segment(sc, ws, &in, mem_overlay_lookup, mem, &res, &field)
              : mem ? am_score_segment(sc, ws, &in, am_recall_vocab_lookup, mem->hist, &res, &field)
                    : am_score_segment(sc, ws, &in, am_tx_lookup, &lc, &res, &field);
+    am_wspool_leave(srv->wspool);
     if (rc != AM_OK) {
         am_score_ws_set_cancel(ws, NULL);
         am_wspool_put(srv->wspool, ws);
