@@ -357,7 +357,7 @@ static am_server *am_mg_server_new(am_store *st)
     srv->prom = am_prom_new();
     srv->sessions = am_sessions_new(st, 64, (size_t)srv->cfg.history_cache);
     am_sessions_set_memory(srv->sessions, (size_t)srv->cfg.session_memory);
-    srv->wspool = am_wspool_new();
+    srv->wspool = am_wspool_new(1); /* one replay at a time: one slot */
     srv->events = am_events_new(st, srv->cfg.sse_heartbeat);
     return srv;
 }
