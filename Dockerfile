@@ -26,7 +26,7 @@ FROM debian:bookworm AS build
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       gcc libc6-dev make pkg-config iso-codes \
-      libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev libstemmer-dev \
+      libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev libstemmer-dev libpq-dev \
       libcurl4-openssl-dev libxml2-dev libsystemd-dev libmecab-dev libfriso-dev libpcre2-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -39,7 +39,7 @@ RUN make all \
 FROM debian:bookworm-slim
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      libmicrohttpd12 libjansson4 libsqlite3-0 libutf8proc2 libstemmer0d libxml2 \
+      libmicrohttpd12 libjansson4 libsqlite3-0 libpq5 libutf8proc2 libstemmer0d libxml2 \
       libsystemd0 libcurl4 curl libmecab2 mecab-ipadic-utf8 libfriso0 friso-dict libpcre2-8-0 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 adaptmon \

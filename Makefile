@@ -17,7 +17,7 @@
 
 BUILD    ?= build
 CC       ?= cc
-PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0 libsystemd libcurl friso libpcre2-8
+PKGS     ?= libmicrohttpd jansson sqlite3 libutf8proc libxml-2.0 libsystemd libcurl friso libpcre2-8 libpq
 OPT      ?= -O2
 SAN      ?=
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -62,7 +62,7 @@ SRV_INC  := $(patsubst %,-I%,$(SRV_DIRS))
 SRV_SRC  := $(filter-out cli/main.c,$(wildcard $(patsubst %,%/*.c,$(SRV_DIRS))))
 SRV_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(SRV_SRC)) $(BUILD)/gen/embedded.o
 # Files compiled into the binary (migrations, the API contract, the dashboard).
-EMBED    := $(sort $(wildcard schema/*.sql)) openapi.yaml $(sort $(wildcard server/dashboard/*.*))
+EMBED    := $(sort $(wildcard schema/*.sql)) $(sort $(wildcard schema/pg/*.sql)) openapi.yaml $(sort $(wildcard server/dashboard/*.*))
 UT_SRC   := $(wildcard tests/unit/test_*.c)
 UT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UT_SRC))
 STOPWORD_DATA := $(wildcard data/stopwords/snowball/*.stop.txt) data/stopwords/stopwords-iso/stopwords-iso.json

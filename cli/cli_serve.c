@@ -347,7 +347,9 @@ static int am_serve(int argc, char **argv, char **envp)
     signal(SIGPIPE, SIG_IGN);
 
     srv->db_fd = -1;
-    if (strcmp(srv->cfg.db, ":memory:") != 0) {
+    /* a PostgreSQL conninfo names no file: no file checks, no lock (the
+     * database serializes its writers, DESIGN-postgres §2.5) */
+    if (strcmp(srv->cfg.db, ":memory:") != 0 && !am_store_path_is_pg(srv->cfg.db)) {
         /* nothing is created or changed before these checks pass */
         if (am_dbfile_check_kind(srv->cfg.db, &err) != AM_OK ||
             am_dbfile_mkdir_parents(srv->cfg.db, &err) != AM_OK ||

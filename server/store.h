@@ -82,6 +82,14 @@ void am_store_close(am_store *st);
  * plus WAL). */
 int am_store_schema_version(am_store *st);
 int64_t am_store_size_bytes(am_store *st);
+/* Whether db names a PostgreSQL database rather than a SQLite file: a URI
+ * "postgresql://…" or "postgres://…", or a libpq key=value string starting
+ * "host=" (a multi-host one too: "host=a,b port=5432,5432 …"). Such a path
+ * opens the PostgreSQL driver (server/store/drv_pg.c; durability is then
+ * the cluster's and ignored); anything else is a SQLite file. */
+int am_store_path_is_pg(const char *db);
+/* Whether st is a PostgreSQL store. */
+int am_store_is_pg(const am_store *st);
 /* Runs a cheap query ("SELECT 1"); AM_OK when the database answers. */
 int am_store_ping(am_store *st);
 /* The most database pages one committed write transaction wrote since

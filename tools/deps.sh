@@ -5,7 +5,7 @@ set -e
 # What `make` needs to compile the binary, nothing more: the Dockerfile's
 # build stage installs exactly these (tests/fleet/test_deploy.py checks it).
 BUILD_PKGS="gcc libc6-dev make pkg-config iso-codes \
-libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev libstemmer-dev \
+libmicrohttpd-dev libjansson-dev libsqlite3-dev libutf8proc-dev libstemmer-dev libpq-dev \
 libcurl4-openssl-dev libxml2-dev libsystemd-dev libmecab-dev libfriso-dev libpcre2-dev"
 # The tests' toolchain.
 # ja-mecab (BLEU and Japanese recall) needs the IPA dictionary at run time.
