@@ -366,6 +366,15 @@ static int am_serve(int argc, char **argv, char **envp)
         goto out;
     }
     am_store_set_logger(srv->store, am_serve_store_log, &srv->log);
+    if (am_store_pg_require_sync(srv->store, srv->cfg.pg_require_sync, &err) != AM_OK) {
+        am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot start --pg-require-sync: %s",
+                  am_buf_str(&err));
+        goto out;
+    }
+    if (am_store_is_pg(srv->store) && srv->cfg.pg_require_sync && !am_store_pg_sync_ok(srv->store))
+        am_log_at(&srv->log, AM_LOG_WARN, NULL,
+                  "PostgreSQL has no synchronous standby streaming: writes answer 503 until one "
+                  "does (--pg-require-sync off serves a server without standbys)");
     if (am_store_set_readers(srv->store, (size_t)srv->cfg.readers, &err) != AM_OK) {
         am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot open the database's readers: %s",
                   am_buf_str(&err));

@@ -152,7 +152,12 @@ enum am_srv_kind {
       "are dropped and rebuilt from the database on their next use (a 100,000-entry glossary "     \
       "takes about 60 MiB); 0 = no budget")                                                        \
     X("readers", "int", "4", AM_SRV_INT, readers, 1, 64, NULL,                                     \
-      "read-only database connections: reads beyond them wait for one to be free")
+      "read-only database connections: reads beyond them wait for one to be free")                 \
+    X("pg-require-sync", "enum", "on", AM_SRV_ENUM, pg_require_sync, 0, 0, "off|on",               \
+      "PostgreSQL only (--db postgresql://…): on answers writes 503 while the cluster has no "   \
+      "synchronous standby streaming (synchronous_standby_names empty, or no sync/quorum row in "  \
+      "pg_stat_replication, checked every second; the role needs pg_monitor), so nothing is "      \
+      "acknowledged with a single copy; off for a server without standbys")
 
 typedef struct am_srv_impl {
     enum am_srv_kind kind;

@@ -49,6 +49,8 @@ typedef struct am_srv_config {
     int64_t session_memory; /* bytes of the session cache's scorers (am_sessions_set_memory), 0 =
                                none */
     int readers; /* pooled read-only connections (am_store_set_readers), default 4 */
+    int pg_require_sync; /* PostgreSQL: 1 (on, default) writes answer 503 while no synchronous
+                            standby streams (am_store_pg_require_sync), 0 off */
 } am_srv_config;
 
 typedef struct am_srv_option {

@@ -655,6 +655,11 @@ void am_w_unlock(am_store *st)
  * a SAVEPOINT inside the calling thread's open transaction. */
 int am_w_begin(am_store *st)
 {
+    if (st->pg) { /* --pg-require-sync (pg_sync.c) */
+        int g = am_pg_write_gate(st);
+        if (g)
+            return g;
+    }
     am_w_lock(st);
     int rc;
     if (st->in_tx) {

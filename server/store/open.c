@@ -349,6 +349,9 @@ static void am_ckpt_stop(am_store *st)
 
 static void am_store_free(am_store *st)
 {
+    am_pg_sync_stop(st);
+    pthread_mutex_destroy(&st->sync_mu);
+    pthread_cond_destroy(&st->sync_cv);
     am_ckpt_stop(st);
     if (st->ck_opened)
         pthread_mutex_destroy(&st->ck.mu);
@@ -533,6 +536,8 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     pthread_mutex_init(&st->gmu, NULL);
     pthread_mutex_init(&st->ckmu, NULL);
     pthread_cond_init(&st->ckcv, NULL);
+    pthread_mutex_init(&st->sync_mu, NULL);
+    pthread_cond_init(&st->sync_cv, NULL);
     st->gtail = &st->ghead;
     am_buf_init(&st->errmsg);
     am_buf_init(&st->rtx.t.sess);

@@ -225,6 +225,15 @@ struct am_store {
     /* the WAL's owner (dbfile.h "Database identity"; open.c) */
     uint32_t life; /* this open's database id (user_version) */
     unsigned char wal_id[12]; /* guarded by w.mu: WAL header bytes 12..23 last seen */
+    /* PostgreSQL's --pg-require-sync (pg_sync.c): the probe's connection,
+     * thread and answer; writes read pg_require and pg_sync_ok only */
+    am_conn sync_conn;
+    pthread_t sync_thread;
+    int sync_running;
+    pthread_mutex_t sync_mu;
+    pthread_cond_t sync_cv;
+    int sync_stop; /* guarded by sync_mu */
+    atomic_int pg_require, pg_sync_ok;
     int wal_marking; /* guarded by w.mu: the WAL hook is writing the id */
 };
 
@@ -417,6 +426,15 @@ int am_pg_exec_const(am_store *st, am_conn *c, const char *sql, const char *what
 /* Column accessors of a PostgreSQL row (row->r non-NULL). */
 int64_t am_pg_row_int(am_row *row, int i);
 const char *am_pg_row_text(am_row *row, int i);
+
+/* ---- pg_sync.c ------------------------------------------------------------- */
+
+/* AM_OK, or AM_ERR_UNAVAILABLE (recorded) when --pg-require-sync is on and
+ * the last probe found no synchronous standby: every write transaction,
+ * batch and multi-statement write asks before it begins. */
+int am_pg_write_gate(am_store *st);
+/* Stops the probe and closes its connection (am_store_free). */
+void am_pg_sync_stop(am_store *st);
 
 /* ---- the other files ------------------------------------------------------ */
 

@@ -14,6 +14,11 @@
 int am_store_tx_begin(am_store *st, am_store_tx **tx)
 {
     *tx = NULL;
+    if (st->pg) {
+        int g = am_pg_write_gate(st);
+        if (g)
+            return g;
+    }
     am_w_lock(st);
     if (st->in_tx) {
         /* Only the owner can get here (the mutex is held by it). */
@@ -113,8 +118,14 @@ typedef struct am_gjob {
  * When the commit fails every job of the batch fails with its error. */
 static void am_group_run(am_store *st, am_gjob *batch)
 {
+    int brc = st->pg ? am_pg_write_gate(st) : AM_OK;
+    if (brc != AM_OK) {
+        for (am_gjob *j = batch; j; j = j->next)
+            j->rc = brc;
+        return;
+    }
     am_w_lock(st);
-    int brc = st->in_tx ? AM_ERR_INVALID : am_exec(st, &st->w, AM_S_BEGIN_IMM, "");
+    brc = st->in_tx ? AM_ERR_INVALID : am_exec(st, &st->w, AM_S_BEGIN_IMM, "");
     if (brc == AM_OK) {
         st->in_tx = 1;
         st->nested = 0;

@@ -86,9 +86,10 @@ def free_port():
 # fresh database of one throwaway PostgreSQL (tests/pgutil.py: loopback, data
 # under /tmp, stopped at exit) instead of a SQLite file: the suites then run
 # against the PostgreSQL driver. A test that names its db (a file it opens
-# itself) keeps SQLite. PG_ARGS are added to those servers' flags.
+# itself) keeps SQLite. PG_ARGS are added to those servers' flags: the
+# throwaway server has no standby, so writes need --pg-require-sync off.
 TEST_PG = os.environ.get("ADAPTMON_TEST_PG") == "1"
-PG_ARGS = os.environ.get("APITEST_PG_ARGS", "").split()
+PG_ARGS = ["--pg-require-sync", "off"] + os.environ.get("APITEST_PG_ARGS", "").split()
 _pg = []
 
 

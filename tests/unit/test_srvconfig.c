@@ -123,6 +123,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.request_timeout_ms, 5000);
     assert_int_equal(c.session_memory, 512 * 1024 * 1024);
     assert_int_equal(c.readers, 4);
+    assert_int_equal(c.pg_require_sync, 1);
 
     /* loading with nothing given is the defaults */
     am_srv_config d;
@@ -140,8 +141,9 @@ static void test_defaults(void **state)
         assert_non_null(o->def);
         assert_true(strlen(o->help) > 10);
     }
-    /* 26 + the five connection budgets + session-memory, readers (issue 25) + log-format */
-    assert_int_equal(n, 34);
+    /* 26 + the five connection budgets + session-memory, readers (issue 25) + log-format
+     * + pg-require-sync (issue 28) */
+    assert_int_equal(n, 35);
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }
