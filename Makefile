@@ -12,6 +12,7 @@
 #   make screenshots the dashboard's views at 1280×800 and 390×844 into docs/screenshots/
 #                   (the browser suite's scenarios: Chromium + playwright-core)
 #   make bench-scale cost against input size, adversarial inputs (bench/README.md)
+#   make test-pg    the API suites against a throwaway PostgreSQL (issue 28; not in make test)
 #   make mutants    plants each bug of tests/mutants/*.patch in a copy of the tree and
 #                   expects its guarding test to fail (tools/mutants.sh; not in make test)
 
@@ -298,3 +299,16 @@ print-%:
 
 # compiler-written header dependencies (DEPFLAGS)
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
+
+# ---- PostgreSQL: the suites against the PostgreSQL driver (issue 28) --------
+#   make test-pg   the store's PostgreSQL tests (schema and statements, two nodes on
+#                  one database, --pg-require-sync) and the API suites of PG_SUITES
+#                  with ADAPTMON_TEST_PG=1: tests/api/harness.py runs their servers
+#                  on fresh databases of one throwaway PostgreSQL (tests/pgutil.py:
+#                  loopback, as nobody, under /tmp); needs postgresql-15 (tools/deps.sh)
+PG_SUITES ?= tests/api/test_api.py tests/api/test_edits.py
+.PHONY: test-pg
+test-pg: all
+	python3 tests/store/test_pg_schema.py
+	python3 tests/store/test_pg_nodes.py
+	@for s in $(PG_SUITES); do echo "== $$s (PostgreSQL)"; ADAPTMON_TEST_PG=1 python3 $$s || exit 1; done

@@ -408,8 +408,10 @@ static int am_serve(int argc, char **argv, char **envp)
               "adaptmon %s serving %s: database %s (schema %d, durability %s), %d threads, "
               "auth %s%s, config %s",
               AM_VERSION, url, srv->cfg.db, am_store_schema_version(srv->store),
-              srv->cfg.durability ? "full" : "normal", srv->cfg.threads,
-              srv->cfg.write_token[0] ? "on" : "off",
+              am_store_is_pg(srv->store) ? "the PostgreSQL cluster's"
+              : srv->cfg.durability      ? "full"
+                                         : "normal",
+              srv->cfg.threads, srv->cfg.write_token[0] ? "on" : "off",
               srv->cfg.read_token[0] ? " (read token too)" : "",
               srv->cfg.config_file[0] ? srv->cfg.config_file : "none");
     printf("adaptmon listening on %s (database %s) — try: curl -s %s/healthz\n", url, srv->cfg.db,
