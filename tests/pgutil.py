@@ -59,13 +59,21 @@ class Server:
         self.stopped = False
         self.run("initdb", "-D", self.data, "-A", "trust", "-U", "am", "-E", "UTF8",
                  "--locale=C", "--no-sync")
-        opts = "-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" % (
-            self.port, self.dir)
+        self.opts = "-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off " \
+            "-c max_connections=200" % (self.port, self.dir)
         for e in extra:
-            opts += " -c " + e
-        self.run("pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-o",
-                 opts, "start")
+            self.opts += " -c " + e
+        self.start()
         atexit.register(self.stop)
+
+    def start(self):
+        """Starts the server (again, after halt(): same port, same data)."""
+        self.run("pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-o",
+                 self.opts, "start")
+
+    def halt(self):
+        """Stops the server at once (as a crash would), keeping its data for start()."""
+        self.run("pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop")
 
     def run(self, prog, *args):
         def drop():

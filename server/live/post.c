@@ -654,6 +654,7 @@ int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in, 
     if (rc != AM_OK) {
         am_failp(f, AM_P_UNAVAILABLE, NULL,
                  "the database is busy: could not read the session; retry");
+        f->retry_after = 1;
         goto out;
     }
     am_store_state st;

@@ -42,7 +42,7 @@ int am_db_fail(am_store *st, sqlite3 *db, const char *what)
 static int am_q_vopen(am_store *st, am_conn *c, enum am_stmt_id id, am_q *q, const char *fmt,
                       va_list ap)
 {
-    if (c->pg)
+    if (c->pg_info) /* a PostgreSQL connection, even while broken */
         return am_pg_q_vopen(st, c, id, q, fmt, ap);
     q->pg = 0;
     sqlite3_stmt *s = c->stmt[id];
@@ -331,7 +331,7 @@ am_row *am_q_row(am_q *q)
 
 int64_t am_changes(am_conn *conn)
 {
-    if (conn->pg)
+    if (conn->pg_info)
         return conn->pg_changes;
     return sqlite3_changes(conn->db);
 }
@@ -549,14 +549,14 @@ void am_reader_put(am_conn *c)
  * writer's open transaction too, for ":memory:"). */
 static int read_begin(am_store *st, am_conn *c)
 {
-    if (c->pg)
+    if (c->pg_info)
         return am_pg_exec_const(st, c, AM_PG_SQL_SNAPSHOT, "snapshot");
     return am_exec(st, c, AM_S_SAVEPOINT, "");
 }
 
 static void read_end(am_store *st, am_conn *c)
 {
-    if (c->pg) {
+    if (c->pg_info) {
         if (am_pg_exec_const(st, c, "COMMIT", "snapshot end") != AM_OK && c->pg_intx)
             am_pg_exec_const(st, c, "ROLLBACK", "snapshot end");
         return;

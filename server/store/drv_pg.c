@@ -246,8 +246,8 @@ static const char *pg_prepared(am_store *st, am_q *q, char name[16], int *rc)
     return name;
 }
 
-/* Runs q on its connection and keeps its result. */
-static int pg_run(am_store *st, am_q *q)
+/* Runs q on its connection and keeps its result (one attempt). */
+static int pg_run_once(am_store *st, am_q *q)
 {
     am_conn *c = q->c;
     int begins = q->id == AM_S_BEGIN_IMM;
@@ -298,6 +298,26 @@ static int pg_run(am_store *st, am_q *q)
     return rc;
 }
 
+/* Whether a failed statement on c may run once more on a new connection: c
+ * is a reader outside a snapshot (it only reads) whose connection broke,
+ * say a server restart or failover the pool's idle connection learns of
+ * only by using it. A writer's statement is never run twice: its first
+ * run may have committed. */
+static int pg_retry(const am_conn *c, int rc)
+{
+    return rc == AM_ERR_UNAVAILABLE && !c->pg_writer && !c->pg_intx &&
+           (!c->pg || PQstatus(c->pg) != CONNECTION_OK);
+}
+
+/* Runs q on its connection and keeps its result. */
+static int pg_run(am_store *st, am_q *q)
+{
+    int rc = pg_run_once(st, q);
+    if (pg_retry(q->c, rc))
+        rc = pg_run_once(st, q);
+    return rc;
+}
+
 int am_pg_q_step(am_store *st, am_q *q)
 {
     if (!q->ran) {
@@ -320,11 +340,15 @@ void am_pg_q_close(am_q *q)
     q->pg = 0;
 }
 
-int am_pg_exec_const(am_store *st, am_conn *c, const char *sql, const char *what)
+/* am_pg_exec_const's one attempt; a BEGIN starts afresh on a broken
+ * connection, anything else inside a transaction that broke fails. */
+static int pg_exec_const_once(am_store *st, am_conn *c, const char *sql, const char *what)
 {
     if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
-        if (c->pg_intx) {
-            c->pg_intx = 0; /* only a snapshot's BEGIN/COMMIT come here */
+        if (c->pg_intx && strncmp(sql, "BEGIN", 5) != 0) {
+            c->pg_intx = 0;
+            am_store_note(st, AM_ERR_UNAVAILABLE,
+                          "the connection to PostgreSQL broke inside a transaction");
             return AM_ERR_UNAVAILABLE;
         }
         int rc = pg_connect(st, c, NULL);
@@ -336,7 +360,17 @@ int am_pg_exec_const(am_store *st, am_conn *c, const char *sql, const char *what
     if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
         rc = pg_fail(st, c, r, what);
     PQclear(r);
-    c->pg_intx = c->pg && PQtransactionStatus(c->pg) != PQTRANS_IDLE;
+    /* a broken connection has no transaction (PQTRANS_UNKNOWN) */
+    c->pg_intx =
+        c->pg && PQstatus(c->pg) == CONNECTION_OK && PQtransactionStatus(c->pg) != PQTRANS_IDLE;
+    return rc;
+}
+
+int am_pg_exec_const(am_store *st, am_conn *c, const char *sql, const char *what)
+{
+    int rc = pg_exec_const_once(st, c, sql, what);
+    if (!strncmp(sql, "BEGIN", 5) && pg_retry(c, rc))
+        rc = pg_exec_const_once(st, c, sql, what);
     return rc;
 }
 

@@ -155,7 +155,9 @@ typedef struct am_conn {
      * into autocommit), and whether it is the writer (its SESSION_STATE
      * takes the session's row lock, DESIGN-postgres §2.5) */
     PGconn *pg;
-    const char *pg_info; /* the store's conninfo (borrowed), for reconnects */
+    const char *pg_info; /* the store's conninfo (borrowed): set for every PostgreSQL
+                            connection, the kind conn.c branches on (pg is NULL while
+                            broken) */
     unsigned char pg_prep[AM_S__COUNT];
     unsigned char pg_prep_lock; /* SESSION_STATE's locking variant */
     int64_t pg_changes;

@@ -14,7 +14,10 @@ nodes on the same database, then:
   and body, as clients must); every id is stored exactly once, and the
   totals equal a serial replay of the final log (racing edits: EDITS below);
 * test_require_sync_refuses_writes: with --pg-require-sync on (the default)
-  and no standby, writes answer 503 with Retry-After and reads still work.
+  and no standby, writes answer 503 with Retry-After and reads still work;
+* test_postgres_down_answers_503_and_recovers: with PostgreSQL stopped,
+  writes answer 503 with Retry-After and /readyz 503 with a reason; once it
+  is back, the node reconnects and stores the retried segment once.
 
 Prints "N passed, N failed"; exits 1 on a failure. Skips (exit 0, saying
 why) when the PostgreSQL server binaries are absent.
@@ -197,6 +200,36 @@ def test_require_sync_refuses_writes():
     expect_status(c.get("/readyz"), 200, "ready: the database answers")
     check("no synchronous standby" in s.logs(), "the start warns")
     harness.shutdown(s, c)
+
+
+def test_postgres_down_answers_503_and_recovers():
+    server = pgutil.Server()  # its own: this test stops it
+    try:
+        s = Server("--pg-require-sync", "off", db=server.create_db("down"))
+        c = s.client()
+        c.create_session(id="s", source_lang="en", target_lang="fr")
+        expect_status(c.post(base("s") + "/segments", dict(seg(1), id="x1")), 201, "POST up")
+        server.halt()
+        r = c.post(base("s") + "/segments", dict(seg(2), id="x2"))
+        harness.expect_problem(r, 503, "unavailable", "a write while PostgreSQL is down")
+        eq(r.header("Retry-After"), "1", "Retry-After (%r)" % r.body)
+        r = c.get("/readyz")
+        expect_status(r, 503, "/readyz while PostgreSQL is down")
+        check("PostgreSQL" in r.json().get("reason", ""), "/readyz says why: %r" % r.body)
+        server.start()
+        for _ in range(50):  # the broken connections are reopened by the next statement
+            r = c.post(base("s") + "/segments", dict(seg(2), id="x2"))
+            if r.status in (200, 201):
+                break
+            check(r.status == 503, "503 until the reconnect: %d %r" % (r.status, r.body))
+        expect_status(r, 201, "POST after PostgreSQL is back")
+        expect_status(c.get("/readyz"), 200, "ready again")
+        r = c.get(base("s"))
+        check(r.status == 200, "GET after the restart: %r\n%s" % (r.body, s.logs(6000)))
+        eq(r.json()["segments"], 2, "both segments stored once")
+        harness.shutdown(s, c)
+    finally:
+        server.stop()
 
 
 def teardown():
