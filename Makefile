@@ -306,7 +306,9 @@ print-%:
 #                  with ADAPTMON_TEST_PG=1: tests/api/harness.py runs their servers
 #                  on fresh databases of one throwaway PostgreSQL (tests/pgutil.py:
 #                  loopback, as nobody, under /tmp); needs postgresql-15 (tools/deps.sh)
-PG_SUITES ?= tests/api/test_api.py tests/api/test_edits.py
+PG_SUITES ?= tests/api/test_api.py tests/api/test_edits.py tests/api/test_metrics_cache.py \
+    tests/api/test_history_cache.py tests/api/test_sse.py tests/api/test_xliff.py tests/api/test_ci.py \
+    tests/api/test_rescore.py
 .PHONY: test-pg
 test-pg: all
 	python3 tests/store/test_pg_schema.py

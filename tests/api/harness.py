@@ -111,8 +111,9 @@ class Server:
 
     def __init__(self, *args, db=None, ready_timeout=15.0):
         self.dir = tmpdir()
-        self.pg = TEST_PG and db is None
-        self.db = pg_url() if self.pg else db or os.path.join(self.dir, "adaptmon.db")
+        # a restart on a PostgreSQL database it was given keeps the PostgreSQL flags
+        self.pg = TEST_PG and (db is None or db.startswith("postgresql://"))
+        self.db = db or (pg_url() if self.pg else os.path.join(self.dir, "adaptmon.db"))
         self.args = list(args) + (PG_ARGS if self.pg else [])
         self.proc = None
         self.port = None
