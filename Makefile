@@ -308,7 +308,8 @@ print-%:
 #                  loopback, as nobody, under /tmp); needs postgresql-15 (tools/deps.sh)
 PG_SUITES ?= tests/api/test_api.py tests/api/test_edits.py tests/api/test_metrics_cache.py \
     tests/api/test_history_cache.py tests/api/test_sse.py tests/api/test_xliff.py tests/api/test_ci.py \
-    tests/api/test_rescore.py
+    tests/api/test_rescore.py tests/api/test_check_scale.py tests/api/test_crash.py \
+    tests/api/test_integration_doc.py tests/api/test_readme.py
 .PHONY: test-pg
 test-pg: all
 	python3 tests/store/test_pg_schema.py
