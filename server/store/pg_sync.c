@@ -31,7 +31,12 @@ static int pg_sync_probe(am_store *st)
     am_conn *c = &st->sync_conn;
     if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
         PQfinish(c->pg);
-        c->pg = PQconnectdb(st->path);
+        /* a conninfo's own connect_timeout (expanded after ours) wins; without
+         * one a dead host would hold the probe, and the store's close, for
+         * minutes */
+        const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
+        const char *vals[] = {"5", "adaptmon-sync-probe", st->path, NULL};
+        c->pg = PQconnectdbParams(keys, vals, 1);
         if (PQstatus(c->pg) != CONNECTION_OK)
             return 0;
     }
