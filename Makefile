@@ -12,6 +12,7 @@
 #   make screenshots the dashboard's views at 1280×800 and 390×844 into docs/screenshots/
 #                   (the browser suite's scenarios: Chromium + playwright-core)
 #   make bench-scale cost against input size, adversarial inputs (bench/README.md)
+#   make test-pg    the API suites against a throwaway PostgreSQL (issue 28; not in make test)
 #   make mutants    plants each bug of tests/mutants/*.patch in a copy of the tree and
 #                   expects its guarding test to fail (tools/mutants.sh; not in make test)
 
@@ -62,10 +63,7 @@ SRV_INC  := $(patsubst %,-I%,$(SRV_DIRS))
 SRV_SRC  := $(filter-out cli/main.c,$(wildcard $(patsubst %,%/*.c,$(SRV_DIRS))))
 SRV_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(SRV_SRC)) $(BUILD)/gen/embedded.o
 # Files compiled into the binary (migrations, the API contract, the dashboard).
-EMBED    := $(sort $(wildcard schema/*.sql)) openapi.yaml $(sort $(wildcard server/dashboard/*.*))
-# The PostgreSQL schema, which `adaptmon migrate` creates in an empty target (cli/cli_migrate.c),
-# named ./schema/pg/…: the SQLite runner (store/open.c) takes every schema/… path for its own.
-EMBED    += $(addprefix ./,$(sort $(wildcard schema/pg/*.sql)))
+EMBED    := $(sort $(wildcard schema/*.sql)) $(sort $(wildcard schema/pg/*.sql)) openapi.yaml $(sort $(wildcard server/dashboard/*.*))
 UT_SRC   := $(wildcard tests/unit/test_*.c)
 UT_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UT_SRC))
 STOPWORD_DATA := $(wildcard data/stopwords/snowball/*.stop.txt) data/stopwords/stopwords-iso/stopwords-iso.json
@@ -301,3 +299,19 @@ print-%:
 
 # compiler-written header dependencies (DEPFLAGS)
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
+
+# ---- PostgreSQL: the suites against the PostgreSQL driver (issue 28) --------
+#   make test-pg   the store's PostgreSQL tests (schema and statements, two nodes on
+#                  one database, --pg-require-sync) and the API suites of PG_SUITES
+#                  with ADAPTMON_TEST_PG=1: tests/api/harness.py runs their servers
+#                  on fresh databases of one throwaway PostgreSQL (tests/pgutil.py:
+#                  loopback, as nobody, under /tmp); needs postgresql-15 (tools/deps.sh)
+PG_SUITES ?= tests/api/test_api.py tests/api/test_edits.py tests/api/test_metrics_cache.py \
+    tests/api/test_history_cache.py tests/api/test_sse.py tests/api/test_xliff.py tests/api/test_ci.py \
+    tests/api/test_rescore.py tests/api/test_check_scale.py tests/api/test_crash.py \
+    tests/api/test_integration_doc.py tests/api/test_readme.py
+.PHONY: test-pg
+test-pg: all
+	python3 tests/store/test_pg_schema.py
+	python3 tests/store/test_pg_nodes.py
+	@for s in $(PG_SUITES); do echo "== $$s (PostgreSQL)"; ADAPTMON_TEST_PG=1 python3 $$s || exit 1; done

@@ -327,7 +327,7 @@ static int am_mg_schema(am_mg *m, int64_t known, int *created, am_buf *err)
     }
     size_t n;
     const am_embedded_file *f = am_embedded_files(&n);
-    static const char prefix[] = "./schema/pg/";
+    static const char prefix[] = "schema/pg/";
     for (size_t i = 0; i < n && rc == AM_OK && cur < known; i++) {
         const char *p = f[i].path;
         if (strncmp(p, prefix, sizeof prefix - 1) != 0)
@@ -337,7 +337,7 @@ static int am_mg_schema(am_mg *m, int64_t known, int *created, am_buf *err)
             continue;
         PGresult *r = PQexec(m->pg, (const char *)f[i].data); /* several statements */
         if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-            am_buf_printf(err, "creating the schema (%s) failed: %s", p + 2,
+            am_buf_printf(err, "creating the schema (%s) failed: %s", p,
                           PQresultErrorMessage(r));
             rc = AM_ERR_IO;
         }
@@ -345,7 +345,7 @@ static int am_mg_schema(am_mg *m, int64_t known, int *created, am_buf *err)
         char ver[24], at[24];
         snprintf(ver, sizeof ver, "%lld", v);
         snprintf(at, sizeof at, "%lld", (long long)am_now_ms());
-        const char *params[3] = {ver, p + 2, at}; /* the name as the runner records it */
+        const char *params[3] = {ver, p, at}; /* the name as the runner records it */
         if (rc == AM_OK)
             rc = am_mg_pq(m, AM_MGP_MIG_INSERT, 3, params, NULL, "recording the schema", err);
     }
@@ -546,7 +546,7 @@ int am_cli_migrate(int argc, char **argv)
     am_buf_init(&err);
     int64_t known = am_mg_known_version("schema/");
     int rc = AM_OK;
-    if (am_mg_known_version("./schema/pg/") != known) {
+    if (am_mg_known_version("schema/pg/") != known) {
         am_buf_printf(&err, "this adaptmon's PostgreSQL schema is not at version %lld",
                       (long long)known);
         rc = AM_ERR_INTERNAL;

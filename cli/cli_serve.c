@@ -347,7 +347,9 @@ static int am_serve(int argc, char **argv, char **envp)
     signal(SIGPIPE, SIG_IGN);
 
     srv->db_fd = -1;
-    if (strcmp(srv->cfg.db, ":memory:") != 0) {
+    /* a PostgreSQL conninfo names no file: no file checks, no lock (the
+     * database serializes its writers, DESIGN-postgres §2.5) */
+    if (strcmp(srv->cfg.db, ":memory:") != 0 && !am_store_path_is_pg(srv->cfg.db)) {
         /* nothing is created or changed before these checks pass */
         if (am_dbfile_check_kind(srv->cfg.db, &err) != AM_OK ||
             am_dbfile_mkdir_parents(srv->cfg.db, &err) != AM_OK ||
@@ -364,6 +366,15 @@ static int am_serve(int argc, char **argv, char **envp)
         goto out;
     }
     am_store_set_logger(srv->store, am_serve_store_log, &srv->log);
+    if (am_store_pg_require_sync(srv->store, srv->cfg.pg_require_sync, &err) != AM_OK) {
+        am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot start --pg-require-sync: %s",
+                  am_buf_str(&err));
+        goto out;
+    }
+    if (am_store_is_pg(srv->store) && srv->cfg.pg_require_sync && !am_store_pg_sync_ok(srv->store))
+        am_log_at(&srv->log, AM_LOG_WARN, NULL,
+                  "PostgreSQL has no synchronous standby streaming: writes answer 503 until one "
+                  "does (--pg-require-sync off serves a server without standbys)");
     if (am_store_set_readers(srv->store, (size_t)srv->cfg.readers, &err) != AM_OK) {
         am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot open the database's readers: %s",
                   am_buf_str(&err));
@@ -397,8 +408,10 @@ static int am_serve(int argc, char **argv, char **envp)
               "adaptmon %s serving %s: database %s (schema %d, durability %s), %d threads, "
               "auth %s%s, config %s",
               AM_VERSION, url, srv->cfg.db, am_store_schema_version(srv->store),
-              srv->cfg.durability ? "full" : "normal", srv->cfg.threads,
-              srv->cfg.write_token[0] ? "on" : "off",
+              am_store_is_pg(srv->store) ? "the PostgreSQL cluster's"
+              : srv->cfg.durability      ? "full"
+                                         : "normal",
+              srv->cfg.threads, srv->cfg.write_token[0] ? "on" : "off",
               srv->cfg.read_token[0] ? " (read token too)" : "",
               srv->cfg.config_file[0] ? srv->cfg.config_file : "none");
     printf("adaptmon listening on %s (database %s) — try: curl -s %s/healthz\n", url, srv->cfg.db,

@@ -23,6 +23,7 @@ const char *am_strerror(int err)
     case AM_ERR_INTERNAL: return "internal error";
     case AM_ERR_FULL: return "storage full";
     case AM_ERR_CANCELLED: return "cancelled (time budget exceeded)";
+    case AM_ERR_UNAVAILABLE: return "database unavailable";
     default: return "unknown error";
     }
 }

@@ -29,7 +29,9 @@ enum am_err {
     AM_ERR_CONFLICT = -9, /* state conflict (server only) */
     AM_ERR_INTERNAL = -10, /* broken invariant or library failure */
     AM_ERR_FULL = -11, /* the disk or the database size limit is full (server only) */
-    AM_ERR_CANCELLED = -12 /* the caller's cancel check asked to stop (am_cancel) */
+    AM_ERR_CANCELLED = -12, /* the caller's cancel check asked to stop (am_cancel) */
+    AM_ERR_UNAVAILABLE = -13 /* the database server is unreachable, or a commit's outcome is
+                                unknown (server only: PostgreSQL); retry later */
 };
 
 /* Returns a static, human-readable name for an am_err code ("invalid UTF-8", ...). */

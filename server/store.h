@@ -82,6 +82,23 @@ void am_store_close(am_store *st);
  * plus WAL). */
 int am_store_schema_version(am_store *st);
 int64_t am_store_size_bytes(am_store *st);
+/* Whether db names a PostgreSQL database rather than a SQLite file: a URI
+ * "postgresql://…" or "postgres://…", or a libpq key=value string starting
+ * "host=" (a multi-host one too: "host=a,b port=5432,5432 …"). Such a path
+ * opens the PostgreSQL driver (server/store/drv_pg.c; durability is then
+ * the cluster's and ignored); anything else is a SQLite file. */
+int am_store_path_is_pg(const char *db);
+/* Whether st is a PostgreSQL store. */
+int am_store_is_pg(const am_store *st);
+/* PostgreSQL with on: from now on every write fails with
+ * AM_ERR_UNAVAILABLE (503) while the cluster has no synchronous standby
+ * streaming, as a probe thread finds once a second (server/store/
+ * pg_sync.c); the first probe runs before this returns. A no-op for SQLite
+ * or off. AM_ERR_IO when the thread cannot start. */
+int am_store_pg_require_sync(am_store *st, int on, am_buf *err);
+/* 1 unless the PostgreSQL store requires a synchronous standby and the
+ * last probe found none. */
+int am_store_pg_sync_ok(am_store *st);
 /* Runs a cheap query ("SELECT 1"); AM_OK when the database answers. */
 int am_store_ping(am_store *st);
 /* The most database pages one committed write transaction wrote since

@@ -21,10 +21,19 @@ int am_api_load_session(am_req *req, am_resp *resp, am_store_session *row)
 
 void am_api_store_fail(am_req *req, am_resp *resp, int rc, const char *what)
 {
-    if (rc == AM_ERR_FULL)
+    if (rc == AM_ERR_FULL) {
         am_resp_problem(resp, req, AM_P_INSUFFICIENT_STORAGE, "%s: " AM_PROBLEM_FULL_NOTE, what);
-    else
+    } else if (rc == AM_ERR_UNAVAILABLE) {
+        /* PostgreSQL unreachable, or a commit whose outcome is unknown: a
+         * retry (a POST with the same id) gets the stored result */
+        am_resp_problem(resp, req, AM_P_UNAVAILABLE,
+                        "%s: the database is unavailable or the commit's outcome is unknown; "
+                        "retry",
+                        what);
+        am_resp_header(resp, "Retry-After", "1");
+    } else {
         am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: %s", what);
+    }
 }
 
 void am_api_gone_or_500(am_req *req, am_resp *resp, int rc, const char *what)

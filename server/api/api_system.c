@@ -33,8 +33,12 @@ static const char *am_api_unready(am_server *srv, const char **why)
         return srv->stopping ? "stopping" : "starting";
     if (srv->db_fd >= 0 && am_dbfile_still_ours(srv->db_fd, srv->cfg.db, why) != AM_OK)
         return "database unavailable";
-    if (am_store_ping(srv->store) != AM_OK)
+    if (am_store_ping(srv->store) != AM_OK) {
+        if (am_store_is_pg(srv->store))
+            *why = "PostgreSQL does not answer (unreachable, shutting down, or no primary); "
+                   "the log has its message";
         return "database unavailable";
+    }
     return NULL;
 }
 
@@ -61,7 +65,7 @@ void am_api_readyz(am_req *req, am_resp *resp)
  * -1 (":memory:", or statvfs failed). */
 static long long am_api_disk_free(const am_server *srv)
 {
-    if (!strcmp(srv->cfg.db, ":memory:"))
+    if (!strcmp(srv->cfg.db, ":memory:") || am_store_path_is_pg(srv->cfg.db))
         return -1;
     char *dir = am_dbfile_dir(srv->cfg.db);
     struct statvfs v;

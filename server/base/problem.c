@@ -51,6 +51,7 @@ am_ptype am_problem_of_err(int rc)
     case AM_ERR_CONFLICT: return AM_P_CONFLICT;
     case AM_ERR_FULL: return AM_P_INSUFFICIENT_STORAGE;
     case AM_ERR_CANCELLED: return AM_P_REQUEST_TIMEOUT;
+    case AM_ERR_UNAVAILABLE: return AM_P_UNAVAILABLE;
     case AM_ERR_UTF8:
     case AM_ERR_NUL: return AM_P_INVALID_UTF8;
     case AM_ERR_INVALID:
@@ -69,7 +70,8 @@ am_ptype am_problem_of_input(int rc)
 am_ptype am_problem_of_store(int rc)
 {
     am_ptype t = am_problem_of_err(rc);
-    return t == AM_P_NOT_FOUND || t == AM_P_CONFLICT || t == AM_P_INSUFFICIENT_STORAGE
+    return t == AM_P_NOT_FOUND || t == AM_P_CONFLICT || t == AM_P_INSUFFICIENT_STORAGE ||
+                   t == AM_P_UNAVAILABLE
                ? t
                : AM_P_INTERNAL;
 }

@@ -155,7 +155,12 @@ enum am_srv_kind {
       "read-only database connections: reads beyond them wait for one to be free")                 \
     X("scoring-threads", "int", "0", AM_SRV_INT, scoring_threads, 0, 1024, NULL,                   \
       "requests that score segments at once (POST, batch, replay); the others wait for a slot "    \
-      "while their HTTP threads stay free for the group commit; 0 = the online CPUs")
+      "while their HTTP threads stay free for the group commit; 0 = the online CPUs")              \
+    X("pg-require-sync", "enum", "on", AM_SRV_ENUM, pg_require_sync, 0, 0, "off|on",               \
+      "PostgreSQL only (--db postgresql://…): on answers writes 503 while the cluster has no "   \
+      "synchronous standby streaming (synchronous_standby_names empty, or no sync/quorum row in "  \
+      "pg_stat_replication, checked every second; the role needs pg_monitor), so nothing is "      \
+      "acknowledged with a single copy; off for a server without standbys")
 
 typedef struct am_srv_impl {
     enum am_srv_kind kind;

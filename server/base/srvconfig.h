@@ -50,6 +50,8 @@ typedef struct am_srv_config {
                                none */
     int readers; /* pooled read-only connections (am_store_set_readers), default 4 */
     int scoring_threads; /* segments scored at once (am_wspool_enter); 0 = online CPUs */
+    int pg_require_sync; /* PostgreSQL: 1 (on, default) writes answer 503 while no synchronous
+                            standby streams (am_store_pg_require_sync), 0 off */
 } am_srv_config;
 
 typedef struct am_srv_option {

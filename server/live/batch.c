@@ -104,6 +104,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
     if (rc != AM_OK) {
         am_failp(f, AM_P_UNAVAILABLE, NULL,
                  "the database is busy: could not read the session; retry");
+        f->retry_after = 1;
         goto out;
     }
     mem.base = rtx;

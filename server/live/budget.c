@@ -153,6 +153,13 @@ void am_fail_write(am_fail *f, int rc, const char *session, const char *what, co
         am_failp(f, AM_P_INSUFFICIENT_STORAGE, NULL,
                  "%s could not be stored: " AM_PROBLEM_FULL_NOTE, what);
         break;
+    case AM_P_UNAVAILABLE: /* PostgreSQL: unreachable, or the commit's outcome unknown */
+        am_failp(f, AM_P_UNAVAILABLE, NULL,
+                 "%s may not be stored: the database is unavailable or the commit's outcome "
+                 "is unknown; retry (the same id gets the stored result)",
+                 what);
+        f->retry_after = 1;
+        break;
     default: am_failp(f, AM_P_INTERNAL, NULL, "storage error: %s could not be stored", what);
     }
 }

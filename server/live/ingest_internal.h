@@ -66,8 +66,11 @@ typedef struct am_plan {
     int stale; /* set by the job: the session changed (retry) */
     /* a POST scored from the runtime's state alone (am_post_fast): the job
      * also checks that the session is still at version; dup: the segment
-     * insert found the id stored */
-    int fast, dup;
+     * insert found the id stored; exact: the store is shared with other
+     * nodes (PostgreSQL), where am_sess_lock does not keep a rewrite on
+     * another node from changing the history the POST was scored with, so
+     * the job checks version too (under the session's row lock) */
+    int fast, dup, exact;
     int64_t version;
 } am_plan;
 

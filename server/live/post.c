@@ -172,7 +172,7 @@ int am_post_job(am_store_tx *tx, void *ctx)
      * move the caches as well, so this is the backstop) */
     if (rc == AM_OK &&
         (st.incarnation != p->incarnation || st.glossary_version != p->glossary_version ||
-         st.last_seq + 1 != p->seq || (p->fast && st.version != p->version))) {
+         st.last_seq + 1 != p->seq || ((p->fast || p->exact) && st.version != p->version))) {
         rc = AM_ERR_CONFLICT; /* moved on, deleted + re-created, new glossary: retry */
         p->stale = st.incarnation != p->incarnation || st.glossary_version != p->glossary_version;
     }
@@ -658,6 +658,7 @@ int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in, 
     if (rc != AM_OK) {
         am_failp(f, AM_P_UNAVAILABLE, NULL,
                  "the database is busy: could not read the session; retry");
+        f->retry_after = 1;
         goto out;
     }
     am_store_state st;
@@ -703,6 +704,8 @@ int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in, 
     plan.seq = st.last_seq + 1;
     plan.incarnation = st.incarnation;
     plan.glossary_version = st.glossary_version;
+    plan.version = st.version;
+    plan.exact = am_store_is_pg(srv->store);
     rc = am_hist_ensure(sess, rtx, session, st.version, &plan.hist, f);
     if (rc != AM_OK)
         goto out;

@@ -568,6 +568,7 @@ static int edit_read(am_edit *e, int *retry, int *absent)
     if (rc != AM_OK) {
         am_failp(e->f, AM_P_UNAVAILABLE, NULL,
                  "the database is busy: could not read the session; retry");
+        e->f->retry_after = 1;
         return rc;
     }
     rc = am_store_tx_session_info(rtx, e->session, &e->st);

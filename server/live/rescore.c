@@ -583,6 +583,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, am_
     if (rc != AM_OK) {
         am_failp(f, AM_P_UNAVAILABLE, NULL,
                  "the database is busy: could not read the session; retry");
+        f->retry_after = 1;
         goto out;
     }
     rc = am_store_tx_session_info(rtx, session, &st);
@@ -628,6 +629,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, am_
     if (rc != AM_OK) {
         am_failp(f, AM_P_UNAVAILABLE, NULL,
                  "the database is busy: could not start a transaction; retry");
+        f->retry_after = 1;
         goto out;
     }
     rc = am_store_tx_session_info(am_store_tx_reads(tx), session, &cur);

@@ -13,31 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-const char *const am_stmt_sql[AM_S__COUNT] = {
-#define AM_STMT_SQL(name, sql) sql,
-    AM_STMTS(AM_STMT_SQL)
-#undef AM_STMT_SQL
-};
-
-const char *const am_stmt_name[AM_S__COUNT] = {
-#define AM_STMT_NAME(name, sql) #name,
-    AM_STMTS(AM_STMT_NAME)
-#undef AM_STMT_NAME
-};
-
 /* ---- errors --------------------------------------------------------------- */
-
-void am_store_note(am_store *st, int code, const char *msg)
-{
-    pthread_mutex_lock(&st->errmu);
-    am_buf_reset(&st->errmsg);
-    am_buf_appends(&st->errmsg, msg);
-    am_store_log_fn fn = st->logfn;
-    void *ctx = st->logctx;
-    if (fn && (code == AM_ERR_IO || code == AM_ERR_FULL))
-        fn(ctx, msg);
-    pthread_mutex_unlock(&st->errmu);
-}
 
 /* Maps the connection's last error to an am_err and records its message.
  * Call before the connection runs anything else. */
@@ -59,24 +35,6 @@ int am_db_fail(am_store *st, sqlite3 *db, const char *what)
     return code;
 }
 
-void am_store_last_error(am_store *st, am_buf *out)
-{
-    am_buf_reset(out);
-    if (!st)
-        return;
-    pthread_mutex_lock(&st->errmu);
-    am_buf_append(out, am_buf_str(&st->errmsg), st->errmsg.len);
-    pthread_mutex_unlock(&st->errmu);
-}
-
-void am_store_set_logger(am_store *st, am_store_log_fn fn, void *ctx)
-{
-    pthread_mutex_lock(&st->errmu);
-    st->logfn = fn;
-    st->logctx = ctx;
-    pthread_mutex_unlock(&st->errmu);
-}
-
 /* ---- statements in use ---------------------------------------------------- */
 
 /* Takes statement id of connection c and binds the arguments described by
@@ -84,6 +42,9 @@ void am_store_set_logger(am_store *st, am_store_log_fn fn, void *ctx)
 static int am_q_vopen(am_store *st, am_conn *c, enum am_stmt_id id, am_q *q, const char *fmt,
                       va_list ap)
 {
+    if (c->pg_info) /* a PostgreSQL connection, even while broken */
+        return am_pg_q_vopen(st, c, id, q, fmt, ap);
+    q->pg = 0;
     sqlite3_stmt *s = c->stmt[id];
     if (!s || sqlite3_stmt_busy(s)) {
         sqlite3_stmt *fresh = NULL;
@@ -101,6 +62,8 @@ static int am_q_vopen(am_store *st, am_conn *c, enum am_stmt_id id, am_q *q, con
     q->c = c;
     q->id = id;
     q->s = s;
+    q->row.s = s;
+    q->row.r = NULL;
     int rc = SQLITE_OK;
     for (int i = 1; *fmt && rc == SQLITE_OK; fmt++, i++) {
         if (*fmt == 't') {
@@ -135,6 +98,8 @@ int am_q_open(am_store *st, am_conn *c, enum am_stmt_id id, am_q *q, const char 
 /* Steps q: 1 for a row, 0 when done, a negative am_err on failure. */
 int am_q_step(am_store *st, am_q *q)
 {
+    if (q->pg)
+        return am_pg_q_step(st, q);
     int rc = sqlite3_step(q->s);
     if (rc == SQLITE_ROW)
         return 1;
@@ -146,6 +111,10 @@ int am_q_step(am_store *st, am_q *q)
 /* Releases q: resets a cached statement, finalizes a temporary one. */
 void am_q_close(am_q *q)
 {
+    if (q->pg) {
+        am_pg_q_close(q);
+        return;
+    }
     if (!q->s)
         return;
     if (q->s == q->c->stmt[q->id]) {
@@ -166,7 +135,7 @@ static int store_veach(am_store *st, am_conn *c, enum am_stmt_id id, store_row_f
     if (rc)
         return rc;
     while ((rc = am_q_step(st, &q)) > 0) {
-        int r = fn(ctx, am_row_of(q.s));
+        int r = fn(ctx, am_q_row(&q));
         if (r != 0) {
             rc = r;
             break;
@@ -286,13 +255,13 @@ int am_exec(am_store *st, am_conn *c, enum am_stmt_id id, const char *fmt, ...)
     va_end(ap);
     if (rc)
         return rc;
-    if (c == &st->w && id == AM_S_BEGIN_IMM)
+    if (c == &st->w && id == AM_S_BEGIN_IMM && c->db)
         st->w_pages0 = am_pages_written(c->db);
     rc = am_q_step(st, &q);
     if (rc > 0)
         rc = AM_OK;
     am_q_close(&q);
-    if (c == &st->w && id == AM_S_COMMIT && rc == AM_OK) {
+    if (c == &st->w && id == AM_S_COMMIT && rc == AM_OK && c->db) {
         /* how long a write holds the writer grows with the pages it writes
          * (rows changed would miss the ones a foreign key cascade deletes) */
         long long n = (long long)(am_pages_written(c->db) - st->w_pages0);
@@ -323,41 +292,68 @@ char *am_col_str(sqlite3_stmt *s, int i)
 
 /* ---- the driver seam (drv.h) ---------------------------------------------- */
 
+/* Each function branches on the row's or connection's kind (SQLite or
+ * PostgreSQL, drv_pg.c): one predictable branch on the SQLite path. */
 int64_t row_int(am_row *row, int i)
 {
-    return sqlite3_column_int64(am_row_stmt(row), i);
+    if (row->r)
+        return am_pg_row_int(row, i);
+    return sqlite3_column_int64(row->s, i);
 }
 
 const char *row_text(am_row *row, int i)
 {
-    return (const char *)sqlite3_column_text(am_row_stmt(row), i);
+    if (row->r)
+        return am_pg_row_text(row, i);
+    return (const char *)sqlite3_column_text(row->s, i);
 }
 
 char *row_str(am_row *row, int i)
 {
-    return am_col_str(am_row_stmt(row), i);
+    if (row->r) {
+        const char *t = am_pg_row_text(row, i);
+        return t ? am_xstrdup(t) : NULL;
+    }
+    return am_col_str(row->s, i);
 }
 
 int row_count(am_row *row)
 {
-    return sqlite3_column_count(am_row_stmt(row));
+    if (row->r)
+        return PQnfields(row->r);
+    return sqlite3_column_count(row->s);
 }
 
 am_row *am_q_row(am_q *q)
 {
-    return am_row_of(q->s);
+    return &q->row;
 }
 
 int64_t am_changes(am_conn *conn)
 {
+    if (conn->pg_info)
+        return conn->pg_changes;
     return sqlite3_changes(conn->db);
+}
+
+int am_conn_autocommit(am_conn *c)
+{
+    if (c->db)
+        return sqlite3_get_autocommit(c->db);
+    return !c->pg || PQstatus(c->pg) != CONNECTION_OK || PQtransactionStatus(c->pg) == PQTRANS_IDLE;
 }
 
 /* sqlite3_bind_value keeps each value's storage class: a purge's key
  * range compares as the stored keys do. */
 int am_q_bind_row(am_store *st, am_q *q, int first, am_row *row)
 {
-    sqlite3_stmt *src = am_row_stmt(row);
+    if (q->pg) {
+        int rc = am_pg_q_bind_row(q, first, row);
+        if (rc)
+            am_store_note(st, rc, "binding a row: too many parameters");
+        return rc;
+    }
+    sqlite3_stmt *src = row->s;
     for (int k = 0; k < sqlite3_column_count(src); k++)
         if (sqlite3_bind_value(q->s, first + k, sqlite3_column_value(src, k)) != SQLITE_OK)
             return am_db_fail(st, q->c->db, am_stmt_name[q->id]);
@@ -366,6 +362,8 @@ int am_q_bind_row(am_store *st, am_q *q, int first, am_row *row)
 
 int64_t am_q_steps(am_q *q)
 {
+    if (q->pg)
+        return 1; /* a statement's work is the server's: one unit each */
     return (int64_t)sqlite3_stmt_status(q->s, SQLITE_STMTSTATUS_VM_STEP, 1);
 }
 
@@ -373,6 +371,8 @@ int64_t am_q_steps(am_q *q)
 
 void am_conn_close(am_conn *c)
 {
+    if (c->pg)
+        am_pg_conn_close(c);
     if (!c->db)
         return;
     for (int i = 0; i < AM_S__COUNT; i++)
@@ -477,7 +477,8 @@ int am_store_set_readers(am_store *st, size_t n, am_buf *err)
     st->nr = 0;
     int rc = AM_OK;
     for (size_t i = 0; i < n && rc == AM_OK; i++) {
-        rc = am_conn_open(&st->r[i], st->path, SQLITE_OPEN_READONLY, 0, err);
+        rc = st->pg ? am_pg_conn_open(st, &st->r[i], 0, err)
+                    : am_conn_open(&st->r[i], st->path, SQLITE_OPEN_READONLY, 0, err);
         st->r[i].pool = st;
         st->nr++; /* its mutex exists even if the open failed */
     }
@@ -548,11 +549,18 @@ void am_reader_put(am_conn *c)
  * writer's open transaction too, for ":memory:"). */
 static int read_begin(am_store *st, am_conn *c)
 {
+    if (c->pg_info)
+        return am_pg_exec_const(st, c, AM_PG_SQL_SNAPSHOT, "snapshot");
     return am_exec(st, c, AM_S_SAVEPOINT, "");
 }
 
 static void read_end(am_store *st, am_conn *c)
 {
+    if (c->pg_info) {
+        if (am_pg_exec_const(st, c, "COMMIT", "snapshot end") != AM_OK && c->pg_intx)
+            am_pg_exec_const(st, c, "ROLLBACK", "snapshot end");
+        return;
+    }
     if (am_exec(st, c, AM_S_RELEASE, "") != AM_OK && !sqlite3_get_autocommit(c->db))
         sqlite3_exec(c->db, AM_SQL_ROLLBACK, NULL, NULL, NULL);
 }
@@ -647,6 +655,11 @@ void am_w_unlock(am_store *st)
  * a SAVEPOINT inside the calling thread's open transaction. */
 int am_w_begin(am_store *st)
 {
+    if (st->pg) { /* --pg-require-sync (pg_sync.c) */
+        int g = am_pg_write_gate(st);
+        if (g)
+            return g;
+    }
     am_w_lock(st);
     int rc;
     if (st->in_tx) {
@@ -675,9 +688,9 @@ int am_w_end(am_store *st, int rc)
             rc = r2;
     } else if (rc == AM_OK) {
         rc = am_exec(st, c, AM_S_COMMIT, "");
-        if (rc != AM_OK && !sqlite3_get_autocommit(c->db))
+        if (rc != AM_OK && !am_conn_autocommit(c))
             am_exec(st, c, AM_S_ROLLBACK, "");
-    } else if (!sqlite3_get_autocommit(c->db)) {
+    } else if (!am_conn_autocommit(c)) {
         am_exec(st, c, AM_S_ROLLBACK, "");
     }
     am_w_unlock(st);

@@ -7,15 +7,17 @@
  * statement's row is am_q_row(q),
  * a row's values are bound into another statement with am_q_bind_row, and
  * the work a statement did is am_q_steps. Today's SQLite code (conn.c,
- * tx.c, open.c, walbuf.c) is the one driver and implements these; a second
- * one (PostgreSQL, statement texts in sql_pg.h) implements the same
- * functions over its own connection, so the domain files and the statement
- * names (sql.h, sql_pg.h) stay shared.
+ * tx.c, open.c, walbuf.c) is one driver; the PostgreSQL one (drv_pg.c,
+ * statement texts in sql_pg.h) serves the same functions over libpq, so
+ * the domain files and the statement names (sql.h, sql_pg.h) stay shared.
  *
- * Why functions and not a table of function pointers: a build links one
- * set of driver functions, so the SQLite binary calls them directly, bit
- * for bit today's code and cost. A process serving both backends at once
- * (none does) would need the table.
+ * Why functions and not a table of function pointers: one binary serves
+ * both backends (serve --db FILE or --db postgresql://…), and each of
+ * these functions branches once on its row's or connection's kind (conn.c
+ * calls drv_pg.c for a PostgreSQL one). The SQLite path stays a direct
+ * call plus one predictable branch, with no indirect call, and the
+ * driver-specific state (prepared statements, a kept result) lives in the
+ * same am_conn and am_q.
  */
 #ifndef AM_STORE_DRV_H
 #define AM_STORE_DRV_H

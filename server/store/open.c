@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "dbfile.h"
 #include "embedded.h"
+#include "sql_pg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,25 +32,28 @@ static int am_migration_cmp(const void *a, const void *b)
     return (x->version > y->version) - (x->version < y->version);
 }
 
-/* Collects the migrations among files ("schema/NNN_name.sql") in version
- * order into a malloc'd array. */
-static int am_migrations_collect(const am_embedded_file *files, size_t nfiles, am_migration **out,
-                                 size_t *n, am_buf *err)
+/* Collects the migrations among files (prefix + "NNN_name.sql": SQLite's
+ * "schema/", PostgreSQL's "schema/pg/", whose files the first skips as
+ * being in a directory of their own) in version order into a malloc'd
+ * array. */
+static int am_migrations_collect(const am_embedded_file *files, size_t nfiles, const char *prefix,
+                                 am_migration **out, size_t *n, am_buf *err)
 {
     am_migration *v = am_xcalloc(nfiles ? nfiles : 1, sizeof *v);
-    size_t k = 0;
+    size_t k = 0, np = strlen(prefix);
     for (size_t i = 0; i < nfiles; i++) {
         const char *p = files[i].path;
         size_t len = strlen(p);
-        if (strncmp(p, "schema/", 7) != 0 || len < 11 || strcmp(p + len - 4, ".sql") != 0)
+        if (strncmp(p, prefix, np) != 0 || len < np + 4 || strcmp(p + len - 4, ".sql") != 0 ||
+            strchr(p + np, '/'))
             continue;
-        const char *d = p + 7;
+        const char *d = p + np;
         long ver = 0;
         size_t nd = 0;
         while (d[nd] >= '0' && d[nd] <= '9' && nd < 9)
             ver = ver * 10 + (d[nd++] - '0');
         if (nd == 0 || ver <= 0 || (d[nd] != '_' && d[nd] != '.')) {
-            am_buf_printf(err, "migration %s: name must be schema/NNN_name.sql", p);
+            am_buf_printf(err, "migration %s: name must be %sNNN_name.sql", p, prefix);
             free(v);
             return AM_ERR_INVALID;
         }
@@ -81,7 +85,7 @@ static int am_migrate(am_store *st, const am_embedded_file *files, size_t nfiles
 {
     am_migration *m;
     size_t nm;
-    int rc = am_migrations_collect(files, nfiles, &m, &nm, err);
+    int rc = am_migrations_collect(files, nfiles, "schema/", &m, &nm, err);
     if (rc)
         return rc;
     int known = nm ? m[nm - 1].version : 0;
@@ -345,6 +349,9 @@ static void am_ckpt_stop(am_store *st)
 
 static void am_store_free(am_store *st)
 {
+    am_pg_sync_stop(st);
+    pthread_mutex_destroy(&st->sync_mu);
+    pthread_cond_destroy(&st->sync_cv);
     am_ckpt_stop(st);
     if (st->ck_opened)
         pthread_mutex_destroy(&st->ck.mu);
@@ -398,6 +405,119 @@ static int writer_pragmas(am_store *st, am_buf *err)
     return rc;
 }
 
+/* ---- PostgreSQL (drv_pg.c) ------------------------------------------------- */
+
+/* The key of the migrations' advisory lock ("adaptmon" in ASCII). */
+#define AM_PG_MIGRATE_LOCK "SELECT pg_advisory_xact_lock(7019838376024043374)"
+
+/* Migrations (DESIGN-postgres §2.7): schema/pg/NNN_name.sql, embedded
+ * like the SQLite ones, those newer than the recorded version all applied
+ * in one transaction that first takes a transaction-level advisory lock:
+ * two nodes starting at once serialize there, and the second re-reads the
+ * version the first recorded. DDL is transactional, so a failed migration
+ * leaves nothing behind. */
+static int pg_migrate(am_store *st, const am_embedded_file *files, size_t nfiles, am_buf *err)
+{
+    am_migration *m;
+    size_t nm;
+    int rc = am_migrations_collect(files, nfiles, "schema/pg/", &m, &nm, err);
+    if (rc)
+        return rc;
+    int known = nm ? m[nm - 1].version : 0;
+    am_conn *w = &st->w;
+    rc = am_exec(st, w, AM_S_BEGIN_IMM, "");
+    if (rc == AM_OK)
+        rc = am_pg_exec_const(st, w, AM_PG_MIGRATE_LOCK, "migration lock");
+    if (rc == AM_OK)
+        rc = am_pg_exec_const(st, w, AM_PG_SQL_MIGRATIONS_TABLE, "schema_migrations");
+    int64_t cur = 0;
+    if (rc == AM_OK) {
+        rc = store_get(st, w, AM_S_MIG_MAX, COLS(col_int(&cur)), "");
+        rc = rc == AM_ERR_NOTFOUND ? AM_ERR_INTERNAL : rc;
+    }
+    if (rc) {
+        am_buf e;
+        am_buf_init(&e);
+        am_store_last_error(st, &e);
+        am_buf_printf(err, "cannot read the schema version: %s", am_buf_str(&e));
+        am_buf_cleanup(&e);
+    }
+    st->mig_from = st->mig_to = cur;
+    if (rc == AM_OK && cur > known) {
+        am_buf_printf(err,
+                      "database schema version %lld is newer than this adaptmon supports "
+                      "(%d); use a newer adaptmon",
+                      (long long)cur, known);
+        rc = AM_ERR_RANGE;
+    }
+    for (size_t i = 0; rc == AM_OK && i < nm; i++) {
+        if (m[i].version <= cur)
+            continue;
+        char what[256];
+        snprintf(what, sizeof what, "migration %s failed", m[i].file->path);
+        rc = am_pg_exec_const(st, w, (const char *)m[i].file->data, what);
+        if (rc == AM_OK)
+            rc = am_exec(st, w, AM_S_MIG_INSERT, "iti", (int64_t)m[i].version, m[i].file->path,
+                         am_now_ms());
+        if (rc) {
+            am_buf e;
+            am_buf_init(&e);
+            am_store_last_error(st, &e);
+            am_buf_printf(err, "%s", am_buf_str(&e));
+            am_buf_cleanup(&e);
+        } else {
+            st->mig_to = m[i].version;
+        }
+    }
+    if (rc == AM_OK) {
+        rc = am_exec(st, w, AM_S_COMMIT, "");
+        if (rc)
+            am_buf_printf(err, "cannot commit the migrations");
+    } else if (w->pg_intx) {
+        am_exec(st, w, AM_S_ROLLBACK, "");
+    }
+    if (rc == AM_OK)
+        st->schema_version = (int)(st->mig_to > cur ? st->mig_to : cur);
+    else
+        st->mig_to = st->mig_from;
+    free(m);
+    return rc;
+}
+
+int am_store_path_is_pg(const char *db)
+{
+    return db && (!strncmp(db, "postgresql://", 13) || !strncmp(db, "postgres://", 11) ||
+                  !strncmp(db, "host=", 5));
+}
+
+int am_store_is_pg(const am_store *st)
+{
+    return st->pg;
+}
+
+/* The PostgreSQL side of am_store_open_ex (st set up but for connections):
+ * the writer and migrations (drv_pg.c), the cleanups of open, the readers.
+ * No file, WAL, checkpointer or database id: those are the cluster's. */
+static int am_store_open_pg(am_store *st, const struct am_embedded_file *migrations, size_t n,
+                            am_buf *err)
+{
+    st->pg = 1;
+    int rc = am_pg_conn_open(st, &st->w, 1, err);
+    if (rc == AM_OK)
+        rc = pg_migrate(st, migrations, n, err);
+    if (rc == AM_OK && vocab_cleanup(st) != AM_OK) {
+        am_buf_printf(err, "deleting unfinished background vocabularies failed");
+        rc = AM_ERR_IO;
+    }
+    if (rc == AM_OK && sessions_purge_hidden(st) != AM_OK) {
+        am_buf_printf(err, "purging the rows of deleted sessions failed");
+        rc = AM_ERR_IO;
+    }
+    if (rc == AM_OK)
+        rc = am_store_set_readers(st, AM_STORE_READERS, err);
+    return rc;
+}
+
 int am_store_open_ex(const char *path, enum am_durability durability,
                      const struct am_embedded_file *migrations, size_t n, am_store **out,
                      am_buf *err)
@@ -416,12 +536,22 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     pthread_mutex_init(&st->gmu, NULL);
     pthread_mutex_init(&st->ckmu, NULL);
     pthread_cond_init(&st->ckcv, NULL);
+    pthread_mutex_init(&st->sync_mu, NULL);
+    pthread_cond_init(&st->sync_cv, NULL);
     st->gtail = &st->ghead;
     am_buf_init(&st->errmsg);
     am_buf_init(&st->rtx.t.sess);
     pthread_mutex_init(&st->errmu, NULL);
     am_pool_init(st);
 
+    if (am_store_path_is_pg(path)) {
+        int rc = am_store_open_pg(st, migrations, n, err);
+        if (rc != AM_OK)
+            am_store_free(st);
+        else
+            *out = st;
+        return rc;
+    }
     int rc = st->memory ? AM_OK : am_dbfile_mkdir_parents(path, err);
     /* before SQLite sees the files: it would recover any WAL it finds */
     if (rc == AM_OK && !st->memory)
@@ -480,7 +610,7 @@ void am_store_close(am_store *st)
     for (size_t i = 0; i < st->nr; i++)
         am_conn_close(&st->r[i]);
     am_ckpt_stop(st);
-    if (st->w.db && !st->memory)
+    if (st->w.db && !st->memory && !st->pg)
         sqlite3_wal_checkpoint_v2(st->w.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     am_store_free(st);
 }
@@ -492,6 +622,13 @@ int am_store_schema_version(am_store *st)
 
 int64_t am_store_size_bytes(am_store *st)
 {
+    if (st->pg) { /* the database's size on the server */
+        int64_t pages = 0;
+        am_conn *c = am_reader_get(st);
+        int rc = store_get(st, c, AM_S_PAGE_COUNT, COLS(col_int(&pages)), "");
+        am_reader_put(c);
+        return rc == AM_OK ? pages * 8192 : 0;
+    }
     if (st->memory) {
         int64_t pages = 0, size = 0;
         am_w_lock(st);
@@ -517,7 +654,7 @@ int64_t am_store_size_bytes(am_store *st)
 
 int am_store_set_max_bytes(am_store *st, int64_t bytes)
 {
-    if (bytes <= 0 || st->memory)
+    if (bytes <= 0 || st->memory || st->pg) /* PostgreSQL: the server's quotas */
         return AM_OK;
     am_w_lock(st);
     int64_t page = 0, got = 0;
@@ -662,6 +799,11 @@ int am_store_backup(am_store *st, const char *dest_path, am_buf *err)
 {
     if (!dest_path || !*dest_path || strcmp(dest_path, ":memory:") == 0) {
         am_buf_printf(err, "invalid backup path");
+        return AM_ERR_INVALID;
+    }
+    if (st->pg) {
+        am_buf_printf(err, "adaptmon backup copies SQLite files; back a PostgreSQL database up "
+                           "with pg_dump -Fc or pg_basebackup");
         return AM_ERR_INVALID;
     }
     /* A reader's snapshot: one step copies every page under one read

@@ -16,10 +16,13 @@
  * its table (PostgreSQL's SET may not name it bare when excluded has the
  * same column); a parameter in an INSERT … SELECT list is cast to its
  * column's type (PostgreSQL would type it text); '~…' || sid casts sid to
- * text. The page counts of the PRAGMAs are the database's size in 8 KiB
- * pages; PRAGMA synchronous reads synchronous_commit (off: 0, else 2).
- * The incarnation counter stays the counters row here: its replacement by
- * a sequence comes with the multi-node work (§2.5).
+ * text. An INSERT … SELECT … ON CONFLICT DO UPDATE that SQLite runs row by
+ * row (a word once per segment it is in) is grouped by its key first:
+ * PostgreSQL refuses to update one row twice in a statement (21000), so the
+ * group's count and seq range go in at once. The page counts of the PRAGMAs are the database's size
+ * in 8 KiB pages; PRAGMA synchronous reads synchronous_commit (off: 0, else 2). The incarnation
+ * counter stays the counters row here: its replacement by a sequence comes with the multi-node work
+ * (§2.5).
  */
 #ifndef AM_STORE_SQL_PG_H
 #define AM_STORE_SQL_PG_H
@@ -204,10 +207,10 @@
     X(VOCAB_PUT, "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                        \
                  "VALUES ($1, $2, $3, $4, $5)")                                                    \
     X(VOCAB_UPSERT_ALL, "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                 \
-                        "SELECT $1::bigint, value, 1, $3::bigint, $3::bigint FROM "                \
-                        "json_array_elements_text($2::json) AS j(value) WHERE true "               \
+                        "SELECT $1::bigint, value, count(*), $3::bigint, $3::bigint FROM "         \
+                        "json_array_elements_text($2::json) AS j(value) GROUP BY value "           \
                         "ON CONFLICT (sid, word) DO UPDATE "                                       \
-                        "SET occ = vocab.occ + 1, last_seq = excluded.last_seq")                   \
+                        "SET occ = vocab.occ + excluded.occ, last_seq = excluded.last_seq")        \
     X(OCC_INSERT_ALL,                                                                              \
       "INSERT INTO occurrences (sid, word, seq) "                                                  \
       "SELECT $1::bigint, value, $3::bigint FROM json_array_elements_text($2::json) AS j(value)")  \
@@ -220,10 +223,11 @@
       "WHERE p.sid = $1 AND p.seq > " AM_PG_SETTLED " AND j.value = $2 ORDER BY p.seq")            \
     X(SETTLE_VOCAB,                                                                                \
       "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "                                   \
-      "SELECT $1::bigint, j.value, 1, p.seq, p.seq "                                               \
+      "SELECT $1::bigint, j.value, count(*), min(p.seq), max(p.seq) "                              \
       "FROM segments p, json_array_elements_text(p.words::json) AS j(value) WHERE p.sid = $1 AND " \
-      "p.seq > " AM_PG_SETTLED " ON CONFLICT (sid, word) DO UPDATE "                               \
-      "SET occ = vocab.occ + 1, first_seq = least(vocab.first_seq, excluded.first_seq), "          \
+      "p.seq > " AM_PG_SETTLED " GROUP BY j.value ON CONFLICT (sid, word) DO UPDATE "              \
+      "SET occ = vocab.occ + excluded.occ, "                                                       \
+      "first_seq = least(vocab.first_seq, excluded.first_seq), "                                   \
       "last_seq = greatest(vocab.last_seq, excluded.last_seq)")                                    \
     X(SETTLE_OCC, "INSERT INTO occurrences (sid, word, seq) SELECT $1::bigint, j.value, p.seq "    \
                   "FROM segments p, json_array_elements_text(p.words::json) AS j(value) WHERE "    \

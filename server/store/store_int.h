@@ -13,7 +13,9 @@
  * vocabulary history, background vocabularies), glossary.c (glossary
  * versions, term choices), totals.c (running totals). drv.h: the driver
  * seam the domain files use instead of sqlite3_* (rows, changes); sql_pg.h:
- * the statements' PostgreSQL text (not compiled into the server yet).
+ * the statements' PostgreSQL text, run by drv_pg.c (the PostgreSQL driver:
+ * a connection there is an am_conn with pg set; conn.c branches on it);
+ * errs.c: the statement tables and the last error, below both drivers.
  *
  * Design
  * ------
@@ -114,6 +116,7 @@
 
 #include "store.h"
 
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -142,10 +145,24 @@ extern const char *const am_stmt_name[AM_S__COUNT];
 /* ---- types ---------------------------------------------------------------- */
 
 typedef struct am_conn {
-    sqlite3 *db;
+    sqlite3 *db; /* SQLite, or NULL for a PostgreSQL connection (pg) */
     pthread_mutex_t mu;
     sqlite3_stmt *stmt[AM_S__COUNT]; /* prepared on first use */
     struct am_store *pool; /* a pooled reader's store (am_reader_put), else NULL */
+    /* PostgreSQL (drv_pg.c): the connection, which statements it has
+     * prepared, the rows the last statement touched, whether a transaction
+     * is open (so a broken connection fails it instead of reconnecting
+     * into autocommit), and whether it is the writer (its SESSION_STATE
+     * takes the session's row lock, DESIGN-postgres §2.5) */
+    PGconn *pg;
+    const char *pg_info; /* the store's conninfo (borrowed): set for every PostgreSQL
+                            connection, the kind conn.c branches on (pg is NULL while
+                            broken) */
+    unsigned char pg_prep[AM_S__COUNT];
+    unsigned char pg_prep_lock; /* SESSION_STATE's locking variant */
+    int64_t pg_changes;
+    int pg_intx;
+    int pg_writer;
 } am_conn;
 
 /* A transaction's handle: the write transaction (am_store.tx, one at a
@@ -168,6 +185,7 @@ struct am_store_rtx {
 struct am_store {
     char *path;
     int memory;
+    int pg; /* path is a PostgreSQL conninfo (drv_pg.c): every am_conn is one */
     enum am_durability durability;
     int schema_version;
     am_conn w; /* writer; w.mu is recursive */
@@ -209,14 +227,40 @@ struct am_store {
     /* the WAL's owner (dbfile.h "Database identity"; open.c) */
     uint32_t life; /* this open's database id (user_version) */
     unsigned char wal_id[12]; /* guarded by w.mu: WAL header bytes 12..23 last seen */
+    /* PostgreSQL's --pg-require-sync (pg_sync.c): the probe's connection,
+     * thread and answer; writes read pg_require and pg_sync_ok only */
+    am_conn sync_conn;
+    pthread_t sync_thread;
+    int sync_running;
+    pthread_mutex_t sync_mu;
+    pthread_cond_t sync_cv;
+    int sync_stop; /* guarded by sync_mu */
+    atomic_int pg_require, pg_sync_ok;
     int wal_marking; /* guarded by w.mu: the WAL hook is writing the id */
 };
 
-/* A bound statement in use: the cached one or a temporary copy. */
+/* A result row: SQLite's current row of statement s, or PostgreSQL's row
+ * i of result r (r non-NULL). */
+struct am_row {
+    sqlite3_stmt *s;
+    PGresult *r;
+    int i;
+};
+
+#define AM_PG_PARAMS 16 /* the most parameters of a statement (sql_pg.h) */
+
+/* A bound statement in use: the cached one or a temporary copy. A
+ * PostgreSQL one (pg) keeps its parameters until its first step, which runs
+ * it; its rows are then row.r's. */
 typedef struct am_q {
     am_conn *c;
     enum am_stmt_id id;
     sqlite3_stmt *s;
+    struct am_row row;
+    int pg; /* a PostgreSQL statement is open (am_q_close frees its result) */
+    int np, ran, nrows;
+    const char *pv[AM_PG_PARAMS];
+    char pi[AM_PG_PARAMS][24]; /* integer parameters as text */
 } am_q;
 
 /* A column of a row to read (store_get): where to, as what. A NULL
@@ -245,18 +289,6 @@ static inline store_col col_str(char **to)
 /* The columns argument pair of store_get: COLS(col_int(&a), col_str(&b)). */
 #define COLS(...)                                                                                  \
     (const store_col[]){__VA_ARGS__}, sizeof((const store_col[]){__VA_ARGS__}) / sizeof(store_col)
-
-/* A row's columns in store_each callbacks: row_int, row_text, row_str
- * (drv.h); the SQLite driver's am_row is the statement itself. */
-static inline am_row *am_row_of(sqlite3_stmt *s)
-{
-    return (am_row *)(void *)s;
-}
-
-static inline sqlite3_stmt *am_row_stmt(am_row *row)
-{
-    return (sqlite3_stmt *)(void *)row;
-}
 
 /* Column i of the current row as a malloc'd string (caller frees; NULL
  * for SQL NULL). */
@@ -373,6 +405,38 @@ void am_w_unlock(am_store *st);
  * commit's error. */
 int am_w_begin(am_store *st);
 int am_w_end(am_store *st, int rc);
+
+/* Whether c has no transaction open (SQLite's autocommit; a PostgreSQL
+ * connection that is idle or broken). */
+int am_conn_autocommit(am_conn *c);
+
+/* ---- drv_pg.c: the PostgreSQL driver --------------------------------------- */
+
+/* Opens c as a connection to st->path; AM_ERR_UNAVAILABLE with err. */
+int am_pg_conn_open(am_store *st, am_conn *c, int writer, am_buf *err);
+void am_pg_conn_close(am_conn *c);
+/* The PostgreSQL sides of am_q_open, am_q_step, am_q_close, am_q_bind_row. */
+int am_pg_q_vopen(am_store *st, am_conn *c, enum am_stmt_id id, am_q *q, const char *fmt,
+                  va_list ap);
+int am_pg_q_step(am_store *st, am_q *q);
+void am_pg_q_close(am_q *q);
+int am_pg_q_bind_row(am_q *q, int first, am_row *row);
+/* A reader's snapshot (DESIGN-postgres §2.4). */
+#define AM_PG_SQL_SNAPSHOT "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+/* Runs constant SQL on c (a read snapshot's BEGIN and COMMIT). */
+int am_pg_exec_const(am_store *st, am_conn *c, const char *sql, const char *what);
+/* Column accessors of a PostgreSQL row (row->r non-NULL). */
+int64_t am_pg_row_int(am_row *row, int i);
+const char *am_pg_row_text(am_row *row, int i);
+
+/* ---- pg_sync.c ------------------------------------------------------------- */
+
+/* AM_OK, or AM_ERR_UNAVAILABLE (recorded) when --pg-require-sync is on and
+ * the last probe found no synchronous standby: every write transaction,
+ * batch and multi-statement write asks before it begins. */
+int am_pg_write_gate(am_store *st);
+/* Stops the probe and closes its connection (am_store_free). */
+void am_pg_sync_stop(am_store *st);
 
 /* ---- the other files ------------------------------------------------------ */
 

@@ -14,6 +14,11 @@
 int am_store_tx_begin(am_store *st, am_store_tx **tx)
 {
     *tx = NULL;
+    if (st->pg) {
+        int g = am_pg_write_gate(st);
+        if (g)
+            return g;
+    }
     am_w_lock(st);
     if (st->in_tx) {
         /* Only the owner can get here (the mutex is held by it). */
@@ -46,7 +51,7 @@ int am_store_tx_commit(am_store_tx *tx)
     am_store *st = tx->st;
     assert(st->in_tx && st->nested == 0);
     int rc = am_exec(st, &st->w, AM_S_COMMIT, "");
-    if (rc != AM_OK && !sqlite3_get_autocommit(st->w.db))
+    if (rc != AM_OK && !am_conn_autocommit(&st->w))
         am_exec(st, &st->w, AM_S_ROLLBACK, "");
     am_tx_end(st);
     return rc;
@@ -58,7 +63,7 @@ void am_store_tx_rollback(am_store_tx *tx)
         return;
     am_store *st = tx->st;
     assert(st->in_tx && st->nested == 0);
-    if (!sqlite3_get_autocommit(st->w.db))
+    if (!am_conn_autocommit(&st->w))
         am_exec(st, &st->w, AM_S_ROLLBACK, "");
     am_tx_end(st);
 }
@@ -113,8 +118,14 @@ typedef struct am_gjob {
  * When the commit fails every job of the batch fails with its error. */
 static void am_group_run(am_store *st, am_gjob *batch)
 {
+    int brc = st->pg ? am_pg_write_gate(st) : AM_OK;
+    if (brc != AM_OK) {
+        for (am_gjob *j = batch; j; j = j->next)
+            j->rc = brc;
+        return;
+    }
     am_w_lock(st);
-    int brc = st->in_tx ? AM_ERR_INVALID : am_exec(st, &st->w, AM_S_BEGIN_IMM, "");
+    brc = st->in_tx ? AM_ERR_INVALID : am_exec(st, &st->w, AM_S_BEGIN_IMM, "");
     if (brc == AM_OK) {
         st->in_tx = 1;
         st->nested = 0;
@@ -123,9 +134,9 @@ static void am_group_run(am_store *st, am_gjob *batch)
             int rc = am_exec(st, &st->w, AM_S_SAVEPOINT, "");
             if (rc == AM_OK) {
                 rc = j->fn(&st->rtx.t, j->ctx);
-                if (sqlite3_get_autocommit(st->w.db)) { /* e.g. SQLITE_FULL: all rolled back */
+                if (am_conn_autocommit(&st->w)) { /* e.g. SQLITE_FULL: all rolled back */
                     j->rc = rc;
-                    brc = rc == AM_ERR_FULL ? AM_ERR_FULL : AM_ERR_IO;
+                    brc = rc == AM_ERR_FULL || rc == AM_ERR_UNAVAILABLE ? rc : AM_ERR_IO;
                     break;
                 }
                 if (rc != AM_OK)
@@ -135,14 +146,14 @@ static void am_group_run(am_store *st, am_gjob *batch)
                     rc = r2;
             }
             j->rc = rc;
-            if (sqlite3_get_autocommit(st->w.db)) { /* SQLite rolled the batch back */
-                brc = rc == AM_ERR_FULL ? AM_ERR_FULL : AM_ERR_IO;
+            if (am_conn_autocommit(&st->w)) { /* SQLite rolled the batch back */
+                brc = rc == AM_ERR_FULL || rc == AM_ERR_UNAVAILABLE ? rc : AM_ERR_IO;
                 break;
             }
         }
         if (brc == AM_OK)
             brc = am_exec(st, &st->w, AM_S_COMMIT, "");
-        if (brc != AM_OK && !sqlite3_get_autocommit(st->w.db))
+        if (brc != AM_OK && !am_conn_autocommit(&st->w))
             am_exec(st, &st->w, AM_S_ROLLBACK, "");
         st->in_tx = 0;
         st->rtx.t.has_sid = 0;

@@ -80,6 +80,30 @@ def free_port():
         return s.getsockname()[1]
 
 
+# ---- PostgreSQL (ADAPTMON_TEST_PG=1) -----------------------------------------
+
+# With ADAPTMON_TEST_PG=1 every Server started without an explicit db gets a
+# fresh database of one throwaway PostgreSQL (tests/pgutil.py: loopback, data
+# under /tmp, stopped at exit) instead of a SQLite file: the suites then run
+# against the PostgreSQL driver. A test that names its db (a file it opens
+# itself) keeps SQLite. PG_ARGS are added to those servers' flags: the
+# throwaway server has no standby, so writes need --pg-require-sync off.
+TEST_PG = os.environ.get("ADAPTMON_TEST_PG") == "1"
+PG_ARGS = ["--pg-require-sync", "off"] + os.environ.get("APITEST_PG_ARGS", "").split()
+_pg = []
+
+
+def pg_url():
+    """A fresh database on the shared throwaway PostgreSQL (started on first use)."""
+    if not _pg:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        import pgutil
+        _pg.append(pgutil.Server())
+        _pg.append(0)
+    _pg[1] += 1
+    return _pg[0].create_db("api_%d_%d" % (os.getpid(), _pg[1]))
+
+
 # ---- the server ------------------------------------------------------------
 
 class Server:
@@ -87,8 +111,10 @@ class Server:
 
     def __init__(self, *args, db=None, ready_timeout=15.0):
         self.dir = tmpdir()
-        self.db = db or os.path.join(self.dir, "adaptmon.db")
-        self.args = list(args)
+        # a restart on a PostgreSQL database it was given keeps the PostgreSQL flags
+        self.pg = TEST_PG and (db is None or db.startswith("postgresql://"))
+        self.db = db or (pg_url() if self.pg else os.path.join(self.dir, "adaptmon.db"))
+        self.args = list(args) + (PG_ARGS if self.pg else [])
         self.proc = None
         self.port = None
         self.ready_timeout = ready_timeout

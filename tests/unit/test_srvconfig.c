@@ -124,6 +124,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.session_memory, 512 * 1024 * 1024);
     assert_int_equal(c.readers, 4);
     assert_int_equal(c.scoring_threads, 0); /* the online CPUs */
+    assert_int_equal(c.pg_require_sync, 1);
 
     /* loading with nothing given is the defaults */
     am_srv_config d;
@@ -142,8 +143,8 @@ static void test_defaults(void **state)
         assert_true(strlen(o->help) > 10);
     }
     /* 26 + the five connection budgets + session-memory, readers (issue 25) + log-format
-     * + scoring-threads (issue 27) */
-    assert_int_equal(n, 35);
+     * + scoring-threads (issue 27) + pg-require-sync (issue 28) */
+    assert_int_equal(n, 36);
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }

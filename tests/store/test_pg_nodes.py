@@ -1,0 +1,241 @@
+"""Several adaptmon nodes on one PostgreSQL database (DESIGN-postgres.md §2.5,
+issue 28 items 2 and 3).
+
+Starts one throwaway PostgreSQL (tests/pgutil.py) and two `adaptmon serve`
+nodes on the same database, then:
+
+* test_alternate_posts_equal_serial_replay: the same session is posted
+  through node A and node B alternately, with edits (PUT) through the other
+  node; every request succeeds (a stale cache on one node is noticed and
+  reloaded), and the metrics both nodes answer equal those of a serial
+  replay of the final log into a fresh SQLite server;
+* test_racing_posts_equal_serial_replay: two clients post one session
+  through the two nodes at the same time (retrying 409/503 with the same id
+  and body, as clients must); every id is stored exactly once, and the
+  totals equal a serial replay of the final log (racing edits: EDITS below);
+* test_require_sync_refuses_writes: with --pg-require-sync on (the default)
+  and no standby, writes answer 503 with Retry-After and reads still work;
+* test_postgres_down_answers_503_and_recovers: with PostgreSQL stopped,
+  writes answer 503 with Retry-After and /readyz 503 with a reason; once it
+  is back, the node reconnects and stores the retried segment once.
+
+Prints "N passed, N failed"; exits 1 on a failure. Skips (exit 0, saying
+why) when the PostgreSQL server binaries are absent.
+"""
+import os
+import sys
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
+
+import pgutil  # noqa: E402
+
+if not pgutil.bindir():
+    print("skip: PostgreSQL server binaries not found (tools/deps.sh installs postgresql-15)")
+    print("0 passed, 0 failed")
+    sys.exit(0)
+
+import harness  # noqa: E402
+from harness import Server, base, eq, check, expect_status, run_tests  # noqa: E402
+
+PG = []
+# PGNODES_EDITS=1 adds PUTs racing the other node's POSTs to the racing test:
+# that fails today (a replay on one node while the other posts ends with
+# recall totals unlike a serial replay; one node, SQLite or PostgreSQL, is
+# right): cross-node rewrites need DESIGN-postgres §2.5 item 2 (an advisory
+# lock held by the rewrite on a pinned connection), not built yet.
+# PGNODES_ONE=1 / PGNODES_SQLITE=1 run the same tests on one node (controls).
+EDITS = os.environ.get("PGNODES_EDITS") == "1"
+
+
+def pg():
+    if not PG:
+        PG.append(pgutil.Server())
+    return PG[0]
+
+
+TEXTS = [
+    ("The patient has a fever.", "Le patient a de la fièvre.", "Le patient a une fièvre."),
+    ("Wash your hands often.", "Lavez vos mains souvent.", "Lavez-vous souvent les mains."),
+    ("Stay at home if you are sick.", "Restez à la maison si vous êtes malade.",
+     "Restez chez vous si vous êtes malade."),
+    ("The virus spreads quickly.", "Le virus se propage rapidement.",
+     "Le virus se répand rapidement."),
+    ("Wear a mask in public.", "Portez un masque en public.", "Portez un masque en public."),
+]
+
+
+def seg(i, edit=0):
+    src, hyp, ref = TEXTS[(i + edit) % len(TEXTS)]
+    return {"source": "%s (%d)" % (src, i), "hypothesis": "%s (%d)" % (hyp, i),
+            "translation": "%s (%d)" % (ref, i)}
+
+
+def two_nodes(db):
+    if os.environ.get("PGNODES_SQLITE") == "1":  # the control: one SQLite node serves both
+        a = Server()
+        return a, a
+    if os.environ.get("PGNODES_ONE") == "1":  # one PostgreSQL node serves both
+        a = Server("--pg-require-sync", "off", db=db)
+        return a, a
+    a = Server("--pg-require-sync", "off", db=db)
+    b = Server("--pg-require-sync", "off", db=db)
+    return a, b
+
+
+def systems(c, sid):
+    return c.jget(base(sid) + "/metrics")["systems"]
+
+
+def timeline(c, sid):
+    segs, after = [], 0
+    while True:
+        d = c.jget(base(sid) + "/segments?after=%d&limit=1000" % after)
+        segs += d["segments"]
+        if d["next"] is None:
+            return segs
+        after = d["next"]
+
+
+def serial_replay(log):
+    """The metrics of the final log posted one by one into a fresh SQLite server."""
+    s = Server()
+    c = s.client()
+    c.create_session(id="r", source_lang="en", target_lang="fr")
+    for row in log:
+        req = row["request"]
+        body = {"id": row["id"], "source": req["source"], "hypothesis": req["hypothesis"],
+                "translation": req["translation"]}
+        expect_status(c.post(base("r") + "/segments", body), 201, "replay " + row["id"])
+    out = systems(c, "r")
+    harness.shutdown(s, c)
+    return out
+
+
+def post_retry(c, sid, body, tries=50):
+    """POSTs until stored (201) or found stored (200); 409/503 are retried."""
+    for _ in range(tries):
+        r = c.post(base(sid) + "/segments", body)
+        if r.status in (200, 201):
+            return r
+        check(r.status in (409, 503), "POST %s: status %d %r" % (body["id"], r.status, r.body))
+    raise AssertionError("POST %s never stored" % body["id"])
+
+
+def test_alternate_posts_equal_serial_replay():
+    db = pg().create_db("alt")
+    a, b = two_nodes(db)
+    ca, cb = a.client(), b.client()
+    ca.create_session(id="s", source_lang="en", target_lang="fr")
+    for i in range(1, 41):  # past a 32-seq checkpoint and settle
+        c = ca if i % 2 else cb
+        body = dict(seg(i), id="x%d" % i)
+        r = c.post(base("s") + "/segments", body)
+        expect_status(r, 201, "POST x%d through node %s" % (i, "A" if i % 2 else "B"))
+        if i % 7 == 0:  # an edit through the other node
+            other = cb if c is ca else ca
+            r = other.put(base("s") + "/segments/x%d" % (i - 3), seg(i - 3, edit=1))
+            expect_status(r, 200, "PUT x%d" % (i - 3))
+    ma, mb = systems(ca, "s"), systems(cb, "s")
+    eq(ma, mb, "node A and node B answer the same metrics")
+    log = timeline(ca, "s")
+    eq([row["id"] for row in log], ["x%d" % i for i in range(1, 41)], "the log's order")
+    eq(ma, serial_replay(log), "metrics equal a serial replay of the final log")
+    harness.shutdown(a, ca)
+    if b is not a:
+        harness.shutdown(b, cb)
+
+
+def test_racing_posts_equal_serial_replay():
+    db = pg().create_db("race")
+    a, b = two_nodes(db)
+    ca, cb = a.client(), b.client()
+    ca.create_session(id="s", source_lang="en", target_lang="fr")
+    errors = []
+
+    def client(node, prefix, n):
+        c = node.client()
+        try:
+            for i in range(n):
+                post_retry(c, "s", dict(seg(i + (0 if prefix == "a" else 2)),
+                                        id="%s%d" % (prefix, i)))
+                if EDITS and i % 9 == 8:  # an edit of its own earlier segment
+                    r = c.put(base("s") + "/segments/%s%d" % (prefix, i - 4), seg(i, edit=2))
+                    check(r.status in (200, 409, 503), "PUT: %d %r" % (r.status, r.body))
+        except Exception as e:  # reported by the main thread
+            errors.append(repr(e))
+        finally:
+            c.close()
+
+    ts = [threading.Thread(target=client, args=(a, "a", 25)),
+          threading.Thread(target=client, args=(b, "b", 25))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    eq(errors, [], "client errors")
+    log = timeline(ca, "s")
+    ids = [row["id"] for row in log]
+    eq(sorted(ids), sorted(["a%d" % i for i in range(25)] + ["b%d" % i for i in range(25)]),
+       "every id stored exactly once")
+    eq(ca.jget(base("s"))["segments"], 50, "the session's segment count")
+    ma = systems(ca, "s")
+    eq(ma, systems(cb, "s"), "node A and node B answer the same metrics")
+    eq(ma, serial_replay(log), "metrics equal a serial replay of the final log")
+    harness.shutdown(a, ca)
+    if b is not a:
+        harness.shutdown(b, cb)
+
+
+def test_require_sync_refuses_writes():
+    db = pg().create_db("sync")
+    s = Server(db=db)  # --pg-require-sync on: the default
+    c = s.client()
+    r = c.post("/v1/sessions", {"id": "s", "source_lang": "en", "target_lang": "fr"})
+    harness.expect_problem(r, 503, "unavailable", "a write without a synchronous standby")
+    eq(r.header("Retry-After"), "1", "Retry-After")
+    expect_status(c.get("/v1/sessions"), 200, "reads still answer")
+    expect_status(c.get("/readyz"), 200, "ready: the database answers")
+    check("no synchronous standby" in s.logs(), "the start warns")
+    harness.shutdown(s, c)
+
+
+def test_postgres_down_answers_503_and_recovers():
+    server = pgutil.Server()  # its own: this test stops it
+    try:
+        s = Server("--pg-require-sync", "off", db=server.create_db("down"))
+        c = s.client()
+        c.create_session(id="s", source_lang="en", target_lang="fr")
+        expect_status(c.post(base("s") + "/segments", dict(seg(1), id="x1")), 201, "POST up")
+        server.halt()
+        r = c.post(base("s") + "/segments", dict(seg(2), id="x2"))
+        harness.expect_problem(r, 503, "unavailable", "a write while PostgreSQL is down")
+        eq(r.header("Retry-After"), "1", "Retry-After (%r)" % r.body)
+        r = c.get("/readyz")
+        expect_status(r, 503, "/readyz while PostgreSQL is down")
+        check("PostgreSQL" in r.json().get("reason", ""), "/readyz says why: %r" % r.body)
+        server.start()
+        for _ in range(50):  # the broken connections are reopened by the next statement
+            r = c.post(base("s") + "/segments", dict(seg(2), id="x2"))
+            if r.status in (200, 201):
+                break
+            check(r.status == 503, "503 until the reconnect: %d %r" % (r.status, r.body))
+        expect_status(r, 201, "POST after PostgreSQL is back")
+        expect_status(c.get("/readyz"), 200, "ready again")
+        r = c.get(base("s"))
+        check(r.status == 200, "GET after the restart: %r\n%s" % (r.body, s.logs(6000)))
+        eq(r.json()["segments"], 2, "both segments stored once")
+        harness.shutdown(s, c)
+    finally:
+        server.stop()
+
+
+def teardown():
+    if PG:
+        PG[0].stop()
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(globals(), teardown=teardown))
