@@ -13,6 +13,7 @@
 #include "ci_cache.h"
 #include "ingest.h"
 #include "ingest_ci.h"
+#include "jscan.h" /* server/api: a text scanner with no dependency */
 #include "server.h"
 #include "sessions.h"
 #include "store.h"
@@ -115,6 +116,24 @@ static int am_ci_text_stats(am_ci_ctx *c, const char *request_json)
     return rc;
 }
 
+/* The "scores"."systems" object of a stored result (new reference), or
+ * NULL when the text is not JSON. Only that member is parsed when the text
+ * is compact (jscan.h): the per-word data and the running totals, most of
+ * a result's bytes, are skipped; otherwise the whole result. */
+static json_t *am_ci_systems(const char *result_json)
+{
+    const char *e1 = NULL, *e2 = NULL;
+    const char *sc = am_js_member(result_json, "scores", &e1);
+    const char *sy = sc ? am_js_member(sc, "systems", &e2) : NULL;
+    if (sy && e2 <= e1)
+        return json_loadb(sy, (size_t)(e2 - sy), 0, NULL);
+    json_t *r = json_loads(result_json, 0, NULL);
+    json_t *out = r ? json_object_get(json_object_get(r, "scores"), "systems") : NULL;
+    out = out ? json_incref(out) : r ? json_object() : NULL;
+    json_decref(r);
+    return out;
+}
+
 static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *request_json,
                      const char *result_json, int64_t created_at)
 {
@@ -124,14 +143,13 @@ static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *
         c->rc = AM_ERR_CANCELLED;
         return 1;
     }
-    json_t *r = json_loads(result_json, 0, NULL);
+    json_t *r = am_ci_systems(result_json);
     if (!r) {
         c->rc = AM_ERR_INTERNAL;
         return 1;
     }
-    const json_t *systems = json_object_get(json_object_get(r, "scores"), "systems");
     for (size_t i = 0; i < c->nsys; i++)
-        am_ci_sys(c, json_object_get(systems, c->names[i]), &c->sys[i]);
+        am_ci_sys(c, json_object_get(r, c->names[i]), &c->sys[i]);
     json_decref(r);
     int rc = am_ci_text_stats(c, request_json);
     if (rc != AM_OK) {
