@@ -492,17 +492,21 @@ sig_i16_block_avx2(const sig_i16 *x, const uint16_t *cnt, size_t p0, size_t p1, 
 }
 #endif
 
-/* Sums of one resample's counts cnt (2·npair of them, the padding 0)
- * into acc[0..ncol): block by block, the vector kernel where its int32
- * lanes cannot overflow, the portable one elsewhere. */
-static void sig_i16_sums(const sig_i16 *x, int avx2, const uint16_t *cnt, size_t p0, size_t p1,
-                         int64_t *acc)
+/* Sums of one resample's counts cnt (2·npair of them, the padding 0,
+ * each < 2^15) into acc[0..ncol): block by block, the vector kernel where
+ * its int32 lanes cannot overflow (always when nunits · maxabs < 2^31:
+ * all, the whole resample's draws times the largest statistic; else
+ * checked per block), the portable one elsewhere. */
+static void sig_i16_sums(const sig_i16 *x, int avx2, int all, const uint16_t *cnt, size_t p0,
+                         size_t p1, int64_t *acc)
 {
-    uint64_t csum = 0;
-    for (size_t u = 2 * p0; u < 2 * p1; u++)
-        csum += cnt[u];
-    /* every count <= csum: csum < 2^15 keeps each count a signed int16 */
-    int fits = csum < 32768 && (int64_t)csum * x->maxabs < INT32_MAX;
+    int fits = all;
+    if (!fits) {
+        uint64_t csum = 0;
+        for (size_t u = 2 * p0; u < 2 * p1; u++)
+            csum += cnt[u];
+        fits = (int64_t)csum * x->maxabs < INT32_MAX;
+    }
 #ifdef SIG_HAVE_AVX2
     if (avx2 && fits) {
         sig_i16_block_avx2(x, cnt, p0, p1, acc);
@@ -511,6 +515,66 @@ static void sig_i16_sums(const sig_i16 *x, int avx2, const uint16_t *cnt, size_t
 #endif
     (void)avx2, (void)fits;
     sig_i16_block_scalar(x, cnt, p0, p1, acc);
+}
+
+/* The statistics of the metrics summed in draw order (not packed), every
+ * system's side by side: v[u · nf + f]; first[k · nsys + s] is where
+ * metric k's system s starts (SIZE_MAX: packed). One pass over a
+ * resample's draws then sums all of them, each column still in the order
+ * of the draws from 0 (sig_sum_drawn's additions, so the same bits). */
+typedef struct sig_frac {
+    size_t nf;
+    double *v;
+    size_t *first;
+} sig_frac;
+
+static void sig_frac_build(const sig_bs_col *cols, size_t nd, sig_frac *f)
+{
+    size_t nsys = cols[0].d->nsys, nu = cols[0].d->nunits;
+    f->nf = 0;
+    f->first = am_xmalloc(nd * nsys * sizeof *f->first);
+    for (size_t k = 0; k < nd; k++)
+        for (size_t s = 0; s < nsys; s++) {
+            f->first[k * nsys + s] = cols[k].off == SIZE_MAX ? f->nf : SIZE_MAX;
+            if (cols[k].off == SIZE_MAX)
+                f->nf += cols[k].ns;
+        }
+    f->nf = (f->nf + 3) / 4 * 4; /* zero columns up to sig_frac_score's blocks of 4 */
+    f->v = am_xcalloc((nu ? nu : 1) * (f->nf ? f->nf : 1), sizeof *f->v);
+    for (size_t k = 0; k < nd; k++)
+        for (size_t s = 0; s < nsys && cols[k].off == SIZE_MAX; s++)
+            for (size_t u = 0; u < nu; u++)
+                for (size_t j = 0; j < cols[k].ns; j++)
+                    f->v[u * f->nf + f->first[k * nsys + s] + j] =
+                        cols[k].d->stats[s][u * cols[k].ns + j];
+}
+
+/* Scores of resample b of the metrics in f from the draws ix[0..nu)
+ * (acc: f->nf doubles of scratch). */
+static void sig_frac_score(const sig_bs_col *cols, size_t nd, const sig_frac *f, const int64_t *ix,
+                           size_t nu, size_t n, size_t b, double *acc, double **scores)
+{
+    size_t nsys = cols[0].d->nsys, nf = f->nf;
+    if (!nf)
+        return;
+    /* four columns at a time in locals: four independent chains of
+     * additions (a store per addition through acc was the bottleneck) */
+    for (size_t j = 0; j < nf; j += 4) {
+        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        for (size_t t = 0; t < nu; t++) {
+            const double *row = f->v + (size_t)ix[t] * nf + j;
+            a0 += row[0];
+            a1 += row[1];
+            a2 += row[2];
+            a3 += row[3];
+        }
+        acc[j] = a0, acc[j + 1] = a1, acc[j + 2] = a2, acc[j + 3] = a3;
+    }
+    for (size_t k = 0; k < nd; k++)
+        for (size_t s = 0; s < nsys; s++)
+            if (f->first[k * nsys + s] != SIZE_MAX)
+                scores[k][s * n + b] =
+                    am_sig_score(cols[k].d->metric, acc + f->first[k * nsys + s], 1);
 }
 
 /* The scores of resamples [b0, b0 + nb) of the packed metrics from their
@@ -539,14 +603,18 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
                                const sig_i16 *x, size_t maxns, uint64_t work, double **scores)
 {
     const am_sig_data *d0 = cols[0].d;
-    size_t nu = d0->nunits, n = plan->n, nsys = d0->nsys, npair = x->npair;
+    size_t nu = d0->nunits, n = plan->n, npair = x->npair;
     int avx2 = 0;
 #ifdef SIG_HAVE_AVX2
     avx2 = __builtin_cpu_supports("avx2");
 #endif
+    int all = (int64_t)nu * x->maxabs < INT32_MAX; /* no block check needed */
+    sig_frac fr;
+    sig_frac_build(cols, nd, &fr);
     uint16_t *cnt = am_xmalloc(SIG_RB * 2 * npair * sizeof *cnt);
     int64_t *sums = am_xmalloc(SIG_RB * (x->ncol ? x->ncol : 1) * sizeof *sums);
-    double *acc = am_xcalloc(maxns ? maxns : 1, sizeof *acc);
+    size_t nacc = maxns > fr.nf ? maxns : fr.nf;
+    double *acc = am_xcalloc(nacc ? nacc : 1, sizeof *acc);
     int64_t *ix = am_xmalloc(nu * sizeof *ix);
     am_rng r;
     am_rng_seed(&r, plan->seed);
@@ -555,7 +623,7 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
         size_t nb = n - b0 < SIG_RB ? n - b0 : SIG_RB;
         memset(cnt, 0, nb * 2 * npair * sizeof *cnt);
         memset(sums, 0, nb * x->ncol * sizeof *sums);
-        unsigned char wide[SIG_RB] = {0}; /* a count passed 2^16: summed from the draws */
+        unsigned char wide[SIG_RB] = {0}; /* a count reached 2^15: summed from the draws */
         for (size_t i = 0; i < nb; i++) {
             if (am_cancel_spend(d0->cancel, work)) {
                 rc = AM_ERR_CANCELLED;
@@ -563,9 +631,10 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
             }
             am_rng_choice(&r, nu, nu, ix);
             uint16_t *c = cnt + i * 2 * npair;
+            unsigned hi = 0;
             for (size_t t = 0; t < nu; t++)
-                if (!++c[ix[t]])
-                    wide[i] = 1;
+                hi |= ++c[ix[t]]; /* bit 15 once a count reached 2^15 (it stops there) */
+            wide[i] = (hi & 0x8000u) != 0;
             if (wide[i]) /* exact int64 sums in the order of the draws */
                 for (size_t t = 0; t < nu; t++)
                     for (size_t col = 0; col < x->ncol; col++) {
@@ -573,13 +642,7 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
                         sums[i * x->ncol + col] +=
                             x->rows[((u / 2) * x->nblk + col / 8) * 16 + 2 * (col % 8) + u % 2];
                     }
-            for (size_t s = 0; s < nsys; s++)
-                for (size_t k = 0; k < nd; k++) {
-                    if (cols[k].off != SIZE_MAX)
-                        continue;
-                    sig_sum_drawn(cols[k].d->stats[s], cols[k].ns, ix, nu, acc);
-                    scores[k][s * n + b0 + i] = am_sig_score(cols[k].d->metric, acc, 1);
-                }
+            sig_frac_score(cols, nd, &fr, ix, nu, n, b0 + i, acc, scores);
         }
         if (rc != AM_OK)
             break;
@@ -587,7 +650,7 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
             size_t p1 = npair - p0 < SIG_UB / 2 ? npair : p0 + SIG_UB / 2;
             for (size_t i = 0; i < nb; i++)
                 if (!wide[i])
-                    sig_i16_sums(x, avx2, cnt + i * 2 * npair, p0, p1, sums + i * x->ncol);
+                    sig_i16_sums(x, avx2, all, cnt + i * 2 * npair, p0, p1, sums + i * x->ncol);
         }
         sig_i16_score(cols, nd, x, n, b0, nb, sums, acc, scores);
     }
@@ -595,6 +658,8 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
     free(acc);
     free(sums);
     free(cnt);
+    free(fr.v);
+    free(fr.first);
     return rc;
 }
 
