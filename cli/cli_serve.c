@@ -381,9 +381,8 @@ static int am_serve(int argc, char **argv, char **envp)
     srv->wspool = am_wspool_new();
     srv->acache = am_acache_new(AM_ACACHE_MAX_ENTRIES, AM_ACACHE_MAX_BYTES); /* metrics answers */
     /* ?ci= statistics: a quarter of the session memory (ci_cache.h) */
-    srv->cicache = am_cicache_new(
-        srv->cfg.session_memory ? (size_t)srv->cfg.session_memory / 4 : (size_t)128 << 20,
-        srv->sessions);
+    size_t ci_bytes = (size_t)srv->cfg.session_memory / 4;
+    srv->cicache = am_cicache_new(ci_bytes ? ci_bytes : (size_t)128 << 20, srv->sessions);
     srv->events = am_events_new(srv->store, srv->cfg.sse_heartbeat); /* SSE hub */
     srv->started_ms = am_now_ms();
 

@@ -195,8 +195,7 @@ static int am_ci_extend(am_ci_ctx *c, const char *session, int64_t inc, const ch
         if (rc != AM_ERR_CONFLICT || pass)
             return rc;
         /* rewritten since the entry was made: start again from nothing */
-        am_ci_entry *e = am_ci_entry_new(session, inc, options, c->names, c->nsys,
-                                         c->sess->scorer);
+        am_ci_entry *e = am_ci_entry_new(session, inc, options, c->names, c->nsys, c->sess->scorer);
         am_ci_entry_free(c->ent);
         c->ent = e;
     }

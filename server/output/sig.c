@@ -260,10 +260,10 @@ void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys, const am_recal
         return;
     if (c->nseg == c->cap) {
         c->cap = c->cap ? 2 * c->cap : 1024;
-        c->irows = am_xrealloc(c->irows, c->cap * c->nsys * (c->nint ? c->nint : 1) *
-                                             sizeof *c->irows);
-        c->frows = am_xrealloc(c->frows, c->cap * c->nsys * (c->nfrac ? c->nfrac : 1) *
-                                             sizeof *c->frows);
+        c->irows =
+            am_xrealloc(c->irows, c->cap * c->nsys * (c->nint ? c->nint : 1) * sizeof *c->irows);
+        c->frows =
+            am_xrealloc(c->frows, c->cap * c->nsys * (c->nfrac ? c->nfrac : 1) * sizeof *c->frows);
         c->sess = am_xrealloc(c->sess, c->cap * sizeof *c->sess);
     }
     double *row = am_xmalloc(c->width * sizeof *row);
