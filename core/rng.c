@@ -176,6 +176,30 @@ static void choice32(am_rng *r, uint32_t rng, size_t count, int64_t *out)
     *r = g;
 }
 
+unsigned am_rng_choice_count(am_rng *r, uint64_t n, size_t count, uint16_t *cnt)
+{
+    unsigned seen = 0;
+    uint64_t rng = n - 1;
+    if (rng > 0 && rng < UINT32_MAX) { /* choice32's loop, counting instead of storing */
+        am_rng g = *r;
+        uint32_t excl = (uint32_t)rng + 1, threshold = (UINT32_MAX - (uint32_t)rng) % excl;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t m = (uint64_t)am_rng_next32(&g) * excl;
+            while ((uint32_t)m < threshold)
+                m = (uint64_t)am_rng_next32(&g) * excl;
+            seen |= ++cnt[m >> 32];
+        }
+        *r = g;
+        return seen;
+    }
+    for (size_t i = 0; i < count; i++) {
+        int64_t x;
+        am_rng_choice(r, n, 1, &x);
+        seen |= ++cnt[x];
+    }
+    return seen;
+}
+
 void am_rng_choice(am_rng *r, uint64_t n, size_t count, int64_t *out)
 {
     uint64_t rng = n - 1;

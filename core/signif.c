@@ -345,15 +345,16 @@ typedef struct sig_i16 {
     int64_t maxabs; /* largest |statistic| */
 } sig_i16;
 
-/* 64-bit FNV-1a of column j of system s of d (ns a unit). */
-static uint64_t sig_col_hash(const am_sig_data *d, size_t ns, size_t s, size_t j)
+/* 64-bit FNV-1a of every column j of rows st (nu units, ns a unit) into
+ * h[0..ns), in one pass over the rows (a pass per column strided through
+ * the whole array: most of the packing's time at 64,000 units). */
+static void sig_col_hashes(const double *st, size_t ns, size_t nu, uint64_t *h)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t u = 0; u < d->nunits; u++) {
-        int64_t v = (int64_t)d->stats[s][u * ns + j];
-        h = (h ^ (uint64_t)v) * 1099511628211ull;
-    }
-    return h;
+    for (size_t j = 0; j < ns; j++)
+        h[j] = 1469598103934665603ull;
+    for (size_t u = 0; u < nu; u++)
+        for (size_t j = 0; j < ns; j++)
+            h[j] = (h[j] ^ (uint64_t)(int64_t)st[u * ns + j]) * 1099511628211ull;
 }
 
 /* One source column: metric k, system s, statistic j. */
@@ -373,14 +374,46 @@ static int sig_src_equal(const sig_src *a, const sig_src *b, size_t nu)
     return 1;
 }
 
+/* The unique columns of one metric's system (sources src[i0..i0+ns)):
+ * each column's candidate is the first unique column of the same hash,
+ * checked for equality in one pass over the rows; a column without one,
+ * or whose check failed (a hash collision), is compared with every
+ * unique column alone. map and rep as in sig_i16_build. */
+static void sig_dedupe(sig_src *src, size_t i0, size_t ns, size_t nu, sig_i16 *x, size_t *rep,
+                       size_t *cand, unsigned char *ok)
+{
+    for (size_t j = 0; j < ns; j++) {
+        cand[j] = SIZE_MAX;
+        for (size_t c = 0; c < x->ncol && cand[j] == SIZE_MAX; c++)
+            if (src[rep[c]].hash == src[i0 + j].hash)
+                cand[j] = c;
+        ok[j] = cand[j] != SIZE_MAX;
+    }
+    for (size_t u = 0; u < nu; u++)
+        for (size_t j = 0; j < ns; j++)
+            if (ok[j]) {
+                const sig_src *o = &src[rep[cand[j]]];
+                ok[j] = o->st[u * o->ns + o->j] == src[i0].st[u * ns + j];
+            }
+    for (size_t j = 0; j < ns; j++) {
+        size_t i = i0 + j, c = ok[j] ? cand[j] : 0;
+        while (!ok[j] && c < x->ncol && !sig_src_equal(&src[rep[c]], &src[i], nu))
+            c++;
+        if (c == x->ncol)
+            rep[x->ncol++] = i;
+        x->map[i] = c;
+    }
+}
+
 /* The int16 rows of the packed metrics of cols (those with off !=
  * SIZE_MAX) into x; returns 0, or -1 (nothing allocated) when a statistic
- * does not fit int16. */
+ * does not fit int16. Every pass over a metric's statistics goes row by
+ * row. */
 static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
 {
     memset(x, 0, sizeof *x);
     const am_sig_data *d0 = cols[0].d;
-    size_t nu = d0->nunits, nsys = d0->nsys, nsrc = 0;
+    size_t nu = d0->nunits, nsys = d0->nsys, nsrc = 0, maxns = 1;
     for (size_t k = 0; k < nd; k++)
         if (cols[k].off != SIZE_MAX) {
             const am_sig_data *d = cols[k].d;
@@ -389,40 +422,45 @@ static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
                     if (!(fabs(d->stats[s][i]) <= 32767.0))
                         return -1;
             nsrc += nsys * cols[k].ns;
+            maxns = cols[k].ns > maxns ? cols[k].ns : maxns;
         }
     x->map = am_xmalloc((nsrc ? nsrc : 1) * sizeof *x->map);
     x->base = am_xmalloc(nd * sizeof *x->base);
     sig_src *src = am_xmalloc((nsrc ? nsrc : 1) * sizeof *src);
     size_t *rep = am_xmalloc((nsrc ? nsrc : 1) * sizeof *rep); /* unique column → its source */
+    size_t *cand = am_xmalloc(maxns * sizeof *cand);
+    uint64_t *h = am_xmalloc(maxns * sizeof *h);
+    unsigned char *ok = am_xmalloc(maxns);
     size_t i = 0;
     for (size_t k = 0; k < nd; k++) {
         x->base[k] = cols[k].off == SIZE_MAX ? SIZE_MAX : i;
-        if (cols[k].off == SIZE_MAX)
-            continue;
-        for (size_t s = 0; s < nsys; s++)
-            for (size_t j = 0; j < cols[k].ns; j++, i++) {
-                src[i] = (sig_src){cols[k].d->stats[s], cols[k].ns, j, 0};
-                src[i].hash = sig_col_hash(cols[k].d, cols[k].ns, s, j);
-                size_t c = 0;
-                while (c < x->ncol && !sig_src_equal(&src[rep[c]], &src[i], nu))
-                    c++;
-                if (c == x->ncol)
-                    rep[x->ncol++] = i;
-                x->map[i] = c;
-            }
+        for (size_t s = 0; s < nsys && cols[k].off != SIZE_MAX; s++, i += cols[k].ns) {
+            const double *st = cols[k].d->stats[s];
+            sig_col_hashes(st, cols[k].ns, nu, h);
+            for (size_t j = 0; j < cols[k].ns; j++)
+                src[i + j] = (sig_src){st, cols[k].ns, j, h[j]};
+            sig_dedupe(src, i, cols[k].ns, nu, x, rep, cand, ok);
+        }
     }
     x->npair = (nu + 1) / 2;
     x->nblk = (x->ncol + 7) / 8;
     x->rows = am_xcalloc((x->npair ? x->npair : 1) * (x->nblk ? x->nblk : 1) * 16, sizeof *x->rows);
-    for (size_t c = 0; c < x->ncol; c++) {
-        const sig_src *o = &src[rep[c]];
-        for (size_t u = 0; u < nu; u++) {
-            int64_t v = (int64_t)o->st[u * o->ns + o->j];
-            if (llabs(v) > x->maxabs)
-                x->maxabs = llabs(v);
-            x->rows[((u / 2) * x->nblk + c / 8) * 16 + 2 * (c % 8) + u % 2] = (int16_t)v;
-        }
+    /* each unique column from its source, row by row of the source's metric */
+    for (size_t g = 0; g < nsrc; g += src[g].ns) {
+        for (size_t u = 0; u < nu; u++)
+            for (size_t j = 0; j < src[g].ns; j++) {
+                size_t c = x->map[g + j];
+                if (rep[c] != g + j)
+                    continue;
+                int64_t v = (int64_t)src[g].st[u * src[g].ns + j];
+                if (llabs(v) > x->maxabs)
+                    x->maxabs = llabs(v);
+                x->rows[((u / 2) * x->nblk + c / 8) * 16 + 2 * (c % 8) + u % 2] = (int16_t)v;
+            }
     }
+    free(ok);
+    free(h);
+    free(cand);
     free(rep);
     free(src);
     return 0;
@@ -629,11 +667,19 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
                 rc = AM_ERR_CANCELLED;
                 break;
             }
-            am_rng_choice(&r, nu, nu, ix);
             uint16_t *c = cnt + i * 2 * npair;
             unsigned hi = 0;
-            for (size_t t = 0; t < nu; t++)
-                hi |= ++c[ix[t]]; /* bit 15 once a count reached 2^15 (it stops there) */
+            if (fr.nf) { /* the draws themselves are needed */
+                am_rng_choice(&r, nu, nu, ix);
+                for (size_t t = 0; t < nu; t++)
+                    hi |= ++c[ix[t]];
+            } else { /* counted as drawn; drawn again below in the rare wide case */
+                am_rng again = r;
+                hi = am_rng_choice_count(&r, nu, nu, c);
+                if (hi & 0x8000u)
+                    am_rng_choice(&again, nu, nu, ix);
+            }
+            /* bit 15: a count reached 2^15 (int16 then cannot hold it) */
             wide[i] = (hi & 0x8000u) != 0;
             if (wide[i]) /* exact int64 sums in the order of the draws */
                 for (size_t t = 0; t < nu; t++)

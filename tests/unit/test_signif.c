@@ -394,6 +394,37 @@ static void test_bootstrap_paths_equal_reference(void **state)
         }
 }
 
+/* Draws counted as drawn (am_rng_choice_count) are the draws of
+ * am_rng_choice, and leave the generator where it leaves it. */
+static void test_choice_count_equals_choice(void **state)
+{
+    (void)state;
+    const uint64_t ns[] = {1, 2, 7, 1000, 64001};
+    for (size_t k = 0; k < 5; k++) {
+        size_t n = (size_t)ns[k], draws = 3 * n + 5;
+        am_rng a, b;
+        am_rng_seed(&a, 12345 + k);
+        am_rng_seed(&b, 12345 + k);
+        (void)am_rng_next32(&a); /* a buffered half: both start mid-word */
+        (void)am_rng_next32(&b);
+        int64_t *ix = malloc(draws * sizeof *ix);
+        uint16_t *want = calloc(n, sizeof *want), *got = calloc(n, sizeof *got);
+        am_rng_choice(&a, n, draws, ix);
+        for (size_t i = 0; i < draws; i++)
+            want[ix[i]]++;
+        unsigned seen = am_rng_choice_count(&b, n, draws, got);
+        assert_memory_equal(want, got, n * sizeof *got);
+        unsigned ors = 0; /* one unit: every draw lands on it, counting 1…draws */
+        for (unsigned i = 1; i <= draws; i++)
+            ors |= i;
+        assert_true(n > 1 || seen == ors);
+        assert_true(am_rng_next64(&a) == am_rng_next64(&b));
+        free(ix);
+        free(want);
+        free(got);
+    }
+}
+
 static int always_stop(void *ctx)
 {
     (void)ctx;
@@ -496,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_cancel_stops_the_tests),
         cmocka_unit_test(test_many_metrics_equal_one_at_a_time),
         cmocka_unit_test(test_bootstrap_paths_equal_reference),
+        cmocka_unit_test(test_choice_count_equals_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
