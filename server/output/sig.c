@@ -219,9 +219,9 @@ static void sig_store(am_sig_collect *c, size_t g, size_t i, const double *row)
         double v = row[j];
         if (c->frac[j]) {
             fr[c->slot[j]] = v;
-        } else if (v > SIG_WIDE && v <= INT32_MAX) {
+        } else if (v > SIG_WIDE && v <= INT32_MAX && v == floor(v)) {
             ir[c->slot[j]] = (int32_t)v; /* counts: integers */
-        } else {
+        } else { /* kept exactly, whatever it is */
             ir[c->slot[j]] = SIG_WIDE;
             if (c->nwide == c->capwide) {
                 c->capwide = c->capwide ? 2 * c->capwide : 16;
