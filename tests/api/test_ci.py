@@ -179,6 +179,44 @@ def test_kept_statistics_equal_a_fresh_computation():
     eq(inc["segments"], 150, "151 POSTs, one DELETE")
 
 
+
+def test_retries_over_budget_finish():
+    """A ?ci= request over --request-timeout-ms answers 503, but what it read
+    stays (ci_cache.c keeps the prefix of the segments it scored), so asking
+    again goes on from there: a session too long for one budget is answered
+    after a few retries, with the numbers of a server without a budget."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "reliability"))
+    from harness import Server
+    from rel import grow_session
+    srv = Server("--request-timeout-ms", "0")
+    try:
+        c = srv.client()
+        c.create_session(id="g", options={"baseline_system": "base"})
+        for i in range(40):
+            expect_status(c.post(base("g") + "/segments", seg(i)), 201, "POST %d" % i)
+        c.close()
+        db = srv.db
+        eq(srv.stop(), 0, "exit status")
+        grow_session(db, "g", 6000)
+        srv = Server("--request-timeout-ms", "0", db=db)
+        c = srv.client()
+        want = c.get(base("g") + "/metrics?ci=0.95").json()["confidence"]
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+        srv = Server("--request-timeout-ms", "150", db=db)
+        c = srv.client()
+        codes = []
+        while len(codes) < 40 and (not codes or codes[-1] != 200):
+            r = c.get(base("g") + "/metrics?ci=0.95", timeout=120)
+            codes.append(r.status)
+        check(codes[0] == 503, "the first request is over the budget: %r" % codes)
+        eq(codes[-1], 200, "answered after %d requests" % len(codes))
+        eq(r.json()["confidence"], want, "the same numbers as without a budget")
+        c.close()
+    finally:
+        srv.kill()
+
 def test_no_baseline_and_empty():
     fill("ci-c", 5)
     conf = ci("ci-c").json()["confidence"]
