@@ -19,6 +19,7 @@
  */
 #include "cli.h"
 #include "answer_cache.h"
+#include "ci_cache.h"
 #include "dbfile.h"
 #include "events.h"
 #include "ingest.h"
@@ -390,6 +391,9 @@ static int am_serve(int argc, char **argv, char **envp)
     am_sessions_set_memory(srv->sessions, (size_t)srv->cfg.session_memory);
     srv->wspool = am_wspool_new(srv->cfg.scoring_threads); /* the scoring gate's slots */
     srv->acache = am_acache_new(AM_ACACHE_MAX_ENTRIES, AM_ACACHE_MAX_BYTES); /* metrics answers */
+    /* ?ci= statistics: a quarter of the session memory (ci_cache.h) */
+    size_t ci_bytes = (size_t)srv->cfg.session_memory / 4;
+    srv->cicache = am_cicache_new(ci_bytes ? ci_bytes : (size_t)128 << 20, srv->sessions);
     srv->events = am_events_new(srv->store, srv->cfg.sse_heartbeat); /* SSE hub */
     srv->started_ms = am_now_ms();
 
@@ -451,6 +455,7 @@ out:
     if (wd_started) /* fleet */
         am_serve_wd_stop(&wd);
     am_events_free(srv->events); /* after the daemon: its streams are gone */
+    am_cicache_free(srv->cicache); /* before the sessions its bytes are charged to */
     am_sessions_free(srv->sessions);
     am_store_close(srv->store);
     am_dbfile_unlock(srv->db_fd); /* after SQLite closed the file */

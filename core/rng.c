@@ -158,9 +158,55 @@ static uint64_t lemire64(am_rng *r, uint64_t rng)
     return (uint64_t)(m >> 64);
 }
 
+/* am_rng_choice for 0 < rng < 2^32 - 1 (lemire32's draws) with the
+ * generator in a local copy: through r, every store to out (int64_t, which
+ * may alias the state's uint64_t) made the compiler reload and store the
+ * state per draw. The threshold is computed once; a draw below it is below
+ * excl too, so redrawing while below it is lemire32's loop. */
+static void choice32(am_rng *r, uint32_t rng, size_t count, int64_t *out)
+{
+    am_rng g = *r;
+    uint32_t excl = rng + 1, threshold = (UINT32_MAX - rng) % excl;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t m = (uint64_t)am_rng_next32(&g) * excl;
+        while ((uint32_t)m < threshold)
+            m = (uint64_t)am_rng_next32(&g) * excl;
+        out[i] = (int64_t)(m >> 32);
+    }
+    *r = g;
+}
+
+unsigned am_rng_choice_count(am_rng *r, uint64_t n, size_t count, uint16_t *cnt)
+{
+    unsigned seen = 0;
+    uint64_t rng = n - 1;
+    if (rng > 0 && rng < UINT32_MAX) { /* choice32's loop, counting instead of storing */
+        am_rng g = *r;
+        uint32_t excl = (uint32_t)rng + 1, threshold = (UINT32_MAX - (uint32_t)rng) % excl;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t m = (uint64_t)am_rng_next32(&g) * excl;
+            while ((uint32_t)m < threshold)
+                m = (uint64_t)am_rng_next32(&g) * excl;
+            seen |= ++cnt[m >> 32];
+        }
+        *r = g;
+        return seen;
+    }
+    for (size_t i = 0; i < count; i++) {
+        int64_t x;
+        am_rng_choice(r, n, 1, &x);
+        seen |= ++cnt[x];
+    }
+    return seen;
+}
+
 void am_rng_choice(am_rng *r, uint64_t n, size_t count, int64_t *out)
 {
     uint64_t rng = n - 1;
+    if (rng > 0 && rng < UINT32_MAX) {
+        choice32(r, (uint32_t)rng, count, out);
+        return;
+    }
     for (size_t i = 0; i < count; i++) {
         if (rng == 0)
             out[i] = 0;

@@ -29,6 +29,10 @@ uint32_t am_rng_next32(am_rng *r);
 /* out[0..count) = Generator.integers(0, n, size=count) with dtype int64,
  * equivalently Generator.choice(n, size=count, replace=True); n >= 1. */
 void am_rng_choice(am_rng *r, uint64_t n, size_t count, int64_t *out);
+/* The same draws counted instead of stored: cnt[x]++ for each (cnt:
+ * n counters, wrapping at 2^16). Returns the OR of every counter just
+ * after its increment (bit 15 set: a counter reached 2^15). */
+unsigned am_rng_choice_count(am_rng *r, uint64_t n, size_t count, uint16_t *cnt);
 /* out[0..count) = Generator.integers(2, size=count, dtype=bool) (0 or 1).
  * numpy keeps the bit buffer per call, so split draws differ from one call. */
 void am_rng_bools(am_rng *r, size_t count, unsigned char *out);

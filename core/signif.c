@@ -12,6 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define SIG_HAVE_AVX2 1
+#endif
+
 size_t am_sig_nstats(const am_sig_metric *m)
 {
     switch (m->kind) {
@@ -313,6 +318,397 @@ static void sig_bs_finish(const am_sig_data *d, size_t baseline, size_t n, doubl
     }
 }
 
+/* ---- The int16 path: most sessions' statistics are small counts -------
+ *
+ * A resample's sums are Σ_u cnt[u] · row[u] over the units, for every
+ * column. When every packed statistic fits int16 (counts of tokens and
+ * n-grams of a segment do), two units' rows are stored interleaved as
+ * int16 pairs and a pair of counts multiplies them in one
+ * multiply-add of pairs (pmaddwd: 16 products a 256-bit instruction into
+ * int32 lanes). Identical columns (the reference side of every system,
+ * chrF2's statistics inside chrF2++'s, TER's reference length) are stored
+ * once. Resamples are summed SIG_RB at a time over blocks of SIG_UB units
+ * so that a block's rows stay in the cache while each resample of the
+ * batch reads them. Sums are exact integers in any order, so the scores
+ * are those of the float path to the last bit. */
+
+#define SIG_RB 16 /* resamples summed together */
+#define SIG_UB 128 /* units a block: its rows stay in L1 */
+
+typedef struct sig_i16 {
+    size_t npair; /* unit pairs: (nunits + 1) / 2 */
+    size_t nblk; /* 8-column blocks a pair */
+    size_t ncol; /* unique columns */
+    int16_t *rows; /* [npair][nblk][16]: column c of unit 2p+h at [p][c/8][2(c%8)+h] */
+    size_t *map; /* [Σ_k nsys·ns_k]: (metric, system, statistic) → unique column */
+    size_t *base; /* [nd]: first entry of metric k in map; SIZE_MAX: not packed */
+    int64_t maxabs; /* largest |statistic| */
+} sig_i16;
+
+/* 64-bit FNV-1a of every column j of rows st (nu units, ns a unit) into
+ * h[0..ns), in one pass over the rows (a pass per column strided through
+ * the whole array: most of the packing's time at 64,000 units). */
+static void sig_col_hashes(const double *st, size_t ns, size_t nu, uint64_t *h)
+{
+    for (size_t j = 0; j < ns; j++)
+        h[j] = 1469598103934665603ull;
+    for (size_t u = 0; u < nu; u++)
+        for (size_t j = 0; j < ns; j++)
+            h[j] = (h[j] ^ (uint64_t)(int64_t)st[u * ns + j]) * 1099511628211ull;
+}
+
+/* One source column: metric k, system s, statistic j. */
+typedef struct sig_src {
+    const double *st; /* the system's stats (borrowed) */
+    size_t ns, j;
+    uint64_t hash;
+} sig_src;
+
+static int sig_src_equal(const sig_src *a, const sig_src *b, size_t nu)
+{
+    if (a->hash != b->hash)
+        return 0;
+    for (size_t u = 0; u < nu; u++)
+        if (a->st[u * a->ns + a->j] != b->st[u * b->ns + b->j])
+            return 0;
+    return 1;
+}
+
+/* The unique columns of one metric's system (sources src[i0..i0+ns)):
+ * each column's candidate is the first unique column of the same hash,
+ * checked for equality in one pass over the rows; a column without one,
+ * or whose check failed (a hash collision), is compared with every
+ * unique column alone. map and rep as in sig_i16_build. */
+static void sig_dedupe(sig_src *src, size_t i0, size_t ns, size_t nu, sig_i16 *x, size_t *rep,
+                       size_t *cand, unsigned char *ok)
+{
+    for (size_t j = 0; j < ns; j++) {
+        cand[j] = SIZE_MAX;
+        for (size_t c = 0; c < x->ncol && cand[j] == SIZE_MAX; c++)
+            if (src[rep[c]].hash == src[i0 + j].hash)
+                cand[j] = c;
+        ok[j] = cand[j] != SIZE_MAX;
+    }
+    for (size_t u = 0; u < nu; u++)
+        for (size_t j = 0; j < ns; j++)
+            if (ok[j]) {
+                const sig_src *o = &src[rep[cand[j]]];
+                ok[j] = o->st[u * o->ns + o->j] == src[i0].st[u * ns + j];
+            }
+    for (size_t j = 0; j < ns; j++) {
+        size_t i = i0 + j, c = ok[j] ? cand[j] : 0;
+        while (!ok[j] && c < x->ncol && !sig_src_equal(&src[rep[c]], &src[i], nu))
+            c++;
+        if (c == x->ncol)
+            rep[x->ncol++] = i;
+        x->map[i] = c;
+    }
+}
+
+/* The int16 rows of the packed metrics of cols (those with off !=
+ * SIZE_MAX) into x; returns 0, or -1 (nothing allocated) when a statistic
+ * does not fit int16. Every pass over a metric's statistics goes row by
+ * row. */
+static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
+{
+    memset(x, 0, sizeof *x);
+    const am_sig_data *d0 = cols[0].d;
+    size_t nu = d0->nunits, nsys = d0->nsys, nsrc = 0, maxns = 1;
+    for (size_t k = 0; k < nd; k++)
+        if (cols[k].off != SIZE_MAX) {
+            const am_sig_data *d = cols[k].d;
+            for (size_t s = 0; s < nsys; s++)
+                for (size_t i = 0; i < nu * cols[k].ns; i++)
+                    if (!(fabs(d->stats[s][i]) <= 32767.0))
+                        return -1;
+            nsrc += nsys * cols[k].ns;
+            maxns = cols[k].ns > maxns ? cols[k].ns : maxns;
+        }
+    x->map = am_xmalloc((nsrc ? nsrc : 1) * sizeof *x->map);
+    x->base = am_xmalloc(nd * sizeof *x->base);
+    sig_src *src = am_xmalloc((nsrc ? nsrc : 1) * sizeof *src);
+    size_t *rep = am_xmalloc((nsrc ? nsrc : 1) * sizeof *rep); /* unique column → its source */
+    size_t *cand = am_xmalloc(maxns * sizeof *cand);
+    uint64_t *h = am_xmalloc(maxns * sizeof *h);
+    unsigned char *ok = am_xmalloc(maxns);
+    size_t i = 0;
+    for (size_t k = 0; k < nd; k++) {
+        x->base[k] = cols[k].off == SIZE_MAX ? SIZE_MAX : i;
+        for (size_t s = 0; s < nsys && cols[k].off != SIZE_MAX; s++, i += cols[k].ns) {
+            const double *st = cols[k].d->stats[s];
+            sig_col_hashes(st, cols[k].ns, nu, h);
+            for (size_t j = 0; j < cols[k].ns; j++)
+                src[i + j] = (sig_src){st, cols[k].ns, j, h[j]};
+            sig_dedupe(src, i, cols[k].ns, nu, x, rep, cand, ok);
+        }
+    }
+    x->npair = (nu + 1) / 2;
+    x->nblk = (x->ncol + 7) / 8;
+    x->rows = am_xcalloc((x->npair ? x->npair : 1) * (x->nblk ? x->nblk : 1) * 16, sizeof *x->rows);
+    /* each unique column from its source, row by row of the source's metric */
+    for (size_t g = 0; g < nsrc; g += src[g].ns) {
+        for (size_t u = 0; u < nu; u++)
+            for (size_t j = 0; j < src[g].ns; j++) {
+                size_t c = x->map[g + j];
+                if (rep[c] != g + j)
+                    continue;
+                int64_t v = (int64_t)src[g].st[u * src[g].ns + j];
+                if (llabs(v) > x->maxabs)
+                    x->maxabs = llabs(v);
+                x->rows[((u / 2) * x->nblk + c / 8) * 16 + 2 * (c % 8) + u % 2] = (int16_t)v;
+            }
+    }
+    free(ok);
+    free(h);
+    free(cand);
+    free(rep);
+    free(src);
+    return 0;
+}
+
+static void sig_i16_free(sig_i16 *x)
+{
+    free(x->rows);
+    free(x->map);
+    free(x->base);
+    memset(x, 0, sizeof *x);
+}
+
+/* Column sums of pairs [p0, p1) of x->rows times the count pairs cnt
+ * (uint16 a unit, two a pair) added to acc[0..ncol), in int64. The
+ * portable kernel; exact. */
+static void sig_i16_block_scalar(const sig_i16 *x, const uint16_t *cnt, size_t p0, size_t p1,
+                                 int64_t *acc)
+{
+    for (size_t p = p0; p < p1; p++) {
+        int64_t c0 = cnt[2 * p], c1 = cnt[2 * p + 1];
+        if (!c0 && !c1)
+            continue;
+        const int16_t *r = x->rows + p * x->nblk * 16;
+        for (size_t c = 0; c < x->ncol; c++)
+            acc[c] += c0 * r[(c / 8) * 16 + 2 * (c % 8)] + c1 * r[(c / 8) * 16 + 2 * (c % 8) + 1];
+    }
+}
+
+#ifdef SIG_HAVE_AVX2
+/* The same with pmaddwd, four 8-column blocks at a time in registers.
+ * Caller guarantees every count < 2^15 and Σ counts · maxabs < 2^31 over
+ * the pairs (the int32 lanes cannot overflow). */
+__attribute__((target("avx2"))) static void
+sig_i16_block_avx2(const sig_i16 *x, const uint16_t *cnt, size_t p0, size_t p1, int64_t *acc)
+{
+    size_t nblk = x->nblk;
+    int32_t lane[32];
+    for (size_t b0 = 0; b0 < nblk; b0 += 4) {
+        size_t nb = nblk - b0 < 4 ? nblk - b0 : 4;
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+        for (size_t p = p0; p < p1; p++) {
+            uint32_t cc;
+            memcpy(&cc, cnt + 2 * p, sizeof cc);
+            if (!cc)
+                continue;
+            const __m256i cv = _mm256_set1_epi32((int)cc);
+            const int16_t *r = x->rows + (p * nblk + b0) * 16;
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const void *)r), cv));
+            if (nb > 1)
+                a1 = _mm256_add_epi32(
+                    a1, _mm256_madd_epi16(_mm256_loadu_si256((const void *)(r + 16)), cv));
+            if (nb > 2)
+                a2 = _mm256_add_epi32(
+                    a2, _mm256_madd_epi16(_mm256_loadu_si256((const void *)(r + 32)), cv));
+            if (nb > 3)
+                a3 = _mm256_add_epi32(
+                    a3, _mm256_madd_epi16(_mm256_loadu_si256((const void *)(r + 48)), cv));
+        }
+        _mm256_storeu_si256((void *)lane, a0);
+        _mm256_storeu_si256((void *)(lane + 8), a1);
+        _mm256_storeu_si256((void *)(lane + 16), a2);
+        _mm256_storeu_si256((void *)(lane + 24), a3);
+        for (size_t c = b0 * 8; c < x->ncol && c < (b0 + nb) * 8; c++)
+            acc[c] += lane[c - b0 * 8];
+    }
+}
+#endif
+
+/* Sums of one resample's counts cnt (2·npair of them, the padding 0,
+ * each < 2^15) into acc[0..ncol): block by block, the vector kernel where
+ * its int32 lanes cannot overflow (always when nunits · maxabs < 2^31:
+ * all, the whole resample's draws times the largest statistic; else
+ * checked per block), the portable one elsewhere. */
+static void sig_i16_sums(const sig_i16 *x, int avx2, int all, const uint16_t *cnt, size_t p0,
+                         size_t p1, int64_t *acc)
+{
+    int fits = all;
+    if (!fits) {
+        uint64_t csum = 0;
+        for (size_t u = 2 * p0; u < 2 * p1; u++)
+            csum += cnt[u];
+        fits = (int64_t)csum * x->maxabs < INT32_MAX;
+    }
+#ifdef SIG_HAVE_AVX2
+    if (avx2 && fits) {
+        sig_i16_block_avx2(x, cnt, p0, p1, acc);
+        return;
+    }
+#endif
+    (void)avx2, (void)fits;
+    sig_i16_block_scalar(x, cnt, p0, p1, acc);
+}
+
+/* The statistics of the metrics summed in draw order (not packed), every
+ * system's side by side: v[u · nf + f]; first[k · nsys + s] is where
+ * metric k's system s starts (SIZE_MAX: packed). One pass over a
+ * resample's draws then sums all of them, each column still in the order
+ * of the draws from 0 (sig_sum_drawn's additions, so the same bits). */
+typedef struct sig_frac {
+    size_t nf;
+    double *v;
+    size_t *first;
+} sig_frac;
+
+static void sig_frac_build(const sig_bs_col *cols, size_t nd, sig_frac *f)
+{
+    size_t nsys = cols[0].d->nsys, nu = cols[0].d->nunits;
+    f->nf = 0;
+    f->first = am_xmalloc(nd * nsys * sizeof *f->first);
+    for (size_t k = 0; k < nd; k++)
+        for (size_t s = 0; s < nsys; s++) {
+            f->first[k * nsys + s] = cols[k].off == SIZE_MAX ? f->nf : SIZE_MAX;
+            if (cols[k].off == SIZE_MAX)
+                f->nf += cols[k].ns;
+        }
+    f->nf = (f->nf + 3) / 4 * 4; /* zero columns up to sig_frac_score's blocks of 4 */
+    f->v = am_xcalloc((nu ? nu : 1) * (f->nf ? f->nf : 1), sizeof *f->v);
+    for (size_t k = 0; k < nd; k++)
+        for (size_t s = 0; s < nsys && cols[k].off == SIZE_MAX; s++)
+            for (size_t u = 0; u < nu; u++)
+                for (size_t j = 0; j < cols[k].ns; j++)
+                    f->v[u * f->nf + f->first[k * nsys + s] + j] =
+                        cols[k].d->stats[s][u * cols[k].ns + j];
+}
+
+/* Scores of resample b of the metrics in f from the draws ix[0..nu)
+ * (acc: f->nf doubles of scratch). */
+static void sig_frac_score(const sig_bs_col *cols, size_t nd, const sig_frac *f, const int64_t *ix,
+                           size_t nu, size_t n, size_t b, double *acc, double **scores)
+{
+    size_t nsys = cols[0].d->nsys, nf = f->nf;
+    if (!nf)
+        return;
+    /* four columns at a time in locals: four independent chains of
+     * additions (a store per addition through acc was the bottleneck) */
+    for (size_t j = 0; j < nf; j += 4) {
+        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        for (size_t t = 0; t < nu; t++) {
+            const double *row = f->v + (size_t)ix[t] * nf + j;
+            a0 += row[0];
+            a1 += row[1];
+            a2 += row[2];
+            a3 += row[3];
+        }
+        acc[j] = a0, acc[j + 1] = a1, acc[j + 2] = a2, acc[j + 3] = a3;
+    }
+    for (size_t k = 0; k < nd; k++)
+        for (size_t s = 0; s < nsys; s++)
+            if (f->first[k * nsys + s] != SIZE_MAX)
+                scores[k][s * n + b] =
+                    am_sig_score(cols[k].d->metric, acc + f->first[k * nsys + s], 1);
+}
+
+/* The scores of resamples [b0, b0 + nb) of the packed metrics from their
+ * sums (sums[r][ncol]). */
+static void sig_i16_score(const sig_bs_col *cols, size_t nd, const sig_i16 *x, size_t n, size_t b0,
+                          size_t nb, const int64_t *sums, double *acc, double **scores)
+{
+    size_t nsys = cols[0].d->nsys;
+    for (size_t r = 0; r < nb; r++)
+        for (size_t k = 0; k < nd; k++) {
+            if (x->base[k] == SIZE_MAX)
+                continue;
+            for (size_t s = 0; s < nsys; s++) {
+                const size_t *m = x->map + x->base[k] + s * cols[k].ns;
+                for (size_t j = 0; j < cols[k].ns; j++)
+                    acc[j] = (double)sums[r * x->ncol + m[j]];
+                scores[k][s * n + b0 + r] = am_sig_score(cols[k].d->metric, acc, 1);
+            }
+        }
+}
+
+/* sig_bs_resample on the int16 rows x: the draws of SIG_RB resamples are
+ * made in order (the metrics summed in draw order are scored as each is
+ * drawn), then the batch's packed sums block by block. */
+static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_plan *plan,
+                               const sig_i16 *x, size_t maxns, uint64_t work, double **scores)
+{
+    const am_sig_data *d0 = cols[0].d;
+    size_t nu = d0->nunits, n = plan->n, npair = x->npair;
+    int avx2 = 0;
+#ifdef SIG_HAVE_AVX2
+    avx2 = __builtin_cpu_supports("avx2");
+#endif
+    int all = (int64_t)nu * x->maxabs < INT32_MAX; /* no block check needed */
+    sig_frac fr;
+    sig_frac_build(cols, nd, &fr);
+    uint16_t *cnt = am_xmalloc(SIG_RB * 2 * npair * sizeof *cnt);
+    int64_t *sums = am_xmalloc(SIG_RB * (x->ncol ? x->ncol : 1) * sizeof *sums);
+    size_t nacc = maxns > fr.nf ? maxns : fr.nf;
+    double *acc = am_xcalloc(nacc ? nacc : 1, sizeof *acc);
+    int64_t *ix = am_xmalloc(nu * sizeof *ix);
+    am_rng r;
+    am_rng_seed(&r, plan->seed);
+    int rc = AM_OK;
+    for (size_t b0 = 0; b0 < n && rc == AM_OK; b0 += SIG_RB) {
+        size_t nb = n - b0 < SIG_RB ? n - b0 : SIG_RB;
+        memset(cnt, 0, nb * 2 * npair * sizeof *cnt);
+        memset(sums, 0, nb * x->ncol * sizeof *sums);
+        unsigned char wide[SIG_RB] = {0}; /* a count reached 2^15: summed from the draws */
+        for (size_t i = 0; i < nb; i++) {
+            if (am_cancel_spend(d0->cancel, work)) {
+                rc = AM_ERR_CANCELLED;
+                break;
+            }
+            uint16_t *c = cnt + i * 2 * npair;
+            unsigned hi = 0;
+            if (fr.nf) { /* the draws themselves are needed */
+                am_rng_choice(&r, nu, nu, ix);
+                for (size_t t = 0; t < nu; t++)
+                    hi |= ++c[ix[t]];
+            } else { /* counted as drawn; drawn again below in the rare wide case */
+                am_rng again = r;
+                hi = am_rng_choice_count(&r, nu, nu, c);
+                if (hi & 0x8000u)
+                    am_rng_choice(&again, nu, nu, ix);
+            }
+            /* bit 15: a count reached 2^15 (int16 then cannot hold it) */
+            wide[i] = (hi & 0x8000u) != 0;
+            if (wide[i]) /* exact int64 sums in the order of the draws */
+                for (size_t t = 0; t < nu; t++)
+                    for (size_t col = 0; col < x->ncol; col++) {
+                        size_t u = (size_t)ix[t];
+                        sums[i * x->ncol + col] +=
+                            x->rows[((u / 2) * x->nblk + col / 8) * 16 + 2 * (col % 8) + u % 2];
+                    }
+            sig_frac_score(cols, nd, &fr, ix, nu, n, b0 + i, acc, scores);
+        }
+        if (rc != AM_OK)
+            break;
+        for (size_t p0 = 0; p0 < npair && x->ncol; p0 += SIG_UB / 2) {
+            size_t p1 = npair - p0 < SIG_UB / 2 ? npair : p0 + SIG_UB / 2;
+            for (size_t i = 0; i < nb; i++)
+                if (!wide[i])
+                    sig_i16_sums(x, avx2, all, cnt + i * 2 * npair, p0, p1, sums + i * x->ncol);
+        }
+        sig_i16_score(cols, nd, x, n, b0, nb, sums, acc, scores);
+    }
+    free(ix);
+    free(acc);
+    free(sums);
+    free(cnt);
+    free(fr.v);
+    free(fr.first);
+    return rc;
+}
+
 /* The resampling of am_sig_paired_bs_many: for each resample b the draws
  * once, turned into counts per unit for the packed metrics, then every
  * metric and system; scores[k][s * n + b]. Returns AM_OK or
@@ -327,6 +723,12 @@ static int sig_bs_resample(const sig_bs_col *cols, size_t nd, const am_sig_plan 
         work += (uint64_t)nu * nsys * (cols[k].ns + 1);
         if (cols[k].ns > maxns)
             maxns = cols[k].ns;
+    }
+    sig_i16 x;
+    if (width && sig_i16_build(cols, nd, &x) == 0) {
+        int rc = sig_bs_resample_i16(cols, nd, plan, &x, maxns, work, scores);
+        sig_i16_free(&x);
+        return rc;
     }
     float **packed = am_xcalloc(nsys, sizeof *packed);
     for (size_t s = 0; width && s < nsys; s++)

@@ -29,6 +29,7 @@ typedef struct am_server {
     struct am_http *http; /* the HTTP front end: MHD daemon and request state (http.c) */
     struct am_shard *shard; /* owner map for 421 answers (shard.h), NULL = owns all */
     struct am_acache *acache; /* GET …/metrics answer bodies (answer_cache.h), NULL = off */
+    struct am_cicache *cicache; /* ?ci= per-segment statistics (ci_cache.h), NULL = off */
     int db_fd; /* the database file, flock'ed for the process's life (dbfile.h); -1 = none */
     const char *version; /* program version for adaptmon_build_info (static; NULL: "unknown") */
 } am_server;

@@ -5,11 +5,15 @@
  * window overlap come from the stored per-segment results (the numbers the
  * totals sum); BLEU and chrF n-gram statistics are not stored, so each
  * stored request's BLEU and chrF are scored again (am_score_segment_text,
- * nothing else) for them.
+ * nothing else) for them. The statistics are kept between requests
+ * (ci_cache.h): a request reads and scores only the segments posted since
+ * the last one, unless a rewrite (PUT, DELETE, replay, rescore) happened.
  */
 #include "sig.h"
+#include "ci_cache.h"
 #include "ingest.h"
 #include "ingest_ci.h"
+#include "jscan.h" /* server/base: a text scanner with no dependency */
 #include "server.h"
 #include "sessions.h"
 #include "store.h"
@@ -31,6 +35,7 @@ typedef struct am_ci_ctx {
     struct am_sess *sess; /* the runtime scoring the BLEU/chrF statistics */
     am_score_ws *ws;
     am_budget *bud; /* the request's CPU budget (ingest.h) */
+    am_ci_entry *ent; /* the statistics being extended (ci_cache.h) */
     int rc;
 } am_ci_ctx;
 
@@ -111,6 +116,24 @@ static int am_ci_text_stats(am_ci_ctx *c, const char *request_json)
     return rc;
 }
 
+/* The "scores"."systems" object of a stored result (new reference), or
+ * NULL when the text is not JSON. Only that member is parsed when the text
+ * is compact (jscan.h): the per-word data and the running totals, most of
+ * a result's bytes, are skipped; otherwise the whole result. */
+static json_t *am_ci_systems(const char *result_json)
+{
+    const char *e1 = NULL, *e2 = NULL;
+    const char *sc = am_js_member(result_json, "scores", &e1);
+    const char *sy = sc ? am_js_member(sc, "systems", &e2) : NULL;
+    if (sy && e2 <= e1)
+        return json_loadb(sy, (size_t)(e2 - sy), 0, NULL);
+    json_t *r = json_loads(result_json, 0, NULL);
+    json_t *out = r ? json_object_get(json_object_get(r, "scores"), "systems") : NULL;
+    out = out ? json_incref(out) : r ? json_object() : NULL;
+    json_decref(r);
+    return out;
+}
+
 static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *request_json,
                      const char *result_json, int64_t created_at)
 {
@@ -120,14 +143,13 @@ static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *
         c->rc = AM_ERR_CANCELLED;
         return 1;
     }
-    json_t *r = json_loads(result_json, 0, NULL);
+    json_t *r = am_ci_systems(result_json);
     if (!r) {
         c->rc = AM_ERR_INTERNAL;
         return 1;
     }
-    const json_t *systems = json_object_get(json_object_get(r, "scores"), "systems");
     for (size_t i = 0; i < c->nsys; i++)
-        am_ci_sys(c, json_object_get(systems, c->names[i]), &c->sys[i]);
+        am_ci_sys(c, json_object_get(r, c->names[i]), &c->sys[i]);
     json_decref(r);
     int rc = am_ci_text_stats(c, request_json);
     if (rc != AM_OK) {
@@ -135,6 +157,7 @@ static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *
         return 1;
     }
     am_sig_collect_seg(c->col, c->sys, NULL);
+    c->ent->last_seq = seq; /* a whole row added: the entry is a prefix up to seq */
     return 0;
 }
 
@@ -144,6 +167,61 @@ int am_ingest_metrics_ci(am_server *srv, const char *session, double conf, json_
     return am_ingest_metrics_ci_peer(srv, session, conf, out, incarnation, NULL, f);
 }
 
+/* The session's stored options text (caller frees), or NULL. */
+static char *am_ci_options(am_server *srv, const char *session)
+{
+    am_store_session row;
+    memset(&row, 0, sizeof row);
+    char *o = NULL;
+    if (am_store_session_get(srv->store, session, &row) == AM_OK && row.options)
+        o = am_xstrdup(row.options);
+    am_store_session_clear(&row);
+    return o;
+}
+
+/* Extends c->ent with the segments after its last seq (all of them for a
+ * new entry); a rewrite since the entry was made (the stamp's conflict)
+ * empties it first. Returns AM_OK or the walk's error (c->rc: the
+ * callback's). */
+static int am_ci_extend(am_ci_ctx *c, const char *session, int64_t inc, const char *options)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        c->rc = AM_OK;
+        c->col = c->ent->col;
+        int rc = am_store_segments_each_at(c->srv->store, session, c->ent->last_seq,
+                                           (size_t)1 << 40, c->ent->stamp, am_ci_seg, c);
+        if (c->rc != AM_OK) /* the callback stopped the walk */
+            rc = c->rc;
+        if (rc != AM_ERR_CONFLICT || pass)
+            return rc;
+        /* rewritten since the entry was made: start again from nothing */
+        am_ci_entry *e = am_ci_entry_new(session, inc, options, c->names, c->nsys, c->sess->scorer);
+        am_ci_entry_free(c->ent);
+        c->ent = e;
+    }
+    return AM_ERR_CONFLICT;
+}
+
+/* The bootstrap of c->ent's rows for the metrics answer base (borrowed):
+ * the "confidence" object, or JSON null (no segment); NULL when cancelled. */
+static json_t *am_ci_run(am_ci_ctx *c, json_t *base, double conf)
+{
+    am_sig_opts o;
+    am_sig_opts_init(&o);
+    o.conf = conf;
+    o.baseline = json_string_value(json_object_get(base, "baseline_system"));
+    o.no_p = !o.baseline || !json_object_get(json_object_get(base, "systems"), o.baseline);
+    if (o.no_p)
+        o.baseline = NULL;
+    o.cancel = &c->bud->cancel;
+    json_t *s = am_sig_run(c->ent->col, &o, c->names, NULL);
+    if (s)
+        return s;
+    return c->bud->cancel.hit ? NULL : json_null();
+}
+
+/* Complexity: one attempt per pass of the loop (the session may change
+ * between the totals and the walk); the failure answers at its end. */
 int am_ingest_metrics_ci_peer(am_server *srv, const char *session, double conf, json_t **out,
                               int64_t *incarnation, am_peer *peer, am_fail *f)
 {
@@ -174,17 +252,20 @@ int am_ingest_metrics_ci_peer(am_server *srv, const char *session, double conf, 
         if (peer)
             am_peer_chain(peer, &bud.cancel); /* stops too when the client has gone */
         am_ci_ctx c = {NULL, names, nsys, NULL, 0,    am_scorer_config(sess->scorer),
-                       srv,  sess,  NULL, &bud, AM_OK};
+                       srv,  sess,  NULL, &bud, NULL, AM_OK};
         c.k = c.cfg->k;
         c.ws = am_score_ws_new();
         am_score_ws_set_cancel(c.ws, &bud.cancel);
-        c.col = am_sig_collect_new(sess->scorer, nsys, 1, 0);
         c.sys = am_xcalloc(nsys ? nsys : 1, sizeof *c.sys);
-        am_sig_collect_session(c.col);
-        rc = nsys ? am_store_segments_each(srv->store, session, 0, (size_t)1 << 40, am_ci_seg, &c)
-                  : AM_OK;
-        if (c.rc != AM_OK) /* the callback stopped the walk */
-            rc = c.rc;
+        char *options = am_ci_options(srv, session);
+        c.ent = am_cicache_take(srv->cicache, session);
+        if (c.ent && !am_ci_entry_fits(c.ent, inc, options, names, nsys, sess->scorer)) {
+            am_ci_entry_free(c.ent);
+            c.ent = NULL;
+        }
+        if (!c.ent)
+            c.ent = am_ci_entry_new(session, inc, options, names, nsys, sess->scorer);
+        rc = nsys ? am_ci_extend(&c, session, inc, options) : AM_OK;
         /* the segments must be those of the totals' version */
         am_store_session row;
         memset(&row, 0, sizeof row);
@@ -194,27 +275,26 @@ int am_ingest_metrics_ci_peer(am_server *srv, const char *session, double conf, 
         am_store_session_clear(&row);
         json_t *ci = json_null();
         if (same && nsys) {
-            am_sig_opts o;
-            am_sig_opts_init(&o);
-            o.conf = conf;
-            o.baseline = json_string_value(json_object_get(base, "baseline_system"));
-            o.no_p = !o.baseline || !json_object_get(json_object_get(base, "systems"), o.baseline);
-            if (o.no_p)
-                o.baseline = NULL;
-            o.cancel = &bud.cancel;
-            json_t *s = am_sig_run(c.col, &o, names, NULL);
-            if (s)
-                ci = s; /* NULL: no segment yet → null */
-            else if (bud.cancel.hit)
+            json_decref(ci);
+            ci = am_ci_run(&c, base, conf);
+            if (!ci) {
                 rc = AM_ERR_CANCELLED;
+                ci = json_null();
+            }
         }
         if (same)
             json_object_set_new(base, "confidence", ci);
         else
             json_decref(ci);
+        /* what was read stays valid after a stop or a change: a prefix of
+         * the session's segments at the entry's stamp */
+        if (rc == AM_OK || rc == AM_ERR_CANCELLED)
+            am_cicache_put(srv->cicache, c.ent);
+        else
+            am_ci_entry_free(c.ent);
+        free(options);
         free(c.sys);
         am_score_ws_free(c.ws);
-        am_sig_collect_free(c.col);
         am_sessions_release(srv->sessions, sess);
         if (rc == AM_ERR_CANCELLED && peer && peer->gone) {
             /* nobody reads this answer; the access log says why it ended */

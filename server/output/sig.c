@@ -24,11 +24,33 @@
 #define SIG_OFF_RK 40
 #define SIG_CHRF_LEN 24
 
+/* A statistic of an integer column that does not fit int32 (never seen
+ * in practice: a segment of 2^31 tokens) is stored as this marker in
+ * irows and its value in `wide` (am_sig_collect). */
+#define SIG_WIDE INT32_MIN
+
+typedef struct sig_wide {
+    size_t at; /* index into irows; increasing (rows are appended) */
+    double v;
+} sig_wide;
+
+/* Rows are kept compact (a long session's statistics live in the server's
+ * ?ci= cache): the integer statistics (counts) as int32, the fractional
+ * ones (TER and TERm edits, TER's average reference length, window-overlap
+ * sums) as doubles. */
 struct am_sig_collect {
     const am_scorer *s;
-    size_t nsys, width; /* doubles per system and segment */
+    int k; /* the layout's R_k and windows (am_sig_collect_bind) */
+    size_t nwin;
+    size_t nsys, width; /* statistics per system and segment */
+    size_t nint, nfrac; /* of which integer, fractional */
+    unsigned char *frac; /* [width]: 1 = fractional column */
+    size_t *slot; /* [width]: index among the integer or fractional columns */
     size_t nseg, cap;
-    double *rows; /* [nseg][nsys][width] */
+    int32_t *irows; /* [nseg][nsys][nint] */
+    double *frows; /* [nseg][nsys][nfrac] */
+    sig_wide *wide;
+    size_t nwide, capwide;
     size_t *sess; /* [nseg]: session of the segment */
     size_t nsess;
     int terms; /* a segment had term instances */
@@ -76,6 +98,23 @@ static void sig_chrf_row(const am_chrf_stats *st, double *f)
             f[18 + 3 * n + j] = (double)st->wd[n][j];
 }
 
+/* The column types of c's layout: fractional are TER's two statistics,
+ * TERm's edits and every window-overlap sum (sig_row). */
+static void sig_layout(am_sig_collect *c)
+{
+    const am_config *cfg = am_scorer_config(c->s);
+    c->k = cfg->k;
+    c->nwin = cfg->nwindows;
+    c->frac = am_xcalloc(c->width, 1);
+    c->slot = am_xcalloc(c->width, sizeof *c->slot);
+    c->frac[SIG_OFF_TER] = c->frac[SIG_OFF_TER + 1] = c->frac[SIG_OFF_TERM] = 1;
+    size_t o = SIG_OFF_RK + 2 * ((size_t)cfg->k + 1) + 2; /* after R_k and term exact */
+    for (size_t w = 0; w < cfg->nwindows; w++)
+        c->frac[o + 2 * w] = 1;
+    for (size_t j = 0; j < c->width; j++)
+        c->slot[j] = c->frac[j] ? c->nfrac++ : c->nint++;
+}
+
 am_sig_collect *am_sig_collect_new(const am_scorer *s, size_t nsys, int stats, int exposures)
 {
     am_sig_collect *c = am_xcalloc(1, sizeof *c);
@@ -84,14 +123,41 @@ am_sig_collect *am_sig_collect_new(const am_scorer *s, size_t nsys, int stats, i
     c->width = sig_width(s);
     c->stats = stats;
     c->expo = exposures ? am_expo_new(nsys) : NULL;
+    sig_layout(c);
     return c;
+}
+
+int am_sig_collect_bind(am_sig_collect *c, const am_scorer *s)
+{
+    const am_config *cfg = am_scorer_config(s);
+    if (sig_width(s) != c->width || cfg->k != c->k || cfg->nwindows != c->nwin)
+        return AM_ERR_INVALID;
+    c->s = s;
+    return AM_OK;
+}
+
+size_t am_sig_collect_nseg(const am_sig_collect *c)
+{
+    return c->nseg;
+}
+
+size_t am_sig_collect_bytes(const am_sig_collect *c)
+{
+    return sizeof *c + c->width * (1 + sizeof *c->slot) +
+           c->cap * (c->nsys * (c->nint * sizeof *c->irows + c->nfrac * sizeof *c->frows) +
+                     sizeof *c->sess) +
+           c->capwide * sizeof *c->wide;
 }
 
 void am_sig_collect_free(am_sig_collect *c)
 {
     if (!c)
         return;
-    free(c->rows);
+    free(c->irows);
+    free(c->frows);
+    free(c->wide);
+    free(c->frac);
+    free(c->slot);
     free(c->sess);
     am_expo_free(c->expo);
     free(c);
@@ -144,6 +210,48 @@ static void sig_row(const am_sig_collect *c, const am_sys_seg *g, double *row)
     }
 }
 
+/* Stores one system's row (width doubles) as segment g's system i. */
+static void sig_store(am_sig_collect *c, size_t g, size_t i, const double *row)
+{
+    int32_t *ir = c->irows + (g * c->nsys + i) * c->nint;
+    double *fr = c->frows + (g * c->nsys + i) * c->nfrac;
+    for (size_t j = 0; j < c->width; j++) {
+        double v = row[j];
+        if (c->frac[j]) {
+            fr[c->slot[j]] = v;
+        } else if (v > SIG_WIDE && v <= INT32_MAX && v == floor(v)) {
+            ir[c->slot[j]] = (int32_t)v; /* counts: integers */
+        } else { /* kept exactly, whatever it is */
+            ir[c->slot[j]] = SIG_WIDE;
+            if (c->nwide == c->capwide) {
+                c->capwide = c->capwide ? 2 * c->capwide : 16;
+                c->wide = am_xrealloc(c->wide, c->capwide * sizeof *c->wide);
+            }
+            c->wide[c->nwide++] = (sig_wide){(size_t)(ir - c->irows) + c->slot[j], v};
+        }
+    }
+}
+
+/* Statistic j of system i in segment g. */
+static double sig_val(const am_sig_collect *c, size_t g, size_t i, size_t j)
+{
+    size_t r = g * c->nsys + i;
+    if (c->frac[j])
+        return c->frows[r * c->nfrac + c->slot[j]];
+    size_t at = r * c->nint + c->slot[j];
+    if (c->irows[at] != SIG_WIDE)
+        return (double)c->irows[at];
+    size_t lo = 0, hi = c->nwide; /* wide is sorted by at */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->wide[mid].at < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return c->wide[lo].v;
+}
+
 void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys, const am_recall_seg *rec)
 {
     if (c->expo && rec)
@@ -152,14 +260,20 @@ void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys, const am_recal
         return;
     if (c->nseg == c->cap) {
         c->cap = c->cap ? 2 * c->cap : 1024;
-        c->rows = am_xrealloc(c->rows, c->cap * c->nsys * c->width * sizeof *c->rows);
+        c->irows =
+            am_xrealloc(c->irows, c->cap * c->nsys * (c->nint ? c->nint : 1) * sizeof *c->irows);
+        c->frows =
+            am_xrealloc(c->frows, c->cap * c->nsys * (c->nfrac ? c->nfrac : 1) * sizeof *c->frows);
         c->sess = am_xrealloc(c->sess, c->cap * sizeof *c->sess);
     }
+    double *row = am_xmalloc(c->width * sizeof *row);
     for (size_t i = 0; i < c->nsys; i++) {
-        sig_row(c, &sys[i], c->rows + (c->nseg * c->nsys + i) * c->width);
+        sig_row(c, &sys[i], row);
+        sig_store(c, c->nseg, i, row);
         if (sys[i].terms_totals.instances)
             c->terms = 1;
     }
+    free(row);
     c->sess[c->nseg++] = c->nsess ? c->nsess - 1 : 0;
 }
 
@@ -218,10 +332,9 @@ static void sig_units(const am_sig_collect *c, const sig_col *col, int by_sess, 
     for (size_t s = 0; s < c->nsys; s++) {
         stats[s] = am_xcalloc(nu * ns, sizeof *stats[s]);
         for (size_t g = 0; g < c->nseg; g++) {
-            const double *row = c->rows + (g * c->nsys + s) * c->width + col->off;
             double *u = stats[s] + (by_sess ? c->sess[g] : g) * ns;
             for (size_t j = 0; j < ns; j++)
-                u[j] += row[j];
+                u[j] += sig_val(c, g, s, col->off + j);
         }
     }
 }

@@ -39,6 +39,15 @@ typedef struct am_sig_collect am_sig_collect;
  * am_sig_exposures when exposures. Caller frees with am_sig_collect_free. */
 am_sig_collect *am_sig_collect_new(const am_scorer *s, size_t nsys, int stats, int exposures);
 void am_sig_collect_free(am_sig_collect *c);
+/* Rebinds c to the scorer s (borrowed; must outlive the next use of c) of
+ * a later request on the same session: the GET …/metrics?ci= cache keeps a
+ * collector between requests. AM_OK, or AM_ERR_INVALID (c unchanged) when
+ * s's layout (R_k, windows) differs from the one c was made with. */
+int am_sig_collect_bind(am_sig_collect *c, const am_scorer *s);
+/* Segments added so far. */
+size_t am_sig_collect_nseg(const am_sig_collect *c);
+/* Bytes held by c (its rows and tables; exposures not counted). */
+size_t am_sig_collect_bytes(const am_sig_collect *c);
 /* Starts a new session: the segments added next belong to it. */
 void am_sig_collect_session(am_sig_collect *c);
 /* Adds one segment: sys[0..nsys) and its recall result rec (borrowed,

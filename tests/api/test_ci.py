@@ -11,8 +11,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (base, check, eq, expect_problem, expect_status, run_tests,  # noqa: E402
-                     serve, shutdown, tico19)
+from harness import (TICO_GLOSSARY, base, check, eq, expect_problem,  # noqa: E402
+                     expect_status, run_tests, serve, shutdown, tico19)
 
 S = None
 C = None
@@ -124,6 +124,115 @@ def test_cached_etag_304_and_change():
     expect_status(r4, 200, "after a POST")
     eq(r4.json()["confidence"]["segments"], 13, "segments after the POST")
 
+
+
+def test_kept_statistics_equal_a_fresh_computation():
+    """The statistics kept between ?ci= requests (server/live/ci_cache.c: a
+    request reads only the segments posted since the last one; a PUT or a
+    DELETE makes it start again) give the answer of a session that never
+    asked: session "ci-inc" (two systems, a glossary) asks after every step
+    of 151 POSTs, a PUT and a DELETE, at several levels; at each step a new
+    session gets the same operations and asks once (from nothing): equal
+    confidence objects."""
+    glossary = open(TICO_GLOSSARY, encoding="utf-8").read()
+
+    def new(sid):
+        C.create_session(id=sid, options={"baseline_system": "base"})
+        expect_status(C.put(base(sid) + "/glossary", glossary, ctype="text/csv"), 200, "glossary")
+
+    def apply(sid, op):
+        kind, i = op
+        t = tico19()[i]
+        good = t["hypothesis"] if (i % 3 == 0) != (kind == "put") else t["translation"]
+        body = {"id": "s%d" % i, "source": t["source"], "translation": t["translation"],
+                "hypotheses": {"base": t["hypothesis"], "good": good}}
+        if kind == "post":
+            r = C.post(base(sid) + "/segments", body)
+        elif kind == "put":
+            r = C.put(base(sid) + "/segments/s%d" % i, body)
+        else:
+            r = C.delete(base(sid) + "/segments/s%d" % i)
+        check(r.status in (200, 201, 204), "%s %s %d: %d" % (sid, kind, i, r.status))
+
+    def conf(sid, level):
+        r = ci(sid, level)
+        expect_status(r, 200, "%s ci=%s" % (sid, level))
+        return r.json()["confidence"]
+
+    ops = [("post", i) for i in range(150)] + [("put", 17), ("delete", 30), ("post", 150)]
+    # (operations done, level): the steps at which both sessions are asked
+    steps = [(40, "0.95"), (41, "0.9"), (100, "0.5"), (150, "0.95"), (151, "0.9"), (152, "0.95"),
+             (153, "0.9")]
+    new("ci-inc")
+    done = 0
+    for k, (n, level) in enumerate(steps):
+        for op in ops[done:n]:
+            apply("ci-inc", op)
+        done = n
+        inc = conf("ci-inc", level)
+        if k == 0:
+            check("term-EM" in inc["systems"][0], "the glossary's metrics are resampled")
+        new("ci-fresh%d" % k)
+        for op in ops[:n]:
+            apply("ci-fresh%d" % k, op)
+        eq(inc, conf("ci-fresh%d" % k, level), "kept vs fresh after %d operations" % n)
+    eq(inc["segments"], 150, "151 POSTs, one DELETE")
+
+
+
+def test_retries_over_budget_finish():
+    """A ?ci= request over --request-timeout-ms answers 503, but what it read
+    stays (ci_cache.c keeps the prefix of the segments it scored), so asking
+    again goes on from there: a session too long for one budget is answered
+    after a few retries, with the numbers of a server without a budget."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "reliability"))
+    from harness import Server
+    from rel import grow_session
+    srv = Server("--request-timeout-ms", "0")
+    try:
+        c = srv.client()
+        c.create_session(id="g", options={"baseline_system": "base"})
+        for i in range(40):
+            expect_status(c.post(base("g") + "/segments", seg(i)), 201, "POST %d" % i)
+        c.close()
+        db = srv.db
+        eq(srv.stop(), 0, "exit status")
+        grow_session(db, "g", 6000)
+        srv = Server("--request-timeout-ms", "0", db=db)
+        c = srv.client()
+
+        def cpu():
+            with open("/proc/%d/stat" % srv.proc.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+        # the budget from this machine and build (sanitizers are slower):
+        # 3 × a request from kept statistics (the bootstrap alone), which
+        # the first request (every segment read and scored) must exceed
+        c0 = cpu()
+        want = c.get(base("g") + "/metrics?ci=0.95", timeout=600).json()["confidence"]
+        c1 = cpu()
+        expect_status(c.get(base("g") + "/metrics?ci=0.9", timeout=600), 200, "kept")
+        kept = cpu() - c1
+        check(c1 - c0 > 3 * kept, "the kept statistics spare the reading and scoring: "
+              "%.2f s CPU from nothing, %.2f s from kept statistics" % (c1 - c0, kept))
+        budget = int(3000 * kept) + 50
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+        srv = Server("--request-timeout-ms", str(budget), db=db)
+        c = srv.client()
+        codes = []
+        while len(codes) < 40 and (not codes or codes[-1] != 200):
+            r = c.get(base("g") + "/metrics?ci=0.95", timeout=600)
+            codes.append(r.status)
+        if (c1 - c0) * 1000 > 2 * budget:
+            check(codes[0] == 503, "the first request is over %d ms: %r" % (budget, codes))
+        eq(codes[-1], 200, "answered after %d requests (%d ms each)" % (len(codes), budget))
+        eq(r.json()["confidence"], want, "the same numbers as without a budget")
+        c.close()
+    finally:
+        srv.kill()
 
 def test_no_baseline_and_empty():
     fill("ci-c", 5)

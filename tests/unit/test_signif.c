@@ -287,6 +287,144 @@ static void test_many_metrics_equal_one_at_a_time(void **state)
     am_sig_plan_free(&p);
 }
 
+/* Random statistics of a metric for nu units into st (ns a unit): BLEU
+ * and chrF counts as a segment makes them (matches <= hypothesis and
+ * reference n-grams), TER edits and lengths, ratios; big: values up to
+ * 40,000 (past int16); frac: fractional numerators. */
+static void fill_stats(am_rng *r, const am_sig_metric *m, size_t nu, int big, int frac, double *st)
+{
+    size_t ns = am_sig_nstats(m);
+    double top = big ? 40000 : 60;
+    for (size_t u = 0; u < nu; u++) {
+        double *x = st + u * ns;
+        if (m->kind == AM_SIG_BLEU) {
+            int mo = m->bleu.max_order;
+            double len = (double)(am_rng_next64(r) % (uint64_t)top);
+            x[0] = len, x[1] = (double)(am_rng_next64(r) % (uint64_t)top);
+            for (int n = 0; n < mo; n++) {
+                double tot = len > n ? len - n : 0;
+                x[2 + mo + n] = tot;
+                x[2 + n] = tot > 0 ? (double)(am_rng_next64(r) % (uint64_t)(tot + 1)) : 0;
+            }
+        } else if (m->kind == AM_SIG_CHRF) {
+            for (size_t i = 0; i < ns; i += 3) {
+                double h = (double)(am_rng_next64(r) % (uint64_t)top);
+                double f = (double)(am_rng_next64(r) % (uint64_t)top);
+                double lo = h < f ? h : f;
+                x[i] = h, x[i + 1] = f, x[i + 2] = (double)(am_rng_next64(r) % (uint64_t)(lo + 1));
+            }
+        } else {
+            x[1] = (double)(1 + am_rng_next64(r) % (uint64_t)top);
+            x[0] = (double)(am_rng_next64(r) % (uint64_t)(x[1] + 1));
+            if (frac)
+                x[0] /= 3.0;
+        }
+    }
+}
+
+/* The bootstrap of a session's mix of metrics (BLEU, chrF2, chrF2++,
+ * TER, ratios) equals the one-metric reference bootstrap to the last bit
+ * whatever path sums it: statistics shared between systems (the
+ * reference side) and between metrics (chrF2 inside chrF2++), an odd
+ * number of units, several seeds and levels, values past int16 and
+ * fractional ones. */
+static void test_bootstrap_paths_equal_reference(void **state)
+{
+    (void)state;
+    enum { NB = 120, NM = 5 };
+    am_sig_metric ms[NM];
+    memset(ms, 0, sizeof ms);
+    ms[0].kind = AM_SIG_BLEU;
+    am_bleu_score_opts_init(&ms[0].bleu, 0);
+    ms[1].kind = AM_SIG_CHRF;
+    am_chrf_score_opts_init(&ms[1].chrf, 0);
+    ms[2].kind = AM_SIG_CHRF;
+    am_chrf_score_opts_init(&ms[2].chrf, 2);
+    ms[3].kind = AM_SIG_TER;
+    ms[4].kind = AM_SIG_RATIO;
+    const size_t nus[] = {257, 300, 1};
+    const uint64_t seeds[] = {12345, 7};
+    const double confs[] = {0.95, 0.9, 0.5};
+    for (int variant = 0; variant < 3; variant++)
+        for (size_t iu = 0; iu < 3; iu++) {
+            size_t nu = nus[iu];
+            am_rng r;
+            am_rng_seed(&r, 1000 + (uint64_t)variant * 10 + iu);
+            double *mem[NM][3];
+            const double *st[NM][3];
+            am_sig_data d[NM];
+            for (size_t k = 0; k < NM; k++) {
+                size_t ns = am_sig_nstats(&ms[k]);
+                for (size_t s = 0; s < 3; s++) {
+                    mem[k][s] = calloc(nu * ns, sizeof(double));
+                    fill_stats(&r, &ms[k], nu, variant == 1 && k == 0, variant == 2 && k == 4,
+                               mem[k][s]);
+                    st[k][s] = mem[k][s];
+                }
+                d[k] = (am_sig_data){&ms[k], 3, nu, st[k], NULL};
+            }
+            /* chrF2's statistics are chrF2++'s character orders; the
+             * reference side is the same for every system */
+            for (size_t s = 0; s < 3; s++)
+                for (size_t u = 0; u < nu; u++) {
+                    memcpy(mem[1][s] + u * 18, mem[2][s] + u * 24, 18 * sizeof(double));
+                    mem[0][s][u * 10 + 1] = mem[0][0][u * 10 + 1];
+                    mem[3][s][u * 2 + 1] = mem[3][0][u * 2 + 1];
+                }
+            for (size_t is = 0; is < 2; is++) {
+                double conf = confs[(variant + is + iu) % 3];
+                am_sig_plan p;
+                assert_int_equal(am_sig_plan_new(&p, 0, nu, NB, seeds[is]), AM_OK);
+                am_sig_result res[NM][3];
+                am_sig_result *out[NM] = {res[0], res[1], res[2], res[3], res[4]};
+                assert_int_equal(am_sig_paired_bs_many(d, NM, 1, &p, conf, out), AM_OK);
+                for (size_t k = 0; k < NM; k++)
+                    for (size_t s = 0; s < 3; s++) {
+                        am_sig_result ref;
+                        ref_bs(&ms[k], st[k], 3, nu, NB, seeds[is], conf, s, &ref);
+                        assert_true(res[k][s].mean == ref.mean);
+                        assert_true(res[k][s].lo == ref.lo);
+                        assert_true(res[k][s].hi == ref.hi);
+                    }
+                am_sig_plan_free(&p);
+            }
+            for (size_t k = 0; k < NM; k++)
+                for (size_t s = 0; s < 3; s++)
+                    free(mem[k][s]);
+        }
+}
+
+/* Draws counted as drawn (am_rng_choice_count) are the draws of
+ * am_rng_choice, and leave the generator where it leaves it. */
+static void test_choice_count_equals_choice(void **state)
+{
+    (void)state;
+    const uint64_t ns[] = {1, 2, 7, 1000, 64001};
+    for (size_t k = 0; k < 5; k++) {
+        size_t n = (size_t)ns[k], draws = 3 * n + 5;
+        am_rng a, b;
+        am_rng_seed(&a, 12345 + k);
+        am_rng_seed(&b, 12345 + k);
+        (void)am_rng_next32(&a); /* a buffered half: both start mid-word */
+        (void)am_rng_next32(&b);
+        int64_t *ix = malloc(draws * sizeof *ix);
+        uint16_t *want = calloc(n, sizeof *want), *got = calloc(n, sizeof *got);
+        am_rng_choice(&a, n, draws, ix);
+        for (size_t i = 0; i < draws; i++)
+            want[ix[i]]++;
+        unsigned seen = am_rng_choice_count(&b, n, draws, got);
+        assert_memory_equal(want, got, n * sizeof *got);
+        unsigned ors = 0; /* one unit: every draw lands on it, counting 1…draws */
+        for (unsigned i = 1; i <= draws; i++)
+            ors |= i;
+        assert_true(n > 1 || seen == ors);
+        assert_true(am_rng_next64(&a) == am_rng_next64(&b));
+        free(ix);
+        free(want);
+        free(got);
+    }
+}
+
 static int always_stop(void *ctx)
 {
     (void)ctx;
@@ -388,6 +526,8 @@ int main(void)
         cmocka_unit_test(test_exposures_two_sessions),
         cmocka_unit_test(test_cancel_stops_the_tests),
         cmocka_unit_test(test_many_metrics_equal_one_at_a_time),
+        cmocka_unit_test(test_bootstrap_paths_equal_reference),
+        cmocka_unit_test(test_choice_count_equals_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

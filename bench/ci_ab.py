@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Interleaved A/B of GET …/metrics?ci=0.95 on one grown session, cold and warm.
+
+Usage: SIZES=1000,4000,16000,64000 ROUNDS=1 python3 bench/ci_ab.py BEFORE_BIN AFTER_BIN
+
+The session of bench/whole_ab.py (standard profile, systems `base` and
+`good`, 40 TICO-19 segments posted, copied in SQL to N). Each round serves
+a fresh copy of the database with BEFORE_BIN, then AFTER_BIN, and measures
+the server's CPU seconds (/proc/PID/stat utime + stime) of
+  cold: the first GET …/metrics?ci=0.95 (nothing kept in memory), then
+  warm: one more segment POSTed and GET …/metrics?ci=0.95 again (the
+        version after a POST: the dashboard's case),
+and compares the bodies (SHA-1) of the two binaries.
+"""
+import hashlib
+import os
+import shutil
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "reliability"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import harness  # noqa: E402
+from rel import seg_body, tico19  # noqa: E402
+from whole_ab import build_db, cpu_s  # noqa: E402
+
+PATH = "/v1/sessions/w/metrics?ci=0.95"
+
+
+def one(binary, master, db, n):
+    shutil.copy(master, db)
+    for ext in ("-wal", "-shm"):
+        if os.path.exists(db + ext):
+            os.remove(db + ext)
+    harness.ADAPTMON = binary
+    s = harness.Server("--request-timeout-ms", "0", db=db)
+    cl = s.client()
+    out = []
+    for step in ("cold", "warm"):
+        if step == "warm":
+            t = tico19()[7]
+            body = dict(seg_body(t, "extra"))
+            body.pop("hypothesis", None)
+            body["hypotheses"] = {"base": t["hypothesis"], "good": t["translation"]}
+            harness.expect_status(cl.post("/v1/sessions/w/segments", body), 201, "POST")
+        c0 = cpu_s(s.proc.pid)
+        r = cl.request("GET", PATH, timeout=3600)
+        d = cpu_s(s.proc.pid) - c0
+        harness.expect_status(r, 200, "%s %s" % (binary, step))
+        out.append((d, hashlib.sha1(r.body).hexdigest()))
+    cl.close()
+    s.stop()
+    return out
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    bins = [("before", os.path.abspath(sys.argv[1])), ("after", os.path.abspath(sys.argv[2]))]
+    sizes = [int(x) for x in os.environ.get("SIZES", "1000,4000,16000").split(",")]
+    rounds = int(os.environ.get("ROUNDS", "1"))
+    print("N        binary  cold CPU s   warm CPU s (after one POST)")
+    for n in sizes:
+        db = build_db(bins[1][1], n)
+        master = db + ".master"
+        shutil.copy(db, master)
+        res = {}
+        for _ in range(rounds):
+            for name, binary in bins:
+                res.setdefault(name, []).append(one(binary, master, db, n))
+        hashes = set()
+        for name, _ in bins:
+            cold = " ".join("%.2f" % r[0][0] for r in res[name])
+            warm = " ".join("%.2f" % r[1][0] for r in res[name])
+            print("%-8d %-7s %-12s %s" % (n, name, cold, warm))
+            for r in res[name]:
+                hashes.add((r[0][1], "cold"))
+                hashes.add((r[1][1], "warm"))
+        print("%-8d bodies %s" % (n, "identical" if len(hashes) == 2 else "DIFFER"))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
