@@ -337,8 +337,7 @@ static int am_mg_schema(am_mg *m, int64_t known, int *created, am_buf *err)
             continue;
         PGresult *r = PQexec(m->pg, (const char *)f[i].data); /* several statements */
         if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-            am_buf_printf(err, "creating the schema (%s) failed: %s", p,
-                          PQresultErrorMessage(r));
+            am_buf_printf(err, "creating the schema (%s) failed: %s", p, PQresultErrorMessage(r));
             rc = AM_ERR_IO;
         }
         PQclear(r);
