@@ -142,6 +142,7 @@ class Cluster:
         self.cuts = []
         self.closed = False
         self.events = []  # what the harness saw and did, for the run's report
+        self.t0 = time.time()
         _LIVE.append(self)
         self.nodes = [Node(self, "n%d" % i) for i in range(standbys + 1)]
         names = ", ".join(n.name for n in self.nodes)
@@ -198,7 +199,7 @@ class Cluster:
 
     def note(self, text):
         """Records an event (with the time) for the run's report."""
-        self.events.append("%.3f %s" % (time.time(), text))
+        self.events.append("+%.2f s %s" % (time.time() - self.t0, text))
 
     def log_tail(self, node, nbytes=2000):
         try:
