@@ -416,17 +416,27 @@ def run_standby_full(c, load):
     sb = c.nodes[2]
     t_fill = time.time()
     c.fill_disk(sb)
-    c.note("filled pg_wal of %s" % sb.name)
+    # The standby writes into a preallocated 16 MB segment until it needs the
+    # next one: a WAL switch on the primary makes it need one now.
+    c.psql(c.primary, "SELECT pg_switch_wal()")
+    c.note("filled pg_wal of %s, switched WAL" % sb.name)
+    deadline = time.time() + 15
+    while time.time() < deadline and c.replication(c.primary).get(sb.name, ("",))[0] == \
+            "streaming":
+        time.sleep(0.2)
+    state = c.replication(c.primary).get(sb.name)
+    c.note("%s's replication now %s" % (sb.name, state))
     time.sleep(3)
     with load.lock:
         during = len([t for t in load.acks if t > t_fill])
-    state = c.replication(c.primary).get(sb.name)
     c.free_disk(sb)
     ok = c.wait_streaming(sb, c.primary, 30)
     old = c.primary
     c.kill(old)
     _failover(c, "kill after disk full")
     time.sleep(3)
+    if state and state[0] == "streaming":
+        raise RuntimeError("%s still streams with a full pg_wal" % sb.name)
     return ("%d acks while %s's disk was full (its replication: %s); caught up: %s; then "
             "primary killed, old primary back by %s" % (during, sb.name, state, ok,
                                                          c.rejoin(old)))
