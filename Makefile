@@ -282,6 +282,17 @@ test-fleet: deps
 	python3 tests/fleet/test_grafana_schema.py
 	python3 tests/fleet/test_fleet.py
 
+# ---- ha: PostgreSQL fault suite (tests/ha/, deploy/postgres/RUNBOOK.md) ----
+#   make test-ha            every run of tests/ha/faults.py (about 5 min here)
+#                           and the pg_auto_failover failover test
+#   make test-ha HA_SHORT=1 primary kill, standby kill, control (under 3 min)
+# Needs root (tmpfs, iptables; PostgreSQL itself runs as nobody).
+.PHONY: test-ha
+HA_SHORT ?=
+test-ha: deps
+	python3 tests/ha/faults.py $(if $(HA_SHORT),--short)
+	$(if $(HA_SHORT),,python3 tests/ha/test_autofailover.py)
+
 # ---- mutants: the tests still see the bugs they were written against ------
 #   make mutants              every tests/mutants/*.patch, one at a time, in a copy
 #   make mutants MUTANTS="a b"  only these (names without .patch)
