@@ -283,13 +283,15 @@ test-fleet: deps
 	python3 tests/fleet/test_fleet.py
 
 # ---- ha: PostgreSQL fault suite (tests/ha/, deploy/postgres/RUNBOOK.md) ----
-#   make test-ha            every run of tests/ha/faults.py (about 5 min here)
+#   make test-ha            the checker's own test, every run of tests/ha/faults.py
+#                           (about 6 min here; node_kill needs build/adaptmon)
 #                           and the pg_auto_failover failover test
 #   make test-ha HA_SHORT=1 primary kill, standby kill, control (under 3 min)
 # Needs root (tmpfs, iptables; PostgreSQL itself runs as nobody).
 .PHONY: test-ha
 HA_SHORT ?=
 test-ha: deps
+	python3 tests/ha/test_checker.py
 	python3 tests/ha/faults.py $(if $(HA_SHORT),--short)
 	$(if $(HA_SHORT),,python3 tests/ha/test_autofailover.py)
 

@@ -44,7 +44,10 @@ import argparse
 import glob
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -464,6 +467,7 @@ RUNS = [
      True),
 ]
 SHORT = ("primary_kill", "standby_kill", "control")
+HTTP_RUNS = ("node_kill",)
 
 
 def apply_schema(c):
@@ -497,6 +501,82 @@ def one_run(name, fn, kw, sync_commit, expect_loss, writers, warm):
     return res
 
 
+def _serve(adaptmon, port, db, workdir):
+    """Starts `adaptmon serve` on port; returns the Popen once /readyz is 200."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ADAPTMON_")}
+    env["ADAPTMON_CONFIG"] = ""  # no host config file changes the node under test
+    log = open(os.path.join(workdir, "serve-%d.log" % port), "ab")
+    p = subprocess.Popen([adaptmon, "serve", "--listen", "127.0.0.1", "--port", str(port),
+                          "--db", db], stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                         cwd=workdir, env=env)
+    log.close()
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if p.poll() is not None:
+            raise RuntimeError("adaptmon serve exited %d (%s)" % (p.returncode, workdir))
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/readyz" % port, timeout=2) as r:
+                if r.status == 200:
+                    return p
+        except OSError:
+            pass
+        time.sleep(0.1)
+    p.kill()
+    raise RuntimeError("adaptmon serve not ready on %d" % port)
+
+
+def one_http_run(name, writers, warm):
+    """#9 (node side): adaptmon nodes under HTTP load, one killed with
+    SIGKILL. With HA_ADAPTMON_DB (a postgresql:// string, once the driver
+    lands) two nodes share that database and the writers fail over to the
+    survivor; without it one node on a SQLite file is restarted on the same
+    file (what a single-machine deployment does). The checker reads the
+    survivor's GET …/segments pages."""
+    adaptmon = os.path.join(ROOT, "build", "adaptmon")
+    if not os.path.exists(adaptmon):
+        raise RuntimeError("build/adaptmon absent: make all")
+    pgdb = os.environ.get("HA_ADAPTMON_DB")
+    work = tempfile.mkdtemp(prefix="am-ha-http-")
+    db = pgdb or os.path.join(work, "adaptmon.db")
+    ports = [pgcluster.free_port() for _ in range(2 if pgdb else 1)]
+    procs = {}
+    t0 = time.time()
+    try:
+        for port in ports:
+            procs[port] = _serve(adaptmon, port, db, work)
+        urls = ["http://127.0.0.1:%d" % p for p in ports]
+        load = Load(lambda: HttpWriter(urls), writers, prefix="ha-h")
+        load.start()
+        time.sleep(warm)
+        try:
+            victim = ports[0]
+            procs[victim].kill()
+            procs[victim].wait(10)
+            if len(ports) == 1:
+                time.sleep(1)
+                procs[victim] = _serve(adaptmon, victim, db, work)
+                detail = "SQLite: the node killed and restarted on its file"
+            else:
+                detail = "%s: one of two nodes killed" % pgdb.split("?")[0]
+            time.sleep(4)
+        finally:
+            load.finish()
+        live = [p for p in ports if procs[p].poll() is None][0]
+        res = check(load, HttpReader("http://127.0.0.1:%d" % live, load.sessions))
+        res["detail"] = detail
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
+    res["events"] = []
+    res["name"] = name
+    res["seconds"] = time.time() - t0
+    res["ok"] = res["lost"] == 0 and not res["problems"] and res["acked"] > 0
+    return res
+
+
 def table(results):
     lines = ["| run | acknowledged | ambiguous (of which committed) | lost | longest write gap "
              "| result | what happened |", "|---|---:|---:|---:|---:|---|---|"]
@@ -521,13 +601,16 @@ def main():
         print("0 passed, 0 failed")
         return 0
     want = [x for x in a.only.split(",") if x] or (list(SHORT) if a.short else
-                                                   [r[0] for r in RUNS])
+                                                   [r[0] for r in RUNS] + list(HTTP_RUNS))
     results = []
-    for name, fn, kw, sc, loss in RUNS:
+    for name, fn, kw, sc, loss in RUNS + [(n, None, None, None, False) for n in HTTP_RUNS]:
         if name not in want:
             continue
         try:
-            r = one_run(name, fn, kw, sc, loss, a.writers, a.warm)
+            if fn is None:
+                r = one_http_run(name, a.writers, a.warm)
+            else:
+                r = one_run(name, fn, kw, sc, loss, a.writers, a.warm)
         except Exception as e:  # noqa: BLE001 (a broken run is a failed run, the rest go on)
             r = {"name": name, "acked": 0, "ambiguous": 0, "amb_committed": 0, "lost": 0,
                  "gap": float("inf"), "ok": False, "detail": "error: %s" % e, "problems": [],
