@@ -42,6 +42,7 @@ Prints one line per run and a Markdown table, then "N passed, N failed".
 """
 import argparse
 import glob
+import http.client
 import json
 import os
 import shutil
@@ -170,7 +171,7 @@ class HttpWriter:
         except ConnectionRefusedError:
             self.i += 1
             return "refused"
-        except (OSError, urllib.error.URLError) as e:
+        except (OSError, http.client.HTTPException) as e:  # URLError is an OSError
             self.i += 1
             if isinstance(getattr(e, "reason", None), ConnectionRefusedError):
                 return "refused"
