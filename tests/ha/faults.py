@@ -464,7 +464,8 @@ RUNS = [
     ("rejoin_nostream", run_rejoin_nostream, {}, "on", False),
     ("primary_cut", run_primary_cut, {}, "on", False),
     ("standby_disk_full", run_standby_full, {"wal_tmpfs": ("n2",)}, "on", False),
-    ("control", run_control, {"sync": "", "extra": ("wal_writer_delay = 1000ms",)}, "off",
+    ("control", run_control, {"sync": "", "extra": ("wal_writer_delay = 5000ms",
+                                                          "wal_writer_flush_after = 64MB")}, "off",
      True),
 ]
 SHORT = ("primary_kill", "standby_kill", "control")
