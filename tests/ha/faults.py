@@ -38,7 +38,8 @@ live node, backend-neutral).
 
 Usage: python3 tests/ha/faults.py [--short] [--only NAME,…] [--table FILE]
 Prints one line per run and a Markdown table, then "N passed, N failed".
---short runs primary_kill, standby_kill and control (under 3 minutes here).
+--short runs primary_kill, standby_kill and control (about 2 minutes here).
+primary_kill_first is primary_kill under synchronous_standby_names FIRST 1.
 """
 import argparse
 import glob
@@ -441,7 +442,8 @@ def run_standby_full(c, load):
     time.sleep(3)
     if state and state[0] == "streaming":
         raise RuntimeError("%s still streams with a full pg_wal" % sb.name)
-    return ("%d acks while %s's disk was full (its replication: %s); caught up: %s; then "
+    state = "%s gone from pg_stat_replication" % sb.name if state is None else state
+    return ("%d acks while %s's disk was full (%s); caught up: %s; then "
             "primary killed, old primary back by %s" % (during, sb.name, state, ok,
                                                          c.rejoin(old)))
 
@@ -459,6 +461,7 @@ def run_control(c, load):
 RUNS = [
     # name, function, cluster kwargs, writer synchronous_commit, expect losses
     ("primary_kill", run_primary_kill, {}, "on", False),
+    ("primary_kill_first", run_primary_kill, {"sync": "FIRST 1"}, "on", False),
     ("primary_disk", run_primary_disk, {}, "on", False),
     ("standby_kill", run_standby_kill, {}, "on", False),
     ("rejoin_nostream", run_rejoin_nostream, {}, "on", False),
