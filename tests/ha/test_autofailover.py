@@ -1,13 +1,15 @@
 """pg_auto_failover on loopback: the primary's machine dies, writes resume.
 
 Brings up what deploy/postgres/ describes, on one machine: a monitor and two
-data nodes, each `pg_autoctl … --run` as the user nobody on free ports, the
-monitor tuned as the runbook says (health checks every second), and the
-formation's number-sync-standbys set to 1. A writer commits rows through a
-libpq multi-host string with target_session_attrs=read-write (what adaptmon
-uses); then the primary's keeper and its postmaster are killed with SIGKILL,
-as when its machine dies. Measured: the seconds from the kill to the first
-commit acknowledged by the new primary (the issue's target: < 15 s), and
+data nodes (--data-nodes 3: three, the runbook's recommended shape), each
+`pg_autoctl … --run` as the user nobody on free ports, the monitor tuned as
+the runbook says (health checks every second). number-sync-standbys 1 must be
+refused with one standby (pg_auto_failover 2.0 needs two) and accepted with
+two; the primary must name its standbys in 'ANY 1 (…)'. A writer commits rows
+through a libpq multi-host string with target_session_attrs=read-write (what
+adaptmon uses); then the primary's keeper and its postmaster are killed with
+SIGKILL, as when its machine dies. Measured: the seconds from the kill to the
+first commit acknowledged by another node (the issue's target: < 15 s), and
 every acknowledged row checked on the new primary (lost must be 0).
 
 Skipped (with a message, counted as passed) when pg_autoctl or psycopg2 is
@@ -41,7 +43,7 @@ MONITOR_TUNING = {  # deploy/postgres/RUNBOOK.md "Failover timing"
     # a cut-off primary has stopped itself before the standby is promoted
     "pgautofailover.primary_demote_timeout": "5000",
 }
-KEEPER_TUNING = {"timeout.network_partition_timeout": "3"}
+KEEPER_TUNING = ("timeout.network_partition_timeout", "3")  # seconds
 
 passed = failed = 0
 
@@ -234,6 +236,10 @@ class Writer(threading.Thread):
 
 
 def main():
+    # --data-nodes 3: the runbook's recommended shape (two standbys,
+    # number-sync-standbys 1); default 2, the smallest
+    n_data = int(sys.argv[sys.argv.index("--data-nodes") + 1]) if "--data-nodes" in sys.argv \
+        else 2
     why = pgcluster.available() or (None if shutil.which("pg_autoctl") else
                                     "pg_autoctl absent (postgresql-15-auto-failover)")
     why = why or (None if psycopg2 else "python3-psycopg2 absent")
@@ -249,57 +255,82 @@ def main():
         paf.start_node("node1")
         ok = paf.wait(lambda: paf.primary() == "node1", 120)
         check("node1 becomes primary", ok, str(paf.states()) + paf.log_tail("node1"))
-        for k, v in KEEPER_TUNING.items():
-            paf.ctl("config", "set", "--pgdata", os.path.join(paf.dir, "node1"), k, v)
-        paf.start_node("node2")
-        ok = paf.wait(lambda: paf.states().get("node2", ("",))[0] == "secondary", 180)
-        check("node2 becomes a secondary", ok, str(paf.states()) + paf.log_tail("node2"))
-        # pg_auto_failover 2.0 refuses number-sync-standbys 1 with one
-        # standby ("value 1 is not valid"): it needs two. With one standby
-        # and the default 0 the primary still commits synchronously to it
-        # while it is healthy (synchronous_standby_names 'ANY 1 (…)'), and
-        # drops to wait_primary (asynchronous) when it is lost: the window
-        # adaptmon's --pg-require-sync closes (deploy/postgres/RUNBOOK.md).
-        r = paf.ctl("set", "formation", "number-sync-standbys", "1", "--pgdata",
-                    os.path.join(paf.dir, "monitor"))
-        check("number-sync-standbys 1 refused with one standby (pg_auto_failover 2.0)",
-              r.returncode != 0, r.stdout[-300:])
-        ok = paf.wait(lambda: (paf.psql(paf.ports["node1"], "SHOW synchronous_standby_names")
-                               or "").strip() not in ("", "''"), 60)
+        paf.ctl("config", "set", "--pgdata", os.path.join(paf.dir, "node1"),
+                *KEEPER_TUNING)
+        names = ["node%d" % i for i in range(1, n_data + 1)]
+        for name in names[1:]:
+            paf.start_node(name)
+            ok = paf.wait(lambda: paf.states().get(name, ("",))[0] == "secondary", 180)
+            check("%s becomes a secondary" % name, ok, str(paf.states()) + paf.log_tail(name))
+            paf.ctl("config", "set", "--pgdata", os.path.join(paf.dir, name),
+                    *KEEPER_TUNING)
+        # Debian's pg_autoctl 2.0 refuses `set formation number-sync-standbys 1`
+        # whatever the number of standbys ("value 1 is not valid. Expected a
+        # non-negative integer value", measured with one and with two), so
+        # the runbook sets it with the monitor's SQL function; the CLI's
+        # refusal is checked so that a fixed CLI is noticed.
+        ok = paf.wait(lambda: paf.states().get("node1") == ("primary", "primary"), 60)
+        check("node1 primary with its standby(s) in sync", ok, str(paf.states()))
+        r = paf.ctl("set", "formation", "number-sync-standbys", "--pgdata",
+                    os.path.join(paf.dir, "monitor"), "1")
+        print("     pg_autoctl set formation number-sync-standbys 1: exit %d %s" % (
+            r.returncode, (r.stdout + r.stderr).strip().splitlines()[-1:] or ""))
+        p = subprocess.run([os.path.join(pgcluster.PG_BIN, "psql"), "-X", "-At", "-h",
+                            "127.0.0.1", "-p", str(paf.mport), "-U", "nobody", "-d",
+                            "pg_auto_failover", "-c",
+                            "SELECT pgautofailover.set_formation_number_sync_standbys("
+                            "'default', 1)"], capture_output=True, text=True, timeout=30)
+        print("     set_formation_number_sync_standbys('default', 1): exit %d %s" % (
+            p.returncode, (p.stdout + p.stderr).strip()[-400:]))
+        if n_data == 3:
+            check("number_sync_standbys 1 accepted with two standbys (SQL)", p.returncode == 0,
+                  p.stderr[-300:])
+        else:
+            check("number_sync_standbys 1 refused with one standby (SQL)", p.returncode != 0,
+                  p.stdout[-300:])
+        want = n_data - 1  # standbys the primary must name
+
+        def sync_names():
+            v = (paf.psql(paf.ports["node1"], "SHOW synchronous_standby_names") or "").strip()
+            return v if v.startswith("ANY 1 (") and v.count("pgautofailover_standby") == want \
+                else None
+        ok = paf.wait(sync_names, 60)
         sync = (paf.psql(paf.ports["node1"], "SHOW synchronous_standby_names") or "").strip()
-        check("the primary names a synchronous standby (%s)" % sync, ok)
-        for k, v in KEEPER_TUNING.items():
-            paf.ctl("config", "set", "--pgdata", os.path.join(paf.dir, "node2"), k, v)
+        check("the primary commits to ANY 1 of its %d standby(s) (%s)" % (want, sync), ok)
         print("     cluster up in %.1f s: %s" % (time.time() - t0, paf.states()))
         paf.psql(paf.ports["node1"], "CREATE TABLE ha_rows (id bigint PRIMARY KEY)",
                  user="nobody")
-        dsn = ("host=127.0.0.1,127.0.0.1 port=%d,%d user=nobody dbname=postgres "
+        dsn = ("host=%s port=%s user=nobody dbname=postgres "
                "target_session_attrs=read-write connect_timeout=2 keepalives_idle=1 "
                "keepalives_interval=1 keepalives_count=2 tcp_user_timeout=2000"
-               % (paf.ports["node1"], paf.ports["node2"]))
+               % (",".join("127.0.0.1" for _ in names),
+                  ",".join(str(paf.ports[n]) for n in names)))
         w = Writer(dsn)
         w.start()
         time.sleep(3)
         before = len(w.acked)
         t_kill = time.time()
         paf.kill("node1")
-        p2 = paf.ports["node2"]
-        paf.wait(lambda: any(p == p2 for _, _, p in w.acked), 120)
-        first = min((t for _, t, p in w.acked if p == p2), default=None)
-        took = (first - t_kill) if first else float("inf")
-        print("     %d acknowledged before the kill; first write on the new primary after "
-              "%.2f s" % (before, took))
-        check("writes resume on node2 within %.0f s of the primary's death (%.2f s)" % (
-            TARGET, took), took < TARGET, str(paf.states()) + paf.log_tail("node2"))
+        p1 = paf.ports["node1"]
+        paf.wait(lambda: any(p != p1 for _, _, p in w.acked), 120)
+        first = min(((t, p) for _, t, p in w.acked if p != p1), default=None)
+        took = (first[0] - t_kill) if first else float("inf")
+        new = [n for n in names if first and paf.ports[n] == first[1]]
+        new = new[0] if new else None
+        print("     %d acknowledged before the kill; first write on the new primary (%s) "
+              "after %.2f s" % (before, new, took))
+        check("writes resume on a standby within %.0f s of the primary's death (%.2f s)" % (
+            TARGET, took), took < TARGET, str(paf.states()) + paf.log_tail("monitor"))
         time.sleep(1)
         w.stop.set()
         w.join(30)
-        held = paf.psql(paf.ports["node2"], "SELECT id FROM ha_rows", user="nobody")
+        held = paf.psql(paf.ports[new], "SELECT id FROM ha_rows", user="nobody") if new else ""
         held = set(int(x) for x in (held or "").split())
         lost = [n for n, _, _ in w.acked if n not in held]
         check("0 of %d acknowledged rows lost on the new primary" % len(w.acked),
               not lost and w.acked, "lost %d, e.g. %s" % (len(lost), lost[:5]))
-        check("the monitor reports node2 primary", paf.primary() == "node2", str(paf.states()))
+        check("the monitor reports %s primary" % new, new and paf.primary() == new,
+              str(paf.states()))
     except Exception as e:  # noqa: BLE001
         check("pg_auto_failover run", False, "%s\n%s" % (e, paf.log_tail("monitor")))
     finally:
