@@ -186,13 +186,15 @@ class Paf:
             return ""
 
     def close(self):
+        """SIGKILL to every group started here (a throwaway cluster needs no
+        clean stop, and a keeper still waiting for its primary may not honour
+        SIGTERM), then the directory."""
         for name, p in self.procs.items():
             if p.poll() is None:
                 try:
-                    os.killpg(p.pid, signal.SIGTERM)
-                    p.wait(15)
-                except (OSError, subprocess.TimeoutExpired):
                     self.kill(name)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
         # a postmaster left behind by a keeper that died first
         for pid_file in glob.glob(os.path.join(self.dir, "*", "postmaster.pid")):
             try:
