@@ -283,6 +283,22 @@ test-fleet: deps
 	python3 tests/fleet/test_grafana_schema.py
 	python3 tests/fleet/test_fleet.py
 
+# ---- ha: PostgreSQL fault suite (tests/ha/, deploy/postgres/RUNBOOK.md) ----
+#   make test-ha            the checker's own test, every run of tests/ha/faults.py
+#                           (about 4.5 min here; node_kill needs build/adaptmon)
+#                           and the pg_auto_failover test with 2 and 3 data
+#                           nodes (about 1.5 min each)
+#   make test-ha HA_SHORT=1 primary kill, standby kill, control (about 1.5 min)
+# Needs root (tmpfs, iptables; PostgreSQL itself runs as nobody).
+.PHONY: test-ha
+HA_SHORT ?=
+test-ha: deps
+	$(MAKE) all
+	python3 tests/ha/test_checker.py
+	python3 tests/ha/faults.py $(if $(HA_SHORT),--short)
+	$(if $(HA_SHORT),,python3 tests/ha/test_autofailover.py)
+	$(if $(HA_SHORT),,python3 tests/ha/test_autofailover.py --data-nodes 3)
+
 # ---- mutants: the tests still see the bugs they were written against ------
 #   make mutants              every tests/mutants/*.patch, one at a time, in a copy
 #   make mutants MUTANTS="a b"  only these (names without .patch)

@@ -19,6 +19,9 @@ PKGS="$PKGS chromium fonts-dejavu-core nodejs"
 PKGS="$PKGS fonts-noto-cjk"
 # tests/store/test_pg_schema.py: a throwaway PostgreSQL server (initdb, pg_ctl, psql)
 PKGS="$PKGS postgresql-15"
+# tests/ha (make test-ha): the fault suite's SQL writer (psycopg2), its
+# network cuts (iptables) and the pg_auto_failover test (pg_autoctl)
+PKGS="$PKGS python3-psycopg2 iptables postgresql-15-auto-failover"
 # the Python package (python/, docs/python.md): headers, setuptools, pip and venv
 # for its offline install and the wheel test of tests/python
 PKGS="$PKGS python3-dev python3-setuptools python3-wheel python3-pip python3-venv"
