@@ -289,15 +289,16 @@ test-fleet: deps
 #                           and the pg_auto_failover test with 2 and 3 data
 #                           nodes (about 1.5 min each)
 #   make test-ha HA_SHORT=1 primary kill, standby kill, control (about 1.5 min)
-# Needs root (tmpfs, iptables; PostgreSQL itself runs as nobody).
+# Needs root (tmpfs, iptables; PostgreSQL itself runs as nobody). Not part of `make test`
+# (long fault runs have their own target): only tests/ha/test_checker.py runs there.
 .PHONY: test-ha
 HA_SHORT ?=
 test-ha: deps
 	$(MAKE) all
 	python3 tests/ha/test_checker.py
 	python3 tests/ha/faults.py $(if $(HA_SHORT),--short)
-	$(if $(HA_SHORT),,python3 tests/ha/test_autofailover.py)
-	$(if $(HA_SHORT),,python3 tests/ha/test_autofailover.py --data-nodes 3)
+	$(if $(HA_SHORT),,python3 tests/ha/autofailover.py)
+	$(if $(HA_SHORT),,python3 tests/ha/autofailover.py --data-nodes 3)
 
 # ---- mutants: the tests still see the bugs they were written against ------
 #   make mutants              every tests/mutants/*.patch, one at a time, in a copy
