@@ -182,14 +182,26 @@ def _plain_args(tmp: str, hypotheses: Hypotheses, translation: Sequence[str],
     args: List[str] = []
     path, n = _write_lines(tmp, "ref.0", translation, "translation")
     args += ["--ref", path]
+
+    def same_count(what: str, count: int) -> None:
+        # The CLI would say it of its temporary files' names; say it of the
+        # caller's arguments (its exit status for bad input: 1).
+        if count != n:
+            raise AdaptmonError("%s has %d segments but translation has %d" % (what, count, n), 1)
+
     for i, ref in enumerate(references or ()):
-        path, _ = _write_lines(tmp, "ref.%d" % (i + 1), ref, "references[%d]" % i)
+        what = "references[%d]" % i
+        path, count = _write_lines(tmp, "ref.%d" % (i + 1), ref, what)
+        same_count(what, count)
         args += ["--ref", path]
     for i, (name, segs) in enumerate(_systems(hypotheses).items()):
-        path, _ = _write_lines(tmp, "hyp.%d" % i, segs, "hypotheses[%r]" % name)
+        what = "hypotheses[%r]" % name
+        path, count = _write_lines(tmp, "hyp.%d" % i, segs, what)
+        same_count(what, count)
         args += ["--hyp", "%s=%s" % (name, path)]
     if sources is not None:
-        path, _ = _write_lines(tmp, "src", sources, "sources")
+        path, count = _write_lines(tmp, "src", sources, "sources")
+        same_count("sources", count)
         args += ["--src", path]
     return args
 

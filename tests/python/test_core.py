@@ -204,6 +204,23 @@ def test_errors_carry_the_cli_message():
         eq(e.status, p.returncode, "status")
     else:
         raise AssertionError("no exception")
+    # Unequal lengths are named by the caller's arguments, not by the
+    # temporary files the CLI reads (a 971-segment system against 970
+    # translations once said "/tmp/adaptmon-py-…/hyp.0 has 971 lines …").
+    for call, want in ((lambda: am.corpus_score({"mt": ["a", "b"]}, ["a"], target_lang="fr"),
+                        "hypotheses['mt'] has 2 segments but translation has 1"),
+                       (lambda: am.corpus_score(["a"], ["a"], ["x", "y"], target_lang="fr"),
+                        "sources has 2 segments but translation has 1"),
+                       (lambda: am.corpus_score(["a"], ["a"], references=[["a", "b"]],
+                                                target_lang="fr"),
+                        "references[0] has 2 segments but translation has 1")):
+        try:
+            call()
+        except am.AdaptmonError as e:
+            eq(str(e), want, "length message")
+            eq(e.status, 1, "length status")
+        else:
+            raise AssertionError("accepted unequal lengths: " + want)
     for bad in (lambda: am.corpus_score(["a"], ["a", "b"], target_lang="fr"),
                 lambda: am.corpus_score(["a\nb"], ["a"], target_lang="fr"),
                 lambda: am.corpus_score("abc", ["a"], target_lang="fr")):
