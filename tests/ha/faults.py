@@ -472,7 +472,7 @@ RUNS = [
      True),
 ]
 SHORT = ("primary_kill", "standby_kill", "control")
-HTTP_RUNS = ("node_kill",)
+HTTP_RUNS = ("node_kill", "node_kill_pg", "primary_kill_nodes")
 
 
 def apply_schema(c):
@@ -582,6 +582,66 @@ def one_http_run(name, writers, warm):
     return res
 
 
+def one_http_pg_run(name, writers, warm):
+    """#1 and #9 with adaptmon itself on PostgreSQL: two adaptmon nodes on a
+    primary and two synchronous standbys (ANY 1, fsync on), reached through a
+    libpq multi-host string with target_session_attrs=read-write, under HTTP
+    load from writers that fail over between the nodes. node_kill_pg: one
+    node SIGKILLed (its sessions must be served by the other at once);
+    primary_kill_nodes: the primary SIGKILLed, the most advanced standby
+    promoted, the old primary rejoined. The checker reads every session back
+    through the surviving node."""
+    adaptmon = os.path.join(ROOT, "build", "adaptmon")
+    if not os.path.exists(adaptmon):
+        raise RuntimeError("build/adaptmon absent: make all")
+    t0 = time.time()
+    work = tempfile.mkdtemp(prefix="am-ha-pg-")
+    procs = {}
+    try:
+        with pgcluster.Cluster(standbys=2, sync="ANY 1", fsync=True) as c:
+            db = ("host=%s port=%s user=am dbname=postgres target_session_attrs=read-write "
+                  "connect_timeout=2" % (",".join("127.0.0.1" for _ in c.nodes),
+                                         ",".join(str(n.port) for n in c.nodes)))
+            ports = [pgcluster.free_port() for _ in range(2)]
+            for port in ports:
+                procs[port] = _serve(adaptmon, port, db, work)
+            urls = ["http://127.0.0.1:%d" % p for p in ports]
+            load = Load(lambda: HttpWriter(urls), writers, prefix="ha-%s-" % name[:4])
+            load.start()
+            time.sleep(warm)
+            try:
+                if name == "node_kill_pg":
+                    procs[ports[0]].kill()
+                    procs[ports[0]].wait(10)
+                    detail = "one of two adaptmon nodes on PostgreSQL killed"
+                    time.sleep(4)
+                else:
+                    old = c.primary
+                    c.kill(old)
+                    c.note("killed primary %s" % old.name)
+                    _failover(c, "primary kill")
+                    time.sleep(6)
+                    detail = ("two adaptmon nodes on PostgreSQL; old primary back by "
+                              + c.rejoin(old))
+                    time.sleep(1)
+            finally:
+                load.finish()
+            live = [p for p in ports if procs[p].poll() is None][0]
+            res = check(load, HttpReader("http://127.0.0.1:%d" % live, load.sessions))
+            res["detail"] = detail
+            res["events"] = list(c.events)
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
+    res["name"] = name
+    res["seconds"] = time.time() - t0
+    res["ok"] = res["lost"] == 0 and not res["problems"] and res["acked"] > 0
+    return res
+
+
 def table(results):
     lines = ["| run | acknowledged | ambiguous (of which committed) | lost | longest write gap "
              "| result | what happened |", "|---|---:|---:|---:|---:|---|---|"]
@@ -612,8 +672,10 @@ def main():
         if name not in want:
             continue
         try:
-            if fn is None:
+            if fn is None and name == "node_kill":
                 r = one_http_run(name, a.writers, a.warm)
+            elif fn is None:
+                r = one_http_pg_run(name, a.writers, a.warm)
             else:
                 r = one_run(name, fn, kw, sc, loss, a.writers, a.warm)
         except Exception as e:  # noqa: BLE001 (a broken run is a failed run, the rest go on)
