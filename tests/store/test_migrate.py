@@ -35,7 +35,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
-from test_pg_schema import Server as PgServer, pg_bindir  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from pgutil import Server as PgServer, bindir as pg_bindir  # noqa: E402
 
 ADAPTMON = harness.ADAPTMON
 NULL = "\x01NULL"

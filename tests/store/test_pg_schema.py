@@ -15,16 +15,17 @@ without a server too). Prints "N passed, N failed"; exits 1 on a failure.
 import glob
 import json
 import os
-import pwd
 import re
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from pgutil import Server, bindir as pg_bindir  # noqa: E402  (the throwaway PostgreSQL of every PG test)
+
 TYPES = {"INTEGER": "bigint", "TEXT": "text"}  # SQLite declared type -> PostgreSQL
 TX_STMTS = ("BEGIN_IMM", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "ROLLBACK_TO")
 
@@ -39,64 +40,6 @@ def check(name, ok, detail=""):
     else:
         failed += 1
         print("FAIL " + name + (": " + detail if detail else ""))
-
-
-def pg_bindir():
-    for d in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
-        if os.path.exists(os.path.join(d, "initdb")) and os.path.exists(os.path.join(d, "pg_ctl")):
-            return d
-    return None
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """A PostgreSQL cluster in a temporary directory; stop() removes it."""
-
-    def __init__(self, bindir):
-        self.bindir = bindir
-        self.dir = tempfile.mkdtemp(prefix="am-pg-")
-        self.port = free_port()
-        self.as_user = None
-        if os.geteuid() == 0:  # initdb refuses root
-            nobody = pwd.getpwnam("nobody")
-            self.as_user = (nobody.pw_uid, nobody.pw_gid)
-            os.chown(self.dir, nobody.pw_uid, nobody.pw_gid)
-        os.chmod(self.dir, 0o700)
-        self.data = os.path.join(self.dir, "data")
-        self.run("initdb", "-D", self.data, "-A", "trust", "-U", "am", "-E", "UTF8",
-                 "--locale=C", "--no-sync")
-        self.run("pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-o",
-                 "-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off" % (self.port, self.dir),
-                 "start")
-
-    def run(self, prog, *args):
-        def drop():
-            os.setgid(self.as_user[1])
-            os.setuid(self.as_user[0])
-        subprocess.run([os.path.join(self.bindir, prog)] + list(args), check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self.dir,
-                       preexec_fn=drop if self.as_user else None)
-
-    def psql(self, sql, stop=True):
-        """Runs sql with psql (unaligned, tuples only): (returncode, stdout, stderr)."""
-        p = subprocess.run(
-            [os.path.join(self.bindir, "psql"), "-X", "-q", "-At", "-h", "127.0.0.1", "-p",
-             str(self.port), "-U", "am", "-d", "postgres", "-v",
-             "ON_ERROR_STOP=%d" % (1 if stop else 0)],
-            input=sql, capture_output=True, text=True)
-        return p.returncode, p.stdout, p.stderr
-
-    def stop(self):
-        try:
-            self.run("pg_ctl", "-D", self.data, "-m", "immediate", "-w", "stop")
-        except subprocess.CalledProcessError:
-            pass
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def sqlite_schema(path):
