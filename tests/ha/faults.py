@@ -616,13 +616,7 @@ def one_http_pg_run(name, writers, warm):
                     detail = "one of two adaptmon nodes on PostgreSQL killed"
                     time.sleep(4)
                 else:
-                    old = c.primary
-                    c.kill(old)
-                    c.note("killed primary %s" % old.name)
-                    _failover(c, "primary kill")
-                    time.sleep(6)
-                    detail = ("two adaptmon nodes on PostgreSQL; old primary back by "
-                              + c.rejoin(old))
+                    detail = "two adaptmon nodes on PostgreSQL; " + run_primary_kill(c, load)
                     time.sleep(1)
             finally:
                 load.finish()
