@@ -811,10 +811,7 @@ int am_cli_score_io(int argc, char **argv, FILE *out, FILE *err)
         am_cli_free(&c);
         return rc < 0 ? 0 : rc;
     }
-    am_cli_run *r = am_xcalloc(1, sizeof *r);
-    am_gloss_init(&r->gloss);
-    am_toks_init(&r->custom_sw);
-    r->xdocs = c.nxliff ? am_xcalloc(c.nxliff, sizeof *r->xdocs) : NULL;
+    am_cli_run *r = am_cli_run_new(&c);
     /* XLIFF first: the languages its files declare apply to the glossary,
      * the background memory and the scorer */
     if (c.nxliff)

@@ -301,10 +301,7 @@ int am_cli_read_io(int argc, char **argv, FILE *out, FILE *err)
         am_cli_free(&c);
         return rc < 0 ? 0 : rc;
     }
-    am_cli_run *r = am_xcalloc(1, sizeof *r);
-    am_gloss_init(&r->gloss);
-    am_toks_init(&r->custom_sw);
-    r->xdocs = c.nxliff ? am_xcalloc(c.nxliff, sizeof *r->xdocs) : NULL;
+    am_cli_run *r = am_cli_run_new(&c);
     /* the order of am_cli_score_io: XLIFF's languages apply to the rest */
     if (c.nxliff)
         rc = am_cli_xliff(&c, r->xdocs, &r->segs, &r->nseg, &r->sess_first, &r->sess_n, &r->nsess);

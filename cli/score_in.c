@@ -400,6 +400,17 @@ int am_cli_xliff(am_cli *c, am_xliff_doc *docs, am_cli_seg **segs, size_t *nseg,
     return 0;
 }
 
+/* A new, empty run for c's inputs (its XLIFF documents' slots allocated);
+ * the caller owns it: am_cli_run_free, then free. */
+am_cli_run *am_cli_run_new(const am_cli *c)
+{
+    am_cli_run *r = am_xcalloc(1, sizeof *r);
+    am_gloss_init(&r->gloss);
+    am_toks_init(&r->custom_sw);
+    r->xdocs = c->nxliff ? am_xcalloc(c->nxliff, sizeof *r->xdocs) : NULL;
+    return r;
+}
+
 void am_cli_run_free(const am_cli *c, am_cli_run *r)
 {
     for (size_t f = 0; f < c->nxliff; f++)

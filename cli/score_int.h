@@ -135,6 +135,7 @@ void am_cli_free(am_cli *c);
 int am_cli_load_resources(am_cli *c, am_gloss *gloss, am_vocab **background, am_toks *custom_sw);
 int am_cli_xliff(am_cli *c, am_xliff_doc *docs, am_cli_seg **segs, size_t *nseg,
                  size_t **sess_first, size_t **sess_n, size_t *nsess);
+am_cli_run *am_cli_run_new(const am_cli *c);
 void am_cli_run_free(const am_cli *c, am_cli_run *r);
 int am_cli_read_sgml(am_cli *c, am_cli_run *r);
 int am_cli_read_plain(am_cli *c, am_cli_run *r);
