@@ -495,6 +495,23 @@ int am_store_is_pg(const am_store *st)
     return st->pg;
 }
 
+/* What a store does once open and migrated, either backend: unfinished
+ * background vocabularies deleted and deleted sessions' rows purged (work
+ * left by a process that stopped in the middle). AM_OK or AM_ERR_IO, err
+ * set. */
+static int open_cleanup(am_store *st, am_buf *err)
+{
+    if (vocab_cleanup(st) != AM_OK) {
+        am_buf_printf(err, "deleting unfinished background vocabularies failed");
+        return AM_ERR_IO;
+    }
+    if (sessions_purge_hidden(st) != AM_OK) {
+        am_buf_printf(err, "purging the rows of deleted sessions failed");
+        return AM_ERR_IO;
+    }
+    return AM_OK;
+}
+
 /* The PostgreSQL side of am_store_open_ex (st set up but for connections):
  * the writer and migrations (drv_pg.c), the cleanups of open, the readers.
  * No file, WAL, checkpointer or database id: those are the cluster's. */
@@ -505,14 +522,8 @@ static int am_store_open_pg(am_store *st, const struct am_embedded_file *migrati
     int rc = am_pg_conn_open(st, &st->w, 1, err);
     if (rc == AM_OK)
         rc = pg_migrate(st, migrations, n, err);
-    if (rc == AM_OK && vocab_cleanup(st) != AM_OK) {
-        am_buf_printf(err, "deleting unfinished background vocabularies failed");
-        rc = AM_ERR_IO;
-    }
-    if (rc == AM_OK && sessions_purge_hidden(st) != AM_OK) {
-        am_buf_printf(err, "purging the rows of deleted sessions failed");
-        rc = AM_ERR_IO;
-    }
+    if (rc == AM_OK)
+        rc = open_cleanup(st, err);
     if (rc == AM_OK)
         rc = am_store_set_readers(st, AM_STORE_READERS, err);
     return rc;
@@ -567,14 +578,8 @@ int am_store_open_ex(const char *path, enum am_durability durability,
         rc = writer_pragmas(st, err);
     if (rc == AM_OK)
         rc = am_migrate(st, migrations, n, err);
-    if (rc == AM_OK && vocab_cleanup(st) != AM_OK) {
-        am_buf_printf(err, "deleting unfinished background vocabularies failed");
-        rc = AM_ERR_IO;
-    }
-    if (rc == AM_OK && sessions_purge_hidden(st) != AM_OK) {
-        am_buf_printf(err, "purging the rows of deleted sessions failed");
-        rc = AM_ERR_IO;
-    }
+    if (rc == AM_OK)
+        rc = open_cleanup(st, err);
     if (rc == AM_OK && !st->memory)
         rc = am_ckpt_start(st, err);
     if (rc == AM_OK && !st->memory)
