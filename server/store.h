@@ -279,6 +279,26 @@ int am_store_tx_shadow_swap(am_store_tx *tx, const char *session, const char *sh
                             int64_t now_ms, int64_t *old);
 int am_store_session_purge(am_store *st, int64_t old);
 int am_store_shadow_drop(am_store *st, const char *shadow_id);
+/* Long rewrites with several nodes on one database (a replay after a PUT
+ * or DELETE of a segment, a rescore; DESIGN-postgres §2.5 item 2). The
+ * caller holds the session's in-process lock (am_sess_lock), which keeps
+ * this node's other rewrites out; am_store_rewrite_begin keeps the other
+ * nodes' out too. SQLite (one process owns the file): *on = st, nothing
+ * else. PostgreSQL: a connection of its own is opened and pinned to the
+ * rewrite (*on, a view of st: every store function given *on runs on that
+ * connection), and the session's rewrite lock (a session-level advisory
+ * lock keyed by its sid) is taken on it, waited for up to about 2 s;
+ * hidden copies of the session that an earlier holder left (a node killed
+ * mid-rescore) are purged. Every write of the rewrite — settle, staging,
+ * shadow fill, switch, purge — must go through *on: if the node dies or is
+ * cut off, the connection ends, the lock is released and nothing of that
+ * rewrite can be written any more (it fences itself; no lease or epoch).
+ * AM_ERR_NOTFOUND: no session; AM_ERR_CONFLICT: another node's rewrite
+ * held the lock past the wait (nothing done: answer 503, retry later).
+ * End with am_store_rewrite_end(st, *on) (closing the connection releases
+ * the lock). */
+int am_store_rewrite_begin(am_store *st, const char *session, am_store **on);
+void am_store_rewrite_end(am_store *st, am_store *on);
 /* Between the short transactions of a long write: lets the writers that
  * wait for the writer have it first (at most ~10 ms). */
 void am_store_handoff(am_store *st);

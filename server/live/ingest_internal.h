@@ -138,6 +138,11 @@ int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in, 
 int am_write_with_retries(am_server *srv, const char *session, const am_seg_req *req, char **result,
                           int *status, am_fail *f, am_write_once_fn once);
 
+/* replay.c: the start of a session's rewrite (a replay, a rescore) with
+ * its rewrite lock and the store view *ws its writes go through (store.h
+ * am_store_rewrite_begin); the failure answered in *f. */
+int am_rewrite_begin(am_server *srv, const char *session, am_store **ws, am_fail *f, int *retry);
+
 /* replay.c: a plan applied to an in-memory history; its release. */
 void am_mem_apply(am_mem *m, const am_plan *p);
 void am_mem_cleanup(am_mem *m);

@@ -511,6 +511,28 @@ static int replay_start(am_store_rtx *rtx, const char *session, const am_sess *s
  * changed (redo_exec). A deleted segment is left out of the replay; the
  * later ones keep their seqs (its seq stays unused: schema/007), so the
  * write transaction does not grow with the session. */
+/* The start of a rewrite of session (a replay here, a rescore:
+ * rescore.c): with several nodes on one PostgreSQL database, its rewrite
+ * lock on a connection pinned to the rewrite, *ws (store.h
+ * am_store_rewrite_begin; SQLite: *ws is the store and nothing else
+ * happens). The caller holds am_sess_lock, writes every step of the
+ * rewrite through *ws and ends it with am_store_rewrite_end. A lock held
+ * by another node's rewrite answers 503 with Retry-After (the client
+ * retries; this node does not, the other rewrite may take long). */
+int am_rewrite_begin(am_server *srv, const char *session, am_store **ws, am_fail *f, int *retry)
+{
+    int rc = am_store_rewrite_begin(srv->store, session, ws);
+    if (rc == AM_ERR_CONFLICT) {
+        am_failp(f, AM_P_UNAVAILABLE, NULL,
+                 "session '%s' is being rewritten (a replay or rescore) by another node; retry",
+                 session);
+        f->retry_after = 1;
+    } else if (rc != AM_OK) {
+        am_fail_write(f, rc, session, "the rewrite", "its lock was taken", retry);
+    }
+    return rc;
+}
+
 /* The state of one edit attempt (am_edit_once), shared by its steps. */
 typedef struct am_edit {
     am_server *srv;
@@ -519,6 +541,7 @@ typedef struct am_edit {
     const am_seg_req *req; /* the new body (systems as the session names them); NULL: delete */
     am_fail *f;
     am_budget *bud;
+    am_store *ws; /* where the edit writes: the store, or its rewrite's pinned view */
     am_store_state st; /* the session as the snapshot read it */
     int64_t seq; /* the edited segment's */
     am_rows rows; /* the stored log from redo.from + 1 on */
@@ -537,7 +560,7 @@ typedef struct am_edit {
 static int edit_settle(am_edit *e, int *retry)
 {
     am_store_tx *tx = NULL;
-    int rc = am_store_tx_begin(e->srv->store, &tx);
+    int rc = am_store_tx_begin(e->ws, &tx);
     if (rc == AM_OK) {
         rc = am_store_tx_history_settle(tx, e->session);
         if (rc == AM_OK)
@@ -692,10 +715,10 @@ static int edit_switch(am_edit *e, int64_t t_start, int *retry)
     am_redo_job job = {e->session, e->st.version, e->st.incarnation, e->seq,  e->req,
                        hash,       e->now,        &e->redo,          &e->mem, 0};
     am_store_tx *tx = NULL;
-    int rc = redo_stage(e->srv->store, e->session, &e->redo, &job.gen);
+    int rc = redo_stage(e->ws, e->session, &e->redo, &job.gen);
     int64_t t_staged = am_mono_ns();
     if (rc == AM_OK)
-        rc = am_store_tx_begin(e->srv->store, &tx);
+        rc = am_store_tx_begin(e->ws, &tx);
     if (rc == AM_OK) {
         rc = redo_exec(tx, &job);
         if (rc == AM_OK)
@@ -763,7 +786,9 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     redo_init(&e.redo);
     am_mem_init(&e.mem);
     am_sess_lock(sess);
-    rc = edit_settle(&e, retry);
+    rc = am_rewrite_begin(srv, session, &e.ws, f, retry);
+    if (rc == AM_OK)
+        rc = edit_settle(&e, retry);
     if (rc == AM_OK)
         rc = edit_read(&e, retry, absent);
     e.now = am_now_ms();
@@ -788,6 +813,7 @@ static int am_edit_once(am_server *srv, const char *session, const char *id,
     am_mem_cleanup(&e.mem);
     am_rows_free(&e.rows);
     am_vscorers_cleanup(srv, &e.vs);
+    am_store_rewrite_end(srv->store, e.ws);
     am_sess_unlock(sess);
     am_sessions_release(srv->sessions, sess);
     return rc;

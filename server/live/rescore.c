@@ -3,6 +3,7 @@
 #include "rescore.h"
 
 #include "events.h" /* am_events_notice (SSE "rescore") */
+#include "ingest_internal.h" /* am_rewrite_begin */
 #include "jscan.h" /* the stored requests read as text */
 #include "json.h"
 #include "peer.h"
@@ -579,6 +580,10 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, am_
     am_store_state st, cur;
     char *shadow = NULL; /* the hidden copy being filled (owned) */
     int64_t old = 0;
+    am_store *ws = srv->store; /* the writes: the store, or the rewrite's pinned view */
+    rc = am_rewrite_begin(srv, session, &ws, f, retry);
+    if (rc != AM_OK)
+        goto out;
     rc = am_store_rtx_begin(srv->store, &rtx);
     if (rc != AM_OK) {
         am_failp(f, AM_P_UNAVAILABLE, NULL,
@@ -614,9 +619,9 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, am_
         goto out;
     }
     /* the new state into a hidden copy of the session, in short writes */
-    rc = am_store_shadow_begin(srv->store, session, &shadow);
+    rc = am_store_shadow_begin(ws, session, &shadow);
     if (rc == AM_OK)
-        rc = am_rs_fill(srv->store, &r, shadow);
+        rc = am_rs_fill(ws, &r, shadow);
     if (rc == AM_ERR_NOTFOUND) {
         am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
         goto out;
@@ -625,7 +630,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, am_
         goto out;
     }
     /* the switch: only onto the state that was scored */
-    rc = am_store_tx_begin(srv->store, &tx);
+    rc = am_store_tx_begin(ws, &tx);
     if (rc != AM_OK) {
         am_failp(f, AM_P_UNAVAILABLE, NULL,
                  "the database is busy: could not start a transaction; retry");
@@ -659,7 +664,7 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, am_
         free(shadow); /* it is the session now */
         shadow = NULL;
         /* the old rows, in short writes; a failure leaves them hidden, purged at open */
-        (void)am_store_session_purge(srv->store, old);
+        (void)am_store_session_purge(ws, old);
     }
     if (rc != AM_OK) {
         if (rc == AM_ERR_NOTFOUND)
@@ -687,8 +692,9 @@ out:
     if (tx)
         am_store_tx_rollback(tx);
     if (shadow) /* abandoned: its rows go, in short writes */
-        (void)am_store_shadow_drop(srv->store, shadow);
+        (void)am_store_shadow_drop(ws, shadow);
     free(shadow);
+    am_store_rewrite_end(srv->store, ws);
     am_rs_cleanup(&r);
     am_sess_unlock(sess);
     am_sessions_release(srv->sessions, sess);

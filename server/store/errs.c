@@ -19,6 +19,8 @@ const char *const am_stmt_name[AM_S__COUNT] = {
 
 void am_store_note(am_store *st, int code, const char *msg)
 {
+    if (st->parent) /* a rewrite's pinned view: its store keeps the error */
+        st = st->parent;
     pthread_mutex_lock(&st->errmu);
     am_buf_reset(&st->errmsg);
     am_buf_appends(&st->errmsg, msg);

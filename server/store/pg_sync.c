@@ -87,6 +87,8 @@ int am_store_pg_require_sync(am_store *st, int on, am_buf *err)
 
 int am_store_pg_sync_ok(am_store *st)
 {
+    if (st->parent) /* a rewrite's pinned view asks its store's probe */
+        st = st->parent;
     return !st->pg || !atomic_load(&st->pg_require) || atomic_load(&st->pg_sync_ok);
 }
 

@@ -161,6 +161,12 @@ int am_store_session_count(am_store *st, int64_t *n)
  * ("WHERE (sid, k) IN (SELECT … LIMIT n)" walked every remaining row of
  * the session per chunk: quadratic). Returns AM_OK or an error; *more 0
  * when nothing was left. Adds the VM steps to purge_steps. */
+/* Adds q's work to purge_steps: the store's, for a rewrite's view too. */
+static void purge_count(am_store *st, am_q *q)
+{
+    atomic_fetch_add(&(st->parent ? st->parent : st)->purge_steps, (long long)am_q_steps(q));
+}
+
 static int purge_chunk_keyed(am_store *st, enum am_stmt_id to, enum am_stmt_id del, int64_t sid,
                              int64_t chunk, int *more)
 {
@@ -179,12 +185,12 @@ static int purge_chunk_keyed(am_store *st, enum am_stmt_id to, enum am_stmt_id d
             rc = am_q_step(st, &d);
             rc = rc > 0 ? AM_OK : rc;
             *more = rc == AM_OK && am_changes(&st->w) > 0;
-            atomic_fetch_add(&st->purge_steps, (long long)am_q_steps(&d));
+            purge_count(st, &d);
         }
         am_q_close(&d); /* a failed open left nothing to close */
     }
     rc = rc > 0 ? AM_OK : rc;
-    atomic_fetch_add(&st->purge_steps, (long long)am_q_steps(&b));
+    purge_count(st, &b);
     am_q_close(&b);
     return rc;
 }
@@ -217,7 +223,7 @@ static int session_purge(am_store *st, int64_t sid)
                 rc = am_q_step(st, &q);
                 rc = rc > 0 ? AM_OK : rc;
                 more = rc == AM_OK && am_changes(&st->w) > 0;
-                atomic_fetch_add(&st->purge_steps, (long long)am_q_steps(&q));
+                purge_count(st, &q);
                 am_q_close(&q);
             }
         }
@@ -250,7 +256,9 @@ int am_store_session_delete(am_store *st, const char *id)
             rc = am_exec(st, &st->w, AM_S_PURGE_SESSION, "i", sid);
     }
     rc = am_w_end(st, rc);
-    if (rc == AM_OK && !nested)
+    if (rc == AM_OK && !nested && st->pg && !st->parent) /* under its rewrite lock: see drv_pg.c */
+        rc = am_pg_purge_deleted(st, sid);
+    else if (rc == AM_OK && !nested)
         rc = session_purge(st, sid);
     return rc;
 }
@@ -339,9 +347,14 @@ int am_store_shadow_drop(am_store *st, const char *shadow_id)
     return rc == AM_OK ? session_purge(st, sid) : rc == AM_ERR_NOTFOUND ? AM_OK : rc;
 }
 
-/* Purges the hidden sessions a crash left half-purged (at open). */
+/* Purges the hidden sessions a crash left half-purged (at open). With
+ * PostgreSQL another node may be filling one (a rescore's shadow) or
+ * purging one right now: am_pg_purge_hidden purges those whose rewrite
+ * lock is free only. */
 int sessions_purge_hidden(am_store *st)
 {
+    if (st->pg) /* several nodes: only the copies no live node owns */
+        return am_pg_purge_hidden(st);
     for (;;) {
         store_ids ids = {.n = 0};
         am_w_lock(st);

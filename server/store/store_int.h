@@ -163,6 +163,7 @@ typedef struct am_conn {
     int64_t pg_changes;
     int pg_intx;
     int pg_writer;
+    int pg_pinned; /* a rewrite's connection: never reopened (its lock would be gone) */
 } am_conn;
 
 /* A transaction's handle: the write transaction (am_store.tx, one at a
@@ -237,6 +238,10 @@ struct am_store {
     int sync_stop; /* guarded by sync_mu */
     atomic_int pg_require, pg_sync_ok;
     int wal_marking; /* guarded by w.mu: the WAL hook is writing the id */
+    /* A rewrite's pinned view (drv_pg.c, am_store_rewrite_begin): the
+     * store it was made from, whose errors, gate and counters it uses;
+     * NULL for a store opened by am_store_open */
+    struct am_store *parent;
 };
 
 /* A result row: SQLite's current row of statement s, or PostgreSQL's row
@@ -425,6 +430,15 @@ int am_pg_q_bind_row(am_q *q, int first, am_row *row);
 #define AM_PG_SQL_SNAPSHOT "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 /* Runs constant SQL on c (a read snapshot's BEGIN and COMMIT). */
 int am_pg_exec_const(am_store *st, am_conn *c, const char *sql, const char *what);
+/* At open: purges the hidden sessions no live node owns (PostgreSQL:
+ * each one's rewrite lock is free), leaving those another node is still
+ * filling or purging (sessions_purge_hidden). */
+int am_pg_purge_hidden(am_store *st);
+/* After a session's deletion hid it as '~del~<sid>': its rows purged on a
+ * pinned connection under the lock of sid, once a rewrite of the session
+ * still running (on any node: its switch will fail) lets go of it; left
+ * hidden, for a later start-up purge, when that takes longer than ~2 s. */
+int am_pg_purge_deleted(am_store *st, int64_t sid);
 /* Column accessors of a PostgreSQL row (row->r non-NULL). */
 int64_t am_pg_row_int(am_row *row, int i);
 const char *am_pg_row_text(am_row *row, int i);
