@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- sessions ------------------------------------------------------------- */
 
@@ -396,5 +397,213 @@ int am_store_tx_session_info(am_store_rtx *rtx, const char *session, am_store_st
         am_buf_reset(&tx->sess);
         am_buf_appends(&tx->sess, session);
     }
+    return rc;
+}
+
+/* ---- rewrites across nodes (DESIGN-postgres §2.5 item 2) ------------------ */
+
+/* A rewrite (store.h am_store_rewrite_begin) runs on a view of the store
+ * (drv_pg.c am_pg_view_open): an am_store of its own whose writer is a connection opened for the
+ * rewrite and pinned to it, and whose errors, write gate and counters are
+ * its parent's. Every store function works on a view unchanged (its
+ * writes take the view's writer; it has no readers, so its reads use that
+ * writer too), which is how every staging transaction of the rewrite runs
+ * on the connection that holds the session's lock.
+ *
+ * The lock. pg_try_advisory_lock(AM_PG_RW_KEY, sid), session-level, on
+ * the pinned connection; polled (every AM_PG_RW_POLL_MS, up to
+ * AM_PG_RW_WAIT_MS) rather than waited for in PostgreSQL, so that the wait
+ * is bounded without a lock_timeout that would also bound the row-lock
+ * waits of the rewrite's switch transaction. Keyed by the session's sid
+ * (the two-int form: objid is the sid's low 31 bits, so two sessions may
+ * share a lock, which only makes one wait), not by its public id, because
+ * a hidden copy names the sid it belongs to: '~new~<sid>~<tag>' (a
+ * rescore's shadow) and '~del~<sid>' (a deleted session, or a rescore's
+ * replaced rows) are each owned by whoever holds the lock of that sid,
+ * which is what the start-up purge asks (am_pg_purge_hidden). A rescore
+ * swaps a new sid in under the lock of the old one, so the lock taker
+ * re-reads the sid once it holds the lock and starts again on a change.
+ *
+ * Fencing. The pinned connection is never reopened (pg_pin_broken): when
+ * the node dies or is cut off, PostgreSQL ends its session, the lock goes,
+ * and nothing of that rewrite can be written any more. What it had staged
+ * stays invisible (a generation above the session's, or a hidden shadow)
+ * and is deleted by the next holder: results_settle before its staging,
+ * the abandoned shadows here. POSTs take no rewrite lock: they bump the
+ * session's version under its row lock, so the rewrite's switch, which
+ * checks that version under the same row lock, fails and is retried. */
+#define AM_PG_RW_KEY 1634562679 /* "amrw": the first key of every rewrite lock */
+#define AM_PG_RW_WAIT_MS 2000
+#define AM_PG_RW_POLL_MS 20
+#define AM_PG_SQL_RW_TRY "SELECT pg_try_advisory_lock($1::int4, $2::int4)"
+#define AM_PG_SQL_RW_UNLOCK "SELECT pg_advisory_unlock($1::int4, $2::int4)"
+/* the shadows of sid a dead holder left (only the lock holder makes them) */
+#define AM_PG_SQL_RW_ABANDONED                                                                     \
+    "SELECT sid FROM sessions WHERE id LIKE '~new~' || $1::text || '~%' ORDER BY sid"
+#define AM_PG_SQL_RW_HIDDEN "SELECT sid, id FROM sessions WHERE id >= '~' ORDER BY sid"
+
+/* Tries (lock 1) or releases (lock 0) the rewrite lock of sid on v's
+ * connection; *got: whether the call answered true. */
+static int pg_rw_call(am_store *v, int lock, int64_t sid, int *got)
+{
+    char key[16], obj[16];
+    snprintf(key, sizeof key, "%d", AM_PG_RW_KEY);
+    snprintf(obj, sizeof obj, "%d", (int)(sid & 0x7fffffff));
+    const char *p[2] = {key, obj};
+    PGresult *r = NULL;
+    int rc = am_pg_view_query(v, lock ? AM_PG_SQL_RW_TRY : AM_PG_SQL_RW_UNLOCK, 2, p, &r,
+                              lock ? "taking the rewrite lock" : "releasing the rewrite lock");
+    *got = rc == AM_OK && PQntuples(r) == 1 && !strcmp(PQgetvalue(r, 0, 0), "t");
+    PQclear(r);
+    return rc;
+}
+
+/* One try at session's rewrite lock on v: *got when it holds the lock of
+ * the session's current sid (*sid). */
+static int pg_rw_try(am_store *v, const char *session, int64_t *sid, int *got)
+{
+    *got = 0;
+    am_w_lock(v);
+    int rc = am_sid(v, &v->w, session, sid);
+    if (rc == AM_OK)
+        rc = pg_rw_call(v, 1, *sid, got);
+    int64_t now = 0;
+    if (rc == AM_OK && *got)
+        rc = am_sid(v, &v->w, session, &now);
+    if (rc == AM_OK && *got && now != *sid) { /* swapped in by a rescore meanwhile: again */
+        int released;
+        rc = pg_rw_call(v, 0, *sid, &released);
+        *got = 0;
+    }
+    am_w_unlock(v);
+    return rc;
+}
+
+/* Waits (polling, up to wait_ms) for session's rewrite lock on v. */
+static int pg_rw_lock(am_store *v, const char *session, int wait_ms, int64_t *sid)
+{
+    for (int waited = 0;; waited += AM_PG_RW_POLL_MS) {
+        int got = 0;
+        int rc = pg_rw_try(v, session, sid, &got);
+        if (rc != AM_OK || got)
+            return rc;
+        if (waited >= wait_ms) {
+            am_store_note(v, AM_ERR_CONFLICT,
+                          "a rewrite of the session runs on another node (its lock is held)");
+            return AM_ERR_CONFLICT;
+        }
+        struct timespec ts = {0, AM_PG_RW_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Purges the shadows of sid that an earlier holder of its lock left (v
+ * holds the lock now). */
+static int pg_rw_abandoned(am_store *v, int64_t sid)
+{
+    char s[24];
+    snprintf(s, sizeof s, "%lld", (long long)sid);
+    const char *p[1] = {s};
+    PGresult *r = NULL;
+    am_w_lock(v);
+    int rc = am_pg_view_query(v, AM_PG_SQL_RW_ABANDONED, 1, p, &r, "finding abandoned shadows");
+    am_w_unlock(v);
+    for (int i = 0; rc == AM_OK && i < PQntuples(r); i++)
+        rc = am_store_session_purge(v, strtoll(PQgetvalue(r, i, 0), NULL, 10));
+    PQclear(r);
+    return rc;
+}
+
+int am_store_rewrite_begin(am_store *st, const char *session, am_store **on)
+{
+    *on = st;
+    if (!st->pg) /* SQLite: one process, am_sess_lock is enough */
+        return AM_OK;
+    if (!session)
+        return AM_ERR_INVALID;
+    am_store *v = am_pg_view_open(st);
+    if (!v)
+        return AM_ERR_UNAVAILABLE;
+    int64_t sid = 0;
+    int rc = pg_rw_lock(v, session, AM_PG_RW_WAIT_MS, &sid);
+    if (rc == AM_OK)
+        rc = pg_rw_abandoned(v, sid);
+    if (rc != AM_OK) {
+        am_pg_view_close(v);
+        return rc;
+    }
+    *on = v;
+    return AM_OK;
+}
+
+void am_store_rewrite_end(am_store *st, am_store *on)
+{
+    if (on && on != st)
+        am_pg_view_close(on); /* the session ends, and its lock with it */
+}
+
+/* The sid whose rewrite lock owns hidden session id (see above): the
+ * number after '~del~' or '~new~'; the row's own sid for any other. */
+static int64_t pg_hidden_owner(const char *id, int64_t sid)
+{
+    if (!strncmp(id, "~del~", 5) || !strncmp(id, "~new~", 5)) {
+        char *end = NULL;
+        long long n = strtoll(id + 5, &end, 10);
+        if (end != id + 5)
+            return n;
+    }
+    return sid;
+}
+
+/* Purges hidden session sid on v when the lock of owner is free (or
+ * freed within wait_ms); else leaves it to the lock's holder. */
+static int pg_purge_if_free(am_store *v, int64_t owner, int64_t sid, int wait_ms)
+{
+    for (int waited = 0;; waited += AM_PG_RW_POLL_MS) {
+        int got = 0;
+        am_w_lock(v);
+        int rc = pg_rw_call(v, 1, owner, &got);
+        am_w_unlock(v);
+        if (rc != AM_OK)
+            return rc;
+        if (got) {
+            rc = am_store_session_purge(v, sid);
+            am_w_lock(v);
+            int r2 = pg_rw_call(v, 0, owner, &got);
+            am_w_unlock(v);
+            return rc != AM_OK ? rc : r2;
+        }
+        if (waited >= wait_ms)
+            return AM_OK;
+        struct timespec ts = {0, AM_PG_RW_POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int am_pg_purge_hidden(am_store *st)
+{
+    am_store *v = am_pg_view_open(st);
+    if (!v)
+        return AM_ERR_UNAVAILABLE;
+    PGresult *r = NULL;
+    am_w_lock(v);
+    int rc = am_pg_view_query(v, AM_PG_SQL_RW_HIDDEN, 0, NULL, &r, "listing hidden sessions");
+    am_w_unlock(v);
+    for (int i = 0; rc == AM_OK && i < PQntuples(r); i++) {
+        int64_t sid = strtoll(PQgetvalue(r, i, 0), NULL, 10);
+        rc = pg_purge_if_free(v, pg_hidden_owner(PQgetvalue(r, i, 1), sid), sid, 0);
+    }
+    PQclear(r);
+    am_pg_view_close(v);
+    return rc;
+}
+
+int am_pg_purge_deleted(am_store *st, int64_t sid)
+{
+    am_store *v = am_pg_view_open(st);
+    if (!v)
+        return AM_ERR_UNAVAILABLE;
+    int rc = pg_purge_if_free(v, sid, sid, AM_PG_RW_WAIT_MS);
+    am_pg_view_close(v);
     return rc;
 }

@@ -430,15 +430,16 @@ int am_pg_q_bind_row(am_q *q, int first, am_row *row);
 #define AM_PG_SQL_SNAPSHOT "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 /* Runs constant SQL on c (a read snapshot's BEGIN and COMMIT). */
 int am_pg_exec_const(am_store *st, am_conn *c, const char *sql, const char *what);
-/* At open: purges the hidden sessions no live node owns (PostgreSQL:
- * each one's rewrite lock is free), leaving those another node is still
- * filling or purging (sessions_purge_hidden). */
-int am_pg_purge_hidden(am_store *st);
-/* After a session's deletion hid it as '~del~<sid>': its rows purged on a
- * pinned connection under the lock of sid, once a rewrite of the session
- * still running (on any node: its switch will fail) lets go of it; left
- * hidden, for a later start-up purge, when that takes longer than ~2 s. */
-int am_pg_purge_deleted(am_store *st, int64_t sid);
+/* A rewrite's pinned view of st (sessions.c, am_store_rewrite_begin): an
+ * am_store whose writer is a new connection that is never reopened, and
+ * whose errors, gate and counters are st's; NULL when it cannot connect
+ * (recorded). Close with am_pg_view_close, which ends the connection. */
+am_store *am_pg_view_open(am_store *st);
+void am_pg_view_close(am_store *v);
+/* Runs sql with n text parameters on view v's connection (the caller holds
+ * its writer); *out gets the rows (caller clears). */
+int am_pg_view_query(am_store *v, const char *sql, int n, const char *const *p, PGresult **out,
+                     const char *what);
 /* Column accessors of a PostgreSQL row (row->r non-NULL). */
 int64_t am_pg_row_int(am_row *row, int i);
 const char *am_pg_row_text(am_row *row, int i);
@@ -461,6 +462,14 @@ int am_glossary_keep(am_store *st, const char *id, const char *glossary_json);
 /* At open: purges the sessions a crash left hidden (sessions.c), deletes
  * the hidden vocabularies it left (vocab.c). */
 int sessions_purge_hidden(am_store *st);
+/* PostgreSQL (sessions.c, rewrites across nodes): the start-up purge of the
+ * hidden sessions no live node owns (each one's rewrite lock is free),
+ * leaving those another node is filling or purging; and a deleted
+ * session's purge under the lock of its sid, once a rewrite still running
+ * on any node lets go (left hidden, for a later start-up purge, when that
+ * takes longer than ~2 s). */
+int am_pg_purge_hidden(am_store *st);
+int am_pg_purge_deleted(am_store *st, int64_t sid);
 int vocab_cleanup(am_store *st);
 
 #endif
