@@ -331,4 +331,5 @@ PG_SUITES ?= tests/api/test_api.py tests/api/test_edits.py tests/api/test_metric
 test-pg: all
 	python3 tests/store/test_pg_schema.py
 	python3 tests/store/test_pg_nodes.py
+	python3 tests/store/test_pg_rewrites.py
 	@for s in $(PG_SUITES); do echo "== $$s (PostgreSQL)"; ADAPTMON_TEST_PG=1 python3 $$s || exit 1; done
