@@ -19,27 +19,40 @@ committed with what the surviving primary holds:
 The generator drives pluggable writers (writer.post(session, cid, body) ->
 "acked" | "ambiguous" | "refused"):
 
-  SqlWriter   a stand-in for adaptmon's PostgreSQL driver until it lands:
-              psycopg2 with a libpq multi-host string and
-              target_session_attrs=read-write, one transaction per segment
-              on adaptmon's own tables (schema/pg/): lock the sessions row
-              (FOR NO KEY UPDATE, as §2.5), answer a known client id with the
-              stored row (idempotent retry), else insert at seq + 1 and bump
-              the session's counters. Commit returned = acknowledged.
   HttpWriter  adaptmon's API: POST /v1/sessions/{id}/segments to a list of
               node URLs (2xx = acknowledged, 5xx or a broken/timed-out
               request = ambiguous, retried on the next node with the same id
-              and body). Used by run "node_kill" against adaptmon nodes; with
-              `--db postgresql://…` once the driver lands (HA_ADAPTMON_DB).
+              and body). Writer k starts on node k % 2, as a router spreads
+              sessions. Every run of the plan (RUNS) uses it: two `adaptmon
+              serve` nodes on the cluster (Nodes), reached through a libpq
+              multi-host string with target_session_attrs=read-write.
+  SqlWriter   the stand-in from before the driver landed: psycopg2, one
+              transaction per segment on adaptmon's own tables (schema/pg/):
+              lock the sessions row (FOR NO KEY UPDATE, as §2.5), answer a
+              known client id with the stored row, else insert at seq + 1.
+              Kept for `--sql` (SQL_RUNS): the cluster and the checker alone,
+              with more acknowledgements per run, and the design's literal
+              control (synchronous_commit=off in the writer's session, which
+              adaptmon never sends).
 
 The checker reads the surviving data through a reader: SqlReader (the
 surviving primary's segments table) or HttpReader (GET …/segments pages of a
-live node, backend-neutral).
+live node, backend-neutral; the SQLite run node_kill_sqlite).
 
-Usage: python3 tests/ha/faults.py [--short] [--only NAME,…] [--table FILE]
+Runs beyond the cluster faults: node_kill (an adaptmon node SIGKILLed),
+node_cut (an adaptmon node cut from PostgreSQL by iptables while it still
+serves HTTP), node_kill_replay (a node SIGKILLed during a replay; the other
+node's replay must equal a serial post), role_sync_off (the am role's
+default synchronous_commit is off: adaptmon must override it), control (an
+asynchronous cluster: losses expected) and soak (faults in turn for
+SOAK_SECONDS; only with --soak).
+
+Usage: python3 tests/ha/faults.py [--short | --sql | --soak [SECONDS]]
+                                  [--only NAME,…] [--table FILE]
 Prints one line per run and a Markdown table, then "N passed, N failed".
 --short runs primary_kill, standby_kill and control (about 2 minutes here).
 primary_kill_first is primary_kill under synchronous_standby_names FIRST 1.
+HA_KEEP_LOGS=DIR copies the adaptmon nodes' logs of each run to DIR/<run>.
 """
 import argparse
 import glob
@@ -656,6 +669,8 @@ def run_node_cut(c, load, am):
     c.note("a POST to node 0 during the cut answered %s" % st)
     if st is not None and 200 <= st < 300:
         raise RuntimeError("node 0 acknowledged a POST while cut off from PostgreSQL")
+    if st is not None and st != 503:  # a lost database is "retry", not an internal error
+        raise RuntimeError("node 0 answered %d while cut off from PostgreSQL (want 503)" % st)
     time.sleep(max(0.0, 6 - (time.time() - t_cut)))
     with load.lock:
         during = len([t for t in load.acks if t > t_cut])
@@ -760,7 +775,7 @@ def _post_log(url, session, log):
             raise RuntimeError("batch into %s failed at %s" % (session, d["failed"]))
 
 
-REPLAY_N = 3000  # segments of the replayed session: a replay of some seconds here
+REPLAY_N = 1500  # segments of the replayed session: a replay of some seconds here
 
 
 def run_node_kill_replay(c, load, am):
@@ -864,10 +879,14 @@ def one_nodes_run(name, fn, kw, expect_loss, writers, warm, hosts=("127.0.0.1", 
     try:
         kw = dict(kw)
         role_off = kw.pop("role_sync_off", False)
-        with pgcluster.Cluster(fsync=True, **kw) as c:
+        # fsync off, as in every run: the faults kill processes, none
+        # crashes the kernel, so the page cache survives them all
+        with pgcluster.Cluster(**kw) as c:
+            c.note("cluster up")
             if role_off and c.psql(c.primary, "ALTER ROLE am SET synchronous_commit = off") is None:
                 raise RuntimeError("ALTER ROLE am SET synchronous_commit = off failed")
             am = Nodes(c, work, hosts, args)
+            c.note("adaptmon nodes up")
             made = []
 
             def writer():  # writer k starts on node k % 2, as a router spreads sessions
@@ -875,6 +894,7 @@ def one_nodes_run(name, fn, kw, expect_loss, writers, warm, hosts=("127.0.0.1", 
                 return made[-1]
             load = Load(writer, writers, prefix="ha-%s-" % name)
             load.start()
+            c.note("load started")
             time.sleep(warm)
             try:
                 detail = fn(c, load, am)
@@ -887,6 +907,9 @@ def one_nodes_run(name, fn, kw, expect_loss, writers, warm, hosts=("127.0.0.1", 
     finally:
         if am is not None:
             am.close()
+        keep = os.environ.get("HA_KEEP_LOGS")  # a directory: the nodes' logs are copied there
+        if keep:
+            shutil.copytree(work, os.path.join(keep, name), dirs_exist_ok=True)
         shutil.rmtree(work, ignore_errors=True)
     res["name"] = name
     res["seconds"] = time.time() - t0
