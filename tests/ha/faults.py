@@ -655,7 +655,8 @@ def _post_one(url, session, cid, timeout=5):
 
 def run_node_cut(c, load, am):
     """#6: adaptmon node 0 (which reaches PostgreSQL through 127.0.0.2) is
-    cut off from every PostgreSQL node for 6 s while it keeps serving HTTP:
+    cut off from every PostgreSQL node for at least 6 s (until a POST sent
+    to it during the cut has answered) while it keeps serving HTTP:
     its in-flight POSTs fail (503, or no answer: ambiguous), the writers
     retry on node 1, which must not wait on row locks node 0's dead
     connections held (the servers' tcp_keepalives/tcp_user_timeout end
@@ -675,6 +676,7 @@ def run_node_cut(c, load, am):
     with load.lock:
         during = len([t for t in load.acks if t > t_cut])
     c.heal()
+    cut_for = time.time() - t_cut
     c.note("healed")
     deadline, n, st = time.time() + 30, 0, None
     while time.time() < deadline:
@@ -685,9 +687,11 @@ def run_node_cut(c, load, am):
         time.sleep(0.5)
     else:
         raise RuntimeError("node 0 does not serve writes 30 s after the heal (last %s)" % st)
-    c.note("node 0 acknowledged a POST %.1f s after the heal" % (time.time() - t_cut - 6))
-    return ("node 0 cut from PostgreSQL 6 s: its POST answered %s, %d acks (through node 1) "
-            "during the cut; node 0 writes again after the heal" % (cut_st or "nothing", during))
+    back = time.time() - t_cut - cut_for
+    c.note("node 0 acknowledged a POST %.1f s after the heal" % back)
+    return ("node 0 cut from PostgreSQL for %.1f s: its POST answered %s, %d acks (through node "
+            "1) during the cut; node 0 writes again %.1f s after the heal"
+            % (cut_for, cut_st or "nothing", during, back))
 
 
 def run_control_nodes(c, load, am):
