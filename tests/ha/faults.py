@@ -98,11 +98,14 @@ class SqlWriter:
 
     def dsn(self):
         nodes = self.cluster.nodes
+        # sync_commit None: the role's default (run sql_role_sync_off)
+        opt = "" if self.sync_commit is None else \
+            " options='-c synchronous_commit=%s'" % self.sync_commit
         return ("host=%s port=%s user=am dbname=postgres target_session_attrs=read-write "
                 "connect_timeout=2 keepalives=1 keepalives_idle=1 keepalives_interval=1 "
-                "keepalives_count=2 tcp_user_timeout=2000 options='-c synchronous_commit=%s'"
+                "keepalives_count=2 tcp_user_timeout=2000%s"
                 % (",".join("127.0.0.1" for _ in nodes), ",".join(str(n.port) for n in nodes),
-                   self.sync_commit))
+                   opt))
 
     def _connect(self):
         if self.conn is None:
@@ -135,7 +138,11 @@ class SqlWriter:
             with c.cursor() as cur:
                 cur.execute("SELECT sid, segments FROM sessions WHERE id = %s "
                             "FOR NO KEY UPDATE", (session,))
-                sid, last = cur.fetchone()
+                row = cur.fetchone()
+                if row is None:  # the session's own row was lost (an asynchronous run)
+                    c.rollback()
+                    return "refused"
+                sid, last = row
                 cur.execute("SELECT seq FROM segments WHERE sid = %s AND client_id = %s",
                             (sid, cid))
                 if cur.fetchone() is None:
@@ -478,10 +485,19 @@ def apply_schema(c):
                 raise RuntimeError("schema %s does not apply" % f)
 
 
+def _role_sync_off(c, on):
+    """Makes synchronous_commit=off the am role's default (on: else nothing)."""
+    if on and c.psql(c.primary, "ALTER ROLE am SET synchronous_commit = off") is None:
+        raise RuntimeError("ALTER ROLE am SET synchronous_commit = off failed")
+
+
 def one_run(name, fn, kw, sync_commit, expect_loss, writers, warm):
     t0 = time.time()
+    kw = dict(kw)
+    role_off = kw.pop("role_sync_off", False)
     with pgcluster.Cluster(**kw) as c:
         apply_schema(c)
+        _role_sync_off(c, role_off)
         load = Load(lambda: SqlWriter(c, sync_commit), writers)
         load.start()
         time.sleep(warm)
@@ -887,8 +903,7 @@ def one_nodes_run(name, fn, kw, expect_loss, writers, warm, hosts=("127.0.0.1", 
         # crashes the kernel, so the page cache survives them all
         with pgcluster.Cluster(**kw) as c:
             c.note("cluster up")
-            if role_off and c.psql(c.primary, "ALTER ROLE am SET synchronous_commit = off") is None:
-                raise RuntimeError("ALTER ROLE am SET synchronous_commit = off failed")
+            _role_sync_off(c, role_off)
             am = Nodes(c, work, hosts, args)
             c.note("adaptmon nodes up")
             made = []
@@ -942,6 +957,10 @@ SQL_RUNS = [
     ("sql_primary_cut", run_primary_cut, {}, "on", False),
     ("sql_standby_disk_full", run_standby_full, {"wal_tmpfs": ("n2",)}, "on", False),
     ("sql_control", run_control, {"sync": "", "extra": LAZY_WAL}, "off", True),
+    # role_sync_off's setting with a writer that leaves it alone: it loses,
+    # so role_sync_off's 0 is adaptmon's per-connection SET at work
+    ("sql_role_sync_off", run_primary_kill, {"extra": LAZY_WAL, "role_sync_off": True}, None,
+     True),
 ]
 
 NODE_HOSTS = ("127.0.0.1", "127.0.0.1")
