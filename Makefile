@@ -289,17 +289,20 @@ test-fleet: deps
 #                           here) and the pg_auto_failover test with 2 and 3 data
 #                           nodes (about 1.5 min each)
 #   make test-ha HA_SHORT=1 primary kill, standby kill, control (about TIME_SHORT)
-#   make test-ha HA_SOAK=600  also the soak: faults in turn for 600 s (long mode only)
+#   make test-ha HA_LONG=1  also primary_kill_first, rejoin_nostream and the 10-minute
+#                           soak (faults in turn under load; about TIME_LONG)
+#   make test-ha HA_SOAK=N  the default suite, then only the soak for N seconds
 # Needs root (tmpfs, iptables; PostgreSQL itself runs as nobody). Not part of `make test`
 # (long fault runs have their own target): only tests/ha/test_checker.py runs there.
 # `python3 tests/ha/faults.py --sql` runs the plan with the stand-in writer instead.
 .PHONY: test-ha
 HA_SHORT ?=
+HA_LONG ?=
 HA_SOAK ?=
 test-ha: deps
 	$(MAKE) all
 	python3 tests/ha/test_checker.py
-	python3 tests/ha/faults.py $(if $(HA_SHORT),--short)
+	python3 tests/ha/faults.py $(if $(HA_SHORT),--short,$(if $(HA_LONG),--long))
 	$(if $(HA_SHORT),,python3 tests/ha/autofailover.py)
 	$(if $(HA_SHORT),,python3 tests/ha/autofailover.py --data-nodes 3)
 	$(if $(HA_SOAK),python3 tests/ha/faults.py --soak $(HA_SOAK))

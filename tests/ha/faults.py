@@ -45,9 +45,10 @@ serves HTTP), node_kill_replay (a node SIGKILLed during a replay; the other
 node's replay must equal a serial post), role_sync_off (the am role's
 default synchronous_commit is off: adaptmon must override it), control (an
 asynchronous cluster: losses expected) and soak (faults in turn for
-SOAK_SECONDS; only with --soak).
+SOAK_SECONDS; only with --soak or --long, as are primary_kill_first and
+rejoin_nostream, whose subject is the cluster rather than the writer).
 
-Usage: python3 tests/ha/faults.py [--short | --sql | --soak [SECONDS]]
+Usage: python3 tests/ha/faults.py [--short | --long | --sql | --soak [SECONDS]]
                                   [--only NAME,…] [--table FILE]
 Prints one line per run and a Markdown table, then "N passed, N failed".
 --short runs primary_kill, standby_kill and control (about 2 minutes here).
@@ -990,7 +991,10 @@ RUNS = [
     ("soak", run_soak, {}, NODE_HOSTS, (), False),
 ]
 SHORT = ("primary_kill", "standby_kill", "control")
-LONG_ONLY = ("soak",)  # run only when named (--soak or --only)
+# Only in the long mode (--long; make test-ha HA_LONG=1) or when named: the
+# soak, and two runs whose subject is the cluster, not the writer (the
+# FIRST 1 rule; the rejoin that never streams), both also under --sql.
+LONG_ONLY = ("primary_kill_first", "rejoin_nostream", "soak")
 SQLITE_RUNS = ("node_kill_sqlite",)
 
 
@@ -1014,6 +1018,8 @@ def main():
     ap.add_argument("--table", help="also write the Markdown table to this file")
     ap.add_argument("--sql", action="store_true",
                     help="the runs with the stand-in writer (SqlWriter) instead")
+    ap.add_argument("--long", action="store_true",
+                    help="every run, with primary_kill_first, rejoin_nostream and the soak")
     ap.add_argument("--soak", type=int, nargs="?", const=SOAK_SECONDS, default=0,
                     metavar="SECONDS", help="only the soak (default %d s)" % SOAK_SECONDS)
     a = ap.parse_args()
@@ -1031,7 +1037,9 @@ def main():
         if bad:
             ap.error("unknown run %s (runs: %s)" % (", ".join(bad), ", ".join(names)))
     elif a.soak:
-        want = list(LONG_ONLY)
+        want = ["soak"]
+    elif a.long:
+        want = [r[0] for r in RUNS] + list(SQLITE_RUNS)
     elif a.short:
         want = list(SHORT)
     elif a.sql:
