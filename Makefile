@@ -285,12 +285,13 @@ test-fleet: deps
 
 # ---- ha: PostgreSQL fault suite (tests/ha/, deploy/postgres/RUNBOOK.md) ----
 #   make test-ha            the checker's own test, every run of tests/ha/faults.py
-#                           with two adaptmon nodes as the writers (about TIME_FULL
-#                           here) and the pg_auto_failover test with 2 and 3 data
-#                           nodes (about 1.5 min each)
-#   make test-ha HA_SHORT=1 primary kill, standby kill, control (about TIME_SHORT)
+#                           with two adaptmon nodes as the writers (537 s measured
+#                           at load average 10-15; see tests/RELIABILITY.md) and the
+#                           pg_auto_failover test with 2 and 3 data nodes (about
+#                           1.5 min each): about 12 min on that busy machine
+#   make test-ha HA_SHORT=1 primary kill, standby kill, control (110 s measured)
 #   make test-ha HA_LONG=1  also primary_kill_first, rejoin_nostream and the 10-minute
-#                           soak (faults in turn under load; about TIME_LONG)
+#                           soak (faults in turn under load; about 25 min)
 #   make test-ha HA_SOAK=N  the default suite, then only the soak for N seconds
 # Needs root (tmpfs, iptables; PostgreSQL itself runs as nobody). Not part of `make test`
 # (long fault runs have their own target): only tests/ha/test_checker.py runs there.
