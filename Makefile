@@ -285,20 +285,28 @@ test-fleet: deps
 
 # ---- ha: PostgreSQL fault suite (tests/ha/, deploy/postgres/RUNBOOK.md) ----
 #   make test-ha            the checker's own test, every run of tests/ha/faults.py
-#                           (about 4.5 min here; node_kill needs build/adaptmon)
-#                           and the pg_auto_failover test with 2 and 3 data
-#                           nodes (about 1.5 min each)
-#   make test-ha HA_SHORT=1 primary kill, standby kill, control (about 1.5 min)
+#                           with two adaptmon nodes as the writers (537 s measured
+#                           at load average 10-15; see tests/RELIABILITY.md) and the
+#                           pg_auto_failover test with 2 and 3 data nodes (about
+#                           1.5 min each): about 12 min on that busy machine
+#   make test-ha HA_SHORT=1 primary kill, standby kill, control (110 s measured)
+#   make test-ha HA_LONG=1  also primary_kill_first, rejoin_nostream and the 10-minute
+#                           soak (faults in turn under load; about 25 min)
+#   make test-ha HA_SOAK=N  the default suite, then only the soak for N seconds
 # Needs root (tmpfs, iptables; PostgreSQL itself runs as nobody). Not part of `make test`
 # (long fault runs have their own target): only tests/ha/test_checker.py runs there.
+# `python3 tests/ha/faults.py --sql` runs the plan with the stand-in writer instead.
 .PHONY: test-ha
 HA_SHORT ?=
+HA_LONG ?=
+HA_SOAK ?=
 test-ha: deps
 	$(MAKE) all
 	python3 tests/ha/test_checker.py
-	python3 tests/ha/faults.py $(if $(HA_SHORT),--short)
+	python3 tests/ha/faults.py $(if $(HA_SHORT),--short,$(if $(HA_LONG),--long))
 	$(if $(HA_SHORT),,python3 tests/ha/autofailover.py)
 	$(if $(HA_SHORT),,python3 tests/ha/autofailover.py --data-nodes 3)
+	$(if $(HA_SOAK),python3 tests/ha/faults.py --soak $(HA_SOAK))
 
 # ---- mutants: the tests still see the bugs they were written against ------
 #   make mutants              every tests/mutants/*.patch, one at a time, in a copy

@@ -501,6 +501,10 @@ int am_acquire(am_server *srv, const char *session, am_sess **out, am_fail *f)
     else if (rc == AM_ERR_FULL) { /* the memory budget stayed full for 2 s */
         am_failp(f, AM_P_UNAVAILABLE, NULL, "%s", am_buf_str(&err));
         f->retry_after = 2;
+    } else if (rc == AM_ERR_UNAVAILABLE) { /* PostgreSQL unreachable or failing over */
+        am_failp(f, AM_P_UNAVAILABLE, NULL, "session unavailable: %s",
+                 err.len ? am_buf_str(&err) : am_strerror(rc));
+        f->retry_after = 1;
     } else if (rc != AM_OK)
         am_failp(f, AM_P_INTERNAL, NULL, "session unavailable: %s",
                  err.len ? am_buf_str(&err) : am_strerror(rc));

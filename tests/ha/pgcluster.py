@@ -21,6 +21,11 @@ Faults and repairs, all by PID or by path, never by a process name:
                         and a DROP leaves open TCP connections hanging, as a
                         real partition does). Rules live in a chain of their
                         own (AMHA_<pid>), removed on exit.
+  cut_addr(addr)        a cut of whatever reaches the postmasters through
+                        127.0.0.2 or 127.0.0.3 (every node listens on both
+                        besides 127.0.0.1): one adaptmon node (its --db
+                        names that address), or the walreceivers
+                        (repl_host), while the other clients go on
   rejoin(node, primary) pg_rewind the old primary against the new one, start
                         it as a standby, and check that it *streams* (its row
                         in the new primary's pg_stat_replication reaches
@@ -129,7 +134,7 @@ class Cluster:
     extra: more postgresql.conf lines for every node."""
 
     def __init__(self, standbys=2, sync="ANY 1", wal_tmpfs=(), tmpfs_mb=128, extra=(),
-                 fsync=False):
+                 fsync=False, repl_host="127.0.0.1"):
         why = available()
         if why:
             raise RuntimeError(why)
@@ -139,6 +144,7 @@ class Cluster:
         os.chown(self.dir, self.uid, self.gid)
         os.chmod(self.dir, 0o700)
         self.chain = "AMHA_%d" % os.getpid()
+        self.repl_host = repl_host  # the address standbys stream from (cut_addr)
         self.cuts = []
         self.closed = False
         self.events = []  # what the harness saw and did, for the run's report
@@ -148,7 +154,10 @@ class Cluster:
         names = ", ".join(n.name for n in self.nodes)
         self.sync_names = "%s (%s)" % (sync, names) if sync else ""
         self.conf = [
-            "listen_addresses = '127.0.0.1'",
+            # 127.0.0.2 and .3 are other doors to the same postmasters, so
+            # one kind of client (an adaptmon node, the walreceivers) can be
+            # cut by address while the others go on (cut_addr)
+            "listen_addresses = '127.0.0.1,127.0.0.2,127.0.0.3'",
             "unix_socket_directories = '%s'" % self.dir,
             "wal_level = replica", "max_wal_senders = 10", "max_replication_slots = 10",
             "hot_standby = on", "wal_log_hints = on", "wal_keep_size = '64MB'",
@@ -159,6 +168,13 @@ class Cluster:
             "max_connections = 60", "shared_buffers = 32MB", "min_wal_size = 32MB",
             "max_wal_size = 64MB",
             "log_min_messages = warning",
+            # A client cut off by the network leaves its backend idle in a
+            # transaction, holding row locks (an adaptmon node's session
+            # rows), until the server notices: with the kernel's defaults
+            # that is 2 h of keepalive idle time. These make it ~3 s, as a
+            # deployment must (tests/RELIABILITY.md, node_cut).
+            "tcp_keepalives_idle = 1", "tcp_keepalives_interval = 1",
+            "tcp_keepalives_count = 2", "tcp_user_timeout = 3000",
         ] + list(extra)
         self.wal_tmpfs = set(wal_tmpfs)
         self.tmpfs_mb = tmpfs_mb
@@ -252,7 +268,8 @@ class Cluster:
 
     def _point(self, node, primary, reload=True):
         """Sets node's primary_conninfo to primary (postgresql.auto.conf)."""
-        ci = "host=127.0.0.1 port=%d user=am application_name=%s" % (primary.port, node.name)
+        ci = "host=%s port=%d user=am application_name=%s" % (self.repl_host, primary.port,
+                                                              node.name)
         auto = os.path.join(node.data, "postgresql.auto.conf")
         lines = []
         if os.path.exists(auto):
@@ -452,6 +469,17 @@ class Cluster:
         for d in ("--dport", "--sport"):
             self._ipt("-A", self.chain, "-p", "tcp", d, str(node.port), "-j", "DROP")
         self.cuts.append(node)
+
+    def cut_addr(self, addr):
+        """Drops every loopback packet to or from addr (127.0.0.2 or .3):
+        the clients that reach the postmasters through that address lose
+        them, the others (127.0.0.1) do not."""
+        if not self.cuts:
+            self._ipt("-N", self.chain, check=False)
+            self._ipt("-I", "INPUT", "-i", "lo", "-j", self.chain)
+        for d in ("-d", "-s"):
+            self._ipt("-A", self.chain, "-p", "tcp", d, addr, "-j", "DROP")
+        self.cuts.append(addr)
 
     def heal(self):
         """Removes every cut."""
