@@ -236,6 +236,8 @@ struct am_store {
     pthread_cond_t sync_cv;
     int sync_stop; /* guarded by sync_mu */
     atomic_int pg_require, pg_sync_ok;
+    atomic_int pg_expect; /* --pg-expect-standbys + 1; 0: synchronous_standby_names' */
+    am_store_pg_status pg_status; /* guarded by sync_mu: the last probe's answer */
     int wal_marking; /* guarded by w.mu: the WAL hook is writing the id */
 };
 
