@@ -93,8 +93,10 @@ int am_store_is_pg(const am_store *st);
 /* PostgreSQL: starts the probe thread (server/store/pg_sync.c: once a
  * second; the first probe runs before this returns) and, with on, from now
  * on every write fails with AM_ERR_UNAVAILABLE (503) while the cluster has
- * no synchronous standby streaming. A no-op for SQLite. AM_ERR_IO when the
- * thread cannot start. */
+ * no synchronous standby streaming. Then it runs the open's purge of what
+ * a crash left (deleted sessions' rows, unfinished vocabularies) unless
+ * writes are refused. A no-op for SQLite. AM_ERR_IO when the thread cannot
+ * start or the purge fails. */
 int am_store_pg_require_sync(am_store *st, int on, am_buf *err);
 /* 1 unless the PostgreSQL store requires a synchronous standby and the
  * last probe found none. */

@@ -499,7 +499,7 @@ int am_store_is_pg(const am_store *st)
  * background vocabularies deleted and deleted sessions' rows purged (work
  * left by a process that stopped in the middle). AM_OK or AM_ERR_IO, err
  * set. */
-static int open_cleanup(am_store *st, am_buf *err)
+int open_cleanup(am_store *st, am_buf *err)
 {
     if (vocab_cleanup(st) != AM_OK) {
         am_buf_printf(err, "deleting unfinished background vocabularies failed");
@@ -522,8 +522,9 @@ static int am_store_open_pg(am_store *st, const struct am_embedded_file *migrati
     int rc = am_pg_conn_open(st, &st->w, 1, err);
     if (rc == AM_OK)
         rc = pg_migrate(st, migrations, n, err);
-    if (rc == AM_OK)
-        rc = open_cleanup(st, err);
+    /* open_cleanup writes: am_store_pg_require_sync runs it once it knows
+     * whether writes may commit (pg_sync.c) */
+    st->pg_cleanup_due = 1;
     if (rc == AM_OK)
         rc = am_store_set_readers(st, AM_STORE_READERS, err);
     return rc;

@@ -296,6 +296,21 @@ int am_store_pg_require_sync(am_store *st, int on, am_buf *err)
     int ok = pg_sync_probe(st, &s); /* the first answer before any write */
     atomic_store(&st->pg_require, on ? 1 : 0);
     pg_sync_record(st, ok, &s);
+    if (st->pg_cleanup_due) {
+        /* the open's purge writes too: refused like any other write, it
+         * waits for a start that has a synchronous standby (the rows are
+         * hidden meanwhile; they only take space) */
+        st->pg_cleanup_due = 0;
+        if (am_store_pg_sync_ok(st)) {
+            int rc = open_cleanup(st, err);
+            if (rc != AM_OK)
+                return rc;
+        } else {
+            pg_sync_log(st, "PostgreSQL: no synchronous standby streams: the rows of deleted "
+                            "sessions and unfinished vocabulary uploads a crash left are purged "
+                            "at a later start (--pg-require-sync)");
+        }
+    }
     if (pthread_create(&st->sync_thread, NULL, pg_sync_main, st) != 0) {
         am_buf_printf(err, "cannot start the synchronous-standby probe");
         return AM_ERR_IO;

@@ -238,6 +238,7 @@ struct am_store {
     atomic_int pg_require, pg_sync_ok;
     atomic_int pg_expect; /* --pg-expect-standbys + 1; 0: synchronous_standby_names' */
     am_store_pg_status pg_status; /* guarded by sync_mu: the last probe's answer */
+    int pg_cleanup_due; /* open_cleanup not run yet (am_store_pg_require_sync runs it) */
     int wal_marking; /* guarded by w.mu: the WAL hook is writing the id */
 };
 
@@ -439,6 +440,10 @@ const char *am_pg_row_text(am_row *row, int i);
 int am_pg_write_gate(am_store *st);
 /* Stops the probe and closes its connection (am_store_free). */
 void am_pg_sync_stop(am_store *st);
+/* What every open does after its migrations, and writes: deletes the
+ * unfinished vocabularies and the rows of deleted sessions a crash left
+ * (open.c). PostgreSQL runs it from am_store_pg_require_sync. */
+int open_cleanup(am_store *st, am_buf *err);
 
 /* ---- the other files ------------------------------------------------------ */
 
