@@ -552,8 +552,7 @@ static void am_rs_store_failed(am_fail *f, int rc, const char *session)
                  session);
     } else if (rc == AM_ERR_UNAVAILABLE) {
         am_failp(f, AM_P_UNAVAILABLE, NULL,
-                 "the rescore of '%s' was not stored: the database is unavailable; retry",
-                 session);
+                 "the rescore of '%s' was not stored: the database is unavailable; retry", session);
         f->retry_after = 1;
     } else
         am_failp(f, AM_P_INTERNAL, NULL, "storage error: the rescore of '%s' failed to store",

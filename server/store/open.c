@@ -499,7 +499,7 @@ int am_store_is_pg(const am_store *st)
  * background vocabularies deleted and deleted sessions' rows purged (work
  * left by a process that stopped in the middle). AM_OK or AM_ERR_IO, err
  * set. */
-int open_cleanup(am_store *st, am_buf *err)
+static int open_cleanup(am_store *st, am_buf *err)
 {
     if (vocab_cleanup(st) != AM_OK) {
         am_buf_printf(err, "deleting unfinished background vocabularies failed");
@@ -509,6 +509,24 @@ int open_cleanup(am_store *st, am_buf *err)
         am_buf_printf(err, "purging the rows of deleted sessions failed");
         return AM_ERR_IO;
     }
+    return AM_OK;
+}
+
+int am_store_pg_require_sync(am_store *st, int on, am_buf *err)
+{
+    int rc = am_pg_sync_start(st, on, err);
+    if (rc != AM_OK || !st->pg_cleanup_due)
+        return rc;
+    /* the open's purge writes too: refused like any other write, it waits
+     * for a start that has a synchronous standby (the rows are hidden
+     * meanwhile; they only take space). Before the probe it would commit a
+     * single copy, or wait for ever on a standby that is not there. */
+    st->pg_cleanup_due = 0;
+    if (am_store_pg_sync_ok(st))
+        return open_cleanup(st, err);
+    am_pg_sync_log(st, "PostgreSQL: no synchronous standby streams: the rows of deleted sessions "
+                       "and unfinished vocabulary uploads a crash left are purged at a later "
+                       "start (--pg-require-sync)");
     return AM_OK;
 }
 

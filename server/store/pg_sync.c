@@ -46,7 +46,7 @@
  * server in recovery (a multi-host string without target_session_attrs
  * reached a standby) the lag is NULL: pg_current_wal_lsn() fails there. */
 #define AM_PG_SQL_SYNC_PROBE                                                                       \
-    "SELECT current_setting('synchronous_standby_names'), current_setting('cluster_name'), "      \
+    "SELECT current_setting('synchronous_standby_names'), current_setting('cluster_name'), "       \
     "(SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum') "            \
     "AND state = 'streaming'), "                                                                   \
     "(SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming' "                         \
@@ -54,7 +54,7 @@
     "(SELECT coalesce(string_agg(application_name, ',' ORDER BY application_name), '') "           \
     "FROM pg_stat_replication WHERE state = 'streaming' "                                          \
     "AND backend_start <= now() - interval '" AM_PG_STEADY_S " seconds'), "                        \
-    "CASE WHEN pg_is_in_recovery() THEN NULL ELSE (SELECT coalesce(max(pg_wal_lsn_diff("          \
+    "CASE WHEN pg_is_in_recovery() THEN NULL ELSE (SELECT coalesce(max(pg_wal_lsn_diff("           \
     "pg_current_wal_lsn(), replay_lsn)), -1)::bigint FROM pg_stat_replication "                    \
     "WHERE state = 'streaming') END"
 
@@ -143,9 +143,7 @@ int am_store_pg_ssn_expected(const char *ssn, const char *self, am_buf *names)
 
 /* ---- the probe ------------------------------------------------------------- */
 
-/* Logs msg through the store's logger without making it the store's last
- * error (which a failing request would then answer). */
-static void pg_sync_log(am_store *st, const char *msg)
+void am_pg_sync_log(am_store *st, const char *msg)
 {
     pthread_mutex_lock(&st->errmu);
     if (st->logfn)
@@ -259,7 +257,7 @@ static void pg_sync_record(am_store *st, int ok, const am_store_pg_status *s)
         else
             snprintf(msg, sizeof msg, "PostgreSQL: %lld of %lld expected standbys stream again",
                      (long long)s->streaming, (long long)s->expected);
-        pg_sync_log(st, msg);
+        am_pg_sync_log(st, msg);
     }
 }
 
@@ -288,7 +286,7 @@ void am_store_pg_expect_standbys(am_store *st, int n)
     atomic_store(&st->pg_expect, n < 0 ? 0 : n + 1);
 }
 
-int am_store_pg_require_sync(am_store *st, int on, am_buf *err)
+int am_pg_sync_start(am_store *st, int on, am_buf *err)
 {
     if (!st->pg || st->sync_running)
         return AM_OK;
@@ -296,21 +294,6 @@ int am_store_pg_require_sync(am_store *st, int on, am_buf *err)
     int ok = pg_sync_probe(st, &s); /* the first answer before any write */
     atomic_store(&st->pg_require, on ? 1 : 0);
     pg_sync_record(st, ok, &s);
-    if (st->pg_cleanup_due) {
-        /* the open's purge writes too: refused like any other write, it
-         * waits for a start that has a synchronous standby (the rows are
-         * hidden meanwhile; they only take space) */
-        st->pg_cleanup_due = 0;
-        if (am_store_pg_sync_ok(st)) {
-            int rc = open_cleanup(st, err);
-            if (rc != AM_OK)
-                return rc;
-        } else {
-            pg_sync_log(st, "PostgreSQL: no synchronous standby streams: the rows of deleted "
-                            "sessions and unfinished vocabulary uploads a crash left are purged "
-                            "at a later start (--pg-require-sync)");
-        }
-    }
     if (pthread_create(&st->sync_thread, NULL, pg_sync_main, st) != 0) {
         am_buf_printf(err, "cannot start the synchronous-standby probe");
         return AM_ERR_IO;

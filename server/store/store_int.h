@@ -440,10 +440,12 @@ const char *am_pg_row_text(am_row *row, int i);
 int am_pg_write_gate(am_store *st);
 /* Stops the probe and closes its connection (am_store_free). */
 void am_pg_sync_stop(am_store *st);
-/* What every open does after its migrations, and writes: deletes the
- * unfinished vocabularies and the rows of deleted sessions a crash left
- * (open.c). PostgreSQL runs it from am_store_pg_require_sync. */
-int open_cleanup(am_store *st, am_buf *err);
+/* The probe's part of am_store_pg_require_sync (open.c runs the open's
+ * deferred purge after it): the first probe, then the thread. */
+int am_pg_sync_start(am_store *st, int on, am_buf *err);
+/* Logs msg through the store's logger without making it the store's last
+ * error (which a failing request would then answer). */
+void am_pg_sync_log(am_store *st, const char *msg);
 
 /* ---- the other files ------------------------------------------------------ */
 

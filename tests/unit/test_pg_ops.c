@@ -39,8 +39,7 @@ static void test_keyword_password_hidden(void **state)
 {
     (void)state;
     shown_is("host=db1 user=am password=s3cret dbname=x", "host=db1 user=am password=*** dbname=x");
-    shown_is("host=db1 password = 'it\\'s a secret' dbname=x",
-             "host=db1 password = *** dbname=x");
+    shown_is("host=db1 password = 'it\\'s a secret' dbname=x", "host=db1 password = *** dbname=x");
     shown_is("host=a,b port=5432,5432 sslpassword=k3y", "host=a,b port=5432,5432 sslpassword=***");
     shown_is("host=db1 password=esc\\ aped dbname=x", "host=db1 password=*** dbname=x");
     /* unreadable from a key without '=': the rest hidden */
@@ -75,7 +74,8 @@ static void test_scrub_messages(void **state)
              "invalid percent-encoded token: \"***\"");
     scrub_is("host=db1 password='top secret'", "near top secret and 'top secret'",
              "near *** and ***");
-    scrub_is("host=db1 password s3cret!", "missing \"=\" after \"s3cret!\"", "missing \"=\" after \"***\"");
+    scrub_is("host=db1 password s3cret!", "missing \"=\" after \"s3cret!\"",
+             "missing \"=\" after \"***\"");
     /* short values are left (they would garble the message) */
     scrub_is("host=db1 password=ab", "a bad host", "a bad host");
     /* SQLite: nothing to hide */
