@@ -327,7 +327,9 @@ print-%:
 
 # ---- PostgreSQL: the suites against the PostgreSQL driver (issue 28) --------
 #   make test-pg   the store's PostgreSQL tests (schema and statements, two nodes on
-#                  one database, --pg-require-sync) and the API suites of PG_SUITES
+#                  one database, --pg-require-sync; test_pg_ops: a primary + two
+#                  standbys, /readyz and /metrics on standbys that do not stream,
+#                  every write route refused, --db password redacted) and the API suites of PG_SUITES
 #                  with ADAPTMON_TEST_PG=1: tests/api/harness.py runs their servers
 #                  on fresh databases of one throwaway PostgreSQL (tests/pgutil.py:
 #                  loopback, as nobody, under /tmp); needs postgresql-15 (tools/deps.sh)
@@ -340,4 +342,5 @@ test-pg: all
 	python3 tests/store/test_pg_schema.py
 	python3 tests/store/test_pg_nodes.py
 	python3 tests/store/test_pg_rewrites.py
+	python3 tests/store/test_pg_ops.py
 	@for s in $(PG_SUITES); do echo "== $$s (PostgreSQL)"; ADAPTMON_TEST_PG=1 python3 $$s || exit 1; done

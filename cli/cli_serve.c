@@ -220,7 +220,13 @@ static void am_serve_sqlite_log(void *ctx, int code, const char *msg)
 /* The store's own failures (I/O, full), with what it was doing. */
 static void am_serve_store_log(void *ctx, const char *msg)
 {
-    am_log_at((const am_log *)ctx, AM_LOG_ERROR, NULL, "database: %s", msg);
+    const am_server *srv = ctx;
+    am_buf m; /* libpq's messages may quote a piece of --db: no password logged */
+    am_buf_init(&m);
+    am_buf_appends(&m, msg);
+    am_store_db_scrub(srv->cfg.db, &m);
+    am_log_at(&srv->log, AM_LOG_ERROR, NULL, "database: %s", am_buf_str(&m));
+    am_buf_cleanup(&m);
 }
 
 /* Descriptors the server needs besides one per connection: SQLite's
@@ -291,10 +297,21 @@ static void am_serve_log_migration(const am_server *srv)
     const am_log_field fields[] = {{"event", "migration", 0},
                                    {"from_version", f, AM_LOG_F_NUM},
                                    {"to_version", t, AM_LOG_F_NUM},
-                                   {"db", srv->cfg.db, 0}};
+                                   {"db", srv->db_shown, 0}};
     am_log_event(&srv->log, AM_LOG_INFO, NULL, fields, sizeof fields / sizeof fields[0],
-                 "migrated the database schema of %s from version %s to %s%s", srv->cfg.db, f, t,
+                 "migrated the database schema of %s from version %s to %s%s", srv->db_shown, f, t,
                  from ? "" : " (new database)");
+}
+
+/* srv->db_shown: --db with its password hidden, for every log line and
+ * answer (a PostgreSQL URI may carry one; issue 28). */
+static void am_serve_db_shown(am_server *srv)
+{
+    am_buf b;
+    am_buf_init(&b);
+    am_store_db_shown(srv->cfg.db, &b);
+    snprintf(srv->db_shown, sizeof srv->db_shown, "%s", am_buf_str(&b));
+    am_buf_cleanup(&b);
 }
 
 /* Length (issue 15): start-up and shutdown in order (configuration, shard
@@ -318,6 +335,7 @@ static int am_serve(int argc, char **argv, char **envp)
     srv->log.level = srv->cfg.log_level;
     srv->log.format = srv->cfg.log_format;
     srv->version = AM_VERSION;
+    am_serve_db_shown(srv);
     /* before any other SQLite call (sqlite3_initialize); srv->log outlives
      * every connection */
     sqlite3_config(SQLITE_CONFIG_LOG, am_serve_sqlite_log, &srv->log);
@@ -362,11 +380,13 @@ static int am_serve(int argc, char **argv, char **envp)
     }
     if (am_store_open(srv->cfg.db, (enum am_durability)srv->cfg.durability, &srv->store, &err) !=
         AM_OK) {
-        am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot open the database %s: %s", srv->cfg.db,
+        am_store_db_scrub(srv->cfg.db, &err);
+        am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot open the database %s: %s", srv->db_shown,
                   am_buf_str(&err));
         goto out;
     }
-    am_store_set_logger(srv->store, am_serve_store_log, &srv->log);
+    am_store_set_logger(srv->store, am_serve_store_log, srv);
+    am_store_pg_expect_standbys(srv->store, srv->cfg.pg_expect_standbys);
     if (am_store_pg_require_sync(srv->store, srv->cfg.pg_require_sync, &err) != AM_OK) {
         am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot start --pg-require-sync: %s",
                   am_buf_str(&err));
@@ -383,7 +403,7 @@ static int am_serve(int argc, char **argv, char **envp)
     }
     am_serve_log_migration(srv);
     if (am_store_set_max_bytes(srv->store, srv->cfg.max_db_size) != AM_OK) {
-        am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot apply max-db-size to %s", srv->cfg.db);
+        am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot apply max-db-size to %s", srv->db_shown);
         goto out;
     }
     srv->prom = am_prom_new();
@@ -411,19 +431,19 @@ static int am_serve(int argc, char **argv, char **envp)
     am_log_at(&srv->log, AM_LOG_INFO, NULL,
               "adaptmon %s serving %s: database %s (schema %d, durability %s), %d threads, "
               "auth %s%s, config %s",
-              AM_VERSION, url, srv->cfg.db, am_store_schema_version(srv->store),
+              AM_VERSION, url, srv->db_shown, am_store_schema_version(srv->store),
               am_store_is_pg(srv->store) ? "the PostgreSQL cluster's"
               : srv->cfg.durability      ? "full"
                                          : "normal",
               srv->cfg.threads, srv->cfg.write_token[0] ? "on" : "off",
               srv->cfg.read_token[0] ? " (read token too)" : "",
               srv->cfg.config_file[0] ? srv->cfg.config_file : "none");
-    printf("adaptmon listening on %s (database %s) — try: curl -s %s/healthz\n", url, srv->cfg.db,
+    printf("adaptmon listening on %s (database %s) — try: curl -s %s/healthz\n", url, srv->db_shown,
            curl_url);
     fflush(stdout);
     srv->ready = 1;
     /* fleet: tell systemd (Type=notify) we are ready; start the watchdog */
-    sd_notifyf(0, "READY=1\nSTATUS=serving %s, database %s%s%s", url, srv->cfg.db,
+    sd_notifyf(0, "READY=1\nSTATUS=serving %s, database %s%s%s", url, srv->db_shown,
                srv->shard ? ", shard " : "",
                srv->shard ? am_shard_name(srv->shard, am_shard_self(srv->shard)) : "");
     am_serve_wd_start(&wd, srv);

@@ -32,6 +32,8 @@ typedef struct am_server {
     struct am_cicache *cicache; /* ?ci= per-segment statistics (ci_cache.h), NULL = off */
     int db_fd; /* the database file, flock'ed for the process's life (dbfile.h); -1 = none */
     const char *version; /* program version for adaptmon_build_info (static; NULL: "unknown") */
+    char db_shown[640]; /* cfg.db as logs and answers show it: passwords as "***"
+                           (am_store_db_shown); set once at start */
 } am_server;
 
 /* Starts the HTTP daemon on cfg.listen:cfg.port (http.c). Returns AM_OK or

@@ -90,15 +90,55 @@ int64_t am_store_size_bytes(am_store *st);
 int am_store_path_is_pg(const char *db);
 /* Whether st is a PostgreSQL store. */
 int am_store_is_pg(const am_store *st);
-/* PostgreSQL with on: from now on every write fails with
- * AM_ERR_UNAVAILABLE (503) while the cluster has no synchronous standby
- * streaming, as a probe thread finds once a second (server/store/
- * pg_sync.c); the first probe runs before this returns. A no-op for SQLite
- * or off. AM_ERR_IO when the thread cannot start. */
+/* PostgreSQL: starts the probe thread (server/store/pg_sync.c: once a
+ * second; the first probe runs before this returns) and, with on, from now
+ * on every write fails with AM_ERR_UNAVAILABLE (503) while the cluster has
+ * no synchronous standby streaming. Then it runs the open's purge of what
+ * a crash left (deleted sessions' rows, unfinished vocabularies) unless
+ * writes are refused. A no-op for SQLite. AM_ERR_IO when the thread cannot
+ * start or the purge fails. */
 int am_store_pg_require_sync(am_store *st, int on, am_buf *err);
 /* 1 unless the PostgreSQL store requires a synchronous standby and the
  * last probe found none. */
 int am_store_pg_sync_ok(am_store *st);
+
+/* The cluster as the last probe saw it (PostgreSQL; issue 28 item 5): the
+ * probe runs once a second in PostgreSQL mode, --pg-require-sync or not,
+ * and /readyz and /metrics read this copy, never the server. */
+typedef struct am_store_pg_status {
+    int probed; /* 1 once a probe ran */
+    int reachable; /* the last probe reached the server and read its state */
+    int configured; /* synchronous_standby_names is set */
+    int require; /* --pg-require-sync is on */
+    int writes_ok; /* writes are accepted (am_store_pg_sync_ok) */
+    int degraded; /* reachable, and fewer standbys stream than expected */
+    int64_t sync; /* synchronous (sync/quorum) standbys streaming */
+    int64_t streaming; /* standbys streaming for some seconds (pg_sync.c) */
+    int64_t expected; /* --pg-expect-standbys, else the standbys synchronous_standby_names
+                         names (the primary's own cluster_name left out) */
+    int64_t lag_bytes; /* largest replay lag of a streaming standby; -1: none known */
+    char missing[256]; /* the expected standbys, by name, that do not stream
+                          (comma separated; "" when none or not named) */
+} am_store_pg_status;
+/* Copies the last probe's answer into *out; returns out->probed (0 for
+ * SQLite or before the probe started). Caller owns *out. */
+int am_store_pg_status_get(am_store *st, am_store_pg_status *out);
+/* The standbys the cluster is expected to stream to (--pg-expect-standbys);
+ * negative: as many as synchronous_standby_names names. */
+void am_store_pg_expect_standbys(am_store *st, int n);
+/* The standbys a synchronous_standby_names value names, the server's own
+ * cluster_name (self, may be NULL) left out, as a count, and their names
+ * comma separated into names (reset first; caller owns it). "*" counts as
+ * the number the rule waits for. */
+int am_store_pg_ssn_expected(const char *ssn, const char *self, am_buf *names);
+/* The --db value as it may be shown: a PostgreSQL URI's or key=value
+ * string's password and sslpassword values replaced by "***"; a SQLite
+ * path unchanged. Into out (reset first; caller owns it). */
+void am_store_db_shown(const char *db, am_buf *out);
+/* Replaces in msg every password value of the PostgreSQL --db string db
+ * (4 bytes or longer) by "***": libpq's messages may quote parts of the
+ * string. A no-op for a SQLite path. */
+void am_store_db_scrub(const char *db, am_buf *msg);
 /* Runs a cheap query ("SELECT 1"); AM_OK when the database answers. */
 int am_store_ping(am_store *st);
 /* The most database pages one committed write transaction wrote since

@@ -277,6 +277,11 @@ static int import_unit(void *ctx, const am_xliff_doc *d, const am_xliff_seg *s,
         am_resp_problem(im->resp, req, f.type, "unit '%s': %s", s->id, am_buf_str(&f.detail));
         am_resp_problem_set(im->resp, "imported", json_integer((json_int_t)im->imported));
         am_resp_problem_set(im->resp, "already_present", json_integer((json_int_t)im->present));
+        if (f.retry_after > 0) { /* a 503 (no synchronous standby, …): when to retry */
+            char v[16];
+            snprintf(v, sizeof v, "%d", f.retry_after);
+            am_resp_header(im->resp, "Retry-After", v);
+        }
         im->failed = 1;
     } else {
         char reason[300];

@@ -548,8 +548,8 @@ void am_api_session_delete(am_req *req, am_resp *resp)
         am_resp_problem(resp, req, AM_P_NOT_FOUND, "no session '%s'", id);
         return;
     }
-    if (rc != AM_OK) {
-        am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: deleting failed");
+    if (rc != AM_OK) { /* 503 + Retry-After without a synchronous standby */
+        am_api_store_fail(req, resp, rc, "deleting failed");
         return;
     }
     am_sessions_forget(req->srv->sessions, id);

@@ -42,13 +42,65 @@ static const char *am_api_unready(am_server *srv, const char **why)
     return NULL;
 }
 
+/* What an operator must know of a PostgreSQL cluster that still serves
+ * (DESIGN-postgres §2.9, issue 28 item 5), or NULL when nothing is amiss:
+ * fewer standbys stream than expected (a rejoined old primary that never
+ * streams, a standby whose WAL receiver stopped), or writes are refused
+ * for want of a synchronous standby. Written into buf (cap bytes). */
+static const char *am_api_pg_degraded(const am_store_pg_status *s, char *buf, size_t cap)
+{
+    if (!s->probed)
+        return NULL;
+    if (!s->reachable) {
+        snprintf(buf, cap,
+                 "the standby probe cannot read the primary's replication state (the role "
+                 "needs pg_monitor); see deploy/postgres/RUNBOOK.md");
+        return buf;
+    }
+    if (!s->degraded && s->writes_ok)
+        return NULL;
+    int n = 0;
+    if (s->degraded)
+        n = snprintf(buf, cap,
+                     "%lld of %lld expected standbys stream%s%s: a standby that is down or "
+                     "connected but not streaming (a rejoined old primary that never streams) "
+                     "is no second copy; ",
+                     (long long)s->streaming, (long long)s->expected,
+                     s->missing[0] ? "; not streaming: " : "", s->missing);
+    if (n >= 0 && (size_t)n < cap)
+        snprintf(buf + n, cap - (size_t)n, "%s see deploy/postgres/RUNBOOK.md",
+                 s->writes_ok ? "writes are still acknowledged;"
+                              : "no synchronous standby streams: writes answer 503 "
+                                "(--pg-require-sync);");
+    return buf;
+}
+
+/* The PostgreSQL part of /readyz's answer: the last probe's counts. */
+static json_t *am_api_pg_json(const am_store_pg_status *s)
+{
+    json_t *o = json_pack("{sssIsIsI}", "writes", s->writes_ok ? "accepted" : "refused",
+                          "standbys_streaming", (json_int_t)s->streaming, "standbys_expected",
+                          (json_int_t)s->expected, "sync_standbys", (json_int_t)s->sync);
+    if (s->lag_bytes >= 0)
+        json_object_set_new(o, "replay_lag_bytes", json_integer((json_int_t)s->lag_bytes));
+    json_t *miss = json_array();
+    for (const char *p = s->missing; *p;) {
+        size_t m = strcspn(p, ",");
+        json_array_append_new(miss, json_stringn(p, m));
+        p += m + (p[m] == ',');
+    }
+    json_object_set_new(o, "not_streaming", miss);
+    return o;
+}
+
 void am_api_readyz(am_req *req, am_resp *resp)
 {
     am_server *srv = req->srv;
     const char *why;
     const char *status = am_api_unready(srv, &why);
     if (status && why) {
-        am_log_at(&srv->log, AM_LOG_ERROR, req->request_id, "not ready: %s (%s)", why, srv->cfg.db);
+        am_log_at(&srv->log, AM_LOG_ERROR, req->request_id, "not ready: %s (%s)", why,
+                  srv->db_shown);
         am_resp_json(resp, 503, json_pack("{ssss}", "status", status, "reason", why));
         return;
     }
@@ -56,9 +108,19 @@ void am_api_readyz(am_req *req, am_resp *resp)
         am_resp_json(resp, 503, json_pack("{ss}", "status", status));
         return;
     }
-    am_resp_json(resp, 200,
-                 json_pack("{sssi}", "status", "ready", "schema_version",
-                           am_store_schema_version(srv->store)));
+    json_t *body = json_pack("{sssi}", "status", "ready", "schema_version",
+                             am_store_schema_version(srv->store));
+    am_store_pg_status pg;
+    if (am_store_pg_status_get(srv->store, &pg)) {
+        /* ready while reads are served: every node sees the same cluster, so
+         * a 503 here would take all of them, reads too, out of the balancer */
+        char buf[768];
+        const char *deg = am_api_pg_degraded(&pg, buf, sizeof buf);
+        json_object_set_new(body, "postgres", am_api_pg_json(&pg));
+        if (deg)
+            json_object_set_new(body, "degraded", json_string(deg));
+    }
+    am_resp_json(resp, 200, body);
 }
 
 /* Free bytes for an unprivileged writer on the database's file system, or
@@ -105,6 +167,50 @@ static void am_api_prom_health(am_server *srv, am_buf *out)
                       "# TYPE adaptmon_disk_free_bytes gauge\n"
                       "adaptmon_disk_free_bytes %lld\n",
                       free_bytes);
+}
+
+/* The PostgreSQL cluster as the standby probe last saw it (issue 28 item
+ * 5; deploy/prometheus/adaptmon.rules.yml alerts on them). Nothing for
+ * SQLite. */
+static void am_api_prom_pg(am_server *srv, am_buf *out)
+{
+    am_store_pg_status s;
+    if (!am_store_pg_status_get(srv->store, &s))
+        return;
+    am_buf_printf(out,
+                  "# HELP adaptmon_pg_probe_ok 1 when the last standby probe read the "
+                  "primary's replication state, else 0.\n"
+                  "# TYPE adaptmon_pg_probe_ok gauge\n"
+                  "adaptmon_pg_probe_ok %d\n"
+                  "# HELP adaptmon_pg_standbys_streaming Standbys streaming from the primary "
+                  "(for 3 s or more: one that reconnects in a loop does not count).\n"
+                  "# TYPE adaptmon_pg_standbys_streaming gauge\n"
+                  "adaptmon_pg_standbys_streaming %lld\n"
+                  "# HELP adaptmon_pg_standbys_expected Standbys that should stream "
+                  "(--pg-expect-standbys, else those synchronous_standby_names names).\n"
+                  "# TYPE adaptmon_pg_standbys_expected gauge\n"
+                  "adaptmon_pg_standbys_expected %lld\n"
+                  "# HELP adaptmon_pg_sync_standbys Synchronous (sync or quorum) standbys "
+                  "streaming: commits wait for them.\n"
+                  "# TYPE adaptmon_pg_sync_standbys gauge\n"
+                  "adaptmon_pg_sync_standbys %lld\n"
+                  "# HELP adaptmon_pg_degraded 1 while fewer standbys stream than expected "
+                  "(/readyz says which), else 0.\n"
+                  "# TYPE adaptmon_pg_degraded gauge\n"
+                  "adaptmon_pg_degraded %d\n"
+                  "# HELP adaptmon_pg_writes_accepted 0 while writes answer 503 for want of a "
+                  "synchronous standby (--pg-require-sync), else 1.\n"
+                  "# TYPE adaptmon_pg_writes_accepted gauge\n"
+                  "adaptmon_pg_writes_accepted %d\n",
+                  s.reachable, (long long)s.streaming, (long long)s.expected, (long long)s.sync,
+                  s.degraded, s.writes_ok);
+    if (s.lag_bytes >= 0)
+        am_buf_printf(out,
+                      "# HELP adaptmon_pg_replay_lag_bytes The largest replay lag of a "
+                      "streaming standby, in bytes of WAL.\n"
+                      "# TYPE adaptmon_pg_replay_lag_bytes gauge\n"
+                      "adaptmon_pg_replay_lag_bytes %lld\n",
+                      (long long)s.lag_bytes);
 }
 
 void am_api_prometheus(am_req *req, am_resp *resp)
@@ -175,6 +281,7 @@ void am_api_prometheus(am_req *req, am_resp *resp)
                   "adaptmon_session_memory_refusals_total %lld\n",
                   (long long)mem.refused);
     am_api_prom_health(srv, &out);
+    am_api_prom_pg(srv, &out);
     am_prom_render_process(&out, srv->version ? srv->version : "unknown", sqlite3_libversion());
     size_t n = out.len;
     am_resp_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", am_buf_detach(&out), n);

@@ -198,8 +198,8 @@ void am_api_vocab_delete(am_req *req, am_resp *resp)
     int rc = am_store_vocabulary_delete(req->srv->store, req->params[0]);
     if (rc == AM_ERR_NOTFOUND)
         am_resp_problem(resp, req, AM_P_NOT_FOUND, "no vocabulary '%s'", req->params[0]);
-    else if (rc != AM_OK)
-        am_resp_problem(resp, req, AM_P_INTERNAL, "storage error: deleting failed");
+    else if (rc != AM_OK) /* 503 + Retry-After without a synchronous standby */
+        am_api_store_fail(req, resp, rc, "deleting failed");
     else
         resp->status = 204;
 }

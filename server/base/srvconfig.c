@@ -160,7 +160,11 @@ enum am_srv_kind {
       "PostgreSQL only (--db postgresql://…): on answers writes 503 while the cluster has no "   \
       "synchronous standby streaming (synchronous_standby_names empty, or no sync/quorum row in "  \
       "pg_stat_replication, checked every second; the role needs pg_monitor), so nothing is "      \
-      "acknowledged with a single copy; off for a server without standbys")
+      "acknowledged with a single copy; off for a server without standbys")                        \
+    X("pg-expect-standbys", "int", "-1", AM_SRV_INT, pg_expect_standbys, -1, 64, NULL,             \
+      "PostgreSQL only: the standbys that should stream from the primary; fewer streaming shows "  \
+      "as degraded on /readyz and /metrics (a rejoined old primary that never streams); -1 = as "  \
+      "many as synchronous_standby_names names")
 
 typedef struct am_srv_impl {
     enum am_srv_kind kind;

@@ -543,13 +543,19 @@ static int am_rs_put_totals(am_store_tx *tx, const am_rs *r, const char *shadow)
 
 /* Fills f for a failed write of the rescore (rc, not NOTFOUND): a full
  * disk or max-db-size is 507 insufficient-storage, as for every other
- * write (the client can free space and retry), anything else 500. */
+ * write (the client can free space and retry); PostgreSQL unreachable or
+ * without a synchronous standby (--pg-require-sync) 503 with Retry-After;
+ * anything else 500. */
 static void am_rs_store_failed(am_fail *f, int rc, const char *session)
 {
-    if (rc == AM_ERR_FULL)
+    if (rc == AM_ERR_FULL) {
         am_failp(f, AM_P_INSUFFICIENT_STORAGE, NULL, "the rescore of '%s': " AM_PROBLEM_FULL_NOTE,
                  session);
-    else
+    } else if (rc == AM_ERR_UNAVAILABLE) {
+        am_failp(f, AM_P_UNAVAILABLE, NULL,
+                 "the rescore of '%s' was not stored: the database is unavailable; retry", session);
+        f->retry_after = 1;
+    } else
         am_failp(f, AM_P_INTERNAL, NULL, "storage error: the rescore of '%s' failed to store",
                  session);
 }

@@ -512,6 +512,24 @@ static int open_cleanup(am_store *st, am_buf *err)
     return AM_OK;
 }
 
+int am_store_pg_require_sync(am_store *st, int on, am_buf *err)
+{
+    int rc = am_pg_sync_start(st, on, err);
+    if (rc != AM_OK || !st->pg_cleanup_due)
+        return rc;
+    /* the open's purge writes too: refused like any other write, it waits
+     * for a start that has a synchronous standby (the rows are hidden
+     * meanwhile; they only take space). Before the probe it would commit a
+     * single copy, or wait for ever on a standby that is not there. */
+    st->pg_cleanup_due = 0;
+    if (am_store_pg_sync_ok(st))
+        return open_cleanup(st, err);
+    am_pg_sync_log(st, "PostgreSQL: no synchronous standby streams: the rows of deleted sessions "
+                       "and unfinished vocabulary uploads a crash left are purged at a later "
+                       "start (--pg-require-sync)");
+    return AM_OK;
+}
+
 /* The PostgreSQL side of am_store_open_ex (st set up but for connections):
  * the writer and migrations (drv_pg.c), the cleanups of open, the readers.
  * No file, WAL, checkpointer or database id: those are the cluster's. */
@@ -522,8 +540,9 @@ static int am_store_open_pg(am_store *st, const struct am_embedded_file *migrati
     int rc = am_pg_conn_open(st, &st->w, 1, err);
     if (rc == AM_OK)
         rc = pg_migrate(st, migrations, n, err);
-    if (rc == AM_OK)
-        rc = open_cleanup(st, err);
+    /* open_cleanup writes: am_store_pg_require_sync runs it once it knows
+     * whether writes may commit (pg_sync.c) */
+    st->pg_cleanup_due = 1;
     if (rc == AM_OK)
         rc = am_store_set_readers(st, AM_STORE_READERS, err);
     return rc;

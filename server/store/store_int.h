@@ -237,6 +237,9 @@ struct am_store {
     pthread_cond_t sync_cv;
     int sync_stop; /* guarded by sync_mu */
     atomic_int pg_require, pg_sync_ok;
+    atomic_int pg_expect; /* --pg-expect-standbys + 1; 0: synchronous_standby_names' */
+    am_store_pg_status pg_status; /* guarded by sync_mu: the last probe's answer */
+    int pg_cleanup_due; /* open_cleanup not run yet (am_store_pg_require_sync runs it) */
     int wal_marking; /* guarded by w.mu: the WAL hook is writing the id */
     /* A rewrite's pinned view (drv_pg.c, am_store_rewrite_begin): the
      * store it was made from, whose errors, gate and counters it uses;
@@ -452,6 +455,12 @@ const char *am_pg_row_text(am_row *row, int i);
 int am_pg_write_gate(am_store *st);
 /* Stops the probe and closes its connection (am_store_free). */
 void am_pg_sync_stop(am_store *st);
+/* The probe's part of am_store_pg_require_sync (open.c runs the open's
+ * deferred purge after it): the first probe, then the thread. */
+int am_pg_sync_start(am_store *st, int on, am_buf *err);
+/* Logs msg through the store's logger without making it the store's last
+ * error (which a failing request would then answer). */
+void am_pg_sync_log(am_store *st, const char *msg);
 
 /* ---- the other files ------------------------------------------------------ */
 

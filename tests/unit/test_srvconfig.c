@@ -125,6 +125,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.readers, 4);
     assert_int_equal(c.scoring_threads, 0); /* the online CPUs */
     assert_int_equal(c.pg_require_sync, 1);
+    assert_int_equal(c.pg_expect_standbys, -1); /* synchronous_standby_names' count */
 
     /* loading with nothing given is the defaults */
     am_srv_config d;
@@ -143,8 +144,8 @@ static void test_defaults(void **state)
         assert_true(strlen(o->help) > 10);
     }
     /* 26 + the five connection budgets + session-memory, readers (issue 25) + log-format
-     * + scoring-threads (issue 27) + pg-require-sync (issue 28) */
-    assert_int_equal(n, 36);
+     * + scoring-threads (issue 27) + pg-require-sync, pg-expect-standbys (issue 28) */
+    assert_int_equal(n, 37);
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }
