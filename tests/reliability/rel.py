@@ -17,7 +17,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
-from harness import (ROOT, Server, check, eq, expect_status, settle_pending, tico19)  # noqa: E402,F401
+from harness import (ROOT, Server, check, eq, expect_status, pg_run, settle_pending,  # noqa: E402,F401
+                     tico19)
 
 OPTIONS = {"profile": "simianer2019", "stopwords": "iso"}
 # Under valgrind (tests/run.sh VALGRIND=1) everything is ~30x slower.
@@ -134,7 +135,10 @@ def grow_session(path, session, target):
     copying its segments (new client ids) and occurrences in SQL, doubling,
     as posting them again would write them (vocab occ/last_seq recomputed):
     a big session in seconds, for tests whose expensive request is a replay
-    of it. Works on every schema version (the segment columns are read)."""
+    of it. Works on every schema version (the segment columns are read).
+    path may be a PostgreSQL URL (the PostgreSQL pass): the same SQL there."""
+    if path.startswith("postgresql://"):
+        return _pg_grow_session(path, session, target)
     db = sqlite3.connect(path)
     cols = [r[1] for r in db.execute("PRAGMA table_info(segments)")]
     sel = {"seq": "s.seq + m.mx", "client_id": "s.client_id || '-g' || m.mx"}
@@ -162,6 +166,49 @@ def grow_session(path, session, target):
             db.execute("UPDATE sessions SET settled = segments WHERE sid = ?", (sid,))
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
+
+
+def _pg_grow_session(url, session, target):
+    """grow_session on a PostgreSQL database (schema/pg: the current schema
+    only, pending words in segments.words above sessions.settled), in one
+    transaction: the settle, the doublings, the recount."""
+    sid = int(pg_run(url, "SELECT sid FROM sessions WHERE id = '%s';"
+                     % session.replace("'", "''"))[0][0])
+    cols = [r[0] for r in pg_run(url, "SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'segments' ORDER BY ordinal_position;")]
+    sel = {"seq": "s.seq + %(mx)d", "client_id": "s.client_id || '-g' || %(mx)d"}
+    collist = ", ".join(cols)
+    sellist = ", ".join(sel.get(c, "s." + c) for c in cols)
+    mx = int(pg_run(url, "SELECT max(seq) FROM segments WHERE sid = %d;" % sid)[0][0])
+    # the settle first (am_store_tx_history_settle): the copies are complete
+    script = [
+        "BEGIN;",
+        "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) SELECT p.sid, j.value, count(*), "
+        "min(p.seq), max(p.seq) FROM segments p JOIN sessions ss ON ss.sid = p.sid, "
+        "json_array_elements_text(p.words::json) j(value) WHERE p.sid = %d AND p.seq > ss.settled "
+        "AND p.words IS NOT NULL GROUP BY p.sid, j.value ON CONFLICT (sid, word) DO UPDATE SET "
+        "occ = vocab.occ + excluded.occ, first_seq = least(vocab.first_seq, excluded.first_seq), "
+        "last_seq = greatest(vocab.last_seq, excluded.last_seq);" % sid,
+        "INSERT INTO occurrences (sid, word, seq) SELECT p.sid, j.value, p.seq FROM segments p "
+        "JOIN sessions ss ON ss.sid = p.sid, json_array_elements_text(p.words::json) j(value) "
+        "WHERE p.sid = %d AND p.seq > ss.settled AND p.words IS NOT NULL;" % sid,
+    ]
+    while mx < target:  # the doublings: mx is known without asking (min(2 mx, target))
+        script.append("INSERT INTO occurrences SELECT o.sid, o.word, o.seq + %d FROM occurrences o "
+                      "WHERE o.sid = %d AND o.seq + %d <= %d;" % (mx, sid, mx, target))
+        script.append("INSERT INTO segments (%s) SELECT %s FROM segments s WHERE s.sid = %d AND "
+                      "s.seq + %d <= %d;" % (collist, sellist % {"mx": mx}, sid, mx, target))
+        mx = min(2 * mx, target)
+    script += [
+        "UPDATE vocab SET occ = (SELECT count(*) FROM occurrences o WHERE o.sid = vocab.sid "
+        "AND o.word = vocab.word), last_seq = (SELECT max(seq) FROM occurrences o WHERE "
+        "o.sid = vocab.sid AND o.word = vocab.word) WHERE sid = %d;" % sid,
+        "UPDATE sessions SET segments = (SELECT max(seq) FROM segments WHERE sid = %d), "
+        "version = version + 1, settled = (SELECT max(seq) FROM segments WHERE sid = %d) "
+        "WHERE sid = %d;" % (sid, sid, sid),
+        "COMMIT;",
+    ]
+    pg_run(url, "\n".join(script))
 
 
 def integrity(path):
