@@ -136,11 +136,11 @@ def _pg_drop_all():
             _pg[0].drop_db("api_%d_%d" % (os.getpid(), i))
 
 
-def pg_run(url, script):
+def pg_run(url, script, raw=False):
     """Runs script (SQL statements, psql's -At output; stops at the first
     error, raised) on the PostgreSQL database of url
     ("postgresql://am@127.0.0.1:PORT/DB", what pg_url() gives); the rows as
-    tuples of strings, None for NULL."""
+    tuples of strings, None for NULL (raw: psql's output text as it is)."""
     pgutil = _pgutil()
     port = int(re.match(r"postgresql://[^@]*@[^:]*:(\d+)/", url).group(1))
     dbname = url.rsplit("/", 1)[1]
@@ -148,35 +148,101 @@ def pg_run(url, script):
     rc, out, err = pgutil.Attached(port).psql("\\pset null '\\N'\n" + script, dbname)
     if rc != 0:
         raise AssertionError("psql: %s (%s)" % (err.strip(), script[:300]))
+    if raw:
+        return out
     return [tuple(None if c == "\\N" else c for c in line.split("|"))
             for line in out.splitlines() if line]
 
 
-def db_query(server, sql, params=()):
-    """Rows of a read-only sql (tuples of strings, or None for NULL) run on
-    the database of server, whichever backend it uses: sqlite3 on its file,
-    psql on its PostgreSQL database. For assertions on what the store holds.
-    sql is written with ? placeholders and only standard SQL both accept;
-    params are ints or strings, inlined as literals for psql."""
-    if server.db.startswith("postgresql://"):
-        def lit(v):
-            if v is None:
-                return "NULL"
-            if isinstance(v, (int, float)):
-                return repr(v)
-            return "'" + str(v).replace("'", "''") + "'"
-        parts = sql.split("?")
-        if len(parts) != len(params) + 1:
-            raise ValueError("db_query: %d placeholders, %d params" % (len(parts) - 1, len(params)))
-        text = parts[0] + "".join(lit(p) + rest for p, rest in zip(params, parts[1:]))
-        return pg_run(server.db, text + ";")
+def _pg_literal(v):
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return "'" + str(v).replace("'", "''") + "'"
+
+
+def _pg_inline(sql, params):
+    """sql with each ? replaced by the literal of the next param (the
+    suites' SQL holds no ? inside its own string literals)."""
+    parts = sql.split("?")
+    if len(parts) != len(params) + 1:
+        raise ValueError("%d placeholders, %d params: %s" % (len(parts) - 1, len(params), sql))
+    return parts[0] + "".join(_pg_literal(p) + rest for p, rest in zip(params, parts[1:]))
+
+
+class PgCursor:
+    """What sqlite3's execute returns, for PgConnection: fetchone, fetchall,
+    iteration."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def fetchone(self):
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self):
+        return list(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+
+class PgConnection:
+    """The part of a sqlite3 connection the suites use to look into (and, on
+    a stopped server, edit) its database, on a PostgreSQL database: execute
+    with ? parameters, commit, close, `with con:`. Each statement commits on
+    its own (psql). A query's rows come typed as sqlite3 gives them (bigint
+    → int, text → str, NULL → None): psql prints them as one JSON array per
+    statement, so a '|' or a newline in a text cannot split a row."""
+
+    def __init__(self, url):
+        self.url = url
+
+    def execute(self, sql, params=()):
+        text = _pg_inline(sql, tuple(params)).strip().rstrip(";")
+        if not re.match(r"(?is)\s*(SELECT|WITH|VALUES)\b", text):
+            pg_run(self.url, text + ";")
+            return PgCursor([])
+        out = pg_run(self.url, "SELECT coalesce(json_agg(t), '[]') FROM (%s) t;" % text, raw=True)
+        # a row is an object of its columns in order; pairs keep two of one name
+        return PgCursor([tuple(v for _k, v in row)
+                         for row in json.loads(out, object_pairs_hook=list)])
+
+    def commit(self):
+        pass
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def db_connect(db, timeout=10):
+    """A connection to db (a Server, a SQLite file's path or a PostgreSQL URL):
+    sqlite3's for a file, a PgConnection for PostgreSQL. For a suite's
+    assertions on what the store holds, on either backend."""
+    db = getattr(db, "db", db)
+    if db.startswith("postgresql://"):
+        return PgConnection(db)
     import sqlite3
-    db = sqlite3.connect(server.db, timeout=10)
+    return sqlite3.connect(db, timeout=timeout)
+
+
+def db_query(server, sql, params=()):
+    """The rows of a query on server's database (db_connect), whichever
+    backend it uses; sql in the SQL both accept, with ? parameters."""
+    con = db_connect(server)
     try:
-        return [tuple(None if c is None else str(c) for c in row)
-                for row in db.execute(sql, params).fetchall()]
+        return [tuple(r) for r in con.execute(sql, params).fetchall()]
     finally:
-        db.close()
+        con.close()
 
 
 def db_restyle_json(server, table, cols):

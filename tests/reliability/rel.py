@@ -17,8 +17,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
-from harness import (ROOT, Server, check, eq, expect_status, pg_run, settle_pending,  # noqa: E402,F401
-                     tico19)
+from harness import (ROOT, Server, check, db_connect, eq, expect_status, pg_run,  # noqa: E402,F401
+                     settle_pending, tico19)
 
 OPTIONS = {"profile": "simianer2019", "stopwords": "iso"}
 # Under valgrind (tests/run.sh VALGRIND=1) everything is ~30x slower.
@@ -117,7 +117,15 @@ TABLES = ("sessions", "segments", "vocab", "occurrences", "totals", "choices",
 
 def db_dump(path):
     """{table: sorted list of rows} of every table of the database file (the
-    server must be stopped). Tables that do not exist are left out."""
+    server must be stopped). Tables that do not exist are left out. path
+    may be a PostgreSQL URL: its tables of the schema public."""
+    if path.startswith("postgresql://"):
+        con = db_connect(path)
+        names = [r[0] for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+            "AND table_type = 'BASE TABLE'")]
+        return {t: sorted(con.execute("SELECT * FROM \"%s\"" % t).fetchall(), key=repr)
+                for t in sorted(names)}
     con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
     try:
         names = [r[0] for r in con.execute(
