@@ -16,7 +16,6 @@ library (and xmllint when installed).
 """
 import csv
 import io
-import json
 import os
 import shutil
 import subprocess
