@@ -334,5 +334,6 @@ test-pg: all
 	python3 tests/store/test_pg_nodes.py
 	@st=$$(mktemp); trap 'python3 tests/pgutil.py stop '"$$st"'; rm -f '"$$st" EXIT; \
 	port=$$(python3 tests/pgutil.py start "$$st") || exit 1; \
-	for s in $(PG_SUITES); do echo "== $$s (PostgreSQL)"; \
-	    ADAPTMON_TEST_PG=1 ADAPTMON_TEST_PG_SHARED=$$port python3 $$s || exit 1; done
+	bad=""; for s in $(PG_SUITES); do echo "== $$s (PostgreSQL)"; \
+	    ADAPTMON_TEST_PG=1 ADAPTMON_TEST_PG_SHARED=$$port python3 $$s || bad="$$bad $$s"; done; \
+	[ -z "$$bad" ] || { echo "!! failed against PostgreSQL:$$bad"; exit 1; }
