@@ -30,7 +30,7 @@ log=$(mktemp)
 vgdir=""
 recdir=$(mktemp -d)
 pgstate=$(mktemp)
-trap 'rm -f "$log"; rm -rf "$recdir"; [ -n "$vgdir" ] && rm -rf "$vgdir"; python3 tests/pgutil.py stop "$pgstate"; rm -f "$pgstate"' EXIT
+trap 'rm -f "$log"; rm -rf "$recdir"; [ -n "$vgdir" ] && rm -rf "$vgdir"; [ -s "$pgstate" ] && python3 tests/pgutil.py stop "$pgstate"; rm -f "$pgstate"' EXIT
 trap 'exit 130' INT TERM HUP
 VG=""
 suites=${SUITES:-"tests/*/test_*.py"}
