@@ -13,6 +13,13 @@
 #    limits the python suites (default: all of them).
 #  - SUITES=GLOBS: only these python suites (make check: the CLI and API
 #    ones); the unit binaries always run.
+#  - the PostgreSQL pass (issue 28): the suites of tests/pg-suites.txt run
+#    once more, labelled "(PostgreSQL)", with ADAPTMON_TEST_PG=1 against one
+#    primary with one synchronous standby on loopback (tests/pgutil.py start;
+#    stopped at exit, also on a signal), counted in the same final line. It
+#    runs when neither SUITES nor VALGRIND is set, or PG_PASS=1 (PG_PASS=0:
+#    never); without PostgreSQL's binaries it is one "skip:" line and each of
+#    its suites counts as skipped.
 BUILD=${BUILD:-build}
 ADAPTMON=${ADAPTMON:-./adaptmon}
 export ADAPTMON BUILD
@@ -22,7 +29,9 @@ skipped=0
 log=$(mktemp)
 vgdir=""
 recdir=$(mktemp -d)
-trap 'rm -f "$log"; rm -rf "$recdir"; [ -n "$vgdir" ] && rm -rf "$vgdir"' EXIT
+pgstate=$(mktemp)
+trap 'rm -f "$log"; rm -rf "$recdir"; [ -n "$vgdir" ] && rm -rf "$vgdir"; [ -s "$pgstate" ] && python3 tests/pgutil.py stop "$pgstate"; rm -f "$pgstate"' EXIT
+trap 'exit 130' INT TERM HUP
 VG=""
 suites=${SUITES:-"tests/*/test_*.py"}
 if [ "${VALGRIND:-0}" = 1 ]; then
@@ -60,9 +69,29 @@ for t in "$BUILD"/tests/test_*; do
     passed=$((passed + p)); failed=$((failed + f))
 done
 
-for t in $suites; do
+pgsuites=""
+[ -z "${SUITES:-}" ] && [ "${VALGRIND:-0}" != 1 ] && PG_PASS=${PG_PASS:-1}
+if [ "${PG_PASS:-0}" = 1 ]; then
+    pglist=$(sed 's/#.*//' tests/pg-suites.txt)
+    if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+        n=$(echo $pglist | wc -w)
+        echo "skip: the PostgreSQL pass ($n suites): no PostgreSQL server binaries (tools/deps.sh installs postgresql-15)"
+        skipped=$((skipped + n))
+    elif port=$(python3 tests/pgutil.py start "$pgstate" 2>"$log"); then
+        export ADAPTMON_TEST_PG_SHARED=$port
+        for t in $pglist; do pgsuites="$pgsuites pg:$t"; done
+    else
+        echo "!! the PostgreSQL pass: the cluster did not start"; cat "$log"
+        failed=$((failed + 1))
+    fi
+fi
+
+for t in $suites $pgsuites; do
+    pg=0
+    case $t in pg:*) t=${t#pg:}; pg=1 ;; esac
+    export ADAPTMON_TEST_PG=$pg
     [ -f "$t" ] || continue
-    echo "== $t"
+    [ $pg = 1 ] && echo "== $t (PostgreSQL)" || echo "== $t"
     t0=$(date +%s)
     case "$t" in
     tests/api/*|tests/reliability/*) APITEST_RECORD_DIR=$recdir python3 "$t" >"$log" 2>&1 ;;

@@ -48,6 +48,10 @@ def _cleanup():
             s.kill()
         except Exception:
             pass
+    try:
+        _pg_drop_all()
+    except Exception:
+        pass
     for d in _tmpdirs:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -83,25 +87,197 @@ def free_port():
 # ---- PostgreSQL (ADAPTMON_TEST_PG=1) -----------------------------------------
 
 # With ADAPTMON_TEST_PG=1 every Server started without an explicit db gets a
-# fresh database of one throwaway PostgreSQL (tests/pgutil.py: loopback, data
-# under /tmp, stopped at exit) instead of a SQLite file: the suites then run
-# against the PostgreSQL driver. A test that names its db (a file it opens
-# itself) keeps SQLite. PG_ARGS are added to those servers' flags: the
-# throwaway server has no standby, so writes need --pg-require-sync off.
+# fresh database of a PostgreSQL server instead of a SQLite file: the suites
+# then run against the PostgreSQL driver. A test that names its db (a file it
+# opens itself) keeps SQLite.
+#  - ADAPTMON_TEST_PG_SHARED=PORT (tests/run.sh's PostgreSQL pass: a primary
+#    with one synchronous standby, `tests/pgutil.py start`): the databases are
+#    made on that cluster, dropped at exit, and the servers run with
+#    --pg-require-sync on (the default), as users run them.
+#  - unset (make test-pg, a suite run by hand): one throwaway primary of this
+#    process (tests/pgutil.py: loopback, data under /tmp, stopped at exit); it
+#    has no standby, so PG_ARGS add --pg-require-sync off.
+# APITEST_PG_ARGS: more flags for the PostgreSQL servers.
 TEST_PG = os.environ.get("ADAPTMON_TEST_PG") == "1"
-PG_ARGS = ["--pg-require-sync", "off"] + os.environ.get("APITEST_PG_ARGS", "").split()
-_pg = []
+PG_SHARED = os.environ.get("ADAPTMON_TEST_PG_SHARED", "")
+PG_ARGS = ([] if PG_SHARED else ["--pg-require-sync", "off"]) + \
+    os.environ.get("APITEST_PG_ARGS", "").split()
+_pg = []  # [the pgutil server or attachment, databases made so far]
+
+
+def _pgutil():
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import pgutil
+    return pgutil
+
+
+def pg_server():
+    """The PostgreSQL server of this process's databases (started on first use
+    unless shared)."""
+    if not _pg:
+        pgutil = _pgutil()
+        _pg.append(pgutil.shared() or pgutil.Server())
+        _pg.append(0)
+    return _pg[0]
 
 
 def pg_url():
-    """A fresh database on the shared throwaway PostgreSQL (started on first use)."""
-    if not _pg:
-        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        import pgutil
-        _pg.append(pgutil.Server())
-        _pg.append(0)
+    """A fresh database on the PostgreSQL server of pg_server()."""
+    srv = pg_server()
     _pg[1] += 1
-    return _pg[0].create_db("api_%d_%d" % (os.getpid(), _pg[1]))
+    return srv.create_db("api_%d_%d" % (os.getpid(), _pg[1]))
+
+
+def _pg_drop_all():
+    """Drops the databases this process made on a shared cluster (a throwaway
+    server goes whole at exit); after the servers are killed."""
+    if PG_SHARED and _pg:
+        for i in range(1, _pg[1] + 1):
+            _pg[0].drop_db("api_%d_%d" % (os.getpid(), i))
+
+
+def pg_run(url, script, raw=False):
+    """Runs script (SQL statements, psql's -At output; stops at the first
+    error, raised) on the PostgreSQL database of url
+    ("postgresql://am@127.0.0.1:PORT/DB", what pg_url() gives); the rows as
+    tuples of strings, None for NULL (raw: psql's output text as it is)."""
+    pgutil = _pgutil()
+    port = int(re.match(r"postgresql://[^@]*@[^:]*:(\d+)/", url).group(1))
+    dbname = url.rsplit("/", 1)[1]
+    # NULL shown as \N so it can be told from an empty string
+    rc, out, err = pgutil.Attached(port).psql("\\pset null '\\N'\n" + script, dbname)
+    if rc != 0:
+        raise AssertionError("psql: %s (%s)" % (err.strip(), script[:300]))
+    if raw:
+        return out
+    return [tuple(None if c == "\\N" else c for c in line.split("|"))
+            for line in out.splitlines() if line]
+
+
+def _pg_literal(v):
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return "'" + str(v).replace("'", "''") + "'"
+
+
+def _pg_inline(sql, params):
+    """sql with each ? replaced by the literal of the next param (the
+    suites' SQL holds no ? inside its own string literals)."""
+    parts = sql.split("?")
+    if len(parts) != len(params) + 1:
+        raise ValueError("%d placeholders, %d params: %s" % (len(parts) - 1, len(params), sql))
+    return parts[0] + "".join(_pg_literal(p) + rest for p, rest in zip(params, parts[1:]))
+
+
+class PgCursor:
+    """What sqlite3's execute returns, for PgConnection: fetchone, fetchall,
+    iteration."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def fetchone(self):
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self):
+        return list(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+
+class PgConnection:
+    """The part of a sqlite3 connection the suites use to look into (and, on
+    a stopped server, edit) its database, on a PostgreSQL database: execute
+    with ? parameters, commit, close, `with con:`. Each statement commits on
+    its own (psql). A query's rows come typed as sqlite3 gives them (bigint
+    → int, text → str, NULL → None): psql prints them as one JSON array per
+    statement, so a '|' or a newline in a text cannot split a row."""
+
+    def __init__(self, url):
+        self.url = url
+
+    def execute(self, sql, params=()):
+        text = _pg_inline(sql, tuple(params)).strip().rstrip(";")
+        if not re.match(r"(?is)\s*(SELECT|WITH|VALUES)\b", text):
+            pg_run(self.url, text + ";")
+            return PgCursor([])
+        out = pg_run(self.url, "SELECT coalesce(json_agg(t), '[]') FROM (%s) t;" % text, raw=True)
+        # a row is an object of its columns in order; pairs keep two of one name
+        return PgCursor([tuple(v for _k, v in row)
+                         for row in json.loads(out, object_pairs_hook=list)])
+
+    def commit(self):
+        pass
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def db_connect(db, timeout=10):
+    """A connection to db (a Server, a SQLite file's path or a PostgreSQL URL):
+    sqlite3's for a file, a PgConnection for PostgreSQL. For a suite's
+    assertions on what the store holds, on either backend."""
+    db = getattr(db, "db", db)
+    if db.startswith("postgresql://"):
+        return PgConnection(db)
+    import sqlite3
+    return sqlite3.connect(db, timeout=timeout)
+
+
+def db_query(server, sql, params=()):
+    """The rows of a query on server's database (db_connect), whichever
+    backend it uses; sql in the SQL both accept, with ? parameters."""
+    con = db_connect(server)
+    try:
+        return [tuple(r) for r in con.execute(sql, params).fetchall()]
+    finally:
+        con.close()
+
+
+def db_restyle_json(server, table, cols):
+    """Rewrites the JSON text in columns cols of every row of table in the
+    database of a stopped server as json.dumps(indent=1) would (whitespace
+    a reader must parse through, as an older writer left it), on either
+    backend; returns the number of values rewritten."""
+    n = 0
+    if server.db.startswith("postgresql://"):
+        # hex: the texts may hold '|' and other characters psql's output would split on
+        rows = pg_run(server.db, "SELECT ctid, %s FROM %s;" % (", ".join(
+            "encode(convert_to(%s, 'UTF8'), 'hex')" % c for c in cols), table))
+        script = ["BEGIN;"]
+        for row in rows:
+            sets = []
+            for c, hx in zip(cols, row[1:]):
+                text = json.dumps(json.loads(bytes.fromhex(hx).decode("utf-8")), indent=1)
+                sets.append("%s = '%s'" % (c, text.replace("'", "''")))
+                n += 1
+            script.append("UPDATE %s SET %s WHERE ctid = '%s';" % (table, ", ".join(sets), row[0]))
+        script.append("COMMIT;")
+        pg_run(server.db, "\n".join(script))
+        return n
+    import sqlite3
+    con = sqlite3.connect(server.db)
+    try:
+        for col in cols:
+            for rowid, text in con.execute("SELECT rowid, %s FROM %s" % (col, table)).fetchall():
+                con.execute("UPDATE %s SET %s = ? WHERE rowid = ?" % (table, col),
+                            (json.dumps(json.loads(text), indent=1), rowid))
+                n += 1
+        con.commit()
+    finally:
+        con.close()
+    return n
 
 
 # ---- the server ------------------------------------------------------------
@@ -516,6 +692,15 @@ def golden():
 class Skip(Exception):
     """Raised by a test that cannot run in this environment (say why); it is
     reported as "skip NAME: why" and counted apart, never as passed."""
+
+
+def sqlite_only(why):
+    """In the PostgreSQL pass (ADAPTMON_TEST_PG=1) a test that is about the
+    SQLite file itself (its schema history, its size cap, a copy of it)
+    calls this first: it is skipped there, saying why. Anything it asserts
+    about stored rows belongs in db_query instead, which works on both."""
+    if TEST_PG:
+        raise Skip("SQLite only: " + why)
 
 
 def run_tests(namespace, setup=None, teardown=None):

@@ -10,11 +10,10 @@ Prints "ok NAME" / "FAILED NAME" and ends with "N passed, N failed".
 """
 import json
 import os
-import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (TICO_GLOSSARY, Server, check, eq, expect_problem,  # noqa: E402
+from harness import (TICO_GLOSSARY, Server, check, db_restyle_json, eq, expect_problem,  # noqa: E402
                      expect_status, run_tests, serve, shutdown, tico19)
 
 S = None
@@ -425,15 +424,7 @@ def test_curve_read_from_the_text_equals_the_parsed_results():
     compact = {v: c.jget("/v1/sessions/tx/curve" + v) for v in CURVE_VARIANTS}
     c.close()
     eq(srv.stop(), 0, "exit status")
-    con = sqlite3.connect(srv.db)
-    n = 0
-    for table in ("segments", "segment_results"):
-        for rowid, res in con.execute("SELECT rowid, result FROM %s" % table).fetchall():
-            con.execute("UPDATE %s SET result = ? WHERE rowid = ?" % table,
-                        (json.dumps(json.loads(res), indent=1), rowid))
-            n += 1
-    con.commit()
-    con.close()
+    n = sum(db_restyle_json(srv, table, ("result",)) for table in ("segments", "segment_results"))
     check(n >= 23, "results rewritten: %d" % n)
     srv2 = Server(db=srv.db)
     c = srv2.client()

@@ -16,16 +16,15 @@ library (and xmllint when installed).
 """
 import csv
 import io
-import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, check, eq, expect_status, run_tests, serve, shutdown  # noqa: E402
+from harness import (Server, check, db_restyle_json, eq, expect_status, run_tests, serve,  # noqa: E402
+                     shutdown)
 
 S = None
 C = None
@@ -130,16 +129,8 @@ def test_exports_read_from_the_text_equal_the_parsed_rows():
         expect_status(r, 200, u)
     c.close()
     eq(srv.stop(), 0, "exit status")
-    con = sqlite3.connect(srv.db)
-    n = 0
-    for table, cols in (("segments", ("request", "result")), ("segment_results", ("result",))):
-        for col in cols:
-            for rowid, text in con.execute("SELECT rowid, %s FROM %s" % (col, table)).fetchall():
-                con.execute("UPDATE %s SET %s = ? WHERE rowid = ?" % (table, col),
-                            (json.dumps(json.loads(text), indent=1), rowid))
-                n += 1
-    con.commit()
-    con.close()
+    n = sum(db_restyle_json(srv, table, cols) for table, cols in
+            (("segments", ("request", "result")), ("segment_results", ("result",))))
     check(n >= 10, "texts rewritten: %d" % n)
     srv2 = Server(db=srv.db)
     c = srv2.client()

@@ -31,7 +31,8 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PENDING, base, check, eq, expect_status, run_tests, serve, shutdown  # noqa: E402
+from harness import (PENDING, base, check, db_connect, eq, expect_status, run_tests,  # noqa: E402
+                     serve, shutdown, sqlite_only)
 
 S = None
 C = None
@@ -95,7 +96,14 @@ def post_log(sid, log):
 
 
 def db():
-    return sqlite3.connect("file:%s?mode=ro" % S.db, uri=True)
+    return db_connect(S.db)
+
+
+def json_each():
+    """The words of a pending row p (a JSON array in p.words) as rows j(value)."""
+    if S.db.startswith("postgresql://"):
+        return "json_array_elements_text(p.words::json) j(value)"
+    return "json_each(p.words) j"
 
 
 COLS = {"totals": "system, stats", "checkpoints": "seq, system, stats",
@@ -124,14 +132,14 @@ def history(sid):
     first seq, last seq) of vocab merged with the pending words."""
     con = db()
     try:
-        q = ("WITH s AS (SELECT sid FROM sessions WHERE id = ?1), "
+        q = ("WITH s AS (SELECT sid FROM sessions WHERE id = ?), "
              "h AS (SELECT word, seq FROM occurrences WHERE sid = (SELECT sid FROM s) UNION ALL "
-             "SELECT j.value, p.seq FROM " + PENDING + " p, json_each(p.words) j "
+             "SELECT j.value, p.seq FROM " + PENDING + " p, " + json_each() + " "
              "WHERE p.sid = (SELECT sid FROM s)) ")
         occ = con.execute(q + "SELECT word, seq FROM h ORDER BY word, seq", (sid,)).fetchall()
         pend = dict((w, (n, a, b)) for w, n, a, b in con.execute(
             q + "SELECT j.value, count(*), min(p.seq), max(p.seq) FROM " + PENDING + " p, "
-            "json_each(p.words) j WHERE p.sid = (SELECT sid FROM s) GROUP BY j.value", (sid,)))
+            + json_each() + " WHERE p.sid = (SELECT sid FROM s) GROUP BY j.value", (sid,)))
         voc = {}
         for w, n, a, b in con.execute("SELECT word, occ, first_seq, last_seq FROM vocab WHERE sid = "
                                       "(SELECT sid FROM sessions WHERE id = ?)", (sid,)):
@@ -222,7 +230,7 @@ def test_checkpoints_an_interrupted_replay_staged_are_not_used_and_deleted():
     log = [(seg(i), 1) for i in range(70)]
     create("ab")
     post_log("ab", log)
-    con = sqlite3.connect(S.db, timeout=30)
+    con = db_connect(S.db, timeout=30)
     try:
         with con:
             sid, gen = con.execute("SELECT sid, result_gen FROM sessions WHERE id = 'ab'").fetchone()
@@ -253,6 +261,7 @@ def test_pending_words_of_schema_9_are_settled_by_the_upgrade():
     word-history answers and the metrics are those before it, and the
     session then goes on (POSTs past the next settle at 64, an edit) as a
     serial post of the same log that never was upgraded."""
+    sqlite_only("the SQLite schema history (schema/pg starts at 012)")
     log = [(seg(i), 1) for i in range(45)]  # 33..45 pending, after the settle at 32
     create("mg")
     post_log("mg", log)

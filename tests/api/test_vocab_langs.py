@@ -29,7 +29,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (ROOT, Server, check, eq, expect_problem, expect_status,  # noqa: E402
-                     run_tests, serve, shutdown)
+                     run_tests, serve, shutdown, sqlite_only)
 
 TMX_CT = "application/x-tmx+xml"
 S = None
@@ -158,6 +158,7 @@ def test_real_tmx_source_language():
 
 
 def test_vocabulary_stored_before_schema_012():
+    sqlite_only("the SQLite schema history (schema/pg starts at 012)")
     srv, cli = serve()
     db = srv.db
     try:

@@ -17,7 +17,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
-from harness import (ROOT, Server, check, eq, expect_status, settle_pending, tico19)  # noqa: E402,F401
+from harness import (ROOT, Server, check, db_connect, eq, expect_status, pg_run,  # noqa: E402,F401
+                     settle_pending, tico19)
 
 OPTIONS = {"profile": "simianer2019", "stopwords": "iso"}
 # Under valgrind (tests/run.sh VALGRIND=1) everything is ~30x slower.
@@ -116,7 +117,15 @@ TABLES = ("sessions", "segments", "vocab", "occurrences", "totals", "choices",
 
 def db_dump(path):
     """{table: sorted list of rows} of every table of the database file (the
-    server must be stopped). Tables that do not exist are left out."""
+    server must be stopped). Tables that do not exist are left out. path
+    may be a PostgreSQL URL: its tables of the schema public."""
+    if path.startswith("postgresql://"):
+        con = db_connect(path)
+        names = [r[0] for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+            "AND table_type = 'BASE TABLE'")]
+        return {t: sorted(con.execute("SELECT * FROM \"%s\"" % t).fetchall(), key=repr)
+                for t in sorted(names)}
     con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
     try:
         names = [r[0] for r in con.execute(
@@ -134,7 +143,10 @@ def grow_session(path, session, target):
     copying its segments (new client ids) and occurrences in SQL, doubling,
     as posting them again would write them (vocab occ/last_seq recomputed):
     a big session in seconds, for tests whose expensive request is a replay
-    of it. Works on every schema version (the segment columns are read)."""
+    of it. Works on every schema version (the segment columns are read).
+    path may be a PostgreSQL URL (the PostgreSQL pass): the same SQL there."""
+    if path.startswith("postgresql://"):
+        return _pg_grow_session(path, session, target)
     db = sqlite3.connect(path)
     cols = [r[1] for r in db.execute("PRAGMA table_info(segments)")]
     sel = {"seq": "s.seq + m.mx", "client_id": "s.client_id || '-g' || m.mx"}
@@ -164,6 +176,49 @@ def grow_session(path, session, target):
     db.close()
 
 
+def _pg_grow_session(url, session, target):
+    """grow_session on a PostgreSQL database (schema/pg: the current schema
+    only, pending words in segments.words above sessions.settled), in one
+    transaction: the settle, the doublings, the recount."""
+    sid = int(pg_run(url, "SELECT sid FROM sessions WHERE id = '%s';"
+                     % session.replace("'", "''"))[0][0])
+    cols = [r[0] for r in pg_run(url, "SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'segments' ORDER BY ordinal_position;")]
+    sel = {"seq": "s.seq + %(mx)d", "client_id": "s.client_id || '-g' || %(mx)d"}
+    collist = ", ".join(cols)
+    sellist = ", ".join(sel.get(c, "s." + c) for c in cols)
+    mx = int(pg_run(url, "SELECT max(seq) FROM segments WHERE sid = %d;" % sid)[0][0])
+    # the settle first (am_store_tx_history_settle): the copies are complete
+    script = [
+        "BEGIN;",
+        "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) SELECT p.sid, j.value, count(*), "
+        "min(p.seq), max(p.seq) FROM segments p JOIN sessions ss ON ss.sid = p.sid, "
+        "json_array_elements_text(p.words::json) j(value) WHERE p.sid = %d AND p.seq > ss.settled "
+        "AND p.words IS NOT NULL GROUP BY p.sid, j.value ON CONFLICT (sid, word) DO UPDATE SET "
+        "occ = vocab.occ + excluded.occ, first_seq = least(vocab.first_seq, excluded.first_seq), "
+        "last_seq = greatest(vocab.last_seq, excluded.last_seq);" % sid,
+        "INSERT INTO occurrences (sid, word, seq) SELECT p.sid, j.value, p.seq FROM segments p "
+        "JOIN sessions ss ON ss.sid = p.sid, json_array_elements_text(p.words::json) j(value) "
+        "WHERE p.sid = %d AND p.seq > ss.settled AND p.words IS NOT NULL;" % sid,
+    ]
+    while mx < target:  # the doublings: mx is known without asking (min(2 mx, target))
+        script.append("INSERT INTO occurrences SELECT o.sid, o.word, o.seq + %d FROM occurrences o "
+                      "WHERE o.sid = %d AND o.seq + %d <= %d;" % (mx, sid, mx, target))
+        script.append("INSERT INTO segments (%s) SELECT %s FROM segments s WHERE s.sid = %d AND "
+                      "s.seq + %d <= %d;" % (collist, sellist % {"mx": mx}, sid, mx, target))
+        mx = min(2 * mx, target)
+    script += [
+        "UPDATE vocab SET occ = (SELECT count(*) FROM occurrences o WHERE o.sid = vocab.sid "
+        "AND o.word = vocab.word), last_seq = (SELECT max(seq) FROM occurrences o WHERE "
+        "o.sid = vocab.sid AND o.word = vocab.word) WHERE sid = %d;" % sid,
+        "UPDATE sessions SET segments = (SELECT max(seq) FROM segments WHERE sid = %d), "
+        "version = version + 1, settled = (SELECT max(seq) FROM segments WHERE sid = %d) "
+        "WHERE sid = %d;" % (sid, sid, sid),
+        "COMMIT;",
+    ]
+    pg_run(url, "\n".join(script))
+
+
 def integrity(path):
     con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
     try:
@@ -174,7 +229,10 @@ def integrity(path):
 
 def db_segments(path):
     """{session id: [(seq, client_id, request JSON text, result JSON text)]}
-    in seq order, plus {session id: (options, segments column)}."""
+    in seq order, plus {session id: (options, segments column)}; path may
+    be a PostgreSQL URL."""
+    if path.startswith("postgresql://"):
+        return _pg_db_segments(path)
     con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
     try:
         sess = {r[0]: (r[1], r[2], r[3]) for r in con.execute(
@@ -189,11 +247,32 @@ def db_segments(path):
         con.close()
 
 
+def _pg_db_segments(url):
+    """db_segments on PostgreSQL (texts hex-encoded: psql's output would split
+    on a '|' or a newline in them)."""
+    def text(hx):
+        return bytes.fromhex(hx).decode("utf-8") if hx is not None else None
+    sess = {r[0]: (int(r[1]), text(r[2]), int(r[3])) for r in pg_run(
+        url, "SELECT encode(convert_to(id, 'UTF8'), 'hex'), sid, "
+        "encode(convert_to(options, 'UTF8'), 'hex'), segments FROM sessions;")}
+    sess = {text(k): v for k, v in sess.items()}
+    segs = {}
+    for sid_text, (sid, _o, _n) in sess.items():
+        segs[sid_text] = [
+            (int(r[0]), text(r[1]), text(r[2]), text(r[3])) for r in pg_run(
+                url, "SELECT seq, encode(convert_to(client_id, 'UTF8'), 'hex'), "
+                "encode(convert_to(request, 'UTF8'), 'hex'), "
+                "encode(convert_to(result, 'UTF8'), 'hex') FROM segments WHERE sid = %d "
+                "ORDER BY seq;" % sid)]
+    return segs, {k: (v[1], v[2]) for k, v in sess.items()}
+
+
 def check_log(path, what=""):
     """PRAGMA integrity_check = ok; in every session seq = 1..n without gaps or
     duplicates, client ids unique, sessions.segments = n. Returns the
     segments of db_segments."""
-    eq(integrity(path), ["ok"], what + " PRAGMA integrity_check")
+    if not path.startswith("postgresql://"):  # SQLite's own check; the rest hold on both
+        eq(integrity(path), ["ok"], what + " PRAGMA integrity_check")
     segs, sess = db_segments(path)
     for sid, rows in segs.items():
         eq([r[0] for r in rows], list(range(1, len(rows) + 1)), "%s seqs of %s" % (what, sid))

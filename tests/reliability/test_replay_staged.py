@@ -45,14 +45,13 @@ import json
 import os
 import random
 import re
-import sqlite3
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rel import OPTS_A, grow_session, new_session, scale, seg_body, timeline, tico19  # noqa: E402
-from harness import Server, base, check, eq, expect_status, run_tests  # noqa: E402
+from harness import Server, base, check, db_connect, eq, expect_status, run_tests  # noqa: E402
 
 # Pages one write transaction may write: a chunk of 128 results staged, or
 # folded into 128 segment rows, is about 130 pages of 4 KiB; writing the
@@ -123,12 +122,12 @@ def test_replay_writes_in_short_transactions_and_equals_a_serial_post():
         _equals_serial(c, "big", stored, "after the replays")
         c.close()
         eq(srv.stop(), 0, "exit status")
-        db = sqlite3.connect("file:%s?mode=ro" % srv.db, uri=True)
+        db = db_connect(srv.db)
         try:
             eq(db.execute("SELECT count(*) FROM segment_results WHERE gen > 2").fetchone()[0], 0,
                "rows above the current generation after the replays")
             eq(db.execute("SELECT max(c) FROM (SELECT count(*) AS c FROM segment_results "
-                          "GROUP BY sid, seq)").fetchone()[0], 2,
+                          "GROUP BY sid, seq) x").fetchone()[0], 2,
                "two rows at most per rewritten segment (the current one and a spare)")
             eq(db.execute("SELECT count(DISTINCT seq) FROM segment_results").fetchone()[0], n - 1,
                "rows for the rewritten segments (seq 2 on)")
@@ -152,7 +151,7 @@ def test_staged_rows_left_by_a_crash_are_read_right_and_cleaned_by_the_next_repl
         orig = c.jget(base("cr") + "/segments/s2")
         c.close()
         eq(srv.stop(), 0, "exit status")
-        db = sqlite3.connect(srv.db)
+        db = db_connect(srv.db)
         with db:
             sid, res = db.execute("SELECT s.sid, g.result FROM sessions s JOIN segments g "
                                   "ON g.sid = s.sid WHERE s.id = 'cr' AND g.seq = 3").fetchone()
@@ -184,7 +183,7 @@ def test_staged_rows_left_by_a_crash_are_read_right_and_cleaned_by_the_next_repl
                 eq(got[key], ref[key], "%s of s%d after the replay vs a serial post" % (key, k))
         c.close()
         eq(srv.stop(), 0, "exit status")
-        db = sqlite3.connect("file:%s?mode=ro" % srv.db, uri=True)
+        db = db_connect(srv.db)
         try:
             eq(db.execute("SELECT seq, max(gen), count(*) <= 2 FROM segment_results GROUP BY seq "
                           "ORDER BY seq").fetchall(), [(s, 5, 1) for s in range(1, 6)],
@@ -213,7 +212,7 @@ def test_rescore_of_a_big_session_writes_in_short_transactions():
         _equals_serial(c, "rs", stored, "after the rescore")
         c.close()
         eq(srv.stop(), 0, "exit status")
-        db = sqlite3.connect("file:%s?mode=ro" % srv.db, uri=True)
+        db = db_connect(srv.db)
         try:
             eq(db.execute("SELECT count(*) FROM sessions WHERE id >= '~'").fetchone()[0], 0,
                "hidden sessions left after the rescore")
@@ -323,7 +322,7 @@ def test_delete_of_a_big_session_purges_in_short_transactions():
         eq(c.jget(base("gone") + "/metrics")["segments"], 0, "a new session, nothing inherited")
         c.close()
         eq(srv.stop(), 0, "exit status")
-        db = sqlite3.connect("file:%s?mode=ro" % srv.db, uri=True)
+        db = db_connect(srv.db)
         try:
             for t in ("segments", "vocab", "occurrences", "totals"):
                 eq(db.execute("SELECT count(*) FROM %s WHERE sid NOT IN (SELECT sid FROM sessions)"
@@ -346,7 +345,7 @@ def test_a_session_hidden_by_a_crash_is_purged_at_open_and_never_listed():
             expect_status(c.post(base(sid) + "/segments", seg_body(segs[0], "s0")), 201, "post")
         c.close()
         eq(srv.stop(), 0, "exit status")
-        db = sqlite3.connect(srv.db)
+        db = db_connect(srv.db)
         with db:  # what a crash between the hide and the end of the purge leaves
             db.execute("UPDATE sessions SET id = '~del~' || sid WHERE id = 'a'")
         db.close()
@@ -355,7 +354,7 @@ def test_a_session_hidden_by_a_crash_is_purged_at_open_and_never_listed():
         eq([x["id"] for x in c.jget("/v1/sessions")["sessions"]], ["b"], "listed sessions")
         c.close()
         eq(srv.stop(), 0, "exit status")
-        db = sqlite3.connect("file:%s?mode=ro" % srv.db, uri=True)
+        db = db_connect(srv.db)
         try:
             eq(db.execute("SELECT id FROM sessions").fetchall(), [("b",)], "sessions rows")
             eq(db.execute("SELECT count(*) FROM segments").fetchone()[0], 1, "segment rows")
