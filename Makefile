@@ -166,8 +166,11 @@ run: deps
 	$(MAKE) all
 	./adaptmon serve
 
+# lint after the build, not beside it: under -j its house check would read
+# objects still being written (it runs when $(BUILD)/adaptmon exists)
 test: deps
-	$(MAKE) all unit lint
+	$(MAKE) all unit
+	$(MAKE) lint
 	@BUILD=$(BUILD) sh tests/run.sh
 
 # The inner loop: what needs neither a browser nor HAProxy, in a few minutes.
