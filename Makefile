@@ -13,6 +13,10 @@
 #                   (the browser suite's scenarios: Chromium + playwright-core)
 #   make bench-scale cost against input size, adversarial inputs (bench/README.md)
 #   make test-pg    the API suites against a throwaway PostgreSQL (issue 28; not in make test)
+#   JOBS=N          make test / check / valgrind / valgrind-ci run N unit binaries or
+#                   suites at once, longest first (tests/run.sh; durations from
+#                   tests/durations*.txt); default 1, valgrind-ci 2 (valgrind runs each
+#                   process on one core, so two lanes fill CI's two cores)
 #   make mutants    plants each bug of tests/mutants/*.patch in a copy of the tree and
 #                   expects its guarding test to fail (tools/mutants.sh; not in make test)
 
@@ -162,8 +166,11 @@ run: deps
 	$(MAKE) all
 	./adaptmon serve
 
+# lint after the build, not beside it: under -j its house check would read
+# objects still being written (it runs when $(BUILD)/adaptmon exists)
 test: deps
-	$(MAKE) all unit lint
+	$(MAKE) all unit
+	$(MAKE) lint
 	@BUILD=$(BUILD) sh tests/run.sh
 
 # The inner loop: what needs neither a browser nor HAProxy, in a few minutes.
@@ -241,7 +248,7 @@ valgrind: deps
 # tests/valgrind-ci.txt (why those: its header)
 valgrind-ci: deps
 	$(MAKE) BUILD=build-valgrind OPT=-O1 build-valgrind/adaptmon unit
-	@BUILD=build-valgrind ADAPTMON=build-valgrind/adaptmon VALGRIND=1 \
+	@BUILD=build-valgrind ADAPTMON=build-valgrind/adaptmon VALGRIND=1 JOBS=$(or $(JOBS),2) \
 	    VALGRIND_SUITES="$$(sed 's/#.*//' tests/valgrind-ci.txt)" sh tests/run.sh
 
 # ---- service benchmarks (bench/run.py, bench/scale.py, bench/cpu.py: CPU per

@@ -8,6 +8,7 @@ between modules need no change in this file. Offline: nothing is downloaded.
     pip install --no-build-isolation --no-index ./python
 ADAPTMON_SRC=DIR names the C tree when this directory is not inside it.
 """
+import fcntl
 import os
 import re
 import shlex
@@ -35,6 +36,13 @@ class BuildCore(build_ext):
     """Builds the archives with the Makefile before linking the extension."""
 
     def run(self):
+        # One build at a time: two at once (tests/run.sh JOBS=2 runs the
+        # tests/python suites side by side, each building first) would run
+        # two makes into the same build-py/ and copy over a module the other
+        # has loaded. The lock is released when this process exits.
+        os.makedirs(os.path.join(ROOT, BUILD), exist_ok=True)
+        self._lock = open(os.path.join(ROOT, BUILD, ".setup.lock"), "w")
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
         jobs = os.environ.get("ADAPTMON_JOBS", str(os.cpu_count() or 1))
         make("-j" + jobs, "BUILD=" + BUILD, "CFLAGS=-O2 -g -fPIC",
              BUILD + "/libamserver.a", BUILD + "/libamcore.a")

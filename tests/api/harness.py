@@ -31,6 +31,12 @@ ADAPTMON = os.environ.get("ADAPTMON", os.path.join(ROOT, "adaptmon"))
 if not os.path.isabs(ADAPTMON):
     ADAPTMON = os.path.join(ROOT, ADAPTMON)
 DATA = os.path.join(ROOT, "data")
+# Under valgrind (tests/run.sh VALGRIND=1 starts servers through
+# tests/reliability/valgrind-adaptmon.sh) a server starts and exits (the
+# leak check walks the heap) 20-50x slower than natively, more when two
+# suites share the cores (JOBS=2): the waits for its start and for its exit
+# on SIGTERM are bounds against a hang, not measurements, so they scale.
+VG_SLOW = 4 if "valgrind" in os.path.basename(ADAPTMON) else 1
 DEV = os.path.join(DATA, "tico19-enfr-dev")
 SGM_SRC = os.path.join(DEV, "dev.en-fr.en.sgm")
 SGM_REF = os.path.join(DEV, "dev.en-fr.fr.sgm")
@@ -285,7 +291,7 @@ def db_restyle_json(server, table, cols):
 class Server:
     """One `adaptmon serve` process on 127.0.0.1:PORT with database DB."""
 
-    def __init__(self, *args, db=None, ready_timeout=15.0):
+    def __init__(self, *args, db=None, ready_timeout=15.0 * VG_SLOW):
         self.dir = tmpdir()
         # a restart on a PostgreSQL database it was given keeps the PostgreSQL flags
         self.pg = TEST_PG and (db is None or db.startswith("postgresql://"))
@@ -356,7 +362,7 @@ class Server:
                 pass
         return text
 
-    def stop(self, timeout=15):
+    def stop(self, timeout=15 * VG_SLOW):
         """SIGTERM and wait; returns the exit status."""
         if self.proc is None:
             return None

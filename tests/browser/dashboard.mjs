@@ -310,7 +310,11 @@ async function scenario(page, sc, shots) {
         await btn.click();
         let done = true;
         try {
-          await page.waitForFunction((want) => { const e = document.querySelector('#term-scope'); return e && (want === 'fail' ? /write token/.test(e.textContent) : e.hidden || /Rescored/.test(e.textContent)) &&
+          // success ends with the "Rescored …" message shown (the page keeps
+          // it); the box can be hidden for a moment before that, when a
+          // refresh that sees the rescored session lands before the POST's
+          // answer (a loaded machine: two suites at once under JOBS=2)
+          await page.waitForFunction((want) => { const e = document.querySelector('#term-scope'); return e && (want === 'fail' ? /write token/.test(e.textContent) : !e.hidden && /Rescored/.test(e.textContent)) &&
             (want === 'fail' || !document.querySelector('#term-scope .scope-text')); }, sc.rescoreClick, { timeout: WAIT_MS, polling: 50 });
         } catch (_) {
           done = false;
