@@ -52,6 +52,8 @@ typedef struct am_srv_config {
     int scoring_threads; /* segments scored at once (am_wspool_enter); 0 = online CPUs */
     int pg_require_sync; /* PostgreSQL: 1 (on, default) writes answer 503 while no synchronous
                             standby streams (am_store_pg_require_sync), 0 off */
+    int pg_committers; /* PostgreSQL: group committers, each with its own connection
+                          (am_store_set_committers), default 4 */
 } am_srv_config;
 
 typedef struct am_srv_option {

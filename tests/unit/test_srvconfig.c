@@ -144,7 +144,7 @@ static void test_defaults(void **state)
     }
     /* 26 + the five connection budgets + session-memory, readers (issue 25) + log-format
      * + scoring-threads (issue 27) + pg-require-sync (issue 28) */
-    assert_int_equal(n, 36);
+    assert_int_equal(n, 37);
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }
