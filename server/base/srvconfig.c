@@ -160,7 +160,7 @@ enum am_srv_kind {
       "PostgreSQL only (--db postgresql://…): on answers writes 503 while the cluster has no "   \
       "synchronous standby streaming (synchronous_standby_names empty, or no sync/quorum row in "  \
       "pg_stat_replication, checked every second; the role needs pg_monitor), so nothing is "      \
-      "acknowledged with a single copy; off for a server without standbys")                      \
+      "acknowledged with a single copy; off for a server without standbys")                        \
     X("pg-committers", "int", "4", AM_SRV_INT, pg_committers, 1, 64, NULL,                         \
       "PostgreSQL only: group committers, each with its own writer connection; a POST goes to "    \
       "the one its session hashes to (a session's POSTs stay in order), so several batches wait "  \
