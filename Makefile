@@ -12,6 +12,8 @@
 #   make screenshots the dashboard's views at 1280×800 and 390×844 into docs/screenshots/
 #                   (the browser suite's scenarios: Chromium + playwright-core)
 #   make bench-scale cost against input size, adversarial inputs (bench/README.md)
+#   make bench-pg   POST/s and CPU per POST on PostgreSQL (primary + 1 sync standby) with 1-3
+#                   nodes and 1-8 committers, beside SQLite (bench/pg_nodes.py; root; not in test)
 #   make test-pg    the API suites against a throwaway PostgreSQL (issue 28; not in make test)
 #   JOBS=N          make test / check / valgrind / valgrind-ci run N unit binaries or
 #                   suites at once, longest first (tests/run.sh; durations from
@@ -41,7 +43,7 @@ DEPFLAGS  = -MMD -MP
 # pkg-config failing (a package missing) stops the build with its message,
 # except for the targets that need none or first install them (deps, then a
 # recursive make that checks again).
-NOPKG_GOALS := deps clean lint run test asan valgrind valgrind-ci soak fuzz bench bench-core bench-scale \
+NOPKG_GOALS := deps clean lint run test asan valgrind valgrind-ci soak fuzz bench bench-core bench-scale bench-pg \
                test-fleet
 ifneq ($(filter-out $(NOPKG_GOALS),$(or $(MAKECMDGOALS),all)),)
 PKG_CFLAGS  := $(shell pkg-config --cflags $(PKGS) 2>&1 || echo PKGFAIL)
@@ -276,6 +278,13 @@ bench: deps
 bench-scale: deps
 	$(MAKE) $(BUILD)/adaptmon
 	python3 bench/scale.py $(BUILD)/adaptmon $(BUILD)/bench/out
+
+# PostgreSQL nodes and committers beside SQLite, interleaved (bench/pg_nodes.py;
+# report: bench/README.md "PostgreSQL: nodes and committers"; RUNS, DUR, CONFIGS)
+.PHONY: bench-pg
+bench-pg: deps
+	$(MAKE) $(BUILD)/adaptmon
+	python3 bench/pg_nodes.py $(BUILD)/adaptmon $(BUILD)/bench/out
 
 # ---- fleet: deployment files and the sharded fleet (deploy/README.md) -------
 #   make test-fleet   3 instances behind HAProxy, backup/restore, systemd unit,

@@ -401,6 +401,11 @@ static int am_serve(int argc, char **argv, char **envp)
                   am_buf_str(&err));
         goto out;
     }
+    if (am_store_set_committers(srv->store, (size_t)srv->cfg.pg_committers, &err) != AM_OK) {
+        am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot open the database's committers: %s",
+                  am_buf_str(&err));
+        goto out;
+    }
     am_serve_log_migration(srv);
     if (am_store_set_max_bytes(srv->store, srv->cfg.max_db_size) != AM_OK) {
         am_log_at(&srv->log, AM_LOG_ERROR, NULL, "cannot apply max-db-size to %s", srv->db_shown);

@@ -232,6 +232,23 @@ am_store_rtx *am_store_tx_reads(am_store_tx *tx);
  * a transaction. */
 typedef int (*am_store_job_fn)(am_store_tx *tx, void *ctx);
 int am_store_tx_group(am_store *st, am_store_job_fn fn, void *ctx);
+/* am_store_tx_group for a job that writes session key (NULL: none in
+ * particular). With several committers (am_store_set_committers) the jobs
+ * of one key all go to the same committer, hash(key) % K, so they commit
+ * in the order they were queued and never wait on each other's row locks
+ * from two committers; jobs of other keys commit in parallel. */
+int am_store_tx_group_on(am_store *st, const char *key, am_store_job_fn fn, void *ctx);
+/* PostgreSQL: k group committers (1 to AM_STORE_COMMITTERS_MAX), each
+ * with its own writer connection and batch transaction (the first commits
+ * on the writer). Call before the store serves any write (at start-up: the
+ * committers are replaced, not resized). SQLite keeps its single writer:
+ * there k is checked and otherwise ignored. AM_ERR_INVALID for a k out of
+ * range, AM_ERR_UNAVAILABLE when a connection cannot be opened (then the
+ * store keeps its one committer). */
+#define AM_STORE_COMMITTERS_MAX 64
+int am_store_set_committers(am_store *st, size_t k, am_buf *err);
+/* How many group committers the store runs. */
+size_t am_store_committers(am_store *st);
 
 /* Within a transaction: */
 /* The session's highest seq and version (AM_ERR_NOTFOUND: no session). */

@@ -54,6 +54,8 @@ typedef struct am_srv_config {
                             standby streams (am_store_pg_require_sync), 0 off */
     int pg_expect_standbys; /* PostgreSQL: standbys expected to stream (/readyz "degraded"
                                below it); -1 (default) = synchronous_standby_names' count */
+    int pg_committers; /* PostgreSQL: group committers, each with its own connection
+                          (am_store_set_committers), default 4 */
 } am_srv_config;
 
 typedef struct am_srv_option {

@@ -175,7 +175,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
     rc = AM_OK;
     if (np > 0) {
         am_batch_job job = {plans, np, 0};
-        rc = am_store_tx_group(srv->store, am_batch_job_run, &job);
+        rc = am_store_tx_group_on(srv->store, session, am_batch_job_run, &job);
         if (rc != AM_OK) {
             am_sess_tot_clear(sess);
             if (job.stale)

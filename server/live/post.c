@@ -618,7 +618,7 @@ static int am_post_fast(am_server *srv, am_sess *sess, const char *session, cons
         plan.now = now;
         snprintf(plan.hash, sizeof plan.hash, "%016llx",
                  (unsigned long long)am_fnv1a(req->canonical));
-        rc = am_store_tx_group(srv->store, am_post_job, &plan);
+        rc = am_store_tx_group_on(srv->store, session, am_post_job, &plan);
         if (rc == AM_OK) {
             post_committed(srv, sess, session, &plan, version, result);
             *status = 201;
@@ -724,7 +724,7 @@ int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in, 
     plan.canonical = req->canonical;
     plan.now = now;
     snprintf(plan.hash, sizeof plan.hash, "%016llx", (unsigned long long)am_fnv1a(req->canonical));
-    rc = am_store_tx_group(srv->store, am_post_job, &plan);
+    rc = am_store_tx_group_on(srv->store, session, am_post_job, &plan);
     if (rc != AM_OK) {
         am_sess_tot_clear(sess);
         if (plan.stale)

@@ -358,11 +358,11 @@ static void am_store_free(am_store *st)
     pthread_mutex_destroy(&st->ckmu);
     pthread_cond_destroy(&st->ckcv);
     am_pool_free(st);
+    am_group_free(st); /* its connections before the writer's */
     am_conn_close(&st->w);
     am_walbuf_free(st->walbuf); /* after its last connection */
     pthread_mutex_destroy(&st->w.mu);
     pthread_mutex_destroy(&st->errmu);
-    pthread_mutex_destroy(&st->gmu);
     am_buf_cleanup(&st->errmsg);
     am_buf_cleanup(&st->rtx.t.sess);
     free(st->path);
@@ -563,12 +563,11 @@ int am_store_open_ex(const char *path, enum am_durability durability,
     st->durability = durability;
     st->rtx.t.st = st;
     st->rtx.t.c = &st->w;
-    pthread_mutex_init(&st->gmu, NULL);
+    am_group_init(st);
     pthread_mutex_init(&st->ckmu, NULL);
     pthread_cond_init(&st->ckcv, NULL);
     pthread_mutex_init(&st->sync_mu, NULL);
     pthread_cond_init(&st->sync_cv, NULL);
-    st->gtail = &st->ghead;
     am_buf_init(&st->errmsg);
     am_buf_init(&st->rtx.t.sess);
     pthread_mutex_init(&st->errmu, NULL);

@@ -183,6 +183,18 @@ struct am_store_rtx {
     am_store_tx t;
 };
 
+/* A group committer (tx.c): its queue of jobs and its leader. The first
+ * commits on the writer (w, under its lock, as every other write); each
+ * further one (PostgreSQL only) on a writer connection of its own, pinned
+ * to it, with its own batch transaction. */
+typedef struct am_committer {
+    pthread_mutex_t mu;
+    struct am_gjob *head, **tail; /* guarded by mu */
+    int leader; /* guarded by mu: a batch is running */
+    am_conn conn; /* committers after the first: their connection (only the leader uses it) */
+    am_store_rtx rtx; /* committers after the first: their batch's transaction (t.c = &conn) */
+} am_committer;
+
 struct am_store {
     char *path;
     int memory;
@@ -208,10 +220,11 @@ struct am_store {
     pthread_mutex_t errmu;
     am_buf errmsg; /* guarded by errmu */
     int64_t mig_from, mig_to; /* schema versions before/after the migrations of open */
-    /* group commit (am_store_tx_group): queued jobs and the batch leader */
-    pthread_mutex_t gmu;
-    struct am_gjob *ghead, **gtail; /* guarded by gmu */
-    int gleader; /* guarded by gmu: a batch is running */
+    /* group commit (am_store_tx_group, tx.c): the committers, each with
+     * its queue and leader; one for SQLite, --pg-committers for
+     * PostgreSQL (am_store_set_committers, before any traffic) */
+    struct am_committer *gc;
+    size_t ngc;
     am_store_log_fn logfn;
     void *logctx;
     /* the checkpointer (file databases): its connection and thread */
@@ -395,6 +408,10 @@ void am_pool_free(am_store *st);
 void am_reader_put(am_conn *c);
 /* A read transaction in r (caller owned, e.g. on the stack): a reader and
  * its snapshot; end with rtx_close. */
+/* tx.c: sets up the store's one committer (open) and frees every
+ * committer, closing their connections (close). */
+void am_group_init(am_store *st);
+void am_group_free(am_store *st);
 int rtx_open(am_store *st, am_store_rtx *r);
 /* The same, and session's sid in it: on failure (AM_ERR_NOTFOUND: no
  * session) r is closed again. */

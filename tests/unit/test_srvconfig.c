@@ -144,8 +144,9 @@ static void test_defaults(void **state)
         assert_true(strlen(o->help) > 10);
     }
     /* 26 + the five connection budgets + session-memory, readers (issue 25) + log-format
-     * + scoring-threads (issue 27) + pg-require-sync, pg-expect-standbys (issue 28) */
-    assert_int_equal(n, 37);
+     * + scoring-threads (issue 27) + pg-require-sync, pg-expect-standbys, pg-committers
+     * (issue 28) */
+    assert_int_equal(n, 38);
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }
