@@ -71,7 +71,8 @@ static const char *const am_pg_sql[AM_S__COUNT] = {
 /* Set on every connection: no commit wait is ever cancelled (§2.9). */
 #define AM_PG_SESSION_SETUP                                                                        \
     "SET synchronous_commit = on; SET statement_timeout = 0; "                                     \
-    "SET idle_in_transaction_session_timeout = 0; SET client_encoding = 'UTF8'"
+    "SET idle_in_transaction_session_timeout = 0; SET client_encoding = 'UTF8'; "                  \
+    "SET client_min_messages = warning"
 
 /* ---- errors --------------------------------------------------------------- */
 
@@ -121,6 +122,24 @@ static int pg_fail(am_store *st, am_conn *c, const PGresult *r, const char *what
 
 /* ---- connections ---------------------------------------------------------- */
 
+/* libpq's default notice processor prints a server's NOTICE or WARNING
+ * raw on stderr, which breaks --log-format json and logfmt (a restart's
+ * "relation ... already exists, skipping" from the migrations was the
+ * first line of a JSON log). The session setup keeps notices on the
+ * server (client_min_messages); a warning goes to the store's logger as
+ * an error does, one line, or nowhere before serve sets the logger.
+ * arg: the store (borrowed). */
+static void pg_notice(void *arg, const char *message)
+{
+    am_store *st = arg;
+    char msg[512];
+    snprintf(msg, sizeof msg, "PostgreSQL: %.*s", (int)strcspn(message, "\n"), message);
+    pthread_mutex_lock(&st->errmu); /* the logger's one call at a time (store.h) */
+    if (st->logfn)
+        st->logfn(st->logctx, msg);
+    pthread_mutex_unlock(&st->errmu);
+}
+
 /* Connects c to c->pg_info and sets the session up; the prepared
  * statements of an earlier connection are gone. */
 static int pg_connect(am_store *st, am_conn *c, am_buf *err)
@@ -136,6 +155,8 @@ static int pg_connect(am_store *st, am_conn *c, am_buf *err)
     const char *vals[] = {"5", "adaptmon", c->pg_info, NULL};
     c->pg = PQconnectdbParams(keys, vals, 1);
     PGresult *r = NULL;
+    if (c->pg)
+        PQsetNoticeProcessor(c->pg, pg_notice, st);
     if (c->pg && PQstatus(c->pg) == CONNECTION_OK)
         r = PQexec(c->pg, AM_PG_SESSION_SETUP);
     if (r && PQresultStatus(r) == PGRES_COMMAND_OK) {
