@@ -112,10 +112,13 @@ am_store_rtx *am_store_tx_reads(am_store_tx *tx)
  * K batches wait for their synchronous commits at once instead of one
  * after the other, and a job goes to committer hash(key) % K, so that
  * the POSTs of one session stay in one queue, in order, and never wait on
- * their own session row lock held by another committer. Correctness across
- * committers is the same as across adaptmon nodes: the session row lock
- * taken by SESSION_STATE on a writer connection (drv_pg.c), and the job's
- * check of the seq it planned for.
+ * their own session row lock held by another committer. (Within a node a
+ * session's writers are serialized before they get here anyway: a POST
+ * holds am_sess_lock until its job is committed, as PUT, DELETE, rescore
+ * and replay hold it, so a session has at most one job queued per node.)
+ * Correctness across committers is the same as across adaptmon nodes: the
+ * session row lock taken by SESSION_STATE on a writer connection
+ * (drv_pg.c), and the job's check of the seq it planned for.
  */
 
 #define AM_STORE_GROUP_MAX 512
