@@ -156,18 +156,18 @@ int am_store_session_count(am_store *st, int64_t *n)
  * by a crash are purged at open. */
 #define AM_PURGE_CHUNK 512
 
-/* The key of the last of the first chunk rows of a WITHOUT ROWID table in
- * the session (its _TO statement) bound as ?2.. of the purge statement,
- * which deletes up to it by a key range: a chunk walks its own rows only
- * ("WHERE (sid, k) IN (SELECT … LIMIT n)" walked every remaining row of
- * the session per chunk: quadratic). Returns AM_OK or an error; *more 0
- * when nothing was left. Adds the VM steps to purge_steps. */
 /* Adds q's work to purge_steps: the store's, for a rewrite's view too. */
 static void purge_count(am_store *st, am_q *q)
 {
     atomic_fetch_add(&(st->parent ? st->parent : st)->purge_steps, (long long)am_q_steps(q));
 }
 
+/* The key of the last of the first chunk rows of a WITHOUT ROWID table in
+ * the session (its _TO statement) bound as ?2.. of the purge statement,
+ * which deletes up to it by a key range: a chunk walks its own rows only
+ * ("WHERE (sid, k) IN (SELECT … LIMIT n)" walked every remaining row of
+ * the session per chunk: quadratic). Returns AM_OK or an error; *more 0
+ * when nothing was left. Adds the VM steps to purge_steps. */
 static int purge_chunk_keyed(am_store *st, enum am_stmt_id to, enum am_stmt_id del, int64_t sid,
                              int64_t chunk, int *more)
 {
@@ -257,7 +257,7 @@ int am_store_session_delete(am_store *st, const char *id)
             rc = am_exec(st, &st->w, AM_S_PURGE_SESSION, "i", sid);
     }
     rc = am_w_end(st, rc);
-    if (rc == AM_OK && !nested && st->pg && !st->parent) /* under its rewrite lock: see drv_pg.c */
+    if (rc == AM_OK && !nested && st->pg && !st->parent) /* under its rewrite lock: see below */
         rc = am_pg_purge_deleted(st, sid);
     else if (rc == AM_OK && !nested)
         rc = session_purge(st, sid);
@@ -403,12 +403,13 @@ int am_store_tx_session_info(am_store_rtx *rtx, const char *session, am_store_st
 /* ---- rewrites across nodes (DESIGN-postgres §2.5 item 2) ------------------ */
 
 /* A rewrite (store.h am_store_rewrite_begin) runs on a view of the store
- * (drv_pg.c am_pg_view_open): an am_store of its own whose writer is a connection opened for the
- * rewrite and pinned to it, and whose errors, write gate and counters are
- * its parent's. Every store function works on a view unchanged (its
- * writes take the view's writer; it has no readers, so its reads use that
- * writer too), which is how every staging transaction of the rewrite runs
- * on the connection that holds the session's lock.
+ * (drv_pg.c am_pg_view_open): an am_store of its own whose writer is a
+ * connection opened for the rewrite and pinned to it, and whose errors,
+ * write gate and counters are its parent's. Every store function works on
+ * a view unchanged (its writes take the view's writer; it has no readers,
+ * so its reads use that writer too), which is how every staging
+ * transaction of the rewrite runs on the connection that holds the
+ * session's lock.
  *
  * The lock. pg_try_advisory_lock(AM_PG_RW_KEY, sid), session-level, on
  * the pinned connection; polled (every AM_PG_RW_POLL_MS, up to
