@@ -426,10 +426,11 @@ int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_rtx 
     if (rc == AM_OK && !result) /* res points into ws: written before ws goes back */
         plan->result_txt = am_json_answer(&res, req->sys, plan->tot, session, req->id, seq,
                                           am_scorer_signature(sc), now, use->glossary_version);
-    if (rc == AM_OK && !plan->stats_txt) { /* the row's ?ci= statistics (schema/013) */
+    if (rc == AM_OK) { /* the row's ?ci= statistics (schema/013), of this scoring */
         am_buf sb;
         am_buf_init(&sb);
         am_cistats_encode(sc, &res, req->sys, &sb);
+        free(plan->stats_txt);
         plan->stats_txt = am_buf_detach(&sb);
     }
     am_score_ws_set_cancel(ws, NULL);

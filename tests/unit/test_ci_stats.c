@@ -36,8 +36,15 @@ static void scored(const am_scorer *s, am_score_ws *ws, am_seg_result *res, am_b
     am_vocab_set(hist, "chat", 1);
     const char *hyps[] = {"le chat est assis sur le tapis rouge", "un chien dort sous la table"};
     const char *more[] = {"le chat s'assoit sur le tapis"};
-    am_seg_input in = {"the cat sits on the red mat", "le chat est assis sur le tapis", hyps, 2,
-                       NULL, 0, 0, more, 1};
+    am_seg_input in = {"the cat sits on the red mat",
+                       "le chat est assis sur le tapis",
+                       hyps,
+                       2,
+                       NULL,
+                       0,
+                       0,
+                       more,
+                       1};
     assert_int_equal(am_score_segment(s, ws, &in, am_recall_vocab_lookup, hist, res, NULL), AM_OK);
     const char *names[] = {"base", "good"};
     am_buf_init(rec);
