@@ -335,6 +335,26 @@ def test_first_request_reads_records():
         # only some rows damaged: records and recomputed rows mixed
         eq(first(["UPDATE segments SET stats = 'AAAA' WHERE seq % 3 = 0"]), with_records,
            "some records damaged")
+        restore()
+        # a rescore with another glossary rewrites the results (staged, schema/006)
+        # without records: the rows' records are stale and must not be read
+        srv = Server("--request-timeout-ms", "0", db=db)
+        cl = srv.client()
+        lines = glossary.splitlines(True)
+        expect_status(cl.put(base("r1") + "/glossary", "".join(lines[:len(lines) // 3]),
+                             ctype="text/csv"), 200, "smaller glossary")
+        expect_status(cl.post(base("r1") + "/rescore", timeout=600), 200, "rescore")
+        # and an early segment changed: a replay rewrites every later result
+        t = tico19()[3]
+        body = dict(seg(3), hypotheses={"base": t["translation"], "good": t["hypothesis"]})
+        expect_status(cl.put(base("r2") + "/segments/s3", body), 200, "PUT s3")
+        cl.close()
+        eq(srv.stop(), 0, "exit status")
+        rescored = first()
+        check(rescored[0] != with_records[0], "the rescore changed the term numbers")
+        check(rescored[1] != with_records[1], "the PUT changed the numbers")
+        eq(rescored, first(["UPDATE segments SET stats = NULL"]),
+           "after a rescore and a replay: the rewritten results, not stale records")
     finally:
         srv.kill()
 
