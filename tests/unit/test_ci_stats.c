@@ -19,7 +19,7 @@ static am_scorer *make_scorer(int k)
     assert_int_equal(am_config_set(&c, "target_lang", "fr", NULL), AM_OK);
     assert_int_equal(am_config_set(&c, "source_lang", "en", NULL), AM_OK);
     if (k >= 0) {
-        char v[8];
+        char v[16];
         snprintf(v, sizeof v, "%d", k);
         assert_int_equal(am_config_set(&c, "k", v, NULL), AM_OK);
     }
