@@ -11,10 +11,18 @@ the server's CPU seconds (/proc/PID/stat utime + stime) of
   warm: one more segment POSTed and GET …/metrics?ci=0.95 again (the
         version after a POST: the dashboard's case),
 and compares the bodies (SHA-1) of the two binaries.
+
+The database is built by AFTER_BIN. Since schema/013 the segment rows carry
+their ?ci= statistics records (server/live/ci_stats.h): a BEFORE_BIN that
+predates that migration is served a copy downgraded to schema 12 (the column
+dropped, which it would refuse otherwise), and a third line, "norec", serves
+AFTER_BIN the rows with their records removed (a database written before
+schema/013: the rows are parsed and scored as before).
 """
 import hashlib
 import os
 import shutil
+import sqlite3
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -54,10 +62,37 @@ def one(binary, master, db, n):
     return out
 
 
+def knows_records(binary):
+    """Whether binary embeds schema/013 (the rows' statistics records)."""
+    with open(binary, "rb") as f:
+        return b"013_segment_stats" in f.read()
+
+
+def variant(master, suffix, sql):
+    """A copy of master with sql run on it (None: master itself)."""
+    if not sql:
+        return master
+    out = master + suffix
+    shutil.copy(master, out)
+    con = sqlite3.connect(out)
+    with con:
+        for q in sql:
+            con.execute(q)
+    con.execute("VACUUM")
+    con.close()
+    return out
+
+
+DOWNGRADE = ["ALTER TABLE segments DROP COLUMN stats", "DELETE FROM schema_migrations WHERE version >= 13"]
+NOREC = ["UPDATE segments SET stats = NULL"]
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     bins = [("before", os.path.abspath(sys.argv[1])), ("after", os.path.abspath(sys.argv[2]))]
+    if knows_records(bins[1][1]):
+        bins.append(("norec", bins[1][1]))
     sizes = [int(x) for x in os.environ.get("SIZES", "1000,4000,16000").split(",")]
     rounds = int(os.environ.get("ROUNDS", "1"))
     print("N        binary  cold CPU s   warm CPU s (after one POST)")
@@ -65,10 +100,15 @@ def main():
         db = build_db(bins[1][1], n)
         master = db + ".master"
         shutil.copy(db, master)
+        new = knows_records(bins[1][1])
+        masters = {name: variant(master, "." + name,
+                                 NOREC if name == "norec" else
+                                 DOWNGRADE if new and not knows_records(binary) else None)
+                   for name, binary in bins}
         res = {}
         for _ in range(rounds):
             for name, binary in bins:
-                res.setdefault(name, []).append(one(binary, master, db, n))
+                res.setdefault(name, []).append(one(binary, masters[name], db, n))
         hashes = set()
         for name, _ in bins:
             cold = " ".join("%.2f" % r[0][0] for r in res[name])

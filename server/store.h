@@ -288,6 +288,13 @@ int am_store_tx_segment_insert_gv(am_store_tx *tx, const char *session, int64_t 
                                   const char *request_json, const char *result_json,
                                   int64_t glossary_version, const char *words, size_t nwords,
                                   int64_t now_ms);
+/* The same, with the segment's ?ci= statistics record (schema/013,
+ * server/live/ci_stats.h; text borrowed, NULL: none recorded). */
+int am_store_tx_segment_insert_st(am_store_tx *tx, const char *session, int64_t seq,
+                                  const char *client_id, const char *body_hash,
+                                  const char *request_json, const char *result_json,
+                                  int64_t glossary_version, const char *words, size_t nwords,
+                                  const char *stats, int64_t now_ms);
 /* Replaces the request/hash/result of an existing segment (PUT). body_hash
  * and request_json may both be NULL to keep them and replace only the
  * result (a replay recomputing later segments). */
@@ -504,6 +511,16 @@ int am_store_results_each(am_store *st, const char *session, int64_t after, size
  * never mixes old and new results. */
 int am_store_segments_each_at(am_store *st, const char *session, int64_t after, size_t limit,
                               int64_t stamp[2], am_store_segrow_fn fn, void *ctx);
+/* A row of am_store_stats_each_at: the segment's ?ci= statistics record
+ * (schema/013) or, when it has none (stats NULL: a row stored before, or
+ * whose result a PUT, replay or rescore rewrote), its request and result
+ * (else both NULL). All borrowed for the call. */
+typedef int (*am_store_statrow_fn)(void *ctx, int64_t seq, const char *stats,
+                                   const char *request_json, const char *result_json);
+/* am_store_segments_each_at's paged walk over those rows: a row with a
+ * record costs its few hundred bytes, not its request and result. */
+int am_store_stats_each_at(am_store *st, const char *session, int64_t after, size_t limit,
+                           int64_t stamp[2], am_store_statrow_fn fn, void *ctx);
 /* One segment by client id (caller frees). AM_ERR_NOTFOUND. */
 int am_store_segment_get(am_store *st, const char *session, const char *client_id, int64_t *seq,
                          char **request_json, char **result_json);

@@ -1,16 +1,23 @@
 /*
  * ingest_ci.c — GET …/metrics?ci=LEVEL: the metrics answer plus a paired
  * bootstrap (sig.c, core/signif.c; docs/metrics.md §5) over the
- * session's segments. R0..Rk, R0+1, TER, 1−TERm, term exact match and
- * window overlap come from the stored per-segment results (the numbers the
- * totals sum); BLEU and chrF n-gram statistics are not stored, so each
- * stored request's BLEU and chrF are scored again (am_score_segment_text,
- * nothing else) for them. The statistics are kept between requests
+ * session's segments. Each segment row written since schema/013 carries
+ * every system's statistics as a record (ci_stats.h), decoded here with no
+ * JSON and no scoring. A row without a valid record (stored before, its
+ * result rewritten by a PUT, replay or rescore, or the record damaged or
+ * made by another scorer) gives them as before: R0..Rk, R0+1, TER,
+ * 1−TERm, term exact match and window overlap from the stored result (the
+ * numbers the totals sum), BLEU and chrF n-gram statistics by scoring the
+ * stored request again (am_score_segment_text, nothing else); the record
+ * holds exactly those numbers, so the answer is the same either way. Such
+ * rows are not written back (a GET writes nothing): a rescore or replay
+ * leaves them to this path. The statistics are kept between requests
  * (ci_cache.h): a request reads and scores only the segments posted since
  * the last one, unless a rewrite (PUT, DELETE, replay, rescore) happened.
  */
 #include "sig.h"
 #include "ci_cache.h"
+#include "ci_stats.h"
 #include "ingest.h"
 #include "ingest_ci.h"
 #include "jscan.h" /* server/base: a text scanner with no dependency */
@@ -23,6 +30,9 @@
 #include <string.h>
 
 #define AM_CI_TRIES 3
+/* Rows read a page at a time: 4,096 rows without a record (request and
+ * result, a few KB each) stay around 20 MB; with records, about 1 MB. */
+#define AM_CI_PAGE 4096
 
 typedef struct am_ci_ctx {
     am_sig_collect *col;
@@ -37,6 +47,8 @@ typedef struct am_ci_ctx {
     am_budget *bud; /* the request's CPU budget (ingest.h) */
     am_ci_entry *ent; /* the statistics being extended (ci_cache.h) */
     int rc;
+    const char *session; /* borrowed */
+    size_t rows; /* rows the current page handed over */
 } am_ci_ctx;
 
 static int64_t am_ci_int(const json_t *o, const char *key)
@@ -134,24 +146,55 @@ static json_t *am_ci_systems(const char *result_json)
     return out;
 }
 
-static int am_ci_seg(void *ctx, int64_t seq, const char *client_id, const char *request_json,
-                     const char *result_json, int64_t created_at)
+/* The statistics of a row without a usable record, from its stored
+ * request and result (borrowed) into c->sys. AM_OK or an error. */
+static int am_ci_parse_row(am_ci_ctx *c, const char *request_json, const char *result_json)
 {
-    (void)seq, (void)client_id, (void)created_at;
+    json_t *r = am_ci_systems(result_json);
+    if (!r)
+        return AM_ERR_INTERNAL;
+    for (size_t i = 0; i < c->nsys; i++)
+        am_ci_sys(c, json_object_get(r, c->names[i]), &c->sys[i]);
+    json_decref(r);
+    return am_ci_text_stats(c, request_json);
+}
+
+/* A row whose record did not decode (damaged, or written by another
+ * scorer): its request and result read on their own, then parsed. */
+static int am_ci_reread_row(am_ci_ctx *c, int64_t seq)
+{
+    char *client_id = NULL, *result = NULL, *request = NULL;
+    int64_t at = 0;
+    int rc = am_store_segment_result(c->srv->store, c->session, seq, &client_id, &result);
+    if (rc == AM_OK)
+        rc = am_store_segment_get(c->srv->store, c->session, client_id, &at, &request, NULL);
+    if (rc == AM_OK && (at != seq || !request || !result))
+        rc = AM_ERR_CONFLICT; /* rewritten meanwhile: the stamp check decides */
+    if (rc == AM_OK)
+        rc = am_ci_parse_row(c, request, result);
+    free(client_id);
+    free(result);
+    free(request);
+    return rc;
+}
+
+/* One row of the walk (am_store_stats_each_at): its record when it has a
+ * valid one, else its request and result as before schema/013. */
+static int am_ci_seg(void *ctx, int64_t seq, const char *stats, const char *request_json,
+                     const char *result_json)
+{
     am_ci_ctx *c = ctx;
+    c->rows++;
     if (c->srv->stopping || am_budget_over(c->bud)) {
         c->rc = AM_ERR_CANCELLED;
         return 1;
     }
-    json_t *r = am_ci_systems(result_json);
-    if (!r) {
-        c->rc = AM_ERR_INTERNAL;
-        return 1;
-    }
-    for (size_t i = 0; i < c->nsys; i++)
-        am_ci_sys(c, json_object_get(r, c->names[i]), &c->sys[i]);
-    json_decref(r);
-    int rc = am_ci_text_stats(c, request_json);
+    int rc = AM_ERR_INVALID;
+    if (stats)
+        rc = am_cistats_decode(c->sess->scorer, stats, c->names, c->nsys, c->sys);
+    if (rc != AM_OK)
+        rc = request_json && result_json ? am_ci_parse_row(c, request_json, result_json)
+                                         : am_ci_reread_row(c, seq);
     if (rc != AM_OK) {
         c->rc = rc;
         return 1;
@@ -186,12 +229,16 @@ static char *am_ci_options(am_server *srv, const char *session)
 static int am_ci_extend(am_ci_ctx *c, const char *session, int64_t inc, const char *options)
 {
     for (int pass = 0; pass < 2; pass++) {
-        c->rc = AM_OK;
-        c->col = c->ent->col;
-        int rc = am_store_segments_each_at(c->srv->store, session, c->ent->last_seq,
-                                           (size_t)1 << 40, c->ent->stamp, am_ci_seg, c);
-        if (c->rc != AM_OK) /* the callback stopped the walk */
-            rc = c->rc;
+        int rc = AM_OK;
+        do { /* a page at a time: the rows of old segments are large */
+            c->rc = AM_OK;
+            c->rows = 0;
+            c->col = c->ent->col;
+            rc = am_store_stats_each_at(c->srv->store, session, c->ent->last_seq, AM_CI_PAGE,
+                                        c->ent->stamp, am_ci_seg, c);
+            if (c->rc != AM_OK) /* the callback stopped the walk */
+                rc = c->rc;
+        } while (rc == AM_OK && c->rows == AM_CI_PAGE);
         if (rc != AM_ERR_CONFLICT || pass)
             return rc;
         /* rewritten since the entry was made: start again from nothing */
@@ -251,8 +298,9 @@ int am_ingest_metrics_ci_peer(am_server *srv, const char *session, double conf, 
         am_budget_start(&bud, srv);
         if (peer)
             am_peer_chain(peer, &bud.cancel); /* stops too when the client has gone */
-        am_ci_ctx c = {NULL, names, nsys, NULL, 0,    am_scorer_config(sess->scorer),
-                       srv,  sess,  NULL, &bud, NULL, AM_OK};
+        am_ci_ctx c = {NULL,    names, nsys, NULL, 0,    am_scorer_config(sess->scorer),
+                       srv,     sess,  NULL, &bud, NULL, AM_OK,
+                       session, 0};
         c.k = c.cfg->k;
         c.ws = am_score_ws_new();
         am_score_ws_set_cancel(c.ws, &bud.cancel);

@@ -58,6 +58,7 @@ typedef struct am_plan {
     const char *client_id, *canonical;
     char hash[17];
     char *result_txt; /* owned */
+    char *stats_txt; /* the ?ci= statistics record (ci_stats.h), owned; NULL: none */
     int64_t now;
     /* what the segment was scored with: the job checks that the session
      * is still this incarnation with this glossary version */

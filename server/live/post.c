@@ -2,6 +2,7 @@
  * plan, the fast path and the retries (see ingest.h). */
 #include "ingest_internal.h"
 
+#include "ci_stats.h" /* the row's ?ci= statistics record */
 #include "events.h" /* am_events_publish (SSE) */
 #include "json.h"
 
@@ -138,6 +139,7 @@ void am_plan_cleanup(am_plan *p)
     free(p->choices);
     free(p->tot);
     free(p->result_txt);
+    free(p->stats_txt);
     memset(p, 0, sizeof *p);
 }
 
@@ -179,9 +181,9 @@ int am_post_job(am_store_tx *tx, void *ctx)
     if (rc == AM_OK)
         rc = am_plan_exec(tx, p);
     if (rc == AM_OK) { /* with its words, pending in its row (schema/010) */
-        rc = am_store_tx_segment_insert_gv(tx, p->session, p->seq, p->client_id, p->hash,
+        rc = am_store_tx_segment_insert_st(tx, p->session, p->seq, p->client_id, p->hash,
                                            p->canonical, p->result_txt, p->glossary_version,
-                                           am_buf_str(&p->words), p->nwords, p->now);
+                                           am_buf_str(&p->words), p->nwords, p->stats_txt, p->now);
         /* the seq is free (checked above), so a conflict is the id's unique
          * index: stored before (the idempotency check am_post_fast skipped;
          * the job's savepoint is rolled back) */
@@ -424,6 +426,13 @@ int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_rtx 
     if (rc == AM_OK && !result) /* res points into ws: written before ws goes back */
         plan->result_txt = am_json_answer(&res, req->sys, plan->tot, session, req->id, seq,
                                           am_scorer_signature(sc), now, use->glossary_version);
+    if (rc == AM_OK) { /* the row's ?ci= statistics (schema/013), of this scoring */
+        am_buf sb;
+        am_buf_init(&sb);
+        am_cistats_encode(sc, &res, req->sys, &sb);
+        free(plan->stats_txt);
+        plan->stats_txt = am_buf_detach(&sb);
+    }
     am_score_ws_set_cancel(ws, NULL);
     am_wspool_put(srv->wspool, ws);
     if (rc != AM_OK) {

@@ -41,6 +41,17 @@ int am_store_tx_segment_insert_gv(am_store_tx *tx, const char *session, int64_t 
                                   int64_t glossary_version, const char *words, size_t nwords,
                                   int64_t now_ms)
 {
+    return am_store_tx_segment_insert_st(tx, session, seq, client_id, body_hash, request_json,
+                                         result_json, glossary_version, words, nwords, NULL,
+                                         now_ms);
+}
+
+int am_store_tx_segment_insert_st(am_store_tx *tx, const char *session, int64_t seq,
+                                  const char *client_id, const char *body_hash,
+                                  const char *request_json, const char *result_json,
+                                  int64_t glossary_version, const char *words, size_t nwords,
+                                  const char *stats, int64_t now_ms)
+{
     if (seq < 1 || !body_hash || !request_json || !result_json || (!words && nwords))
         return AM_ERR_INVALID;
     int64_t sid;
@@ -50,9 +61,9 @@ int am_store_tx_segment_insert_gv(am_store_tx *tx, const char *session, int64_t 
     if (words)
         store_words_json(&arr, words, nwords);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SEG_INSERT, "iittttiit", sid, seq, client_id, body_hash,
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_INSERT, "iittttiitt", sid, seq, client_id, body_hash,
                      request_json, result_json, now_ms, glossary_version,
-                     words ? am_buf_str(&arr) : NULL);
+                     words ? am_buf_str(&arr) : NULL, stats);
     am_buf_cleanup(&arr);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SESSION_TOUCH, "iii", sid, seq, now_ms);
@@ -195,6 +206,32 @@ static int segments_each(am_store *st, enum am_stmt_id id, const char *session, 
     for (size_t k = 0; k < rows.n && rc == AM_OK; k++) {
         const store_cell *v = cell(&rows, k);
         rc = fn(ctx, v[0].i, v[1].s, v[2].s, v[3].s, v[4].i);
+    }
+    store_rows_free(&rows);
+    return rc;
+}
+
+int am_store_stats_each_at(am_store *st, const char *session, int64_t after, size_t limit,
+                           int64_t stamp[2], am_store_statrow_fn fn, void *ctx)
+{
+    if (!session)
+        return AM_ERR_INVALID;
+    int64_t lim = limit > (size_t)INT64_MAX ? -1 : (int64_t)limit;
+    store_rows rows = {.kinds = "ittt"}; /* seq, stats, request, result */
+    am_store_rtx r;
+    int64_t sid;
+    int rc = rtx_open_sid(st, &r, session, &sid);
+    if (rc == AM_OK) {
+        if (stamp)
+            rc = stamp_check(st, r.t.c, sid, stamp);
+        if (rc == AM_OK)
+            rc = store_each(st, r.t.c, AM_S_SEG_STATS_EACH, store_collect, &rows, "iii", sid, after,
+                            lim);
+        rtx_close(&r);
+    }
+    for (size_t k = 0; k < rows.n && rc == AM_OK; k++) {
+        const store_cell *v = cell(&rows, k);
+        rc = fn(ctx, v[0].i, v[1].s, v[2].s, v[3].s);
     }
     store_rows_free(&rows);
     return rc;

@@ -46,6 +46,15 @@
     "s.result)"
 #define AM_PG_RESULT_JOIN " FROM segments s "
 
+/* A segment's ?ci= statistics record (schema/013, server/live/ci_stats.h):
+ * segments.stats, unless a staged result of segment_results is the
+ * segment's result (a replay's or rescore's, written without a record):
+ * then NULL, and the reader computes them from the request and result.
+ * Used like AM_PG_RESULT_COL. */
+#define AM_PG_STATS_COL                                                                            \
+    "(CASE WHEN EXISTS (SELECT 1 FROM segment_results r WHERE r.sid = s.sid AND r.seq = s.seq "    \
+    "AND r.gen <= (SELECT result_gen FROM sessions WHERE sid = $1)) THEN NULL ELSE s.stats END)"
+
 /* A checkpoint row c of session s that a replay may start from
  * (schema/008). */
 #define AM_PG_CKPT_VALID                                                                           \
@@ -158,10 +167,10 @@
     X(SEG_FIND, "SELECT s.seq, s.body_hash, " AM_PG_RESULT_COL AM_PG_RESULT_JOIN                   \
                 "WHERE s.sid = $1 AND s.client_id = $2")                                           \
     X(SEG_INSERT, "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "        \
-                  "created_at, updated_at, glossary_version, words) "                              \
-                  "VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9)")                               \
+                  "created_at, updated_at, glossary_version, words, stats) "                       \
+                  "VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10)")                          \
     X(SEG_UPDATE, "UPDATE segments SET body_hash = COALESCE($3, body_hash), "                      \
-                  "request = COALESCE($4, request), result = $5, "                                 \
+                  "request = COALESCE($4, request), result = $5, stats = NULL, "                   \
                   "updated_at = $6 WHERE sid = $1 AND seq = $2")                                   \
     X(SEG_WALK, "SELECT seq, client_id, request, glossary_version FROM segments "                  \
                 "WHERE sid = $1 AND seq >= $2 "                                                    \
@@ -171,6 +180,11 @@
       "WHERE s.sid = $1 AND s.seq > $2 ORDER BY s.seq LIMIT $3")                                   \
     X(SEG_RESULTS_EACH,                                                                            \
       "SELECT s.seq, s.client_id, NULL, " AM_PG_RESULT_COL ", s.created_at" AM_PG_RESULT_JOIN      \
+      "WHERE s.sid = $1 AND s.seq > $2 ORDER BY s.seq LIMIT $3")                                   \
+    X(SEG_STATS_EACH,                                                                              \
+      "SELECT s.seq, " AM_PG_STATS_COL ", CASE WHEN " AM_PG_STATS_COL                              \
+      " IS NULL THEN s.request END, "                                                              \
+      "CASE WHEN " AM_PG_STATS_COL " IS NULL THEN " AM_PG_RESULT_COL " END" AM_PG_RESULT_JOIN      \
       "WHERE s.sid = $1 AND s.seq > $2 ORDER BY s.seq LIMIT $3")                                   \
     X(SEG_GET, "SELECT s.seq, s.request, " AM_PG_RESULT_COL AM_PG_RESULT_JOIN                      \
                "WHERE s.sid = $1 AND s.client_id = $2")                                            \

@@ -199,6 +199,14 @@ def test_retries_over_budget_finish():
         db = srv.db
         eq(srv.stop(), 0, "exit status")
         grow_session(db, "g", 6000)
+        # without the rows' statistics records (schema/013): the first request
+        # then parses and scores every stored segment, long enough to go over
+        # a budget (records make it a few times the bootstrap alone)
+        import sqlite3
+        con = sqlite3.connect(db)
+        with con:
+            con.execute("UPDATE segments SET stats = NULL")
+        con.close()
         srv = Server("--request-timeout-ms", "0", db=db)
         c = srv.client()
 
@@ -233,6 +241,123 @@ def test_retries_over_budget_finish():
         c.close()
     finally:
         srv.kill()
+
+def test_first_request_reads_records():
+    """Each segment row keeps its ?ci= statistics (schema/013,
+    server/live/ci_stats.c), so the first request after a start reads them
+    instead of parsing and scoring every stored request. Its answer is the
+    one of rows without records (a database written before, or records
+    damaged): a server started on rows posted now (records), on the same rows
+    with the records removed (parsed and scored as before), and with every
+    record damaged in a different way all answer byte for byte the same, for
+    a session with a glossary (term metrics) and extra references (chrF++'s
+    own reference, TER's average length) and for one with a system missing
+    from some segments. With records, the stored requests are not read: made
+    unreadable, the first request still answers the same."""
+    import sqlite3
+    from harness import Server
+    glossary = open(TICO_GLOSSARY, encoding="utf-8").read()
+    srv = Server("--request-timeout-ms", "0")
+    try:
+        c = srv.client()
+        c.create_session(id="r1", options={"baseline_system": "base"})
+        expect_status(c.put(base("r1") + "/glossary", glossary, ctype="text/csv"), 200,
+                      "glossary")
+        c.create_session(id="r2", options={"baseline_system": "base"})
+        for i in range(70):
+            t = tico19()[i]
+            body = seg(i)
+            if i % 4 == 1:  # several references: sacreBLEU's best one per metric
+                body["references"] = [t["hypothesis"], tico19()[i + 1]["translation"]]
+            expect_status(c.post(base("r1") + "/segments", body), 201, "POST r1 %d" % i)
+            b2 = seg(i)
+            if i % 5 == 2:  # 'good' missing from this segment: adds 0
+                b2["hypotheses"] = {"base": t["hypothesis"]}
+            expect_status(c.post(base("r2") + "/segments", b2), 201, "POST r2 %d" % i)
+        c.close()
+        db = srv.db
+        eq(srv.stop(), 0, "exit status")
+        con = sqlite3.connect(db)
+        n = con.execute("SELECT count(*) FROM segments WHERE stats IS NOT NULL").fetchone()[0]
+        eq(n, 140, "every POSTed row has its record")
+        con.close()
+
+        def first(sql=(), params=()):
+            """The first answers of a fresh server after sql ran on the rows."""
+            nonlocal srv
+            con = sqlite3.connect(db)
+            with con:
+                for q in sql:
+                    con.execute(q, params)
+            con.close()
+            srv = Server("--request-timeout-ms", "0", db=db)
+            cl = srv.client()
+            out = []
+            for sid in ("r1", "r2"):
+                r = cl.get(base(sid) + "/metrics?ci=0.95", timeout=600)
+                expect_status(r, 200, "%s first ?ci" % sid)
+                out.append(r.body)  # the whole answer, byte for byte
+            cl.close()
+            eq(srv.stop(), 0, "exit status")
+            return out
+
+        with_records = first()
+        check(b'"term-EM"' in with_records[0], "the glossary's metrics are resampled")
+        con = sqlite3.connect(db)
+        saved = con.execute("SELECT sid, seq, stats, request FROM segments").fetchall()
+        con.close()
+        # the requests unreadable: only the records can answer
+        eq(first(["UPDATE segments SET request = '{'"]), with_records,
+           "records alone (requests unreadable)")
+
+        def restore():
+            con = sqlite3.connect(db)
+            with con:
+                con.executemany("UPDATE segments SET stats = ?, request = ? WHERE sid = ? AND seq = ?",
+                                [(st, rq, sid, seq) for sid, seq, st, rq in saved])
+            con.close()
+
+        restore()
+        eq(first(["UPDATE segments SET stats = NULL"]), with_records, "rows without records")
+        damage = [
+            "UPDATE segments SET stats = 'not base64!'",
+            "UPDATE segments SET stats = substr(stats, 1, length(stats) - 8)",  # truncated
+            # one character changed inside: the checksum rejects it
+            "UPDATE segments SET stats = substr(stats, 1, 20) || "
+            "CASE substr(stats, 21, 1) WHEN 'A' THEN 'B' ELSE 'A' END || substr(stats, 22)",
+            "UPDATE segments SET stats = 'AgAAAAAAAAAAAAAA'",  # version 2, garbage
+            "UPDATE segments SET stats = ''",
+        ]
+        for k, q in enumerate(damage):
+            restore()
+            eq(first([q]), with_records, "damaged records (%d) recomputed" % k)
+        restore()
+        # only some rows damaged: records and recomputed rows mixed
+        eq(first(["UPDATE segments SET stats = 'AAAA' WHERE seq % 3 = 0"]), with_records,
+           "some records damaged")
+        restore()
+        # a rescore with another glossary rewrites the results (staged, schema/006)
+        # without records: the rows' records are stale and must not be read
+        srv = Server("--request-timeout-ms", "0", db=db)
+        cl = srv.client()
+        lines = glossary.splitlines(True)
+        expect_status(cl.put(base("r1") + "/glossary", "".join(lines[:len(lines) // 3]),
+                             ctype="text/csv"), 200, "smaller glossary")
+        expect_status(cl.post(base("r1") + "/rescore", timeout=600), 200, "rescore")
+        # and an early segment changed: a replay rewrites every later result
+        t = tico19()[3]
+        body = dict(seg(3), hypotheses={"base": t["translation"], "good": t["hypothesis"]})
+        expect_status(cl.put(base("r2") + "/segments/s3", body), 200, "PUT s3")
+        cl.close()
+        eq(srv.stop(), 0, "exit status")
+        rescored = first()
+        check(rescored[0] != with_records[0], "the rescore changed the term numbers")
+        check(rescored[1] != with_records[1], "the PUT changed the numbers")
+        eq(rescored, first(["UPDATE segments SET stats = NULL"]),
+           "after a rescore and a replay: the rewritten results, not stale records")
+    finally:
+        srv.kill()
+
 
 def test_no_baseline_and_empty():
     fill("ci-c", 5)

@@ -170,10 +170,11 @@ def test_crafted_old_sessions_keep_old_tokenizers():
             con.execute("UPDATE sessions SET options = ? WHERE id = ?", (json.dumps(o), sid))
         eq(con.execute("DELETE FROM schema_migrations WHERE version = 11").rowcount, 1,
            "migration 011 row removed")
-        # and what the later migrations added (they run again after 011): 012's columns
+        # and what the later migrations added (they run again after 011): 012's columns,
         con.execute("DELETE FROM schema_migrations WHERE version > 11")
         for col in ("tokenizer", "lang", "source_lang"):
             con.execute("ALTER TABLE vocabularies DROP COLUMN " + col)
+        con.execute("ALTER TABLE segments DROP COLUMN stats")  # and 013's
     con.close()
     check_upgraded(db, "crafted")
 

@@ -1,0 +1,21 @@
+-- 013_segment_stats.sql — each segment row keeps the statistics a
+-- confidence interval resamples (issue 27, goal 4).
+--
+-- GET …/metrics?ci= bootstraps every segment's per-system sufficient
+-- statistics: R_k and R0+1 counts, TER and TERm edits and lengths, term
+-- exact match and window overlap (in the stored result) and BLEU and chrF
+-- n-gram statistics (in no stored column: each stored request was parsed
+-- and scored again, ≈ 85 µs a segment, 6.5 s on the first request of a
+-- 64,000-segment session). The POST has them all when it scores, so it
+-- now stores them with the row:
+--
+--   stats   a versioned, checksummed binary record of those statistics for
+--           every system of the segment, as base64 text
+--           (server/live/ci_stats.h describes it). NULL: not recorded.
+--
+-- Rows stored before have no record, and neither has a row whose result
+-- is rewritten (PUT, replay, rescore write result without it): ?ci=
+-- computes theirs from the stored request and result as before. A record
+-- that does not decode for the session's current scorer (another
+-- signature, damaged bytes) is treated the same way.
+ALTER TABLE segments ADD COLUMN stats TEXT;
