@@ -87,6 +87,7 @@ struct am_sessions {
     am_sess_form **forms;
     am_sess_form *form_mru, *form_lru;
     size_t form_bytes, n_forms;
+    int64_t form_builds; /* runtimes built from a form */
 };
 
 /* Freed bytes past which the allocator is asked to give memory back to

@@ -242,6 +242,7 @@ static int form_take(am_sessions *c, const am_sess_form_key *k, am_gloss *out)
         *out = f->gloss;
         am_gloss_init(&f->gloss);
         form_remove(c, f);
+        c->form_builds++;
     }
     pthread_mutex_unlock(&c->mu);
     return f != NULL;

@@ -630,6 +630,9 @@ void am_sessions_memory(am_sessions *c, am_sess_mem *out)
     out->cached = c->n;
     out->history = atomic_load(&c->hist_used);
     out->refused = c->refused;
+    out->forms = c->n_forms;
+    out->form_bytes = c->form_bytes;
+    out->form_builds = c->form_builds;
     pthread_mutex_unlock(&c->mu);
 }
 

@@ -99,6 +99,11 @@ typedef struct am_sess_mem {
     size_t cached; /* runtimes in the cache */
     size_t history; /* bytes of full history counts (am_sessions_hist_bytes) */
     int64_t refused; /* reservations refused for want of room (am_sessions_reserve) */
+    /* compact glossaries of evicted sessions kept (sess_share.c), their
+     * bytes (in used), and the runtimes built from one instead of the
+     * stored JSON */
+    size_t forms, form_bytes;
+    int64_t form_builds;
 } am_sess_mem;
 void am_sessions_memory(am_sessions *c, am_sess_mem *out);
 /* Counts bytes (a replay's scorer of an older glossary version) in the
