@@ -577,8 +577,7 @@ static void tset_pack(tset *s)
     }
     size_t bytes = pack_size(s->ne, sizeof *s->e) + pack_size(s->nedge_slots, sizeof *s->edge) +
                    pack_size(s->ntk, sizeof *s->tk) + pack_size(s->na, sizeof *s->a) +
-                   pack_size(s->ntid_slots, sizeof *s->tid) +
-                   pack_size(s->ntk, sizeof *s->tkid) +
+                   pack_size(s->ntid_slots, sizeof *s->tid) + pack_size(s->ntk, sizeof *s->tkid) +
                    pack_size(s->nnodes, sizeof *s->shead) + pack_size(s->pool.len + 1, 1) +
                    pack_size(s->nnodes, sizeof *s->nflag);
     char *block = am_xmalloc(bytes), *at = block;

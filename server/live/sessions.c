@@ -758,8 +758,7 @@ int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserve
      * a runtime without a glossary needs */
     am_sess_part *part = NULL;
     am_sess_form_key fk = {id, row.incarnation, row.glossary_version};
-    (void)am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, &fk, 0, &part,
-                           err);
+    (void)am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, &fk, 0, &part, err);
     size_t est = am_sessions_build_estimate(row.glossary && !part ? strlen(row.glossary) : 0);
     rc = am_sessions_reserve(c, est, 1);
     if (rc != AM_OK) {
@@ -801,8 +800,8 @@ int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserve
             am_buf_printf(err, "background vocabulary '%s' is not available", bg);
     }
     if (rc == AM_OK && !s->part && !bg)
-        rc = am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, &fk, 1,
-                              &s->part, err);
+        rc = am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, &fk, 1, &s->part,
+                              err);
     if (rc == AM_OK && s->part) {
         s->scorer = am_sess_part_scorer(s->part);
         s->gloss = *am_sess_part_gloss(s->part); /* entries borrowed */
