@@ -480,6 +480,14 @@ def bench_whole():
 SESS_SIZES = [int(x) for x in os.environ.get("SESS_SIZES", "100,3000,10000").split(",")]
 SESS_GLOSSARY = int(os.environ.get("SESS_GLOSSARY", "200"))
 SESS_ROUNDS = int(os.environ.get("SESS_ROUNDS", "2"))
+# SESS_KIND: same (every session the same SESS_GLOSSARY-entry glossary),
+# distinct (each session a glossary of its own, 20 … 200 entries), none;
+# comma-separated to run several
+SESS_KINDS = os.environ.get("SESS_KIND", "same").split(",")
+# SESS_BINS: binaries to compare, interleaved on the same database (default
+# the ADAPTMON argument); SESS_MEMORY: --session-memory (default the server's)
+SESS_BINS = [os.path.abspath(b) for b in os.environ.get("SESS_BINS", ADAPTMON).split(",")]
+SESS_MEMORY = os.environ.get("SESS_MEMORY", "")
 
 
 def vm_rss_kb(pid):
@@ -490,52 +498,118 @@ def vm_rss_kb(pid):
     return 0
 
 
-def bench_sessions():
-    """N sessions (SESS_SIZES), each with the same SESS_GLOSSARY-entry
-    glossary (en->fr, the standard profile), posted round-robin: one
-    warm-up round (each runtime built once), then SESS_ROUNDS timed rounds
-    of one TICO-19 segment per session. Prints the server's CPU per POST of
-    the timed rounds, its RSS after them, the cache's evictions, and the
-    ratio of each size's CPU per POST to the smallest size's (goal: the
-    largest within 1.3x)."""
-    sys.path.insert(0, os.path.join(ROOT, "tests", "reliability"))
-    from rel import seg_body, tico19  # noqa: E402
-    segs = tico19()
-    gl = [{"source": "term%d" % k, "targets": ["terme%d" % k]} for k in range(SESS_GLOSSARY)]
-    res = {}
-    for n in SESS_SIZES:
-        srv = harness.Server("--request-timeout-ms", "0")
-        c = srv.client()
-        pid = srv.proc.pid
-        for i in range(n):
-            c.create_session(id="m%d" % i)
+def sess_glossary(kind, i):
+    """The glossary (JSON entries) of session i of a SESS_KIND, or None."""
+    if kind == "none":
+        return None
+    if kind == "same":
+        return [{"source": "term%d" % k, "targets": ["terme%d" % k]} for k in range(SESS_GLOSSARY)]
+    # distinct: 20 … 200 entries, a few of them words of the TICO-19 text
+    # (so that terms match), the rest of the session's own
+    n = 20 + (i * 37) % 181
+    common = ["virus", "health", "patients", "disease", "cases", "infection", "symptoms"]
+    g = [{"source": w, "targets": [w + "-fr%d" % (i % 5)]} for w in common[:1 + i % len(common)]]
+    g += [{"source": "s%dt%d word" % (i, k), "targets": ["c%dt%d mot" % (i, k)]}
+          for k in range(n - len(g))]
+    return g
+
+
+def sess_server(binary, db):
+    harness.ADAPTMON = binary
+    args = ["--request-timeout-ms", "0"]
+    if SESS_MEMORY:
+        args += ["--session-memory", SESS_MEMORY]
+    return harness.Server(*args, db=db)
+
+
+def sess_db(kind, n):
+    """A database of n sessions of kind (created once, copied for each binary)."""
+    import shutil
+    srv = sess_server(SESS_BINS[0], None)
+    c = srv.client()
+    for i in range(n):
+        c.create_session(id="m%d" % i)
+        gl = sess_glossary(kind, i)
+        if gl is not None:
             expect(c.put("/v1/sessions/m%d/glossary" % i, gl), (200,), "PUT glossary m%d" % i)
-        seq = 0
-        rounds = []
-        for rnd in range(1 + SESS_ROUNDS):
-            c0 = cpu_s(pid)
-            t0 = time.perf_counter()
-            for i in range(n):
-                body = seg_body(segs[seq % len(segs)], "r%d" % rnd)
-                seq += 1
-                expect(c.post("/v1/sessions/m%d/segments" % i, body), (201,), "POST m%d" % i)
-            rounds.append(((cpu_s(pid) - c0) / n, (time.perf_counter() - t0) / n))
-        timed_cpu = sum(r[0] for r in rounds[1:]) / SESS_ROUNDS
-        timed_wall = sum(r[1] for r in rounds[1:]) / SESS_ROUNDS
-        m = c.get("/metrics").body.decode("utf-8", "replace")
-        ev = [ln for ln in m.splitlines() if ln.startswith("adaptmon_session") and
-              ("evict" in ln or "cached" in ln or "memory_used" in ln)]
-        rss = vm_rss_kb(pid)
-        res[n] = timed_cpu
-        print("sessions %6d: CPU per POST %7.1f us (warm-up round %7.1f us), wall %7.1f us, "
-              "RSS %7d kB; %s" % (n, timed_cpu * 1e6, rounds[0][0] * 1e6, timed_wall * 1e6, rss,
-                                  "; ".join(ev)), flush=True)
-        record("POST round-robin", n, timed_cpu, vm_hwm_kb(pid))
-        c.close()
-        srv.stop()
+    c.close()
+    srv.stop()
+    keep = os.path.join(OUT, "sessions-%s-%d.db" % (kind, n))
+    for ext in ("", "-wal", "-shm"):
+        if os.path.exists(keep + ext):
+            os.remove(keep + ext)
+        if os.path.exists(srv.db + ext):
+            shutil.copy(srv.db + ext, keep + ext)
+    return keep
+
+
+def sess_run(binary, db, n, segs):
+    """One server of binary on a copy of db: the rounds; (CPU per POST,
+    wall, warm-up CPU, RSS kB, cache metrics)."""
+    import shutil
+    from rel import seg_body  # noqa: E402
+    work = db + ".run"
+    for ext in ("", "-wal", "-shm"):
+        if os.path.exists(work + ext):
+            os.remove(work + ext)
+        if os.path.exists(db + ext):
+            shutil.copy(db + ext, work + ext)
+    srv = sess_server(binary, work)
+    c = srv.client()
+    pid = srv.proc.pid
+    seq = 0
+    rounds = []
+    for rnd in range(1 + SESS_ROUNDS):
+        c0 = cpu_s(pid)
+        t0 = time.perf_counter()
+        for i in range(n):
+            body = seg_body(segs[seq % len(segs)], "r%d" % rnd)
+            seq += 1
+            expect(c.post("/v1/sessions/m%d/segments" % i, body), (201,), "POST m%d" % i)
+        rounds.append(((cpu_s(pid) - c0) / n, (time.perf_counter() - t0) / n))
+    timed_cpu = sum(r[0] for r in rounds[1:]) / SESS_ROUNDS
+    timed_wall = sum(r[1] for r in rounds[1:]) / SESS_ROUNDS
+    m = c.get("/metrics").body.decode("utf-8", "replace")
+    ev = [ln for ln in m.splitlines() if ln.startswith("adaptmon_session") and
+          ("evict" in ln or "cached" in ln or "memory_used" in ln)]
+    rss = vm_rss_kb(pid)
+    c.close()
+    srv.stop()
+    return timed_cpu, timed_wall, rounds[0][0], rss, ev
+
+
+def bench_sessions():
+    """N sessions (SESS_SIZES) of each SESS_KIND (en->fr, the standard
+    profile), posted round-robin: one warm-up round (each runtime built
+    once), then SESS_ROUNDS timed rounds of one TICO-19 segment per
+    session, by each of SESS_BINS in turn on copies of one database.
+    Prints the server's CPU per POST of the timed rounds, its RSS after
+    them, the cache's evictions, and the ratio of each size's CPU per POST
+    to the smallest size's (goal: the largest within 1.3x)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "reliability"))
+    from rel import tico19  # noqa: E402
+    segs = tico19()
+    res = {}
+    for kind in SESS_KINDS:
+        for n in SESS_SIZES:
+            db = sess_db(kind, n)
+            for b in SESS_BINS:
+                cpu, wall, warm, rss, ev = sess_run(b, db, n, segs)
+                res[(kind, n, b)] = cpu
+                print("%-8s %s sessions %6d: CPU per POST %7.1f us (warm-up round %7.1f us), "
+                      "wall %7.1f us, RSS %7d kB; %s" %
+                      (kind, os.path.basename(os.path.dirname(b)) or b, n, cpu * 1e6, warm * 1e6,
+                       wall * 1e6, rss, "; ".join(ev)), flush=True)
+                record("POST round-robin %s" % kind, n, cpu, rss)
+            for ext in ("", "-wal", "-shm", ".run", ".run-wal", ".run-shm"):
+                if os.path.exists(db + ext):
+                    os.remove(db + ext)
     small, big = SESS_SIZES[0], SESS_SIZES[-1]
-    print("\n== goal 2: CPU per POST at %d sessions / at %d: %.2f x (goal <= 1.3)" %
-          (big, small, res[big] / res[small] if res[small] else float("nan")))
+    for kind in SESS_KINDS:
+        for b in SESS_BINS:
+            r = res[(kind, small, b)]
+            print("\n== goal 2 (%s, %s): CPU per POST at %d sessions / at %d: %.2f x (goal <= 1.3)" %
+                  (kind, b, big, small, res[(kind, big, b)] / r if r else float("nan")))
 
 
 def main():

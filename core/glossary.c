@@ -29,6 +29,8 @@ void am_gloss_init(am_gloss *g)
     g->v = NULL;
     g->n = 0;
     g->cap = 0;
+    g->block = NULL;
+    g->block_bytes = 0;
 }
 
 static void entry_free(am_gloss_entry *e)
@@ -43,10 +45,106 @@ static void entry_free(am_gloss_entry *e)
 
 void am_gloss_cleanup(am_gloss *g)
 {
+    if (g->block) { /* packed: the entries and strings are views of it */
+        free(g->block);
+        am_gloss_init(g);
+        return;
+    }
     for (size_t i = 0; i < g->n; i++)
         entry_free(&g->v[i]);
     free(g->v);
     am_gloss_init(g);
+}
+
+/* Copies string t (NULL: none) to *at, advancing it; returns the copy. */
+static char *pack_str(char **at, const char *t)
+{
+    if (!t)
+        return NULL;
+    size_t n = strlen(t) + 1;
+    char *d = memcpy(*at, t, n);
+    *at += n;
+    return d;
+}
+
+void am_gloss_pack(am_gloss *g)
+{
+    if (g->block || g->n == 0)
+        return;
+    /* the entries, then the targets arrays (both pointer-aligned), then
+     * the string bytes */
+    size_t nt = 0, chars = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const am_gloss_entry *e = &g->v[i];
+        nt += e->n_targets;
+        chars += strlen(e->source) + 1 + (e->id ? strlen(e->id) + 1 : 0);
+        for (size_t k = 0; k < e->n_targets; k++)
+            chars += strlen(e->targets[k]) + 1;
+    }
+    size_t bytes = g->n * sizeof *g->v + nt * sizeof(char *) + chars;
+    char *block = am_xmalloc(bytes);
+    am_gloss_entry *v = (am_gloss_entry *)(void *)block;
+    char **tg = (char **)(void *)(block + g->n * sizeof *g->v);
+    char *at = (char *)(tg + nt);
+    for (size_t i = 0; i < g->n; i++) {
+        const am_gloss_entry *e = &g->v[i];
+        v[i] = *e;
+        v[i].source = pack_str(&at, e->source);
+        v[i].id = pack_str(&at, e->id);
+        v[i].targets = tg;
+        for (size_t k = 0; k < e->n_targets; k++)
+            *tg++ = pack_str(&at, e->targets[k]);
+    }
+    size_t n = g->n;
+    am_gloss_cleanup(g);
+    g->v = v;
+    g->n = g->cap = n;
+    g->block = block;
+    g->block_bytes = bytes;
+}
+
+/* p, a pointer into block from, moved to the same offset in block to. */
+static char *reloc(const char *p, const char *from, char *to)
+{
+    return p ? to + (p - from) : NULL;
+}
+
+void am_gloss_copy_packed(const am_gloss *src, am_gloss *dst)
+{
+    am_gloss_init(dst);
+    if (!src->block)
+        return;
+    const char *from = src->block;
+    char *to = am_xmalloc(src->block_bytes);
+    memcpy(to, from, src->block_bytes);
+    am_gloss_entry *v = (am_gloss_entry *)(void *)reloc((const char *)src->v, from, to);
+    for (size_t i = 0; i < src->n; i++) {
+        am_gloss_entry *e = &v[i];
+        e->source = reloc(e->source, from, to);
+        e->id = reloc(e->id, from, to);
+        e->targets = (char **)(void *)reloc((const char *)e->targets, from, to);
+        for (size_t k = 0; k < e->n_targets; k++)
+            e->targets[k] = reloc(e->targets[k], from, to);
+    }
+    dst->v = v;
+    dst->n = dst->cap = src->n;
+    dst->block = to;
+    dst->block_bytes = src->block_bytes;
+}
+
+size_t am_gloss_bytes(const am_gloss *g, size_t overhead)
+{
+    if (g->block)
+        return g->block_bytes + overhead;
+    size_t b = g->cap * sizeof *g->v + (g->v ? overhead : 0);
+    for (size_t i = 0; i < g->n; i++) {
+        const am_gloss_entry *e = &g->v[i];
+        b += strlen(e->source) + 1 + overhead + (e->id ? strlen(e->id) + 1 + overhead : 0) +
+             e->n_targets * sizeof *e->targets + overhead;
+        for (size_t k = 0; k < e->n_targets; k++)
+            b += strlen(e->targets[k]) + 1 + overhead;
+    }
+    return b;
 }
 
 /* ---- UTF-8 validation (self-contained: no dependency on text.c) ---------- */

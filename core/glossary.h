@@ -68,6 +68,11 @@ typedef struct am_gloss {
     am_gloss_entry *v; /* v[0..n-1] */
     size_t n;
     size_t cap;
+    /* packed (am_gloss_pack): v, the targets arrays and every string are
+     * in this one allocation of block_bytes and the glossary is read-only;
+     * NULL: each is its own allocation */
+    void *block;
+    size_t block_bytes;
 } am_gloss;
 
 enum am_gloss_format {
@@ -109,6 +114,22 @@ am_gloss_limits am_gloss_limits_default(void);
 void am_gloss_init(am_gloss *g);
 /* Frees every entry; g is empty and reusable afterwards. */
 void am_gloss_cleanup(am_gloss *g);
+/* Moves the entries of g into one allocation sized exactly (strings,
+ * targets arrays and entries; g->block), in place: equal entries in the
+ * same order, a fraction of the bytes (no per-string malloc headers or
+ * array slack) for a glossary kept as long as its sessions live. g must
+ * not be added to afterwards; am_gloss_cleanup frees it. A packed or
+ * empty g is left as it is. */
+void am_gloss_pack(am_gloss *g);
+/* Copies packed glossary src into dst (empty, am_gloss_init): one
+ * allocation of the same bytes, its pointers moved to the copy (a packed
+ * glossary is relocatable: every pointer in it points into its block).
+ * dst is packed and owned by the caller (am_gloss_cleanup). */
+void am_gloss_copy_packed(const am_gloss *src, am_gloss *dst);
+/* Heap bytes g holds: its block when packed, else its entries array and
+ * each string, counted with the allocator's per-block overhead
+ * (overhead bytes each). */
+size_t am_gloss_bytes(const am_gloss *g, size_t overhead);
 
 /* Appends an entry, copying every string (the caller keeps its own).
  * source and each target must be non-empty valid UTF-8 without NUL bytes

@@ -82,6 +82,11 @@ typedef struct tset {
     unsigned char *nflag; /* per node: NODE_ALT when an alternative ends here */
     size_t nnodes, cap_nodes;
     int fold_src, cs_src; /* some entry has a source compared folded / case-kept */
+    /* a compiled glossary's set once built (tset_pack): every array above
+     * lives in this one allocation of block_bytes, sized exactly, and the
+     * set is read-only; NULL: each array is its own, growable */
+    void *block;
+    size_t block_bytes;
 } tset;
 
 enum { NODE_ALT = 1 };

@@ -53,6 +53,11 @@ void terms_tset_reset(tset *s)
 
 static void tset_cleanup(tset *s)
 {
+    if (s->block) { /* packed: the arrays are views of the block */
+        free(s->block);
+        tset_init(s);
+        return;
+    }
     am_buf_cleanup(&s->pool);
     free(s->tk);
     free(s->e);
@@ -508,6 +513,99 @@ void terms_tset_index(tset *s)
     }
 }
 
+/* Bytes of n elements of size sz, rounded up to 8 so that the next array
+ * in a packed block stays aligned for any member (size_t in tentry). */
+static size_t pack_size(size_t n, size_t sz)
+{
+    return (n * sz + 7) & ~(size_t)7;
+}
+
+/* Copies n elements of size sz at src to *at and advances it; returns
+ * where they now are. */
+static void *pack_put(char **at, const void *src, size_t n, size_t sz)
+{
+    void *dst = *at;
+    if (n)
+        memcpy(dst, src, n * sz);
+    *at += pack_size(n, sz);
+    return dst;
+}
+
+/* Moves the arrays of built set s (terms_tset_index done) into one
+ * allocation sized exactly: a compiled glossary is kept for as long as its
+ * sessions live, thousands of them at once (issue 27), and its arrays grew
+ * by doubling, each a block of its own (a third of its bytes were slack and
+ * malloc headers). The lookups read the same values at the same slots (the
+ * hash tables keep their sizes), so matching is unchanged. The set is
+ * read-only afterwards: tset_cleanup frees the block. */
+static void tset_pack(tset *s)
+{
+    /* the two hash tables, sized by what they hold: terms_tset_index sized
+     * both by the count of tokens with their repeats (every alternative's
+     * norm and stem tokens, every source's), several times the distinct
+     * tokens and the trie's edges; at most half full, as there */
+    size_t ndist = 0;
+    for (size_t t = 0; t < s->ntk; t++)
+        ndist += s->tkid[t] == t;
+    size_t tid_slots = slots_for(ndist), edge_slots = slots_for(s->nnodes);
+    if (tid_slots < s->ntid_slots || edge_slots < s->nedge_slots) {
+        uint32_t *tid = am_xcalloc(tid_slots, sizeof *tid);
+        for (size_t t = 0; t < s->ntk; t++) {
+            if (s->tkid[t] != t)
+                continue;
+            size_t m = tid_slots - 1, i = s->tk[t].hash & m;
+            while (tid[i])
+                i = (i + 1) & m;
+            tid[i] = (uint32_t)t + 1;
+        }
+        struct tedge *edge = am_xcalloc(edge_slots, sizeof *edge);
+        for (size_t k = 0; k < s->nedge_slots; k++) {
+            const struct tedge *e = &s->edge[k];
+            if (!e->child)
+                continue;
+            size_t m = edge_slots - 1, i = mix32(e->node, e->tok) & m;
+            while (edge[i].child)
+                i = (i + 1) & m;
+            edge[i] = *e;
+        }
+        free(s->tid);
+        free(s->edge);
+        s->tid = tid;
+        s->ntid_slots = s->cap_tid_slots = tid_slots;
+        s->edge = edge;
+        s->nedge_slots = s->cap_edge_slots = edge_slots;
+    }
+    size_t bytes = pack_size(s->ne, sizeof *s->e) + pack_size(s->nedge_slots, sizeof *s->edge) +
+                   pack_size(s->ntk, sizeof *s->tk) + pack_size(s->na, sizeof *s->a) +
+                   pack_size(s->ntid_slots, sizeof *s->tid) + pack_size(s->ntk, sizeof *s->tkid) +
+                   pack_size(s->nnodes, sizeof *s->shead) + pack_size(s->pool.len + 1, 1) +
+                   pack_size(s->nnodes, sizeof *s->nflag);
+    char *block = am_xmalloc(bytes), *at = block;
+    tset p = *s;
+    p.e = pack_put(&at, s->e, s->ne, sizeof *s->e);
+    p.edge = pack_put(&at, s->edge, s->nedge_slots, sizeof *s->edge);
+    p.tk = pack_put(&at, s->tk, s->ntk, sizeof *s->tk);
+    p.a = pack_put(&at, s->a, s->na, sizeof *s->a);
+    p.tid = pack_put(&at, s->tid, s->ntid_slots, sizeof *s->tid);
+    p.tkid = pack_put(&at, s->tkid, s->ntk, sizeof *s->tkid);
+    p.shead = pack_put(&at, s->shead, s->nnodes, sizeof *s->shead);
+    p.pool.data = pack_put(&at, s->pool.len ? s->pool.data : "", s->pool.len + 1, 1);
+    p.nflag = pack_put(&at, s->nflag, s->nnodes, sizeof *s->nflag);
+    assert((size_t)(at - block) == bytes);
+    p.pool.cap = s->pool.len + 1;
+    p.cape = s->ne;
+    p.cap_edge_slots = s->nedge_slots;
+    p.captk = s->ntk;
+    p.capa = s->na;
+    p.cap_tid_slots = s->ntid_slots;
+    p.cap_tkid = s->ntk;
+    p.cap_nodes = s->nnodes;
+    p.block = block;
+    p.block_bytes = bytes;
+    tset_cleanup(s);
+    *s = p;
+}
+
 int am_terms_lex_build(const am_gloss *g, const am_terms_cfg *cfg, am_terms_lex **out)
 {
     if (!g || !out)
@@ -539,6 +637,7 @@ int am_terms_lex_build(const am_gloss *g, const am_terms_cfg *cfg, am_terms_lex 
             goto done;
     }
     terms_tset_index(&lex->set);
+    tset_pack(&lex->set);
 done:
     am_terms_ws_free(ws);
     if (rc) {
@@ -566,6 +665,8 @@ size_t am_terms_lex_size(const am_terms_lex *lex)
  * allocated, not what is used). */
 static size_t tset_bytes(const tset *s)
 {
+    if (s->block)
+        return s->block_bytes;
     return s->pool.cap + s->captk * sizeof *s->tk + s->cape * sizeof *s->e +
            s->capa * sizeof *s->a + s->cap_tid_slots * sizeof *s->tid +
            s->cap_tkid * sizeof *s->tkid + s->cap_edge_slots * sizeof *s->edge +

@@ -280,6 +280,20 @@ void am_api_prometheus(am_req *req, am_resp *resp)
                   "# TYPE adaptmon_session_memory_refusals_total counter\n"
                   "adaptmon_session_memory_refusals_total %lld\n",
                   (long long)mem.refused);
+    am_buf_printf(&out,
+                  "# HELP adaptmon_session_glossary_forms Compact glossaries kept for evicted "
+                  "session runtimes, so that their rebuild parses no JSON.\n"
+                  "# TYPE adaptmon_session_glossary_forms gauge\n"
+                  "adaptmon_session_glossary_forms %zu\n"
+                  "# HELP adaptmon_session_glossary_form_bytes Bytes of those compact glossaries "
+                  "(part of adaptmon_session_memory_bytes).\n"
+                  "# TYPE adaptmon_session_glossary_form_bytes gauge\n"
+                  "adaptmon_session_glossary_form_bytes %zu\n"
+                  "# HELP adaptmon_session_glossary_form_builds_total Session runtimes built "
+                  "from a compact glossary instead of the stored glossary JSON.\n"
+                  "# TYPE adaptmon_session_glossary_form_builds_total counter\n"
+                  "adaptmon_session_glossary_form_builds_total %lld\n",
+                  mem.forms, mem.form_bytes, (long long)mem.form_builds);
     am_api_prom_health(srv, &out);
     am_api_prom_pg(srv, &out);
     am_prom_render_process(&out, srv->version ? srv->version : "unknown", sqlite3_libversion());

@@ -335,24 +335,11 @@ size_t am_vocab_bytes_or0(const am_vocab *v)
  * an estimate (core does not count these), small beside a glossary. */
 #define AM_SESS_SCORER_BASE ((size_t)16 << 10)
 
-static size_t str_bytes(const char *t)
-{
-    return t ? strlen(t) + 1 + AM_SESS_MALLOC_OVERHEAD : 0;
-}
-
 size_t am_sessions_scorer_bytes(const am_scorer *sc, const am_gloss *g)
 {
     size_t b = sc ? AM_SESS_SCORER_BASE + am_terms_lex_bytes(am_scorer_lex(sc)) : 0;
-    if (g) {
-        b += g->cap * sizeof *g->v;
-        for (size_t i = 0; i < g->n; i++) {
-            const am_gloss_entry *e = &g->v[i];
-            b += str_bytes(e->source) + str_bytes(e->id) + e->n_targets * sizeof *e->targets +
-                 AM_SESS_MALLOC_OVERHEAD;
-            for (size_t k = 0; k < e->n_targets; k++)
-                b += str_bytes(e->targets[k]);
-        }
-    }
+    if (g)
+        b += am_gloss_bytes(g, AM_SESS_MALLOC_OVERHEAD);
     return b;
 }
 

@@ -81,6 +81,13 @@ struct am_sessions {
     /* the shared compiled scorers (sess_share.c): AM_SESS_PART_BUCKETS
      * chains, under mu */
     am_sess_part **parts;
+    /* the compact glossaries of sessions (sess_share.c): AM_SESS_PART_BUCKETS
+     * chains by session id, a least-recently-used list, their bytes
+     * (counted in mem_used too); under mu */
+    am_sess_form **forms;
+    am_sess_form *form_mru, *form_lru;
+    size_t form_bytes, n_forms;
+    int64_t form_builds; /* runtimes built from a form */
 };
 
 /* Freed bytes past which the allocator is asked to give memory back to
@@ -104,6 +111,12 @@ void mem_fit_for(am_sessions *c, size_t need);
 /* sess_share.c: compiled scorers shared between runtimes (a power of two
  * of hash buckets) */
 #define AM_SESS_PART_BUCKETS 1024
+/* The stored glossary version a runtime is built from: the key of its
+ * compact glossary (sess_share.c). */
+typedef struct am_sess_form_key {
+    const char *id;
+    int64_t incarnation, version;
+} am_sess_form_key;
 /* The part built from options, custom stopwords and glossary text (JSON
  * texts as stored) with a reference taken for the caller, who gives it back
  * with am_sess_part_unref: an existing one, or (build) a new one compiled
@@ -111,7 +124,21 @@ void mem_fit_for(am_sessions *c, size_t need);
  * share (a background vocabulary, options not a JSON object) or, without
  * build, no part has the key. Else a build error, a message in err. */
 int am_sess_part_get(am_sessions *c, const char *options_json, const char *sw, const char *glossary,
-                     int build, am_sess_part **out, am_buf *err);
+                     const am_sess_form_key *fk, int build, am_sess_part **out, am_buf *err);
+/* Compact glossaries (sess_share.c): the packed glossary (am_gloss_pack) of
+ * a stored session version whose runtime was evicted, kept while the budget
+ * has room, so that its rebuild compiles its scorer from it instead of
+ * parsing the stored JSON again. am_sess_form_forget
+ * drops those of session id (its glossary replaced, or the session
+ * deleted); am_sess_form_evict the least recently used one, returning
+ * whether there was one; am_sess_forms_free all of them. Under the cache
+ * lock. */
+void am_sess_form_forget(am_sessions *c, const char *id);
+/* Keeps the glossary of s's part as s's form when s was its last runtime
+ * (after am_sess_part_drop; s idle, being evicted). */
+void am_sess_part_to_form(am_sessions *c, am_sess *s);
+int am_sess_form_evict(am_sessions *c);
+void am_sess_forms_free(am_sessions *c);
 /* Gives back a reference taken by am_sess_part_get outside a runtime
  * (without the cache lock). */
 void am_sess_part_unref(am_sessions *c, am_sess_part *p);

@@ -27,6 +27,8 @@
  */
 #include "sess_internal.h"
 
+#include "glossary.h"
+
 #include <assert.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -140,8 +142,195 @@ static int am_part_put(am_sessions *c, am_sess_part *p)
     return 1;
 }
 
+/* ---- compact glossaries ----
+ *
+ * Parts live as long as a runtime borrows them. With thousands of sessions
+ * on glossaries of their own, more than the budget holds compiled, the
+ * runtimes posting in turn are evicted and rebuilt, and each rebuild used to
+ * parse the stored glossary JSON again (jansson and the entries' checks: as
+ * long as compiling the scorer, issue 27). A part's glossary is packed into
+ * one relocatable block (am_gloss_pack); when the budget evicts the last
+ * runtime of a part, that block is kept as a form of the session's stored
+ * glossary version (a fraction of the compiled scorer's bytes), and the
+ * session's next build takes it back and compiles from it, parsing nothing.
+ * A form exists only while its session has no runtime, so no glossary is
+ * held twice. Keyed by (session id, incarnation, glossary version), which
+ * names one stored glossary text exactly (a new PUT is a new version, a
+ * re-created session a new incarnation), so no text is kept or compared.
+ * Counted in the session-memory budget, at most a quarter of it (least
+ * recently evicted first out: a form is about a fifth of its compiled part,
+ * so a quarter holds about as many sessions as the whole budget compiled),
+ * and freed before a runtime in use would have to wait (mem_fit_for). */
+struct am_sess_form {
+    am_sess_form *next; /* bucket chain */
+    am_sess_form *newer, *older; /* the LRU list */
+    char *id; /* owned */
+    int64_t incarnation, version;
+    am_gloss gloss; /* owned, packed */
+    size_t bytes;
+};
+
+/* Bytes a form counts: its struct, id and block, with malloc's overhead. */
+static size_t form_bytes(const am_sess_form *f)
+{
+    return sizeof *f + strlen(f->id) + 1 + f->gloss.block_bytes + 3 * 16;
+}
+
+static size_t form_bucket(const char *id)
+{
+    return (size_t)am_fnv1a(id) & (AM_SESS_PART_BUCKETS - 1);
+}
+
+static void form_unlink_lru(am_sessions *c, am_sess_form *f)
+{
+    if (f->newer)
+        f->newer->older = f->older;
+    else
+        c->form_mru = f->older;
+    if (f->older)
+        f->older->newer = f->newer;
+    else
+        c->form_lru = f->newer;
+    f->newer = f->older = NULL;
+}
+
+static void form_push_mru(am_sessions *c, am_sess_form *f)
+{
+    f->older = c->form_mru;
+    f->newer = NULL;
+    if (c->form_mru)
+        c->form_mru->newer = f;
+    c->form_mru = f;
+    if (!c->form_lru)
+        c->form_lru = f;
+}
+
+/* Removes f from the table and the list, uncounts and frees it. Under the
+ * cache lock (a form is a few KiB: freed in place). */
+static void form_remove(am_sessions *c, am_sess_form *f)
+{
+    am_sess_form **b = &c->forms[form_bucket(f->id)];
+    while (*b != f)
+        b = &(*b)->next;
+    *b = f->next;
+    form_unlink_lru(c, f);
+    c->form_bytes -= f->bytes;
+    c->n_forms--;
+    mem_count(c, f->bytes, -1);
+    am_gloss_cleanup(&f->gloss);
+    free(f->id);
+    free(f);
+}
+
+static am_sess_form *form_find(am_sessions *c, const am_sess_form_key *k)
+{
+    for (am_sess_form *f = c->forms[form_bucket(k->id)]; f; f = f->next)
+        if (f->incarnation == k->incarnation && f->version == k->version && !strcmp(f->id, k->id))
+            return f;
+    return NULL;
+}
+
+/* Moves the form of k, if there is one, into *out (left empty otherwise):
+ * the glossary is the runtime's again, so the form goes. Returns whether
+ * there was one. */
+static int form_take(am_sessions *c, const am_sess_form_key *k, am_gloss *out)
+{
+    am_gloss_init(out);
+    pthread_mutex_lock(&c->mu);
+    am_sess_form *f = form_find(c, k);
+    if (f) {
+        *out = f->gloss;
+        am_gloss_init(&f->gloss);
+        form_remove(c, f);
+        c->form_builds++;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return f != NULL;
+}
+
+void am_sess_part_to_form(am_sessions *c, am_sess *s)
+{
+    am_sess_part *p = s->part;
+    if (!p || p->refs > 0 || !p->gloss.block)
+        return; /* none, shared still, or no glossary */
+    am_sess_form_key k = {s->id, s->incarnation, s->glossary_version};
+    if (form_find(c, &k))
+        return;
+    am_sess_form *f = am_xcalloc(1, sizeof *f);
+    f->id = am_xstrdup(s->id);
+    f->incarnation = s->incarnation;
+    f->version = s->glossary_version;
+    f->gloss = p->gloss; /* moved: the part is freed without it */
+    am_gloss_init(&p->gloss);
+    am_gloss_init(&s->gloss);
+    f->bytes = form_bytes(f);
+    size_t cap = c->mem_max / 4;
+    while (c->form_bytes + f->bytes > cap && c->form_lru)
+        form_remove(c, c->form_lru);
+    am_sess_form **b = &c->forms[form_bucket(f->id)];
+    f->next = *b;
+    *b = f;
+    form_push_mru(c, f);
+    c->form_bytes += f->bytes;
+    c->n_forms++;
+    mem_count(c, f->bytes, 1);
+    if (f->bytes > cap)
+        form_remove(c, f); /* larger than a quarter of the budget alone */
+}
+
+void am_sess_form_forget(am_sessions *c, const char *id)
+{
+    am_sess_form *f = c->forms[form_bucket(id)];
+    while (f) {
+        am_sess_form *next = f->next;
+        if (!strcmp(f->id, id))
+            form_remove(c, f);
+        f = next;
+    }
+}
+
+int am_sess_form_evict(am_sessions *c)
+{
+    if (!c->form_lru)
+        return 0;
+    form_remove(c, c->form_lru);
+    return 1;
+}
+
+void am_sess_forms_free(am_sessions *c)
+{
+    while (am_sess_form_evict(c))
+        ;
+}
+
+size_t am_sessions_forms(am_sessions *c, size_t *bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->n_forms;
+    if (bytes)
+        *bytes = c->form_bytes;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+/* Compiles the part p (key set) from its inputs: the glossary taken from
+ * the form of fk when there is one, else parsed from the stored JSON.
+ * p->gloss ends packed. */
+static int part_compile(am_sessions *c, am_sess_part *p, const char *options_json, const char *sw,
+                        const char *glossary, const am_sess_form_key *fk, am_buf *err)
+{
+    if (glossary && fk && form_take(c, fk, &p->gloss))
+        return am_sessions_build_gloss(c, options_json, sw, &p->gloss, &p->scorer, err);
+    int rc = am_sessions_build_in(c, options_json, sw, glossary, NULL, &p->scorer, &p->gloss, err);
+    /* kept as long as a runtime borrows it, and then as a form: its
+     * entries in one block */
+    if (rc == AM_OK)
+        am_gloss_pack(&p->gloss);
+    return rc;
+}
+
 int am_sess_part_get(am_sessions *c, const char *options_json, const char *sw, const char *glossary,
-                     int build, am_sess_part **out, am_buf *err)
+                     const am_sess_form_key *fk, int build, am_sess_part **out, am_buf *err)
 {
     *out = NULL;
     size_t n = 0;
@@ -165,7 +354,7 @@ int am_sess_part_get(am_sessions *c, const char *options_json, const char *sw, c
     p->key = k;
     p->key_len = n;
     p->hash = h;
-    int rc = am_sessions_build_in(c, options_json, sw, glossary, NULL, &p->scorer, &p->gloss, err);
+    int rc = part_compile(c, p, options_json, sw, glossary, fk, err);
     if (rc != AM_OK) {
         am_sess_part_free(p);
         return rc;

@@ -63,6 +63,7 @@ am_sessions *am_sessions_new(am_store *st, size_t max_cached, size_t history_byt
     c->room_wait_ms = AM_SESS_ROOM_WAIT_MS;
     pthread_mutex_init(&c->zh_mu, NULL);
     c->parts = am_xcalloc(AM_SESS_PART_BUCKETS, sizeof *c->parts);
+    c->forms = am_xcalloc(AM_SESS_PART_BUCKETS, sizeof *c->forms);
     return c;
 }
 
@@ -155,6 +156,8 @@ void am_sessions_free(am_sessions *c)
     for (size_t i = 0; i < AM_SESS_PART_BUCKETS; i++)
         assert(!c->parts[i]); /* the last runtime borrowing a part freed it */
     free(c->parts);
+    am_sess_forms_free(c);
+    free(c->forms);
     pthread_cond_destroy(&c->room);
     pthread_mutex_destroy(&c->mu);
     /* after every scorer that borrowed it */
@@ -374,6 +377,7 @@ void am_drop_at(am_sessions *c, size_t i)
         mem_count(c, s->bytes, -1);
         am_w_unref(s->w);
         am_sess_part_drop(c, s);
+        am_sess_part_to_form(c, s); /* its rebuild parses no JSON */
         mem_bury(c, s);
     } else { /* in use: its write state stays findable (am_share_w) */
         s->stale = 1;
@@ -534,6 +538,7 @@ void am_sessions_forget(am_sessions *c, const char *id)
     size_t i = am_find(c, id);
     if (i != (size_t)-1)
         am_drop_at(c, i);
+    am_sess_form_forget(c, id); /* its glossary replaced, or it is deleted */
     int reap = c->n_dead > 0;
     pthread_mutex_unlock(&c->mu);
     if (reap)
@@ -594,8 +599,13 @@ void mem_fit_for(am_sessions *c, size_t need)
         for (size_t k = 0; k < c->n; k++)
             if (c->v[k]->refs == 0 && (lru == (size_t)-1 || c->used[k] < c->used[lru]))
                 lru = k;
-        if (lru == (size_t)-1)
-            return; /* every cached runtime is in use */
+        if (lru == (size_t)-1) {
+            /* every cached runtime is in use: the compact glossaries go
+             * (a rebuild parses its JSON again) before anyone waits */
+            if (!am_sess_form_evict(c))
+                return;
+            continue;
+        }
         c->evictions++;
         am_drop_at(c, lru);
     }
@@ -620,6 +630,9 @@ void am_sessions_memory(am_sessions *c, am_sess_mem *out)
     out->cached = c->n;
     out->history = atomic_load(&c->hist_used);
     out->refused = c->refused;
+    out->forms = c->n_forms;
+    out->form_bytes = c->form_bytes;
+    out->form_builds = c->form_builds;
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -744,7 +757,8 @@ int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserve
      * the build then parses and compiles nothing, and reserves only what
      * a runtime without a glossary needs */
     am_sess_part *part = NULL;
-    (void)am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, 0, &part, err);
+    am_sess_form_key fk = {id, row.incarnation, row.glossary_version};
+    (void)am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, &fk, 0, &part, err);
     size_t est = am_sessions_build_estimate(row.glossary && !part ? strlen(row.glossary) : 0);
     rc = am_sessions_reserve(c, est, 1);
     if (rc != AM_OK) {
@@ -786,7 +800,8 @@ int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserve
             am_buf_printf(err, "background vocabulary '%s' is not available", bg);
     }
     if (rc == AM_OK && !s->part && !bg)
-        rc = am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, 1, &s->part, err);
+        rc = am_sess_part_get(c, row.options, row.custom_stopwords, row.glossary, &fk, 1, &s->part,
+                              err);
     if (rc == AM_OK && s->part) {
         s->scorer = am_sess_part_scorer(s->part);
         s->gloss = *am_sess_part_gloss(s->part); /* entries borrowed */

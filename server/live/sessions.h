@@ -30,6 +30,7 @@ typedef struct am_sess_w am_sess_w;
 /* A compiled scorer and its glossary shared by the runtimes built from the
  * same options, stopwords and glossary (sess_share.c). */
 typedef struct am_sess_part am_sess_part;
+typedef struct am_sess_form am_sess_form;
 
 /* The running totals of one system after segment seq of its session: a
  * cache of the totals table that spares a POST reading and parsing them. */
@@ -69,6 +70,9 @@ void am_sessions_free(am_sessions *c);
 /* Number of compiled scorers alive, each shared by every runtime built
  * from the same options, stopwords and glossary text (sess_share.c). */
 size_t am_sessions_parts(am_sessions *c);
+/* How many compact glossaries the cache keeps (sess_share.c) and their
+ * bytes (*bytes, when not NULL), counted in the budget. */
+size_t am_sessions_forms(am_sessions *c, size_t *bytes);
 /* Returns the session's runtime (refcounted; pair with am_sessions_release),
  * building or rebuilding it from the store when needed. AM_ERR_NOTFOUND
  * when the session does not exist, AM_ERR_CONFLICT when its background
@@ -95,6 +99,11 @@ typedef struct am_sess_mem {
     size_t cached; /* runtimes in the cache */
     size_t history; /* bytes of full history counts (am_sessions_hist_bytes) */
     int64_t refused; /* reservations refused for want of room (am_sessions_reserve) */
+    /* compact glossaries of evicted sessions kept (sess_share.c), their
+     * bytes (in used), and the runtimes built from one instead of the
+     * stored JSON */
+    size_t forms, form_bytes;
+    int64_t form_builds;
 } am_sess_mem;
 void am_sessions_memory(am_sessions *c, am_sess_mem *out);
 /* Counts bytes (a replay's scorer of an older glossary version) in the

@@ -490,6 +490,55 @@ static void test_fuzz(void **state)
     free(file);
 }
 
+/* A packed glossary (am_gloss_pack) and a relocated copy of it
+ * (am_gloss_copy_packed) hold the same entries in the same order as the
+ * parse, in one block of fewer bytes than the parse's allocations; the
+ * copy lives on after the original is freed (its pointers are its own). */
+static void test_pack(void **state)
+{
+    (void)state;
+    const char *js = "[{\"source\":\"Big Cat\",\"targets\":[\"gros chat\",\"chat\"],"
+                     "\"case_sensitive\":true,\"id\":\"e1\"},"
+                     "{\"source\":\"dog\",\"targets\":[\"chien\"],\"forbidden\":true},"
+                     "{\"source\":\"été\",\"targets\":[\"summer\"]}]";
+    am_gloss ref, g, cp;
+    am_gloss_report rep;
+    am_gloss_init(&ref);
+    am_gloss_init(&g);
+    assert_int_equal(am_gloss_parse(js, strlen(js), AM_GLOSS_JSON, NULL, &ref, &rep), AM_OK);
+    assert_int_equal(am_gloss_parse(js, strlen(js), AM_GLOSS_JSON, NULL, &g, &rep), AM_OK);
+    size_t loose = am_gloss_bytes(&g, 16);
+    am_gloss_pack(&g);
+    assert_non_null(g.block);
+    assert_true(am_gloss_bytes(&g, 16) < loose);
+    am_gloss_copy_packed(&g, &cp);
+    assert_ptr_not_equal(cp.block, g.block);
+    am_gloss_cleanup(&g); /* the copy does not point into it */
+    assert_int_equal(ref.n, 3);
+    assert_int_equal(cp.n, ref.n);
+    for (size_t i = 0; i < ref.n; i++) {
+        const am_gloss_entry *a = &ref.v[i], *b = &cp.v[i];
+        assert_string_equal(a->source, b->source);
+        assert_int_equal(a->n_targets, b->n_targets);
+        for (size_t k = 0; k < a->n_targets; k++)
+            assert_string_equal(a->targets[k], b->targets[k]);
+        assert_int_equal(a->case_sensitive, b->case_sensitive);
+        assert_int_equal(a->forbidden, b->forbidden);
+        if (a->id)
+            assert_string_equal(a->id, b->id);
+        else
+            assert_null(b->id);
+    }
+    assert_string_equal(cp.v[0].id, "e1");
+    /* an empty glossary stays unpacked (nothing to keep) */
+    am_gloss e;
+    am_gloss_init(&e);
+    am_gloss_pack(&e);
+    assert_null(e.block);
+    am_gloss_cleanup(&cp);
+    am_gloss_cleanup(&ref);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_add),
         cmocka_unit_test(test_fuzz),
         cmocka_unit_test(test_language_header),
+        cmocka_unit_test(test_pack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -502,6 +502,65 @@ static void test_shared_parts(void **state)
     free(gb);
 }
 
+/* Sessions on differing glossaries through a budget that holds three
+ * runtimes: an evicted runtime's glossary is kept as a compact form, and
+ * its rebuild takes the form back (form_builds; the form goes) and holds
+ * the same entries and the same compiled term set as its first build; a
+ * forgotten session's forms go. Before: every rebuild parsed the stored
+ * JSON (no forms). */
+static void test_glossary_forms(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    enum { NG = 6 };
+    char id[32];
+    size_t n0[NG], lex0[NG];
+    char *src0[NG];
+    for (int i = 0; i < NG; i++) {
+        snprintf(id, sizeof id, "f-%d", i);
+        char *gl = big_glossary(300 + 20 * i, 40 + i);
+        assert_int_equal(am_store_session_create_gl(st, id, "{}", "sig", NULL, gl, 1, NULL), AM_OK);
+        free(gl);
+    }
+    am_sessions *c = am_sessions_new(st, 1000, 0);
+    am_sess *one = acquire(c, "f-0");
+    am_sess_mem m;
+    am_sessions_memory(c, &m);
+    am_sessions_release(c, one);
+    am_sessions_set_memory(c, 4 * m.used + m.used / 2); /* 3 runtimes and the forms */
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < NG; i++) {
+            snprintf(id, sizeof id, "f-%d", i);
+            am_sess *s = acquire(c, id);
+            size_t lex = am_terms_lex_size(am_scorer_lex(s->scorer));
+            if (round == 0) {
+                n0[i] = s->gloss.n;
+                lex0[i] = lex;
+                src0[i] = strdup(s->gloss.v[s->gloss.n - 1].source);
+            } else {
+                assert_int_equal(s->gloss.n, n0[i]);
+                assert_int_equal(lex, lex0[i]);
+                assert_string_equal(s->gloss.v[s->gloss.n - 1].source, src0[i]);
+            }
+            am_sessions_release(c, s);
+        }
+    am_sessions_memory(c, &m);
+    assert_true(m.evictions >= NG);
+    assert_true(m.form_builds >= NG - 2); /* the second round's rebuilds */
+    assert_true(m.forms >= 1);
+    assert_true(m.form_bytes <= m.budget / 4);
+    for (int i = 0; i < NG; i++) {
+        snprintf(id, sizeof id, "f-%d", i);
+        am_sessions_forget(c, id);
+        free(src0[i]);
+    }
+    am_sessions_memory(c, &m);
+    assert_int_equal(m.forms, 0);
+    assert_int_equal(m.used, 0);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
 typedef struct share_race {
     am_sessions *c;
     unsigned seed;
@@ -603,8 +662,14 @@ static void test_memory_budget(void **state)
         }
     am_sessions_memory(c, &m);
     assert_int_equal(m.budget, budget);
-    /* the build's reservation made room before it: 3 or 4 stay cached */
-    assert_true(m.cached >= 3 && m.cached <= 4);
+    /* the build's reservation made room before it: 2 to 4 stay cached,
+     * beside the compact glossaries of evicted ones (sess_share.c), at most
+     * a quarter of the budget (before: 3 or 4 cached, no forms) */
+    size_t fbytes = 0;
+    size_t nforms = am_sessions_forms(c, &fbytes);
+    assert_true(m.cached >= 2 && m.cached <= 4);
+    assert_true(nforms >= 1 && nforms <= NG - m.cached);
+    assert_true(fbytes <= budget / 4);
     assert_true(m.evictions >= 3 * NG - 4 - 1);
     /* the build is reserved before the idle ones make room: the budget
      * holds at every moment (before: the budget plus one runtime) */
@@ -788,6 +853,7 @@ int main(void)
         cmocka_unit_test(test_recreated_session_has_its_own_write_lock),
         cmocka_unit_test(test_memory_budget),
         cmocka_unit_test(test_shared_parts),
+        cmocka_unit_test(test_glossary_forms),
         cmocka_unit_test(test_shared_parts_threads),
         cmocka_unit_test(test_reservations),
         cmocka_unit_test(test_lock_holds_counted_per_thread),
