@@ -164,7 +164,7 @@ enum am_srv_kind {
     X("pg-expect-standbys", "int", "-1", AM_SRV_INT, pg_expect_standbys, -1, 64, NULL,             \
       "PostgreSQL only: the standbys that should stream from the primary; fewer streaming shows "  \
       "as degraded on /readyz and /metrics (a rejoined old primary that never streams); -1 = as "  \
-      "many as synchronous_standby_names names")                                                 \
+      "many as synchronous_standby_names names")                                                   \
     X("pg-committers", "int", "4", AM_SRV_INT, pg_committers, 1, 64, NULL,                         \
       "PostgreSQL only: group committers, each with its own writer connection; a POST goes to "    \
       "the one its session hashes to (a session's POSTs stay in order), so several batches wait "  \

@@ -437,7 +437,6 @@ void am_pg_view_close(am_store *v)
     am_pg_conn_close(&v->w);
     pthread_mutex_destroy(&v->w.mu);
     pthread_mutex_destroy(&v->errmu);
-    am_group_free(v);
     am_buf_cleanup(&v->errmsg);
     am_buf_cleanup(&v->rtx.t.sess);
     free(v->path);
@@ -456,7 +455,6 @@ am_store *am_pg_view_open(am_store *st)
     v->schema_version = st->schema_version;
     v->rtx.t.st = v;
     v->rtx.t.c = &v->w;
-    am_group_init(v); /* one committer, unused: a view's writes are a rewrite's */
     am_buf_init(&v->errmsg);
     am_buf_init(&v->rtx.t.sess);
     pthread_mutex_init(&v->errmu, NULL);

@@ -445,6 +445,24 @@ int am_store_tx_session_info(am_store_rtx *rtx, const char *session, am_store_st
 
 /* Tries (lock 1) or releases (lock 0) the rewrite lock of sid on v's
  * connection; *got: whether the call answered true. */
+/* A rewrite's view (am_pg_view_open) with its one committer set up, as
+ * every store has one (tx.c; unused: a rewrite writes through am_w_begin);
+ * NULL when it cannot connect. Close with rw_view_close. */
+static am_store *rw_view_open(am_store *st)
+{
+    am_store *v = am_pg_view_open(st);
+    if (v)
+        am_group_init(v);
+    return v;
+}
+
+/* Frees view v's committer and closes it (its connection, and its lock). */
+static void rw_view_close(am_store *v)
+{
+    am_group_free(v);
+    am_pg_view_close(v);
+}
+
 static int pg_rw_call(am_store *v, int lock, int64_t sid, int *got)
 {
     char key[16], obj[16];
@@ -522,7 +540,7 @@ int am_store_rewrite_begin(am_store *st, const char *session, am_store **on)
         return AM_OK;
     if (!session)
         return AM_ERR_INVALID;
-    am_store *v = am_pg_view_open(st);
+    am_store *v = rw_view_open(st);
     if (!v)
         return AM_ERR_UNAVAILABLE;
     int64_t sid = 0;
@@ -530,7 +548,7 @@ int am_store_rewrite_begin(am_store *st, const char *session, am_store **on)
     if (rc == AM_OK)
         rc = pg_rw_abandoned(v, sid);
     if (rc != AM_OK) {
-        am_pg_view_close(v);
+        rw_view_close(v);
         return rc;
     }
     *on = v;
@@ -540,7 +558,7 @@ int am_store_rewrite_begin(am_store *st, const char *session, am_store **on)
 void am_store_rewrite_end(am_store *st, am_store *on)
 {
     if (on && on != st)
-        am_pg_view_close(on); /* the session ends, and its lock with it */
+        rw_view_close(on); /* the session ends, and its lock with it */
 }
 
 /* The sid whose rewrite lock owns hidden session id (see above): the
@@ -583,7 +601,7 @@ static int pg_purge_if_free(am_store *v, int64_t owner, int64_t sid, int wait_ms
 
 int am_pg_purge_hidden(am_store *st)
 {
-    am_store *v = am_pg_view_open(st);
+    am_store *v = rw_view_open(st);
     if (!v)
         return AM_ERR_UNAVAILABLE;
     PGresult *r = NULL;
@@ -595,16 +613,16 @@ int am_pg_purge_hidden(am_store *st)
         rc = pg_purge_if_free(v, pg_hidden_owner(PQgetvalue(r, i, 1), sid), sid, 0);
     }
     PQclear(r);
-    am_pg_view_close(v);
+    rw_view_close(v);
     return rc;
 }
 
 int am_pg_purge_deleted(am_store *st, int64_t sid)
 {
-    am_store *v = am_pg_view_open(st);
+    am_store *v = rw_view_open(st);
     if (!v)
         return AM_ERR_UNAVAILABLE;
     int rc = pg_purge_if_free(v, sid, sid, AM_PG_RW_WAIT_MS);
-    am_pg_view_close(v);
+    rw_view_close(v);
     return rc;
 }
