@@ -152,10 +152,12 @@ for t in "$BUILD"/tests/test_* $suites $pgsuites; do
     esac
     n=$((n + 1))
     serial=0
+    set -f # SERIAL_ITEMS' globs are patterns here, not file names to expand
     for g in ${SERIAL_ITEMS:-}; do
         # shellcheck disable=SC2254
         case "$t" in $g) serial=1 ;; esac
     done
+    set +f
     # the earlier duration, or a large one when unknown (taken first)
     d=$(sed -n "s|^-- $t: \([0-9]*\) s\$|\1|p" "$DURATIONS" 2>/dev/null | tail -1)
     [ "$JOBS" -gt 1 ] || d=0

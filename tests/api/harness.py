@@ -34,8 +34,10 @@ DATA = os.path.join(ROOT, "data")
 # Under valgrind (tests/run.sh VALGRIND=1 starts servers through
 # tests/reliability/valgrind-adaptmon.sh) a server starts and exits (the
 # leak check walks the heap) 20-50x slower than natively, more when two
-# suites share the cores (JOBS=2): the waits for its start and for its exit
-# on SIGTERM are bounds against a hang, not measurements, so they scale.
+# suites share the cores (JOBS=2): the waits for its start, for its exit
+# on SIGTERM and for an answer (a request's default timeout) are bounds
+# against a hang, not measurements, so they scale. A test that measures
+# (a starvation bound) passes its own timeout, unscaled.
 VG_SLOW = 4 if "valgrind" in os.path.basename(ADAPTMON) else 1
 DEV = os.path.join(DATA, "tico19-enfr-dev")
 SGM_SRC = os.path.join(DEV, "dev.en-fr.en.sgm")
@@ -498,7 +500,7 @@ class Client:
             self.conn = None
 
     def request(self, method, path, body=None, headers=None, ctype=None, token=None,
-                timeout=60):
+                timeout=60 * VG_SLOW):
         """Sends one request; body: dict/list (JSON), str or bytes."""
         h = {}
         if isinstance(body, (dict, list)):
