@@ -204,7 +204,6 @@ int am_post_job(am_store_tx *tx, void *ctx)
     return rc == AM_OK ? am_post_job_write(tx, p) : rc;
 }
 
-
 /* An empty history (am_mem_cleanup frees it). */
 void am_mem_init(am_mem *m)
 {
