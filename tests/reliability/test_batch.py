@@ -34,7 +34,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rel import OPTIONS, SLOW, scale  # noqa: E402
-from harness import TEST_PG, Server, check, eq, expect_status, run_tests  # noqa: E402
+from harness import PG_ARGS, TEST_PG, Server, check, eq, expect_status, run_tests  # noqa: E402
 
 
 def items(n, prefix="b"):
@@ -211,7 +211,9 @@ def test_a_batch_job_locks_the_session_row_once_not_per_item_on_postgresql():
     pg = pgutil.Server(extra=["shared_preload_libraries=pg_stat_statements"])
     url = pg.create_db("stmts")
     pg.query("CREATE EXTENSION pg_stat_statements", db="stmts")
-    srv = Server(db=url)
+    # its own cluster, without a standby (also in the PostgreSQL pass)
+    sync = [] if "--pg-require-sync" in PG_ARGS else ["--pg-require-sync", "off"]
+    srv = Server(*sync, db=url)
     c = srv.client()
     c.create_session(id="p", options=OPTIONS)
     pg.query("SELECT pg_stat_statements_reset()", db="stmts")
