@@ -152,6 +152,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
             break;
         }
         am_mem_apply(&mem, p);
+        p->follows = np > 0; /* the job checks the state once, at its first plan */
         p->incarnation = st.incarnation;
         p->glossary_version = st.glossary_version;
         p->result_txt = am_json_dump(res);

@@ -162,24 +162,12 @@ static int am_plan_exec(am_store_tx *tx, const am_plan *p)
     return rc;
 }
 
-/* The job of a POST inside a group-commit batch: checks that the session
- * is still where the plan was computed (the same incarnation, glossary
- * version and seq = last + 1), then writes. */
-int am_post_job(am_store_tx *tx, void *ctx)
+/* The writes of plan p's job after its state check (am_post_job): the
+ * plan's updates, its segment row, and at a settling seq the checkpoint
+ * and the settle. */
+static int am_post_job_write(am_store_tx *tx, am_plan *p)
 {
-    am_plan *p = ctx;
-    am_store_state st;
-    int rc = am_store_tx_session_info(am_store_tx_reads(tx), p->session, &st);
-    /* fast: also any write since the noted state (the writers here drop or
-     * move the caches as well, so this is the backstop) */
-    if (rc == AM_OK &&
-        (st.incarnation != p->incarnation || st.glossary_version != p->glossary_version ||
-         st.last_seq + 1 != p->seq || ((p->fast || p->exact) && st.version != p->version))) {
-        rc = AM_ERR_CONFLICT; /* moved on, deleted + re-created, new glossary: retry */
-        p->stale = st.incarnation != p->incarnation || st.glossary_version != p->glossary_version;
-    }
-    if (rc == AM_OK)
-        rc = am_plan_exec(tx, p);
+    int rc = am_plan_exec(tx, p);
     if (rc == AM_OK) { /* with its words, pending in its row (schema/010) */
         rc = am_store_tx_segment_insert_st(tx, p->session, p->seq, p->client_id, p->hash,
                                            p->canonical, p->result_txt, p->glossary_version,
@@ -195,6 +183,27 @@ int am_post_job(am_store_tx *tx, void *ctx)
             rc = am_store_tx_history_settle(tx, p->session);
     }
     return rc;
+}
+
+/* The job of a POST inside a group-commit batch: checks that the session
+ * is still where the plan was computed (the same incarnation, glossary
+ * version and seq = last + 1), then writes. */
+int am_post_job(am_store_tx *tx, void *ctx)
+{
+    am_plan *p = ctx;
+    if (p->follows)
+        return am_post_job_write(tx, p);
+    am_store_state st;
+    int rc = am_store_tx_session_info(am_store_tx_reads(tx), p->session, &st);
+    /* fast: also any write since the noted state (the writers here drop or
+     * move the caches as well, so this is the backstop) */
+    if (rc == AM_OK &&
+        (st.incarnation != p->incarnation || st.glossary_version != p->glossary_version ||
+         st.last_seq + 1 != p->seq || ((p->fast || p->exact) && st.version != p->version))) {
+        rc = AM_ERR_CONFLICT; /* moved on, deleted + re-created, new glossary: retry */
+        p->stale = st.incarnation != p->incarnation || st.glossary_version != p->glossary_version;
+    }
+    return rc == AM_OK ? am_post_job_write(tx, p) : rc;
 }
 
 /* An empty history (am_mem_cleanup frees it). */
