@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """GET /v1/sessions/{id}/metrics?ci=0.95 keeps to --request-timeout-ms: the
-bootstrap of a big session (12,000 segments, two systems: seconds of CPU)
+bootstrap of a big session (12,000 segments, two systems: seconds of CPU when
+the rows carry no stored statistics, as rows written before schema 013 do)
 is abandoned with 503 request-timeout like any request over its budget,
 and the server goes on answering (the plain metrics, a small ?ci=).
 
@@ -13,7 +14,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rel import OPTIONS, grow_session, seg_body, tico19  # noqa: E402
-from harness import Server, check, eq, expect_problem, expect_status, run_tests  # noqa: E402
+from harness import Server, check, db_connect, eq, expect_problem, expect_status, pg_run, run_tests  # noqa: E402
 
 
 def test_ci_over_budget_is_503():
@@ -31,6 +32,15 @@ def test_ci_over_budget_is_503():
         db = srv.db
         eq(srv.stop(), 0, "exit status")
         grow_session(db, "g", 12000)
+        # without the stored statistics (schema 013) the bootstrap recomputes
+        # every segment: seconds, the budget's case (with them it is ~0.2 s)
+        if db.startswith("postgresql://"):
+            pg_run(db, "UPDATE segments SET stats = NULL;")
+        else:
+            con = db_connect(db)
+            with con:
+                con.execute("UPDATE segments SET stats = NULL")
+            con.close()
         srv.kill()
         srv = Server("--request-timeout-ms", "300", db=db)
         c = srv.client()
