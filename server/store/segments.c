@@ -185,14 +185,14 @@ int am_store_segments_each_at(am_store *st, const char *session, int64_t after, 
     return segments_each(st, AM_S_SEG_EACH, session, after, limit, stamp, fn, ctx);
 }
 
-/* The walk of statement id (SEG_EACH, or SEG_RESULTS_EACH: no request). */
-static int segments_each(am_store *st, enum am_stmt_id id, const char *session, int64_t after,
-                         size_t limit, int64_t stamp[2], am_store_segrow_fn fn, void *ctx)
+/* Collects into rows (kinds set by the caller, who frees them) the rows of
+ * statement id for session's segments after seq `after`, at most limit, in
+ * one read snapshot; with stamp, only if the session is still at that
+ * incarnation and version (stamp_check). */
+static int rows_at(am_store *st, enum am_stmt_id id, const char *session, int64_t after,
+                   size_t limit, int64_t stamp[2], store_rows *rows)
 {
-    if (!session)
-        return AM_ERR_INVALID;
     int64_t lim = limit > (size_t)INT64_MAX ? -1 : (int64_t)limit;
-    store_rows rows = {.kinds = "ittti"}; /* seq, client id, request, result, created_at */
     am_store_rtx r;
     int64_t sid;
     int rc = rtx_open_sid(st, &r, session, &sid);
@@ -200,9 +200,20 @@ static int segments_each(am_store *st, enum am_stmt_id id, const char *session, 
         if (stamp)
             rc = stamp_check(st, r.t.c, sid, stamp);
         if (rc == AM_OK)
-            rc = store_each(st, r.t.c, id, store_collect, &rows, "iii", sid, after, lim);
+            rc = store_each(st, r.t.c, id, store_collect, rows, "iii", sid, after, lim);
         rtx_close(&r);
     }
+    return rc;
+}
+
+/* The walk of statement id (SEG_EACH, or SEG_RESULTS_EACH: no request). */
+static int segments_each(am_store *st, enum am_stmt_id id, const char *session, int64_t after,
+                         size_t limit, int64_t stamp[2], am_store_segrow_fn fn, void *ctx)
+{
+    if (!session)
+        return AM_ERR_INVALID;
+    store_rows rows = {.kinds = "ittti"}; /* seq, client id, request, result, created_at */
+    int rc = rows_at(st, id, session, after, limit, stamp, &rows);
     for (size_t k = 0; k < rows.n && rc == AM_OK; k++) {
         const store_cell *v = cell(&rows, k);
         rc = fn(ctx, v[0].i, v[1].s, v[2].s, v[3].s, v[4].i);
@@ -216,19 +227,8 @@ int am_store_stats_each_at(am_store *st, const char *session, int64_t after, siz
 {
     if (!session)
         return AM_ERR_INVALID;
-    int64_t lim = limit > (size_t)INT64_MAX ? -1 : (int64_t)limit;
     store_rows rows = {.kinds = "ittt"}; /* seq, stats, request, result */
-    am_store_rtx r;
-    int64_t sid;
-    int rc = rtx_open_sid(st, &r, session, &sid);
-    if (rc == AM_OK) {
-        if (stamp)
-            rc = stamp_check(st, r.t.c, sid, stamp);
-        if (rc == AM_OK)
-            rc = store_each(st, r.t.c, AM_S_SEG_STATS_EACH, store_collect, &rows, "iii", sid, after,
-                            lim);
-        rtx_close(&r);
-    }
+    int rc = rows_at(st, AM_S_SEG_STATS_EACH, session, after, limit, stamp, &rows);
     for (size_t k = 0; k < rows.n && rc == AM_OK; k++) {
         const store_cell *v = cell(&rows, k);
         rc = fn(ctx, v[0].i, v[1].s, v[2].s, v[3].s);

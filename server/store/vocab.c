@@ -136,6 +136,22 @@ int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char 
     return rc;
 }
 
+/* The session's sid in *sid, for a rewrite of its word history in tx. In
+ * PostgreSQL the session's row is locked first (drv_pg.c): with several
+ * nodes, two settles (a replay's, another node's POST's every 32nd seq)
+ * would otherwise both add the same pending words to vocab, and a clear
+ * could interleave with a settle; SQLite's one writer serializes them
+ * already. */
+static int locked_sid(am_store_tx *tx, const char *session, int64_t *sid)
+{
+    if (!tx->st->pg)
+        return am_tx_sid(tx, session, sid);
+    am_store_state now;
+    int rc = am_store_tx_session_info(am_store_tx_reads(tx), session, &now);
+    *sid = tx->sid;
+    return rc;
+}
+
 /* SETTLE_VOCAB upserts each occurrence: grouping them first (GROUP BY, a
  * sorter with its temporary file) cost more than the upserts it saved
  * (bench/README.md, eighth session). */
@@ -143,18 +159,7 @@ int am_store_tx_history_settle(am_store_tx *tx, const char *session)
 {
     static const enum am_stmt_id steps[] = {AM_S_SETTLE_VOCAB, AM_S_SETTLE_OCC, AM_S_PENDING_CLEAR};
     int64_t sid;
-    int rc;
-    if (tx->st->pg) {
-        /* several nodes: the session's row locked first (drv_pg.c), so two
-         * settles (a replay's, another node's POST's every 32nd seq) never
-         * both add the same pending words to vocab; SQLite's one writer
-         * serializes them already */
-        am_store_state now;
-        rc = am_store_tx_session_info(am_store_tx_reads(tx), session, &now);
-        sid = tx->sid;
-    } else {
-        rc = am_tx_sid(tx, session, &sid);
-    }
+    int rc = locked_sid(tx, session, &sid);
     return rc ? rc : store_exec_sid(tx, sid, steps, sizeof steps / sizeof steps[0]);
 }
 
@@ -189,18 +194,7 @@ int am_store_tx_history_clear(am_store_tx *tx, const char *session)
         AM_S_VOCAB_CLEAR,  AM_S_OCC_CLEAR,  AM_S_PENDING_CLEAR, AM_S_TOTALS_CLEAR,
         AM_S_CHOICE_CLEAR, AM_S_CKPT_CLEAR, AM_S_RESULT_CLEAR,  AM_S_SESSION_BUMP};
     int64_t sid;
-    int rc;
-    if (tx->st->pg) {
-        /* several nodes: the session's row locked first (drv_pg.c), so two
-         * settles (a replay's, another node's POST's every 32nd seq) never
-         * both add the same pending words to vocab; SQLite's one writer
-         * serializes them already */
-        am_store_state now;
-        rc = am_store_tx_session_info(am_store_tx_reads(tx), session, &now);
-        sid = tx->sid;
-    } else {
-        rc = am_tx_sid(tx, session, &sid);
-    }
+    int rc = locked_sid(tx, session, &sid);
     return rc ? rc : store_exec_sid(tx, sid, steps, sizeof steps / sizeof steps[0]);
 }
 

@@ -426,6 +426,20 @@ def base(sid):
     return "/v1/sessions/" + sid
 
 
+def timeline(c, sid):
+    """Every segment of session sid's timeline through client c (pages of
+    1000)."""
+    segs, after = [], 0
+    while True:
+        r = c.get(base(sid) + "/segments?after=%d&limit=1000" % after)
+        expect_status(r, 200, "timeline of %s" % sid)
+        d = r.json()
+        segs += d["segments"]
+        if d["next"] is None:
+            return segs
+        after = d["next"]
+
+
 # ---- HTTP ------------------------------------------------------------------
 
 RECORD_DIR = os.environ.get("APITEST_RECORD_DIR")

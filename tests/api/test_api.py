@@ -28,7 +28,7 @@ import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (ADAPTMON, DATA, PROBLEM_BASE, ROOT, SGM_HYP, SGM_REF, SGM_SRC,  # noqa: E402
                      TICO_GLOSSARY, Client, Server, base, check, count, eq, expect_problem,
-                     expect_status, golden, run_tests, serve, shutdown, tico19, tmpdir)
+                     expect_status, golden, run_tests, serve, shutdown, tico19, timeline, tmpdir)
 
 S = None      # the main server (no authentication, default limits)
 C = None      # a client of S
@@ -77,17 +77,6 @@ def post_all(c, sid, segs, system=None):
 
 def metrics(c, sid):
     return c.jget(base(sid) + "/metrics")
-
-
-def timeline(c, sid):
-    """Every segment of the timeline (pages of 1000)."""
-    segs, after = [], 0
-    while True:
-        d = c.jget(base(sid) + "/segments?after=%d&limit=1000" % after)
-        segs += d["segments"]
-        if d["next"] is None:
-            return segs
-        after = d["next"]
 
 
 def snapshot(c, sid):

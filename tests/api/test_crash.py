@@ -18,7 +18,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Server, check, eq, expect_status, run_tests, tico19)  # noqa: E402
+from harness import (Server, check, eq, expect_status, run_tests, tico19, timeline)  # noqa: E402
 
 N = 971          # every TICO-19 dev segment
 ROUNDS = 3       # kill -9 rounds before the final uninterrupted re-post
@@ -28,18 +28,6 @@ OPTIONS = {"profile": "simianer2019", "stopwords": "iso"}
 def body(s):
     return {"id": s["id"], "source": s["source"], "hypothesis": s["hypothesis"],
             "translation": s["translation"]}
-
-
-def timeline(c, sid):
-    segs, after = [], 0
-    while True:
-        r = c.get("/v1/sessions/%s/segments?after=%d&limit=1000" % (sid, after))
-        expect_status(r, 200, "timeline")
-        d = r.json()
-        segs += d["segments"]
-        if d["next"] is None:
-            return segs
-        after = d["next"]
 
 
 def stream_and_kill(srv, sid, segs, kill_after):

@@ -18,7 +18,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
 from harness import (ROOT, Server, check, db_connect, eq, expect_status, pg_run,  # noqa: E402,F401
-                     settle_pending, tico19)
+                     settle_pending, tico19, timeline)
 
 OPTIONS = {"profile": "simianer2019", "stopwords": "iso"}
 # Under valgrind (tests/run.sh VALGRIND=1) everything is ~30x slower.
@@ -280,18 +280,6 @@ def check_log(path, what=""):
         eq(len(set(ids)), len(ids), "%s client ids of %s unique" % (what, sid))
         eq(sess[sid][1], len(rows), "%s sessions.segments of %s" % (what, sid))
     return segs, sess
-
-
-def timeline(c, sid):
-    segs, after = [], 0
-    while True:
-        r = c.get("/v1/sessions/%s/segments?after=%d&limit=1000" % (sid, after))
-        expect_status(r, 200, "timeline of %s" % sid)
-        d = r.json()
-        segs += d["segments"]
-        if d["next"] is None:
-            return segs
-        after = d["next"]
 
 
 def replay_equals(srv_metrics, segs_by_session, options, what=""):

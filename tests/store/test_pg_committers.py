@@ -26,89 +26,16 @@ import subprocess
 import sys
 import threading
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
-
-import pgutil  # noqa: E402
-
-if not pgutil.bindir():
-    print("skip: PostgreSQL server binaries not found (tools/deps.sh installs postgresql-15)")
-    print("0 passed, 0 failed")
-    sys.exit(0)
-
-import harness  # noqa: E402
+import pgnodes  # noqa: E402  (tests/ and tests/api/ on sys.path; skips without PostgreSQL)
+from pgnodes import harness, pg, post_retry, seg, serial_replay, teardown, timeline  # noqa: E402
 from harness import Server, base, eq, check, expect_status, run_tests  # noqa: E402
 
-PG = []
 SESSIONS = int(os.environ.get("PGCOMMIT_SESSIONS", "8"))
 POSTS = int(os.environ.get("PGCOMMIT_POSTS", "12"))
 
 
-def pg():
-    if not PG:
-        PG.append(pgutil.Server())
-    return PG[0]
-
-
-TEXTS = [
-    ("The patient has a fever.", "Le patient a de la fièvre.", "Le patient a une fièvre."),
-    ("Wash your hands often.", "Lavez vos mains souvent.", "Lavez-vous souvent les mains."),
-    ("Stay at home if you are sick.", "Restez à la maison si vous êtes malade.",
-     "Restez chez vous si vous êtes malade."),
-    ("The virus spreads quickly.", "Le virus se propage rapidement.",
-     "Le virus se répand rapidement."),
-    ("Wear a mask in public.", "Portez un masque en public.", "Portez un masque en public."),
-]
-
-
-def seg(i):
-    src, hyp, ref = TEXTS[i % len(TEXTS)]
-    return {"source": "%s (%d)" % (src, i), "hypothesis": "%s (%d)" % (hyp, i),
-            "translation": "%s (%d)" % (ref, i)}
-
-
 def node(db, k, *extra):
     return Server("--pg-require-sync", "off", "--pg-committers", str(k), *extra, db=db)
-
-
-def timeline(c, sid):
-    segs, after = [], 0
-    while True:
-        d = c.jget(base(sid) + "/segments?after=%d&limit=1000" % after)
-        segs += d["segments"]
-        if d["next"] is None:
-            return segs
-        after = d["next"]
-
-
-def serial_replay(logs):
-    """Each session's metrics after its final log is posted one by one into a
-    fresh SQLite server."""
-    s = Server()
-    c = s.client()
-    out = {}
-    for sid, log in sorted(logs.items()):
-        c.create_session(id=sid, source_lang="en", target_lang="fr")
-        for row in log:
-            req = row["request"]
-            body = {"id": row["id"], "source": req["source"], "hypothesis": req["hypothesis"],
-                    "translation": req["translation"]}
-            expect_status(c.post(base(sid) + "/segments", body), 201, "replay " + row["id"])
-        out[sid] = c.jget(base(sid) + "/metrics")["systems"]
-    harness.shutdown(s, c)
-    return out
-
-
-def post_retry(c, sid, body, tries=100):
-    """POSTs until stored (201) or found stored (200); 409/503 are retried
-    with the same id and body, as clients must."""
-    for _ in range(tries):
-        r = c.post(base(sid) + "/segments", body)
-        if r.status in (200, 201):
-            return r
-        check(r.status in (409, 503), "POST %s: status %d %r" % (body["id"], r.status, r.body))
-    raise AssertionError("POST %s never stored" % body["id"])
 
 
 def batch_retry(c, sid, items, tries=100):
@@ -241,11 +168,6 @@ def test_committers_out_of_range_refused():
     c.create_session(id="q", source_lang="en", target_lang="fr")
     expect_status(c.post(base("q") + "/segments", dict(seg(1), id="x1")), 201, "SQLite POST")
     harness.shutdown(s, c)
-
-
-def teardown():
-    if PG:
-        PG[0].stop()
 
 
 if __name__ == "__main__":

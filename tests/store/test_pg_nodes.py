@@ -28,44 +28,11 @@ import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
-
-import pgutil  # noqa: E402
-
-if not pgutil.bindir():
-    print("skip: PostgreSQL server binaries not found (tools/deps.sh installs postgresql-15)")
-    print("0 passed, 0 failed")
-    sys.exit(0)
-
-import harness  # noqa: E402
+import pgnodes  # noqa: E402  (tests/ and tests/api/ on sys.path; skips without PostgreSQL)
+from pgnodes import harness, pg, pgutil, post_retry, seg, teardown, timeline  # noqa: E402
 from harness import Server, base, eq, check, expect_status, run_tests  # noqa: E402
 
-PG = []
 # PGNODES_ONE=1 / PGNODES_SQLITE=1 run the same tests on one node (controls).
-
-def pg():
-    if not PG:
-        PG.append(pgutil.Server())
-    return PG[0]
-
-
-TEXTS = [
-    ("The patient has a fever.", "Le patient a de la fièvre.", "Le patient a une fièvre."),
-    ("Wash your hands often.", "Lavez vos mains souvent.", "Lavez-vous souvent les mains."),
-    ("Stay at home if you are sick.", "Restez à la maison si vous êtes malade.",
-     "Restez chez vous si vous êtes malade."),
-    ("The virus spreads quickly.", "Le virus se propage rapidement.",
-     "Le virus se répand rapidement."),
-    ("Wear a mask in public.", "Portez un masque en public.", "Portez un masque en public."),
-]
-
-
-def seg(i, edit=0):
-    src, hyp, ref = TEXTS[(i + edit) % len(TEXTS)]
-    return {"source": "%s (%d)" % (src, i), "hypothesis": "%s (%d)" % (hyp, i),
-            "translation": "%s (%d)" % (ref, i)}
 
 
 def two_nodes(db):
@@ -84,39 +51,9 @@ def systems(c, sid):
     return c.jget(base(sid) + "/metrics")["systems"]
 
 
-def timeline(c, sid):
-    segs, after = [], 0
-    while True:
-        d = c.jget(base(sid) + "/segments?after=%d&limit=1000" % after)
-        segs += d["segments"]
-        if d["next"] is None:
-            return segs
-        after = d["next"]
-
-
 def serial_replay(log):
     """The metrics of the final log posted one by one into a fresh SQLite server."""
-    s = Server()
-    c = s.client()
-    c.create_session(id="r", source_lang="en", target_lang="fr")
-    for row in log:
-        req = row["request"]
-        body = {"id": row["id"], "source": req["source"], "hypothesis": req["hypothesis"],
-                "translation": req["translation"]}
-        expect_status(c.post(base("r") + "/segments", body), 201, "replay " + row["id"])
-    out = systems(c, "r")
-    harness.shutdown(s, c)
-    return out
-
-
-def post_retry(c, sid, body, tries=50):
-    """POSTs until stored (201) or found stored (200); 409/503 are retried."""
-    for _ in range(tries):
-        r = c.post(base(sid) + "/segments", body)
-        if r.status in (200, 201):
-            return r
-        check(r.status in (409, 503), "POST %s: status %d %r" % (body["id"], r.status, r.body))
-    raise AssertionError("POST %s never stored" % body["id"])
+    return pgnodes.serial_replay({"r": log})["r"]
 
 
 def test_alternate_posts_equal_serial_replay():
@@ -254,11 +191,6 @@ def test_postgres_down_answers_503_and_recovers():
         harness.shutdown(s, c)
     finally:
         server.stop()
-
-
-def teardown():
-    if PG:
-        PG[0].stop()
 
 
 if __name__ == "__main__":

@@ -28,28 +28,11 @@ import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
-
-import pgutil  # noqa: E402
-
-if not pgutil.bindir():
-    print("skip: PostgreSQL server binaries not found (tools/deps.sh installs postgresql-15)")
-    print("0 passed, 0 failed")
-    sys.exit(0)
-
-import harness  # noqa: E402
+import pgnodes  # noqa: E402  (tests/ and tests/api/ on sys.path; skips without PostgreSQL)
+from pgnodes import harness, pg, serial_replay as _replay, teardown, timeline  # noqa: E402
 from harness import Server, base, eq, check, expect_status, run_tests  # noqa: E402
 
 RW_KEY = 1634562679  # drv_pg.c AM_PG_RW_KEY
-PG = []
-
-
-def pg():
-    if not PG:
-        PG.append(pgutil.Server())
-    return PG[0]
 
 
 def node(db):
@@ -115,27 +98,7 @@ class Holder:
 
 def serial_replay(log):
     """The metrics of the final log posted one by one into a fresh SQLite server."""
-    s = Server()
-    c = s.client()
-    c.create_session(id="r", source_lang="en", target_lang="fr")
-    for row in log:
-        req = row["request"]
-        body = {"id": row["id"], "source": req["source"], "hypothesis": req["hypothesis"],
-                "translation": req["translation"]}
-        expect_status(c.post(base("r") + "/segments", body), 201, "replay " + row["id"])
-    out = c.jget(base("r") + "/metrics")["systems"]
-    harness.shutdown(s, c)
-    return out
-
-
-def timeline(c, sid):
-    segs, after = [], 0
-    while True:
-        d = c.jget(base(sid) + "/segments?after=%d&limit=1000" % after)
-        segs += d["segments"]
-        if d["next"] is None:
-            return segs
-        after = d["next"]
+    return _replay({"r": log})["r"]
 
 
 def test_startup_purge_spares_live_shadow():
@@ -234,11 +197,6 @@ def test_node_killed_mid_replay():
        "metrics equal a serial replay of the final log")
     harness.shutdown(b, cb)
     a.proc.wait()
-
-
-def teardown():
-    if PG:
-        PG[0].stop()
 
 
 if __name__ == "__main__":
