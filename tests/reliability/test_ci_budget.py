@@ -13,8 +13,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel import OPTIONS, grow_session, seg_body, tico19  # noqa: E402
-from harness import Server, check, db_connect, eq, expect_problem, expect_status, pg_run, run_tests  # noqa: E402
+from rel import OPTIONS, drop_ci_records, grow_session, seg_body, tico19  # noqa: E402
+from harness import Server, check, eq, expect_problem, expect_status, run_tests  # noqa: E402
 
 
 def test_ci_over_budget_is_503():
@@ -32,15 +32,7 @@ def test_ci_over_budget_is_503():
         db = srv.db
         eq(srv.stop(), 0, "exit status")
         grow_session(db, "g", 12000)
-        # without the stored statistics (schema 013) the bootstrap recomputes
-        # every segment: seconds, the budget's case (with them it is ~0.2 s)
-        if db.startswith("postgresql://"):
-            pg_run(db, "UPDATE segments SET stats = NULL;")
-        else:
-            con = db_connect(db)
-            with con:
-                con.execute("UPDATE segments SET stats = NULL")
-            con.close()
+        drop_ci_records(db)  # with them the bootstrap fits 300 ms (~0.2 s)
         srv.kill()
         srv = Server("--request-timeout-ms", "300", db=db)
         c = srv.client()

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel import OPTIONS, grow_session, seg_body, tico19  # noqa: E402
+from rel import OPTIONS, drop_ci_records, grow_session, seg_body, tico19  # noqa: E402
 from harness import Server, check, eq, expect_status, run_tests  # noqa: E402
 
 METRIC = 'adaptmon_requests_abandoned_total{reason="client_gone"}'
@@ -51,6 +51,7 @@ def big_server(n):
     db = srv.db
     eq(srv.stop(), 0, "exit status")
     grow_session(db, "g", n)
+    drop_ci_records(db)  # ?ci= reads and scores every segment: seconds to stop
     return Server("--request-timeout-ms", "0", db=db)
 
 
