@@ -177,7 +177,7 @@ def _pg_inline(sql, params):
     suites' SQL holds no ? inside its own string literals)."""
     parts = sql.split("?")
     if len(parts) != len(params) + 1:
-        raise ValueError("%d placeholders, %d params: %s" % (len(parts) - 1, len(params), sql))
+        raise ValueError("%d ? marks but %d parameters: %s" % (len(parts) - 1, len(params), sql))
     return parts[0] + "".join(_pg_literal(p) + rest for p, rest in zip(params, parts[1:]))
 
 
@@ -424,6 +424,16 @@ def shutdown(server, client=None):
 def base(sid):
     """The URL path of session sid."""
     return "/v1/sessions/" + sid
+
+
+def metric_value(c, name):
+    """The value of the unlabelled sample `name` in c's GET /metrics."""
+    r = c.get("/metrics")
+    expect_status(r, 200, "/metrics")
+    m = re.search(r"(?m)^" + re.escape(name) + r" (\S+)$", r.text)
+    if not m:
+        raise AssertionError(name + " missing from /metrics")
+    return float(m.group(1))
 
 
 def timeline(c, sid):

@@ -17,11 +17,10 @@ Python standard library only.
 """
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, base, eq, expect_status, run_tests, shutdown, tico19  # noqa: E402
+from harness import Server, base, eq, expect_status, metric_value, run_tests, shutdown, tico19  # noqa: E402
 
 SESSIONS = int(os.environ.get("GLOSSARY_FORMS_SESSIONS", "300"))
 ROUNDS = 2
@@ -48,13 +47,6 @@ def glossary(i, segs):
     return g
 
 
-def metric(c, name):
-    r = c.get("/metrics")
-    expect_status(r, 200, "/metrics")
-    m = re.search(r"(?m)^" + re.escape(name) + r" (\S+)$", r.text)
-    if not m:
-        raise AssertionError(name + " missing from /metrics")
-    return float(m.group(1))
 
 
 def run(srv):
@@ -82,10 +74,10 @@ def test_rebuilt_from_compact_glossaries_answers_as_never_evicted():
     small = Server("--session-memory", str(BUDGET))
     try:
         c, got = run(small)
-        evictions = metric(c, "adaptmon_session_evictions_total")
-        builds = metric(c, "adaptmon_session_glossary_form_builds_total")
-        used = metric(c, "adaptmon_session_memory_bytes")
-        forms = metric(c, "adaptmon_session_glossary_form_bytes")
+        evictions = metric_value(c, "adaptmon_session_evictions_total")
+        builds = metric_value(c, "adaptmon_session_glossary_form_builds_total")
+        used = metric_value(c, "adaptmon_session_memory_bytes")
+        forms = metric_value(c, "adaptmon_session_glossary_form_bytes")
     finally:
         shutdown(small, c)
     if evictions < SESSIONS // 2:
@@ -99,7 +91,7 @@ def test_rebuilt_from_compact_glossaries_answers_as_never_evicted():
     ref = Server()
     try:
         c, want = run(ref)
-        eq(metric(c, "adaptmon_session_evictions_total"), 0, "no eviction with the default budget")
+        eq(metric_value(c, "adaptmon_session_evictions_total"), 0, "no eviction with the default budget")
     finally:
         shutdown(ref, c)
     eq(len(got), len(want), "answers")

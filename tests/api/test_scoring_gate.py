@@ -12,24 +12,16 @@ effect (the online CPUs by default) and the count of waits.
 Python standard library only.
 """
 import os
-import re
 import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, base, eq, expect_status, run_tests, shutdown, tico19  # noqa: E402
+from harness import Server, base, eq, expect_status, metric_value, run_tests, shutdown, tico19  # noqa: E402
 
 SESSIONS = 6
 PER_SESSION = 12
 
 
-def gauge(c, name):
-    r = c.get("/metrics")
-    expect_status(r, 200, "/metrics")
-    m = re.search(r"(?m)^" + re.escape(name) + r" (\S+)$", r.text)
-    if not m:
-        raise AssertionError(name + " missing from /metrics")
-    return float(m.group(1))
 
 
 def segs_of(k):
@@ -91,18 +83,18 @@ def test_one_slot_answers_as_the_default():
     one = Server("--scoring-threads", "1")
     try:
         c = one.client()
-        eq(gauge(c, "adaptmon_scoring_slots"), 1, "the slots of --scoring-threads 1")
+        eq(metric_value(c, "adaptmon_scoring_slots"), 1, "the slots of --scoring-threads 1")
         got = fill(one, True)
         # how many found the slot taken depends on timing (tests/unit/test_wspool.c
         # counts them deterministically); here only that the counter is there
-        if gauge(c, "adaptmon_scoring_waits_total") < 0:
+        if metric_value(c, "adaptmon_scoring_waits_total") < 0:
             raise AssertionError("a negative count of scoring waits")
     finally:
         shutdown(one, c)
     ref = Server()
     try:
         c = ref.client()
-        eq(gauge(c, "adaptmon_scoring_slots"), os.cpu_count(), "the default: the online CPUs")
+        eq(metric_value(c, "adaptmon_scoring_slots"), os.cpu_count(), "the default: the online CPUs")
         want = fill(ref, False)
     finally:
         shutdown(ref, c)

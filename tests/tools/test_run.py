@@ -13,6 +13,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "api"))
+from harness import run_tests  # noqa: E402
+
 RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run.sh")
 
 UNIT = """#!/bin/sh
@@ -171,22 +174,6 @@ def test_bad_jobs_refused():
             assert rc == 2 and "passed" not in out, (bad, rc, out)
 
 
-def main():
-    only = os.environ.get("APITEST_ONLY", "")
-    ok = bad = 0
-    for name, fn in sorted(globals().items()):
-        if not name.startswith("test_") or only not in name:
-            continue
-        try:
-            fn()
-            print("ok     %s" % name)
-            ok += 1
-        except AssertionError as e:
-            print("FAIL   %s: %s" % (name, e))
-            bad += 1
-    print("%d passed, %d failed" % (ok, bad))
-    return 1 if bad else 0
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests(dict(globals())))
