@@ -71,16 +71,28 @@ def test_posts_racing_delete_and_recreate_land_scored_by_their_session():
             first, second = (OPTS_A, OPTS_B) if rnd % 2 == 0 else (OPTS_B, OPTS_A)
             expect_status(new_session(c, sid, first), 201, "create " + sid)
             barrier = threading.Barrier(WRITERS + 1)
+            recreated = threading.Event()
 
             def writer(no):
+                # Posts through the whole delete + re-create window (at least
+                # 3, then until the re-create has answered) and one more
+                # after it, so each round stores some segments in the new
+                # session whatever the backend's speed (PostgreSQL's delete
+                # is slower than SQLite's: a fixed 3 could all come first).
                 cl = srv.client()
                 try:
                     barrier.wait(30)
-                    for k in range(3):
+                    k = 0
+                    while k < 3 or (not recreated.is_set() and k < 400):
                         s = segs[(rnd * 31 + no * 7 + k) % len(segs)]
                         r = cl.post(base(sid) + "/segments",
                                     seg_body(s, "w%d-%d" % (no, k)))
                         _no_5xx(r, "POST %s" % sid, errors, (201, 404))
+                        k += 1
+                    recreated.wait(30)
+                    s = segs[(rnd * 31 + no * 7 + k) % len(segs)]
+                    r = cl.post(base(sid) + "/segments", seg_body(s, "w%d-%d" % (no, k)))
+                    _no_5xx(r, "POST %s after the re-create" % sid, errors, (201,))
                 finally:
                     cl.close()
 
@@ -93,6 +105,7 @@ def test_posts_racing_delete_and_recreate_land_scored_by_their_session():
                     r = new_session(cl, sid, second)
                     _no_5xx(r, "re-create %s" % sid, errors, (201,))
                 finally:
+                    recreated.set()
                     cl.close()
 
             run_threads([functools.partial(writer, i) for i in range(WRITERS)] + [toggler])
