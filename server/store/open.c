@@ -410,6 +410,25 @@ static int writer_pragmas(am_store *st, am_buf *err)
 /* The key of the migrations' advisory lock ("adaptmon" in ASCII). */
 #define AM_PG_MIGRATE_LOCK "SELECT pg_advisory_xact_lock(7019838376024043374)"
 
+/* Whether a commit on the writer would wait for ever for a synchronous
+ * standby: synchronous_standby_names is set and pg_stat_replication shows
+ * no standby streaming as sync or quorum. Rows whose state the role may
+ * not read (no pg_monitor: NULL) count as "cannot tell", and then the
+ * answer is no: the commit may wait, as before. */
+#define AM_PG_SQL_SYNC_MISSING                                                                     \
+    "SELECT current_setting('synchronous_standby_names') <> '' "                                   \
+    "AND NOT EXISTS (SELECT 1 FROM pg_stat_replication WHERE state IS NULL "                       \
+    "OR (state = 'streaming' AND sync_state IN ('sync', 'quorum')))"
+
+static int pg_sync_missing(am_store *st)
+{
+    PGresult *r = PQexec(st->w.pg, AM_PG_SQL_SYNC_MISSING);
+    int missing = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+                  !strcmp(PQgetvalue(r, 0, 0), "t");
+    PQclear(r);
+    return missing;
+}
+
 /* Migrations (DESIGN-postgres §2.7): schema/pg/NNN_name.sql, embedded
  * like the SQLite ones, those newer than the recorded version all applied
  * in one transaction that first takes a transaction-level advisory lock:
@@ -449,6 +468,18 @@ static int pg_migrate(am_store *st, const am_embedded_file *files, size_t nfiles
                       "(%d); use a newer adaptmon",
                       (long long)cur, known);
         rc = AM_ERR_RANGE;
+    }
+    /* Migrations write, and their commit waits for a synchronous standby
+     * (synchronous_commit=on): with none streaming the start would hang
+     * without a word. It fails instead, saying why (systemd's restart, or
+     * the operator, tries again once a standby streams). */
+    if (rc == AM_OK && cur < known && pg_sync_missing(st)) {
+        am_buf_printf(err,
+                      "schema version %lld needs migrating to %d, but no synchronous standby "
+                      "streams (synchronous_standby_names is set): the migration's commit would "
+                      "wait until one does; start a standby, then adaptmon again",
+                      (long long)cur, known);
+        rc = AM_ERR_UNAVAILABLE;
     }
     for (size_t i = 0; rc == AM_OK && i < nm; i++) {
         if (m[i].version <= cur)

@@ -16,7 +16,9 @@ and adaptmon serve on it with --pg-require-sync on (the default), then:
   write route (session create/delete, glossary put/delete, segment
   post/batch/put/delete, import, rescore, vocabulary put/delete) answers
   503 with Retry-After and changes nothing; reads still answer; once n1 is
-  back every route works again.
+  back every route works again. A node started meanwhile on a new database
+  (migrations to commit) fails at once saying why, instead of hanging in
+  the commit's wait, and starts once a standby streams.
 * test_expect_standbys_option: --pg-expect-standbys 3 with two standbys
   streaming is degraded ("2 of 3").
 * test_password_never_shown: a --db URI with a password in its user
@@ -218,6 +220,7 @@ def test_every_write_refused_without_sync_standby():
         c.create_session(id="h", source_lang="en", target_lang="fr")
         expect_status(c.post(base("h") + "/segments", dict(SEG, id="1")), 201, "segment of h")
         before = _state(cl, "refuse")
+        fresh = create_db("fresh")  # CREATE DATABASE commits: while standbys stream
 
         cl._point(n2, Nowhere)
         cl.stop(n1)
@@ -250,9 +253,25 @@ def test_every_write_refused_without_sync_standby():
         harness.shutdown(s2)
         eq(_state(cl, "refuse"), hidden, "nothing purged without a synchronous standby")
 
+        # a start that must migrate (a new database) fails at once and says
+        # why: the migration's commit would wait for ever for a standby
+        try:
+            s2 = Server(db=fresh, ready_timeout=20)
+            harness.shutdown(s2)
+            raise AssertionError("a node migrated a new database without a synchronous standby")
+        except AssertionError as e:
+            msg = str(e)
+            check("did not start" in msg and "no synchronous standby streams" in msg,
+                  "the start fails saying why: %s" % msg[:1500])
+        eq(_sql(cl, "fresh", "SELECT to_regclass('sessions') IS NULL"), "t\n",
+           "nothing of the schema was committed")
+
         cl._point(n2, cl.primary)
         cl.start(n1)
         wait_for(lambda: healthy(c, 2), "writes accepted again")
+        s2 = Server(db=fresh)
+        expect_status(s2.client().get("/readyz"), 200, "the new database migrated with a standby")
+        harness.shutdown(s2)
         s2 = Server(db=db_url("refuse"))
         harness.shutdown(s2)
         eq(_sql(cl, "refuse", "SELECT count(*) FROM sessions WHERE id = '~h'"), "0\n",
