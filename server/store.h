@@ -119,6 +119,7 @@ typedef struct am_store_pg_status {
     int64_t lag_bytes; /* largest replay lag of a streaming standby; -1: none known */
     char missing[256]; /* the expected standbys, by name, that do not stream
                           (comma separated; "" when none or not named) */
+    int64_t committers; /* group committers, each its own connection (--pg-committers) */
 } am_store_pg_status;
 /* Copies the last probe's answer into *out; returns out->probed (0 for
  * SQLite or before the probe started). Caller owns *out. */

@@ -201,9 +201,13 @@ static void am_api_prom_pg(am_server *srv, am_buf *out)
                   "# HELP adaptmon_pg_writes_accepted 0 while writes answer 503 for want of a "
                   "synchronous standby (--pg-require-sync), else 1.\n"
                   "# TYPE adaptmon_pg_writes_accepted gauge\n"
-                  "adaptmon_pg_writes_accepted %d\n",
+                  "adaptmon_pg_writes_accepted %d\n"
+                  "# HELP adaptmon_pg_committers Group committers, each on a connection of "
+                  "its own (--pg-committers).\n"
+                  "# TYPE adaptmon_pg_committers gauge\n"
+                  "adaptmon_pg_committers %lld\n",
                   s.reachable, (long long)s.streaming, (long long)s.expected, (long long)s.sync,
-                  s.degraded, s.writes_ok);
+                  s.degraded, s.writes_ok, (long long)s.committers);
     if (s.lag_bytes >= 0)
         am_buf_printf(out,
                       "# HELP adaptmon_pg_replay_lag_bytes The largest replay lag of a "

@@ -314,6 +314,7 @@ int am_store_pg_status_get(am_store *st, am_store_pg_status *out)
     out->require = atomic_load(&st->pg_require);
     out->writes_ok = am_store_pg_sync_ok(st);
     out->degraded = pg_degraded(out);
+    out->committers = (int64_t)st->ngc;
     return out->probed;
 }
 

@@ -5,7 +5,8 @@ Starts one throwaway PostgreSQL (tests/pgutil.py) and adaptmon nodes on it
 with --pg-committers 1 and 4, then:
 
 * test_committers_have_their_own_connections: K committers open K - 1
-  writer connections beyond the writer (pg_stat_activity counts them);
+  writer connections beyond the writer (pg_stat_activity counts them), and
+  /metrics says adaptmon_pg_committers K;
 * test_k1_many_clients / test_k4_many_clients: many sessions, many
   concurrent clients (two per session, so a session's POSTs race each
   other), two nodes on the same database: every acknowledged segment is
@@ -25,6 +26,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import pgnodes  # noqa: E402  (tests/ and tests/api/ on sys.path; skips without PostgreSQL)
 from pgnodes import harness, pg, post_retry, seg, serial_replay, teardown, timeline  # noqa: E402
@@ -138,6 +140,15 @@ def test_committers_have_their_own_connections():
         c = s.client()
         expect_status(c.get("/readyz"), 200, "ready with %d committers" % k)
         counts[k] = writer_conns("conns")
+        gauge = None
+        for _ in range(50):  # the gauges come with the first standby probe
+            lines = [ln for ln in c.get("/metrics").text.splitlines()
+                     if ln.startswith("adaptmon_pg_committers ")]
+            if lines:
+                gauge = lines[0].split()[1]
+                break
+            time.sleep(0.1)
+        eq(gauge, str(k), "/metrics adaptmon_pg_committers with --pg-committers %d" % k)
         harness.shutdown(s, c)
     eq(counts[4] - counts[1], 3, "three more connections with 4 committers (%r)" % counts)
 
