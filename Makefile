@@ -309,8 +309,9 @@ test-fleet: deps
 #   make test-ha HA_LONG=1  also primary_kill_first, rejoin_nostream and the 10-minute
 #                           soak (faults in turn under load; about 25 min)
 #   make test-ha HA_SOAK=N  the default suite, then only the soak for N seconds
-# Needs root (tmpfs, iptables; PostgreSQL itself runs as nobody). Not part of `make test`
-# (long fault runs have their own target): only tests/ha/test_checker.py runs there.
+# Needs root (tmpfs, iptables; PostgreSQL itself runs as nobody). `make test` runs the
+# checker's own test and the HA_SHORT variant (tests/ha/test_faults_short.py, about
+# 2 min); the long fault runs have this target of their own.
 # `python3 tests/ha/faults.py --sql` runs the plan with the stand-in writer instead.
 .PHONY: test-ha
 HA_SHORT ?=
