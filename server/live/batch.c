@@ -155,6 +155,15 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
         p->follows = np > 0; /* the job checks the state once, at its first plan */
         p->incarnation = st.incarnation;
         p->glossary_version = st.glossary_version;
+        /* PostgreSQL: and the version, under the session's row lock, as a
+         * POST's job does. A rewrite on another node (a PUT's replay, a
+         * DELETE, a rescore) changes the totals and the history without
+         * the last seq; one that committed after this chunk's snapshot
+         * would otherwise let the chunk write totals scored from the old
+         * ones (test_pg_nodes' test_racing_batch_equals_serial_replay).
+         * SQLite: am_sess_lock keeps every writer of the session out. */
+        p->version = st.version;
+        p->exact = am_store_is_pg(srv->store);
         p->result_txt = am_json_dump(res);
         json_decref(res);
         p->client_id = reqs[i].id;
