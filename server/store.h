@@ -296,6 +296,24 @@ int am_store_tx_segment_insert_st(am_store_tx *tx, const char *session, int64_t 
                                   const char *request_json, const char *result_json,
                                   int64_t glossary_version, const char *words, size_t nwords,
                                   const char *stats, int64_t now_ms);
+/* A batch chunk's writes (server/live/batch.c): the segment row alone,
+ * as am_store_tx_segment_insert_st writes it but without the session's
+ * update, which am_store_tx_session_touch then makes once for the n rows
+ * appended up to seq (segments = max(segments, seq), updated_at, version
+ * + n: the session row ends as n single inserts leave it). In PostgreSQL
+ * each statement is a round trip; a chunk saves one per segment. */
+int am_store_tx_segment_append(am_store_tx *tx, const char *session, int64_t seq,
+                               const char *client_id, const char *body_hash,
+                               const char *request_json, const char *result_json,
+                               int64_t glossary_version, const char *words, size_t nwords,
+                               const char *stats, int64_t now_ms);
+int am_store_tx_session_touch(am_store_tx *tx, const char *session, int64_t seq, int64_t n,
+                              int64_t now_ms);
+/* Which of the n client ids (NUL-separated in ids, borrowed) are stored in
+ * the session: fn(ctx, client id, its seq) for each, in no order; one
+ * statement for all (a batch chunk's idempotency check). */
+int am_store_tx_segments_known(am_store_rtx *rtx, const char *session, const char *ids, size_t n,
+                               am_store_count_fn fn, void *ctx);
 /* Replaces the request/hash/result of an existing segment (PUT). body_hash
  * and request_json may both be NULL to keep them and replace only the
  * result (a replay recomputing later segments). */

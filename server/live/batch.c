@@ -27,14 +27,66 @@ typedef struct am_batch_job {
     int stale;
 } am_batch_job;
 
+/* Whether plan p updates totals entry name. */
+static int plan_has_entry(const am_plan *p, const char *name)
+{
+    for (size_t e = 0; e < p->nsys; e++)
+        if (!strcmp(p->sys[e], name))
+            return 1;
+    return 0;
+}
+
+/* The writes of plan k of job j (am_post_job's, in fewer statements: in
+ * PostgreSQL each is a round trip). A totals entry is written only when
+ * no later plan of the job overwrites it first: the entries hold the
+ * totals after a seq (TOTALS_PUT replaces the row), so the last value is
+ * the one that counts, except at a settling seq, whose checkpoint copies
+ * the totals table as it is (every entry is current there: an entry the
+ * settling plan lacks was written by the plan before it). The session's
+ * row is updated once for the segments since the last update, at the end
+ * and before each settle (which reads segments). The job's state and all
+ * rows end as one am_post_job per plan leaves them. *touched: the plans
+ * whose row update is done. */
+static int batch_write(am_store_tx *tx, am_batch_job *j, size_t k, size_t *touched)
+{
+    am_plan *p = &j->plans[k];
+    const am_plan *next = k + 1 < j->n ? &j->plans[k + 1] : NULL;
+    int settles = am_plan_settles(p);
+    int rc = AM_OK;
+    for (size_t e = 0; e < p->nsys && rc == AM_OK; e++)
+        if (settles || !next || !plan_has_entry(next, p->sys[e]))
+            rc = am_store_tx_totals_put(tx, p->session, p->sys[e], p->totals[e]);
+    for (size_t c = 0; c < p->nchoices && rc == AM_OK; c++)
+        rc = am_store_tx_choice_incr(tx, p->session, p->choices[2 * c], p->choices[2 * c + 1]);
+    if (rc == AM_OK) { /* with its words, pending in its row (schema/010) */
+        rc = am_store_tx_segment_append(tx, p->session, p->seq, p->client_id, p->hash,
+                                        p->canonical, p->result_txt, p->glossary_version,
+                                        am_buf_str(&p->words), p->nwords, p->stats_txt, p->now);
+        p->dup = rc == AM_ERR_CONFLICT; /* the id's unique index: stored meanwhile */
+    }
+    if (rc == AM_OK && (settles || !next)) {
+        rc = am_store_tx_session_touch(tx, p->session, p->seq, (int64_t)(k + 1 - *touched),
+                                       p->now);
+        *touched = k + 1;
+    }
+    if (rc == AM_OK && settles) {
+        rc = am_store_tx_checkpoint_take(tx, p->session, p->seq); /* the totals after p->seq */
+        if (rc == AM_OK) /* the pending words up to p->seq into the settled history */
+            rc = am_store_tx_history_settle(tx, p->session);
+    }
+    return rc;
+}
+
+/* The job: the session's state checked once, under its row lock (the
+ * first plan's, am_post_job_check), then every plan's writes in order. */
 static int am_batch_job_run(am_store_tx *tx, void *ctx)
 {
     am_batch_job *j = ctx;
-    int rc = AM_OK;
-    for (size_t i = 0; i < j->n && rc == AM_OK; i++) {
-        rc = am_post_job(tx, &j->plans[i]);
-        j->stale |= j->plans[i].stale;
-    }
+    int rc = j->n > 0 ? am_post_job_check(tx, &j->plans[0]) : AM_OK;
+    j->stale |= j->n > 0 && j->plans[0].stale;
+    size_t touched = 0;
+    for (size_t k = 0; k < j->n && rc == AM_OK; k++)
+        rc = batch_write(tx, j, k, &touched);
     return rc;
 }
 
@@ -67,6 +119,35 @@ static int batch_known(am_store_rtx *rtx, const char *session, const am_seg_req 
     }
     free(rq);
     free(rs);
+    return rc;
+}
+
+/* Adds to the store's count (am_store_count_fn): a stored id, ctx the
+ * set of them. */
+static int known_id(void *ctx, const char *client_id, int64_t seq)
+{
+    (void)seq;
+    if (client_id)
+        am_vocab_set(ctx, client_id, 1);
+    return 0;
+}
+
+/* The ids among reqs[0..n) (at most a chunk's) stored before, into known:
+ * one lookup on the chunk's snapshot for all (a statement per item was a
+ * round trip per item in PostgreSQL). */
+static int batch_known_ids(am_store_rtx *rtx, const char *session, const am_seg_req *reqs,
+                           size_t n, am_vocab *known)
+{
+    am_buf ids; /* NUL-separated */
+    am_buf_init(&ids);
+    size_t nids = 0;
+    for (size_t i = 0; i < n; i++)
+        if (reqs[i].id) { /* an item without one fails later, in order */
+            am_buf_append(&ids, reqs[i].id, strlen(reqs[i].id) + 1);
+            nids++;
+        }
+    int rc = am_store_tx_segments_known(rtx, session, am_buf_str(&ids), nids, known_id, known);
+    am_buf_cleanup(&ids);
     return rc;
 }
 
@@ -114,6 +195,13 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
     rc = am_hist_ensure(sess, rtx, session, st.version, &mem.stored, f);
     if (rc != AM_OK)
         goto out;
+    am_vocab *known = am_vocab_new(); /* the chunk's ids stored before */
+    rc = batch_known_ids(rtx, session, reqs, n, known);
+    if (rc != AM_OK) {
+        am_vocab_free(known);
+        am_failp(f, AM_P_INTERNAL, NULL, "storage error: looking up the segments failed");
+        goto out;
+    }
     am_scoring use = am_scoring_of(sess);
     int64_t now = am_now_ms();
     int item_rc = AM_OK;
@@ -126,19 +214,11 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
             item_rc = AM_ERR_INVALID;
             break;
         }
-        int64_t seq = 0;
-        int found = am_store_tx_segment_find(rtx, session, named.id, &seq, NULL, NULL);
-        if (found == AM_OK) {
+        if (am_vocab_contains(known, named.id)) {
             item_rc = batch_known(rtx, session, &named, it, retry);
             if (item_rc != AM_OK)
                 break;
             continue;
-        }
-        if (found != AM_ERR_NOTFOUND) {
-            item_rc = found;
-            am_failp(&it->fail, AM_P_INTERNAL, NULL,
-                     "storage error: looking up the segment failed");
-            break;
         }
         am_budget bud; /* the CPU budget is per item */
         am_budget_start(&bud, srv);
@@ -152,9 +232,17 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
             break;
         }
         am_mem_apply(&mem, p);
-        p->follows = np > 0; /* the job checks the state once, at its first plan */
         p->incarnation = st.incarnation;
         p->glossary_version = st.glossary_version;
+        /* PostgreSQL: and the version, under the session's row lock, as a
+         * POST's job does. A rewrite on another node (a PUT's replay, a
+         * DELETE, a rescore) changes the totals and the history without
+         * the last seq; one that committed after this chunk's snapshot
+         * would otherwise let the chunk write totals scored from the old
+         * ones (test_pg_nodes' test_racing_batch_equals_serial_replay).
+         * SQLite: am_sess_lock keeps every writer of the session out. */
+        p->version = st.version;
+        p->exact = am_store_is_pg(srv->store);
         p->result_txt = am_json_dump(res);
         json_decref(res);
         p->client_id = reqs[i].id;
@@ -170,6 +258,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
             break;
         }
     }
+    am_vocab_free(known);
     am_store_rtx_end(rtx);
     rtx = NULL;
     mem.base = NULL;

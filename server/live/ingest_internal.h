@@ -131,6 +131,10 @@ void am_plan_init(am_plan *p, const char *session, int64_t seq);
 void am_plan_cleanup(am_plan *p);
 int am_plan_settles(const am_plan *p);
 int am_post_job(am_store_tx *tx, void *ctx);
+/* The state check of am_post_job alone (a batch job's, before its own
+ * writes): AM_ERR_CONFLICT, with p->stale when the runtime is of another
+ * incarnation or glossary, when the session moved on from p's plan. */
+int am_post_job_check(am_store_tx *tx, am_plan *p);
 void am_mem_init(am_mem *m);
 am_totals *am_mem_totals(am_mem *m, const char *system);
 int am_apply(am_server *srv, am_sess *sess, const am_scoring *use, am_store_rtx *rtx, am_mem *mem,

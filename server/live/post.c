@@ -186,13 +186,20 @@ static int am_post_job_write(am_store_tx *tx, am_plan *p)
 }
 
 /* The job of a POST inside a group-commit batch: checks that the session
- * is still where the plan was computed (the same incarnation, glossary
- * version and seq = last + 1), then writes. */
+ * is still where the plan was computed (am_post_job_check), then writes. */
 int am_post_job(am_store_tx *tx, void *ctx)
 {
     am_plan *p = ctx;
     if (p->follows)
         return am_post_job_write(tx, p);
+    int rc = am_post_job_check(tx, p);
+    return rc == AM_OK ? am_post_job_write(tx, p) : rc;
+}
+
+/* See ingest_internal.h: the same incarnation, glossary version and seq =
+ * last + 1 (and version, fast or exact), read under the row lock. */
+int am_post_job_check(am_store_tx *tx, am_plan *p)
+{
     am_store_state st;
     int rc = am_store_tx_session_info(am_store_tx_reads(tx), p->session, &st);
     /* fast: also any write since the noted state (the writers here drop or
@@ -203,7 +210,7 @@ int am_post_job(am_store_tx *tx, void *ctx)
         rc = AM_ERR_CONFLICT; /* moved on, deleted + re-created, new glossary: retry */
         p->stale = st.incarnation != p->incarnation || st.glossary_version != p->glossary_version;
     }
-    return rc == AM_OK ? am_post_job_write(tx, p) : rc;
+    return rc;
 }
 
 /* An empty history (am_mem_cleanup frees it). */

@@ -46,11 +46,11 @@ int am_store_tx_segment_insert_gv(am_store_tx *tx, const char *session, int64_t 
                                          now_ms);
 }
 
-int am_store_tx_segment_insert_st(am_store_tx *tx, const char *session, int64_t seq,
-                                  const char *client_id, const char *body_hash,
-                                  const char *request_json, const char *result_json,
-                                  int64_t glossary_version, const char *words, size_t nwords,
-                                  const char *stats, int64_t now_ms)
+int am_store_tx_segment_append(am_store_tx *tx, const char *session, int64_t seq,
+                               const char *client_id, const char *body_hash,
+                               const char *request_json, const char *result_json,
+                               int64_t glossary_version, const char *words, size_t nwords,
+                               const char *stats, int64_t now_ms)
 {
     if (seq < 1 || !body_hash || !request_json || !result_json || (!words && nwords))
         return AM_ERR_INVALID;
@@ -65,8 +65,55 @@ int am_store_tx_segment_insert_st(am_store_tx *tx, const char *session, int64_t 
                      request_json, result_json, now_ms, glossary_version,
                      words ? am_buf_str(&arr) : NULL, stats);
     am_buf_cleanup(&arr);
+    return rc;
+}
+
+int am_store_tx_session_touch(am_store_tx *tx, const char *session, int64_t seq, int64_t n,
+                              int64_t now_ms)
+{
+    if (seq < 1 || n < 1)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_SESSION_TOUCH_N, "iiii", sid, seq, now_ms, n);
+    return rc;
+}
+
+int am_store_tx_segment_insert_st(am_store_tx *tx, const char *session, int64_t seq,
+                                  const char *client_id, const char *body_hash,
+                                  const char *request_json, const char *result_json,
+                                  int64_t glossary_version, const char *words, size_t nwords,
+                                  const char *stats, int64_t now_ms)
+{
+    int rc = am_store_tx_segment_append(tx, session, seq, client_id, body_hash, request_json,
+                                        result_json, glossary_version, words, nwords, stats,
+                                        now_ms);
+    int64_t sid;
+    if (rc == AM_OK)
+        rc = am_tx_sid(tx, session, &sid); /* cached by the append */
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_SESSION_TOUCH, "iii", sid, seq, now_ms);
+    return rc;
+}
+
+int am_store_tx_segments_known(am_store_rtx *rtx, const char *session, const char *ids, size_t n,
+                               am_store_count_fn fn, void *ctx)
+{
+    if (!ids && n)
+        return AM_ERR_INVALID;
+    am_store_tx *tx = &rtx->t;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc != AM_OK || n == 0)
+        return rc;
+    am_buf arr; /* the ids as a JSON array: one parameter for all */
+    am_buf_init(&arr);
+    store_words_json(&arr, ids, n);
+    store_counts p = {fn, ctx};
+    rc = store_each(tx->st, tx->c, AM_S_SEG_KNOWN, store_count_row, &p, "it", sid,
+                    am_buf_str(&arr));
+    am_buf_cleanup(&arr);
     return rc;
 }
 

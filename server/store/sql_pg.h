@@ -161,11 +161,15 @@
                      "segments - removed FROM sessions WHERE id = $1")                             \
     X(SESSION_TOUCH, "UPDATE sessions SET segments = greatest(segments, $2), updated_at = $3, "    \
                      "version = version + 1 WHERE sid = $1")                                       \
+    X(SESSION_TOUCH_N, "UPDATE sessions SET segments = greatest(segments, $2), updated_at = $3, "  \
+                       "version = version + $4 WHERE sid = $1")                                    \
     X(SESSION_BUMP, "UPDATE sessions SET version = version + 1, rewrites = rewrites + 1 "          \
                     "WHERE sid = $1")                                                              \
     X(SESSION_STAMP, "SELECT incarnation, rewrites FROM sessions WHERE sid = $1")                  \
     X(SEG_FIND, "SELECT s.seq, s.body_hash, " AM_PG_RESULT_COL AM_PG_RESULT_JOIN                   \
                 "WHERE s.sid = $1 AND s.client_id = $2")                                           \
+    X(SEG_KNOWN, "SELECT client_id, seq FROM segments WHERE sid = $1 AND client_id = ANY("         \
+                 "ARRAY(SELECT json_array_elements_text($2::json)))")                              \
     X(SEG_INSERT, "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "        \
                   "created_at, updated_at, glossary_version, words, stats) "                       \
                   "VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10)")                          \

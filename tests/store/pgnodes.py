@@ -4,6 +4,7 @@ PostgreSQL's server binaries are absent, the one PostgreSQL of a suite (pg(),
 stopped by teardown()), sample segments, a session's whole timeline, the
 retrying POST every client must do, and the serial replay the suites compare
 totals with. Importing it puts tests/ and tests/api/ on sys.path."""
+import json
 import os
 import sys
 
@@ -89,3 +90,31 @@ def serial_replay(logs):
         out[sid] = c.jget(base(sid) + "/metrics")["systems"]
     harness.shutdown(s, c)
     return out
+
+
+def post_batch_retry(c, sid, bodies, tries=200):
+    """POSTs bodies as one batch (an array) until every item is stored
+    (201) or found stored (200): an item that failed with 409/503 (the
+    session changed on another node, or another node holds it) and the
+    items after it, which were not attempted, are posted again as the
+    next batch, with the same ids and bodies, as clients must. Returns how
+    many batch requests it took."""
+    todo = list(bodies)
+    for n in range(1, tries + 1):
+        r = c.request("POST", base(sid) + "/segments", json.dumps(todo).encode(),
+                      ctype="application/json")
+        if r.status == 503:  # the whole request refused (e.g. the session is busy)
+            continue
+        check(r.status == 200, "batch of %d: status %d %r" % (len(todo), r.status, r.body[:300]))
+        items = r.json()["items"]
+        check(len(items) == len(todo), "one answer per item")
+        done = 0
+        while done < len(items) and items[done]["status"] in (200, 201):
+            done += 1
+        if done == len(items):
+            return n
+        check(items[done]["status"] in (409, 503),
+              "batch item %s: status %r %r" % (todo[done]["id"], items[done]["status"],
+                                               items[done].get("problem")))
+        todo = todo[done:]
+    raise AssertionError("batch never stored (%d items left)" % len(todo))
