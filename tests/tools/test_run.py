@@ -6,8 +6,8 @@ JOBS=2 must run two items at once, longest first by the durations file,
 each item's output printed whole, each item run once, SERIAL_ITEMS alone
 at the end, and an item that reads its standard input must not eat the
 lanes' lists; the PostgreSQL pass's suites run in PG_JOBS lanes of their
-own with ADAPTMON_TEST_PG_QUICK=1. Ends with "N passed, N failed"; APITEST_ONLY=<substring>
-selects cases by name."""
+own with ADAPTMON_TEST_PG_QUICK=1. Ends with "N passed, N failed";
+APITEST_ONLY=<substring> selects cases by name."""
 import glob
 import os
 import re
