@@ -345,13 +345,15 @@ print-%:
 # ---- PostgreSQL: the suites against the PostgreSQL driver (issue 28) --------
 #   make test      runs the suites of tests/pg-suites.txt a second time against a
 #                  PostgreSQL primary with one synchronous standby (tests/run.sh's
-#                  PostgreSQL pass; the file's header says which suites are left out
-#                  and why)
+#                  PostgreSQL pass: PG_JOBS=2 suites at once, smaller sizes where the
+#                  store's path is the same at any size; the file's header says which
+#                  suites are left out and why)
 #   make test-pg   the store's PostgreSQL tests (schema and statements, two nodes on
 #                  one database, --pg-require-sync; test_pg_rewrites; test_pg_ops: a
 #                  primary + two standbys, /readyz and /metrics on standbys that do not
 #                  stream, every write route refused, --db password redacted) and every
-#                  suite of PG_SUITES (the pass's and those left out of it for time)
+#                  suite of PG_SUITES (the pass's at their full sizes, and test_batch,
+#                  left out of it for time)
 #                  against the same kind of cluster (tests/pgutil.py start: loopback, as
 #                  nobody, under /tmp); needs postgresql-15 (tools/deps.sh)
 PG_SUITES ?= $(shell sed -e 's/^\#time: *//' -e 's/\#.*//' tests/pg-suites.txt)

@@ -32,10 +32,17 @@
 #    runs when neither SUITES nor VALGRIND is set, or PG_PASS=1 (PG_PASS=0:
 #    never); without PostgreSQL's binaries it is one "skip:" line and each of
 #    its suites counts as skipped. Its items are lanes' items like the others
-#    ("pg:SUITE" in the durations file).
+#    ("pg:SUITE" in the durations file); PG_JOBS=N (default 2) lanes run
+#    them when that is more than JOBS, after the JOBS lanes' items and
+#    before SERIAL_ITEMS (each suite's databases are its own, named by its
+#    process id, so two suites share the cluster). They also get
+#    ADAPTMON_TEST_PG_QUICK=1: smaller sizes where the store's path is the
+#    same at any size (tests/api/harness.py pg_quick, rel.scale; `make
+#    test-pg` runs the full ones).
 BUILD=${BUILD:-build}
 ADAPTMON=${ADAPTMON:-./adaptmon}
 JOBS=${JOBS:-1}
+PG_JOBS=${PG_JOBS:-2}
 export ADAPTMON BUILD
 work=$(mktemp -d)
 vgdir=""
@@ -59,6 +66,7 @@ if [ "${VALGRIND:-0}" = 1 ]; then
     [ "$DURATIONS" = tests/durations.txt ] && DURATIONS=tests/durations-valgrind.txt
 fi
 case $JOBS in '' | *[!0-9]* | 0) echo "JOBS=$JOBS: not a positive number" >&2; exit 2 ;; esac
+case $PG_JOBS in '' | *[!0-9]* | 0) echo "PG_JOBS=$PG_JOBS: not a positive number" >&2; exit 2 ;; esac
 
 # count_cmocka LOG: "PASSED FAILED" of a cmocka binary's output
 count_cmocka() {
@@ -92,8 +100,9 @@ run_item() {
         *.py)
             case "$py" in
             tests/api/* | tests/reliability/*)
-                ADAPTMON_TEST_PG=$pg APITEST_RECORD_DIR=$recdir python3 "$py" ;;
-            *) ADAPTMON_TEST_PG=$pg python3 "$py" ;;
+                ADAPTMON_TEST_PG=$pg ADAPTMON_TEST_PG_QUICK=$pg APITEST_RECORD_DIR=$recdir \
+                    python3 "$py" ;;
+            *) ADAPTMON_TEST_PG=$pg ADAPTMON_TEST_PG_QUICK=$pg python3 "$py" ;;
             esac ;;
         *) $VG "$2" ;;
         esac
@@ -158,26 +167,38 @@ for t in "$BUILD"/tests/test_* $suites $pgsuites; do
         case "$t" in $g) serial=1 ;; esac
     done
     set +f
+    # phase: 0 the JOBS lanes, 1 the PostgreSQL pass's own PG_JOBS lanes
+    # (when it has more of them), 2 alone at the end (SERIAL_ITEMS)
+    phase=0 nl=$JOBS
+    case "$t" in pg:*) [ "$PG_JOBS" -gt "$JOBS" ] && phase=1 nl=$PG_JOBS ;; esac
+    [ $serial = 1 ] && phase=2 nl=1
     # the earlier duration, or a large one when unknown (taken first)
     d=$(sed -n "s|^-- $t: \([0-9]*\) s\$|\1|p" "$DURATIONS" 2>/dev/null | tail -1)
-    [ "$JOBS" -gt 1 ] || d=0
-    echo "$serial ${d:-100000} $n $t" >>"$work/all"
+    [ "$nl" -gt 1 ] || d=0
+    echo "$phase ${d:-100000} $n $t" >>"$work/all"
 done
 [ -f "$work/all" ] || : >"$work/all"
-# sort: parallel items first, longest first; ties keep the serial order
-sort -k1,1n -k2,2nr -k3,3n "$work/all" | awk '$1 == 0 { print $3, $4 }' >"$work/par"
-awk '$1 == 1 { print $3, $4 }' "$work/all" >"$work/ser"
+# sort: by phase, longest first; ties keep the serial order
+sort -k1,1n -k2,2nr -k3,3n "$work/all" >"$work/sorted"
+for ph in 0 1 2; do
+    awk -v ph=$ph '$1 == ph { print $3, $4 }' "$work/sorted" >"$work/phase$ph"
+done
 
 # the items read their standard input from fd 3 (the script's own), as a
 # lane's comes from its list
 exec 3<&0
-i=0
-while [ "$i" -lt "$JOBS" ]; do
-    lane "$work/par" &
-    i=$((i + 1))
-done
-wait
-lane "$work/ser"
+# lanes N LIST: N lanes on LIST, until every item of it has ended
+lanes() {
+    i=0
+    while [ "$i" -lt "$1" ]; do
+        lane "$2" &
+        i=$((i + 1))
+    done
+    wait
+}
+lanes "$JOBS" "$work/phase0"
+lanes "$PG_JOBS" "$work/phase1"
+lane "$work/phase2"
 
 passed=0
 failed=${pgfailed:-0}

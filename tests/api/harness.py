@@ -106,7 +106,14 @@ def free_port():
 #    process (tests/pgutil.py: loopback, data under /tmp, stopped at exit); it
 #    has no standby, so PG_ARGS add --pg-require-sync off.
 # APITEST_PG_ARGS: more flags for the PostgreSQL servers.
+#  - ADAPTMON_TEST_PG_QUICK=1 (set by tests/run.sh for the PostgreSQL pass of
+#    `make test`, not by `make test-pg`): a suite may use smaller sizes
+#    (pg_quick(), rel.scale's pg_n) where the store's path is the same at any
+#    size, and skip a test that starts no server (no_store()); the SQLite
+#    pass and `make test-pg` keep the full sizes, so the sizes are still run
+#    on PostgreSQL, only not on every `make test` (its time budget).
 TEST_PG = os.environ.get("ADAPTMON_TEST_PG") == "1"
+PG_QUICK = TEST_PG and os.environ.get("ADAPTMON_TEST_PG_QUICK") == "1"
 PG_SHARED = os.environ.get("ADAPTMON_TEST_PG_SHARED", "")
 PG_ARGS = ([] if PG_SHARED else ["--pg-require-sync", "off"]) + \
     os.environ.get("APITEST_PG_ARGS", "").split()
@@ -733,6 +740,22 @@ def sqlite_only(why):
     about stored rows belongs in db_query instead, which works on both."""
     if TEST_PG:
         raise Skip("SQLite only: " + why)
+
+
+def no_store(why):
+    """In the quick PostgreSQL pass (PG_QUICK) a test that starts no server
+    and reads no database (the CLI on files, a build) would only repeat the
+    SQLite pass's run: it is skipped there, saying why. `make test-pg` still
+    runs it."""
+    if PG_QUICK:
+        raise Skip("no store: " + why)
+
+
+def pg_quick(n, quick_n):
+    """n, or quick_n in the quick PostgreSQL pass (PG_QUICK): for a size
+    whose store path is the same at any size (the suite says why at the
+    call)."""
+    return quick_n if PG_QUICK else n
 
 
 def run_tests(namespace, setup=None, teardown=None):

@@ -38,7 +38,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import ADAPTMON, ROOT, Server, Skip, check, eq, free_port, run_tests  # noqa: E402
+from harness import (ADAPTMON, ROOT, Server, Skip, check, eq, free_port, no_store,  # noqa: E402
+                     run_tests, sqlite_only)
 
 S = None
 ADDR = "127.0.0.1:8080"
@@ -134,6 +135,7 @@ def test_readme_live_service_examples_as_printed():
 
 
 def test_readme_papers_example_as_printed():
+    no_store("`adaptmon score` on files")
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
         text = f.read()
     start = text.index("## For papers")
@@ -171,6 +173,7 @@ def _score_blocks():
 
 
 def test_readme_score_examples_run_as_printed():
+    no_store("`adaptmon score` on files")
     blocks = _score_blocks()
     check(len(blocks) >= 6, "the README's score examples: %d" % len(blocks))
     for block, shown in blocks:
@@ -206,6 +209,7 @@ def test_make_run_from_a_clean_checkout():
     run built without the packages' flags, so a clean checkout failed)."""
     if os.environ.get("VALGRIND") == "1":
         raise Skip("a build of the same sources; the server is not under valgrind here")
+    sqlite_only("make run serves the SQLite file ./var/adaptmon.db")
     # .git is a file in a `git worktree` checkout: exists, not isdir
     if not shutil.which("git") or not os.path.exists(os.path.join(ROOT, ".git")):
         raise Skip("not a git checkout")

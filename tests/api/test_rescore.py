@@ -186,7 +186,11 @@ def test_old_results_visible_until_commit():
     th = threading.Thread(target=reader)
     th.start()
     try:
-        time.sleep(0.2)
+        # one reading of the old totals before the rescore is sent (a fixed
+        # sleep left that to the scheduler on a loaded machine)
+        deadline = time.monotonic() + WAIT
+        while not seen and not errors and th.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
         window["t0"] = time.monotonic()
         r = S.client().post(base("rs-big") + "/rescore", timeout=600)
         window["t1"] = time.monotonic()

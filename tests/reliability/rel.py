@@ -17,8 +17,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "api"))
-from harness import (ROOT, Server, check, db_connect, eq, expect_status, pg_run,  # noqa: E402,F401
-                     settle_pending, tico19, timeline)
+from harness import (PG_QUICK, ROOT, Server, check, db_connect, eq, expect_status,  # noqa: E402,F401
+                     pg_run, settle_pending, tico19, timeline)
 
 OPTIONS = {"profile": "simianer2019", "stopwords": "iso"}
 # Under valgrind (tests/run.sh VALGRIND=1) everything is ~30x slower.
@@ -26,9 +26,13 @@ SLOW = os.environ.get("ADAPTMON_UNDER_VALGRIND") == "1" or "valgrind" in os.path
     os.environ.get("ADAPTMON", ""))
 
 
-def scale(n, slow_n):
-    """n normally, slow_n when the server runs under valgrind."""
-    return slow_n if SLOW else n
+def scale(n, slow_n, pg_n=None):
+    """n normally, slow_n when the server runs under valgrind, pg_n (when
+    given) in the quick PostgreSQL pass of `make test` (harness.PG_QUICK:
+    for a size whose store path is the same at any size)."""
+    if SLOW:
+        return slow_n
+    return pg_n if PG_QUICK and pg_n is not None else n
 
 
 # ---- raw HTTP -----------------------------------------------------------------

@@ -39,7 +39,7 @@ GLOSSARIES = ([{"source": "virus", "targets": ["virus"]}],
 
 def test_glossary_puts_do_not_starve_segment_replays():
     segs = tico19()
-    n = scale(1500, 300)
+    n = scale(1500, 300, 300)  # 300 (valgrind, the quick PostgreSQL pass): 3 replay chunks
     srv = Server("--request-timeout-ms", str(scale(3000, 60000)))
     try:
         c = srv.client()

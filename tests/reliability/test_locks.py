@@ -29,7 +29,7 @@ from rel import (OPTS_A, new_session, run_threads, scale, seg_body, tico19,  # n
                  timeline)
 from harness import (ROOT, Server, base, check, eq, expect_status, run_tests)  # noqa: E402
 
-CHURN_SECONDS = float(os.environ.get("ADAPTMON_CHURN_SECONDS", scale(25, 10)))
+CHURN_SECONDS = float(os.environ.get("ADAPTMON_CHURN_SECONDS", scale(25, 10, 10)))
 REQUEST_LIMIT = scale(20, 120)  # seconds: far above any answer, far below a hang
 GLOSSARY_1 = [{"source": "virus", "targets": ["virus"]},
               {"source": "vaccine", "targets": ["vaccin"]}]

@@ -101,7 +101,7 @@ def _grown(n, name="big"):
 
 
 def test_replay_writes_in_short_transactions_and_equals_a_serial_post():
-    n = scale(1200, 300)
+    n = scale(1200, 300, 300)  # a chunk is 128: several at 300
     srv, segs = _grown(n)
     try:
         c = srv.client()
@@ -195,7 +195,7 @@ def test_staged_rows_left_by_a_crash_are_read_right_and_cleaned_by_the_next_repl
 
 
 def test_rescore_of_a_big_session_writes_in_short_transactions():
-    n = scale(1200, 300)
+    n = scale(1200, 300, 300)  # a chunk is 128: several at 300
     srv, _ = _grown(n, "rs")
     try:
         c = srv.client()
@@ -226,7 +226,7 @@ def test_rescore_of_a_big_session_writes_in_short_transactions():
 
 
 def test_segment_delete_of_a_big_session_writes_in_short_transactions():
-    n = scale(1200, 300)
+    n = scale(1200, 300, 300)  # a chunk is 128: several at 300
     srv, _ = _grown(n, "sd")
     try:
         c = srv.client()
@@ -269,15 +269,26 @@ def test_kill_9_during_segment_deletes_leaves_a_consistent_session():
             before = [s["id"] for s in timeline(c, "kd")]
             target = before[1 + 2 * rnd]
             got = {}
+            sending = threading.Event()
 
             def delete(sid=target, out=got):
                 try:
-                    out["status"] = srv.client().delete(base("kd") + "/segments/" + sid).status
+                    # connected first (keep-alive): the DELETE goes out as the
+                    # event is set and the kill comes 0-0.4 s after it, not after
+                    # a thread start that a loaded machine may delay past the kill
+                    # (the round then tests nothing)
+                    cl = srv.client()
+                    expect_status(cl.get("/healthz"), 200, "/healthz before the DELETE")
+                    sending.set()
+                    out["status"] = cl.delete(base("kd") + "/segments/" + sid).status
                 except Exception as e:  # noqa: BLE001 (killed mid-request)
                     out["error"] = repr(e)
+                finally:
+                    sending.set()
 
             t = threading.Thread(target=delete)
             t.start()
+            sending.wait(60)
             time.sleep(rng.uniform(0.0, 0.4))
             srv.kill()
             t.join()
@@ -307,7 +318,7 @@ def test_kill_9_during_segment_deletes_leaves_a_consistent_session():
 
 
 def test_delete_of_a_big_session_purges_in_short_transactions():
-    n = scale(1200, 300)
+    n = scale(1200, 300, 300)  # a chunk is 128: several at 300
     srv, _ = _grown(n, "gone")
     try:
         c = srv.client()

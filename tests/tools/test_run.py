@@ -5,8 +5,10 @@ N failed"): the totals line and the exit status must not depend on JOBS,
 JOBS=2 must run two items at once, longest first by the durations file,
 each item's output printed whole, each item run once, SERIAL_ITEMS alone
 at the end, and an item that reads its standard input must not eat the
-lanes' lists. Ends with "N passed, N failed"; APITEST_ONLY=<substring>
-selects cases by name."""
+lanes' lists; the PostgreSQL pass's suites run in PG_JOBS lanes of their
+own with ADAPTMON_TEST_PG_QUICK=1. Ends with "N passed, N failed";
+APITEST_ONLY=<substring> selects cases by name."""
+import glob
 import os
 import re
 import subprocess
@@ -14,7 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "api"))
-from harness import run_tests  # noqa: E402
+from harness import Skip, run_tests  # noqa: E402
 
 RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run.sh")
 
@@ -172,6 +174,56 @@ def test_bad_jobs_refused():
         for bad in ("0", "x", "-1"):
             rc, out = run(d, bad)
             assert rc == 2 and "passed" not in out, (bad, rc, out)
+        for bad in ("0", "x"):
+            rc, out = run(d, 1, PG_JOBS=bad)
+            assert rc == 2 and "passed" not in out, (bad, rc, out)
+
+
+# a stand-in for tests/pgutil.py in the temporary tree: "start" prints a port
+FAKE_PGUTIL = """import sys
+if sys.argv[1] == "start":
+    open(sys.argv[2], "w").write("5999\\n")
+    print(5999)
+"""
+
+
+def test_pg_pass_runs_in_its_own_lanes_with_quick_sizes():
+    # the PostgreSQL pass's two suites wait (up to 10 s) for each other's
+    # start mark: with PG_JOBS=2 (the default) they run at once although
+    # JOBS=1, after the plain suites; with PG_JOBS=1 the first gives up (the
+    # second sees the mark it left)
+    if not glob.glob("/usr/lib/postgresql/*/bin/initdb"):  # run.sh's own test
+        raise Skip("no PostgreSQL server binaries: run.sh skips its pass")
+    body = """pg = os.environ.get("ADAPTMON_TEST_PG") == "1"
+quick = os.environ.get("ADAPTMON_TEST_PG_QUICK")
+mark = os.path.join("{d}", ("pg-" if pg else "") + sys.argv[0][-4:-3])
+open(mark, "w").close()
+open(os.path.join("{d}", "order"), "a").write(os.path.basename(mark) + " " + str(quick) + "\\n")
+other = os.path.join("{d}", "pg-" + ("a" if sys.argv[0].endswith("b.py") else "b"))
+t = time.time()
+while pg and not os.path.exists(other) and time.time() - t < {wait}:
+    time.sleep(0.05)
+print(("saw other" if os.path.exists(other) else "alone") if pg else "plain")"""
+    with tempfile.TemporaryDirectory() as d:
+        write(os.path.join(d, "tests", "pgutil.py"), FAKE_PGUTIL)
+        write(os.path.join(d, "tests", "pg-suites.txt"),
+              "# the pass\ntests/x/test_a.py\ntests/x/test_b.py  # both\n")
+        for wait, jobs, alone in ((10, "2", 0), (1, "1", 1)):
+            for name in ("test_a.py", "test_b.py"):
+                tree(d, suites=[(name, body.format(d=d, wait=wait), "1 passed, 0 failed", 0)])
+            for f in ("order", "a", "b", "pg-a", "pg-b"):
+                if os.path.exists(os.path.join(d, f)):
+                    os.remove(os.path.join(d, f))
+            rc, out = run(d, 1, PG_PASS="1", PG_JOBS=jobs)
+            assert rc == 0 and out.strip().endswith("4 passed, 0 failed"), out
+            assert out.count("alone") == alone and out.count("plain") == 2, (jobs, out)
+            assert out.count("(PostgreSQL)") == 2, out
+            with open(os.path.join(d, "order")) as f:
+                order = f.read().splitlines()
+            # the plain suites first (JOBS=1: in order), without the quick
+            # sizes; the pass's with them
+            assert order[:2] == ["a 0", "b 0"], order
+            assert sorted(order[2:]) == ["pg-a 1", "pg-b 1"], order
 
 
 
