@@ -212,7 +212,9 @@ static int sig_packable(const am_sig_data *d, size_t ns)
     for (size_t s = 0; s < d->nsys; s++)
         for (size_t i = 0; i < d->nunits * ns; i++) {
             double x = d->stats[s][i];
-            if (!(fabs(x) < SIG_FLOAT_EXACT) || x != floor(x))
+            /* (int32_t)x: exact below 2^24 (not floor(), a libm call
+             * per value without SSE4.1) */
+            if (!(fabs(x) < SIG_FLOAT_EXACT) || (double)(int32_t)x != x)
                 return 0;
         }
     return (double)d->nunits * SIG_FLOAT_EXACT < 9007199254740992.0;

@@ -219,7 +219,9 @@ static void sig_store(am_sig_collect *c, size_t g, size_t i, const double *row)
         double v = row[j];
         if (c->frac[j]) {
             fr[c->slot[j]] = v;
-        } else if (v > SIG_WIDE && v <= INT32_MAX && v == floor(v)) {
+        } else if (v > SIG_WIDE && v <= INT32_MAX && (double)(int32_t)v == v) {
+            /* (int32_t)v: in range here, exact for an integer; not floor(),
+             * a libm call per value without SSE4.1 */
             ir[c->slot[j]] = (int32_t)v; /* counts: integers */
         } else { /* kept exactly, whatever it is */
             ir[c->slot[j]] = SIG_WIDE;
