@@ -358,13 +358,24 @@ static int cs_open(uint64_t sig, const am_config *cfg, const char *text, unsigne
     return cs_header_ok(r, sig, cfg);
 }
 
+uint64_t am_cistats_sig(const am_scorer *s)
+{
+    return am_fnv1a(am_scorer_signature(s));
+}
+
 int am_cistats_decode(const am_scorer *s, const char *text, const char *const *names, size_t nsys,
                       am_sys_seg *sys)
+{
+    return am_cistats_decode_sig(s, am_cistats_sig(s), text, names, nsys, sys);
+}
+
+int am_cistats_decode_sig(const am_scorer *s, uint64_t sig, const char *text,
+                          const char *const *names, size_t nsys, am_sys_seg *sys)
 {
     const am_config *cfg = am_scorer_config(s);
     unsigned char *p = NULL;
     cs_rd r;
-    int ok = cs_open(am_fnv1a(am_scorer_signature(s)), cfg, text, &p, &r);
+    int ok = cs_open(sig, cfg, text, &p, &r);
     for (size_t i = 0; i < nsys; i++) {
         /* as ingest_ci.c's am_ci_sys: a system the segment lacks adds 0 */
         memset(&sys[i], 0, sizeof sys[i]);
@@ -384,7 +395,7 @@ int am_cistats_read(const am_scorer *s, const char *text, am_cistats_rec *out)
     unsigned char *p = NULL;
     cs_rd r;
     if (out->sig_of != s) { /* the signature's hash once per scorer, not per record */
-        out->sig = am_fnv1a(am_scorer_signature(s));
+        out->sig = am_cistats_sig(s);
         out->sig_of = s;
     }
     int ok = cs_open(out->sig, cfg, text, &p, &r);
