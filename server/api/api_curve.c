@@ -76,6 +76,7 @@ typedef struct am_cv_ctx {
     size_t wo_index; /* wo's place in the scorer's windows */
     am_store *store; /* for a record that does not decode: its result alone */
     const char *session;
+    int64_t with_rec, without_rec; /* rows read through the records' walk */
 } am_cv_ctx;
 
 /* The seq of sample i (0-based) of ctx's downsampling. */
@@ -677,6 +678,11 @@ static int am_cv_stat_row(void *ctx, int64_t seq, const char *stats, const char 
                           const char *result_json)
 {
     (void)request_json;
+    am_cv_ctx *c = ctx;
+    if (stats)
+        c->with_rec++;
+    else
+        c->without_rec++;
     return am_cv_row_any(ctx, seq, stats, result_json);
 }
 
@@ -684,7 +690,10 @@ static int am_cv_stat_row(void *ctx, int64_t seq, const char *stats, const char 
  * records in window mode (c->rec), else their results. */
 static int am_cv_read(am_cv_ctx *c, int64_t after, size_t limit)
 {
-    if (!c->rec)
+    /* rows without records (stored before schema/013, or rewritten by a
+     * rescore or replay) come through that walk with their requests too:
+     * once they are most of what was read, the results alone */
+    if (!c->rec || c->without_rec > c->with_rec)
         return am_store_results_each(c->store, c->session, after, limit, am_cv_row, c);
     int64_t stamp[2] = {-1, 0}; /* each read on its own, as the results are */
     return am_store_stats_each_at(c->store, c->session, after, limit, stamp, am_cv_stat_row, c);
