@@ -203,19 +203,48 @@ typedef struct sig_bs_col {
     const am_sig_data *d;
     size_t ns; /* statistics per unit */
     size_t off; /* first column in the packed rows; SIZE_MAX: not packed */
+    /* from sig_scan's one pass over the statistics: */
+    double *tot; /* [nsys][ns]: every unit's sum (sig_total's additions) */
+    uint64_t *hash; /* [nsys][ns]: FNV-1a of each column (packable metrics) */
+    double maxabs; /* largest |statistic| */
 } sig_bs_col;
 
-/* Non-zero when every statistic of d is an integer below 2^24 in
- * magnitude and nunits of them can be summed exactly (< 2^53). */
-static int sig_packable(const am_sig_data *d, size_t ns)
+/* One pass over d's statistics (ns a unit) for what the bootstrap needs
+ * of them before resampling, into col: each system's totals (summed unit
+ * by unit as sig_total does: the same bits), each column's FNV-1a hash
+ * (sig_i16_build's deduplication; exact when packable), the largest
+ * magnitude. Returns non-zero when every statistic is an integer below
+ * 2^24 in magnitude and nunits of them can be summed exactly (< 2^53).
+ * Four passes did this before (packable, totals, int16 range, hashes):
+ * each a walk through ~70 MB at 64,000 segments. */
+static int sig_scan(const am_sig_data *d, sig_bs_col *col)
 {
-    for (size_t s = 0; s < d->nsys; s++)
-        for (size_t i = 0; i < d->nunits * ns; i++) {
-            double x = d->stats[s][i];
-            if (!(fabs(x) < SIG_FLOAT_EXACT) || x != floor(x))
-                return 0;
-        }
-    return (double)d->nunits * SIG_FLOAT_EXACT < 9007199254740992.0;
+    size_t ns = col->ns, nu = d->nunits;
+    col->tot = am_xcalloc(d->nsys * ns, sizeof *col->tot);
+    col->hash = am_xmalloc(d->nsys * ns * sizeof *col->hash);
+    int ok = 1;
+    double mx = 0;
+    for (size_t s = 0; s < d->nsys; s++) {
+        const double *st = d->stats[s];
+        double *t = col->tot + s * ns;
+        uint64_t *h = col->hash + s * ns;
+        for (size_t j = 0; j < ns; j++)
+            h[j] = 1469598103934665603ull;
+        for (size_t u = 0; u < nu; u++)
+            for (size_t j = 0; j < ns; j++) {
+                double x = st[u * ns + j], a = fabs(x);
+                t[j] += x;
+                /* (int32_t)y: exact below 2^24 (not floor(), a libm call per
+                 * value without SSE4.1); y is 0 out of range or NaN */
+                int in = a < SIG_FLOAT_EXACT;
+                double y = in ? x : 0;
+                ok &= in & ((double)(int32_t)y == y);
+                mx = a > mx ? a : mx;
+                h[j] = (h[j] ^ (uint64_t)(int64_t)y) * 1099511628211ull;
+            }
+    }
+    col->maxabs = mx;
+    return ok && (double)nu * SIG_FLOAT_EXACT < 9007199254740992.0;
 }
 
 /* The packed rows of system s: unit u's statistics of every packed
@@ -284,19 +313,16 @@ static void sig_sum_drawn(const double *st, size_t ns, const int64_t *ix, size_t
 
 /* Score, mean, interval and p-value of one metric from its resampled
  * scores (scores[s * n + b]; tmp: n doubles of scratch) into out. */
-static void sig_bs_finish(const am_sig_data *d, size_t baseline, size_t n, double conf,
-                          const double *scores, double *tmp, am_sig_result *out)
+static void sig_bs_finish(const am_sig_data *d, const double *tot, size_t baseline, size_t n,
+                          double conf, const double *scores, double *tmp, am_sig_result *out)
 {
     size_t ns = am_sig_nstats(d->metric);
-    double *acc = am_xmalloc(ns * sizeof *acc);
     for (size_t s = 0; s < d->nsys; s++) {
-        sig_total(d, s, ns, acc);
-        out[s].score = am_sig_score(d->metric, acc, 0);
+        out[s].score = am_sig_score(d->metric, tot + s * ns, 0);
         out[s].p_value = NAN;
         memcpy(tmp, scores + s * n, n * sizeof *tmp);
         sig_ci(tmp, n, conf, &out[s]);
     }
-    free(acc);
     const double *bl = scores + baseline * n;
     for (size_t s = 0; s < d->nsys; s++) {
         if (s == baseline)
@@ -344,18 +370,6 @@ typedef struct sig_i16 {
     size_t *base; /* [nd]: first entry of metric k in map; SIZE_MAX: not packed */
     int64_t maxabs; /* largest |statistic| */
 } sig_i16;
-
-/* 64-bit FNV-1a of every column j of rows st (nu units, ns a unit) into
- * h[0..ns), in one pass over the rows (a pass per column strided through
- * the whole array: most of the packing's time at 64,000 units). */
-static void sig_col_hashes(const double *st, size_t ns, size_t nu, uint64_t *h)
-{
-    for (size_t j = 0; j < ns; j++)
-        h[j] = 1469598103934665603ull;
-    for (size_t u = 0; u < nu; u++)
-        for (size_t j = 0; j < ns; j++)
-            h[j] = (h[j] ^ (uint64_t)(int64_t)st[u * ns + j]) * 1099511628211ull;
-}
 
 /* One source column: metric k, system s, statistic j. */
 typedef struct sig_src {
@@ -416,11 +430,8 @@ static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
     size_t nu = d0->nunits, nsys = d0->nsys, nsrc = 0, maxns = 1;
     for (size_t k = 0; k < nd; k++)
         if (cols[k].off != SIZE_MAX) {
-            const am_sig_data *d = cols[k].d;
-            for (size_t s = 0; s < nsys; s++)
-                for (size_t i = 0; i < nu * cols[k].ns; i++)
-                    if (!(fabs(d->stats[s][i]) <= 32767.0))
-                        return -1;
+            if (!(cols[k].maxabs <= 32767.0))
+                return -1;
             nsrc += nsys * cols[k].ns;
             maxns = cols[k].ns > maxns ? cols[k].ns : maxns;
         }
@@ -429,16 +440,14 @@ static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
     sig_src *src = am_xmalloc((nsrc ? nsrc : 1) * sizeof *src);
     size_t *rep = am_xmalloc((nsrc ? nsrc : 1) * sizeof *rep); /* unique column → its source */
     size_t *cand = am_xmalloc(maxns * sizeof *cand);
-    uint64_t *h = am_xmalloc(maxns * sizeof *h);
     unsigned char *ok = am_xmalloc(maxns);
     size_t i = 0;
     for (size_t k = 0; k < nd; k++) {
         x->base[k] = cols[k].off == SIZE_MAX ? SIZE_MAX : i;
         for (size_t s = 0; s < nsys && cols[k].off != SIZE_MAX; s++, i += cols[k].ns) {
             const double *st = cols[k].d->stats[s];
-            sig_col_hashes(st, cols[k].ns, nu, h);
             for (size_t j = 0; j < cols[k].ns; j++)
-                src[i + j] = (sig_src){st, cols[k].ns, j, h[j]};
+                src[i + j] = (sig_src){st, cols[k].ns, j, cols[k].hash[s * cols[k].ns + j]};
             sig_dedupe(src, i, cols[k].ns, nu, x, rep, cand, ok);
         }
     }
@@ -459,7 +468,6 @@ static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
             }
     }
     free(ok);
-    free(h);
     free(cand);
     free(rep);
     free(src);
@@ -503,10 +511,10 @@ sig_i16_block_avx2(const sig_i16 *x, const uint16_t *cnt, size_t p0, size_t p1, 
         size_t nb = nblk - b0 < 4 ? nblk - b0 : 4;
         __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
         for (size_t p = p0; p < p1; p++) {
-            uint32_t cc;
+            uint32_t cc; /* a pair without draws (13.5 % of them at one draw a
+                          * unit on average) is multiplied by 0 all the same:
+                          * a test for it was a mispredicted branch each time */
             memcpy(&cc, cnt + 2 * p, sizeof cc);
-            if (!cc)
-                continue;
             const __m256i cv = _mm256_set1_epi32((int)cc);
             const int16_t *r = x->rows + (p * nblk + b0) * 16;
             a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const void *)r), cv));
@@ -659,7 +667,6 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
     int rc = AM_OK;
     for (size_t b0 = 0; b0 < n && rc == AM_OK; b0 += SIG_RB) {
         size_t nb = n - b0 < SIG_RB ? n - b0 : SIG_RB;
-        memset(cnt, 0, nb * 2 * npair * sizeof *cnt);
         memset(sums, 0, nb * x->ncol * sizeof *sums);
         unsigned char wide[SIG_RB] = {0}; /* a count reached 2^15: summed from the draws */
         for (size_t i = 0; i < nb; i++) {
@@ -668,6 +675,11 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
                 break;
             }
             uint16_t *c = cnt + i * 2 * npair;
+            /* cleared just before its draws land in it: the batch's 16
+             * counters (2 MB at 64,000 units) cleared at once had left
+             * this one's lines in L3 or memory by the time it was counted,
+             * a miss on the first draw into each line */
+            memset(c, 0, 2 * npair * sizeof *c);
             unsigned hi = 0;
             if (fr.nf) { /* the draws themselves are needed */
                 am_rng_choice(&r, nu, nu, ix);
@@ -798,7 +810,7 @@ int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline, cons
     for (size_t k = 0; k < nd; k++) {
         cols[k].d = &d[k];
         cols[k].ns = am_sig_nstats(d[k].metric);
-        cols[k].off = sig_packable(&d[k], cols[k].ns) ? width : SIZE_MAX;
+        cols[k].off = sig_scan(&d[k], &cols[k]) ? width : SIZE_MAX;
         if (cols[k].off != SIZE_MAX)
             width += cols[k].ns;
     }
@@ -811,10 +823,13 @@ int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline, cons
     int rc = sig_bs_resample(cols, nd, plan, width, scores);
     double *tmp = am_xmalloc(n * sizeof *tmp);
     for (size_t k = 0; k < nd && rc == AM_OK; k++)
-        sig_bs_finish(&d[k], baseline, n, conf, scores[k], tmp, out[k]);
+        sig_bs_finish(&d[k], cols[k].tot, baseline, n, conf, scores[k], tmp, out[k]);
     free(tmp);
-    for (size_t k = 0; k < nd; k++)
+    for (size_t k = 0; k < nd; k++) {
         free(scores[k]);
+        free(cols[k].tot);
+        free(cols[k].hash);
+    }
     free(scores);
     free(cols);
     return rc;

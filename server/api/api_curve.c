@@ -24,6 +24,7 @@
  * window: the window's sums), null where there is no word. */
 #include "api.h"
 
+#include "ci_stats.h"
 #include "jscan.h"
 #include "peer.h"
 
@@ -67,6 +68,15 @@ typedef struct am_cv_ctx {
     size_t nsys;
     int rc;
     am_peer *peer; /* the client's connection (borrowed): stop when it has gone */
+    /* window mode: the rows' ?ci= statistics records (ci_stats.h) hold
+     * every per-segment count it sums, in ~300 bytes against the result's
+     * ~2 KB of text to scan; rec NULL: results only */
+    const am_scorer *scorer; /* the session's (borrowed, held by the request) */
+    am_cistats_rec *rec; /* scratch of one record */
+    size_t wo_index; /* wo's place in the scorer's windows */
+    am_store *store; /* for a record that does not decode: its result alone */
+    const char *session;
+    int64_t with_rec, without_rec; /* rows read through the records' walk */
 } am_cv_ctx;
 
 /* The seq of sample i (0-based) of ctx's downsampling. */
@@ -446,6 +456,65 @@ static int am_cv_row_window(am_cv_ctx *c, const char *result_json, int sampled)
     return 1;
 }
 
+/* One system's per-segment counts from its statistics record g: the
+ * numbers am_cv_tcounts reads from the result's text (ci_stats.c writes the
+ * values the stored result gives back: a window's sum is its JSON score
+ * times its instances), so the curve is the same to the last bit. */
+static void am_cv_rec_counts(const am_cv_ctx *c, const am_sys_seg *g, double out[AM_CV_N][2])
+{
+    memset(out, 0, sizeof(double) * AM_CV_N * 2);
+    out[AM_CV_R0][0] = (double)g->recall.r[0].hits;
+    out[AM_CV_R0][1] = (double)g->recall.r[0].total;
+    out[AM_CV_R1][0] = (double)g->recall.r[1].hits;
+    out[AM_CV_R1][1] = (double)g->recall.r[1].total;
+    out[AM_CV_R01][0] = (double)g->recall.r01.hits;
+    out[AM_CV_R01][1] = (double)g->recall.r01.total;
+    out[AM_CV_TERM][0] = (double)g->terms_totals.exact;
+    out[AM_CV_TERM][1] = (double)g->terms_totals.instances;
+    double inst = (double)g->terms_totals.win_count[c->wo_index];
+    double sum = g->terms_totals.win_sum[c->wo_index];
+    if (inst > 0 && isfinite(sum)) {
+        out[AM_CV_WO][0] = sum;
+        out[AM_CV_WO][1] = inst;
+    }
+    double len = (double)g->ter_ref_len, ed = g->term_edits;
+    if (isfinite(ed) && len > 0) {
+        out[AM_CV_OMT][0] = len - ed;
+        out[AM_CV_OMT][1] = len;
+    }
+}
+
+/* One row (window mode) from its ?ci= record stats (borrowed): its systems
+ * registered in the record's order (the result's scores.systems order)
+ * and each one's counts added. 1 done; 0 when there is no record or it
+ * does not decode for the session's scorer (the caller reads the result
+ * instead); -1 out of memory (c->rc set). */
+static int am_cv_row_rec(am_cv_ctx *c, const char *stats, int sampled)
+{
+    if (!c->rec || !stats || am_cistats_read(c->scorer, stats, c->rec) != AM_OK)
+        return 0;
+    double cur[AM_CV_MAX_SYSTEMS][AM_CV_N][2];
+    unsigned char here[AM_CV_MAX_SYSTEMS] = {0}; /* not here: zeros */
+    size_t before = json_array_size(c->x);
+    for (size_t k = 0; k < c->rec->nsys; k++) {
+        am_cv_sys *s = am_cv_system(c, c->rec->name[k], before);
+        if (!s) {
+            c->rc = AM_ERR_NOMEM;
+            return -1;
+        }
+        here[s - c->sys] = 1;
+        am_cv_rec_counts(c, &c->rec->sys[k], cur[s - c->sys]);
+    }
+    for (size_t i = 0; i < c->nsys; i++) {
+        am_cv_in in;
+        memset(&in, 0, sizeof in);
+        if (here[i])
+            memcpy(in.cur, cur[i], sizeof in.cur);
+        am_cv_add(c, &c->sys[i], &in, sampled);
+    }
+    return 1;
+}
+
 /* One row from its text: registers the systems of its totals (in their
  * order) and adds each system's input. 1 done; 0 when the text is not
  * compact or a name needs escapes (the caller parses it instead); -1 out
@@ -544,13 +613,10 @@ static int am_cv_row_json(am_cv_ctx *c, const char *result_json, int sampled)
     return AM_OK;
 }
 
-static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
-                     const char *result_json, int64_t created_at)
+/* One row: its record (stats, window mode) or its result (borrowed; NULL
+ * with a record that did not decode: then read on its own). */
+static int am_cv_row_any(am_cv_ctx *c, int64_t seq, const char *stats, const char *result_json)
 {
-    (void)client_id;
-    (void)request_json;
-    (void)created_at;
-    am_cv_ctx *c = ctx;
     if (seq > c->n)
         return 0; /* posted after the session was read */
     while (c->next_i < c->points && am_cv_sample_seq(c, c->next_i) < seq)
@@ -568,10 +634,25 @@ static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *
         c->rc = AM_ERR_CANCELLED;
         return 1;
     }
-    int done = am_cv_row_text(c, result_json, sampled);
-    if (done < 0)
-        return 1;
+    int done = am_cv_row_rec(c, stats, sampled);
+    char *own = NULL;
+    if (!done && !result_json) { /* a record of another scorer, or damaged */
+        char *cid = NULL;
+        if (am_store_segment_result(c->store, c->session, seq, &cid, &own) != AM_OK || !own) {
+            free(cid);
+            free(own);
+            c->rc = AM_ERR_INTERNAL;
+            return 1;
+        }
+        free(cid);
+        result_json = own;
+    }
+    if (!done)
+        done = am_cv_row_text(c, result_json, sampled);
     if (!done && am_cv_row_json(c, result_json, sampled) != AM_OK)
+        done = -1;
+    free(own);
+    if (done < 0)
         return 1;
     if (sampled) {
         json_array_append_new(c->x, json_integer((json_int_t)seq));
@@ -581,6 +662,41 @@ static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *
     c->last = seq;
     c->from = seq;
     return 0;
+}
+
+static int am_cv_row(void *ctx, int64_t seq, const char *client_id, const char *request_json,
+                     const char *result_json, int64_t created_at)
+{
+    (void)client_id;
+    (void)request_json;
+    (void)created_at;
+    return am_cv_row_any(ctx, seq, NULL, result_json);
+}
+
+/* A row of am_store_stats_each_at: the record, or (none) the result. */
+static int am_cv_stat_row(void *ctx, int64_t seq, const char *stats, const char *request_json,
+                          const char *result_json)
+{
+    (void)request_json;
+    am_cv_ctx *c = ctx;
+    if (stats)
+        c->with_rec++;
+    else
+        c->without_rec++;
+    return am_cv_row_any(ctx, seq, stats, result_json);
+}
+
+/* The rows (after, after + limit] of the curve's session into c: their
+ * records in window mode (c->rec), else their results. */
+static int am_cv_read(am_cv_ctx *c, int64_t after, size_t limit)
+{
+    /* rows without records (stored before schema/013, or rewritten by a
+     * rescore or replay) come through that walk with their requests too:
+     * once they are most of what was read, the results alone */
+    if (!c->rec || c->without_rec > c->with_rec)
+        return am_store_results_each(c->store, c->session, after, limit, am_cv_row, c);
+    int64_t stamp[2] = {-1, 0}; /* each read on its own, as the results are */
+    return am_store_stats_each_at(c->store, c->session, after, limit, stamp, am_cv_stat_row, c);
 }
 
 /* Collects a glossary change {seq, version} into the JSON array ctx, up
@@ -675,6 +791,26 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
     c->peer = &peer;
     snprintf(c->wo, sizeof c->wo, "%lld", (long long)wo);
     c->x = json_array();
+    c->store = req->srv->store;
+    c->session = row.id;
+    /* window mode reads the rows' records with the session's scorer (held
+     * to the end: the records are checked against its signature); without
+     * it (it could not be built now), the results as before */
+    am_sess *sess = NULL;
+    am_fail af;
+    am_fail_init(&af);
+    if (window && am_ingest_acquire(req->srv, row.id, &sess, &af) == AM_OK) {
+        const am_config *cfg = am_scorer_config(sess->scorer);
+        for (size_t i = 0; i < cfg->nwindows && !c->rec; i++)
+            if (cfg->windows[i] == wo) {
+                c->wo_index = i;
+                c->rec = malloc(sizeof *c->rec); /* NULL: the results */
+                if (c->rec)
+                    c->rec->sig_of = NULL;
+            }
+        c->scorer = sess->scorer;
+    }
+    am_fail_cleanup(&af);
     int rc = AM_OK;
     /* only the rows a sample needs: the sampled segment itself (running
      * values are its stored totals) or the window ending there; when those
@@ -685,7 +821,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
         while (rc == AM_OK && c->rc == AM_OK && c->last < c->n) {
             int64_t before = c->last;
             c->from = c->last;
-            rc = am_store_results_each(req->srv->store, row.id, c->last, 1000, am_cv_row, c);
+            rc = am_cv_read(c, c->last, 1000);
             if (c->last == before)
                 break; /* no more stored rows */
         }
@@ -695,8 +831,7 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
         int64_t after = seq - span > c->last ? seq - span : c->last;
         c->from = after;
         if (after < seq)
-            rc = am_store_results_each(req->srv->store, row.id, after, (size_t)(seq - after),
-                                       am_cv_row, c);
+            rc = am_cv_read(c, after, (size_t)(seq - after));
     }
     am_cv_gctx gc = {json_array(), c->n};
     if (rc == AM_OK && c->rc == AM_OK)
@@ -750,6 +885,9 @@ int am_api_curve_data(am_req *req, am_resp *resp, const char *tag, json_t **out)
         free(c->sys[i].name);
         free(c->sys[i].ring);
     }
+    free(c->rec);
+    if (sess)
+        am_sessions_release(req->srv->sessions, sess);
     free(c);
     am_store_session_clear(&row);
     return *out != NULL;

@@ -158,6 +158,10 @@ static uint64_t cs_get_u64le(cs_rd *r)
 
 static int64_t cs_get_int(cs_rd *r)
 {
+    if (r->p < r->end && !(*r->p & 0x80)) { /* one byte: most counts */
+        uint64_t z = *r->p++;
+        return (int64_t)((z >> 1) ^ (z & 1 ? UINT64_MAX : 0));
+    }
     uint64_t z = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (r->p >= r->end)
@@ -219,7 +223,22 @@ static int cs_unbase64(const char *text, unsigned char **out, size_t *n)
         return AM_ERR_INVALID;
     unsigned char *p = am_xmalloc(len / 4 * 3);
     size_t k = 0;
-    for (size_t i = 0; i < len; i += 4) {
+    /* every quad but the last has no padding: four table lookups, one
+     * test of their OR for a byte that is not a digit */
+    const unsigned char *t = (const unsigned char *)text;
+    for (size_t i = 0; i + 4 < len; i += 4, k += 3) {
+        unsigned a = cs_b64_inv[t[i]], b = cs_b64_inv[t[i + 1]], c = cs_b64_inv[t[i + 2]],
+                 d = cs_b64_inv[t[i + 3]];
+        if ((a | b | c | d) & 64) {
+            free(p);
+            return AM_ERR_INVALID;
+        }
+        uint32_t x = a << 18 | b << 12 | c << 6 | d;
+        p[k] = (unsigned char)(x >> 16);
+        p[k + 1] = (unsigned char)(x >> 8 & 0xff);
+        p[k + 2] = (unsigned char)(x & 0xff);
+    }
+    for (size_t i = len - 4; i < len; i += 4) { /* the last quad, padded or not */
         int pad = (text[i + 2] == '=') + (text[i + 3] == '=');
         int v[4];
         for (int j = 0; j < 4; j++)
@@ -287,11 +306,11 @@ static void cs_get_sys(cs_rd *r, const am_config *cfg, am_sys_seg *g)
 }
 
 /* The header of a record for scorer s: version, signature and layout. */
-static int cs_header_ok(cs_rd *r, const am_scorer *s, const am_config *cfg)
+static int cs_header_ok(cs_rd *r, uint64_t sig, const am_config *cfg)
 {
     if (r->p >= r->end || *r->p++ != AM_CISTATS_VERSION)
         return 0;
-    if (cs_get_u64le(r) != am_fnv1a(am_scorer_signature(s)))
+    if (cs_get_u64le(r) != sig)
         return 0;
     int64_t k = cs_get_int(r), nwin = cs_get_int(r), order = cs_get_int(r);
     return !r->bad && k == cfg->k && nwin == (int64_t)cfg->nwindows &&
@@ -319,22 +338,44 @@ static void cs_get_systems(cs_rd *r, const am_config *cfg, const char *const *na
     }
 }
 
+/* The bytes of record text (borrowed) into *bytes (caller frees, also on
+ * failure) and r over its systems, when its base64, checksum and header
+ * (version, s's signature and layout) are valid: 1; else 0. The checksum
+ * is checked first: nothing of a damaged record is read. */
+static int cs_open(uint64_t sig, const am_config *cfg, const char *text, unsigned char **bytes,
+                   cs_rd *r)
+{
+    size_t n = 0;
+    *bytes = NULL;
+    if (!text || cs_unbase64(text, bytes, &n) != AM_OK)
+        return 0;
+    if (n <= 8)
+        return 0;
+    cs_rd tail = {*bytes + n - 8, *bytes + n, 0};
+    if (cs_get_u64le(&tail) != am_fnv1a_n(AM_FNV64_BASIS, *bytes, n - 8))
+        return 0;
+    *r = (cs_rd){*bytes, *bytes + n - 8, 0};
+    return cs_header_ok(r, sig, cfg);
+}
+
+uint64_t am_cistats_sig(const am_scorer *s)
+{
+    return am_fnv1a(am_scorer_signature(s));
+}
+
 int am_cistats_decode(const am_scorer *s, const char *text, const char *const *names, size_t nsys,
                       am_sys_seg *sys)
 {
+    return am_cistats_decode_sig(s, am_cistats_sig(s), text, names, nsys, sys);
+}
+
+int am_cistats_decode_sig(const am_scorer *s, uint64_t sig, const char *text,
+                          const char *const *names, size_t nsys, am_sys_seg *sys)
+{
     const am_config *cfg = am_scorer_config(s);
     unsigned char *p = NULL;
-    size_t n = 0;
-    if (!text || cs_unbase64(text, &p, &n) != AM_OK)
-        return AM_ERR_INVALID;
-    /* the checksum first: nothing of a damaged record is read */
-    int ok = n > 8;
-    if (ok) {
-        cs_rd tail = {p + n - 8, p + n, 0};
-        ok = cs_get_u64le(&tail) == am_fnv1a_n(AM_FNV64_BASIS, p, n - 8);
-    }
-    cs_rd r = {p, p + n - (ok ? 8 : 0), 0};
-    ok = ok && cs_header_ok(&r, s, cfg);
+    cs_rd r;
+    int ok = cs_open(sig, cfg, text, &p, &r);
     for (size_t i = 0; i < nsys; i++) {
         /* as ingest_ci.c's am_ci_sys: a system the segment lacks adds 0 */
         memset(&sys[i], 0, sizeof sys[i]);
@@ -345,5 +386,39 @@ int am_cistats_decode(const am_scorer *s, const char *text, const char *const *n
         ok = !r.bad && r.p == r.end;
     }
     free(p);
+    return ok ? AM_OK : AM_ERR_INVALID;
+}
+
+int am_cistats_read(const am_scorer *s, const char *text, am_cistats_rec *out)
+{
+    const am_config *cfg = am_scorer_config(s);
+    unsigned char *p = NULL;
+    cs_rd r;
+    if (out->sig_of != s) { /* the signature's hash once per scorer, not per record */
+        out->sig = am_cistats_sig(s);
+        out->sig_of = s;
+    }
+    int ok = cs_open(out->sig, cfg, text, &p, &r);
+    out->nsys = 0;
+    int64_t n = ok ? cs_get_count(&r, AM_SCORE_MAX_SYSTEMS + 1) : 0;
+    for (int64_t k = 0; k < n && !r.bad; k++) {
+        int64_t len = cs_get_count(&r, r.end - r.p + 1);
+        if (r.bad || len >= AM_CISTATS_NAME_MAX || memchr(r.p, '\0', (size_t)len)) {
+            r.bad = 1; /* a name the caller cannot take as a C string */
+            break;
+        }
+        memcpy(out->name[k], r.p, (size_t)len);
+        out->name[k][len] = '\0';
+        r.p += len;
+        am_sys_seg *g = &out->sys[k];
+        memset(g, 0, sizeof *g);
+        am_recall_totals_init(&g->recall, cfg->k);
+        cs_get_sys(&r, cfg, g);
+        out->nsys = (size_t)k + 1;
+    }
+    ok = ok && !r.bad && r.p == r.end;
+    free(p);
+    if (!ok)
+        out->nsys = 0;
     return ok ? AM_OK : AM_ERR_INVALID;
 }

@@ -50,4 +50,29 @@ void am_cistats_encode(const am_scorer *s, const am_seg_result *res, const char 
 int am_cistats_decode(const am_scorer *s, const char *text, const char *const *names, size_t nsys,
                       am_sys_seg *sys);
 
+/* The hash of scorer s's signature a record carries, and
+ * am_cistats_decode with it given: a reader of many records computes it
+ * once (hashing the signature was ~1 % of a cold 64,000-segment ?ci=). */
+uint64_t am_cistats_sig(const am_scorer *s);
+int am_cistats_decode_sig(const am_scorer *s, uint64_t sig, const char *text,
+                          const char *const *names, size_t nsys, am_sys_seg *sys);
+
+/* A record's systems in their stored order (the segment's systems, as
+ * its result lists them), for a reader that wants them all: GET …/curve's
+ * moving windows (api_curve.c). */
+#define AM_CISTATS_NAME_MAX 256 /* a longer name: the record is not read */
+typedef struct am_cistats_rec {
+    const am_scorer *sig_of; /* the scorer whose signature hash is sig (NULL: none yet) */
+    uint64_t sig;
+    size_t nsys;
+    char name[AM_SCORE_MAX_SYSTEMS][AM_CISTATS_NAME_MAX];
+    am_sys_seg sys[AM_SCORE_MAX_SYSTEMS];
+} am_cistats_rec;
+
+/* Decodes record text (borrowed) for scorer s into out (caller's, ~100 KB:
+ * allocate it once, sig_of NULL before the first call). Returns AM_OK, or AM_ERR_INVALID (out->nsys
+ * 0) as am_cistats_decode, and also when a name is AM_CISTATS_NAME_MAX bytes or longer or holds a
+ * NUL. */
+int am_cistats_read(const am_scorer *s, const char *text, am_cistats_rec *out);
+
 #endif

@@ -49,6 +49,7 @@ typedef struct am_ci_ctx {
     int rc;
     const char *session; /* borrowed */
     size_t rows; /* rows the current page handed over */
+    uint64_t sig; /* am_cistats_sig of the session's scorer */
 } am_ci_ctx;
 
 static int64_t am_ci_int(const json_t *o, const char *key)
@@ -191,7 +192,7 @@ static int am_ci_seg(void *ctx, int64_t seq, const char *stats, const char *requ
     }
     int rc = AM_ERR_INVALID;
     if (stats)
-        rc = am_cistats_decode(c->sess->scorer, stats, c->names, c->nsys, c->sys);
+        rc = am_cistats_decode_sig(c->sess->scorer, c->sig, stats, c->names, c->nsys, c->sys);
     if (rc != AM_OK)
         rc = request_json && result_json ? am_ci_parse_row(c, request_json, result_json)
                                          : am_ci_reread_row(c, seq);
@@ -300,8 +301,9 @@ int am_ingest_metrics_ci_peer(am_server *srv, const char *session, double conf, 
             am_peer_chain(peer, &bud.cancel); /* stops too when the client has gone */
         am_ci_ctx c = {NULL,    names, nsys, NULL, 0,    am_scorer_config(sess->scorer),
                        srv,     sess,  NULL, &bud, NULL, AM_OK,
-                       session, 0};
+                       session, 0,     0};
         c.k = c.cfg->k;
+        c.sig = am_cistats_sig(sess->scorer);
         c.ws = am_score_ws_new();
         am_score_ws_set_cancel(c.ws, &bud.cancel);
         c.sys = am_xcalloc(nsys ? nsys : 1, sizeof *c.sys);

@@ -13,8 +13,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (TICO_GLOSSARY, Server, check, db_restyle_json, eq, expect_problem,  # noqa: E402
-                     expect_status, run_tests, serve, shutdown, tico19)
+from harness import (TICO_GLOSSARY, Server, check, db_query, db_restyle_json, eq,  # noqa: E402
+                     expect_problem, expect_status, pg_run, run_tests, serve, shutdown, tico19)
 
 S = None
 C = None
@@ -426,6 +426,10 @@ def test_curve_read_from_the_text_equals_the_parsed_results():
     eq(srv.stop(), 0, "exit status")
     n = sum(db_restyle_json(srv, table, ("result",)) for table in ("segments", "segment_results"))
     check(n >= 23, "results rewritten: %d" % n)
+    # the window variants read the rows' ?ci= records when there are
+    # (test_curve_window_from_records_equals_from_results): without them
+    # they parse the re-indented results here
+    _sql(srv, ["UPDATE segments SET stats = NULL"])
     srv2 = Server(db=srv.db)
     c = srv2.client()
     try:
@@ -444,6 +448,79 @@ def test_curve_read_from_the_text_equals_the_parsed_results():
     finally:
         c.close()
         eq(srv2.stop(), 0, "exit status")
+
+
+def _sql(srv, statements):
+    """Runs statements on a stopped server's database, on either backend."""
+    if srv.db.startswith("postgresql://"):
+        pg_run(srv.db, "\n".join(q + ";" for q in statements))
+        return
+    import sqlite3
+    con = sqlite3.connect(srv.db)
+    with con:
+        for q in statements:
+            con.execute(q)
+    con.close()
+
+
+WINDOW_VARIANTS = ("?window=4", "?window=3&ci=1&wo=3", "?window=2&wo=2&points=5",
+                   "?window=1000&points=2", "?window=1&ci=1")
+
+
+def test_curve_window_from_records_equals_from_results():
+    """With window=W the curve sums per-segment counts it reads from the
+    rows' ?ci= statistics records (schema/013, ci_stats.h; api_curve.c
+    am_cv_row_rec) instead of scanning each stored result: the bodies are
+    byte-identical to the ones the results give once the records are
+    removed. A glossary (terms, two window widths), a system appearing on
+    segment 2, a deleted segment, a PUT (its row's result rewritten), and
+    two damaged records (read again from their results)."""
+    srv = Server()
+    c = srv.client()
+    c.create_session(id="rx", source_lang="en", target_lang="fr",
+                     options={"baseline_system": "base", "windows": [2, 3]})
+    with open(TICO_GLOSSARY, encoding="utf-8") as f:
+        expect_status(c.put("/v1/sessions/rx/glossary", f.read(), ctype="text/csv"), 200, "glossary")
+    segs = tico19()[:30]
+    for i, s in enumerate(segs):
+        hyps = {"base": s["hypothesis"], "adapt": s["translation"] if i % 3 else s["hypothesis"]}
+        if i % 4 == 1:
+            hyps["late"] = s["hypothesis"]
+        expect_status(c.post("/v1/sessions/rx/segments",
+                             {"id": "r%d" % i, "source": s["source"],
+                              "translation": s["translation"], "hypotheses": hyps}), 201, "POST r%d" % i)
+    expect_status(c.delete("/v1/sessions/rx/segments/r9"), 204, "DELETE r9")
+    s = segs[12]
+    expect_status(c.put("/v1/sessions/rx/segments/r12",
+                        {"id": "r12", "source": s["source"], "translation": s["hypothesis"],
+                         "hypotheses": {"base": s["translation"], "adapt": s["hypothesis"]}}),
+                  200, "PUT r12")
+    c.close()
+    eq(srv.stop(), 0, "exit status")
+    n = db_query(srv, "SELECT count(*) FROM segments WHERE stats IS NOT NULL")[0][0]
+    check(n >= 25, "rows with records: %d" % n)
+    _sql(srv, ["UPDATE segments SET stats = 'AAAA' || substr(stats, 5) WHERE seq = 5",
+               "UPDATE segments SET stats = substr(stats, 1, 40) WHERE seq = 17"])
+    bodies = {}
+    for phase in ("records", "results"):
+        if phase == "results":
+            _sql(srv, ["UPDATE segments SET stats = NULL"])
+        s2 = Server(db=srv.db)
+        c = s2.client()
+        try:
+            for v in WINDOW_VARIANTS:
+                r = c.get("/v1/sessions/rx/curve" + v)
+                expect_status(r, 200, "curve%s (%s)" % (v, phase))
+                bodies[(phase, v)] = r.body
+        finally:
+            c.close()
+            eq(s2.stop(), 0, "exit status")
+    for v in WINDOW_VARIANTS:
+        eq(bodies[("records", v)], bodies[("results", v)], "curve%s: records vs results" % v)
+    d = json.loads(bodies[("records", "?window=3&ci=1&wo=3")])
+    check(any(x is not None for x in d["systems"]["adapt"]["window_overlap"]),
+          "the glossary produced window-overlap values")
+    check(d["systems"]["late"]["r0"][0] is None, "the late system starts with nulls")
 
 
 if __name__ == "__main__":

@@ -99,6 +99,42 @@ static void test_round_trip_by_name(void **state)
     am_scorer_free(s);
 }
 
+/* am_cistats_read (GET …/curve's reader): every system in the record's
+ * order with its statistics as scored; a damaged record or one of another
+ * scorer rejected with no system. */
+static void test_read_in_stored_order(void **state)
+{
+    (void)state;
+    am_scorer *s = make_scorer(-1), *s2 = make_scorer(2);
+    am_score_ws *ws = am_score_ws_new();
+    am_seg_result res;
+    am_buf rec;
+    scored(s, ws, &res, &rec);
+    am_cistats_rec *out = calloc(1, sizeof *out);
+    assert_non_null(out);
+    assert_int_equal(am_cistats_read(s, am_buf_str(&rec), out), AM_OK);
+    assert_int_equal(am_cistats_read(s, am_buf_str(&rec), out), AM_OK); /* sig kept */
+    const am_config *cfg = am_scorer_config(s);
+    assert_int_equal(out->nsys, 2);
+    assert_string_equal(out->name[0], "base");
+    assert_string_equal(out->name[1], "good");
+    assert_same_sys(cfg, &res.sys[0], &out->sys[0]);
+    assert_same_sys(cfg, &res.sys[1], &out->sys[1]);
+    assert_int_equal(out->sys[1].terms_totals.n_windows, cfg->nwindows);
+    char *t = am_xstrdup(am_buf_str(&rec));
+    t[20] = t[20] == 'A' ? 'B' : 'A';
+    assert_int_equal(am_cistats_read(s, t, out), AM_ERR_INVALID);
+    assert_int_equal(out->nsys, 0);
+    assert_int_equal(am_cistats_read(s2, am_buf_str(&rec), out), AM_ERR_INVALID);
+    assert_int_equal(am_cistats_read(s, NULL, out), AM_ERR_INVALID);
+    free(t);
+    free(out);
+    am_buf_cleanup(&rec);
+    am_score_ws_free(ws);
+    am_scorer_free(s2);
+    am_scorer_free(s);
+}
+
 /* Every one-character change and every truncation: rejected, or (a change
  * in the unused bits of the last base64 digit) the very same numbers. */
 static void test_damage_rejected(void **state)
@@ -168,6 +204,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_by_name),
         cmocka_unit_test(test_damage_rejected),
+        cmocka_unit_test(test_read_in_stored_order),
         cmocka_unit_test(test_other_scorer_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -425,6 +425,63 @@ static void test_choice_count_equals_choice(void **state)
     }
 }
 
+/* The batched draws (rng.c's pcg_fill: four PCG64 chains) are Lemire's
+ * method on am_rng_next32, one draw at a time: for n where a draw is
+ * redrawn half the time (2^31 + 1) or rarely (64,000; 1,000,003), from a
+ * fresh generator and from one with a buffered half, in calls of odd and
+ * even sizes, and the generator is left where the one-at-a-time draws
+ * leave it (its next 32 and 64 bits). */
+static void test_batched_draws_equal_one_at_a_time(void **state)
+{
+    (void)state;
+    const uint64_t ns[] = {2147483649u, 64000, 1000003, 3};
+    const size_t sizes[] = {1, 2, 7, 513, 100001};
+    for (size_t k = 0; k < 4; k++)
+        for (int mid = 0; mid < 2; mid++) {
+            am_rng a, b, c;
+            am_rng_seed(&a, 777 + k);
+            if (mid)
+                (void)am_rng_next32(&a);
+            b = c = a;
+            uint32_t excl = (uint32_t)ns[k], threshold = (UINT32_MAX - (excl - 1)) % excl;
+            size_t redrawn = 0;
+            for (size_t z = 0; z < 5; z++) {
+                size_t cnt = sizes[z];
+                int64_t *got = malloc(cnt * sizeof *got);
+                am_rng_choice(&b, ns[k], cnt, got);
+                uint16_t *want = NULL, *counted = NULL;
+                if (ns[k] < 2000000) {
+                    want = calloc(ns[k], sizeof *want);
+                    counted = calloc(ns[k], sizeof *counted);
+                    (void)am_rng_choice_count(&c, ns[k], cnt, counted);
+                }
+                for (size_t i = 0; i < cnt; i++) {
+                    uint64_t m = (uint64_t)am_rng_next32(&a) * excl;
+                    while ((uint32_t)m < threshold) {
+                        m = (uint64_t)am_rng_next32(&a) * excl;
+                        redrawn++;
+                    }
+                    assert_true(got[i] == (int64_t)(m >> 32));
+                    if (want)
+                        want[m >> 32]++;
+                }
+                if (want)
+                    assert_memory_equal(want, counted, ns[k] * sizeof *want);
+                free(want);
+                free(counted);
+                free(got);
+            }
+            assert_true(k == 3 || redrawn > 0); /* the redraw path ran */
+            am_rng a2 = a, c2 = c;
+            assert_true(am_rng_next32(&a) == am_rng_next32(&b));
+            assert_true(am_rng_next64(&a) == am_rng_next64(&b));
+            if (ns[k] < 2000000) {
+                assert_true(am_rng_next32(&a2) == am_rng_next32(&c2));
+                assert_true(am_rng_next64(&a2) == am_rng_next64(&c2));
+            }
+        }
+}
+
 static int always_stop(void *ctx)
 {
     (void)ctx;
@@ -528,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_many_metrics_equal_one_at_a_time),
         cmocka_unit_test(test_bootstrap_paths_equal_reference),
         cmocka_unit_test(test_choice_count_equals_choice),
+        cmocka_unit_test(test_batched_draws_equal_one_at_a_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
