@@ -22,6 +22,12 @@ struct am_sess_w {
     int refs;
     am_sess_tot *tot; /* owned, n_tot entries */
     size_t n_tot, cap_tot;
+    /* bytes of tot's capacity counted in the cache's memory budget: a
+     * session scoring one system holds two slots (2.5 KB), not the
+     * AM_SESS_TOT_MAX (20 KB) a runtime used to count for every session
+     * (issue 27: 10,000 sessions). Counted as tot grows (under the cache
+     * lock, taken inside mu), uncounted when w is freed. */
+    size_t tot_bytes;
     /* the history counts (am_sess_hist_get), current while the session's
      * version is hist_version; NULL: not cached. hist_full: of the whole
      * history, hist_bytes of it counted in the cache's history budget;

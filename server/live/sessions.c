@@ -109,6 +109,8 @@ void am_w_unref(am_sess_w *w)
 {
     if (!w || --w->refs > 0)
         return;
+    if (w->tot_bytes)
+        mem_count(w->cache, w->tot_bytes, -1);
     am_w_clear(w);
     free(w->tot);
     pthread_mutex_destroy(&w->mu);
@@ -214,12 +216,20 @@ void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *sy
         }
     }
     w->n_tot = keep;
+    size_t cap0 = w->cap_tot;
     for (size_t k = 0; k < n && w->n_tot < AM_SESS_TOT_MAX; k++) {
-        AM_GROW(w->tot, w->cap_tot, w->n_tot + 1, 2);
+        AM_GROW(w->tot, w->cap_tot, w->n_tot + 1, 1); /* most sessions score one system */
         am_sess_tot *e = &w->tot[w->n_tot++];
         e->system = am_xstrdup(systems[k]);
         e->seq = seq;
         e->t = t[k];
+    }
+    if (w->cap_tot != cap0) { /* the slots counted as they are made */
+        size_t more = (w->cap_tot - cap0) * sizeof *w->tot;
+        pthread_mutex_lock(&w->cache->mu);
+        mem_count(w->cache, more, 1);
+        w->tot_bytes += more;
+        pthread_mutex_unlock(&w->cache->mu);
     }
 }
 
@@ -839,8 +849,7 @@ int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserve
     }
     /* a shared part's bytes are counted once, by the part */
     s->bytes = (s->part ? 0 : am_sessions_scorer_bytes(s->scorer, &s->gloss)) +
-               am_vocab_bytes_or0(s->background) + sizeof *s + sizeof *s->w +
-               AM_SESS_TOT_MAX * sizeof(am_sess_tot) + opt_bytes;
+               am_vocab_bytes_or0(s->background) + sizeof *s + sizeof *s->w + opt_bytes;
     *out = s;
     return AM_OK;
 }
