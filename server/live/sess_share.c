@@ -230,6 +230,8 @@ static void form_remove(am_sessions *c, am_sess_form *f)
     c->form_bytes -= f->bytes;
     c->n_forms--;
     mem_count(c, f->bytes, -1);
+    if (f->gloss.block_bytes >= AM_SESS_TRIM_LARGE) /* not taken back (form_take) */
+        c->untrimmed += f->gloss.block_bytes; /* handed back by the next mem_reap */
     am_gloss_cleanup(&f->gloss);
     free(f->id);
     free(f);

@@ -549,7 +549,7 @@ void am_sessions_forget(am_sessions *c, const char *id)
     if (i != (size_t)-1)
         am_drop_at(c, i);
     am_sess_form_forget(c, id); /* its glossary replaced, or it is deleted */
-    int reap = c->n_dead > 0;
+    int reap = c->n_dead > 0 || c->untrimmed > 0;
     pthread_mutex_unlock(&c->mu);
     if (reap)
         mem_reap(c, 0);
@@ -564,7 +564,9 @@ void mem_bury(am_sessions *c, am_sess *s)
 {
     AM_GROW(c->dead, c->cap_dead, c->n_dead + 1, 4);
     c->dead[c->n_dead++] = s;
-    c->dead_bytes += s->bytes + am_sess_part_owned(s);
+    size_t b = s->bytes + am_sess_part_owned(s);
+    if (b >= AM_SESS_TRIM_LARGE)
+        c->dead_bytes += b;
 }
 
 /* Frees the runtimes mem_bury queued, outside the cache lock (the caller
@@ -574,7 +576,11 @@ void mem_reap(am_sessions *c, size_t freed)
 {
     pthread_mutex_lock(&c->mu);
     am_sess **dead = c->dead;
-    size_t n = c->n_dead, bytes = c->dead_bytes;
+    size_t n = c->n_dead;
+    c->untrimmed += c->dead_bytes + (freed >= AM_SESS_TRIM_LARGE ? freed : 0);
+    int trim = c->untrimmed > 0;
+    if (trim)
+        c->untrimmed = 0;
     c->dead = NULL;
     c->n_dead = c->cap_dead = c->dead_bytes = 0;
     pthread_mutex_unlock(&c->mu);
@@ -582,11 +588,10 @@ void mem_reap(am_sessions *c, size_t freed)
         am_sess_free(dead[i]);
     free(dead);
 #if defined(__GLIBC__)
-    if (bytes + freed >= AM_SESS_TRIM_BYTES)
+    if (trim)
         malloc_trim(0);
 #else
-    (void)bytes;
-    (void)freed;
+    (void)trim;
 #endif
 }
 
