@@ -487,10 +487,13 @@ SESS_ROUNDS = int(os.environ.get("SESS_ROUNDS", "2"))
 # usual shape of a CAT platform), none; comma-separated to run several
 SESS_KINDS = os.environ.get("SESS_KIND", "same").split(",")
 SESS_SHARED = int(os.environ.get("SESS_SHARED", "50"))
-# SESS_MIN_POSTS: a size's timed rounds are at least this many POSTs (100
-# sessions posted once are 100 POSTs, 4 ticks of 10 ms: the ratio's
-# denominator was ±25 %); CPU is read from the threads' run time in ns
-SESS_MIN_POSTS = int(os.environ.get("SESS_MIN_POSTS", "3000"))
+# SESS_MIN_POSTS: a size's timed rounds are at least this many POSTs
+# (default 0: SESS_ROUNDS for every size). More rounds make the small
+# sizes' sessions longer than the large sizes' (31 segments against 2 at
+# 3,000), which is not the same work a POST; CPU is read from the threads'
+# run time in ns, so 100 POSTs are measured to the µs (repeat the run and
+# take the median against the machine's load instead)
+SESS_MIN_POSTS = int(os.environ.get("SESS_MIN_POSTS", "0"))
 # SESS_BINS: binaries to compare, interleaved on the same database (default
 # the ADAPTMON argument); SESS_MEMORY: --session-memory (default the server's)
 SESS_BINS = [os.path.abspath(b) for b in os.environ.get("SESS_BINS", ADAPTMON).split(",")]
