@@ -55,7 +55,8 @@ typedef struct tentry {
     uint32_t alt0, nalt;
     unsigned char cs, forbidden;
     uint32_t next_src; /* chain of entries with the same source node, entry+1 or 0 */
-    size_t key; /* claim key: entries with equal keys share claims */
+    uint32_t key; /* claim key: entries with equal keys share claims (32 bytes an
+                     entry: a compiled glossary is kept per session, issue 27) */
 } tentry;
 
 typedef struct tset {

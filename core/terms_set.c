@@ -332,7 +332,7 @@ int terms_set_add_entry(am_terms_ws *ws, const am_terms_cfg *cfg, tset *set, con
         set->a[set->na++] = a;
     }
     e.nalt = (uint32_t)n_targets;
-    e.key = set->ne;
+    e.key = (uint32_t)set->ne;
     if (mode == MODE_CS)
         set->any_cs = 1;
     AM_GROW(set->e, set->cape, set->ne + 1, 16);
@@ -380,6 +380,19 @@ static size_t slots_for(size_t n)
     return c;
 }
 
+/* The home slot of hash h in a table of n slots (any n, not only powers
+ * of two: a compiled set's tables are sized exactly, tset_pack), and the
+ * slot after i (linear probing, wrapping). */
+static size_t slot_of(uint32_t h, size_t n)
+{
+    return (size_t)(((uint64_t)h * n) >> 32);
+}
+
+static size_t slot_next(size_t i, size_t n)
+{
+    return i + 1 < n ? i + 1 : 0;
+}
+
 static uint32_t mix32(uint32_t a, uint32_t b)
 {
     uint32_t h = a * 0x9E3779B1u ^ (b + 0x7F4A7C15u) * 0x85EBCA77u;
@@ -394,7 +407,7 @@ uint32_t terms_tid_find(const tset *s, const char *w, uint32_t h)
 {
     if (!s->ntid_slots)
         return NOID;
-    size_t m = s->ntid_slots - 1, i = h & m;
+    size_t n = s->ntid_slots, i = slot_of(h, n);
     for (;;) {
         uint32_t v = s->tid[i];
         if (!v)
@@ -402,21 +415,21 @@ uint32_t terms_tid_find(const tset *s, const char *w, uint32_t h)
         const ltok *l = &s->tk[v - 1];
         if (l->hash == h && strcmp(s->pool.data + l->off, w) == 0)
             return v - 1;
-        i = (i + 1) & m;
+        i = slot_next(i, n);
     }
 }
 
 /* Child of node along token id tok, or 0. */
 uint32_t terms_edge_find(const tset *s, uint32_t node, uint32_t tok)
 {
-    size_t m = s->nedge_slots - 1, i = mix32(node, tok) & m;
+    size_t n = s->nedge_slots, i = slot_of(mix32(node, tok), n);
     for (;;) {
         const struct tedge *e = &s->edge[i];
         if (!e->child)
             return 0;
         if (e->node == node && e->tok == tok)
             return e->child;
-        i = (i + 1) & m;
+        i = slot_next(i, n);
     }
 }
 
@@ -426,9 +439,9 @@ static uint32_t trie_insert(tset *s, lseq q)
     uint32_t node = 0;
     for (uint32_t k = 0; k < q.n; k++) {
         uint32_t tok = s->tkid[q.start + k];
-        size_t m = s->nedge_slots - 1, i = mix32(node, tok) & m;
+        size_t n = s->nedge_slots, i = slot_of(mix32(node, tok), n);
         while (s->edge[i].child && !(s->edge[i].node == node && s->edge[i].tok == tok))
-            i = (i + 1) & m;
+            i = slot_next(i, n);
         if (!s->edge[i].child) {
             assert(s->nnodes < UINT32_MAX);
             s->edge[i].node = node;
@@ -458,7 +471,7 @@ void terms_tset_index(tset *s)
     AM_GROW(s->tkid, s->cap_tkid, s->ntk + 1, 16);
     for (size_t t = 0; t < s->ntk; t++) {
         const ltok *l = &s->tk[t];
-        size_t m = s->ntid_slots - 1, i = l->hash & m;
+        size_t n = s->ntid_slots, i = slot_of(l->hash, n);
         for (;;) {
             uint32_t v = s->tid[i];
             if (!v) {
@@ -471,7 +484,7 @@ void terms_tset_index(tset *s)
                 s->tkid[t] = v - 1;
                 break;
             }
-            i = (i + 1) & m;
+            i = slot_next(i, n);
         }
     }
     s->nedge_slots = slots_for(s->ntk + 1);
@@ -535,27 +548,33 @@ static void *pack_put(char **at, const void *src, size_t n, size_t sz)
  * allocation sized exactly: a compiled glossary is kept for as long as its
  * sessions live, thousands of them at once (issue 27), and its arrays grew
  * by doubling, each a block of its own (a third of its bytes were slack and
- * malloc headers). The lookups read the same values at the same slots (the
- * hash tables keep their sizes), so matching is unchanged. The set is
+ * malloc headers). The hash tables are rebuilt smaller and each token
+ * string is kept once (a repeated token's offset is its first's): the
+ * lookups find the same values, so matching is unchanged. The set is
  * read-only afterwards: tset_cleanup frees the block. */
 static void tset_pack(tset *s)
 {
     /* the two hash tables, sized by what they hold: terms_tset_index sized
      * both by the count of tokens with their repeats (every alternative's
      * norm and stem tokens, every source's), several times the distinct
-     * tokens and the trie's edges; at most half full, as there */
+     * tokens and the trie's edges, and to a power of two. Here exactly
+     * (slot_of takes any size): the token table at most half full (a text
+     * looks up every one of its tokens, most of them absent, so its misses
+     * must stay short), the edge table at most two thirds (a walk looks an
+     * edge up only from a token of the set). The edge table was 12 or 24 KB
+     * of a 110-entry glossary's 31–49 KB (issue 27). */
     size_t ndist = 0;
     for (size_t t = 0; t < s->ntk; t++)
         ndist += s->tkid[t] == t;
-    size_t tid_slots = slots_for(ndist), edge_slots = slots_for(s->nnodes);
+    size_t tid_slots = 2 * ndist + 1, edge_slots = s->nnodes + s->nnodes / 2 + 1;
     if (tid_slots < s->ntid_slots || edge_slots < s->nedge_slots) {
         uint32_t *tid = am_xcalloc(tid_slots, sizeof *tid);
         for (size_t t = 0; t < s->ntk; t++) {
             if (s->tkid[t] != t)
                 continue;
-            size_t m = tid_slots - 1, i = s->tk[t].hash & m;
+            size_t i = slot_of(s->tk[t].hash, tid_slots);
             while (tid[i])
-                i = (i + 1) & m;
+                i = slot_next(i, tid_slots);
             tid[i] = (uint32_t)t + 1;
         }
         struct tedge *edge = am_xcalloc(edge_slots, sizeof *edge);
@@ -563,9 +582,9 @@ static void tset_pack(tset *s)
             const struct tedge *e = &s->edge[k];
             if (!e->child)
                 continue;
-            size_t m = edge_slots - 1, i = mix32(e->node, e->tok) & m;
+            size_t i = slot_of(mix32(e->node, e->tok), edge_slots);
             while (edge[i].child)
-                i = (i + 1) & m;
+                i = slot_next(i, edge_slots);
             edge[i] = *e;
         }
         free(s->tid);
@@ -575,10 +594,16 @@ static void tset_pack(tset *s)
         s->edge = edge;
         s->nedge_slots = s->cap_edge_slots = edge_slots;
     }
+    /* the strings of the distinct tokens: a glossary repeats its common
+     * words in every entry ("word", "mot", their stems) */
+    size_t plen = 0;
+    for (size_t t = 0; t < s->ntk; t++)
+        if (s->tkid[t] == t)
+            plen += strlen(s->pool.data + s->tk[t].off) + 1;
     size_t bytes = pack_size(s->ne, sizeof *s->e) + pack_size(s->nedge_slots, sizeof *s->edge) +
                    pack_size(s->ntk, sizeof *s->tk) + pack_size(s->na, sizeof *s->a) +
                    pack_size(s->ntid_slots, sizeof *s->tid) + pack_size(s->ntk, sizeof *s->tkid) +
-                   pack_size(s->nnodes, sizeof *s->shead) + pack_size(s->pool.len + 1, 1) +
+                   pack_size(s->nnodes, sizeof *s->shead) + pack_size(plen + 1, 1) +
                    pack_size(s->nnodes, sizeof *s->nflag);
     char *block = am_xmalloc(bytes), *at = block;
     tset p = *s;
@@ -589,10 +614,26 @@ static void tset_pack(tset *s)
     p.tid = pack_put(&at, s->tid, s->ntid_slots, sizeof *s->tid);
     p.tkid = pack_put(&at, s->tkid, s->ntk, sizeof *s->tkid);
     p.shead = pack_put(&at, s->shead, s->nnodes, sizeof *s->shead);
-    p.pool.data = pack_put(&at, s->pool.len ? s->pool.data : "", s->pool.len + 1, 1);
+    p.pool.data = at;
+    at += pack_size(plen + 1, 1);
+    size_t off = 0;
+    for (size_t t = 0; t < s->ntk; t++) {
+        if (s->tkid[t] != t) { /* tkid[t] < t: placed already */
+            p.tk[t].off = p.tk[s->tkid[t]].off;
+            continue;
+        }
+        const char *w = s->pool.data + s->tk[t].off;
+        size_t n = strlen(w) + 1;
+        memcpy(p.pool.data + off, w, n);
+        p.tk[t].off = (uint32_t)off;
+        off += n;
+    }
+    p.pool.data[off] = '\0';
+    assert(off == plen);
+    p.pool.len = plen;
     p.nflag = pack_put(&at, s->nflag, s->nnodes, sizeof *s->nflag);
     assert((size_t)(at - block) == bytes);
-    p.pool.cap = s->pool.len + 1;
+    p.pool.cap = plen + 1;
     p.cape = s->ne;
     p.cap_edge_slots = s->nedge_slots;
     p.captk = s->ntk;

@@ -22,6 +22,12 @@ struct am_sess_w {
     int refs;
     am_sess_tot *tot; /* owned, n_tot entries */
     size_t n_tot, cap_tot;
+    /* bytes of tot's capacity counted in the cache's memory budget: a
+     * session scoring one system holds two slots (2.5 KB), not the
+     * AM_SESS_TOT_MAX (20 KB) a runtime used to count for every session
+     * (issue 27: 10,000 sessions). Counted as tot grows (under the cache
+     * lock, taken inside mu), uncounted when w is freed. */
+    size_t tot_bytes;
     /* the history counts (am_sess_hist_get), current while the session's
      * version is hist_version; NULL: not cached. hist_full: of the whole
      * history, hist_bytes of it counted in the cache's history budget;
@@ -63,9 +69,15 @@ struct am_sessions {
     size_t mem_used, mem_max, mem_peak;
     int64_t evictions; /* runtimes dropped to fit the budget or the count */
     /* runtimes dropped with no user, freed by the next reap (outside the
-     * lock), and their bytes */
+     * lock), and the bytes of the large ones among them (mem_reap) */
     am_sess **dead;
     size_t n_dead, cap_dead, dead_bytes;
+    /* bytes of large runtimes and forms (AM_SESS_TRIM_LARGE or more)
+     * freed since the allocator was last asked to give memory back: the
+     * next mem_reap does (a runtime of 20,000 entries counts 6.9 MB, under
+     * AM_SESS_TRIM_BYTES once its key no longer holds its 1 MB text, and
+     * its evicted peers' forms are freed in place) */
+    size_t untrimmed;
     /* signalled (under mu) whenever mem_used falls: am_sessions_reserve
      * waits on it, at most room_wait_ms, for requests in flight to give
      * their bytes back; refused counts the reservations that gave up */
@@ -95,6 +107,11 @@ struct am_sessions {
  * keeps a freed compiled glossary (tens of MiB, many small blocks) in its
  * heap, and RSS stayed high after deletes (issue 25). */
 #define AM_SESS_TRIM_BYTES ((size_t)8 << 20)
+/* A runtime or form of this size freed has the next mem_reap trim; smaller
+ * ones' blocks are reused by the next builds, and trimming a heap of
+ * 10,000 small sessions on their evictions would cost more than it
+ * returns (a large one's build costs far more than the trim). */
+#define AM_SESS_TRIM_LARGE ((size_t)1 << 20)
 
 /* sessions.c */
 am_sess_w *am_w_new(am_sessions *c);

@@ -9,7 +9,8 @@
  * (issue 27). A part is one compiled scorer and its parsed glossary, keyed
  * by exactly what the scorer is built from: the scoring options (the
  * service options — name, metadata, systems… — left out, keys sorted),
- * the custom stopwords and the glossary text. Every runtime built from the
+ * the custom stopwords and the glossary text (by its SHA-256, am_part_key).
+ * Every runtime built from the
  * same key borrows the same part (refcounted); the part's bytes are
  * counted once in the session-memory budget, while it lives, and a
  * runtime counts only its own small state. A scorer is read-only once
@@ -28,6 +29,7 @@
 #include "sess_internal.h"
 
 #include "glossary.h"
+#include "sha256.h"
 
 #include <assert.h>
 #include <jansson.h>
@@ -67,18 +69,29 @@ static char *am_part_options(const char *options_json)
 }
 
 /* The key of a part: the canonical options, then a presence byte and the
- * text of the stopwords and of the glossary, each NUL-terminated, so that
- * no two different inputs (a NULL and an empty text among them) give the
- * same bytes. NULL when the options are not a JSON object. Caller frees;
- * *len its length. */
+ * text of the stopwords, then a presence byte and the SHA-256 of the
+ * glossary text (hex), each NUL-terminated, so that no two different
+ * inputs (a NULL and an empty text among them) give the same bytes. The
+ * glossary is named by its digest, not kept: its text was 5 KB a part
+ * for a 110-entry glossary, kept alongside its compiled form for a
+ * compare only (issue 27: 10,000 sessions on glossaries of their own did
+ * not fit the budget); two texts with one SHA-256 are not known to
+ * exist, and the backups already trust it (dbfile.c). NULL when the
+ * options are not a JSON object. Caller frees; *len its length. */
 static char *am_part_key(const char *options_json, const char *sw, const char *glossary,
                          size_t *len)
 {
     char *opts = am_part_options(options_json);
     if (!opts)
         return NULL;
-    size_t lo = strlen(opts) + 1, ls = sw ? strlen(sw) + 1 : 0,
-           lg = glossary ? strlen(glossary) + 1 : 0;
+    char dig[65] = "";
+    if (glossary) {
+        am_sha256 h;
+        am_sha256_init(&h);
+        am_sha256_update(&h, glossary, strlen(glossary));
+        am_sha256_hex(&h, dig);
+    }
+    size_t lo = strlen(opts) + 1, ls = sw ? strlen(sw) + 1 : 0, lg = glossary ? sizeof dig : 0;
     *len = lo + 2 + ls + lg;
     char *k = am_xcalloc(*len, 1);
     memcpy(k, opts, lo);
@@ -87,7 +100,7 @@ static char *am_part_key(const char *options_json, const char *sw, const char *g
         memcpy(k + lo + 1, sw, ls);
     k[lo + 1 + ls] = glossary ? 1 : 0;
     if (glossary)
-        memcpy(k + lo + 2 + ls, glossary, lg);
+        memcpy(k + lo + 2 + ls, dig, lg);
     free(opts);
     return k;
 }
@@ -217,6 +230,8 @@ static void form_remove(am_sessions *c, am_sess_form *f)
     c->form_bytes -= f->bytes;
     c->n_forms--;
     mem_count(c, f->bytes, -1);
+    if (f->gloss.block_bytes >= AM_SESS_TRIM_LARGE) /* not taken back (form_take) */
+        c->untrimmed += f->gloss.block_bytes; /* handed back by the next mem_reap */
     am_gloss_cleanup(&f->gloss);
     free(f->id);
     free(f);

@@ -109,6 +109,8 @@ void am_w_unref(am_sess_w *w)
 {
     if (!w || --w->refs > 0)
         return;
+    if (w->tot_bytes)
+        mem_count(w->cache, w->tot_bytes, -1);
     am_w_clear(w);
     free(w->tot);
     pthread_mutex_destroy(&w->mu);
@@ -214,12 +216,20 @@ void am_sess_tot_commit(am_sess *s, int64_t seq, size_t n, const char *const *sy
         }
     }
     w->n_tot = keep;
+    size_t cap0 = w->cap_tot;
     for (size_t k = 0; k < n && w->n_tot < AM_SESS_TOT_MAX; k++) {
-        AM_GROW(w->tot, w->cap_tot, w->n_tot + 1, 2);
+        AM_GROW(w->tot, w->cap_tot, w->n_tot + 1, 1); /* most sessions score one system */
         am_sess_tot *e = &w->tot[w->n_tot++];
         e->system = am_xstrdup(systems[k]);
         e->seq = seq;
         e->t = t[k];
+    }
+    if (w->cap_tot != cap0) { /* the slots counted as they are made */
+        size_t more = (w->cap_tot - cap0) * sizeof *w->tot;
+        pthread_mutex_lock(&w->cache->mu);
+        mem_count(w->cache, more, 1);
+        w->tot_bytes += more;
+        pthread_mutex_unlock(&w->cache->mu);
     }
 }
 
@@ -539,7 +549,7 @@ void am_sessions_forget(am_sessions *c, const char *id)
     if (i != (size_t)-1)
         am_drop_at(c, i);
     am_sess_form_forget(c, id); /* its glossary replaced, or it is deleted */
-    int reap = c->n_dead > 0;
+    int reap = c->n_dead > 0 || c->untrimmed > 0;
     pthread_mutex_unlock(&c->mu);
     if (reap)
         mem_reap(c, 0);
@@ -554,7 +564,9 @@ void mem_bury(am_sessions *c, am_sess *s)
 {
     AM_GROW(c->dead, c->cap_dead, c->n_dead + 1, 4);
     c->dead[c->n_dead++] = s;
-    c->dead_bytes += s->bytes + am_sess_part_owned(s);
+    size_t b = s->bytes + am_sess_part_owned(s);
+    if (b >= AM_SESS_TRIM_LARGE)
+        c->dead_bytes += b;
 }
 
 /* Frees the runtimes mem_bury queued, outside the cache lock (the caller
@@ -564,7 +576,11 @@ void mem_reap(am_sessions *c, size_t freed)
 {
     pthread_mutex_lock(&c->mu);
     am_sess **dead = c->dead;
-    size_t n = c->n_dead, bytes = c->dead_bytes;
+    size_t n = c->n_dead;
+    c->untrimmed += c->dead_bytes + (freed >= AM_SESS_TRIM_LARGE ? freed : 0);
+    int trim = c->untrimmed > 0;
+    if (trim)
+        c->untrimmed = 0;
     c->dead = NULL;
     c->n_dead = c->cap_dead = c->dead_bytes = 0;
     pthread_mutex_unlock(&c->mu);
@@ -572,11 +588,10 @@ void mem_reap(am_sessions *c, size_t freed)
         am_sess_free(dead[i]);
     free(dead);
 #if defined(__GLIBC__)
-    if (bytes + freed >= AM_SESS_TRIM_BYTES)
+    if (trim)
         malloc_trim(0);
 #else
-    (void)bytes;
-    (void)freed;
+    (void)trim;
 #endif
 }
 
@@ -839,8 +854,7 @@ int am_sess_build(am_sessions *c, const char *id, am_sess **out, size_t *reserve
     }
     /* a shared part's bytes are counted once, by the part */
     s->bytes = (s->part ? 0 : am_sessions_scorer_bytes(s->scorer, &s->gloss)) +
-               am_vocab_bytes_or0(s->background) + sizeof *s + sizeof *s->w +
-               AM_SESS_TOT_MAX * sizeof(am_sess_tot) + opt_bytes;
+               am_vocab_bytes_or0(s->background) + sizeof *s + sizeof *s->w + opt_bytes;
     *out = s;
     return AM_OK;
 }

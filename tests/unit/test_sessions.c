@@ -172,6 +172,40 @@ static void test_totals_cache(void **state)
     am_store_close(st);
 }
 
+/* The totals slots are counted in the budget as they are made (one for a
+ * session scoring one system, more as more systems post) and uncounted
+ * with the write state. Before, every runtime counted AM_SESS_TOT_MAX
+ * slots (20 KB) when built and a commit counted nothing. */
+static void test_totals_counted(void **state)
+{
+    (void)state;
+    am_store *st = mem_store();
+    am_sessions *c = am_sessions_new(st, MAX, 1 << 20);
+    am_sess *s = acquire(c, "s-1");
+    am_sess_mem m0, m1;
+    am_sessions_memory(c, &m0);
+    am_totals t[3];
+    memset(t, 0, sizeof t);
+    const char *one[] = {"base"};
+    am_sess_tot_commit(s, 1, 1, one, t);
+    am_sessions_memory(c, &m1);
+    assert_int_equal(m1.used - m0.used, sizeof(am_sess_tot));
+    const char *three[] = {"a", "b", "c"}; /* "base" stays current: four */
+    am_sess_tot_commit(s, 2, 3, three, t);
+    am_sessions_memory(c, &m1);
+    assert_true(m1.used - m0.used >= 4 * sizeof(am_sess_tot));
+    assert_true(m1.used - m0.used <= 8 * sizeof(am_sess_tot));
+    am_sess_tot_clear(s); /* the slots stay (and stay counted) */
+    am_sessions_memory(c, &m0);
+    assert_int_equal(m0.used, m1.used);
+    am_sessions_release(c, s);
+    am_sessions_forget(c, "s-1");
+    am_sessions_memory(c, &m1);
+    assert_int_equal(m1.used, 0);
+    am_sessions_free(c);
+    am_store_close(st);
+}
+
 /* The pending-history cache answers only at the version it was recorded
  * for; a commit advances it only from that version (a settle empties it);
  * a commit from another version, or a clear, drops it; it is shared by a
@@ -527,7 +561,10 @@ static void test_glossary_forms(void **state)
     am_sess_mem m;
     am_sessions_memory(c, &m);
     am_sessions_release(c, one);
-    am_sessions_set_memory(c, 4 * m.used + m.used / 2); /* 3 runtimes and the forms */
+    /* a few runtimes, a build's reservation (its JSON estimate) and the
+     * forms (a quarter): six runtimes' bytes (4.5 before the totals slots
+     * were counted as made, when a runtime counted 20 KB more) */
+    am_sessions_set_memory(c, 6 * m.used);
     for (int round = 0; round < 2; round++)
         for (int i = 0; i < NG; i++) {
             snprintf(id, sizeof id, "f-%d", i);
@@ -846,6 +883,7 @@ int main(void)
         cmocka_unit_test(test_index_through_evictions),
         cmocka_unit_test(test_in_use_outlives_eviction),
         cmocka_unit_test(test_totals_cache),
+        cmocka_unit_test(test_totals_counted),
         cmocka_unit_test(test_pending_cache),
         cmocka_unit_test(test_full_history_cache),
         cmocka_unit_test(test_known_state),
