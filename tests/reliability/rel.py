@@ -145,11 +145,12 @@ def drop_ci_records(path):
     segment again, the seconds of CPU a budget or a client's close must
     stop (with the records a 64,000-segment ?ci= takes about a second)."""
     if path.startswith("postgresql://"):
-        pg_run(path, "UPDATE segments SET stats = NULL;")
+        pg_run(path, "UPDATE segments SET stats = NULL; UPDATE segment_results SET stats = NULL;")
         return
     con = db_connect(path)
     with con:
         con.execute("UPDATE segments SET stats = NULL")
+        con.execute("UPDATE segment_results SET stats = NULL")  # schema 014
     con.close()
 
 
