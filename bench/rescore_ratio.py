@@ -15,6 +15,8 @@ the request's total and the inclusive instructions of am_score_segment
 segment, and their ratio (issue 27 goal 4: a rescore <= 2x the scoring).
 Instructions, not time: the machine is shared and noisy, and perf has
 no hardware counters here. About 2.5 minutes per binary at N=1000.
+KEEP=DIR copies each callgrind file there (callgrind_annotate --tree=calling
+for the profile).
 """
 import os
 import re
@@ -61,6 +63,8 @@ def one(binary, master, tag):
         srv.stop(timeout=600)
     finally:
         srv.kill()
+    if os.environ.get("KEEP"):
+        shutil.copy(out, os.environ["KEEP"])
     return annotate(out)
 
 
