@@ -16,6 +16,7 @@ from then on in the round the bodies are compared with their clock
 readings (..._ms, ..._at) and the session's version and rewrite count
 zeroed, since a rescore stamps its own time: list GETs after it (metrics,
 export?format=json) to compare the rescored state of both binaries.
+BUILD_WITH=before builds the database with BEFORE_BIN (default: AFTER_BIN).
 """
 import hashlib
 import os
@@ -91,7 +92,10 @@ def main():
     bins = {"before": os.path.abspath(sys.argv[1]), "after": os.path.abspath(sys.argv[2])}
     paths = sys.argv[3:]
     n = int(os.environ.get("N", "4000"))
-    db = build_db(bins["after"], n)
+    # BUILD_WITH=before: the database made by the before binary, for an
+    # after binary with a newer schema (it migrates its copy at open; the
+    # before binary would refuse the after binary's schema)
+    db = build_db(bins[os.environ.get("BUILD_WITH", "after")], n)
     master = db + ".master"
     shutil.copy(db, master)
     res = {}

@@ -320,6 +320,12 @@ int am_store_tx_segments_known(am_store_rtx *rtx, const char *session, const cha
 int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq,
                                const char *body_hash, const char *request_json,
                                const char *result_json, int64_t now_ms);
+/* As am_store_tx_segment_update, with the ?ci= statistics record of the
+ * new result (server/live/ci_stats.h; borrowed; NULL: none, as
+ * am_store_tx_segment_update writes) replacing the row's. */
+int am_store_tx_segment_update_st(am_store_tx *tx, const char *session, int64_t seq,
+                                  const char *body_hash, const char *request_json,
+                                  const char *result_json, const char *stats, int64_t now_ms);
 /* Staged results (schema/006): a replay that rewrites many stored results
  * writes them with am_store_results_stage, outside its write transaction,
  * AM_RESULT_CHUNK rows per short transaction with the writer handed over
@@ -337,6 +343,11 @@ int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq
  * lock throughout, so no other rewrite of the session interleaves. */
 int am_store_results_stage(am_store *st, const char *session, int64_t *gen, size_t n,
                            const int64_t *seq, char *const *result);
+/* As am_store_results_stage, each row with the ?ci= statistics record of
+ * its result (schema/014): stats[i] for result[i] (borrowed; stats NULL or
+ * an entry NULL: none). */
+int am_store_results_stage_st(am_store *st, const char *session, int64_t *gen, size_t n,
+                              const int64_t *seq, char *const *result, char *const *stats);
 int am_store_tx_results_switch(am_store_tx *tx, const char *session, int64_t gen);
 int am_store_results_settle(am_store *st, const char *session, int64_t from);
 /* Shadow copies: a rescore rewrites a whole session (history, totals,
@@ -358,6 +369,11 @@ int am_store_shadow_begin(am_store *st, const char *session, char **shadow_id);
 int am_store_tx_shadow_segment(am_store_tx *tx, const char *session, const char *shadow_id,
                                int64_t seq, const char *result_json, int64_t glossary_version,
                                int64_t now_ms);
+/* As am_store_tx_shadow_segment, the copy with stats (borrowed; NULL:
+ * none) as its ?ci= statistics record (schema/013). */
+int am_store_tx_shadow_segment_st(am_store_tx *tx, const char *session, const char *shadow_id,
+                                  int64_t seq, const char *result_json, const char *stats,
+                                  int64_t glossary_version, int64_t now_ms);
 int am_store_tx_shadow_swap(am_store_tx *tx, const char *session, const char *shadow_id,
                             int64_t now_ms, int64_t *old);
 int am_store_session_purge(am_store *st, int64_t old);

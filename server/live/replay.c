@@ -255,6 +255,7 @@ typedef struct am_redo {
     size_t nchoice, cap_choice;
     int64_t *res_seq;
     char **res; /* owned JSON texts */
+    char **res_stats; /* res[i]'s ?ci= statistics record (owned; ci_stats.h) */
     size_t nres, cap_res;
     int64_t from; /* the checkpoint the replay started after (0: none) */
     /* the checkpoints after `from`, written again: entry i is system
@@ -282,9 +283,12 @@ static void redo_cleanup(am_redo *r)
         free(r->choice[i].alt);
     }
     free(r->choice);
-    for (size_t i = 0; i < r->nres; i++)
+    for (size_t i = 0; i < r->nres; i++) {
         free(r->res[i]);
+        free(r->res_stats[i]);
+    }
     free(r->res);
+    free(r->res_stats);
     free(r->res_seq);
     for (size_t i = 0; i < r->nckpt; i++) {
         free(r->ck_sys[i]);
@@ -338,15 +342,19 @@ static void redo_choices(am_redo *r, const am_plan *p, int sign)
     am_buf_cleanup(&key);
 }
 
-/* Keeps the new result text of segment seq (taken over). */
-static void redo_result(am_redo *r, int64_t seq, char *txt)
+/* Keeps the new result text of segment seq and its ?ci= statistics
+ * record (both taken over; stats NULL: none), staged together so the
+ * rewritten rows keep the fast ?ci= (schema/014). */
+static void redo_result(am_redo *r, int64_t seq, char *txt, char *stats)
 {
     if (r->nres == r->cap_res) {
         r->cap_res = r->cap_res ? 2 * r->cap_res : 256;
         r->res = am_xrealloc(r->res, r->cap_res * sizeof *r->res);
+        r->res_stats = am_xrealloc(r->res_stats, r->cap_res * sizeof *r->res_stats);
         r->res_seq = am_xrealloc(r->res_seq, r->cap_res * sizeof *r->res_seq);
     }
     r->res_seq[r->nres] = seq;
+    r->res_stats[r->nres] = stats;
     r->res[r->nres++] = txt;
 }
 
@@ -417,8 +425,9 @@ static int redo_exec(am_store_tx *tx, const am_redo_job *j)
     /* the later results were staged: they become visible with this commit */
     for (size_t k = 0; k < r->nres && rc == AM_OK; k++)
         if (r->res_seq[k] == j->seq && j->req) /* the replaced segment's own row */
-            rc = am_store_tx_segment_update(tx, j->session, r->res_seq[k], j->hash,
-                                            j->req->canonical, r->res[k], j->now);
+            rc = am_store_tx_segment_update_st(tx, j->session, r->res_seq[k], j->hash,
+                                               j->req->canonical, r->res[k], r->res_stats[k],
+                                               j->now);
     if (rc == AM_OK)
         rc = am_store_tx_results_switch(tx, j->session, j->gen);
     return rc;
@@ -432,7 +441,8 @@ static int redo_stage(am_store *store, const char *session, am_redo *r, int64_t 
 {
     int rc = am_store_results_settle(store, session, 0);
     if (rc == AM_OK)
-        rc = am_store_results_stage(store, session, gen, r->nres, r->res_seq, r->res);
+        rc = am_store_results_stage_st(store, session, gen, r->nres, r->res_seq, r->res,
+                                       r->res_stats);
     if (rc == AM_OK)
         rc = am_store_checkpoints_stage(store, session, *gen, r->nckpt, r->ck_seq, r->ck_sys,
                                         r->ck_stats);
@@ -687,8 +697,10 @@ static int edit_replay_row(am_edit *e, const am_row *r, int *retry)
                           plan.words.len);
             e->redo.n_new = plan.nwords;
         }
-        if (r->seq >= e->seq)
-            redo_result(&e->redo, at, am_json_dump(res));
+        if (r->seq >= e->seq) { /* the record am_apply encoded of this scoring */
+            redo_result(&e->redo, at, am_json_dump(res), plan.stats_txt);
+            plan.stats_txt = NULL;
+        }
     }
     am_plan_cleanup(&plan);
     if (replaced) {

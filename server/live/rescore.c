@@ -2,6 +2,7 @@
  * rescore.h). */
 #include "rescore.h"
 
+#include "ci_stats.h" /* each row's ?ci= statistics record */
 #include "events.h" /* am_events_notice (SSE "rescore") */
 #include "ingest_internal.h" /* am_rewrite_begin */
 #include "jscan.h" /* the stored requests read as text */
@@ -83,6 +84,7 @@ static void am_rs_vocab_free(am_rs_vocab *h)
 typedef struct am_rs_seg {
     int64_t seq;
     char *result; /* result JSON text (owned) */
+    char *stats; /* its ?ci= statistics record (owned; ci_stats.h) */
     const char **choices; /* (entry source, target) pairs borrowed from the runtime (owned array) */
     size_t nchoices;
 } am_rs_seg;
@@ -118,6 +120,7 @@ static void am_rs_cleanup(am_rs *r)
 {
     for (size_t i = 0; i < r->n; i++) {
         free(r->segs[i].result);
+        free(r->segs[i].stats);
         free(r->segs[i].choices);
     }
     free(r->segs);
@@ -399,6 +402,12 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
      * which cost two thirds more than the scoring itself here) */
     g->result = am_json_answer(&res, q.sys, r->tot, r->session, q.id, seq, am_scorer_signature(sc),
                                r->now, r->sess->glossary_version);
+    /* and the row's ?ci= statistics, as a POST stores them (schema/013):
+     * without them a rescored session lost the fast first ?ci= */
+    am_buf sb;
+    am_buf_init(&sb);
+    am_cistats_encode(sc, &res, q.sys, &sb);
+    g->stats = am_buf_detach(&sb);
     am_seg_req_cleanup(&q);
     json_decref(body);
     am_rs_strs_free(&strs);
@@ -444,8 +453,8 @@ static size_t am_rs_write_segment(am_store_tx *tx, const am_rs *r, const char *s
 {
     (void)ctx;
     const am_rs_seg *g = &r->segs[i];
-    *rc = am_store_tx_shadow_segment(tx, r->session, shadow, g->seq, g->result,
-                                     r->sess->glossary_version, r->now);
+    *rc = am_store_tx_shadow_segment_st(tx, r->session, shadow, g->seq, g->result, g->stats,
+                                        r->sess->glossary_version, r->now);
     for (size_t k = 0; k < g->nchoices && *rc == AM_OK; k++)
         *rc = am_store_tx_choice_incr(tx, shadow, g->choices[2 * k], g->choices[2 * k + 1]);
     return i + 1;

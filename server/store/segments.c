@@ -121,13 +121,21 @@ int am_store_tx_segment_update(am_store_tx *tx, const char *session, int64_t seq
                                const char *body_hash, const char *request_json,
                                const char *result_json, int64_t now_ms)
 {
+    return am_store_tx_segment_update_st(tx, session, seq, body_hash, request_json, result_json,
+                                         NULL, now_ms);
+}
+
+int am_store_tx_segment_update_st(am_store_tx *tx, const char *session, int64_t seq,
+                                  const char *body_hash, const char *request_json,
+                                  const char *result_json, const char *stats, int64_t now_ms)
+{
     if (!result_json || (!body_hash) != (!request_json))
         return AM_ERR_INVALID;
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SEG_UPDATE, "iittti", sid, seq, body_hash, request_json,
-                     result_json, now_ms);
+        rc = am_exec(tx->st, tx->c, AM_S_SEG_UPDATE, "iitttit", sid, seq, body_hash, request_json,
+                     result_json, now_ms, stats);
     if (rc == AM_OK && am_changes(tx->c) == 0)
         rc = AM_ERR_NOTFOUND;
     if (rc == AM_OK)
@@ -418,6 +426,12 @@ int am_store_results_settle(am_store *st, const char *session, int64_t from)
 int am_store_results_stage(am_store *st, const char *session, int64_t *gen, size_t n,
                            const int64_t *seq, char *const *result)
 {
+    return am_store_results_stage_st(st, session, gen, n, seq, result, NULL);
+}
+
+int am_store_results_stage_st(am_store *st, const char *session, int64_t *gen, size_t n,
+                              const int64_t *seq, char *const *result, char *const *stats)
+{
     int64_t sid, cur;
     int rc = am_w_begin(st);
     if (rc)
@@ -434,9 +448,12 @@ int am_store_results_stage(am_store *st, const char *session, int64_t *gen, size
         for (size_t k = 0; k < AM_RESULT_CHUNK && i < n && rc == AM_OK; k++, i++) {
             /* the segment's spare row (one no reader can see) is rewritten in
              * place: no row is ever deleted, and a segment has two at most */
-            rc = am_exec(st, &st->w, AM_S_RESULT_REUSE, "iiiti", sid, *gen, seq[i], result[i], cur);
+            const char *rec = stats ? stats[i] : NULL;
+            rc = am_exec(st, &st->w, AM_S_RESULT_REUSE, "iiitit", sid, *gen, seq[i], result[i], cur,
+                         rec);
             if (rc == AM_OK && am_changes(&st->w) == 0)
-                rc = am_exec(st, &st->w, AM_S_RESULT_STAGE, "iiit", sid, *gen, seq[i], result[i]);
+                rc = am_exec(st, &st->w, AM_S_RESULT_STAGE, "iiitt", sid, *gen, seq[i], result[i],
+                             rec);
         }
         rc = am_w_end(st, rc);
         if (rc)

@@ -306,6 +306,14 @@ int am_store_tx_shadow_segment(am_store_tx *tx, const char *session, const char 
                                int64_t seq, const char *result_json, int64_t glossary_version,
                                int64_t now_ms)
 {
+    return am_store_tx_shadow_segment_st(tx, session, shadow_id, seq, result_json, NULL,
+                                         glossary_version, now_ms);
+}
+
+int am_store_tx_shadow_segment_st(am_store_tx *tx, const char *session, const char *shadow_id,
+                                  int64_t seq, const char *result_json, const char *stats,
+                                  int64_t glossary_version, int64_t now_ms)
+{
     if (!result_json)
         return AM_ERR_INVALID;
     int64_t sid, shadow;
@@ -313,8 +321,8 @@ int am_store_tx_shadow_segment(am_store_tx *tx, const char *session, const char 
     if (rc == AM_OK)
         rc = am_tx_sid(tx, shadow_id, &shadow);
     if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SHADOW_SEGMENT, "iiitii", sid, shadow, seq, result_json,
-                     now_ms, glossary_version);
+        rc = am_exec(tx->st, tx->c, AM_S_SHADOW_SEGMENT, "iiitiit", sid, shadow, seq, result_json,
+                     now_ms, glossary_version, stats);
     if (rc == AM_OK && am_changes(tx->c) != 1)
         rc = AM_ERR_NOTFOUND;
     return rc;

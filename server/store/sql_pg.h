@@ -47,13 +47,16 @@
 #define AM_PG_RESULT_JOIN " FROM segments s "
 
 /* A segment's ?ci= statistics record (schema/013, server/live/ci_stats.h):
- * segments.stats, unless a staged result of segment_results is the
- * segment's result (a replay's or rescore's, written without a record):
- * then NULL, and the reader computes them from the request and result.
- * Used like AM_PG_RESULT_COL. */
+ * the record of the row its result is read from (as AM_PG_RESULT_COL): the
+ * newest staged row of segment_results not above the session's current
+ * generation (a replay's, schema/014) when there is one, else
+ * segments.stats. NULL when that row has none (written before 013/014)
+ * or an empty one: the reader computes the statistics from the request
+ * and result. Used like AM_PG_RESULT_COL. */
 #define AM_PG_STATS_COL                                                                            \
-    "(CASE WHEN EXISTS (SELECT 1 FROM segment_results r WHERE r.sid = s.sid AND r.seq = s.seq "    \
-    "AND r.gen <= (SELECT result_gen FROM sessions WHERE sid = $1)) THEN NULL ELSE s.stats END)"
+    "nullif(coalesce((SELECT coalesce(r.stats, '') FROM segment_results r WHERE r.sid = s.sid "    \
+    "AND r.seq = s.seq AND r.gen <= (SELECT result_gen FROM sessions WHERE sid = $1) "             \
+    "ORDER BY r.gen DESC LIMIT 1), s.stats), '')"
 
 /* A checkpoint row c of session s that a replay may start from
  * (schema/008). */
@@ -141,8 +144,8 @@
       "SELECT $2::bigint, version, entries, created_at FROM glossaries WHERE sid = $1")            \
     X(SHADOW_SEGMENT,                                                                              \
       "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "                    \
-      "created_at, updated_at, glossary_version) SELECT $2::bigint, seq, client_id, "              \
-      "body_hash, request, $4::text, created_at, $5::bigint, $6::bigint FROM segments "            \
+      "created_at, updated_at, glossary_version, stats) SELECT $2::bigint, seq, client_id, "       \
+      "body_hash, request, $4::text, created_at, $5::bigint, $6::bigint, $7::text FROM segments "  \
       "WHERE sid = $1 AND seq = $3")                                                               \
     X(SHADOW_HIDE_OLD, "UPDATE sessions SET id = '~del~' || sid::text WHERE id = $1 "              \
                        "RETURNING sid, version, rewrites, segments")                               \
@@ -174,7 +177,7 @@
                   "created_at, updated_at, glossary_version, words, stats) "                       \
                   "VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10)")                          \
     X(SEG_UPDATE, "UPDATE segments SET body_hash = COALESCE($3, body_hash), "                      \
-                  "request = COALESCE($4, request), result = $5, stats = NULL, "                   \
+                  "request = COALESCE($4, request), result = $5, stats = $7, "                     \
                   "updated_at = $6 WHERE sid = $1 AND seq = $2")                                   \
     X(SEG_WALK, "SELECT seq, client_id, request, glossary_version FROM segments "                  \
                 "WHERE sid = $1 AND seq >= $2 "                                                    \
@@ -195,9 +198,11 @@
     X(SEG_RESULT,                                                                                  \
       "SELECT s.client_id, " AM_PG_RESULT_COL AM_PG_RESULT_JOIN "WHERE s.sid = $1 AND s.seq = $2") \
     X(RESULT_GEN, "SELECT result_gen FROM sessions WHERE sid = $1")                                \
-    X(RESULT_STAGE, "INSERT INTO segment_results (sid, gen, seq, result) VALUES ($1, $2, $3, $4)") \
+    X(RESULT_STAGE, "INSERT INTO segment_results (sid, gen, seq, result, stats) "                  \
+                    "VALUES ($1, $2, $3, $4, $5)")                                                 \
     X(RESULT_REUSE,                                                                                \
-      "UPDATE segment_results SET gen = $2, result = $4 WHERE ctid = (SELECT r.ctid FROM "         \
+      "UPDATE segment_results SET gen = $2, result = $4, stats = $6 WHERE ctid = (SELECT r.ctid "  \
+      "FROM "                                                                                      \
       "segment_results r WHERE r.sid = $1 AND r.seq = $3 AND (r.gen > $5 OR r.gen < (SELECT "      \
       "max(n.gen) FROM segment_results n WHERE n.sid = $1 AND n.seq = $3 AND n.gen <= $5)) "       \
       "LIMIT 1)")                                                                                  \

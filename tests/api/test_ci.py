@@ -342,8 +342,8 @@ def test_first_request_reads_records():
         eq(first(["UPDATE segments SET stats = 'AAAA' WHERE seq % 3 = 0"]), with_records,
            "some records damaged")
         restore()
-        # a rescore with another glossary rewrites the results (staged, schema/006)
-        # without records: the rows' records are stale and must not be read
+        # a rescore with another glossary rewrites the results with new
+        # records (test_rewritten_rows_keep_records): the old ones must not be read
         srv = Server("--request-timeout-ms", "0", db=db)
         cl = srv.client()
         lines = glossary.splitlines(True)
@@ -364,6 +364,96 @@ def test_first_request_reads_records():
     finally:
         srv.kill()
 
+
+
+def test_rewritten_rows_keep_records():
+    """A rescore (the session copied with new results), a PUT and a DELETE
+    (a replay: the later results staged in segment_results, schema/006) and
+    an XLIFF import (the POST path) write each rewritten row's ?ci=
+    statistics record with its new result (schema/013, and schema/014 for
+    a staged result), on either backend: with every stored request made
+    unreadable, the first ?ci= request after a start still answers byte for
+    byte what it answers with the requests (only records can answer then;
+    before this, every rewritten row had none and such a request failed),
+    and with every record removed (the numbers recomputed from the requests
+    and results) the same again: the records hold the rewritten results'
+    statistics, not stale ones."""
+    from harness import ROOT, Server, db_connect, db_query
+    glossary = open(TICO_GLOSSARY, encoding="utf-8").read()
+    srv = Server("--request-timeout-ms", "0")
+    try:
+        c = srv.client()
+        c.create_session(id="rw1", options={"baseline_system": "base"})
+        expect_status(c.put(base("rw1") + "/glossary", glossary, ctype="text/csv"), 200,
+                      "glossary")
+        c.create_session(id="rw2", options={"baseline_system": "base"})
+        for i in range(70):
+            for sid in ("rw1", "rw2"):
+                expect_status(c.post(base(sid) + "/segments", seg(i)), 201,
+                              "POST %s %d" % (sid, i))
+        # a rescore with another glossary: every row rewritten
+        lines = glossary.splitlines(True)
+        expect_status(c.put(base("rw1") + "/glossary", "".join(lines[:len(lines) // 3]),
+                            ctype="text/csv"), 200, "smaller glossary")
+        expect_status(c.post(base("rw1") + "/rescore", timeout=600), 200, "rescore")
+        # an early segment changed (every later result staged) and one
+        # after the first checkpoint deleted (staged again, a second
+        # generation over the first)
+        t = tico19()[3]
+        body = dict(seg(3), hypotheses={"base": t["translation"], "good": t["hypothesis"]})
+        expect_status(c.put(base("rw2") + "/segments/s3", body), 200, "PUT s3")
+        expect_status(c.delete(base("rw2") + "/segments/s40"), 204, "DELETE s40")
+        c.create_session(id="rw3")
+        with open(os.path.join(ROOT, "tests", "data", "xliff", "omegat.xlf"), "rb") as f:
+            expect_status(c.post(base("rw3") + "/import", f.read(),
+                                 ctype="application/xliff+xml"), 200, "import")
+        c.close()
+        db = srv.db
+        eq(srv.stop(), 0, "exit status")
+        # every row of the rescored session carries a record; the replay's
+        # staged rows too
+        eq(db_query(db, "SELECT count(*) FROM segments s JOIN sessions n ON n.sid = s.sid "
+                        "WHERE n.id = 'rw1' AND s.stats IS NULL"), [(0,)], "rescored rows")
+        eq(db_query(db, "SELECT count(*) FROM segment_results r JOIN sessions n ON "
+                        "n.sid = r.sid WHERE n.id = 'rw2' AND r.gen = n.result_gen "
+                        "AND r.stats IS NULL"), [(0,)], "staged rows of the replay")
+        staged = db_query(db, "SELECT count(*) FROM segment_results r JOIN sessions n ON "
+                              "n.sid = r.sid WHERE n.id = 'rw2' AND r.gen = n.result_gen")
+        check(staged[0][0] >= 25, "the replay staged the later rows: %r" % staged)
+
+        def first(sql=()):
+            """The first answers of a fresh server after sql ran on the rows."""
+            nonlocal srv
+            con = db_connect(db)
+            with con:
+                for q in sql:
+                    con.execute(q)
+            con.close()
+            srv = Server("--request-timeout-ms", "0", db=db)
+            cl = srv.client()
+            out = []
+            for sid in ("rw1", "rw2", "rw3"):
+                r = cl.get(base(sid) + "/metrics?ci=0.95", timeout=600)
+                out.append((r.status, r.body))  # the whole answer, byte for byte
+            cl.close()
+            eq(srv.stop(), 0, "exit status")
+            return out
+
+        want = first()
+        for sid, (status, _body) in zip(("rw1", "rw2", "rw3"), want):
+            eq(status, 200, "%s first ?ci" % sid)
+        check(b'"term-EM"' in want[0][1], "the glossary's metrics are resampled")
+        eq(first(["CREATE TABLE saved_requests AS SELECT sid, seq, request FROM segments",
+                  "UPDATE segments SET request = '{'"]), want,
+           "records alone (requests unreadable)")
+        eq(first(["UPDATE segments SET request = (SELECT v.request FROM saved_requests v "
+                  "WHERE v.sid = segments.sid AND v.seq = segments.seq)",
+                  "DROP TABLE saved_requests",
+                  "UPDATE segments SET stats = NULL",
+                  "UPDATE segment_results SET stats = NULL"]), want,
+           "recomputed without records")
+    finally:
+        srv.kill()
 
 def test_no_baseline_and_empty():
     fill("ci-c", 5)

@@ -143,17 +143,18 @@ def db_dump(path):
 
 
 def drop_ci_records(path):
-    """Removes every segment row's stored ?ci= statistics (schema 013) in a
-    stopped server's database (a SQLite path or a PostgreSQL URL), as rows
-    written before that schema have none: ?ci= then reads and scores every
+    """Removes every segment row's stored ?ci= statistics (schema 013, and
+    each staged result's, 014) in a stopped server's database (a SQLite path
+    or a PostgreSQL URL), as rows written before those schemas have none: ?ci= then reads and scores every
     segment again, the seconds of CPU a budget or a client's close must
     stop (with the records a 64,000-segment ?ci= takes about a second)."""
     if path.startswith("postgresql://"):
-        pg_run(path, "UPDATE segments SET stats = NULL;")
+        pg_run(path, "UPDATE segments SET stats = NULL; UPDATE segment_results SET stats = NULL;")
         return
     con = db_connect(path)
     with con:
         con.execute("UPDATE segments SET stats = NULL")
+        con.execute("UPDATE segment_results SET stats = NULL")  # schema 014
     con.close()
 
 

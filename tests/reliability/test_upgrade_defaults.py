@@ -175,6 +175,7 @@ def test_crafted_old_sessions_keep_old_tokenizers():
         for col in ("tokenizer", "lang", "source_lang"):
             con.execute("ALTER TABLE vocabularies DROP COLUMN " + col)
         con.execute("ALTER TABLE segments DROP COLUMN stats")  # and 013's
+        con.execute("ALTER TABLE segment_results DROP COLUMN stats")  # and 014's
     con.close()
     check_upgraded(db, "crafted")
 

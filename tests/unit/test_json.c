@@ -314,12 +314,10 @@ static char *answer_tree(const am_scorer *sc, const am_seg_result *res, const ch
 }
 
 /* Every TICO-19 dev segment scored with the TICO-19 glossary for three
- * systems (names out of order, one needing escapes), k = 11 (keys r10,
- * r11 sort before r2), windows 10 and 2 (sorted as strings): the direct
- * answer equals the tree's dump. */
-static void test_answer_equals_tree(void **state)
+ * systems names[0..3), recall k and windows as given: the direct answer
+ * equals the tree's dump. */
+static void answer_case(const char *k_opt, const char *windows, const char *const *names)
 {
-    (void)state;
     am_sgml_doc ref, hyp, src;
     am_gloss g;
     tu_tico_docs(&ref, &hyp, &src, &g);
@@ -327,13 +325,12 @@ static void test_answer_equals_tree(void **state)
     am_config_init(&c);
     assert_int_equal(am_config_set(&c, "target_lang", "fr", NULL), AM_OK);
     assert_int_equal(am_config_set(&c, "source_lang", "en", NULL), AM_OK);
-    assert_int_equal(am_config_set(&c, "k", "11", NULL), AM_OK);
-    assert_int_equal(am_config_set(&c, "windows", "10,2", NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "k", k_opt, NULL), AM_OK);
+    assert_int_equal(am_config_set(&c, "windows", windows, NULL), AM_OK);
     am_scorer *sc = NULL;
     assert_int_equal(am_scorer_new(&c, NULL, 0, &g, NULL, &sc, NULL), AM_OK);
     am_score_ws *ws = am_score_ws_new();
     am_vocab *hist = am_vocab_new();
-    const char *names[3] = {"zeta", "alpha", "q\"uote\\d"};
     am_totals tot[3];
     for (size_t k = 0; k < 3; k++)
         am_totals_init(&tot[k], sc);
@@ -375,6 +372,25 @@ static void test_answer_equals_tree(void **state)
     am_sgml_free(&ref);
     am_sgml_free(&hyp);
     am_sgml_free(&src);
+}
+
+/* Names out of order, one needing escapes, k = 11 (keys r10, r11 sort
+ * before r2), windows 10 and 2 (sorted as strings): objects the writer
+ * rewrites in key order (json_answer.c am_jw_sort). */
+static void test_answer_equals_tree(void **state)
+{
+    (void)state;
+    const char *names[3] = {"zeta", "alpha", "q\"uote\\d"};
+    answer_case("11", "10,2", names);
+}
+
+/* Names in order, a one-digit k, windows in string order: every object
+ * comes in key order and is written once (no rewrite); the same bytes. */
+static void test_answer_in_order_equals_tree(void **state)
+{
+    (void)state;
+    const char *names[3] = {"alpha", "base", "good"};
+    answer_case("4", "2,5", names);
 }
 
 /* am_buf_appendc's fast path and am_buf_reserve keep the buffer a
@@ -494,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_reals_shortest_as_printf),
         cmocka_unit_test(test_totals_text_equals_tree),
         cmocka_unit_test(test_answer_equals_tree),
+        cmocka_unit_test(test_answer_in_order_equals_tree),
         cmocka_unit_test(test_canonical_is_janssons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -165,6 +165,28 @@ static void test_known_texts(void **state)
     }
 }
 
+/* Integral values (counts kept as reals) are written as "%lld.0" would
+ * write them: zero, signs, every digit count up to the 1e15 bound, and
+ * the values either side of each power of ten. */
+static void test_integral_json(void **state)
+{
+    (void)state;
+    char js[AM_REALFMT_MAX], want[64];
+    for (int64_t p = 1; p < 1000000000000000LL; p *= 10)
+        for (int64_t d = -1; d <= 1; d++)
+            for (int sign = -1; sign <= 1; sign += 2) {
+                int64_t v = sign * (p + d);
+                size_t n = am_realfmt_json((double)v, js);
+                snprintf(want, sizeof want, "%lld.0", (long long)v);
+                assert_string_equal(js, want);
+                assert_int_equal(n, strlen(want));
+            }
+    assert_int_equal(am_realfmt_json(999999999999999.0, js), 17);
+    assert_string_equal(js, "999999999999999.0");
+    assert_int_equal(am_realfmt_json(-999999999999999.0, js), 18);
+    assert_string_equal(js, "-999999999999999.0");
+}
+
 static void test_json_text(void **state)
 {
     (void)state;
@@ -185,9 +207,8 @@ static void test_json_text(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_edges),
-        cmocka_unit_test(test_random),
-        cmocka_unit_test(test_known_texts),
+        cmocka_unit_test(test_edges),       cmocka_unit_test(test_random),
+        cmocka_unit_test(test_known_texts), cmocka_unit_test(test_integral_json),
         cmocka_unit_test(test_json_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,20 @@
+-- 014_staged_result_stats.sql — a staged result keeps its ?ci= statistics
+-- record too (issue 27, goal 4).
+--
+-- Since 013 a POSTed segment row keeps the bootstrap statistics of its
+-- result (segments.stats), so GET …/metrics?ci= reads a record instead of
+-- parsing and scoring the stored request again. A replay (PUT or DELETE of
+-- a segment) stages the new results of the later segments in
+-- segment_results (006), and those rows had no record: every segment after
+-- an edit fell back to the recomputation, so a session that was edited
+-- lost the fast ?ci= from the edited segment on. Now a staged row carries
+-- the record of its own result:
+--
+--   stats   the record (server/live/ci_stats.h) of segment_results.result,
+--           as base64 text; NULL: not recorded (rows staged before), then
+--           computed from the stored request and result as before.
+--
+-- A segment's record is the one of the row its result is read from: the
+-- newest staged row not above sessions.result_gen when it has one, else
+-- segments.stats (server/store/sql.h AM_STATS_COL).
+ALTER TABLE segment_results ADD COLUMN stats TEXT;
