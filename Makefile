@@ -352,8 +352,7 @@ print-%:
 #                  one database, --pg-require-sync; test_pg_rewrites; test_pg_ops: a
 #                  primary + two standbys, /readyz and /metrics on standbys that do not
 #                  stream, every write route refused, --db password redacted) and every
-#                  suite of PG_SUITES (the pass's at their full sizes, and test_batch,
-#                  left out of it for time)
+#                  suite of PG_SUITES (the pass's, at their full sizes)
 #                  against the same kind of cluster (tests/pgutil.py start: loopback, as
 #                  nobody, under /tmp); needs postgresql-15 (tools/deps.sh)
 PG_SUITES ?= $(shell sed -e 's/^\#time: *//' -e 's/\#.*//' tests/pg-suites.txt)

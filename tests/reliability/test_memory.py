@@ -35,11 +35,10 @@ from harness import (Server, base, check, eq, expect_problem, expect_status,  # 
 MIB = 1 << 20
 # RSS is glibc malloc's under test; valgrind's and ASan's allocators keep their own
 NO_RSS = SLOW or "asan" in os.environ.get("ADAPTMON", "")
-ENTRIES = scale(20000, 4000, 4000)
-# under valgrind (and in the quick PostgreSQL pass: a glossary is stored the
-# same way at any size) the glossaries are a fifth as big: so is the budget,
-# so that ten of them still overflow it and evictions are exercised
-BUDGET = scale(32, 6, 6) * MIB
+ENTRIES = scale(20000, 4000)
+# under valgrind the glossaries are a fifth as big: so is the budget, so that
+# ten of them still overflow it and evictions are exercised
+BUDGET = scale(32, 6) * MIB
 SESSIONS = 10
 
 
