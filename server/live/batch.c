@@ -59,14 +59,13 @@ static int batch_write(am_store_tx *tx, am_batch_job *j, size_t k, size_t *touch
     for (size_t c = 0; c < p->nchoices && rc == AM_OK; c++)
         rc = am_store_tx_choice_incr(tx, p->session, p->choices[2 * c], p->choices[2 * c + 1]);
     if (rc == AM_OK) { /* with its words, pending in its row (schema/010) */
-        rc = am_store_tx_segment_append(tx, p->session, p->seq, p->client_id, p->hash,
-                                        p->canonical, p->result_txt, p->glossary_version,
-                                        am_buf_str(&p->words), p->nwords, p->stats_txt, p->now);
+        rc = am_store_tx_segment_append(tx, p->session, p->seq, p->client_id, p->hash, p->canonical,
+                                        p->result_txt, p->glossary_version, am_buf_str(&p->words),
+                                        p->nwords, p->stats_txt, p->now);
         p->dup = rc == AM_ERR_CONFLICT; /* the id's unique index: stored meanwhile */
     }
     if (rc == AM_OK && (settles || !next)) {
-        rc = am_store_tx_session_touch(tx, p->session, p->seq, (int64_t)(k + 1 - *touched),
-                                       p->now);
+        rc = am_store_tx_session_touch(tx, p->session, p->seq, (int64_t)(k + 1 - *touched), p->now);
         *touched = k + 1;
     }
     if (rc == AM_OK && settles) {
@@ -135,8 +134,8 @@ static int known_id(void *ctx, const char *client_id, int64_t seq)
 /* The ids among reqs[0..n) (at most a chunk's) stored before, into known:
  * one lookup on the chunk's snapshot for all (a statement per item was a
  * round trip per item in PostgreSQL). */
-static int batch_known_ids(am_store_rtx *rtx, const char *session, const am_seg_req *reqs,
-                           size_t n, am_vocab *known)
+static int batch_known_ids(am_store_rtx *rtx, const char *session, const am_seg_req *reqs, size_t n,
+                           am_vocab *known)
 {
     am_buf ids; /* NUL-separated */
     am_buf_init(&ids);
