@@ -77,7 +77,18 @@ static int batch_write(am_store_tx *tx, am_batch_job *j, size_t k, size_t *touch
 }
 
 /* The job: the session's state checked once, under its row lock (the
- * first plan's, am_post_job_check), then every plan's writes in order. */
+ * first plan's, am_post_job_check), then every plan's writes in order.
+ * PostgreSQL's 40P01/40001 (a deadlock, a serialization failure) cannot
+ * reach it: writes run in READ COMMITTED, which raises no serialization
+ * failure; every row the job writes (segments, totals, checkpoints,
+ * vocab, occurrences) belongs to its session, whose row it locks first,
+ * as the session's other writers on any node do (a POST's job, a
+ * rewrite's switch, a settle), except a rewrite's staging, which writes
+ * rows of a newer result generation that the job never touches; a group
+ * commit's jobs take their sessions' rows in key order (tx.c). Were one
+ * to come, the job fails as an
+ * unavailable database does: 503 with Retry-After on that item, nothing
+ * of the chunk stored, and the client's retry with the same ids is safe. */
 static int am_batch_job_run(am_store_tx *tx, void *ctx)
 {
     am_batch_job *j = ctx;
