@@ -86,9 +86,9 @@ static int batch_write(am_store_tx *tx, am_batch_job *j, size_t k, size_t *touch
  * rewrite's switch, a settle), except a rewrite's staging, which writes
  * rows of a newer result generation that the job never touches; a group
  * commit's jobs take their sessions' rows in key order (tx.c). Were one
- * to come, the job fails as an
- * unavailable database does: 503 with Retry-After on that item, nothing
- * of the chunk stored, and the client's retry with the same ids is safe. */
+ * to come, the job fails as an unavailable database does: 503 with
+ * Retry-After on that item, nothing of the chunk stored, and the
+ * client's retry with the same ids is safe. */
 static int am_batch_job_run(am_store_tx *tx, void *ctx)
 {
     am_batch_job *j = ctx;
