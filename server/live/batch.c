@@ -59,14 +59,13 @@ static int batch_write(am_store_tx *tx, am_batch_job *j, size_t k, size_t *touch
     for (size_t c = 0; c < p->nchoices && rc == AM_OK; c++)
         rc = am_store_tx_choice_incr(tx, p->session, p->choices[2 * c], p->choices[2 * c + 1]);
     if (rc == AM_OK) { /* with its words, pending in its row (schema/010) */
-        rc = am_store_tx_segment_append(tx, p->session, p->seq, p->client_id, p->hash,
-                                        p->canonical, p->result_txt, p->glossary_version,
-                                        am_buf_str(&p->words), p->nwords, p->stats_txt, p->now);
+        rc = am_store_tx_segment_append(tx, p->session, p->seq, p->client_id, p->hash, p->canonical,
+                                        p->result_txt, p->glossary_version, am_buf_str(&p->words),
+                                        p->nwords, p->stats_txt, p->now);
         p->dup = rc == AM_ERR_CONFLICT; /* the id's unique index: stored meanwhile */
     }
     if (rc == AM_OK && (settles || !next)) {
-        rc = am_store_tx_session_touch(tx, p->session, p->seq, (int64_t)(k + 1 - *touched),
-                                       p->now);
+        rc = am_store_tx_session_touch(tx, p->session, p->seq, (int64_t)(k + 1 - *touched), p->now);
         *touched = k + 1;
     }
     if (rc == AM_OK && settles) {
@@ -78,7 +77,18 @@ static int batch_write(am_store_tx *tx, am_batch_job *j, size_t k, size_t *touch
 }
 
 /* The job: the session's state checked once, under its row lock (the
- * first plan's, am_post_job_check), then every plan's writes in order. */
+ * first plan's, am_post_job_check), then every plan's writes in order.
+ * PostgreSQL's 40P01/40001 (a deadlock, a serialization failure) cannot
+ * reach it: writes run in READ COMMITTED, which raises no serialization
+ * failure; every row the job writes (segments, totals, checkpoints,
+ * vocab, occurrences) belongs to its session, whose row it locks first,
+ * as the session's other writers on any node do (a POST's job, a
+ * rewrite's switch, a settle), except a rewrite's staging, which writes
+ * rows of a newer result generation that the job never touches; a group
+ * commit's jobs take their sessions' rows in key order (tx.c). Were one
+ * to come, the job fails as an unavailable database does: 503 with
+ * Retry-After on that item, nothing of the chunk stored, and the
+ * client's retry with the same ids is safe. */
 static int am_batch_job_run(am_store_tx *tx, void *ctx)
 {
     am_batch_job *j = ctx;
@@ -135,8 +145,8 @@ static int known_id(void *ctx, const char *client_id, int64_t seq)
 /* The ids among reqs[0..n) (at most a chunk's) stored before, into known:
  * one lookup on the chunk's snapshot for all (a statement per item was a
  * round trip per item in PostgreSQL). */
-static int batch_known_ids(am_store_rtx *rtx, const char *session, const am_seg_req *reqs,
-                           size_t n, am_vocab *known)
+static int batch_known_ids(am_store_rtx *rtx, const char *session, const am_seg_req *reqs, size_t n,
+                           am_vocab *known)
 {
     am_buf ids; /* NUL-separated */
     am_buf_init(&ids);

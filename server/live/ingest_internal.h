@@ -73,11 +73,6 @@ typedef struct am_plan {
      * the job checks version too (under the session's row lock) */
     int fast, dup, exact;
     int64_t version;
-    /* follows: a batch job's plan after the first, in the same transaction:
-     * the session's state is what the plan before it left (checked under
-     * the row lock the first plan's read took), so the job does not read
-     * it again (a round trip per item in PostgreSQL) */
-    int follows;
 } am_plan;
 
 /* What a segment is scored with: a compiled scorer, its glossary (entry

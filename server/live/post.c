@@ -190,8 +190,6 @@ static int am_post_job_write(am_store_tx *tx, am_plan *p)
 int am_post_job(am_store_tx *tx, void *ctx)
 {
     am_plan *p = ctx;
-    if (p->follows)
-        return am_post_job_write(tx, p);
     int rc = am_post_job_check(tx, p);
     return rc == AM_OK ? am_post_job_write(tx, p) : rc;
 }

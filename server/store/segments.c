@@ -86,9 +86,9 @@ int am_store_tx_segment_insert_st(am_store_tx *tx, const char *session, int64_t 
                                   int64_t glossary_version, const char *words, size_t nwords,
                                   const char *stats, int64_t now_ms)
 {
-    int rc = am_store_tx_segment_append(tx, session, seq, client_id, body_hash, request_json,
-                                        result_json, glossary_version, words, nwords, stats,
-                                        now_ms);
+    int rc =
+        am_store_tx_segment_append(tx, session, seq, client_id, body_hash, request_json,
+                                   result_json, glossary_version, words, nwords, stats, now_ms);
     int64_t sid;
     if (rc == AM_OK)
         rc = am_tx_sid(tx, session, &sid); /* cached by the append */
@@ -111,8 +111,8 @@ int am_store_tx_segments_known(am_store_rtx *rtx, const char *session, const cha
     am_buf_init(&arr);
     store_words_json(&arr, ids, n);
     store_counts p = {fn, ctx};
-    rc = store_each(tx->st, tx->c, AM_S_SEG_KNOWN, store_count_row, &p, "it", sid,
-                    am_buf_str(&arr));
+    rc =
+        store_each(tx->st, tx->c, AM_S_SEG_KNOWN, store_count_row, &p, "it", sid, am_buf_str(&arr));
     am_buf_cleanup(&arr);
     return rc;
 }

@@ -169,14 +169,16 @@ def test_racing_batch_equals_serial_replay():
     chunk: scored on one snapshot for a while, then written by one
     group-commit job), and while the chunk is scored client b rewrites the
     session through node B: a PUT of b<k> (a replay of the tail: short, so
-    it often lands inside the chunk's scoring), in one round a DELETE of it,
-    in one a rescore. A chunk whose snapshot such a rewrite overtook must
+    it often lands inside the chunk's scoring; sent at offsets that sweep
+    the last batch's time), in round 1 a DELETE of it, in round 2 a rescore
+    (early: a whole rewrite recomputes the totals and would hide an earlier
+    chunk's damage). A chunk whose snapshot such a rewrite overtook must
     not be written from the old totals (the rewrite changes the totals and
     the history, not the last seq): the job checks the snapshot's version
     under the row lock, as a POST's does, and the chunk is scored again.
     The totals equal a serial replay of the final log, and every id is
-    stored once. A race: before the fix it failed 2 runs of 3 (and every
-    run of a variant with a replay check after each round)."""
+    stored once. A race: before the fix it failed 3 runs of 3 (it passes
+    3 of 3 with it)."""
     db = pg().create_db("batchrace")
     a, b = two_nodes(db)
     ca, cb = a.client(), b.client()
@@ -192,11 +194,12 @@ def test_racing_batch_equals_serial_replay():
         tb = time.time()
         th = threading.Thread(target=lambda: out.append(post_batch_retry(ca, "s", bodies)))
         th.start()
-        time.sleep(0.05 + 0.03 * (k % 3))  # early in the chunk's scoring
-        if k == 5:
+        # into the chunk's scoring: offsets from its start to past its middle
+        time.sleep(took * 0.12 * (k % 5))
+        if k == 1:  # early: a rewrite recomputes the totals, hiding earlier damage
             r = cb.delete(base("s") + "/segments/b%d" % k)
             what, ok = "DELETE b%d" % k, 204
-        elif k == 11:
+        elif k == 2:
             r = cb.post(base("s") + "/rescore", {})
             what, ok = "rescore", 200
         else:
