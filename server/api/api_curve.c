@@ -405,6 +405,21 @@ static int am_cv_plain(const char *name, size_t len)
 
 #define AM_CV_NAME_MAX 256 /* longer system names take the parsed path */
 
+/* Adds one row to every system registered so far: cur[i] for those the row
+ * has (here[i]), zeros for the others (a system absent from a row counts as
+ * nothing there). */
+static void am_cv_add_row(am_cv_ctx *c, const unsigned char *here, double cur[][AM_CV_N][2],
+                          int sampled)
+{
+    for (size_t i = 0; i < c->nsys; i++) {
+        am_cv_in in;
+        memset(&in, 0, sizeof in);
+        if (here[i])
+            memcpy(in.cur, cur[i], sizeof in.cur);
+        am_cv_add(c, &c->sys[i], &in, sampled);
+    }
+}
+
 /* Window mode, one row from its text: the systems of scores.systems (the
  * same names as the row's totals, in the same order: a result's scores and
  * totals are written from one list of names, json_answer.c) and each one's
@@ -446,13 +461,7 @@ static int am_cv_row_window(am_cv_ctx *c, const char *result_json, int sampled)
     }
     if (*p != '}')
         return 0;
-    for (size_t i = 0; i < c->nsys; i++) {
-        am_cv_in in;
-        memset(&in, 0, sizeof in);
-        if (here[i])
-            memcpy(in.cur, cur[i], sizeof in.cur);
-        am_cv_add(c, &c->sys[i], &in, sampled);
-    }
+    am_cv_add_row(c, here, cur, sampled);
     return 1;
 }
 
@@ -505,13 +514,7 @@ static int am_cv_row_rec(am_cv_ctx *c, const char *stats, int sampled)
         here[s - c->sys] = 1;
         am_cv_rec_counts(c, &c->rec->sys[k], cur[s - c->sys]);
     }
-    for (size_t i = 0; i < c->nsys; i++) {
-        am_cv_in in;
-        memset(&in, 0, sizeof in);
-        if (here[i])
-            memcpy(in.cur, cur[i], sizeof in.cur);
-        am_cv_add(c, &c->sys[i], &in, sampled);
-    }
+    am_cv_add_row(c, here, cur, sampled);
     return 1;
 }
 

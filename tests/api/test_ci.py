@@ -245,6 +245,28 @@ def test_retries_over_budget_finish():
     finally:
         srv.kill()
 
+def _two_sessions(c, glossary, with_glossary, without):
+    """Sessions with_glossary (on glossary) and without, both with the
+    baseline system "base"."""
+    c.create_session(id=with_glossary, options={"baseline_system": "base"})
+    expect_status(c.put(base(with_glossary) + "/glossary", glossary, ctype="text/csv"), 200,
+                  "glossary")
+    c.create_session(id=without, options={"baseline_system": "base"})
+
+
+def _rescore_and_replay(c, glossary, rescored, replayed):
+    """Session `rescored` gets a third of glossary and a rescore (every row
+    rewritten); session `replayed` has segment s3 PUT with its two
+    hypotheses swapped (a replay rewrites every later result)."""
+    lines = glossary.splitlines(True)
+    expect_status(c.put(base(rescored) + "/glossary", "".join(lines[:len(lines) // 3]),
+                        ctype="text/csv"), 200, "smaller glossary")
+    expect_status(c.post(base(rescored) + "/rescore", timeout=600), 200, "rescore")
+    t = tico19()[3]
+    body = dict(seg(3), hypotheses={"base": t["translation"], "good": t["hypothesis"]})
+    expect_status(c.put(base(replayed) + "/segments/s3", body), 200, "PUT s3")
+
+
 def test_first_request_reads_records():
     """Each segment row keeps its ?ci= statistics (schema/013,
     server/live/ci_stats.c), so the first request after a start reads them
@@ -266,10 +288,7 @@ def test_first_request_reads_records():
     srv = Server("--request-timeout-ms", "0")
     try:
         c = srv.client()
-        c.create_session(id="r1", options={"baseline_system": "base"})
-        expect_status(c.put(base("r1") + "/glossary", glossary, ctype="text/csv"), 200,
-                      "glossary")
-        c.create_session(id="r2", options={"baseline_system": "base"})
+        _two_sessions(c, glossary, "r1", "r2")
         for i in range(70):
             t = tico19()[i]
             body = seg(i)
@@ -343,17 +362,11 @@ def test_first_request_reads_records():
            "some records damaged")
         restore()
         # a rescore with another glossary rewrites the results with new
-        # records (test_rewritten_rows_keep_records): the old ones must not be read
+        # records (test_rewritten_rows_keep_records): the old ones must not be
+        # read; and an early segment changed: a replay rewrites every later result
         srv = Server("--request-timeout-ms", "0", db=db)
         cl = srv.client()
-        lines = glossary.splitlines(True)
-        expect_status(cl.put(base("r1") + "/glossary", "".join(lines[:len(lines) // 3]),
-                             ctype="text/csv"), 200, "smaller glossary")
-        expect_status(cl.post(base("r1") + "/rescore", timeout=600), 200, "rescore")
-        # and an early segment changed: a replay rewrites every later result
-        t = tico19()[3]
-        body = dict(seg(3), hypotheses={"base": t["translation"], "good": t["hypothesis"]})
-        expect_status(cl.put(base("r2") + "/segments/s3", body), 200, "PUT s3")
+        _rescore_and_replay(cl, glossary, "r1", "r2")
         cl.close()
         eq(srv.stop(), 0, "exit status")
         rescored = first()
@@ -383,25 +396,16 @@ def test_rewritten_rows_keep_records():
     srv = Server("--request-timeout-ms", "0")
     try:
         c = srv.client()
-        c.create_session(id="rw1", options={"baseline_system": "base"})
-        expect_status(c.put(base("rw1") + "/glossary", glossary, ctype="text/csv"), 200,
-                      "glossary")
-        c.create_session(id="rw2", options={"baseline_system": "base"})
+        _two_sessions(c, glossary, "rw1", "rw2")
         for i in range(70):
             for sid in ("rw1", "rw2"):
                 expect_status(c.post(base(sid) + "/segments", seg(i)), 201,
                               "POST %s %d" % (sid, i))
         # a rescore with another glossary: every row rewritten
-        lines = glossary.splitlines(True)
-        expect_status(c.put(base("rw1") + "/glossary", "".join(lines[:len(lines) // 3]),
-                            ctype="text/csv"), 200, "smaller glossary")
-        expect_status(c.post(base("rw1") + "/rescore", timeout=600), 200, "rescore")
         # an early segment changed (every later result staged) and one
         # after the first checkpoint deleted (staged again, a second
         # generation over the first)
-        t = tico19()[3]
-        body = dict(seg(3), hypotheses={"base": t["translation"], "good": t["hypothesis"]})
-        expect_status(c.put(base("rw2") + "/segments/s3", body), 200, "PUT s3")
+        _rescore_and_replay(c, glossary, "rw1", "rw2")
         expect_status(c.delete(base("rw2") + "/segments/s40"), 204, "DELETE s40")
         c.create_session(id="rw3")
         with open(os.path.join(ROOT, "tests", "data", "xliff", "omegat.xlf"), "rb") as f:

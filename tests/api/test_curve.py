@@ -400,6 +400,19 @@ CURVE_VARIANTS = ("", "?ci=1", "?window=4", "?window=3&ci=1&wo=3", "?window=1000
                   "?points=7&ci=1")
 
 
+def _glossary_session(sid):
+    """A server and its client with session sid (baseline "base", windows
+    2 and 3) on the TICO-19 glossary."""
+    srv = Server()
+    c = srv.client()
+    c.create_session(id=sid, source_lang="en", target_lang="fr",
+                     options={"baseline_system": "base", "windows": [2, 3]})
+    with open(TICO_GLOSSARY, encoding="utf-8") as f:
+        expect_status(c.put("/v1/sessions/%s/glossary" % sid, f.read(), ctype="text/csv"), 200,
+                      "glossary")
+    return srv, c
+
+
 def test_curve_read_from_the_text_equals_the_parsed_results():
     """The curve reads its numbers from the compact stored text without
     parsing it (api_curve.c am_cv_row_text); text that is not compact is
@@ -407,12 +420,7 @@ def test_curve_read_from_the_text_equals_the_parsed_results():
     (the results re-indented in SQL while the server is stopped) gives
     the same curves to the last bit: a glossary (terms, window overlap),
     a system missing from some segments, a deleted segment."""
-    srv = Server()
-    c = srv.client()
-    c.create_session(id="tx", source_lang="en", target_lang="fr",
-                     options={"baseline_system": "base", "windows": [2, 3]})
-    with open(TICO_GLOSSARY, encoding="utf-8") as f:
-        expect_status(c.put("/v1/sessions/tx/glossary", f.read(), ctype="text/csv"), 200, "glossary")
+    srv, c = _glossary_session("tx")
     for i, s in enumerate(tico19()[:24]):
         hyps = {"base": s["hypothesis"], "adapt": s["translation"] if i % 3 else s["hypothesis"]}
         if i % 4 == 1:
@@ -475,12 +483,7 @@ def test_curve_window_from_records_equals_from_results():
     removed. A glossary (terms, two window widths), a system appearing on
     segment 2, a deleted segment, a PUT (its row's result rewritten), and
     two damaged records (read again from their results)."""
-    srv = Server()
-    c = srv.client()
-    c.create_session(id="rx", source_lang="en", target_lang="fr",
-                     options={"baseline_system": "base", "windows": [2, 3]})
-    with open(TICO_GLOSSARY, encoding="utf-8") as f:
-        expect_status(c.put("/v1/sessions/rx/glossary", f.read(), ctype="text/csv"), 200, "glossary")
+    srv, c = _glossary_session("rx")
     segs = tico19()[:30]
     for i, s in enumerate(segs):
         hyps = {"base": s["hypothesis"], "adapt": s["translation"] if i % 3 else s["hypothesis"]}

@@ -99,6 +99,22 @@ def retry_503(fn, what, ok, tries=40):
     raise AssertionError("%s: still 503 after %d tries" % (what, tries))
 
 
+def _final_check(a, ca, b, cb, want):
+    """The end of a racing run: session s holds exactly the ids of want,
+    both nodes answer the same metrics and those equal a serial replay of
+    the final log; then both nodes stop."""
+    log = timeline(ca, "s")
+    eq(sorted(row["id"] for row in log), sorted(want),
+       "every id stored exactly once, the deleted ones gone")
+    eq(ca.jget(base("s"))["segments"], len(want), "the session's segment count")
+    ma = systems(ca, "s")
+    eq(ma, systems(cb, "s"), "node A and node B answer the same metrics")
+    eq(ma, serial_replay(log), "metrics equal a serial replay of the final log")
+    harness.shutdown(a, ca)
+    if b is not a:
+        harness.shutdown(b, cb)
+
+
 def test_racing_posts_equal_serial_replay():
     """Two clients post one session through the two nodes at once, and each
     also rewrites it through its node while the other posts: PUTs of its own
@@ -143,17 +159,8 @@ def test_racing_posts_equal_serial_replay():
     for t in ts:
         t.join(120)
     eq(errors, [], "client errors")
-    log = timeline(ca, "s")
-    ids = [row["id"] for row in log]
     want = ["%s%d" % (p, i) for p in "ab" for i in range(n) if i != deleted[p]]
-    eq(sorted(ids), sorted(want), "every id stored exactly once, the deleted ones gone")
-    eq(ca.jget(base("s"))["segments"], len(want), "the session's segment count")
-    ma = systems(ca, "s")
-    eq(ma, systems(cb, "s"), "node A and node B answer the same metrics")
-    eq(ma, serial_replay(log), "metrics equal a serial replay of the final log")
-    harness.shutdown(a, ca)
-    if b is not a:
-        harness.shutdown(b, cb)
+    _final_check(a, ca, b, cb, want)
     print("  racing run: %.1f s" % (time.time() - t0))
 
 
@@ -214,18 +221,9 @@ def test_racing_batch_equals_serial_replay():
         took = time.time() - tb
         stats["batch_requests"] += out[0]
         eq(systems(ca, "s"), systems(cb, "s"), "round %d: node A and node B agree" % k)
-    log = timeline(ca, "s")
-    ids = [row["id"] for row in log]
     want = ["a%d" % i for i in range(rounds * per)] + \
         ["b%d" % k for k in range(rounds) if "b%d" % k not in deleted]
-    eq(sorted(ids), sorted(want), "every id stored exactly once, the deleted ones gone")
-    eq(ca.jget(base("s"))["segments"], len(want), "the session's segment count")
-    ma = systems(ca, "s")
-    eq(ma, systems(cb, "s"), "node A and node B answer the same metrics")
-    eq(ma, serial_replay(log), "metrics equal a serial replay of the final log")
-    harness.shutdown(a, ca)
-    if b is not a:
-        harness.shutdown(b, cb)
+    _final_check(a, ca, b, cb, want)
     print("  batch race: %.1f s (last batch %.2f s), %d rounds: %d batch requests, %d rewrites done on B"
           % (time.time() - t0, took, rounds, stats["batch_requests"], stats["rewrites"]))
 
