@@ -99,22 +99,22 @@ def post_batch_retry(c, sid, bodies, tries=200):
     items after it, which were not attempted, are posted again as the
     next batch, with the same ids and bodies, as clients must. Returns how
     many batch requests it took."""
-    todo = list(bodies)
+    pending = list(bodies)
     for n in range(1, tries + 1):
-        r = c.request("POST", base(sid) + "/segments", json.dumps(todo).encode(),
+        r = c.request("POST", base(sid) + "/segments", json.dumps(pending).encode(),
                       ctype="application/json")
         if r.status == 503:  # the whole request refused (e.g. the session is busy)
             continue
-        check(r.status == 200, "batch of %d: status %d %r" % (len(todo), r.status, r.body[:300]))
+        check(r.status == 200, "batch of %d: status %d %r" % (len(pending), r.status, r.body[:300]))
         items = r.json()["items"]
-        check(len(items) == len(todo), "one answer per item")
+        check(len(items) == len(pending), "one answer per item")
         done = 0
         while done < len(items) and items[done]["status"] in (200, 201):
             done += 1
         if done == len(items):
             return n
         check(items[done]["status"] in (409, 503),
-              "batch item %s: status %r %r" % (todo[done]["id"], items[done]["status"],
+              "batch item %s: status %r %r" % (pending[done]["id"], items[done]["status"],
                                                items[done].get("problem")))
-        todo = todo[done:]
-    raise AssertionError("batch never stored (%d items left)" % len(todo))
+        pending = pending[done:]
+    raise AssertionError("batch never stored (%d items left)" % len(pending))

@@ -52,6 +52,29 @@ static void scored(const am_scorer *s, am_score_ws *ws, am_seg_result *res, am_b
     am_vocab_free(hist);
 }
 
+/* What every record test starts from: the scorer (k -1), a workspace, the
+ * segment of scored() and its record. fx_close frees them. */
+typedef struct rec_fx {
+    am_scorer *s;
+    am_score_ws *ws;
+    am_seg_result res;
+    am_buf rec;
+} rec_fx;
+
+static void fx_open(rec_fx *f)
+{
+    f->s = make_scorer(-1);
+    f->ws = am_score_ws_new();
+    scored(f->s, f->ws, &f->res, &f->rec);
+}
+
+static void fx_close(rec_fx *f)
+{
+    am_buf_cleanup(&f->rec);
+    am_score_ws_free(f->ws);
+    am_scorer_free(f->s);
+}
+
 static void assert_same_sys(const am_config *cfg, const am_sys_seg *a, const am_sys_seg *b)
 {
     for (int k = 0; k <= cfg->k; k++) {
@@ -77,26 +100,22 @@ static void assert_same_sys(const am_config *cfg, const am_sys_seg *a, const am_
 static void test_round_trip_by_name(void **state)
 {
     (void)state;
-    am_scorer *s = make_scorer(-1);
-    am_score_ws *ws = am_score_ws_new();
-    am_seg_result res;
-    am_buf rec;
-    scored(s, ws, &res, &rec);
-    assert_true(res.sys[0].has_bleu && res.sys[0].bleu.sys_len > 0);
-    assert_true(res.sys[0].recall.r[1].hits + res.sys[0].recall.r[1].total > 0);
+    rec_fx f;
+    fx_open(&f);
+    am_scorer *s = f.s;
+    assert_true(f.res.sys[0].has_bleu && f.res.sys[0].bleu.sys_len > 0);
+    assert_true(f.res.sys[0].recall.r[1].hits + f.res.sys[0].recall.r[1].total > 0);
     const char *cols[] = {"good", "other", "base"};
     am_sys_seg out[3];
-    assert_int_equal(am_cistats_decode(s, am_buf_str(&rec), cols, 3, out), AM_OK);
+    assert_int_equal(am_cistats_decode(s, am_buf_str(&f.rec), cols, 3, out), AM_OK);
     const am_config *cfg = am_scorer_config(s);
-    assert_same_sys(cfg, &res.sys[1], &out[0]);
-    assert_same_sys(cfg, &res.sys[0], &out[2]);
+    assert_same_sys(cfg, &f.res.sys[1], &out[0]);
+    assert_same_sys(cfg, &f.res.sys[0], &out[2]);
     assert_int_equal(out[1].has_bleu, 0);
     assert_int_equal(out[1].recall.k, cfg->k);
     assert_int_equal(out[1].recall.r[0].total, 0);
     assert_int_equal(out[2].terms_totals.n_windows, cfg->nwindows);
-    am_buf_cleanup(&rec);
-    am_score_ws_free(ws);
-    am_scorer_free(s);
+    fx_close(&f);
 }
 
 /* am_cistats_read (GET …/curve's reader): every system in the record's
@@ -105,34 +124,30 @@ static void test_round_trip_by_name(void **state)
 static void test_read_in_stored_order(void **state)
 {
     (void)state;
-    am_scorer *s = make_scorer(-1), *s2 = make_scorer(2);
-    am_score_ws *ws = am_score_ws_new();
-    am_seg_result res;
-    am_buf rec;
-    scored(s, ws, &res, &rec);
+    rec_fx f;
+    fx_open(&f);
+    am_scorer *s = f.s, *s2 = make_scorer(2);
     am_cistats_rec *out = calloc(1, sizeof *out);
     assert_non_null(out);
-    assert_int_equal(am_cistats_read(s, am_buf_str(&rec), out), AM_OK);
-    assert_int_equal(am_cistats_read(s, am_buf_str(&rec), out), AM_OK); /* sig kept */
+    assert_int_equal(am_cistats_read(s, am_buf_str(&f.rec), out), AM_OK);
+    assert_int_equal(am_cistats_read(s, am_buf_str(&f.rec), out), AM_OK); /* sig kept */
     const am_config *cfg = am_scorer_config(s);
     assert_int_equal(out->nsys, 2);
     assert_string_equal(out->name[0], "base");
     assert_string_equal(out->name[1], "good");
-    assert_same_sys(cfg, &res.sys[0], &out->sys[0]);
-    assert_same_sys(cfg, &res.sys[1], &out->sys[1]);
+    assert_same_sys(cfg, &f.res.sys[0], &out->sys[0]);
+    assert_same_sys(cfg, &f.res.sys[1], &out->sys[1]);
     assert_int_equal(out->sys[1].terms_totals.n_windows, cfg->nwindows);
-    char *t = am_xstrdup(am_buf_str(&rec));
+    char *t = am_xstrdup(am_buf_str(&f.rec));
     t[20] = t[20] == 'A' ? 'B' : 'A';
     assert_int_equal(am_cistats_read(s, t, out), AM_ERR_INVALID);
     assert_int_equal(out->nsys, 0);
-    assert_int_equal(am_cistats_read(s2, am_buf_str(&rec), out), AM_ERR_INVALID);
+    assert_int_equal(am_cistats_read(s2, am_buf_str(&f.rec), out), AM_ERR_INVALID);
     assert_int_equal(am_cistats_read(s, NULL, out), AM_ERR_INVALID);
     free(t);
     free(out);
-    am_buf_cleanup(&rec);
-    am_score_ws_free(ws);
     am_scorer_free(s2);
-    am_scorer_free(s);
+    fx_close(&f);
 }
 
 /* Every one-character change and every truncation: rejected, or (a change
@@ -140,15 +155,13 @@ static void test_read_in_stored_order(void **state)
 static void test_damage_rejected(void **state)
 {
     (void)state;
-    am_scorer *s = make_scorer(-1);
-    am_score_ws *ws = am_score_ws_new();
-    am_seg_result res;
-    am_buf rec;
-    scored(s, ws, &res, &rec);
+    rec_fx f;
+    fx_open(&f);
+    am_scorer *s = f.s;
     const char *cols[] = {"base", "good"};
     am_sys_seg want[2], got[2];
-    assert_int_equal(am_cistats_decode(s, am_buf_str(&rec), cols, 2, want), AM_OK);
-    char *t = am_xstrdup(am_buf_str(&rec));
+    assert_int_equal(am_cistats_decode(s, am_buf_str(&f.rec), cols, 2, want), AM_OK);
+    char *t = am_xstrdup(am_buf_str(&f.rec));
     size_t n = strlen(t);
     const char subst[] = {'A', 'B', '/', '=', '*', 'z'};
     size_t accepted = 0;
@@ -170,13 +183,11 @@ static void test_damage_rejected(void **state)
     for (size_t len = 0; len < n; len++) {
         t[len] = '\0';
         assert_int_equal(am_cistats_decode(s, t, cols, 2, got), AM_ERR_INVALID);
-        strcpy(t, am_buf_str(&rec));
+        strcpy(t, am_buf_str(&f.rec));
     }
     assert_int_equal(am_cistats_decode(s, NULL, cols, 2, got), AM_ERR_INVALID);
     free(t);
-    am_buf_cleanup(&rec);
-    am_score_ws_free(ws);
-    am_scorer_free(s);
+    fx_close(&f);
 }
 
 /* A record made by another scorer (another k: another signature and
@@ -184,19 +195,14 @@ static void test_damage_rejected(void **state)
 static void test_other_scorer_rejected(void **state)
 {
     (void)state;
-    am_scorer *s = make_scorer(-1);
+    rec_fx f;
+    fx_open(&f);
     am_scorer *s2 = make_scorer(3);
-    am_score_ws *ws = am_score_ws_new();
-    am_seg_result res;
-    am_buf rec;
-    scored(s, ws, &res, &rec);
     const char *cols[] = {"base", "good"};
     am_sys_seg got[2];
-    assert_int_equal(am_cistats_decode(s2, am_buf_str(&rec), cols, 2, got), AM_ERR_INVALID);
-    am_buf_cleanup(&rec);
-    am_score_ws_free(ws);
+    assert_int_equal(am_cistats_decode(s2, am_buf_str(&f.rec), cols, 2, got), AM_ERR_INVALID);
     am_scorer_free(s2);
-    am_scorer_free(s);
+    fx_close(&f);
 }
 
 int main(void)
