@@ -2,6 +2,7 @@
 """Server CPU per POST against the HTTP echo's CPU per request, same run (issue 12).
 
 usage: cpu.py ADAPTMON HTTP_CEILING [--durability normal|full] [--perf OUT.data] [--latency]
+       cpu.py ADAPTMON HTTP_CEILING --callgrind OUT.cg
 
 Starts the echo (bench/http_ceiling.c) and then adaptmon serve on 127.0.0.1
 (temporary database, 1,000 sessions, standard profile, TICO-19 glossary),
@@ -19,6 +20,15 @@ here, by pid. `make bench` runs it (normal with --latency, and full).
 The server runs with its default --threads unless THREADS is set (THREADS=4
 compares with the default of the sessions before the tenth); the server's
 VmHWM is printed after the runs.
+
+With --callgrind OUT (no perf counters needed: instructions, not time) the
+server runs under valgrind's callgrind (SESSIONS sessions, default 1,000 —
+use 200); after the scorers are built and the warm-up the counters are
+zeroed, then wrk -c16 runs DUR seconds and the counters are dumped into OUT
+with the number of answered POSTs printed, so `callgrind_annotate
+--inclusive=yes OUT` divided by that number is the instructions per POST of
+each function (every thread: the handlers, the group commit, the
+checkpointer). The echo is not run then.
 """
 import os, re, signal, subprocess, sys, tempfile, time
 
@@ -81,8 +91,38 @@ def measure(pid, port, run, perf_out=None):
     return r["rps"], (c1 - c0) / n, r["non201"]
 
 
+def callgrind(out):
+    """Instructions of the server (every thread) over a DUR-second run
+    under callgrind, zeroed after the warm-up, into out."""
+    p = subprocess.Popen(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+                          "--dump-instr=no", ADAPTMON, "serve", "--port", "0",
+                          "--db", os.path.join(TMP, "cpu.db"), "--log-level", "error",
+                          "--durability", opt("--durability", "normal"),
+                          "--request-timeout-ms", "600000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    port = ready_port(p, "adaptmon serve (callgrind)")
+    for cmd in (["create", str(port), "b", str(NSESS), GLOSSARY], ["post1", str(port), "b", str(NSESS)]):
+        subprocess.run([sys.executable, os.path.join(HERE, "sessions.py"), *cmd], check=True)
+    wrk(port, "w", WARM)
+    subprocess.run(["callgrind_control", "--zero", str(p.pid)], check=True, capture_output=True)
+    env = dict(os.environ, SEGS=SEGS, WRK_THREADS="2", RUN="m", SESSIONS=str(NSESS), DELAY_MS="0")
+    res = subprocess.run(["wrk", "-t2", "-c16", "-d%ds" % DUR, "--timeout", "60s", "-s",
+                          os.path.join(HERE, "post.lua"), "http://127.0.0.1:%d" % port],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    r = {k: float(v) for k, v in (kv.split("=") for kv in re.search(r"RESULT (.*)", res).group(1).split())}
+    subprocess.run(["callgrind_control", "--dump=measured", str(p.pid)], check=True, capture_output=True)
+    p.send_signal(signal.SIGTERM)
+    p.wait()
+    print("callgrind %d POSTs answered (non-201: %d) in %s (the dump named 'measured')"
+          % (r["requests"], r["non201"], out))
+
+
 def main():
     subprocess.run([sys.executable, os.path.join(HERE, "tico.py"), "lua", SEGS], check=True)
+    if opt("--callgrind"):
+        callgrind(os.path.abspath(opt("--callgrind")))
+        subprocess.run(["rm", "-rf", TMP])
+        return
     hp = subprocess.Popen([HTTPC, "0", "4"], stdout=subprocess.PIPE, text=True)
     hport = ready_port(hp, "http_ceiling")
     wrk(hport, "hw", 2)

@@ -433,7 +433,7 @@ int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char 
                                int64_t seq);
 /* The pending history (schema/010): a POST's content words wait in its
  * segment's row (am_store_tx_segment_insert_gv) until the POST of every
- * AM_CKPT_EVERY-th seq (or an edit, first) moves them into vocab and
+ * --settle-every-th seq (AM_SETTLE_EVERY, or an edit, first) moves them into vocab and
  * occurrences; a session's history is the two together.
  * history_settle moves the words of every segment after the session's
  * settled seq into vocab and occurrences (as vocab_incr_all of each, in

@@ -168,7 +168,12 @@ enum am_srv_kind {
     X("pg-committers", "int", "4", AM_SRV_INT, pg_committers, 1, 64, NULL,                         \
       "PostgreSQL only: group committers, each with its own writer connection; a POST goes to "    \
       "the one its session hashes to (a session's POSTs stay in order), so several batches wait "  \
-      "for their synchronous commits at once (bench/README.md); SQLite keeps its single writer")
+      "for their synchronous commits at once (bench/README.md); SQLite keeps its single writer")   \
+    X("settle-every", "int", "256", AM_SRV_INT, settle_every, 1, 4096, NULL,                       \
+      "a session's POST of every settle-every-th seq moves the content words of the segments "     \
+      "since the last such POST (kept in their rows until then) into the session's stored word "   \
+      "history; fewer, larger moves cost less per POST (bench/README.md), more pending words "     \
+      "cost a cold history load more (at most this many segments' words)")
 
 typedef struct am_srv_impl {
     enum am_srv_kind kind;

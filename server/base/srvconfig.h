@@ -50,6 +50,8 @@ typedef struct am_srv_config {
                                none */
     int readers; /* pooled read-only connections (am_store_set_readers), default 4 */
     int scoring_threads; /* segments scored at once (am_wspool_enter); 0 = online CPUs */
+    int settle_every; /* a session's pending words settle every settle_every-th seq
+                         (am_plan_settles); default 256 (AM_SETTLE_EVERY) */
     int pg_require_sync; /* PostgreSQL: 1 (on, default) writes answer 503 while no synchronous
                             standby streams (am_store_pg_require_sync), 0 off */
     int pg_expect_standbys; /* PostgreSQL: standbys expected to stream (/readyz "degraded"

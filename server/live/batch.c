@@ -40,21 +40,21 @@ static int plan_has_entry(const am_plan *p, const char *name)
  * PostgreSQL each is a round trip). A totals entry is written only when
  * no later plan of the job overwrites it first: the entries hold the
  * totals after a seq (TOTALS_PUT replaces the row), so the last value is
- * the one that counts, except at a settling seq, whose checkpoint copies
+ * the one that counts, except at a checkpoint seq, whose checkpoint copies
  * the totals table as it is (every entry is current there: an entry the
- * settling plan lacks was written by the plan before it). The session's
- * row is updated once for the segments since the last update, at the end
- * and before each settle (which reads segments). The job's state and all
+ * checkpoint's plan lacks was written by the plan before it). The
+ * session's row is updated once for the segments since the last update,
+ * at the end and before each checkpoint and settle (which reads segments). The job's state and all
  * rows end as one am_post_job per plan leaves them. *touched: the plans
  * whose row update is done. */
 static int batch_write(am_store_tx *tx, am_batch_job *j, size_t k, size_t *touched)
 {
     am_plan *p = &j->plans[k];
     const am_plan *next = k + 1 < j->n ? &j->plans[k + 1] : NULL;
-    int settles = am_plan_settles(p);
+    int ckpt = am_plan_ckpt(p), settles = am_plan_settles(p);
     int rc = AM_OK;
     for (size_t e = 0; e < p->nsys && rc == AM_OK; e++)
-        if (settles || !next || !plan_has_entry(next, p->sys[e]))
+        if (ckpt || !next || !plan_has_entry(next, p->sys[e]))
             rc = am_store_tx_totals_put(tx, p->session, p->sys[e], p->totals[e]);
     for (size_t c = 0; c < p->nchoices && rc == AM_OK; c++)
         rc = am_store_tx_choice_incr(tx, p->session, p->choices[2 * c], p->choices[2 * c + 1]);
@@ -64,15 +64,14 @@ static int batch_write(am_store_tx *tx, am_batch_job *j, size_t k, size_t *touch
                                         p->nwords, p->stats_txt, p->now);
         p->dup = rc == AM_ERR_CONFLICT; /* the id's unique index: stored meanwhile */
     }
-    if (rc == AM_OK && (settles || !next)) {
+    if (rc == AM_OK && (ckpt || settles || !next)) {
         rc = am_store_tx_session_touch(tx, p->session, p->seq, (int64_t)(k + 1 - *touched), p->now);
         *touched = k + 1;
     }
-    if (rc == AM_OK && settles) {
-        rc = am_store_tx_checkpoint_take(tx, p->session, p->seq); /* the totals after p->seq */
-        if (rc == AM_OK) /* the pending words up to p->seq into the settled history */
-            rc = am_store_tx_history_settle(tx, p->session);
-    }
+    if (rc == AM_OK && ckpt) /* the totals after p->seq */
+        rc = am_store_tx_checkpoint_take(tx, p->session, p->seq);
+    if (rc == AM_OK && settles) /* the pending words up to p->seq, settled */
+        rc = am_store_tx_history_settle(tx, p->session);
     return rc;
 }
 
@@ -234,6 +233,7 @@ static int batch_chunk_once(am_server *srv, const char *session, const am_seg_re
         am_budget_start(&bud, srv);
         am_plan *p = &plans[np];
         am_plan_init(p, session, st.last_seq + 1 + (int64_t)np);
+        p->settle_every = srv->cfg.settle_every;
         json_t *res = NULL;
         item_rc = am_apply(srv, sess, &use, rtx, &mem, session, p->seq, &named, now, 0, &bud, &res,
                            p, &it->fail);

@@ -40,6 +40,16 @@ typedef struct am_hist {
  * before the edited one. */
 #define AM_CKPT_EVERY 32
 
+/* The default of --settle-every: the POST (or batch item) of every seq
+ * that is a multiple of it moves the pending words of the segments since
+ * the last settle into vocab and occurrences (am_store_tx_history_settle).
+ * A settle costs a fixed part (the leaves of two word-ordered tables it
+ * touches, each a WAL frame and a checkpoint copy, most of them touched
+ * by any settle) and a part per word, so fewer, larger settles cost less
+ * per POST: bench/README.md, "A POST near its floor". Independent of
+ * AM_CKPT_EVERY: a replay settles every pending word first (edit_settle). */
+#define AM_SETTLE_EVERY 256
+
 /* The writes of one scored segment, computed outside the write
  * transaction (am_apply) and applied inside it (am_plan_exec). */
 typedef struct am_plan {
@@ -73,6 +83,8 @@ typedef struct am_plan {
      * the job checks version too (under the session's row lock) */
     int fast, dup, exact;
     int64_t version;
+    /* the settle interval (--settle-every; am_plan_init: AM_SETTLE_EVERY) */
+    int64_t settle_every;
 } am_plan;
 
 /* What a segment is scored with: a compiled scorer, its glossary (entry
@@ -124,6 +136,7 @@ int am_hist_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, int64_
 am_scoring am_scoring_of(const am_sess *sess);
 void am_plan_init(am_plan *p, const char *session, int64_t seq);
 void am_plan_cleanup(am_plan *p);
+int am_plan_ckpt(const am_plan *p);
 int am_plan_settles(const am_plan *p);
 int am_post_job(am_store_tx *tx, void *ctx);
 /* The state check of am_post_job alone (a batch job's, before its own

@@ -126,6 +126,7 @@ void am_plan_init(am_plan *p, const char *session, int64_t seq)
     memset(p, 0, sizeof *p);
     p->session = session;
     p->seq = seq;
+    p->settle_every = AM_SETTLE_EVERY;
     am_buf_init(&p->words);
 }
 
@@ -143,11 +144,18 @@ void am_plan_cleanup(am_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Whether the commit of p's segment also takes the checkpoint and settles
- * the pending words (every AM_CKPT_EVERY-th seq). */
-int am_plan_settles(const am_plan *p)
+/* Whether the commit of p's segment also takes the checkpoint (every
+ * AM_CKPT_EVERY-th seq). */
+int am_plan_ckpt(const am_plan *p)
 {
     return p->seq % AM_CKPT_EVERY == 0;
+}
+
+/* Whether the commit of p's segment also settles the pending words (every
+ * p->settle_every-th seq). */
+int am_plan_settles(const am_plan *p)
+{
+    return p->settle_every > 0 && p->seq % p->settle_every == 0;
 }
 
 /* Applies a plan's totals and choices inside a write transaction (the
@@ -163,8 +171,8 @@ static int am_plan_exec(am_store_tx *tx, const am_plan *p)
 }
 
 /* The writes of plan p's job after its state check (am_post_job): the
- * plan's updates, its segment row, and at a settling seq the checkpoint
- * and the settle. */
+ * plan's updates, its segment row, at a checkpoint seq the checkpoint and
+ * at a settling seq the settle. */
 static int am_post_job_write(am_store_tx *tx, am_plan *p)
 {
     int rc = am_plan_exec(tx, p);
@@ -177,11 +185,10 @@ static int am_post_job_write(am_store_tx *tx, am_plan *p)
          * the job's savepoint is rolled back) */
         p->dup = rc == AM_ERR_CONFLICT;
     }
-    if (rc == AM_OK && am_plan_settles(p)) {
-        rc = am_store_tx_checkpoint_take(tx, p->session, p->seq); /* the totals after p->seq */
-        if (rc == AM_OK) /* the pending words up to p->seq into the settled history */
-            rc = am_store_tx_history_settle(tx, p->session);
-    }
+    if (rc == AM_OK && am_plan_ckpt(p)) /* the totals after p->seq */
+        rc = am_store_tx_checkpoint_take(tx, p->session, p->seq);
+    if (rc == AM_OK && am_plan_settles(p)) /* the pending words up to p->seq, settled */
+        rc = am_store_tx_history_settle(tx, p->session);
     return rc;
 }
 
@@ -621,6 +628,7 @@ static int am_post_fast(am_server *srv, am_sess *sess, const char *session, cons
         return 0;
     am_plan plan;
     am_plan_init(&plan, session, last_seq + 1);
+    plan.settle_every = srv->cfg.settle_every;
     plan.incarnation = sess->incarnation;
     plan.glossary_version = sess->glossary_version;
     plan.fast = 1;
@@ -678,6 +686,7 @@ int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in, 
     am_sess_lock(sess);
     am_plan plan;
     am_plan_init(&plan, session, 0);
+    plan.settle_every = srv->cfg.settle_every;
     am_store_rtx *rtx = NULL;
     if (am_post_fast(srv, sess, session, req, result, status, bud))
         goto out; /* rc AM_OK */

@@ -138,7 +138,7 @@ int am_store_tx_vocab_incr_all(am_store_tx *tx, const char *session, const char 
 
 /* The session's sid in *sid, for a rewrite of its word history in tx. In
  * PostgreSQL the session's row is locked first (drv_pg.c): with several
- * nodes, two settles (a replay's, another node's POST's every 32nd seq)
+ * nodes, two settles (a replay's, another node's POST's every settle-every-th seq)
  * would otherwise both add the same pending words to vocab, and a clear
  * could interleave with a settle; SQLite's one writer serializes them
  * already. */

@@ -16,6 +16,7 @@ import random
 import sys
 import threading
 import time
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (Server, check, eq, expect_status, run_tests, tico19, timeline)  # noqa: E402
@@ -158,6 +159,92 @@ def test_kill_9_mid_stream_then_repost_equals_uninterrupted():
            "totals after a graceful restart")
         c.close()
         eq(srv.stop(), 0, "exit status after SIGTERM")
+    finally:
+        srv.kill()
+
+
+# Where the stream of the next test stops: 12 segments after the checkpoint
+# at 288 (one every 32nd seq) and 44 after the settle at 256 (--settle-every,
+# 256 by default): the running totals of the last 12 and the content words of
+# the last 44 are in no checkpoint and no settled history, only in the rows
+# the POSTs wrote.
+KILL_AT = 300
+
+
+def same_answer(a, b, what):
+    """a and b (POST or PUT answers) are equal but for the time they name."""
+    for k in ("seq", "id", "scores", "totals", "signature", "glossary_version"):
+        eq(a.get(k), b.get(k), "%s: %s" % (what, k))
+
+
+def test_kill_9_between_checkpoints_then_cold_reads_equal_a_serial_run():
+    """SIGKILL right after the KILL_AT-th acknowledged POST, then, with every
+    cache cold (a new process), each read that rebuilds from the stored rows
+    equals a session that got the same requests without a kill: the totals
+    (/metrics), the word history of words of the settled and of the pending
+    segments, the next POST (its recall reads the settled history and the
+    pending words, its running totals the stored ones) and an edit (a replay
+    from the checkpoint at 288, after settling the pending words)."""
+    segs = tico19()[:KILL_AT + 1]
+    srv = Server()
+    try:
+        c = srv.client()
+        for sid in ("k", "ref"):
+            c.create_session(id=sid, options=dict(OPTIONS))
+        acked = {}
+        for s in segs[:KILL_AT]:
+            r = c.post("/v1/sessions/k/segments", body(s))
+            expect_status(r, 201, "post of %s" % s["id"])
+            acked[s["id"]] = r.json()
+        c.close()
+        srv.kill()  # every POST acknowledged; no graceful stop
+        srv.start()
+        c = srv.client()
+        for s in segs[:KILL_AT]:  # the serial run, after the restart: nothing of it cold
+            expect_status(c.post("/v1/sessions/ref/segments", body(s)), 201, "reference post")
+        for x in timeline(c, "k"):
+            same_answer(x, acked[x["id"]], "stored segment %s after the kill" % x["id"])
+        ma, mb = c.jget("/v1/sessions/k/metrics"), c.jget("/v1/sessions/ref/metrics")
+        eq(ma["segments"], KILL_AT, "segments after the kill")
+        eq(ma["systems"], mb["systems"], "totals after the kill (cold) vs the serial run")
+        eq(ma["systems"], acked[segs[KILL_AT - 1]["id"]]["totals"],
+           "totals after the kill vs the last acknowledged answer's running totals")
+        # words of a settled segment (the first) and of pending ones (the last two)
+        words = set()
+        for s in (segs[0], segs[KILL_AT - 2], segs[KILL_AT - 1]):
+            words.update(w.strip(".,;:()\"'").lower() for w in s["translation"].split())
+        checked = 0
+        for w in sorted(x for x in words if x.isalpha() and len(x) > 3):
+            q = urllib.parse.quote(w)
+            ra = c.get("/v1/sessions/k/vocabulary/%s" % q)
+            rb = c.get("/v1/sessions/ref/vocabulary/%s" % q)
+            eq(ra.status, rb.status, "word history status of %r" % w)
+            if ra.status == 200:
+                ja, jb = ra.json(), rb.json()
+                eq(ja.pop("session"), "k", "word history's session")
+                jb.pop("session")
+                eq(ja, jb, "word history of %r after the kill" % w)
+                checked += 1
+        check(checked >= 5, "only %d words with a history compared" % checked)
+        # the next POST, scored cold (history and totals from the database)
+        nxt = segs[KILL_AT]
+        ra = c.post("/v1/sessions/k/segments", body(nxt))
+        rb = c.post("/v1/sessions/ref/segments", body(nxt))
+        expect_status(ra, 201, "next post after the kill")
+        expect_status(rb, 201, "next reference post")
+        same_answer(ra.json(), rb.json(), "the first POST after the kill")
+        # an edit after the last checkpoint: replays from 288
+        edited = dict(body(segs[KILL_AT - 10]), translation=segs[KILL_AT - 10]["hypothesis"])
+        ra = c.put("/v1/sessions/k/segments/%s" % edited["id"], edited)
+        rb = c.put("/v1/sessions/ref/segments/%s" % edited["id"], edited)
+        eq(ra.status, rb.status, "edit status")
+        expect_status(ra, 200, "edit after the kill")
+        same_answer(ra.json(), rb.json(), "the edit after the kill")
+        eq(c.jget("/v1/sessions/k/metrics")["systems"], c.jget("/v1/sessions/ref/metrics")["systems"],
+           "totals after the edit")
+        for x, y in zip(timeline(c, "k"), timeline(c, "ref")):
+            same_answer(x, y, "segment %s after the edit" % x["id"])
+        c.close()
     finally:
         srv.kill()
 

@@ -126,6 +126,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.scoring_threads, 0); /* the online CPUs */
     assert_int_equal(c.pg_require_sync, 1);
     assert_int_equal(c.pg_expect_standbys, -1); /* synchronous_standby_names' count */
+    assert_int_equal(c.settle_every, 256); /* AM_SETTLE_EVERY */
 
     /* loading with nothing given is the defaults */
     am_srv_config d;
@@ -145,8 +146,8 @@ static void test_defaults(void **state)
     }
     /* 26 + the five connection budgets + session-memory, readers (issue 25) + log-format
      * + scoring-threads (issue 27) + pg-require-sync, pg-expect-standbys, pg-committers
-     * (issue 28) */
-    assert_int_equal(n, 38);
+     * (issue 28) + settle-every (issue 27) */
+    assert_int_equal(n, 39);
     assert_string_equal(c.cors_origin, "");
     assert_string_equal(c.allowed_host, "");
 }
@@ -445,6 +446,10 @@ static void test_bad_values(void **state)
         {"read-token", "r"},
         {"max-streams", "-1"},
         {"reserved-connections", "0"},
+        /* a settle every 0th seq is none; past 4,096 the pending words a
+         * cold history load reads grow without a useful saving */
+        {"settle-every", "0"},
+        {"settle-every", "4097"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = am_srv_config_set(&c, bad[i][0], bad[i][1], &err);
