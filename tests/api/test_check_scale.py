@@ -31,6 +31,8 @@ LETTERS = "bcdfghjklmnprstvz"
 # history's reading (settled rows + pending segments) is the same code at
 # any length, so the quick PostgreSQL pass posts shorter ones
 SEG_WORDS = pg_quick(400, 100)
+# a settle every 32nd seq (the default is 256), so 40 and 45 posts cross one
+SETTLE = ("--settle-every", "32")
 
 
 def word(i):
@@ -76,7 +78,7 @@ def check_against_history(c, sid, hyp, confirmed, what):
 def test_long_check_equals_per_word_history():
     # the history in memory (the default), and read from the database but
     # for the pending words (no history cache)
-    for args in ((), ("--history-cache", "0")):
+    for args in (SETTLE, SETTLE + ("--history-cache", "0")):
         long_check_equals_per_word_history(*args)
 
 
@@ -224,8 +226,8 @@ def test_varied_checks_answer_the_same_bytes():
     which looked every word up on its own), the same script run on it must
     answer byte for byte the same: the reference comparison of issue 27."""
     script = varied_script(random.Random(2735))
-    mem = run_varied((), script)
-    eq(run_varied(("--history-cache", "0"), script), mem,
+    mem = run_varied(SETTLE, script)
+    eq(run_varied(SETTLE + ("--history-cache", "0"), script), mem,
        "the answers with the history read from the database")
     ref = os.environ.get("CHECK_REFERENCE_ADAPTMON")
     if ref:
@@ -233,7 +235,7 @@ def test_varied_checks_answer_the_same_bytes():
         saved = harness.ADAPTMON
         harness.ADAPTMON = ref
         try:
-            old = run_varied((), script)
+            old = run_varied((), script)  # settles every 32nd seq, as the reference does
         finally:
             harness.ADAPTMON = saved
         eq(len(old), len(mem), "as many answers from the reference")

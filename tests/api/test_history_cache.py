@@ -44,6 +44,7 @@ SESSIONS = ["h-%d" % i for i in range(6)]
 SMALL = 24 * 1024  # bytes: a few sessions' counts, not six
 VOLATILE = ("created_ms", "created_at", "request_id", "elapsed_ms", "rescored_ms")
 SERVERS = {}
+SETTLE = ("--settle-every", "32")
 
 
 def seg(i, k, prefix="s"):
@@ -76,9 +77,10 @@ def clean(x):
 
 
 def setup():
-    SERVERS["all"] = Server()
-    SERVERS["none"] = Server("--history-cache", "0")
-    SERVERS["small"] = Server("--history-cache", "24KiB")
+    # settles every 32nd seq (the default is 256): 100 posts cross three
+    SERVERS["all"] = Server(*SETTLE)
+    SERVERS["none"] = Server(*SETTLE, "--history-cache", "0")
+    SERVERS["small"] = Server(*SETTLE, "--history-cache", "24KiB")
 
 
 def teardown():

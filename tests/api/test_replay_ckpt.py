@@ -51,7 +51,10 @@ def setup():
     global S, C
     # under valgrind a full replay of 1,000 segments (the first edits, before
     # any checkpoint) needs more than the default 5 s CPU budget
-    S, C = serve(*(["--request-timeout-ms", "120000"] if os.environ.get("VALGRIND") == "1" else []))
+    # the settle every 32nd seq, the checkpoints' interval (the default is
+    # every 256th): the tests cross settles at 32 and 64
+    S, C = serve("--settle-every", "32",
+                 *(["--request-timeout-ms", "120000"] if os.environ.get("VALGRIND") == "1" else []))
 
 
 def teardown():
