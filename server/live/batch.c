@@ -44,9 +44,9 @@ static int plan_has_entry(const am_plan *p, const char *name)
  * the totals table as it is (every entry is current there: an entry the
  * checkpoint's plan lacks was written by the plan before it). The
  * session's row is updated once for the segments since the last update,
- * at the end and before each checkpoint and settle (which reads segments). The job's state and all
- * rows end as one am_post_job per plan leaves them. *touched: the plans
- * whose row update is done. */
+ * at the end and before each checkpoint and settle (which reads
+ * segments). The job's state and all rows end as one am_post_job per plan
+ * leaves them. *touched: the plans whose row update is done. */
 static int batch_write(am_store_tx *tx, am_batch_job *j, size_t k, size_t *touched)
 {
     am_plan *p = &j->plans[k];

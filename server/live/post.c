@@ -99,7 +99,7 @@ int am_hist_ensure(am_sess *sess, am_store_rtx *rtx, const char *session, int64_
         full = 0;
         rc = AM_OK;
     }
-    /* the pending words (at most 31 segments') on top; should they take a
+    /* the pending words (fewer than --settle-every segments') on top; should they take a
      * full cache over the budget, the next commit drops it */
     if (rc == AM_OK)
         rc = am_store_tx_pending_each(rtx, session, pend_word, l.v);
