@@ -28,8 +28,8 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Server, check, eq, expect_status, run_tests, settle_pending,  # noqa: E402
-                     sqlite_only, tico19)
+from harness import (Server, check, db_query, eq, expect_status, run_tests,  # noqa: E402
+                     settle_pending, sqlite_only, tico19)
 
 S = None      # the server (no authentication)
 C = None      # a client of S
@@ -189,6 +189,51 @@ def check_shortest(body, what):
         eq(float(json.dumps(float(t))), float(t), "round trip")
         eq(sig_digits(t), sig_digits(repr(float(t))),
            "%s prints %s, the shortest text of that double is %s" % (what, t, repr(float(t))))
+
+
+def test_pending_words_settle_every_settle_every_th_seq():
+    """A POST's content words wait in its segment's row; the POST of every
+    --settle-every-th seq (256 by default, bench/README.md "A POST near its
+    floor") moves them into vocab and occurrences, and the checkpoints stay
+    every 32nd seq. A session's settled seq after 40 and 260 POSTs: 0 and
+    256 by default, 32 with --settle-every 32 (before the option, every
+    32nd seq settled). The word histories answer the same either way."""
+    segs = tico19()[:260]
+    other = Server("--settle-every", "32")
+    try:
+        oc = other.client()
+        for srv, c in ((S, C), (other, oc)):
+            c.create_session(id="settle", source_lang="en", target_lang="fr")
+            for s in segs[:40]:
+                c.jpost("/v1/sessions/settle/segments", s, status=201)
+
+        def state(srv):
+            return db_query(srv, "SELECT settled, segments FROM sessions WHERE id = 'settle'")[0]
+
+        eq(state(S), (0, 40), "settled seq after 40 posts (default --settle-every 256)")
+        eq(state(other), (32, 40), "settled seq after 40 posts with --settle-every 32")
+        eq(db_query(S, "SELECT count(DISTINCT seq) FROM checkpoints c JOIN sessions s "
+                       "ON s.sid = c.sid WHERE s.id = 'settle'")[0][0], 1,
+           "checkpoints after 40 posts: the one at 32, whatever the settle")
+        for s in segs[40:]:
+            C.jpost("/v1/sessions/settle/segments", s, status=201)
+            oc.jpost("/v1/sessions/settle/segments", s, status=201)
+        eq(state(S), (256, 260), "settled seq after 260 posts (default)")
+        eq(state(other), (256, 260), "settled seq after 260 posts with --settle-every 32")
+        words = sorted({w.lower() for s in segs[250:] for w in s["translation"].split()
+                        if w.isalpha() and w.isascii() and len(w) > 3})
+        found = 0
+        for w in words[:30]:
+            ra, rb = C.get("/v1/sessions/settle/vocabulary/" + w), oc.get(
+                "/v1/sessions/settle/vocabulary/" + w)
+            eq(ra.status, rb.status, "the word history of %r: status" % w)
+            if ra.status == 200:
+                eq(ra.json(), rb.json(), "the word history of %r" % w)
+                found += 1
+        check(found >= 5, "only %d word histories compared" % found)
+        oc.close()
+    finally:
+        other.kill()
 
 
 def test_reals_are_printed_shortest():
