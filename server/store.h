@@ -350,6 +350,19 @@ int am_store_results_stage_st(am_store *st, const char *session, int64_t *gen, s
                               const int64_t *seq, char *const *result, char *const *stats);
 int am_store_tx_results_switch(am_store_tx *tx, const char *session, int64_t gen);
 int am_store_results_settle(am_store *st, const char *session, int64_t from);
+/* A rescore's switch (rescore.h; schema/015), in the transaction that
+ * checked the session's version: the results staged as generation gen
+ * (am_store_results_stage_st) and the checkpoints staged with them
+ * (am_store_checkpoints_stage) become the session's, every older
+ * checkpoint stale; the totals and term choices are deleted (the caller
+ * writes the new ones in the same transaction), and with history set the
+ * vocabulary history too (vocab, occurrences, and the pending words of the
+ * segment rows: the caller writes the whole history); every segment counts
+ * as scored with glossary_version from now on (sessions.gv_floor), the
+ * session's updated_at is now_ms, its version and rewrite count bumped.
+ * No segment row is written. */
+int am_store_tx_rescore_switch(am_store_tx *tx, const char *session, int64_t gen,
+                               int64_t glossary_version, int64_t now_ms, int history);
 /* Shadow copies: a rescore rewrites a whole session (history, totals,
  * every result) without one long write transaction. am_store_shadow_begin
  * makes a hidden copy of the session's row and glossary versions (no
@@ -447,6 +460,10 @@ int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_co
  * occurrence count to fn(ctx, word, occ), in no set order; a nonzero return
  * of fn stops the walk and is returned. */
 int am_store_tx_vocab_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn, void *ctx);
+/* fn(ctx, word, seq) for every occurrence row of the session (the settled
+ * part of its history; the later words are am_store_tx_pending_each's),
+ * in no particular order. */
+int am_store_tx_occ_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn, void *ctx);
 /* Deletes the vocab, occurrences, pending words, totals, choices and
  * checkpoints of a session (replay). */
 int am_store_tx_history_clear(am_store_tx *tx, const char *session);

@@ -187,6 +187,11 @@ int am_store_tx_vocab_each(am_store_rtx *rtx, const char *session, am_store_coun
     return counts_each(rtx, session, AM_S_VOCAB_EACH, fn, ctx);
 }
 
+int am_store_tx_occ_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn, void *ctx)
+{
+    return counts_each(rtx, session, AM_S_OCC_EACH, fn, ctx);
+}
+
 int am_store_tx_history_clear(am_store_tx *tx, const char *session)
 {
     /* RESULT_CLEAR: every result is rewritten into segments.result */
