@@ -20,8 +20,8 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (TICO_GLOSSARY, base, check, eq, expect_problem, expect_status,  # noqa: E402
-                     run_tests, serve, shutdown, tico19)
+from harness import (TEST_PG, TICO_GLOSSARY, Server, base, check, db_query, eq,  # noqa: E402
+                     expect_problem, expect_status, run_tests, serve, shutdown, tico19)
 from test_sse import Stream  # noqa: E402
 
 S = None
@@ -385,6 +385,152 @@ def test_rescore_with_unchanged_glossary_changes_no_number():
     expect_status(rb, 201, "POST to the twin")
     for k in ("scores", "totals", "seq"):
         eq(ra.json()[k], rb.json()[k], "the next POST's %s vs the twin's" % k)
+
+
+def _answers(c, sid, paths):
+    """The timeless text of GET base(sid) + p for each p, the session's id
+    and incarnation (a counter of the database) left out."""
+    out = {}
+    for p in paths:
+        r = c.get(base(sid) + p)
+        expect_status(r, 200, "GET %s%s" % (sid, p))
+        text = _timeless(r.body.decode("utf-8").replace(sid, "SID"))
+        out[p] = re.sub(r'"incarnation":[0-9]+', '"incarnation":0', text)
+    return out
+
+
+def _same_answers(a, b, what):
+    eq(sorted(a), sorted(b), "answers compared (%s)" % what)
+    for p in sorted(a):
+        if a[p] != b[p]:
+            x, y = a[p], b[p]
+            i = next((k for k in range(min(len(x), len(y))) if x[k] != y[k]), min(len(x), len(y)))
+            raise AssertionError("GET %s differs (%s) at byte %d: %r vs %r"
+                                 % (p, what, i, x[max(0, i - 80):i + 80], y[max(0, i - 80):i + 80]))
+
+
+def test_rescore_stages_results_and_later_writes_use_its_glossary():
+    """The rescore stages its results as a new result generation and
+    switches them in (schema/006, 015): no segment row is copied, the
+    session keeps its sid and its rows, and its segments count as scored
+    with the rescore's glossary version. So, on a session whose glossary
+    came after 60 segments, rescored, then 10 more POSTs, a PUT of seq 41
+    (a replay from the checkpoint the rescore staged at seq 32, with the
+    glossary version of each segment) and a DELETE: every answer — metrics,
+    segments, JSON export, the curve's glossary changes — equals a twin
+    that had the glossary from the start."""
+    items = segs(72)
+    sid, twin = "rg-late", "rg-early"
+    C.create_session(id=sid)
+    post_all(C, sid, items[:60])
+    put_glossary(C, sid)
+    before = db_query(S, "SELECT sid FROM sessions WHERE id = ?", (sid,))
+    rows = db_query(S, "SELECT count(*) FROM segments s JOIN sessions USING (sid) WHERE id = ?",
+                    (sid,))
+    expect_status(C.post(base(sid) + "/rescore"), 200, "POST rescore")
+    eq(db_query(S, "SELECT sid FROM sessions WHERE id = ?", (sid,)), before,
+       "the session keeps its sid (no copy swapped in)")
+    eq(db_query(S, "SELECT count(*) FROM sessions WHERE id LIKE '~%'"), [(0,)],
+       "no hidden session")
+    eq(db_query(S, "SELECT count(*) FROM segments s JOIN sessions USING (sid) WHERE id = ?",
+                (sid,)), rows, "segment rows")
+    eq(db_query(S, "SELECT count(*), count(r.stats) FROM segment_results r JOIN sessions s "
+                   "USING (sid) WHERE s.id = ? AND r.gen = s.result_gen", (sid,)), [(60, 60)],
+       "60 staged results of the current generation, each with its ?ci= record")
+    eq(db_query(S, "SELECT gv_floor FROM sessions WHERE id = ?", (sid,)), [(1,)],
+       "the rescore's glossary version")
+    C.create_session(id=twin)
+    put_glossary(C, twin)
+    post_all(C, twin, items[:60])
+    for s_ in (sid, twin):
+        post_all(C, s_, items[60:70])
+        edited = dict(items[40], translation=items[41]["translation"])
+        expect_status(C.put(base(s_) + "/segments/s40", edited), 200, "PUT s40 of " + s_)
+        expect_status(C.delete(base(s_) + "/segments/s50"), 204, "DELETE s50 of " + s_)
+    paths = ["/metrics", "/segments?limit=1000", "/export?format=json", "/curve?window=10",
+             "/segments/s40", "/segments/s69"]
+    _same_answers(_answers(C, sid, paths), _answers(C, twin, paths),
+                  "rescored, then written, vs the twin")
+    eq(C.jget(base(sid) + "/curve?window=10")["glossary_changes"], [],
+       "no glossary change after the rescore")
+    # a second rescore rewrites the spare generation in place: two rows a segment at most
+    expect_status(C.post(base(sid) + "/rescore"), 200, "second rescore")
+    expect_status(C.post(base(sid) + "/rescore"), 200, "third rescore")
+    eq(db_query(S, "SELECT max(n) FROM (SELECT count(*) AS n FROM segment_results r JOIN "
+                   "sessions s USING (sid) WHERE s.id = ? GROUP BY r.seq) t", (sid,)), [(2,)],
+       "at most two staged rows a segment")
+    _same_answers(_answers(C, sid, paths), _answers(C, twin, paths),
+                  "after two more rescores vs the twin")
+
+
+def test_kill_during_rescore_leaves_old_or_new_state():
+    """SIGKILL at several points of a rescore (scoring, staging, switch),
+    then a restart: every answer equals the state before the rescore or the
+    one after it, byte for byte but for the clock; what a killed rescore
+    staged stays invisible, and the next rescore (which settles it) gives
+    the state after. The kill points are fractions of the time a full
+    rescore of a copy took. SQLite only (the database file is copied)."""
+    if TEST_PG:
+        print("# skipped: copies a SQLite database file")
+        return
+    import shutil
+    srv = Server()
+    c = srv.client()
+    sid = "rk"
+    try:
+        c.create_session(id=sid)
+        post_all(c, sid, segs(400))
+        put_glossary(c, sid)
+    finally:
+        shutdown(srv, c)
+    tmpl = srv.db + ".tmpl"
+    shutil.copyfile(srv.db, tmpl)
+    paths = ["/metrics", "/segments?limit=1000", "/export?format=json", "/curve?window=50",
+             "/segments/s123"]
+
+    def copy(i):
+        path = os.path.join(srv.dir, "k%d.db" % i)
+        shutil.copyfile(tmpl, path)
+        return path
+
+    # the states before and after, and how long the rescore takes
+    s0 = Server(db=copy(0))
+    c0 = s0.client()
+    try:
+        old = _answers(c0, sid, paths)
+        t0 = time.monotonic()
+        expect_status(c0.post(base(sid) + "/rescore"), 200, "the full rescore")
+        took = time.monotonic() - t0
+        new = _answers(c0, sid, paths)
+    finally:
+        shutdown(s0, c0)
+    check(old != new, "the rescore changes the answers (the glossary came late)")
+    seen = []
+    for i, frac in enumerate((0.2, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 3.0), 1):
+        s1 = Server(db=copy(i))
+        sock = http.client.HTTPConnection("127.0.0.1", s1.port, timeout=60)
+        sock.request("POST", base(sid) + "/rescore", body=b"",
+                     headers={"Content-Length": "0"})
+        time.sleep(frac * took)
+        s1.kill()
+        sock.close()
+        s1.start()
+        c1 = s1.client()
+        try:
+            got = _answers(c1, sid, paths)
+            state = "old" if got == old else "new" if got == new else None
+            if state is None:
+                _same_answers(got, old, "after a kill at %.2f of the rescore" % frac)
+            seen.append(state)
+            expect_status(c1.post(base(sid) + "/rescore"), 200, "a rescore after the restart")
+            _same_answers(_answers(c1, sid, paths), new, "the rescore after the restart")
+            eq(db_query(s1, "SELECT count(*) FROM segment_results r JOIN sessions s USING (sid) "
+                            "WHERE r.gen > s.result_gen"), [(0,)],
+               "nothing staged left above the current generation")
+        finally:
+            shutdown(s1, c1)
+    print("# rescore %.2f s; states after the kills: %s" % (took, ", ".join(seen)))
+    check("new" in seen, "a kill after the rescore's commit keeps the new state")
 
 
 if __name__ == "__main__":
