@@ -20,8 +20,9 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (TEST_PG, TICO_GLOSSARY, Server, base, check, db_query, eq,  # noqa: E402
-                     expect_problem, expect_status, run_tests, serve, shutdown, tico19)
+from harness import (TEST_PG, TICO_GLOSSARY, Server, base, check, db_connect,  # noqa: E402
+                     db_query, eq, expect_problem, expect_status, run_tests, serve, shutdown,
+                     tico19)
 from test_sse import Stream  # noqa: E402
 
 S = None
@@ -387,15 +388,17 @@ def test_rescore_with_unchanged_glossary_changes_no_number():
         eq(ra.json()[k], rb.json()[k], "the next POST's %s vs the twin's" % k)
 
 
-def _answers(c, sid, paths):
-    """The timeless text of GET base(sid) + p for each p, the session's id
-    and incarnation (a counter of the database) left out."""
+def _answers(c, sid, paths, ok=(200,)):
+    """The status and timeless text of GET base(sid) + p for each p (a
+    status in ok), the session's id, incarnation (a counter of the
+    database) and request id left out."""
     out = {}
     for p in paths:
         r = c.get(base(sid) + p)
-        expect_status(r, 200, "GET %s%s" % (sid, p))
+        expect_status(r, ok, "GET %s%s" % (sid, p))
         text = _timeless(r.body.decode("utf-8").replace(sid, "SID"))
-        out[p] = re.sub(r'"incarnation":[0-9]+', '"incarnation":0', text)
+        text = re.sub(r'"request_id":"[^"]*"', '"request_id":""', text)
+        out[p] = "%d %s" % (r.status, re.sub(r'"incarnation":[0-9]+', '"incarnation":0', text))
     return out
 
 
@@ -531,6 +534,63 @@ def test_kill_during_rescore_leaves_old_or_new_state():
             shutdown(s1, c1)
     print("# rescore %.2f s; states after the kills: %s" % (took, ", ".join(seen)))
     check("new" in seen, "a kill after the rescore's commit keeps the new state")
+
+
+def test_rescore_rewrites_a_history_that_differs():
+    """The rescore leaves the history's rows alone when the recomputed
+    history equals the stored one, occurrence for occurrence, and rewrites
+    it whole (in its switch) when it does not. Here the stored history of a
+    stopped server is damaged (an occurrence removed, one moved to another
+    seq, a word added, the pending words of the last rows emptied): the
+    rescore puts back the history a twin posted the same segments has, word
+    by word, and the next POST is scored on it as on the twin."""
+    srv = Server()
+    c = srv.client()
+    items = segs(45)
+    try:
+        for s_ in ("qq-dmg", "qq-twin"):
+            c.create_session(id=s_)
+            post_all(c, s_, items[:44])
+        words = sorted({w["word"] for row in all_segments(c, "qq-dmg")
+                        for w in row["scores"]["words"]})
+    finally:
+        shutdown(srv, c)
+    con = db_connect(srv)
+    with con:
+        sid = con.execute("SELECT sid FROM sessions WHERE id = 'qq-dmg'").fetchone()[0]
+        w1, q1 = con.execute("SELECT word, max(seq) FROM occurrences WHERE sid = ? "
+                             "GROUP BY word ORDER BY word LIMIT 1", (sid,)).fetchone()
+        con.execute("DELETE FROM occurrences WHERE sid = ? AND word = ? AND seq = ?",
+                    (sid, w1, q1))
+        con.execute("UPDATE vocab SET occ = occ - 1 WHERE sid = ? AND word = ?", (sid, w1))
+        w2, q2 = con.execute("SELECT word, min(seq) FROM occurrences WHERE sid = ? AND word > ? "
+                             "GROUP BY word ORDER BY word LIMIT 1", (sid, w1)).fetchone()
+        con.execute("UPDATE occurrences SET seq = 44 WHERE sid = ? AND word = ? AND seq = ?",
+                    (sid, w2, q2))
+        con.execute("INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "
+                    "VALUES (?, 'zzzbogus', 1, 3, 3)", (sid,))
+        con.execute("INSERT INTO occurrences (sid, word, seq) VALUES (?, 'zzzbogus', 3)", (sid,))
+        con.execute("UPDATE segments SET words = '[]' WHERE sid = ? AND seq > "
+                    "(SELECT settled FROM sessions WHERE sid = ?)", (sid, sid))
+    con.close()
+    srv.start()
+    c = srv.client()
+    try:
+        paths = ["/vocabulary/" + urllib.parse.quote(w, safe="") for w in words + ["zzzbogus"]]
+        damaged = _answers(c, "qq-dmg", paths, (200, 404))
+        twin = _answers(c, "qq-twin", paths, (200, 404))
+        check(damaged != twin, "the damaged history answers otherwise than the twin's")
+        expect_status(c.post(base("qq-dmg") + "/rescore"), 200, "POST rescore")
+        _same_answers(_answers(c, "qq-dmg", paths, (200, 404)), twin, "the history after the rescore")
+        eq(db_query(srv, "SELECT count(*) FROM segments WHERE sid = ? AND seq > "
+                         "(SELECT settled FROM sessions WHERE sid = ?)", (sid, sid)), [(0,)],
+           "every word of the rewritten history is settled")
+        ra = c.post(base("qq-dmg") + "/segments", items[44])
+        rb = c.post(base("qq-twin") + "/segments", items[44])
+        for k in ("scores", "totals", "seq"):
+            eq(ra.json()[k], rb.json()[k], "the next POST's %s vs the twin's" % k)
+    finally:
+        shutdown(srv, c)
 
 
 if __name__ == "__main__":
