@@ -566,8 +566,8 @@ static int am_rs_same(am_store_rtx *rtx, const char *session, const am_rs *r, co
 static int am_rs_stage(am_store *ws, const char *session, const am_rs *r, int64_t *gen)
 {
     int64_t *seq = am_xcalloc(r->n ? r->n : 1, sizeof *seq);
-    char **res = am_xcalloc(r->n ? r->n : 1, sizeof *res), **st = am_xcalloc(r->n ? r->n : 1,
-                                                                              sizeof *st);
+    char **res = am_xcalloc(r->n ? r->n : 1, sizeof *res),
+         **st = am_xcalloc(r->n ? r->n : 1, sizeof *st);
     for (size_t i = 0; i < r->n; i++) {
         seq[i] = r->segs[i].seq;
         res[i] = r->segs[i].result;
@@ -682,9 +682,8 @@ static int am_rs_read(am_server *srv, const char *session, am_sess *sess, am_rs 
  * st read (else *retry and AM_ERR_CONFLICT, nothing written); then the
  * staged generation gen, the totals, choices and (when it changed, !same)
  * the history become the session's at once. *cur: the state after. */
-static int am_rs_switch(am_store *ws, const char *session, const am_rs *r,
-                        const am_store_state *st, const am_rs_hist *h, int same, int64_t gen,
-                        am_store_state *cur, int *retry)
+static int am_rs_switch(am_store *ws, const char *session, const am_rs *r, const am_store_state *st,
+                        const am_rs_hist *h, int same, int64_t gen, am_store_state *cur, int *retry)
 {
     am_store_tx *tx = NULL;
     int rc = am_store_tx_begin(ws, &tx);
@@ -695,9 +694,9 @@ static int am_rs_switch(am_store *ws, const char *session, const am_rs *r,
         return rc;
     }
     rc = am_store_tx_session_info(am_store_tx_reads(tx), session, cur);
-    if (rc == AM_OK && (cur->incarnation != st->incarnation ||
-                        cur->glossary_version != st->glossary_version ||
-                        cur->version != st->version)) {
+    if (rc == AM_OK &&
+        (cur->incarnation != st->incarnation || cur->glossary_version != st->glossary_version ||
+         cur->version != st->version)) {
         /* written meanwhile (not through this runtime's lock): again */
         *retry = 1;
         rc = AM_ERR_CONFLICT;

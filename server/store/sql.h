@@ -202,9 +202,9 @@
       "n.gen <= ?2) >= 2))")                                                                       \
     X(RESULT_MAX_SEQ, "SELECT coalesce(max(seq), 0) FROM segment_results WHERE sid = ?1")          \
     X(RESULT_CLEAR, "DELETE FROM segment_results WHERE sid = ?1")                                  \
-    X(GV_FLOOR, "SELECT gv_floor FROM sessions WHERE sid = ?1")                               \
-    X(RESCORE_MARK, "UPDATE sessions SET gv_floor = ?2, updated_at = ?3 WHERE sid = ?1")     \
-    X(OCC_EACH, "SELECT word, seq FROM occurrences WHERE sid = ?1")                           \
+    X(GV_FLOOR, "SELECT gv_floor FROM sessions WHERE sid = ?1")                                    \
+    X(RESCORE_MARK, "UPDATE sessions SET gv_floor = ?2, updated_at = ?3 WHERE sid = ?1")           \
+    X(OCC_EACH, "SELECT word, seq FROM occurrences WHERE sid = ?1")                                \
     X(SEG_GLOSSARY_CHANGES,                                                                        \
       "WITH RECURSIVE v(version) AS (SELECT min(glossary_version) FROM segments WHERE sid = ?1 "   \
       "UNION ALL SELECT (SELECT min(glossary_version) FROM segments WHERE sid = ?1 "               \
