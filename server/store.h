@@ -363,34 +363,10 @@ int am_store_results_settle(am_store *st, const char *session, int64_t from);
  * No segment row is written. */
 int am_store_tx_rescore_switch(am_store_tx *tx, const char *session, int64_t gen,
                                int64_t glossary_version, int64_t now_ms, int history);
-/* Shadow copies: a rescore rewrites a whole session (history, totals,
- * every result) without one long write transaction. am_store_shadow_begin
- * makes a hidden copy of the session's row and glossary versions (no
- * segments, no history) under a hidden id (*shadow_id, caller frees); the
- * caller fills it with the am_store_tx_* writes by that id and
- * am_store_tx_shadow_segment (segment seq of session copied with a new
- * result and glossary version), in short transactions with
- * am_store_handoff between them; readers still see the session. Then one
- * transaction calls am_store_tx_shadow_swap: the session is hidden and the
- * shadow takes its id, its version and rewrite count bumped (the caller
- * checks first that the session is the version it scored), so every
- * reader sees all of the new state at once. After the commit,
- * am_store_session_purge(*old) deletes the old rows in short transactions;
- * am_store_shadow_drop abandons a shadow. Hidden sessions a crash leaves
- * are purged at open. */
-int am_store_shadow_begin(am_store *st, const char *session, char **shadow_id);
-int am_store_tx_shadow_segment(am_store_tx *tx, const char *session, const char *shadow_id,
-                               int64_t seq, const char *result_json, int64_t glossary_version,
-                               int64_t now_ms);
-/* As am_store_tx_shadow_segment, the copy with stats (borrowed; NULL:
- * none) as its ?ci= statistics record (schema/013). */
-int am_store_tx_shadow_segment_st(am_store_tx *tx, const char *session, const char *shadow_id,
-                                  int64_t seq, const char *result_json, const char *stats,
-                                  int64_t glossary_version, int64_t now_ms);
-int am_store_tx_shadow_swap(am_store_tx *tx, const char *session, const char *shadow_id,
-                            int64_t now_ms, int64_t *old);
+/* Purges the rows of the hidden session old (a sid: a deleted session's,
+ * or a rescore's shadow copy an older binary left) in short transactions,
+ * then its row. */
 int am_store_session_purge(am_store *st, int64_t old);
-int am_store_shadow_drop(am_store *st, const char *shadow_id);
 /* Long rewrites with several nodes on one database (a replay after a PUT
  * or DELETE of a segment, a rescore; DESIGN-postgres §2.5 item 2). The
  * caller holds the session's in-process lock (am_sess_lock), which keeps
@@ -411,9 +387,6 @@ int am_store_shadow_drop(am_store *st, const char *shadow_id);
  * the lock). */
 int am_store_rewrite_begin(am_store *st, const char *session, am_store **on);
 void am_store_rewrite_end(am_store *st, am_store *on);
-/* Between the short transactions of a long write: lets the writers that
- * wait for the writer have it first (at most ~10 ms). */
-void am_store_handoff(am_store *st);
 /* Iterates the session's segments with seq >= from in seq order, calling
  * fn(ctx, seq, client_id, request_json); a non-zero return stops the walk
  * and is returned. */
