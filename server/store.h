@@ -356,8 +356,10 @@ int am_store_results_settle(am_store *st, const char *session, int64_t from);
  * (am_store_checkpoints_stage) become the session's, every older
  * checkpoint stale; the totals and term choices are deleted (the caller
  * writes the new ones in the same transaction), and with history set the
- * vocabulary history too (vocab, occurrences, and the pending words of the
- * segment rows: the caller writes the whole history); every segment counts
+ * pending words of the later segment rows are settled into vocab and
+ * occurrences (the caller then repairs the rows that differ:
+ * am_store_tx_occ_drop, am_store_tx_occ_put, am_store_tx_vocab_set);
+ * every segment counts
  * as scored with glossary_version from now on (sessions.gv_floor), the
  * session's updated_at is now_ms, its version and rewrite count bumped.
  * No segment row is written. */
@@ -437,6 +439,14 @@ int am_store_tx_vocab_each(am_store_rtx *rtx, const char *session, am_store_coun
  * part of its history; the later words are am_store_tx_pending_each's),
  * in no particular order. */
 int am_store_tx_occ_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn, void *ctx);
+/* A rescore's repair of a history that differs from the one it recomputed
+ * (rescore.c; after am_store_tx_rescore_switch settled the pending
+ * words): occ_drop deletes the occurrence row (word, seq) and nothing
+ * else; vocab_set makes the word's vocab row (occ, first_seq, last_seq),
+ * or deletes it when occ is 0. */
+int am_store_tx_occ_drop(am_store_tx *tx, const char *session, const char *word, int64_t seq);
+int am_store_tx_vocab_set(am_store_tx *tx, const char *session, const char *word, int64_t occ,
+                          int64_t first_seq, int64_t last_seq);
 /* Deletes the vocab, occurrences, pending words, totals, choices and
  * checkpoints of a session (replay). */
 int am_store_tx_history_clear(am_store_tx *tx, const char *session);

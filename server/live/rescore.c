@@ -456,6 +456,12 @@ typedef struct am_rs_hist {
     size_t *start; /* the occurrences of words[k]: seqs[start[k] .. start[k] + occ) */
     size_t *byid; /* the same start by word id (am_rs_word.id) */
     int64_t *seqs; /* every occurrence's seq, by word then seq */
+    /* the difference to the stored history (am_rs_same): seen[i], seqs[i]
+     * is stored too; gone_w[k] (owned) at gone_seq[k] is stored only */
+    unsigned char *seen;
+    char **gone_w;
+    int64_t *gone_seq;
+    size_t ngone, cap_gone_w, cap_gone_seq;
 } am_rs_hist;
 
 static int am_rs_word_cmp(const void *a, const void *b)
@@ -495,66 +501,79 @@ static void am_rs_hist_free(am_rs_hist *h)
     free(h->start);
     free(h->byid);
     free(h->seqs);
+    free(h->seen);
+    for (size_t k = 0; k < h->ngone; k++)
+        free(h->gone_w[k]);
+    free(h->gone_w);
+    free(h->gone_seq);
     memset(h, 0, sizeof *h);
 }
 
 /* The stored history matched against the recomputed one (am_rs_same). */
 typedef struct am_rs_cmp {
     const am_rs *r; /* borrowed */
-    const am_rs_hist *h; /* borrowed */
-    unsigned char *seen; /* per entry of h->seqs: matched by a stored occurrence (owned) */
+    am_rs_hist *h; /* borrowed: its seen marks and gone rows are filled */
     size_t matched;
-    int differs;
 } am_rs_cmp;
 
+/* Keeps the stored occurrence (word, seq) that the recomputed history
+ * does not have, to be deleted by the switch. */
+static void am_rs_gone(am_rs_hist *h, const char *word, int64_t seq)
+{
+    AM_GROW(h->gone_w, h->cap_gone_w, h->ngone + 1, 64);
+    AM_GROW(h->gone_seq, h->cap_gone_seq, h->ngone + 1, 64);
+    h->gone_w[h->ngone] = am_xstrdup(word);
+    h->gone_seq[h->ngone++] = seq;
+}
+
 /* am_store_count_fn over the stored occurrences (word, seq): marks the
- * recomputed occurrence it equals; a stored one without an unmarked equal
- * stops the walk (non-zero), the histories differ. */
+ * recomputed occurrence it equals, or keeps it as gone. */
 static int am_rs_cmp_row(void *ctx, const char *word, int64_t seq)
 {
     am_rs_cmp *c = ctx;
+    am_rs_hist *h = c->h;
     const am_rs_word *w = word && c->r->vocab.cap ? am_rs_slot(&c->r->vocab, word) : NULL;
     if (!w || !w->word) {
-        c->differs = 1;
-        return 1;
+        am_rs_gone(h, word ? word : "", seq);
+        return 0;
     }
-    size_t lo = c->h->byid[w->id], end = lo + (size_t)w->occ, hi = end;
+    size_t lo = h->byid[w->id], end = lo + (size_t)w->occ, hi = end;
     while (lo < hi) { /* the first of the word's seqs not below seq */
         size_t mid = lo + (hi - lo) / 2;
-        if (c->h->seqs[mid] < seq)
+        if (h->seqs[mid] < seq)
             lo = mid + 1;
         else
             hi = mid;
     }
-    while (lo < end && c->h->seqs[lo] == seq && c->seen[lo])
+    while (lo < end && h->seqs[lo] == seq && h->seen[lo])
         lo++; /* a word twice in one segment: the next copy */
-    if (lo == end || c->h->seqs[lo] != seq) {
-        c->differs = 1;
-        return 1;
+    if (lo == end || h->seqs[lo] != seq) {
+        am_rs_gone(h, word, seq);
+        return 0;
     }
-    c->seen[lo] = 1;
+    h->seen[lo] = 1;
     c->matched++;
     return 0;
 }
 
 /* *same: whether the history stored in the snapshot rtx (the occurrences
  * and the pending words of the later segment rows) is, occurrence for
- * occurrence, the one the rescore recomputed (h, from r). The content
- * words of a segment come from its reference and the session's options,
- * not its glossary, so after a glossary change they are the same and the
- * rescore leaves the history's rows alone: rewriting them cost a fifth of
- * its writes (bench/README.md, "Rescore, fifth pass"). */
-static int am_rs_same(am_store_rtx *rtx, const char *session, const am_rs *r, const am_rs_hist *h,
+ * occurrence, the one the rescore recomputed (h, from r); when not, h
+ * holds the difference (am_rs_put). The content words of a segment come
+ * from its reference and the session's options, not its glossary, so
+ * after a glossary change they are the same and the rescore leaves the
+ * history's rows alone: rewriting them cost a fifth of its writes
+ * (bench/README.md, "Rescore, fifth pass"). The derived vocab counts are
+ * not compared: every write keeps them with their occurrences. */
+static int am_rs_same(am_store_rtx *rtx, const char *session, const am_rs *r, am_rs_hist *h,
                       int *same)
 {
-    am_rs_cmp c = {r, h, am_xcalloc(r->nocc ? r->nocc : 1, 1), 0, 0};
+    am_rs_cmp c = {r, h, 0};
+    h->seen = am_xcalloc(r->nocc ? r->nocc : 1, 1);
     int rc = am_store_tx_occ_each(rtx, session, am_rs_cmp_row, &c);
     if (rc == AM_OK)
         rc = am_store_tx_pending_each(rtx, session, am_rs_cmp_row, &c);
-    if (c.differs) /* the walk was stopped: not an error */
-        rc = AM_OK;
-    *same = rc == AM_OK && !c.differs && c.matched == r->nocc;
-    free(c.seen);
+    *same = rc == AM_OK && h->ngone == 0 && c.matched == r->nocc;
     return rc;
 }
 
@@ -585,10 +604,42 @@ static int am_rs_stage(am_store *ws, const char *session, const am_rs *r, int64_
     return rc;
 }
 
+/* In the switch transaction, once the pending words are settled: the
+ * stored history made the recomputed one by its difference (h, from
+ * am_rs_same), as a replay swaps an edited segment's words: the stored
+ * occurrences it lacks deleted, the ones it adds inserted, and the vocab
+ * row of every word either touched set to the recomputed count, first and
+ * last seq (deleted at 0). A history that differs in one occurrence costs
+ * a few rows, not the whole history. */
+static int am_rs_repair(am_store_tx *tx, const char *session, const am_rs *r, const am_rs_hist *h)
+{
+    unsigned char *touched = am_xcalloc(r->vocab.n ? r->vocab.n : 1, 1);
+    int rc = AM_OK;
+    for (size_t k = 0; k < h->ngone && rc == AM_OK; k++) {
+        const am_rs_word *w = r->vocab.cap ? am_rs_slot(&r->vocab, h->gone_w[k]) : NULL;
+        rc = am_store_tx_occ_drop(tx, session, h->gone_w[k], h->gone_seq[k]);
+        if (rc == AM_OK && w && w->word)
+            touched[w->id] = 1;
+        else if (rc == AM_OK) /* not a word of the recomputed history */
+            rc = am_store_tx_vocab_set(tx, session, h->gone_w[k], 0, 0, 0);
+    }
+    for (size_t i = 0; i < r->vocab.n && rc == AM_OK; i++) {
+        const am_rs_word *w = h->words[i];
+        for (size_t k = h->start[i]; k < h->start[i] + (size_t)w->occ && rc == AM_OK; k++)
+            if (!h->seen[k]) {
+                rc = am_store_tx_occ_put(tx, session, w->word, h->seqs[k]);
+                touched[w->id] = 1;
+            }
+        if (rc == AM_OK && touched[w->id])
+            rc = am_store_tx_vocab_set(tx, session, w->word, w->occ, w->first, w->last);
+    }
+    free(touched);
+    return rc;
+}
+
 /* In the switch transaction, after am_store_tx_rescore_switch: r's totals
- * and term choices, and with history set the whole history (h), each word
- * in strcmp order (SQLite's BINARY collation) with its seqs ascending, so
- * that each row lands after the previous one in its B-tree. */
+ * and term choices, and with history set the history repaired
+ * (am_rs_repair). */
 static int am_rs_put(am_store_tx *tx, const char *session, const am_rs *r, const am_rs_hist *h,
                      int history)
 {
@@ -604,12 +655,8 @@ static int am_rs_put(am_store_tx *tx, const char *session, const am_rs *r, const
         for (size_t k = 0; k < r->segs[i].nchoices && rc == AM_OK; k++)
             rc = am_store_tx_choice_incr(tx, session, r->segs[i].choices[2 * k],
                                          r->segs[i].choices[2 * k + 1]);
-    for (size_t i = 0; history && i < r->vocab.n && rc == AM_OK; i++) {
-        const am_rs_word *w = h->words[i];
-        rc = am_store_tx_vocab_put(tx, session, w->word, w->occ, w->first, w->last);
-        for (int64_t k = 0; k < w->occ && rc == AM_OK; k++)
-            rc = am_store_tx_occ_put(tx, session, w->word, h->seqs[h->start[i] + (size_t)k]);
-    }
+    if (history && rc == AM_OK)
+        rc = am_rs_repair(tx, session, r, h);
     return rc;
 }
 

@@ -483,9 +483,9 @@ int am_store_tx_results_switch(am_store_tx *tx, const char *session, int64_t gen
 int am_store_tx_rescore_switch(am_store_tx *tx, const char *session, int64_t gen,
                                int64_t glossary_version, int64_t now_ms, int history)
 {
-    /* the history's rows and the settled mark (every word is in vocab
-     * and occurrences once the caller has written them) */
-    static const enum am_stmt_id hist[] = {AM_S_VOCAB_CLEAR, AM_S_OCC_CLEAR, AM_S_PENDING_CLEAR};
+    /* the pending words of the later rows settled into vocab and
+     * occurrences, where the caller repairs them */
+    static const enum am_stmt_id hist[] = {AM_S_SETTLE_VOCAB, AM_S_SETTLE_OCC, AM_S_PENDING_CLEAR};
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
     /* the totals cleared, every checkpoint below gen stale, version and

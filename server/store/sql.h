@@ -188,6 +188,11 @@
     X(GV_FLOOR, "SELECT gv_floor FROM sessions WHERE sid = ?1")                                    \
     X(RESCORE_MARK, "UPDATE sessions SET gv_floor = ?2, updated_at = ?3 WHERE sid = ?1")           \
     X(OCC_EACH, "SELECT word, seq FROM occurrences WHERE sid = ?1")                                \
+    X(VOCAB_SET,                                                                                   \
+      "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) VALUES (?1, ?2, ?3, ?4, ?5) "       \
+      "ON CONFLICT (sid, word) DO UPDATE SET occ = excluded.occ, first_seq = excluded.first_seq, " \
+      "last_seq = excluded.last_seq")                                                              \
+    X(VOCAB_DEL, "DELETE FROM vocab WHERE sid = ?1 AND word = ?2")                                 \
     X(SEG_GLOSSARY_CHANGES,                                                                        \
       "WITH RECURSIVE v(version) AS (SELECT min(glossary_version) FROM segments WHERE sid = ?1 "   \
       "UNION ALL SELECT (SELECT min(glossary_version) FROM segments WHERE sid = ?1 "               \

@@ -538,8 +538,8 @@ def test_kill_during_rescore_leaves_old_or_new_state():
 
 def test_rescore_rewrites_a_history_that_differs():
     """The rescore leaves the history's rows alone when the recomputed
-    history equals the stored one, occurrence for occurrence, and rewrites
-    it whole (in its switch) when it does not. Here the stored history of a
+    history equals the stored one, occurrence for occurrence, and repairs
+    the difference (in its switch) when it does not. Here the stored history of a
     stopped server is damaged (an occurrence removed, one moved to another
     seq, a word added, the pending words of the last rows emptied): the
     rescore puts back the history a twin posted the same segments has, word
@@ -585,6 +585,15 @@ def test_rescore_rewrites_a_history_that_differs():
         eq(db_query(srv, "SELECT count(*) FROM segments WHERE sid = ? AND seq > "
                          "(SELECT settled FROM sessions WHERE sid = ?)", (sid, sid)), [(0,)],
            "every word of the rewritten history is settled")
+        eq(db_query(srv, "SELECT count(*) FROM vocab v WHERE v.sid = ? AND (v.occ <> (SELECT "
+                         "count(*) FROM occurrences o WHERE o.sid = v.sid AND o.word = v.word) "
+                         "OR v.first_seq <> (SELECT min(seq) FROM occurrences o WHERE o.sid = "
+                         "v.sid AND o.word = v.word) OR v.last_seq <> (SELECT max(seq) FROM "
+                         "occurrences o WHERE o.sid = v.sid AND o.word = v.word))", (sid,)), [(0,)],
+           "every vocab row of the repaired history agrees with its occurrences")
+        eq(db_query(srv, "SELECT count(DISTINCT word) FROM occurrences o WHERE o.sid = ? AND NOT "
+                         "EXISTS (SELECT 1 FROM vocab v WHERE v.sid = o.sid AND v.word = o.word)",
+                    (sid,)), [(0,)], "every occurrence's word has its vocab row")
         ra = c.post(base("qq-dmg") + "/segments", items[44])
         rb = c.post(base("qq-twin") + "/segments", items[44])
         for k in ("scores", "totals", "seq"):
