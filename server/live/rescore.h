@@ -13,8 +13,9 @@
  * version and version the snapshot was read at and switches them in with
  * the totals and term choices, every segment counted as scored with the
  * current glossary version (sessions.gv_floor, schema/015); the history's
- * rows are rewritten there only when the recomputed history differs from
- * the stored one (the content words do not depend on the glossary). No
+ * rows are written there only when the recomputed history differs from
+ * the stored one (the content words do not depend on the glossary), and
+ * then only the difference. No
  * segment row is copied or deleted. Readers see the old state until that
  * commit and all of the new one after it; a crash before it leaves the
  * staged rows invisible (a generation above the session's), deleted by
