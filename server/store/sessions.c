@@ -344,8 +344,10 @@ int am_store_tx_session_info(am_store_rtx *rtx, const char *session, am_store_st
  * rescore's shadow) and '~del~<sid>' (a deleted session, or a rescore's
  * replaced rows) are each owned by whoever holds the lock of that sid,
  * which is what the start-up purge asks (am_pg_purge_hidden). A rescore
- * swaps a new sid in under the lock of the old one, so the lock taker
- * re-reads the sid once it holds the lock and starts again on a change.
+ * of a release before schema/015 swapped a new sid in under the lock of
+ * the old one (a node of such a release may share the database during an
+ * upgrade), so the lock taker re-reads the sid once it holds the lock and
+ * starts again on a change.
  *
  * Fencing. The pinned connection is never reopened (pg_pin_broken): when
  * the node dies or is cut off, PostgreSQL ends its session, the lock goes,
