@@ -509,7 +509,7 @@ def test_kill_during_rescore_leaves_old_or_new_state():
         shutdown(s0, c0)
     check(old != new, "the rescore changes the answers (the glossary came late)")
     seen = []
-    for i, frac in enumerate((0.2, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 3.0), 1):
+    for i, frac in enumerate((0.2, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 5.0), 1):
         s1 = Server(db=copy(i))
         sock = http.client.HTTPConnection("127.0.0.1", s1.port, timeout=60)
         sock.request("POST", base(sid) + "/rescore", body=b"",
