@@ -350,34 +350,25 @@ int am_store_results_stage_st(am_store *st, const char *session, int64_t *gen, s
                               const int64_t *seq, char *const *result, char *const *stats);
 int am_store_tx_results_switch(am_store_tx *tx, const char *session, int64_t gen);
 int am_store_results_settle(am_store *st, const char *session, int64_t from);
-/* Shadow copies: a rescore rewrites a whole session (history, totals,
- * every result) without one long write transaction. am_store_shadow_begin
- * makes a hidden copy of the session's row and glossary versions (no
- * segments, no history) under a hidden id (*shadow_id, caller frees); the
- * caller fills it with the am_store_tx_* writes by that id and
- * am_store_tx_shadow_segment (segment seq of session copied with a new
- * result and glossary version), in short transactions with
- * am_store_handoff between them; readers still see the session. Then one
- * transaction calls am_store_tx_shadow_swap: the session is hidden and the
- * shadow takes its id, its version and rewrite count bumped (the caller
- * checks first that the session is the version it scored), so every
- * reader sees all of the new state at once. After the commit,
- * am_store_session_purge(*old) deletes the old rows in short transactions;
- * am_store_shadow_drop abandons a shadow. Hidden sessions a crash leaves
- * are purged at open. */
-int am_store_shadow_begin(am_store *st, const char *session, char **shadow_id);
-int am_store_tx_shadow_segment(am_store_tx *tx, const char *session, const char *shadow_id,
-                               int64_t seq, const char *result_json, int64_t glossary_version,
-                               int64_t now_ms);
-/* As am_store_tx_shadow_segment, the copy with stats (borrowed; NULL:
- * none) as its ?ci= statistics record (schema/013). */
-int am_store_tx_shadow_segment_st(am_store_tx *tx, const char *session, const char *shadow_id,
-                                  int64_t seq, const char *result_json, const char *stats,
-                                  int64_t glossary_version, int64_t now_ms);
-int am_store_tx_shadow_swap(am_store_tx *tx, const char *session, const char *shadow_id,
-                            int64_t now_ms, int64_t *old);
+/* A rescore's switch (rescore.h; schema/015), in the transaction that
+ * checked the session's version: the results staged as generation gen
+ * (am_store_results_stage_st) and the checkpoints staged with them
+ * (am_store_checkpoints_stage) become the session's, every older
+ * checkpoint stale; the totals and term choices are deleted (the caller
+ * writes the new ones in the same transaction), and with history set the
+ * pending words of the later segment rows are settled into vocab and
+ * occurrences (the caller then repairs the rows that differ:
+ * am_store_tx_occ_drop, am_store_tx_occ_put, am_store_tx_vocab_set);
+ * every segment counts
+ * as scored with glossary_version from now on (sessions.gv_floor), the
+ * session's updated_at is now_ms, its version and rewrite count bumped.
+ * No segment row is written. */
+int am_store_tx_rescore_switch(am_store_tx *tx, const char *session, int64_t gen,
+                               int64_t glossary_version, int64_t now_ms, int history);
+/* Purges the rows of the hidden session old (a sid: a deleted session's,
+ * or a rescore's shadow copy an older binary left) in short transactions,
+ * then its row. */
 int am_store_session_purge(am_store *st, int64_t old);
-int am_store_shadow_drop(am_store *st, const char *shadow_id);
 /* Long rewrites with several nodes on one database (a replay after a PUT
  * or DELETE of a segment, a rescore; DESIGN-postgres §2.5 item 2). The
  * caller holds the session's in-process lock (am_sess_lock), which keeps
@@ -398,9 +389,6 @@ int am_store_shadow_drop(am_store *st, const char *shadow_id);
  * the lock). */
 int am_store_rewrite_begin(am_store *st, const char *session, am_store **on);
 void am_store_rewrite_end(am_store *st, am_store *on);
-/* Between the short transactions of a long write: lets the writers that
- * wait for the writer have it first (at most ~10 ms). */
-void am_store_handoff(am_store *st);
 /* Iterates the session's segments with seq >= from in seq order, calling
  * fn(ctx, seq, client_id, request_json); a non-zero return stops the walk
  * and is returned. */
@@ -447,6 +435,18 @@ int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_co
  * occurrence count to fn(ctx, word, occ), in no set order; a nonzero return
  * of fn stops the walk and is returned. */
 int am_store_tx_vocab_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn, void *ctx);
+/* fn(ctx, word, seq) for every occurrence row of the session (the settled
+ * part of its history; the later words are am_store_tx_pending_each's),
+ * in no particular order. */
+int am_store_tx_occ_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn, void *ctx);
+/* A rescore's repair of a history that differs from the one it recomputed
+ * (rescore.c; after am_store_tx_rescore_switch settled the pending
+ * words): occ_drop deletes the occurrence row (word, seq) and nothing
+ * else; vocab_set makes the word's vocab row (occ, first_seq, last_seq),
+ * or deletes it when occ is 0. */
+int am_store_tx_occ_drop(am_store_tx *tx, const char *session, const char *word, int64_t seq);
+int am_store_tx_vocab_set(am_store_tx *tx, const char *session, const char *word, int64_t occ,
+                          int64_t first_seq, int64_t last_seq);
 /* Deletes the vocab, occurrences, pending words, totals, choices and
  * checkpoints of a session (replay). */
 int am_store_tx_history_clear(am_store_tx *tx, const char *session);

@@ -112,6 +112,12 @@ typedef struct am_rs {
     size_t nsys;
     am_totals *tot; /* scratch: one segment's totals of its systems (owned) */
     size_t cap_tot;
+    /* the checkpoints (schema/008) at every AM_CKPT_EVERY-th seq: entry
+     * ck_sys[i] (owned) after segment ck_seq[i], its raw totals
+     * ck_stats[i] (owned), as a replay stages them */
+    int64_t *ck_seq;
+    char **ck_sys, **ck_stats;
+    size_t nck, cap_ck_seq, cap_ck_sys, cap_ck_stats;
     am_fail *f; /* borrowed */
     am_peer *peer; /* the client's connection (borrowed; NULL: not watched) */
 } am_rs;
@@ -124,6 +130,16 @@ static void am_rs_cleanup(am_rs *r)
         free(r->segs[i].choices);
     }
     free(r->segs);
+    for (size_t i = 0; i < r->nck; i++) {
+        free(r->ck_sys[i]);
+        free(r->ck_stats[i]);
+    }
+    free(r->ck_seq);
+    free(r->ck_sys);
+    free(r->ck_stats);
+    r->ck_seq = NULL;
+    r->ck_sys = r->ck_stats = NULL;
+    r->nck = r->cap_ck_seq = r->cap_ck_sys = r->cap_ck_stats = 0;
     for (size_t i = 0; i < r->nsys; i++)
         free(r->sys[i].name);
     free(r->sys);
@@ -175,6 +191,20 @@ static void am_rs_pairs(am_rs *r, const am_seg_req *q, const am_seg_result *res)
         am_totals_add(am_rs_totals(r, name), &res->sys[base]);
         snprintf(name, sizeof name, "pair:%s:system", q->sys[k]);
         am_totals_add(am_rs_totals(r, name), &res->sys[k]);
+    }
+}
+
+/* Keeps the checkpoint after segment seq: every entry of the totals, as
+ * a POST of that seq wrote it (the replay's redo_checkpoint). */
+static void am_rs_checkpoint(am_rs *r, int64_t seq)
+{
+    for (size_t k = 0; k < r->nsys; k++) {
+        AM_GROW(r->ck_seq, r->cap_ck_seq, r->nck + 1, 64);
+        AM_GROW(r->ck_sys, r->cap_ck_sys, r->nck + 1, 64);
+        AM_GROW(r->ck_stats, r->cap_ck_stats, r->nck + 1, 64);
+        r->ck_seq[r->nck] = seq;
+        r->ck_sys[r->nck] = am_xstrdup(r->sys[k].name);
+        r->ck_stats[r->nck++] = am_json_totals_text(&r->sys[k].t);
     }
 }
 
@@ -309,8 +339,8 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
     if (r->srv->stopping)
         return am_failp(r->f, AM_P_UNAVAILABLE, NULL, "the server is stopping; retry later");
     if (r->peer && am_peer_gone(r->peer)) {
-        /* before the shadow copy: nothing was written, the answer would
-         * go nowhere */
+        /* before anything is staged: nothing was written, the answer
+         * would go nowhere */
         am_prom_abandoned(r->srv->prom, "client_gone");
         return am_failp(r->f, AM_P_REQUEST_TIMEOUT, NULL,
                         "the client closed its connection: the rescore was abandoned and "
@@ -378,6 +408,8 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
         snprintf(name, sizeof name, "tr:%s:%s", q.translator, q.sys[k]);
         am_totals_add(am_rs_totals(r, name), &res.sys[k]);
     }
+    if (seq % AM_CKPT_EVERY == 0) /* a checkpoint: every entry's totals so far */
+        am_rs_checkpoint(r, seq);
     /* the translator's choice among a glossary entry's alternatives (the
      * first system's placement, as for a POST) */
     const am_gloss *gl = &r->sess->gloss;
@@ -418,53 +450,18 @@ static int am_rs_segment(void *ctx, int64_t seq, const char *client_id, const ch
     return 0;
 }
 
-#define AM_RS_CHUNK 64 /* segments per short transaction into the shadow */
-#define AM_RS_HIST_CHUNK 2048 /* history rows per short transaction */
-
-/* Writes item i of something into the shadow on tx; returns the next i
- * (*rc set). ctx: what am_rs_chunked was given. */
-typedef size_t (*am_rs_write_fn)(am_store_tx *tx, const am_rs *r, const char *shadow, size_t i,
-                                 const void *ctx, int *rc);
-
-/* Runs write for i = 0 .. n-1 into the shadow, chunk items per short
- * transaction with the writer handed over between them, so other sessions'
- * writes go on (am_store_shadow_begin). */
-static int am_rs_chunked(am_store *store, const am_rs *r, const char *shadow, size_t n,
-                         size_t chunk, am_rs_write_fn write, const void *ctx)
-{
-    int rc = AM_OK;
-    for (size_t i = 0; i < n && rc == AM_OK;) {
-        am_store_tx *tx = NULL;
-        am_store_handoff(store);
-        rc = am_store_tx_begin(store, &tx);
-        for (size_t end = i + chunk; i < n && i < end && rc == AM_OK;)
-            i = write(tx, r, shadow, i, ctx, &rc);
-        if (tx && rc == AM_OK)
-            rc = am_store_tx_commit(tx);
-        else if (tx)
-            am_store_tx_rollback(tx);
-    }
-    return rc;
-}
-
-/* am_rs_write_fn: segment i (copied with its new result) and its choices. */
-static size_t am_rs_write_segment(am_store_tx *tx, const am_rs *r, const char *shadow, size_t i,
-                                  const void *ctx, int *rc)
-{
-    (void)ctx;
-    const am_rs_seg *g = &r->segs[i];
-    *rc = am_store_tx_shadow_segment_st(tx, r->session, shadow, g->seq, g->result, g->stats,
-                                        r->sess->glossary_version, r->now);
-    for (size_t k = 0; k < g->nchoices && *rc == AM_OK; k++)
-        *rc = am_store_tx_choice_incr(tx, shadow, g->choices[2 * k], g->choices[2 * k + 1]);
-    return i + 1;
-}
-
 /* The history sorted by word (am_rs_history). */
 typedef struct am_rs_hist {
     am_rs_word **words; /* distinct words in strcmp order (borrowed from r->vocab) */
     size_t *start; /* the occurrences of words[k]: seqs[start[k] .. start[k] + occ) */
+    size_t *byid; /* the same start by word id (am_rs_word.id) */
     int64_t *seqs; /* every occurrence's seq, by word then seq */
+    /* the difference to the stored history (am_rs_same): seen[i], seqs[i]
+     * is stored too; gone_w[k] (owned) at gone_seq[k] is stored only */
+    unsigned char *seen;
+    char **gone_w;
+    int64_t *gone_seq;
+    size_t ngone, cap_gone_w, cap_gone_seq;
 } am_rs_hist;
 
 static int am_rs_word_cmp(const void *a, const void *b)
@@ -472,33 +469,17 @@ static int am_rs_word_cmp(const void *a, const void *b)
     return strcmp((*(am_rs_word *const *)a)->word, (*(am_rs_word *const *)b)->word);
 }
 
-/* am_rs_write_fn: the vocab row of word i and its occurrences. Words in
- * strcmp order (SQLite's BINARY collation) and seqs ascending: each row
- * lands after the previous one in its B-tree, where an upsert per
- * occurrence (a POST's am_store_tx_vocab_incr) read and rewrote the word's
- * row every time: 9 % of the rescore's instructions at 1,000 segments. */
-static size_t am_rs_write_word(am_store_tx *tx, const am_rs *r, const char *shadow, size_t i,
-                               const void *ctx, int *rc)
-{
-    (void)r;
-    const am_rs_hist *h = ctx;
-    const am_rs_word *w = h->words[i];
-    *rc = am_store_tx_vocab_put(tx, shadow, w->word, w->occ, w->first, w->last);
-    for (int64_t k = 0; k < w->occ && *rc == AM_OK; k++)
-        *rc = am_store_tx_occ_put(tx, shadow, w->word, h->seqs[h->start[i] + (size_t)k]);
-    return i + 1;
-}
-
 /* Fills h from r: the distinct words sorted, the occurrences placed by
- * counting (no sort of the occurrences themselves). Caller frees h's
- * arrays. */
+ * counting (no sort of the occurrences themselves). Free with
+ * am_rs_hist_free. */
 static void am_rs_history(const am_rs *r, am_rs_hist *h)
 {
     size_t d = r->vocab.n ? r->vocab.n : 1;
     h->words = am_xcalloc(d, sizeof *h->words);
     h->start = am_xcalloc(d, sizeof *h->start);
+    h->byid = am_xcalloc(d, sizeof *h->byid);
     h->seqs = am_xcalloc(r->nocc ? r->nocc : 1, sizeof *h->seqs);
-    size_t *rank = am_xcalloc(d, sizeof *rank), *next = am_xcalloc(d, sizeof *next);
+    size_t *next = am_xcalloc(d, sizeof *next);
     for (size_t i = 0, k = 0; i < r->vocab.cap; i++)
         if (r->vocab.v[i].word)
             h->words[k++] = &r->vocab.v[i];
@@ -506,47 +487,176 @@ static void am_rs_history(const am_rs *r, am_rs_hist *h)
         qsort(h->words, r->vocab.n, sizeof *h->words, am_rs_word_cmp);
     size_t at = 0;
     for (size_t k = 0; k < r->vocab.n; k++) {
-        rank[h->words[k]->id] = k;
-        h->start[k] = next[k] = at;
+        h->start[k] = h->byid[h->words[k]->id] = next[h->words[k]->id] = at;
         at += (size_t)h->words[k]->occ;
     }
     for (size_t i = 0; i < r->nocc; i++) /* in seq order: each word's seqs ascend */
-        h->seqs[next[rank[r->occ_w[i]]]++] = r->occ_seq[i];
-    free(rank);
+        h->seqs[next[r->occ_w[i]]++] = r->occ_seq[i];
     free(next);
 }
 
-/* Writes r's new state into the shadow copy of the session in short
- * transactions: each segment with its new result and choices, then the
- * history word by word. */
-static int am_rs_fill(am_store *store, const am_rs *r, const char *shadow)
+static void am_rs_hist_free(am_rs_hist *h)
 {
-    int rc = am_rs_chunked(store, r, shadow, r->n, AM_RS_CHUNK, am_rs_write_segment, NULL);
-    if (rc != AM_OK)
-        return rc;
-    am_rs_hist h;
-    am_rs_history(r, &h);
-    /* words per chunk: ~AM_RS_HIST_CHUNK rows (vocab + occurrences) each */
-    size_t per = r->vocab.n ? r->nocc / r->vocab.n + 1 : 1;
-    rc = am_rs_chunked(store, r, shadow, r->vocab.n, AM_RS_HIST_CHUNK / per + 1, am_rs_write_word,
-                       &h);
-    free(h.words);
-    free(h.start);
-    free(h.seqs);
+    free(h->words);
+    free(h->start);
+    free(h->byid);
+    free(h->seqs);
+    free(h->seen);
+    for (size_t k = 0; k < h->ngone; k++)
+        free(h->gone_w[k]);
+    free(h->gone_w);
+    free(h->gone_seq);
+    memset(h, 0, sizeof *h);
+}
+
+/* The stored history matched against the recomputed one (am_rs_same). */
+typedef struct am_rs_cmp {
+    const am_rs *r; /* borrowed */
+    am_rs_hist *h; /* borrowed: its seen marks and gone rows are filled */
+    size_t matched;
+} am_rs_cmp;
+
+/* Keeps the stored occurrence (word, seq) that the recomputed history
+ * does not have, to be deleted by the switch. */
+static void am_rs_gone(am_rs_hist *h, const char *word, int64_t seq)
+{
+    AM_GROW(h->gone_w, h->cap_gone_w, h->ngone + 1, 64);
+    AM_GROW(h->gone_seq, h->cap_gone_seq, h->ngone + 1, 64);
+    h->gone_w[h->ngone] = am_xstrdup(word);
+    h->gone_seq[h->ngone++] = seq;
+}
+
+/* am_store_count_fn over the stored occurrences (word, seq): marks the
+ * recomputed occurrence it equals, or keeps it as gone. */
+static int am_rs_cmp_row(void *ctx, const char *word, int64_t seq)
+{
+    am_rs_cmp *c = ctx;
+    am_rs_hist *h = c->h;
+    const am_rs_word *w = word && c->r->vocab.cap ? am_rs_slot(&c->r->vocab, word) : NULL;
+    if (!w || !w->word) {
+        am_rs_gone(h, word ? word : "", seq);
+        return 0;
+    }
+    size_t lo = h->byid[w->id], end = lo + (size_t)w->occ, hi = end;
+    while (lo < hi) { /* the first of the word's seqs not below seq */
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->seqs[mid] < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    while (lo < end && h->seqs[lo] == seq && h->seen[lo])
+        lo++; /* a word twice in one segment: the next copy */
+    if (lo == end || h->seqs[lo] != seq) {
+        am_rs_gone(h, word, seq);
+        return 0;
+    }
+    h->seen[lo] = 1;
+    c->matched++;
+    return 0;
+}
+
+/* *same: whether the history stored in the snapshot rtx (the occurrences
+ * and the pending words of the later segment rows) is, occurrence for
+ * occurrence, the one the rescore recomputed (h, from r); when not, h
+ * holds the difference (am_rs_put). The content words of a segment come
+ * from its reference and the session's options, not its glossary, so
+ * after a glossary change they are the same and the rescore leaves the
+ * history's rows alone: rewriting them cost a fifth of its writes
+ * (bench/README.md, "Rescore, fifth pass"). The derived vocab counts are
+ * not compared: every write keeps them with their occurrences. */
+static int am_rs_same(am_store_rtx *rtx, const char *session, const am_rs *r, am_rs_hist *h,
+                      int *same)
+{
+    am_rs_cmp c = {r, h, 0};
+    h->seen = am_xcalloc(r->nocc ? r->nocc : 1, 1);
+    int rc = am_store_tx_occ_each(rtx, session, am_rs_cmp_row, &c);
+    if (rc == AM_OK)
+        rc = am_store_tx_pending_each(rtx, session, am_rs_cmp_row, &c);
+    *same = rc == AM_OK && h->ngone == 0 && c.matched == r->nocc;
     return rc;
 }
 
-/* In the swap transaction: r's totals into the shadow. */
-static int am_rs_put_totals(am_store_tx *tx, const am_rs *r, const char *shadow)
+/* Stages r's new results, each with its ?ci= record, as a new result
+ * generation (*gen), and its checkpoints at that generation, in short
+ * write transactions through ws (the rewrite's writer), after deleting
+ * what an interrupted rewrite left staged (am_store_results_settle). No
+ * reader sees any of it before am_store_tx_rescore_switch(*gen). */
+static int am_rs_stage(am_store *ws, const char *session, const am_rs *r, int64_t *gen)
+{
+    int64_t *seq = am_xcalloc(r->n ? r->n : 1, sizeof *seq);
+    char **res = am_xcalloc(r->n ? r->n : 1, sizeof *res),
+         **st = am_xcalloc(r->n ? r->n : 1, sizeof *st);
+    for (size_t i = 0; i < r->n; i++) {
+        seq[i] = r->segs[i].seq;
+        res[i] = r->segs[i].result;
+        st[i] = r->segs[i].stats;
+    }
+    int rc = am_store_results_settle(ws, session, 0);
+    if (rc == AM_OK)
+        rc = am_store_results_stage_st(ws, session, gen, r->n, seq, res, st);
+    if (rc == AM_OK)
+        rc = am_store_checkpoints_stage(ws, session, *gen, r->nck, r->ck_seq, r->ck_sys,
+                                        r->ck_stats);
+    free(seq);
+    free(res);
+    free(st);
+    return rc;
+}
+
+/* In the switch transaction, once the pending words are settled: the
+ * stored history made the recomputed one by its difference (h, from
+ * am_rs_same), as a replay swaps an edited segment's words: the stored
+ * occurrences it lacks deleted, the ones it adds inserted, and the vocab
+ * row of every word either touched set to the recomputed count, first and
+ * last seq (deleted at 0). A history that differs in one occurrence costs
+ * a few rows, not the whole history. */
+static int am_rs_repair(am_store_tx *tx, const char *session, const am_rs *r, const am_rs_hist *h)
+{
+    unsigned char *touched = am_xcalloc(r->vocab.n ? r->vocab.n : 1, 1);
+    int rc = AM_OK;
+    for (size_t k = 0; k < h->ngone && rc == AM_OK; k++) {
+        const am_rs_word *w = r->vocab.cap ? am_rs_slot(&r->vocab, h->gone_w[k]) : NULL;
+        rc = am_store_tx_occ_drop(tx, session, h->gone_w[k], h->gone_seq[k]);
+        if (rc == AM_OK && w && w->word)
+            touched[w->id] = 1;
+        else if (rc == AM_OK) /* not a word of the recomputed history */
+            rc = am_store_tx_vocab_set(tx, session, h->gone_w[k], 0, 0, 0);
+    }
+    for (size_t i = 0; i < r->vocab.n && rc == AM_OK; i++) {
+        const am_rs_word *w = h->words[i];
+        for (size_t k = h->start[i]; k < h->start[i] + (size_t)w->occ && rc == AM_OK; k++)
+            if (!h->seen[k]) {
+                rc = am_store_tx_occ_put(tx, session, w->word, h->seqs[k]);
+                touched[w->id] = 1;
+            }
+        if (rc == AM_OK && touched[w->id])
+            rc = am_store_tx_vocab_set(tx, session, w->word, w->occ, w->first, w->last);
+    }
+    free(touched);
+    return rc;
+}
+
+/* In the switch transaction, after am_store_tx_rescore_switch: r's totals
+ * and term choices, and with history set the history repaired
+ * (am_rs_repair). */
+static int am_rs_put(am_store_tx *tx, const char *session, const am_rs *r, const am_rs_hist *h,
+                     int history)
 {
     int rc = AM_OK;
     for (size_t k = 0; k < r->nsys && rc == AM_OK; k++) {
         json_t *raw = am_json_totals_raw(&r->sys[k].t);
         char *txt = am_json_dump(raw);
         json_decref(raw);
-        rc = am_store_tx_totals_put(tx, shadow, r->sys[k].name, txt);
+        rc = am_store_tx_totals_put(tx, session, r->sys[k].name, txt);
         free(txt);
     }
+    for (size_t i = 0; i < r->n && rc == AM_OK; i++)
+        for (size_t k = 0; k < r->segs[i].nchoices && rc == AM_OK; k++)
+            rc = am_store_tx_choice_incr(tx, session, r->segs[i].choices[2 * k],
+                                         r->segs[i].choices[2 * k + 1]);
+    if (history && rc == AM_OK)
+        rc = am_rs_repair(tx, session, r, h);
     return rc;
 }
 
@@ -569,11 +679,95 @@ static void am_rs_store_failed(am_fail *f, int rc, const char *session)
                  session);
 }
 
+/* The read step of an attempt, in one read snapshot: the session's state
+ * into *st (checked against the runtime: a stale runtime is forgotten and
+ * *retry set), every segment scored into r, the history compared with the
+ * stored one (*same). Fills r->f on failure. */
+static int am_rs_read(am_server *srv, const char *session, am_sess *sess, am_rs *r,
+                      am_store_state *st, am_rs_hist *h, int *same, int *retry)
+{
+    am_fail *f = r->f;
+    am_store_rtx *rtx = NULL;
+    int rc = am_store_rtx_begin(srv->store, &rtx);
+    if (rc != AM_OK) {
+        am_failp(f, AM_P_UNAVAILABLE, NULL,
+                 "the database is busy: could not read the session; retry");
+        f->retry_after = 1;
+        return rc;
+    }
+    rc = am_store_tx_session_info(rtx, session, st);
+    if (rc == AM_ERR_NOTFOUND)
+        am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
+    else if (rc != AM_OK)
+        am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the session failed");
+    else if (st->incarnation != sess->incarnation ||
+             st->glossary_version != sess->glossary_version) {
+        am_sessions_forget_entry(srv->sessions, sess); /* rebuilt on the next attempt */
+        *retry = 1;
+        rc = AM_ERR_CONFLICT;
+        am_failp(f, AM_P_UNAVAILABLE, NULL, "the session kept changing; retry");
+    }
+    if (rc == AM_OK) {
+        r->total = st->count;
+        r->ws = am_wspool_get(srv->wspool);
+        am_rs_event(srv, session, "started", 0, r->total, st->glossary_version);
+        /* the scoring: from the snapshot into memory, no write lock held */
+        rc = am_store_tx_segments_walk_gv(rtx, session, 1, am_rs_segment, r);
+        if (rc == AM_OK) {
+            am_rs_history(r, h);
+            rc = am_rs_same(rtx, session, r, h, same);
+        }
+        if (rc != AM_OK && !f->failed)
+            am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the segments failed");
+    }
+    am_store_rtx_end(rtx);
+    return rc;
+}
+
+/* The switch of an attempt, one short write transaction through ws: the
+ * session must still be the incarnation, glossary version and version
+ * st read (else *retry and AM_ERR_CONFLICT, nothing written); then the
+ * staged generation gen, the totals, choices and (when it changed, !same)
+ * the history become the session's at once. *cur: the state after. */
+static int am_rs_switch(am_store *ws, const char *session, const am_rs *r, const am_store_state *st,
+                        const am_rs_hist *h, int same, int64_t gen, am_store_state *cur, int *retry)
+{
+    am_store_tx *tx = NULL;
+    int rc = am_store_tx_begin(ws, &tx);
+    if (rc != AM_OK) {
+        am_failp(r->f, AM_P_UNAVAILABLE, NULL,
+                 "the database is busy: could not start a transaction; retry");
+        r->f->retry_after = 1;
+        return rc;
+    }
+    rc = am_store_tx_session_info(am_store_tx_reads(tx), session, cur);
+    if (rc == AM_OK &&
+        (cur->incarnation != st->incarnation || cur->glossary_version != st->glossary_version ||
+         cur->version != st->version)) {
+        /* written meanwhile (not through this runtime's lock): again */
+        *retry = 1;
+        rc = AM_ERR_CONFLICT;
+        am_failp(r->f, AM_P_UNAVAILABLE, NULL, "the session kept changing; retry");
+    }
+    if (rc == AM_OK)
+        rc = am_store_tx_rescore_switch(tx, session, gen, st->glossary_version, r->now, !same);
+    if (rc == AM_OK)
+        rc = am_rs_put(tx, session, r, h, !same);
+    if (rc == AM_OK)
+        rc = am_store_tx_session_info(am_store_tx_reads(tx), session, cur);
+    if (rc == AM_OK)
+        return am_store_tx_commit(tx);
+    am_store_tx_rollback(tx);
+    return rc;
+}
+
 /* One attempt (see am_ingest_rescore). *retry is set when the session
- * changed under it. On success *summary is set. */
-/* Length/complexity (issue 15): the steps of the rescore in order (the
- * snapshot, the hidden copy filled chunk by chunk with progress events,
- * the swap), each failure with its own cleanup of the copy. */
+ * changed under it. On success *summary is set. The steps: the snapshot
+ * scored into memory (am_rs_read), the results and checkpoints staged as
+ * a new generation in short writes (am_rs_stage), the switch
+ * (am_rs_switch). A crash or failure before the switch's commit leaves
+ * the staged rows invisible (a generation above the session's), deleted
+ * by the next rewrite's settle. */
 static int am_rescore_once(am_server *srv, const char *session, int attempt, am_peer *peer,
                            json_t **summary, am_fail *f, int *retry)
 {
@@ -590,126 +784,50 @@ static int am_rescore_once(am_server *srv, const char *session, int attempt, am_
     r.f = f;
     r.peer = peer;
     r.now = am_now_ms();
-    am_store_rtx *rtx = NULL;
-    am_store_tx *tx = NULL;
+    am_rs_hist h;
+    memset(&h, 0, sizeof h);
     am_store_state st, cur;
-    char *shadow = NULL; /* the hidden copy being filled (owned) */
-    int64_t old = 0;
+    int same = 0;
+    int64_t gen = 0;
     am_store *ws = srv->store; /* the writes: the store, or the rewrite's pinned view */
     rc = am_rewrite_begin(srv, session, &ws, f, retry);
-    if (rc != AM_OK)
-        goto out;
-    rc = am_store_rtx_begin(srv->store, &rtx);
-    if (rc != AM_OK) {
-        am_failp(f, AM_P_UNAVAILABLE, NULL,
-                 "the database is busy: could not read the session; retry");
-        f->retry_after = 1;
-        goto out;
-    }
-    rc = am_store_tx_session_info(rtx, session, &st);
-    if (rc == AM_ERR_NOTFOUND) {
-        am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
-        goto out;
-    } else if (rc != AM_OK) {
-        am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the session failed");
-        goto out;
-    }
-    if (st.incarnation != sess->incarnation || st.glossary_version != sess->glossary_version) {
-        am_sessions_forget_entry(srv->sessions, sess); /* rebuilt on the next attempt */
-        *retry = 1;
-        rc = AM_ERR_CONFLICT;
-        am_failp(f, AM_P_UNAVAILABLE, NULL, "the session kept changing; retry");
-        goto out;
-    }
-    r.total = st.count;
-    r.ws = am_wspool_get(srv->wspool);
-    am_rs_event(srv, session, "started", 0, r.total, st.glossary_version);
-    /* the scoring: from the snapshot into memory, no write lock held */
-    rc = am_store_tx_segments_walk_gv(rtx, session, 1, am_rs_segment, &r);
-    am_store_rtx_end(rtx);
-    rtx = NULL;
-    if (rc != AM_OK) {
-        if (!f->failed)
-            am_failp(f, AM_P_INTERNAL, NULL, "storage error: reading the segments failed");
-        goto out;
-    }
-    /* the new state into a hidden copy of the session, in short writes */
-    rc = am_store_shadow_begin(ws, session, &shadow);
     if (rc == AM_OK)
-        rc = am_rs_fill(ws, &r, shadow);
-    if (rc == AM_ERR_NOTFOUND) {
-        am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
-        goto out;
-    } else if (rc != AM_OK) {
-        am_rs_store_failed(f, rc, session);
-        goto out;
-    }
-    /* the switch: only onto the state that was scored */
-    rc = am_store_tx_begin(ws, &tx);
-    if (rc != AM_OK) {
-        am_failp(f, AM_P_UNAVAILABLE, NULL,
-                 "the database is busy: could not start a transaction; retry");
-        f->retry_after = 1;
-        goto out;
-    }
-    rc = am_store_tx_session_info(am_store_tx_reads(tx), session, &cur);
-    if (rc == AM_ERR_NOTFOUND) {
-        am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
-        goto out;
-    }
-    if (rc == AM_OK && (cur.incarnation != st.incarnation ||
-                        cur.glossary_version != st.glossary_version || cur.version != st.version)) {
-        /* written meanwhile (not through this runtime's lock): again */
-        *retry = 1;
-        rc = AM_ERR_CONFLICT;
-        am_failp(f, AM_P_UNAVAILABLE, NULL, "the session kept changing; retry");
-        goto out;
-    }
-    if (rc == AM_OK)
-        rc = am_rs_put_totals(tx, &r, shadow);
-    if (rc == AM_OK)
-        rc = am_store_tx_shadow_swap(tx, session, shadow, r.now, &old);
-    if (rc == AM_OK)
-        rc = am_store_tx_session_info(am_store_tx_reads(tx), session, &cur);
-    if (rc == AM_OK) {
-        rc = am_store_tx_commit(tx);
-        tx = NULL;
+        rc = am_rs_read(srv, session, sess, &r, &st, &h, &same, retry);
+    if (rc == AM_OK && peer && am_peer_gone(peer)) {
+        /* before anything is written: the answer would go nowhere */
+        am_prom_abandoned(srv->prom, "client_gone");
+        rc = am_failp(f, AM_P_REQUEST_TIMEOUT, NULL,
+                      "the client closed its connection: the rescore was abandoned and "
+                      "nothing was changed");
     }
     if (rc == AM_OK) {
-        free(shadow); /* it is the session now */
-        shadow = NULL;
-        /* the old rows, in short writes; a failure leaves them hidden, purged at open */
-        (void)am_store_session_purge(ws, old);
-    }
-    if (rc != AM_OK) {
+        rc = am_rs_stage(ws, session, &r, &gen);
+        if (rc == AM_OK)
+            rc = am_rs_switch(ws, session, &r, &st, &h, same, gen, &cur, retry);
         if (rc == AM_ERR_NOTFOUND)
             am_failp(f, AM_P_NOT_FOUND, NULL, "no session '%s'", session);
-        else
+        else if (rc != AM_OK && !f->failed)
             am_rs_store_failed(f, rc, session);
-        goto out;
     }
-    am_sess_tot_clear(sess); /* the totals cache is of the old results */
-    json_t *systems = json_object();
-    for (size_t k = 0; k < r.nsys; k++)
-        if (strncmp(r.sys[k].name, "pair:", 5) && strncmp(r.sys[k].name, "tr:", 3))
-            /* pair and translator totals are for the metrics only */
-            json_object_set_new(systems, r.sys[k].name, am_json_totals(sess->scorer, &r.sys[k].t));
-    char link[300];
-    snprintf(link, sizeof link, "/v1/sessions/%s/metrics", session);
-    *summary = json_pack("{sssIsIsIsIsisssosI}", "session", session, "segments", (json_int_t)r.n,
-                         "glossary_version", (json_int_t)st.glossary_version, "version",
-                         (json_int_t)cur.version, "incarnation", (json_int_t)cur.incarnation,
-                         "attempts", attempt + 1, "metrics", link, "systems", systems,
-                         "rescored_ms", (json_int_t)r.now);
-    am_rs_event(srv, session, "committed", (int64_t)r.n, (int64_t)r.n, st.glossary_version);
-out:
-    am_store_rtx_end(rtx);
-    if (tx)
-        am_store_tx_rollback(tx);
-    if (shadow) /* abandoned: its rows go, in short writes */
-        (void)am_store_shadow_drop(ws, shadow);
-    free(shadow);
+    if (rc == AM_OK) {
+        am_sess_tot_clear(sess); /* the totals cache is of the old results */
+        json_t *systems = json_object();
+        for (size_t k = 0; k < r.nsys; k++)
+            if (strncmp(r.sys[k].name, "pair:", 5) && strncmp(r.sys[k].name, "tr:", 3))
+                /* pair and translator totals are for the metrics only */
+                json_object_set_new(systems, r.sys[k].name,
+                                    am_json_totals(sess->scorer, &r.sys[k].t));
+        char link[300];
+        snprintf(link, sizeof link, "/v1/sessions/%s/metrics", session);
+        *summary = json_pack("{sssIsIsIsIsisssosI}", "session", session, "segments",
+                             (json_int_t)r.n, "glossary_version", (json_int_t)st.glossary_version,
+                             "version", (json_int_t)cur.version, "incarnation",
+                             (json_int_t)cur.incarnation, "attempts", attempt + 1, "metrics", link,
+                             "systems", systems, "rescored_ms", (json_int_t)r.now);
+        am_rs_event(srv, session, "committed", (int64_t)r.n, (int64_t)r.n, st.glossary_version);
+    }
     am_store_rewrite_end(srv->store, ws);
+    am_rs_hist_free(&h);
     am_rs_cleanup(&r);
     am_sess_unlock(sess);
     am_sessions_release(srv->sessions, sess);

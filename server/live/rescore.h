@@ -5,14 +5,21 @@
  *
  * The scoring runs from a read snapshot into memory (the vocabulary
  * history and the per-system totals are rebuilt in memory), outside the
- * store's write lock. The new state is written into a hidden copy of the
- * session (store.h, shadow copies), a few segments per short write
- * transaction, so other sessions' writes go on; then one short transaction
- * checks that the session is still the incarnation, glossary version and
- * version the snapshot was read at, and swaps the copy in (each result
- * recorded with the current glossary version). Readers see the old state
- * until that commit and all of the new one after it; the old rows are then
- * purged in short writes.
+ * store's write lock. The new results, each with its ?ci= record, are
+ * staged as a new result generation (segment_results, schema/006) and the
+ * new checkpoints with them, in short write transactions, so other
+ * sessions' writes go on; nobody reads them yet. Then one short
+ * transaction checks that the session is still the incarnation, glossary
+ * version and version the snapshot was read at and switches them in with
+ * the totals and term choices, every segment counted as scored with the
+ * current glossary version (sessions.gv_floor, schema/015); the history's
+ * rows are written there only when the recomputed history differs from
+ * the stored one (the content words do not depend on the glossary), and
+ * then only the difference. No
+ * segment row is copied or deleted. Readers see the old state until that
+ * commit and all of the new one after it; a crash before it leaves the
+ * staged rows invisible (a generation above the session's), deleted by
+ * the next rewrite of the session.
  *
  * Concurrency: the rescore holds the session's lock (sessions.h) from the
  * snapshot to the commit, so POSTs and PUTs of the same session queue

@@ -116,21 +116,33 @@ int am_store_tx_choices_each(am_store_rtx *rtx, const char *session, const char 
  * segments_glossary index: one seek per distinct version, no row read),
  * collected in one read snapshot, then fn(ctx, seq, version) in seq order,
  * leaving out the first segment's own version: the points where the
- * version changed. */
+ * version changed. The versions below the session's rescore floor
+ * (schema/015) count as the floor: a rescore scored those segments again
+ * with it, so they are one version whose first segment is the first of
+ * them (the rows come in seq order). */
 int am_store_glossary_changes(am_store *st, const char *session, am_store_gchange_fn fn, void *ctx)
 {
     if (!session || !fn)
         return AM_ERR_INVALID;
     store_rows rows = {.kinds = "ii"}; /* first seq, version */
     am_store_rtx r;
-    int64_t sid;
+    int64_t sid, floor = 0;
     int rc = rtx_open_sid(st, &r, session, &sid);
     if (rc == AM_OK) {
-        rc = store_each(st, r.t.c, AM_S_SEG_GLOSSARY_CHANGES, store_collect, &rows, "i", sid);
+        rc = store_get(st, r.t.c, AM_S_GV_FLOOR, COLS(col_int(&floor)), "i", sid);
+        if (rc == AM_OK)
+            rc = store_each(st, r.t.c, AM_S_SEG_GLOSSARY_CHANGES, store_collect, &rows, "i", sid);
         rtx_close(&r);
     }
-    for (size_t k = 1; k < rows.n && rc == AM_OK; k++)
-        rc = fn(ctx, cell(&rows, k)[0].i, cell(&rows, k)[1].i);
+    int floor_seen = 0;
+    for (size_t k = 0, out = 0; k < rows.n && rc == AM_OK; k++) {
+        int64_t v = cell(&rows, k)[1].i;
+        if (v <= floor && floor_seen)
+            continue; /* counted as the floor, which came first */
+        floor_seen |= v <= floor;
+        if (out++ > 0)
+            rc = fn(ctx, cell(&rows, k)[0].i, v > floor ? v : floor);
+    }
     store_rows_free(&rows);
     return rc;
 }

@@ -164,25 +164,32 @@ int am_store_tx_segments_walk(am_store_rtx *rtx, const char *session, int64_t fr
     return am_store_tx_segments_walk_gv(rtx, session, from, walk_plain_cb, &w);
 }
 
-/* A SEG_WALK row to the walk's callback (ctx: a walk_gv). */
+/* A SEG_WALK row to the walk's callback (ctx: a walk_gv), its glossary
+ * version raised to the session's rescore floor (schema/015: the rows a
+ * rescore scored again keep the version they were posted with). */
 typedef struct walk_gv {
     am_store_segment_gv_fn fn;
     void *ctx;
+    int64_t floor; /* sessions.gv_floor */
 } walk_gv;
 
 static int walk_gv_row(void *ctx, am_row *row)
 {
     walk_gv *w = ctx;
-    return w->fn(w->ctx, row_int(row, 0), row_text(row, 1), row_text(row, 2), row_int(row, 3));
+    int64_t gv = row_int(row, 3);
+    return w->fn(w->ctx, row_int(row, 0), row_text(row, 1), row_text(row, 2),
+                 gv > w->floor ? gv : w->floor);
 }
 
 int am_store_tx_segments_walk_gv(am_store_rtx *rtx, const char *session, int64_t from,
                                  am_store_segment_gv_fn fn, void *ctx)
 {
     am_store_tx *tx = &rtx->t;
-    walk_gv w = {fn, ctx};
+    walk_gv w = {fn, ctx, 0};
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK) /* a rescore's version (schema/015), in the same snapshot */
+        rc = store_get(tx->st, tx->c, AM_S_GV_FLOOR, COLS(col_int(&w.floor)), "i", sid);
     if (rc == AM_OK)
         rc = store_each(tx->st, tx->c, AM_S_SEG_WALK, walk_gv_row, &w, "ii", sid, from);
     return rc;
@@ -466,6 +473,31 @@ int am_store_tx_results_switch(am_store_tx *tx, const char *session, int64_t gen
 {
     int64_t sid;
     int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_RESULT_SWITCH, "ii", sid, gen);
+    return rc;
+}
+
+/* ---- a rescore's switch (schema/015) ------------------------------------- */
+
+int am_store_tx_rescore_switch(am_store_tx *tx, const char *session, int64_t gen,
+                               int64_t glossary_version, int64_t now_ms, int history)
+{
+    /* the pending words of the later rows settled into vocab and
+     * occurrences, where the caller repairs them */
+    static const enum am_stmt_id hist[] = {AM_S_SETTLE_VOCAB, AM_S_SETTLE_OCC, AM_S_PENDING_CLEAR};
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    /* the totals cleared, every checkpoint below gen stale, version and
+     * rewrites bumped: as a replay from the first segment */
+    if (rc == AM_OK)
+        rc = am_store_tx_replay_reset(tx, session, 0, gen);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_CHOICE_CLEAR, "i", sid);
+    if (rc == AM_OK && history)
+        rc = store_exec_sid(tx, sid, hist, sizeof hist / sizeof hist[0]);
+    if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_RESCORE_MARK, "iii", sid, glossary_version, now_ms);
     if (rc == AM_OK)
         rc = am_exec(tx->st, tx->c, AM_S_RESULT_SWITCH, "ii", sid, gen);
     return rc;

@@ -1,7 +1,8 @@
 /*
  * store/sessions.c — sessions: create, get, list, count, state within a
- * transaction; deletion (hidden at once, purged in chunks) and shadow
- * copies (a rescore's hidden session swapped in).
+ * transaction; deletion (hidden at once, purged in chunks), and the purge
+ * at open of the hidden sessions a crash left (a deleted session's, or the
+ * shadow copy a rescore of an older binary was filling).
  */
 #include "store_int.h"
 
@@ -269,93 +270,6 @@ int am_store_session_purge(am_store *st, int64_t handle)
     return session_purge(st, handle);
 }
 
-void am_store_handoff(am_store *st)
-{
-    am_w_handoff(st);
-}
-
-/* ---- shadow copies (a rescore) ------------------------------------------- */
-
-int am_store_shadow_begin(am_store *st, const char *session, char **shadow_id)
-{
-    *shadow_id = NULL;
-    if (!session)
-        return AM_ERR_INVALID;
-    char tag[32];
-    snprintf(tag, sizeof tag, "%llu", (unsigned long long)atomic_fetch_add(&st->hidden_seq, 1));
-    int rc = am_w_begin(st);
-    if (rc)
-        return rc;
-    int64_t sid = 0, shadow = 0;
-    rc = am_sid(st, &st->w, session, &sid);
-    if (rc == AM_OK)
-        rc = store_get(st, &st->w, AM_S_SHADOW_NEW, COLS(col_str(shadow_id)), "tt", session, tag);
-    if (rc == AM_OK)
-        rc = am_sid(st, &st->w, *shadow_id, &shadow);
-    if (rc == AM_OK)
-        rc = am_exec(st, &st->w, AM_S_SHADOW_GLOSSARIES, "ii", sid, shadow);
-    rc = am_w_end(st, rc);
-    if (rc) {
-        free(*shadow_id);
-        *shadow_id = NULL;
-    }
-    return rc;
-}
-
-int am_store_tx_shadow_segment(am_store_tx *tx, const char *session, const char *shadow_id,
-                               int64_t seq, const char *result_json, int64_t glossary_version,
-                               int64_t now_ms)
-{
-    return am_store_tx_shadow_segment_st(tx, session, shadow_id, seq, result_json, NULL,
-                                         glossary_version, now_ms);
-}
-
-int am_store_tx_shadow_segment_st(am_store_tx *tx, const char *session, const char *shadow_id,
-                                  int64_t seq, const char *result_json, const char *stats,
-                                  int64_t glossary_version, int64_t now_ms)
-{
-    if (!result_json)
-        return AM_ERR_INVALID;
-    int64_t sid, shadow;
-    int rc = am_sid(tx->st, tx->c, session, &sid);
-    if (rc == AM_OK)
-        rc = am_tx_sid(tx, shadow_id, &shadow);
-    if (rc == AM_OK)
-        rc = am_exec(tx->st, tx->c, AM_S_SHADOW_SEGMENT, "iiitiit", sid, shadow, seq, result_json,
-                     now_ms, glossary_version, stats);
-    if (rc == AM_OK && am_changes(tx->c) != 1)
-        rc = AM_ERR_NOTFOUND;
-    return rc;
-}
-
-int am_store_tx_shadow_swap(am_store_tx *tx, const char *session, const char *shadow_id,
-                            int64_t now_ms, int64_t *old)
-{
-    am_store *st = tx->st;
-    int64_t version = 0, rewrites = 0, segments = 0;
-    int rc =
-        store_get(st, tx->c, AM_S_SHADOW_HIDE_OLD,
-                  COLS(col_int(old), col_int(&version), col_int(&rewrites), col_int(&segments)),
-                  "t", session);
-    tx->has_sid = 0; /* the cached sid of session is now the old one's */
-    if (rc == AM_OK)
-        rc = am_exec(st, tx->c, AM_S_SHADOW_TAKE_OVER, "ttiiii", shadow_id, session, version + 1,
-                     rewrites + 1, segments, now_ms);
-    if (rc == AM_OK && am_changes(tx->c) != 1)
-        rc = AM_ERR_NOTFOUND;
-    return rc;
-}
-
-int am_store_shadow_drop(am_store *st, const char *shadow_id)
-{
-    int64_t sid;
-    int rc = am_w_begin(st);
-    if (rc)
-        return rc;
-    rc = am_w_end(st, am_sid(st, &st->w, shadow_id, &sid));
-    return rc == AM_OK ? session_purge(st, sid) : rc == AM_ERR_NOTFOUND ? AM_OK : rc;
-}
-
 /* Purges the hidden sessions a crash left half-purged (at open). With
  * PostgreSQL another node may be filling one (a rescore's shadow) or
  * purging one right now: am_pg_purge_hidden purges those whose rewrite
@@ -430,8 +344,10 @@ int am_store_tx_session_info(am_store_rtx *rtx, const char *session, am_store_st
  * rescore's shadow) and '~del~<sid>' (a deleted session, or a rescore's
  * replaced rows) are each owned by whoever holds the lock of that sid,
  * which is what the start-up purge asks (am_pg_purge_hidden). A rescore
- * swaps a new sid in under the lock of the old one, so the lock taker
- * re-reads the sid once it holds the lock and starts again on a change.
+ * of a release before schema/015 swapped a new sid in under the lock of
+ * the old one (a node of such a release may share the database during an
+ * upgrade), so the lock taker re-reads the sid once it holds the lock and
+ * starts again on a change.
  *
  * Fencing. The pinned connection is never reopened (pg_pin_broken): when
  * the node dies or is cut off, PostgreSQL ends its session, the lock goes,

@@ -133,25 +133,6 @@
       "SELECT entry, alt FROM (SELECT entry, alt FROM choices WHERE sid = $1 "                     \
       "ORDER BY entry, alt LIMIT $2) AS k ORDER BY entry DESC, alt DESC LIMIT 1")                  \
     X(PURGE_SESSION, "DELETE FROM sessions WHERE sid = $1")                                        \
-    X(SHADOW_NEW,                                                                                  \
-      "INSERT INTO sessions (id, options, signature, custom_stopwords, "                           \
-      "glossary_version, created_at, updated_at, segments, version, incarnation, "                 \
-      "rewrites, removed) SELECT '~new~' || sid::text || '~' || $2::text, options, signature, "    \
-      "custom_stopwords, glossary_version, created_at, updated_at, 0, version, "                   \
-      "incarnation, rewrites, removed FROM sessions WHERE id = $1 RETURNING id")                   \
-    X(SHADOW_GLOSSARIES,                                                                           \
-      "INSERT INTO glossaries (sid, version, entries, created_at) "                                \
-      "SELECT $2::bigint, version, entries, created_at FROM glossaries WHERE sid = $1")            \
-    X(SHADOW_SEGMENT,                                                                              \
-      "INSERT INTO segments (sid, seq, client_id, body_hash, request, result, "                    \
-      "created_at, updated_at, glossary_version, stats) SELECT $2::bigint, seq, client_id, "       \
-      "body_hash, request, $4::text, created_at, $5::bigint, $6::bigint, $7::text FROM segments "  \
-      "WHERE sid = $1 AND seq = $3")                                                               \
-    X(SHADOW_HIDE_OLD, "UPDATE sessions SET id = '~del~' || sid::text WHERE id = $1 "              \
-                       "RETURNING sid, version, rewrites, segments")                               \
-    X(SHADOW_TAKE_OVER,                                                                            \
-      "UPDATE sessions SET id = $2, version = $3, rewrites = $4, segments = $5, "                  \
-      "settled = $5, updated_at = $6 WHERE id = $1")                                               \
     X(GLOSSARY_PUT, "UPDATE sessions SET glossary_version = glossary_version + 1, "                \
                     "version = version + 1, updated_at = $2 WHERE id = $1 "                        \
                     "AND ($3 = 0 OR incarnation = $3)")                                            \
@@ -215,6 +196,14 @@
       "n.gen <= $2) >= 2))")                                                                       \
     X(RESULT_MAX_SEQ, "SELECT coalesce(max(seq), 0) FROM segment_results WHERE sid = $1")          \
     X(RESULT_CLEAR, "DELETE FROM segment_results WHERE sid = $1")                                  \
+    X(GV_FLOOR, "SELECT gv_floor FROM sessions WHERE sid = $1")                                    \
+    X(RESCORE_MARK, "UPDATE sessions SET gv_floor = $2, updated_at = $3 WHERE sid = $1")           \
+    X(OCC_EACH, "SELECT word, seq FROM occurrences WHERE sid = $1")                                \
+    X(VOCAB_SET,                                                                                   \
+      "INSERT INTO vocab (sid, word, occ, first_seq, last_seq) VALUES ($1, $2, $3, $4, $5) "       \
+      "ON CONFLICT (sid, word) DO UPDATE SET occ = excluded.occ, first_seq = excluded.first_seq, " \
+      "last_seq = excluded.last_seq")                                                              \
+    X(VOCAB_DEL, "DELETE FROM vocab WHERE sid = $1 AND word = $2")                                 \
     X(SEG_GLOSSARY_CHANGES,                                                                        \
       "WITH RECURSIVE v(version) AS (SELECT min(glossary_version) FROM segments WHERE sid = $1 "   \
       "UNION ALL SELECT (SELECT min(glossary_version) FROM segments WHERE sid = $1 "               \

@@ -8,7 +8,7 @@
  * Files: conn.c (errors, statements in use, connections, the writer's
  * lock), open.c (open/close, migrations, pragmas, the checkpointer,
  * backups), tx.c (write and read transactions, group commit), sessions.c
- * (sessions, their deletion and purge, shadow copies), segments.c
+ * (sessions, their deletion and purge), segments.c
  * (segments, their results and staged results), vocab.c (a session's
  * vocabulary history, background vocabularies), glossary.c (glossary
  * versions, term choices), totals.c (running totals). drv.h: the driver

@@ -77,6 +77,29 @@ int am_store_tx_occ_put(am_store_tx *tx, const char *session, const char *word, 
     return rc ? rc : am_exec(tx->st, tx->c, AM_S_OCC_INSERT, "iti", sid, word, seq);
 }
 
+int am_store_tx_occ_drop(am_store_tx *tx, const char *session, const char *word, int64_t seq)
+{
+    if (!word)
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    return rc ? rc : am_exec(tx->st, tx->c, AM_S_OCC_DELETE, "iti", sid, word, seq);
+}
+
+int am_store_tx_vocab_set(am_store_tx *tx, const char *session, const char *word, int64_t occ,
+                          int64_t first_seq, int64_t last_seq)
+{
+    if (!word || occ < 0 || (occ > 0 && first_seq > last_seq))
+        return AM_ERR_INVALID;
+    int64_t sid;
+    int rc = am_tx_sid(tx, session, &sid);
+    if (rc == AM_OK && occ == 0)
+        rc = am_exec(tx->st, tx->c, AM_S_VOCAB_DEL, "it", sid, word);
+    else if (rc == AM_OK)
+        rc = am_exec(tx->st, tx->c, AM_S_VOCAB_SET, "itiii", sid, word, occ, first_seq, last_seq);
+    return rc;
+}
+
 /* Appends s as a JSON string ('"', '\\' and control characters escaped;
  * UTF-8 passes through). */
 static void json_str_append(am_buf *b, const char *s)
@@ -185,6 +208,11 @@ int am_store_tx_pending_each(am_store_rtx *rtx, const char *session, am_store_co
 int am_store_tx_vocab_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn, void *ctx)
 {
     return counts_each(rtx, session, AM_S_VOCAB_EACH, fn, ctx);
+}
+
+int am_store_tx_occ_each(am_store_rtx *rtx, const char *session, am_store_count_fn fn, void *ctx)
+{
+    return counts_each(rtx, session, AM_S_OCC_EACH, fn, ctx);
 }
 
 int am_store_tx_history_clear(am_store_tx *tx, const char *session)

@@ -159,6 +159,7 @@ def test_schema3_database_keeps_its_glossary():
     for col in ("tokenizer", "lang", "source_lang"):  # 012
         db.execute("ALTER TABLE vocabularies DROP COLUMN " + col)
     db.execute("ALTER TABLE segments DROP COLUMN stats")  # 013
+    db.execute("ALTER TABLE sessions DROP COLUMN gv_floor")  # 015
     db.execute("DELETE FROM schema_migrations WHERE version >= 4")
     db.commit()
     db.close()

@@ -289,6 +289,7 @@ def test_pending_words_of_schema_9_are_settled_by_the_upgrade():
                 con.execute("ALTER TABLE vocabularies DROP COLUMN " + col)
             con.execute("ALTER TABLE segments DROP COLUMN stats")  # 013
             con.execute("ALTER TABLE segment_results DROP COLUMN stats")  # 014
+            con.execute("ALTER TABLE sessions DROP COLUMN gv_floor")  # 015
             con.execute("DELETE FROM schema_migrations WHERE version >= 10")
     finally:
         con.close()

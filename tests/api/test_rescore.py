@@ -20,8 +20,9 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (TICO_GLOSSARY, base, check, eq, expect_problem, expect_status,  # noqa: E402
-                     run_tests, serve, shutdown, tico19)
+from harness import (TEST_PG, TICO_GLOSSARY, Server, base, check, db_connect,  # noqa: E402
+                     db_query, eq, expect_problem, expect_status, run_tests, serve, shutdown,
+                     tico19)
 from test_sse import Stream  # noqa: E402
 
 S = None
@@ -385,6 +386,220 @@ def test_rescore_with_unchanged_glossary_changes_no_number():
     expect_status(rb, 201, "POST to the twin")
     for k in ("scores", "totals", "seq"):
         eq(ra.json()[k], rb.json()[k], "the next POST's %s vs the twin's" % k)
+
+
+def _answers(c, sid, paths, ok=(200,)):
+    """The status and timeless text of GET base(sid) + p for each p (a
+    status in ok), the session's id, incarnation (a counter of the
+    database) and request id left out."""
+    out = {}
+    for p in paths:
+        r = c.get(base(sid) + p)
+        expect_status(r, ok, "GET %s%s" % (sid, p))
+        text = _timeless(r.body.decode("utf-8").replace(sid, "SID"))
+        text = re.sub(r'"request_id":"[^"]*"', '"request_id":""', text)
+        out[p] = "%d %s" % (r.status, re.sub(r'"incarnation":[0-9]+', '"incarnation":0', text))
+    return out
+
+
+def _same_answers(a, b, what):
+    eq(sorted(a), sorted(b), "answers compared (%s)" % what)
+    for p in sorted(a):
+        if a[p] != b[p]:
+            x, y = a[p], b[p]
+            i = next((k for k in range(min(len(x), len(y))) if x[k] != y[k]), min(len(x), len(y)))
+            raise AssertionError("GET %s differs (%s) at byte %d: %r vs %r"
+                                 % (p, what, i, x[max(0, i - 80):i + 80], y[max(0, i - 80):i + 80]))
+
+
+def test_rescore_stages_results_and_later_writes_use_its_glossary():
+    """The rescore stages its results as a new result generation and
+    switches them in (schema/006, 015): no segment row is copied, the
+    session keeps its sid and its rows, and its segments count as scored
+    with the rescore's glossary version. So, on a session whose glossary
+    came after 60 segments, rescored, then 10 more POSTs, a PUT of seq 41
+    (a replay from the checkpoint the rescore staged at seq 32, with the
+    glossary version of each segment) and a DELETE: every answer — metrics,
+    segments, JSON export, the curve's glossary changes — equals a twin
+    that had the glossary from the start."""
+    items = segs(72)
+    sid, twin = "rg-late", "rg-early"
+    C.create_session(id=sid)
+    post_all(C, sid, items[:60])
+    put_glossary(C, sid)
+    before = db_query(S, "SELECT sid FROM sessions WHERE id = ?", (sid,))
+    rows = db_query(S, "SELECT count(*) FROM segments s JOIN sessions USING (sid) WHERE id = ?",
+                    (sid,))
+    expect_status(C.post(base(sid) + "/rescore"), 200, "POST rescore")
+    eq(db_query(S, "SELECT sid FROM sessions WHERE id = ?", (sid,)), before,
+       "the session keeps its sid (no copy swapped in)")
+    eq(db_query(S, "SELECT count(*) FROM sessions WHERE id LIKE '~%'"), [(0,)],
+       "no hidden session")
+    eq(db_query(S, "SELECT count(*) FROM segments s JOIN sessions USING (sid) WHERE id = ?",
+                (sid,)), rows, "segment rows")
+    eq(db_query(S, "SELECT count(*), count(r.stats) FROM segment_results r JOIN sessions s "
+                   "USING (sid) WHERE s.id = ? AND r.gen = s.result_gen", (sid,)), [(60, 60)],
+       "60 staged results of the current generation, each with its ?ci= record")
+    eq(db_query(S, "SELECT gv_floor FROM sessions WHERE id = ?", (sid,)), [(1,)],
+       "the rescore's glossary version")
+    C.create_session(id=twin)
+    put_glossary(C, twin)
+    post_all(C, twin, items[:60])
+    for s_ in (sid, twin):
+        post_all(C, s_, items[60:70])
+        edited = dict(items[40], translation=items[41]["translation"])
+        expect_status(C.put(base(s_) + "/segments/s40", edited), 200, "PUT s40 of " + s_)
+        expect_status(C.delete(base(s_) + "/segments/s50"), 204, "DELETE s50 of " + s_)
+    paths = ["/metrics", "/segments?limit=1000", "/export?format=json", "/curve?window=10",
+             "/segments/s40", "/segments/s69"]
+    _same_answers(_answers(C, sid, paths), _answers(C, twin, paths),
+                  "rescored, then written, vs the twin")
+    eq(C.jget(base(sid) + "/curve?window=10")["glossary_changes"], [],
+       "no glossary change after the rescore")
+    # a second rescore rewrites the spare generation in place: two rows a segment at most
+    expect_status(C.post(base(sid) + "/rescore"), 200, "second rescore")
+    expect_status(C.post(base(sid) + "/rescore"), 200, "third rescore")
+    eq(db_query(S, "SELECT max(n) FROM (SELECT count(*) AS n FROM segment_results r JOIN "
+                   "sessions s USING (sid) WHERE s.id = ? GROUP BY r.seq) t", (sid,)), [(2,)],
+       "at most two staged rows a segment")
+    _same_answers(_answers(C, sid, paths), _answers(C, twin, paths),
+                  "after two more rescores vs the twin")
+
+
+def test_kill_during_rescore_leaves_old_or_new_state():
+    """SIGKILL at several points of a rescore (scoring, staging, switch),
+    then a restart: every answer equals the state before the rescore or the
+    one after it, byte for byte but for the clock; what a killed rescore
+    staged stays invisible, and the next rescore (which settles it) gives
+    the state after. The kill points are fractions of the time a full
+    rescore of a copy took. SQLite only (the database file is copied)."""
+    if TEST_PG:
+        print("# skipped: copies a SQLite database file")
+        return
+    import shutil
+    srv = Server()
+    c = srv.client()
+    sid = "rk"
+    try:
+        c.create_session(id=sid)
+        post_all(c, sid, segs(400))
+        put_glossary(c, sid)
+    finally:
+        shutdown(srv, c)
+    tmpl = srv.db + ".tmpl"
+    shutil.copyfile(srv.db, tmpl)
+    paths = ["/metrics", "/segments?limit=1000", "/export?format=json", "/curve?window=50",
+             "/segments/s123"]
+
+    def copy(i):
+        path = os.path.join(srv.dir, "k%d.db" % i)
+        shutil.copyfile(tmpl, path)
+        return path
+
+    # the states before and after, and how long the rescore takes
+    s0 = Server(db=copy(0))
+    c0 = s0.client()
+    try:
+        old = _answers(c0, sid, paths)
+        t0 = time.monotonic()
+        expect_status(c0.post(base(sid) + "/rescore"), 200, "the full rescore")
+        took = time.monotonic() - t0
+        new = _answers(c0, sid, paths)
+    finally:
+        shutdown(s0, c0)
+    check(old != new, "the rescore changes the answers (the glossary came late)")
+    seen = []
+    for i, frac in enumerate((0.2, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 5.0), 1):
+        s1 = Server(db=copy(i))
+        sock = http.client.HTTPConnection("127.0.0.1", s1.port, timeout=60)
+        sock.request("POST", base(sid) + "/rescore", body=b"",
+                     headers={"Content-Length": "0"})
+        time.sleep(frac * took)
+        s1.kill()
+        sock.close()
+        s1.start()
+        c1 = s1.client()
+        try:
+            got = _answers(c1, sid, paths)
+            state = "old" if got == old else "new" if got == new else None
+            if state is None:
+                _same_answers(got, old, "after a kill at %.2f of the rescore" % frac)
+            seen.append(state)
+            expect_status(c1.post(base(sid) + "/rescore"), 200, "a rescore after the restart")
+            _same_answers(_answers(c1, sid, paths), new, "the rescore after the restart")
+            eq(db_query(s1, "SELECT count(*) FROM segment_results r JOIN sessions s USING (sid) "
+                            "WHERE r.gen > s.result_gen"), [(0,)],
+               "nothing staged left above the current generation")
+        finally:
+            shutdown(s1, c1)
+    print("# rescore %.2f s; states after the kills: %s" % (took, ", ".join(seen)))
+    check("new" in seen, "a kill after the rescore's commit keeps the new state")
+
+
+def test_rescore_rewrites_a_history_that_differs():
+    """The rescore leaves the history's rows alone when the recomputed
+    history equals the stored one, occurrence for occurrence, and repairs
+    the difference (in its switch) when it does not. Here the stored history of a
+    stopped server is damaged (an occurrence removed, one moved to another
+    seq, a word added, the pending words of the last rows emptied): the
+    rescore puts back the history a twin posted the same segments has, word
+    by word, and the next POST is scored on it as on the twin."""
+    srv = Server()
+    c = srv.client()
+    items = segs(45)
+    try:
+        for s_ in ("qq-dmg", "qq-twin"):
+            c.create_session(id=s_)
+            post_all(c, s_, items[:44])
+        words = sorted({w["word"] for row in all_segments(c, "qq-dmg")
+                        for w in row["scores"]["words"]})
+    finally:
+        shutdown(srv, c)
+    con = db_connect(srv)
+    with con:
+        sid = con.execute("SELECT sid FROM sessions WHERE id = 'qq-dmg'").fetchone()[0]
+        w1, q1 = con.execute("SELECT word, max(seq) FROM occurrences WHERE sid = ? "
+                             "GROUP BY word ORDER BY word LIMIT 1", (sid,)).fetchone()
+        con.execute("DELETE FROM occurrences WHERE sid = ? AND word = ? AND seq = ?",
+                    (sid, w1, q1))
+        con.execute("UPDATE vocab SET occ = occ - 1 WHERE sid = ? AND word = ?", (sid, w1))
+        w2, q2 = con.execute("SELECT word, min(seq) FROM occurrences WHERE sid = ? AND word > ? "
+                             "GROUP BY word ORDER BY word LIMIT 1", (sid, w1)).fetchone()
+        con.execute("UPDATE occurrences SET seq = 44 WHERE sid = ? AND word = ? AND seq = ?",
+                    (sid, w2, q2))
+        con.execute("INSERT INTO vocab (sid, word, occ, first_seq, last_seq) "
+                    "VALUES (?, 'zzzbogus', 1, 3, 3)", (sid,))
+        con.execute("INSERT INTO occurrences (sid, word, seq) VALUES (?, 'zzzbogus', 3)", (sid,))
+        con.execute("UPDATE segments SET words = '[]' WHERE sid = ? AND seq > "
+                    "(SELECT settled FROM sessions WHERE sid = ?)", (sid, sid))
+    con.close()
+    srv.start()
+    c = srv.client()
+    try:
+        paths = ["/vocabulary/" + urllib.parse.quote(w, safe="") for w in words + ["zzzbogus"]]
+        damaged = _answers(c, "qq-dmg", paths, (200, 404))
+        twin = _answers(c, "qq-twin", paths, (200, 404))
+        check(damaged != twin, "the damaged history answers otherwise than the twin's")
+        expect_status(c.post(base("qq-dmg") + "/rescore"), 200, "POST rescore")
+        _same_answers(_answers(c, "qq-dmg", paths, (200, 404)), twin, "the history after the rescore")
+        eq(db_query(srv, "SELECT count(*) FROM segments WHERE sid = ? AND seq > "
+                         "(SELECT settled FROM sessions WHERE sid = ?)", (sid, sid)), [(0,)],
+           "every word of the rewritten history is settled")
+        eq(db_query(srv, "SELECT count(*) FROM vocab v WHERE v.sid = ? AND (v.occ <> (SELECT "
+                         "count(*) FROM occurrences o WHERE o.sid = v.sid AND o.word = v.word) "
+                         "OR v.first_seq <> (SELECT min(seq) FROM occurrences o WHERE o.sid = "
+                         "v.sid AND o.word = v.word) OR v.last_seq <> (SELECT max(seq) FROM "
+                         "occurrences o WHERE o.sid = v.sid AND o.word = v.word))", (sid,)), [(0,)],
+           "every vocab row of the repaired history agrees with its occurrences")
+        eq(db_query(srv, "SELECT count(DISTINCT word) FROM occurrences o WHERE o.sid = ? AND NOT "
+                         "EXISTS (SELECT 1 FROM vocab v WHERE v.sid = o.sid AND v.word = o.word)",
+                    (sid,)), [(0,)], "every occurrence's word has its vocab row")
+        ra = c.post(base("qq-dmg") + "/segments", items[44])
+        rb = c.post(base("qq-twin") + "/segments", items[44])
+        for k in ("scores", "totals", "seq"):
+            eq(ra.json()[k], rb.json()[k], "the next POST's %s vs the twin's" % k)
+    finally:
+        shutdown(srv, c)
 
 
 if __name__ == "__main__":

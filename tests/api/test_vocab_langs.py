@@ -173,6 +173,7 @@ def test_vocabulary_stored_before_schema_012():
                       "ALTER TABLE vocabularies DROP COLUMN source_lang;"
                       "ALTER TABLE segments DROP COLUMN stats;"  # 013
                       "ALTER TABLE segment_results DROP COLUMN stats;"  # 014
+                      "ALTER TABLE sessions DROP COLUMN gv_floor;"  # 015
                       "DELETE FROM schema_migrations WHERE version >= 12;")
     con.close()
     srv = Server(db=db)

@@ -377,6 +377,7 @@ def test_upgrade_of_a_database_without_incarnations_and_glossary_versions():
             ALTER TABLE vocabularies DROP COLUMN tokenizer;  -- 012
             ALTER TABLE vocabularies DROP COLUMN lang; ALTER TABLE vocabularies DROP COLUMN source_lang;
             ALTER TABLE segments DROP COLUMN stats;  -- 013
+            ALTER TABLE sessions DROP COLUMN gv_floor;  -- 015
             DELETE FROM schema_migrations WHERE version >= 2;""")
         con.commit()
         con.close()

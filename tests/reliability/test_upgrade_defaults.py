@@ -176,6 +176,7 @@ def test_crafted_old_sessions_keep_old_tokenizers():
             con.execute("ALTER TABLE vocabularies DROP COLUMN " + col)
         con.execute("ALTER TABLE segments DROP COLUMN stats")  # and 013's
         con.execute("ALTER TABLE segment_results DROP COLUMN stats")  # and 014's
+        con.execute("ALTER TABLE sessions DROP COLUMN gv_floor")  # and 015's
     con.close()
     check_upgraded(db, "crafted")
 

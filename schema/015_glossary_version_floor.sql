@@ -1,0 +1,20 @@
+-- 015_glossary_version_floor.sql — a rescore stages its results instead of
+-- copying the session (issue 27, goal 4).
+--
+-- A rescore scores every segment again with the session's current
+-- glossary version, so every segment counts as scored with that version
+-- afterwards (a later replay scores it with that version, and
+-- GET …/glossary changes no longer show the older ones). Before, the
+-- rescore copied every segment row into a hidden session with the new
+-- glossary_version and result, swapped it in and purged the old rows: the
+-- copy and the purge were two thirds of its store writes. Now its results
+-- are staged in segment_results like a replay's (006) and switched in with
+-- one short transaction, the segment rows untouched; the glossary versions
+-- change with one column of the sessions row:
+--
+--   gv_floor  the glossary version of the session's last rescore (0: never
+--             rescored). A segment's glossary version is the larger of
+--             segments.glossary_version and gv_floor: the rows that
+--             existed at the rescore hold older versions, the later ones
+--             the version current when they were posted, never below it.
+ALTER TABLE sessions ADD COLUMN gv_floor INTEGER NOT NULL DEFAULT 0;
