@@ -543,8 +543,11 @@ def test_rescore_rewrites_a_history_that_differs():
     stopped server is damaged (an occurrence removed, one moved to another
     seq, a word added, the pending words of the last rows emptied): the
     rescore puts back the history a twin posted the same segments has, word
-    by word, and the next POST is scored on it as on the twin."""
-    srv = Server()
+    by word, and the next POST is scored on it as on the twin. The server
+    settles every 32nd seq (--settle-every; the default 256 would leave
+    all 44 segments' words pending): the history has settled rows to
+    damage and pending words after them."""
+    srv = Server("--settle-every", "32")
     c = srv.client()
     items = segs(45)
     try:
