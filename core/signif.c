@@ -161,7 +161,7 @@ static void sig_total(const am_sig_data *d, size_t s, size_t ns, double *acc)
 
 static int sig_check(const am_sig_data *d, size_t baseline, const am_sig_plan *plan)
 {
-    if (!d || !d->metric || !plan || !d->stats || baseline >= d->nsys ||
+    if (!d || !d->metric || !plan || (!d->stats && !d->views) || baseline >= d->nsys ||
         plan->nunits != d->nunits || !d->nunits)
         return AM_ERR_INVALID;
     return AM_OK;
@@ -198,53 +198,120 @@ static void sig_ci(double *v, size_t n, double conf, am_sig_result *o)
  * (sacreBLEU's order, which the double path keeps). */
 #define SIG_FLOAT_EXACT 16777216.0
 
+/* Unit u's value of column v (see am_sig_view). */
+static inline double sig_get(const am_sig_view *v, size_t u)
+{
+    return v->i ? (double)v->i[u * v->stride] : 0.0 + v->f[u * v->stride];
+}
+
 /* One metric of a multi-metric bootstrap: its data and where its scores go. */
 typedef struct sig_bs_col {
     const am_sig_data *d;
     size_t ns; /* statistics per unit */
     size_t off; /* first column in the packed rows; SIZE_MAX: not packed */
+    const am_sig_view *v; /* [nsys][ns]: d->views, or own_v over d->stats */
+    am_sig_view *own_v; /* made by sig_views; freed with the column */
+    const double *const *st; /* d->stats, or own_st (sig_materialize) */
+    double **own_st; /* [nsys]: the views copied into doubles; NULL: none */
     /* from sig_scan's one pass over the statistics: */
     double *tot; /* [nsys][ns]: every unit's sum (sig_total's additions) */
     uint64_t *hash; /* [nsys][ns]: FNV-1a of each column (packable metrics) */
     double maxabs; /* largest |statistic| */
+    int packable; /* integers summable exactly as float (SIG_FLOAT_EXACT) */
 } sig_bs_col;
 
-/* One pass over d's statistics (ns a unit) for what the bootstrap needs
- * of them before resampling, into col: each system's totals (summed unit
- * by unit as sig_total does: the same bits), each column's FNV-1a hash
- * (sig_i16_build's deduplication; exact when packable), the largest
- * magnitude. Returns non-zero when every statistic is an integer below
- * 2^24 in magnitude and nunits of them can be summed exactly (< 2^53).
- * Four passes did this before (packable, totals, int16 range, hashes):
- * each a walk through ~70 MB at 64,000 segments. */
-static int sig_scan(const am_sig_data *d, sig_bs_col *col)
+/* col->v: d's views, or views over its arrays (ns a unit). */
+static void sig_views(const am_sig_data *d, sig_bs_col *col)
 {
-    size_t ns = col->ns, nu = d->nunits;
-    col->tot = am_xcalloc(d->nsys * ns, sizeof *col->tot);
-    col->hash = am_xmalloc(d->nsys * ns * sizeof *col->hash);
-    int ok = 1;
-    double mx = 0;
-    for (size_t s = 0; s < d->nsys; s++) {
-        const double *st = d->stats[s];
-        double *t = col->tot + s * ns;
-        uint64_t *h = col->hash + s * ns;
-        for (size_t j = 0; j < ns; j++)
-            h[j] = 1469598103934665603ull;
-        for (size_t u = 0; u < nu; u++)
-            for (size_t j = 0; j < ns; j++) {
-                double x = st[u * ns + j], a = fabs(x);
-                t[j] += x;
+    col->st = d->stats;
+    col->own_st = NULL;
+    col->own_v = NULL;
+    col->v = d->views;
+    if (!d->stats)
+        return;
+    col->own_v = am_xmalloc((d->nsys * col->ns > 0 ? d->nsys * col->ns : 1) * sizeof *col->own_v);
+    for (size_t s = 0; s < d->nsys; s++)
+        for (size_t j = 0; j < col->ns; j++)
+            col->own_v[s * col->ns + j] = (am_sig_view){NULL, d->stats[s] + j, col->ns};
+    col->v = col->own_v;
+}
+
+/* The float path (below) sums rows of doubles: a metric given by views
+ * only gets them here, row by row (cols[k].own_st, freed by sig_col_free). */
+static void sig_materialize(sig_bs_col *cols, size_t nd)
+{
+    for (size_t k = 0; k < nd; k++) {
+        if (cols[k].st)
+            continue;
+        size_t nsys = cols[k].d->nsys, nu = cols[k].d->nunits, ns = cols[k].ns;
+        cols[k].own_st = am_xmalloc(nsys * sizeof *cols[k].own_st);
+        for (size_t s = 0; s < nsys; s++) {
+            double *m = am_xmalloc((nu * ns > 0 ? nu * ns : 1) * sizeof *m);
+            const am_sig_view *v = cols[k].v + s * ns;
+            for (size_t u = 0; u < nu; u++)
+                for (size_t j = 0; j < ns; j++)
+                    m[u * ns + j] = sig_get(&v[j], u);
+            cols[k].own_st[s] = m;
+        }
+        cols[k].st = (const double *const *)cols[k].own_st;
+    }
+}
+
+static void sig_col_free(sig_bs_col *col)
+{
+    if (col->own_st)
+        for (size_t s = 0; s < col->d->nsys; s++)
+            free(col->own_st[s]);
+    free(col->own_st);
+    free(col->own_v);
+    free(col->tot);
+    free(col->hash);
+}
+
+/* One pass over the statistics of every metric cols[0..nd) for what the
+ * bootstrap needs of them before resampling, into each col: each
+ * system's totals (summed unit by unit as sig_total does: the same bits),
+ * each column's FNV-1a hash (sig_i16_build's deduplication; exact when
+ * packable), the largest magnitude, and `packable`: every statistic an
+ * integer below 2^24 in magnitude and nunits of them summable exactly
+ * (< 2^53). Unit by unit across all the metrics: views over rows kept
+ * segment by segment (am_sig_view) are then read once, in address order,
+ * not once a metric with strides the prefetcher loses (that was ≈ 3× the
+ * whole preparation). */
+static void sig_scan(sig_bs_col *cols, size_t nd)
+{
+    size_t nu = cols[0].d->nunits, nsys = cols[0].d->nsys;
+    for (size_t k = 0; k < nd; k++) {
+        size_t n = nsys * cols[k].ns;
+        cols[k].tot = am_xcalloc(n ? n : 1, sizeof *cols[k].tot);
+        cols[k].hash = am_xmalloc((n ? n : 1) * sizeof *cols[k].hash);
+        for (size_t i = 0; i < n; i++)
+            cols[k].hash[i] = 1469598103934665603ull;
+        cols[k].maxabs = 0;
+        cols[k].packable = 1;
+    }
+    for (size_t u = 0; u < nu; u++)
+        for (size_t k = 0; k < nd; k++) {
+            const am_sig_view *v = cols[k].v;
+            double *t = cols[k].tot, mx = cols[k].maxabs;
+            uint64_t *h = cols[k].hash;
+            int ok = cols[k].packable;
+            for (size_t i = 0, n = nsys * cols[k].ns; i < n; i++) {
+                double x = sig_get(&v[i], u), a = fabs(x);
+                t[i] += x;
                 /* (int32_t)y: exact below 2^24 (not floor(), a libm call per
                  * value without SSE4.1); y is 0 out of range or NaN */
                 int in = a < SIG_FLOAT_EXACT;
                 double y = in ? x : 0;
                 ok &= in & ((double)(int32_t)y == y);
                 mx = a > mx ? a : mx;
-                h[j] = (h[j] ^ (uint64_t)(int64_t)y) * 1099511628211ull;
+                h[i] = (h[i] ^ (uint64_t)(int64_t)y) * 1099511628211ull;
             }
-    }
-    col->maxabs = mx;
-    return ok && (double)nu * SIG_FLOAT_EXACT < 9007199254740992.0;
+            cols[k].maxabs = mx;
+            cols[k].packable = ok;
+        }
+    for (size_t k = 0; k < nd; k++)
+        cols[k].packable &= (double)nu * SIG_FLOAT_EXACT < 9007199254740992.0;
 }
 
 /* The packed rows of system s: unit u's statistics of every packed
@@ -256,7 +323,7 @@ static float *sig_pack(const sig_bs_col *cols, size_t nd, size_t s, size_t nu, s
     for (size_t k = 0; k < nd; k++) {
         if (cols[k].off == SIZE_MAX)
             continue;
-        const double *st = cols[k].d->stats[s];
+        const double *st = cols[k].st[s];
         for (size_t u = 0; u < nu; u++)
             for (size_t j = 0; j < cols[k].ns; j++)
                 m[u * width + cols[k].off + j] = (float)st[u * cols[k].ns + j];
@@ -373,8 +440,7 @@ typedef struct sig_i16 {
 
 /* One source column: metric k, system s, statistic j. */
 typedef struct sig_src {
-    const double *st; /* the system's stats (borrowed) */
-    size_t ns, j;
+    const am_sig_view *v; /* the column (borrowed) */
     uint64_t hash;
 } sig_src;
 
@@ -383,35 +449,35 @@ static int sig_src_equal(const sig_src *a, const sig_src *b, size_t nu)
     if (a->hash != b->hash)
         return 0;
     for (size_t u = 0; u < nu; u++)
-        if (a->st[u * a->ns + a->j] != b->st[u * b->ns + b->j])
+        if (sig_get(a->v, u) != sig_get(b->v, u))
             return 0;
     return 1;
 }
 
-/* The unique columns of one metric's system (sources src[i0..i0+ns)):
- * each column's candidate is the first unique column of the same hash,
- * checked for equality in one pass over the rows; a column without one,
- * or whose check failed (a hash collision), is compared with every
- * unique column alone. map and rep as in sig_i16_build. */
-static void sig_dedupe(sig_src *src, size_t i0, size_t ns, size_t nu, sig_i16 *x, size_t *rep,
+/* The unique columns of the sources src[0..nsrc) into x (ncol, map) and
+ * rep (unique column → its source). A source's candidate is the first
+ * source of the same hash (the first of a hash is always a unique
+ * column's representative); every candidate is checked in one pass over
+ * the units, unit by unit across all sources (see sig_scan); a source
+ * without one, or whose check failed (a hash collision), is compared with
+ * every unique column alone. cand and ok: nsrc each, scratch. */
+static void sig_dedupe(const sig_src *src, size_t nsrc, size_t nu, sig_i16 *x, size_t *rep,
                        size_t *cand, unsigned char *ok)
 {
-    for (size_t j = 0; j < ns; j++) {
-        cand[j] = SIZE_MAX;
-        for (size_t c = 0; c < x->ncol && cand[j] == SIZE_MAX; c++)
-            if (src[rep[c]].hash == src[i0 + j].hash)
-                cand[j] = c;
-        ok[j] = cand[j] != SIZE_MAX;
+    for (size_t i = 0; i < nsrc; i++) {
+        cand[i] = SIZE_MAX;
+        for (size_t e = 0; e < i && cand[i] == SIZE_MAX; e++)
+            if (src[e].hash == src[i].hash)
+                cand[i] = e;
+        ok[i] = cand[i] != SIZE_MAX;
     }
     for (size_t u = 0; u < nu; u++)
-        for (size_t j = 0; j < ns; j++)
-            if (ok[j]) {
-                const sig_src *o = &src[rep[cand[j]]];
-                ok[j] = o->st[u * o->ns + o->j] == src[i0].st[u * ns + j];
-            }
-    for (size_t j = 0; j < ns; j++) {
-        size_t i = i0 + j, c = ok[j] ? cand[j] : 0;
-        while (!ok[j] && c < x->ncol && !sig_src_equal(&src[rep[c]], &src[i], nu))
+        for (size_t i = 0; i < nsrc; i++)
+            if (ok[i])
+                ok[i] = sig_get(src[cand[i]].v, u) == sig_get(src[i].v, u);
+    for (size_t i = 0; i < nsrc; i++) {
+        size_t c = ok[i] ? x->map[cand[i]] : 0;
+        while (!ok[i] && c < x->ncol && !sig_src_equal(&src[rep[c]], &src[i], nu))
             c++;
         if (c == x->ncol)
             rep[x->ncol++] = i;
@@ -421,51 +487,45 @@ static void sig_dedupe(sig_src *src, size_t i0, size_t ns, size_t nu, sig_i16 *x
 
 /* The int16 rows of the packed metrics of cols (those with off !=
  * SIZE_MAX) into x; returns 0, or -1 (nothing allocated) when a statistic
- * does not fit int16. Every pass over a metric's statistics goes row by
- * row. */
+ * does not fit int16. Every pass goes unit by unit across all the
+ * sources (see sig_scan). */
 static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
 {
     memset(x, 0, sizeof *x);
     const am_sig_data *d0 = cols[0].d;
-    size_t nu = d0->nunits, nsys = d0->nsys, nsrc = 0, maxns = 1;
+    size_t nu = d0->nunits, nsys = d0->nsys, nsrc = 0;
     for (size_t k = 0; k < nd; k++)
         if (cols[k].off != SIZE_MAX) {
             if (!(cols[k].maxabs <= 32767.0))
                 return -1;
             nsrc += nsys * cols[k].ns;
-            maxns = cols[k].ns > maxns ? cols[k].ns : maxns;
         }
-    x->map = am_xmalloc((nsrc ? nsrc : 1) * sizeof *x->map);
+    size_t nalloc = nsrc ? nsrc : 1;
+    x->map = am_xmalloc(nalloc * sizeof *x->map);
     x->base = am_xmalloc(nd * sizeof *x->base);
-    sig_src *src = am_xmalloc((nsrc ? nsrc : 1) * sizeof *src);
-    size_t *rep = am_xmalloc((nsrc ? nsrc : 1) * sizeof *rep); /* unique column → its source */
-    size_t *cand = am_xmalloc(maxns * sizeof *cand);
-    unsigned char *ok = am_xmalloc(maxns);
+    sig_src *src = am_xmalloc(nalloc * sizeof *src);
+    size_t *rep = am_xmalloc(nalloc * sizeof *rep); /* unique column → its source */
+    size_t *cand = am_xmalloc(nalloc * sizeof *cand);
+    unsigned char *ok = am_xmalloc(nalloc);
     size_t i = 0;
     for (size_t k = 0; k < nd; k++) {
         x->base[k] = cols[k].off == SIZE_MAX ? SIZE_MAX : i;
-        for (size_t s = 0; s < nsys && cols[k].off != SIZE_MAX; s++, i += cols[k].ns) {
-            const double *st = cols[k].d->stats[s];
-            for (size_t j = 0; j < cols[k].ns; j++)
-                src[i + j] = (sig_src){st, cols[k].ns, j, cols[k].hash[s * cols[k].ns + j]};
-            sig_dedupe(src, i, cols[k].ns, nu, x, rep, cand, ok);
-        }
+        for (size_t j = 0; j < nsys * cols[k].ns && cols[k].off != SIZE_MAX; j++, i++)
+            src[i] = (sig_src){cols[k].v + j, cols[k].hash[j]};
     }
+    sig_dedupe(src, nsrc, nu, x, rep, cand, ok);
     x->npair = (nu + 1) / 2;
     x->nblk = (x->ncol + 7) / 8;
     x->rows = am_xcalloc((x->npair ? x->npair : 1) * (x->nblk ? x->nblk : 1) * 16, sizeof *x->rows);
-    /* each unique column from its source, row by row of the source's metric */
-    for (size_t g = 0; g < nsrc; g += src[g].ns) {
-        for (size_t u = 0; u < nu; u++)
-            for (size_t j = 0; j < src[g].ns; j++) {
-                size_t c = x->map[g + j];
-                if (rep[c] != g + j)
-                    continue;
-                int64_t v = (int64_t)src[g].st[u * src[g].ns + j];
-                if (llabs(v) > x->maxabs)
-                    x->maxabs = llabs(v);
-                x->rows[((u / 2) * x->nblk + c / 8) * 16 + 2 * (c % 8) + u % 2] = (int16_t)v;
-            }
+    /* each unique column from its source */
+    for (size_t u = 0; u < nu; u++) {
+        int16_t *r = x->rows + (u / 2) * x->nblk * 16 + u % 2;
+        for (size_t c = 0; c < x->ncol; c++) {
+            int64_t v = (int64_t)sig_get(src[rep[c]].v, u);
+            if (llabs(v) > x->maxabs)
+                x->maxabs = llabs(v);
+            r[(c / 8) * 16 + 2 * (c % 8)] = (int16_t)v;
+        }
     }
     free(ok);
     free(cand);
@@ -587,12 +647,16 @@ static void sig_frac_build(const sig_bs_col *cols, size_t nd, sig_frac *f)
         }
     f->nf = (f->nf + 3) / 4 * 4; /* zero columns up to sig_frac_score's blocks of 4 */
     f->v = am_xcalloc((nu ? nu : 1) * (f->nf ? f->nf : 1), sizeof *f->v);
-    for (size_t k = 0; k < nd; k++)
-        for (size_t s = 0; s < nsys && cols[k].off == SIZE_MAX; s++)
-            for (size_t u = 0; u < nu; u++)
-                for (size_t j = 0; j < cols[k].ns; j++)
-                    f->v[u * f->nf + f->first[k * nsys + s] + j] =
-                        cols[k].d->stats[s][u * cols[k].ns + j];
+    /* unit by unit across the metrics (see sig_scan); a metric's systems
+     * are side by side from first[k · nsys], as are its views */
+    for (size_t u = 0; u < nu; u++)
+        for (size_t k = 0; k < nd; k++) {
+            if (cols[k].off != SIZE_MAX)
+                continue;
+            double *o = f->v + u * f->nf + f->first[k * nsys];
+            for (size_t i = 0; i < nsys * cols[k].ns; i++)
+                o[i] = sig_get(&cols[k].v[i], u);
+        }
 }
 
 /* Scores of resample b of the metrics in f from the draws ix[0..nu)
@@ -725,7 +789,7 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
  * once, turned into counts per unit for the packed metrics, then every
  * metric and system; scores[k][s * n + b]. Returns AM_OK or
  * AM_ERR_CANCELLED (cancel: the first metric's). */
-static int sig_bs_resample(const sig_bs_col *cols, size_t nd, const am_sig_plan *plan, size_t width,
+static int sig_bs_resample(sig_bs_col *cols, size_t nd, const am_sig_plan *plan, size_t width,
                            double **scores)
 {
     const am_sig_data *d0 = cols[0].d;
@@ -742,6 +806,7 @@ static int sig_bs_resample(const sig_bs_col *cols, size_t nd, const am_sig_plan 
         sig_i16_free(&x);
         return rc;
     }
+    sig_materialize(cols, nd);
     float **packed = am_xcalloc(nsys, sizeof *packed);
     for (size_t s = 0; width && s < nsys; s++)
         packed[s] = sig_pack(cols, nd, s, nu, width);
@@ -778,7 +843,7 @@ static int sig_bs_resample(const sig_bs_col *cols, size_t nd, const am_sig_plan 
             for (size_t k = 0; k < nd; k++) {
                 if (cols[k].off != SIZE_MAX)
                     continue;
-                sig_sum_drawn(cols[k].d->stats[s], cols[k].ns, ix, nu, acc);
+                sig_sum_drawn(cols[k].st[s], cols[k].ns, ix, nu, acc);
                 scores[k][s * n + b] = am_sig_score(cols[k].d->metric, acc, 1);
             }
         }
@@ -810,7 +875,11 @@ int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline, cons
     for (size_t k = 0; k < nd; k++) {
         cols[k].d = &d[k];
         cols[k].ns = am_sig_nstats(d[k].metric);
-        cols[k].off = sig_scan(&d[k], &cols[k]) ? width : SIZE_MAX;
+        sig_views(&d[k], &cols[k]);
+    }
+    sig_scan(cols, nd);
+    for (size_t k = 0; k < nd; k++) {
+        cols[k].off = cols[k].packable ? width : SIZE_MAX;
         if (cols[k].off != SIZE_MAX)
             width += cols[k].ns;
     }
@@ -827,8 +896,7 @@ int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline, cons
     free(tmp);
     for (size_t k = 0; k < nd; k++) {
         free(scores[k]);
-        free(cols[k].tot);
-        free(cols[k].hash);
+        sig_col_free(&cols[k]);
     }
     free(scores);
     free(cols);
@@ -844,7 +912,7 @@ int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *p
 int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *plan,
                      am_sig_result *out)
 {
-    if (sig_check(d, baseline, plan) != AM_OK || !plan->ar)
+    if (sig_check(d, baseline, plan) != AM_OK || !plan->ar || !d->stats)
         return AM_ERR_INVALID;
     size_t ns = am_sig_nstats(d->metric), n = plan->n, nu = d->nunits, nsys = d->nsys;
     double *tb = am_xmalloc(ns * sizeof *tb);

@@ -359,35 +359,69 @@ static void sig_units(const am_sig_collect *c, const sig_col *col, int by_sess, 
     }
 }
 
+/* The columns of one metric read in place from the compact rows:
+ * v[s * ns + j] is statistic j of system s, segment by segment (caller
+ * frees). What sig_units would copy, without the copy: the int16 rows
+ * of the bootstrap are built from these (64,000 segments × 66 statistics
+ * × 2 systems were ≈ 70 MB of doubles written, then read three times). */
+static am_sig_view *sig_views(const am_sig_collect *c, const sig_col *col)
+{
+    size_t ns = am_sig_nstats(&col->m);
+    am_sig_view *v = am_xmalloc((c->nsys * ns > 0 ? c->nsys * ns : 1) * sizeof *v);
+    for (size_t s = 0; s < c->nsys; s++)
+        for (size_t j = 0; j < ns; j++) {
+            size_t at = col->off + j, sl = c->slot[at];
+            v[s * ns + j] =
+                c->frac[at]
+                    ? (am_sig_view){NULL, c->frows + s * c->nfrac + sl, c->nsys * c->nfrac}
+                    : (am_sig_view){c->irows + s * c->nint + sl, NULL, c->nsys * c->nint};
+        }
+    return v;
+}
+
 /* The bootstrap of the columns resampled by session (by_sess) or by
  * segment, all at once (am_sig_paired_bs_many: one draw per resample):
- * stats[k] filled and freed, res[k] and rcs[k] set for those columns. */
+ * res[k] and rcs[k] set for those columns. Segments without a wide
+ * statistic (the usual case) are read in place (sig_views); sessions, or
+ * rows with a wide statistic, are summed into stats[k] (sig_units),
+ * freed here. */
 static void sig_run_bs(const am_sig_collect *c, const sig_col *cols, size_t ncol, size_t bl,
                        int by_sess, const am_sig_plan *p, const am_sig_opts *o, double ***stats,
                        am_sig_result **res, int *rcs)
 {
     size_t nsess = c->nsess ? c->nsess : 1;
+    int in_place = !by_sess && !c->nwide;
     am_sig_data *d = am_xcalloc(ncol, sizeof *d);
     am_sig_result **out = am_xcalloc(ncol, sizeof *out);
     size_t *which = am_xcalloc(ncol, sizeof *which);
+    am_sig_view **views = am_xcalloc(ncol, sizeof *views);
     size_t nd = 0;
     for (size_t k = 0; k < ncol; k++) {
         if ((cols[k].block && nsess > 1) != by_sess)
             continue;
-        sig_units(c, &cols[k], by_sess, stats[k]);
-        d[nd] = (am_sig_data){&cols[k].m, c->nsys, by_sess ? nsess : c->nseg,
-                              (const double *const *)stats[k], o->cancel};
+        if (in_place)
+            views[nd] = sig_views(c, &cols[k]);
+        else
+            sig_units(c, &cols[k], by_sess, stats[k]);
+        d[nd] = (am_sig_data){&cols[k].m,
+                              c->nsys,
+                              by_sess ? nsess : c->nseg,
+                              in_place ? NULL : (const double *const *)stats[k],
+                              o->cancel,
+                              views[nd]};
         out[nd] = res[k];
         which[nd++] = k;
     }
     int r = nd ? am_sig_paired_bs_many(d, nd, bl, p, o->conf, out) : AM_OK;
     for (size_t i = 0; i < nd; i++) {
         rcs[which[i]] = r;
+        free(views[i]);
         for (size_t s = 0; s < c->nsys; s++) {
             free(stats[which[i]][s]);
             stats[which[i]][s] = NULL;
         }
     }
+    free(views);
     free(which);
     free(out);
     free(d);
@@ -404,7 +438,7 @@ static void sig_run_ar(const am_sig_collect *c, const sig_col *cols, size_t ncol
         int by_sess = cols[k].block && nsess > 1;
         sig_units(c, &cols[k], by_sess, stats[k]);
         am_sig_data d = {&cols[k].m, c->nsys, by_sess ? nsess : c->nseg,
-                         (const double *const *)stats[k], o->cancel};
+                         (const double *const *)stats[k], o->cancel, NULL};
         rcs[k] = am_sig_paired_ar(&d, bl, by_sess ? sess_plan : seg_plan, res[k]);
         for (size_t s = 0; s < c->nsys; s++) {
             free(stats[k][s]);

@@ -154,7 +154,7 @@ static void test_paired_identical(void **state)
     am_sig_metric m = {.kind = AM_SIG_RATIO};
     const double a[] = {1, 2, 0, 1, 2, 2, 1, 3};
     const double *st[] = {a, a};
-    am_sig_data d = {&m, 2, 4, st, NULL};
+    am_sig_data d = {&m, 2, 4, st, NULL, NULL};
     am_sig_plan p;
     assert_int_equal(am_sig_plan_new(&p, 0, 4, 200, 12345), AM_OK);
     am_sig_result res[2];
@@ -191,7 +191,7 @@ static void test_paired_clear_difference(void **state)
         b[2 * i] = 9, b[2 * i + 1] = 10;
     }
     const double *st[] = {a, b};
-    am_sig_data d = {&m, 2, 50, st, NULL};
+    am_sig_data d = {&m, 2, 50, st, NULL, NULL};
     am_sig_plan p;
     am_sig_result res[2];
     assert_int_equal(am_sig_plan_new(&p, 0, 50, 99, 7), AM_OK);
@@ -263,7 +263,9 @@ static void test_many_metrics_equal_one_at_a_time(void **state)
     am_sig_metric ratio = {.kind = AM_SIG_RATIO}, ter = {.kind = AM_SIG_TER};
     const double *si[] = {ia, ib}, *sf[] = {fa, fb}, *st[] = {ta, tb};
     am_sig_data d[3] = {
-        {&ratio, 2, NU, si, NULL}, {&ratio, 2, NU, sf, NULL}, {&ter, 2, NU, st, NULL}};
+        {&ratio, 2, NU, si, NULL, NULL},
+        {&ratio, 2, NU, sf, NULL, NULL},
+        {&ter, 2, NU, st, NULL, NULL}};
     am_sig_plan p;
     assert_int_equal(am_sig_plan_new(&p, 0, NU, NB, 12345), AM_OK);
     am_sig_result r0[2], r1[2], r2[2];
@@ -361,7 +363,7 @@ static void test_bootstrap_paths_equal_reference(void **state)
                                mem[k][s]);
                     st[k][s] = mem[k][s];
                 }
-                d[k] = (am_sig_data){&ms[k], 3, nu, st[k], NULL};
+                d[k] = (am_sig_data){&ms[k], 3, nu, st[k], NULL, NULL};
             }
             /* chrF2's statistics are chrF2++'s character orders; the
              * reference side is the same for every system */
@@ -498,7 +500,7 @@ static void test_cancel_stops_the_tests(void **state)
     const double *st[] = {a, a};
     am_cancel stop;
     am_cancel_init(&stop, always_stop, NULL);
-    am_sig_data d = {&m, 2, 4, st, &stop};
+    am_sig_data d = {&m, 2, 4, st, &stop, NULL};
     am_sig_result res[2];
     am_sig_plan p;
     assert_int_equal(am_sig_plan_new(&p, 0, 4, 200000, 1), AM_OK);
