@@ -216,6 +216,8 @@ typedef struct sig_bs_col {
     /* from sig_scan's one pass over the statistics: */
     double *tot; /* [nsys][ns]: every unit's sum (sig_total's additions) */
     uint64_t *hash; /* [nsys][ns]: FNV-1a of each column (packable metrics) */
+    uint64_t *dhash; /* [nsys][ns]: FNV-1a of each column minus its first value */
+    double *first; /* [nsys][ns]: each column's first value (0 out of float range) */
     double maxabs; /* largest |statistic| */
     int packable; /* integers summable exactly as float (SIG_FLOAT_EXACT) */
 } sig_bs_col;
@@ -266,13 +268,17 @@ static void sig_col_free(sig_bs_col *col)
     free(col->own_v);
     free(col->tot);
     free(col->hash);
+    free(col->dhash);
+    free(col->first);
 }
 
 /* One pass over the statistics of every metric cols[0..nd) for what the
  * bootstrap needs of them before resampling, into each col: each
  * system's totals (summed unit by unit as sig_total does: the same bits),
  * each column's FNV-1a hash (sig_i16_build's deduplication; exact when
- * packable), the largest magnitude, and `packable`: every statistic an
+ * packable) and that of its differences from its first value (its
+ * offset columns, sig_offsets), the largest magnitude, and `packable`:
+ * every statistic an
  * integer below 2^24 in magnitude and nunits of them summable exactly
  * (< 2^53). Unit by unit across all the metrics: views over rows kept
  * segment by segment (am_sig_view) are then read once, in address order,
@@ -285,8 +291,13 @@ static void sig_scan(sig_bs_col *cols, size_t nd)
         size_t n = nsys * cols[k].ns;
         cols[k].tot = am_xcalloc(n ? n : 1, sizeof *cols[k].tot);
         cols[k].hash = am_xmalloc((n ? n : 1) * sizeof *cols[k].hash);
-        for (size_t i = 0; i < n; i++)
-            cols[k].hash[i] = 1469598103934665603ull;
+        cols[k].dhash = am_xmalloc((n ? n : 1) * sizeof *cols[k].dhash);
+        cols[k].first = am_xcalloc(n ? n : 1, sizeof *cols[k].first);
+        for (size_t i = 0; i < n; i++) {
+            double x = nu ? sig_get(&cols[k].v[i], 0) : 0;
+            cols[k].hash[i] = cols[k].dhash[i] = 1469598103934665603ull;
+            cols[k].first[i] = fabs(x) < SIG_FLOAT_EXACT ? x : 0;
+        }
         cols[k].maxabs = 0;
         cols[k].packable = 1;
     }
@@ -294,7 +305,8 @@ static void sig_scan(sig_bs_col *cols, size_t nd)
         for (size_t k = 0; k < nd; k++) {
             const am_sig_view *v = cols[k].v;
             double *t = cols[k].tot, mx = cols[k].maxabs;
-            uint64_t *h = cols[k].hash;
+            const double *y0 = cols[k].first;
+            uint64_t *h = cols[k].hash, *dh = cols[k].dhash;
             int ok = cols[k].packable;
             for (size_t i = 0, n = nsys * cols[k].ns; i < n; i++) {
                 double x = sig_get(&v[i], u), a = fabs(x);
@@ -306,6 +318,7 @@ static void sig_scan(sig_bs_col *cols, size_t nd)
                 ok &= in & ((double)(int32_t)y == y);
                 mx = a > mx ? a : mx;
                 h[i] = (h[i] ^ (uint64_t)(int64_t)y) * 1099511628211ull;
+                dh[i] = (dh[i] ^ (uint64_t)(int64_t)(y - y0[i])) * 1099511628211ull;
             }
             cols[k].maxabs = mx;
             cols[k].packable = ok;
@@ -430,18 +443,23 @@ static void sig_bs_finish(const am_sig_data *d, const double *tot, size_t baseli
 
 typedef struct sig_i16 {
     size_t npair; /* unit pairs: (nunits + 1) / 2 */
-    size_t nblk; /* 8-column blocks a pair */
-    size_t ncol; /* unique columns */
+    size_t nblk; /* 8-column blocks a pair (of the stored columns) */
+    size_t ncol; /* unique columns: the nkeep stored ones, then the offset ones */
+    size_t nkeep;
     int16_t *rows; /* [npair][nblk][16]: column c of unit 2p+h at [p][c/8][2(c%8)+h] */
     size_t *map; /* [Σ_k nsys·ns_k]: (metric, system, statistic) → unique column */
     size_t *base; /* [nd]: first entry of metric k in map; SIZE_MAX: not packed */
-    int64_t maxabs; /* largest |statistic| */
+    size_t *obase; /* [ncol − nkeep]: the stored column an offset column follows
+                      (SIZE_MAX: none, a constant column) */
+    int64_t *off; /* [ncol − nkeep]: its offset from it */
+    int64_t maxabs; /* largest |statistic| stored */
 } sig_i16;
 
 /* One source column: metric k, system s, statistic j. */
 typedef struct sig_src {
     const am_sig_view *v; /* the column (borrowed) */
-    uint64_t hash;
+    uint64_t hash, dhash; /* sig_bs_col's */
+    double first;
 } sig_src;
 
 static int sig_src_equal(const sig_src *a, const sig_src *b, size_t nu)
@@ -485,6 +503,78 @@ static void sig_dedupe(const sig_src *src, size_t nsrc, size_t nu, sig_i16 *x, s
     }
 }
 
+/* The offset columns among x's unique columns (rep[c]: c's source): a
+ * column whose value in every unit is an earlier column's plus a constant
+ * b — chrF's character n-gram counts of orders 2..6 are its count of
+ * order 1 minus n − 1 when every segment has six characters or more,
+ * BLEU's totals its length minus n, a column of zeros is 0 plus 0 — is
+ * not summed: a resample draws nunits units, so its sum is the earlier
+ * column's plus b · nunits, the same integer. The earlier column is the
+ * first unique column of the same difference hash (stored: it has no
+ * earlier one), none when every difference is 0 (a constant column);
+ * each candidate is checked in one pass (see sig_dedupe; one that fails
+ * is stored). Sets x->nkeep, obase, off and renumbers the unique columns,
+ * the stored ones first in their order (x->map and rep with them). */
+static void sig_offsets(const sig_src *src, size_t nsrc, size_t nu, sig_i16 *x, size_t *rep)
+{
+    size_t n = x->ncol;
+    uint64_t zero = 1469598103934665603ull; /* the difference hash of a constant column */
+    for (size_t u = 0; u < nu; u++)
+        zero *= 1099511628211ull;
+    size_t *cand = am_xmalloc((n ? n : 1) * sizeof *cand), *pos = am_xmalloc((n ? n : 1) * sizeof *pos);
+    size_t *old = am_xmalloc((n ? n : 1) * sizeof *old);
+    unsigned char *ok = am_xmalloc(n ? n : 1);
+    for (size_t c = 0; c < n; c++) {
+        uint64_t dh = src[rep[c]].dhash;
+        cand[c] = SIZE_MAX;
+        ok[c] = dh == zero;
+        for (size_t e = 0; e < c && !ok[c]; e++)
+            if (src[rep[e]].dhash == dh) {
+                cand[c] = e;
+                ok[c] = 1;
+            }
+    }
+    for (size_t u = 0; u < nu; u++)
+        for (size_t c = 0; c < n; c++)
+            if (ok[c]) {
+                const sig_src *a = &src[rep[c]], *b = cand[c] == SIZE_MAX ? NULL : &src[rep[cand[c]]];
+                ok[c] = sig_get(a->v, u) - a->first == (b ? sig_get(b->v, u) - b->first : 0);
+            }
+    x->nkeep = 0;
+    for (size_t c = 0; c < n; c++)
+        if (!ok[c])
+            pos[c] = x->nkeep++;
+    x->obase = am_xmalloc((n - x->nkeep ? n - x->nkeep : 1) * sizeof *x->obase);
+    x->off = am_xmalloc((n - x->nkeep ? n - x->nkeep : 1) * sizeof *x->off);
+    for (size_t c = 0, d = x->nkeep; c < n; c++)
+        if (ok[c]) {
+            pos[c] = d++;
+            /* a candidate is never an offset column itself: it has no earlier one */
+            size_t b = cand[c];
+            x->obase[pos[c] - x->nkeep] = b == SIZE_MAX ? SIZE_MAX : pos[b];
+            x->off[pos[c] - x->nkeep] =
+                (int64_t)src[rep[c]].first - (b == SIZE_MAX ? 0 : (int64_t)src[rep[b]].first);
+        }
+    for (size_t i = 0; i < nsrc; i++)
+        x->map[i] = pos[x->map[i]];
+    memcpy(old, rep, n * sizeof *old);
+    for (size_t c = 0; c < n; c++)
+        rep[pos[c]] = old[c];
+    free(ok);
+    free(old);
+    free(pos);
+    free(cand);
+}
+
+/* The sums of the offset columns of one resample from its stored ones
+ * (sums[0..ncol), nu draws). */
+static void sig_i16_derive(const sig_i16 *x, size_t nu, int64_t *sums)
+{
+    for (size_t d = 0; d < x->ncol - x->nkeep; d++)
+        sums[x->nkeep + d] =
+            (x->obase[d] == SIZE_MAX ? 0 : sums[x->obase[d]]) + x->off[d] * (int64_t)nu;
+}
+
 /* The int16 rows of the packed metrics of cols (those with off !=
  * SIZE_MAX) into x; returns 0, or -1 (nothing allocated) when a statistic
  * does not fit int16. Every pass goes unit by unit across all the
@@ -511,16 +601,17 @@ static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
     for (size_t k = 0; k < nd; k++) {
         x->base[k] = cols[k].off == SIZE_MAX ? SIZE_MAX : i;
         for (size_t j = 0; j < nsys * cols[k].ns && cols[k].off != SIZE_MAX; j++, i++)
-            src[i] = (sig_src){cols[k].v + j, cols[k].hash[j]};
+            src[i] = (sig_src){cols[k].v + j, cols[k].hash[j], cols[k].dhash[j], cols[k].first[j]};
     }
     sig_dedupe(src, nsrc, nu, x, rep, cand, ok);
+    sig_offsets(src, nsrc, nu, x, rep);
     x->npair = (nu + 1) / 2;
-    x->nblk = (x->ncol + 7) / 8;
+    x->nblk = (x->nkeep + 7) / 8;
     x->rows = am_xcalloc((x->npair ? x->npair : 1) * (x->nblk ? x->nblk : 1) * 16, sizeof *x->rows);
-    /* each unique column from its source */
+    /* each stored column from its source */
     for (size_t u = 0; u < nu; u++) {
         int16_t *r = x->rows + (u / 2) * x->nblk * 16 + u % 2;
-        for (size_t c = 0; c < x->ncol; c++) {
+        for (size_t c = 0; c < x->nkeep; c++) {
             int64_t v = (int64_t)sig_get(src[rep[c]].v, u);
             if (llabs(v) > x->maxabs)
                 x->maxabs = llabs(v);
@@ -539,11 +630,13 @@ static void sig_i16_free(sig_i16 *x)
     free(x->rows);
     free(x->map);
     free(x->base);
+    free(x->obase);
+    free(x->off);
     memset(x, 0, sizeof *x);
 }
 
 /* Column sums of pairs [p0, p1) of x->rows times the count pairs cnt
- * (uint16 a unit, two a pair) added to acc[0..ncol), in int64. The
+ * (uint16 a unit, two a pair) added to acc[0..nkeep), in int64. The
  * portable kernel; exact. */
 static void sig_i16_block_scalar(const sig_i16 *x, const uint16_t *cnt, size_t p0, size_t p1,
                                  int64_t *acc)
@@ -553,7 +646,7 @@ static void sig_i16_block_scalar(const sig_i16 *x, const uint16_t *cnt, size_t p
         if (!c0 && !c1)
             continue;
         const int16_t *r = x->rows + p * x->nblk * 16;
-        for (size_t c = 0; c < x->ncol; c++)
+        for (size_t c = 0; c < x->nkeep; c++)
             acc[c] += c0 * r[(c / 8) * 16 + 2 * (c % 8)] + c1 * r[(c / 8) * 16 + 2 * (c % 8) + 1];
     }
 }
@@ -592,14 +685,14 @@ sig_i16_block_avx2(const sig_i16 *x, const uint16_t *cnt, size_t p0, size_t p1, 
         _mm256_storeu_si256((void *)(lane + 8), a1);
         _mm256_storeu_si256((void *)(lane + 16), a2);
         _mm256_storeu_si256((void *)(lane + 24), a3);
-        for (size_t c = b0 * 8; c < x->ncol && c < (b0 + nb) * 8; c++)
+        for (size_t c = b0 * 8; c < x->nkeep && c < (b0 + nb) * 8; c++)
             acc[c] += lane[c - b0 * 8];
     }
 }
 #endif
 
 /* Sums of one resample's counts cnt (2·npair of them, the padding 0,
- * each < 2^15) into acc[0..ncol): block by block, the vector kernel where
+ * each < 2^15) into acc[0..nkeep): block by block, the vector kernel where
  * its int32 lanes cannot overflow (always when nunits · maxabs < 2^31:
  * all, the whole resample's draws times the largest statistic; else
  * checked per block), the portable one elsewhere. */
@@ -759,7 +852,7 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
             wide[i] = (hi & 0x8000u) != 0;
             if (wide[i]) /* exact int64 sums in the order of the draws */
                 for (size_t t = 0; t < nu; t++)
-                    for (size_t col = 0; col < x->ncol; col++) {
+                    for (size_t col = 0; col < x->nkeep; col++) {
                         size_t u = (size_t)ix[t];
                         sums[i * x->ncol + col] +=
                             x->rows[((u / 2) * x->nblk + col / 8) * 16 + 2 * (col % 8) + u % 2];
@@ -768,12 +861,14 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
         }
         if (rc != AM_OK)
             break;
-        for (size_t p0 = 0; p0 < npair && x->ncol; p0 += SIG_UB / 2) {
+        for (size_t p0 = 0; p0 < npair && x->nkeep; p0 += SIG_UB / 2) {
             size_t p1 = npair - p0 < SIG_UB / 2 ? npair : p0 + SIG_UB / 2;
             for (size_t i = 0; i < nb; i++)
                 if (!wide[i])
                     sig_i16_sums(x, avx2, all, cnt + i * 2 * npair, p0, p1, sums + i * x->ncol);
         }
+        for (size_t i = 0; i < nb; i++)
+            sig_i16_derive(x, nu, sums + i * x->ncol);
         sig_i16_score(cols, nd, x, n, b0, nb, sums, acc, scores);
     }
     free(ix);
