@@ -87,17 +87,6 @@ static size_t sig_off_chrfpp(const am_sig_collect *c)
     return c->width - SIG_CHRF_LEN;
 }
 
-/* A segment's chrF statistics st into f[0..SIG_CHRF_LEN). */
-static void sig_chrf_row(const am_chrf_stats *st, double *f)
-{
-    for (int n = 0; n < 6; n++)
-        for (int j = 0; j < 3; j++)
-            f[3 * n + j] = (double)st->ch[n][j];
-    for (int n = 0; n < 2; n++)
-        for (int j = 0; j < 3; j++)
-            f[18 + 3 * n + j] = (double)st->wd[n][j];
-}
-
 /* The column types of c's layout: fractional are TER's two statistics,
  * TERm's edits and every window-overlap sum (sig_row). */
 static void sig_layout(am_sig_collect *c)
@@ -170,68 +159,104 @@ void am_sig_collect_session(am_sig_collect *c)
     c->nsess++;
 }
 
-/* One system's segment as a row of statistics (row: width doubles). */
-static void sig_row(const am_sig_collect *c, const am_sys_seg *g, double *row)
+/* A count that is not an int32 integer, kept exactly: the marker at ir[k]
+ * and the value in c->wide (sorted by position: see sig_put). Out of line:
+ * never seen in practice. */
+static void sig_put_wide(am_sig_collect *c, int32_t *ir, size_t k, double v)
 {
-    const am_config *cfg = am_scorer_config(c->s);
-    memset(row, 0, c->width * sizeof *row);
-    if (g->has_bleu) {
-        double *b = row + SIG_OFF_BLEU;
-        b[0] = (double)g->bleu.sys_len;
-        b[1] = (double)g->bleu.ref_len;
-        /* am_sig_score's layout: correct[mo], total[mo] for the session's
-         * max_order mo (signif.h) */
-        int mo = cfg->bleu_max_ngram_order;
-        for (int n = 0; n < mo; n++) {
-            b[2 + n] = (double)g->bleu.correct[n];
-            b[2 + mo + n] = (double)g->bleu.total[n];
-        }
-        sig_chrf_row(&g->chrf, row + SIG_OFF_CHRF);
-        sig_chrf_row(g->chrfpp_own ? &g->chrfpp : &g->chrf, row + sig_off_chrfpp(c));
+    ir[k] = SIG_WIDE;
+    if (c->nwide == c->capwide) {
+        c->capwide = c->capwide ? 2 * c->capwide : 16;
+        c->wide = am_xrealloc(c->wide, c->capwide * sizeof *c->wide);
     }
-    /* TER: the average reference length with several references */
-    row[SIG_OFF_TER] = g->ter_edits;
-    row[SIG_OFF_TER + 1] = g->ter_avg_ref_len > 0 ? g->ter_avg_ref_len : (double)g->ter_ref_len;
-    row[SIG_OFF_TERM] = g->term_edits;
-    row[SIG_OFF_TERM + 1] = (double)g->ter_ref_len;
-    row[SIG_OFF_R01] = (double)g->recall.r01.hits;
-    row[SIG_OFF_R01 + 1] = (double)g->recall.r01.total;
-    size_t o = SIG_OFF_RK;
-    for (int k = 0; k <= cfg->k; k++, o += 2) {
-        row[o] = (double)g->recall.r[k].hits;
-        row[o + 1] = (double)g->recall.r[k].total;
+    c->wide[c->nwide++] = (sig_wide){(size_t)(ir - c->irows) + k, v};
+}
+
+/* Statistic j of a system's row (ir, fr: its integer and fractional
+ * parts in c's rows) set to v: a fractional column as it is, a count as
+ * int32 when it is an integer that fits, else kept exactly (sig_put_wide;
+ * callers set a row's statistics in increasing j, so c->wide stays
+ * sorted). Inline: ~130 calls a segment. */
+static inline void sig_put(am_sig_collect *c, int32_t *ir, double *fr, size_t j, double v)
+{
+    if (c->frac[j])
+        fr[c->slot[j]] = v;
+    else if (v > SIG_WIDE && v <= INT32_MAX && (double)(int32_t)v == v)
+        /* (int32_t)v: in range here, exact for an integer; not floor(),
+         * a libm call per value without SSE4.1 */
+        ir[c->slot[j]] = (int32_t)v; /* counts: integers */
+    else
+        sig_put_wide(c, ir, c->slot[j], v);
+}
+
+/* A segment's chrF statistics st (NULL: zeros) as statistics
+ * off..off + SIG_CHRF_LEN of a system's row: counts, in consecutive
+ * integer slots (no fractional column among them), each stored as
+ * sig_put would ((double)x is exact in int32's range). */
+static void sig_put_chrf(am_sig_collect *c, int32_t *ir, size_t off, const am_chrf_stats *st)
+{
+    size_t k0 = c->slot[off];
+    if (!st) {
+        memset(ir + k0, 0, SIG_CHRF_LEN * sizeof *ir);
+        return;
     }
-    row[o++] = (double)g->terms_totals.exact;
-    row[o++] = (double)g->terms_totals.instances;
-    for (size_t w = 0; w < cfg->nwindows; w++, o += 2) {
-        size_t n = g->terms_totals.n_windows;
-        row[o] = w < n ? g->terms_totals.win_sum[w] : 0;
-        row[o + 1] = w < n ? (double)g->terms_totals.win_count[w] : 0;
+    int64_t v[SIG_CHRF_LEN];
+    for (int n = 0; n < 6; n++)
+        for (int j = 0; j < 3; j++)
+            v[3 * n + j] = st->ch[n][j];
+    for (int n = 0; n < 2; n++)
+        for (int j = 0; j < 3; j++)
+            v[18 + 3 * n + j] = st->wd[n][j];
+    for (size_t i = 0; i < SIG_CHRF_LEN; i++) {
+        if (v[i] > SIG_WIDE && v[i] <= INT32_MAX)
+            ir[k0 + i] = (int32_t)v[i];
+        else
+            sig_put_wide(c, ir, k0 + i, (double)v[i]);
     }
 }
 
-/* Stores one system's row (width doubles) as segment g's system i. */
-static void sig_store(am_sig_collect *c, size_t g, size_t i, const double *row)
+/* One system's segment g as segment gi's system i, statistic by
+ * statistic in increasing order (sig_put) straight into the compact rows
+ * (a row of doubles copied in was ≈ a third of a cold 64,000-segment
+ * read's collecting). */
+static void sig_put_sys(am_sig_collect *c, size_t gi, size_t i, const am_sys_seg *g)
 {
-    int32_t *ir = c->irows + (g * c->nsys + i) * c->nint;
-    double *fr = c->frows + (g * c->nsys + i) * c->nfrac;
-    for (size_t j = 0; j < c->width; j++) {
-        double v = row[j];
-        if (c->frac[j]) {
-            fr[c->slot[j]] = v;
-        } else if (v > SIG_WIDE && v <= INT32_MAX && (double)(int32_t)v == v) {
-            /* (int32_t)v: in range here, exact for an integer; not floor(),
-             * a libm call per value without SSE4.1 */
-            ir[c->slot[j]] = (int32_t)v; /* counts: integers */
-        } else { /* kept exactly, whatever it is */
-            ir[c->slot[j]] = SIG_WIDE;
-            if (c->nwide == c->capwide) {
-                c->capwide = c->capwide ? 2 * c->capwide : 16;
-                c->wide = am_xrealloc(c->wide, c->capwide * sizeof *c->wide);
-            }
-            c->wide[c->nwide++] = (sig_wide){(size_t)(ir - c->irows) + c->slot[j], v};
-        }
+    const am_config *cfg = am_scorer_config(c->s);
+    int32_t *ir = c->irows + (gi * c->nsys + i) * c->nint;
+    double *fr = c->frows + (gi * c->nsys + i) * c->nfrac;
+    /* BLEU: am_sig_score's layout, correct[mo], total[mo] for the
+     * session's max_order mo (signif.h), zeros past it */
+    int mo = cfg->bleu_max_ngram_order, hb = g->has_bleu;
+    sig_put(c, ir, fr, SIG_OFF_BLEU, hb ? (double)g->bleu.sys_len : 0);
+    sig_put(c, ir, fr, SIG_OFF_BLEU + 1, hb ? (double)g->bleu.ref_len : 0);
+    for (int n = 0; n < 8; n++) {
+        double v = !hb || n >= 2 * mo ? 0
+                   : n < mo           ? (double)g->bleu.correct[n]
+                                      : (double)g->bleu.total[n - mo];
+        sig_put(c, ir, fr, SIG_OFF_BLEU + 2 + (size_t)n, v);
     }
+    sig_put_chrf(c, ir, SIG_OFF_CHRF, hb ? &g->chrf : NULL);
+    /* TER: the average reference length with several references */
+    sig_put(c, ir, fr, SIG_OFF_TER, g->ter_edits);
+    sig_put(c, ir, fr, SIG_OFF_TER + 1,
+            g->ter_avg_ref_len > 0 ? g->ter_avg_ref_len : (double)g->ter_ref_len);
+    sig_put(c, ir, fr, SIG_OFF_TERM, g->term_edits);
+    sig_put(c, ir, fr, SIG_OFF_TERM + 1, (double)g->ter_ref_len);
+    sig_put(c, ir, fr, SIG_OFF_R01, (double)g->recall.r01.hits);
+    sig_put(c, ir, fr, SIG_OFF_R01 + 1, (double)g->recall.r01.total);
+    size_t o = SIG_OFF_RK;
+    for (int k = 0; k <= cfg->k; k++, o += 2) {
+        sig_put(c, ir, fr, o, (double)g->recall.r[k].hits);
+        sig_put(c, ir, fr, o + 1, (double)g->recall.r[k].total);
+    }
+    sig_put(c, ir, fr, o++, (double)g->terms_totals.exact);
+    sig_put(c, ir, fr, o++, (double)g->terms_totals.instances);
+    for (size_t w = 0; w < cfg->nwindows; w++, o += 2) {
+        size_t n = g->terms_totals.n_windows;
+        sig_put(c, ir, fr, o, w < n ? g->terms_totals.win_sum[w] : 0);
+        sig_put(c, ir, fr, o + 1, w < n ? (double)g->terms_totals.win_count[w] : 0);
+    }
+    sig_put_chrf(c, ir, sig_off_chrfpp(c), !hb ? NULL : g->chrfpp_own ? &g->chrfpp : &g->chrf);
 }
 
 /* Statistic j of system i in segment g. */
@@ -268,14 +293,11 @@ void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys, const am_recal
             am_xrealloc(c->frows, c->cap * c->nsys * (c->nfrac ? c->nfrac : 1) * sizeof *c->frows);
         c->sess = am_xrealloc(c->sess, c->cap * sizeof *c->sess);
     }
-    double *row = am_xmalloc(c->width * sizeof *row);
     for (size_t i = 0; i < c->nsys; i++) {
-        sig_row(c, &sys[i], row);
-        sig_store(c, c->nseg, i, row);
+        sig_put_sys(c, c->nseg, i, &sys[i]);
         if (sys[i].terms_totals.instances)
             c->terms = 1;
     }
-    free(row);
     c->sess[c->nseg++] = c->nsess ? c->nsess - 1 : 0;
 }
 
