@@ -215,7 +215,6 @@ typedef struct sig_bs_col {
     double **own_st; /* [nsys]: the views copied into doubles; NULL: none */
     /* from sig_scan's one pass over the statistics: */
     double *tot; /* [nsys][ns]: every unit's sum (sig_total's additions) */
-    uint64_t *hash; /* [nsys][ns]: FNV-1a of each column (packable metrics) */
     uint64_t *dhash; /* [nsys][ns]: FNV-1a of each column minus its first value */
     double *first; /* [nsys][ns]: each column's first value (0 out of float range) */
     double maxabs; /* largest |statistic| */
@@ -227,19 +226,16 @@ static void sig_views(const am_sig_data *d, sig_bs_col *col)
 {
     col->st = d->stats;
     col->own_st = NULL;
-    col->own_v = NULL;
-    col->v = d->views;
+    col->v = col->own_v =
+        d->stats ? am_xmalloc((d->nsys * col->ns + 1) * sizeof *col->own_v) : NULL;
+    for (size_t i = 0; d->stats && i < d->nsys * col->ns; i++)
+        col->own_v[i] = (am_sig_view){NULL, d->stats[i / col->ns] + i % col->ns, col->ns};
     if (!d->stats)
-        return;
-    col->own_v = am_xmalloc((d->nsys * col->ns > 0 ? d->nsys * col->ns : 1) * sizeof *col->own_v);
-    for (size_t s = 0; s < d->nsys; s++)
-        for (size_t j = 0; j < col->ns; j++)
-            col->own_v[s * col->ns + j] = (am_sig_view){NULL, d->stats[s] + j, col->ns};
-    col->v = col->own_v;
+        col->v = d->views;
 }
 
-/* The float path (below) sums rows of doubles: a metric given by views
- * only gets them here, row by row (cols[k].own_st, freed by sig_col_free). */
+/* The float path (below) sums rows of doubles: a metric given by views only gets them here, row
+ * by row (cols[k].own_st, freed by sig_col_free). */
 static void sig_materialize(sig_bs_col *cols, size_t nd)
 {
     for (size_t k = 0; k < nd; k++) {
@@ -267,35 +263,29 @@ static void sig_col_free(sig_bs_col *col)
     free(col->own_st);
     free(col->own_v);
     free(col->tot);
-    free(col->hash);
     free(col->dhash);
     free(col->first);
 }
 
-/* One pass over the statistics of every metric cols[0..nd) for what the
- * bootstrap needs of them before resampling, into each col: each
- * system's totals (summed unit by unit as sig_total does: the same bits),
- * each column's FNV-1a hash (sig_i16_build's deduplication; exact when
- * packable) and that of its differences from its first value (its
- * offset columns, sig_offsets), the largest magnitude, and `packable`:
- * every statistic an
- * integer below 2^24 in magnitude and nunits of them summable exactly
- * (< 2^53). Unit by unit across all the metrics: views over rows kept
- * segment by segment (am_sig_view) are then read once, in address order,
- * not once a metric with strides the prefetcher loses (that was ≈ 3× the
- * whole preparation). */
+/* One pass over the statistics of every metric cols[0..nd) for what the bootstrap needs of them
+ * before resampling, into each col: each system's totals (summed unit by unit as sig_total
+ * does: the same bits), the FNV-1a hash of each column's differences from its first value
+ * (sig_columns: equal and offset columns; exact when packable), the largest magnitude, and
+ * `packable`: every statistic an integer below 2^24 in magnitude and nunits of them summable
+ * exactly (< 2^53). Unit by unit across all the metrics: views over rows kept segment by
+ * segment (am_sig_view) are then read once, in address order, not once a metric with strides
+ * the prefetcher loses (that was ≈ 3× the whole preparation). */
 static void sig_scan(sig_bs_col *cols, size_t nd)
 {
     size_t nu = cols[0].d->nunits, nsys = cols[0].d->nsys;
     for (size_t k = 0; k < nd; k++) {
         size_t n = nsys * cols[k].ns;
         cols[k].tot = am_xcalloc(n ? n : 1, sizeof *cols[k].tot);
-        cols[k].hash = am_xmalloc((n ? n : 1) * sizeof *cols[k].hash);
         cols[k].dhash = am_xmalloc((n ? n : 1) * sizeof *cols[k].dhash);
         cols[k].first = am_xcalloc(n ? n : 1, sizeof *cols[k].first);
         for (size_t i = 0; i < n; i++) {
             double x = nu ? sig_get(&cols[k].v[i], 0) : 0;
-            cols[k].hash[i] = cols[k].dhash[i] = 1469598103934665603ull;
+            cols[k].dhash[i] = 1469598103934665603ull;
             cols[k].first[i] = fabs(x) < SIG_FLOAT_EXACT ? x : 0;
         }
         cols[k].maxabs = 0;
@@ -306,7 +296,7 @@ static void sig_scan(sig_bs_col *cols, size_t nd)
             const am_sig_view *v = cols[k].v;
             double *t = cols[k].tot, mx = cols[k].maxabs;
             const double *y0 = cols[k].first;
-            uint64_t *h = cols[k].hash, *dh = cols[k].dhash;
+            uint64_t *dh = cols[k].dhash;
             int ok = cols[k].packable;
             for (size_t i = 0, n = nsys * cols[k].ns; i < n; i++) {
                 double x = sig_get(&v[i], u), a = fabs(x);
@@ -317,7 +307,6 @@ static void sig_scan(sig_bs_col *cols, size_t nd)
                 double y = in ? x : 0;
                 ok &= in & ((double)(int32_t)y == y);
                 mx = a > mx ? a : mx;
-                h[i] = (h[i] ^ (uint64_t)(int64_t)y) * 1099511628211ull;
                 dh[i] = (dh[i] ^ (uint64_t)(int64_t)(y - y0[i])) * 1099511628211ull;
             }
             cols[k].maxabs = mx;
@@ -431,12 +420,11 @@ static void sig_bs_finish(const am_sig_data *d, const double *tot, size_t baseli
  * n-grams of a segment do), two units' rows are stored interleaved as
  * int16 pairs and a pair of counts multiplies them in one
  * multiply-add of pairs (pmaddwd: 16 products a 256-bit instruction into
- * int32 lanes). Identical columns (the reference side of every system,
- * chrF2's statistics inside chrF2++'s, TER's reference length) are stored
- * once. Resamples are summed SIG_RB at a time over blocks of SIG_UB units
- * so that a block's rows stay in the cache while each resample of the
- * batch reads them. Sums are exact integers in any order, so the scores
- * are those of the float path to the last bit. */
+ * int32 lanes). Columns equal to an earlier one, or to an earlier one
+ * plus a constant, are not stored (sig_columns). Resamples are summed SIG_RB at a time over blocks
+ * of SIG_UB units so that a block's rows stay in the cache while each resample of the batch reads
+ * them. Sums are exact integers in any order, so the scores are those of the float path to the last
+ * bit. */
 
 #define SIG_RB 16 /* resamples summed together */
 #define SIG_UB 128 /* units a block: its rows stay in L1 */
@@ -444,12 +432,12 @@ static void sig_bs_finish(const am_sig_data *d, const double *tot, size_t baseli
 typedef struct sig_i16 {
     size_t npair; /* unit pairs: (nunits + 1) / 2 */
     size_t nblk; /* 8-column blocks a pair (of the stored columns) */
-    size_t ncol; /* unique columns: the nkeep stored ones, then the offset ones */
+    size_t ncol; /* columns (every source): the nkeep stored ones, then the derived ones */
     size_t nkeep;
     int16_t *rows; /* [npair][nblk][16]: column c of unit 2p+h at [p][c/8][2(c%8)+h] */
-    size_t *map; /* [Σ_k nsys·ns_k]: (metric, system, statistic) → unique column */
+    size_t *map; /* [Σ_k nsys·ns_k]: (metric, system, statistic) → column */
     size_t *base; /* [nd]: first entry of metric k in map; SIZE_MAX: not packed */
-    size_t *obase; /* [ncol − nkeep]: the stored column an offset column follows
+    size_t *obase; /* [ncol − nkeep]: the stored column a derived one follows
                       (SIZE_MAX: none, a constant column) */
     int64_t *off; /* [ncol − nkeep]: its offset from it */
     int64_t maxabs; /* largest |statistic| stored */
@@ -458,115 +446,61 @@ typedef struct sig_i16 {
 /* One source column: metric k, system s, statistic j. */
 typedef struct sig_src {
     const am_sig_view *v; /* the column (borrowed) */
-    uint64_t hash, dhash; /* sig_bs_col's */
+    uint64_t dhash; /* sig_bs_col's */
     double first;
 } sig_src;
 
-static int sig_src_equal(const sig_src *a, const sig_src *b, size_t nu)
+/* The columns the kernel sums, of the sources src[0..nsrc): a source whose value in every unit
+ * is an earlier one's plus a constant b is not summed — the same statistic (the reference side
+ * of every system, chrF2 inside chrF2++, TER's reference length: b = 0), chrF's character
+ * n-gram counts of orders 2..6 (order 1's minus n − 1 when every segment has six characters or
+ * more), BLEU's totals (its length minus n), a constant column (0 plus b): a resample draws
+ * nunits units, so its sum is the earlier one's plus b · nunits, the same integer. The earlier
+ * source is the first of the same difference hash (stored), none when every difference is 0;
+ * each candidate is checked in one pass unit by unit (see sig_scan): a hash collision is
+ * stored. Sets x->ncol (nsrc), nkeep, obase, off, map (source → column, the stored first, in
+ * source order) and rep (stored column → its source). */
+static void sig_columns(const sig_src *src, size_t nsrc, size_t nu, sig_i16 *x, size_t *rep)
 {
-    if (a->hash != b->hash)
-        return 0;
-    for (size_t u = 0; u < nu; u++)
-        if (sig_get(a->v, u) != sig_get(b->v, u))
-            return 0;
-    return 1;
-}
-
-/* The unique columns of the sources src[0..nsrc) into x (ncol, map) and
- * rep (unique column → its source). A source's candidate is the first
- * source of the same hash (the first of a hash is always a unique
- * column's representative); every candidate is checked in one pass over
- * the units, unit by unit across all sources (see sig_scan); a source
- * without one, or whose check failed (a hash collision), is compared with
- * every unique column alone. cand and ok: nsrc each, scratch. */
-static void sig_dedupe(const sig_src *src, size_t nsrc, size_t nu, sig_i16 *x, size_t *rep,
-                       size_t *cand, unsigned char *ok)
-{
-    for (size_t i = 0; i < nsrc; i++) {
-        cand[i] = SIZE_MAX;
-        for (size_t e = 0; e < i && cand[i] == SIZE_MAX; e++)
-            if (src[e].hash == src[i].hash)
-                cand[i] = e;
-        ok[i] = cand[i] != SIZE_MAX;
-    }
-    for (size_t u = 0; u < nu; u++)
-        for (size_t i = 0; i < nsrc; i++)
-            if (ok[i])
-                ok[i] = sig_get(src[cand[i]].v, u) == sig_get(src[i].v, u);
-    for (size_t i = 0; i < nsrc; i++) {
-        size_t c = ok[i] ? x->map[cand[i]] : 0;
-        while (!ok[i] && c < x->ncol && !sig_src_equal(&src[rep[c]], &src[i], nu))
-            c++;
-        if (c == x->ncol)
-            rep[x->ncol++] = i;
-        x->map[i] = c;
-    }
-}
-
-/* The offset columns among x's unique columns (rep[c]: c's source): a
- * column whose value in every unit is an earlier column's plus a constant
- * b — chrF's character n-gram counts of orders 2..6 are its count of
- * order 1 minus n − 1 when every segment has six characters or more,
- * BLEU's totals its length minus n, a column of zeros is 0 plus 0 — is
- * not summed: a resample draws nunits units, so its sum is the earlier
- * column's plus b · nunits, the same integer. The earlier column is the
- * first unique column of the same difference hash (stored: it has no
- * earlier one), none when every difference is 0 (a constant column);
- * each candidate is checked in one pass (see sig_dedupe; one that fails
- * is stored). Sets x->nkeep, obase, off and renumbers the unique columns,
- * the stored ones first in their order (x->map and rep with them). */
-static void sig_offsets(const sig_src *src, size_t nsrc, size_t nu, sig_i16 *x, size_t *rep)
-{
-    size_t n = x->ncol;
+    size_t n = nsrc, *cand = am_xmalloc((n + 1) * sizeof *cand);
     uint64_t zero = 1469598103934665603ull; /* the difference hash of a constant column */
     for (size_t u = 0; u < nu; u++)
         zero *= 1099511628211ull;
-    size_t *cand = am_xmalloc((n ? n : 1) * sizeof *cand), *pos = am_xmalloc((n ? n : 1) * sizeof *pos);
-    size_t *old = am_xmalloc((n ? n : 1) * sizeof *old);
-    unsigned char *ok = am_xmalloc(n ? n : 1);
+    unsigned char *ok = am_xmalloc(n + 1);
     for (size_t c = 0; c < n; c++) {
-        uint64_t dh = src[rep[c]].dhash;
         cand[c] = SIZE_MAX;
-        ok[c] = dh == zero;
-        for (size_t e = 0; e < c && !ok[c]; e++)
-            if (src[rep[e]].dhash == dh) {
-                cand[c] = e;
-                ok[c] = 1;
-            }
+        for (size_t e = 0; e < c && cand[c] == SIZE_MAX && src[c].dhash != zero; e++)
+            cand[c] = src[e].dhash == src[c].dhash ? e : SIZE_MAX;
+        ok[c] = src[c].dhash == zero || cand[c] != SIZE_MAX;
     }
     for (size_t u = 0; u < nu; u++)
         for (size_t c = 0; c < n; c++)
             if (ok[c]) {
-                const sig_src *a = &src[rep[c]], *b = cand[c] == SIZE_MAX ? NULL : &src[rep[cand[c]]];
+                const sig_src *a = &src[c], *b = cand[c] == SIZE_MAX ? NULL : &src[cand[c]];
                 ok[c] = sig_get(a->v, u) - a->first == (b ? sig_get(b->v, u) - b->first : 0);
             }
+    x->ncol = n;
     x->nkeep = 0;
     for (size_t c = 0; c < n; c++)
-        if (!ok[c])
-            pos[c] = x->nkeep++;
-    x->obase = am_xmalloc((n - x->nkeep ? n - x->nkeep : 1) * sizeof *x->obase);
-    x->off = am_xmalloc((n - x->nkeep ? n - x->nkeep : 1) * sizeof *x->off);
-    for (size_t c = 0, d = x->nkeep; c < n; c++)
-        if (ok[c]) {
-            pos[c] = d++;
-            /* a candidate is never an offset column itself: it has no earlier one */
-            size_t b = cand[c];
-            x->obase[pos[c] - x->nkeep] = b == SIZE_MAX ? SIZE_MAX : pos[b];
-            x->off[pos[c] - x->nkeep] =
-                (int64_t)src[rep[c]].first - (b == SIZE_MAX ? 0 : (int64_t)src[rep[b]].first);
+        if (!ok[c]) {
+            rep[x->nkeep] = c;
+            x->map[c] = x->nkeep++;
         }
-    for (size_t i = 0; i < nsrc; i++)
-        x->map[i] = pos[x->map[i]];
-    memcpy(old, rep, n * sizeof *old);
-    for (size_t c = 0; c < n; c++)
-        rep[pos[c]] = old[c];
+    x->obase = am_xmalloc((n - x->nkeep + 1) * sizeof *x->obase);
+    x->off = am_xmalloc((n - x->nkeep + 1) * sizeof *x->off);
+    for (size_t c = 0, d = 0; c < n; c++)
+        if (ok[c]) {
+            /* a candidate is never derived itself: it has no earlier one */
+            size_t b = cand[c];
+            x->map[c] = x->nkeep + d;
+            x->obase[d] = b == SIZE_MAX ? SIZE_MAX : x->map[b];
+            x->off[d++] = (int64_t)src[c].first - (b == SIZE_MAX ? 0 : (int64_t)src[b].first);
+        }
     free(ok);
-    free(old);
-    free(pos);
     free(cand);
 }
 
-/* The sums of the offset columns of one resample from its stored ones
+/* The sums of the derived columns of one resample from its stored ones
  * (sums[0..ncol), nu draws). */
 static void sig_i16_derive(const sig_i16 *x, size_t nu, int64_t *sums)
 {
@@ -575,10 +509,9 @@ static void sig_i16_derive(const sig_i16 *x, size_t nu, int64_t *sums)
             (x->obase[d] == SIZE_MAX ? 0 : sums[x->obase[d]]) + x->off[d] * (int64_t)nu;
 }
 
-/* The int16 rows of the packed metrics of cols (those with off !=
- * SIZE_MAX) into x; returns 0, or -1 (nothing allocated) when a statistic
- * does not fit int16. Every pass goes unit by unit across all the
- * sources (see sig_scan). */
+/* The int16 rows of the packed metrics of cols (those with off != SIZE_MAX) into x; returns 0,
+ * or -1 (nothing allocated) when a statistic does not fit int16. Every pass goes unit by unit
+ * across all the sources (see sig_scan). */
 static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
 {
     memset(x, 0, sizeof *x);
@@ -594,17 +527,14 @@ static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
     x->map = am_xmalloc(nalloc * sizeof *x->map);
     x->base = am_xmalloc(nd * sizeof *x->base);
     sig_src *src = am_xmalloc(nalloc * sizeof *src);
-    size_t *rep = am_xmalloc(nalloc * sizeof *rep); /* unique column → its source */
-    size_t *cand = am_xmalloc(nalloc * sizeof *cand);
-    unsigned char *ok = am_xmalloc(nalloc);
+    size_t *rep = am_xmalloc(nalloc * sizeof *rep); /* stored column → its source */
     size_t i = 0;
     for (size_t k = 0; k < nd; k++) {
         x->base[k] = cols[k].off == SIZE_MAX ? SIZE_MAX : i;
         for (size_t j = 0; j < nsys * cols[k].ns && cols[k].off != SIZE_MAX; j++, i++)
-            src[i] = (sig_src){cols[k].v + j, cols[k].hash[j], cols[k].dhash[j], cols[k].first[j]};
+            src[i] = (sig_src){cols[k].v + j, cols[k].dhash[j], cols[k].first[j]};
     }
-    sig_dedupe(src, nsrc, nu, x, rep, cand, ok);
-    sig_offsets(src, nsrc, nu, x, rep);
+    sig_columns(src, nsrc, nu, x, rep);
     x->npair = (nu + 1) / 2;
     x->nblk = (x->nkeep + 7) / 8;
     x->rows = am_xcalloc((x->npair ? x->npair : 1) * (x->nblk ? x->nblk : 1) * 16, sizeof *x->rows);
@@ -613,13 +543,10 @@ static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
         int16_t *r = x->rows + (u / 2) * x->nblk * 16 + u % 2;
         for (size_t c = 0; c < x->nkeep; c++) {
             int64_t v = (int64_t)sig_get(src[rep[c]].v, u);
-            if (llabs(v) > x->maxabs)
-                x->maxabs = llabs(v);
+            x->maxabs = llabs(v) > x->maxabs ? llabs(v) : x->maxabs;
             r[(c / 8) * 16 + 2 * (c % 8)] = (int16_t)v;
         }
     }
-    free(ok);
-    free(cand);
     free(rep);
     free(src);
     return 0;

@@ -394,9 +394,8 @@ static am_sig_view *sig_views(const am_sig_collect *c, const sig_col *col)
         for (size_t j = 0; j < ns; j++) {
             size_t at = col->off + j, sl = c->slot[at];
             v[s * ns + j] =
-                c->frac[at]
-                    ? (am_sig_view){NULL, c->frows + s * c->nfrac + sl, c->nsys * c->nfrac}
-                    : (am_sig_view){c->irows + s * c->nint + sl, NULL, c->nsys * c->nint};
+                c->frac[at] ? (am_sig_view){NULL, c->frows + s * c->nfrac + sl, c->nsys * c->nfrac}
+                            : (am_sig_view){c->irows + s * c->nint + sl, NULL, c->nsys * c->nint};
         }
     return v;
 }
@@ -459,8 +458,9 @@ static void sig_run_ar(const am_sig_collect *c, const sig_col *cols, size_t ncol
     for (size_t k = 0; k < ncol; k++) {
         int by_sess = cols[k].block && nsess > 1;
         sig_units(c, &cols[k], by_sess, stats[k]);
-        am_sig_data d = {&cols[k].m, c->nsys, by_sess ? nsess : c->nseg,
-                         (const double *const *)stats[k], o->cancel, NULL};
+        am_sig_data d = {
+            &cols[k].m, c->nsys, by_sess ? nsess : c->nseg, (const double *const *)stats[k],
+            o->cancel,  NULL};
         rcs[k] = am_sig_paired_ar(&d, bl, by_sess ? sess_plan : seg_plan, res[k]);
         for (size_t s = 0; s < c->nsys; s++) {
             free(stats[k][s]);

@@ -262,10 +262,9 @@ static void test_many_metrics_equal_one_at_a_time(void **state)
     }
     am_sig_metric ratio = {.kind = AM_SIG_RATIO}, ter = {.kind = AM_SIG_TER};
     const double *si[] = {ia, ib}, *sf[] = {fa, fb}, *st[] = {ta, tb};
-    am_sig_data d[3] = {
-        {&ratio, 2, NU, si, NULL, NULL},
-        {&ratio, 2, NU, sf, NULL, NULL},
-        {&ter, 2, NU, st, NULL, NULL}};
+    am_sig_data d[3] = {{&ratio, 2, NU, si, NULL, NULL},
+                        {&ratio, 2, NU, sf, NULL, NULL},
+                        {&ter, 2, NU, st, NULL, NULL}};
     am_sig_plan p;
     assert_int_equal(am_sig_plan_new(&p, 0, NU, NB, 12345), AM_OK);
     am_sig_result r0[2], r1[2], r2[2];
@@ -491,7 +490,8 @@ static void test_views_and_offsets_equal_reference(void **state)
                 for (size_t s = 0; s < NSYS; s++) {
                     am_sig_result ref;
                     ref_bs(&ms[k], st[k], NSYS, nu, NB, 12345, 0.95, s, &ref);
-                    assert_true(ra[k][s].mean == ref.mean || (isnan(ref.mean) && isnan(ra[k][s].mean)));
+                    assert_true(ra[k][s].mean == ref.mean ||
+                                (isnan(ref.mean) && isnan(ra[k][s].mean)));
                     assert_true(ra[k][s].lo == ref.lo || (isnan(ref.lo) && isnan(ra[k][s].lo)));
                     assert_true(ra[k][s].hi == ref.hi || (isnan(ref.hi) && isnan(ra[k][s].hi)));
                     assert_memory_equal(&ra[k][s], &rv[k][s], sizeof ra[k][s]);
