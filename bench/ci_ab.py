@@ -10,7 +10,10 @@ the server's CPU seconds (/proc/PID/stat utime + stime) of
   cold: the first GET …/metrics?ci=0.95 (nothing kept in memory), then
   warm: one more segment POSTed and GET …/metrics?ci=0.95 again (the
         version after a POST: the dashboard's case),
-and compares the bodies (SHA-1) of the two binaries.
+and compares the bodies (SHA-1) of the two binaries. "peak MB" is the
+server's peak resident memory (VmHWM) after the cold GET: the database's
+pages, the statistics kept for the next request (ci_cache) and the
+request's transient memory.
 
 The database is built by AFTER_BIN. Since schema/013 the segment rows carry
 their ?ci= statistics records (server/live/ci_stats.h): a BEFORE_BIN that
@@ -56,10 +59,19 @@ def one(binary, master, db, n):
         r = cl.request("GET", PATH, timeout=3600)
         d = cpu_s(s.proc.pid) - c0
         harness.expect_status(r, 200, "%s %s" % (binary, step))
-        out.append((d, hashlib.sha1(r.body).hexdigest()))
+        out.append((d, hashlib.sha1(r.body).hexdigest(), peak_mb(s.proc.pid)))
     cl.close()
     s.stop()
     return out
+
+
+def peak_mb(pid):
+    """The process's peak resident memory so far, MB (VmHWM)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
 
 
 def knows_records(binary):
@@ -95,7 +107,7 @@ def main():
         bins.append(("norec", bins[1][1]))
     sizes = [int(x) for x in os.environ.get("SIZES", "1000,4000,16000").split(",")]
     rounds = int(os.environ.get("ROUNDS", "1"))
-    print("N        binary  cold CPU s   warm CPU s (after one POST)")
+    print("N        binary  cold CPU s   warm CPU s (after one POST)   peak MB after cold")
     for n in sizes:
         db = build_db(bins[1][1], n)
         master = db + ".master"
@@ -113,7 +125,8 @@ def main():
         for name, _ in bins:
             cold = " ".join("%.2f" % r[0][0] for r in res[name])
             warm = " ".join("%.2f" % r[1][0] for r in res[name])
-            print("%-8d %-7s %-12s %s" % (n, name, cold, warm))
+            peak = " ".join("%.0f" % r[0][2] for r in res[name])
+            print("%-8d %-7s %-12s %-29s %s" % (n, name, cold, warm, peak))
             for r in res[name]:
                 hashes.add((r[0][1], "cold"))
                 hashes.add((r[1][1], "warm"))
