@@ -226,16 +226,14 @@ static void sig_views(const am_sig_data *d, sig_bs_col *col)
 {
     col->st = d->stats;
     col->own_st = NULL;
-    col->v = col->own_v =
-        d->stats ? am_xmalloc((d->nsys * col->ns + 1) * sizeof *col->own_v) : NULL;
+    col->own_v = d->stats ? am_xmalloc((d->nsys * col->ns + 1) * sizeof *col->own_v) : NULL;
     for (size_t i = 0; d->stats && i < d->nsys * col->ns; i++)
         col->own_v[i] = (am_sig_view){NULL, d->stats[i / col->ns] + i % col->ns, col->ns};
-    if (!d->stats)
-        col->v = d->views;
+    col->v = d->stats ? col->own_v : d->views;
 }
 
-/* The float path (below) sums rows of doubles: a metric given by views only gets them here, row
- * by row (cols[k].own_st, freed by sig_col_free). */
+/* Rows of doubles for the float path (below) of the metrics given by views (freed by sig_col_free).
+ */
 static void sig_materialize(sig_bs_col *cols, size_t nd)
 {
     for (size_t k = 0; k < nd; k++) {
@@ -243,23 +241,19 @@ static void sig_materialize(sig_bs_col *cols, size_t nd)
             continue;
         size_t nsys = cols[k].d->nsys, nu = cols[k].d->nunits, ns = cols[k].ns;
         cols[k].own_st = am_xmalloc(nsys * sizeof *cols[k].own_st);
-        for (size_t s = 0; s < nsys; s++) {
-            double *m = am_xmalloc((nu * ns > 0 ? nu * ns : 1) * sizeof *m);
-            const am_sig_view *v = cols[k].v + s * ns;
-            for (size_t u = 0; u < nu; u++)
-                for (size_t j = 0; j < ns; j++)
-                    m[u * ns + j] = sig_get(&v[j], u);
-            cols[k].own_st[s] = m;
-        }
+        for (size_t s = 0; s < nsys; s++)
+            cols[k].own_st[s] = am_xmalloc((nu * ns + 1) * sizeof(double));
+        for (size_t s = 0; s < nsys; s++)
+            for (size_t i = 0; i < nu * ns; i++)
+                cols[k].own_st[s][i] = sig_get(&cols[k].v[s * ns + i % ns], i / ns);
         cols[k].st = (const double *const *)cols[k].own_st;
     }
 }
 
 static void sig_col_free(sig_bs_col *col)
 {
-    if (col->own_st)
-        for (size_t s = 0; s < col->d->nsys; s++)
-            free(col->own_st[s]);
+    for (size_t s = 0; col->own_st && s < col->d->nsys; s++)
+        free(col->own_st[s]);
     free(col->own_st);
     free(col->own_v);
     free(col->tot);
@@ -267,14 +261,11 @@ static void sig_col_free(sig_bs_col *col)
     free(col->first);
 }
 
-/* One pass over the statistics of every metric cols[0..nd) for what the bootstrap needs of them
- * before resampling, into each col: each system's totals (summed unit by unit as sig_total
- * does: the same bits), the FNV-1a hash of each column's differences from its first value
- * (sig_columns: equal and offset columns; exact when packable), the largest magnitude, and
- * `packable`: every statistic an integer below 2^24 in magnitude and nunits of them summable
- * exactly (< 2^53). Unit by unit across all the metrics: views over rows kept segment by
- * segment (am_sig_view) are then read once, in address order, not once a metric with strides
- * the prefetcher loses (that was ≈ 3× the whole preparation). */
+/* One pass over every metric's statistics, unit by unit across the metrics (views over rows kept
+ * segment by segment are read once, in address order; a pass a metric, strided, was 3× slower):
+ * each system's totals (sig_total's additions: the same bits), the FNV-1a hash of each column's
+ * differences from its first value (sig_columns), the largest magnitude, and `packable`: every
+ * statistic an integer below 2^24 and nunits of them summable exactly (< 2^53). */
 static void sig_scan(sig_bs_col *cols, size_t nd)
 {
     size_t nu = cols[0].d->nunits, nsys = cols[0].d->nsys;
@@ -437,8 +428,7 @@ typedef struct sig_i16 {
     int16_t *rows; /* [npair][nblk][16]: column c of unit 2p+h at [p][c/8][2(c%8)+h] */
     size_t *map; /* [Σ_k nsys·ns_k]: (metric, system, statistic) → column */
     size_t *base; /* [nd]: first entry of metric k in map; SIZE_MAX: not packed */
-    size_t *obase; /* [ncol − nkeep]: the stored column a derived one follows
-                      (SIZE_MAX: none, a constant column) */
+    size_t *obase; /* [ncol − nkeep]: the stored column a derived one follows; SIZE_MAX: none */
     int64_t *off; /* [ncol − nkeep]: its offset from it */
     int64_t maxabs; /* largest |statistic| stored */
 } sig_i16;
@@ -450,35 +440,17 @@ typedef struct sig_src {
     double first;
 } sig_src;
 
-/* The columns the kernel sums, of the sources src[0..nsrc): a source whose value in every unit
- * is an earlier one's plus a constant b is not summed — the same statistic (the reference side
- * of every system, chrF2 inside chrF2++, TER's reference length: b = 0), chrF's character
- * n-gram counts of orders 2..6 (order 1's minus n − 1 when every segment has six characters or
- * more), BLEU's totals (its length minus n), a constant column (0 plus b): a resample draws
- * nunits units, so its sum is the earlier one's plus b · nunits, the same integer. The earlier
- * source is the first of the same difference hash (stored), none when every difference is 0;
- * each candidate is checked in one pass unit by unit (see sig_scan): a hash collision is
- * stored. Sets x->ncol (nsrc), nkeep, obase, off, map (source → column, the stored first, in
- * source order) and rep (stored column → its source). */
-static void sig_columns(const sig_src *src, size_t nsrc, size_t nu, sig_i16 *x, size_t *rep)
+/* The columns the kernel sums, of the sources src[0..n): a source whose value in every unit is an
+ * earlier one's plus a constant b is not summed — the same statistic (b = 0: the reference side
+ * of every system, chrF2 inside chrF2++), chrF's n-gram counts of orders 2..6 (order 1's minus
+ * n − 1 when every segment is long enough), BLEU's totals, a constant column: a resample draws
+ * nunits units, so its sum is the earlier one's plus b · nunits, the same integer. ok[c]: c has
+ * a candidate cand[c], the first source of the same difference hash (stored), or SIZE_MAX when
+ * every difference is 0. Sets x->ncol, nkeep, obase, off, map (source → column, the stored
+ * first, in source order) and rep (stored column → source). */
+static void sig_columns(const sig_src *src, size_t n, const size_t *cand, const unsigned char *ok,
+                        sig_i16 *x, size_t *rep)
 {
-    size_t n = nsrc, *cand = am_xmalloc((n + 1) * sizeof *cand);
-    uint64_t zero = 1469598103934665603ull; /* the difference hash of a constant column */
-    for (size_t u = 0; u < nu; u++)
-        zero *= 1099511628211ull;
-    unsigned char *ok = am_xmalloc(n + 1);
-    for (size_t c = 0; c < n; c++) {
-        cand[c] = SIZE_MAX;
-        for (size_t e = 0; e < c && cand[c] == SIZE_MAX && src[c].dhash != zero; e++)
-            cand[c] = src[e].dhash == src[c].dhash ? e : SIZE_MAX;
-        ok[c] = src[c].dhash == zero || cand[c] != SIZE_MAX;
-    }
-    for (size_t u = 0; u < nu; u++)
-        for (size_t c = 0; c < n; c++)
-            if (ok[c]) {
-                const sig_src *a = &src[c], *b = cand[c] == SIZE_MAX ? NULL : &src[cand[c]];
-                ok[c] = sig_get(a->v, u) - a->first == (b ? sig_get(b->v, u) - b->first : 0);
-            }
     x->ncol = n;
     x->nkeep = 0;
     for (size_t c = 0; c < n; c++)
@@ -486,6 +458,8 @@ static void sig_columns(const sig_src *src, size_t nsrc, size_t nu, sig_i16 *x, 
             rep[x->nkeep] = c;
             x->map[c] = x->nkeep++;
         }
+    free(x->obase);
+    free(x->off);
     x->obase = am_xmalloc((n - x->nkeep + 1) * sizeof *x->obase);
     x->off = am_xmalloc((n - x->nkeep + 1) * sizeof *x->off);
     for (size_t c = 0, d = 0; c < n; c++)
@@ -496,12 +470,9 @@ static void sig_columns(const sig_src *src, size_t nsrc, size_t nu, sig_i16 *x, 
             x->obase[d] = b == SIZE_MAX ? SIZE_MAX : x->map[b];
             x->off[d++] = (int64_t)src[c].first - (b == SIZE_MAX ? 0 : (int64_t)src[b].first);
         }
-    free(ok);
-    free(cand);
 }
 
-/* The sums of the derived columns of one resample from its stored ones
- * (sums[0..ncol), nu draws). */
+/* The sums of a resample's derived columns from its stored ones (sums[0..ncol), nu draws). */
 static void sig_i16_derive(const sig_i16 *x, size_t nu, int64_t *sums)
 {
     for (size_t d = 0; d < x->ncol - x->nkeep; d++)
@@ -509,36 +480,14 @@ static void sig_i16_derive(const sig_i16 *x, size_t nu, int64_t *sums)
             (x->obase[d] == SIZE_MAX ? 0 : sums[x->obase[d]]) + x->off[d] * (int64_t)nu;
 }
 
-/* The int16 rows of the packed metrics of cols (those with off != SIZE_MAX) into x; returns 0,
- * or -1 (nothing allocated) when a statistic does not fit int16. Every pass goes unit by unit
- * across all the sources (see sig_scan). */
-static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
+/* One pass unit by unit (see sig_scan): x's rows of its stored columns, and each candidate
+ * checked exactly (ok[c] cleared when it fails, a hash collision: then 0, made again). */
+static int sig_i16_fill(const sig_src *src, size_t n, size_t nu, const size_t *cand,
+                        unsigned char *ok, sig_i16 *x, const size_t *rep)
 {
-    memset(x, 0, sizeof *x);
-    const am_sig_data *d0 = cols[0].d;
-    size_t nu = d0->nunits, nsys = d0->nsys, nsrc = 0;
-    for (size_t k = 0; k < nd; k++)
-        if (cols[k].off != SIZE_MAX) {
-            if (!(cols[k].maxabs <= 32767.0))
-                return -1;
-            nsrc += nsys * cols[k].ns;
-        }
-    size_t nalloc = nsrc ? nsrc : 1;
-    x->map = am_xmalloc(nalloc * sizeof *x->map);
-    x->base = am_xmalloc(nd * sizeof *x->base);
-    sig_src *src = am_xmalloc(nalloc * sizeof *src);
-    size_t *rep = am_xmalloc(nalloc * sizeof *rep); /* stored column → its source */
-    size_t i = 0;
-    for (size_t k = 0; k < nd; k++) {
-        x->base[k] = cols[k].off == SIZE_MAX ? SIZE_MAX : i;
-        for (size_t j = 0; j < nsys * cols[k].ns && cols[k].off != SIZE_MAX; j++, i++)
-            src[i] = (sig_src){cols[k].v + j, cols[k].dhash[j], cols[k].first[j]};
-    }
-    sig_columns(src, nsrc, nu, x, rep);
-    x->npair = (nu + 1) / 2;
-    x->nblk = (x->nkeep + 7) / 8;
+    int held = 1;
+    x->maxabs = 0;
     x->rows = am_xcalloc((x->npair ? x->npair : 1) * (x->nblk ? x->nblk : 1) * 16, sizeof *x->rows);
-    /* each stored column from its source */
     for (size_t u = 0; u < nu; u++) {
         int16_t *r = x->rows + (u / 2) * x->nblk * 16 + u % 2;
         for (size_t c = 0; c < x->nkeep; c++) {
@@ -546,7 +495,57 @@ static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
             x->maxabs = llabs(v) > x->maxabs ? llabs(v) : x->maxabs;
             r[(c / 8) * 16 + 2 * (c % 8)] = (int16_t)v;
         }
+        for (size_t c = 0; c < n; c++)
+            if (ok[c]) {
+                const sig_src *a = &src[c], *b = cand[c] == SIZE_MAX ? NULL : &src[cand[c]];
+                ok[c] = sig_get(a->v, u) - a->first == (b ? sig_get(b->v, u) - b->first : 0);
+                held &= ok[c];
+            }
     }
+    return held;
+}
+
+/* The int16 rows of the packed metrics of cols (those with off != SIZE_MAX) into x; returns 0,
+ * or -1 (nothing allocated) when a statistic does not fit int16. */
+static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
+{
+    memset(x, 0, sizeof *x);
+    const am_sig_data *d0 = cols[0].d;
+    size_t nu = d0->nunits, nsys = d0->nsys, n = 0, i = 0;
+    for (size_t k = 0; k < nd; k++)
+        if (cols[k].off != SIZE_MAX) {
+            if (!(cols[k].maxabs <= 32767.0))
+                return -1;
+            n += nsys * cols[k].ns;
+        }
+    x->map = am_xmalloc((n + 1) * sizeof *x->map);
+    x->base = am_xmalloc(nd * sizeof *x->base);
+    sig_src *src = am_xmalloc((n + 1) * sizeof *src);
+    size_t *rep = am_xmalloc((n + 1) * sizeof *rep), *cand = am_xmalloc((n + 1) * sizeof *cand);
+    unsigned char *ok = am_xmalloc(n + 1);
+    for (size_t k = 0; k < nd; k++) {
+        x->base[k] = cols[k].off == SIZE_MAX ? SIZE_MAX : i;
+        for (size_t j = 0; j < nsys * cols[k].ns && cols[k].off != SIZE_MAX; j++, i++)
+            src[i] = (sig_src){cols[k].v + j, cols[k].dhash[j], cols[k].first[j]};
+    }
+    uint64_t zero = 1469598103934665603ull; /* the difference hash of a constant column */
+    for (size_t u = 0; u < nu; u++)
+        zero *= 1099511628211ull;
+    for (size_t c = 0; c < n; c++) {
+        cand[c] = SIZE_MAX;
+        for (size_t e = 0; e < c && cand[c] == SIZE_MAX && src[c].dhash != zero; e++)
+            cand[c] = src[e].dhash == src[c].dhash ? e : SIZE_MAX;
+        ok[c] = src[c].dhash == zero || cand[c] != SIZE_MAX;
+    }
+    x->npair = (nu + 1) / 2;
+    for (int held = 0; !held;) { /* again only after a hash collision */
+        free(x->rows);
+        sig_columns(src, n, cand, ok, x, rep);
+        x->nblk = (x->nkeep + 7) / 8;
+        held = sig_i16_fill(src, n, nu, cand, ok, x, rep);
+    }
+    free(ok);
+    free(cand);
     free(rep);
     free(src);
     return 0;
