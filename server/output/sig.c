@@ -2,8 +2,9 @@
  * sig.c — significance tests and confidence intervals for
  * `adaptmon score` and GET …/metrics?ci= (see sig.h). The caller
  * hands over every segment's per-system results; each is flattened into one
- * row of doubles holding the sufficient statistics of every metric (layout:
- * the SIG_OFF_* offsets and sig_cols). Metrics that
+ * compact row (int32 counts, doubles for the fractional statistics) holding
+ * the sufficient statistics of every metric (layout: the SIG_OFF_* offsets
+ * and sig_cols), which the bootstrap reads in place (am_sig_view). Metrics that
  * depend on a session's history (R_k, R0+1) are resampled by session when
  * there are several sessions; the others by segment, as sacreBLEU does.
  */
