@@ -21,6 +21,11 @@ predates that migration is served a copy downgraded to schema 12 (the column
 dropped, which it would refuse otherwise), and a third line, "norec", serves
 AFTER_BIN the rows with their records removed (a database written before
 schema/013: the rows are parsed and scored as before).
+
+DIFFERENT=1: the system `good` is not the reference translation itself (as
+in bench/whole_ab.py's session) but the translation with every fifth word
+dropped, so the two systems' statistics differ from each other and from the
+reference side.
 """
 import hashlib
 import os
@@ -33,7 +38,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "reliability"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import harness  # noqa: E402
-from rel import seg_body, tico19  # noqa: E402
+from rel import grow_session, seg_body, tico19  # noqa: E402
 from whole_ab import build_db, cpu_s  # noqa: E402
 
 PATH = "/v1/sessions/w/metrics?ci=0.95"
@@ -74,6 +79,28 @@ def peak_mb(pid):
     return 0.0
 
 
+def build_db_different(binary, n):
+    """whole_ab.build_db's session with `good` = the translation less
+    every fifth word (DIFFERENT=1)."""
+    harness.ADAPTMON = binary
+    srv = harness.Server("--request-timeout-ms", "0")
+    c = srv.client()
+    c.create_session(id="w", options={"baseline_system": "base"})
+    segs = tico19()
+    for k in range(40):
+        body = dict(seg_body(segs[k], "s%d" % k))
+        body.pop("hypothesis", None)
+        words = segs[k]["translation"].split()
+        good = " ".join(w for i, w in enumerate(words) if i % 5 != 4)
+        body["hypotheses"] = {"base": segs[k]["hypothesis"], "good": good}
+        harness.expect_status(c.post("/v1/sessions/w/segments", body), 201, "POST %d" % k)
+    c.close()
+    db = srv.db
+    srv.stop()
+    grow_session(db, "w", n)
+    return db
+
+
 def knows_records(binary):
     """Whether binary embeds schema/013 (the rows' statistics records)."""
     with open(binary, "rb") as f:
@@ -109,7 +136,8 @@ def main():
     rounds = int(os.environ.get("ROUNDS", "1"))
     print("N        binary  cold CPU s   warm CPU s (after one POST)   peak MB after cold")
     for n in sizes:
-        db = build_db(bins[1][1], n)
+        build = build_db_different if os.environ.get("DIFFERENT") == "1" else build_db
+        db = build(bins[1][1], n)
         master = db + ".master"
         shutil.copy(db, master)
         new = knows_records(bins[1][1])
