@@ -10,7 +10,10 @@ the server's CPU seconds (/proc/PID/stat utime + stime) of
   cold: the first GET …/metrics?ci=0.95 (nothing kept in memory), then
   warm: one more segment POSTed and GET …/metrics?ci=0.95 again (the
         version after a POST: the dashboard's case),
-and compares the bodies (SHA-1) of the two binaries.
+and compares the bodies (SHA-1) of the two binaries. "peak MB" is the
+server's peak resident memory (VmHWM) after the cold GET: the database's
+pages, the statistics kept for the next request (ci_cache) and the
+request's transient memory.
 
 The database is built by AFTER_BIN. Since schema/013 the segment rows carry
 their ?ci= statistics records (server/live/ci_stats.h): a BEFORE_BIN that
@@ -18,6 +21,11 @@ predates that migration is served a copy downgraded to schema 12 (the column
 dropped, which it would refuse otherwise), and a third line, "norec", serves
 AFTER_BIN the rows with their records removed (a database written before
 schema/013: the rows are parsed and scored as before).
+
+DIFFERENT=1: the system `good` is not the reference translation itself (as
+in bench/whole_ab.py's session) but the translation with every fifth word
+dropped, so the two systems' statistics differ from each other and from the
+reference side.
 """
 import hashlib
 import os
@@ -30,7 +38,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "reliability"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import harness  # noqa: E402
-from rel import seg_body, tico19  # noqa: E402
+from rel import grow_session, seg_body, tico19  # noqa: E402
 from whole_ab import build_db, cpu_s  # noqa: E402
 
 PATH = "/v1/sessions/w/metrics?ci=0.95"
@@ -56,10 +64,41 @@ def one(binary, master, db, n):
         r = cl.request("GET", PATH, timeout=3600)
         d = cpu_s(s.proc.pid) - c0
         harness.expect_status(r, 200, "%s %s" % (binary, step))
-        out.append((d, hashlib.sha1(r.body).hexdigest()))
+        out.append((d, hashlib.sha1(r.body).hexdigest(), peak_mb(s.proc.pid)))
     cl.close()
     s.stop()
     return out
+
+
+def peak_mb(pid):
+    """The process's peak resident memory so far, MB (VmHWM)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def build_db_different(binary, n):
+    """whole_ab.build_db's session with `good` = the translation less
+    every fifth word (DIFFERENT=1)."""
+    harness.ADAPTMON = binary
+    srv = harness.Server("--request-timeout-ms", "0")
+    c = srv.client()
+    c.create_session(id="w", options={"baseline_system": "base"})
+    segs = tico19()
+    for k in range(40):
+        body = dict(seg_body(segs[k], "s%d" % k))
+        body.pop("hypothesis", None)
+        words = segs[k]["translation"].split()
+        good = " ".join(w for i, w in enumerate(words) if i % 5 != 4)
+        body["hypotheses"] = {"base": segs[k]["hypothesis"], "good": good}
+        harness.expect_status(c.post("/v1/sessions/w/segments", body), 201, "POST %d" % k)
+    c.close()
+    db = srv.db
+    srv.stop()
+    grow_session(db, "w", n)
+    return db
 
 
 def knows_records(binary):
@@ -95,9 +134,10 @@ def main():
         bins.append(("norec", bins[1][1]))
     sizes = [int(x) for x in os.environ.get("SIZES", "1000,4000,16000").split(",")]
     rounds = int(os.environ.get("ROUNDS", "1"))
-    print("N        binary  cold CPU s   warm CPU s (after one POST)")
+    print("N        binary  cold CPU s   warm CPU s (after one POST)   peak MB after cold")
     for n in sizes:
-        db = build_db(bins[1][1], n)
+        build = build_db_different if os.environ.get("DIFFERENT") == "1" else build_db
+        db = build(bins[1][1], n)
         master = db + ".master"
         shutil.copy(db, master)
         new = knows_records(bins[1][1])
@@ -113,7 +153,8 @@ def main():
         for name, _ in bins:
             cold = " ".join("%.2f" % r[0][0] for r in res[name])
             warm = " ".join("%.2f" % r[1][0] for r in res[name])
-            print("%-8d %-7s %-12s %s" % (n, name, cold, warm))
+            peak = " ".join("%.0f" % r[0][2] for r in res[name])
+            print("%-8d %-7s %-12s %-29s %s" % (n, name, cold, warm, peak))
             for r in res[name]:
                 hashes.add((r[0][1], "cold"))
                 hashes.add((r[1][1], "warm"))

@@ -161,7 +161,7 @@ static void sig_total(const am_sig_data *d, size_t s, size_t ns, double *acc)
 
 static int sig_check(const am_sig_data *d, size_t baseline, const am_sig_plan *plan)
 {
-    if (!d || !d->metric || !plan || !d->stats || baseline >= d->nsys ||
+    if (!d || !d->metric || !plan || (!d->stats && !d->views) || baseline >= d->nsys ||
         plan->nunits != d->nunits || !d->nunits)
         return AM_ERR_INVALID;
     return AM_OK;
@@ -198,53 +198,113 @@ static void sig_ci(double *v, size_t n, double conf, am_sig_result *o)
  * (sacreBLEU's order, which the double path keeps). */
 #define SIG_FLOAT_EXACT 16777216.0
 
+/* Unit u's value of column v (see am_sig_view). */
+static inline double sig_get(const am_sig_view *v, size_t u)
+{
+    return v->i ? (double)v->i[u * v->stride] : 0.0 + v->f[u * v->stride];
+}
+
 /* One metric of a multi-metric bootstrap: its data and where its scores go. */
 typedef struct sig_bs_col {
     const am_sig_data *d;
     size_t ns; /* statistics per unit */
     size_t off; /* first column in the packed rows; SIZE_MAX: not packed */
+    const am_sig_view *v; /* [nsys][ns]: d->views, or own_v over d->stats */
+    am_sig_view *own_v; /* made by sig_views; freed with the column */
+    const double *const *st; /* d->stats, or own_st (sig_materialize) */
+    double **own_st; /* [nsys]: the views copied into doubles; NULL: none */
     /* from sig_scan's one pass over the statistics: */
     double *tot; /* [nsys][ns]: every unit's sum (sig_total's additions) */
-    uint64_t *hash; /* [nsys][ns]: FNV-1a of each column (packable metrics) */
+    uint64_t *dhash; /* [nsys][ns]: FNV-1a of each column minus its first value */
+    double *first; /* [nsys][ns]: each column's first value (0 out of float range) */
     double maxabs; /* largest |statistic| */
+    int packable; /* integers summable exactly as float (SIG_FLOAT_EXACT) */
 } sig_bs_col;
 
-/* One pass over d's statistics (ns a unit) for what the bootstrap needs
- * of them before resampling, into col: each system's totals (summed unit
- * by unit as sig_total does: the same bits), each column's FNV-1a hash
- * (sig_i16_build's deduplication; exact when packable), the largest
- * magnitude. Returns non-zero when every statistic is an integer below
- * 2^24 in magnitude and nunits of them can be summed exactly (< 2^53).
- * Four passes did this before (packable, totals, int16 range, hashes):
- * each a walk through ~70 MB at 64,000 segments. */
-static int sig_scan(const am_sig_data *d, sig_bs_col *col)
+/* col->v: d's views, or views over its arrays (ns a unit). */
+static void sig_views(const am_sig_data *d, sig_bs_col *col)
 {
-    size_t ns = col->ns, nu = d->nunits;
-    col->tot = am_xcalloc(d->nsys * ns, sizeof *col->tot);
-    col->hash = am_xmalloc(d->nsys * ns * sizeof *col->hash);
-    int ok = 1;
-    double mx = 0;
-    for (size_t s = 0; s < d->nsys; s++) {
-        const double *st = d->stats[s];
-        double *t = col->tot + s * ns;
-        uint64_t *h = col->hash + s * ns;
-        for (size_t j = 0; j < ns; j++)
-            h[j] = 1469598103934665603ull;
-        for (size_t u = 0; u < nu; u++)
-            for (size_t j = 0; j < ns; j++) {
-                double x = st[u * ns + j], a = fabs(x);
-                t[j] += x;
+    col->st = d->stats;
+    col->own_st = NULL;
+    col->own_v = d->stats ? am_xmalloc((d->nsys * col->ns + 1) * sizeof *col->own_v) : NULL;
+    for (size_t i = 0; d->stats && i < d->nsys * col->ns; i++)
+        col->own_v[i] = (am_sig_view){NULL, d->stats[i / col->ns] + i % col->ns, col->ns};
+    col->v = d->stats ? col->own_v : d->views;
+}
+
+/* Rows of doubles for the float path (below) of the metrics given by views (freed by sig_col_free).
+ */
+static void sig_materialize(sig_bs_col *cols, size_t nd)
+{
+    for (size_t k = 0; k < nd; k++) {
+        if (cols[k].st)
+            continue;
+        size_t nsys = cols[k].d->nsys, nu = cols[k].d->nunits, ns = cols[k].ns;
+        cols[k].own_st = am_xmalloc(nsys * sizeof *cols[k].own_st);
+        for (size_t s = 0; s < nsys; s++)
+            cols[k].own_st[s] = am_xmalloc((nu * ns + 1) * sizeof(double));
+        for (size_t s = 0; s < nsys; s++)
+            for (size_t i = 0; i < nu * ns; i++)
+                cols[k].own_st[s][i] = sig_get(&cols[k].v[s * ns + i % ns], i / ns);
+        cols[k].st = (const double *const *)cols[k].own_st;
+    }
+}
+
+static void sig_col_free(sig_bs_col *col)
+{
+    for (size_t s = 0; col->own_st && s < col->d->nsys; s++)
+        free(col->own_st[s]);
+    free(col->own_st);
+    free(col->own_v);
+    free(col->tot);
+    free(col->dhash);
+    free(col->first);
+}
+
+/* One pass over every metric's statistics, unit by unit across the metrics (views over rows kept
+ * segment by segment are read once, in address order; a pass a metric, strided, was 3× slower):
+ * each system's totals (sig_total's additions: the same bits), the FNV-1a hash of each column's
+ * differences from its first value (sig_columns), the largest magnitude, and `packable`: every
+ * statistic an integer below 2^24 and nunits of them summable exactly (< 2^53). */
+static void sig_scan(sig_bs_col *cols, size_t nd)
+{
+    size_t nu = cols[0].d->nunits, nsys = cols[0].d->nsys;
+    for (size_t k = 0; k < nd; k++) {
+        size_t n = nsys * cols[k].ns;
+        cols[k].tot = am_xcalloc(n ? n : 1, sizeof *cols[k].tot);
+        cols[k].dhash = am_xmalloc((n ? n : 1) * sizeof *cols[k].dhash);
+        cols[k].first = am_xcalloc(n ? n : 1, sizeof *cols[k].first);
+        for (size_t i = 0; i < n; i++) {
+            double x = nu ? sig_get(&cols[k].v[i], 0) : 0;
+            cols[k].dhash[i] = 1469598103934665603ull;
+            cols[k].first[i] = fabs(x) < SIG_FLOAT_EXACT ? x : 0;
+        }
+        cols[k].maxabs = 0;
+        cols[k].packable = 1;
+    }
+    for (size_t u = 0; u < nu; u++)
+        for (size_t k = 0; k < nd; k++) {
+            const am_sig_view *v = cols[k].v;
+            double *t = cols[k].tot, mx = cols[k].maxabs;
+            const double *y0 = cols[k].first;
+            uint64_t *dh = cols[k].dhash;
+            int ok = cols[k].packable;
+            for (size_t i = 0, n = nsys * cols[k].ns; i < n; i++) {
+                double x = sig_get(&v[i], u), a = fabs(x);
+                t[i] += x;
                 /* (int32_t)y: exact below 2^24 (not floor(), a libm call per
                  * value without SSE4.1); y is 0 out of range or NaN */
                 int in = a < SIG_FLOAT_EXACT;
                 double y = in ? x : 0;
                 ok &= in & ((double)(int32_t)y == y);
                 mx = a > mx ? a : mx;
-                h[j] = (h[j] ^ (uint64_t)(int64_t)y) * 1099511628211ull;
+                dh[i] = (dh[i] ^ (uint64_t)(int64_t)(y - y0[i])) * 1099511628211ull;
             }
-    }
-    col->maxabs = mx;
-    return ok && (double)nu * SIG_FLOAT_EXACT < 9007199254740992.0;
+            cols[k].maxabs = mx;
+            cols[k].packable = ok;
+        }
+    for (size_t k = 0; k < nd; k++)
+        cols[k].packable &= (double)nu * SIG_FLOAT_EXACT < 9007199254740992.0;
 }
 
 /* The packed rows of system s: unit u's statistics of every packed
@@ -256,7 +316,7 @@ static float *sig_pack(const sig_bs_col *cols, size_t nd, size_t s, size_t nu, s
     for (size_t k = 0; k < nd; k++) {
         if (cols[k].off == SIZE_MAX)
             continue;
-        const double *st = cols[k].d->stats[s];
+        const double *st = cols[k].st[s];
         for (size_t u = 0; u < nu; u++)
             for (size_t j = 0; j < cols[k].ns; j++)
                 m[u * width + cols[k].off + j] = (float)st[u * cols[k].ns + j];
@@ -351,121 +411,138 @@ static void sig_bs_finish(const am_sig_data *d, const double *tot, size_t baseli
  * n-grams of a segment do), two units' rows are stored interleaved as
  * int16 pairs and a pair of counts multiplies them in one
  * multiply-add of pairs (pmaddwd: 16 products a 256-bit instruction into
- * int32 lanes). Identical columns (the reference side of every system,
- * chrF2's statistics inside chrF2++'s, TER's reference length) are stored
- * once. Resamples are summed SIG_RB at a time over blocks of SIG_UB units
- * so that a block's rows stay in the cache while each resample of the
- * batch reads them. Sums are exact integers in any order, so the scores
- * are those of the float path to the last bit. */
+ * int32 lanes). Columns equal to an earlier one, or to an earlier one
+ * plus a constant, are not stored (sig_columns). Resamples are summed SIG_RB at a time over blocks
+ * of SIG_UB units so that a block's rows stay in the cache while each resample of the batch reads
+ * them. Sums are exact integers in any order, so the scores are those of the float path to the last
+ * bit. */
 
 #define SIG_RB 16 /* resamples summed together */
 #define SIG_UB 128 /* units a block: its rows stay in L1 */
 
 typedef struct sig_i16 {
     size_t npair; /* unit pairs: (nunits + 1) / 2 */
-    size_t nblk; /* 8-column blocks a pair */
-    size_t ncol; /* unique columns */
+    size_t nblk; /* 8-column blocks a pair (of the stored columns) */
+    size_t ncol; /* columns (every source): the nkeep stored ones, then the derived ones */
+    size_t nkeep;
     int16_t *rows; /* [npair][nblk][16]: column c of unit 2p+h at [p][c/8][2(c%8)+h] */
-    size_t *map; /* [Σ_k nsys·ns_k]: (metric, system, statistic) → unique column */
+    size_t *map; /* [Σ_k nsys·ns_k]: (metric, system, statistic) → column */
     size_t *base; /* [nd]: first entry of metric k in map; SIZE_MAX: not packed */
-    int64_t maxabs; /* largest |statistic| */
+    size_t *obase; /* [ncol − nkeep]: the stored column a derived one follows; SIZE_MAX: none */
+    int64_t *off; /* [ncol − nkeep]: its offset from it */
+    int64_t maxabs; /* largest |statistic| stored */
 } sig_i16;
 
 /* One source column: metric k, system s, statistic j. */
 typedef struct sig_src {
-    const double *st; /* the system's stats (borrowed) */
-    size_t ns, j;
-    uint64_t hash;
+    const am_sig_view *v; /* the column (borrowed) */
+    uint64_t dhash; /* sig_bs_col's */
+    double first;
 } sig_src;
 
-static int sig_src_equal(const sig_src *a, const sig_src *b, size_t nu)
+/* The columns the kernel sums, of the sources src[0..n): a source whose value in every unit is an
+ * earlier one's plus a constant b is not summed — the same statistic (b = 0: the reference side
+ * of every system, chrF2 inside chrF2++), chrF's n-gram counts of orders 2..6 (order 1's minus
+ * n − 1 when every segment is long enough), BLEU's totals, a constant column: a resample draws
+ * nunits units, so its sum is the earlier one's plus b · nunits, the same integer. ok[c]: c has
+ * a candidate cand[c], the first source of the same difference hash (stored), or SIZE_MAX when
+ * every difference is 0. Sets x->ncol, nkeep, obase, off, map (source → column, the stored
+ * first, in source order) and rep (stored column → source). */
+static void sig_columns(const sig_src *src, size_t n, const size_t *cand, const unsigned char *ok,
+                        sig_i16 *x, size_t *rep)
 {
-    if (a->hash != b->hash)
-        return 0;
-    for (size_t u = 0; u < nu; u++)
-        if (a->st[u * a->ns + a->j] != b->st[u * b->ns + b->j])
-            return 0;
-    return 1;
+    x->ncol = n;
+    x->nkeep = 0;
+    for (size_t c = 0; c < n; c++)
+        if (!ok[c]) {
+            rep[x->nkeep] = c;
+            x->map[c] = x->nkeep++;
+        }
+    free(x->obase);
+    free(x->off);
+    x->obase = am_xmalloc((n - x->nkeep + 1) * sizeof *x->obase);
+    x->off = am_xmalloc((n - x->nkeep + 1) * sizeof *x->off);
+    for (size_t c = 0, d = 0; c < n; c++)
+        if (ok[c]) {
+            /* a candidate is never derived itself: it has no earlier one */
+            size_t b = cand[c];
+            x->map[c] = x->nkeep + d;
+            x->obase[d] = b == SIZE_MAX ? SIZE_MAX : x->map[b];
+            x->off[d++] = (int64_t)src[c].first - (b == SIZE_MAX ? 0 : (int64_t)src[b].first);
+        }
 }
 
-/* The unique columns of one metric's system (sources src[i0..i0+ns)):
- * each column's candidate is the first unique column of the same hash,
- * checked for equality in one pass over the rows; a column without one,
- * or whose check failed (a hash collision), is compared with every
- * unique column alone. map and rep as in sig_i16_build. */
-static void sig_dedupe(sig_src *src, size_t i0, size_t ns, size_t nu, sig_i16 *x, size_t *rep,
-                       size_t *cand, unsigned char *ok)
+/* The sums of a resample's derived columns from its stored ones (sums[0..ncol), nu draws). */
+static void sig_i16_derive(const sig_i16 *x, size_t nu, int64_t *sums)
 {
-    for (size_t j = 0; j < ns; j++) {
-        cand[j] = SIZE_MAX;
-        for (size_t c = 0; c < x->ncol && cand[j] == SIZE_MAX; c++)
-            if (src[rep[c]].hash == src[i0 + j].hash)
-                cand[j] = c;
-        ok[j] = cand[j] != SIZE_MAX;
-    }
-    for (size_t u = 0; u < nu; u++)
-        for (size_t j = 0; j < ns; j++)
-            if (ok[j]) {
-                const sig_src *o = &src[rep[cand[j]]];
-                ok[j] = o->st[u * o->ns + o->j] == src[i0].st[u * ns + j];
+    for (size_t d = 0; d < x->ncol - x->nkeep; d++)
+        sums[x->nkeep + d] =
+            (x->obase[d] == SIZE_MAX ? 0 : sums[x->obase[d]]) + x->off[d] * (int64_t)nu;
+}
+
+/* One pass unit by unit (see sig_scan): x's rows of its stored columns, and each candidate
+ * checked exactly (ok[c] cleared when it fails, a hash collision: then 0, made again). */
+static int sig_i16_fill(const sig_src *src, size_t n, size_t nu, const size_t *cand,
+                        unsigned char *ok, sig_i16 *x, const size_t *rep)
+{
+    int held = 1;
+    x->maxabs = 0;
+    x->rows = am_xcalloc((x->npair ? x->npair : 1) * (x->nblk ? x->nblk : 1) * 16, sizeof *x->rows);
+    for (size_t u = 0; u < nu; u++) {
+        int16_t *r = x->rows + (u / 2) * x->nblk * 16 + u % 2;
+        for (size_t c = 0; c < x->nkeep; c++) {
+            int64_t v = (int64_t)sig_get(src[rep[c]].v, u);
+            x->maxabs = llabs(v) > x->maxabs ? llabs(v) : x->maxabs;
+            r[(c / 8) * 16 + 2 * (c % 8)] = (int16_t)v;
+        }
+        for (size_t c = 0; c < n; c++)
+            if (ok[c]) {
+                const sig_src *a = &src[c], *b = cand[c] == SIZE_MAX ? NULL : &src[cand[c]];
+                ok[c] = sig_get(a->v, u) - a->first == (b ? sig_get(b->v, u) - b->first : 0);
+                held &= ok[c];
             }
-    for (size_t j = 0; j < ns; j++) {
-        size_t i = i0 + j, c = ok[j] ? cand[j] : 0;
-        while (!ok[j] && c < x->ncol && !sig_src_equal(&src[rep[c]], &src[i], nu))
-            c++;
-        if (c == x->ncol)
-            rep[x->ncol++] = i;
-        x->map[i] = c;
     }
+    return held;
 }
 
-/* The int16 rows of the packed metrics of cols (those with off !=
- * SIZE_MAX) into x; returns 0, or -1 (nothing allocated) when a statistic
- * does not fit int16. Every pass over a metric's statistics goes row by
- * row. */
+/* The int16 rows of the packed metrics of cols (those with off != SIZE_MAX) into x; returns 0,
+ * or -1 (nothing allocated) when a statistic does not fit int16. */
 static int sig_i16_build(const sig_bs_col *cols, size_t nd, sig_i16 *x)
 {
     memset(x, 0, sizeof *x);
     const am_sig_data *d0 = cols[0].d;
-    size_t nu = d0->nunits, nsys = d0->nsys, nsrc = 0, maxns = 1;
+    size_t nu = d0->nunits, nsys = d0->nsys, n = 0, i = 0;
     for (size_t k = 0; k < nd; k++)
         if (cols[k].off != SIZE_MAX) {
             if (!(cols[k].maxabs <= 32767.0))
                 return -1;
-            nsrc += nsys * cols[k].ns;
-            maxns = cols[k].ns > maxns ? cols[k].ns : maxns;
+            n += nsys * cols[k].ns;
         }
-    x->map = am_xmalloc((nsrc ? nsrc : 1) * sizeof *x->map);
+    x->map = am_xmalloc((n + 1) * sizeof *x->map);
     x->base = am_xmalloc(nd * sizeof *x->base);
-    sig_src *src = am_xmalloc((nsrc ? nsrc : 1) * sizeof *src);
-    size_t *rep = am_xmalloc((nsrc ? nsrc : 1) * sizeof *rep); /* unique column → its source */
-    size_t *cand = am_xmalloc(maxns * sizeof *cand);
-    unsigned char *ok = am_xmalloc(maxns);
-    size_t i = 0;
+    sig_src *src = am_xmalloc((n + 1) * sizeof *src);
+    size_t *rep = am_xmalloc((n + 1) * sizeof *rep), *cand = am_xmalloc((n + 1) * sizeof *cand);
+    unsigned char *ok = am_xmalloc(n + 1);
     for (size_t k = 0; k < nd; k++) {
         x->base[k] = cols[k].off == SIZE_MAX ? SIZE_MAX : i;
-        for (size_t s = 0; s < nsys && cols[k].off != SIZE_MAX; s++, i += cols[k].ns) {
-            const double *st = cols[k].d->stats[s];
-            for (size_t j = 0; j < cols[k].ns; j++)
-                src[i + j] = (sig_src){st, cols[k].ns, j, cols[k].hash[s * cols[k].ns + j]};
-            sig_dedupe(src, i, cols[k].ns, nu, x, rep, cand, ok);
-        }
+        for (size_t j = 0; j < nsys * cols[k].ns && cols[k].off != SIZE_MAX; j++, i++)
+            src[i] = (sig_src){cols[k].v + j, cols[k].dhash[j], cols[k].first[j]};
+    }
+    uint64_t zero = 1469598103934665603ull; /* the difference hash of a constant column */
+    for (size_t u = 0; u < nu; u++)
+        zero *= 1099511628211ull;
+    for (size_t c = 0; c < n; c++) {
+        cand[c] = SIZE_MAX;
+        for (size_t e = 0; e < c && cand[c] == SIZE_MAX && src[c].dhash != zero; e++)
+            cand[c] = src[e].dhash == src[c].dhash ? e : SIZE_MAX;
+        ok[c] = src[c].dhash == zero || cand[c] != SIZE_MAX;
     }
     x->npair = (nu + 1) / 2;
-    x->nblk = (x->ncol + 7) / 8;
-    x->rows = am_xcalloc((x->npair ? x->npair : 1) * (x->nblk ? x->nblk : 1) * 16, sizeof *x->rows);
-    /* each unique column from its source, row by row of the source's metric */
-    for (size_t g = 0; g < nsrc; g += src[g].ns) {
-        for (size_t u = 0; u < nu; u++)
-            for (size_t j = 0; j < src[g].ns; j++) {
-                size_t c = x->map[g + j];
-                if (rep[c] != g + j)
-                    continue;
-                int64_t v = (int64_t)src[g].st[u * src[g].ns + j];
-                if (llabs(v) > x->maxabs)
-                    x->maxabs = llabs(v);
-                x->rows[((u / 2) * x->nblk + c / 8) * 16 + 2 * (c % 8) + u % 2] = (int16_t)v;
-            }
+    for (int held = 0; !held;) { /* again only after a hash collision */
+        free(x->rows);
+        sig_columns(src, n, cand, ok, x, rep);
+        x->nblk = (x->nkeep + 7) / 8;
+        held = sig_i16_fill(src, n, nu, cand, ok, x, rep);
     }
     free(ok);
     free(cand);
@@ -479,11 +556,13 @@ static void sig_i16_free(sig_i16 *x)
     free(x->rows);
     free(x->map);
     free(x->base);
+    free(x->obase);
+    free(x->off);
     memset(x, 0, sizeof *x);
 }
 
 /* Column sums of pairs [p0, p1) of x->rows times the count pairs cnt
- * (uint16 a unit, two a pair) added to acc[0..ncol), in int64. The
+ * (uint16 a unit, two a pair) added to acc[0..nkeep), in int64. The
  * portable kernel; exact. */
 static void sig_i16_block_scalar(const sig_i16 *x, const uint16_t *cnt, size_t p0, size_t p1,
                                  int64_t *acc)
@@ -493,7 +572,7 @@ static void sig_i16_block_scalar(const sig_i16 *x, const uint16_t *cnt, size_t p
         if (!c0 && !c1)
             continue;
         const int16_t *r = x->rows + p * x->nblk * 16;
-        for (size_t c = 0; c < x->ncol; c++)
+        for (size_t c = 0; c < x->nkeep; c++)
             acc[c] += c0 * r[(c / 8) * 16 + 2 * (c % 8)] + c1 * r[(c / 8) * 16 + 2 * (c % 8) + 1];
     }
 }
@@ -532,14 +611,14 @@ sig_i16_block_avx2(const sig_i16 *x, const uint16_t *cnt, size_t p0, size_t p1, 
         _mm256_storeu_si256((void *)(lane + 8), a1);
         _mm256_storeu_si256((void *)(lane + 16), a2);
         _mm256_storeu_si256((void *)(lane + 24), a3);
-        for (size_t c = b0 * 8; c < x->ncol && c < (b0 + nb) * 8; c++)
+        for (size_t c = b0 * 8; c < x->nkeep && c < (b0 + nb) * 8; c++)
             acc[c] += lane[c - b0 * 8];
     }
 }
 #endif
 
 /* Sums of one resample's counts cnt (2·npair of them, the padding 0,
- * each < 2^15) into acc[0..ncol): block by block, the vector kernel where
+ * each < 2^15) into acc[0..nkeep): block by block, the vector kernel where
  * its int32 lanes cannot overflow (always when nunits · maxabs < 2^31:
  * all, the whole resample's draws times the largest statistic; else
  * checked per block), the portable one elsewhere. */
@@ -587,12 +666,16 @@ static void sig_frac_build(const sig_bs_col *cols, size_t nd, sig_frac *f)
         }
     f->nf = (f->nf + 3) / 4 * 4; /* zero columns up to sig_frac_score's blocks of 4 */
     f->v = am_xcalloc((nu ? nu : 1) * (f->nf ? f->nf : 1), sizeof *f->v);
-    for (size_t k = 0; k < nd; k++)
-        for (size_t s = 0; s < nsys && cols[k].off == SIZE_MAX; s++)
-            for (size_t u = 0; u < nu; u++)
-                for (size_t j = 0; j < cols[k].ns; j++)
-                    f->v[u * f->nf + f->first[k * nsys + s] + j] =
-                        cols[k].d->stats[s][u * cols[k].ns + j];
+    /* unit by unit across the metrics (see sig_scan); a metric's systems
+     * are side by side from first[k · nsys], as are its views */
+    for (size_t u = 0; u < nu; u++)
+        for (size_t k = 0; k < nd; k++) {
+            if (cols[k].off != SIZE_MAX)
+                continue;
+            double *o = f->v + u * f->nf + f->first[k * nsys];
+            for (size_t i = 0; i < nsys * cols[k].ns; i++)
+                o[i] = sig_get(&cols[k].v[i], u);
+        }
 }
 
 /* Scores of resample b of the metrics in f from the draws ix[0..nu)
@@ -695,7 +778,7 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
             wide[i] = (hi & 0x8000u) != 0;
             if (wide[i]) /* exact int64 sums in the order of the draws */
                 for (size_t t = 0; t < nu; t++)
-                    for (size_t col = 0; col < x->ncol; col++) {
+                    for (size_t col = 0; col < x->nkeep; col++) {
                         size_t u = (size_t)ix[t];
                         sums[i * x->ncol + col] +=
                             x->rows[((u / 2) * x->nblk + col / 8) * 16 + 2 * (col % 8) + u % 2];
@@ -704,12 +787,14 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
         }
         if (rc != AM_OK)
             break;
-        for (size_t p0 = 0; p0 < npair && x->ncol; p0 += SIG_UB / 2) {
+        for (size_t p0 = 0; p0 < npair && x->nkeep; p0 += SIG_UB / 2) {
             size_t p1 = npair - p0 < SIG_UB / 2 ? npair : p0 + SIG_UB / 2;
             for (size_t i = 0; i < nb; i++)
                 if (!wide[i])
                     sig_i16_sums(x, avx2, all, cnt + i * 2 * npair, p0, p1, sums + i * x->ncol);
         }
+        for (size_t i = 0; i < nb; i++)
+            sig_i16_derive(x, nu, sums + i * x->ncol);
         sig_i16_score(cols, nd, x, n, b0, nb, sums, acc, scores);
     }
     free(ix);
@@ -725,7 +810,7 @@ static int sig_bs_resample_i16(const sig_bs_col *cols, size_t nd, const am_sig_p
  * once, turned into counts per unit for the packed metrics, then every
  * metric and system; scores[k][s * n + b]. Returns AM_OK or
  * AM_ERR_CANCELLED (cancel: the first metric's). */
-static int sig_bs_resample(const sig_bs_col *cols, size_t nd, const am_sig_plan *plan, size_t width,
+static int sig_bs_resample(sig_bs_col *cols, size_t nd, const am_sig_plan *plan, size_t width,
                            double **scores)
 {
     const am_sig_data *d0 = cols[0].d;
@@ -742,6 +827,7 @@ static int sig_bs_resample(const sig_bs_col *cols, size_t nd, const am_sig_plan 
         sig_i16_free(&x);
         return rc;
     }
+    sig_materialize(cols, nd);
     float **packed = am_xcalloc(nsys, sizeof *packed);
     for (size_t s = 0; width && s < nsys; s++)
         packed[s] = sig_pack(cols, nd, s, nu, width);
@@ -778,7 +864,7 @@ static int sig_bs_resample(const sig_bs_col *cols, size_t nd, const am_sig_plan 
             for (size_t k = 0; k < nd; k++) {
                 if (cols[k].off != SIZE_MAX)
                     continue;
-                sig_sum_drawn(cols[k].d->stats[s], cols[k].ns, ix, nu, acc);
+                sig_sum_drawn(cols[k].st[s], cols[k].ns, ix, nu, acc);
                 scores[k][s * n + b] = am_sig_score(cols[k].d->metric, acc, 1);
             }
         }
@@ -810,7 +896,11 @@ int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline, cons
     for (size_t k = 0; k < nd; k++) {
         cols[k].d = &d[k];
         cols[k].ns = am_sig_nstats(d[k].metric);
-        cols[k].off = sig_scan(&d[k], &cols[k]) ? width : SIZE_MAX;
+        sig_views(&d[k], &cols[k]);
+    }
+    sig_scan(cols, nd);
+    for (size_t k = 0; k < nd; k++) {
+        cols[k].off = cols[k].packable ? width : SIZE_MAX;
         if (cols[k].off != SIZE_MAX)
             width += cols[k].ns;
     }
@@ -827,8 +917,7 @@ int am_sig_paired_bs_many(const am_sig_data *d, size_t nd, size_t baseline, cons
     free(tmp);
     for (size_t k = 0; k < nd; k++) {
         free(scores[k]);
-        free(cols[k].tot);
-        free(cols[k].hash);
+        sig_col_free(&cols[k]);
     }
     free(scores);
     free(cols);
@@ -844,7 +933,7 @@ int am_sig_paired_bs(const am_sig_data *d, size_t baseline, const am_sig_plan *p
 int am_sig_paired_ar(const am_sig_data *d, size_t baseline, const am_sig_plan *plan,
                      am_sig_result *out)
 {
-    if (sig_check(d, baseline, plan) != AM_OK || !plan->ar)
+    if (sig_check(d, baseline, plan) != AM_OK || !plan->ar || !d->stats)
         return AM_ERR_INVALID;
     size_t ns = am_sig_nstats(d->metric), n = plan->n, nu = d->nunits, nsys = d->nsys;
     double *tb = am_xmalloc(ns * sizeof *tb);

@@ -49,15 +49,29 @@ size_t am_sig_nstats(const am_sig_metric *m);
  * Returns NAN when the score is undefined. */
 double am_sig_score(const am_sig_metric *m, const double *stats, int f32);
 
+/* One column of statistics read where it lies: unit u's value is
+ * i[u * stride] (an integer) or 0.0 + f[u * stride] (exactly one of i, f
+ * is set; 0.0 + f: −0.0 read as +0.0, what a sum from zero gives). */
+typedef struct am_sig_view {
+    const int32_t *i;
+    const double *f;
+    size_t stride; /* elements from one unit to the next */
+} am_sig_view;
+
 /* The data of one metric: stats[s][u * nstats + j] is statistic j of unit
  * u of system s (borrowed). Units are segments, or sessions for a block
- * bootstrap (sum the segments of each session first). */
+ * bootstrap (sum the segments of each session first). Instead of stats
+ * (NULL), the bootstrap (am_sig_paired_bs, _many; not AR) also reads
+ * views[s * nstats + j], statistic j of system s as a column (borrowed):
+ * a caller that keeps compact rows hands them over without copying them
+ * into doubles (the same results to the last bit). */
 typedef struct am_sig_data {
     const am_sig_metric *metric;
     size_t nsys; /* systems, baseline included */
     size_t nunits;
     const double *const *stats;
     am_cancel *cancel; /* borrowed; NULL: never stops (am.h) */
+    const am_sig_view *views; /* used when stats is NULL */
 } am_sig_data;
 
 /* One system's result, in sacreBLEU's terms. */

@@ -2,8 +2,9 @@
  * sig.c — significance tests and confidence intervals for
  * `adaptmon score` and GET …/metrics?ci= (see sig.h). The caller
  * hands over every segment's per-system results; each is flattened into one
- * row of doubles holding the sufficient statistics of every metric (layout:
- * the SIG_OFF_* offsets and sig_cols). Metrics that
+ * compact row (int32 counts, doubles for the fractional statistics) holding
+ * the sufficient statistics of every metric (layout: the SIG_OFF_* offsets
+ * and sig_cols), which the bootstrap reads in place (am_sig_view). Metrics that
  * depend on a session's history (R_k, R0+1) are resampled by session when
  * there are several sessions; the others by segment, as sacreBLEU does.
  */
@@ -87,17 +88,6 @@ static size_t sig_off_chrfpp(const am_sig_collect *c)
     return c->width - SIG_CHRF_LEN;
 }
 
-/* A segment's chrF statistics st into f[0..SIG_CHRF_LEN). */
-static void sig_chrf_row(const am_chrf_stats *st, double *f)
-{
-    for (int n = 0; n < 6; n++)
-        for (int j = 0; j < 3; j++)
-            f[3 * n + j] = (double)st->ch[n][j];
-    for (int n = 0; n < 2; n++)
-        for (int j = 0; j < 3; j++)
-            f[18 + 3 * n + j] = (double)st->wd[n][j];
-}
-
 /* The column types of c's layout: fractional are TER's two statistics,
  * TERm's edits and every window-overlap sum (sig_row). */
 static void sig_layout(am_sig_collect *c)
@@ -170,68 +160,104 @@ void am_sig_collect_session(am_sig_collect *c)
     c->nsess++;
 }
 
-/* One system's segment as a row of statistics (row: width doubles). */
-static void sig_row(const am_sig_collect *c, const am_sys_seg *g, double *row)
+/* A count that is not an int32 integer, kept exactly: the marker at ir[k]
+ * and the value in c->wide (sorted by position: see sig_put). Out of line:
+ * never seen in practice. */
+static void sig_put_wide(am_sig_collect *c, int32_t *ir, size_t k, double v)
 {
-    const am_config *cfg = am_scorer_config(c->s);
-    memset(row, 0, c->width * sizeof *row);
-    if (g->has_bleu) {
-        double *b = row + SIG_OFF_BLEU;
-        b[0] = (double)g->bleu.sys_len;
-        b[1] = (double)g->bleu.ref_len;
-        /* am_sig_score's layout: correct[mo], total[mo] for the session's
-         * max_order mo (signif.h) */
-        int mo = cfg->bleu_max_ngram_order;
-        for (int n = 0; n < mo; n++) {
-            b[2 + n] = (double)g->bleu.correct[n];
-            b[2 + mo + n] = (double)g->bleu.total[n];
-        }
-        sig_chrf_row(&g->chrf, row + SIG_OFF_CHRF);
-        sig_chrf_row(g->chrfpp_own ? &g->chrfpp : &g->chrf, row + sig_off_chrfpp(c));
+    ir[k] = SIG_WIDE;
+    if (c->nwide == c->capwide) {
+        c->capwide = c->capwide ? 2 * c->capwide : 16;
+        c->wide = am_xrealloc(c->wide, c->capwide * sizeof *c->wide);
     }
-    /* TER: the average reference length with several references */
-    row[SIG_OFF_TER] = g->ter_edits;
-    row[SIG_OFF_TER + 1] = g->ter_avg_ref_len > 0 ? g->ter_avg_ref_len : (double)g->ter_ref_len;
-    row[SIG_OFF_TERM] = g->term_edits;
-    row[SIG_OFF_TERM + 1] = (double)g->ter_ref_len;
-    row[SIG_OFF_R01] = (double)g->recall.r01.hits;
-    row[SIG_OFF_R01 + 1] = (double)g->recall.r01.total;
-    size_t o = SIG_OFF_RK;
-    for (int k = 0; k <= cfg->k; k++, o += 2) {
-        row[o] = (double)g->recall.r[k].hits;
-        row[o + 1] = (double)g->recall.r[k].total;
+    c->wide[c->nwide++] = (sig_wide){(size_t)(ir - c->irows) + k, v};
+}
+
+/* Statistic j of a system's row (ir, fr: its integer and fractional
+ * parts in c's rows) set to v: a fractional column as it is, a count as
+ * int32 when it is an integer that fits, else kept exactly (sig_put_wide;
+ * callers set a row's statistics in increasing j, so c->wide stays
+ * sorted). Inline: ~130 calls a segment. */
+static inline void sig_put(am_sig_collect *c, int32_t *ir, double *fr, size_t j, double v)
+{
+    if (c->frac[j])
+        fr[c->slot[j]] = v;
+    else if (v > SIG_WIDE && v <= INT32_MAX && (double)(int32_t)v == v)
+        /* (int32_t)v: in range here, exact for an integer; not floor(),
+         * a libm call per value without SSE4.1 */
+        ir[c->slot[j]] = (int32_t)v; /* counts: integers */
+    else
+        sig_put_wide(c, ir, c->slot[j], v);
+}
+
+/* A segment's chrF statistics st (NULL: zeros) as statistics
+ * off..off + SIG_CHRF_LEN of a system's row: counts, in consecutive
+ * integer slots (no fractional column among them), each stored as
+ * sig_put would ((double)x is exact in int32's range). */
+static void sig_put_chrf(am_sig_collect *c, int32_t *ir, size_t off, const am_chrf_stats *st)
+{
+    size_t k0 = c->slot[off];
+    if (!st) {
+        memset(ir + k0, 0, SIG_CHRF_LEN * sizeof *ir);
+        return;
     }
-    row[o++] = (double)g->terms_totals.exact;
-    row[o++] = (double)g->terms_totals.instances;
-    for (size_t w = 0; w < cfg->nwindows; w++, o += 2) {
-        size_t n = g->terms_totals.n_windows;
-        row[o] = w < n ? g->terms_totals.win_sum[w] : 0;
-        row[o + 1] = w < n ? (double)g->terms_totals.win_count[w] : 0;
+    int64_t v[SIG_CHRF_LEN];
+    for (int n = 0; n < 6; n++)
+        for (int j = 0; j < 3; j++)
+            v[3 * n + j] = st->ch[n][j];
+    for (int n = 0; n < 2; n++)
+        for (int j = 0; j < 3; j++)
+            v[18 + 3 * n + j] = st->wd[n][j];
+    for (size_t i = 0; i < SIG_CHRF_LEN; i++) {
+        if (v[i] > SIG_WIDE && v[i] <= INT32_MAX)
+            ir[k0 + i] = (int32_t)v[i];
+        else
+            sig_put_wide(c, ir, k0 + i, (double)v[i]);
     }
 }
 
-/* Stores one system's row (width doubles) as segment g's system i. */
-static void sig_store(am_sig_collect *c, size_t g, size_t i, const double *row)
+/* One system's segment g as segment gi's system i, statistic by
+ * statistic in increasing order (sig_put) straight into the compact rows
+ * (a row of doubles copied in was ≈ a third of a cold 64,000-segment
+ * read's collecting). */
+static void sig_put_sys(am_sig_collect *c, size_t gi, size_t i, const am_sys_seg *g)
 {
-    int32_t *ir = c->irows + (g * c->nsys + i) * c->nint;
-    double *fr = c->frows + (g * c->nsys + i) * c->nfrac;
-    for (size_t j = 0; j < c->width; j++) {
-        double v = row[j];
-        if (c->frac[j]) {
-            fr[c->slot[j]] = v;
-        } else if (v > SIG_WIDE && v <= INT32_MAX && (double)(int32_t)v == v) {
-            /* (int32_t)v: in range here, exact for an integer; not floor(),
-             * a libm call per value without SSE4.1 */
-            ir[c->slot[j]] = (int32_t)v; /* counts: integers */
-        } else { /* kept exactly, whatever it is */
-            ir[c->slot[j]] = SIG_WIDE;
-            if (c->nwide == c->capwide) {
-                c->capwide = c->capwide ? 2 * c->capwide : 16;
-                c->wide = am_xrealloc(c->wide, c->capwide * sizeof *c->wide);
-            }
-            c->wide[c->nwide++] = (sig_wide){(size_t)(ir - c->irows) + c->slot[j], v};
-        }
+    const am_config *cfg = am_scorer_config(c->s);
+    int32_t *ir = c->irows + (gi * c->nsys + i) * c->nint;
+    double *fr = c->frows + (gi * c->nsys + i) * c->nfrac;
+    /* BLEU: am_sig_score's layout, correct[mo], total[mo] for the
+     * session's max_order mo (signif.h), zeros past it */
+    int mo = cfg->bleu_max_ngram_order, hb = g->has_bleu;
+    sig_put(c, ir, fr, SIG_OFF_BLEU, hb ? (double)g->bleu.sys_len : 0);
+    sig_put(c, ir, fr, SIG_OFF_BLEU + 1, hb ? (double)g->bleu.ref_len : 0);
+    for (int n = 0; n < 8; n++) {
+        double v = !hb || n >= 2 * mo ? 0
+                   : n < mo           ? (double)g->bleu.correct[n]
+                                      : (double)g->bleu.total[n - mo];
+        sig_put(c, ir, fr, SIG_OFF_BLEU + 2 + (size_t)n, v);
     }
+    sig_put_chrf(c, ir, SIG_OFF_CHRF, hb ? &g->chrf : NULL);
+    /* TER: the average reference length with several references */
+    sig_put(c, ir, fr, SIG_OFF_TER, g->ter_edits);
+    sig_put(c, ir, fr, SIG_OFF_TER + 1,
+            g->ter_avg_ref_len > 0 ? g->ter_avg_ref_len : (double)g->ter_ref_len);
+    sig_put(c, ir, fr, SIG_OFF_TERM, g->term_edits);
+    sig_put(c, ir, fr, SIG_OFF_TERM + 1, (double)g->ter_ref_len);
+    sig_put(c, ir, fr, SIG_OFF_R01, (double)g->recall.r01.hits);
+    sig_put(c, ir, fr, SIG_OFF_R01 + 1, (double)g->recall.r01.total);
+    size_t o = SIG_OFF_RK;
+    for (int k = 0; k <= cfg->k; k++, o += 2) {
+        sig_put(c, ir, fr, o, (double)g->recall.r[k].hits);
+        sig_put(c, ir, fr, o + 1, (double)g->recall.r[k].total);
+    }
+    sig_put(c, ir, fr, o++, (double)g->terms_totals.exact);
+    sig_put(c, ir, fr, o++, (double)g->terms_totals.instances);
+    for (size_t w = 0; w < cfg->nwindows; w++, o += 2) {
+        size_t n = g->terms_totals.n_windows;
+        sig_put(c, ir, fr, o, w < n ? g->terms_totals.win_sum[w] : 0);
+        sig_put(c, ir, fr, o + 1, w < n ? (double)g->terms_totals.win_count[w] : 0);
+    }
+    sig_put_chrf(c, ir, sig_off_chrfpp(c), !hb ? NULL : g->chrfpp_own ? &g->chrfpp : &g->chrf);
 }
 
 /* Statistic j of system i in segment g. */
@@ -268,14 +294,11 @@ void am_sig_collect_seg(am_sig_collect *c, const am_sys_seg *sys, const am_recal
             am_xrealloc(c->frows, c->cap * c->nsys * (c->nfrac ? c->nfrac : 1) * sizeof *c->frows);
         c->sess = am_xrealloc(c->sess, c->cap * sizeof *c->sess);
     }
-    double *row = am_xmalloc(c->width * sizeof *row);
     for (size_t i = 0; i < c->nsys; i++) {
-        sig_row(c, &sys[i], row);
-        sig_store(c, c->nseg, i, row);
+        sig_put_sys(c, c->nseg, i, &sys[i]);
         if (sys[i].terms_totals.instances)
             c->terms = 1;
     }
-    free(row);
     c->sess[c->nseg++] = c->nsess ? c->nsess - 1 : 0;
 }
 
@@ -359,35 +382,68 @@ static void sig_units(const am_sig_collect *c, const sig_col *col, int by_sess, 
     }
 }
 
+/* The columns of one metric read in place from the compact rows:
+ * v[s * ns + j] is statistic j of system s, segment by segment (caller
+ * frees). What sig_units would copy, without the copy: the int16 rows
+ * of the bootstrap are built from these (64,000 segments × 66 statistics
+ * × 2 systems were ≈ 70 MB of doubles written, then read three times). */
+static am_sig_view *sig_views(const am_sig_collect *c, const sig_col *col)
+{
+    size_t ns = am_sig_nstats(&col->m);
+    am_sig_view *v = am_xmalloc((c->nsys * ns > 0 ? c->nsys * ns : 1) * sizeof *v);
+    for (size_t s = 0; s < c->nsys; s++)
+        for (size_t j = 0; j < ns; j++) {
+            size_t at = col->off + j, sl = c->slot[at];
+            v[s * ns + j] =
+                c->frac[at] ? (am_sig_view){NULL, c->frows + s * c->nfrac + sl, c->nsys * c->nfrac}
+                            : (am_sig_view){c->irows + s * c->nint + sl, NULL, c->nsys * c->nint};
+        }
+    return v;
+}
+
 /* The bootstrap of the columns resampled by session (by_sess) or by
  * segment, all at once (am_sig_paired_bs_many: one draw per resample):
- * stats[k] filled and freed, res[k] and rcs[k] set for those columns. */
+ * res[k] and rcs[k] set for those columns. Segments without a wide
+ * statistic (the usual case) are read in place (sig_views); sessions, or
+ * rows with a wide statistic, are summed into stats[k] (sig_units),
+ * freed here. */
 static void sig_run_bs(const am_sig_collect *c, const sig_col *cols, size_t ncol, size_t bl,
                        int by_sess, const am_sig_plan *p, const am_sig_opts *o, double ***stats,
                        am_sig_result **res, int *rcs)
 {
     size_t nsess = c->nsess ? c->nsess : 1;
+    int in_place = !by_sess && !c->nwide;
     am_sig_data *d = am_xcalloc(ncol, sizeof *d);
     am_sig_result **out = am_xcalloc(ncol, sizeof *out);
     size_t *which = am_xcalloc(ncol, sizeof *which);
+    am_sig_view **views = am_xcalloc(ncol, sizeof *views);
     size_t nd = 0;
     for (size_t k = 0; k < ncol; k++) {
         if ((cols[k].block && nsess > 1) != by_sess)
             continue;
-        sig_units(c, &cols[k], by_sess, stats[k]);
-        d[nd] = (am_sig_data){&cols[k].m, c->nsys, by_sess ? nsess : c->nseg,
-                              (const double *const *)stats[k], o->cancel};
+        if (in_place)
+            views[nd] = sig_views(c, &cols[k]);
+        else
+            sig_units(c, &cols[k], by_sess, stats[k]);
+        d[nd] = (am_sig_data){&cols[k].m,
+                              c->nsys,
+                              by_sess ? nsess : c->nseg,
+                              in_place ? NULL : (const double *const *)stats[k],
+                              o->cancel,
+                              views[nd]};
         out[nd] = res[k];
         which[nd++] = k;
     }
     int r = nd ? am_sig_paired_bs_many(d, nd, bl, p, o->conf, out) : AM_OK;
     for (size_t i = 0; i < nd; i++) {
         rcs[which[i]] = r;
+        free(views[i]);
         for (size_t s = 0; s < c->nsys; s++) {
             free(stats[which[i]][s]);
             stats[which[i]][s] = NULL;
         }
     }
+    free(views);
     free(which);
     free(out);
     free(d);
@@ -403,8 +459,9 @@ static void sig_run_ar(const am_sig_collect *c, const sig_col *cols, size_t ncol
     for (size_t k = 0; k < ncol; k++) {
         int by_sess = cols[k].block && nsess > 1;
         sig_units(c, &cols[k], by_sess, stats[k]);
-        am_sig_data d = {&cols[k].m, c->nsys, by_sess ? nsess : c->nseg,
-                         (const double *const *)stats[k], o->cancel};
+        am_sig_data d = {
+            &cols[k].m, c->nsys, by_sess ? nsess : c->nseg, (const double *const *)stats[k],
+            o->cancel,  NULL};
         rcs[k] = am_sig_paired_ar(&d, bl, by_sess ? sess_plan : seg_plan, res[k]);
         for (size_t s = 0; s < c->nsys; s++) {
             free(stats[k][s]);

@@ -154,7 +154,7 @@ static void test_paired_identical(void **state)
     am_sig_metric m = {.kind = AM_SIG_RATIO};
     const double a[] = {1, 2, 0, 1, 2, 2, 1, 3};
     const double *st[] = {a, a};
-    am_sig_data d = {&m, 2, 4, st, NULL};
+    am_sig_data d = {&m, 2, 4, st, NULL, NULL};
     am_sig_plan p;
     assert_int_equal(am_sig_plan_new(&p, 0, 4, 200, 12345), AM_OK);
     am_sig_result res[2];
@@ -191,7 +191,7 @@ static void test_paired_clear_difference(void **state)
         b[2 * i] = 9, b[2 * i + 1] = 10;
     }
     const double *st[] = {a, b};
-    am_sig_data d = {&m, 2, 50, st, NULL};
+    am_sig_data d = {&m, 2, 50, st, NULL, NULL};
     am_sig_plan p;
     am_sig_result res[2];
     assert_int_equal(am_sig_plan_new(&p, 0, 50, 99, 7), AM_OK);
@@ -262,8 +262,9 @@ static void test_many_metrics_equal_one_at_a_time(void **state)
     }
     am_sig_metric ratio = {.kind = AM_SIG_RATIO}, ter = {.kind = AM_SIG_TER};
     const double *si[] = {ia, ib}, *sf[] = {fa, fb}, *st[] = {ta, tb};
-    am_sig_data d[3] = {
-        {&ratio, 2, NU, si, NULL}, {&ratio, 2, NU, sf, NULL}, {&ter, 2, NU, st, NULL}};
+    am_sig_data d[3] = {{&ratio, 2, NU, si, NULL, NULL},
+                        {&ratio, 2, NU, sf, NULL, NULL},
+                        {&ter, 2, NU, st, NULL, NULL}};
     am_sig_plan p;
     assert_int_equal(am_sig_plan_new(&p, 0, NU, NB, 12345), AM_OK);
     am_sig_result r0[2], r1[2], r2[2];
@@ -361,7 +362,7 @@ static void test_bootstrap_paths_equal_reference(void **state)
                                mem[k][s]);
                     st[k][s] = mem[k][s];
                 }
-                d[k] = (am_sig_data){&ms[k], 3, nu, st[k], NULL};
+                d[k] = (am_sig_data){&ms[k], 3, nu, st[k], NULL, NULL};
             }
             /* chrF2's statistics are chrF2++'s character orders; the
              * reference side is the same for every system */
@@ -391,6 +392,121 @@ static void test_bootstrap_paths_equal_reference(void **state)
             for (size_t k = 0; k < NM; k++)
                 for (size_t s = 0; s < 3; s++)
                     free(mem[k][s]);
+        }
+}
+
+/* Compact rows as a server's collector keeps them (am_sig_view: int32
+ * counts side by side, unit after unit, systems interleaved; TER's
+ * fractional statistics in rows of doubles) give, to the last bit, what
+ * the same statistics as arrays of doubles give, and both the reference
+ * bootstrap — with offset columns (chrF's hypothesis and reference
+ * n-gram counts of orders 2..6 its count of order 1 minus n − 1, BLEU's
+ * totals its length minus n, a ratio's denominator its numerator plus
+ * 3), constant columns (a ratio of 0 over 7 everywhere), and in variant
+ * 1 the offsets broken in one unit only (a short segment: such a column
+ * must be summed). Fails when an offset column is derived from the wrong
+ * count of draws or without the unit-by-unit check. */
+static void test_views_and_offsets_equal_reference(void **state)
+{
+    (void)state;
+    enum { NB = 100, NM = 5, NSYS = 3, W = 10 + 18 + 2 + 2 };
+    am_sig_metric ms[NM];
+    memset(ms, 0, sizeof ms);
+    ms[0].kind = AM_SIG_BLEU;
+    am_bleu_score_opts_init(&ms[0].bleu, 0);
+    ms[1].kind = AM_SIG_CHRF;
+    am_chrf_score_opts_init(&ms[1].chrf, 0); /* 6 character orders, no words */
+    ms[2].kind = AM_SIG_RATIO; /* 0 / 7 everywhere */
+    ms[3].kind = AM_SIG_RATIO; /* num, num + 3 */
+    ms[4].kind = AM_SIG_TER; /* fractional edits: rows of doubles */
+    const size_t ioff[NM] = {0, 10, 28, 30, 0}; /* first int32 column of each metric */
+    const size_t nus[] = {301, 2};
+    for (int variant = 0; variant < 2; variant++)
+        for (size_t iu = 0; iu < 2; iu++) {
+            size_t nu = nus[iu];
+            am_rng r;
+            am_rng_seed(&r, 77 + (uint64_t)variant * 10 + iu);
+            int32_t *irow = calloc(nu * NSYS * W, sizeof *irow);
+            double *frow = calloc(nu * NSYS * 2, sizeof *frow);
+            for (size_t u = 0; u < nu; u++) {
+                int64_t rlen = 4 + (int64_t)(am_rng_next64(&r) % 30);
+                int64_t rch = 6 + (int64_t)(am_rng_next64(&r) % 50);
+                for (size_t s = 0; s < NSYS; s++) {
+                    int32_t *x = irow + (u * NSYS + s) * W;
+                    int64_t len = 4 + (int64_t)(am_rng_next64(&r) % 30);
+                    int64_t ch = 6 + (int64_t)(am_rng_next64(&r) % 50);
+                    if (variant == 1 && u == nu / 2 && s == 1)
+                        len = 2, ch = 3; /* the offsets of system 1 hold but here */
+                    x[0] = (int32_t)len, x[1] = (int32_t)rlen;
+                    for (int n = 0; n < 4; n++) {
+                        int64_t tot = len > n ? len - n : 0;
+                        x[6 + n] = (int32_t)tot;
+                        x[2 + n] = (int32_t)(am_rng_next64(&r) % (uint64_t)(tot + 1));
+                    }
+                    for (int n = 0; n < 6; n++) {
+                        int64_t h = ch > n ? ch - n : 0, f = rch - n, lo = h < f ? h : f;
+                        x[10 + 3 * n] = (int32_t)h;
+                        x[10 + 3 * n + 1] = (int32_t)f;
+                        x[10 + 3 * n + 2] = (int32_t)(am_rng_next64(&r) % (uint64_t)(lo + 1));
+                    }
+                    x[28] = 0, x[29] = 7;
+                    x[30] = (int32_t)(am_rng_next64(&r) % 20), x[31] = x[30] + 3;
+                    double *f = frow + (u * NSYS + s) * 2;
+                    f[1] = (double)(1 + am_rng_next64(&r) % 40);
+                    f[0] = (double)(am_rng_next64(&r) % 40) / 3.0;
+                }
+            }
+            /* the same statistics as arrays of doubles, and as views */
+            double *mem[NM][NSYS];
+            const double *st[NM][NSYS];
+            am_sig_view vw[NM][NSYS * 24];
+            am_sig_data da[NM], dv[NM];
+            for (size_t k = 0; k < NM; k++) {
+                size_t ns = am_sig_nstats(&ms[k]);
+                for (size_t s = 0; s < NSYS; s++) {
+                    mem[k][s] = calloc(nu * ns, sizeof(double));
+                    st[k][s] = mem[k][s];
+                    for (size_t j = 0; j < ns; j++) {
+                        vw[k][s * ns + j] =
+                            k == 4 ? (am_sig_view){NULL, frow + s * 2 + j, NSYS * 2}
+                                   : (am_sig_view){irow + s * W + ioff[k] + j, NULL, NSYS * W};
+                        for (size_t u = 0; u < nu; u++)
+                            mem[k][s][u * ns + j] =
+                                k == 4 ? frow[(u * NSYS + s) * 2 + j]
+                                       : (double)irow[(u * NSYS + s) * W + ioff[k] + j];
+                    }
+                }
+                da[k] = (am_sig_data){&ms[k], NSYS, nu, st[k], NULL, NULL};
+                dv[k] = (am_sig_data){&ms[k], NSYS, nu, NULL, NULL, vw[k]};
+            }
+            am_sig_plan p;
+            assert_int_equal(am_sig_plan_new(&p, 0, nu, NB, 12345), AM_OK);
+            am_sig_result ra[NM][NSYS], rv[NM][NSYS];
+            am_sig_result *oa[NM] = {ra[0], ra[1], ra[2], ra[3], ra[4]};
+            am_sig_result *ov[NM] = {rv[0], rv[1], rv[2], rv[3], rv[4]};
+            assert_int_equal(am_sig_paired_bs_many(da, NM, 0, &p, 0.95, oa), AM_OK);
+            assert_int_equal(am_sig_paired_bs_many(dv, NM, 0, &p, 0.95, ov), AM_OK);
+            for (size_t k = 0; k < NM; k++)
+                for (size_t s = 0; s < NSYS; s++) {
+                    am_sig_result ref;
+                    ref_bs(&ms[k], st[k], NSYS, nu, NB, 12345, 0.95, s, &ref);
+                    assert_true(ra[k][s].mean == ref.mean ||
+                                (isnan(ref.mean) && isnan(ra[k][s].mean)));
+                    assert_true(ra[k][s].lo == ref.lo || (isnan(ref.lo) && isnan(ra[k][s].lo)));
+                    assert_true(ra[k][s].hi == ref.hi || (isnan(ref.hi) && isnan(ra[k][s].hi)));
+                    assert_memory_equal(&ra[k][s], &rv[k][s], sizeof ra[k][s]);
+                }
+            /* views are the bootstrap's: approximate randomization refuses them */
+            am_sig_plan pa;
+            assert_int_equal(am_sig_plan_new(&pa, 1, nu, 10, 12345), AM_OK);
+            assert_int_equal(am_sig_paired_ar(&dv[0], 0, &pa, rv[0]), AM_ERR_INVALID);
+            am_sig_plan_free(&pa);
+            am_sig_plan_free(&p);
+            for (size_t k = 0; k < NM; k++)
+                for (size_t s = 0; s < NSYS; s++)
+                    free(mem[k][s]);
+            free(irow);
+            free(frow);
         }
 }
 
@@ -498,7 +614,7 @@ static void test_cancel_stops_the_tests(void **state)
     const double *st[] = {a, a};
     am_cancel stop;
     am_cancel_init(&stop, always_stop, NULL);
-    am_sig_data d = {&m, 2, 4, st, &stop};
+    am_sig_data d = {&m, 2, 4, st, &stop, NULL};
     am_sig_result res[2];
     am_sig_plan p;
     assert_int_equal(am_sig_plan_new(&p, 0, 4, 200000, 1), AM_OK);
@@ -584,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_cancel_stops_the_tests),
         cmocka_unit_test(test_many_metrics_equal_one_at_a_time),
         cmocka_unit_test(test_bootstrap_paths_equal_reference),
+        cmocka_unit_test(test_views_and_offsets_equal_reference),
         cmocka_unit_test(test_choice_count_equals_choice),
         cmocka_unit_test(test_batched_draws_equal_one_at_a_time),
     };
