@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""The CPU-heavy routes that test_client_gone.py, test_limits.py,
+test_ci_budget.py and tests/api/test_check_scale.py do not cover stop too
+(issue 27 goal 3; the route table of bench/README.md "Issue 27 goals"):
+
+* a segment DELETE that replays the rest of a big session stops at
+  --request-timeout-ms with 503 request-timeout and changes nothing (the
+  PUT's replay is test_limits.py's test_request_over_budget_is_503_…);
+* the exports (json, csv, tmx) of a big session are streamed: when the
+  client closes after the first bytes, the server computes no more of it
+  (its CPU goes quiet at once) and goes on answering.
+
+Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
+"N passed, N failed". Python standard library only.
+"""
+import os
+import socket
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rel import OPTIONS, grow_session, seg_body, tico19  # noqa: E402
+from harness import Server, check, eq, expect_problem, expect_status, run_tests  # noqa: E402
+
+
+def cpu_seconds(pid):
+    """utime + stime of process pid (/proc/PID/stat; keeps exited threads')."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def grown_db(n, *args):
+    """The database of a stopped server (args) with session "g" of n
+    segments (40 TICO-19 segments posted, then copied in SQL)."""
+    srv = Server(*args)
+    try:
+        c = srv.client()
+        c.create_session(id="g", options=dict(OPTIONS))
+        segs = tico19()
+        for k in range(40):
+            expect_status(c.post("/v1/sessions/g/segments", seg_body(segs[k], "s%d" % k)), 201)
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+    grow_session(srv.db, "g", n)
+    return srv.db
+
+
+def test_segment_delete_over_budget_is_503_and_changes_nothing():
+    # deleting the first segment replays the 11,999 after it: seconds of
+    # CPU, far over a 300 ms budget
+    db = grown_db(12000, "--request-timeout-ms", "300")
+    srv = Server("--request-timeout-ms", "300", db=db)
+    try:
+        c = srv.client()
+        before = c.get("/v1/sessions/g/metrics")
+        expect_status(before, 200)
+        eq(before.json()["segments"], 12000, "segments of the grown session")
+        last = c.get("/v1/sessions/g/segments?after=11990&limit=10").json()
+        r = c.delete("/v1/sessions/g/segments/s1", timeout=120)
+        p = expect_problem(r, 503, "request-timeout",
+                           "DELETE replaying 11,999 segments over the budget")
+        check("300 ms" in p["detail"], "the detail names the budget: %r" % p["detail"])
+        after = c.get("/v1/sessions/g/metrics")
+        eq(after.body, before.body, "metrics after the abandoned DELETE")
+        eq(after.header("ETag"), before.header("ETag"), "ETag after the abandoned DELETE")
+        eq(c.get("/v1/sessions/g/segments?after=11990&limit=10").json(), last,
+           "the last segments' results after the abandoned DELETE")
+        expect_status(c.get("/v1/sessions/g/segments/s1"), 200, "s1 is still there")
+        # the server still works: a new segment is scored and stored
+        expect_status(c.post("/v1/sessions/g/segments", seg_body(tico19()[60], "new")), 201)
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_exports_stop_when_the_client_closes():
+    db = grown_db(64000, "--request-timeout-ms", "0")
+    srv = Server("--request-timeout-ms", "0", db=db)
+    try:
+        c = srv.client()
+        pid = srv.proc.pid
+        for fmt in ("json", "csv", "tmx"):
+            path = "/v1/sessions/g/export?format=" + fmt
+            c0 = cpu_seconds(pid)
+            whole = c.get(path, timeout=300)
+            expect_status(whole, 200, "the whole export " + fmt)
+            full = cpu_seconds(pid) - c0
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=60)
+            s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode())
+            got = b""
+            while len(got) < 100000:
+                chunk = s.recv(65536)
+                check(chunk, "the export streams (%d bytes, then closed)" % len(got))
+                got += chunk
+            check(got.startswith(b"HTTP/1.1 200"), "export %s: %r" % (fmt, got[:40]))
+            s.close()
+            time.sleep(0.2)  # the close reaches the server
+            c0 = cpu_seconds(pid)
+            time.sleep(1.0)
+            spent = cpu_seconds(pid) - c0
+            # the whole export is seconds of CPU or near it (0.5-1 s here);
+            # a server that went on formatting rows would spend most of it
+            check(spent <= 0.05 + full / 4,
+                  "export %s: %.2f s CPU in the second after the close (whole: %.2f s)"
+                  % (fmt, spent, full))
+            r = c.get(path, timeout=300)
+            expect_status(r, 200, "a client that waits gets the export " + fmt)
+            eq(len(r.body), len(whole.body), "the same export " + fmt)
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+if __name__ == "__main__":
+    run_tests(globals())
