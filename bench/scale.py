@@ -98,6 +98,13 @@ def fit(points):
 
 
 ROWS = []  # (route, size, seconds, peak_kb)
+GOALS = []  # the issue-27 goal lines of this run, printed again at the end
+
+
+def goal(line):
+    """Prints a goal line now and keeps it for the summary at the end."""
+    GOALS.append(line.strip())
+    print(line, flush=True)
 NOTES = {}  # (route, size) → HTTP status when not 2xx
 LAST = [0]
 
@@ -391,8 +398,8 @@ def bench_check():
         srv.stop()
     pts = [(n, t) for rr, n, t, _ in ROWS if rr == CHECK_ROUTE]
     at = dict(pts)
-    print("/check: %.1f ms at 2,500 tokens; exponent %.2f over %d..%d tokens" %
-          (at[2500] * 1000, fit(pts), CHECK_SIZES[0], CHECK_SIZES[-1]), flush=True)
+    goal("goal 3: /check: %.1f ms at 2,500 tokens (goal <= 20 ms); exponent %.2f over %d..%d tokens"
+         % (at[2500] * 1000, fit(pts), CHECK_SIZES[0], CHECK_SIZES[-1]))
 
 
 # ---- whole-session routes (issue 27 goal 4) ---------------------------------
@@ -469,15 +476,17 @@ def bench_whole():
               (route, w, cp, fit([(n, res[(route, n)][0]) for n in WHOLE_SIZES])))
     js = res[("GET export json", big)][1] or 1e-9
     for fmt in ("csv", "tmx"):
-        print("export %s / json CPU per segment: %.2f x (goal <= 2)" %
-              (fmt, res[("GET export " + fmt, big)][1] / js))
+        goal("goal 4: export %s / json CPU per segment at %d: %.2f x (goal <= 2)" %
+             (fmt, big, res[("GET export " + fmt, big)][1] / js))
     pw, pc = res[("POST segment", big)]
     rw, rc = res[("POST rescore", big)]
-    print("rescore CPU per segment %.1f us; a POST's %.1f us: %.2f x (the goal, <= 2 x the "
-          "scoring alone, is measured by profile: bench/README.md, goal 4 third pass)" %
-          (rc / big * 1e6, pc * 1e6, rc / big / pc if pc else float("nan")))
-    print("metrics?ci=0.95 at %d: %.2f s (goal <= 1 s); curve?window=50: %.0f ms (goal <= 100 ms)" %
-          (big, res[("GET metrics?ci=0.95", big)][0], res[("GET curve?window=50", big)][0] * 1000))
+    goal("goal 4: rescore CPU per segment %.1f us; a POST's %.1f us: %.2f x (the goal, <= 2 x "
+         "the scoring alone, is measured by profile: bench/README.md, goal 4 third pass)" %
+         (rc / big * 1e6, pc * 1e6, rc / big / pc if pc else float("nan")))
+    goal("goal 4: metrics?ci=0.95 at %d: %.2f s wall, %.2f s CPU (goal <= 1 s); curve?window=50: "
+         "%.0f ms wall, %.0f ms CPU (goal <= 100 ms)" %
+         (big, res[("GET metrics?ci=0.95", big)][0], res[("GET metrics?ci=0.95", big)][1],
+          res[("GET curve?window=50", big)][0] * 1000, res[("GET curve?window=50", big)][1] * 1000))
 
 
 # ---- many sessions posting round-robin (issue 27 goal 2) ---------------------
@@ -629,8 +638,8 @@ def bench_sessions():
     for kind in SESS_KINDS:
         for b in SESS_BINS:
             r = res[(kind, small, b)]
-            print("\n== goal 2 (%s, %s): CPU per POST at %d sessions / at %d: %.2f x (goal <= 1.3)" %
-                  (kind, b, big, small, res[(kind, big, b)] / r if r else float("nan")))
+            goal("\n== goal 2 (%s, %s): CPU per POST at %d sessions / at %d: %.2f x (goal <= 1.3)" %
+                 (kind, b, big, small, res[(kind, big, b)] / r if r else float("nan")))
 
 
 # ---- every route of openapi.yaml at the default limits (issue 27 goal 3) -----
@@ -863,6 +872,13 @@ def routes_sizes():
                 reps=3)
             rmeasure("GET glossary", a, ne, pid, lambda: rreq(c, "GET", "/v1/sessions/g/glossary"),
                      reps=3)
+            # the session resource and a page of sessions carry the entry
+            # count; every session route reads the session row (its glossary
+            # text with it: AM_SESSION_COLS)
+            for route, path in (("GET session", "/v1/sessions/g"),
+                                ("GET sessions (page)", "/v1/sessions?after=f&limit=1"),
+                                ("GET metrics", "/v1/sessions/g/metrics")):
+                rmeasure(route, a, ne, pid, lambda p=path: rreq(c, "GET", p))
             rmeasure("DELETE glossary", a, ne, pid, lambda: rreq(
                 c, "DELETE", "/v1/sessions/g/glossary", ok=(200, 204)), reps=1)
         a = "lines"
@@ -940,7 +956,10 @@ def routes_report():
         kind = ("whole session" if route in WHOLE else "bulk" if route in BULK else "per request")
         fmt = lambda t, st: "%.4f%s" % (t, "" if st < 300 else " (%d)" % st)  # noqa: E731
         if route in WHOLE:
-            verdict = "exempt (exponent %s)" % ("<= 1.3" if not e > 1.3 else "> 1.3: not met")
+            steep = e > 1.3 and last[4] >= 0.005  # (below 5 ms: noise, as below)
+            verdict = "exempt (exponent %s)" % ("> 1.3: not met" if steep else "<= 1.3")
+            if steep:
+                unmet.append(route + " (exponent)")
         else:
             # below 5 ms of CPU at every size the fixed cost of a request
             # is all there is to measure: the exponent is noise
@@ -968,10 +987,10 @@ def routes_report():
     print("\n".join(lines))
     chk = [r for r in RROWS if r[0] == "POST check, n words" and r[2] == 2500]
     if chk:
-        print("\n== goal 3: /check at 2,500 tokens %.1f ms wall, %.1f ms server CPU (goal <= 20 ms)"
-              % (chk[0][3] * 1e3, chk[0][4] * 1e3))
-    print("== goal 3: per-request routes over 100 ms or exponent > 1.3 at the default limits: %s"
-          % (", ".join(unmet) or "none"), flush=True)
+        goal("\n== goal 3: /check at 2,500 tokens (route table) %.1f ms wall, %.1f ms server CPU "
+             "(goal <= 20 ms)" % (chk[0][3] * 1e3, chk[0][4] * 1e3))
+    goal("== goal 3: per-request routes over 100 ms of CPU or exponent > 1.3 at the default "
+         "limits: %s" % (", ".join(unmet) or "none"))
 
 
 def routes_load():
@@ -1017,6 +1036,9 @@ def main():
         bench_cli()
     if only != "routes-report":
         report(plot=only == "")
+    if GOALS:
+        print("\n== issue 27 goals, this run (bench/README.md \"Issue 27 goals\")")
+        print("\n".join(GOALS))
     print("total %.0f s" % (time.time() - t0))
 
 
