@@ -691,6 +691,14 @@ def rmeasure(route, axis, size, pid, fn, reps=5, prep=None):
           flush=True)
 
 
+def rclient(srv):
+    """A client of srv whose connection waits up to an hour for an answer
+    (harness.Client sets the timeout when it connects)."""
+    c = srv.client()
+    c.request("GET", "/healthz", timeout=3600)
+    return c
+
+
 def rreq(c, method, path, body=None, ok=(200,), **kw):
     """One request of the table; its status (a status outside ok stops the run)."""
     r = c.request(method, path, body, timeout=3600, **kw)
@@ -747,7 +755,7 @@ def routes_session():
     with open(os.path.join(ROOT, "data", "glossaries", "tico19", "f_en-fr_XX.csv"), "rb") as f:
         tico_gl = f.read()
     srv = harness.Server()
-    c = srv.client()
+    c = rclient(srv)
     pid = srv.proc.pid
     n = [0]  # segments posted so far (client ids t1 … tN)
 
@@ -837,7 +845,7 @@ def routes_sizes():
     from rel import tico19  # noqa: E402
     segs = tico19()
     srv = harness.Server()
-    c = srv.client()
+    c = rclient(srv)
     pid = srv.proc.pid
     seq = [0]
     try:
