@@ -6,6 +6,8 @@ test_ci_budget.py and tests/api/test_check_scale.py do not cover stop too
 * a segment DELETE that replays the rest of a big session stops at
   --request-timeout-ms with 503 request-timeout and changes nothing (the
   PUT's replay is test_limits.py's test_request_over_budget_is_503_…);
+* a batch POST's item past the budget is 503 in its slot, the rest of
+  the batch is not attempted and nothing is stored (the budget is per item);
 * the exports (json, csv, tmx) of a big session are streamed: when the
   client closes after the first bytes, the server computes no more of it
   (its CPU goes quiet at once) and goes on answering;
@@ -75,6 +77,33 @@ def test_segment_delete_over_budget_is_503_and_changes_nothing():
         expect_status(c.get("/v1/sessions/g/segments/s1"), 200, "s1 is still there")
         # the server still works: a new segment is scored and stored
         expect_status(c.post("/v1/sessions/g/segments", seg_body(tico19()[60], "new")), 201)
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+def test_batch_item_over_budget_is_503_and_stops_the_batch():
+    """A batch POST's budget is per item (server/live/batch.c): an item past
+    --request-timeout-ms is answered 503 request-timeout in its slot, the
+    items after it are not attempted, and nothing is stored."""
+    srv = Server("--request-timeout-ms", "1")
+    try:
+        c = srv.client()
+        c.create_session(id="b")
+        v0 = c.get("/v1/sessions/b/metrics").json()["version"]
+        words = " ".join("w%d" % i for i in range(2400))  # ~15 ms of scoring each
+        items = [{"id": "i%d" % k, "source": words, "hypothesis": words, "translation": words}
+                 for k in range(3)]
+        r = c.post("/v1/sessions/b/segments", items, timeout=120)
+        expect_status(r, 200, "a batch whose first item is over the budget")
+        d = r.json()
+        eq([it["status"] for it in d["items"]], [503, None, None], "item statuses")
+        eq(d["items"][0]["problem"]["type"].rsplit("/", 1)[-1], "request-timeout",
+           "the first item's problem")
+        eq([d["created"], d["not_attempted"]], [0, 2], "created, not attempted")
+        m = c.get("/v1/sessions/b/metrics").json()
+        eq([m["segments"], m["version"]], [0, v0], "nothing stored")
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:
