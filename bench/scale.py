@@ -29,6 +29,10 @@ peak RSS (/proc VmHWM, cumulative) or the CLI's peak RSS
 (getrusage(RUSAGE_CHILDREN) in a wrapper process), and the least-squares
 exponent of time against size on log-log axes. Writes OUTDIR/scale.tsv,
 OUTDIR/scale.md (a table for bench/README.md) and bench/scale.svg (gnuplot).
+Later series (issue 27; BENCH_SCALE_ONLY in main() runs one alone): /check
+on distinct words, whole-session routes, many sessions posting round-robin,
+and the route table: every operation of openapi.yaml at the default limits
+at three sizes, wall and server CPU, OUTDIR/routes.tsv and routes.md.
 Python standard library + gnuplot.
 """
 import json
