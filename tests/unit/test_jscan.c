@@ -136,8 +136,8 @@ static void test_array_count_agrees_with_jansson(void **state)
     assert_int_equal(am_js_array_count(text), 1000);
     free(text);
     json_decref(g);
-    const char *bad[] = {"",    "{}",   "[1,2", "[1, 2]", "[ 1]", "[1]x",
-                         "[]]", "[1,]", "[,1]", "[\"a]",  "1"};
+    const char *bad[] = {"",     "{}",   "[1,2",  "[1, 2]", "[ 1]", "[1]x", "[]]",
+                         "[1,]", "[,1]", "[\"a]", "1",      "[",    "[[1]", "[\"\\"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(am_js_array_count(bad[i]), -1);
     assert_int_equal(am_js_array_count(NULL), -1);
