@@ -18,7 +18,9 @@ test_ci_budget.py and tests/api/test_check_scale.py do not cover stop too
 Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
 "N passed, N failed". Python standard library only.
 """
+import json
 import os
+import re
 import socket
 import sys
 import time
@@ -143,6 +145,59 @@ def test_exports_stop_when_the_client_closes():
             r = c.get(path, timeout=300)
             expect_status(r, 200, "a client that waits gets the export " + fmt)
             eq(len(r.body), len(whole.body), "the same export " + fmt)
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+
+
+GONE = 'adaptmon_requests_abandoned_total{reason="client_gone"}'
+
+
+def abandoned(c):
+    r = c.get("/metrics")
+    expect_status(r, 200, "/metrics")
+    m = re.search(r"(?m)^" + re.escape(GONE) + r" (\S+)$", r.text)
+    check(m, GONE + " in /metrics")
+    return float(m.group(1))
+
+
+def test_segment_replays_stop_when_the_client_closes():
+    """A PUT or DELETE of an early segment replays the rest of the session
+    (seconds of CPU at 64,000 segments, no budget here): when its client
+    closes, the replay is abandoned (counted), nothing is written, and the
+    server goes quiet."""
+    db = grown_db(64000, "--request-timeout-ms", "0")
+    srv = Server("--request-timeout-ms", "0", db=db)
+    try:
+        c = srv.client()
+        eq(abandoned(c), 0, "nothing abandoned yet")
+        before = c.get("/v1/sessions/g/metrics")
+        body = json.dumps(seg_body(tico19()[50], "s1")).encode()
+        for k, head in enumerate((
+                b"PUT /v1/sessions/g/segments/s1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                % (len(body), body),
+                b"DELETE /v1/sessions/g/segments/s1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")):
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(head)
+            time.sleep(1.0)  # well into the replay of 63,999 segments
+            s.close()
+            closed = time.monotonic()
+            while abandoned(c) < k + 1 and time.monotonic() - closed < 30:
+                time.sleep(0.05)
+            took = time.monotonic() - closed
+            eq(abandoned(c), k + 1, "the abandoned replay is counted")
+            check(took < 20, "stopped %.2f s after the client closed" % took)
+            time.sleep(0.5)
+            after = c.get("/v1/sessions/g/metrics")
+            eq(after.body, before.body, "metrics after the abandoned replay")
+            eq(c.get("/v1/sessions/g/segments/s1").json()["request"]["translation"],
+               tico19()[1]["translation"], "s1 after the abandoned replay")
+        c0 = cpu_seconds(srv.proc.pid)
+        time.sleep(1.0)
+        spent = cpu_seconds(srv.proc.pid) - c0
+        check(spent < 0.5, "the server is quiet after it stopped (%.2f s CPU in 1 s)" % spent)
         c.close()
         eq(srv.stop(), 0, "exit status")
     finally:
