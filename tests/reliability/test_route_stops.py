@@ -6,6 +6,9 @@ test_ci_budget.py and tests/api/test_check_scale.py do not cover stop too
 * a segment DELETE that replays the rest of a big session stops at
   --request-timeout-ms with 503 request-timeout and changes nothing (the
   PUT's replay is test_limits.py's test_request_over_budget_is_503_…);
+* the replays of a PUT and a DELETE stop when their client closes (counted
+  in adaptmon_requests_abandoned_total{reason="client_gone"}), writing
+  nothing;
 * a batch POST's item past the budget is 503 in its slot, the rest of
   the batch is not attempted and nothing is stored (the budget is per item);
 * the exports (json, csv, tmx) of a big session are streamed: when the
