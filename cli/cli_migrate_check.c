@@ -396,7 +396,7 @@ static int am_mg_replay_one(am_mg *m, am_server *srv, const am_mg_pick *p, am_bu
     }
     char *result = NULL;
     int status = 0;
-    rc = am_ingest_replace(srv, p->id, &req, &result, &status, &f);
+    rc = am_ingest_replace(srv, p->id, &req, &result, &status, NULL, &f);
     if (rc != AM_OK || status != 200) {
         am_buf_printf(err, "session '%s': the replay failed: %s", p->id,
                       f.failed ? am_buf_str(&f.detail) : "no detail");

@@ -20,8 +20,10 @@ static void am_segment_write(am_req *req, am_resp *resp, int replace)
     char *result = NULL;
     int status = 0;
     int rc = am_seg_req_parse(body, replace ? req->params[1] : NULL, &req->srv->cfg, &sr, &f);
+    am_peer peer; /* a replay of a long session stops when its client has gone */
+    am_peer_init(&peer, am_req_socket(req), req->srv->prom);
     if (rc == AM_OK) {
-        rc = replace ? am_ingest_replace(req->srv, req->params[0], &sr, &result, &status, &f)
+        rc = replace ? am_ingest_replace(req->srv, req->params[0], &sr, &result, &status, &peer, &f)
                      : am_ingest_post(req->srv, req->params[0], &sr, &result, &status, &f);
     }
     if (rc == AM_OK) {
@@ -500,7 +502,9 @@ void am_api_segment_delete(am_req *req, am_resp *resp)
     am_fail f;
     am_fail_init(&f);
     int status = 0;
-    if (am_ingest_delete(req->srv, req->params[0], req->params[1], &status, &f) == AM_OK)
+    am_peer peer; /* the replay after a long session's early segment: as a PUT's */
+    am_peer_init(&peer, am_req_socket(req), req->srv->prom);
+    if (am_ingest_delete(req->srv, req->params[0], req->params[1], &status, &peer, &f) == AM_OK)
         resp->status = 204;
     else
         am_api_fail(req, resp, &f);

@@ -3,6 +3,7 @@
 #include "answer_cache.h"
 
 #include "events.h"
+#include "jscan.h"
 #include "json.h"
 #include "sessions.h"
 
@@ -82,8 +83,14 @@ json_t *am_api_session_json(am_server *srv, const am_store_session *row)
         if (json_is_string(v))
             json_object_set(eff, keys[i], v);
     }
+    /* the entry count alone: a scan of the compact stored text, not a parse
+     * of up to max-glossary-entries entries (0.36 s CPU for 100,000) for
+     * each session a listing shows; other text is parsed as before */
     size_t gl = 0;
-    if (row->glossary) {
+    ptrdiff_t count = row->glossary ? am_js_array_count(row->glossary) : 0;
+    if (count >= 0) {
+        gl = (size_t)count;
+    } else {
         json_t *g = json_loads(row->glossary, 0, NULL);
         gl = json_array_size(g);
         json_decref(g);

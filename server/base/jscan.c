@@ -65,6 +65,26 @@ const char *am_js_skip(const char *p)
     return q > p ? q : NULL;
 }
 
+/* The elements of the compact array p (the whole text), each skipped as
+ * a value; -1 at a blank, a missing comma or anything after the ']'. */
+ptrdiff_t am_js_array_count(const char *p)
+{
+    if (!p || *p != '[')
+        return -1;
+    if (*++p == ']')
+        return p[1] ? -1 : 0;
+    ptrdiff_t n = 0;
+    for (;;) {
+        if (!(p = am_js_skip(p)))
+            return -1;
+        n++;
+        if (*p == ']')
+            return p[1] ? -1 : n;
+        if (*p++ != ',')
+            return -1;
+    }
+}
+
 /* The text of member key (plain ASCII, no escapes) of the compact JSON
  * object at obj: its start, its end in *end; NULL when absent or when obj
  * is not compact JSON. */

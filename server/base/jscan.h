@@ -37,6 +37,10 @@ const char *am_js_find(const char *obj, const char *key);
  * is not compact JSON. */
 int am_js_members_end(const char *obj, const char *const *keys, size_t n, const char **val,
                       const char **end, const char **obj_end);
+/* The number of elements of the compact JSON array that is the whole of
+ * text p, or -1 when p is not such an array (then parse it whole): the
+ * entry count of a stored glossary without building its entries. */
+ptrdiff_t am_js_array_count(const char *p);
 /* The decoded text of the JSON string value [v, e) into out (reset first;
  * NUL-terminated): 1; 0 when it is not a string or holds an escape this
  * does not decode (\u0000, surrogate pairs: parse such text instead). */

@@ -110,15 +110,18 @@ int am_ingest_post(am_server *srv, const char *session, const am_seg_req *req, c
 /* Replaces a known segment (PUT) and replays the session's history so
  * that the totals equal a fresh replay (*status 200); an unknown segment
  * is appended as by am_ingest_post (*status 201: an upsert). *result as
- * for am_ingest_post. */
+ * for am_ingest_post. peer (borrowed, peer.h; NULL: not watched): the
+ * replay stops, writing nothing, once the client has closed its
+ * connection, as it does past its budget. */
+struct am_peer;
 int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
-                      int *status, am_fail *fail);
+                      int *status, struct am_peer *peer, am_fail *fail);
 /* Deletes segment id (DELETE) and replays what follows: the later
  * segments keep their seqs (its seq stays unused: schema/007), and the
  * totals and their stored results equal a fresh replay of the log without it. *status 204; 404 for
- * an unknown session or segment. */
+ * an unknown session or segment. peer as for am_ingest_replace. */
 int am_ingest_delete(am_server *srv, const char *session, const char *id, int *status,
-                     am_fail *fail);
+                     struct am_peer *peer, am_fail *fail);
 
 /* One item of a batch: its HTTP-like status (201 stored, 200 the same
  * body was stored before, else the failure's, 0 not attempted), result

@@ -15,6 +15,7 @@
 #define AM_INGEST_INTERNAL_H
 
 #include "ingest.h"
+#include "peer.h"
 #include "sessions.h"
 #include "vocab.h"
 
@@ -155,6 +156,8 @@ int am_post_once(am_server *srv, const char *session, const am_seg_req *req_in, 
                  int *status, am_fail *f, int *retry, am_budget *bud);
 int am_write_with_retries(am_server *srv, const char *session, const am_seg_req *req, char **result,
                           int *status, am_fail *f, am_write_once_fn once);
+int am_write_watched(am_server *srv, const char *session, const am_seg_req *req, char **result,
+                     int *status, am_fail *f, am_write_once_fn once, am_peer *peer);
 
 /* replay.c: the start of a session's rewrite (a replay, a rescore) with
  * its rewrite lock and the store view *ws its writes go through (store.h

@@ -792,9 +792,19 @@ out:
 int am_write_with_retries(am_server *srv, const char *session, const am_seg_req *req, char **result,
                           int *status, am_fail *f, am_write_once_fn once)
 {
+    return am_write_watched(srv, session, req, result, status, f, once, NULL);
+}
+
+/* am_write_with_retries whose budget also stops when peer (borrowed; NULL:
+ * not watched) says the client has gone: a replay's seconds of work. */
+int am_write_watched(am_server *srv, const char *session, const am_seg_req *req, char **result,
+                     int *status, am_fail *f, am_write_once_fn once, am_peer *peer)
+{
     int rc = AM_OK;
     am_budget bud;
     am_budget_start(&bud, srv);
+    if (peer)
+        am_peer_chain(peer, &bud.cancel);
     for (int attempt = 0; attempt < AM_WRITE_TRIES; attempt++) {
         int retry = 0;
         am_fail_cleanup(f);

@@ -863,18 +863,19 @@ static int am_delete_once(am_server *srv, const char *session, const am_seg_req 
  * unknown id is posted (upsert). Retried like a POST when the session
  * changed under it (a deleted incarnation, a new version). */
 int am_ingest_replace(am_server *srv, const char *session, const am_seg_req *req, char **result,
-                      int *status, am_fail *f)
+                      int *status, am_peer *peer, am_fail *f)
 {
-    return am_write_with_retries(srv, session, req, result, status, f, am_upsert_once);
+    return am_write_watched(srv, session, req, result, status, f, am_upsert_once, peer);
 }
 
-int am_ingest_delete(am_server *srv, const char *session, const char *id, int *status, am_fail *f)
+int am_ingest_delete(am_server *srv, const char *session, const char *id, int *status,
+                     am_peer *peer, am_fail *f)
 {
     am_seg_req del;
     memset(&del, 0, sizeof del);
     del.id = id;
     char *result = NULL;
-    int rc = am_write_with_retries(srv, session, &del, &result, status, f, am_delete_once);
+    int rc = am_write_watched(srv, session, &del, &result, status, f, am_delete_once, peer);
     free(result);
     return rc;
 }

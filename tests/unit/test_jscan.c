@@ -107,12 +107,49 @@ static void test_not_compact_is_refused(void **state)
     assert_memory_equal(v[0], "1", 1);
 }
 
+/* am_js_array_count: the elements jansson finds in a compact array (a
+ * stored glossary's shape: objects whose strings hold brackets, commas and
+ * escapes), and -1 for text that is not one compact array. */
+static void test_array_count_agrees_with_jansson(void **state)
+{
+    (void)state;
+    const char *arrays[] = {
+        "[]",
+        "[1]",
+        "[[]]",
+        "[null,true,-1.5e3,\"\"]",
+        "[{\"source\":\"a]\",\"targets\":[\"b,[\",\"c\\\"]\"]},{},[1,[2,[3]]]]",
+        "[{\"source\":\"\\\\\",\"targets\":[\"}\"],\"forbidden\":false},\"x\"]",
+    };
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        json_t *j = json_loads(arrays[i], 0, NULL);
+        assert_non_null(j);
+        assert_int_equal(am_js_array_count(arrays[i]), (ptrdiff_t)json_array_size(j));
+        json_decref(j);
+    }
+    /* 1,000 glossary entries, as PUT …/glossary stores them */
+    json_t *g = json_array();
+    for (int k = 0; k < 1000; k++)
+        json_array_append_new(g,
+                              json_pack("{s:s,s:[s]}", "source", "a [w]", "targets", "b, \"c\""));
+    char *text = am_json_dumps(g, 0);
+    assert_int_equal(am_js_array_count(text), 1000);
+    free(text);
+    json_decref(g);
+    const char *bad[] = {"",     "{}",   "[1,2",  "[1, 2]", "[ 1]", "[1]x", "[]]",
+                         "[1,]", "[,1]", "[\"a]", "1",      "[",    "[[1]", "[\"\\"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(am_js_array_count(bad[i]), -1);
+    assert_int_equal(am_js_array_count(NULL), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_find_and_member_agree_with_jansson),
         cmocka_unit_test(test_members_end_reads_the_whole_object),
         cmocka_unit_test(test_not_compact_is_refused),
+        cmocka_unit_test(test_array_count_agrees_with_jansson),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
