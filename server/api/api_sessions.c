@@ -84,8 +84,8 @@ static void am_session_views_clear(am_session_views *m)
  * safe, hence this list names only what the build skips. */
 static int am_session_service_key(const char *key)
 {
-    static const char *const svc[] = {"baseline_system", "background_vocabulary", "name",
-                                      "metadata",        "systems",               "paired_totals"};
+    static const char *const svc[] = {
+        "baseline_system", "background_vocabulary", "name", "metadata", "systems", "paired_totals"};
     for (size_t i = 0; i < sizeof svc / sizeof svc[0]; i++)
         if (!strcmp(key, svc[i]))
             return 1;
