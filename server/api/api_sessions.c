@@ -134,7 +134,7 @@ static uint64_t am_session_view_hash(const char *key)
     return h;
 }
 
-/* Computes the view of a session with options (text and parsed, borrowed)
+/* Computes the view of a session with options (stored text, borrowed)
  * and custom stopwords (NULL) into *out (eff and warnings new references,
  * NULL when the scorer cannot be built; key untouched). */
 static void am_session_view_build(am_server *srv, const char *options, const char *custom_sw,
