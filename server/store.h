@@ -147,8 +147,9 @@ int am_store_ping(am_store *st);
  * it; /metrics). */
 int64_t am_store_write_pages_max(am_store *st);
 /* SQLite VM steps the session purges (am_store_session_delete, and at
- * open) ran since open: a work count, so a test can bound a purge's cost
- * per row without timing it. */
+ * open) and the background vocabularies' word deletes
+ * (am_store_vocabulary_delete, a replaced one's) ran since open: a work count, so a test can bound
+ * a purge's cost per row without timing it. */
 int64_t am_store_purge_steps(am_store *st);
 
 /* ---- sessions ------------------------------------------------------------ */

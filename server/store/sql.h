@@ -292,8 +292,9 @@
     X(VOCABULARY_EACH, "SELECT word, count FROM vocabulary_words WHERE vid = ?1 ORDER BY word")    \
     X(VOCABULARY_RENAME, "UPDATE vocabularies SET name = ?2 WHERE vid = ?1")                       \
     X(VOCABULARY_DROP_VID, "DELETE FROM vocabularies WHERE vid = ?1")                              \
-    X(VOCABULARY_WORDS_CHUNK, "DELETE FROM vocabulary_words WHERE vid = ?1 AND word IN "           \
-                              "(SELECT word FROM vocabulary_words WHERE vid = ?1 LIMIT ?2)")       \
+    X(VOCABULARY_WORDS_CHUNK, "DELETE FROM vocabulary_words WHERE vid = ?1 AND word <= "           \
+                              "(SELECT max(word) FROM (SELECT word FROM vocabulary_words "         \
+                              "WHERE vid = ?1 ORDER BY word LIMIT ?2))")                           \
     X(VOCABULARY_HIDDEN, "SELECT vid FROM vocabularies WHERE substr(name, 1, 1) = '~'")
 
 #endif

@@ -236,7 +236,7 @@ struct am_store {
     int ck_pages; /* guarded by ckmu: WAL size reported by the last commit */
     int ck_stop; /* guarded by ckmu */
     atomic_uint_fast64_t hidden_seq; /* names of staged/dropped vocabularies */
-    atomic_llong purge_steps; /* VM steps of session purges (am_store_purge_steps) */
+    atomic_llong purge_steps; /* VM steps of purges (am_store_purge_steps) */
     am_walbuf *walbuf; /* the writer's VFS (file databases; walbuf.c), or NULL */
     /* the WAL's owner (dbfile.h "Database identity"; open.c) */
     uint32_t life; /* this open's database id (user_version) */

@@ -321,15 +321,28 @@ static void vocab_hidden_name(am_store *st, const char *kind, const char *name, 
 }
 
 /* Deletes vocabulary vid: its words a chunk per write transaction, then its
- * row. */
+ * row. A chunk is deleted as a key range up to its last word
+ * (VOCABULARY_WORDS_CHUNK): "word IN (SELECT … LIMIT n)" built the list of
+ * words and then looked each one up, 30% more CPU (2.9 µs a word). */
 static int vocab_drop(am_store *st, int64_t vid)
 {
     for (;;) {
         int rc = am_w_begin(st);
         if (rc)
             return rc;
-        rc = am_exec(st, &st->w, AM_S_VOCABULARY_WORDS_CHUNK, "ii", vid, (int64_t)AM_VOCAB_CHUNK);
-        int more = rc == AM_OK && am_changes(&st->w) > 0;
+        am_q q;
+        int more = 0;
+        rc = am_q_open(st, &st->w, AM_S_VOCABULARY_WORDS_CHUNK, &q, "ii", vid,
+                       (int64_t)AM_VOCAB_CHUNK);
+        if (rc == AM_OK) {
+            rc = am_q_step(st, &q);
+            rc = rc > 0 ? AM_OK : rc;
+            more = rc == AM_OK && am_changes(&st->w) > 0;
+            /* counted with the session purges (am_store_purge_steps) */
+            atomic_fetch_add(&(st->parent ? st->parent : st)->purge_steps,
+                             (long long)am_q_steps(&q));
+            am_q_close(&q);
+        }
         if (rc == AM_OK && !more)
             rc = am_exec(st, &st->w, AM_S_VOCABULARY_DROP_VID, "i", vid);
         rc = am_w_end(st, rc);
