@@ -758,6 +758,26 @@ def pg_quick(n, quick_n):
     return quick_n if PG_QUICK else n
 
 
+GONE = 'adaptmon_requests_abandoned_total{reason="client_gone"}'
+
+
+def abandoned(c):
+    """The server's count of requests abandoned because their client had
+    gone (GONE in /metrics), read through client c."""
+    r = c.get("/metrics")
+    expect_status(r, 200, "/metrics")
+    m = re.search(r"(?m)^" + re.escape(GONE) + r" (\S+)$", r.text)
+    check(m, GONE + " in /metrics")
+    return float(m.group(1))
+
+
+def cpu_seconds(pid):
+    """utime + stime of process pid (/proc/PID/stat), in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_tests(namespace, setup=None, teardown=None):
     """Runs every test_* function of namespace in name order; prints
     "ok NAME", "skip NAME: why" or "FAILED NAME" + traceback and ends with

@@ -18,13 +18,13 @@ Python standard library only.
 """
 import os
 import random
-import re
 import socket
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Server, base, check, eq, expect_status, pg_quick, run_tests, shutdown  # noqa: E402
+from harness import (Server, abandoned, base, check, cpu_seconds, eq,  # noqa: E402
+                     expect_status, pg_quick, run_tests, shutdown)
 
 LETTERS = "bcdfghjklmnprstvz"
 # words per posted segment in test_long_check_equals_per_word_history: the
@@ -241,24 +241,6 @@ def test_varied_checks_answer_the_same_bytes():
         eq(len(old), len(mem), "as many answers from the reference")
         for i, (a, b) in enumerate(zip(old, mem)):
             eq(b, a, "answer %d as the reference build answers it" % i)
-
-
-GONE = 'adaptmon_requests_abandoned_total{reason="client_gone"}'
-
-
-def abandoned(c):
-    r = c.get("/metrics")
-    expect_status(r, 200, "/metrics")
-    m = re.search(r"(?m)^" + re.escape(GONE) + r" (\S+)$", r.text)
-    check(m, GONE + " in /metrics")
-    return float(m.group(1))
-
-
-def cpu_seconds(pid):
-    """utime + stime of process pid (/proc/PID/stat)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_check_stops_when_the_client_closes():

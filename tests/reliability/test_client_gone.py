@@ -11,7 +11,6 @@ Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
 "N passed, N failed". Python standard library only.
 """
 import os
-import re
 import socket
 import sys
 import time
@@ -19,24 +18,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rel import OPTIONS, drop_ci_records, grow_session, seg_body, tico19  # noqa: E402
-from harness import Server, check, eq, expect_status, run_tests  # noqa: E402
-
-METRIC = 'adaptmon_requests_abandoned_total{reason="client_gone"}'
-
-
-def abandoned(c):
-    r = c.get("/metrics")
-    expect_status(r, 200, "/metrics")
-    m = re.search(r"(?m)^" + re.escape(METRIC) + r" (\S+)$", r.text)
-    check(m, METRIC + " in /metrics")
-    return float(m.group(1))
-
-
-def cpu_seconds(pid):
-    """utime + stime of process pid (/proc/PID/stat)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from harness import Server, abandoned, check, cpu_seconds, eq, expect_status, run_tests  # noqa: E402
 
 
 # n -> the database big_server(n) grew: the tests only read session "g" (a

@@ -23,7 +23,6 @@ Prints "ok NAME" / "FAILED NAME" + traceback per test and ends with
 """
 import json
 import os
-import re
 import socket
 import sys
 import time
@@ -31,14 +30,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rel import OPTIONS, grow_session, seg_body, tico19  # noqa: E402
-from harness import Server, check, eq, expect_problem, expect_status, run_tests  # noqa: E402
-
-
-def cpu_seconds(pid):
-    """utime + stime of process pid (/proc/PID/stat; keeps exited threads')."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from harness import (Server, abandoned, check, cpu_seconds, eq, expect_problem,  # noqa: E402
+                     expect_status, run_tests)
 
 
 def grown_db(n, *args):
@@ -152,17 +145,6 @@ def test_exports_stop_when_the_client_closes():
         eq(srv.stop(), 0, "exit status")
     finally:
         srv.kill()
-
-
-GONE = 'adaptmon_requests_abandoned_total{reason="client_gone"}'
-
-
-def abandoned(c):
-    r = c.get("/metrics")
-    expect_status(r, 200, "/metrics")
-    m = re.search(r"(?m)^" + re.escape(GONE) + r" (\S+)$", r.text)
-    check(m, GONE + " in /metrics")
-    return float(m.group(1))
 
 
 def test_segment_replays_stop_when_the_client_closes():
