@@ -136,7 +136,7 @@ def test_delete_segment_leaves_a_gap_and_replays():
     eq(post("del", LOG[1])["seq"], 7, "re-POST of a deleted id")
     same_as_fresh("del", [LOG[2], LOG[3], LOG[4], LOG[1]], "after re-POST of b",
                   seqs=[3, 4, 5, 7])
-    # a rescore keeps the gaps and the count (its hidden copy takes both over)
+    # a rescore keeps the gaps and the count (its results are staged for the same seqs)
     expect_status(C.post(base("del") + "/rescore"), 200, "rescore after the DELETEs")
     sess = C.jget(base("del"))
     eq([sess["segments"], sess["last_seq"]], [4, 7], "count and highest seq after a rescore")

@@ -22,7 +22,7 @@ from harness import Server, abandoned, check, cpu_seconds, eq, expect_status, ru
 
 
 # n -> the database big_server(n) grew: the tests only read session "g" (a
-# rescore is abandoned before its shadow copy, which its test checks), so
+# rescore is abandoned before it stages its results, which its test checks), so
 # the next one starts a server on the same database instead of growing
 # another (on PostgreSQL a 64,000-segment grow is most of a test's time)
 _GROWN = {}
@@ -104,7 +104,7 @@ def test_curve_stops_when_the_client_closes():
 
 def test_rescore_stops_when_the_client_closes():
     """POST …/rescore (about a millisecond a segment) is abandoned while it
-    scores, before its shadow copy: the session is unchanged."""
+    scores, before it stages its results: the session is unchanged."""
     srv = big_server(64000)
     try:
         c = srv.client()

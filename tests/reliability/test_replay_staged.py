@@ -20,8 +20,10 @@ deleted, and other sessions' writes go on in between.
   abandoned one above the current generation) are read right (the current
   one wins), and the next replay deletes the abandoned one, reuses the
   others and gets the results right.
-* A rescore of a session of N segments fills a hidden copy of the session
-  in short transactions and swaps it in at once (before: one transaction
+* A rescore of a session of N segments stages its results as a new result
+  generation in short transactions and switches them in at once (schema/015;
+  before issue 27's fifth rescore pass it filled a hidden copy of the
+  session and swapped it in; before that, one transaction
   rewrote the history and every result: 345,052 rows for 30,000 segments,
   and other sessions' POSTs waited 2.9 s); its results then equal a serial
   post of the log.
