@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "api"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "reliability"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import harness  # noqa: E402
-from rel import grow_session, seg_body, tico19  # noqa: E402
+from rel import seg_body, tico19  # noqa: E402
 from whole_ab import build_db, cpu_s  # noqa: E402
 
 PATH = "/v1/sessions/w/metrics?ci=0.95"
@@ -79,26 +79,16 @@ def peak_mb(pid):
     return 0.0
 
 
+def good_less_fifth_words(seg):
+    """System good's hypothesis with DIFFERENT=1: the translation less
+    every fifth word."""
+    words = seg["translation"].split()
+    return " ".join(w for i, w in enumerate(words) if i % 5 != 4)
+
+
 def build_db_different(binary, n):
-    """whole_ab.build_db's session with `good` = the translation less
-    every fifth word (DIFFERENT=1)."""
-    harness.ADAPTMON = binary
-    srv = harness.Server("--request-timeout-ms", "0")
-    c = srv.client()
-    c.create_session(id="w", options={"baseline_system": "base"})
-    segs = tico19()
-    for k in range(40):
-        body = dict(seg_body(segs[k], "s%d" % k))
-        body.pop("hypothesis", None)
-        words = segs[k]["translation"].split()
-        good = " ".join(w for i, w in enumerate(words) if i % 5 != 4)
-        body["hypotheses"] = {"base": segs[k]["hypothesis"], "good": good}
-        harness.expect_status(c.post("/v1/sessions/w/segments", body), 201, "POST %d" % k)
-    c.close()
-    db = srv.db
-    srv.stop()
-    grow_session(db, "w", n)
-    return db
+    """whole_ab.build_db's session with good = good_less_fifth_words."""
+    return build_db(binary, n, good_less_fifth_words)
 
 
 def knows_records(binary):

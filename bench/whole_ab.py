@@ -68,7 +68,10 @@ def timeless(body):
     return re.sub(rb'"([a-z_]*_(?:ms|at)|version|rewrites)":("[^"]*"|-?[0-9]+)', rb'"\1":0', body)
 
 
-def build_db(binary, n):
+def build_db(binary, n, good=None):
+    """The database of session "w" (systems base and good, 40 TICO-19
+    segments posted, grown to n): good(seg) is system good's hypothesis
+    (default: the translation itself)."""
     harness.ADAPTMON = binary
     srv = harness.Server("--request-timeout-ms", "0")
     c = srv.client()
@@ -77,7 +80,8 @@ def build_db(binary, n):
     for k in range(40):
         body = dict(seg_body(segs[k], "s%d" % k))
         body.pop("hypothesis", None)
-        body["hypotheses"] = {"base": segs[k]["hypothesis"], "good": segs[k]["translation"]}
+        body["hypotheses"] = {"base": segs[k]["hypothesis"],
+                              "good": good(segs[k]) if good else segs[k]["translation"]}
         harness.expect_status(c.post("/v1/sessions/w/segments", body), 201, "POST %d" % k)
     c.close()
     db = srv.db
