@@ -196,6 +196,25 @@ def grow_session(path, session, target):
     db.close()
 
 
+def grown_db(n, *args):
+    """The database of a stopped server (args) with session "g" of n
+    segments: 40 TICO-19 segments posted (OPTIONS), then copied in SQL
+    (grow_session)."""
+    srv = Server(*args)
+    try:
+        c = srv.client()
+        c.create_session(id="g", options=dict(OPTIONS))
+        segs = tico19()
+        for k in range(40):
+            expect_status(c.post("/v1/sessions/g/segments", seg_body(segs[k], "s%d" % k)), 201)
+        c.close()
+        eq(srv.stop(), 0, "exit status")
+    finally:
+        srv.kill()
+    grow_session(srv.db, "g", n)
+    return srv.db
+
+
 def _pg_grow_session(url, session, target):
     """grow_session on a PostgreSQL database (schema/pg: the current schema
     only, pending words in segments.words above sessions.settled), in one

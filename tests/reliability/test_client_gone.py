@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel import OPTIONS, drop_ci_records, grow_session, seg_body, tico19  # noqa: E402
+from rel import drop_ci_records, grown_db  # noqa: E402
 from harness import Server, abandoned, check, cpu_seconds, eq, expect_status, run_tests  # noqa: E402
 
 
@@ -32,16 +32,7 @@ def big_server(n):
     """A server (no CPU budget) with session "g" of n segments, two systems."""
     if n in _GROWN:
         return Server("--request-timeout-ms", "0", db=_GROWN[n])
-    srv = Server("--request-timeout-ms", "0")
-    c = srv.client()
-    c.create_session(id="g", options=dict(OPTIONS))
-    segs = tico19()
-    for k in range(40):
-        expect_status(c.post("/v1/sessions/g/segments", seg_body(segs[k], "s%d" % k)), 201)
-    c.close()
-    db = srv.db
-    eq(srv.stop(), 0, "exit status")
-    grow_session(db, "g", n)
+    db = grown_db(n, "--request-timeout-ms", "0")
     drop_ci_records(db)  # ?ci= reads and scores every segment: seconds to stop
     _GROWN[n] = db
     return Server("--request-timeout-ms", "0", db=db)

@@ -29,27 +29,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "api"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rel import OPTIONS, grow_session, seg_body, tico19  # noqa: E402
+from rel import grown_db, seg_body, tico19  # noqa: E402
 from harness import (Server, abandoned, check, cpu_seconds, eq, expect_problem,  # noqa: E402
                      expect_status, run_tests)
-
-
-def grown_db(n, *args):
-    """The database of a stopped server (args) with session "g" of n
-    segments (40 TICO-19 segments posted, then copied in SQL)."""
-    srv = Server(*args)
-    try:
-        c = srv.client()
-        c.create_session(id="g", options=dict(OPTIONS))
-        segs = tico19()
-        for k in range(40):
-            expect_status(c.post("/v1/sessions/g/segments", seg_body(segs[k], "s%d" % k)), 201)
-        c.close()
-        eq(srv.stop(), 0, "exit status")
-    finally:
-        srv.kill()
-    grow_session(srv.db, "g", n)
-    return srv.db
 
 
 def test_segment_delete_over_budget_is_503_and_changes_nothing():
